@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// tau's entry point. Hot paths are answered here, before the command framework is loaded, so that
+// `tau --version` and spawned processes (daemon, extensions) start fast.
+import { readFileSync } from "node:fs";
+
+const argv = process.argv.slice(2);
+
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  process.stdout.write(`tau/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`);
+} else {
+  let cli;
+  try {
+    cli = await import("../dist/cli/main.js");
+  } catch (err) {
+    if (err && err.code === "ERR_MODULE_NOT_FOUND" && String(err.message).includes("dist/cli/main.js")) {
+      process.stderr.write("tau: the CLI is not built yet; run `npm ci` (or `npm run build`) in the tau checkout\n");
+      process.exit(1);
+    }
+    throw err;
+  }
+  await cli.main(import.meta.url);
+}

@@ -1,0 +1,93 @@
+// Message validation: every inbound frame is checked against the generated validators (and the
+// event payload against its event's schema) before any handler sees it.
+import {
+  EVENTS,
+  MESSAGES,
+  isEventName,
+  isMessageName,
+  type EventEnvelope,
+  type GeneratedValidator,
+  type MessageName,
+  type WireMessage,
+} from "../../generated/index.js";
+import { WireError } from "./errors.js";
+import { FrameReader, type FrameResult } from "./frame.js";
+import { MAX_FRAME_BYTES } from "./limits.js";
+
+/** Which end is reading: the harness accepts `to_harness` messages, peers `from_harness` ones. */
+export type Side = "harness" | "peer";
+
+const EVENT_CARRIERS = new Set<MessageName>(["emit", "deliver", "direct", "intercept_request"]);
+
+export type ParseResult = { readonly ok: true; readonly message: WireMessage } | { readonly ok: false; readonly error: WireError };
+
+/** Validates a decoded frame value as a wire message readable by `side`. */
+export function parseMessage(value: unknown, side: Side): ParseResult {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return fail("invalid", "frame is not a {message, payload} map");
+  }
+  const name = (value as { message?: unknown }).message;
+  if (typeof name !== "string") return fail("invalid", "frame has no message name");
+  if (!isMessageName(name)) return fail("unknown_message", "unknown message");
+  const info = MESSAGES[name];
+  const wanted = side === "harness" ? "to_harness" : "from_harness";
+  if (info.direction !== "both" && info.direction !== wanted) {
+    return fail("unknown_message", `${name} is not accepted by the ${side}`);
+  }
+  if (!info.validate(value)) return fail("invalid", `${name}: ${describeErrors(info.validate)}`);
+  const message = value as WireMessage;
+  if (EVENT_CARRIERS.has(name)) {
+    const event = (message.payload as { event: EventEnvelope }).event;
+    const problem = eventProblem(event);
+    if (problem) return { ok: false, error: problem };
+  }
+  if (message.message === "intercept_reply" && message.payload.replacement) {
+    const problem = eventProblem(message.payload.replacement);
+    if (problem) return { ok: false, error: problem };
+  }
+  return { ok: true, message };
+}
+
+/** Validates an event envelope's payload against the schema registered for its name. */
+export function eventProblem(event: EventEnvelope): WireError | undefined {
+  if (!isEventName(event.name)) return new WireError("unknown_message", "unknown event");
+  const validate = EVENTS[event.name].validate;
+  if (!validate(event.data)) return new WireError("invalid", `${event.name}: ${describeErrors(validate)}`);
+  return undefined;
+}
+
+function fail(code: WireError["code"], description: string): ParseResult {
+  return { ok: false, error: new WireError(code, description) };
+}
+
+/** A short description from ajv's first error: path and keyword only, never values. */
+function describeErrors(validate: GeneratedValidator): string {
+  const first = validate.errors?.[0];
+  if (!first) return "does not match its schema";
+  const path = (first.instancePath || "/").replace(/[^A-Za-z0-9_/.-]/g, "?").slice(0, 120);
+  return `${path} fails ${first.keyword}`;
+}
+
+/** Frames in, validated messages (or typed errors) out. */
+export class MessageReader {
+  private readonly frames: FrameReader;
+
+  constructor(
+    private readonly side: Side,
+    maxBytes: number = MAX_FRAME_BYTES,
+  ) {
+    this.frames = new FrameReader(maxBytes);
+  }
+
+  get isClosed(): boolean {
+    return this.frames.isClosed;
+  }
+
+  get bufferedBytes(): number {
+    return this.frames.bufferedBytes;
+  }
+
+  push(chunk: Uint8Array): ParseResult[] {
+    return this.frames.push(chunk).map((r: FrameResult) => (r.ok ? parseMessage(r.value, this.side) : r));
+  }
+}
