@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
-const TITLE = /\b(it|test)(\.todo|\.each\([A-Za-z0-9_$.]*\)|\.skip|\.only)?\(\s*["'`]\[([a-z0-9]+(?:[.-][a-z0-9]+)+)\]/g;
+export const TITLE = /\b(it|test)(\.todo|\.each\([A-Za-z0-9_$.]*\)|\.skip|\.only)?\(\s*["'`]\[([a-z0-9]+(?:[.-][a-z0-9]+)+)\]/g;
 
 export interface TestScan {
   implemented: Set<string>;
@@ -26,7 +26,7 @@ export function scanTests(root: string, dirs: readonly string[], extra: readonly
   return scan;
 }
 
-function walk(dir: string): string[] {
+export function walk(dir: string): string[] {
   let entries: string[];
   try {
     entries = readdirSync(dir).sort();

@@ -8,7 +8,7 @@ export interface GateInfo {
 }
 
 export const GATES: readonly GateInfo[] = [
-  { id: "GATE-authority-deny-by-default", title: "Authority is deny by default", status: "proposed", tests: ["codegen.authority.event-without-row-refused","codegen.authority.unknown-publisher-refused","authority.conformance.matrix"] },
-  { id: "GATE-generated-contracts-untouched", title: "Generated contracts are never edited by hand", status: "proposed", tests: ["codegen.check.detects-drift","codegen.deterministic.byte-identical","codegen.records.missing-link-refused"] },
-  { id: "GATE-wire-frame-bounds", title: "Wire frames are bounded and validated before use", status: "proposed", tests: ["wire.frame.oversize-rejected-before-body","wire.reader.arbitrary-bytes-typed-outcome","wire.reader.split-at-every-byte","wire.roundtrip.every-message"] },
+  { id: "GATE-authority-deny-by-default", title: "Authority is deny by default", status: "enforced", tests: ["codegen.authority.event-without-row-refused","codegen.authority.unknown-publisher-refused","authority.conformance.matrix"] },
+  { id: "GATE-generated-contracts-untouched", title: "Generated contracts are never edited by hand", status: "enforced", tests: ["codegen.check.detects-drift","codegen.deterministic.byte-identical","codegen.records.missing-link-refused"] },
+  { id: "GATE-wire-frame-bounds", title: "Wire frames are bounded and validated before use", status: "enforced", tests: ["wire.frame.oversize-rejected-before-body","wire.reader.arbitrary-bytes-typed-outcome","wire.reader.split-at-every-byte","wire.roundtrip.every-message"] },
 ];

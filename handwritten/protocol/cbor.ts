@@ -8,9 +8,9 @@ import { WireError } from "./errors.js";
 // The no-eval build is CommonJS only; load it by require so no code is generated at run time.
 const { Encoder, Decoder } = createRequire(import.meta.url)("cbor-x/index-no-eval") as typeof CborX;
 
-const encoder = new Encoder({ useRecords: false, mapsAsObjects: true, tagUint8Array: false });
-// copyBuffers: decoded byte strings must not alias a buffer the caller may reuse.
-const decoder = new Decoder({ useRecords: false, mapsAsObjects: true, copyBuffers: true });
+const encoder = new Encoder({ useRecords: false, mapsAsObjects: true, tagUint8Array: false, variableMapSize: true });
+// Decoded byte strings alias the input; FrameReader decodes only from its own copy of the input.
+const decoder = new Decoder({ useRecords: false, mapsAsObjects: true });
 
 export function encodeCbor(value: unknown): Buffer {
   return encoder.encode(value);

@@ -42,7 +42,8 @@ export class FrameReader {
   push(chunk: Uint8Array): FrameResult[] {
     if (this.closed || chunk.length === 0) return [];
     const results: FrameResult[] = [];
-    let input = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+    // One private copy: decoded byte strings may alias it, and the caller may reuse its buffer.
+    let input = Buffer.from(chunk);
     while (input.length > 0 || this.buffered >= FRAME_HEADER_BYTES) {
       // Fast path: nothing buffered and whole frames in the chunk are decoded in place.
       if (this.buffered === 0 && input.length >= FRAME_HEADER_BYTES) {
@@ -55,7 +56,7 @@ export class FrameReader {
         }
       }
       if (input.length > 0) {
-        this.chunks.push(Buffer.from(input)); // copy: the caller may reuse its buffer
+        this.chunks.push(input);
         this.buffered += input.length;
         input = Buffer.alloc(0);
       }
