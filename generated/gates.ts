@@ -10,5 +10,6 @@ export interface GateInfo {
 export const GATES: readonly GateInfo[] = [
   { id: "GATE-authority-deny-by-default", title: "Authority is deny by default", status: "enforced", tests: ["codegen.authority.event-without-row-refused","codegen.authority.unknown-publisher-refused","authority.conformance.matrix"] },
   { id: "GATE-generated-contracts-untouched", title: "Generated contracts are never edited by hand", status: "enforced", tests: ["codegen.check.detects-drift","codegen.deterministic.byte-identical","codegen.records.missing-link-refused"] },
+  { id: "GATE-publication-pipeline", title: "The publication pipeline keeps its order, its protections and its bounds", status: "enforced", tests: ["bus.intercept.order","bus.intercept.pass-drop-replace","bus.intercept.protected-must-pass","bus.intercept.cancelled-reply-never-binds","bus.commit.append-failure-aborts","bus.replay.marked-and-bounded","bus.subscriber.slow-is-bounded","bus.consumer.canonical-successor"] },
   { id: "GATE-wire-frame-bounds", title: "Wire frames are bounded and validated before use", status: "enforced", tests: ["wire.frame.oversize-rejected-before-body","wire.reader.arbitrary-bytes-typed-outcome","wire.reader.split-at-every-byte","wire.roundtrip.every-message"] },
 ];

@@ -72,7 +72,7 @@ export type AgentPromptSubmitted = {
 /** Ends the replay of one agent's journal to a subscriber. */
 export type AgentReplayComplete = {
   agent_id: Id;
-  last_seq?: string;
+  last_seq?: Count;
 };
 
 export type AgentStarted = {
@@ -90,14 +90,14 @@ export type AgentStatsUpdated = {
   agent_id: Id;
   usage: Usage;
   cost_usd: number;
-  context_tokens: string;
-  context_window?: string;
+  context_tokens: Count;
+  context_window?: Count;
 };
 
 export type AvailableModel = {
   provider: InstanceName;
   id: ShortText;
-  context_window?: string;
+  context_window?: Count;
 };
 
 /** Bounded body text (prompts, answers, tool output); the frame cap bounds it further. */
@@ -132,6 +132,9 @@ export type ConfigureMessage = {
   };
 };
 
+/** A non-negative count or position that fits a JavaScript number exactly. */
+export type Count = number;
+
 export type Creator = "ui" | "extension" | "harness";
 
 export type DebugLogConfig = {
@@ -143,7 +146,7 @@ export type DeliverMessage = {
   message: "deliver";
   payload: {
     event: EventEnvelope;
-    seq: string;
+    seq: Count;
     recorded_at: Micros;
     publisher: Publisher;
     /** Set on catch-up deliveries; side-effecting consumers ignore them. */
@@ -321,7 +324,7 @@ export type InterceptMessage = {
 export type InterceptReplyMessage = {
   message: "intercept_reply";
   payload: {
-    id: string;
+    id: Count;
     action: InterceptAction;
     /** Required for `replace`: same event name, re-admitted under the original publisher. */
     replacement?: EventEnvelope;
@@ -331,7 +334,7 @@ export type InterceptReplyMessage = {
 export type InterceptRequestMessage = {
   message: "intercept_request";
   payload: {
-    id: string;
+    id: Count;
     event: EventEnvelope;
     publisher: Publisher;
   };
@@ -343,10 +346,10 @@ export type InterceptRequestMessage = {
  */
 export type JournalRecord = {
   /** Zero-based position of this record in its journal. */
-  seq: string;
+  seq: Count;
   event: EventEnvelope;
   /** The seq of the record this one follows in the transcript tree, or null at a root. */
-  parent: string | null;
+  parent: Count | null;
   source: RecordSource;
   recorded_at: Micros;
 };
@@ -354,11 +357,11 @@ export type JournalRecord = {
 export type MessageRole = "system" | "user" | "assistant" | "tool";
 
 /** Microseconds since the Unix epoch. */
-export type Micros = string;
+export type Micros = number;
 
 export type ModelInfo = {
   id: ShortText;
-  context_window?: string;
+  context_window?: Count;
   /** USD per million tokens. */
   input_cost?: number;
   output_cost?: number;
@@ -386,7 +389,7 @@ export type PeerRole = "extension" | "ui" | "client";
 
 /** One entry of the global prompt history shared by all UIs of the user. */
 export type PromptHistoryRecord = {
-  seq: string;
+  seq: Count;
   text: BodyText;
   session_id?: Id;
   cwd?: PathText;
@@ -587,7 +590,7 @@ export type SessionCurrentResultMessage = {
 /** Ends a subscriber's catch-up: every earlier delivery was `replay: true`. */
 export type SessionReplayComplete = {
   /** The last committed seq included in the catch-up, absent when none matched. */
-  last_seq?: string;
+  last_seq?: Count;
   replayed: number;
 };
 
@@ -867,11 +870,11 @@ export type UiTreeRequestMessage = {
 
 /** Token accounting reported for one response. */
 export type Usage = {
-  input_tokens: string;
-  output_tokens: string;
-  cache_read_tokens?: string;
-  cache_write_tokens?: string;
-  reasoning_tokens?: string;
+  input_tokens: Count;
+  output_tokens: Count;
+  cache_read_tokens?: Count;
+  cache_write_tokens?: Count;
+  reasoning_tokens?: Count;
 };
 
 /** An event name: `<family>.<call>`, lowercase words joined by `_`. */

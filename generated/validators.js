@@ -1477,7 +1477,8 @@ return errors === 0;
 validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const validateAgentReplayComplete = validate32;
-const schema75 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentReplayComplete.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"last_seq":{"type":"string"}},"required":["agent_id"],"unevaluatedProperties":{"not":{}},"description":"Ends the replay of one agent's journal to a subscriber.","x-tau-event":"agent.replay_complete"};
+const schema75 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentReplayComplete.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"last_seq":{"$ref":"Count.json"}},"required":["agent_id"],"unevaluatedProperties":{"not":{}},"description":"Ends the replay of one agent's journal to a subscriber.","x-tau-event":"agent.replay_complete"};
+const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="AgentReplayComplete.json" */;
@@ -1521,10 +1522,26 @@ var valid0 = true;
 }
 if(valid0){
 if(data.last_seq !== undefined){
+let data1 = data.last_seq;
 const _errs4 = errors;
-if(typeof data.last_seq !== "string"){
-validate32.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"#/properties/last_seq/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs5 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate32.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate32.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate32.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -1534,11 +1551,11 @@ var valid0 = true;
 if(valid0){
 for(const key0 in data){
 if((key0 !== "agent_id") && (key0 !== "last_seq")){
-const _errs7 = errors;
+const _errs8 = errors;
 validate32.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs7 === errors;
-if(!valid2){
+var valid3 = _errs8 === errors;
+if(!valid3){
 break;
 }
 }
@@ -1558,9 +1575,9 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const validateAgentStarted = validate33;
-const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"session_id":{"$ref":"Id.json"},"parent_id":{"$ref":"Id.json"},"creator":{"$ref":"Creator.json"},"role":{"$ref":"ShortText.json"},"model":{"$ref":"ShortText.json"},"cwd":{"$ref":"PathText.json"},"ephemeral":{"type":"boolean"}},"required":["agent_id","session_id","creator","cwd","ephemeral"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.started"};
-const schema81 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Creator.json","type":"string","enum":["ui","extension","harness"]};
-const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
+const schema78 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"session_id":{"$ref":"Id.json"},"parent_id":{"$ref":"Id.json"},"creator":{"$ref":"Creator.json"},"role":{"$ref":"ShortText.json"},"model":{"$ref":"ShortText.json"},"cwd":{"$ref":"PathText.json"},"ephemeral":{"type":"boolean"}},"required":["agent_id","session_id","creator","cwd","ephemeral"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.started"};
+const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Creator.json","type":"string","enum":["ui","extension","harness"]};
+const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="AgentStarted.json" */;
@@ -1655,7 +1672,7 @@ validate33.errors = [{instancePath:instancePath+"/creator",schemaPath:"Creator.j
 return false;
 }
 if(!(((data3 === "ui") || (data3 === "extension")) || (data3 === "harness"))){
-validate33.errors = [{instancePath:instancePath+"/creator",schemaPath:"Creator.json/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"}];
+validate33.errors = [{instancePath:instancePath+"/creator",schemaPath:"Creator.json/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -1774,8 +1791,196 @@ return errors === 0;
 validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const validateAgentStatsUpdated = validate34;
-const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentStatsUpdated.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"usage":{"$ref":"Usage.json"},"cost_usd":{"type":"number"},"context_tokens":{"type":"string"},"context_window":{"type":"string"}},"required":["agent_id","usage","cost_usd","context_tokens"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.stats_updated"};
-const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"type":"string"},"output_tokens":{"type":"string"},"cache_read_tokens":{"type":"string"},"cache_write_tokens":{"type":"string"},"reasoning_tokens":{"type":"string"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
+const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentStatsUpdated.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"usage":{"$ref":"Usage.json"},"cost_usd":{"type":"number"},"context_tokens":{"$ref":"Count.json"},"context_window":{"$ref":"Count.json"}},"required":["agent_id","usage","cost_usd","context_tokens"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.stats_updated"};
+const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
+
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="Usage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate35.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.input_tokens === undefined) && (missing0 = "input_tokens")) || ((data.output_tokens === undefined) && (missing0 = "output_tokens"))){
+validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.input_tokens !== undefined){
+let data0 = data.input_tokens;
+const _errs1 = errors;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate35.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 9007199254740991 || isNaN(data0)){
+validate35.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data0 < 0 || isNaN(data0)){
+validate35.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.output_tokens !== undefined){
+let data1 = data.output_tokens;
+const _errs4 = errors;
+const _errs5 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate35.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate35.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate35.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cache_read_tokens !== undefined){
+let data2 = data.cache_read_tokens;
+const _errs7 = errors;
+const _errs8 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate35.errors = [{instancePath:instancePath+"/cache_read_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate35.errors = [{instancePath:instancePath+"/cache_read_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate35.errors = [{instancePath:instancePath+"/cache_read_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cache_write_tokens !== undefined){
+let data3 = data.cache_write_tokens;
+const _errs10 = errors;
+const _errs11 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate35.errors = [{instancePath:instancePath+"/cache_write_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate35.errors = [{instancePath:instancePath+"/cache_write_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate35.errors = [{instancePath:instancePath+"/cache_write_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reasoning_tokens !== undefined){
+let data4 = data.reasoning_tokens;
+const _errs13 = errors;
+const _errs14 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate35.errors = [{instancePath:instancePath+"/reasoning_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs14){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate35.errors = [{instancePath:instancePath+"/reasoning_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate35.errors = [{instancePath:instancePath+"/reasoning_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "input_tokens") && (key0 !== "output_tokens")) && (key0 !== "cache_read_tokens")) && (key0 !== "cache_write_tokens")) && (key0 !== "reasoning_tokens")){
+const _errs17 = errors;
+validate35.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs17 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate35.errors = vErrors;
+return errors === 0;
+}
+validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="AgentStatsUpdated.json" */;
@@ -1819,99 +2024,10 @@ var valid0 = true;
 }
 if(valid0){
 if(data.usage !== undefined){
-let data1 = data.usage;
 const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.input_tokens === undefined) && (missing1 = "input_tokens")) || ((data1.output_tokens === undefined) && (missing1 = "output_tokens"))){
-validate34.errors = [{instancePath:instancePath+"/usage",schemaPath:"Usage.json/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.input_tokens !== undefined){
-const _errs7 = errors;
-if(typeof data1.input_tokens !== "string"){
-validate34.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"Usage.json/properties/input_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs7 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data1.output_tokens !== undefined){
-const _errs9 = errors;
-if(typeof data1.output_tokens !== "string"){
-validate34.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"Usage.json/properties/output_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs9 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data1.cache_read_tokens !== undefined){
-const _errs11 = errors;
-if(typeof data1.cache_read_tokens !== "string"){
-validate34.errors = [{instancePath:instancePath+"/usage/cache_read_tokens",schemaPath:"Usage.json/properties/cache_read_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs11 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data1.cache_write_tokens !== undefined){
-const _errs13 = errors;
-if(typeof data1.cache_write_tokens !== "string"){
-validate34.errors = [{instancePath:instancePath+"/usage/cache_write_tokens",schemaPath:"Usage.json/properties/cache_write_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs13 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data1.reasoning_tokens !== undefined){
-const _errs15 = errors;
-if(typeof data1.reasoning_tokens !== "string"){
-validate34.errors = [{instancePath:instancePath+"/usage/reasoning_tokens",schemaPath:"Usage.json/properties/reasoning_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs15 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-for(const key0 in data1){
-if(((((key0 !== "input_tokens") && (key0 !== "output_tokens")) && (key0 !== "cache_read_tokens")) && (key0 !== "cache_write_tokens")) && (key0 !== "reasoning_tokens")){
-const _errs18 = errors;
-validate34.errors = [{instancePath:instancePath+"/usage/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Usage.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs18 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate34.errors = [{instancePath:instancePath+"/usage",schemaPath:"Usage.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
+if(!(validate35(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
 }
@@ -1920,49 +2036,81 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cost_usd !== undefined){
-let data8 = data.cost_usd;
-const _errs20 = errors;
-if(!((typeof data8 == "number") && (isFinite(data8)))){
+let data2 = data.cost_usd;
+const _errs5 = errors;
+if(!((typeof data2 == "number") && (isFinite(data2)))){
 validate34.errors = [{instancePath:instancePath+"/cost_usd",schemaPath:"#/properties/cost_usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
-var valid0 = _errs20 === errors;
+var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context_tokens !== undefined){
-const _errs22 = errors;
-if(typeof data.context_tokens !== "string"){
-validate34.errors = [{instancePath:instancePath+"/context_tokens",schemaPath:"#/properties/context_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+let data3 = data.context_tokens;
+const _errs7 = errors;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate34.errors = [{instancePath:instancePath+"/context_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-var valid0 = _errs22 === errors;
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate34.errors = [{instancePath:instancePath+"/context_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate34.errors = [{instancePath:instancePath+"/context_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context_window !== undefined){
-const _errs24 = errors;
-if(typeof data.context_window !== "string"){
-validate34.errors = [{instancePath:instancePath+"/context_window",schemaPath:"#/properties/context_window/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+let data4 = data.context_window;
+const _errs10 = errors;
+const _errs11 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate34.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-var valid0 = _errs24 === errors;
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate34.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate34.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if(((((key1 !== "agent_id") && (key1 !== "usage")) && (key1 !== "cost_usd")) && (key1 !== "context_tokens")) && (key1 !== "context_window")){
-const _errs27 = errors;
-validate34.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "usage")) && (key0 !== "cost_usd")) && (key0 !== "context_tokens")) && (key0 !== "context_window")){
+const _errs14 = errors;
+validate34.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs27 === errors;
-if(!valid5){
+var valid4 = _errs14 === errors;
+if(!valid4){
 break;
 }
 }
@@ -1984,15 +2132,15 @@ return errors === 0;
 }
 validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateCliConfig = validate35;
-const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CliConfig.json","type":"object","properties":{"theme":{"$ref":"ShortText.json"},"editor":{"$ref":"EditorConfig.json"},"quiet":{"type":"boolean","description":"Print the answer only (headless) or a transcript."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"cli.yaml"};
-const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EditorConfig.json","type":"object","properties":{"max_lines":{"type":"integer","minimum":1,"maximum":1000},"history_size":{"type":"integer","minimum":0,"maximum":100000}},"unevaluatedProperties":{"not":{}}};
+export const validateCliConfig = validate37;
+const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CliConfig.json","type":"object","properties":{"theme":{"$ref":"ShortText.json"},"editor":{"$ref":"EditorConfig.json"},"quiet":{"type":"boolean","description":"Print the answer only (headless) or a transcript."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"cli.yaml"};
+const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EditorConfig.json","type":"object","properties":{"max_lines":{"type":"integer","minimum":1,"maximum":1000},"history_size":{"type":"integer","minimum":0,"maximum":100000}},"unevaluatedProperties":{"not":{}}};
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="CliConfig.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate37.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2008,12 +2156,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func1(data0) > 1024){
-validate35.errors = [{instancePath:instancePath+"/theme",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate37.errors = [{instancePath:instancePath+"/theme",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate35.errors = [{instancePath:instancePath+"/theme",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate37.errors = [{instancePath:instancePath+"/theme",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -2033,18 +2181,18 @@ if(data1.max_lines !== undefined){
 let data2 = data1.max_lines;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate35.errors = [{instancePath:instancePath+"/editor/max_lines",schemaPath:"EditorConfig.json/properties/max_lines/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate37.errors = [{instancePath:instancePath+"/editor/max_lines",schemaPath:"EditorConfig.json/properties/max_lines/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 1000 || isNaN(data2)){
-validate35.errors = [{instancePath:instancePath+"/editor/max_lines",schemaPath:"EditorConfig.json/properties/max_lines/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
+validate37.errors = [{instancePath:instancePath+"/editor/max_lines",schemaPath:"EditorConfig.json/properties/max_lines/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate35.errors = [{instancePath:instancePath+"/editor/max_lines",schemaPath:"EditorConfig.json/properties/max_lines/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate37.errors = [{instancePath:instancePath+"/editor/max_lines",schemaPath:"EditorConfig.json/properties/max_lines/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -2060,18 +2208,18 @@ if(data1.history_size !== undefined){
 let data3 = data1.history_size;
 const _errs9 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate35.errors = [{instancePath:instancePath+"/editor/history_size",schemaPath:"EditorConfig.json/properties/history_size/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate37.errors = [{instancePath:instancePath+"/editor/history_size",schemaPath:"EditorConfig.json/properties/history_size/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 100000 || isNaN(data3)){
-validate35.errors = [{instancePath:instancePath+"/editor/history_size",schemaPath:"EditorConfig.json/properties/history_size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
+validate37.errors = [{instancePath:instancePath+"/editor/history_size",schemaPath:"EditorConfig.json/properties/history_size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate35.errors = [{instancePath:instancePath+"/editor/history_size",schemaPath:"EditorConfig.json/properties/history_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate37.errors = [{instancePath:instancePath+"/editor/history_size",schemaPath:"EditorConfig.json/properties/history_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -2086,7 +2234,7 @@ if(valid3){
 for(const key0 in data1){
 if((key0 !== "max_lines") && (key0 !== "history_size")){
 const _errs12 = errors;
-validate35.errors = [{instancePath:instancePath+"/editor/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"EditorConfig.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate37.errors = [{instancePath:instancePath+"/editor/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"EditorConfig.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid4 = _errs12 === errors;
 if(!valid4){
@@ -2098,7 +2246,7 @@ break;
 }
 }
 else {
-validate35.errors = [{instancePath:instancePath+"/editor",schemaPath:"EditorConfig.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate37.errors = [{instancePath:instancePath+"/editor",schemaPath:"EditorConfig.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2111,7 +2259,7 @@ if(valid0){
 if(data.quiet !== undefined){
 const _errs14 = errors;
 if(typeof data.quiet !== "boolean"){
-validate35.errors = [{instancePath:instancePath+"/quiet",schemaPath:"#/properties/quiet/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate37.errors = [{instancePath:instancePath+"/quiet",schemaPath:"#/properties/quiet/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -2123,476 +2271,10 @@ if(valid0){
 for(const key1 in data){
 if(((key1 !== "theme") && (key1 !== "editor")) && (key1 !== "quiet")){
 const _errs17 = errors;
-validate35.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate37.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid5 = _errs17 === errors;
 if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate35.errors = vErrors;
-return errors === 0;
-}
-validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateConfigErrorMessage = validate36;
-const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ConfigErrorMessage.json","type":"object","properties":{"message":{"type":"string","const":"config_error"},"payload":{"type":"object","properties":{"text":{"$ref":"ShortText.json"}},"required":["text"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"config_error"};
-
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ConfigErrorMessage.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate36.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.message !== undefined){
-let data0 = data.message;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate36.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("config_error" !== data0){
-validate36.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "config_error"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.text === undefined) && (missing1 = "text")){
-validate36.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.text !== undefined){
-let data2 = data1.text;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate36.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if(key0 !== "text"){
-const _errs9 = errors;
-validate36.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs9 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs12 = errors;
-validate36.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate36.errors = vErrors;
-return errors === 0;
-}
-validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateConfigureMessage = validate37;
-const schema93 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ConfigureMessage.json","type":"object","properties":{"message":{"type":"string","const":"configure"},"payload":{"type":"object","properties":{"revision":{"$ref":"Revision.json"},"instance":{"$ref":"InstanceName.json"},"kind":{"$ref":"ExtensionKind.json"},"tool_prefix":{"type":"string"},"state_dir":{"$ref":"PathText.json"},"session_id":{"$ref":"Id.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"$ref":"#/$defs/RecordString","description":"Resolved secrets; they reach an extension only here."}},"required":["revision","instance","kind","tool_prefix","state_dir","session_id","config","secrets"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"configure","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}},"RecordString":{"type":"object","properties":{},"unevaluatedProperties":{"type":"string"}}}};
-const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Revision.json","type":"object","properties":{"major":{"type":"integer","minimum":0,"maximum":65535},"minor":{"type":"integer","minimum":0,"maximum":65535}},"required":["major","minor"],"unevaluatedProperties":{"not":{}},"description":"A protocol revision: equal continues, same major warns once, other major is refused."};
-const schema99 = {"type":"object","properties":{},"unevaluatedProperties":{}};
-const schema100 = {"type":"object","properties":{},"unevaluatedProperties":{"type":"string"}};
-
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ConfigureMessage.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate37.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate37.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.message !== undefined){
-let data0 = data.message;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate37.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("configure" !== data0){
-validate37.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "configure"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((((((((data1.revision === undefined) && (missing1 = "revision")) || ((data1.instance === undefined) && (missing1 = "instance"))) || ((data1.kind === undefined) && (missing1 = "kind"))) || ((data1.tool_prefix === undefined) && (missing1 = "tool_prefix"))) || ((data1.state_dir === undefined) && (missing1 = "state_dir"))) || ((data1.session_id === undefined) && (missing1 = "session_id"))) || ((data1.config === undefined) && (missing1 = "config"))) || ((data1.secrets === undefined) && (missing1 = "secrets"))){
-validate37.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.revision !== undefined){
-let data2 = data1.revision;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-let missing2;
-if(((data2.major === undefined) && (missing2 = "major")) || ((data2.minor === undefined) && (missing2 = "minor"))){
-validate37.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data2.major !== undefined){
-let data3 = data2.major;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate37.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 65535 || isNaN(data3)){
-validate37.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data3 < 0 || isNaN(data3)){
-validate37.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid3 = _errs8 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data2.minor !== undefined){
-let data4 = data2.minor;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate37.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 65535 || isNaN(data4)){
-validate37.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate37.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid3 = _errs10 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-for(const key0 in data2){
-if((key0 !== "major") && (key0 !== "minor")){
-const _errs13 = errors;
-validate37.errors = [{instancePath:instancePath+"/payload/revision/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Revision.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs13 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.instance !== undefined){
-let data6 = data1.instance;
-const _errs15 = errors;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data6 === "string"){
-if(!pattern10.test(data6)){
-validate37.errors = [{instancePath:instancePath+"/payload/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/payload/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.kind !== undefined){
-let data7 = data1.kind;
-const _errs18 = errors;
-if(typeof data7 !== "string"){
-validate37.errors = [{instancePath:instancePath+"/payload/kind",schemaPath:"ExtensionKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data7 === "tool") || (data7 === "core")) || (data7 === "provider")) || (data7 === "action"))){
-validate37.errors = [{instancePath:instancePath+"/payload/kind",schemaPath:"ExtensionKind.json/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs18 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.tool_prefix !== undefined){
-const _errs21 = errors;
-if(typeof data1.tool_prefix !== "string"){
-validate37.errors = [{instancePath:instancePath+"/payload/tool_prefix",schemaPath:"#/properties/payload/properties/tool_prefix/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs21 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.state_dir !== undefined){
-let data9 = data1.state_dir;
-const _errs23 = errors;
-const _errs24 = errors;
-if(errors === _errs24){
-if(typeof data9 === "string"){
-if(func1(data9) > 4096){
-validate37.errors = [{instancePath:instancePath+"/payload/state_dir",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
-return false;
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/payload/state_dir",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs23 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.session_id !== undefined){
-let data10 = data1.session_id;
-const _errs26 = errors;
-const _errs27 = errors;
-if(errors === _errs27){
-if(typeof data10 === "string"){
-if(!pattern4.test(data10)){
-validate37.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs26 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.config !== undefined){
-let data11 = data1.config;
-const _errs29 = errors;
-const _errs30 = errors;
-if(errors === _errs30){
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/payload/config",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs29 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.secrets !== undefined){
-let data12 = data1.secrets;
-const _errs33 = errors;
-const _errs34 = errors;
-if(errors === _errs34){
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key2 in data12){
-const _errs37 = errors;
-if(typeof data12[key2] !== "string"){
-validate37.errors = [{instancePath:instancePath+"/payload/secrets/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/RecordString/unevaluatedProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid11 = _errs37 === errors;
-if(!valid11){
-break;
-}
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/payload/secrets",schemaPath:"#/$defs/RecordString/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs33 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key3 in data1){
-if((((((((key3 !== "revision") && (key3 !== "instance")) && (key3 !== "kind")) && (key3 !== "tool_prefix")) && (key3 !== "state_dir")) && (key3 !== "session_id")) && (key3 !== "config")) && (key3 !== "secrets")){
-const _errs40 = errors;
-validate37.errors = [{instancePath:instancePath+"/payload/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid12 = _errs40 === errors;
-if(!valid12){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key4 in data){
-if((key4 !== "message") && (key4 !== "payload")){
-const _errs43 = errors;
-validate37.errors = [{instancePath:instancePath+"/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid13 = _errs43 === errors;
-if(!valid13){
 break;
 }
 }
@@ -2611,101 +2293,11 @@ return errors === 0;
 }
 validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliverMessage = validate38;
-const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DeliverMessage.json","type":"object","properties":{"message":{"type":"string","const":"deliver"},"payload":{"type":"object","properties":{"event":{"$ref":"EventEnvelope.json"},"seq":{"type":"string"},"recorded_at":{"$ref":"Micros.json"},"publisher":{"$ref":"Publisher.json"},"replay":{"type":"boolean","description":"Set on catch-up deliveries; side-effecting consumers ignore them."}},"required":["event","seq","recorded_at","publisher"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"deliver"};
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Micros.json","type":"string","minimum":0,"description":"Microseconds since the Unix epoch."};
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EventEnvelope.json","type":"object","properties":{"name":{"$ref":"WireEventName.json"},"data":{"$ref":"#/$defs/RecordUnknown","description":"The payload, validated against the schema registered for `name`."}},"required":["name","data"],"unevaluatedProperties":{"not":{}},"description":"An event as it travels inside `emit`, `deliver`, `intercept_*` and journal records.","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"WireEventName.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,31}\\.[a-z][a-z0-9_]{0,63}$","description":"An event name: `<family>.<call>`, lowercase words joined by `_`."};
-const schema104 = {"type":"object","properties":{},"unevaluatedProperties":{}};
-const pattern31 = new RegExp("^[a-z][a-z0-9_]{0,31}\\.[a-z][a-z0-9_]{0,63}$", "u");
-
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="EventEnvelope.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate39.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.name === undefined) && (missing0 = "name")) || ((data.data === undefined) && (missing0 = "data"))){
-validate39.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.name !== undefined){
-let data0 = data.name;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern31.test(data0)){
-validate39.errors = [{instancePath:instancePath+"/name",schemaPath:"WireEventName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,31}\\.[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,31}\\.[a-z][a-z0-9_]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate39.errors = [{instancePath:instancePath+"/name",schemaPath:"WireEventName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-}
-else {
-validate39.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "name") && (key1 !== "data")){
-const _errs9 = errors;
-validate39.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs9 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate39.errors = vErrors;
-return errors === 0;
-}
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
+export const validateConfigErrorMessage = validate38;
+const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ConfigErrorMessage.json","type":"object","properties":{"message":{"type":"string","const":"config_error"},"payload":{"type":"object","properties":{"text":{"$ref":"ShortText.json"}},"required":["text"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"config_error"};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="DeliverMessage.json" */;
+/*# sourceURL="ConfigErrorMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate38.evaluated;
@@ -2730,8 +2322,8 @@ if(typeof data0 !== "string"){
 validate38.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("deliver" !== data0){
-validate38.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "deliver"},message:"must be equal to constant"}];
+if("config_error" !== data0){
+validate38.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "config_error"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -2746,16 +2338,26 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if(((((data1.event === undefined) && (missing1 = "event")) || ((data1.seq === undefined) && (missing1 = "seq"))) || ((data1.recorded_at === undefined) && (missing1 = "recorded_at"))) || ((data1.publisher === undefined) && (missing1 = "publisher"))){
+if((data1.text === undefined) && (missing1 = "text")){
 validate38.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data1.event !== undefined){
+if(data1.text !== undefined){
+let data2 = data1.text;
 const _errs5 = errors;
-if(!(validate39(data1.event, {instancePath:instancePath+"/payload/event",parentData:data1,parentDataProperty:"event",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-errors = vErrors.length;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate38.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate38.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid1 = _errs5 === errors;
 }
@@ -2763,76 +2365,14 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.seq !== undefined){
-const _errs6 = errors;
-if(typeof data1.seq !== "string"){
-validate38.errors = [{instancePath:instancePath+"/payload/seq",schemaPath:"#/properties/payload/properties/seq/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs6 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.recorded_at !== undefined){
-let data4 = data1.recorded_at;
-const _errs8 = errors;
-const _errs9 = errors;
-if(typeof data4 !== "string"){
-validate38.errors = [{instancePath:instancePath+"/payload/recorded_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === _errs9){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate38.errors = [{instancePath:instancePath+"/payload/recorded_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.publisher !== undefined){
-const _errs11 = errors;
-if(!(validate24(data1.publisher, {instancePath:instancePath+"/payload/publisher",parentData:data1,parentDataProperty:"publisher",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.replay !== undefined){
-const _errs12 = errors;
-if(typeof data1.replay !== "boolean"){
-validate38.errors = [{instancePath:instancePath+"/payload/replay",schemaPath:"#/properties/payload/properties/replay/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid1 = _errs12 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
 for(const key0 in data1){
-if(((((key0 !== "event") && (key0 !== "seq")) && (key0 !== "recorded_at")) && (key0 !== "publisher")) && (key0 !== "replay")){
-const _errs15 = errors;
+if(key0 !== "text"){
+const _errs9 = errors;
 validate38.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs15 === errors;
+var valid3 = _errs9 === errors;
 if(!valid3){
 break;
-}
-}
-}
-}
 }
 }
 }
@@ -2852,10 +2392,10 @@ var valid0 = true;
 if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
-const _errs18 = errors;
+const _errs12 = errors;
 validate38.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs18 === errors;
+var valid4 = _errs12 === errors;
 if(!valid4){
 break;
 }
@@ -2875,14 +2415,17 @@ return errors === 0;
 }
 validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDirectMessage = validate42;
-const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DirectMessage.json","type":"object","properties":{"message":{"type":"string","const":"direct"},"payload":{"type":"object","properties":{"event":{"$ref":"EventEnvelope.json"}},"required":["event"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"A directed event: sent to one requester, never committed, published or replayed.","x-tau-direction":"from_harness","x-tau-message":"direct"};
+export const validateConfigureMessage = validate39;
+const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ConfigureMessage.json","type":"object","properties":{"message":{"type":"string","const":"configure"},"payload":{"type":"object","properties":{"revision":{"$ref":"Revision.json"},"instance":{"$ref":"InstanceName.json"},"kind":{"$ref":"ExtensionKind.json"},"tool_prefix":{"type":"string"},"state_dir":{"$ref":"PathText.json"},"session_id":{"$ref":"Id.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"$ref":"#/$defs/RecordString","description":"Resolved secrets; they reach an extension only here."}},"required":["revision","instance","kind","tool_prefix","state_dir","session_id","config","secrets"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"configure","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}},"RecordString":{"type":"object","properties":{},"unevaluatedProperties":{"type":"string"}}}};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Revision.json","type":"object","properties":{"major":{"type":"integer","minimum":0,"maximum":65535},"minor":{"type":"integer","minimum":0,"maximum":65535}},"required":["major","minor"],"unevaluatedProperties":{"not":{}},"description":"A protocol revision: equal continues, same major warns once, other major is refused."};
+const schema107 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+const schema108 = {"type":"object","properties":{},"unevaluatedProperties":{"type":"string"}};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="DirectMessage.json" */;
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ConfigureMessage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2893,7 +2436,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate42.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate39.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -2901,11 +2444,11 @@ if(data.message !== undefined){
 let data0 = data.message;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate42.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate39.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("direct" !== data0){
-validate42.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "direct"},message:"must be equal to constant"}];
+if("configure" !== data0){
+validate39.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "configure"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -2920,15 +2463,446 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if((data1.event === undefined) && (missing1 = "event")){
-validate42.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if(((((((((data1.revision === undefined) && (missing1 = "revision")) || ((data1.instance === undefined) && (missing1 = "instance"))) || ((data1.kind === undefined) && (missing1 = "kind"))) || ((data1.tool_prefix === undefined) && (missing1 = "tool_prefix"))) || ((data1.state_dir === undefined) && (missing1 = "state_dir"))) || ((data1.session_id === undefined) && (missing1 = "session_id"))) || ((data1.config === undefined) && (missing1 = "config"))) || ((data1.secrets === undefined) && (missing1 = "secrets"))){
+validate39.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.revision !== undefined){
+let data2 = data1.revision;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+let missing2;
+if(((data2.major === undefined) && (missing2 = "major")) || ((data2.minor === undefined) && (missing2 = "minor"))){
+validate39.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+if(data2.major !== undefined){
+let data3 = data2.major;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate39.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 65535 || isNaN(data3)){
+validate39.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate39.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid3 = _errs8 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data2.minor !== undefined){
+let data4 = data2.minor;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate39.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 65535 || isNaN(data4)){
+validate39.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate39.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid3 = _errs10 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+for(const key0 in data2){
+if((key0 !== "major") && (key0 !== "minor")){
+const _errs13 = errors;
+validate39.errors = [{instancePath:instancePath+"/payload/revision/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Revision.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.instance !== undefined){
+let data6 = data1.instance;
+const _errs15 = errors;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data6 === "string"){
+if(!pattern10.test(data6)){
+validate39.errors = [{instancePath:instancePath+"/payload/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/payload/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.kind !== undefined){
+let data7 = data1.kind;
+const _errs18 = errors;
+if(typeof data7 !== "string"){
+validate39.errors = [{instancePath:instancePath+"/payload/kind",schemaPath:"ExtensionKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data7 === "tool") || (data7 === "core")) || (data7 === "provider")) || (data7 === "action"))){
+validate39.errors = [{instancePath:instancePath+"/payload/kind",schemaPath:"ExtensionKind.json/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.tool_prefix !== undefined){
+const _errs21 = errors;
+if(typeof data1.tool_prefix !== "string"){
+validate39.errors = [{instancePath:instancePath+"/payload/tool_prefix",schemaPath:"#/properties/payload/properties/tool_prefix/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs21 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.state_dir !== undefined){
+let data9 = data1.state_dir;
+const _errs23 = errors;
+const _errs24 = errors;
+if(errors === _errs24){
+if(typeof data9 === "string"){
+if(func1(data9) > 4096){
+validate39.errors = [{instancePath:instancePath+"/payload/state_dir",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/payload/state_dir",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs23 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.session_id !== undefined){
+let data10 = data1.session_id;
+const _errs26 = errors;
+const _errs27 = errors;
+if(errors === _errs27){
+if(typeof data10 === "string"){
+if(!pattern4.test(data10)){
+validate39.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs26 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.config !== undefined){
+let data11 = data1.config;
+const _errs29 = errors;
+const _errs30 = errors;
+if(errors === _errs30){
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/payload/config",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs29 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.secrets !== undefined){
+let data12 = data1.secrets;
+const _errs33 = errors;
+const _errs34 = errors;
+if(errors === _errs34){
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key2 in data12){
+const _errs37 = errors;
+if(typeof data12[key2] !== "string"){
+validate39.errors = [{instancePath:instancePath+"/payload/secrets/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/RecordString/unevaluatedProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid11 = _errs37 === errors;
+if(!valid11){
+break;
+}
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/payload/secrets",schemaPath:"#/$defs/RecordString/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs33 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key3 in data1){
+if((((((((key3 !== "revision") && (key3 !== "instance")) && (key3 !== "kind")) && (key3 !== "tool_prefix")) && (key3 !== "state_dir")) && (key3 !== "session_id")) && (key3 !== "config")) && (key3 !== "secrets")){
+const _errs40 = errors;
+validate39.errors = [{instancePath:instancePath+"/payload/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid12 = _errs40 === errors;
+if(!valid12){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key4 in data){
+if((key4 !== "message") && (key4 !== "payload")){
+const _errs43 = errors;
+validate39.errors = [{instancePath:instancePath+"/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid13 = _errs43 === errors;
+if(!valid13){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate39.errors = vErrors;
+return errors === 0;
+}
+validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateDeliverMessage = validate40;
+const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DeliverMessage.json","type":"object","properties":{"message":{"type":"string","const":"deliver"},"payload":{"type":"object","properties":{"event":{"$ref":"EventEnvelope.json"},"seq":{"$ref":"Count.json"},"recorded_at":{"$ref":"Micros.json"},"publisher":{"$ref":"Publisher.json"},"replay":{"type":"boolean","description":"Set on catch-up deliveries; side-effecting consumers ignore them."}},"required":["event","seq","recorded_at","publisher"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"deliver"};
+const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Micros.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"Microseconds since the Unix epoch."};
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EventEnvelope.json","type":"object","properties":{"name":{"$ref":"WireEventName.json"},"data":{"$ref":"#/$defs/RecordUnknown","description":"The payload, validated against the schema registered for `name`."}},"required":["name","data"],"unevaluatedProperties":{"not":{}},"description":"An event as it travels inside `emit`, `deliver`, `intercept_*` and journal records.","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"WireEventName.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,31}\\.[a-z][a-z0-9_]{0,63}$","description":"An event name: `<family>.<call>`, lowercase words joined by `_`."};
+const schema112 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+const pattern31 = new RegExp("^[a-z][a-z0-9_]{0,31}\\.[a-z][a-z0-9_]{0,63}$", "u");
+
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="EventEnvelope.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate41.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.name === undefined) && (missing0 = "name")) || ((data.data === undefined) && (missing0 = "data"))){
+validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.name !== undefined){
+let data0 = data.name;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern31.test(data0)){
+validate41.errors = [{instancePath:instancePath+"/name",schemaPath:"WireEventName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,31}\\.[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,31}\\.[a-z][a-z0-9_]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/name",schemaPath:"WireEventName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data1 = data.data;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "name") && (key1 !== "data")){
+const _errs9 = errors;
+validate41.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs9 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate41.errors = vErrors;
+return errors === 0;
+}
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="DeliverMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate40.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate40.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate40.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("deliver" !== data0){
+validate40.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "deliver"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((((data1.event === undefined) && (missing1 = "event")) || ((data1.seq === undefined) && (missing1 = "seq"))) || ((data1.recorded_at === undefined) && (missing1 = "recorded_at"))) || ((data1.publisher === undefined) && (missing1 = "publisher"))){
+validate40.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data1.event !== undefined){
 const _errs5 = errors;
-if(!(validate39(data1.event, {instancePath:instancePath+"/payload/event",parentData:data1,parentDataProperty:"event",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate41(data1.event, {instancePath:instancePath+"/payload/event",parentData:data1,parentDataProperty:"event",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs5 === errors;
@@ -2937,13 +2911,93 @@ else {
 var valid1 = true;
 }
 if(valid1){
-for(const key0 in data1){
-if(key0 !== "event"){
+if(data1.seq !== undefined){
+let data3 = data1.seq;
+const _errs6 = errors;
 const _errs7 = errors;
-validate42.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate40.errors = [{instancePath:instancePath+"/payload/seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
-var valid2 = _errs7 === errors;
-if(!valid2){
+}
+if(errors === _errs7){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate40.errors = [{instancePath:instancePath+"/payload/seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate40.errors = [{instancePath:instancePath+"/payload/seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs6 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.recorded_at !== undefined){
+let data4 = data1.recorded_at;
+const _errs9 = errors;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate40.errors = [{instancePath:instancePath+"/payload/recorded_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate40.errors = [{instancePath:instancePath+"/payload/recorded_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate40.errors = [{instancePath:instancePath+"/payload/recorded_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.publisher !== undefined){
+const _errs12 = errors;
+if(!(validate24(data1.publisher, {instancePath:instancePath+"/payload/publisher",parentData:data1,parentDataProperty:"publisher",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.replay !== undefined){
+const _errs13 = errors;
+if(typeof data1.replay !== "boolean"){
+validate40.errors = [{instancePath:instancePath+"/payload/replay",schemaPath:"#/properties/payload/properties/replay/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if(((((key0 !== "event") && (key0 !== "seq")) && (key0 !== "recorded_at")) && (key0 !== "publisher")) && (key0 !== "replay")){
+const _errs16 = errors;
+validate40.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs16 === errors;
+if(!valid4){
 break;
 }
 }
@@ -2951,8 +3005,12 @@ break;
 }
 }
 }
+}
+}
+}
+}
 else {
-validate42.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate40.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -2964,11 +3022,11 @@ var valid0 = true;
 if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
-const _errs10 = errors;
-validate42.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+const _errs19 = errors;
+validate40.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs10 === errors;
-if(!valid3){
+var valid5 = _errs19 === errors;
+if(!valid5){
 break;
 }
 }
@@ -2978,20 +3036,20 @@ break;
 }
 }
 else {
-validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate42.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDisconnectMessage = validate44;
-const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DisconnectMessage.json","type":"object","properties":{"message":{"type":"string","const":"disconnect"},"payload":{"type":"object","properties":{"reason":{"$ref":"ShortText.json"}},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"both","x-tau-message":"disconnect"};
+export const validateDirectMessage = validate44;
+const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DirectMessage.json","type":"object","properties":{"message":{"type":"string","const":"direct"},"payload":{"type":"object","properties":{"event":{"$ref":"EventEnvelope.json"}},"required":["event"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"A directed event: sent to one requester, never committed, published or replayed.","x-tau-direction":"from_harness","x-tau-message":"direct"};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="DisconnectMessage.json" */;
+/*# sourceURL="DirectMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate44.evaluated;
@@ -3016,8 +3074,120 @@ if(typeof data0 !== "string"){
 validate44.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+if("direct" !== data0){
+validate44.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "direct"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.event === undefined) && (missing1 = "event")){
+validate44.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.event !== undefined){
+const _errs5 = errors;
+if(!(validate41(data1.event, {instancePath:instancePath+"/payload/event",parentData:data1,parentDataProperty:"event",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if(key0 !== "event"){
+const _errs7 = errors;
+validate44.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs7 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+}
+else {
+validate44.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs10 = errors;
+validate44.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs10 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate44.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate44.errors = vErrors;
+return errors === 0;
+}
+validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateDisconnectMessage = validate46;
+const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DisconnectMessage.json","type":"object","properties":{"message":{"type":"string","const":"disconnect"},"payload":{"type":"object","properties":{"reason":{"$ref":"ShortText.json"}},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"both","x-tau-message":"disconnect"};
+
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="DisconnectMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate46.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate46.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate46.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 if("disconnect" !== data0){
-validate44.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "disconnect"},message:"must be equal to constant"}];
+validate46.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "disconnect"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -3038,12 +3208,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func1(data2) > 1024){
-validate44.errors = [{instancePath:instancePath+"/payload/reason",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate46.errors = [{instancePath:instancePath+"/payload/reason",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate44.errors = [{instancePath:instancePath+"/payload/reason",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate46.errors = [{instancePath:instancePath+"/payload/reason",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3056,7 +3226,7 @@ if(valid1){
 for(const key0 in data1){
 if(key0 !== "reason"){
 const _errs9 = errors;
-validate44.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate46.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid3 = _errs9 === errors;
 if(!valid3){
@@ -3067,7 +3237,7 @@ break;
 }
 }
 else {
-validate44.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate46.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3080,7 +3250,7 @@ if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
 const _errs12 = errors;
-validate44.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate46.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid4 = _errs12 === errors;
 if(!valid4){
@@ -3093,146 +3263,20 @@ break;
 }
 }
 else {
-validate44.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate46.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateEmitMessage = validate45;
-const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EmitMessage.json","type":"object","properties":{"message":{"type":"string","const":"emit"},"payload":{"type":"object","properties":{"event":{"$ref":"EventEnvelope.json"},"persist":{"type":"boolean","description":"A request for durability; it can never make an ineligible family durable."}},"required":["event"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"emit"};
-
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="EmitMessage.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate45.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate45.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.message !== undefined){
-let data0 = data.message;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate45.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("emit" !== data0){
-validate45.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "emit"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.event === undefined) && (missing1 = "event")){
-validate45.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.event !== undefined){
-const _errs5 = errors;
-if(!(validate39(data1.event, {instancePath:instancePath+"/payload/event",parentData:data1,parentDataProperty:"event",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.persist !== undefined){
-const _errs6 = errors;
-if(typeof data1.persist !== "boolean"){
-validate45.errors = [{instancePath:instancePath+"/payload/persist",schemaPath:"#/properties/payload/properties/persist/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid1 = _errs6 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "event") && (key0 !== "persist")){
-const _errs9 = errors;
-validate45.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid2 = _errs9 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate45.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs12 = errors;
-validate45.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs12 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate45.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate45.errors = vErrors;
-return errors === 0;
-}
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateErrorMessage = validate47;
-const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorMessage.json","type":"object","properties":{"message":{"type":"string","const":"error"},"payload":{"type":"object","properties":{"code":{"$ref":"ErrorCode.json"},"request_id":{"$ref":"Id.json"}},"required":["code"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"A content-free refusal: the code is the whole explanation.","x-tau-direction":"from_harness","x-tau-message":"error"};
-const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorCode.json","type":"string","enum":["unauthorized","revision_mismatch","session_mismatch","invalid","unknown_message","overloaded"]};
+export const validateEmitMessage = validate47;
+const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EmitMessage.json","type":"object","properties":{"message":{"type":"string","const":"emit"},"payload":{"type":"object","properties":{"event":{"$ref":"EventEnvelope.json"},"persist":{"type":"boolean","description":"A request for durability; it can never make an ineligible family durable."}},"required":["event"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"emit"};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ErrorMessage.json" */;
+/*# sourceURL="EmitMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate47.evaluated;
@@ -3257,8 +3301,8 @@ if(typeof data0 !== "string"){
 validate47.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("error" !== data0){
-validate47.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "error"},message:"must be equal to constant"}];
+if("emit" !== data0){
+validate47.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "emit"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -3273,21 +3317,16 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if((data1.code === undefined) && (missing1 = "code")){
+if((data1.event === undefined) && (missing1 = "event")){
 validate47.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data1.code !== undefined){
-let data2 = data1.code;
+if(data1.event !== undefined){
 const _errs5 = errors;
-if(typeof data2 !== "string"){
-validate47.errors = [{instancePath:instancePath+"/payload/code",schemaPath:"ErrorCode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((((data2 === "unauthorized") || (data2 === "revision_mismatch")) || (data2 === "session_mismatch")) || (data2 === "invalid")) || (data2 === "unknown_message")) || (data2 === "overloaded"))){
-validate47.errors = [{instancePath:instancePath+"/payload/code",schemaPath:"ErrorCode.json/enum",keyword:"enum",params:{allowedValues: schema111.enum},message:"must be equal to one of the allowed values"}];
-return false;
+if(!(validate41(data1.event, {instancePath:instancePath+"/payload/event",parentData:data1,parentDataProperty:"event",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+errors = vErrors.length;
 }
 var valid1 = _errs5 === errors;
 }
@@ -3295,35 +3334,25 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.request_id !== undefined){
-let data3 = data1.request_id;
-const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data3 === "string"){
-if(!pattern4.test(data3)){
-validate47.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(data1.persist !== undefined){
+const _errs6 = errors;
+if(typeof data1.persist !== "boolean"){
+validate47.errors = [{instancePath:instancePath+"/payload/persist",schemaPath:"#/properties/payload/properties/persist/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-}
-else {
-validate47.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs8 === errors;
+var valid1 = _errs6 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 for(const key0 in data1){
-if((key0 !== "code") && (key0 !== "request_id")){
-const _errs12 = errors;
+if((key0 !== "event") && (key0 !== "persist")){
+const _errs9 = errors;
 validate47.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
+var valid2 = _errs9 === errors;
+if(!valid2){
 break;
 }
 }
@@ -3345,11 +3374,11 @@ var valid0 = true;
 if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
-const _errs15 = errors;
+const _errs12 = errors;
 validate47.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
+var valid3 = _errs12 === errors;
+if(!valid3){
 break;
 }
 }
@@ -3368,18 +3397,159 @@ return errors === 0;
 }
 validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateEventEnvelope = validate39;
+export const validateErrorMessage = validate49;
+const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorMessage.json","type":"object","properties":{"message":{"type":"string","const":"error"},"payload":{"type":"object","properties":{"code":{"$ref":"ErrorCode.json"},"request_id":{"$ref":"Id.json"}},"required":["code"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"A content-free refusal: the code is the whole explanation.","x-tau-direction":"from_harness","x-tau-message":"error"};
+const schema120 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorCode.json","type":"string","enum":["unauthorized","revision_mismatch","session_mismatch","invalid","unknown_message","overloaded"]};
 
-export const validateExtensionEvent = validate48;
-const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionEvent.json","type":"object","properties":{"category":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$"},"name":{"type":"string","pattern":"^[a-z][a-z0-9_.-]{0,127}$"},"payload":{"$ref":"#/$defs/RecordUnknown"}},"required":["category","name","payload"],"unevaluatedProperties":{"not":{}},"description":"A custom event: `category` is extension-owned and cannot spell a first-party name.","x-tau-event":"extension.event","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema114 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ErrorMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate49.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate49.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate49.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("error" !== data0){
+validate49.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "error"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.code === undefined) && (missing1 = "code")){
+validate49.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.code !== undefined){
+let data2 = data1.code;
+const _errs5 = errors;
+if(typeof data2 !== "string"){
+validate49.errors = [{instancePath:instancePath+"/payload/code",schemaPath:"ErrorCode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((((data2 === "unauthorized") || (data2 === "revision_mismatch")) || (data2 === "session_mismatch")) || (data2 === "invalid")) || (data2 === "unknown_message")) || (data2 === "overloaded"))){
+validate49.errors = [{instancePath:instancePath+"/payload/code",schemaPath:"ErrorCode.json/enum",keyword:"enum",params:{allowedValues: schema120.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.request_id !== undefined){
+let data3 = data1.request_id;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(!pattern4.test(data3)){
+validate49.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate49.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((key0 !== "code") && (key0 !== "request_id")){
+const _errs12 = errors;
+validate49.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs12 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate49.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs15 = errors;
+validate49.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs15 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate49.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate49.errors = vErrors;
+return errors === 0;
+}
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateEventEnvelope = validate41;
+
+export const validateExtensionEvent = validate50;
+const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionEvent.json","type":"object","properties":{"category":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$"},"name":{"type":"string","pattern":"^[a-z][a-z0-9_.-]{0,127}$"},"payload":{"$ref":"#/$defs/RecordUnknown"}},"required":["category","name","payload"],"unevaluatedProperties":{"not":{}},"description":"A custom event: `category` is extension-owned and cannot spell a first-party name.","x-tau-event":"extension.event","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema123 = {"type":"object","properties":{},"unevaluatedProperties":{}};
 const pattern34 = new RegExp("^[a-z][a-z0-9_.-]{0,127}$", "u");
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ExtensionEvent.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3390,7 +3560,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.category === undefined) && (missing0 = "category")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate48.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate50.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -3400,12 +3570,12 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(typeof data0 === "string"){
 if(!pattern10.test(data0)){
-validate48.errors = [{instancePath:instancePath+"/category",schemaPath:"#/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/category",schemaPath:"#/properties/category/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/category",schemaPath:"#/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/category",schemaPath:"#/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3421,12 +3591,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(!pattern34.test(data1)){
-validate48.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_.-]{0,127}$"},message:"must match pattern \""+"^[a-z][a-z0-9_.-]{0,127}$"+"\""}];
+validate50.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_.-]{0,127}$"},message:"must match pattern \""+"^[a-z][a-z0-9_.-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate50.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3444,7 +3614,7 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 }
 else {
-validate48.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate50.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3457,7 +3627,7 @@ if(valid0){
 for(const key1 in data){
 if(((key1 !== "category") && (key1 !== "name")) && (key1 !== "payload")){
 const _errs10 = errors;
-validate48.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate50.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid2 = _errs10 === errors;
 if(!valid2){
@@ -3471,23 +3641,23 @@ break;
 }
 }
 else {
-validate48.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate50.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate48.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateExtensionExited = validate49;
-const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionExited.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"code":{"anyOf":[{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"null"}]},"signal":{"$ref":"ShortText.json"},"reason":{"$ref":"ShortText.json"}},"required":["instance","code","reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"extension.exited"};
+export const validateExtensionExited = validate51;
+const schema124 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionExited.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"code":{"anyOf":[{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"null"}]},"signal":{"$ref":"ShortText.json"},"reason":{"$ref":"ShortText.json"}},"required":["instance","code","reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"extension.exited"};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ExtensionExited.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3498,7 +3668,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.instance === undefined) && (missing0 = "instance")) || ((data.code === undefined) && (missing0 = "code"))) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate49.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate51.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -3509,12 +3679,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern10.test(data0)){
-validate49.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+validate51.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate49.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate51.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3590,7 +3760,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate49.errors = vErrors;
+validate51.errors = vErrors;
 return false;
 }
 else {
@@ -3617,12 +3787,12 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data2 === "string"){
 if(func1(data2) > 1024){
-validate49.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate51.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate49.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate51.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3639,12 +3809,12 @@ const _errs14 = errors;
 if(errors === _errs14){
 if(typeof data3 === "string"){
 if(func1(data3) > 1024){
-validate49.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate51.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate49.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate51.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3657,263 +3827,13 @@ if(valid0){
 for(const key0 in data){
 if((((key0 !== "instance") && (key0 !== "code")) && (key0 !== "signal")) && (key0 !== "reason")){
 const _errs17 = errors;
-validate49.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate51.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid5 = _errs17 === errors;
 if(!valid5){
 break;
 }
 }
-}
-}
-}
-}
-}
-}
-}
-else {
-validate49.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate49.errors = vErrors;
-return errors === 0;
-}
-validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateExtensionNotice = validate50;
-const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionNotice.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"ShortText.json"}},"required":["instance","level","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"extension.notice"};
-const schema121 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"NoticeLevel.json","type":"string","enum":["debug","info","warning","error","critical"]};
-
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ExtensionNotice.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate50.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.instance === undefined) && (missing0 = "instance")) || ((data.level === undefined) && (missing0 = "level"))) || ((data.text === undefined) && (missing0 = "text"))){
-validate50.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.instance !== undefined){
-let data0 = data.instance;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern10.test(data0)){
-validate50.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate50.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.level !== undefined){
-let data1 = data.level;
-const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate50.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((((data1 === "debug") || (data1 === "info")) || (data1 === "warning")) || (data1 === "error")) || (data1 === "critical"))){
-validate50.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data2 = data.text;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate50.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate50.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((key0 !== "instance") && (key0 !== "level")) && (key0 !== "text")){
-const _errs11 = errors;
-validate50.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate50.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate50.errors = vErrors;
-return errors === 0;
-}
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateExtensionNoticeRequestMessage = validate51;
-const schema123 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionNoticeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"extension_notice_request"},"payload":{"type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"ShortText.json"}},"required":["level","text"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"extension_notice_request"};
-
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ExtensionNoticeRequestMessage.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate51.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate51.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.message !== undefined){
-let data0 = data.message;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate51.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("extension_notice_request" !== data0){
-validate51.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "extension_notice_request"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.level === undefined) && (missing1 = "level")) || ((data1.text === undefined) && (missing1 = "text"))){
-validate51.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.level !== undefined){
-let data2 = data1.level;
-const _errs5 = errors;
-if(typeof data2 !== "string"){
-validate51.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((((data2 === "debug") || (data2 === "info")) || (data2 === "warning")) || (data2 === "error")) || (data2 === "critical"))){
-validate51.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.text !== undefined){
-let data3 = data1.text;
-const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate51.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate51.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "level") && (key0 !== "text")){
-const _errs12 = errors;
-validate51.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate51.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs15 = errors;
-validate51.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
-break;
 }
 }
 }
@@ -3931,11 +3851,12 @@ return errors === 0;
 }
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateExtensionReady = validate52;
-const schema126 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionReady.json","type":"object","properties":{"instances":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":256}},"required":["instances"],"unevaluatedProperties":{"not":{}},"x-tau-event":"extension.ready"};
+export const validateExtensionNotice = validate52;
+const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionNotice.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"ShortText.json"}},"required":["instance","level","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"extension.notice"};
+const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"NoticeLevel.json","type":"string","enum":["debug","info","warning","error","critical"]};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ExtensionReady.json" */;
+/*# sourceURL="ExtensionNotice.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate52.evaluated;
@@ -3948,48 +3869,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.instances === undefined) && (missing0 = "instances")){
+if((((data.instance === undefined) && (missing0 = "instance")) || ((data.level === undefined) && (missing0 = "level"))) || ((data.text === undefined) && (missing0 = "text"))){
 validate52.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.instances !== undefined){
-let data0 = data.instances;
+if(data.instance !== undefined){
+let data0 = data.instance;
 const _errs1 = errors;
-if(errors === _errs1){
-if(Array.isArray(data0)){
-if(data0.length > 256){
-validate52.errors = [{instancePath:instancePath+"/instances",schemaPath:"#/properties/instances/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-let data1 = data0[i0];
-const _errs3 = errors;
-const _errs4 = errors;
-if(errors === _errs4){
-if(typeof data1 === "string"){
-if(!pattern10.test(data1)){
-validate52.errors = [{instancePath:instancePath+"/instances/" + i0,schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern10.test(data0)){
+validate52.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate52.errors = [{instancePath:instancePath+"/instances/" + i0,schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs3 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate52.errors = [{instancePath:instancePath+"/instances",schemaPath:"#/properties/instances/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate52.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3999,14 +3896,55 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(key0 !== "instances"){
+if(data.level !== undefined){
+let data1 = data.level;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate52.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((data1 === "debug") || (data1 === "info")) || (data1 === "warning")) || (data1 === "error")) || (data1 === "critical"))){
+validate52.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data2 = data.text;
 const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate52.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate52.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "instance") && (key0 !== "level")) && (key0 !== "text")){
+const _errs11 = errors;
 validate52.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs7 === errors;
-if(!valid3){
+var valid4 = _errs11 === errors;
+if(!valid4){
 break;
+}
+}
 }
 }
 }
@@ -4023,11 +3961,11 @@ return errors === 0;
 }
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateExtensionRestarting = validate53;
-const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionRestarting.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"attempt":{"type":"integer","minimum":0,"maximum":65535},"delay_ms":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["instance","attempt","delay_ms"],"unevaluatedProperties":{"not":{}},"x-tau-event":"extension.restarting"};
+export const validateExtensionNoticeRequestMessage = validate53;
+const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionNoticeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"extension_notice_request"},"payload":{"type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"ShortText.json"}},"required":["level","text"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"extension_notice_request"};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ExtensionRestarting.json" */;
+/*# sourceURL="ExtensionNoticeRequestMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate53.evaluated;
@@ -4040,26 +3978,21 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.instance === undefined) && (missing0 = "instance")) || ((data.attempt === undefined) && (missing0 = "attempt"))) || ((data.delay_ms === undefined) && (missing0 = "delay_ms"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate53.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.instance !== undefined){
-let data0 = data.instance;
+if(data.message !== undefined){
+let data0 = data.message;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern10.test(data0)){
-validate53.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+if(typeof data0 !== "string"){
+validate53.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate53.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("extension_notice_request" !== data0){
+validate53.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "extension_notice_request"},message:"must be equal to constant"}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -4067,69 +4000,90 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.attempt !== undefined){
-let data1 = data.attempt;
-const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate53.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs4){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 65535 || isNaN(data1)){
-validate53.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((data1.level === undefined) && (missing1 = "level")) || ((data1.text === undefined) && (missing1 = "text"))){
+validate53.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data1 < 0 || isNaN(data1)){
-validate53.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(data1.level !== undefined){
+let data2 = data1.level;
+const _errs5 = errors;
+if(typeof data2 !== "string"){
+validate53.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+if(!(((((data2 === "debug") || (data2 === "info")) || (data2 === "warning")) || (data2 === "error")) || (data2 === "critical"))){
+validate53.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
+return false;
 }
-}
-}
-var valid0 = _errs4 === errors;
+var valid1 = _errs5 === errors;
 }
 else {
-var valid0 = true;
+var valid1 = true;
 }
-if(valid0){
-if(data.delay_ms !== undefined){
-let data2 = data.delay_ms;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate53.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 4294967295 || isNaN(data2)){
-validate53.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate53.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((key0 !== "instance") && (key0 !== "attempt")) && (key0 !== "delay_ms")){
+if(valid1){
+if(data1.text !== undefined){
+let data3 = data1.text;
+const _errs8 = errors;
 const _errs9 = errors;
-validate53.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate53.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
-var valid2 = _errs9 === errors;
-if(!valid2){
+}
+}
+else {
+validate53.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((key0 !== "level") && (key0 !== "text")){
+const _errs12 = errors;
+validate53.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs12 === errors;
+if(!valid4){
 break;
 }
+}
+}
+}
+}
+}
+}
+else {
+validate53.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs15 = errors;
+validate53.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs15 === errors;
+if(!valid5){
+break;
 }
 }
 }
@@ -4147,11 +4101,11 @@ return errors === 0;
 }
 validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateExtensionStarting = validate54;
-const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionStarting.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"kind":{"$ref":"ExtensionKind.json"},"attempt":{"type":"integer","minimum":0,"maximum":65535}},"required":["instance","kind","attempt"],"unevaluatedProperties":{"not":{}},"x-tau-event":"extension.starting"};
+export const validateExtensionReady = validate54;
+const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionReady.json","type":"object","properties":{"instances":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":256}},"required":["instances"],"unevaluatedProperties":{"not":{}},"x-tau-event":"extension.ready"};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ExtensionStarting.json" */;
+/*# sourceURL="ExtensionReady.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate54.evaluated;
@@ -4164,24 +4118,48 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.instance === undefined) && (missing0 = "instance")) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.attempt === undefined) && (missing0 = "attempt"))){
+if((data.instances === undefined) && (missing0 = "instances")){
 validate54.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.instance !== undefined){
-let data0 = data.instance;
+if(data.instances !== undefined){
+let data0 = data.instances;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern10.test(data0)){
-validate54.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+if(errors === _errs1){
+if(Array.isArray(data0)){
+if(data0.length > 256){
+validate54.errors = [{instancePath:instancePath+"/instances",schemaPath:"#/properties/instances/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(!pattern10.test(data1)){
+validate54.errors = [{instancePath:instancePath+"/instances/" + i0,schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate54.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate54.errors = [{instancePath:instancePath+"/instances/" + i0,schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate54.errors = [{instancePath:instancePath+"/instances",schemaPath:"#/properties/instances/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -4191,60 +4169,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.kind !== undefined){
-let data1 = data.kind;
-const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate54.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data1 === "tool") || (data1 === "core")) || (data1 === "provider")) || (data1 === "action"))){
-validate54.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.attempt !== undefined){
-let data2 = data.attempt;
-const _errs7 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate54.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 65535 || isNaN(data2)){
-validate54.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate54.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((key0 !== "instance") && (key0 !== "kind")) && (key0 !== "attempt")){
-const _errs10 = errors;
+if(key0 !== "instances"){
+const _errs7 = errors;
 validate54.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs10 === errors;
+var valid3 = _errs7 === errors;
 if(!valid3){
 break;
-}
-}
 }
 }
 }
@@ -4261,14 +4193,135 @@ return errors === 0;
 }
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateHarnessConfig = validate55;
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml"};
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
-const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json"},"enable":{"type":"boolean"},"require":{"type":"boolean","description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json"},"command":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"cwd":{"$ref":"PathText.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string"},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema141 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+export const validateExtensionRestarting = validate55;
+const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionRestarting.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"attempt":{"type":"integer","minimum":0,"maximum":65535},"delay_ms":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["instance","attempt","delay_ms"],"unevaluatedProperties":{"not":{}},"x-tau-event":"extension.restarting"};
+
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ExtensionRestarting.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate55.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.instance === undefined) && (missing0 = "instance")) || ((data.attempt === undefined) && (missing0 = "attempt"))) || ((data.delay_ms === undefined) && (missing0 = "delay_ms"))){
+validate55.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.instance !== undefined){
+let data0 = data.instance;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern10.test(data0)){
+validate55.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate55.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.attempt !== undefined){
+let data1 = data.attempt;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate55.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 65535 || isNaN(data1)){
+validate55.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate55.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.delay_ms !== undefined){
+let data2 = data.delay_ms;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate55.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 4294967295 || isNaN(data2)){
+validate55.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate55.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "instance") && (key0 !== "attempt")) && (key0 !== "delay_ms")){
+const _errs9 = errors;
+validate55.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs9 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate55.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate55.errors = vErrors;
+return errors === 0;
+}
+validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateExtensionStarting = validate56;
+const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionStarting.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"kind":{"$ref":"ExtensionKind.json"},"attempt":{"type":"integer","minimum":0,"maximum":65535}},"required":["instance","kind","attempt"],"unevaluatedProperties":{"not":{}},"x-tau-event":"extension.starting"};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ExtensionConfig.json" */;
+/*# sourceURL="ExtensionStarting.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate56.evaluated;
@@ -4281,8 +4334,125 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.name === undefined) && (missing0 = "name")) || ((data.command === undefined) && (missing0 = "command"))){
+if((((data.instance === undefined) && (missing0 = "instance")) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.attempt === undefined) && (missing0 = "attempt"))){
 validate56.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.instance !== undefined){
+let data0 = data.instance;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern10.test(data0)){
+validate56.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate56.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+let data1 = data.kind;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate56.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data1 === "tool") || (data1 === "core")) || (data1 === "provider")) || (data1 === "action"))){
+validate56.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.attempt !== undefined){
+let data2 = data.attempt;
+const _errs7 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate56.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 65535 || isNaN(data2)){
+validate56.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate56.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "instance") && (key0 !== "kind")) && (key0 !== "attempt")){
+const _errs10 = errors;
+validate56.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs10 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate56.errors = vErrors;
+return errors === 0;
+}
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateHarnessConfig = validate57;
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml"};
+const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
+const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json"},"enable":{"type":"boolean"},"require":{"type":"boolean","description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json"},"command":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"cwd":{"$ref":"PathText.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string"},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema150 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ExtensionConfig.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate58.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.name === undefined) && (missing0 = "name")) || ((data.command === undefined) && (missing0 = "command"))){
+validate58.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -4293,12 +4463,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern10.test(data0)){
-validate56.errors = [{instancePath:instancePath+"/name",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+validate58.errors = [{instancePath:instancePath+"/name",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/name",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate58.errors = [{instancePath:instancePath+"/name",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4311,7 +4481,7 @@ if(valid0){
 if(data.enable !== undefined){
 const _errs4 = errors;
 if(typeof data.enable !== "boolean"){
-validate56.errors = [{instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate58.errors = [{instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -4323,7 +4493,7 @@ if(valid0){
 if(data.require !== undefined){
 const _errs6 = errors;
 if(typeof data.require !== "boolean"){
-validate56.errors = [{instancePath:instancePath+"/require",schemaPath:"#/properties/require/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate58.errors = [{instancePath:instancePath+"/require",schemaPath:"#/properties/require/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -4336,11 +4506,11 @@ if(data.kind !== undefined){
 let data3 = data.kind;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate56.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate58.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data3 === "tool") || (data3 === "core")) || (data3 === "provider")) || (data3 === "action"))){
-validate56.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"}];
+validate58.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -4355,12 +4525,12 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(Array.isArray(data4)){
 if(data4.length > 256){
-validate56.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+validate58.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
 return false;
 }
 else {
 if(data4.length < 1){
-validate56.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate58.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -4373,12 +4543,12 @@ const _errs14 = errors;
 if(errors === _errs14){
 if(typeof data5 === "string"){
 if(func1(data5) > 1024){
-validate56.errors = [{instancePath:instancePath+"/command/" + i0,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate58.errors = [{instancePath:instancePath+"/command/" + i0,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/command/" + i0,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate58.errors = [{instancePath:instancePath+"/command/" + i0,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4391,7 +4561,7 @@ break;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate58.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -4407,7 +4577,7 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(Array.isArray(data6)){
 if(data6.length > 256){
-validate56.errors = [{instancePath:instancePath+"/prefix",schemaPath:"#/properties/prefix/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+validate58.errors = [{instancePath:instancePath+"/prefix",schemaPath:"#/properties/prefix/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
 return false;
 }
 else {
@@ -4420,12 +4590,12 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data7 === "string"){
 if(func1(data7) > 1024){
-validate56.errors = [{instancePath:instancePath+"/prefix/" + i1,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate58.errors = [{instancePath:instancePath+"/prefix/" + i1,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/prefix/" + i1,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate58.errors = [{instancePath:instancePath+"/prefix/" + i1,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4437,7 +4607,7 @@ break;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/prefix",schemaPath:"#/properties/prefix/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate58.errors = [{instancePath:instancePath+"/prefix",schemaPath:"#/properties/prefix/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -4453,7 +4623,7 @@ const _errs21 = errors;
 if(errors === _errs21){
 if(Array.isArray(data8)){
 if(data8.length > 256){
-validate56.errors = [{instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+validate58.errors = [{instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
 return false;
 }
 else {
@@ -4466,12 +4636,12 @@ const _errs24 = errors;
 if(errors === _errs24){
 if(typeof data9 === "string"){
 if(func1(data9) > 1024){
-validate56.errors = [{instancePath:instancePath+"/suffix/" + i2,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate58.errors = [{instancePath:instancePath+"/suffix/" + i2,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/suffix/" + i2,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate58.errors = [{instancePath:instancePath+"/suffix/" + i2,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4483,7 +4653,7 @@ break;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate58.errors = [{instancePath:instancePath+"/suffix",schemaPath:"#/properties/suffix/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -4500,12 +4670,12 @@ const _errs27 = errors;
 if(errors === _errs27){
 if(typeof data10 === "string"){
 if(func1(data10) > 4096){
-validate56.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+validate58.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate58.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4523,7 +4693,7 @@ if(errors === _errs30){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/config",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate58.errors = [{instancePath:instancePath+"/config",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4539,7 +4709,7 @@ const _errs33 = errors;
 if(errors === _errs33){
 if(Array.isArray(data12)){
 if(data12.length > 64){
-validate56.errors = [{instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
+validate58.errors = [{instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
 return false;
 }
 else {
@@ -4552,12 +4722,12 @@ const _errs36 = errors;
 if(errors === _errs36){
 if(typeof data13 === "string"){
 if(!pattern10.test(data13)){
-validate56.errors = [{instancePath:instancePath+"/secrets/" + i3,schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+validate58.errors = [{instancePath:instancePath+"/secrets/" + i3,schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/secrets/" + i3,schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate58.errors = [{instancePath:instancePath+"/secrets/" + i3,schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4569,7 +4739,7 @@ break;
 }
 }
 else {
-validate56.errors = [{instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate58.errors = [{instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -4582,7 +4752,7 @@ if(valid0){
 if(data.tool_prefix !== undefined){
 const _errs38 = errors;
 if(typeof data.tool_prefix !== "string"){
-validate56.errors = [{instancePath:instancePath+"/tool_prefix",schemaPath:"#/properties/tool_prefix/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate58.errors = [{instancePath:instancePath+"/tool_prefix",schemaPath:"#/properties/tool_prefix/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs38 === errors;
@@ -4595,18 +4765,18 @@ if(data.startup_timeout_seconds !== undefined){
 let data15 = data.startup_timeout_seconds;
 const _errs40 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate56.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate58.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs40){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 3600 || isNaN(data15)){
-validate56.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"}];
+validate58.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"}];
 return false;
 }
 else {
 if(data15 < 1 || isNaN(data15)){
-validate56.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate58.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -4621,7 +4791,7 @@ if(valid0){
 for(const key1 in data){
 if((((((((((((key1 !== "name") && (key1 !== "enable")) && (key1 !== "require")) && (key1 !== "kind")) && (key1 !== "command")) && (key1 !== "prefix")) && (key1 !== "suffix")) && (key1 !== "cwd")) && (key1 !== "config")) && (key1 !== "secrets")) && (key1 !== "tool_prefix")) && (key1 !== "startup_timeout_seconds")){
 const _errs43 = errors;
-validate56.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate58.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid13 = _errs43 === errors;
 if(!valid13){
@@ -4644,21 +4814,21 @@ break;
 }
 }
 else {
-validate56.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate56.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="HarnessConfig.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4673,7 +4843,7 @@ const _errs1 = errors;
 if(errors === _errs1){
 if(Array.isArray(data0)){
 if(data0.length > 256){
-validate55.errors = [{instancePath:instancePath+"/extensions",schemaPath:"#/properties/extensions/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+validate57.errors = [{instancePath:instancePath+"/extensions",schemaPath:"#/properties/extensions/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
 return false;
 }
 else {
@@ -4681,8 +4851,8 @@ var valid1 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 const _errs3 = errors;
-if(!(validate56(data0[i0], {instancePath:instancePath+"/extensions/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate58(data0[i0], {instancePath:instancePath+"/extensions/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs3 === errors;
@@ -4693,7 +4863,7 @@ break;
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/extensions",schemaPath:"#/properties/extensions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate57.errors = [{instancePath:instancePath+"/extensions",schemaPath:"#/properties/extensions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -4710,12 +4880,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func1(data2) > 1024){
-validate55.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate57.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate57.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4734,7 +4904,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.enable !== undefined){
 const _errs10 = errors;
 if(typeof data3.enable !== "boolean"){
-validate55.errors = [{instancePath:instancePath+"/debug_log/enable",schemaPath:"DebugLogConfig.json/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate57.errors = [{instancePath:instancePath+"/debug_log/enable",schemaPath:"DebugLogConfig.json/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid4 = _errs10 === errors;
@@ -4747,18 +4917,18 @@ if(data3.retention_days !== undefined){
 let data5 = data3.retention_days;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate55.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate57.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 3650 || isNaN(data5)){
-validate55.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650"}];
+validate57.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650"}];
 return false;
 }
 else {
 if(data5 < 0 || isNaN(data5)){
-validate55.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate57.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -4773,7 +4943,7 @@ if(valid4){
 for(const key0 in data3){
 if((key0 !== "enable") && (key0 !== "retention_days")){
 const _errs15 = errors;
-validate55.errors = [{instancePath:instancePath+"/debug_log/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"DebugLogConfig.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate57.errors = [{instancePath:instancePath+"/debug_log/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"DebugLogConfig.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid5 = _errs15 === errors;
 if(!valid5){
@@ -4785,7 +4955,7 @@ break;
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/debug_log",schemaPath:"DebugLogConfig.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate57.errors = [{instancePath:instancePath+"/debug_log",schemaPath:"DebugLogConfig.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4802,12 +4972,12 @@ const _errs18 = errors;
 if(errors === _errs18){
 if(typeof data7 === "string"){
 if(func1(data7) > 4096){
-validate55.errors = [{instancePath:instancePath+"/system_prompt_template",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+validate57.errors = [{instancePath:instancePath+"/system_prompt_template",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 }
 else {
-validate55.errors = [{instancePath:instancePath+"/system_prompt_template",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate57.errors = [{instancePath:instancePath+"/system_prompt_template",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4820,7 +4990,7 @@ if(valid0){
 for(const key1 in data){
 if((((key1 !== "extensions") && (key1 !== "model")) && (key1 !== "debug_log")) && (key1 !== "system_prompt_template")){
 const _errs21 = errors;
-validate55.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate57.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid7 = _errs21 === errors;
 if(!valid7){
@@ -4834,24 +5004,24 @@ break;
 }
 }
 else {
-validate55.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate55.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateHarnessModelsAvailable = validate58;
-const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessModelsAvailable.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"AvailableModel.json"},"maxItems":4096}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.models_available"};
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AvailableModel.json","type":"object","properties":{"provider":{"$ref":"InstanceName.json"},"id":{"$ref":"ShortText.json"},"context_window":{"type":"string"}},"required":["provider","id"],"unevaluatedProperties":{"not":{}}};
+export const validateHarnessModelsAvailable = validate60;
+const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessModelsAvailable.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"AvailableModel.json"},"maxItems":4096}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.models_available"};
+const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AvailableModel.json","type":"object","properties":{"provider":{"$ref":"InstanceName.json"},"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json"}},"required":["provider","id"],"unevaluatedProperties":{"not":{}}};
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="AvailableModel.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4862,7 +5032,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.provider === undefined) && (missing0 = "provider")) || ((data.id === undefined) && (missing0 = "id"))){
-validate59.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate61.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -4873,12 +5043,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern10.test(data0)){
-validate59.errors = [{instancePath:instancePath+"/provider",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+validate61.errors = [{instancePath:instancePath+"/provider",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate59.errors = [{instancePath:instancePath+"/provider",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate61.errors = [{instancePath:instancePath+"/provider",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4895,12 +5065,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 1024){
-validate59.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate61.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate59.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate61.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4911,10 +5081,26 @@ var valid0 = true;
 }
 if(valid0){
 if(data.context_window !== undefined){
+let data2 = data.context_window;
 const _errs7 = errors;
-if(typeof data.context_window !== "string"){
-validate59.errors = [{instancePath:instancePath+"/context_window",schemaPath:"#/properties/context_window/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs8 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate61.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs8){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate61.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate61.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs7 === errors;
 }
@@ -4924,214 +5110,12 @@ var valid0 = true;
 if(valid0){
 for(const key0 in data){
 if(((key0 !== "provider") && (key0 !== "id")) && (key0 !== "context_window")){
-const _errs10 = errors;
-validate59.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs10 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate59.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate59.errors = vErrors;
-return errors === 0;
-}
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="HarnessModelsAvailable.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate58.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.models === undefined) && (missing0 = "models")){
-validate58.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.models !== undefined){
-let data0 = data.models;
-const _errs1 = errors;
-if(errors === _errs1){
-if(Array.isArray(data0)){
-if(data0.length > 4096){
-validate58.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-const _errs3 = errors;
-if(!(validate59(data0[i0], {instancePath:instancePath+"/models/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs3 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate58.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(key0 !== "models"){
-const _errs5 = errors;
-validate58.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-}
-}
-else {
-validate58.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate58.errors = vErrors;
-return errors === 0;
-}
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateHarnessNotice = validate61;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessNotice.json","type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"ShortText.json"},"mandatory":{"type":"boolean","description":"Mandatory notices are kept and re-synthesised for late subscribers."},"instance":{"$ref":"InstanceName.json","description":"The extension instance a notice is about, if any."}},"required":["level","text","mandatory"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.notice"};
-
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="HarnessNotice.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate61.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.level === undefined) && (missing0 = "level")) || ((data.text === undefined) && (missing0 = "text"))) || ((data.mandatory === undefined) && (missing0 = "mandatory"))){
-validate61.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.level !== undefined){
-let data0 = data.level;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate61.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((((data0 === "debug") || (data0 === "info")) || (data0 === "warning")) || (data0 === "error")) || (data0 === "critical"))){
-validate61.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 1024){
-validate61.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate61.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.mandatory !== undefined){
-const _errs7 = errors;
-if(typeof data.mandatory !== "boolean"){
-validate61.errors = [{instancePath:instancePath+"/mandatory",schemaPath:"#/properties/mandatory/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.instance !== undefined){
-let data3 = data.instance;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(!pattern10.test(data3)){
-validate61.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate61.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((key0 !== "level") && (key0 !== "text")) && (key0 !== "mandatory")) && (key0 !== "instance")){
-const _errs13 = errors;
+const _errs11 = errors;
 validate61.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs13 === errors;
+var valid4 = _errs11 === errors;
 if(!valid4){
 break;
-}
 }
 }
 }
@@ -5150,15 +5134,12 @@ return errors === 0;
 }
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateHelloMessage = validate62;
-const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HelloMessage.json","type":"object","properties":{"message":{"type":"string","const":"hello"},"payload":{"type":"object","properties":{"revision":{"$ref":"Revision.json"},"role":{"$ref":"PeerRole.json"},"session_id":{"$ref":"Id.json","description":"For UIs: the session the UI expects to attach to; a mismatch is refused."},"client":{"$ref":"ShortText.json","description":"Free-form client label for diagnostics only; never authority."}},"required":["revision","role"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"hello"};
-const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PeerRole.json","type":"string","enum":["extension","ui","client"]};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="HelloMessage.json" */;
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="HarnessModelsAvailable.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5168,21 +5149,40 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate62.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((data.models === undefined) && (missing0 = "models")){
+validate60.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.models !== undefined){
+let data0 = data.models;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate62.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs1){
+if(Array.isArray(data0)){
+if(data0.length > 4096){
+validate60.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
 return false;
 }
-if("hello" !== data0){
-validate62.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "hello"},message:"must be equal to constant"}];
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs3 = errors;
+if(!(validate61(data0[i0], {instancePath:instancePath+"/models/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate60.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -5190,90 +5190,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.revision === undefined) && (missing1 = "revision")) || ((data1.role === undefined) && (missing1 = "role"))){
-validate62.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.revision !== undefined){
-let data2 = data1.revision;
+for(const key0 in data){
+if(key0 !== "models"){
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-let missing2;
-if(((data2.major === undefined) && (missing2 = "major")) || ((data2.minor === undefined) && (missing2 = "minor"))){
-validate62.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate60.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-else {
-if(data2.major !== undefined){
-let data3 = data2.major;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate62.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 65535 || isNaN(data3)){
-validate62.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data3 < 0 || isNaN(data3)){
-validate62.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid3 = _errs8 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data2.minor !== undefined){
-let data4 = data2.minor;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate62.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 65535 || isNaN(data4)){
-validate62.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate62.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid3 = _errs10 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-for(const key0 in data2){
-if((key0 !== "major") && (key0 !== "minor")){
-const _errs13 = errors;
-validate62.errors = [{instancePath:instancePath+"/payload/revision/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Revision.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs13 === errors;
-if(!valid4){
+var valid2 = _errs5 === errors;
+if(!valid2){
 break;
 }
 }
@@ -5281,139 +5204,21 @@ break;
 }
 }
 }
-}
 else {
-validate62.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate60.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.role !== undefined){
-let data6 = data1.role;
-const _errs15 = errors;
-if(typeof data6 !== "string"){
-validate62.errors = [{instancePath:instancePath+"/payload/role",schemaPath:"PeerRole.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data6 === "extension") || (data6 === "ui")) || (data6 === "client"))){
-validate62.errors = [{instancePath:instancePath+"/payload/role",schemaPath:"PeerRole.json/enum",keyword:"enum",params:{allowedValues: schema156.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.session_id !== undefined){
-let data7 = data1.session_id;
-const _errs18 = errors;
-const _errs19 = errors;
-if(errors === _errs19){
-if(typeof data7 === "string"){
-if(!pattern4.test(data7)){
-validate62.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate62.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs18 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.client !== undefined){
-let data8 = data1.client;
-const _errs21 = errors;
-const _errs22 = errors;
-if(errors === _errs22){
-if(typeof data8 === "string"){
-if(func1(data8) > 1024){
-validate62.errors = [{instancePath:instancePath+"/payload/client",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate62.errors = [{instancePath:instancePath+"/payload/client",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs21 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key1 in data1){
-if((((key1 !== "revision") && (key1 !== "role")) && (key1 !== "session_id")) && (key1 !== "client")){
-const _errs25 = errors;
-validate62.errors = [{instancePath:instancePath+"/payload/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid8 = _errs25 === errors;
-if(!valid8){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate62.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key2 in data){
-if((key2 !== "message") && (key2 !== "payload")){
-const _errs28 = errors;
-validate62.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid9 = _errs28 === errors;
-if(!valid9){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate62.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate62.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateInterceptMessage = validate63;
-const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept"},"payload":{"type":"object","properties":{"selectors":{"type":"array","items":{"$ref":"Selector.json"},"minItems":1,"maxItems":256},"priority":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Lower runs first; ties keep registration order."}},"required":["selectors","priority"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"intercept"};
-const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Selector.json","type":"string","pattern":"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$","description":"A subscription or interception selector: an exact event name, `family.*`, or `*`."};
-const pattern45 = new RegExp("^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$", "u");
+export const validateHarnessNotice = validate63;
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessNotice.json","type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"ShortText.json"},"mandatory":{"type":"boolean","description":"Mandatory notices are kept and re-synthesised for late subscribers."},"instance":{"$ref":"InstanceName.json","description":"The extension instance a notice is about, if any."}},"required":["level","text","mandatory"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.notice"};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="InterceptMessage.json" */;
+/*# sourceURL="HarnessNotice.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate63.evaluated;
@@ -5426,20 +5231,20 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((((data.level === undefined) && (missing0 = "level")) || ((data.text === undefined) && (missing0 = "text"))) || ((data.mandatory === undefined) && (missing0 = "mandatory"))){
 validate63.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.level !== undefined){
+let data0 = data.level;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate63.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate63.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("intercept" !== data0){
-validate63.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept"},message:"must be equal to constant"}];
+if(!(((((data0 === "debug") || (data0 === "info")) || (data0 === "warning")) || (data0 === "error")) || (data0 === "critical"))){
+validate63.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -5448,130 +5253,72 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.selectors === undefined) && (missing1 = "selectors")) || ((data1.priority === undefined) && (missing1 = "priority"))){
-validate63.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.selectors !== undefined){
-let data2 = data1.selectors;
+if(data.text !== undefined){
+let data1 = data.text;
+const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
-if(Array.isArray(data2)){
-if(data2.length > 256){
-validate63.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+validate63.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
-else {
-if(data2.length < 1){
-validate63.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
 }
 else {
-var valid2 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
+validate63.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mandatory !== undefined){
 const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(!pattern45.test(data3)){
-validate63.errors = [{instancePath:instancePath+"/payload/selectors/" + i0,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
+if(typeof data.mandatory !== "boolean"){
+validate63.errors = [{instancePath:instancePath+"/mandatory",schemaPath:"#/properties/mandatory/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
+var valid0 = _errs7 === errors;
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/payload/selectors/" + i0,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+var valid0 = true;
 }
-}
-var valid2 = _errs7 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-}
-else {
-validate63.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.priority !== undefined){
-let data4 = data1.priority;
+if(valid0){
+if(data.instance !== undefined){
+let data3 = data.instance;
+const _errs9 = errors;
 const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate63.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
 if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-validate63.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data4 < -2147483648 || isNaN(data4)){
-validate63.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
+if(typeof data3 === "string"){
+if(!pattern10.test(data3)){
+validate63.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
+else {
+validate63.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
 }
-var valid1 = _errs10 === errors;
+var valid0 = _errs9 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "selectors") && (key0 !== "priority")){
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "level") && (key0 !== "text")) && (key0 !== "mandatory")) && (key0 !== "instance")){
 const _errs13 = errors;
-validate63.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate63.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid4 = _errs13 === errors;
 if(!valid4){
 break;
 }
 }
-}
-}
-}
-}
-}
-else {
-validate63.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs16 = errors;
-validate63.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
 }
 }
 }
@@ -5589,12 +5336,12 @@ return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateInterceptReplyMessage = validate64;
-const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptReplyMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept_reply"},"payload":{"type":"object","properties":{"id":{"type":"string"},"action":{"$ref":"InterceptAction.json"},"replacement":{"$ref":"EventEnvelope.json","description":"Required for `replace`: same event name, re-admitted under the original publisher."}},"required":["id","action"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"intercept_reply"};
-const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptAction.json","type":"string","enum":["pass","drop","replace"]};
+export const validateHelloMessage = validate64;
+const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HelloMessage.json","type":"object","properties":{"message":{"type":"string","const":"hello"},"payload":{"type":"object","properties":{"revision":{"$ref":"Revision.json"},"role":{"$ref":"PeerRole.json"},"session_id":{"$ref":"Id.json","description":"For UIs: the session the UI expects to attach to; a mismatch is refused."},"client":{"$ref":"ShortText.json","description":"Free-form client label for diagnostics only; never authority."}},"required":["revision","role"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"hello"};
+const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PeerRole.json","type":"string","enum":["extension","ui","client"]};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="InterceptReplyMessage.json" */;
+/*# sourceURL="HelloMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate64.evaluated;
@@ -5619,8 +5366,8 @@ if(typeof data0 !== "string"){
 validate64.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("intercept_reply" !== data0){
-validate64.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept_reply"},message:"must be equal to constant"}];
+if("hello" !== data0){
+validate64.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "hello"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -5635,16 +5382,96 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if(((data1.id === undefined) && (missing1 = "id")) || ((data1.action === undefined) && (missing1 = "action"))){
+if(((data1.revision === undefined) && (missing1 = "revision")) || ((data1.role === undefined) && (missing1 = "role"))){
 validate64.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data1.id !== undefined){
+if(data1.revision !== undefined){
+let data2 = data1.revision;
 const _errs5 = errors;
-if(typeof data1.id !== "string"){
-validate64.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"#/properties/payload/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs6 = errors;
+if(errors === _errs6){
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+let missing2;
+if(((data2.major === undefined) && (missing2 = "major")) || ((data2.minor === undefined) && (missing2 = "minor"))){
+validate64.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
+}
+else {
+if(data2.major !== undefined){
+let data3 = data2.major;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate64.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 65535 || isNaN(data3)){
+validate64.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate64.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid3 = _errs8 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data2.minor !== undefined){
+let data4 = data2.minor;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate64.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 65535 || isNaN(data4)){
+validate64.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate64.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid3 = _errs10 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+for(const key0 in data2){
+if((key0 !== "major") && (key0 !== "minor")){
+const _errs13 = errors;
+validate64.errors = [{instancePath:instancePath+"/payload/revision/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Revision.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate64.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
 }
 var valid1 = _errs5 === errors;
 }
@@ -5652,43 +5479,76 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.action !== undefined){
-let data3 = data1.action;
-const _errs7 = errors;
-if(typeof data3 !== "string"){
-validate64.errors = [{instancePath:instancePath+"/payload/action",schemaPath:"InterceptAction.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data1.role !== undefined){
+let data6 = data1.role;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
+validate64.errors = [{instancePath:instancePath+"/payload/role",schemaPath:"PeerRole.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data3 === "pass") || (data3 === "drop")) || (data3 === "replace"))){
-validate64.errors = [{instancePath:instancePath+"/payload/action",schemaPath:"InterceptAction.json/enum",keyword:"enum",params:{allowedValues: schema162.enum},message:"must be equal to one of the allowed values"}];
+if(!(((data6 === "extension") || (data6 === "ui")) || (data6 === "client"))){
+validate64.errors = [{instancePath:instancePath+"/payload/role",schemaPath:"PeerRole.json/enum",keyword:"enum",params:{allowedValues: schema166.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid1 = _errs7 === errors;
+var valid1 = _errs15 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.replacement !== undefined){
-const _errs10 = errors;
-if(!(validate39(data1.replacement, {instancePath:instancePath+"/payload/replacement",parentData:data1,parentDataProperty:"replacement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-errors = vErrors.length;
+if(data1.session_id !== undefined){
+let data7 = data1.session_id;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data7 === "string"){
+if(!pattern4.test(data7)){
+validate64.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
 }
-var valid1 = _errs10 === errors;
+}
+else {
+validate64.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs18 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-for(const key0 in data1){
-if(((key0 !== "id") && (key0 !== "action")) && (key0 !== "replacement")){
-const _errs12 = errors;
-validate64.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data1.client !== undefined){
+let data8 = data1.client;
+const _errs21 = errors;
+const _errs22 = errors;
+if(errors === _errs22){
+if(typeof data8 === "string"){
+if(func1(data8) > 1024){
+validate64.errors = [{instancePath:instancePath+"/payload/client",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
-var valid3 = _errs12 === errors;
-if(!valid3){
+}
+}
+else {
+validate64.errors = [{instancePath:instancePath+"/payload/client",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs21 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key1 in data1){
+if((((key1 !== "revision") && (key1 !== "role")) && (key1 !== "session_id")) && (key1 !== "client")){
+const _errs25 = errors;
+validate64.errors = [{instancePath:instancePath+"/payload/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid8 = _errs25 === errors;
+if(!valid8){
 break;
+}
 }
 }
 }
@@ -5708,13 +5568,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs15 = errors;
-validate64.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key2 in data){
+if((key2 !== "message") && (key2 !== "payload")){
+const _errs28 = errors;
+validate64.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs15 === errors;
-if(!valid4){
+var valid9 = _errs28 === errors;
+if(!valid9){
 break;
 }
 }
@@ -5733,11 +5593,194 @@ return errors === 0;
 }
 validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateInterceptRequestMessage = validate66;
-const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept_request"},"payload":{"type":"object","properties":{"id":{"type":"string"},"event":{"$ref":"EventEnvelope.json"},"publisher":{"$ref":"Publisher.json"}},"required":["id","event","publisher"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"intercept_request"};
+export const validateInterceptMessage = validate65;
+const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept"},"payload":{"type":"object","properties":{"selectors":{"type":"array","items":{"$ref":"Selector.json"},"minItems":1,"maxItems":256},"priority":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Lower runs first; ties keep registration order."}},"required":["selectors","priority"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"intercept"};
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Selector.json","type":"string","pattern":"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$","description":"A subscription or interception selector: an exact event name, `family.*`, or `*`."};
+const pattern45 = new RegExp("^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$", "u");
+
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="InterceptMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate65.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate65.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate65.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("intercept" !== data0){
+validate65.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((data1.selectors === undefined) && (missing1 = "selectors")) || ((data1.priority === undefined) && (missing1 = "priority"))){
+validate65.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.selectors !== undefined){
+let data2 = data1.selectors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(Array.isArray(data2)){
+if(data2.length > 256){
+validate65.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+return false;
+}
+else {
+if(data2.length < 1){
+validate65.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid2 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(!pattern45.test(data3)){
+validate65.errors = [{instancePath:instancePath+"/payload/selectors/" + i0,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
+return false;
+}
+}
+else {
+validate65.errors = [{instancePath:instancePath+"/payload/selectors/" + i0,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs7 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+else {
+validate65.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.priority !== undefined){
+let data4 = data1.priority;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate65.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+validate65.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data4 < -2147483648 || isNaN(data4)){
+validate65.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((key0 !== "selectors") && (key0 !== "priority")){
+const _errs13 = errors;
+validate65.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate65.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs16 = errors;
+validate65.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs16 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate65.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate65.errors = vErrors;
+return errors === 0;
+}
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateInterceptReplyMessage = validate66;
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptReplyMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept_reply"},"payload":{"type":"object","properties":{"id":{"$ref":"Count.json"},"action":{"$ref":"InterceptAction.json"},"replacement":{"$ref":"EventEnvelope.json","description":"Required for `replace`: same event name, re-admitted under the original publisher."}},"required":["id","action"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"intercept_reply"};
+const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptAction.json","type":"string","enum":["pass","drop","replace"]};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="InterceptRequestMessage.json" */;
+/*# sourceURL="InterceptReplyMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate66.evaluated;
@@ -5762,8 +5805,8 @@ if(typeof data0 !== "string"){
 validate66.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("intercept_request" !== data0){
-validate66.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept_request"},message:"must be equal to constant"}];
+if("intercept_reply" !== data0){
+validate66.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept_reply"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -5778,16 +5821,32 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if((((data1.id === undefined) && (missing1 = "id")) || ((data1.event === undefined) && (missing1 = "event"))) || ((data1.publisher === undefined) && (missing1 = "publisher"))){
+if(((data1.id === undefined) && (missing1 = "id")) || ((data1.action === undefined) && (missing1 = "action"))){
 validate66.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data1.id !== undefined){
+let data2 = data1.id;
 const _errs5 = errors;
-if(typeof data1.id !== "string"){
-validate66.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"#/properties/payload/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate66.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate66.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate66.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
 }
 var valid1 = _errs5 === errors;
 }
@@ -5795,23 +5854,16 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.event !== undefined){
-const _errs7 = errors;
-if(!(validate39(data1.event, {instancePath:instancePath+"/payload/event",parentData:data1,parentDataProperty:"event",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs7 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.publisher !== undefined){
+if(data1.action !== undefined){
+let data3 = data1.action;
 const _errs8 = errors;
-if(!(validate24(data1.publisher, {instancePath:instancePath+"/payload/publisher",parentData:data1,parentDataProperty:"publisher",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-errors = vErrors.length;
+if(typeof data3 !== "string"){
+validate66.errors = [{instancePath:instancePath+"/payload/action",schemaPath:"InterceptAction.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data3 === "pass") || (data3 === "drop")) || (data3 === "replace"))){
+validate66.errors = [{instancePath:instancePath+"/payload/action",schemaPath:"InterceptAction.json/enum",keyword:"enum",params:{allowedValues: schema173.enum},message:"must be equal to one of the allowed values"}];
+return false;
 }
 var valid1 = _errs8 === errors;
 }
@@ -5819,13 +5871,25 @@ else {
 var valid1 = true;
 }
 if(valid1){
+if(data1.replacement !== undefined){
+const _errs11 = errors;
+if(!(validate41(data1.replacement, {instancePath:instancePath+"/payload/replacement",parentData:data1,parentDataProperty:"replacement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
 for(const key0 in data1){
-if(((key0 !== "id") && (key0 !== "event")) && (key0 !== "publisher")){
-const _errs10 = errors;
+if(((key0 !== "id") && (key0 !== "action")) && (key0 !== "replacement")){
+const _errs13 = errors;
 validate66.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs10 === errors;
-if(!valid2){
+var valid4 = _errs13 === errors;
+if(!valid4){
 break;
 }
 }
@@ -5848,11 +5912,11 @@ var valid0 = true;
 if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
-const _errs13 = errors;
+const _errs16 = errors;
 validate66.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs13 === errors;
-if(!valid3){
+var valid5 = _errs16 === errors;
+if(!valid5){
 break;
 }
 }
@@ -5871,15 +5935,169 @@ return errors === 0;
 }
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateJournalRecord = validate69;
-const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"JournalRecord.json","type":"object","properties":{"seq":{"type":"string","description":"Zero-based position of this record in its journal."},"event":{"$ref":"EventEnvelope.json"},"parent":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"The seq of the record this one follows in the transcript tree, or null at a root."},"source":{"$ref":"RecordSource.json"},"recorded_at":{"$ref":"Micros.json"}},"required":["seq","event","parent","source","recorded_at"],"unevaluatedProperties":{"not":{}},"description":"One record of a framed journal (`events.cbor`, `restore-events.cbor`, prompt history):\nan 8-byte little-endian length followed by this map in CBOR.","x-tau-record":"journal"};
-const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RecordSource.json","type":"object","properties":{"class":{"$ref":"PeerClass.json"},"instance":{"$ref":"InstanceName.json"},"kind":{"$ref":"ExtensionKind.json"}},"required":["class"],"unevaluatedProperties":{"not":{}},"description":"Who caused a durable record: the harness, or a configured peer by stable identity."};
+export const validateInterceptRequestMessage = validate68;
+const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept_request"},"payload":{"type":"object","properties":{"id":{"$ref":"Count.json"},"event":{"$ref":"EventEnvelope.json"},"publisher":{"$ref":"Publisher.json"}},"required":["id","event","publisher"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"intercept_request"};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="InterceptRequestMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate68.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate68.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate68.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("intercept_request" !== data0){
+validate68.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept_request"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((((data1.id === undefined) && (missing1 = "id")) || ((data1.event === undefined) && (missing1 = "event"))) || ((data1.publisher === undefined) && (missing1 = "publisher"))){
+validate68.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.id !== undefined){
+let data2 = data1.id;
+const _errs5 = errors;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate68.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate68.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate68.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.event !== undefined){
+const _errs8 = errors;
+if(!(validate41(data1.event, {instancePath:instancePath+"/payload/event",parentData:data1,parentDataProperty:"event",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.publisher !== undefined){
+const _errs9 = errors;
+if(!(validate24(data1.publisher, {instancePath:instancePath+"/payload/publisher",parentData:data1,parentDataProperty:"publisher",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if(((key0 !== "id") && (key0 !== "event")) && (key0 !== "publisher")){
+const _errs11 = errors;
+validate68.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs11 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate68.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs14 = errors;
+validate68.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs14 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate68.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate68.errors = vErrors;
+return errors === 0;
+}
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateJournalRecord = validate71;
+const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"JournalRecord.json","type":"object","properties":{"seq":{"$ref":"Count.json","description":"Zero-based position of this record in its journal."},"event":{"$ref":"EventEnvelope.json"},"parent":{"anyOf":[{"$ref":"Count.json"},{"type":"null"}],"description":"The seq of the record this one follows in the transcript tree, or null at a root."},"source":{"$ref":"RecordSource.json"},"recorded_at":{"$ref":"Micros.json"}},"required":["seq","event","parent","source","recorded_at"],"unevaluatedProperties":{"not":{}},"description":"One record of a framed journal (`events.cbor`, `restore-events.cbor`, prompt history):\nan 8-byte little-endian length followed by this map in CBOR.","x-tau-record":"journal"};
+const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RecordSource.json","type":"object","properties":{"class":{"$ref":"PeerClass.json"},"instance":{"$ref":"InstanceName.json"},"kind":{"$ref":"ExtensionKind.json"}},"required":["class"],"unevaluatedProperties":{"not":{}},"description":"Who caused a durable record: the harness, or a configured peer by stable identity."};
+
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="RecordSource.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5890,7 +6108,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.class === undefined) && (missing0 = "class")){
-validate71.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate73.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -5898,11 +6116,11 @@ if(data.class !== undefined){
 let data0 = data.class;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate71.errors = [{instancePath:instancePath+"/class",schemaPath:"PeerClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate73.errors = [{instancePath:instancePath+"/class",schemaPath:"PeerClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((data0 === "harness") || (data0 === "extension")) || (data0 === "ui_attached")) || (data0 === "ui_embedded")) || (data0 === "socket_other")) || (data0 === "peer_external"))){
-validate71.errors = [{instancePath:instancePath+"/class",schemaPath:"PeerClass.json/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"}];
+validate73.errors = [{instancePath:instancePath+"/class",schemaPath:"PeerClass.json/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -5918,12 +6136,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern10.test(data1)){
-validate71.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+validate73.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate71.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate73.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5937,11 +6155,11 @@ if(data.kind !== undefined){
 let data2 = data.kind;
 const _errs7 = errors;
 if(typeof data2 !== "string"){
-validate71.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate73.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data2 === "tool") || (data2 === "core")) || (data2 === "provider")) || (data2 === "action"))){
-validate71.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"}];
+validate73.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -5953,11 +6171,226 @@ if(valid0){
 for(const key0 in data){
 if(((key0 !== "class") && (key0 !== "instance")) && (key0 !== "kind")){
 const _errs11 = errors;
-validate71.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate73.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid4 = _errs11 === errors;
 if(!valid4){
 break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate73.errors = vErrors;
+return errors === 0;
+}
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="JournalRecord.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate71.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.seq === undefined) && (missing0 = "seq")) || ((data.event === undefined) && (missing0 = "event"))) || ((data.parent === undefined) && (missing0 = "parent"))) || ((data.source === undefined) && (missing0 = "source"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
+validate71.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.seq !== undefined){
+let data0 = data.seq;
+const _errs1 = errors;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate71.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 9007199254740991 || isNaN(data0)){
+validate71.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data0 < 0 || isNaN(data0)){
+validate71.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event !== undefined){
+const _errs4 = errors;
+if(!(validate41(data.event, {instancePath:instancePath+"/event",parentData:data,parentDataProperty:"event",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.parent !== undefined){
+let data2 = data.parent;
+const _errs5 = errors;
+const _errs6 = errors;
+let valid2 = false;
+const _errs7 = errors;
+const _errs8 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err0 = {instancePath:instancePath+"/parent",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(errors === _errs8){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+const err1 = {instancePath:instancePath+"/parent",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+const err2 = {instancePath:instancePath+"/parent",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+}
+var _valid0 = _errs7 === errors;
+valid2 = valid2 || _valid0;
+const _errs10 = errors;
+if(data2 !== null){
+const err3 = {instancePath:instancePath+"/parent",schemaPath:"#/properties/parent/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs10 === errors;
+valid2 = valid2 || _valid0;
+if(!valid2){
+const err4 = {instancePath:instancePath+"/parent",schemaPath:"#/properties/parent/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate71.errors = vErrors;
+return false;
+}
+else {
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.source !== undefined){
+const _errs12 = errors;
+if(!(validate73(data.source, {instancePath:instancePath+"/source",parentData:data,parentDataProperty:"source",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.recorded_at !== undefined){
+let data4 = data.recorded_at;
+const _errs13 = errors;
+const _errs14 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate71.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs14){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate71.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate71.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "seq") && (key0 !== "event")) && (key0 !== "parent")) && (key0 !== "source")) && (key0 !== "recorded_at")){
+const _errs17 = errors;
+validate71.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs17 === errors;
+if(!valid5){
+break;
+}
+}
 }
 }
 }
@@ -5976,180 +6409,14 @@ return errors === 0;
 }
 validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+export const validateNoticeMessage = validate75;
+const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"NoticeMessage.json","type":"object","properties":{"message":{"type":"string","const":"notice"},"payload":{"type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"BodyText.json"},"request_id":{"$ref":"Id.json"}},"required":["level","text"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"A directed notice to one requester (tree listings, stats, admission results).","x-tau-direction":"from_harness","x-tau-message":"notice"};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="JournalRecord.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate69.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((data.seq === undefined) && (missing0 = "seq")) || ((data.event === undefined) && (missing0 = "event"))) || ((data.parent === undefined) && (missing0 = "parent"))) || ((data.source === undefined) && (missing0 = "source"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate69.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.seq !== undefined){
-const _errs1 = errors;
-if(typeof data.seq !== "string"){
-validate69.errors = [{instancePath:instancePath+"/seq",schemaPath:"#/properties/seq/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event !== undefined){
-const _errs3 = errors;
-if(!(validate39(data.event, {instancePath:instancePath+"/event",parentData:data,parentDataProperty:"event",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.parent !== undefined){
-let data2 = data.parent;
-const _errs4 = errors;
-const _errs5 = errors;
-let valid1 = false;
-const _errs6 = errors;
-if(typeof data2 !== "string"){
-const err0 = {instancePath:instancePath+"/parent",schemaPath:"#/properties/parent/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-var _valid0 = _errs6 === errors;
-valid1 = valid1 || _valid0;
-const _errs8 = errors;
-if(data2 !== null){
-const err1 = {instancePath:instancePath+"/parent",schemaPath:"#/properties/parent/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-var _valid0 = _errs8 === errors;
-valid1 = valid1 || _valid0;
-if(!valid1){
-const err2 = {instancePath:instancePath+"/parent",schemaPath:"#/properties/parent/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-validate69.errors = vErrors;
-return false;
-}
-else {
-errors = _errs5;
-if(vErrors !== null){
-if(_errs5){
-vErrors.length = _errs5;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.source !== undefined){
-const _errs10 = errors;
-if(!(validate71(data.source, {instancePath:instancePath+"/source",parentData:data,parentDataProperty:"source",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.recorded_at !== undefined){
-let data4 = data.recorded_at;
-const _errs11 = errors;
-const _errs12 = errors;
-if(typeof data4 !== "string"){
-validate69.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === _errs12){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate69.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "seq") && (key0 !== "event")) && (key0 !== "parent")) && (key0 !== "source")) && (key0 !== "recorded_at")){
-const _errs15 = errors;
-validate69.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs15 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate69.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate69.errors = vErrors;
-return errors === 0;
-}
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateNoticeMessage = validate73;
-const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"NoticeMessage.json","type":"object","properties":{"message":{"type":"string","const":"notice"},"payload":{"type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"BodyText.json"},"request_id":{"$ref":"Id.json"}},"required":["level","text"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"A directed notice to one requester (tree listings, stats, admission results).","x-tau-direction":"from_harness","x-tau-message":"notice"};
-
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="NoticeMessage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6160,7 +6427,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate73.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate75.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -6168,11 +6435,11 @@ if(data.message !== undefined){
 let data0 = data.message;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate73.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("notice" !== data0){
-validate73.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "notice"},message:"must be equal to constant"}];
+validate75.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "notice"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -6188,7 +6455,7 @@ if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if(((data1.level === undefined) && (missing1 = "level")) || ((data1.text === undefined) && (missing1 = "text"))){
-validate73.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate75.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -6196,11 +6463,11 @@ if(data1.level !== undefined){
 let data2 = data1.level;
 const _errs5 = errors;
 if(typeof data2 !== "string"){
-validate73.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((((data2 === "debug") || (data2 === "info")) || (data2 === "warning")) || (data2 === "error")) || (data2 === "critical"))){
-validate73.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values"}];
+validate75.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid1 = _errs5 === errors;
@@ -6216,12 +6483,12 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func1(data3) > 8388608){
-validate73.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate75.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6238,12 +6505,12 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data4 === "string"){
 if(!pattern4.test(data4)){
-validate73.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate75.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate75.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6256,7 +6523,7 @@ if(valid1){
 for(const key0 in data1){
 if(((key0 !== "level") && (key0 !== "text")) && (key0 !== "request_id")){
 const _errs15 = errors;
-validate73.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate75.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid5 = _errs15 === errors;
 if(!valid5){
@@ -6270,7 +6537,7 @@ break;
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate75.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -6283,256 +6550,10 @@ if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
 const _errs18 = errors;
-validate73.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate75.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid6 = _errs18 === errors;
 if(!valid6){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate73.errors = vErrors;
-return errors === 0;
-}
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validatePromptHistoryRecord = validate74;
-const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptHistoryRecord.json","type":"object","properties":{"seq":{"type":"string"},"text":{"$ref":"BodyText.json"},"session_id":{"$ref":"Id.json"},"cwd":{"$ref":"PathText.json"},"recorded_at":{"$ref":"Micros.json"}},"required":["seq","text","recorded_at"],"unevaluatedProperties":{"not":{}},"description":"One entry of the global prompt history shared by all UIs of the user.","x-tau-record":"prompt_history"};
-
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="PromptHistoryRecord.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate74.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.seq === undefined) && (missing0 = "seq")) || ((data.text === undefined) && (missing0 = "text"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate74.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.seq !== undefined){
-const _errs1 = errors;
-if(typeof data.seq !== "string"){
-validate74.errors = [{instancePath:instancePath+"/seq",schemaPath:"#/properties/seq/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
-const _errs3 = errors;
-const _errs4 = errors;
-if(errors === _errs4){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate74.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate74.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.session_id !== undefined){
-let data2 = data.session_id;
-const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate74.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate74.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cwd !== undefined){
-let data3 = data.cwd;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func1(data3) > 4096){
-validate74.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
-return false;
-}
-}
-else {
-validate74.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.recorded_at !== undefined){
-let data4 = data.recorded_at;
-const _errs12 = errors;
-const _errs13 = errors;
-if(typeof data4 !== "string"){
-validate74.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === _errs13){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate74.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "seq") && (key0 !== "text")) && (key0 !== "session_id")) && (key0 !== "cwd")) && (key0 !== "recorded_at")){
-const _errs16 = errors;
-validate74.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate74.errors = vErrors;
-return errors === 0;
-}
-validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateProviderCancelRequest = validate75;
-const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderCancelRequest.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["prompt_id","round"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.cancel_request"};
-
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderCancelRequest.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate75.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))){
-validate75.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.prompt_id !== undefined){
-let data0 = data.prompt_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate75.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate75.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.round !== undefined){
-let data1 = data.round;
-const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate75.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs4){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 4294967295 || isNaN(data1)){
-validate75.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data1 < 0 || isNaN(data1)){
-validate75.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((key0 !== "prompt_id") && (key0 !== "round")){
-const _errs7 = errors;
-validate75.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid2 = _errs7 === errors;
-if(!valid2){
 break;
 }
 }
@@ -6551,12 +6572,183 @@ return errors === 0;
 }
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderModelsDeclared = validate76;
-const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsDeclared.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_declared"};
-const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelInfo.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"context_window":{"type":"string"},"input_cost":{"type":"number","description":"USD per million tokens."},"output_cost":{"type":"number"}},"required":["id"],"unevaluatedProperties":{"not":{}}};
+export const validatePromptHistoryRecord = validate76;
+const schema188 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptHistoryRecord.json","type":"object","properties":{"seq":{"$ref":"Count.json"},"text":{"$ref":"BodyText.json"},"session_id":{"$ref":"Id.json"},"cwd":{"$ref":"PathText.json"},"recorded_at":{"$ref":"Micros.json"}},"required":["seq","text","recorded_at"],"unevaluatedProperties":{"not":{}},"description":"One entry of the global prompt history shared by all UIs of the user.","x-tau-record":"prompt_history"};
+
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="PromptHistoryRecord.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate76.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.seq === undefined) && (missing0 = "seq")) || ((data.text === undefined) && (missing0 = "text"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
+validate76.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.seq !== undefined){
+let data0 = data.seq;
+const _errs1 = errors;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate76.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 9007199254740991 || isNaN(data0)){
+validate76.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data0 < 0 || isNaN(data0)){
+validate76.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data1 = data.text;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 8388608){
+validate76.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate76.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session_id !== undefined){
+let data2 = data.session_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate76.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate76.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cwd !== undefined){
+let data3 = data.cwd;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 4096){
+validate76.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate76.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.recorded_at !== undefined){
+let data4 = data.recorded_at;
+const _errs13 = errors;
+const _errs14 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate76.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs14){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate76.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate76.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "seq") && (key0 !== "text")) && (key0 !== "session_id")) && (key0 !== "cwd")) && (key0 !== "recorded_at")){
+const _errs17 = errors;
+validate76.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs17 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate76.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate76.errors = vErrors;
+return errors === 0;
+}
+validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateProviderCancelRequest = validate77;
+const schema194 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderCancelRequest.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["prompt_id","round"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.cancel_request"};
 
 function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ModelInfo.json" */;
+/*# sourceURL="ProviderCancelRequest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate77.evaluated;
@@ -6569,24 +6761,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.id === undefined) && (missing0 = "id")){
+if(((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))){
 validate77.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.id !== undefined){
-let data0 = data.id;
+if(data.prompt_id !== undefined){
+let data0 = data.prompt_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(func1(data0) > 1024){
-validate77.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(!pattern4.test(data0)){
+validate77.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate77.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate77.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6596,11 +6788,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.context_window !== undefined){
+if(data.round !== undefined){
+let data1 = data.round;
 const _errs4 = errors;
-if(typeof data.context_window !== "string"){
-validate77.errors = [{instancePath:instancePath+"/context_window",schemaPath:"#/properties/context_window/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate77.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 4294967295 || isNaN(data1)){
+validate77.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate77.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -6608,42 +6815,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.input_cost !== undefined){
-let data2 = data.input_cost;
-const _errs6 = errors;
-if(!((typeof data2 == "number") && (isFinite(data2)))){
-validate77.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.output_cost !== undefined){
-let data3 = data.output_cost;
-const _errs8 = errors;
-if(!((typeof data3 == "number") && (isFinite(data3)))){
-validate77.errors = [{instancePath:instancePath+"/output_cost",schemaPath:"#/properties/output_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if((((key0 !== "id") && (key0 !== "context_window")) && (key0 !== "input_cost")) && (key0 !== "output_cost")){
-const _errs11 = errors;
+if((key0 !== "prompt_id") && (key0 !== "round")){
+const _errs7 = errors;
 validate77.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs11 === errors;
+var valid2 = _errs7 === errors;
 if(!valid2){
 break;
-}
-}
 }
 }
 }
@@ -6661,91 +6840,12 @@ return errors === 0;
 }
 validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderModelsDeclared.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate76.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.models === undefined) && (missing0 = "models")){
-validate76.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.models !== undefined){
-let data0 = data.models;
-const _errs1 = errors;
-if(errors === _errs1){
-if(Array.isArray(data0)){
-if(data0.length > 1024){
-validate76.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-const _errs3 = errors;
-if(!(validate77(data0[i0], {instancePath:instancePath+"/models/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs3 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate76.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(key0 !== "models"){
-const _errs5 = errors;
-validate76.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-}
-}
-else {
-validate76.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate76.errors = vErrors;
-return errors === 0;
-}
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateProviderModelsUpdated = validate79;
-const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsUpdated.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024}},"required":["instance","models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_updated"};
+export const validateProviderModelsDeclared = validate78;
+const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsDeclared.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_declared"};
+const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelInfo.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json"},"input_cost":{"type":"number","description":"USD per million tokens."},"output_cost":{"type":"number"}},"required":["id"],"unevaluatedProperties":{"not":{}}};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderModelsUpdated.json" */;
+/*# sourceURL="ModelInfo.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate79.evaluated;
@@ -6758,24 +6858,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.instance === undefined) && (missing0 = "instance")) || ((data.models === undefined) && (missing0 = "models"))){
+if((data.id === undefined) && (missing0 = "id")){
 validate79.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.instance !== undefined){
-let data0 = data.instance;
+if(data.id !== undefined){
+let data0 = data.id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern10.test(data0)){
-validate79.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+if(func1(data0) > 1024){
+validate79.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate79.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate79.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6785,34 +6885,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.models !== undefined){
-let data1 = data.models;
+if(data.context_window !== undefined){
+let data1 = data.context_window;
 const _errs4 = errors;
-if(errors === _errs4){
-if(Array.isArray(data1)){
-if(data1.length > 1024){
-validate79.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
+const _errs5 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate79.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate79.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
-var valid2 = true;
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-const _errs6 = errors;
-if(!(validate77(data1[i0], {instancePath:instancePath+"/models/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
-errors = vErrors.length;
-}
-var valid2 = _errs6 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-else {
-validate79.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+if(data1 < 0 || isNaN(data1)){
+validate79.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
+}
+}
 }
 }
 var valid0 = _errs4 === errors;
@@ -6821,14 +6913,42 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.input_cost !== undefined){
+let data2 = data.input_cost;
+const _errs7 = errors;
+if(!((typeof data2 == "number") && (isFinite(data2)))){
+validate79.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.output_cost !== undefined){
+let data3 = data.output_cost;
+const _errs9 = errors;
+if(!((typeof data3 == "number") && (isFinite(data3)))){
+validate79.errors = [{instancePath:instancePath+"/output_cost",schemaPath:"#/properties/output_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((key0 !== "instance") && (key0 !== "models")){
-const _errs8 = errors;
+if((((key0 !== "id") && (key0 !== "context_window")) && (key0 !== "input_cost")) && (key0 !== "output_cost")){
+const _errs12 = errors;
 validate79.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs8 === errors;
+var valid3 = _errs12 === errors;
 if(!valid3){
 break;
+}
+}
 }
 }
 }
@@ -6846,17 +6966,12 @@ return errors === 0;
 }
 validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderRequest = validate81;
-const schema186 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"system":{"$ref":"BodyText.json"},"messages":{"type":"array","items":{"$ref":"ProviderMessage.json"},"maxItems":100000},"tools":{"type":"array","items":{"$ref":"ToolSpec.json"},"maxItems":1024}},"required":["agent_id","prompt_id","round","model","system","messages","tools"],"unevaluatedProperties":{"not":{}},"description":"The transient full prompt, directed to the owning provider instance only.","x-tau-event":"provider.request"};
-const schema191 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderMessage.json","type":"object","properties":{"role":{"$ref":"MessageRole.json"},"text":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"call_id":{"$ref":"Id.json"},"is_error":{"type":"boolean"}},"required":["role"],"unevaluatedProperties":{"not":{}}};
-const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"MessageRole.json","type":"string","enum":["system","user","assistant","tool"]};
-const schema194 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolCall.json" */;
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderModelsDeclared.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6866,295 +6981,38 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
-validate83.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((data.models === undefined) && (missing0 = "models")){
+validate78.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
+if(data.models !== undefined){
+let data0 = data.models;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate83.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate83.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool !== undefined){
-let data1 = data.tool;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 1024){
-validate83.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate83.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.arguments_json !== undefined){
-let data2 = data.arguments_json;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 8388608){
-validate83.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate83.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")){
-const _errs11 = errors;
-validate83.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate83.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate83.errors = vErrors;
-return errors === 0;
-}
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderMessage.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate82.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.role === undefined) && (missing0 = "role")){
-validate82.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if(errors === _errs1){
+if(Array.isArray(data0)){
+if(data0.length > 1024){
+validate78.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
 return false;
 }
 else {
-if(data.role !== undefined){
-let data0 = data.role;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate82.errors = [{instancePath:instancePath+"/role",schemaPath:"MessageRole.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data0 === "system") || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
-validate82.errors = [{instancePath:instancePath+"/role",schemaPath:"MessageRole.json/enum",keyword:"enum",params:{allowedValues: schema192.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate82.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate82.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool_calls !== undefined){
-let data2 = data.tool_calls;
-const _errs7 = errors;
-if(errors === _errs7){
-if(Array.isArray(data2)){
-if(data2.length > 128){
-validate82.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
-return false;
-}
-else {
-var valid3 = true;
-const len0 = data2.length;
+var valid1 = true;
+const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-const _errs9 = errors;
-if(!(validate83(data2[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+const _errs3 = errors;
+if(!(validate79(data0[i0], {instancePath:instancePath+"/models/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs9 === errors;
-if(!valid3){
+var valid1 = _errs3 === errors;
+if(!valid1){
 break;
 }
 }
 }
 }
 else {
-validate82.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.call_id !== undefined){
-let data4 = data.call_id;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data4 === "string"){
-if(!pattern4.test(data4)){
-validate82.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate82.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.is_error !== undefined){
-const _errs13 = errors;
-if(typeof data.is_error !== "boolean"){
-validate82.errors = [{instancePath:instancePath+"/is_error",schemaPath:"#/properties/is_error/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "role") && (key0 !== "text")) && (key0 !== "tool_calls")) && (key0 !== "call_id")) && (key0 !== "is_error")){
-const _errs16 = errors;
-validate82.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate82.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate82.errors = vErrors;
-return errors === 0;
-}
-validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema202 = {"type":"object","properties":{},"unevaluatedProperties":{}};
-
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolSpec.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate86.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.name === undefined) && (missing0 = "name")) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
-validate86.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.name !== undefined){
-let data0 = data.name;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func1(data0) > 1024){
-validate86.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate86.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate78.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7164,53 +7022,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
-let data1 = data.description;
-const _errs4 = errors;
+for(const key0 in data){
+if(key0 !== "models"){
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate86.errors = [{instancePath:instancePath+"/description",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate78.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-}
-else {
-validate86.errors = [{instancePath:instancePath+"/description",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.parameters !== undefined){
-let data2 = data.parameters;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-validate86.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if(((key1 !== "name") && (key1 !== "description")) && (key1 !== "parameters")){
-const _errs12 = errors;
-validate86.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
+var valid2 = _errs5 === errors;
+if(!valid2){
 break;
 }
 }
@@ -7218,21 +7036,21 @@ break;
 }
 }
 }
-}
-}
 else {
-validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate78.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate86.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+export const validateProviderModelsUpdated = validate81;
+const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsUpdated.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024}},"required":["instance","models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_updated"};
 
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderRequest.json" */;
+/*# sourceURL="ProviderModelsUpdated.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate81.evaluated;
@@ -7245,24 +7063,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.system === undefined) && (missing0 = "system"))) || ((data.messages === undefined) && (missing0 = "messages"))) || ((data.tools === undefined) && (missing0 = "tools"))){
+if(((data.instance === undefined) && (missing0 = "instance")) || ((data.models === undefined) && (missing0 = "models"))){
 validate81.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.instance !== undefined){
+let data0 = data.instance;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate81.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(!pattern10.test(data0)){
+validate81.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate81.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate81.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7272,19 +7090,33 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
+if(data.models !== undefined){
+let data1 = data.models;
 const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate81.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(errors === _errs4){
+if(Array.isArray(data1)){
+if(data1.length > 1024){
+validate81.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
 return false;
+}
+else {
+var valid2 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+const _errs6 = errors;
+if(!(validate79(data1[i0], {instancePath:instancePath+"/models/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+errors = vErrors.length;
+}
+var valid2 = _errs6 === errors;
+if(!valid2){
+break;
+}
+}
 }
 }
 else {
-validate81.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate81.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7294,162 +7126,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.round !== undefined){
-let data2 = data.round;
-const _errs7 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate81.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 4294967295 || isNaN(data2)){
-validate81.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate81.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.model !== undefined){
-let data3 = data.model;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate81.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate81.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.system !== undefined){
-let data4 = data.system;
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate81.errors = [{instancePath:instancePath+"/system",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate81.errors = [{instancePath:instancePath+"/system",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.messages !== undefined){
-let data5 = data.messages;
-const _errs15 = errors;
-if(errors === _errs15){
-if(Array.isArray(data5)){
-if(data5.length > 100000){
-validate81.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items"}];
-return false;
-}
-else {
-var valid5 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-const _errs17 = errors;
-if(!(validate82(data5[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
-errors = vErrors.length;
-}
-var valid5 = _errs17 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-else {
-validate81.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tools !== undefined){
-let data7 = data.tools;
-const _errs18 = errors;
-if(errors === _errs18){
-if(Array.isArray(data7)){
-if(data7.length > 1024){
-validate81.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
-return false;
-}
-else {
-var valid6 = true;
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-const _errs20 = errors;
-if(!(validate86(data7[i1], {instancePath:instancePath+"/tools/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
-errors = vErrors.length;
-}
-var valid6 = _errs20 === errors;
-if(!valid6){
-break;
-}
-}
-}
-}
-else {
-validate81.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs18 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "system")) && (key0 !== "messages")) && (key0 !== "tools")){
-const _errs22 = errors;
+if((key0 !== "instance") && (key0 !== "models")){
+const _errs8 = errors;
 validate81.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs22 === errors;
-if(!valid7){
+var valid3 = _errs8 === errors;
+if(!valid3){
 break;
-}
-}
-}
-}
-}
 }
 }
 }
@@ -7467,11 +7151,285 @@ return errors === 0;
 }
 validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseDeltaReported = validate88;
-const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseDeltaReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"}},"required":["prompt_id","round"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_delta_reported"};
+export const validateProviderRequest = validate83;
+const schema202 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"system":{"$ref":"BodyText.json"},"messages":{"type":"array","items":{"$ref":"ProviderMessage.json"},"maxItems":100000},"tools":{"type":"array","items":{"$ref":"ToolSpec.json"},"maxItems":1024}},"required":["agent_id","prompt_id","round","model","system","messages","tools"],"unevaluatedProperties":{"not":{}},"description":"The transient full prompt, directed to the owning provider instance only.","x-tau-event":"provider.request"};
+const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderMessage.json","type":"object","properties":{"role":{"$ref":"MessageRole.json"},"text":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"call_id":{"$ref":"Id.json"},"is_error":{"type":"boolean"}},"required":["role"],"unevaluatedProperties":{"not":{}}};
+const schema208 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"MessageRole.json","type":"string","enum":["system","user","assistant","tool"]};
+const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
+
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ToolCall.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate85.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
+validate85.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.call_id !== undefined){
+let data0 = data.call_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate85.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate85.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data1 = data.tool;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+validate85.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate85.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.arguments_json !== undefined){
+let data2 = data.arguments_json;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 8388608){
+validate85.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate85.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")){
+const _errs11 = errors;
+validate85.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs11 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate85.errors = vErrors;
+return errors === 0;
+}
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate84.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.role === undefined) && (missing0 = "role")){
+validate84.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.role !== undefined){
+let data0 = data.role;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate84.errors = [{instancePath:instancePath+"/role",schemaPath:"MessageRole.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data0 === "system") || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
+validate84.errors = [{instancePath:instancePath+"/role",schemaPath:"MessageRole.json/enum",keyword:"enum",params:{allowedValues: schema208.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data1 = data.text;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 8388608){
+validate84.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate84.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool_calls !== undefined){
+let data2 = data.tool_calls;
+const _errs7 = errors;
+if(errors === _errs7){
+if(Array.isArray(data2)){
+if(data2.length > 128){
+validate84.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
+return false;
+}
+else {
+var valid3 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs9 = errors;
+if(!(validate85(data2[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+errors = vErrors.length;
+}
+var valid3 = _errs9 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+else {
+validate84.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+let data4 = data.call_id;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(!pattern4.test(data4)){
+validate84.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate84.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.is_error !== undefined){
+const _errs13 = errors;
+if(typeof data.is_error !== "boolean"){
+validate84.errors = [{instancePath:instancePath+"/is_error",schemaPath:"#/properties/is_error/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "role") && (key0 !== "text")) && (key0 !== "tool_calls")) && (key0 !== "call_id")) && (key0 !== "is_error")){
+const _errs16 = errors;
+validate84.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs16 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate84.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate84.errors = vErrors;
+return errors === 0;
+}
+validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema218 = {"type":"object","properties":{},"unevaluatedProperties":{}};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseDeltaReported.json" */;
+/*# sourceURL="ToolSpec.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate88.evaluated;
@@ -7484,24 +7442,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))){
+if((((data.name === undefined) && (missing0 = "name")) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
 validate88.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.prompt_id !== undefined){
-let data0 = data.prompt_id;
+if(data.name !== undefined){
+let data0 = data.name;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate88.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data0) > 1024){
+validate88.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate88.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate88.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7511,25 +7469,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.round !== undefined){
-let data1 = data.round;
+if(data.description !== undefined){
+let data1 = data.description;
 const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate88.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 8388608){
+validate88.errors = [{instancePath:instancePath+"/description",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
-if(errors === _errs4){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 4294967295 || isNaN(data1)){
-validate88.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
 }
 else {
-if(data1 < 0 || isNaN(data1)){
-validate88.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate88.errors = [{instancePath:instancePath+"/description",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs4 === errors;
@@ -7538,59 +7491,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text !== undefined){
-let data2 = data.text;
-const _errs6 = errors;
+if(data.parameters !== undefined){
+let data2 = data.parameters;
 const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(func1(data2) > 8388608){
-validate88.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
+const _errs8 = errors;
+if(errors === _errs8){
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 }
 else {
-validate88.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate88.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs6 === errors;
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reasoning !== undefined){
-let data3 = data.reasoning;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func1(data3) > 8388608){
-validate88.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+for(const key1 in data){
+if(((key1 !== "name") && (key1 !== "description")) && (key1 !== "parameters")){
+const _errs12 = errors;
+validate88.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-}
-else {
-validate88.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "text")) && (key0 !== "reasoning")){
-const _errs13 = errors;
-validate88.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs13 === errors;
+var valid4 = _errs12 === errors;
 if(!valid4){
 break;
-}
 }
 }
 }
@@ -7609,15 +7535,12 @@ return errors === 0;
 }
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseFailed = validate89;
-const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFailed.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"},"diagnostic":{"$ref":"ShortText.json"}},"required":["agent_id","prompt_id","round","error_class","diagnostic"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_failed"};
-const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorClass.json","type":"string","enum":["rate_limited","server_error","network","timeout","context_window_exceeded","authentication","invalid_request","protocol","cancelled"]};
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseFailed.json" */;
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderRequest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7627,8 +7550,8 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.error_class === undefined) && (missing0 = "error_class"))) || ((data.diagnostic === undefined) && (missing0 = "diagnostic"))){
-validate89.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.system === undefined) && (missing0 = "system"))) || ((data.messages === undefined) && (missing0 = "messages"))) || ((data.tools === undefined) && (missing0 = "tools"))){
+validate83.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -7639,12 +7562,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate89.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate83.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate89.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate83.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7661,12 +7584,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate89.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate83.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate89.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate83.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7680,18 +7603,18 @@ if(data.round !== undefined){
 let data2 = data.round;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate89.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate83.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 4294967295 || isNaN(data2)){
-validate89.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+validate83.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate89.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate83.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -7703,16 +7626,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error_class !== undefined){
-let data3 = data.error_class;
+if(data.model !== undefined){
+let data3 = data.model;
 const _errs9 = errors;
-if(typeof data3 !== "string"){
-validate89.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate83.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
-if(!(((((((((data3 === "rate_limited") || (data3 === "server_error")) || (data3 === "network")) || (data3 === "timeout")) || (data3 === "context_window_exceeded")) || (data3 === "authentication")) || (data3 === "invalid_request")) || (data3 === "protocol")) || (data3 === "cancelled"))){
-validate89.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema210.enum},message:"must be equal to one of the allowed values"}];
+}
+else {
+validate83.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs9 === errors;
 }
@@ -7720,19 +7648,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.diagnostic !== undefined){
-let data4 = data.diagnostic;
+if(data.system !== undefined){
+let data4 = data.system;
 const _errs12 = errors;
 const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data4 === "string"){
-if(func1(data4) > 1024){
-validate89.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(func1(data4) > 8388608){
+validate83.errors = [{instancePath:instancePath+"/system",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate89.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate83.errors = [{instancePath:instancePath+"/system",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7742,13 +7670,85 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "error_class")) && (key0 !== "diagnostic")){
-const _errs16 = errors;
-validate89.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.messages !== undefined){
+let data5 = data.messages;
+const _errs15 = errors;
+if(errors === _errs15){
+if(Array.isArray(data5)){
+if(data5.length > 100000){
+validate83.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items"}];
 return false;
-var valid5 = _errs16 === errors;
+}
+else {
+var valid5 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs17 = errors;
+if(!(validate84(data5[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+errors = vErrors.length;
+}
+var valid5 = _errs17 === errors;
 if(!valid5){
+break;
+}
+}
+}
+}
+else {
+validate83.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tools !== undefined){
+let data7 = data.tools;
+const _errs18 = errors;
+if(errors === _errs18){
+if(Array.isArray(data7)){
+if(data7.length > 1024){
+validate83.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
+return false;
+}
+else {
+var valid6 = true;
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+const _errs20 = errors;
+if(!(validate88(data7[i1], {instancePath:instancePath+"/tools/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+var valid6 = _errs20 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+else {
+validate83.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "system")) && (key0 !== "messages")) && (key0 !== "tools")){
+const _errs22 = errors;
+validate83.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid7 = _errs22 === errors;
+if(!valid7){
 break;
 }
 }
@@ -7760,21 +7760,23 @@ break;
 }
 }
 }
+}
+}
 else {
-validate89.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate83.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate89.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseFailedReported = validate90;
-const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFailedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"},"diagnostic":{"$ref":"ShortText.json"}},"required":["prompt_id","round","error_class","diagnostic"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_failed_reported"};
+export const validateProviderResponseDeltaReported = validate90;
+const schema219 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseDeltaReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"}},"required":["prompt_id","round"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_delta_reported"};
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseFailedReported.json" */;
+/*# sourceURL="ProviderResponseDeltaReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate90.evaluated;
@@ -7787,7 +7789,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.error_class === undefined) && (missing0 = "error_class"))) || ((data.diagnostic === undefined) && (missing0 = "diagnostic"))){
+if(((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))){
 validate90.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -7841,16 +7843,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error_class !== undefined){
-let data2 = data.error_class;
+if(data.text !== undefined){
+let data2 = data.text;
 const _errs6 = errors;
-if(typeof data2 !== "string"){
-validate90.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func1(data2) > 8388608){
+validate90.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
-if(!(((((((((data2 === "rate_limited") || (data2 === "server_error")) || (data2 === "network")) || (data2 === "timeout")) || (data2 === "context_window_exceeded")) || (data2 === "authentication")) || (data2 === "invalid_request")) || (data2 === "protocol")) || (data2 === "cancelled"))){
-validate90.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema210.enum},message:"must be equal to one of the allowed values"}];
+}
+else {
+validate90.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -7858,19 +7865,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.diagnostic !== undefined){
-let data3 = data.diagnostic;
+if(data.reasoning !== undefined){
+let data3 = data.reasoning;
 const _errs9 = errors;
 const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate90.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(func1(data3) > 8388608){
+validate90.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate90.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate90.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7881,7 +7888,7 @@ var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "error_class")) && (key0 !== "diagnostic")){
+if((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "text")) && (key0 !== "reasoning")){
 const _errs13 = errors;
 validate90.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
@@ -7907,12 +7914,12 @@ return errors === 0;
 }
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseFinished = validate91;
-const schema216 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"usage":{"$ref":"Usage.json"}},"required":["agent_id","prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished"};
-const schema222 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length"]};
+export const validateProviderResponseFailed = validate91;
+const schema223 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFailed.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"},"diagnostic":{"$ref":"ShortText.json"}},"required":["agent_id","prompt_id","round","error_class","diagnostic"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_failed"};
+const schema226 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorClass.json","type":"string","enum":["rate_limited","server_error","network","timeout","context_window_exceeded","authentication","invalid_request","protocol","cancelled"]};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseFinished.json" */;
+/*# sourceURL="ProviderResponseFailed.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate91.evaluated;
@@ -7925,7 +7932,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.text === undefined) && (missing0 = "text"))) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.finish_reason === undefined) && (missing0 = "finish_reason"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.error_class === undefined) && (missing0 = "error_class"))) || ((data.diagnostic === undefined) && (missing0 = "diagnostic"))){
 validate91.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -8001,21 +8008,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.model !== undefined){
-let data3 = data.model;
+if(data.error_class !== undefined){
+let data3 = data.error_class;
 const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate91.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(typeof data3 !== "string"){
+validate91.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate91.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((((((((data3 === "rate_limited") || (data3 === "server_error")) || (data3 === "network")) || (data3 === "timeout")) || (data3 === "context_window_exceeded")) || (data3 === "authentication")) || (data3 === "invalid_request")) || (data3 === "protocol")) || (data3 === "cancelled"))){
+validate91.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"}];
 return false;
-}
 }
 var valid0 = _errs9 === errors;
 }
@@ -8023,19 +8025,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text !== undefined){
-let data4 = data.text;
+if(data.diagnostic !== undefined){
+let data4 = data.diagnostic;
 const _errs12 = errors;
 const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate91.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(func1(data4) > 1024){
+validate91.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate91.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate91.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8045,194 +8047,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reasoning !== undefined){
-let data5 = data.reasoning;
-const _errs15 = errors;
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "error_class")) && (key0 !== "diagnostic")){
 const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data5 === "string"){
-if(func1(data5) > 8388608){
-validate91.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate91.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-}
-else {
-validate91.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool_calls !== undefined){
-let data6 = data.tool_calls;
-const _errs18 = errors;
-if(errors === _errs18){
-if(Array.isArray(data6)){
-if(data6.length > 128){
-validate91.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
-return false;
-}
-else {
-var valid6 = true;
-const len0 = data6.length;
-for(let i0=0; i0<len0; i0++){
-const _errs20 = errors;
-if(!(validate83(data6[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
-errors = vErrors.length;
-}
-var valid6 = _errs20 === errors;
-if(!valid6){
+var valid5 = _errs16 === errors;
+if(!valid5){
 break;
-}
-}
-}
-}
-else {
-validate91.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs18 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.finish_reason !== undefined){
-let data8 = data.finish_reason;
-const _errs21 = errors;
-if(typeof data8 !== "string"){
-validate91.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data8 === "stop") || (data8 === "tool_calls")) || (data8 === "length"))){
-validate91.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema222.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs21 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.usage !== undefined){
-let data9 = data.usage;
-const _errs24 = errors;
-const _errs25 = errors;
-if(errors === _errs25){
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-let missing1;
-if(((data9.input_tokens === undefined) && (missing1 = "input_tokens")) || ((data9.output_tokens === undefined) && (missing1 = "output_tokens"))){
-validate91.errors = [{instancePath:instancePath+"/usage",schemaPath:"Usage.json/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data9.input_tokens !== undefined){
-const _errs27 = errors;
-if(typeof data9.input_tokens !== "string"){
-validate91.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"Usage.json/properties/input_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid9 = _errs27 === errors;
-}
-else {
-var valid9 = true;
-}
-if(valid9){
-if(data9.output_tokens !== undefined){
-const _errs29 = errors;
-if(typeof data9.output_tokens !== "string"){
-validate91.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"Usage.json/properties/output_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid9 = _errs29 === errors;
-}
-else {
-var valid9 = true;
-}
-if(valid9){
-if(data9.cache_read_tokens !== undefined){
-const _errs31 = errors;
-if(typeof data9.cache_read_tokens !== "string"){
-validate91.errors = [{instancePath:instancePath+"/usage/cache_read_tokens",schemaPath:"Usage.json/properties/cache_read_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid9 = _errs31 === errors;
-}
-else {
-var valid9 = true;
-}
-if(valid9){
-if(data9.cache_write_tokens !== undefined){
-const _errs33 = errors;
-if(typeof data9.cache_write_tokens !== "string"){
-validate91.errors = [{instancePath:instancePath+"/usage/cache_write_tokens",schemaPath:"Usage.json/properties/cache_write_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid9 = _errs33 === errors;
-}
-else {
-var valid9 = true;
-}
-if(valid9){
-if(data9.reasoning_tokens !== undefined){
-const _errs35 = errors;
-if(typeof data9.reasoning_tokens !== "string"){
-validate91.errors = [{instancePath:instancePath+"/usage/reasoning_tokens",schemaPath:"Usage.json/properties/reasoning_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid9 = _errs35 === errors;
-}
-else {
-var valid9 = true;
-}
-if(valid9){
-for(const key0 in data9){
-if(((((key0 !== "input_tokens") && (key0 !== "output_tokens")) && (key0 !== "cache_read_tokens")) && (key0 !== "cache_write_tokens")) && (key0 !== "reasoning_tokens")){
-const _errs38 = errors;
-validate91.errors = [{instancePath:instancePath+"/usage/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Usage.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid10 = _errs38 === errors;
-if(!valid10){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate91.errors = [{instancePath:instancePath+"/usage",schemaPath:"Usage.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs24 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if(((((((((key1 !== "agent_id") && (key1 !== "prompt_id")) && (key1 !== "round")) && (key1 !== "model")) && (key1 !== "text")) && (key1 !== "reasoning")) && (key1 !== "tool_calls")) && (key1 !== "finish_reason")) && (key1 !== "usage")){
-const _errs41 = errors;
-validate91.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid11 = _errs41 === errors;
-if(!valid11){
-break;
-}
-}
-}
-}
 }
 }
 }
@@ -8253,14 +8075,14 @@ return errors === 0;
 }
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseFinishedReported = validate93;
-const schema224 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinishedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"usage":{"$ref":"Usage.json"}},"required":["prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished_reported"};
+export const validateProviderResponseFailedReported = validate92;
+const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFailedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"},"diagnostic":{"$ref":"ShortText.json"}},"required":["prompt_id","round","error_class","diagnostic"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_failed_reported"};
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseFinishedReported.json" */;
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderResponseFailedReported.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8270,8 +8092,8 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.text === undefined) && (missing0 = "text"))) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.finish_reason === undefined) && (missing0 = "finish_reason"))){
-validate93.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if(((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.error_class === undefined) && (missing0 = "error_class"))) || ((data.diagnostic === undefined) && (missing0 = "diagnostic"))){
+validate92.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -8282,12 +8104,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate93.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate92.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8301,18 +8123,18 @@ if(data.round !== undefined){
 let data1 = data.round;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate93.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate92.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 4294967295 || isNaN(data1)){
-validate93.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+validate92.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
 return false;
 }
 else {
 if(data1 < 0 || isNaN(data1)){
-validate93.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate92.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -8324,21 +8146,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.model !== undefined){
-let data2 = data.model;
+if(data.error_class !== undefined){
+let data2 = data.error_class;
 const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate93.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(typeof data2 !== "string"){
+validate92.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate93.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((((((((data2 === "rate_limited") || (data2 === "server_error")) || (data2 === "network")) || (data2 === "timeout")) || (data2 === "context_window_exceeded")) || (data2 === "authentication")) || (data2 === "invalid_request")) || (data2 === "protocol")) || (data2 === "cancelled"))){
+validate92.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"}];
 return false;
-}
 }
 var valid0 = _errs6 === errors;
 }
@@ -8346,19 +8163,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text !== undefined){
-let data3 = data.text;
+if(data.diagnostic !== undefined){
+let data3 = data.diagnostic;
 const _errs9 = errors;
 const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
-if(func1(data3) > 8388608){
-validate93.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(func1(data3) > 1024){
+validate92.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8368,19 +8185,162 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reasoning !== undefined){
-let data4 = data.reasoning;
+for(const key0 in data){
+if((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "error_class")) && (key0 !== "diagnostic")){
+const _errs13 = errors;
+validate92.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate92.errors = vErrors;
+return errors === 0;
+}
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateProviderResponseFinished = validate93;
+const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"usage":{"$ref":"Usage.json"}},"required":["agent_id","prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished"};
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length"]};
+
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderResponseFinished.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate93.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.text === undefined) && (missing0 = "text"))) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.finish_reason === undefined) && (missing0 = "finish_reason"))){
+validate93.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate93.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate93.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate93.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate93.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.round !== undefined){
+let data2 = data.round;
+const _errs7 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate93.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 4294967295 || isNaN(data2)){
+validate93.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate93.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.model !== undefined){
+let data3 = data.model;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate93.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate93.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data4 = data.text;
 const _errs12 = errors;
 const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data4 === "string"){
 if(func1(data4) > 8388608){
-validate93.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate93.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate93.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8390,26 +8350,48 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool_calls !== undefined){
-let data5 = data.tool_calls;
+if(data.reasoning !== undefined){
+let data5 = data.reasoning;
 const _errs15 = errors;
-if(errors === _errs15){
-if(Array.isArray(data5)){
-if(data5.length > 128){
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data5 === "string"){
+if(func1(data5) > 8388608){
+validate93.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate93.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool_calls !== undefined){
+let data6 = data.tool_calls;
+const _errs18 = errors;
+if(errors === _errs18){
+if(Array.isArray(data6)){
+if(data6.length > 128){
 validate93.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
 return false;
 }
 else {
-var valid5 = true;
-const len0 = data5.length;
+var valid6 = true;
+const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-const _errs17 = errors;
-if(!(validate83(data5[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+const _errs20 = errors;
+if(!(validate85(data6[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
-var valid5 = _errs17 === errors;
-if(!valid5){
+var valid6 = _errs20 === errors;
+if(!valid6){
 break;
 }
 }
@@ -8420,123 +8402,22 @@ validate93.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.finish_reason !== undefined){
-let data7 = data.finish_reason;
-const _errs18 = errors;
-if(typeof data7 !== "string"){
-validate93.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data7 === "stop") || (data7 === "tool_calls")) || (data7 === "length"))){
-validate93.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema222.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
 var valid0 = _errs18 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.usage !== undefined){
-let data8 = data.usage;
+if(data.finish_reason !== undefined){
+let data8 = data.finish_reason;
 const _errs21 = errors;
-const _errs22 = errors;
-if(errors === _errs22){
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-let missing1;
-if(((data8.input_tokens === undefined) && (missing1 = "input_tokens")) || ((data8.output_tokens === undefined) && (missing1 = "output_tokens"))){
-validate93.errors = [{instancePath:instancePath+"/usage",schemaPath:"Usage.json/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if(typeof data8 !== "string"){
+validate93.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-else {
-if(data8.input_tokens !== undefined){
-const _errs24 = errors;
-if(typeof data8.input_tokens !== "string"){
-validate93.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"Usage.json/properties/input_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((data8 === "stop") || (data8 === "tool_calls")) || (data8 === "length"))){
+validate93.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema238.enum},message:"must be equal to one of the allowed values"}];
 return false;
-}
-var valid8 = _errs24 === errors;
-}
-else {
-var valid8 = true;
-}
-if(valid8){
-if(data8.output_tokens !== undefined){
-const _errs26 = errors;
-if(typeof data8.output_tokens !== "string"){
-validate93.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"Usage.json/properties/output_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid8 = _errs26 === errors;
-}
-else {
-var valid8 = true;
-}
-if(valid8){
-if(data8.cache_read_tokens !== undefined){
-const _errs28 = errors;
-if(typeof data8.cache_read_tokens !== "string"){
-validate93.errors = [{instancePath:instancePath+"/usage/cache_read_tokens",schemaPath:"Usage.json/properties/cache_read_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid8 = _errs28 === errors;
-}
-else {
-var valid8 = true;
-}
-if(valid8){
-if(data8.cache_write_tokens !== undefined){
-const _errs30 = errors;
-if(typeof data8.cache_write_tokens !== "string"){
-validate93.errors = [{instancePath:instancePath+"/usage/cache_write_tokens",schemaPath:"Usage.json/properties/cache_write_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid8 = _errs30 === errors;
-}
-else {
-var valid8 = true;
-}
-if(valid8){
-if(data8.reasoning_tokens !== undefined){
-const _errs32 = errors;
-if(typeof data8.reasoning_tokens !== "string"){
-validate93.errors = [{instancePath:instancePath+"/usage/reasoning_tokens",schemaPath:"Usage.json/properties/reasoning_tokens/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid8 = _errs32 === errors;
-}
-else {
-var valid8 = true;
-}
-if(valid8){
-for(const key0 in data8){
-if(((((key0 !== "input_tokens") && (key0 !== "output_tokens")) && (key0 !== "cache_read_tokens")) && (key0 !== "cache_write_tokens")) && (key0 !== "reasoning_tokens")){
-const _errs35 = errors;
-validate93.errors = [{instancePath:instancePath+"/usage/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Usage.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid9 = _errs35 === errors;
-if(!valid9){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate93.errors = [{instancePath:instancePath+"/usage",schemaPath:"Usage.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
 }
 var valid0 = _errs21 === errors;
 }
@@ -8544,14 +8425,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((((((((key1 !== "prompt_id") && (key1 !== "round")) && (key1 !== "model")) && (key1 !== "text")) && (key1 !== "reasoning")) && (key1 !== "tool_calls")) && (key1 !== "finish_reason")) && (key1 !== "usage")){
-const _errs38 = errors;
-validate93.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.usage !== undefined){
+const _errs24 = errors;
+if(!(validate35(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "usage")){
+const _errs26 = errors;
+validate93.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid10 = _errs38 === errors;
-if(!valid10){
+var valid8 = _errs26 === errors;
+if(!valid8){
 break;
+}
 }
 }
 }
@@ -8575,176 +8469,11 @@ return errors === 0;
 }
 validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseUpdated = validate95;
-const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseUpdated.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"text_delta":{"$ref":"BodyText.json","description":"Append-only deltas since the previous sample."},"reasoning_delta":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","round","text_delta","reasoning_delta"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_updated"};
-
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseUpdated.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate95.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.text_delta === undefined) && (missing0 = "text_delta"))) || ((data.reasoning_delta === undefined) && (missing0 = "reasoning_delta"))){
-validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate95.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate95.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate95.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate95.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.round !== undefined){
-let data2 = data.round;
-const _errs7 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate95.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 4294967295 || isNaN(data2)){
-validate95.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate95.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text_delta !== undefined){
-let data3 = data.text_delta;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func1(data3) > 8388608){
-validate95.errors = [{instancePath:instancePath+"/text_delta",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate95.errors = [{instancePath:instancePath+"/text_delta",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reasoning_delta !== undefined){
-let data4 = data.reasoning_delta;
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate95.errors = [{instancePath:instancePath+"/reasoning_delta",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate95.errors = [{instancePath:instancePath+"/reasoning_delta",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "text_delta")) && (key0 !== "reasoning_delta")){
-const _errs16 = errors;
-validate95.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate95.errors = vErrors;
-return errors === 0;
-}
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateProviderRetryReported = validate96;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRetryReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"attempt":{"type":"integer","minimum":0,"maximum":65535},"delay_ms":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"}},"required":["prompt_id","round","attempt","delay_ms","error_class"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.retry_reported"};
+export const validateProviderResponseFinishedReported = validate96;
+const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinishedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"usage":{"$ref":"Usage.json"}},"required":["prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished_reported"};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderRetryReported.json" */;
+/*# sourceURL="ProviderResponseFinishedReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate96.evaluated;
@@ -8757,7 +8486,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.attempt === undefined) && (missing0 = "attempt"))) || ((data.delay_ms === undefined) && (missing0 = "delay_ms"))) || ((data.error_class === undefined) && (missing0 = "error_class"))){
+if(((((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.text === undefined) && (missing0 = "text"))) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.finish_reason === undefined) && (missing0 = "finish_reason"))){
 validate96.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -8811,25 +8540,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.attempt !== undefined){
-let data2 = data.attempt;
+if(data.model !== undefined){
+let data2 = data.model;
 const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate96.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate96.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 65535 || isNaN(data2)){
-validate96.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
 }
 else {
-if(data2 < 0 || isNaN(data2)){
-validate96.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate96.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs6 === errors;
@@ -8838,58 +8562,126 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.delay_ms !== undefined){
-let data3 = data.delay_ms;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate96.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(data.text !== undefined){
+let data3 = data.text;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(func1(data3) > 8388608){
+validate96.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 4294967295 || isNaN(data3)){
-validate96.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
 }
 else {
-if(data3 < 0 || isNaN(data3)){
-validate96.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate96.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-}
-}
-var valid0 = _errs8 === errors;
+var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error_class !== undefined){
-let data4 = data.error_class;
-const _errs10 = errors;
-if(typeof data4 !== "string"){
-validate96.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data.reasoning !== undefined){
+let data4 = data.reasoning;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 === "string"){
+if(func1(data4) > 8388608){
+validate96.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
-if(!(((((((((data4 === "rate_limited") || (data4 === "server_error")) || (data4 === "network")) || (data4 === "timeout")) || (data4 === "context_window_exceeded")) || (data4 === "authentication")) || (data4 === "invalid_request")) || (data4 === "protocol")) || (data4 === "cancelled"))){
-validate96.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema210.enum},message:"must be equal to one of the allowed values"}];
+}
+else {
+validate96.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs10 === errors;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool_calls !== undefined){
+let data5 = data.tool_calls;
+const _errs15 = errors;
+if(errors === _errs15){
+if(Array.isArray(data5)){
+if(data5.length > 128){
+validate96.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
+return false;
+}
+else {
+var valid5 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs17 = errors;
+if(!(validate85(data5[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+errors = vErrors.length;
+}
+var valid5 = _errs17 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+else {
+validate96.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.finish_reason !== undefined){
+let data7 = data.finish_reason;
+const _errs18 = errors;
+if(typeof data7 !== "string"){
+validate96.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data7 === "stop") || (data7 === "tool_calls")) || (data7 === "length"))){
+validate96.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema238.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.usage !== undefined){
+const _errs21 = errors;
+if(!(validate35(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs21 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "attempt")) && (key0 !== "delay_ms")) && (key0 !== "error_class")){
-const _errs14 = errors;
+if((((((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "usage")){
+const _errs23 = errors;
 validate96.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs14 === errors;
-if(!valid3){
+var valid7 = _errs23 === errors;
+if(!valid7){
 break;
+}
+}
+}
 }
 }
 }
@@ -8910,364 +8702,11 @@ return errors === 0;
 }
 validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderRetryScheduled = validate97;
-const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRetryScheduled.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"attempt":{"type":"integer","minimum":0,"maximum":65535},"delay_ms":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"}},"required":["agent_id","prompt_id","round","attempt","delay_ms","error_class"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.retry_scheduled"};
-
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderRetryScheduled.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate97.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.attempt === undefined) && (missing0 = "attempt"))) || ((data.delay_ms === undefined) && (missing0 = "delay_ms"))) || ((data.error_class === undefined) && (missing0 = "error_class"))){
-validate97.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate97.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate97.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate97.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate97.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.round !== undefined){
-let data2 = data.round;
-const _errs7 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate97.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 4294967295 || isNaN(data2)){
-validate97.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate97.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.attempt !== undefined){
-let data3 = data.attempt;
-const _errs9 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate97.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 65535 || isNaN(data3)){
-validate97.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data3 < 0 || isNaN(data3)){
-validate97.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.delay_ms !== undefined){
-let data4 = data.delay_ms;
-const _errs11 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate97.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs11){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 4294967295 || isNaN(data4)){
-validate97.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate97.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.error_class !== undefined){
-let data5 = data.error_class;
-const _errs13 = errors;
-if(typeof data5 !== "string"){
-validate97.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((((((((data5 === "rate_limited") || (data5 === "server_error")) || (data5 === "network")) || (data5 === "timeout")) || (data5 === "context_window_exceeded")) || (data5 === "authentication")) || (data5 === "invalid_request")) || (data5 === "protocol")) || (data5 === "cancelled"))){
-validate97.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema210.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "attempt")) && (key0 !== "delay_ms")) && (key0 !== "error_class")){
-const _errs17 = errors;
-validate97.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs17 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate97.errors = vErrors;
-return errors === 0;
-}
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateProviderToolError = validate98;
-const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderToolError.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"error":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","call_id","tool","error"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.tool_error"};
-
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderToolError.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate98.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.error === undefined) && (missing0 = "error"))){
-validate98.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate98.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate98.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate98.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate98.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.call_id !== undefined){
-let data2 = data.call_id;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate98.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate98.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool !== undefined){
-let data3 = data.tool;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate98.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate98.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.error !== undefined){
-let data4 = data.error;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate98.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate98.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "error")){
-const _errs17 = errors;
-validate98.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid6 = _errs17 === errors;
-if(!valid6){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate98.errors = vErrors;
-return errors === 0;
-}
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateProviderToolResult = validate99;
-const schema249 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderToolResult.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"output":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","call_id","tool","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.tool_result"};
+export const validateProviderResponseUpdated = validate99;
+const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseUpdated.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"text_delta":{"$ref":"BodyText.json","description":"Append-only deltas since the previous sample."},"reasoning_delta":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","round","text_delta","reasoning_delta"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_updated"};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderToolResult.json" */;
+/*# sourceURL="ProviderResponseUpdated.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate99.evaluated;
@@ -9280,7 +8719,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.output === undefined) && (missing0 = "output"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.text_delta === undefined) && (missing0 = "text_delta"))) || ((data.reasoning_delta === undefined) && (missing0 = "reasoning_delta"))){
 validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -9329,20 +8768,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
-let data2 = data.call_id;
+if(data.round !== undefined){
+let data2 = data.round;
 const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate99.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate99.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 4294967295 || isNaN(data2)){
+validate99.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data2 < 0 || isNaN(data2)){
+validate99.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
+}
+}
 }
 }
 var valid0 = _errs7 === errors;
@@ -9351,57 +8795,57 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data3 = data.tool;
+if(data.text_delta !== undefined){
+let data3 = data.text_delta;
+const _errs9 = errors;
 const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
+if(errors === _errs10){
 if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate99.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(func1(data3) > 8388608){
+validate99.errors = [{instancePath:instancePath+"/text_delta",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate99.errors = [{instancePath:instancePath+"/text_delta",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.output !== undefined){
-let data4 = data.output;
+if(data.reasoning_delta !== undefined){
+let data4 = data.reasoning_delta;
+const _errs12 = errors;
 const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
+if(errors === _errs13){
 if(typeof data4 === "string"){
 if(func1(data4) > 8388608){
-validate99.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate99.errors = [{instancePath:instancePath+"/reasoning_delta",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate99.errors = [{instancePath:instancePath+"/reasoning_delta",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs13 === errors;
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "output")){
-const _errs17 = errors;
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "text_delta")) && (key0 !== "reasoning_delta")){
+const _errs16 = errors;
 validate99.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs17 === errors;
-if(!valid6){
+var valid5 = _errs16 === errors;
+if(!valid5){
 break;
 }
 }
@@ -9423,11 +8867,11 @@ return errors === 0;
 }
 validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateReadyMessage = validate100;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReadyMessage.json","type":"object","properties":{"message":{"type":"string","const":"ready"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ready"};
+export const validateProviderRetryReported = validate100;
+const schema250 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRetryReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"attempt":{"type":"integer","minimum":0,"maximum":65535},"delay_ms":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"}},"required":["prompt_id","round","attempt","delay_ms","error_class"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.retry_reported"};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ReadyMessage.json" */;
+/*# sourceURL="ProviderRetryReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate100.evaluated;
@@ -9440,21 +8884,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.attempt === undefined) && (missing0 = "attempt"))) || ((data.delay_ms === undefined) && (missing0 = "delay_ms"))) || ((data.error_class === undefined) && (missing0 = "error_class"))){
 validate100.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.prompt_id !== undefined){
+let data0 = data.prompt_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate100.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate100.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("ready" !== data0){
-validate100.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+}
+else {
+validate100.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -9462,40 +8911,115 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key0 in data1){
-const _errs6 = errors;
-validate100.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.round !== undefined){
+let data1 = data.round;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate100.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
-var valid1 = _errs6 === errors;
-if(!valid1){
-break;
 }
-}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 4294967295 || isNaN(data1)){
+validate100.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
 }
 else {
-validate100.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(data1 < 0 || isNaN(data1)){
+validate100.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
-var valid0 = _errs3 === errors;
+}
+}
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs9 = errors;
-validate100.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.attempt !== undefined){
+let data2 = data.attempt;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate100.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
-var valid2 = _errs9 === errors;
-if(!valid2){
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 65535 || isNaN(data2)){
+validate100.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate100.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.delay_ms !== undefined){
+let data3 = data.delay_ms;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate100.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 4294967295 || isNaN(data3)){
+validate100.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate100.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error_class !== undefined){
+let data4 = data.error_class;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
+validate100.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((((((data4 === "rate_limited") || (data4 === "server_error")) || (data4 === "network")) || (data4 === "timeout")) || (data4 === "context_window_exceeded")) || (data4 === "authentication")) || (data4 === "invalid_request")) || (data4 === "protocol")) || (data4 === "cancelled"))){
+validate100.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "attempt")) && (key0 !== "delay_ms")) && (key0 !== "error_class")){
+const _errs14 = errors;
+validate100.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs14 === errors;
+if(!valid3){
 break;
+}
+}
+}
 }
 }
 }
@@ -9513,11 +9037,11 @@ return errors === 0;
 }
 validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionAgentLoaded = validate101;
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionAgentLoaded.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"}},"required":["agent_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.agent_loaded"};
+export const validateProviderRetryScheduled = validate101;
+const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRetryScheduled.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"attempt":{"type":"integer","minimum":0,"maximum":65535},"delay_ms":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"}},"required":["agent_id","prompt_id","round","attempt","delay_ms","error_class"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.retry_scheduled"};
 
 function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionAgentLoaded.json" */;
+/*# sourceURL="ProviderRetryScheduled.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate101.evaluated;
@@ -9530,7 +9054,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.agent_id === undefined) && (missing0 = "agent_id")){
+if(((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.attempt === undefined) && (missing0 = "attempt"))) || ((data.delay_ms === undefined) && (missing0 = "delay_ms"))) || ((data.error_class === undefined) && (missing0 = "error_class"))){
 validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -9557,14 +9081,139 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(key0 !== "agent_id"){
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
+const _errs4 = errors;
 const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate101.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate101.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.round !== undefined){
+let data2 = data.round;
+const _errs7 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate101.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 4294967295 || isNaN(data2)){
+validate101.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate101.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.attempt !== undefined){
+let data3 = data.attempt;
+const _errs9 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate101.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs9){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 65535 || isNaN(data3)){
+validate101.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate101.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.delay_ms !== undefined){
+let data4 = data.delay_ms;
+const _errs11 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate101.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 4294967295 || isNaN(data4)){
+validate101.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate101.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error_class !== undefined){
+let data5 = data.error_class;
+const _errs13 = errors;
+if(typeof data5 !== "string"){
+validate101.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((((((data5 === "rate_limited") || (data5 === "server_error")) || (data5 === "network")) || (data5 === "timeout")) || (data5 === "context_window_exceeded")) || (data5 === "authentication")) || (data5 === "invalid_request")) || (data5 === "protocol")) || (data5 === "cancelled"))){
+validate101.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "attempt")) && (key0 !== "delay_ms")) && (key0 !== "error_class")){
+const _errs17 = errors;
 validate101.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
+var valid4 = _errs17 === errors;
+if(!valid4){
 break;
+}
+}
+}
+}
+}
 }
 }
 }
@@ -9581,11 +9230,11 @@ return errors === 0;
 }
 validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionAgentUnloaded = validate102;
-const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionAgentUnloaded.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"reason":{"$ref":"ShortText.json"}},"required":["agent_id","reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.agent_unloaded"};
+export const validateProviderToolError = validate102;
+const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderToolError.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"error":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","call_id","tool","error"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.tool_error"};
 
 function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionAgentUnloaded.json" */;
+/*# sourceURL="ProviderToolError.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate102.evaluated;
@@ -9598,7 +9247,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.reason === undefined) && (missing0 = "reason"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.error === undefined) && (missing0 = "error"))){
 validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -9625,19 +9274,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data1 = data.reason;
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 1024){
-validate102.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(!pattern4.test(data1)){
+validate102.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate102.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate102.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9647,14 +9296,83 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "agent_id") && (key0 !== "reason")){
+if(data.call_id !== undefined){
+let data2 = data.call_id;
+const _errs7 = errors;
 const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate102.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate102.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data3 = data.tool;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate102.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate102.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error !== undefined){
+let data4 = data.error;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func1(data4) > 8388608){
+validate102.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate102.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "error")){
+const _errs17 = errors;
 validate102.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+var valid6 = _errs17 === errors;
+if(!valid6){
 break;
+}
+}
+}
 }
 }
 }
@@ -9672,11 +9390,11 @@ return errors === 0;
 }
 validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionCurrentRequestMessage = validate103;
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionCurrentRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"session_current_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"session_current_request"};
+export const validateProviderToolResult = validate103;
+const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderToolResult.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"output":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","call_id","tool","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.tool_result"};
 
 function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionCurrentRequestMessage.json" */;
+/*# sourceURL="ProviderToolResult.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate103.evaluated;
@@ -9689,21 +9407,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.output === undefined) && (missing0 = "output"))){
 validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate103.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate103.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("session_current_request" !== data0){
-validate103.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "session_current_request"},message:"must be equal to constant"}];
+}
+else {
+validate103.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -9711,72 +9434,105 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.request_id === undefined) && (missing1 = "request_id")){
-validate103.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
+const _errs4 = errors;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate103.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate103.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate103.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate103.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if(key0 !== "request_id"){
-const _errs9 = errors;
-validate103.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs9 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-else {
-validate103.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs12 = errors;
-validate103.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.call_id !== undefined){
+let data2 = data.call_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate103.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
+}
+}
+else {
+validate103.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data3 = data.tool;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate103.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate103.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.output !== undefined){
+let data4 = data.output;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func1(data4) > 8388608){
+validate103.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate103.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "output")){
+const _errs17 = errors;
+validate103.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs17 === errors;
+if(!valid6){
 break;
+}
+}
+}
 }
 }
 }
@@ -9794,11 +9550,11 @@ return errors === 0;
 }
 validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionCurrentResultMessage = validate104;
-const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionCurrentResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"session_current_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"session_id":{"$ref":"Id.json"},"project_root":{"$ref":"PathText.json"},"pid":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["request_id","session_id","project_root","pid"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"session_current_result"};
+export const validateReadyMessage = validate104;
+const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReadyMessage.json","type":"object","properties":{"message":{"type":"string","const":"ready"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ready"};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionCurrentResultMessage.json" */;
+/*# sourceURL="ReadyMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate104.evaluated;
@@ -9823,8 +9579,8 @@ if(typeof data0 !== "string"){
 validate104.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("session_current_result" !== data0){
-validate104.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "session_current_result"},message:"must be equal to constant"}];
+if("ready" !== data0){
+validate104.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -9838,119 +9594,13 @@ let data1 = data.payload;
 const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.session_id === undefined) && (missing1 = "session_id"))) || ((data1.project_root === undefined) && (missing1 = "project_root"))) || ((data1.pid === undefined) && (missing1 = "pid"))){
-validate104.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate104.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate104.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.session_id !== undefined){
-let data3 = data1.session_id;
-const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data3 === "string"){
-if(!pattern4.test(data3)){
-validate104.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate104.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.project_root !== undefined){
-let data4 = data1.project_root;
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
-if(typeof data4 === "string"){
-if(func1(data4) > 4096){
-validate104.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
-return false;
-}
-}
-else {
-validate104.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.pid !== undefined){
-let data5 = data1.pid;
-const _errs14 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate104.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs14){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 4294967295 || isNaN(data5)){
-validate104.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data5 < 0 || isNaN(data5)){
-validate104.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid1 = _errs14 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
 for(const key0 in data1){
-if((((key0 !== "request_id") && (key0 !== "session_id")) && (key0 !== "project_root")) && (key0 !== "pid")){
-const _errs17 = errors;
+const _errs6 = errors;
 validate104.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs17 === errors;
-if(!valid5){
+var valid1 = _errs6 === errors;
+if(!valid1){
 break;
-}
-}
-}
-}
-}
-}
 }
 }
 }
@@ -9967,11 +9617,11 @@ var valid0 = true;
 if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
-const _errs20 = errors;
+const _errs9 = errors;
 validate104.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs20 === errors;
-if(!valid6){
+var valid2 = _errs9 === errors;
+if(!valid2){
 break;
 }
 }
@@ -9990,11 +9640,11 @@ return errors === 0;
 }
 validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionReplayComplete = validate105;
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionReplayComplete.json","type":"object","properties":{"last_seq":{"type":"string","description":"The last committed seq included in the catch-up, absent when none matched."},"replayed":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["replayed"],"unevaluatedProperties":{"not":{}},"description":"Ends a subscriber's catch-up: every earlier delivery was `replay: true`.","x-tau-event":"session.replay_complete"};
+export const validateSessionAgentLoaded = validate105;
+const schema270 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionAgentLoaded.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"}},"required":["agent_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.agent_loaded"};
 
 function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionReplayComplete.json" */;
+/*# sourceURL="SessionAgentLoaded.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate105.evaluated;
@@ -10007,16 +9657,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.replayed === undefined) && (missing0 = "replayed")){
+if((data.agent_id === undefined) && (missing0 = "agent_id")){
 validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.last_seq !== undefined){
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
-if(typeof data.last_seq !== "string"){
-validate105.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"#/properties/last_seq/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate105.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
+}
+}
+else {
+validate105.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -10024,42 +9684,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.replayed !== undefined){
-let data1 = data.replayed;
-const _errs3 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate105.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs3){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 4294967295 || isNaN(data1)){
-validate105.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data1 < 0 || isNaN(data1)){
-validate105.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if((key0 !== "last_seq") && (key0 !== "replayed")){
-const _errs6 = errors;
+if(key0 !== "agent_id"){
+const _errs5 = errors;
 validate105.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid1 = _errs6 === errors;
-if(!valid1){
+var valid2 = _errs5 === errors;
+if(!valid2){
 break;
-}
 }
 }
 }
@@ -10076,12 +9708,11 @@ return errors === 0;
 }
 validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionShutdown = validate106;
-const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionShutdown.json","type":"object","properties":{"session_id":{"$ref":"Id.json"},"reason":{"$ref":"ShutdownReason.json"}},"required":["session_id","reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.shutdown"};
-const schema270 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShutdownReason.json","type":"string","enum":["last_ui_left","requested","signal","startup_failed"]};
+export const validateSessionAgentUnloaded = validate106;
+const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionAgentUnloaded.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"reason":{"$ref":"ShortText.json"}},"required":["agent_id","reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.agent_unloaded"};
 
 function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionShutdown.json" */;
+/*# sourceURL="SessionAgentUnloaded.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate106.evaluated;
@@ -10094,24 +9725,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.session_id === undefined) && (missing0 = "session_id")) || ((data.reason === undefined) && (missing0 = "reason"))){
+if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.reason === undefined) && (missing0 = "reason"))){
 validate106.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.session_id !== undefined){
-let data0 = data.session_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate106.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate106.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10124,13 +9755,18 @@ if(valid0){
 if(data.reason !== undefined){
 let data1 = data.reason;
 const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate106.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShutdownReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+validate106.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
-if(!((((data1 === "last_ui_left") || (data1 === "requested")) || (data1 === "signal")) || (data1 === "startup_failed"))){
-validate106.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShutdownReason.json/enum",keyword:"enum",params:{allowedValues: schema270.enum},message:"must be equal to one of the allowed values"}];
+}
+else {
+validate106.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -10139,7 +9775,7 @@ var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((key0 !== "session_id") && (key0 !== "reason")){
+if((key0 !== "agent_id") && (key0 !== "reason")){
 const _errs8 = errors;
 validate106.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
@@ -10163,11 +9799,11 @@ return errors === 0;
 }
 validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionStarted = validate107;
-const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionStarted.json","type":"object","properties":{"session_id":{"$ref":"Id.json"},"project_root":{"$ref":"PathText.json"},"resumed":{"type":"boolean","description":"True when this boot restored an existing session from its journals."},"ephemeral":{"type":"boolean","description":"An ephemeral session keeps no session-owned files."}},"required":["session_id","project_root","resumed","ephemeral"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.started"};
+export const validateSessionCurrentRequestMessage = validate107;
+const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionCurrentRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"session_current_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"session_current_request"};
 
 function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionStarted.json" */;
+/*# sourceURL="SessionCurrentRequestMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate107.evaluated;
@@ -10180,26 +9816,21 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.project_root === undefined) && (missing0 = "project_root"))) || ((data.resumed === undefined) && (missing0 = "resumed"))) || ((data.ephemeral === undefined) && (missing0 = "ephemeral"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.session_id !== undefined){
-let data0 = data.session_id;
+if(data.message !== undefined){
+let data0 = data.message;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate107.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(typeof data0 !== "string"){
+validate107.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate107.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("session_current_request" !== data0){
+validate107.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "session_current_request"},message:"must be equal to constant"}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -10207,62 +9838,72 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.project_root !== undefined){
-let data1 = data.project_root;
-const _errs4 = errors;
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.request_id === undefined) && (missing1 = "request_id")){
+validate107.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 4096){
-validate107.errors = [{instancePath:instancePath+"/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate107.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate107.errors = [{instancePath:instancePath+"/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate107.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs4 === errors;
+var valid1 = _errs5 === errors;
 }
 else {
-var valid0 = true;
+var valid1 = true;
 }
-if(valid0){
-if(data.resumed !== undefined){
-const _errs7 = errors;
-if(typeof data.resumed !== "boolean"){
-validate107.errors = [{instancePath:instancePath+"/resumed",schemaPath:"#/properties/resumed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.ephemeral !== undefined){
+if(valid1){
+for(const key0 in data1){
+if(key0 !== "request_id"){
 const _errs9 = errors;
-if(typeof data.ephemeral !== "boolean"){
-validate107.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate107.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((key0 !== "session_id") && (key0 !== "project_root")) && (key0 !== "resumed")) && (key0 !== "ephemeral")){
-const _errs12 = errors;
-validate107.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs12 === errors;
+var valid3 = _errs9 === errors;
 if(!valid3){
 break;
 }
 }
+}
+}
+}
+}
+else {
+validate107.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs12 = errors;
+validate107.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs12 === errors;
+if(!valid4){
+break;
 }
 }
 }
@@ -10280,11 +9921,11 @@ return errors === 0;
 }
 validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateShellCommandFinished = validate108;
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"command":{"type":"string"},"output":{"$ref":"BodyText.json"},"exit_code":{"anyOf":[{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"null"}]},"signal":{"$ref":"ShortText.json"},"include_in_context":{"type":"boolean"}},"required":["agent_id","request_id","command","output","exit_code","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_finished"};
+export const validateSessionCurrentResultMessage = validate108;
+const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionCurrentResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"session_current_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"session_id":{"$ref":"Id.json"},"project_root":{"$ref":"PathText.json"},"pid":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["request_id","session_id","project_root","pid"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"session_current_result"};
 
 function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ShellCommandFinished.json" */;
+/*# sourceURL="SessionCurrentResultMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate108.evaluated;
@@ -10297,8 +9938,510 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.output === undefined) && (missing0 = "output"))) || ((data.exit_code === undefined) && (missing0 = "exit_code"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate108.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate108.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("session_current_result" !== data0){
+validate108.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "session_current_result"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.session_id === undefined) && (missing1 = "session_id"))) || ((data1.project_root === undefined) && (missing1 = "project_root"))) || ((data1.pid === undefined) && (missing1 = "pid"))){
+validate108.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate108.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate108.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.session_id !== undefined){
+let data3 = data1.session_id;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(!pattern4.test(data3)){
+validate108.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate108.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.project_root !== undefined){
+let data4 = data1.project_root;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(func1(data4) > 4096){
+validate108.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate108.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.pid !== undefined){
+let data5 = data1.pid;
+const _errs14 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate108.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs14){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 4294967295 || isNaN(data5)){
+validate108.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate108.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((((key0 !== "request_id") && (key0 !== "session_id")) && (key0 !== "project_root")) && (key0 !== "pid")){
+const _errs17 = errors;
+validate108.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs17 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate108.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs20 = errors;
+validate108.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs20 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate108.errors = vErrors;
+return errors === 0;
+}
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateSessionReplayComplete = validate109;
+const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionReplayComplete.json","type":"object","properties":{"last_seq":{"$ref":"Count.json","description":"The last committed seq included in the catch-up, absent when none matched."},"replayed":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["replayed"],"unevaluatedProperties":{"not":{}},"description":"Ends a subscriber's catch-up: every earlier delivery was `replay: true`.","x-tau-event":"session.replay_complete"};
+
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="SessionReplayComplete.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate109.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.replayed === undefined) && (missing0 = "replayed")){
+validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.last_seq !== undefined){
+let data0 = data.last_seq;
+const _errs1 = errors;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate109.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 9007199254740991 || isNaN(data0)){
+validate109.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data0 < 0 || isNaN(data0)){
+validate109.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.replayed !== undefined){
+let data1 = data.replayed;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate109.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 4294967295 || isNaN(data1)){
+validate109.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate109.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((key0 !== "last_seq") && (key0 !== "replayed")){
+const _errs7 = errors;
+validate109.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs7 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate109.errors = vErrors;
+return errors === 0;
+}
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateSessionShutdown = validate110;
+const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionShutdown.json","type":"object","properties":{"session_id":{"$ref":"Id.json"},"reason":{"$ref":"ShutdownReason.json"}},"required":["session_id","reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.shutdown"};
+const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShutdownReason.json","type":"string","enum":["last_ui_left","requested","signal","startup_failed"]};
+
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="SessionShutdown.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate110.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.session_id === undefined) && (missing0 = "session_id")) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.session_id !== undefined){
+let data0 = data.session_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate110.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate110.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data1 = data.reason;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate110.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShutdownReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data1 === "last_ui_left") || (data1 === "requested")) || (data1 === "signal")) || (data1 === "startup_failed"))){
+validate110.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShutdownReason.json/enum",keyword:"enum",params:{allowedValues: schema285.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((key0 !== "session_id") && (key0 !== "reason")){
+const _errs8 = errors;
+validate110.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs8 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate110.errors = vErrors;
+return errors === 0;
+}
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateSessionStarted = validate111;
+const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionStarted.json","type":"object","properties":{"session_id":{"$ref":"Id.json"},"project_root":{"$ref":"PathText.json"},"resumed":{"type":"boolean","description":"True when this boot restored an existing session from its journals."},"ephemeral":{"type":"boolean","description":"An ephemeral session keeps no session-owned files."}},"required":["session_id","project_root","resumed","ephemeral"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.started"};
+
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="SessionStarted.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate111.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.project_root === undefined) && (missing0 = "project_root"))) || ((data.resumed === undefined) && (missing0 = "resumed"))) || ((data.ephemeral === undefined) && (missing0 = "ephemeral"))){
+validate111.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.session_id !== undefined){
+let data0 = data.session_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate111.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate111.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.project_root !== undefined){
+let data1 = data.project_root;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 4096){
+validate111.errors = [{instancePath:instancePath+"/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate111.errors = [{instancePath:instancePath+"/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resumed !== undefined){
+const _errs7 = errors;
+if(typeof data.resumed !== "boolean"){
+validate111.errors = [{instancePath:instancePath+"/resumed",schemaPath:"#/properties/resumed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ephemeral !== undefined){
+const _errs9 = errors;
+if(typeof data.ephemeral !== "boolean"){
+validate111.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "session_id") && (key0 !== "project_root")) && (key0 !== "resumed")) && (key0 !== "ephemeral")){
+const _errs12 = errors;
+validate111.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs12 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate111.errors = vErrors;
+return errors === 0;
+}
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateShellCommandFinished = validate112;
+const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"command":{"type":"string"},"output":{"$ref":"BodyText.json"},"exit_code":{"anyOf":[{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"null"}]},"signal":{"$ref":"ShortText.json"},"include_in_context":{"type":"boolean"}},"required":["agent_id","request_id","command","output","exit_code","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_finished"};
+
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ShellCommandFinished.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate112.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.output === undefined) && (missing0 = "output"))) || ((data.exit_code === undefined) && (missing0 = "exit_code"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
+validate112.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -10309,12 +10452,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate108.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate112.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate108.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate112.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10331,12 +10474,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate108.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate112.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate108.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate112.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10349,7 +10492,7 @@ if(valid0){
 if(data.command !== undefined){
 const _errs7 = errors;
 if(typeof data.command !== "string"){
-validate108.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate112.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -10365,12 +10508,12 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
 if(func1(data3) > 8388608){
-validate108.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate112.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate108.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate112.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10446,7 +10589,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate108.errors = vErrors;
+validate112.errors = vErrors;
 return false;
 }
 else {
@@ -10473,12 +10616,12 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data5 === "string"){
 if(func1(data5) > 1024){
-validate108.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate112.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate108.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate112.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10491,7 +10634,7 @@ if(valid0){
 if(data.include_in_context !== undefined){
 const _errs21 = errors;
 if(typeof data.include_in_context !== "boolean"){
-validate108.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate112.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -10503,7 +10646,7 @@ if(valid0){
 for(const key0 in data){
 if(((((((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "command")) && (key0 !== "output")) && (key0 !== "exit_code")) && (key0 !== "signal")) && (key0 !== "include_in_context")){
 const _errs24 = errors;
-validate108.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate112.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid6 = _errs24 === errors;
 if(!valid6){
@@ -10521,23 +10664,23 @@ break;
 }
 }
 else {
-validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate108.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateShellCommandFinishedReported = validate109;
-const schema279 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandFinishedReported.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"output":{"$ref":"BodyText.json"},"exit_code":{"anyOf":[{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"null"}]},"signal":{"$ref":"ShortText.json"}},"required":["request_id","output","exit_code"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_finished_reported"};
+export const validateShellCommandFinishedReported = validate113;
+const schema294 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandFinishedReported.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"output":{"$ref":"BodyText.json"},"exit_code":{"anyOf":[{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"null"}]},"signal":{"$ref":"ShortText.json"}},"required":["request_id","output","exit_code"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_finished_reported"};
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ShellCommandFinishedReported.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10548,7 +10691,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.output === undefined) && (missing0 = "output"))) || ((data.exit_code === undefined) && (missing0 = "exit_code"))){
-validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -10559,12 +10702,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate109.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate113.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate109.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10581,12 +10724,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 8388608){
-validate109.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate113.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate109.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10662,7 +10805,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate109.errors = vErrors;
+validate113.errors = vErrors;
 return false;
 }
 else {
@@ -10689,12 +10832,12 @@ const _errs14 = errors;
 if(errors === _errs14){
 if(typeof data3 === "string"){
 if(func1(data3) > 1024){
-validate109.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate113.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate109.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10707,482 +10850,11 @@ if(valid0){
 for(const key0 in data){
 if((((key0 !== "request_id") && (key0 !== "output")) && (key0 !== "exit_code")) && (key0 !== "signal")){
 const _errs17 = errors;
-validate109.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate113.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid5 = _errs17 === errors;
 if(!valid5){
 break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate109.errors = vErrors;
-return errors === 0;
-}
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateShellCommandProgress = validate110;
-const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandProgress.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","request_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_progress"};
-
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ShellCommandProgress.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate110.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.text === undefined) && (missing0 = "text"))){
-validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate110.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate110.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.request_id !== undefined){
-let data1 = data.request_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate110.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate110.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data2 = data.text;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 8388608){
-validate110.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate110.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "text")){
-const _errs11 = errors;
-validate110.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate110.errors = vErrors;
-return errors === 0;
-}
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateShellCommandProgressReported = validate111;
-const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandProgressReported.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["request_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_progress_reported"};
-
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ShellCommandProgressReported.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate111.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.text === undefined) && (missing0 = "text"))){
-validate111.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate111.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate111.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((key0 !== "request_id") && (key0 !== "text")){
-const _errs8 = errors;
-validate111.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate111.errors = vErrors;
-return errors === 0;
-}
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateShellCommandRequest = validate112;
-const schema290 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"command":{"type":"string","maxLength":65536},"include_in_context":{"type":"boolean","description":"`!cmd` enters the agent's context; `!!cmd` stays UI-only."}},"required":["agent_id","request_id","command","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_request"};
-
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ShellCommandRequest.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate112.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
-validate112.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate112.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate112.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.request_id !== undefined){
-let data1 = data.request_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate112.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate112.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.command !== undefined){
-let data2 = data.command;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(func1(data2) > 65536){
-validate112.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"}];
-return false;
-}
-}
-else {
-validate112.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.include_in_context !== undefined){
-const _errs9 = errors;
-if(typeof data.include_in_context !== "boolean"){
-validate112.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "command")) && (key0 !== "include_in_context")){
-const _errs12 = errors;
-validate112.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs12 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate112.errors = vErrors;
-return errors === 0;
-}
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateShellCommandStarted = validate113;
-const schema293 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"owner":{"$ref":"InstanceName.json"},"command":{"type":"string"},"include_in_context":{"type":"boolean"}},"required":["agent_id","request_id","owner","command","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_started"};
-
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ShellCommandStarted.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate113.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
-validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate113.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate113.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.request_id !== undefined){
-let data1 = data.request_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate113.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate113.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.owner !== undefined){
-let data2 = data.owner;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(!pattern10.test(data2)){
-validate113.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate113.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.command !== undefined){
-const _errs10 = errors;
-if(typeof data.command !== "string"){
-validate113.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.include_in_context !== undefined){
-const _errs12 = errors;
-if(typeof data.include_in_context !== "boolean"){
-validate113.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "owner")) && (key0 !== "command")) && (key0 !== "include_in_context")){
-const _errs15 = errors;
-validate113.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs15 === errors;
-if(!valid4){
-break;
-}
 }
 }
 }
@@ -11202,11 +10874,11 @@ return errors === 0;
 }
 validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscribeMessage = validate114;
-const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SubscribeMessage.json","type":"object","properties":{"message":{"type":"string","const":"subscribe"},"payload":{"type":"object","properties":{"historical":{"type":"array","items":{"$ref":"Selector.json"},"maxItems":256,"description":"Committed events to replay first, each marked `replay: true`."},"live":{"type":"array","items":{"$ref":"Selector.json"},"maxItems":256,"description":"Events to deliver as they commit."}},"required":["historical","live"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"subscribe"};
+export const validateShellCommandProgress = validate114;
+const schema298 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandProgress.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","request_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_progress"};
 
 function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SubscribeMessage.json" */;
+/*# sourceURL="ShellCommandProgress.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate114.evaluated;
@@ -11219,21 +10891,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.text === undefined) && (missing0 = "text"))){
 validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate114.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate114.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("subscribe" !== data0){
-validate114.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
+}
+else {
+validate114.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -11241,143 +10918,59 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.historical === undefined) && (missing1 = "historical")) || ((data1.live === undefined) && (missing1 = "live"))){
-validate114.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.historical !== undefined){
-let data2 = data1.historical;
+if(data.request_id !== undefined){
+let data1 = data.request_id;
+const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
-if(Array.isArray(data2)){
-if(data2.length > 256){
-validate114.errors = [{instancePath:instancePath+"/payload/historical",schemaPath:"#/properties/payload/properties/historical/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
-return false;
-}
-else {
-var valid2 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(!pattern45.test(data3)){
-validate114.errors = [{instancePath:instancePath+"/payload/historical/" + i0,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate114.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate114.errors = [{instancePath:instancePath+"/payload/historical/" + i0,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate114.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid2 = _errs7 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-else {
-validate114.errors = [{instancePath:instancePath+"/payload/historical",schemaPath:"#/properties/payload/properties/historical/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.live !== undefined){
-let data4 = data1.live;
-const _errs10 = errors;
-if(errors === _errs10){
-if(Array.isArray(data4)){
-if(data4.length > 256){
-validate114.errors = [{instancePath:instancePath+"/payload/live",schemaPath:"#/properties/payload/properties/live/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
-return false;
-}
-else {
-var valid4 = true;
-const len1 = data4.length;
-for(let i1=0; i1<len1; i1++){
-let data5 = data4[i1];
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(typeof data5 === "string"){
-if(!pattern45.test(data5)){
-validate114.errors = [{instancePath:instancePath+"/payload/live/" + i1,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
-return false;
-}
-}
-else {
-validate114.errors = [{instancePath:instancePath+"/payload/live/" + i1,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid4 = _errs12 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-else {
-validate114.errors = [{instancePath:instancePath+"/payload/live",schemaPath:"#/properties/payload/properties/live/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid1 = _errs10 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "historical") && (key0 !== "live")){
-const _errs16 = errors;
-validate114.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid6 = _errs16 === errors;
-if(!valid6){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate114.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs19 = errors;
-validate114.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.text !== undefined){
+let data2 = data.text;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 8388608){
+validate114.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
-var valid7 = _errs19 === errors;
-if(!valid7){
+}
+}
+else {
+validate114.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "text")){
+const _errs11 = errors;
+validate114.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs11 === errors;
+if(!valid4){
 break;
+}
 }
 }
 }
@@ -11395,11 +10988,11 @@ return errors === 0;
 }
 validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolCancelRequest = validate115;
-const schema300 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCancelRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"}},"required":["agent_id","call_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.cancel_request"};
+export const validateShellCommandProgressReported = validate115;
+const schema302 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandProgressReported.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["request_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_progress_reported"};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolCancelRequest.json" */;
+/*# sourceURL="ShellCommandProgressReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate115.evaluated;
@@ -11412,24 +11005,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.text === undefined) && (missing0 = "text"))){
 validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate115.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate115.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11439,19 +11032,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
-let data1 = data.call_id;
+if(data.text !== undefined){
+let data1 = data.text;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate115.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data1) > 8388608){
+validate115.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate115.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11462,7 +11055,7 @@ var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((key0 !== "agent_id") && (key0 !== "call_id")){
+if((key0 !== "request_id") && (key0 !== "text")){
 const _errs8 = errors;
 validate115.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
@@ -11486,11 +11079,11 @@ return errors === 0;
 }
 validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolCancelledReported = validate116;
-const schema303 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCancelledReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"}},"required":["call_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.cancelled_reported"};
+export const validateShellCommandRequest = validate116;
+const schema305 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"command":{"type":"string","maxLength":65536},"include_in_context":{"type":"boolean","description":"`!cmd` enters the agent's context; `!!cmd` stays UI-only."}},"required":["agent_id","request_id","command","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_request"};
 
 function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolCancelledReported.json" */;
+/*# sourceURL="ShellCommandRequest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate116.evaluated;
@@ -11503,24 +11096,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.call_id === undefined) && (missing0 = "call_id")){
+if(((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
 validate116.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate116.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate116.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate116.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11530,14 +11123,72 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(key0 !== "call_id"){
+if(data.request_id !== undefined){
+let data1 = data.request_id;
+const _errs4 = errors;
 const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate116.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.command !== undefined){
+let data2 = data.command;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func1(data2) > 65536){
+validate116.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"}];
+return false;
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.include_in_context !== undefined){
+const _errs9 = errors;
+if(typeof data.include_in_context !== "boolean"){
+validate116.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "command")) && (key0 !== "include_in_context")){
+const _errs12 = errors;
 validate116.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
+var valid3 = _errs12 === errors;
+if(!valid3){
 break;
+}
+}
+}
 }
 }
 }
@@ -11554,11 +11205,11 @@ return errors === 0;
 }
 validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolErrorReported = validate117;
-const schema305 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolErrorReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"error":{"$ref":"BodyText.json"}},"required":["call_id","error"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.error_reported"};
+export const validateShellCommandStarted = validate117;
+const schema308 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"owner":{"$ref":"InstanceName.json"},"command":{"type":"string"},"include_in_context":{"type":"boolean"}},"required":["agent_id","request_id","owner","command","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_started"};
 
 function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolErrorReported.json" */;
+/*# sourceURL="ShellCommandStarted.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate117.evaluated;
@@ -11571,24 +11222,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.error === undefined) && (missing0 = "error"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
 validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate117.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11598,19 +11249,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error !== undefined){
-let data1 = data.error;
+if(data.request_id !== undefined){
+let data1 = data.request_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate117.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(!pattern4.test(data1)){
+validate117.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11620,14 +11271,63 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "call_id") && (key0 !== "error")){
+if(data.owner !== undefined){
+let data2 = data.owner;
+const _errs7 = errors;
 const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern10.test(data2)){
+validate117.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate117.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.command !== undefined){
+const _errs10 = errors;
+if(typeof data.command !== "string"){
+validate117.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.include_in_context !== undefined){
+const _errs12 = errors;
+if(typeof data.include_in_context !== "boolean"){
+validate117.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "owner")) && (key0 !== "command")) && (key0 !== "include_in_context")){
+const _errs15 = errors;
 validate117.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+var valid4 = _errs15 === errors;
+if(!valid4){
 break;
+}
+}
+}
 }
 }
 }
@@ -11645,11 +11345,11 @@ return errors === 0;
 }
 validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolProgress = validate118;
-const schema308 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolProgress.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.progress"};
+export const validateSubscribeMessage = validate118;
+const schema312 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SubscribeMessage.json","type":"object","properties":{"message":{"type":"string","const":"subscribe"},"payload":{"type":"object","properties":{"historical":{"type":"array","items":{"$ref":"Selector.json"},"maxItems":256,"description":"Committed events to replay first, each marked `replay: true`."},"live":{"type":"array","items":{"$ref":"Selector.json"},"maxItems":256,"description":"Events to deliver as they commit."}},"required":["historical","live"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"subscribe"};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolProgress.json" */;
+/*# sourceURL="SubscribeMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate118.evaluated;
@@ -11662,26 +11362,21 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.text === undefined) && (missing0 = "text"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate118.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.message !== undefined){
+let data0 = data.message;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate118.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(typeof data0 !== "string"){
+validate118.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate118.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("subscribe" !== data0){
+validate118.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -11689,59 +11384,143 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
-let data1 = data.call_id;
-const _errs4 = errors;
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((data1.historical === undefined) && (missing1 = "historical")) || ((data1.live === undefined) && (missing1 = "live"))){
+validate118.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.historical !== undefined){
+let data2 = data1.historical;
 const _errs5 = errors;
 if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate118.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(Array.isArray(data2)){
+if(data2.length > 256){
+validate118.errors = [{instancePath:instancePath+"/payload/historical",schemaPath:"#/properties/payload/properties/historical/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
 return false;
 }
-}
 else {
-validate118.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data2 = data.text;
+var valid2 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
 const _errs7 = errors;
 const _errs8 = errors;
 if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 8388608){
-validate118.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(typeof data3 === "string"){
+if(!pattern45.test(data3)){
+validate118.errors = [{instancePath:instancePath+"/payload/historical/" + i0,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
 return false;
 }
 }
 else {
-validate118.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/payload/historical/" + i0,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid2 = _errs7 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/payload/historical",schemaPath:"#/properties/payload/properties/historical/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.live !== undefined){
+let data4 = data1.live;
+const _errs10 = errors;
+if(errors === _errs10){
+if(Array.isArray(data4)){
+if(data4.length > 256){
+validate118.errors = [{instancePath:instancePath+"/payload/live",schemaPath:"#/properties/payload/properties/live/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+return false;
+}
+else {
+var valid4 = true;
+const len1 = data4.length;
+for(let i1=0; i1<len1; i1++){
+let data5 = data4[i1];
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data5 === "string"){
+if(!pattern45.test(data5)){
+validate118.errors = [{instancePath:instancePath+"/payload/live/" + i1,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
+return false;
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/payload/live/" + i1,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs12 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/payload/live",schemaPath:"#/properties/payload/properties/live/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((key0 !== "historical") && (key0 !== "live")){
+const _errs16 = errors;
+validate118.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs16 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "text")){
-const _errs11 = errors;
-validate118.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs19 = errors;
+validate118.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
+var valid7 = _errs19 === errors;
+if(!valid7){
 break;
-}
 }
 }
 }
@@ -11759,11 +11538,11 @@ return errors === 0;
 }
 validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolProgressReported = validate119;
-const schema312 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolProgressReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["call_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.progress_reported"};
+export const validateToolCancelRequest = validate119;
+const schema315 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCancelRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"}},"required":["agent_id","call_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.cancel_request"};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolProgressReported.json" */;
+/*# sourceURL="ToolCancelRequest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate119.evaluated;
@@ -11776,24 +11555,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.text === undefined) && (missing0 = "text"))){
+if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))){
 validate119.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate119.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate119.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate119.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate119.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11803,19 +11582,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
+if(data.call_id !== undefined){
+let data1 = data.call_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate119.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(!pattern4.test(data1)){
+validate119.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate119.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate119.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11826,7 +11605,7 @@ var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((key0 !== "call_id") && (key0 !== "text")){
+if((key0 !== "agent_id") && (key0 !== "call_id")){
 const _errs8 = errors;
 validate119.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
@@ -11850,14 +11629,11 @@ return errors === 0;
 }
 validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolRegister = validate120;
-const schema315 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRegister.json","type":"object","properties":{"name":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"},"description":{"type":"string"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","owner","description","parameters"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.register","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema316 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolName.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
-const schema318 = {"type":"object","properties":{},"unevaluatedProperties":{}};
-const pattern100 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+export const validateToolCancelledReported = validate120;
+const schema318 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCancelledReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"}},"required":["call_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.cancelled_reported"};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolRegister.json" */;
+/*# sourceURL="ToolCancelledReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate120.evaluated;
@@ -11870,24 +11646,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.name === undefined) && (missing0 = "name")) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
+if((data.call_id === undefined) && (missing0 = "call_id")){
 validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.name !== undefined){
-let data0 = data.name;
+if(data.call_id !== undefined){
+let data0 = data.call_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern100.test(data0)){
-validate120.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+if(!pattern4.test(data0)){
+validate120.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate120.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11897,69 +11673,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.owner !== undefined){
-let data1 = data.owner;
-const _errs4 = errors;
+for(const key0 in data){
+if(key0 !== "call_id"){
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern10.test(data1)){
-validate120.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+validate120.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-}
-else {
-validate120.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.description !== undefined){
-const _errs7 = errors;
-if(typeof data.description !== "string"){
-validate120.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.parameters !== undefined){
-let data3 = data.parameters;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-}
-else {
-validate120.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((((key1 !== "name") && (key1 !== "owner")) && (key1 !== "description")) && (key1 !== "parameters")){
-const _errs14 = errors;
-validate120.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs14 === errors;
-if(!valid4){
+var valid2 = _errs5 === errors;
+if(!valid2){
 break;
-}
-}
-}
 }
 }
 }
@@ -11976,12 +11697,11 @@ return errors === 0;
 }
 validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolRegistrationDeclared = validate121;
-const schema319 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRegistrationDeclared.json","type":"object","properties":{"name":{"$ref":"ToolName.json","description":"The unprefixed name; the harness applies the instance's tool prefix."},"description":{"type":"string","maxLength":16384},"parameters":{"$ref":"#/$defs/RecordUnknown","description":"JSON Schema of the arguments, bounded by SPEC-tool-routing."},"examples":{"type":"array","items":{"$ref":"#/$defs/RecordUnknown"},"maxItems":16}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.registration_declared","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema321 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+export const validateToolErrorReported = validate121;
+const schema320 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolErrorReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"error":{"$ref":"BodyText.json"}},"required":["call_id","error"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.error_reported"};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolRegistrationDeclared.json" */;
+/*# sourceURL="ToolErrorReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate121.evaluated;
@@ -11994,24 +11714,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.name === undefined) && (missing0 = "name")) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
+if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.error === undefined) && (missing0 = "error"))){
 validate121.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.name !== undefined){
-let data0 = data.name;
+if(data.call_id !== undefined){
+let data0 = data.call_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern100.test(data0)){
-validate121.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+if(!pattern4.test(data0)){
+validate121.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate121.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate121.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12021,18 +11741,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
-let data1 = data.description;
+if(data.error !== undefined){
+let data1 = data.error;
 const _errs4 = errors;
-if(errors === _errs4){
+const _errs5 = errors;
+if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 16384){
-validate121.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters"}];
+if(func1(data1) > 8388608){
+validate121.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate121.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate121.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12042,76 +11763,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.parameters !== undefined){
-let data2 = data.parameters;
-const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-validate121.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+for(const key0 in data){
+if((key0 !== "call_id") && (key0 !== "error")){
+const _errs8 = errors;
+validate121.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.examples !== undefined){
-let data3 = data.examples;
-const _errs10 = errors;
-if(errors === _errs10){
-if(Array.isArray(data3)){
-if(data3.length > 16){
-validate121.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
-return false;
-}
-else {
-var valid3 = true;
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-}
-else {
-validate121.errors = [{instancePath:instancePath+"/examples/" + i0,schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid3 = _errs12 === errors;
+var valid3 = _errs8 === errors;
 if(!valid3){
 break;
-}
-}
-}
-}
-else {
-validate121.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key2 in data){
-if((((key2 !== "name") && (key2 !== "description")) && (key2 !== "parameters")) && (key2 !== "examples")){
-const _errs17 = errors;
-validate121.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs17 === errors;
-if(!valid5){
-break;
-}
-}
 }
 }
 }
@@ -12129,11 +11788,11 @@ return errors === 0;
 }
 validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolRequest = validate122;
-const schema323 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.request"};
+export const validateToolProgress = validate122;
+const schema323 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolProgress.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.progress"};
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolRequest.json" */;
+/*# sourceURL="ToolProgress.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate122.evaluated;
@@ -12146,7 +11805,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
+if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.text === undefined) && (missing0 = "text"))){
 validate122.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -12173,35 +11832,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
+if(data.call_id !== undefined){
+let data1 = data.call_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate122.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate122.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.call_id !== undefined){
-let data2 = data.call_id;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
 validate122.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
@@ -12211,66 +11848,42 @@ validate122.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/
 return false;
 }
 }
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data2 = data.text;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 8388608){
+validate122.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate122.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data3 = data.tool;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate122.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate122.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.arguments_json !== undefined){
-let data4 = data.arguments_json;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate122.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate122.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "arguments_json")){
-const _errs17 = errors;
+if(((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "text")){
+const _errs11 = errors;
 validate122.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs17 === errors;
-if(!valid6){
+var valid4 = _errs11 === errors;
+if(!valid4){
 break;
-}
-}
 }
 }
 }
@@ -12289,12 +11902,11 @@ return errors === 0;
 }
 validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolResult = validate123;
-const schema329 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResult.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"outcome":{"$ref":"ToolOutcome.json"},"output":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","outcome","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result"};
-const schema333 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolOutcome.json","type":"string","enum":["ok","error","cancelled"]};
+export const validateToolProgressReported = validate123;
+const schema327 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolProgressReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["call_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.progress_reported"};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolResult.json" */;
+/*# sourceURL="ToolProgressReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate123.evaluated;
@@ -12307,40 +11919,18 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.outcome === undefined) && (missing0 = "outcome"))) || ((data.output === undefined) && (missing0 = "output"))){
+if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.text === undefined) && (missing0 = "text"))){
 validate123.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.call_id !== undefined){
+let data0 = data.call_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate123.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate123.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.call_id !== undefined){
-let data1 = data.call_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
 validate123.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
@@ -12350,84 +11940,42 @@ validate123.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/
 return false;
 }
 }
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data1 = data.text;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 8388608){
+validate123.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate123.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data2 = data.tool;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate123.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate123.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.outcome !== undefined){
-let data3 = data.outcome;
-const _errs10 = errors;
-if(typeof data3 !== "string"){
-validate123.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data3 === "ok") || (data3 === "error")) || (data3 === "cancelled"))){
-validate123.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/enum",keyword:"enum",params:{allowedValues: schema333.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.output !== undefined){
-let data4 = data.output;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate123.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate123.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "outcome")) && (key0 !== "output")){
-const _errs17 = errors;
+if((key0 !== "call_id") && (key0 !== "text")){
+const _errs8 = errors;
 validate123.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs17 === errors;
-if(!valid6){
+var valid3 = _errs8 === errors;
+if(!valid3){
 break;
-}
-}
-}
 }
 }
 }
@@ -12445,117 +11993,14 @@ return errors === 0;
 }
 validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolResultDisplay = validate124;
-const schema335 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResultDisplay.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"outcome":{"$ref":"ToolOutcome.json"},"display":{"$ref":"ToolDisplay.json"}},"required":["agent_id","call_id","tool","outcome","display"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result_display"};
-const schema340 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolDisplay.json","type":"object","properties":{"title":{"$ref":"ShortText.json"},"diff":{"$ref":"BodyText.json","description":"A unified diff for edits."},"summary":{"$ref":"ShortText.json"}},"unevaluatedProperties":{"not":{}},"description":"A presentation hint for UIs; never reaches the model."};
-
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolDisplay.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate125.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.title !== undefined){
-let data0 = data.title;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func1(data0) > 1024){
-validate125.errors = [{instancePath:instancePath+"/title",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate125.errors = [{instancePath:instancePath+"/title",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.diff !== undefined){
-let data1 = data.diff;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate125.errors = [{instancePath:instancePath+"/diff",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate125.errors = [{instancePath:instancePath+"/diff",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.summary !== undefined){
-let data2 = data.summary;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate125.errors = [{instancePath:instancePath+"/summary",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate125.errors = [{instancePath:instancePath+"/summary",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((key0 !== "title") && (key0 !== "diff")) && (key0 !== "summary")){
-const _errs11 = errors;
-validate125.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate125.errors = vErrors;
-return errors === 0;
-}
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
+export const validateToolRegister = validate124;
+const schema330 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRegister.json","type":"object","properties":{"name":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"},"description":{"type":"string"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","owner","description","parameters"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.register","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema331 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolName.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
+const schema333 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+const pattern100 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 
 function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolResultDisplay.json" */;
+/*# sourceURL="ToolRegister.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate124.evaluated;
@@ -12568,24 +12013,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.outcome === undefined) && (missing0 = "outcome"))) || ((data.display === undefined) && (missing0 = "display"))){
+if(((((data.name === undefined) && (missing0 = "name")) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
 validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.name !== undefined){
+let data0 = data.name;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate124.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(!pattern100.test(data0)){
+validate124.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate124.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate124.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12595,19 +12040,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
-let data1 = data.call_id;
+if(data.owner !== undefined){
+let data1 = data.owner;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate124.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(!pattern10.test(data1)){
+validate124.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate124.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate124.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12617,21 +12062,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data2 = data.tool;
+if(data.description !== undefined){
 const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate124.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(typeof data.description !== "string"){
+validate124.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
-else {
-validate124.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid0 = _errs7 === errors;
 }
@@ -12639,44 +12074,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.outcome !== undefined){
-let data3 = data.outcome;
+if(data.parameters !== undefined){
+let data3 = data.parameters;
+const _errs9 = errors;
 const _errs10 = errors;
-if(typeof data3 !== "string"){
-validate124.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs10){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+}
+else {
+validate124.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
-if(!(((data3 === "ok") || (data3 === "error")) || (data3 === "cancelled"))){
-validate124.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/enum",keyword:"enum",params:{allowedValues: schema333.enum},message:"must be equal to one of the allowed values"}];
-return false;
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.display !== undefined){
-const _errs13 = errors;
-if(!(validate125(data.display, {instancePath:instancePath+"/display",parentData:data,parentDataProperty:"display",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "outcome")) && (key0 !== "display")){
-const _errs15 = errors;
-validate124.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key1 in data){
+if((((key1 !== "name") && (key1 !== "owner")) && (key1 !== "description")) && (key1 !== "parameters")){
+const _errs14 = errors;
+validate124.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
+var valid4 = _errs14 === errors;
+if(!valid4){
 break;
-}
 }
 }
 }
@@ -12696,11 +12119,325 @@ return errors === 0;
 }
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolResultReported = validate127;
-const schema344 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResultReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"output":{"$ref":"BodyText.json"},"display":{"$ref":"ToolDisplay.json"}},"required":["call_id","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result_reported"};
+export const validateToolRegistrationDeclared = validate125;
+const schema334 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRegistrationDeclared.json","type":"object","properties":{"name":{"$ref":"ToolName.json","description":"The unprefixed name; the harness applies the instance's tool prefix."},"description":{"type":"string","maxLength":16384},"parameters":{"$ref":"#/$defs/RecordUnknown","description":"JSON Schema of the arguments, bounded by SPEC-tool-routing."},"examples":{"type":"array","items":{"$ref":"#/$defs/RecordUnknown"},"maxItems":16}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.registration_declared","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema336 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ToolRegistrationDeclared.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate125.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.name === undefined) && (missing0 = "name")) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
+validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.name !== undefined){
+let data0 = data.name;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern100.test(data0)){
+validate125.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate125.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.description !== undefined){
+let data1 = data.description;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func1(data1) > 16384){
+validate125.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters"}];
+return false;
+}
+}
+else {
+validate125.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.parameters !== undefined){
+let data2 = data.parameters;
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+validate125.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.examples !== undefined){
+let data3 = data.examples;
+const _errs10 = errors;
+if(errors === _errs10){
+if(Array.isArray(data3)){
+if(data3.length > 16){
+validate125.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
+return false;
+}
+else {
+var valid3 = true;
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+}
+else {
+validate125.errors = [{instancePath:instancePath+"/examples/" + i0,schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid3 = _errs12 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+else {
+validate125.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key2 in data){
+if((((key2 !== "name") && (key2 !== "description")) && (key2 !== "parameters")) && (key2 !== "examples")){
+const _errs17 = errors;
+validate125.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs17 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate125.errors = vErrors;
+return errors === 0;
+}
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateToolRequest = validate126;
+const schema338 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.request"};
+
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ToolRequest.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate126.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
+validate126.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate126.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate126.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate126.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate126.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+let data2 = data.call_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate126.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate126.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data3 = data.tool;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate126.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate126.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.arguments_json !== undefined){
+let data4 = data.arguments_json;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func1(data4) > 8388608){
+validate126.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate126.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "arguments_json")){
+const _errs17 = errors;
+validate126.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs17 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate126.errors = vErrors;
+return errors === 0;
+}
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateToolResult = validate127;
+const schema344 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResult.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"outcome":{"$ref":"ToolOutcome.json"},"output":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","outcome","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result"};
+const schema348 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolOutcome.json","type":"string","enum":["ok","error","cancelled"]};
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolResultReported.json" */;
+/*# sourceURL="ToolResult.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate127.evaluated;
@@ -12713,24 +12450,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.output === undefined) && (missing0 = "output"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.outcome === undefined) && (missing0 = "outcome"))) || ((data.output === undefined) && (missing0 = "output"))){
 validate127.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate127.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate127.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate127.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate127.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12740,19 +12477,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.output !== undefined){
-let data1 = data.output;
+if(data.call_id !== undefined){
+let data1 = data.call_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate127.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(!pattern4.test(data1)){
+validate127.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate127.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate127.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12762,11 +12499,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.display !== undefined){
+if(data.tool !== undefined){
+let data2 = data.tool;
 const _errs7 = errors;
-if(!(validate125(data.display, {instancePath:instancePath+"/display",parentData:data,parentDataProperty:"display",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
-errors = vErrors.length;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate127.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate127.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid0 = _errs7 === errors;
 }
@@ -12774,14 +12521,55 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.outcome !== undefined){
+let data3 = data.outcome;
+const _errs10 = errors;
+if(typeof data3 !== "string"){
+validate127.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data3 === "ok") || (data3 === "error")) || (data3 === "cancelled"))){
+validate127.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/enum",keyword:"enum",params:{allowedValues: schema348.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.output !== undefined){
+let data4 = data.output;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func1(data4) > 8388608){
+validate127.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate127.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(((key0 !== "call_id") && (key0 !== "output")) && (key0 !== "display")){
-const _errs9 = errors;
+if(((((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "outcome")) && (key0 !== "output")){
+const _errs17 = errors;
 validate127.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs9 === errors;
-if(!valid3){
+var valid6 = _errs17 === errors;
+if(!valid6){
 break;
+}
+}
 }
 }
 }
@@ -12800,11 +12588,12 @@ return errors === 0;
 }
 validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolStarted = validate129;
-const schema347 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"},"arguments_json":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","owner","arguments_json"],"unevaluatedProperties":{"not":{}},"description":"Routes a call to its owner; owners execute on live delivery only, never on replay.","x-tau-event":"tool.started"};
+export const validateToolResultDisplay = validate128;
+const schema350 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResultDisplay.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"outcome":{"$ref":"ToolOutcome.json"},"display":{"$ref":"ToolDisplay.json"}},"required":["agent_id","call_id","tool","outcome","display"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result_display"};
+const schema355 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolDisplay.json","type":"object","properties":{"title":{"$ref":"ShortText.json"},"diff":{"$ref":"BodyText.json","description":"A unified diff for edits."},"summary":{"$ref":"ShortText.json"}},"unevaluatedProperties":{"not":{}},"description":"A presentation hint for UIs; never reaches the model."};
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolStarted.json" */;
+/*# sourceURL="ToolDisplay.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate129.evaluated;
@@ -12816,25 +12605,19 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
-validate129.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.title !== undefined){
+let data0 = data.title;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate129.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data0) > 1024){
+validate129.errors = [{instancePath:instancePath+"/title",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate129.errors = [{instancePath:instancePath+"/title",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12844,19 +12627,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
+if(data.diff !== undefined){
+let data1 = data.diff;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate129.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data1) > 8388608){
+validate129.errors = [{instancePath:instancePath+"/diff",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate129.errors = [{instancePath:instancePath+"/diff",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12866,19 +12649,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
-let data2 = data.call_id;
+if(data.summary !== undefined){
+let data2 = data.summary;
 const _errs7 = errors;
 const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate129.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data2) > 1024){
+validate129.errors = [{instancePath:instancePath+"/summary",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate129.errors = [{instancePath:instancePath+"/summary",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12888,84 +12671,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data3 = data.tool;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data3 === "string"){
-if(!pattern100.test(data3)){
-validate129.errors = [{instancePath:instancePath+"/tool",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate129.errors = [{instancePath:instancePath+"/tool",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.owner !== undefined){
-let data4 = data.owner;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(!pattern10.test(data4)){
-validate129.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate129.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.arguments_json !== undefined){
-let data5 = data.arguments_json;
-const _errs16 = errors;
-const _errs17 = errors;
-if(errors === _errs17){
-if(typeof data5 === "string"){
-if(func1(data5) > 8388608){
-validate129.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate129.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "owner")) && (key0 !== "arguments_json")){
-const _errs20 = errors;
+if(((key0 !== "title") && (key0 !== "diff")) && (key0 !== "summary")){
+const _errs11 = errors;
 validate129.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs20 === errors;
-if(!valid7){
+var valid4 = _errs11 === errors;
+if(!valid4){
 break;
-}
-}
-}
-}
 }
 }
 }
@@ -12983,14 +12696,12 @@ return errors === 0;
 }
 validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolUnregister = validate130;
-const schema354 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolUnregister.json","type":"object","properties":{"name":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"}},"required":["name","owner"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.unregister"};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolUnregister.json" */;
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ToolResultDisplay.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13000,24 +12711,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.name === undefined) && (missing0 = "name")) || ((data.owner === undefined) && (missing0 = "owner"))){
-validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.outcome === undefined) && (missing0 = "outcome"))) || ((data.display === undefined) && (missing0 = "display"))){
+validate128.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.name !== undefined){
-let data0 = data.name;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern100.test(data0)){
-validate130.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+if(!pattern4.test(data0)){
+validate128.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate130.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate128.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13027,19 +12738,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.owner !== undefined){
-let data1 = data.owner;
+if(data.call_id !== undefined){
+let data1 = data.call_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern10.test(data1)){
-validate130.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+if(!pattern4.test(data1)){
+validate128.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate130.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate128.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13049,13 +12760,64 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "name") && (key0 !== "owner")){
+if(data.tool !== undefined){
+let data2 = data.tool;
+const _errs7 = errors;
 const _errs8 = errors;
-validate130.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate128.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+}
+}
+else {
+validate128.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.outcome !== undefined){
+let data3 = data.outcome;
+const _errs10 = errors;
+if(typeof data3 !== "string"){
+validate128.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data3 === "ok") || (data3 === "error")) || (data3 === "cancelled"))){
+validate128.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/enum",keyword:"enum",params:{allowedValues: schema348.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.display !== undefined){
+const _errs13 = errors;
+if(!(validate129(data.display, {instancePath:instancePath+"/display",parentData:data,parentDataProperty:"display",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "outcome")) && (key0 !== "display")){
+const _errs15 = errors;
+validate128.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs15 === errors;
+if(!valid5){
 break;
 }
 }
@@ -13064,21 +12826,24 @@ break;
 }
 }
 }
+}
+}
+}
 else {
-validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate128.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate130.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolUnregistrationDeclared = validate131;
-const schema357 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolUnregistrationDeclared.json","type":"object","properties":{"name":{"$ref":"ToolName.json"}},"required":["name"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.unregistration_declared"};
+export const validateToolResultReported = validate131;
+const schema359 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResultReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"output":{"$ref":"BodyText.json"},"display":{"$ref":"ToolDisplay.json"}},"required":["call_id","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result_reported"};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolUnregistrationDeclared.json" */;
+/*# sourceURL="ToolResultReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate131.evaluated;
@@ -13091,24 +12856,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.name === undefined) && (missing0 = "name")){
+if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.output === undefined) && (missing0 = "output"))){
 validate131.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.name !== undefined){
-let data0 = data.name;
+if(data.call_id !== undefined){
+let data0 = data.call_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern100.test(data0)){
-validate131.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+if(!pattern4.test(data0)){
+validate131.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate131.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate131.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13118,14 +12883,50 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(key0 !== "name"){
+if(data.output !== undefined){
+let data1 = data.output;
+const _errs4 = errors;
 const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 8388608){
+validate131.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate131.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.display !== undefined){
+const _errs7 = errors;
+if(!(validate129(data.display, {instancePath:instancePath+"/display",parentData:data,parentDataProperty:"display",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "call_id") && (key0 !== "output")) && (key0 !== "display")){
+const _errs9 = errors;
 validate131.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
+var valid3 = _errs9 === errors;
+if(!valid3){
 break;
+}
+}
 }
 }
 }
@@ -13142,184 +12943,11 @@ return errors === 0;
 }
 validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiCreateAgent = validate132;
-const schema359 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiCreateAgent.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"parent_id":{"$ref":"Id.json"},"role":{"$ref":"ShortText.json"},"model":{"$ref":"ShortText.json"},"display_name":{"$ref":"ShortText.json"},"ephemeral":{"type":"boolean"}},"required":["request_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.create_agent"};
-
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiCreateAgent.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate132.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.request_id === undefined) && (missing0 = "request_id")){
-validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate132.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate132.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.parent_id !== undefined){
-let data1 = data.parent_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate132.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate132.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.role !== undefined){
-let data2 = data.role;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate132.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate132.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.model !== undefined){
-let data3 = data.model;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate132.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate132.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.display_name !== undefined){
-let data4 = data.display_name;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(func1(data4) > 1024){
-validate132.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate132.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.ephemeral !== undefined){
-const _errs16 = errors;
-if(typeof data.ephemeral !== "boolean"){
-validate132.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((((key0 !== "request_id") && (key0 !== "parent_id")) && (key0 !== "role")) && (key0 !== "model")) && (key0 !== "display_name")) && (key0 !== "ephemeral")){
-const _errs19 = errors;
-validate132.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid6 = _errs19 === errors;
-if(!valid6){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate132.errors = vErrors;
-return errors === 0;
-}
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateUiCreateAgentResult = validate133;
-const schema365 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiCreateAgentResult.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"ok":{"type":"boolean"},"agent_id":{"$ref":"Id.json"},"error":{"$ref":"ShortText.json","description":"Bounded, sanitized reason on refusal."}},"required":["request_id","ok"],"unevaluatedProperties":{"not":{}},"description":"Directed to the requesting connection only; never published or replayed.","x-tau-event":"ui.create_agent_result"};
+export const validateToolStarted = validate133;
+const schema362 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"},"arguments_json":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","owner","arguments_json"],"unevaluatedProperties":{"not":{}},"description":"Routes a call to its owner; owners execute on live delivery only, never on replay.","x-tau-event":"tool.started"};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiCreateAgentResult.json" */;
+/*# sourceURL="ToolStarted.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate133.evaluated;
@@ -13332,52 +12960,18 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.ok === undefined) && (missing0 = "ok"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
 validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.request_id !== undefined){
-let data0 = data.request_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate133.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate133.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.ok !== undefined){
-const _errs4 = errors;
-if(typeof data.ok !== "boolean"){
-validate133.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.agent_id !== undefined){
-let data2 = data.agent_id;
-const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
 validate133.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
@@ -13387,42 +12981,132 @@ validate133.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json
 return false;
 }
 }
-var valid0 = _errs6 === errors;
+var valid0 = _errs1 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error !== undefined){
-let data3 = data.error;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate133.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate133.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs9 === errors;
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+let data2 = data.call_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate133.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate133.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data3 = data.tool;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(!pattern100.test(data3)){
+validate133.errors = [{instancePath:instancePath+"/tool",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate133.errors = [{instancePath:instancePath+"/tool",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.owner !== undefined){
+let data4 = data.owner;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(!pattern10.test(data4)){
+validate133.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate133.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.arguments_json !== undefined){
+let data5 = data.arguments_json;
+const _errs16 = errors;
+const _errs17 = errors;
+if(errors === _errs17){
+if(typeof data5 === "string"){
+if(func1(data5) > 8388608){
+validate133.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate133.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((((key0 !== "request_id") && (key0 !== "ok")) && (key0 !== "agent_id")) && (key0 !== "error")){
-const _errs13 = errors;
+if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "owner")) && (key0 !== "arguments_json")){
+const _errs20 = errors;
 validate133.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs13 === errors;
-if(!valid4){
+var valid7 = _errs20 === errors;
+if(!valid7){
 break;
+}
+}
 }
 }
 }
@@ -13442,11 +13126,11 @@ return errors === 0;
 }
 validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiDebugEventStatsRequestMessage = validate134;
-const schema369 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiDebugEventStatsRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_debug_event_stats_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_debug_event_stats_request"};
+export const validateToolUnregister = validate134;
+const schema369 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolUnregister.json","type":"object","properties":{"name":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"}},"required":["name","owner"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.unregister"};
 
 function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiDebugEventStatsRequestMessage.json" */;
+/*# sourceURL="ToolUnregister.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate134.evaluated;
@@ -13459,21 +13143,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if(((data.name === undefined) && (missing0 = "name")) || ((data.owner === undefined) && (missing0 = "owner"))){
 validate134.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.name !== undefined){
+let data0 = data.name;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate134.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern100.test(data0)){
+validate134.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
 return false;
 }
-if("ui_debug_event_stats_request" !== data0){
-validate134.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_debug_event_stats_request"},message:"must be equal to constant"}];
+}
+else {
+validate134.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -13481,71 +13170,35 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.request_id === undefined) && (missing1 = "request_id")){
-validate134.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
+if(data.owner !== undefined){
+let data1 = data.owner;
+const _errs4 = errors;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate134.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern10.test(data1)){
+validate134.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate134.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate134.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if(key0 !== "request_id"){
-const _errs9 = errors;
-validate134.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs9 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-else {
-validate134.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs12 = errors;
-validate134.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key0 in data){
+if((key0 !== "name") && (key0 !== "owner")){
+const _errs8 = errors;
+validate134.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
+var valid3 = _errs8 === errors;
+if(!valid3){
 break;
 }
 }
@@ -13564,11 +13217,11 @@ return errors === 0;
 }
 validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiDetachRequestMessage = validate135;
-const schema371 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiDetachRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_detach_request"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_detach_request"};
+export const validateToolUnregistrationDeclared = validate135;
+const schema372 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolUnregistrationDeclared.json","type":"object","properties":{"name":{"$ref":"ToolName.json"}},"required":["name"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.unregistration_declared"};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiDetachRequestMessage.json" */;
+/*# sourceURL="ToolUnregistrationDeclared.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate135.evaluated;
@@ -13581,21 +13234,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((data.name === undefined) && (missing0 = "name")){
 validate135.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.name !== undefined){
+let data0 = data.name;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate135.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern100.test(data0)){
+validate135.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
 return false;
 }
-if("ui_detach_request" !== data0){
-validate135.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_detach_request"},message:"must be equal to constant"}];
+}
+else {
+validate135.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -13603,41 +13261,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key0 in data1){
-const _errs6 = errors;
-validate135.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key0 in data){
+if(key0 !== "name"){
+const _errs5 = errors;
+validate135.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid1 = _errs6 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate135.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs9 = errors;
-validate135.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid2 = _errs9 === errors;
+var valid2 = _errs5 === errors;
 if(!valid2){
 break;
-}
 }
 }
 }
@@ -13654,11 +13285,11 @@ return errors === 0;
 }
 validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiFocus = validate136;
-const schema372 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiFocus.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"focused":{"type":"boolean"}},"required":["focused"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.focus"};
+export const validateUiCreateAgent = validate136;
+const schema374 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiCreateAgent.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"parent_id":{"$ref":"Id.json"},"role":{"$ref":"ShortText.json"},"model":{"$ref":"ShortText.json"},"display_name":{"$ref":"ShortText.json"},"ephemeral":{"type":"boolean"}},"required":["request_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.create_agent"};
 
 function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiFocus.json" */;
+/*# sourceURL="UiCreateAgent.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate136.evaluated;
@@ -13671,24 +13302,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.focused === undefined) && (missing0 = "focused")){
+if((data.request_id === undefined) && (missing0 = "request_id")){
 validate136.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate136.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate136.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate136.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate136.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13698,11 +13329,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.focused !== undefined){
+if(data.parent_id !== undefined){
+let data1 = data.parent_id;
 const _errs4 = errors;
-if(typeof data.focused !== "boolean"){
-validate136.errors = [{instancePath:instancePath+"/focused",schemaPath:"#/properties/focused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate136.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
+}
+}
+else {
+validate136.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -13710,14 +13351,96 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "agent_id") && (key0 !== "focused")){
+if(data.role !== undefined){
+let data2 = data.role;
 const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate136.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate136.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.model !== undefined){
+let data3 = data.model;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate136.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate136.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.display_name !== undefined){
+let data4 = data.display_name;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func1(data4) > 1024){
+validate136.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate136.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ephemeral !== undefined){
+const _errs16 = errors;
+if(typeof data.ephemeral !== "boolean"){
+validate136.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((key0 !== "request_id") && (key0 !== "parent_id")) && (key0 !== "role")) && (key0 !== "model")) && (key0 !== "display_name")) && (key0 !== "ephemeral")){
+const _errs19 = errors;
 validate136.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs7 === errors;
-if(!valid2){
+var valid6 = _errs19 === errors;
+if(!valid6){
 break;
+}
+}
+}
+}
 }
 }
 }
@@ -13735,11 +13458,11 @@ return errors === 0;
 }
 validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiModelSelect = validate137;
-const schema374 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiModelSelect.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"model":{"$ref":"ShortText.json"}},"required":["agent_id","model"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.model_select"};
+export const validateUiCreateAgentResult = validate137;
+const schema380 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiCreateAgentResult.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"ok":{"type":"boolean"},"agent_id":{"$ref":"Id.json"},"error":{"$ref":"ShortText.json","description":"Bounded, sanitized reason on refusal."}},"required":["request_id","ok"],"unevaluatedProperties":{"not":{}},"description":"Directed to the requesting connection only; never published or replayed.","x-tau-event":"ui.create_agent_result"};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiModelSelect.json" */;
+/*# sourceURL="UiCreateAgentResult.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate137.evaluated;
@@ -13752,24 +13475,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.model === undefined) && (missing0 = "model"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.ok === undefined) && (missing0 = "ok"))){
 validate137.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate137.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate137.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate137.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate137.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13779,21 +13502,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.model !== undefined){
-let data1 = data.model;
+if(data.ok !== undefined){
 const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 1024){
-validate137.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(typeof data.ok !== "boolean"){
+validate137.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
-}
-}
-else {
-validate137.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid0 = _errs4 === errors;
 }
@@ -13801,14 +13514,60 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.agent_id !== undefined){
+let data2 = data.agent_id;
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate137.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate137.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error !== undefined){
+let data3 = data.error;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate137.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate137.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((key0 !== "agent_id") && (key0 !== "model")){
-const _errs8 = errors;
+if((((key0 !== "request_id") && (key0 !== "ok")) && (key0 !== "agent_id")) && (key0 !== "error")){
+const _errs13 = errors;
 validate137.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+var valid4 = _errs13 === errors;
+if(!valid4){
 break;
+}
+}
 }
 }
 }
@@ -13826,11 +13585,11 @@ return errors === 0;
 }
 validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiPromptDraft = validate138;
-const schema377 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiPromptDraft.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.prompt_draft"};
+export const validateUiDebugEventStatsRequestMessage = validate138;
+const schema384 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiDebugEventStatsRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_debug_event_stats_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_debug_event_stats_request"};
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiPromptDraft.json" */;
+/*# sourceURL="UiDebugEventStatsRequestMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate138.evaluated;
@@ -13843,26 +13602,21 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.text === undefined) && (missing0 = "text"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate138.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.message !== undefined){
+let data0 = data.message;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate138.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(typeof data0 !== "string"){
+validate138.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate138.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("ui_debug_event_stats_request" !== data0){
+validate138.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_debug_event_stats_request"},message:"must be equal to constant"}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -13870,35 +13624,71 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
-const _errs4 = errors;
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.request_id === undefined) && (missing1 = "request_id")){
+validate138.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate138.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate138.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate138.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate138.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs4 === errors;
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if(key0 !== "request_id"){
+const _errs9 = errors;
+validate138.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs9 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+else {
+validate138.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "agent_id") && (key0 !== "text")){
-const _errs8 = errors;
-validate138.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs12 = errors;
+validate138.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+var valid4 = _errs12 === errors;
+if(!valid4){
 break;
 }
 }
@@ -13917,11 +13707,11 @@ return errors === 0;
 }
 validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiPromptSubmit = validate139;
-const schema380 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiPromptSubmit.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.prompt_submit"};
+export const validateUiDetachRequestMessage = validate139;
+const schema386 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiDetachRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_detach_request"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_detach_request"};
 
 function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiPromptSubmit.json" */;
+/*# sourceURL="UiDetachRequestMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate139.evaluated;
@@ -13934,26 +13724,21 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.mode === undefined) && (missing0 = "mode"))) || ((data.text === undefined) && (missing0 = "text"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.message !== undefined){
+let data0 = data.message;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate139.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(typeof data0 !== "string"){
+validate139.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate139.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("ui_detach_request" !== data0){
+validate139.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_detach_request"},message:"must be equal to constant"}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -13961,54 +13746,40 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.mode !== undefined){
-let data1 = data.mode;
-const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate139.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+for(const key0 in data1){
+const _errs6 = errors;
+validate139.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-if(!((data1 === "queue") || (data1 === "steer"))){
-validate139.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/enum",keyword:"enum",params:{allowedValues: schema36.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data2 = data.text;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 8388608){
-validate139.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate139.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((key0 !== "agent_id") && (key0 !== "mode")) && (key0 !== "text")){
-const _errs11 = errors;
-validate139.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
+var valid1 = _errs6 === errors;
+if(!valid1){
 break;
 }
+}
+}
+else {
+validate139.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs9 = errors;
+validate139.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs9 === errors;
+if(!valid2){
+break;
 }
 }
 }
@@ -14026,11 +13797,11 @@ return errors === 0;
 }
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiRosterRequestMessage = validate140;
-const schema384 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"include_unloaded":{"type":"boolean"}},"required":["request_id","include_unloaded"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_roster_request"};
+export const validateUiFocus = validate140;
+const schema387 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiFocus.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"focused":{"type":"boolean"}},"required":["focused"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.focus"};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiRosterRequestMessage.json" */;
+/*# sourceURL="UiFocus.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate140.evaluated;
@@ -14043,21 +13814,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((data.focused === undefined) && (missing0 = "focused")){
 validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate140.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate140.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("ui_roster_request" !== data0){
-validate140.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_roster_request"},message:"must be equal to constant"}];
+}
+else {
+validate140.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -14065,84 +13841,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.include_unloaded === undefined) && (missing1 = "include_unloaded"))){
-validate140.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if(data.focused !== undefined){
+const _errs4 = errors;
+if(typeof data.focused !== "boolean"){
+validate140.errors = [{instancePath:instancePath+"/focused",schemaPath:"#/properties/focused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate140.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate140.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.include_unloaded !== undefined){
-const _errs8 = errors;
-if(typeof data1.include_unloaded !== "boolean"){
-validate140.errors = [{instancePath:instancePath+"/payload/include_unloaded",schemaPath:"#/properties/payload/properties/include_unloaded/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "request_id") && (key0 !== "include_unloaded")){
-const _errs11 = errors;
-validate140.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs11 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate140.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs14 = errors;
-validate140.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key0 in data){
+if((key0 !== "agent_id") && (key0 !== "focused")){
+const _errs7 = errors;
+validate140.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs14 === errors;
-if(!valid4){
+var valid2 = _errs7 === errors;
+if(!valid2){
 break;
 }
 }
@@ -14161,12 +13878,102 @@ return errors === 0;
 }
 validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiRosterResultMessage = validate141;
-const schema386 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"rows":{"type":"array","items":{"$ref":"RosterRow.json"},"maxItems":4096}},"required":["request_id","rows"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_roster_result"};
-const schema388 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RosterRow.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"display_name":{"$ref":"ShortText.json"},"loaded":{"type":"boolean"},"ephemeral":{"type":"boolean"},"parent_id":{"$ref":"Id.json"},"created_at":{"$ref":"Micros.json"},"status":{"$ref":"ShortText.json"}},"required":["agent_id","loaded","ephemeral","created_at","status"],"unevaluatedProperties":{"not":{}}};
+export const validateUiModelSelect = validate141;
+const schema389 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiModelSelect.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"model":{"$ref":"ShortText.json"}},"required":["agent_id","model"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.model_select"};
+
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiModelSelect.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate141.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.model === undefined) && (missing0 = "model"))){
+validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate141.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate141.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.model !== undefined){
+let data1 = data.model;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+validate141.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate141.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((key0 !== "agent_id") && (key0 !== "model")){
+const _errs8 = errors;
+validate141.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs8 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate141.errors = vErrors;
+return errors === 0;
+}
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiPromptDraft = validate142;
+const schema392 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiPromptDraft.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.prompt_draft"};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="RosterRow.json" */;
+/*# sourceURL="UiPromptDraft.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate142.evaluated;
@@ -14179,7 +13986,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.loaded === undefined) && (missing0 = "loaded"))) || ((data.ephemeral === undefined) && (missing0 = "ephemeral"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.status === undefined) && (missing0 = "status"))){
+if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.text === undefined) && (missing0 = "text"))){
 validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -14206,19 +14013,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.display_name !== undefined){
-let data1 = data.display_name;
+if(data.text !== undefined){
+let data1 = data.text;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 1024){
-validate142.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(func1(data1) > 8388608){
+validate142.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate142.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate142.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -14228,109 +14035,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.loaded !== undefined){
-const _errs7 = errors;
-if(typeof data.loaded !== "boolean"){
-validate142.errors = [{instancePath:instancePath+"/loaded",schemaPath:"#/properties/loaded/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.ephemeral !== undefined){
-const _errs9 = errors;
-if(typeof data.ephemeral !== "boolean"){
-validate142.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.parent_id !== undefined){
-let data4 = data.parent_id;
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
-if(typeof data4 === "string"){
-if(!pattern4.test(data4)){
-validate142.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate142.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.created_at !== undefined){
-let data5 = data.created_at;
-const _errs14 = errors;
-const _errs15 = errors;
-if(typeof data5 !== "string"){
-validate142.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(errors === _errs15){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-validate142.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.status !== undefined){
-let data6 = data.status;
-const _errs17 = errors;
-const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data6 === "string"){
-if(func1(data6) > 1024){
-validate142.errors = [{instancePath:instancePath+"/status",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate142.errors = [{instancePath:instancePath+"/status",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs17 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((((key0 !== "agent_id") && (key0 !== "display_name")) && (key0 !== "loaded")) && (key0 !== "ephemeral")) && (key0 !== "parent_id")) && (key0 !== "created_at")) && (key0 !== "status")){
-const _errs21 = errors;
+if((key0 !== "agent_id") && (key0 !== "text")){
+const _errs8 = errors;
 validate142.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs21 === errors;
-if(!valid6){
+var valid3 = _errs8 === errors;
+if(!valid3){
 break;
-}
-}
-}
-}
-}
 }
 }
 }
@@ -14348,12 +14060,14 @@ return errors === 0;
 }
 validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+export const validateUiPromptSubmit = validate143;
+const schema395 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiPromptSubmit.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.prompt_submit"};
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiRosterResultMessage.json" */;
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiPromptSubmit.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate141.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14363,21 +14077,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.mode === undefined) && (missing0 = "mode"))) || ((data.text === undefined) && (missing0 = "text"))){
+validate143.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate141.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate143.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("ui_roster_result" !== data0){
-validate141.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_roster_result"},message:"must be equal to constant"}];
+}
+else {
+validate143.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -14385,81 +14104,51 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.rows === undefined) && (missing1 = "rows"))){
-validate141.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if(data.mode !== undefined){
+let data1 = data.mode;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate143.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate141.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(!((data1 === "queue") || (data1 === "steer"))){
+validate143.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/enum",keyword:"enum",params:{allowedValues: schema36.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
+var valid0 = _errs4 === errors;
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+var valid0 = true;
 }
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.rows !== undefined){
-let data3 = data1.rows;
+if(valid0){
+if(data.text !== undefined){
+let data2 = data.text;
+const _errs7 = errors;
 const _errs8 = errors;
 if(errors === _errs8){
-if(Array.isArray(data3)){
-if(data3.length > 4096){
-validate141.errors = [{instancePath:instancePath+"/payload/rows",schemaPath:"#/properties/payload/properties/rows/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
-return false;
-}
-else {
-var valid3 = true;
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-const _errs10 = errors;
-if(!(validate142(data3[i0], {instancePath:instancePath+"/payload/rows/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
-errors = vErrors.length;
-}
-var valid3 = _errs10 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-else {
-validate141.errors = [{instancePath:instancePath+"/payload/rows",schemaPath:"#/properties/payload/properties/rows/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+if(typeof data2 === "string"){
+if(func1(data2) > 8388608){
+validate143.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
-var valid1 = _errs8 === errors;
+else {
+validate143.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "request_id") && (key0 !== "rows")){
-const _errs12 = errors;
-validate141.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "agent_id") && (key0 !== "mode")) && (key0 !== "text")){
+const _errs11 = errors;
+validate143.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs12 === errors;
+var valid4 = _errs11 === errors;
 if(!valid4){
 break;
 }
@@ -14469,47 +14158,22 @@ break;
 }
 }
 }
+}
 else {
-validate141.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate143.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs15 = errors;
-validate141.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate141.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiSessionAcceptedMessage = validate144;
-const schema394 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSessionAcceptedMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_session_accepted"},"payload":{"type":"object","properties":{"session_id":{"$ref":"Id.json"},"revision":{"$ref":"Revision.json"},"project_root":{"$ref":"PathText.json"}},"required":["session_id","revision","project_root"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_session_accepted"};
+export const validateUiRosterRequestMessage = validate144;
+const schema399 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"include_unloaded":{"type":"boolean"}},"required":["request_id","include_unloaded"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_roster_request"};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiSessionAcceptedMessage.json" */;
+/*# sourceURL="UiRosterRequestMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate144.evaluated;
@@ -14534,8 +14198,8 @@ if(typeof data0 !== "string"){
 validate144.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("ui_session_accepted" !== data0){
-validate144.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_session_accepted"},message:"must be equal to constant"}];
+if("ui_roster_request" !== data0){
+validate144.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_roster_request"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -14550,24 +14214,24 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if((((data1.session_id === undefined) && (missing1 = "session_id")) || ((data1.revision === undefined) && (missing1 = "revision"))) || ((data1.project_root === undefined) && (missing1 = "project_root"))){
+if(((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.include_unloaded === undefined) && (missing1 = "include_unloaded"))){
 validate144.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data1.session_id !== undefined){
-let data2 = data1.session_id;
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
 const _errs5 = errors;
 const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(!pattern4.test(data2)){
-validate144.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate144.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate144.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate144.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -14577,91 +14241,11 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.revision !== undefined){
-let data3 = data1.revision;
+if(data1.include_unloaded !== undefined){
 const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing2;
-if(((data3.major === undefined) && (missing2 = "major")) || ((data3.minor === undefined) && (missing2 = "minor"))){
-validate144.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+if(typeof data1.include_unloaded !== "boolean"){
+validate144.errors = [{instancePath:instancePath+"/payload/include_unloaded",schemaPath:"#/properties/payload/properties/include_unloaded/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
-}
-else {
-if(data3.major !== undefined){
-let data4 = data3.major;
-const _errs11 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate144.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs11){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 65535 || isNaN(data4)){
-validate144.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate144.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid4 = _errs11 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data3.minor !== undefined){
-let data5 = data3.minor;
-const _errs13 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate144.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs13){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 65535 || isNaN(data5)){
-validate144.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data5 < 0 || isNaN(data5)){
-validate144.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid4 = _errs13 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-for(const key0 in data3){
-if((key0 !== "major") && (key0 !== "minor")){
-const _errs16 = errors;
-validate144.errors = [{instancePath:instancePath+"/payload/revision/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Revision.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate144.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
 }
 var valid1 = _errs8 === errors;
 }
@@ -14669,37 +14253,14 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.project_root !== undefined){
-let data7 = data1.project_root;
-const _errs18 = errors;
-const _errs19 = errors;
-if(errors === _errs19){
-if(typeof data7 === "string"){
-if(func1(data7) > 4096){
-validate144.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+for(const key0 in data1){
+if((key0 !== "request_id") && (key0 !== "include_unloaded")){
+const _errs11 = errors;
+validate144.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-}
-else {
-validate144.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs18 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key1 in data1){
-if(((key1 !== "session_id") && (key1 !== "revision")) && (key1 !== "project_root")){
-const _errs22 = errors;
-validate144.errors = [{instancePath:instancePath+"/payload/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid7 = _errs22 === errors;
-if(!valid7){
+var valid3 = _errs11 === errors;
+if(!valid3){
 break;
-}
 }
 }
 }
@@ -14718,13 +14279,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key2 in data){
-if((key2 !== "message") && (key2 !== "payload")){
-const _errs25 = errors;
-validate144.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs14 = errors;
+validate144.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid8 = _errs25 === errors;
-if(!valid8){
+var valid4 = _errs14 === errors;
+if(!valid4){
 break;
 }
 }
@@ -14743,11 +14304,202 @@ return errors === 0;
 }
 validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiTreeRequestMessage = validate145;
-const schema398 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiTreeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_tree_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_tree_request"};
+export const validateUiRosterResultMessage = validate145;
+const schema401 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"rows":{"type":"array","items":{"$ref":"RosterRow.json"},"maxItems":4096}},"required":["request_id","rows"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_roster_result"};
+const schema403 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RosterRow.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"display_name":{"$ref":"ShortText.json"},"loaded":{"type":"boolean"},"ephemeral":{"type":"boolean"},"parent_id":{"$ref":"Id.json"},"created_at":{"$ref":"Micros.json"},"status":{"$ref":"ShortText.json"}},"required":["agent_id","loaded","ephemeral","created_at","status"],"unevaluatedProperties":{"not":{}}};
+
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="RosterRow.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate146.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.loaded === undefined) && (missing0 = "loaded"))) || ((data.ephemeral === undefined) && (missing0 = "ephemeral"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.status === undefined) && (missing0 = "status"))){
+validate146.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate146.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate146.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.display_name !== undefined){
+let data1 = data.display_name;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+validate146.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate146.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.loaded !== undefined){
+const _errs7 = errors;
+if(typeof data.loaded !== "boolean"){
+validate146.errors = [{instancePath:instancePath+"/loaded",schemaPath:"#/properties/loaded/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ephemeral !== undefined){
+const _errs9 = errors;
+if(typeof data.ephemeral !== "boolean"){
+validate146.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.parent_id !== undefined){
+let data4 = data.parent_id;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(!pattern4.test(data4)){
+validate146.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate146.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+let data5 = data.created_at;
+const _errs14 = errors;
+const _errs15 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate146.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs15){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+validate146.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate146.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.status !== undefined){
+let data6 = data.status;
+const _errs17 = errors;
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data6 === "string"){
+if(func1(data6) > 1024){
+validate146.errors = [{instancePath:instancePath+"/status",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate146.errors = [{instancePath:instancePath+"/status",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((((key0 !== "agent_id") && (key0 !== "display_name")) && (key0 !== "loaded")) && (key0 !== "ephemeral")) && (key0 !== "parent_id")) && (key0 !== "created_at")) && (key0 !== "status")){
+const _errs21 = errors;
+validate146.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs21 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate146.errors = vErrors;
+return errors === 0;
+}
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiTreeRequestMessage.json" */;
+/*# sourceURL="UiRosterResultMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate145.evaluated;
@@ -14772,8 +14524,8 @@ if(typeof data0 !== "string"){
 validate145.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("ui_tree_request" !== data0){
-validate145.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_tree_request"},message:"must be equal to constant"}];
+if("ui_roster_result" !== data0){
+validate145.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_roster_result"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -14788,7 +14540,7 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if((data1.request_id === undefined) && (missing1 = "request_id")){
+if(((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.rows === undefined) && (missing1 = "rows"))){
 validate145.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -14815,19 +14567,33 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.agent_id !== undefined){
-let data3 = data1.agent_id;
+if(data1.rows !== undefined){
+let data3 = data1.rows;
 const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data3 === "string"){
-if(!pattern4.test(data3)){
-validate145.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(errors === _errs8){
+if(Array.isArray(data3)){
+if(data3.length > 4096){
+validate145.errors = [{instancePath:instancePath+"/payload/rows",schemaPath:"#/properties/payload/properties/rows/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
 return false;
+}
+else {
+var valid3 = true;
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+const _errs10 = errors;
+if(!(validate146(data3[i0], {instancePath:instancePath+"/payload/rows/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate146.errors : vErrors.concat(validate146.errors);
+errors = vErrors.length;
+}
+var valid3 = _errs10 === errors;
+if(!valid3){
+break;
+}
+}
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate145.errors = [{instancePath:instancePath+"/payload/rows",schemaPath:"#/properties/payload/properties/rows/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -14838,7 +14604,7 @@ var valid1 = true;
 }
 if(valid1){
 for(const key0 in data1){
-if((key0 !== "request_id") && (key0 !== "agent_id")){
+if((key0 !== "request_id") && (key0 !== "rows")){
 const _errs12 = errors;
 validate145.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
@@ -14887,4 +14653,387 @@ validate145.errors = vErrors;
 return errors === 0;
 }
 validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiSessionAcceptedMessage = validate148;
+const schema409 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSessionAcceptedMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_session_accepted"},"payload":{"type":"object","properties":{"session_id":{"$ref":"Id.json"},"revision":{"$ref":"Revision.json"},"project_root":{"$ref":"PathText.json"}},"required":["session_id","revision","project_root"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_session_accepted"};
+
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiSessionAcceptedMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate148.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate148.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ui_session_accepted" !== data0){
+validate148.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_session_accepted"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((((data1.session_id === undefined) && (missing1 = "session_id")) || ((data1.revision === undefined) && (missing1 = "revision"))) || ((data1.project_root === undefined) && (missing1 = "project_root"))){
+validate148.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.session_id !== undefined){
+let data2 = data1.session_id;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate148.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate148.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.revision !== undefined){
+let data3 = data1.revision;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing2;
+if(((data3.major === undefined) && (missing2 = "major")) || ((data3.minor === undefined) && (missing2 = "minor"))){
+validate148.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+if(data3.major !== undefined){
+let data4 = data3.major;
+const _errs11 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate148.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 65535 || isNaN(data4)){
+validate148.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate148.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs11 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data3.minor !== undefined){
+let data5 = data3.minor;
+const _errs13 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate148.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs13){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 65535 || isNaN(data5)){
+validate148.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate148.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs13 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+for(const key0 in data3){
+if((key0 !== "major") && (key0 !== "minor")){
+const _errs16 = errors;
+validate148.errors = [{instancePath:instancePath+"/payload/revision/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Revision.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs16 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate148.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.project_root !== undefined){
+let data7 = data1.project_root;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data7 === "string"){
+if(func1(data7) > 4096){
+validate148.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate148.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key1 in data1){
+if(((key1 !== "session_id") && (key1 !== "revision")) && (key1 !== "project_root")){
+const _errs22 = errors;
+validate148.errors = [{instancePath:instancePath+"/payload/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid7 = _errs22 === errors;
+if(!valid7){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate148.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key2 in data){
+if((key2 !== "message") && (key2 !== "payload")){
+const _errs25 = errors;
+validate148.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid8 = _errs25 === errors;
+if(!valid8){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate148.errors = vErrors;
+return errors === 0;
+}
+validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiTreeRequestMessage = validate149;
+const schema413 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiTreeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_tree_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_tree_request"};
+
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiTreeRequestMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate149.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate149.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ui_tree_request" !== data0){
+validate149.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_tree_request"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.request_id === undefined) && (missing1 = "request_id")){
+validate149.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate149.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate149.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.agent_id !== undefined){
+let data3 = data1.agent_id;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(!pattern4.test(data3)){
+validate149.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate149.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((key0 !== "request_id") && (key0 !== "agent_id")){
+const _errs12 = errors;
+validate149.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs12 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate149.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs15 = errors;
+validate149.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs15 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate149.errors = vErrors;
+return errors === 0;
+}
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -1,3 +1,20 @@
-// The publication pipeline: admission, interception, commit, broadcast, replay.
+// The publication pipeline: admission, interception, commit, broadcast, replay (SPEC-event-publication).
 export { admit, publisherFromClass, tableClassOf } from "./admission.js";
 export type { AdmissionResult, PublisherIdentity } from "./admission.js";
+export { Bus, nowMicros } from "./bus.js";
+export type {
+  BusOptions,
+  Committed,
+  Consumer,
+  Delivery,
+  DurableAppend,
+  EventInput,
+  InterceptAction,
+  InterceptorSpec,
+  PublishOutcome,
+  PublisherEnvelope,
+  Sink,
+} from "./bus.js";
+export { MemorySink } from "./memory-sink.js";
+export { selectorMatches, selectorKind } from "./selectors.js";
+export { PIPELINE_QUEUE_ITEMS, SUBSCRIBER_QUEUE_BYTES, SUBSCRIBER_QUEUE_ITEMS } from "./limits.js";

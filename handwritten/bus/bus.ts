@@ -1,0 +1,368 @@
+// The publication pipeline (SPEC-event-publication): admission → interception → commit →
+// broadcast → post-commit consumers. One publication at a time passes interception and commit, so
+// sequence order is submission order; the check and the mutation of a commit share one synchronous
+// step.
+import { encodeFrame, eventProblem } from "../protocol/index.js";
+import { AUTHORITY, PERSISTENCE, type EventName, type Persistence, type Publisher } from "../../generated/index.js";
+import { admit, type PublisherIdentity } from "./admission.js";
+import { bestMatch, selectorMatches, type SelectorKind } from "./selectors.js";
+import { PIPELINE_QUEUE_ITEMS } from "./limits.js";
+
+/** The immutable publisher envelope the harness stamps on every publication. */
+export interface PublisherEnvelope extends PublisherIdentity {
+  readonly instance?: string;
+  readonly generation?: number;
+}
+
+export interface EventInput {
+  readonly name: string;
+  readonly data: unknown;
+  readonly persist?: boolean;
+}
+
+export interface Committed {
+  readonly name: EventName;
+  readonly data: Readonly<Record<string, unknown>>;
+  readonly seq: number;
+  readonly recordedAt: number;
+  readonly publisher: PublisherEnvelope;
+  readonly persistence: Persistence;
+}
+
+/** A `deliver` frame's payload. */
+export interface Delivery {
+  readonly event: { readonly name: string; readonly data: Readonly<Record<string, unknown>> };
+  readonly seq: number;
+  readonly recorded_at: number;
+  readonly publisher: Publisher;
+  readonly replay?: true;
+}
+
+/** Where a subscriber's deliveries go; a full sink is cut off so it cannot stall the others. */
+export interface Sink {
+  offer(delivery: Delivery, frame: Buffer): "queued" | "full";
+  close(reason: string): void;
+}
+
+export type InterceptAction =
+  | { readonly action: "pass" }
+  | { readonly action: "drop" }
+  | { readonly action: "replace"; readonly replacement: { readonly name: string; readonly data: unknown } };
+
+export interface InterceptorSpec {
+  readonly selectors: readonly string[];
+  /** Lower runs first; ties keep registration order. */
+  readonly priority: number;
+  /** Asked for a verdict; `id` correlates the reply (see `Bus.reply`). */
+  readonly intercept: (id: number, event: { name: EventName; data: Record<string, unknown> }, publisher: PublisherEnvelope) => void;
+}
+
+export type PublishOutcome =
+  | { readonly status: "committed"; readonly seq: number }
+  | { readonly status: "dropped" }
+  | { readonly status: "refused"; readonly reason: "unknown_event" | "unauthorized" | "invalid" | "overloaded"; readonly detail?: string }
+  | { readonly status: "failed"; readonly error: Error };
+
+export type Consumer = (event: Committed) => void;
+
+/** Appends a durable event; throws to abort the commit. Chosen by the harness per event. */
+export type DurableAppend = (event: Committed) => void;
+
+export interface BusOptions {
+  /** Durable appends by persistence class; a missing writer means the class is not stored here. */
+  readonly append?: DurableAppend;
+  readonly clock?: () => number;
+  /** Diagnostics: interception anomalies (protected drop attempts, bad replacements). */
+  readonly warn?: (message: string) => void;
+  /** Key for current-state (`snapshot`) events; undefined removes nothing and keeps the latest. */
+  readonly snapshotKey?: (name: EventName, data: Record<string, unknown>) => string | null;
+}
+
+interface Interceptor extends InterceptorSpec {
+  readonly owner: number;
+  readonly order: number;
+}
+
+interface Subscription {
+  readonly id: number;
+  readonly live: readonly string[];
+  readonly sink: Sink;
+}
+
+interface Pending {
+  readonly owner: number;
+  readonly resolve: (a: InterceptAction) => void;
+}
+
+interface Job {
+  readonly name: EventName;
+  readonly data: Record<string, unknown>;
+  readonly publisher: PublisherEnvelope;
+  readonly resolve: (o: PublishOutcome) => void;
+}
+
+const DURABLE: ReadonlySet<Persistence> = new Set(["agent", "session", "restore"]);
+const KIND_RANK: Record<SelectorKind, number> = { exact: 0, prefix: 1, all: 2 };
+
+export function nowMicros(): number {
+  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
+}
+
+export class Bus {
+  private seq = 0;
+  private readonly log: Committed[] = [];
+  private readonly snapshots = new Map<string, Committed>();
+  private readonly queue: Job[] = [];
+  private running = false;
+  private interceptors: Interceptor[] = [];
+  private interceptorOrder = 0;
+  private readonly pending = new Map<number, Pending>();
+  private nextInterceptId = 1;
+  private readonly subscriptions = new Map<number, Subscription>();
+  private nextSubscription = 1;
+  private readonly consumers = new Map<string, Consumer[]>();
+  private readonly clock: () => number;
+
+  constructor(private readonly options: BusOptions = {}) {
+    this.clock = options.clock ?? nowMicros;
+  }
+
+  /** The next commit sequence number. */
+  get nextSeq(): number {
+    return this.seq;
+  }
+
+  /** Seeds history from journals on resume: sequenced in order, never appended again. */
+  restore(events: ReadonlyArray<{ name: EventName; data: Record<string, unknown>; recordedAt: number; publisher: PublisherEnvelope }>): void {
+    for (const e of events) {
+      const committed: Committed = freeze({ ...e, seq: this.seq++, persistence: PERSISTENCE[e.name] });
+      this.log.push(committed);
+    }
+  }
+
+  /** Admission, then the pipeline. Resolves once the event is committed, dropped or refused. */
+  publish(input: EventInput, publisher: PublisherEnvelope): Promise<PublishOutcome> {
+    const admission = admit(input.name, publisher);
+    if (!admission.ok) return Promise.resolve({ status: "refused", reason: admission.reason });
+    const problem = eventProblem({ name: input.name, data: input.data as Record<string, unknown> });
+    if (problem) return Promise.resolve({ status: "refused", reason: "invalid", detail: problem.message });
+    if (this.queue.length >= PIPELINE_QUEUE_ITEMS) return Promise.resolve({ status: "refused", reason: "overloaded" });
+    const env = freeze({ ...publisher });
+    return new Promise((resolve) => {
+      // The bus takes ownership of `data`: it is frozen at commit and shared with every reader.
+      this.queue.push({ name: admission.event, data: input.data as Record<string, unknown>, publisher: env, resolve });
+      if (!this.running) void this.run();
+    });
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const job = this.queue.shift() as Job;
+        let outcome: PublishOutcome;
+        try {
+          outcome = await this.process(job);
+        } catch (err) {
+          outcome = { status: "failed", error: err instanceof Error ? err : new Error(String(err)) };
+        }
+        job.resolve(outcome);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async process(job: Job): Promise<PublishOutcome> {
+    let data = job.data;
+    const row = AUTHORITY[job.name];
+    for (const interceptor of this.interceptorsFor(job.name)) {
+      const verdict = await this.ask(interceptor, job.name, data, job.publisher);
+      if (verdict.action === "pass") continue;
+      if (row.protected) {
+        this.options.warn?.(`interceptor tried to ${verdict.action} protected ${job.name}; passed unchanged`);
+        continue;
+      }
+      if (verdict.action === "drop") return { status: "dropped" };
+      const r = verdict.replacement;
+      const problem = r.name !== job.name ? "changes the event name" : eventProblem({ name: r.name, data: r.data as Record<string, unknown> })?.message;
+      if (problem) {
+        this.options.warn?.(`interceptor replacement for ${job.name} ${problem}; passed unchanged`);
+        continue;
+      }
+      data = r.data as Record<string, unknown>;
+    }
+    return this.commit(job.name, data, job.publisher);
+  }
+
+  /** Sequence, timestamp, durable append, broadcast and consumers, in one synchronous step. */
+  private commit(name: EventName, data: Record<string, unknown>, publisher: PublisherEnvelope): PublishOutcome {
+    const persistence = PERSISTENCE[name];
+    if (persistence === "directed") return { status: "refused", reason: "invalid", detail: "directed events are sent, not published" };
+    const committed: Committed = freeze({ name, data: deepFreeze(data), seq: this.seq, recordedAt: this.clock(), publisher, persistence });
+    if (DURABLE.has(persistence)) {
+      this.options.append?.(committed); // throws: the commit is aborted and seq not consumed
+      this.log.push(committed);
+    } else if (persistence === "snapshot") {
+      this.updateSnapshot(committed);
+    }
+    this.seq++;
+    this.broadcast(committed);
+    for (const c of [...(this.consumers.get(name) ?? []), ...(this.consumers.get("*") ?? [])]) c(committed);
+    return { status: "committed", seq: committed.seq };
+  }
+
+  private updateSnapshot(c: Committed): void {
+    const key = this.options.snapshotKey ? this.options.snapshotKey(c.name, c.data) : c.name;
+    if (key === null) return;
+    this.snapshots.set(key, c);
+  }
+
+  /** Removes a current-state entry (for example a tool that was unregistered). */
+  forgetSnapshot(key: string): void {
+    this.snapshots.delete(key);
+  }
+
+  private broadcast(c: Committed): void {
+    let frame: Buffer | undefined;
+    const delivery = toDelivery(c, false);
+    for (const sub of this.subscriptions.values()) {
+      if (!sub.live.some((s) => selectorMatches(s, c.name))) continue;
+      frame ??= encodeFrame({ message: "deliver", payload: delivery });
+      if (sub.sink.offer(delivery, frame) === "full") this.cutOff(sub, "subscriber queue full");
+    }
+  }
+
+  private cutOff(sub: Subscription, reason: string): void {
+    this.subscriptions.delete(sub.id);
+    sub.sink.close(reason);
+  }
+
+  /**
+   * Replays matching durable history and current state (each `replay: true`), then the
+   * `session.replay_complete` boundary, then goes live — all in one synchronous step, so nothing
+   * committed in between is missed or delivered twice. Returns the subscription id.
+   */
+  subscribe(selectors: { historical: readonly string[]; live: readonly string[] }, sink: Sink): number {
+    const id = this.nextSubscription++;
+    const sub: Subscription = { id, live: [...selectors.live], sink };
+    let replayed = 0;
+    let last: number | undefined;
+    if (selectors.historical.length > 0) {
+      const matching = [...this.log, ...this.snapshots.values()]
+        .filter((c) => selectors.historical.some((s) => selectorMatches(s, c.name)))
+        .sort((a, b) => a.seq - b.seq);
+      for (const c of matching) {
+        const d = toDelivery(c, true);
+        if (sink.offer(d, encodeFrame({ message: "deliver", payload: d })) === "full") {
+          sink.close("subscriber queue full during replay");
+          return id;
+        }
+        replayed++;
+        last = c.seq;
+      }
+      const boundaryData = last === undefined ? { replayed } : { last_seq: last, replayed };
+      const boundary: Delivery = {
+        event: { name: "session.replay_complete", data: boundaryData },
+        seq: this.seq,
+        recorded_at: this.clock(),
+        publisher: { class: "harness" },
+        replay: true,
+      };
+      if (sink.offer(boundary, encodeFrame({ message: "deliver", payload: boundary })) === "full") {
+        sink.close("subscriber queue full during replay");
+        return id;
+      }
+    }
+    this.subscriptions.set(id, sub);
+    return id;
+  }
+
+  unsubscribe(id: number): void {
+    this.subscriptions.delete(id);
+  }
+
+  get subscriberCount(): number {
+    return this.subscriptions.size;
+  }
+
+  /** Registers an interceptor for `owner` (a connection); returns nothing, removed with the owner. */
+  addInterceptor(owner: number, spec: InterceptorSpec): void {
+    this.interceptors.push({ ...spec, selectors: [...spec.selectors], owner, order: this.interceptorOrder++ });
+  }
+
+  /** Removes an owner's interceptors; their outstanding questions resolve as pass and late replies are ignored. */
+  removeOwner(owner: number): void {
+    this.interceptors = this.interceptors.filter((i) => i.owner !== owner);
+    for (const [id, p] of this.pending) {
+      if (p.owner === owner) {
+        this.pending.delete(id);
+        p.resolve({ action: "pass" });
+      }
+    }
+  }
+
+  /** Delivers an interceptor's reply. Only the owner asked, for an id still outstanding, can bind. */
+  reply(owner: number, id: number, action: InterceptAction): boolean {
+    const p = this.pending.get(id);
+    if (!p || p.owner !== owner) return false;
+    this.pending.delete(id);
+    p.resolve(action);
+    return true;
+  }
+
+  onCommitted(name: EventName | "*", consumer: Consumer): void {
+    const list = this.consumers.get(name) ?? [];
+    list.push(consumer);
+    this.consumers.set(name, list);
+  }
+
+  /** Committed durable history of this process (restored plus appended). */
+  history(): readonly Committed[] {
+    return this.log;
+  }
+
+  private interceptorsFor(name: EventName): Interceptor[] {
+    const matched: Array<{ i: Interceptor; rank: number }> = [];
+    for (const i of this.interceptors) {
+      const kind = bestMatch(i.selectors, name);
+      if (kind !== undefined) matched.push({ i, rank: KIND_RANK[kind] });
+    }
+    matched.sort((a, b) => a.rank - b.rank || a.i.priority - b.i.priority || a.i.order - b.i.order);
+    return matched.map((m) => m.i);
+  }
+
+  private ask(i: Interceptor, name: EventName, data: Record<string, unknown>, publisher: PublisherEnvelope): Promise<InterceptAction> {
+    const id = this.nextInterceptId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, { owner: i.owner, resolve });
+      try {
+        i.intercept(id, { name, data: deepFreeze(data) }, publisher);
+      } catch {
+        this.pending.delete(id);
+        resolve({ action: "pass" });
+      }
+    });
+  }
+}
+
+function toDelivery(c: Committed, replay: boolean): Delivery {
+  const publisher: Publisher = { class: c.publisher.class };
+  if (c.publisher.instance !== undefined) publisher.instance = c.publisher.instance;
+  if (c.publisher.kind !== undefined) publisher.kind = c.publisher.kind;
+  if (c.publisher.generation !== undefined) publisher.generation = c.publisher.generation;
+  const d: Delivery = { event: { name: c.name, data: c.data }, seq: c.seq, recorded_at: c.recordedAt, publisher };
+  return replay ? { ...d, replay: true } : d;
+}
+
+function freeze<T extends object>(o: T): T {
+  return Object.freeze(o);
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object" && !Object.isFrozen(o) && !ArrayBuffer.isView(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o as Record<string, unknown>)) deepFreeze(v);
+  }
+  return o;
+}

@@ -1,0 +1,10 @@
+// Bounds of the publication pipeline (SPEC-event-publication).
+
+/** Items a subscriber's delivery queue may hold before the subscriber is cut off. */
+export const SUBSCRIBER_QUEUE_ITEMS = 1024;
+
+/** Encoded bytes a subscriber's delivery queue may hold before the subscriber is cut off. */
+export const SUBSCRIBER_QUEUE_BYTES = 64 * 1024 * 1024;
+
+/** Publications waiting for the pipeline before new ones are refused as overloaded. */
+export const PIPELINE_QUEUE_ITEMS = 65_536;

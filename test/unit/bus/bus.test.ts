@@ -1,0 +1,274 @@
+import { describe, expect, it } from "vitest";
+import { Bus, MemorySink, type Committed, type InterceptAction, type PublisherEnvelope } from "../../../handwritten/bus/index.js";
+
+const HARNESS: PublisherEnvelope = { class: "harness" };
+const UI: PublisherEnvelope = { class: "ui_attached", generation: 1 };
+const TOOL: PublisherEnvelope = { class: "extension", kind: "tool", instance: "shell", generation: 3 };
+const CORE: PublisherEnvelope = { class: "extension", kind: "core", instance: "watcher", generation: 1 };
+
+function clock(): () => number {
+  let t = 1_000_000;
+  return () => t++;
+}
+
+const focus = (focused: boolean) => ({ name: "ui.focus", data: { focused } });
+const notice = (text: string) => ({ name: "harness.notice", data: { level: "info", text, mandatory: false } });
+
+describe("bus admission", () => {
+  it("refuses unknown events, unlisted publishers and invalid payloads before the pipeline", async () => {
+    const bus = new Bus({ clock: clock() });
+    expect(await bus.publish({ name: "made.up", data: {} }, HARNESS)).toEqual({ status: "refused", reason: "unknown_event" });
+    expect(await bus.publish(focus(true), TOOL)).toEqual({ status: "refused", reason: "unauthorized" });
+    expect(await bus.publish({ name: "provider.tool_result", data: { agent_id: "a", prompt_id: "p", call_id: "c", tool: "t", output: "" } }, TOOL)).toMatchObject({
+      status: "refused",
+      reason: "unauthorized",
+    });
+    const bad = await bus.publish({ name: "ui.focus", data: { focused: "yes" } }, UI);
+    expect(bad).toMatchObject({ status: "refused", reason: "invalid" });
+    expect(bus.nextSeq).toBe(0);
+  });
+
+  it("commits admitted events with consecutive seqs and an immutable envelope", async () => {
+    const bus = new Bus({ clock: clock() });
+    const seen: Committed[] = [];
+    bus.onCommitted("*", (c) => seen.push(c));
+    const publisher = { ...UI };
+    expect(await bus.publish(focus(true), publisher)).toEqual({ status: "committed", seq: 0 });
+    publisher.generation = 99;
+    expect(await bus.publish(focus(false), publisher)).toEqual({ status: "committed", seq: 1 });
+    expect(seen.map((c) => [c.seq, c.publisher.generation])).toEqual([
+      [0, 1],
+      [1, 99],
+    ]);
+    expect(Object.isFrozen(seen[0]?.publisher)).toBe(true);
+    expect(Object.isFrozen(seen[0]?.data)).toBe(true);
+  });
+});
+
+describe("bus interception", () => {
+  function interceptWith(bus: Bus, owner: number, selectors: string[], priority: number, decide: (name: string) => InterceptAction, log: string[], label: string) {
+    bus.addInterceptor(owner, {
+      selectors,
+      priority,
+      intercept: (id, event) => {
+        log.push(label);
+        queueMicrotask(() => bus.reply(owner, id, decide(event.name)));
+      },
+    });
+  }
+
+  it("[bus.intercept.order] runs exact selectors before prefixes, then by priority and registration", async () => {
+    const bus = new Bus({ clock: clock() });
+    const log: string[] = [];
+    const pass = () => ({ action: "pass" }) as const;
+    interceptWith(bus, 1, ["*"], -100, pass, log, "all");
+    interceptWith(bus, 2, ["ui.*"], 5, pass, log, "prefix-5");
+    interceptWith(bus, 3, ["ui.focus"], 10, pass, log, "exact-10");
+    interceptWith(bus, 4, ["ui.*"], 1, pass, log, "prefix-1");
+    interceptWith(bus, 5, ["ui.focus", "ui.*"], 10, pass, log, "exact-10-later");
+    interceptWith(bus, 6, ["tool.*"], 0, pass, log, "unrelated");
+    expect(await bus.publish(focus(true), UI)).toMatchObject({ status: "committed" });
+    expect(log).toEqual(["exact-10", "exact-10-later", "prefix-1", "prefix-5", "all"]);
+  });
+
+  it("[bus.intercept.pass-drop-replace] drop stops the event; replace keeps name and publisher and is re-validated", async () => {
+    const bus = new Bus({ clock: clock() });
+    const seen: Committed[] = [];
+    bus.onCommitted("*", (c) => seen.push(c));
+    let mode: "drop" | "replace" | "bad-name" | "bad-data" = "drop";
+    bus.addInterceptor(7, {
+      selectors: ["ui.focus"],
+      priority: 0,
+      intercept: (id) => {
+        const verdict: InterceptAction =
+          mode === "drop"
+            ? { action: "drop" }
+            : mode === "replace"
+              ? { action: "replace", replacement: { name: "ui.focus", data: { focused: false, agent_id: "a1" } } }
+              : mode === "bad-name"
+                ? { action: "replace", replacement: { name: "ui.prompt_draft", data: { agent_id: "a1", text: "x" } } }
+                : { action: "replace", replacement: { name: "ui.focus", data: { focused: 3 } } };
+        setTimeout(() => bus.reply(7, id, verdict), 1);
+      },
+    });
+    expect(await bus.publish(focus(true), UI)).toEqual({ status: "dropped" });
+    expect(seen).toHaveLength(0);
+    mode = "replace";
+    expect(await bus.publish(focus(true), UI)).toMatchObject({ status: "committed", seq: 0 });
+    expect(seen[0]?.data).toEqual({ focused: false, agent_id: "a1" });
+    expect(seen[0]?.publisher).toEqual(UI);
+    mode = "bad-name";
+    await bus.publish(focus(true), UI);
+    expect(seen[1]).toMatchObject({ name: "ui.focus", data: { focused: true } });
+    mode = "bad-data";
+    await bus.publish(focus(true), UI);
+    expect(seen[2]).toMatchObject({ name: "ui.focus", data: { focused: true } });
+  });
+
+  it("[bus.intercept.protected-must-pass] protected facts can be neither dropped nor rewritten", async () => {
+    const warnings: string[] = [];
+    const bus = new Bus({ clock: clock(), warn: (w) => warnings.push(w) });
+    const seen: Committed[] = [];
+    bus.onCommitted("*", (c) => seen.push(c));
+    let verdict: InterceptAction = { action: "drop" };
+    bus.addInterceptor(1, { selectors: ["harness.*"], priority: 0, intercept: (id) => queueMicrotask(() => bus.reply(1, id, verdict)) });
+    expect(await bus.publish(notice("kept"), HARNESS)).toMatchObject({ status: "committed" });
+    verdict = { action: "replace", replacement: notice("rewritten") };
+    expect(await bus.publish(notice("original"), HARNESS)).toMatchObject({ status: "committed" });
+    expect(seen.map((c) => c.data.text)).toEqual(["kept", "original"]);
+    expect(warnings).toHaveLength(2);
+  });
+
+  it("[bus.intercept.cancelled-reply-never-binds] a reply from a removed interceptor cannot bind to later work", async () => {
+    const bus = new Bus({ clock: clock() });
+    const asked: number[] = [];
+    bus.addInterceptor(1, { selectors: ["ui.focus"], priority: 0, intercept: (id) => asked.push(id) });
+    const first = bus.publish(focus(true), UI);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(asked).toHaveLength(1);
+    bus.removeOwner(1); // disconnect: the outstanding question resolves as pass
+    expect(await first).toMatchObject({ status: "committed", seq: 0 });
+    bus.addInterceptor(2, { selectors: ["ui.focus"], priority: 0, intercept: (id) => asked.push(id) });
+    const second = bus.publish(focus(false), UI);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(bus.reply(1, asked[0] as number, { action: "drop" })).toBe(false); // stale id
+    expect(bus.reply(1, asked[1] as number, { action: "drop" })).toBe(false); // not the owner asked
+    expect(bus.reply(2, asked[1] as number, { action: "pass" })).toBe(true);
+    expect(await second).toMatchObject({ status: "committed", seq: 1 });
+  });
+
+  it("keeps FIFO order while an interceptor is slow", async () => {
+    const bus = new Bus({ clock: clock() });
+    const order: string[] = [];
+    bus.onCommitted("*", (c) => order.push(`${c.name}:${String(c.data.focused ?? c.data.text)}`));
+    bus.addInterceptor(1, { selectors: ["ui.focus"], priority: 0, intercept: (id) => setTimeout(() => bus.reply(1, id, { action: "pass" }), 20) });
+    const a = bus.publish(focus(true), UI);
+    const b = bus.publish(notice("after"), HARNESS);
+    await Promise.all([a, b]);
+    expect(order).toEqual(["ui.focus:true", "harness.notice:after"]);
+  });
+});
+
+describe("bus commit and broadcast", () => {
+  const started = (id: string) => ({ name: "session.agent_loaded", data: { agent_id: id } });
+
+  it("[bus.commit.append-failure-aborts] a failed required append aborts the commit without consuming seq", async () => {
+    let fail = true;
+    const appended: number[] = [];
+    const bus = new Bus({
+      clock: clock(),
+      append: (c) => {
+        if (fail) throw new Error("disk full");
+        appended.push(c.seq);
+      },
+    });
+    const sink = new MemorySink();
+    bus.subscribe({ historical: [], live: ["*"] }, sink);
+    const out = await bus.publish(started("a1"), HARNESS);
+    expect(out.status).toBe("failed");
+    expect(sink.size).toBe(0);
+    fail = false;
+    expect(await bus.publish(started("a1"), HARNESS)).toEqual({ status: "committed", seq: 0 });
+    expect(appended).toEqual([0]);
+    // transient events are never appended
+    await bus.publish(focus(true), UI);
+    expect(appended).toEqual([0]);
+  });
+
+  it("[bus.replay.marked-and-bounded] replays history marked replay:true, ends with session.replay_complete, then goes live", async () => {
+    const bus = new Bus({ clock: clock() });
+    await bus.publish(started("a1"), HARNESS);
+    await bus.publish(focus(true), UI); // transient: not replayed
+    await bus.publish(started("a2"), HARNESS);
+    await bus.publish({ name: "agent.stats_updated", data: { agent_id: "a1", usage: { input_tokens: 1, output_tokens: 2 }, cost_usd: 0, context_tokens: 3 } }, HARNESS);
+    const sink = new MemorySink();
+    bus.subscribe({ historical: ["session.*", "agent.*"], live: ["session.*"] }, sink);
+    await bus.publish(started("a3"), HARNESS);
+    await bus.publish(focus(false), UI); // not selected live
+    const got = sink.drain();
+    expect(got.map((d) => [d.event.name, d.event.data.agent_id ?? null, d.replay ?? false])).toEqual([
+      ["session.agent_loaded", "a1", true],
+      ["session.agent_loaded", "a2", true],
+      ["agent.stats_updated", "a1", true],
+      ["session.replay_complete", null, true],
+      ["session.agent_loaded", "a3", false],
+    ]);
+    expect(got[3]?.event.data).toEqual({ last_seq: 3, replayed: 3 });
+  });
+
+  it("[bus.subscriber.slow-is-bounded] a full subscriber is cut off and does not stall the others", async () => {
+    const bus = new Bus({ clock: clock() });
+    const slow = new MemorySink(8);
+    const fast = new MemorySink();
+    bus.subscribe({ historical: [], live: ["ui.*"] }, slow);
+    bus.subscribe({ historical: [], live: ["ui.*"] }, fast);
+    const outcomes = await Promise.all(Array.from({ length: 50 }, (_, i) => bus.publish(focus(i % 2 === 0), UI)));
+    expect(outcomes.every((o) => o.status === "committed")).toBe(true);
+    expect(slow.size).toBe(8);
+    expect(slow.closedReason).toBe("subscriber queue full");
+    expect(fast.drain()).toHaveLength(50);
+    expect(bus.subscriberCount).toBe(1);
+  });
+
+  it("caps a subscriber queue by bytes as well as items", async () => {
+    const bus = new Bus({ clock: clock() });
+    const sink = new MemorySink(1024, 400);
+    bus.subscribe({ historical: [], live: ["ui.*"] }, sink);
+    for (let i = 0; i < 10; i++) await bus.publish({ name: "ui.prompt_draft", data: { agent_id: "a", text: "x".repeat(100) } }, UI);
+    expect(sink.queuedBytes).toBeLessThanOrEqual(400);
+    expect(sink.closedReason).toBe("subscriber queue full");
+  });
+
+  it("[bus.consumer.canonical-successor] a post-commit consumer publishes the canonical fact after the request commits", async () => {
+    const bus = new Bus({ clock: clock() });
+    const live = new Set([3]);
+    bus.onCommitted("agent.metadata_request", (c) => {
+      if (c.publisher.generation === undefined || !live.has(c.publisher.generation)) return; // stale generation: observation only
+      void bus.publish(
+        { name: "agent.metadata_set", data: { ...c.data, by: { class: c.publisher.class, instance: c.publisher.instance, kind: c.publisher.kind, generation: c.publisher.generation } } },
+        HARNESS,
+      );
+    });
+    const sink = new MemorySink();
+    bus.subscribe({ historical: [], live: ["agent.*"] }, sink);
+    await bus.publish({ name: "agent.metadata_request", data: { agent_id: "a1", key: "cwd", value: "/w" } }, TOOL);
+    await bus.publish({ name: "agent.metadata_request", data: { agent_id: "a1", key: "cwd", value: "/x" } }, { ...CORE, generation: 9 });
+    const got = await sink.take(3);
+    expect(got.map((d) => d.event.name)).toEqual(["agent.metadata_request", "agent.metadata_set", "agent.metadata_request"]);
+    expect(got[1]?.publisher).toEqual({ class: "harness" });
+    // a peer can never publish the canonical fact itself
+    expect(await bus.publish({ name: "agent.metadata_set", data: { agent_id: "a1", key: "k", value: null, by: { class: "harness" } } }, TOOL)).toMatchObject({
+      status: "refused",
+      reason: "unauthorized",
+    });
+  });
+
+  it("re-synthesises current state for late subscribers by snapshot key", async () => {
+    const bus = new Bus({ clock: clock(), snapshotKey: (name, data) => `${name}:${String(data.agent_id ?? "")}` });
+    const stats = (agent: string, tokens: number) => ({
+      name: "agent.stats_updated",
+      data: { agent_id: agent, usage: { input_tokens: tokens, output_tokens: 0 }, cost_usd: 0, context_tokens: tokens },
+    });
+    await bus.publish(stats("a1", 1), HARNESS);
+    await bus.publish(stats("a1", 2), HARNESS);
+    await bus.publish(stats("a2", 5), HARNESS);
+    const sink = new MemorySink();
+    bus.subscribe({ historical: ["agent.stats_updated"], live: [] }, sink);
+    const got = sink.drain();
+    expect(got.map((d) => [d.event.data.agent_id ?? null, d.event.data.context_tokens ?? null])).toEqual([
+      ["a1", 2],
+      ["a2", 5],
+      [null, null],
+    ]);
+  });
+
+  it("restores journal history with fresh seqs and never appends it again", async () => {
+    const appended: string[] = [];
+    const bus = new Bus({ clock: clock(), append: (c) => appended.push(c.name) });
+    bus.restore([{ name: "session.agent_loaded", data: { agent_id: "a1" }, recordedAt: 5, publisher: HARNESS }]);
+    expect(bus.nextSeq).toBe(1);
+    expect(await bus.publish(started("a2"), HARNESS)).toEqual({ status: "committed", seq: 1 });
+    expect(appended).toEqual(["session.agent_loaded"]);
+    expect(bus.history().map((c) => c.data.agent_id)).toEqual(["a1", "a2"]);
+  });
+});
