@@ -9,6 +9,7 @@ export interface GateInfo {
 
 export const GATES: readonly GateInfo[] = [
   { id: "GATE-authority-deny-by-default", title: "Authority is deny by default", status: "enforced", tests: ["codegen.authority.event-without-row-refused","codegen.authority.unknown-publisher-refused","authority.conformance.matrix"] },
+  { id: "GATE-docs-site", title: "The documentation site is built from the contracts and checked in a browser", status: "enforced", tests: ["docs.site.pages-load-clean","docs.site.links-resolve","docs.site.matrix-lists-every-event","docs.build.missing-link-fails","docs.build.deterministic"] },
   { id: "GATE-generated-contracts-untouched", title: "Generated contracts are never edited by hand", status: "enforced", tests: ["codegen.check.detects-drift","codegen.deterministic.byte-identical","codegen.records.missing-link-refused"] },
   { id: "GATE-publication-pipeline", title: "The publication pipeline keeps its order, its protections and its bounds", status: "enforced", tests: ["bus.intercept.order","bus.intercept.pass-drop-replace","bus.intercept.protected-must-pass","bus.intercept.cancelled-reply-never-binds","bus.commit.append-failure-aborts","bus.replay.marked-and-bounded","bus.subscriber.slow-is-bounded","bus.consumer.canonical-successor"] },
   { id: "GATE-wire-frame-bounds", title: "Wire frames are bounded and validated before use", status: "enforced", tests: ["wire.frame.oversize-rejected-before-body","wire.reader.arbitrary-bytes-typed-outcome","wire.reader.split-at-every-byte","wire.roundtrip.every-message"] },
