@@ -1,0 +1,27 @@
+// CBOR record codec for journal frames: plain maps, no record extension (which would need eval),
+// so every record decodes to a plain object that validators can check structurally.
+import { Decoder, Encoder } from "cbor-x/index-no-eval";
+import { FRAME_HEADER_BYTES, MAX_RECORD_BYTES } from "./limits.js";
+import { RecordTooLargeError } from "./errors.js";
+
+const encoder = new Encoder({ useRecords: false, mapsAsObjects: true });
+// cbor-x flag: start every encode at the beginning of the encoder's own buffer (reused, no realloc).
+// Safe because the bytes are copied into the frame before the next encode.
+const RESET_BUFFER_MODE = 1024;
+const decoder = new Decoder({ useRecords: false, mapsAsObjects: true });
+
+/** Encodes one record into a complete frame (header + payload), rejecting it before any write if over the cap. */
+export function encodeFrame(record: unknown, limit: number = MAX_RECORD_BYTES): Buffer {
+  // The encoder returns a view into a reused buffer: copy it into the frame right away.
+  const payload = (encoder.encode as (v: unknown, mode: number) => Uint8Array)(record, RESET_BUFFER_MODE);
+  if (payload.length > limit) throw new RecordTooLargeError(payload.length, limit);
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
+  frame.writeBigUInt64LE(BigInt(payload.length), 0);
+  frame.set(payload, FRAME_HEADER_BYTES);
+  return frame;
+}
+
+/** Throws on malformed CBOR or trailing bytes inside the payload. */
+export function decodePayload(payload: Uint8Array): unknown {
+  return decoder.decode(payload);
+}

@@ -1,0 +1,68 @@
+// Public surface of tau's durable storage layer. Rules: records/SPEC-journal-storage.md.
+export { MAX_RECORD_BYTES, FRAME_HEADER_BYTES } from "./limits.js";
+export * as limits from "./limits.js";
+export {
+  StoreError,
+  JournalCorruptError,
+  JournalLockedError,
+  JournalPoisonedError,
+  RecordInvalidError,
+  RecordTooLargeError,
+  type StoreErrorCode,
+} from "./errors.js";
+export { nodeIo, type JournalIo } from "./io.js";
+export { encodeFrame, decodePayload } from "./codec.js";
+export {
+  validateJournalRecord,
+  validatePromptHistoryRecord,
+  isValidId,
+  type ValidationResult,
+  type RecordValidator,
+  type SemanticValidator,
+  type JournalRecord,
+  type PromptHistoryRecord,
+} from "./validate.js";
+export { acquireJournalLock, type LockHandle } from "./lock.js";
+export {
+  FileJournal,
+  MemoryJournal,
+  replayJournal,
+  scanFrames,
+  type Journal,
+  type SeqRecord,
+  type RecordPipeline,
+  type FileJournalOptions,
+  type OpenReport,
+  type ReplayOptions,
+  type ReplayResult,
+  type ScanBudget,
+  type ScanResult,
+  type ScanStart,
+  type TornTail,
+} from "./journal.js";
+export {
+  EventLog,
+  journalPath,
+  nowMicros,
+  openFileStateStore,
+  openMemoryStateStore,
+  type AppendInput,
+  type FileStoreOptions,
+  type JournalHooks,
+  type JournalKind,
+  type StateStore,
+} from "./stores.js";
+export {
+  DEFAULT_REPAIR_BUDGET,
+  eventsPath,
+  inspectAgent,
+  invalidateCheckpoint,
+  listAgents,
+  metaPath,
+  writeCheckpoint,
+  type AgentListing,
+  type AgentStatus,
+  type Checkpoint,
+  type InspectOptions,
+  type RepairBudget,
+} from "./checkpoint.js";

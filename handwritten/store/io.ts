@@ -1,0 +1,19 @@
+// The OS boundary of the journal. Production uses node:fs; fault-injection tests pass an
+// implementation that fails at a chosen byte offset, so every rollback path is exercised for real.
+import * as fs from "node:fs";
+
+export interface JournalIo {
+  /** Positional write; may write fewer bytes than asked (the caller loops). */
+  write(fd: number, buf: Uint8Array, off: number, len: number, pos: number): number;
+  /** Positional read; returns bytes read (0 at end of file). */
+  read(fd: number, buf: Uint8Array, off: number, len: number, pos: number): number;
+  truncate(fd: number, len: number): void;
+  size(fd: number): number;
+}
+
+export const nodeIo: JournalIo = {
+  write: (fd, buf, off, len, pos) => fs.writeSync(fd, buf, off, len, pos),
+  read: (fd, buf, off, len, pos) => fs.readSync(fd, buf, off, len, pos),
+  truncate: (fd, len) => fs.ftruncateSync(fd, len),
+  size: (fd) => fs.fstatSync(fd).size,
+};

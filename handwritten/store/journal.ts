@@ -1,0 +1,382 @@
+// Framed append-only journal: each frame is an 8-byte little-endian payload length followed by one
+// CBOR record. Three ways in:
+//   - FileJournal.open: the single writer (under the cross-process lock). Repairs only an incomplete
+//     frame at the very end (a crash tail); any complete frame that fails decode, schema, seq or the
+//     semantic hook fails closed and nothing is changed.
+//   - replayJournal: strict read-only replay for offline readers. O_RDONLY, no lock, no repair; a torn
+//     tail is reported, a corrupt frame fails closed.
+//   - MemoryJournal: the same validation pipeline with no file at all (memory-only mode).
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { decodePayload, encodeFrame } from "./codec.js";
+import {
+  JournalCorruptError,
+  JournalPoisonedError,
+  RecordInvalidError,
+  StoreError,
+} from "./errors.js";
+import { nodeIo, type JournalIo } from "./io.js";
+import { FRAME_HEADER_BYTES, MAX_RECORD_BYTES, SCAN_CHUNK_BYTES } from "./limits.js";
+import { acquireJournalLock, type LockHandle } from "./lock.js";
+import type { RecordValidator, SemanticValidator, ValidationResult } from "./validate.js";
+
+export interface SeqRecord {
+  seq: number;
+}
+
+export interface RecordPipeline<R> {
+  /** Structural validation of every decoded record (generated validators plug in here). */
+  validate: RecordValidator;
+  /** Semantic validation against the caller's folded state; runs after `validate` and the seq check. */
+  semantic?: SemanticValidator<R>;
+  /** Called for every accepted record, in order, on scan and after each successful append (the fold). */
+  onRecord?: (record: R, offset: number) => void;
+}
+
+export interface TornTail {
+  /** Where the incomplete frame starts (the end of the last complete frame). */
+  offset: number;
+  /** Bytes of the incomplete frame. */
+  bytes: number;
+}
+
+export interface ScanBudget {
+  maxBytes?: number;
+  maxRecords?: number;
+  /** Absolute deadline in ms (performance.now() clock). */
+  deadline?: number;
+}
+
+export interface ScanResult {
+  /** End of the last complete valid frame. */
+  end: number;
+  nextSeq: number;
+  records: number;
+  /** Offset of the last complete frame scanned, or null if none. */
+  lastFrameOffset: number | null;
+  tornTail: TornTail | null;
+  /** True when a budget stopped the scan before the end of the file. */
+  exhausted: boolean;
+}
+
+/** Where a scan resumes: a known frame boundary and the seq expected there. */
+export interface ScanStart {
+  offset: number;
+  seq: number;
+}
+
+function check(result: ValidationResult, file: string, offset: number, what: string): void {
+  if (!result.ok) throw new JournalCorruptError(file, offset, `${what}: ${result.reason}`);
+}
+
+function readFully(io: JournalIo, fd: number, buf: Buffer, pos: number): number {
+  let got = 0;
+  while (got < buf.length) {
+    const n = io.read(fd, buf, got, buf.length - got, pos + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}
+
+/**
+ * Scans frames from `start` to the end of file (or until a budget runs out), validating each.
+ * Never writes. Throws JournalCorruptError for a complete bad frame.
+ */
+export function scanFrames<R extends SeqRecord>(
+  io: JournalIo,
+  fd: number,
+  file: string,
+  pipeline: RecordPipeline<R>,
+  start: ScanStart = { offset: 0, seq: 0 },
+  budget: ScanBudget = {},
+): ScanResult {
+  const size = io.size(fd);
+  let pos = start.offset;
+  let seq = start.seq;
+  let records = 0;
+  let lastFrameOffset: number | null = null;
+  // A fresh chunk per refill: decoded byte strings may be views into it.
+  let chunk = Buffer.alloc(0);
+  let chunkStart = 0;
+  const bytes = (at: number, len: number): Buffer => {
+    if (at >= chunkStart && at + len <= chunkStart + chunk.length) return chunk.subarray(at - chunkStart, at - chunkStart + len);
+    if (len > SCAN_CHUNK_BYTES) {
+      const own = Buffer.allocUnsafe(len);
+      if (readFully(io, fd, own, at) !== len) throw new StoreError("journal_corrupt", `${file}: short read at ${at}`);
+      return own;
+    }
+    chunk = Buffer.allocUnsafe(Math.min(SCAN_CHUNK_BYTES, size - at));
+    chunkStart = at;
+    const got = readFully(io, fd, chunk, at);
+    if (got < len) throw new StoreError("journal_corrupt", `${file}: file shrank during scan at ${at}`);
+    chunk = chunk.subarray(0, got);
+    return chunk.subarray(0, len);
+  };
+  const maxBytes = budget.maxBytes ?? Infinity;
+  const maxRecords = budget.maxRecords ?? Infinity;
+  while (pos < size) {
+    if (records >= maxRecords || pos - start.offset >= maxBytes || (budget.deadline !== undefined && performance.now() > budget.deadline))
+      return { end: pos, nextSeq: seq, records, lastFrameOffset, tornTail: null, exhausted: true };
+    if (size - pos < FRAME_HEADER_BYTES) return torn();
+    const header = bytes(pos, FRAME_HEADER_BYTES);
+    const lo = header.readUInt32LE(0);
+    const hi = header.readUInt32LE(4);
+    // Checked before any allocation: a complete header is never torn, so a huge length is corruption.
+    if (hi !== 0 || lo > MAX_RECORD_BYTES)
+      throw new JournalCorruptError(file, pos, `frame length ${header.readBigUInt64LE(0)} exceeds the ${MAX_RECORD_BYTES}-byte cap`);
+    const len = lo;
+    if (size - pos - FRAME_HEADER_BYTES < len) return torn();
+    // A frame is read only if it fits entirely inside the byte budget.
+    if (pos + FRAME_HEADER_BYTES + len - start.offset > maxBytes)
+      return { end: pos, nextSeq: seq, records, lastFrameOffset, tornTail: null, exhausted: true };
+    let value: unknown;
+    try {
+      value = decodePayload(bytes(pos + FRAME_HEADER_BYTES, len));
+    } catch (err) {
+      throw new JournalCorruptError(file, pos, `CBOR decode failed: ${(err as Error).message}`, { cause: err });
+    }
+    check(pipeline.validate(value), file, pos, "schema");
+    const record = value as R;
+    if (record.seq !== seq) throw new JournalCorruptError(file, pos, `seq ${String(record.seq)} where ${seq} was expected`);
+    if (pipeline.semantic) check(pipeline.semantic(record), file, pos, "semantic");
+    pipeline.onRecord?.(record, pos);
+    lastFrameOffset = pos;
+    pos += FRAME_HEADER_BYTES + len;
+    seq++;
+    records++;
+  }
+  return { end: pos, nextSeq: seq, records, lastFrameOffset, tornTail: null, exhausted: false };
+  function torn(): ScanResult {
+    return { end: pos, nextSeq: seq, records, lastFrameOffset, tornTail: { offset: pos, bytes: size - pos }, exhausted: false };
+  }
+}
+
+/** Shared by file and memory journals: a journal-agnostic append target. */
+export interface Journal<R extends SeqRecord> {
+  /** File path, or null for a memory-only journal. */
+  readonly path: string | null;
+  readonly nextSeq: number;
+  /** Validates, frames and synchronously writes one record; returns the accepted (decoded) record. */
+  append(record: R): R;
+  /** Every accepted record, in order (a strict re-read for file journals). */
+  readAll(): R[];
+  close(): void;
+}
+
+export interface AppendResult {
+  offset: number;
+  bytes: number;
+}
+
+/** Encodes and validates a record exactly as a reader would see it, before any byte is written. */
+function prepare<R extends SeqRecord>(record: R, nextSeq: number, pipeline: RecordPipeline<R>): { frame: Buffer; decoded: R } {
+  const frame = encodeFrame(record, MAX_RECORD_BYTES);
+  // Validate the decoded form, so nothing that reopen would refuse can ever be written.
+  const decoded = decodePayload(frame.subarray(FRAME_HEADER_BYTES)) as R;
+  const v = pipeline.validate(decoded);
+  if (!v.ok) throw new RecordInvalidError(v.reason);
+  if (decoded.seq !== nextSeq) throw new RecordInvalidError(`seq ${String(decoded.seq)} where ${nextSeq} was expected`);
+  if (pipeline.semantic) {
+    const s = pipeline.semantic(decoded);
+    if (!s.ok) throw new RecordInvalidError(s.reason);
+  }
+  return { frame, decoded };
+}
+
+// A journal path whose failed append could not be rolled back stays poisoned for this process.
+const poisonedPaths = new Map<string, unknown>();
+
+export interface FileJournalOptions<R extends SeqRecord> extends RecordPipeline<R> {
+  io?: JournalIo;
+  /** Called after every successful append (the writeback worker marks the journal dirty here). */
+  onAppend?: (journal: FileJournal<R>) => void;
+  /** Called when open truncated a crash tail (checkpoints are invalidated here). */
+  onRecover?: (report: TornTail) => void;
+}
+
+export interface OpenReport {
+  /** The crash tail open removed, or null. `offset` is where the file now ends. */
+  recovered: { removedBytes: number; offset: number } | null;
+  records: number;
+}
+
+export class FileJournal<R extends SeqRecord> implements Journal<R> {
+  readonly path: string;
+  readonly fd: number;
+  readonly report: OpenReport;
+  private _end: number;
+  private _nextSeq: number;
+  private _lastFrameOffset: number | null;
+  private poison: unknown = undefined;
+  private closed = false;
+  private readonly io: JournalIo;
+  private readonly lock: LockHandle;
+  private readonly opts: FileJournalOptions<R>;
+
+  private constructor(p: string, fd: number, lock: LockHandle, opts: FileJournalOptions<R>, scan: ScanResult, report: OpenReport) {
+    this.path = p;
+    this.fd = fd;
+    this.lock = lock;
+    this.opts = opts;
+    this.io = opts.io ?? nodeIo;
+    this._end = scan.end;
+    this._nextSeq = scan.nextSeq;
+    this._lastFrameOffset = scan.lastFrameOffset;
+    this.report = report;
+  }
+
+  /** Opens (creating if absent) the journal as its single writer. */
+  static open<R extends SeqRecord>(file: string, opts: FileJournalOptions<R>): FileJournal<R> {
+    const abs = path.resolve(file);
+    const poisoned = poisonedPaths.get(abs);
+    if (poisoned !== undefined) throw new JournalPoisonedError(abs, poisoned);
+    const io = opts.io ?? nodeIo;
+    const lock = acquireJournalLock(abs);
+    let fd = -1;
+    try {
+      fd = fs.openSync(abs, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+      const scan = scanFrames(io, fd, abs, opts);
+      let recovered: OpenReport["recovered"] = null;
+      if (scan.tornTail) {
+        io.truncate(fd, scan.tornTail.offset);
+        recovered = { removedBytes: scan.tornTail.bytes, offset: scan.tornTail.offset };
+        opts.onRecover?.(scan.tornTail);
+      }
+      return new FileJournal(abs, fd, lock, opts, scan, { recovered, records: scan.records });
+    } catch (err) {
+      if (fd >= 0) fs.closeSync(fd);
+      lock.release();
+      throw err;
+    }
+  }
+
+  get nextSeq(): number {
+    return this._nextSeq;
+  }
+  /** Byte offset just past the last accepted frame. */
+  get end(): number {
+    return this._end;
+  }
+  get lastFrameOffset(): number | null {
+    return this._lastFrameOffset;
+  }
+  get poisoned(): boolean {
+    return this.poison !== undefined;
+  }
+
+  append(record: R): R {
+    return this.appendFrame(record).record;
+  }
+
+  appendFrame(record: R): AppendResult & { record: R } {
+    if (this.closed) throw new StoreError("journal_closed", `${this.path} is closed`);
+    if (this.poison !== undefined) throw new JournalPoisonedError(this.path, this.poison);
+    const { frame, decoded } = prepare(record, this._nextSeq, this.opts);
+    const start = this._end;
+    try {
+      let written = 0;
+      while (written < frame.length) {
+        const n = this.io.write(this.fd, frame, written, frame.length - written, start + written);
+        if (!(n > 0)) throw new StoreError("journal_corrupt", `${this.path}: write made no progress at ${start + written}`);
+        written += n;
+      }
+    } catch (err) {
+      this.rollback(start);
+      throw err;
+    }
+    this._end = start + frame.length;
+    this._nextSeq++;
+    this._lastFrameOffset = start;
+    this.opts.onRecord?.(decoded, start);
+    this.opts.onAppend?.(this);
+    return { offset: start, bytes: frame.length, record: decoded };
+  }
+
+  /** Restores the exact pre-append end; if that fails the journal is poisoned. */
+  private rollback(start: number): void {
+    try {
+      this.io.truncate(this.fd, start);
+      const size = this.io.size(this.fd);
+      if (size !== start) throw new StoreError("journal_corrupt", `${this.path}: size ${size} after rollback to ${start}`);
+    } catch (truncErr) {
+      this.poison = truncErr;
+      poisonedPaths.set(this.path, truncErr);
+    }
+  }
+
+  /** Strict re-read of the accepted prefix through this writer's descriptor. */
+  readAll(): R[] {
+    const out: R[] = [];
+    const scan = scanFrames<R>(this.io, this.fd, this.path, { validate: this.opts.validate, onRecord: (r) => out.push(r) });
+    return scan.end === this._end ? out : out.slice(0, this._nextSeq);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    fs.closeSync(this.fd);
+    this.lock.release();
+  }
+}
+
+export interface ReplayResult<R> {
+  records: R[];
+  end: number;
+  nextSeq: number;
+  /** An incomplete frame at the end: reported, never repaired. */
+  tornTail: TornTail | null;
+}
+
+export interface ReplayOptions<R extends SeqRecord> extends RecordPipeline<R> {
+  io?: JournalIo;
+  /** When false, records are only passed to onRecord and not collected. Default true. */
+  collect?: boolean;
+}
+
+/** Strict read-only replay: opens O_RDONLY, never writes, never repairs, never touches the lock. */
+export function replayJournal<R extends SeqRecord>(file: string, opts: ReplayOptions<R>): ReplayResult<R> {
+  const io = opts.io ?? nodeIo;
+  const fd = fs.openSync(file, fs.constants.O_RDONLY);
+  try {
+    const records: R[] = [];
+    const collect = opts.collect ?? true;
+    const scan = scanFrames<R>(io, fd, path.resolve(file), {
+      validate: opts.validate,
+      semantic: opts.semantic,
+      onRecord: (r, off) => {
+        if (collect) records.push(r);
+        opts.onRecord?.(r, off);
+      },
+    });
+    return { records, end: scan.end, nextSeq: scan.nextSeq, tornTail: scan.tornTail };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Memory-only journal: identical validation, framing cap and seq rules; no file, no lock. */
+export class MemoryJournal<R extends SeqRecord> implements Journal<R> {
+  readonly path = null;
+  private closed = false;
+  constructor(
+    private readonly pipeline: RecordPipeline<R>,
+    private readonly records: R[] = [],
+  ) {}
+  get nextSeq(): number {
+    return this.records.length;
+  }
+  append(record: R): R {
+    if (this.closed) throw new StoreError("journal_closed", "memory journal is closed");
+    const { decoded } = prepare(record, this.records.length, this.pipeline);
+    this.records.push(decoded);
+    this.pipeline.onRecord?.(decoded, -1);
+    return decoded;
+  }
+  readAll(): R[] {
+    return [...this.records];
+  }
+  close(): void {
+    this.closed = true;
+  }
+}

@@ -1,0 +1,37 @@
+// Every bound the storage layer chooses lives here, so the SPEC, the code and the boundary tests
+// name one value. Bounds stated by the storage rules are marked "stated"; the rest are tau's
+// conservative choices (DECISIONS ruling 4) and are recorded in SPEC-journal-storage.
+
+/** Stated: one journal record's CBOR payload may be at most 64 MiB. */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
+/** Stated by the frame format: the little-endian length prefix is 8 bytes. */
+export const FRAME_HEADER_BYTES = 8;
+
+/** Chunk size used when scanning a journal; frames larger than this get their own buffer. */
+export const SCAN_CHUNK_BYTES = 1024 * 1024;
+
+/** Chosen: how many times takeover of a dead holder's lock is retried before giving up. */
+export const LOCK_TAKEOVER_ATTEMPTS = 8;
+
+/** Chosen: checkpoint repair may read at most this many journal bytes per checkpoint. */
+export const CHECKPOINT_REPAIR_MAX_BYTES = 4 * 1024 * 1024;
+/** Chosen: checkpoint repair may decode at most this many records per checkpoint. */
+export const CHECKPOINT_REPAIR_MAX_RECORDS = 10_000;
+/** Chosen: checkpoint repair may spend at most this long (ms) per checkpoint. */
+export const CHECKPOINT_REPAIR_MAX_MS = 50;
+/** Chosen: bytes before the boundary that the checkpoint witness hashes. */
+export const CHECKPOINT_WITNESS_BYTES = 4096;
+/** Chosen: a meta.json larger than this is invalid without being parsed. */
+export const CHECKPOINT_MAX_FILE_BYTES = 16 * 1024;
+
+/** Chosen: writeback retry back-off starts here (ms) and doubles up to the maximum. */
+export const WRITEBACK_RETRY_BASE_MS = 50;
+export const WRITEBACK_RETRY_MAX_MS = 5_000;
+
+/** Stated: the debug mirror FIFO retains at most 1,024 lines ... */
+export const DEBUG_FIFO_MAX_LINES = 1024;
+/** Stated: ... and at most 64 MiB of line-plus-path bytes, in-flight work included. */
+export const DEBUG_FIFO_MAX_BYTES = 64 * 1024 * 1024;
+/** Chosen default for startup cleanup of unlocked debug logs (stated in the storage issue). */
+export const DEBUG_LOG_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
