@@ -1,18 +1,24 @@
 // Bundles the CLI (and later the daemon and extension entries) into dist/ with esbuild, so a
 // spawned tau process loads one module. Dependencies in node_modules stay external.
 import { build } from "esbuild";
-import { rmSync } from "node:fs";
+import { renameSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
 const root = dirname(fileURLToPath(import.meta.url));
 
+/** Builds into a private folder, then swaps it in, so a concurrent `tau` never sees half a dist/. */
 export async function buildAll(): Promise<void> {
-  rmSync(join(root, "dist"), { recursive: true, force: true });
+  const staging = join(root, `.dist-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
   await build({
     absWorkingDir: root,
-    entryPoints: { "cli/main": "handwritten/cli/main.ts", "cli/commands": "handwritten/cli/commands.ts" },
-    outdir: "dist",
+    entryPoints: {
+      "cli/main": "handwritten/cli/main.ts",
+      "cli/commands": "handwritten/cli/commands.ts",
+      "daemon/main": "handwritten/harness/daemon-main.ts",
+    },
+    outdir: staging,
     bundle: true,
     splitting: true,
     format: "esm",
@@ -23,6 +29,14 @@ export async function buildAll(): Promise<void> {
     logLevel: "warning",
     legalComments: "none",
   });
+  const old = join(root, `.dist-old-${process.pid}`);
+  try {
+    renameSync(join(root, "dist"), old);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  renameSync(staging, join(root, "dist"));
+  rmSync(old, { recursive: true, force: true });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

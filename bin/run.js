@@ -8,16 +8,23 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
   process.stdout.write(`tau/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`);
+} else if (argv[0] === "daemon") {
+  const daemon = await loadBuilt("daemon/main.js");
+  await daemon.main(argv.slice(1));
 } else {
-  let cli;
+  const cli = await loadBuilt("cli/main.js");
+  await cli.main(import.meta.url);
+}
+
+/** Imports a bundle from dist/, with an actionable message when the checkout was never built. */
+async function loadBuilt(entry) {
   try {
-    cli = await import("../dist/cli/main.js");
+    return await import(`../dist/${entry}`);
   } catch (err) {
-    if (err && err.code === "ERR_MODULE_NOT_FOUND" && String(err.message).includes("dist/cli/main.js")) {
-      process.stderr.write("tau: the CLI is not built yet; run `npm ci` (or `npm run build`) in the tau checkout\n");
+    if (err && err.code === "ERR_MODULE_NOT_FOUND" && String(err.message).includes(`dist/${entry}`)) {
+      process.stderr.write("tau: not built yet; run `npm ci` (or `npm run build`) in the tau checkout\n");
       process.exit(1);
     }
     throw err;
   }
-  await cli.main(import.meta.url);
 }

@@ -1,6 +1,8 @@
 // Every command tau offers, declared explicitly (no filesystem discovery at start-up).
+import SessionList from "./commands/session/list.js";
 import SpecEvents from "./commands/spec/events.js";
 
 export const COMMANDS = {
+  "session:list": SessionList,
   "spec:events": SpecEvents,
 };

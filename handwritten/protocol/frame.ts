@@ -39,11 +39,13 @@ export class FrameReader {
     return this.closed;
   }
 
+  /** Feeds bytes; `chunk` is kept (not copied) until its frames are decoded: do not reuse it. */
   push(chunk: Uint8Array): FrameResult[] {
     if (this.closed || chunk.length === 0) return [];
     const results: FrameResult[] = [];
-    // One private copy: decoded byte strings may alias it, and the caller may reuse its buffer.
-    let input = Buffer.from(chunk);
+    // Decoded values may alias `chunk` (byte strings), so the caller must not reuse its memory —
+    // true of every Node stream, which hands out a fresh buffer per chunk.
+    let input = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     while (input.length > 0 || this.buffered >= FRAME_HEADER_BYTES) {
       // Fast path: nothing buffered and whole frames in the chunk are decoded in place.
       if (this.buffered === 0 && input.length >= FRAME_HEADER_BYTES) {

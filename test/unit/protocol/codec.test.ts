@@ -120,6 +120,13 @@ describe("wire codec", () => {
       ["empty", frameOf(Buffer.alloc(0))],
       ["deep", frameOf(Buffer.concat([Buffer.alloc(100, 0x81), Buffer.from([0x01])]))],
       ["truncated", frameOf(Buffer.from([0x78, 0x10, 0x61]))],
+      ["undefined", frameOf(Buffer.from([0xa1, 0x61, 0x61, 0xf7]))],
+      ["integer map key", frameOf(Buffer.from([0xa1, 0x01, 0x02]))],
+      ["huge array length", frameOf(Buffer.from([0x9a, 0xff, 0xff, 0xff, 0xff, 0x01]))],
+      ["reserved info", frameOf(Buffer.from([0x1c]))],
+      ["stray break", frameOf(Buffer.from([0xff]))],
+      ["indefinite map", frameOf(Buffer.from([0xbf, 0x61, 0x61, 0x01, 0xff]))],
+      ["indefinite text", frameOf(Buffer.from([0x7f, 0x61, 0x61, 0xff]))],
     ];
     for (const [label, frame] of cases) {
       const [r] = new FrameReader().push(frame);
@@ -155,6 +162,12 @@ describe("wire codec", () => {
     expect(compareRevision({ major: 1, minor: 0 })).toBe("equal");
     expect(compareRevision({ major: 1, minor: 7 })).toBe("compatible");
     expect(compareRevision({ major: 2, minor: 0 })).toBe("incompatible");
+  });
+
+  it("accepts nested maps, arrays, floats, booleans, null and byte strings", () => {
+    const value = { a: [1, -2, 1.5, true, false, null], b: { c: "text", d: new Uint8Array([1, 2, 3]) } };
+    const [r] = new FrameReader().push(encodeFrame(value));
+    expect(r?.ok && r.value).toEqual({ a: [1, -2, 1.5, true, false, null], b: { c: "text", d: Buffer.from([1, 2, 3]) } });
   });
 
   it("encodes plain maps, never records or tags", () => {

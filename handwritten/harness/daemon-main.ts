@@ -1,0 +1,139 @@
+// `tau daemon` (hidden; the CLI starts it): runs the harness for one session in the foreground, or
+// with --detach re-launches itself in its own process group with output to the session's log file.
+import { spawn } from "node:child_process";
+import { mkdirSync, openSync, readFileSync, existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { resolveRoots } from "../config/index.js";
+import {
+  DAEMON_INSTANCE_ENV,
+  formatStem,
+  instanceEnv,
+  instanceFromEnv,
+  mintInstance,
+  pairPaths,
+  publishDaemonEndpoint,
+  removeOwnPairOnExit,
+} from "../transport/index.js";
+import { Harness } from "./harness.js";
+import { DaemonFront } from "./daemon.js";
+import { mintId } from "./ids.js";
+
+interface DaemonArgs {
+  sessionId?: string;
+  resume?: string;
+  ephemeral: boolean;
+  projectRoot: string;
+  exitWhenUisLeave: boolean;
+  detach: boolean;
+}
+
+const USAGE =
+  "usage: tau daemon [--session-id ID | --resume ID] [--ephemeral] [--project-root DIR] [--exit-when-uis-leave] [--detach]";
+
+export function parseDaemonArgs(argv: readonly string[], cwd: string): DaemonArgs {
+  const args: DaemonArgs = { ephemeral: false, projectRoot: cwd, exitWhenUisLeave: false, detach: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith("--")) throw new Error(`${a} needs a value\n${USAGE}`);
+      return v;
+    };
+    if (a === "--session-id") args.sessionId = value();
+    else if (a === "--resume") args.resume = value();
+    else if (a === "--ephemeral") args.ephemeral = true;
+    else if (a === "--project-root") args.projectRoot = resolve(cwd, value());
+    else if (a === "--exit-when-uis-leave") args.exitWhenUisLeave = true;
+    else if (a === "--detach") args.detach = true;
+    else throw new Error(`unknown daemon argument ${JSON.stringify(a)}\n${USAGE}`);
+  }
+  if (args.resume && (args.sessionId || args.ephemeral)) throw new Error(`--resume cannot be combined with --session-id or --ephemeral\n${USAGE}`);
+  return args;
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+/** Launches the daemon detached and prints `{session_id, pid, socket}` once its socket is up. */
+async function launchDetached(args: DaemonArgs, argv: readonly string[]): Promise<number> {
+  const roots = resolveRoots();
+  const sessionId = args.resume ?? args.sessionId ?? mintId("s");
+  const instance = mintInstance();
+  let log: number | "ignore" = "ignore";
+  if (!args.ephemeral) {
+    const dir = join(roots.state, "sessions", sessionId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    log = openSync(join(dir, "daemon.log"), "a", 0o600);
+  }
+  const childArgs = argv.filter((a) => a !== "--detach");
+  if (!args.resume && !args.sessionId) childArgs.push("--session-id", sessionId);
+  const bin = fileURLToPath(new URL("../../bin/run.js", import.meta.url));
+  const child = spawn(process.execPath, [bin, "daemon", ...childArgs], {
+    detached: true,
+    stdio: ["ignore", log, log],
+    env: { ...process.env, ...instanceEnv(instance) },
+  });
+  child.unref();
+  const socket = pairPaths(roots.runtime, formatStem(child.pid ?? 0, instance)).socket;
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    if (existsSync(socket)) {
+      process.stdout.write(`${JSON.stringify({ session_id: sessionId, pid: child.pid, socket })}\n`);
+      return 0;
+    }
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  process.stderr.write(`tau daemon: the daemon did not start${args.ephemeral ? "" : `; see ${join(roots.state, "sessions", sessionId, "daemon.log")}`}\n`);
+  return 1;
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  let args: DaemonArgs;
+  try {
+    args = parseDaemonArgs(argv, process.cwd());
+  } catch (err) {
+    process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (args.detach) {
+    process.exitCode = await launchDetached(args, argv);
+    return;
+  }
+  const roots = resolveRoots();
+  const harness = await Harness.open({
+    ...(args.ephemeral ? {} : { stateDir: roots.state }),
+    projectRoot: args.projectRoot,
+    ...(args.resume ? { resume: args.resume } : {}),
+    ...(args.sessionId ? { sessionId: args.sessionId } : {}),
+    warn: (m) => process.stderr.write(`tau daemon: ${m}\n`),
+  }).catch((err: unknown) => {
+    process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
+    process.exit(1);
+  });
+  let stopping = false;
+  const stop = async (reason: "last_ui_left" | "signal" | "requested") => {
+    if (stopping) return;
+    stopping = true;
+    await endpoint.shutdown().catch(() => {});
+    await harness.shutdown(reason).catch(() => {});
+    process.exit(0);
+  };
+  const front = new DaemonFront(harness, { exitWhenUisLeave: args.exitWhenUisLeave, onIdle: () => void stop("last_ui_left") });
+  const instance = process.env[DAEMON_INSTANCE_ENV] ? instanceFromEnv() : mintInstance();
+  const endpoint = await publishDaemonEndpoint({
+    runtimeDir: roots.runtime,
+    instance,
+    version: version(),
+    onConnection: (conn) => front.accept(conn),
+  });
+  removeOwnPairOnExit(roots.runtime, endpoint.stem);
+  process.on("SIGTERM", () => void stop("signal"));
+  process.on("SIGINT", () => void stop("signal"));
+  process.on("SIGHUP", () => void stop("signal"));
+  process.stderr.write(`tau daemon: session ${harness.sessionId} on ${endpoint.socketPath}\n`);
+}
+

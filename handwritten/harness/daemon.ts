@@ -1,0 +1,201 @@
+// The daemon's socket front: admits peers (attached UIs, plain clients), routes their messages into
+// the harness, and decides when an owned daemon exits (SPEC-daemon-peers).
+import type { DeliverMessage, ErrorCode, WireMessage } from "../../generated/index.js";
+import { REVISION, compareRevision } from "../protocol/index.js";
+import { handleClientRpc, refuseContentFree, requestIdOf, type Connection, type SessionInfo } from "../transport/index.js";
+import type { Delivery, PublisherEnvelope, Sink } from "../bus/index.js";
+import type { Harness } from "./harness.js";
+
+export interface DaemonPolicy {
+  /** A daemon a CLI started exits when its last participating UI leaves (unless detached). */
+  readonly exitWhenUisLeave: boolean;
+  readonly onIdle: () => void;
+}
+
+type PeerState =
+  | { readonly kind: "new" }
+  | { readonly kind: "ui"; readonly generation: number; readonly publisher: PublisherEnvelope; detached: boolean; subscriptions: number[] }
+  | { readonly kind: "client"; readonly generation: number };
+
+const REFUSAL_CODES: Record<"unknown_event" | "unauthorized" | "invalid" | "overloaded", ErrorCode> = {
+  unknown_event: "unauthorized",
+  unauthorized: "unauthorized",
+  invalid: "invalid",
+  overloaded: "overloaded",
+};
+
+/** Adapts a connection to a bus subscriber: its bounded outbound queue is the subscriber queue. */
+function connectionSink(conn: Connection): Sink {
+  return {
+    offer: (delivery: Delivery) => (conn.send({ message: "deliver", payload: delivery as DeliverMessage["payload"] }) === "queued" ? "queued" : "full"),
+    close: (reason) => conn.close(reason),
+  };
+}
+
+export class DaemonFront {
+  private nextGeneration = 1;
+  private participatingUis = 0;
+  private everAttached = false;
+
+  constructor(
+    private readonly harness: Harness,
+    private readonly policy: DaemonPolicy,
+  ) {}
+
+  sessionInfo(): SessionInfo {
+    return { session_id: this.harness.sessionId, project_root: this.harness.projectRoot, pid: process.pid };
+  }
+
+  /** Called for every accepted socket connection, before any message can arrive. */
+  accept(conn: Connection): void {
+    let state: PeerState = { kind: "new" };
+    conn.onInvalid(() => refuseContentFree(conn, undefined, "invalid"));
+    conn.onMessage((message) => {
+      if (state.kind === "new") {
+        state = this.admit(conn, message);
+        return;
+      }
+      if (state.kind === "client") {
+        this.serveClient(conn, message);
+        return;
+      }
+      this.serveUi(conn, state, message);
+    });
+    conn.onClose(() => {
+      const s = state as PeerState;
+      if (s.kind === "new") return;
+      this.harness.removePeer(s.generation);
+      if (s.kind !== "ui") return;
+      for (const id of s.subscriptions) this.harness.bus.unsubscribe(id);
+      this.participatingUis--;
+      if (!s.detached && this.participatingUis === 0 && this.policy.exitWhenUisLeave) this.policy.onIdle();
+    });
+  }
+
+  private admit(conn: Connection, message: WireMessage): PeerState {
+    if (message.message !== "hello") {
+      if (handleClientRpc(conn, message, () => this.sessionInfo()) === "answered") return { kind: "client", generation: this.nextGeneration++ };
+      refuseContentFree(conn, requestIdOf(message));
+      return { kind: "new" };
+    }
+    const verdict = compareRevision(message.payload.revision);
+    if (verdict === "incompatible") {
+      refuseContentFree(conn, undefined, "revision_mismatch");
+      conn.close("revision mismatch");
+      return { kind: "new" };
+    }
+    const generation = this.nextGeneration++;
+    if (message.payload.role !== "ui") return { kind: "client", generation };
+    if (message.payload.session_id !== undefined && message.payload.session_id !== this.harness.sessionId) {
+      refuseContentFree(conn, undefined, "session_mismatch");
+      conn.close("session mismatch");
+      return { kind: "new" };
+    }
+    const publisher: PublisherEnvelope = Object.freeze({ class: "ui_attached", generation });
+    this.harness.addPeer({ generation, publisher, send: (m) => void conn.send(m) });
+    this.participatingUis++;
+    this.everAttached = true;
+    conn.send({
+      message: "ui_session_accepted",
+      payload: { session_id: this.harness.sessionId, revision: { ...REVISION }, project_root: this.harness.projectRoot },
+    });
+    return { kind: "ui", generation, publisher, detached: false, subscriptions: [] };
+  }
+
+  /** Non-UI socket peers get their RPCs and a content-free error for anything else. */
+  private serveClient(conn: Connection, message: WireMessage): void {
+    if (handleClientRpc(conn, message, () => this.sessionInfo()) === "answered") return;
+    if (message.message === "disconnect") return void conn.close("peer disconnected");
+    refuseContentFree(conn, requestIdOf(message));
+  }
+
+  private serveUi(conn: Connection, state: PeerState & { kind: "ui" }, message: WireMessage): void {
+    const bus = this.harness.bus;
+    switch (message.message) {
+      case "subscribe":
+        state.subscriptions.push(bus.subscribe(message.payload, connectionSink(conn)));
+        return;
+      case "intercept":
+        bus.addInterceptor(state.generation, {
+          selectors: message.payload.selectors,
+          priority: message.payload.priority,
+          intercept: (id, event, publisher) => {
+            const p: Record<string, unknown> = { class: publisher.class };
+            if (publisher.instance !== undefined) p.instance = publisher.instance;
+            if (publisher.kind !== undefined) p.kind = publisher.kind;
+            if (publisher.generation !== undefined) p.generation = publisher.generation;
+            conn.send({ message: "intercept_request", payload: { id, event: { name: event.name, data: event.data }, publisher: p as never } });
+          },
+        });
+        return;
+      case "intercept_reply": {
+        const r = message.payload;
+        const action =
+          r.action === "replace"
+            ? r.replacement
+              ? { action: "replace" as const, replacement: r.replacement }
+              : { action: "pass" as const }
+            : { action: r.action };
+        bus.reply(state.generation, r.id, action);
+        return;
+      }
+      case "emit":
+        void bus.publish(message.payload.event, state.publisher).then((outcome) => {
+          if (outcome.status === "refused") refuseContentFree(conn, undefined, REFUSAL_CODES[outcome.reason]);
+        });
+        return;
+      case "ui_detach_request":
+        state.detached = true;
+        return;
+      case "ui_roster_request":
+        conn.send({ message: "ui_roster_result", payload: { request_id: message.payload.request_id, rows: this.roster() } });
+        return;
+      case "ui_tree_request":
+        conn.send({ message: "notice", payload: { level: "info", text: this.tree(), request_id: message.payload.request_id } });
+        return;
+      case "disconnect":
+        conn.close("peer disconnected");
+        return;
+      default:
+        if (handleClientRpc(conn, message, () => this.sessionInfo()) === "answered") return;
+        refuseContentFree(conn, requestIdOf(message));
+    }
+  }
+
+  private roster() {
+    return [...this.harness.agents.values()].map((a) => {
+      const row: { agent_id: string; loaded: boolean; ephemeral: boolean; created_at: number; status: string; display_name?: string; parent_id?: string } = {
+        agent_id: a.id,
+        loaded: true,
+        ephemeral: a.ephemeral,
+        created_at: a.createdAt,
+        status: "idle",
+      };
+      const name = a.metadata.get("display_name");
+      if (name !== undefined) row.display_name = name.slice(0, 1024);
+      if (a.parentId !== undefined) row.parent_id = a.parentId;
+      return row;
+    });
+  }
+
+  private tree(): string {
+    const agents = [...this.harness.agents.values()];
+    const lines: string[] = [];
+    const walk = (parent: string | undefined, depth: number) => {
+      for (const a of agents.filter((x) => x.parentId === parent)) {
+        lines.push(`${"  ".repeat(depth)}${a.id}`);
+        walk(a.id, depth + 1);
+      }
+    };
+    walk(undefined, 0);
+    return lines.length > 0 ? lines.join("\n") : "(no agents)";
+  }
+
+  get attachedUis(): number {
+    return this.participatingUis;
+  }
+
+  get hasEverAttached(): boolean {
+    return this.everAttached;
+  }
+}

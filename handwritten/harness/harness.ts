@@ -1,0 +1,314 @@
+// The harness: one session's state, built from committed events. It owns the bus, the journals and
+// the consumers that turn requests into canonical facts (SPEC-session-lifecycle,
+// SPEC-agent-lifecycle, SPEC-agent-metadata, SPEC-ui-commands).
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Bus, type Committed, type PublishOutcome, type PublisherEnvelope } from "../bus/index.js";
+import {
+  openFileStateStore,
+  openMemoryStateStore,
+  type EventLog,
+  type JournalRecord,
+  type StateStore,
+} from "../store/index.js";
+import { eventProblem } from "../protocol/index.js";
+import { isEventName, type EventName, type UiCreateAgent } from "../../generated/index.js";
+import { mintId } from "./ids.js";
+import type { Peer } from "./peers.js";
+
+export const HARNESS: PublisherEnvelope = Object.freeze({ class: "harness" });
+
+export interface HarnessOptions {
+  /** State root; omitted for an ephemeral session, which keeps no session-owned files. */
+  readonly stateDir?: string;
+  readonly projectRoot: string;
+  /** Resume this session instead of creating one. */
+  readonly resume?: string;
+  /** The id for a new session (a launcher mints it so it can name the log file); minted when absent. */
+  readonly sessionId?: string;
+  readonly warn?: (message: string) => void;
+}
+
+export interface AgentState {
+  readonly id: string;
+  readonly parentId?: string;
+  readonly ephemeral: boolean;
+  readonly createdAt: number;
+  readonly metadata: Map<string, string>;
+  log: EventLog;
+}
+
+/** Thrown when a session cannot be resumed; the message names the file and the reason. */
+export class ResumeError extends Error {
+  override name = "ResumeError";
+}
+
+export class Harness {
+  readonly bus: Bus;
+  readonly agents = new Map<string, AgentState>();
+  private readonly peers = new Map<number, Peer>();
+  private sessionLog!: EventLog;
+  private restoreLog!: EventLog;
+  private closed = false;
+
+  private constructor(
+    readonly sessionId: string,
+    readonly projectRoot: string,
+    readonly store: StateStore,
+    private readonly options: HarnessOptions,
+  ) {
+    this.bus = new Bus({
+      append: (c) => this.append(c),
+      warn: options.warn,
+      snapshotKey: (name, data) => snapshotKey(name, data),
+    });
+    this.bus.onCommitted("ui.create_agent", (c) => this.onCreateAgent(c));
+    this.bus.onCommitted("agent.metadata_request", (c) => this.onMetadataRequest(c));
+  }
+
+  get ephemeral(): boolean {
+    return this.store.memoryOnly;
+  }
+
+  /** Opens a new or resumed session; a corrupt journal fails closed with a clear message. */
+  static async open(options: HarnessOptions): Promise<Harness> {
+    const store = options.stateDir ? openFileStateStore({ stateDir: options.stateDir }) : openMemoryStateStore();
+    const sessionId = options.resume ?? options.sessionId ?? mintId("s");
+    const h = new Harness(sessionId, options.projectRoot, store, options);
+    try {
+      h.sessionLog = store.openSession(sessionId);
+      h.restoreLog = store.openRestore(sessionId);
+      if (options.resume) h.restoreFromJournals();
+      else if (options.stateDir) h.writeManifest(options.stateDir);
+    } catch (err) {
+      store.close();
+      const msg = err instanceof Error ? err.message : String(err);
+      throw new ResumeError(`cannot open session ${sessionId}: ${msg}`);
+    }
+    await h.publishHarness("session.started", {
+      session_id: sessionId,
+      project_root: options.projectRoot,
+      resumed: options.resume !== undefined,
+      ephemeral: store.memoryOnly,
+    });
+    return h;
+  }
+
+  private writeManifest(stateDir: string): void {
+    const dir = join(stateDir, "sessions", this.sessionId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = join(dir, `.manifest.json.${process.pid}.tmp`);
+    writeFileSync(tmp, `${JSON.stringify({ session_id: this.sessionId, project_root: this.projectRoot }, null, 2)}\n`, { mode: 0o600 });
+    renameSync(tmp, join(dir, "manifest.json"));
+  }
+
+  /** Strict fold of the session journal, then each member agent's journal, into bus history. */
+  private restoreFromJournals(): void {
+    const sessionRecords = this.sessionLog.readAll();
+    if (sessionRecords.length === 0) throw new ResumeError(`session ${this.sessionId} has no journal records`);
+    const members = new Set<string>();
+    for (const r of sessionRecords) {
+      checkRecord(r, this.sessionLog.path);
+      if (r.event.name === "session.agent_loaded") members.add(String(r.event.data.agent_id));
+      if (r.event.name === "session.agent_unloaded") members.delete(String(r.event.data.agent_id));
+    }
+    const all: JournalRecord[] = [...sessionRecords, ...this.restoreLog.readAll()];
+    for (const id of [...members].sort()) {
+      const log = this.store.openAgent(id);
+      const records = log.readAll();
+      const first = records[0];
+      if (!first || first.event.name !== "agent.started") {
+        throw new ResumeError(`${log.path ?? id}: agent journal does not start with agent.started`);
+      }
+      for (const r of records) checkRecord(r, log.path);
+      const data = first.event.data;
+      const agent: AgentState = {
+        id,
+        ephemeral: data.ephemeral === true,
+        createdAt: first.recorded_at,
+        metadata: new Map(),
+        log,
+        ...(typeof data.parent_id === "string" ? { parentId: data.parent_id } : {}),
+      };
+      for (const r of records) foldAgent(agent, r);
+      this.agents.set(id, agent);
+      all.push(...records);
+    }
+    all.sort((a, b) => a.recorded_at - b.recorded_at);
+    this.bus.restore(
+      all.map((r) => ({
+        name: r.event.name as EventName,
+        data: r.event.data,
+        recordedAt: r.recorded_at,
+        publisher: sourceToPublisher(r.source),
+      })),
+    );
+  }
+
+  /** Durable appends by persistence class; throwing aborts the commit. */
+  private append(c: Committed): void {
+    const source = publisherToSource(c.publisher);
+    const input = { event: { name: c.name, data: c.data as Record<string, unknown> }, source, recorded_at: c.recordedAt };
+    if (c.persistence === "session") {
+      this.sessionLog.append(input);
+    } else if (c.persistence === "restore") {
+      this.restoreLog.append(input);
+    } else if (c.persistence === "agent") {
+      const agentId = c.data.agent_id;
+      const agent = typeof agentId === "string" ? this.agents.get(agentId) : undefined;
+      if (!agent) throw new Error(`no loaded agent ${String(agentId)} for ${c.name}`);
+      const parent = agent.log.nextSeq === 0 ? null : agent.log.nextSeq - 1;
+      agent.log.append({ ...input, parent });
+      foldAgent(agent, { event: input.event } as JournalRecord);
+    }
+  }
+
+  publishHarness(name: EventName, data: Record<string, unknown>): Promise<PublishOutcome> {
+    return this.bus.publish({ name, data }, HARNESS);
+  }
+
+  /** A peer joined: it may receive directed results. */
+  addPeer(peer: Peer): void {
+    this.peers.set(peer.generation, peer);
+  }
+
+  removePeer(generation: number): void {
+    this.peers.delete(generation);
+    this.bus.removeOwner(generation);
+  }
+
+  /** Sends a directed event to one connection: never committed, broadcast or replayed. */
+  sendDirected(generation: number | undefined, name: EventName, data: Record<string, unknown>): boolean {
+    const peer = generation === undefined ? undefined : this.peers.get(generation);
+    if (!peer) return false;
+    const problem = eventProblem({ name, data });
+    if (problem) throw new Error(`harness built an invalid ${name}: ${problem.message}`);
+    peer.send({ message: "direct", payload: { event: { name, data } } });
+    return true;
+  }
+
+  private onCreateAgent(c: Committed): void {
+    const req = c.data as unknown as UiCreateAgent;
+    const requester = c.publisher.generation;
+    const refuse = (error: string) =>
+      this.sendDirected(requester, "ui.create_agent_result", { request_id: req.request_id, ok: false, error });
+    if (c.publisher.class !== "ui_attached" || requester === undefined || !this.peers.has(requester)) return;
+    if (req.parent_id !== undefined && !this.agents.has(req.parent_id)) return void refuse("unknown parent agent");
+    const agentId = mintId("a");
+    let log: EventLog;
+    try {
+      log = this.store.openAgent(agentId);
+    } catch {
+      return void refuse("could not create the agent journal");
+    }
+    const agent: AgentState = {
+      id: agentId,
+      ephemeral: req.ephemeral === true,
+      createdAt: c.recordedAt,
+      metadata: new Map(),
+      log,
+      ...(req.parent_id !== undefined ? { parentId: req.parent_id } : {}),
+    };
+    this.agents.set(agentId, agent);
+    const started: Record<string, unknown> = {
+      agent_id: agentId,
+      session_id: this.sessionId,
+      creator: "ui",
+      cwd: this.projectRoot,
+      ephemeral: agent.ephemeral,
+    };
+    if (req.parent_id !== undefined) started.parent_id = req.parent_id;
+    if (req.role !== undefined) started.role = req.role;
+    if (req.model !== undefined) started.model = req.model;
+    void (async () => {
+      const s = await this.publishHarness("agent.started", started);
+      if (s.status !== "committed") {
+        this.agents.delete(agentId);
+        log.close();
+        return void refuse("could not record the agent");
+      }
+      await this.publishHarness("session.agent_loaded", { agent_id: agentId });
+      if (req.display_name !== undefined) {
+        await this.publishHarness("agent.metadata_set", { agent_id: agentId, key: "display_name", value: req.display_name, by: { class: "ui_attached" } });
+      }
+      this.sendDirected(requester, "ui.create_agent_result", { request_id: req.request_id, ok: true, agent_id: agentId });
+    })();
+  }
+
+  /** Requests commit first; the exact live requester is revalidated before the canonical fact. */
+  private onMetadataRequest(c: Committed): void {
+    const gen = c.publisher.generation;
+    if (gen === undefined || !this.peers.has(gen)) return; // stale generation: observation only
+    const agentId = String(c.data.agent_id);
+    if (!this.agents.has(agentId)) return;
+    const by: Record<string, unknown> = { class: c.publisher.class, generation: gen };
+    if (c.publisher.instance !== undefined) by.instance = c.publisher.instance;
+    if (c.publisher.kind !== undefined) by.kind = c.publisher.kind;
+    void this.publishHarness("agent.metadata_set", { agent_id: agentId, key: c.data.key, value: c.data.value, by });
+  }
+
+  /** A comparable projection of durable state: used to prove a resume restores the same session. */
+  foldedState(): { sessionId: string; agents: Array<{ id: string; metadata: Record<string, string>; events: Array<{ name: string; data: unknown }> }> } {
+    return {
+      sessionId: this.sessionId,
+      agents: [...this.agents.values()]
+        .sort((a, b) => (a.id < b.id ? -1 : 1))
+        .map((a) => ({
+          id: a.id,
+          metadata: Object.fromEntries([...a.metadata.entries()].sort()),
+          events: a.log.readAll().map((r) => ({ name: r.event.name, data: r.event.data })),
+        })),
+    };
+  }
+
+  async shutdown(reason: "last_ui_left" | "requested" | "signal" | "startup_failed"): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.publishHarness("session.shutdown", { session_id: this.sessionId, reason });
+    this.store.close();
+  }
+}
+
+function foldAgent(agent: AgentState, r: Pick<JournalRecord, "event">): void {
+  if (r.event.name === "agent.metadata_set") {
+    const key = String(r.event.data.key);
+    const value = r.event.data.value;
+    if (value === null) agent.metadata.delete(key);
+    else agent.metadata.set(key, String(value));
+  }
+}
+
+function checkRecord(r: JournalRecord, file: string | null): void {
+  if (!isEventName(r.event.name)) throw new ResumeError(`${file ?? "journal"}: record ${r.seq} names unknown event ${r.event.name}`);
+  const problem = eventProblem({ name: r.event.name, data: r.event.data });
+  if (problem) throw new ResumeError(`${file ?? "journal"}: record ${r.seq}: ${problem.message}`);
+}
+
+function publisherToSource(p: PublisherEnvelope): JournalRecord["source"] {
+  const s: JournalRecord["source"] = { class: p.class };
+  if (p.instance !== undefined) s.instance = p.instance;
+  if (p.kind !== undefined) s.kind = p.kind;
+  return s;
+}
+
+function sourceToPublisher(s: JournalRecord["source"]): PublisherEnvelope {
+  return Object.freeze({ ...s }) as PublisherEnvelope;
+}
+
+let mandatoryNotices = 0;
+
+/** Current-state keys: the latest event per key is re-synthesised for late subscribers. */
+function snapshotKey(name: EventName, data: Record<string, unknown>): string | null {
+  switch (name) {
+    case "harness.notice":
+      return data.mandatory === true ? `${name}:${mandatoryNotices++}` : null;
+    case "agent.stats_updated":
+      return `${name}:${String(data.agent_id)}`;
+    case "tool.register":
+      return `tool:${String(data.name)}`;
+    case "provider.models_updated":
+      return `${name}:${String(data.instance)}`;
+    default:
+      return name;
+  }
+}

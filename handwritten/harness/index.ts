@@ -1,0 +1,4 @@
+// The harness daemon's core: sessions, agents and the consumers that publish canonical facts.
+export { Harness, HARNESS, ResumeError, type AgentState, type HarnessOptions } from "./harness.js";
+export { mintId } from "./ids.js";
+export type { Peer } from "./peers.js";

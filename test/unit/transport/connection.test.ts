@@ -1,0 +1,263 @@
+// Connections over real unix sockets and real child stdio: ordering, close reasons, and the bounded
+// outbound queue with backpressure.
+import { spawn } from "node:child_process";
+import * as net from "node:net";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { WireMessage } from "../../../generated/index.js";
+import { MessageReader, encodeFrame } from "../../../handwritten/protocol/index.js";
+import {
+  Connection,
+  MAX_QUEUE_BYTES,
+  MAX_QUEUE_ITEMS,
+  listenUnix,
+  type CloseReason,
+  type ConnectionTuning,
+  type UnixServer,
+} from "../../../handwritten/transport/index.js";
+import { cleanupAll, tempHome } from "../../fixtures/transport/helpers.js";
+
+afterAll(cleanupAll);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Pair {
+  server: UnixServer;
+  conn: Connection;
+  client: net.Socket;
+}
+
+const servers: UnixServer[] = [];
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+/** A server-side Connection and the raw client socket at the other end (which reads only when told to). */
+async function pair(tuning?: ConnectionTuning): Promise<Pair> {
+  const runtime = join(tempHome(), "runtime");
+  const accepted: Connection[] = [];
+  const server = await listenUnix(join(runtime, "1-0000000000000001.sock"), {
+    onConnection: (c) => accepted.push(c),
+    ...(tuning ? { connection: tuning } : {}),
+  });
+  servers.push(server);
+  const client = net.createConnection({ path: server.path, allowHalfOpen: true });
+  await new Promise<void>((resolve) => client.once("connect", () => resolve()));
+  while (accepted.length === 0) await sleep(5);
+  return { server, conn: accepted[0] as Connection, client };
+}
+
+/** Reads frames from a raw socket as a peer would. */
+function collect(socket: net.Socket): WireMessage[] {
+  const reader = new MessageReader("peer");
+  const got: WireMessage[] = [];
+  socket.on("data", (chunk: Buffer) => {
+    for (const r of reader.push(chunk)) if (r.ok) got.push(r.message);
+  });
+  return got;
+}
+
+const notice = (text: string, n = 0): WireMessage => ({ message: "notice", payload: { level: "info", text, request_id: `n-${n}` } });
+
+async function until(cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 2000 && !cond(); i++) await sleep(5);
+  if (!cond()) throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("outbound queue", () => {
+  it("[transport.queue.bounded] never holds more than 1,024 frames or 64 MiB for a peer that never reads", async () => {
+    // Items: small frames until "full".
+    const a = await pair();
+    a.client.pause();
+    let accepted = 0;
+    for (;;) {
+      const r = a.conn.send(notice("x".repeat(1000), accepted));
+      expect(a.conn.stats().items).toBeLessThanOrEqual(MAX_QUEUE_ITEMS);
+      if (r === "full") break;
+      expect(r).toBe("queued");
+      accepted++;
+      expect(accepted).toBeLessThan(100_000);
+    }
+    expect(a.conn.stats().items).toBe(MAX_QUEUE_ITEMS);
+    // Whatever the kernel takes later frees room; the bound still holds on every further send.
+    await sleep(50);
+    for (let i = 0; i < 5000; i++) {
+      a.conn.send(notice("x".repeat(1000), i));
+      expect(a.conn.stats().items).toBeLessThanOrEqual(MAX_QUEUE_ITEMS);
+    }
+    expect(a.conn.stats().peakItems).toBe(MAX_QUEUE_ITEMS);
+
+    // Bytes: 1 MiB frames until "full".
+    const b = await pair();
+    b.client.pause();
+    const big = notice("y".repeat(1024 * 1024));
+    const bigLen = encodeFrame(big).length;
+    let r: string;
+    do {
+      r = b.conn.send(big);
+      expect(b.conn.stats().bytes).toBeLessThanOrEqual(MAX_QUEUE_BYTES);
+    } while (r === "queued");
+    expect(r).toBe("full");
+    expect(b.conn.stats().bytes + bigLen).toBeGreaterThan(MAX_QUEUE_BYTES);
+    expect(b.conn.stats().peakBytes).toBeLessThanOrEqual(MAX_QUEUE_BYTES);
+    a.client.destroy();
+    b.client.destroy();
+  });
+
+  it("[transport.queue.bounded] an injected byte cap is exact: a frame that would cross it is refused, and a larger-than-cap frame is oversize", async () => {
+    const cap = 256 * 1024;
+    const p = await pair({ maxQueueBytes: cap });
+    p.client.pause();
+    const frame = notice("z".repeat(10_000));
+    const len = encodeFrame(frame).length;
+    let r: string;
+    do {
+      r = p.conn.send(frame);
+      expect(p.conn.stats().bytes).toBeLessThanOrEqual(cap);
+    } while (r === "queued");
+    expect(r).toBe("full");
+    const { bytes } = p.conn.stats();
+    expect(bytes).toBeLessThanOrEqual(cap);
+    expect(bytes + len).toBeGreaterThan(cap);
+    expect(p.conn.send(notice("w".repeat(cap + 1)))).toBe("oversize");
+    expect(await p.conn.sendAsync(notice("w".repeat(cap + 1)))).toBe("oversize");
+    p.client.destroy();
+  });
+
+  it("[transport.queue.bounded] a slow reader does not block sending on another connection", async () => {
+    const slow = await pair({ maxQueueItems: MAX_QUEUE_ITEMS });
+    slow.client.pause();
+    while (slow.conn.send(notice("s".repeat(1000))) === "queued");
+    expect(slow.conn.stats().items).toBe(MAX_QUEUE_ITEMS);
+
+    const fast = await pair();
+    const got = collect(fast.client);
+    for (let i = 0; i < 300; i++) expect(fast.conn.send(notice("f", i))).toBe("queued");
+    await until(() => got.length === 300, "300 frames on the fast connection");
+    expect(got.map((m) => (m.payload as { request_id: string }).request_id)).toEqual(Array.from({ length: 300 }, (_, i) => `n-${i}`));
+    // The slow one still fills up to its bound and no further.
+    while (slow.conn.send(notice("s".repeat(1000))) === "queued");
+    expect(slow.conn.stats().items).toBe(MAX_QUEUE_ITEMS);
+    expect(slow.conn.stats().peakItems).toBe(MAX_QUEUE_ITEMS);
+    slow.client.destroy();
+    fast.client.destroy();
+  });
+
+  it("sendAsync waits for room in FIFO order and everything arrives in order once the peer reads", async () => {
+    const p = await pair({ maxQueueItems: 8, maxQueueBytes: 64 * 1024 });
+    p.client.pause();
+    let n = 0;
+    while (p.conn.send(notice("q".repeat(20_000), n)) === "queued") n++;
+    // Plain send refuses while callers wait; waiters are served first.
+    const body = "q".repeat(20_000);
+    const waiting = [p.conn.sendAsync(notice(body, n)), p.conn.sendAsync(notice(body, n + 1)), p.conn.sendAsync(notice(body, n + 2))];
+    expect(p.conn.stats().waiters).toBe(3);
+    // Even a frame that would fit is refused while others wait, so order is kept.
+    expect(p.conn.send(notice("late"))).toBe("full");
+    const got = collect(p.client);
+    p.client.resume();
+    expect(await Promise.all(waiting)).toEqual(["queued", "queued", "queued"]);
+    await until(() => got.length === n + 3, "all frames");
+    expect(got.map((m) => (m.payload as { request_id: string }).request_id)).toEqual(Array.from({ length: n + 3 }, (_, i) => `n-${i}`));
+    p.client.destroy();
+  });
+
+  it("sendAsync waiters are bounded too: beyond maxSendWaiters a caller gets full at once", async () => {
+    const p = await pair({ maxQueueItems: 1, maxSendWaiters: 2 });
+    p.client.pause();
+    while (p.conn.send(notice("q".repeat(100_000))) === "queued");
+    const w1 = p.conn.sendAsync(notice("1"));
+    const w2 = p.conn.sendAsync(notice("2"));
+    expect(await p.conn.sendAsync(notice("3"))).toBe("full");
+    expect(p.conn.stats().waiters).toBe(2);
+    p.conn.destroy();
+    expect(await Promise.all([w1, w2])).toEqual(["closed", "closed"]);
+    p.client.destroy();
+  });
+
+  it("sendAsync resolves closed when the connection ends and aborted when its signal fires", async () => {
+    const p = await pair({ maxQueueItems: 1 });
+    p.client.pause();
+    while (p.conn.send(notice("q".repeat(100_000))) === "queued");
+    const ac = new AbortController();
+    const aborted = p.conn.sendAsync(notice("a"), ac.signal);
+    const closed = p.conn.sendAsync(notice("b"));
+    ac.abort();
+    expect(await aborted).toBe("aborted");
+    p.conn.destroy("test");
+    expect(await closed).toBe("closed");
+    expect(p.conn.send(notice("c"))).toBe("closed");
+    p.client.destroy();
+  });
+});
+
+describe("connection lifecycle", () => {
+  it("emits messages in order, reports recoverable frame errors and keeps going", async () => {
+    const p = await pair();
+    const got: string[] = [];
+    const invalid: string[] = [];
+    p.conn.onMessage((m) => got.push(m.message));
+    p.conn.onInvalid((e) => invalid.push(e.code));
+    p.client.write(encodeFrame({ message: "no_such_message", payload: {} }));
+    p.client.write(encodeFrame({ message: "hello", payload: { revision: { major: 1, minor: 0 }, role: "client" } }));
+    p.client.write(encodeFrame({ message: "ready", payload: { extra: 1 } }));
+    p.client.write(encodeFrame({ message: "session_current_request", payload: { request_id: "r1" } }));
+    await until(() => got.length === 2, "two messages");
+    expect(got).toEqual(["hello", "session_current_request"]);
+    expect(invalid).toEqual(["unknown_message", "invalid"]);
+    expect(p.conn.isOpen).toBe(true);
+    p.client.destroy();
+  });
+
+  it("ends once with peer_end on half-close, after flushing what was queued", async () => {
+    const p = await pair();
+    const reasons: CloseReason[] = [];
+    p.conn.onClose((r) => reasons.push(r));
+    const got = collect(p.client);
+    p.conn.onMessage(() => {
+      for (let i = 0; i < 50; i++) p.conn.send(notice("reply", i));
+    });
+    p.client.end(encodeFrame({ message: "ready", payload: {} }));
+    expect(await p.conn.closed).toEqual({ kind: "peer_end" });
+    await new Promise<void>((resolve) => p.client.once("end", () => resolve()));
+    expect(got.length).toBe(50);
+    await sleep(20);
+    expect(reasons).toEqual([{ kind: "peer_end" }]);
+    expect(p.conn.send(notice("after"))).toBe("closed");
+  });
+
+  it("closes with a protocol reason on an oversize frame length", async () => {
+    const p = await pair();
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(16 * 1024 * 1024 + 1);
+    p.client.write(header);
+    expect(await p.conn.closed).toEqual({ kind: "protocol", code: "oversize" });
+    await new Promise<void>((resolve) => p.client.once("end", () => resolve()));
+    p.client.destroy();
+  });
+
+  it("a local close flushes queued frames, then ends the stream", async () => {
+    const p = await pair();
+    const got = collect(p.client);
+    for (let i = 0; i < 100; i++) p.conn.send(notice("bye", i));
+    p.conn.close("done");
+    expect(p.conn.closeReason).toEqual({ kind: "local", detail: "done" });
+    await new Promise<void>((resolve) => p.client.once("end", () => resolve()));
+    expect(got.length).toBe(100);
+    p.client.destroy();
+  });
+
+  it("works over a child's stdio as well as a socket", async () => {
+    const child = spawn(process.execPath, ["-e", "process.stdin.pipe(process.stdout)"], { stdio: ["pipe", "pipe", "inherit"] });
+    const conn = new Connection({ readable: child.stdout, writable: child.stdin }, { side: "peer" });
+    const got: WireMessage[] = [];
+    conn.onMessage((m) => got.push(m));
+    for (let i = 0; i < 20; i++) expect(conn.send(notice("echo", i))).toBe("queued");
+    await until(() => got.length === 20, "20 echoed frames");
+    expect(got.map((m) => (m.payload as { request_id: string }).request_id)).toEqual(Array.from({ length: 20 }, (_, i) => `n-${i}`));
+    conn.close();
+    // The child sees end of input, ends its output, and the connection ends once.
+    expect((await conn.closed).kind).toBe("local");
+    await new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", () => resolve())));
+  });
+});
