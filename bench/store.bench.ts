@@ -4,8 +4,11 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import {
+  DebugLogWriter,
   FileJournal,
+  formatDebugLine,
   listAgents,
+  nodeDebugLogIo,
   openFileStateStore,
   replayJournal,
   validateJournalRecord,
@@ -101,6 +104,23 @@ export async function run(): Promise<void> {
     console.log(
       `list 1,000 agents (${(totalBytes / 1e6).toFixed(0)} MB)`.padEnd(30) +
         ` checkpoints ${listMs.toFixed(1)} ms   full strict scan ${scanMs.toFixed(0)} ms   ratio ${(scanMs / listMs).toFixed(1)}x faster`,
+    );
+
+    // Debug mirror: what a producer pays per line (redact + serialise + admit) with the writer held
+    // off (its open never completes), beside the synchronous JSONL append a peer agent does inline.
+    const events = Array.from({ length: 1024 }, (_, i) => ({ name: "agent.message", seq: i, data: { text: "d".repeat(200), api_key: "k" } }));
+    const mirrorFile = `${dir}/events.jsonl`;
+    const admitMs = best(5, () => {
+      const w = new DebugLogWriter({ io: { ...nodeDebugLogIo, open: () => new Promise(() => {}) }, warn: () => {} });
+      for (const e of events) if (!w.admit(mirrorFile, formatDebugLine(e))) throw new Error("admit refused");
+    });
+    const syncMs = best(5, () => {
+      fs.rmSync(mirrorFile, { force: true });
+      for (const e of events) fs.appendFileSync(mirrorFile, JSON.stringify(e) + "\n");
+    });
+    console.log(
+      `debug line admit (1,024 lines)`.padEnd(30) +
+        ` admit ${((admitMs * 1000) / events.length).toFixed(2)} us/line   inline appendFileSync ${((syncMs * 1000) / events.length).toFixed(2)} us/line   ratio ${(syncMs / admitMs).toFixed(1)}x cheaper`,
     );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

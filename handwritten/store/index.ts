@@ -66,3 +66,41 @@ export {
   type InspectOptions,
   type RepairBudget,
 } from "./checkpoint.js";
+export {
+  WritebackWorker,
+  nodeSync,
+  retryDelayMs,
+  type SyncFn,
+  type SyncTarget,
+  type WritebackOptions,
+  type WritebackStats,
+} from "./writeback.js";
+export {
+  PromptHistory,
+  openPromptHistory,
+  promptHistoryPath,
+  type FullReadReason,
+  type PromptHistoryOptions,
+  type PromptInput,
+  type RefreshReport,
+} from "./prompt-history.js";
+export {
+  DEBUG_LOG_FILE,
+  DebugLogWriter,
+  REDACTED,
+  SECRET_KEY_PATTERN,
+  cleanupDebugLogs,
+  debugLog,
+  debugLogPath,
+  formatDebugLine,
+  mirrorDebugEvent,
+  nodeDebugLogIo,
+  redact,
+  setDebugRedactor,
+  type DebugCleanupOptions,
+  type DebugCleanupReport,
+  type DebugLogIo,
+  type DebugLogStats,
+  type DebugLogWriterOptions,
+  type Redactor,
+} from "./debug-log.js";

@@ -25,9 +25,19 @@ export const CHECKPOINT_WITNESS_BYTES = 4096;
 /** Chosen: a meta.json larger than this is invalid without being parsed. */
 export const CHECKPOINT_MAX_FILE_BYTES = 16 * 1024;
 
-/** Chosen: writeback retry back-off starts here (ms) and doubles up to the maximum. */
+/** Chosen: writeback retry back-off starts here (ms) after the first failed sync ... */
 export const WRITEBACK_RETRY_BASE_MS = 50;
+/** Chosen: ... and doubles per consecutive failure up to this ceiling (ms); retries never stop. */
 export const WRITEBACK_RETRY_MAX_MS = 5_000;
+
+/** Chosen: prompt-history entries kept in memory per process (the newest; the file keeps all). */
+export const PROMPT_HISTORY_MAX_ENTRIES = 1000;
+/** Chosen: bytes immediately before the witnessed boundary that the prompt-history witness hashes. */
+export const PROMPT_HISTORY_WITNESS_BYTES = 4096;
+/** Chosen: how long an append waits in total for another UI's prompt-history lock (ms). */
+export const PROMPT_HISTORY_LOCK_TIMEOUT_MS = 2_000;
+/** Chosen: the longest single pause between prompt-history lock attempts (ms); pauses start at 1 ms. */
+export const PROMPT_HISTORY_LOCK_POLL_MAX_MS = 16;
 
 /** Stated: the debug mirror FIFO retains at most 1,024 lines ... */
 export const DEBUG_FIFO_MAX_LINES = 1024;
@@ -35,3 +45,9 @@ export const DEBUG_FIFO_MAX_LINES = 1024;
 export const DEBUG_FIFO_MAX_BYTES = 64 * 1024 * 1024;
 /** Chosen default for startup cleanup of unlocked debug logs (stated in the storage issue). */
 export const DEBUG_LOG_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
+/** Chosen: one serialised debug line (including its newline) is at most this many UTF-8 bytes. */
+export const DEBUG_LOG_MAX_LINE_BYTES = 64 * 1024;
+/** Chosen: default redaction truncates any string value longer than this many UTF-16 units. */
+export const DEBUG_LOG_MAX_STRING_CHARS = 4096;
+/** Chosen: default redaction replaces values nested deeper than this with a marker. */
+export const DEBUG_LOG_MAX_DEPTH = 16;

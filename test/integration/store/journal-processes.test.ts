@@ -117,5 +117,6 @@ describe("journal across processes", () => {
     console.log(`[journal.crash.sigkill-child-appends] ${JSON.stringify(stats)}`);
     expect(stats.rounds).toBeGreaterThanOrEqual(200);
     expect(stats.records).toBeGreaterThan(0);
-  });
+    // About 45 s on 2 loaded cores; it exceeded the 60 s default when another suite ran alongside.
+  }, 180_000);
 });
