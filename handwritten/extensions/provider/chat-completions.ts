@@ -1,0 +1,552 @@
+// The OpenAI-compatible `/chat/completions` wire client (SPEC-provider-chat-completions): one
+// provider round in, one finished or failed execution report out, streaming deltas on the way.
+import { request as undiciRequest } from "undici";
+import type { Dispatcher } from "undici";
+import type {
+  ErrorClass,
+  FinishReason,
+  ProviderMessage,
+  ProviderRequest,
+  ProviderResponseFailedReported,
+  ProviderResponseFinishedReported,
+  ToolCall,
+  Usage,
+} from "../../../generated/index.js";
+import type { EgressPolicy } from "./egress.js";
+import {
+  MAX_ERROR_BODY_BYTES,
+  ProviderFailure,
+  classifyHttp,
+  classifyThrown,
+  errorFields,
+  sanitizeDiagnostic,
+} from "./errors.js";
+import { AbortedWait, DEFAULT_RETRY_POLICY, backoffDelay, parseRetryAfter, sleep } from "./retry.js";
+import type { RetryPolicy } from "./retry.js";
+import { SseParser } from "./sse.js";
+
+/** Time allowed between sending the request and receiving the response headers. */
+export const HEADERS_TIMEOUT_MS = 120_000;
+/** Longest silence allowed between two body chunks of a streaming response. */
+export const STREAM_IDLE_TIMEOUT_MS = 120_000;
+/** Largest answer accepted: text, reasoning and tool-call arguments together, in UTF-16 units. */
+export const MAX_RESPONSE_CHARS = 4_194_304;
+/** Most tool calls in one response (the report's schema bound); a higher `index` is a protocol error. */
+export const MAX_TOOL_CALLS = 128;
+/** Longest tool name accepted from the model (ShortText). */
+export const MAX_TOOL_NAME_CHARS = 1024;
+
+/** The shape of a tau identifier (`Id` in spec/common.tsp); tool-call ids must match it. */
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+const FINISH_REASONS: ReadonlySet<string> = new Set<FinishReason>(["stop", "tool_calls", "length"]);
+
+export interface ProviderProfile {
+  /** e.g. `https://api.openai.com/v1`; `/chat/completions` is appended to its path. */
+  baseUrl: string;
+  apiKey?: string;
+  /** Extra request headers (an `authorization` from apiKey always wins). */
+  headers?: Record<string, string>;
+}
+
+export interface RetryNotice {
+  /** 1-based ordinal of the retry being scheduled (1 = the first retry). */
+  attempt: number;
+  delay_ms: number;
+  error_class: ErrorClass;
+}
+
+export interface StreamChatCompletionOptions {
+  signal?: AbortSignal;
+  /** The egress policy (or, for tests, a bare dispatcher) every request goes through. */
+  egress: EgressPolicy | Dispatcher;
+  /** Called for every non-empty text or reasoning fragment, in stream order. */
+  onDelta?: (text: string | undefined, reasoning: string | undefined) => void;
+  /** Called before each back-off wait. */
+  onRetry?: (notice: RetryNotice) => void;
+  /** Retry policy overrides (tests use short delays and a fixed random). */
+  retry?: Partial<RetryPolicy>;
+  /** Timeout overrides in milliseconds. */
+  timeouts?: { headersMs?: number; idleMs?: number };
+}
+
+export type Finished = { status: "finished"; report: ProviderResponseFinishedReported; attempts: number };
+export type Failed = { status: "failed"; report: ProviderResponseFailedReported; attempts: number };
+export type ChatCompletionResult = Finished | Failed;
+
+// ---------------------------------------------------------------------------------------------
+// Request body
+
+interface OpenAiToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export type OpenAiMessage =
+  | { role: "system" | "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: OpenAiToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+export interface ChatCompletionBody {
+  model: string;
+  messages: OpenAiMessage[];
+  tools?: { type: "function"; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
+  stream: true;
+  stream_options: { include_usage: true };
+}
+
+function mapMessage(m: ProviderMessage, index: number): OpenAiMessage {
+  switch (m.role) {
+    case "system":
+    case "user":
+      return { role: m.role, content: m.text ?? "" };
+    case "assistant": {
+      const calls = m.tool_calls ?? [];
+      if (calls.length === 0) return { role: "assistant", content: m.text ?? "" };
+      return {
+        role: "assistant",
+        content: m.text === undefined || m.text === "" ? null : m.text,
+        // arguments_json is sent exactly as the model produced it: never parsed or re-serialised.
+        tool_calls: calls.map((c) => ({ id: c.call_id, type: "function", function: { name: c.tool, arguments: c.arguments_json } })),
+      };
+    }
+    case "tool":
+      if (m.call_id === undefined) {
+        throw new ProviderFailure("invalid_request", `message ${index}: tool result without call_id`, false);
+      }
+      // Chat Completions has no error flag on tool results; the text is sent as the harness gave it.
+      return { role: "tool", tool_call_id: m.call_id, content: m.text ?? "" };
+    default:
+      throw new ProviderFailure("invalid_request", `message ${index}: unknown role`, false);
+  }
+}
+
+/** Builds the `/chat/completions` request body for one provider round. */
+export function buildChatCompletionBody(request: ProviderRequest): ChatCompletionBody {
+  const messages: OpenAiMessage[] = [];
+  if (request.system !== "") messages.push({ role: "system", content: request.system });
+  request.messages.forEach((m, i) => messages.push(mapMessage(m, i)));
+  const body: ChatCompletionBody = {
+    model: request.model,
+    messages,
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
+  }
+  return body;
+}
+
+/** The endpoint URL for a profile: the base URL's path plus `/chat/completions`, query kept. */
+export function chatCompletionsUrl(baseUrl: string): URL {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ProviderFailure("invalid_request", "the provider base URL is not a valid URL", false);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ProviderFailure("invalid_request", "the provider base URL must be http or https", false);
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new ProviderFailure("invalid_request", "the provider base URL must not carry credentials", false);
+  }
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/chat/completions`;
+  url.hash = "";
+  return url;
+}
+
+function requestHeaders(profile: ProviderProfile): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(profile.headers ?? {})) headers[k.toLowerCase()] = v;
+  headers["content-type"] = "application/json";
+  headers.accept = "text/event-stream";
+  if (profile.apiKey !== undefined && profile.apiKey !== "") headers.authorization = `Bearer ${profile.apiKey}`;
+  return headers;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream accumulation
+
+interface PartialCall {
+  id?: string;
+  name?: string;
+  args: string[];
+}
+
+class CallbackError extends Error {
+  constructor(readonly original: unknown) {
+    super("callback failed");
+  }
+}
+
+class StreamState {
+  text = "";
+  reasoning = "";
+  size = 0;
+  calls: (PartialCall | undefined)[] = [];
+  finish: FinishReason | undefined;
+  usage: Usage | undefined;
+  done = false;
+
+  constructor(
+    private readonly shared: { emitted: boolean },
+    private readonly onDelta: StreamChatCompletionOptions["onDelta"],
+  ) {}
+
+  #grow(n: number): void {
+    this.size += n;
+    if (this.size > MAX_RESPONSE_CHARS) {
+      throw new ProviderFailure("protocol", `response larger than ${MAX_RESPONSE_CHARS} characters`);
+    }
+  }
+
+  #emit(text: string | undefined, reasoning: string | undefined): void {
+    this.shared.emitted = true;
+    try {
+      this.onDelta?.(text, reasoning);
+    } catch (err) {
+      throw new CallbackError(err);
+    }
+  }
+
+  data(data: string): void {
+    if (this.done) return;
+    if (data === "[DONE]") {
+      this.done = true;
+      return;
+    }
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      throw new ProviderFailure("protocol", "stream event data is not valid JSON");
+    }
+    if (typeof chunk !== "object" || chunk === null || Array.isArray(chunk)) {
+      throw new ProviderFailure("protocol", "stream event data is not a JSON object");
+    }
+    const obj = chunk as Record<string, unknown>;
+    if (obj.error !== undefined && obj.error !== null) {
+      const fields = errorFields(obj);
+      // A mid-stream error object without a recognised code is treated as a server failure.
+      const { errorClass, retryable } = classifyHttp(500, fields);
+      throw new ProviderFailure(errorClass, `stream error${describeFields(fields)}`, retryable);
+    }
+    if (obj.usage !== undefined && obj.usage !== null) {
+      const usage = mapUsage(obj.usage);
+      if (usage !== undefined) this.usage = usage;
+    }
+    const choices = obj.choices;
+    if (choices === undefined || choices === null) return;
+    if (!Array.isArray(choices)) throw new ProviderFailure("protocol", "choices is not an array");
+    for (const choice of choices) {
+      if (typeof choice !== "object" || choice === null) throw new ProviderFailure("protocol", "a choice is not an object");
+      const c = choice as Record<string, unknown>;
+      if (c.index !== undefined && c.index !== 0) continue; // only the first choice is used
+      this.#delta(c.delta);
+      this.#finishReason(c.finish_reason);
+    }
+  }
+
+  #delta(delta: unknown): void {
+    if (delta === undefined || delta === null) return;
+    if (typeof delta !== "object") throw new ProviderFailure("protocol", "delta is not an object");
+    const d = delta as Record<string, unknown>;
+    if (typeof d.content === "string" && d.content !== "") {
+      this.#grow(d.content.length);
+      this.text += d.content;
+      this.#emit(d.content, undefined);
+    }
+    const reasoning =
+      typeof d.reasoning_content === "string" && d.reasoning_content !== ""
+        ? d.reasoning_content
+        : typeof d.reasoning === "string" && d.reasoning !== ""
+          ? d.reasoning
+          : undefined;
+    if (reasoning !== undefined) {
+      this.#grow(reasoning.length);
+      this.reasoning += reasoning;
+      this.#emit(undefined, reasoning);
+    }
+    if (d.tool_calls !== undefined && d.tool_calls !== null) {
+      if (!Array.isArray(d.tool_calls)) throw new ProviderFailure("protocol", "delta.tool_calls is not an array");
+      for (const tc of d.tool_calls) this.#toolCall(tc);
+    }
+  }
+
+  #toolCall(tc: unknown): void {
+    if (typeof tc !== "object" || tc === null) throw new ProviderFailure("protocol", "a tool call delta is not an object");
+    const t = tc as Record<string, unknown>;
+    let index: number;
+    if (t.index === undefined || t.index === null) {
+      // Lenient: without an index, an id starts a new call and a fragment continues the last one.
+      index = typeof t.id === "string" && t.id !== "" ? this.calls.length : Math.max(0, this.calls.length - 1);
+    } else if (typeof t.index === "number" && Number.isInteger(t.index) && t.index >= 0) {
+      index = t.index;
+    } else {
+      throw new ProviderFailure("protocol", "a tool call index is not a non-negative integer");
+    }
+    if (index >= MAX_TOOL_CALLS) throw new ProviderFailure("protocol", `more than ${MAX_TOOL_CALLS} tool calls`);
+    let call = this.calls[index];
+    if (call === undefined) {
+      call = { args: [] };
+      this.calls[index] = call;
+    }
+    if (typeof t.id === "string" && t.id !== "" && call.id === undefined) call.id = t.id;
+    const fn = t.function;
+    if (fn !== undefined && fn !== null) {
+      if (typeof fn !== "object") throw new ProviderFailure("protocol", "a tool call function is not an object");
+      const f = fn as Record<string, unknown>;
+      if (typeof f.name === "string" && f.name !== "" && call.name === undefined) {
+        this.#grow(f.name.length);
+        call.name = f.name;
+      }
+      if (typeof f.arguments === "string" && f.arguments !== "") {
+        this.#grow(f.arguments.length);
+        // Raw text, concatenated in arrival order; never parsed or re-serialised.
+        call.args.push(f.arguments);
+      }
+    }
+  }
+
+  #finishReason(reason: unknown): void {
+    if (reason === undefined || reason === null) return;
+    if (typeof reason === "string" && FINISH_REASONS.has(reason)) {
+      this.finish ??= reason as FinishReason;
+      return;
+    }
+    const shown = typeof reason === "string" ? JSON.stringify(reason.slice(0, 64)) : typeof reason;
+    throw new ProviderFailure("protocol", `unsupported finish_reason ${shown}`);
+  }
+
+  toolCalls(): ToolCall[] {
+    const out: ToolCall[] = [];
+    this.calls.forEach((call, index) => {
+      if (call === undefined) return;
+      if (call.id === undefined) throw new ProviderFailure("protocol", `tool call ${index} has no id`);
+      if (!ID_PATTERN.test(call.id)) throw new ProviderFailure("protocol", `tool call ${index} has an unusable id`);
+      if (call.name === undefined) throw new ProviderFailure("protocol", `tool call ${index} has no function name`);
+      if (call.name.length > MAX_TOOL_NAME_CHARS) throw new ProviderFailure("protocol", `tool call ${index} has an overlong name`);
+      out.push({ call_id: call.id, tool: call.name, arguments_json: call.args.join("") });
+    });
+    return out;
+  }
+}
+
+function count(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+}
+
+/** Maps an OpenAI `usage` object to tau's Usage; undefined when the token counts are unusable. */
+export function mapUsage(raw: unknown): Usage | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const u = raw as Record<string, unknown>;
+  const input = count(u.prompt_tokens);
+  const output = count(u.completion_tokens);
+  if (input === undefined || output === undefined) return undefined;
+  const usage: Usage = { input_tokens: input, output_tokens: output };
+  const pd = u.prompt_tokens_details;
+  if (typeof pd === "object" && pd !== null) {
+    const cached = count((pd as Record<string, unknown>).cached_tokens);
+    if (cached !== undefined) usage.cache_read_tokens = cached;
+    const written = count((pd as Record<string, unknown>).cache_write_tokens);
+    if (written !== undefined) usage.cache_write_tokens = written;
+  }
+  const cd = u.completion_tokens_details;
+  if (typeof cd === "object" && cd !== null) {
+    const reasoning = count((cd as Record<string, unknown>).reasoning_tokens);
+    if (reasoning !== undefined) usage.reasoning_tokens = reasoning;
+  }
+  return usage;
+}
+
+function describeFields(f: { code?: string; type?: string; message?: string }): string {
+  const parts: string[] = [];
+  if (f.code !== undefined) parts.push(`code=${f.code}`);
+  if (f.type !== undefined) parts.push(`type=${f.type}`);
+  let s = parts.length > 0 ? ` (${parts.join(", ")})` : "";
+  if (f.message !== undefined) s += `: ${f.message.slice(0, 600)}`;
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One attempt
+
+function headerRecord(headers: Record<string, string | string[] | undefined>): Record<string, string | string[] | undefined> {
+  const out: Record<string, string | string[] | undefined> = {};
+  for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = v;
+  return out;
+}
+
+type ResponseBody = AsyncIterable<Uint8Array> & { destroy(): unknown; on(event: "error", fn: () => void): unknown };
+
+/** Drops a response body; its abort error, if any, is expected and swallowed. */
+function discard(body: ResponseBody): void {
+  body.on("error", () => {});
+  body.destroy();
+}
+
+async function readBounded(body: ResponseBody): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    const room = MAX_ERROR_BODY_BYTES - total;
+    parts.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+    total += Math.min(chunk.length, room);
+    if (total >= MAX_ERROR_BODY_BYTES) break;
+  }
+  discard(body);
+  return Buffer.concat(parts);
+}
+
+async function attempt(
+  req: ProviderRequest,
+  url: URL,
+  headers: Record<string, string>,
+  payload: string,
+  opts: StreamChatCompletionOptions,
+  shared: { emitted: boolean },
+): Promise<ProviderResponseFinishedReported> {
+  const dispatcher: Dispatcher = "dispatcher" in opts.egress ? opts.egress.dispatcher : opts.egress;
+  const res = await undiciRequest(url, {
+    method: "POST",
+    headers,
+    body: payload,
+    dispatcher,
+    signal: opts.signal,
+    headersTimeout: opts.timeouts?.headersMs ?? HEADERS_TIMEOUT_MS,
+    bodyTimeout: opts.timeouts?.idleMs ?? STREAM_IDLE_TIMEOUT_MS,
+  });
+  const resHeaders = headerRecord(res.headers);
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    let fields: ReturnType<typeof errorFields> = {};
+    try {
+      const raw = await readBounded(res.body);
+      fields = errorFields(JSON.parse(Buffer.from(raw).toString("utf8")));
+    } catch (err) {
+      if (opts.signal?.aborted) throw err;
+      // An unreadable or non-JSON error body: the status alone classifies it.
+    }
+    const { errorClass, retryable } = classifyHttp(res.statusCode, fields);
+    const retryAfterMs = parseRetryAfter(resHeaders);
+    throw new ProviderFailure(errorClass, `HTTP ${res.statusCode}${describeFields(fields)}`, retryable, retryAfterMs);
+  }
+  const contentType = resHeaders["content-type"];
+  const ct = (Array.isArray(contentType) ? contentType[0] : contentType)?.toLowerCase() ?? "";
+  if (ct !== "" && !ct.startsWith("text/event-stream")) {
+    discard(res.body);
+    throw new ProviderFailure("protocol", `expected an event stream, got content-type ${ct.slice(0, 100)}`);
+  }
+
+  const state = new StreamState(shared, opts.onDelta);
+  const parser = new SseParser();
+  try {
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      for (const ev of parser.push(chunk)) state.data(ev.data);
+      if (state.done) break;
+    }
+    if (!state.done) for (const ev of parser.end()) state.data(ev.data);
+  } catch (err) {
+    if (err instanceof ProviderFailure || err instanceof CallbackError) throw err;
+    const failure = classifyThrown(err, opts.signal);
+    // A connection lost after the finish reason still delivered a complete answer.
+    if (!(state.finish !== undefined && (failure.errorClass === "network" || failure.errorClass === "timeout"))) {
+      throw failure;
+    }
+  } finally {
+    discard(res.body);
+  }
+  if (state.finish === undefined) {
+    throw new ProviderFailure("protocol", state.done ? "stream ended ([DONE]) without a finish_reason" : "stream ended without a finish_reason");
+  }
+  const toolCalls = state.toolCalls();
+  if (state.finish === "tool_calls" && toolCalls.length === 0) {
+    throw new ProviderFailure("protocol", "finish_reason tool_calls without any tool call");
+  }
+  const report: ProviderResponseFinishedReported = {
+    prompt_id: req.prompt_id,
+    round: req.round,
+    model: req.model,
+    text: state.text,
+    tool_calls: toolCalls,
+    finish_reason: state.finish,
+  };
+  if (state.reasoning !== "") report.reasoning = state.reasoning;
+  if (state.usage !== undefined) report.usage = state.usage;
+  return report;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The round, with retries
+
+/**
+ * Runs one provider round against an OpenAI-compatible `/chat/completions` endpoint: streams it,
+ * retries retryable failures that happen before any delta was emitted, and returns the finished
+ * or failed report. Never rejects for provider, network or protocol failures; a throwing callback
+ * is rethrown.
+ */
+export async function streamChatCompletion(
+  request: ProviderRequest,
+  profile: ProviderProfile,
+  opts: StreamChatCompletionOptions,
+): Promise<ChatCompletionResult> {
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
+  const shared = { emitted: false };
+  const secrets = [profile.apiKey];
+  const failed = (failure: ProviderFailure, attempts: number, suffix = ""): Failed => ({
+    status: "failed",
+    attempts,
+    report: {
+      prompt_id: request.prompt_id,
+      round: request.round,
+      error_class: failure.errorClass,
+      diagnostic: sanitizeDiagnostic(
+        `${failure.detail}${suffix}${attempts > 1 ? ` (after ${attempts} attempts)` : ""}`,
+        secrets,
+      ),
+    },
+  });
+
+  let url: URL;
+  let payload: string;
+  try {
+    url = chatCompletionsUrl(profile.baseUrl);
+    payload = JSON.stringify(buildChatCompletionBody(request));
+  } catch (err) {
+    return failed(classifyThrown(err, opts.signal), 0);
+  }
+  const headers = requestHeaders(profile);
+
+  for (let n = 1; ; n++) {
+    if (opts.signal?.aborted) return failed(new ProviderFailure("cancelled", "request cancelled"), n - 1);
+    let failure: ProviderFailure;
+    try {
+      const report = await attempt(request, url, headers, payload, opts, shared);
+      return { status: "finished", report, attempts: n };
+    } catch (err) {
+      if (err instanceof CallbackError) throw err.original;
+      failure = classifyThrown(err, opts.signal);
+    }
+    if (opts.signal?.aborted || failure.errorClass === "cancelled") {
+      return failed(new ProviderFailure("cancelled", "request cancelled"), n);
+    }
+    if (!failure.retryable) return failed(failure, n);
+    if (shared.emitted) return failed(failure, n, "; not retried after output was streamed");
+    if (n >= policy.maxAttempts) return failed(failure, n);
+    if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.retryAfterCapMs) {
+      return failed(failure, n, `; server asked to wait ${failure.retryAfterMs} ms, over the ${policy.retryAfterCapMs} ms cap`);
+    }
+    const delay = Math.max(backoffDelay(policy, n), failure.retryAfterMs ?? 0);
+    opts.onRetry?.({ attempt: n, delay_ms: delay, error_class: failure.errorClass });
+    try {
+      await sleep(delay, opts.signal);
+    } catch (err) {
+      if (err instanceof AbortedWait) return failed(new ProviderFailure("cancelled", "request cancelled during back-off"), n);
+      throw err;
+    }
+  }
+}

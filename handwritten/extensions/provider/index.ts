@@ -1,0 +1,68 @@
+// Public surface of the OpenAI-compatible provider wire client (SPEC-provider-chat-completions).
+// The `tau ext provider` extension process wraps this library; protocol glue lives there.
+export {
+  HEADERS_TIMEOUT_MS,
+  MAX_RESPONSE_CHARS,
+  MAX_TOOL_CALLS,
+  MAX_TOOL_NAME_CHARS,
+  STREAM_IDLE_TIMEOUT_MS,
+  buildChatCompletionBody,
+  chatCompletionsUrl,
+  mapUsage,
+  streamChatCompletion,
+} from "./chat-completions.js";
+export type {
+  ChatCompletionBody,
+  ChatCompletionResult,
+  Failed,
+  Finished,
+  OpenAiMessage,
+  ProviderProfile,
+  RetryNotice,
+  StreamChatCompletionOptions,
+} from "./chat-completions.js";
+export {
+  EGRESS_CONNECT_TIMEOUT_MS,
+  EgressConfigError,
+  EgressRedirectError,
+  bypassesProxy,
+  createEgressPolicy,
+  parseNoProxy,
+  readProxySettings,
+  selectProxy,
+} from "./egress.js";
+export type { EgressEnv, EgressOptions, EgressPolicy, NoProxyEntry, ProxySettings } from "./egress.js";
+export {
+  MAX_DIAGNOSTIC_CHARS,
+  MAX_ERROR_BODY_BYTES,
+  ProviderFailure,
+  RETRYABLE_CLASSES,
+  classifyHttp,
+  classifyThrown,
+  errorFields,
+  sanitizeDiagnostic,
+} from "./errors.js";
+export type { HttpErrorFields } from "./errors.js";
+export {
+  DEFAULT_RETRY_POLICY,
+  RETRY_AFTER_CAP_MS,
+  RETRY_BASE_DELAY_MS,
+  RETRY_MAX_ATTEMPTS,
+  RETRY_MAX_DELAY_MS,
+  backoffDelay,
+  parseRetryAfter,
+} from "./retry.js";
+export type { RetryPolicy } from "./retry.js";
+export { SSE_MAX_EVENT_BYTES, SSE_MAX_LINE_BYTES, SseError, SseParser } from "./sse.js";
+export type { SseErrorCode, SseEvent, SseParserOptions } from "./sse.js";
+export {
+  CASSETTE_FORMAT,
+  CassetteError,
+  SENSITIVE_HEADERS,
+  cassetteReplay,
+  loadCassette,
+  parseCassette,
+  recordCassette,
+  summarizeRequest,
+} from "./cassette.js";
+export type { Cassette, CassetteChunk, CassetteRequestSummary, ReplayResponse } from "./cassette.js";

@@ -1,0 +1,258 @@
+// The egress policy against loopback stand-ins: a recording HTTP proxy, redirecting servers and a
+// self-signed TLS server.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import { connect } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fetch as undiciFetch, request as undiciRequest } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ProviderRequest } from "../../../generated/index.js";
+import {
+  EgressConfigError,
+  EgressRedirectError,
+  createEgressPolicy,
+  streamChatCompletion,
+} from "../../../handwritten/extensions/provider/index.js";
+import type { EgressEnv } from "../../../handwritten/extensions/provider/index.js";
+import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
+
+interface ProxyLog {
+  connects: string[];
+  requests: string[];
+}
+
+/** A tiny forward proxy: CONNECT tunnels and absolute-form requests, both recorded. */
+async function startProxy(options: { refuseConnect?: boolean } = {}): Promise<{ url: string; log: ProxyLog; close: () => Promise<void> }> {
+  const log: ProxyLog = { connects: [], requests: [] };
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    log.requests.push(`${req.method} ${req.url}`);
+    res.writeHead(502).end();
+  });
+  server.on("connection", (s: Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  server.on("connect", (req, client: Socket, head: Buffer) => {
+    log.connects.push(req.url ?? "");
+    if (options.refuseConnect) {
+      client.end("HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n");
+      return;
+    }
+    const [host, port] = (req.url ?? "").split(":");
+    const upstream = connect(Number(port), host ?? "127.0.0.1", () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    sockets.add(upstream);
+    upstream.on("close", () => sockets.delete(upstream));
+    upstream.on("error", () => client.destroy());
+    client.on("error", () => upstream.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    log,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+function request(): ProviderRequest {
+  return { agent_id: "a", prompt_id: "p", round: 0, model: "m", system: "", messages: [{ role: "user", text: "hi" }], tools: [] };
+}
+
+async function runThrough(env: EgressEnv, baseUrl: string) {
+  const egress = createEgressPolicy({ env, connectTimeoutMs: 2_000 });
+  try {
+    return await streamChatCompletion(request(), { baseUrl, apiKey: "k-123456" }, {
+      egress,
+      retry: { maxAttempts: 2, baseDelayMs: 1, random: () => 0 },
+    });
+  } finally {
+    await egress.close();
+  }
+}
+
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await FakeOpenAI.start();
+});
+afterAll(async () => {
+  await fake.close();
+});
+
+describe("proxies", () => {
+  it("[provider.egress.proxy-no-direct-fallback] a configured HTTP proxy carries the request", async () => {
+    const proxy = await startProxy();
+    try {
+      fake.requests.length = 0;
+      fake.enqueue(textResponse("via proxy"));
+      const result = await runThrough({ HTTP_PROXY: proxy.url }, fake.baseUrl);
+      expect(result.status).toBe("finished");
+      expect(result.status === "finished" && result.report.text).toBe("via proxy");
+      expect(proxy.log.connects).toEqual([`127.0.0.1:${fake.port}`]);
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("[provider.egress.proxy-no-direct-fallback] the lowercase variable wins over the uppercase one", async () => {
+    const proxy = await startProxy();
+    try {
+      fake.enqueue(textResponse("lower"));
+      const result = await runThrough({ http_proxy: proxy.url, HTTP_PROXY: "http://127.0.0.1:9" }, fake.baseUrl);
+      expect(result.status).toBe("finished");
+      expect(proxy.log.connects).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("[provider.egress.proxy-no-direct-fallback] NO_PROXY bypasses the proxy", async () => {
+    const proxy = await startProxy();
+    try {
+      fake.requests.length = 0;
+      fake.enqueue(textResponse("direct"), textResponse("direct2"));
+      const r1 = await runThrough({ HTTP_PROXY: proxy.url, NO_PROXY: "example.com, 127.0.0.1" }, fake.baseUrl);
+      expect(r1.status).toBe("finished");
+      const r2 = await runThrough({ https_proxy: proxy.url, HTTP_PROXY: proxy.url, no_proxy: "*" }, fake.baseUrl);
+      expect(r2.status).toBe("finished");
+      expect(proxy.log.connects).toEqual([]);
+      expect(fake.requests).toHaveLength(2);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("[provider.egress.proxy-no-direct-fallback] a proxy that is down fails the request; nothing reaches the origin directly", async () => {
+    const dead = await startProxy();
+    const deadUrl = dead.url;
+    await dead.close();
+    fake.requests.length = 0;
+    const result = await runThrough({ HTTP_PROXY: deadUrl }, fake.baseUrl);
+    expect(result.status).toBe("failed");
+    expect(result.status === "failed" && result.report.error_class).toBe("network");
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it("[provider.egress.proxy-no-direct-fallback] a proxy that refuses the tunnel fails the request; nothing reaches the origin", async () => {
+    const proxy = await startProxy({ refuseConnect: true });
+    try {
+      fake.requests.length = 0;
+      const result = await runThrough({ HTTP_PROXY: proxy.url }, fake.baseUrl);
+      expect(result.status).toBe("failed");
+      expect(proxy.log.connects.length).toBeGreaterThanOrEqual(1);
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("[provider.egress.proxy-no-direct-fallback] an unusable proxy variable is a configuration error, never a direct connection", () => {
+    expect(() => createEgressPolicy({ env: { HTTPS_PROXY: "socks5://127.0.0.1:1080" } })).toThrow(EgressConfigError);
+    expect(() => createEgressPolicy({ env: { http_proxy: "http://[::1" } })).toThrow(EgressConfigError);
+  });
+});
+
+describe("redirects", () => {
+  async function redirector(target: string): Promise<{ url: string; close: () => Promise<void> }> {
+    const server = createServer((_req, res) => {
+      res.writeHead(307, { location: target }).end();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return {
+      url,
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      },
+    };
+  }
+
+  it("[provider.egress.no-redirects] a 3xx from the provider is a failure and the target is never contacted", async () => {
+    const r = await redirector(`${fake.baseUrl}/chat/completions`);
+    try {
+      fake.requests.length = 0;
+      const result = await runThrough({}, `${r.url}/v1`);
+      expect(result.status).toBe("failed");
+      expect(result.status === "failed" && result.report.error_class).toBe("invalid_request");
+      expect(result.status === "failed" && result.report.diagnostic).toContain("redirect not followed");
+      expect(result.attempts).toBe(1);
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it("[provider.egress.no-redirects] the dispatcher refuses redirects even when a caller asks to follow them", async () => {
+    const r = await redirector(`${fake.origin}/elsewhere`);
+    const egress = createEgressPolicy({ env: {} });
+    try {
+      fake.requests.length = 0;
+      await expect(undiciRequest(`${r.url}/x`, { dispatcher: egress.dispatcher, maxRedirections: 5 })).rejects.toBeInstanceOf(EgressRedirectError);
+      await expect(undiciFetch(`${r.url}/x`, { dispatcher: egress.dispatcher })).rejects.toThrow();
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await egress.close();
+      await r.close();
+    }
+  });
+});
+
+describe("TLS", () => {
+  let dir = "";
+  let server: Server | undefined;
+  let url = "";
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "tau-egress-tls-"));
+    execFileSync(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+      { stdio: "ignore" },
+    );
+    const s = createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" }).end("data: [DONE]\n\n");
+    });
+    await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+    server = s;
+    url = `https://127.0.0.1:${(s.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(async () => {
+    if (server) {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server?.close(() => r()));
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("[provider.egress.tls-always-verified] an untrusted certificate fails, even with NODE_TLS_REJECT_UNAUTHORIZED=0", async () => {
+    const saved = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    const savedEmit = process.emitWarning;
+    process.emitWarning = () => {};
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+    try {
+      const result = await runThrough({}, url);
+      expect(result.status).toBe("failed");
+      expect(result.status === "failed" && result.report.error_class).toBe("network");
+      expect(result.status === "failed" && result.report.diagnostic).toContain("TLS");
+      expect(result.attempts).toBe(1);
+    } finally {
+      if (saved === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = saved;
+      process.emitWarning = savedEmit;
+    }
+  });
+});
