@@ -4,7 +4,10 @@ import { spawn } from "node:child_process";
 import { mkdirSync, openSync, readFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { resolveRoots } from "../config/index.js";
+import { loadHarnessConfig, resolveRoots } from "../config/index.js";
+import { cleanupDebugLogs } from "../store/index.js";
+import { startExtensions } from "./extensions.js";
+import type { Supervisor } from "../host/index.js";
 import {
   DAEMON_INSTANCE_ENV,
   formatStem,
@@ -104,23 +107,35 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   const roots = resolveRoots();
+  let config;
+  try {
+    config = loadHarnessConfig(roots.config);
+  } catch (err) {
+    process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (!args.ephemeral) cleanupDebugLogs(roots.state, config.debug_log?.retention_days !== undefined ? { windowMs: config.debug_log.retention_days * 86_400_000 } : {});
   const harness = await Harness.open({
     ...(args.ephemeral ? {} : { stateDir: roots.state }),
     projectRoot: args.projectRoot,
     ...(args.resume ? { resume: args.resume } : {}),
     ...(args.sessionId ? { sessionId: args.sessionId } : {}),
     warn: (m) => process.stderr.write(`tau daemon: ${m}\n`),
+    debugLog: config.debug_log?.enable !== false,
   }).catch((err: unknown) => {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exit(1);
   });
   let stopping = false;
-  const stop = async (reason: "last_ui_left" | "signal" | "requested") => {
+  let supervisor: Supervisor | undefined;
+  const stop = async (reason: "last_ui_left" | "signal" | "requested" | "startup_failed", code = 0) => {
     if (stopping) return;
     stopping = true;
     await endpoint.shutdown().catch(() => {});
+    await supervisor?.stop().catch(() => {});
     await harness.shutdown(reason).catch(() => {});
-    process.exit(0);
+    process.exit(code);
   };
   const front = new DaemonFront(harness, { exitWhenUisLeave: args.exitWhenUisLeave, onIdle: () => void stop("last_ui_left") });
   const instance = process.env[DAEMON_INSTANCE_ENV] ? instanceFromEnv() : mintInstance();
@@ -135,5 +150,15 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.on("SIGINT", () => void stop("signal"));
   process.on("SIGHUP", () => void stop("signal"));
   process.stderr.write(`tau daemon: session ${harness.sessionId} on ${endpoint.socketPath}\n`);
+  const bin = fileURLToPath(new URL("../../bin/run.js", import.meta.url));
+  try {
+    supervisor = await startExtensions(harness, config.extensions ?? [], {
+      ...(args.ephemeral ? {} : { stateDir: roots.state }),
+      tauCommand: [process.execPath, bin],
+    });
+  } catch (err) {
+    process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
+    await stop("startup_failed", 1);
+  }
 }
 

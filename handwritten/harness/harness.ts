@@ -5,12 +5,15 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Bus, type Committed, type PublishOutcome, type PublisherEnvelope } from "../bus/index.js";
 import {
+  WritebackWorker,
+  mirrorDebugEvent,
   openFileStateStore,
   openMemoryStateStore,
   type EventLog,
   type JournalRecord,
   type StateStore,
 } from "../store/index.js";
+import { ToolRouter } from "./tools.js";
 import { eventProblem } from "../protocol/index.js";
 import { isEventName, type EventName, type UiCreateAgent } from "../../generated/index.js";
 import { mintId } from "./ids.js";
@@ -27,6 +30,14 @@ export interface HarnessOptions {
   /** The id for a new session (a launcher mints it so it can name the log file); minted when absent. */
   readonly sessionId?: string;
   readonly warn?: (message: string) => void;
+  /** Mirror committed events to the session's debug events.jsonl (never for ephemeral sessions). */
+  readonly debugLog?: boolean;
+}
+
+/** What tool routing needs from whoever supervises extensions. */
+export interface ExtensionLiveness {
+  isLive(instance: string, generation: number): boolean;
+  toolPrefix(instance: string): string;
 }
 
 export interface AgentState {
@@ -50,20 +61,48 @@ export class Harness {
   private sessionLog!: EventLog;
   private restoreLog!: EventLog;
   private closed = false;
+  readonly tools: ToolRouter;
+  /** Set by the daemon once extensions are supervised; until then no extension is live. */
+  extensions: ExtensionLiveness = { isLive: () => false, toolPrefix: () => "" };
+  private readonly writeback: WritebackWorker | undefined;
 
   private constructor(
     readonly sessionId: string,
     readonly projectRoot: string,
     readonly store: StateStore,
     private readonly options: HarnessOptions,
+    writeback: WritebackWorker | undefined,
   ) {
     this.bus = new Bus({
       append: (c) => this.append(c),
       warn: options.warn,
       snapshotKey: (name, data) => snapshotKey(name, data),
     });
+    this.writeback = writeback;
     this.bus.onCommitted("ui.create_agent", (c) => this.onCreateAgent(c));
     this.bus.onCommitted("agent.metadata_request", (c) => this.onMetadataRequest(c));
+    this.tools = new ToolRouter({
+      publish: (name, data) => void this.publishHarness(name, data),
+      direct: (generation, name, data) => void this.sendDirected(generation, name, data),
+      isLive: (instance, generation) => this.extensions.isLive(instance, generation),
+      toolPrefix: (instance) => this.extensions.toolPrefix(instance),
+      warn: (m) => options.warn?.(m),
+    });
+    this.bus.onCommitted("tool.registration_declared", (c) => this.tools.onRegistrationDeclared(c));
+    this.bus.onCommitted("tool.unregistration_declared", (c) => this.tools.onUnregistrationDeclared(c));
+    this.bus.onCommitted("tool.unregister", (c) => this.bus.forgetSnapshot(`tool:${String(c.data.name)}`));
+    this.bus.onCommitted("tool.request", (c) => this.tools.onRequest(c));
+    this.bus.onCommitted("tool.progress_reported", (c) => this.tools.onProgressReported(c));
+    for (const name of ["tool.result_reported", "tool.error_reported", "tool.cancelled_reported"] as const) {
+      this.bus.onCommitted(name, (c) => this.tools.onTerminalReported(c));
+    }
+    this.bus.onCommitted("agent.cancel_request", (c) => this.tools.cancelAgent(String(c.data.agent_id)));
+    const stateDir = options.stateDir;
+    if (stateDir && options.debugLog !== false) {
+      this.bus.onCommitted("*", (c) => {
+        mirrorDebugEvent(stateDir, this.sessionId, { seq: c.seq, recorded_at: c.recordedAt, name: c.name, publisher: c.publisher, data: c.data });
+      });
+    }
   }
 
   get ephemeral(): boolean {
@@ -72,9 +111,11 @@ export class Harness {
 
   /** Opens a new or resumed session; a corrupt journal fails closed with a clear message. */
   static async open(options: HarnessOptions): Promise<Harness> {
-    const store = options.stateDir ? openFileStateStore({ stateDir: options.stateDir }) : openMemoryStateStore();
+    // Appends are foreground writes; the writeback worker syncs them (and their folders) in the background.
+    const writeback = options.stateDir ? new WritebackWorker({ root: options.stateDir }) : undefined;
+    const store = options.stateDir ? openFileStateStore({ stateDir: options.stateDir, onAppend: writeback?.onAppend }) : openMemoryStateStore();
     const sessionId = options.resume ?? options.sessionId ?? mintId("s");
-    const h = new Harness(sessionId, options.projectRoot, store, options);
+    const h = new Harness(sessionId, options.projectRoot, store, options, writeback);
     try {
       h.sessionLog = store.openSession(sessionId);
       h.restoreLog = store.openRestore(sessionId);
@@ -177,6 +218,12 @@ export class Harness {
     this.bus.removeOwner(generation);
   }
 
+  /** An extension connection ended: its open calls end with one error each and its tools go. */
+  extensionGone(instance: string, generation: number): void {
+    this.removePeer(generation);
+    this.tools.onOwnerGone(instance, generation);
+  }
+
   /** Sends a directed event to one connection: never committed, broadcast or replayed. */
   sendDirected(generation: number | undefined, name: EventName, data: Record<string, unknown>): boolean {
     const peer = generation === undefined ? undefined : this.peers.get(generation);
@@ -266,6 +313,9 @@ export class Harness {
     this.closed = true;
     await this.publishHarness("session.shutdown", { session_id: this.sessionId, reason });
     this.store.close();
+    // Give background syncs a short chance at an orderly exit; nothing depends on their finishing.
+    await this.writeback?.flush(500);
+    this.writeback?.close();
   }
 }
 

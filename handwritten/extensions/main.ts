@@ -1,0 +1,15 @@
+// `tau ext <name>`: the first-party extensions, started by the harness through bin/run.js's fast path.
+const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
+  "test-dummy": () => import("./test-dummy/main.js"),
+};
+
+export async function main(argv: readonly string[]): Promise<void> {
+  const name = argv[0];
+  const load = name === undefined ? undefined : EXTENSIONS[name];
+  if (!load) {
+    process.stderr.write(`tau ext: unknown extension ${JSON.stringify(name ?? "")}; known: ${Object.keys(EXTENSIONS).sort().join(", ")}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  await (await load()).main();
+}

@@ -1,0 +1,83 @@
+// `tau ext test-dummy` (disabled unless configured): a small extension for end-to-end tests.
+// Its config chooses tools and behaviours: {tools?: ["echo","sleep","progress","crash","fail","env"],
+// config_error?: string, never_ready?: boolean, driver?: boolean}. A driver turns custom events
+// `extension.event {category: "test", name: "call", payload: {agent_id, call_id, tool, arguments}}`
+// from a UI into `tool.request`s, so tests can route calls without a model.
+import { Extension, ToolFailure, type ToolDefinition } from "../../sdk/index.js";
+
+const TOOLS: Record<string, ToolDefinition> = {
+  echo: {
+    name: "echo",
+    description: "Returns its text argument.",
+    parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
+    run: async (args) => ({ output: String((args as { text?: unknown }).text ?? "") }),
+  },
+  sleep: {
+    name: "sleep",
+    description: "Waits ms milliseconds; cancellable.",
+    parameters: { type: "object", properties: { ms: { type: "integer", minimum: 0, maximum: 600000 } }, required: ["ms"], additionalProperties: false },
+    run: (args, ctx) =>
+      new Promise((resolve, reject) => {
+        const t = setTimeout(() => resolve({ output: "slept" }), Number((args as { ms?: unknown }).ms ?? 0));
+        ctx.signal.addEventListener("abort", () => {
+          clearTimeout(t);
+          reject(new ToolFailure("cancelled"));
+        });
+      }),
+  },
+  progress: {
+    name: "progress",
+    description: "Reports three progress steps, then finishes.",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+    run: async (_args, ctx) => {
+      for (let i = 1; i <= 3; i++) ctx.progress(`step ${i}`);
+      return { output: "done", display: { summary: "three steps" } };
+    },
+  },
+  crash: {
+    name: "crash",
+    description: "Exits the extension process in the middle of the call.",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+    run: () => {
+      setTimeout(() => process.exit(3), 10);
+      return new Promise(() => {});
+    },
+  },
+  env: {
+    name: "env",
+    description: "Lists the TAU_SECRET_* variable names this process can see (there should be none).",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+    run: async () => ({ output: JSON.stringify(Object.keys(process.env).filter((k) => k.startsWith("TAU_SECRET_"))) }),
+  },
+  fail: {
+    name: "fail",
+    description: "Always fails.",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+    run: async () => {
+      throw new ToolFailure("this tool always fails");
+    },
+  },
+};
+
+export async function main(): Promise<void> {
+  const ext = await Extension.connect();
+  const cfg = ext.config as { tools?: string[]; config_error?: string; never_ready?: boolean };
+  // Secrets arrive only in configure; say which names arrived, never their values.
+  process.stderr.write(`test-dummy ${ext.instance}: configured with secrets ${JSON.stringify(Object.keys(ext.configuration.secrets))}\n`);
+  if (cfg.config_error) return ext.configError(cfg.config_error);
+  for (const name of cfg.tools ?? ["echo"]) {
+    const tool = TOOLS[name];
+    if (!tool) return ext.configError(`unknown test tool ${name}`);
+    ext.registerTool(tool);
+  }
+  if (cfg.never_ready) return;
+  if ((ext.config as { driver?: boolean }).driver) {
+    ext.subscribe([], ["extension.event"]);
+    ext.on("extension.event", (e) => {
+      if (e.replay || e.data.category !== "test" || e.data.name !== "call") return;
+      const p = e.data.payload as { agent_id: string; call_id: string; tool: string; arguments?: unknown };
+      ext.emit("tool.request", { agent_id: p.agent_id, call_id: p.call_id, tool: p.tool, arguments_json: JSON.stringify(p.arguments ?? {}) });
+    });
+  }
+  ext.ready();
+}

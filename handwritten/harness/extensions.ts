@@ -1,0 +1,65 @@
+// Connects extension supervision to this harness: state folders, secrets, the extension log,
+// notices, and liveness for tool routing.
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { Supervisor, type SupervisorHost } from "../host/index.js";
+import type { ExtensionConfig } from "../../generated/index.js";
+import { RESERVED_TOOL_NAMES } from "./tools.js";
+import type { Harness } from "./harness.js";
+
+/** Largest secret file read. */
+export const MAX_SECRET_BYTES = 64 * 1024;
+
+export interface ExtensionRuntimeOptions {
+  readonly stateDir?: string;
+  readonly tauCommand: readonly string[];
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** Secret `name` from TAU_SECRET_<NAME> in the daemon's environment, else `<state>/secrets/<name>`. */
+export function resolveSecret(name: string, env: NodeJS.ProcessEnv, stateDir: string | undefined): string | undefined {
+  const fromEnv = env[`TAU_SECRET_${name.toUpperCase().replace(/-/g, "_")}`];
+  if (fromEnv !== undefined) return fromEnv;
+  if (!stateDir) return undefined;
+  try {
+    const bytes = readFileSync(join(stateDir, "secrets", name));
+    return bytes.length > MAX_SECRET_BYTES ? undefined : bytes.toString("utf8").replace(/\n$/, "");
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startExtensions(harness: Harness, configs: readonly ExtensionConfig[], opts: ExtensionRuntimeOptions): Promise<Supervisor> {
+  const env = opts.env ?? process.env;
+  let log: WriteStream | undefined;
+  if (opts.stateDir) {
+    const dir = join(opts.stateDir, "sessions", harness.sessionId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    log = createWriteStream(join(dir, "extensions.log"), { flags: "a", mode: 0o600 });
+  }
+  const host: SupervisorHost = {
+    bus: harness.bus,
+    sessionId: harness.sessionId,
+    projectRoot: harness.projectRoot,
+    reservedToolNames: RESERVED_TOOL_NAMES,
+    stateDirFor: (instance) => {
+      const dir = opts.stateDir ? join(opts.stateDir, "ext", instance) : join(tmpdir(), `tau-ext-${process.pid}`, instance);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      return dir;
+    },
+    attach: (generation, publisher, send) => harness.addPeer({ generation, publisher, send }),
+    detach: (instance, generation) => harness.extensionGone(instance, generation),
+    notice: (level, text, mandatory, instance) =>
+      void harness.publishHarness("harness.notice", { level, text: text.slice(0, 1024), mandatory, ...(instance ? { instance } : {}) }),
+    resolveSecret: (name) => resolveSecret(name, env, opts.stateDir),
+    stderr: (instance, chunk) => {
+      if (!log) return;
+      for (const line of chunk.toString("utf8").split("\n")) if (line !== "") log.write(`[${instance}] ${line}\n`);
+    },
+  };
+  const supervisor = new Supervisor(host, { tauCommand: opts.tauCommand, env });
+  harness.extensions = supervisor;
+  await supervisor.start(configs);
+  return supervisor;
+}

@@ -1,0 +1,181 @@
+// Tool routing (SPEC-tool-routing): declarations become canonical registrations, requests are routed
+// to exactly one owner, and only that owner's current generation can report progress or the end.
+import type { Committed, PublisherEnvelope } from "../bus/index.js";
+import type { EventName } from "../../generated/index.js";
+
+/** Bounds on a declaration, checked after commit (the schema bounds the description already). */
+export const MAX_TOOL_PARAMETERS_BYTES = 64 * 1024;
+export const MAX_TOOL_EXAMPLES_BYTES = 64 * 1024;
+export const MAX_TOOLS_PER_INSTANCE = 256;
+/** Calls whose terminal report already arrived; later reports for them are observations only. */
+export const COMPLETED_CALL_TOMBSTONES = 4096;
+
+/** Tool names the harness keeps for its own tools; no extension may claim them. */
+export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set(["compact", "agent_start", "agent_message", "work_status"]);
+
+export interface RegisteredTool {
+  readonly name: string;
+  readonly owner: string;
+  readonly generation: number;
+  readonly description: string;
+  readonly parameters: Record<string, unknown>;
+}
+
+interface PendingCall {
+  readonly callId: string;
+  readonly agentId: string;
+  readonly promptId?: string;
+  readonly tool: string;
+  readonly owner: string;
+  readonly generation: number;
+}
+
+export interface ToolRouterPort {
+  publish(name: EventName, data: Record<string, unknown>): void;
+  /** Sends a directed event to the live connection of an extension generation. */
+  direct(generation: number, name: EventName, data: Record<string, unknown>): void;
+  /** Whether this generation is the live connection of its instance. */
+  isLive(instance: string, generation: number): boolean;
+  toolPrefix(instance: string): string;
+  warn(message: string): void;
+}
+
+export class ToolRouter {
+  readonly tools = new Map<string, RegisteredTool>();
+  private readonly pending = new Map<string, PendingCall>();
+  private readonly completed = new Set<string>();
+
+  constructor(private readonly port: ToolRouterPort) {}
+
+  /** A committed declaration from a configured tool/core extension. */
+  onRegistrationDeclared(c: Committed): void {
+    const p = c.publisher;
+    if (p.class !== "extension" || p.instance === undefined || p.generation === undefined) return;
+    if (!this.port.isLive(p.instance, p.generation)) return; // stale generation: observation only
+    const name = `${this.port.toolPrefix(p.instance)}${String(c.data.name)}`;
+    const refuse = (why: string) => this.port.warn(`tool ${name} from ${p.instance} refused: ${why}`);
+    if (!/^[a-z][a-z0-9_]{0,63}$/.test(name)) return refuse("the prefixed name is not a valid tool name");
+    if (RESERVED_TOOL_NAMES.has(name)) return refuse("the name is reserved by the harness");
+    if (byteLength(c.data.parameters) > MAX_TOOL_PARAMETERS_BYTES) return refuse(`the argument schema exceeds ${MAX_TOOL_PARAMETERS_BYTES} bytes`);
+    if (c.data.examples !== undefined && byteLength(c.data.examples) > MAX_TOOL_EXAMPLES_BYTES) return refuse(`the examples exceed ${MAX_TOOL_EXAMPLES_BYTES} bytes`);
+    const incumbent = this.tools.get(name);
+    if (incumbent && incumbent.owner !== p.instance && this.port.isLive(incumbent.owner, incumbent.generation)) {
+      return refuse(`already registered by ${incumbent.owner}`);
+    }
+    const owned = [...this.tools.values()].filter((t) => t.owner === p.instance && t.name !== name).length;
+    if (owned >= MAX_TOOLS_PER_INSTANCE) return refuse(`the instance already has ${MAX_TOOLS_PER_INSTANCE} tools`);
+    const tool: RegisteredTool = {
+      name,
+      owner: p.instance,
+      generation: p.generation,
+      description: String(c.data.description),
+      parameters: c.data.parameters as Record<string, unknown>,
+    };
+    this.tools.set(name, tool);
+    this.port.publish("tool.register", { name, owner: tool.owner, description: tool.description, parameters: tool.parameters });
+  }
+
+  onUnregistrationDeclared(c: Committed): void {
+    const p = c.publisher;
+    if (p.instance === undefined || p.generation === undefined || !this.port.isLive(p.instance, p.generation)) return;
+    const name = `${this.port.toolPrefix(p.instance)}${String(c.data.name)}`;
+    const tool = this.tools.get(name);
+    if (!tool || tool.owner !== p.instance) return;
+    this.tools.delete(name);
+    this.port.publish("tool.unregister", { name, owner: tool.owner });
+  }
+
+  /** A committed tool request: route it to its owner, or end it with one error. */
+  onRequest(c: Committed): void {
+    const callId = String(c.data.call_id);
+    const agentId = String(c.data.agent_id);
+    const promptId = typeof c.data.prompt_id === "string" ? c.data.prompt_id : undefined;
+    const name = String(c.data.tool);
+    if (this.pending.has(callId) || this.completed.has(callId)) return this.port.warn(`duplicate tool call id ${callId} ignored`);
+    const tool = this.tools.get(name);
+    if (!tool || !this.port.isLive(tool.owner, tool.generation)) {
+      this.complete({ callId, agentId, ...(promptId ? { promptId } : {}), tool: name, owner: "", generation: -1 }, "error", `unknown tool ${name}`);
+      return;
+    }
+    const call: PendingCall = { callId, agentId, ...(promptId ? { promptId } : {}), tool: name, owner: tool.owner, generation: tool.generation };
+    this.pending.set(callId, call);
+    const started: Record<string, unknown> = { agent_id: agentId, call_id: callId, tool: name, owner: tool.owner, arguments_json: String(c.data.arguments_json) };
+    if (promptId) started.prompt_id = promptId;
+    this.port.publish("tool.started", started);
+  }
+
+  private ownedBy(c: Committed): PendingCall | undefined {
+    const call = this.pending.get(String(c.data.call_id));
+    const p: PublisherEnvelope = c.publisher;
+    if (!call || p.instance !== call.owner || p.generation !== call.generation) return undefined;
+    return call;
+  }
+
+  onProgressReported(c: Committed): void {
+    const call = this.ownedBy(c);
+    if (!call) return;
+    this.port.publish("tool.progress", { agent_id: call.agentId, call_id: call.callId, text: String(c.data.text) });
+  }
+
+  /** Terminal reports from the exact routed owner of the current generation end the call once. */
+  onTerminalReported(c: Committed): void {
+    const call = this.ownedBy(c);
+    if (!call) return;
+    if (c.name === "tool.result_reported") {
+      this.complete(call, "ok", String(c.data.output), c.data.display as Record<string, unknown> | undefined);
+    } else if (c.name === "tool.error_reported") {
+      this.complete(call, "error", String(c.data.error));
+    } else {
+      this.complete(call, "cancelled", "the tool call was cancelled");
+    }
+  }
+
+  /** An owner's connection ended: each of its open calls ends with exactly one error. */
+  onOwnerGone(instance: string, generation: number): void {
+    for (const call of [...this.pending.values()]) {
+      if (call.owner === instance && call.generation === generation) this.complete(call, "error", `the ${instance} extension exited during the call`);
+    }
+    for (const tool of [...this.tools.values()]) {
+      if (tool.owner === instance && tool.generation === generation) {
+        this.tools.delete(tool.name);
+        this.port.publish("tool.unregister", { name: tool.name, owner: tool.owner });
+      }
+    }
+  }
+
+  /** Cancellation reaches the owner as a directed tool.cancel_request. */
+  cancelAgent(agentId: string): void {
+    for (const call of this.pending.values()) {
+      if (call.agentId === agentId) this.port.direct(call.generation, "tool.cancel_request", { agent_id: agentId, call_id: call.callId });
+    }
+  }
+
+  get openCalls(): number {
+    return this.pending.size;
+  }
+
+  private complete(call: PendingCall, outcome: "ok" | "error" | "cancelled", text: string, display?: Record<string, unknown>): void {
+    this.pending.delete(call.callId);
+    this.completed.add(call.callId);
+    if (this.completed.size > COMPLETED_CALL_TOMBSTONES) this.completed.delete(this.completed.values().next().value as string);
+    if (call.promptId !== undefined) {
+      if (outcome === "ok") {
+        this.port.publish("provider.tool_result", { agent_id: call.agentId, prompt_id: call.promptId, call_id: call.callId, tool: call.tool, output: text });
+      } else {
+        this.port.publish("provider.tool_error", { agent_id: call.agentId, prompt_id: call.promptId, call_id: call.callId, tool: call.tool, error: text });
+      }
+    }
+    this.port.publish("tool.result", { agent_id: call.agentId, call_id: call.callId, tool: call.tool, outcome, output: text });
+    this.port.publish("tool.result_display", {
+      agent_id: call.agentId,
+      call_id: call.callId,
+      tool: call.tool,
+      outcome,
+      display: display ?? { summary: outcome === "ok" ? "done" : outcome },
+    });
+  }
+}
+
+function byteLength(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value ?? null));
+}

@@ -1,0 +1,48 @@
+// Spawning a configured extension: argv from prefix + command + suffix, an environment without
+// TAU_SECRET_* variables, and diagnostics that never carry arguments, environment or secrets.
+import { spawn, type ChildProcess } from "node:child_process";
+import type { ExtensionConfig } from "../../generated/index.js";
+import { MAX_DIAGNOSTIC_FIELD } from "./limits.js";
+
+export const SECRET_ENV_PREFIX = "TAU_SECRET_";
+
+/** The child's environment: the daemon's, minus every TAU_SECRET_* variable. */
+export function childEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (!k.startsWith(SECRET_ENV_PREFIX)) out[k] = v;
+  return out;
+}
+
+/** prefix + command + suffix, with a leading `tau` resolved to this very installation. */
+export function extensionArgv(config: ExtensionConfig, tauCommand: readonly string[]): string[] {
+  const command = config.command[0] === "tau" ? [...tauCommand, ...config.command.slice(1)] : [...config.command];
+  return [...(config.prefix ?? []), ...command, ...(config.suffix ?? [])];
+}
+
+/** Escapes controls and bounds a diagnostic field so it is safe on one terminal line. */
+export function diagnosticField(text: string): string {
+  let out = "";
+  for (const ch of text) {
+    const cp = ch.codePointAt(0) as number;
+    if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) {
+      out += `\\u${cp.toString(16).padStart(4, "0")}`;
+    } else if (ch === "\\" || ch === '"') {
+      out += `\\${ch}`;
+    } else {
+      out += ch;
+    }
+  }
+  return out.length > MAX_DIAGNOSTIC_FIELD ? `${out.slice(0, MAX_DIAGNOSTIC_FIELD - 1)}…` : out;
+}
+
+/** A spawn failure: names the instance, the executable and an explicitly configured cwd only. */
+export function spawnDiagnostic(config: ExtensionConfig, executable: string, err: NodeJS.ErrnoException): string {
+  const where = config.cwd !== undefined ? ` in "${diagnosticField(config.cwd)}"` : "";
+  const code = err.code ?? "error";
+  return `extension "${diagnosticField(config.name)}" could not start "${diagnosticField(executable)}"${where}: ${code}`;
+}
+
+export function spawnExtension(config: ExtensionConfig, argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const [executable, ...args] = argv as [string, ...string[]];
+  return spawn(executable, args, { cwd, env: childEnvironment(env), stdio: ["pipe", "pipe", "pipe"] });
+}

@@ -1,0 +1,394 @@
+// Extension supervision (SPEC-extension-host): spawn each configured extension, take it through
+// hello → configure → staged declarations → ready, run one collision preflight once every initial
+// extension is ready or terminal, activate the survivors together, and respawn with a bounded
+// budget. Every process gets a new connection generation.
+import type { ChildProcess } from "node:child_process";
+import type { DeliverMessage, ExtensionConfig, ExtensionKind, WireMessage } from "../../generated/index.js";
+import { REVISION, compareRevision } from "../protocol/index.js";
+import { Connection, refuseContentFree } from "../transport/index.js";
+import type { Bus, Delivery, PublisherEnvelope, Sink } from "../bus/index.js";
+import { DEFAULT_STARTUP_TIMEOUT_SECONDS, MAX_STAGED_BYTES, MAX_STAGED_EMITS, RESPAWN_BUDGET, RESPAWN_WINDOW_MS, STOP_GRACE_MS, respawnDelay } from "./limits.js";
+import { extensionArgv, spawnDiagnostic, spawnExtension } from "./spawn.js";
+
+export interface SupervisorHost {
+  readonly bus: Bus;
+  readonly sessionId: string;
+  readonly projectRoot: string;
+  /** The private state folder of an instance. */
+  stateDirFor(instance: string): string;
+  /** A live extension connection, so directed events (tool.cancel_request) can reach it. */
+  attach(generation: number, publisher: PublisherEnvelope, send: (m: WireMessage) => void): void;
+  /** The connection of this generation ended: its calls end and its tools go. */
+  detach(instance: string, generation: number): void;
+  notice(level: "info" | "warning" | "error", text: string, mandatory: boolean, instance?: string): void;
+  /** Resolves a configured secret by name; undefined when it is not set. */
+  resolveSecret(name: string): string | undefined;
+  /** Extension stderr, for the per-session extension log. */
+  stderr(instance: string, chunk: Buffer): void;
+  /** Tool names claimed by staged declarations are checked against these (the harness's own). */
+  readonly reservedToolNames: ReadonlySet<string>;
+}
+
+export interface SupervisorOptions {
+  /** How to run `tau` itself (first-party extensions): `[node, bin/run.js]`. */
+  readonly tauCommand: readonly string[];
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+type Phase = "starting" | "configuring" | "ready" | "active" | "failed" | "disabled" | "stopped";
+
+interface Staged {
+  readonly name: string;
+  readonly data: Record<string, unknown>;
+}
+
+class Instance {
+  phase: Phase = "starting";
+  generation = 0;
+  child: ChildProcess | undefined;
+  conn: Connection | undefined;
+  staged: Staged[] = [];
+  stagedBytes = 0;
+  subscriptions: number[] = [];
+  restarts: number[] = [];
+  settle: (() => void) | undefined;
+  reason = "";
+
+  constructor(readonly config: ExtensionConfig) {}
+
+  get name(): string {
+    return this.config.name;
+  }
+  get kind(): ExtensionKind {
+    return this.config.kind ?? "tool";
+  }
+  get required(): boolean {
+    return this.config.require === true;
+  }
+  envelope(): PublisherEnvelope {
+    return Object.freeze({ class: "extension", kind: this.kind, instance: this.name, generation: this.generation });
+  }
+}
+
+/** Thrown when a required extension cannot start or loses the collision preflight. */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+const DECLARATIONS = new Set(["tool.registration_declared"]);
+
+export class Supervisor {
+  private readonly instances = new Map<string, Instance>();
+  private nextGeneration = 1_000_000; // distinct from socket peers' generations
+  private stopping = false;
+
+  constructor(
+    private readonly host: SupervisorHost,
+    private readonly options: SupervisorOptions,
+  ) {}
+
+  /** Starts every enabled extension and activates the survivors together. */
+  async start(configs: readonly ExtensionConfig[]): Promise<string[]> {
+    const enabled = configs.filter((c) => c.enable !== false);
+    for (const c of enabled) this.instances.set(c.name, new Instance(c));
+    await Promise.all([...this.instances.values()].map((i) => this.launch(i, 1)));
+    this.preflight();
+    const active: string[] = [];
+    for (const i of this.instances.values()) {
+      if (i.phase === "ready") {
+        this.activate(i);
+        active.push(i.name);
+      } else if (i.required && i.phase !== "active") {
+        throw new StartupError(`required extension "${i.name}" did not start: ${i.reason || i.phase}`);
+      }
+    }
+    await this.host.bus.publish({ name: "extension.ready", data: { instances: active } }, { class: "harness" });
+    return active;
+  }
+
+  /** One deterministic collision check over staged tool declarations (in instance-name order). */
+  private preflight(): void {
+    const claims = new Map<string, Instance[]>();
+    const ready = [...this.instances.values()].filter((i) => i.phase === "ready").sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const i of ready) {
+      const prefix = i.config.tool_prefix ?? "";
+      for (const s of i.staged) {
+        if (s.name !== "tool.registration_declared") continue;
+        const tool = `${prefix}${String(s.data.name)}`;
+        if (this.host.reservedToolNames.has(tool)) {
+          this.reject(i, `tool name ${tool} is reserved by the harness`);
+          continue;
+        }
+        const list = claims.get(tool) ?? [];
+        if (!list.includes(i)) list.push(i);
+        claims.set(tool, list);
+      }
+    }
+    for (const [tool, claimants] of [...claims.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (claimants.length < 2) continue;
+      const required = claimants.filter((c) => c.required);
+      if (required.length > 1) {
+        throw new StartupError(`required extensions ${required.map((r) => `"${r.name}"`).join(" and ")} both declare tool ${tool}`);
+      }
+      const losers = required.length === 1 ? claimants.filter((c) => !c.required) : claimants;
+      for (const l of losers) this.reject(l, `tool ${tool} is also declared by ${claimants.filter((c) => c !== l).map((c) => `"${c.name}"`).join(", ")}`);
+    }
+  }
+
+  private reject(i: Instance, why: string): void {
+    if (i.phase === "disabled") return;
+    if (i.required) throw new StartupError(`required extension "${i.name}" is disabled: ${why}`);
+    i.phase = "disabled";
+    i.reason = why;
+    this.host.notice("warning", `extension "${i.name}" disabled: ${why}`, true, i.name);
+    this.kill(i);
+  }
+
+  /** Spawns one process and resolves when it is ready or terminal. */
+  private launch(i: Instance, attempt: number): Promise<void> {
+    i.phase = "starting";
+    i.generation = this.nextGeneration++;
+    i.staged = [];
+    i.stagedBytes = 0;
+    const generation = i.generation;
+    void this.host.bus.publish({ name: "extension.starting", data: { instance: i.name, kind: i.kind, attempt } }, { class: "harness" });
+    const argv = extensionArgv(i.config, this.options.tauCommand);
+    const cwd = i.config.cwd ?? this.host.projectRoot;
+    return new Promise<void>((resolve) => {
+      i.settle = resolve;
+      let child: ChildProcess;
+      try {
+        child = spawnExtension(i.config, argv, cwd, this.options.env ?? process.env);
+      } catch (err) {
+        this.fail(i, spawnDiagnostic(i.config, argv[0] ?? "", err as NodeJS.ErrnoException));
+        return;
+      }
+      i.child = child;
+      child.once("error", (err) => this.fail(i, spawnDiagnostic(i.config, argv[0] ?? "", err as NodeJS.ErrnoException)));
+      child.stderr?.on("data", (chunk: Buffer) => this.host.stderr(i.name, chunk));
+      const conn = new Connection({ readable: child.stdout!, writable: child.stdin! }, { side: "harness" });
+      i.conn = conn;
+      conn.onMessage((m) => this.onMessage(i, generation, conn, m));
+      child.once("exit", (code, signal) => this.onExit(i, generation, code, signal));
+      const timeout = (i.config.startup_timeout_seconds ?? DEFAULT_STARTUP_TIMEOUT_SECONDS) * 1000;
+      setTimeout(() => {
+        if (i.generation === generation && (i.phase === "starting" || i.phase === "configuring")) {
+          this.fail(i, `did not become ready within ${timeout / 1000} s`);
+          this.kill(i);
+        }
+      }, timeout).unref();
+    });
+  }
+
+  private settle(i: Instance): void {
+    const s = i.settle;
+    i.settle = undefined;
+    s?.();
+  }
+
+  private fail(i: Instance, why: string): void {
+    if (i.phase === "failed" || i.phase === "disabled" || i.phase === "stopped") return;
+    i.phase = "failed";
+    i.reason = why;
+    this.host.notice("error", why.startsWith("extension ") ? why : `extension "${i.name}": ${why}`, true, i.name);
+    this.settle(i);
+  }
+
+  private onMessage(i: Instance, generation: number, conn: Connection, m: WireMessage): void {
+    if (i.generation !== generation) return;
+    if (i.phase === "starting") {
+      if (m.message !== "hello" || m.payload.role !== "extension") {
+        this.fail(i, "did not start with hello");
+        return this.kill(i);
+      }
+      if (compareRevision(m.payload.revision) === "incompatible") {
+        refuseContentFree(conn, undefined, "revision_mismatch");
+        this.fail(i, `speaks protocol ${m.payload.revision.major}.${m.payload.revision.minor}, not ${REVISION.major}.x`);
+        return this.kill(i);
+      }
+      const secrets: Record<string, string> = {};
+      for (const name of i.config.secrets ?? []) {
+        const value = this.host.resolveSecret(name);
+        if (value === undefined) {
+          this.fail(i, `secret "${name}" is not set`);
+          return this.kill(i);
+        }
+        secrets[name] = value;
+      }
+      i.phase = "configuring";
+      this.host.attach(generation, i.envelope(), (msg) => void conn.send(msg));
+      conn.send({
+        message: "configure",
+        payload: {
+          revision: { ...REVISION },
+          instance: i.name,
+          kind: i.kind,
+          tool_prefix: i.config.tool_prefix ?? "",
+          state_dir: this.host.stateDirFor(i.name),
+          session_id: this.host.sessionId,
+          config: i.config.config ?? {},
+          secrets,
+        },
+      });
+      return;
+    }
+    switch (m.message) {
+      case "subscribe":
+        i.subscriptions.push(this.host.bus.subscribe(m.payload, connectionSink(conn)));
+        return;
+      case "intercept":
+        this.host.bus.addInterceptor(generation, {
+          selectors: m.payload.selectors,
+          priority: m.payload.priority,
+          intercept: (id, event, publisher) =>
+            void conn.send({ message: "intercept_request", payload: { id, event: { name: event.name, data: event.data }, publisher: { ...publisher } as never } }),
+        });
+        return;
+      case "intercept_reply": {
+        const r = m.payload;
+        const action = r.action === "replace" ? (r.replacement ? { action: "replace" as const, replacement: r.replacement } : { action: "pass" as const }) : { action: r.action };
+        this.host.bus.reply(generation, r.id, action);
+        return;
+      }
+      case "emit":
+        if (i.phase === "active") {
+          void this.host.bus.publish(m.payload.event, i.envelope()).then((o) => {
+            if (o.status === "refused") refuseContentFree(conn, undefined, o.reason === "invalid" ? "invalid" : o.reason === "overloaded" ? "overloaded" : "unauthorized");
+          });
+          return;
+        }
+        return this.stage(i, conn, m.payload.event);
+      case "ready":
+        if (i.phase !== "configuring") return;
+        i.phase = "ready";
+        if (this.restarting(i)) this.activate(i);
+        this.settle(i);
+        return;
+      case "config_error":
+        this.fail(i, `configuration error: ${m.payload.text}`);
+        return;
+      case "extension_notice_request": {
+        const level = m.payload.level === "critical" ? "warning" : m.payload.level;
+        void this.host.bus.publish({ name: "extension.notice", data: { instance: i.name, level, text: m.payload.text } }, { class: "harness" });
+        return;
+      }
+      case "disconnect":
+        conn.close("extension disconnected");
+        return;
+      default:
+        // UI-only requests from an extension are silently denied.
+        return;
+    }
+  }
+
+  /** Before activation, emits are staged under count and byte bounds, in order. */
+  private stage(i: Instance, conn: Connection, event: { name: string; data: Record<string, unknown> }): void {
+    const bytes = Buffer.byteLength(JSON.stringify(event.data));
+    if (i.staged.length + 1 > MAX_STAGED_EMITS || i.stagedBytes + bytes > MAX_STAGED_BYTES) {
+      refuseContentFree(conn, undefined, "overloaded");
+      return;
+    }
+    i.staged.push({ name: event.name, data: event.data });
+    i.stagedBytes += bytes;
+  }
+
+  private restarting(i: Instance): boolean {
+    return i.restarts.length > 0;
+  }
+
+  /** Publishes the staged emits in order under the instance's envelope; it is live from now on. */
+  private activate(i: Instance): void {
+    i.phase = "active";
+    const staged = i.staged;
+    i.staged = [];
+    i.stagedBytes = 0;
+    for (const s of staged) {
+      void this.host.bus.publish({ name: s.name, data: s.data }, i.envelope()).then((o) => {
+        if (o.status === "refused" && DECLARATIONS.has(s.name)) this.host.notice("warning", `extension "${i.name}": ${s.name} refused (${o.reason})`, false, i.name);
+      });
+    }
+  }
+
+  private onExit(i: Instance, generation: number, code: number | null, signal: NodeJS.Signals | null): void {
+    if (i.generation !== generation) return;
+    for (const id of i.subscriptions) this.host.bus.unsubscribe(id);
+    i.subscriptions = [];
+    this.host.bus.removeOwner(generation);
+    this.host.detach(i.name, generation);
+    const wasActive = i.phase === "active";
+    const reason = i.phase === "disabled" ? i.reason : this.stopping ? "stopped" : wasActive ? "exited" : i.reason || "exited during startup";
+    void this.host.bus.publish(
+      { name: "extension.exited", data: { instance: i.name, code, ...(signal ? { signal } : {}), reason: reason.slice(0, 1024) } },
+      { class: "harness" },
+    );
+    if (!wasActive) {
+      this.fail(i, `exited during startup (${signal ?? `code ${code}`})`);
+      return;
+    }
+    if (this.stopping) return;
+    const now = Date.now();
+    i.restarts = i.restarts.filter((t) => now - t < RESPAWN_WINDOW_MS);
+    if (i.restarts.length >= RESPAWN_BUDGET) {
+      i.phase = "failed";
+      this.host.notice("error", `extension "${i.name}" keeps exiting; not restarting it again`, true, i.name);
+      return;
+    }
+    i.restarts.push(now);
+    const attempt = i.restarts.length + 1;
+    const delay = respawnDelay(i.restarts.length);
+    void this.host.bus.publish({ name: "extension.restarting", data: { instance: i.name, attempt, delay_ms: delay } }, { class: "harness" });
+    i.phase = "starting";
+    setTimeout(() => {
+      if (!this.stopping) void this.launch(i, attempt);
+    }, delay).unref();
+  }
+
+  private kill(i: Instance): void {
+    const child = i.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    setTimeout(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }, STOP_GRACE_MS).unref();
+  }
+
+  /** Live instance generation check used by routing consumers. */
+  isLive(instance: string, generation: number): boolean {
+    const i = this.instances.get(instance);
+    return i !== undefined && i.generation === generation && (i.phase === "active" || i.phase === "ready" || i.phase === "configuring");
+  }
+
+  toolPrefix(instance: string): string {
+    return this.instances.get(instance)?.config.tool_prefix ?? "";
+  }
+
+  phaseOf(instance: string): Phase | undefined {
+    return this.instances.get(instance)?.phase;
+  }
+
+  pidOf(instance: string): number | undefined {
+    return this.instances.get(instance)?.child?.pid;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const exits: Array<Promise<unknown>> = [];
+    for (const i of this.instances.values()) {
+      const child = i.child;
+      if (!child || child.exitCode !== null || child.signalCode !== null) continue;
+      exits.push(new Promise((r) => child.once("exit", r)));
+      i.conn?.send({ message: "disconnect", payload: { reason: "session ending" } });
+      this.kill(i);
+    }
+    await Promise.all(exits);
+  }
+}
+
+function connectionSink(conn: Connection): Sink {
+  return {
+    offer: (d: Delivery) => (conn.send({ message: "deliver", payload: d as DeliverMessage["payload"] }) === "queued" ? "queued" : "full"),
+    close: (reason) => conn.close(reason),
+  };
+}
+
+

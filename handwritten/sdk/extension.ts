@@ -1,0 +1,174 @@
+// The extension SDK: what a tau extension (first-party or a user's) is written with. It speaks the
+// protocol over stdio: hello → configure → declarations and subscriptions → ready, then typed
+// emits, deliveries and tool calls (SPEC-extension-supervision, SPEC-tool-routing).
+import type { Readable, Writable } from "node:stream";
+import type { ConfigureMessage, EventName, EventPayloads, WireMessage } from "../../generated/index.js";
+import { REVISION } from "../protocol/index.js";
+import { Connection } from "../transport/index.js";
+
+export type Configuration = ConfigureMessage["payload"];
+
+export interface DeliveredEvent<N extends EventName = EventName> {
+  readonly name: N;
+  readonly data: EventPayloads[N];
+  readonly seq: number;
+  readonly replay: boolean;
+}
+
+export interface ToolContext {
+  readonly callId: string;
+  readonly agentId: string;
+  readonly signal: AbortSignal;
+  progress(text: string): void;
+}
+
+export interface ToolResult {
+  readonly output: string;
+  readonly display?: { title?: string; diff?: string; summary?: string };
+}
+
+export interface ToolDefinition {
+  /** The unprefixed name; the harness applies this instance's tool prefix. */
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: Record<string, unknown>;
+  run(args: unknown, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** A tool failure whose message is meant for the model and the user. */
+export class ToolFailure extends Error {
+  override name = "ToolFailure";
+}
+
+export interface ExtensionIo {
+  readonly input: Readable;
+  readonly output: Writable;
+}
+
+export class Extension {
+  private readonly tools = new Map<string, ToolDefinition>();
+  private readonly running = new Map<string, AbortController>();
+  private readonly handlers = new Map<string, Array<(e: DeliveredEvent) => void>>();
+
+  private constructor(
+    readonly conn: Connection,
+    readonly configuration: Configuration,
+  ) {
+    conn.onMessage((m) => this.dispatch(m));
+  }
+
+  /** Says hello and waits for `configure`; the process exits when the harness goes away. */
+  static async connect(io: ExtensionIo = { input: process.stdin, output: process.stdout }): Promise<Extension> {
+    const conn = new Connection({ readable: io.input, writable: io.output }, { side: "peer" });
+    const configure = new Promise<Configuration>((resolve, reject) => {
+      const off = conn.onMessage((m) => {
+        if (m.message === "configure") {
+          off();
+          resolve(m.payload);
+        } else if (m.message === "error" || m.message === "disconnect") {
+          off();
+          reject(new Error(`the harness refused this extension: ${m.message === "error" ? m.payload.code : (m.payload.reason ?? "disconnected")}`));
+        }
+      });
+      void conn.closed.then(() => reject(new Error("the harness closed the connection before configure")));
+    });
+    conn.send({ message: "hello", payload: { revision: { ...REVISION }, role: "extension" } });
+    const ext = new Extension(conn, await configure);
+    return ext;
+  }
+
+  get instance(): string {
+    return this.configuration.instance;
+  }
+
+  get config(): Record<string, unknown> {
+    return this.configuration.config;
+  }
+
+  /** Declares a tool (before or after ready) and serves its calls. */
+  registerTool(tool: ToolDefinition): void {
+    this.tools.set(tool.name, tool);
+    this.emit("tool.registration_declared", { name: tool.name, description: tool.description, parameters: tool.parameters });
+  }
+
+  subscribe(historical: string[], live: string[]): void {
+    this.conn.send({ message: "subscribe", payload: { historical: historical as never, live: live as never } });
+  }
+
+  on<N extends EventName>(name: N, handler: (e: DeliveredEvent<N>) => void): void {
+    const list = this.handlers.get(name) ?? [];
+    list.push(handler as (e: DeliveredEvent) => void);
+    this.handlers.set(name, list);
+  }
+
+  emit<N extends EventName>(name: N, data: EventPayloads[N]): void {
+    this.conn.send({ message: "emit", payload: { event: { name, data: data as Record<string, unknown> } } });
+  }
+
+  ready(): void {
+    // Tool calls reach their owner as live `tool.started` deliveries; cancellations come directed.
+    this.subscribe([], ["tool.started"]);
+    this.conn.send({ message: "ready", payload: {} });
+  }
+
+  configError(text: string): void {
+    this.conn.send({ message: "config_error", payload: { text } });
+  }
+
+  notice(level: "info" | "warning" | "error", text: string): void {
+    this.conn.send({ message: "extension_notice_request", payload: { level, text } });
+  }
+
+  private dispatch(m: WireMessage): void {
+    if (m.message === "deliver") {
+      const e: DeliveredEvent = { name: m.payload.event.name as EventName, data: m.payload.event.data as never, seq: m.payload.seq, replay: m.payload.replay === true };
+      if (e.name === "tool.started" && !e.replay) this.startTool(e as DeliveredEvent<"tool.started">);
+      for (const h of this.handlers.get(e.name) ?? []) h(e);
+    } else if (m.message === "direct" && m.payload.event.name === "tool.cancel_request") {
+      this.running.get(String(m.payload.event.data.call_id))?.abort();
+    } else if (m.message === "disconnect") {
+      this.conn.close("harness disconnected");
+    }
+  }
+
+  private startTool(e: DeliveredEvent<"tool.started">): void {
+    const { owner, tool: fullName, call_id: callId, agent_id: agentId, arguments_json: argsJson } = e.data;
+    if (owner !== this.instance || this.running.has(callId)) return;
+    const prefix = this.configuration.tool_prefix;
+    const tool = this.tools.get(fullName.startsWith(prefix) ? fullName.slice(prefix.length) : fullName);
+    const controller = new AbortController();
+    this.running.set(callId, controller);
+    const finish = (): void => void this.running.delete(callId);
+    if (!tool) {
+      this.emit("tool.error_reported", { call_id: callId, error: `this extension has no tool ${fullName}` });
+      finish();
+      return;
+    }
+    let args: unknown;
+    try {
+      args = JSON.parse(argsJson);
+    } catch {
+      this.emit("tool.error_reported", { call_id: callId, error: "the tool arguments are not valid JSON" });
+      finish();
+      return;
+    }
+    const ctx: ToolContext = {
+      callId,
+      agentId,
+      signal: controller.signal,
+      progress: (text) => this.emit("tool.progress_reported", { call_id: callId, text }),
+    };
+    tool.run(args, ctx).then(
+      (result) => {
+        if (controller.signal.aborted) this.emit("tool.cancelled_reported", { call_id: callId });
+        else this.emit("tool.result_reported", { call_id: callId, output: result.output, ...(result.display ? { display: result.display } : {}) });
+        finish();
+      },
+      (err: unknown) => {
+        if (controller.signal.aborted) this.emit("tool.cancelled_reported", { call_id: callId });
+        else this.emit("tool.error_reported", { call_id: callId, error: err instanceof Error ? err.message : String(err) });
+        finish();
+      },
+    );
+  }
+}
