@@ -1,0 +1,393 @@
+// The `shell` tool: `bash -c <command>` in its own process group, bounded output, timeout and
+// cancellation that end the whole group (SPEC-shell-tools).
+import { spawn } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import { stat } from "node:fs/promises";
+import {
+  SECRET_ENV_PREFIX,
+  SHELL_DEFAULT_TIMEOUT_SECONDS,
+  SHELL_KILL_GRACE_MS,
+  SHELL_MAX_COMMAND_CHARS,
+  SHELL_MAX_TIMEOUT_SECONDS,
+  SHELL_MIN_TIMEOUT_SECONDS,
+  SHELL_OUTPUT_HEAD_BYTES,
+  SHELL_OUTPUT_TAIL_BYTES,
+  SHELL_POST_EXIT_DRAIN_MS,
+  SHELL_PROGRESS_INTERVAL_MS,
+  SHELL_PROGRESS_MAX_BYTES,
+} from "./limits.js";
+import { ToolError, throwIfCancelled } from "./errors.js";
+import { defineParameters, validateArgs } from "./schema.js";
+import type { Tool, ToolContext, ToolResult } from "./types.js";
+
+// ---- environment -------------------------------------------------------------------------------
+
+/** A copy of `parent` without any `TAU_SECRET_*` variable: the environment of every child. */
+export function childEnvironment(parent: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(parent)) {
+    if (value !== undefined && !key.startsWith(SECRET_ENV_PREFIX)) env[key] = value;
+  }
+  return env;
+}
+
+// ---- bounded output ----------------------------------------------------------------------------
+
+function countNewlines(bytes: Uint8Array): number {
+  let count = 0;
+  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) count++;
+  return count;
+}
+
+/** Index just past the last complete UTF-8 sequence of `bytes`. */
+function completeUtf8End(bytes: Uint8Array): number {
+  const length = bytes.length;
+  for (let back = 1; back <= Math.min(4, length); back++) {
+    const byte = bytes[length - back] as number;
+    if ((byte & 0xc0) === 0x80) continue; // continuation byte
+    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return need > back ? length - back : length;
+  }
+  return length;
+}
+
+/** Index of the first byte of `bytes` that is not a UTF-8 continuation byte (at most 3 skipped). */
+function utf8Start(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < Math.min(3, bytes.length) && ((bytes[i] as number) & 0xc0) === 0x80) i++;
+  return i;
+}
+
+export interface CollectedOutput {
+  text: string;
+  truncated: boolean;
+  totalBytes: number;
+  omittedBytes: number;
+  omittedLines: number;
+}
+
+/**
+ * Keeps the first `headLimit` bytes and a rolling window of the last `tailLimit` bytes of a stream;
+ * everything in between is counted and dropped as it arrives, so memory stays bounded however
+ * much the command prints.
+ */
+export class HeadTailBuffer {
+  private readonly head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  private newlines = 0;
+  /** Every byte pushed. */
+  totalBytes = 0;
+  /** The most bytes held at once (head + tail), for tests of the memory bound. */
+  peakRetainedBytes = 0;
+
+  constructor(
+    readonly headLimit: number = SHELL_OUTPUT_HEAD_BYTES,
+    readonly tailLimit: number = SHELL_OUTPUT_TAIL_BYTES,
+  ) {}
+
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.totalBytes += chunk.length;
+    this.newlines += countNewlines(chunk);
+    let rest = chunk;
+    if (this.headBytes < this.headLimit) {
+      const take = Math.min(this.headLimit - this.headBytes, rest.length);
+      this.head.push(Buffer.from(rest.subarray(0, take)));
+      this.headBytes += take;
+      rest = rest.subarray(take);
+    }
+    if (rest.length > 0) {
+      if (rest.length >= this.tailLimit) {
+        this.tail = [Buffer.from(rest.subarray(rest.length - this.tailLimit))];
+        this.tailBytes = this.tailLimit;
+      } else {
+        this.tail.push(Buffer.from(rest));
+        this.tailBytes += rest.length;
+        while (this.tailBytes > this.tailLimit) {
+          const first = this.tail[0] as Buffer;
+          const excess = this.tailBytes - this.tailLimit;
+          if (first.length <= excess) {
+            this.tail.shift();
+            this.tailBytes -= first.length;
+          } else {
+            this.tail[0] = Buffer.from(first.subarray(excess));
+            this.tailBytes -= excess;
+          }
+        }
+      }
+    }
+    this.peakRetainedBytes = Math.max(this.peakRetainedBytes, this.headBytes + this.tailBytes);
+  }
+
+  /** The most recent output, at most `maxBytes` bytes, as text. */
+  recent(maxBytes: number): string {
+    const contiguous = this.totalBytes === this.headBytes + this.tailBytes;
+    const all = Buffer.concat(contiguous ? [...this.head, ...this.tail] : this.tail);
+    const slice = all.subarray(Math.max(0, all.length - maxBytes));
+    return slice.subarray(all.length > maxBytes ? utf8Start(slice) : 0).toString("utf8");
+  }
+
+  finish(): CollectedOutput {
+    const head = Buffer.concat(this.head);
+    const tail = Buffer.concat(this.tail);
+    const omitted = this.totalBytes - head.length - tail.length;
+    if (omitted === 0) {
+      return { text: Buffer.concat([head, tail]).toString("utf8"), truncated: false, totalBytes: this.totalBytes, omittedBytes: 0, omittedLines: 0 };
+    }
+    const headKept = head.subarray(0, completeUtf8End(head));
+    const tailKept = tail.subarray(utf8Start(tail));
+    const omittedBytes = this.totalBytes - headKept.length - tailKept.length;
+    const omittedLines = this.newlines - countNewlines(headKept) - countNewlines(tailKept);
+    const headText = headKept.toString("utf8");
+    const marker =
+      `[… output truncated: ${omittedBytes} bytes (${omittedLines} lines) omitted; ` +
+      `showing the first ${headKept.length} and the last ${tailKept.length} of ${this.totalBytes} bytes …]`;
+    const text = `${headText}${headText.endsWith("\n") || headText === "" ? "" : "\n"}${marker}\n${tailKept.toString("utf8")}`;
+    return { text, truncated: true, totalBytes: this.totalBytes, omittedBytes, omittedLines };
+  }
+}
+
+// ---- running a command -------------------------------------------------------------------------
+
+export interface ShellRunOptions {
+  command: string;
+  cwd: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+  onProgress?: (text: string) => void;
+  /** Parent environment to derive the child's from (default `process.env`); secrets are removed. */
+  env?: NodeJS.ProcessEnv;
+  /** Overrides of the output bounds (tests only). */
+  headBytes?: number;
+  tailBytes?: number;
+}
+
+export interface ShellOutcome {
+  /** Combined stdout and stderr, in the order produced, truncated in the middle when too long. */
+  output: string;
+  exitCode: number | null;
+  /** The signal that ended the shell, if any. */
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  truncated: boolean;
+  totalBytes: number;
+  omittedBytes: number;
+  omittedLines: number;
+  peakRetainedBytes: number;
+  /** The process group id (the shell's pid). */
+  pid: number;
+}
+
+/**
+ * Whether any member of the process group still runs. On Linux, /proc tells zombies (already dead,
+ * waiting for a reaper) from live members; elsewhere a signal-0 probe is used.
+ */
+function groupAlive(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so parse after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
+  }
+  return false;
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `bash -c command` in a new process group. The shell's stderr is joined to its stdout (one
+ * pipe, so the order of writes is kept). On timeout or cancellation the whole group gets SIGTERM,
+ * then SIGKILL after `SHELL_KILL_GRACE_MS`; the promise settles once the group is gone. After a
+ * normal exit, background processes keep running but their output is read only for
+ * `SHELL_POST_EXIT_DRAIN_MS` more.
+ */
+export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
+  const buffer = new HeadTailBuffer(options.headBytes, options.tailBytes);
+  return new Promise<ShellOutcome>((resolve, reject) => {
+    // The outer shell joins stderr to stdout and becomes the user's shell, so `$0`, line numbers
+    // and error messages are those of a plain `bash -c <command>`.
+    const child = spawn("bash", ["-c", 'exec bash -c "$1" 2>&1', "bash", options.command], {
+      cwd: options.cwd,
+      env: childEnvironment(options.env ?? process.env),
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const pid = child.pid;
+    if (pid === undefined) {
+      child.once("error", (error) => reject(new ToolError("failed", `Cannot start bash: ${error.message}.`)));
+      return;
+    }
+    let reason: "timeout" | "cancel" | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+    let progressTimer: NodeJS.Timeout | undefined;
+    let lastProgress = 0;
+
+    const emitProgress = (): void => {
+      progressTimer = undefined;
+      lastProgress = Date.now();
+      try {
+        options.onProgress?.(buffer.recent(SHELL_PROGRESS_MAX_BYTES));
+      } catch {
+        // A failing progress sink never affects the command.
+      }
+    };
+    const onData = (chunk: Buffer): void => {
+      buffer.push(chunk);
+      if (options.onProgress === undefined || progressTimer !== undefined) return;
+      const wait = lastProgress + SHELL_PROGRESS_INTERVAL_MS - Date.now();
+      progressTimer = setTimeout(emitProgress, Math.max(0, wait));
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    const streamsClosed = Promise.all([
+      new Promise<void>((r) => child.stdout.once("close", () => r())),
+      new Promise<void>((r) => child.stderr.once("close", () => r())),
+    ]);
+
+    const terminate = (why: "timeout" | "cancel"): void => {
+      if (reason !== undefined) return;
+      reason = why;
+      killGroup(pid, "SIGTERM");
+      killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), SHELL_KILL_GRACE_MS);
+    };
+    const timeout = setTimeout(() => terminate("timeout"), options.timeoutMs);
+    const onAbort = (): void => terminate("cancel");
+    if (options.signal.aborted) onAbort();
+    else options.signal.addEventListener("abort", onAbort, { once: true });
+
+    child.once("error", (error) => {
+      // Only reachable if the shell could not be started after all; the exit handler never runs.
+      clearTimeout(timeout);
+      options.signal.removeEventListener("abort", onAbort);
+      reject(new ToolError("failed", `Cannot start bash: ${error.message}.`));
+    });
+    child.once("exit", (code, signal) => {
+      void (async () => {
+        clearTimeout(timeout);
+        options.signal.removeEventListener("abort", onAbort);
+        await Promise.race([streamsClosed, sleep(SHELL_POST_EXIT_DRAIN_MS)]);
+        child.stdout.destroy();
+        child.stderr.destroy();
+        if (reason !== undefined) {
+          // Wait until every member of the group is gone (SIGKILL follows at the grace deadline).
+          const deadline = Date.now() + SHELL_KILL_GRACE_MS + 1_000;
+          while (groupAlive(pid) && Date.now() < deadline) await sleep(20);
+        }
+        if (killTimer !== undefined) clearTimeout(killTimer);
+        if (progressTimer !== undefined) clearTimeout(progressTimer);
+        const collected = buffer.finish();
+        resolve({
+          output: collected.text,
+          exitCode: code,
+          signal,
+          timedOut: reason === "timeout",
+          cancelled: reason === "cancel",
+          truncated: collected.truncated,
+          totalBytes: collected.totalBytes,
+          omittedBytes: collected.omittedBytes,
+          omittedLines: collected.omittedLines,
+          peakRetainedBytes: buffer.peakRetainedBytes,
+          pid,
+        });
+      })();
+    });
+  });
+}
+
+// ---- the tool ----------------------------------------------------------------------------------
+
+const parameters = defineParameters({
+  type: "object",
+  properties: {
+    command: {
+      type: "string",
+      description: "The bash command line to run (bash -c) in the working directory.",
+      minLength: 1,
+      maxLength: SHELL_MAX_COMMAND_CHARS,
+    },
+    timeout_seconds: {
+      type: "integer",
+      description: `Seconds before the command and everything it started are killed (default ${SHELL_DEFAULT_TIMEOUT_SECONDS}).`,
+      minimum: SHELL_MIN_TIMEOUT_SECONDS,
+      maximum: SHELL_MAX_TIMEOUT_SECONDS,
+      default: SHELL_DEFAULT_TIMEOUT_SECONDS,
+    },
+  },
+  required: ["command"],
+  additionalProperties: false,
+});
+
+interface ShellArgs {
+  command: string;
+  timeout_seconds?: number;
+}
+
+/** The closing status line of a `shell` result. */
+export function shellStatus(outcome: ShellOutcome, timeoutSeconds: number): string {
+  if (outcome.timedOut) return `[timed out after ${timeoutSeconds} s; the command's process group was killed]`;
+  if (outcome.cancelled) return "[cancelled; the command's process group was killed]";
+  if (outcome.signal !== null) return `[killed by signal ${outcome.signal}]`;
+  return `[exit code ${outcome.exitCode ?? "unknown"}]`;
+}
+
+export const shellTool: Tool = {
+  name: "shell",
+  description:
+    "Run a bash command in the working directory and return its combined stdout and stderr with the exit code. " +
+    `Output over ${SHELL_OUTPUT_HEAD_BYTES + SHELL_OUTPUT_TAIL_BYTES} bytes keeps its first ${SHELL_OUTPUT_HEAD_BYTES} and last ` +
+    `${SHELL_OUTPUT_TAIL_BYTES} bytes. Stdin is closed. Background processes keep running after the command ends, ` +
+    "but their output is not captured: redirect it to a file.",
+  parameters,
+  async run(args: unknown, ctx: ToolContext): Promise<ToolResult> {
+    const { command, timeout_seconds } = validateArgs<ShellArgs>("shell", parameters, args);
+    throwIfCancelled(ctx.signal);
+    const timeoutSeconds = timeout_seconds ?? SHELL_DEFAULT_TIMEOUT_SECONDS;
+    const info = await stat(ctx.cwd).catch(() => undefined);
+    if (info === undefined || !info.isDirectory()) {
+      throw new ToolError("failed", `The working directory ${ctx.cwd} does not exist or is not a directory.`);
+    }
+    const outcome = await runShell({
+      command,
+      cwd: ctx.cwd,
+      timeoutMs: timeoutSeconds * 1000,
+      signal: ctx.signal,
+      ...(ctx.onProgress === undefined ? {} : { onProgress: (text: string) => ctx.onProgress?.(text) }),
+    });
+    const status = shellStatus(outcome, timeoutSeconds);
+    const body = outcome.output === "" ? "(no output)\n" : outcome.output.endsWith("\n") ? outcome.output : `${outcome.output}\n`;
+    if (outcome.cancelled) throw new ToolError("cancelled", `${body}${status}`);
+    const firstLine = command.split("\n", 1)[0] ?? "";
+    return {
+      output: `${body}${status}`,
+      display: { title: firstLine.length > 200 ? `${firstLine.slice(0, 199)}…` : firstLine, summary: status.slice(1, -1) },
+    };
+  },
+};
