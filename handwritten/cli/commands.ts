@@ -1,8 +1,10 @@
 // Every command tau offers, declared explicitly (no filesystem discovery at start-up).
+import Run from "./commands/run.js";
 import SessionList from "./commands/session/list.js";
 import SpecEvents from "./commands/spec/events.js";
 
 export const COMMANDS = {
+  run: Run,
   "session:list": SessionList,
   "spec:events": SpecEvents,
 };

@@ -1,6 +1,8 @@
 // `tau ext <name>`: the first-party extensions, started by the harness through bin/run.js's fast path.
 const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
   "test-dummy": () => import("./test-dummy/main.js"),
+  shell: () => import("./shell/main.js"),
+  provider: () => import("./provider/main.js"),
 };
 
 export async function main(argv: readonly string[]): Promise<void> {

@@ -1,23 +1,13 @@
 // `tau daemon` (hidden; the CLI starts it): runs the harness for one session in the foreground, or
 // with --detach re-launches itself in its own process group with output to the session's log file.
-import { spawn } from "node:child_process";
-import { mkdirSync, openSync, readFileSync, existsSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { loadHarnessConfig, resolveRoots } from "../config/index.js";
 import { cleanupDebugLogs } from "../store/index.js";
 import { startExtensions } from "./extensions.js";
+import { captureProviderKey, defaultExtensions } from "./defaults.js";
 import type { Supervisor } from "../host/index.js";
-import {
-  DAEMON_INSTANCE_ENV,
-  formatStem,
-  instanceEnv,
-  instanceFromEnv,
-  mintInstance,
-  pairPaths,
-  publishDaemonEndpoint,
-  removeOwnPairOnExit,
-} from "../transport/index.js";
+import { DAEMON_INSTANCE_ENV, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit } from "../transport/index.js";
 import { Harness } from "./harness.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
@@ -64,33 +54,24 @@ function version(): string {
 async function launchDetached(args: DaemonArgs, argv: readonly string[]): Promise<number> {
   const roots = resolveRoots();
   const sessionId = args.resume ?? args.sessionId ?? mintId("s");
-  const instance = mintInstance();
-  let log: number | "ignore" = "ignore";
-  if (!args.ephemeral) {
-    const dir = join(roots.state, "sessions", sessionId);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    log = openSync(join(dir, "daemon.log"), "a", 0o600);
-  }
   const childArgs = argv.filter((a) => a !== "--detach");
   if (!args.resume && !args.sessionId) childArgs.push("--session-id", sessionId);
-  const bin = fileURLToPath(new URL("../../bin/run.js", import.meta.url));
-  const child = spawn(process.execPath, [bin, "daemon", ...childArgs], {
-    detached: true,
-    stdio: ["ignore", log, log],
-    env: { ...process.env, ...instanceEnv(instance) },
-  });
-  child.unref();
-  const socket = pairPaths(roots.runtime, formatStem(child.pid ?? 0, instance)).socket;
-  for (let waited = 0; waited < 10_000; waited += 20) {
-    if (existsSync(socket)) {
-      process.stdout.write(`${JSON.stringify({ session_id: sessionId, pid: child.pid, socket })}\n`);
-      return 0;
-    }
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 20));
+  const bin = process.argv[1] as string; // the bin/run.js that started this process
+  try {
+    const d = await launchDaemon({
+      tauCommand: [process.execPath, bin],
+      runtimeDir: roots.runtime,
+      stateDir: roots.state,
+      sessionId,
+      args: childArgs,
+      ephemeral: args.ephemeral,
+    });
+    process.stdout.write(`${JSON.stringify(d)}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
+    return 1;
   }
-  process.stderr.write(`tau daemon: the daemon did not start${args.ephemeral ? "" : `; see ${join(roots.state, "sessions", sessionId, "daemon.log")}`}\n`);
-  return 1;
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -106,6 +87,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = await launchDetached(args, argv);
     return;
   }
+  captureProviderKey(process.env);
   const roots = resolveRoots();
   let config;
   try {
@@ -123,6 +105,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     ...(args.sessionId ? { sessionId: args.sessionId } : {}),
     warn: (m) => process.stderr.write(`tau daemon: ${m}\n`),
     debugLog: config.debug_log?.enable !== false,
+    configRoot: roots.config,
+    ...(config.model ? { defaultModel: config.model } : {}),
   }).catch((err: unknown) => {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exit(1);
@@ -150,9 +134,9 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.on("SIGINT", () => void stop("signal"));
   process.on("SIGHUP", () => void stop("signal"));
   process.stderr.write(`tau daemon: session ${harness.sessionId} on ${endpoint.socketPath}\n`);
-  const bin = fileURLToPath(new URL("../../bin/run.js", import.meta.url));
+  const bin = process.argv[1] as string;
   try {
-    supervisor = await startExtensions(harness, config.extensions ?? [], {
+    supervisor = await startExtensions(harness, config.extensions ?? defaultExtensions(process.env), {
       ...(args.ephemeral ? {} : { stateDir: roots.state }),
       tauCommand: [process.execPath, bin],
     });

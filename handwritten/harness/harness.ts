@@ -14,6 +14,8 @@ import {
   type StateStore,
 } from "../store/index.js";
 import { ToolRouter } from "./tools.js";
+import { PromptEngine } from "./prompts.js";
+import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, type AgentContextFile } from "./context.js";
 import { eventProblem } from "../protocol/index.js";
 import { isEventName, type EventName, type UiCreateAgent } from "../../generated/index.js";
 import { mintId } from "./ids.js";
@@ -32,12 +34,19 @@ export interface HarnessOptions {
   readonly warn?: (message: string) => void;
   /** Mirror committed events to the session's debug events.jsonl (never for ephemeral sessions). */
   readonly debugLog?: boolean;
+  /** Where the user's AGENTS.md lives (the config root). */
+  readonly configRoot?: string;
+  /** The model for agents that did not choose one, `provider/model` or a model id. */
+  readonly defaultModel?: string;
+  readonly systemTemplate?: string;
 }
 
 /** What tool routing needs from whoever supervises extensions. */
 export interface ExtensionLiveness {
   isLive(instance: string, generation: number): boolean;
   toolPrefix(instance: string): string;
+  /** The generation of an instance's live connection, if it has one. */
+  generationOf(instance: string): number | undefined;
 }
 
 export interface AgentState {
@@ -47,6 +56,8 @@ export interface AgentState {
   readonly createdAt: number;
   readonly metadata: Map<string, string>;
   log: EventLog;
+  /** AGENTS.md files, read once when the agent initializes in this process. */
+  agentsMd?: readonly AgentContextFile[];
 }
 
 /** Thrown when a session cannot be resumed; the message names the file and the reason. */
@@ -63,7 +74,8 @@ export class Harness {
   private closed = false;
   readonly tools: ToolRouter;
   /** Set by the daemon once extensions are supervised; until then no extension is live. */
-  extensions: ExtensionLiveness = { isLive: () => false, toolPrefix: () => "" };
+  extensions: ExtensionLiveness = { isLive: () => false, toolPrefix: () => "", generationOf: () => undefined };
+  readonly prompts: PromptEngine;
   private readonly writeback: WritebackWorker | undefined;
 
   private constructor(
@@ -96,7 +108,35 @@ export class Harness {
     for (const name of ["tool.result_reported", "tool.error_reported", "tool.cancelled_reported"] as const) {
       this.bus.onCommitted(name, (c) => this.tools.onTerminalReported(c));
     }
-    this.bus.onCommitted("agent.cancel_request", (c) => this.tools.cancelAgent(String(c.data.agent_id)));
+    this.prompts = new PromptEngine({
+      publish: async (name, data) => (await this.publishHarness(name, data)).status === "committed",
+      directToInstance: (instance, name, data) => {
+        const generation = this.extensions.generationOf(instance);
+        return generation !== undefined && this.sendDirected(generation, name, data);
+      },
+      generationOf: (instance) => this.extensions.generationOf(instance),
+      hasAgent: (agentId) => this.agents.has(agentId),
+      systemPrompt: (agentId) => this.systemPromptFor(agentId),
+      tools: () => [...this.tools.tools.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+      defaultModel: () => options.defaultModel,
+      warn: (m) => options.warn?.(m),
+    });
+    const p = this.prompts;
+    this.bus.onCommitted("ui.prompt_submit", (c) => p.onUiPromptSubmit(c));
+    this.bus.onCommitted("agent.internal_prompt_request", (c) => p.onInternalPromptRequest(c));
+    this.bus.onCommitted("agent.prompt_submitted", (c) => p.onPromptSubmitted(c));
+    this.bus.onCommitted("ui.model_select", (c) => p.onModelSelect(c));
+    this.bus.onCommitted("provider.models_declared", (c) => p.onModelsDeclared(c));
+    this.bus.onCommitted("provider.response_delta_reported", (c) => p.onDeltaReported(c));
+    this.bus.onCommitted("provider.response_finished_reported", (c) => void p.onFinishedReported(c));
+    this.bus.onCommitted("provider.response_failed_reported", (c) => void p.onFailedReported(c));
+    this.bus.onCommitted("provider.retry_reported", (c) => p.onRetryReported(c));
+    this.bus.onCommitted("provider.tool_result", (c) => void p.onToolOutcome(c));
+    this.bus.onCommitted("provider.tool_error", (c) => void p.onToolOutcome(c));
+    this.bus.onCommitted("agent.cancel_request", (c) => {
+      this.tools.cancelAgent(String(c.data.agent_id));
+      void p.onCancelRequest(c);
+    });
     const stateDir = options.stateDir;
     if (stateDir && options.debugLog !== false) {
       this.bus.onCommitted("*", (c) => {
@@ -132,6 +172,10 @@ export class Harness {
       resumed: options.resume !== undefined,
       ephemeral: store.memoryOnly,
     });
+    if (options.resume) {
+      const records = [...h.agents.values()].flatMap((a) => a.log.readAll().map((r) => ({ name: r.event.name, data: r.event.data })));
+      await h.prompts.settleRestored(records);
+    }
     return h;
   }
 
@@ -171,7 +215,10 @@ export class Harness {
         log,
         ...(typeof data.parent_id === "string" ? { parentId: data.parent_id } : {}),
       };
-      for (const r of records) foldAgent(agent, r);
+      for (const r of records) {
+        foldAgent(agent, r);
+        this.prompts.fold(r.event.name, r.event.data);
+      }
       this.agents.set(id, agent);
       all.push(...records);
     }
@@ -201,6 +248,7 @@ export class Harness {
       const parent = agent.log.nextSeq === 0 ? null : agent.log.nextSeq - 1;
       agent.log.append({ ...input, parent });
       foldAgent(agent, { event: input.event } as JournalRecord);
+      this.prompts.fold(c.name, input.event.data);
     }
   }
 
@@ -222,6 +270,16 @@ export class Harness {
   extensionGone(instance: string, generation: number): void {
     this.removePeer(generation);
     this.tools.onOwnerGone(instance, generation);
+    void this.prompts.onProviderGone(instance, generation);
+  }
+
+  /** The system prompt: the template with this agent's frozen AGENTS.md and working directory. */
+  systemPromptFor(agentId: string): string {
+    const agent = this.agents.get(agentId);
+    if (agent && agent.agentsMd === undefined) {
+      agent.agentsMd = this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.projectRoot) : [];
+    }
+    return renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, { cwd: this.projectRoot, agentsMd: agent?.agentsMd ?? [] });
   }
 
   /** Sends a directed event to one connection: never committed, broadcast or replayed. */

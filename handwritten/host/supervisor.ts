@@ -358,6 +358,11 @@ export class Supervisor {
     return i !== undefined && i.generation === generation && (i.phase === "active" || i.phase === "ready" || i.phase === "configuring");
   }
 
+  generationOf(instance: string): number | undefined {
+    const i = this.instances.get(instance);
+    return i && i.phase === "active" ? i.generation : undefined;
+  }
+
   toolPrefix(instance: string): string {
     return this.instances.get(instance)?.config.tool_prefix ?? "";
   }

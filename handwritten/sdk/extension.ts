@@ -49,6 +49,7 @@ export class Extension {
   private readonly tools = new Map<string, ToolDefinition>();
   private readonly running = new Map<string, AbortController>();
   private readonly handlers = new Map<string, Array<(e: DeliveredEvent) => void>>();
+  private readonly directHandlers = new Map<string, (data: Record<string, unknown>) => void>();
 
   private constructor(
     readonly conn: Connection,
@@ -58,8 +59,12 @@ export class Extension {
   }
 
   /** Says hello and waits for `configure`; the process exits when the harness goes away. */
-  static async connect(io: ExtensionIo = { input: process.stdin, output: process.stdout }): Promise<Extension> {
-    const conn = new Connection({ readable: io.input, writable: io.output }, { side: "peer" });
+  static async connect(io?: ExtensionIo): Promise<Extension> {
+    const stdio = io === undefined;
+    const { input, output } = io ?? { input: process.stdin, output: process.stdout };
+    const conn = new Connection({ readable: input, writable: output }, { side: "peer" });
+    // An extension on stdio lives exactly as long as its harness: when the pipe ends, it exits.
+    if (stdio) void conn.closed.then(() => process.exit(0));
     const configure = new Promise<Configuration>((resolve, reject) => {
       const off = conn.onMessage((m) => {
         if (m.message === "configure") {
@@ -101,6 +106,11 @@ export class Extension {
     this.handlers.set(name, list);
   }
 
+  /** Handles a directed event (sent to this connection only, never published). */
+  onDirect<N extends EventName>(name: N, handler: (data: EventPayloads[N]) => void): void {
+    this.directHandlers.set(name, handler as (data: Record<string, unknown>) => void);
+  }
+
   emit<N extends EventName>(name: N, data: EventPayloads[N]): void {
     this.conn.send({ message: "emit", payload: { event: { name, data: data as Record<string, unknown> } } });
   }
@@ -126,6 +136,8 @@ export class Extension {
       for (const h of this.handlers.get(e.name) ?? []) h(e);
     } else if (m.message === "direct" && m.payload.event.name === "tool.cancel_request") {
       this.running.get(String(m.payload.event.data.call_id))?.abort();
+    } else if (m.message === "direct") {
+      this.directHandlers.get(m.payload.event.name)?.(m.payload.event.data);
     } else if (m.message === "disconnect") {
       this.conn.close("harness disconnected");
     }

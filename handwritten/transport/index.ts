@@ -67,3 +67,4 @@ export {
   type SessionListing,
   type SessionRow,
 } from "./probe.js";
+export { LAUNCH_TIMEOUT_MS, LaunchError, launchDaemon, type LaunchOptions, type LaunchedDaemon } from "./launch.js";

@@ -1,6 +1,6 @@
 // Starts real `tau daemon` processes and connects real socket clients to them.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectUnix, type Connection } from "../../handwritten/transport/index.js";
@@ -15,8 +15,11 @@ export interface StartedDaemon {
   socket: string;
 }
 
+/** A fresh TAU_HOME whose harness.yaml configures no extensions (tests that need some write their own). */
 export function tauHome(): { home: string; env: NodeJS.ProcessEnv; dispose: () => void } {
   const home = mkdtempSync(join(tmpdir(), "tau-home-"));
+  mkdirSync(join(home, "config"), { recursive: true });
+  writeFileSync(join(home, "config", "harness.yaml"), "extensions: []\n");
   return { home, env: { TAU_HOME: home }, dispose: () => rmSync(home, { recursive: true, force: true }) };
 }
 

@@ -1,0 +1,73 @@
+// A UI client of one session daemon: attach, subscribe, create agents, submit prompts. Shared by
+// the headless `tau run` and the interactive UI.
+import { connectUnix, type Connection } from "../transport/index.js";
+import { REVISION } from "../protocol/index.js";
+import type { DeliverMessage, WireMessage } from "../../generated/index.js";
+
+export type Delivery = DeliverMessage["payload"];
+
+export class SessionClient {
+  private readonly listeners = new Set<(d: Delivery) => void>();
+  private readonly waiters = new Set<(m: WireMessage) => boolean>();
+  private nextRequest = 1;
+
+  private constructor(readonly conn: Connection) {
+    conn.onMessage((m) => {
+      if (m.message === "deliver") for (const l of this.listeners) l(m.payload);
+      for (const w of [...this.waiters]) if (w(m)) this.waiters.delete(w);
+    });
+  }
+
+  static async attach(socket: string, sessionId: string): Promise<SessionClient> {
+    const conn = await connectUnix(socket);
+    const client = new SessionClient(conn);
+    const accepted = client.wait((m) => m.message === "ui_session_accepted" || m.message === "error");
+    conn.send({ message: "hello", payload: { revision: { ...REVISION }, role: "ui", session_id: sessionId, client: "tau cli" } });
+    const m = await accepted;
+    if (m.message !== "ui_session_accepted") throw new Error(`the daemon refused to attach: ${m.message === "error" ? m.payload.code : m.message}`);
+    return client;
+  }
+
+  onDeliver(listener: (d: Delivery) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves with the first message matching `pred` (or rejects when the connection ends first). */
+  wait(pred: (m: WireMessage) => boolean): Promise<WireMessage> {
+    return new Promise((resolve, reject) => {
+      const w = (m: WireMessage) => {
+        if (!pred(m)) return false;
+        resolve(m);
+        return true;
+      };
+      this.waiters.add(w);
+      void this.conn.closed.then((reason) => {
+        if (this.waiters.delete(w)) reject(new Error(`the daemon connection ended (${reason.kind})`));
+      });
+    });
+  }
+
+  subscribe(historical: string[], live: string[]): void {
+    this.conn.send({ message: "subscribe", payload: { historical: historical as never, live: live as never } });
+  }
+
+  emit(name: string, data: Record<string, unknown>): void {
+    this.conn.send({ message: "emit", payload: { event: { name: name as never, data } } });
+  }
+
+  async createAgent(fields: Record<string, unknown> = {}): Promise<string> {
+    const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
+    const answer = this.wait((m) => m.message === "direct" && m.payload.event.data.request_id === request_id);
+    this.emit("ui.create_agent", { request_id, ...fields });
+    const m = await answer;
+    if (m.message !== "direct") throw new Error("unexpected answer");
+    const data = m.payload.event.data as { ok: boolean; agent_id?: string; error?: string };
+    if (!data.ok || !data.agent_id) throw new Error(`could not create an agent: ${data.error ?? "refused"}`);
+    return data.agent_id;
+  }
+
+  close(): void {
+    this.conn.close("client done");
+  }
+}

@@ -1,0 +1,83 @@
+// `tau ext provider` (kind provider): serves directed `provider.request`s with one profile —
+// `chat_completions` (any OpenAI-compatible endpoint over HTTP + SSE) or `scripted` (offline demo) —
+// and reports through the provider.*_reported family (SPEC-provider-execution).
+import { Extension } from "../../sdk/index.js";
+import type { ModelInfo, ProviderRequest } from "../../../generated/index.js";
+import { createEgressPolicy, streamChatCompletion, type EgressPolicy } from "./index.js";
+import { SCRIPTED_MODEL, scriptedTurn } from "./scripted.js";
+
+interface ProviderConfig {
+  profile?: "chat_completions" | "scripted";
+  base_url?: string;
+  models?: ModelInfo[];
+  /** Name of the configure secret holding the API key. */
+  api_key_secret?: string;
+}
+
+export async function main(): Promise<void> {
+  const ext = await Extension.connect();
+  const cfg = ext.config as ProviderConfig;
+  const profile = cfg.profile ?? "scripted";
+  if (profile === "chat_completions" && !cfg.base_url) return ext.configError("chat_completions needs base_url");
+  const models: ModelInfo[] = profile === "scripted" ? [{ id: SCRIPTED_MODEL, context_window: 32_000 }] : (cfg.models ?? []);
+  if (models.length === 0) return ext.configError("no models configured for this provider");
+  const apiKey = cfg.api_key_secret ? ext.configuration.secrets[cfg.api_key_secret] : undefined;
+  let egress: EgressPolicy | undefined;
+  if (profile === "chat_completions") {
+    try {
+      egress = createEgressPolicy({});
+    } catch (err) {
+      return ext.configError(`proxy settings: ${(err as Error).message}`);
+    }
+  }
+  const running = new Map<string, AbortController>();
+  ext.emit("provider.models_declared", { models });
+
+  ext.onDirect("provider.cancel_request", (data) => running.get(`${data.prompt_id}/${data.round}`)?.abort());
+  ext.onDirect("provider.request", (req) => {
+    const key = `${req.prompt_id}/${req.round}`;
+    const controller = new AbortController();
+    running.set(key, controller);
+    const done = () => running.delete(key);
+    if (profile === "scripted") void runScripted(ext, req, controller.signal).finally(done);
+    else void runChat(ext, req, { baseUrl: cfg.base_url as string, ...(apiKey ? { apiKey } : {}) }, egress as EgressPolicy, controller.signal).finally(done);
+  });
+  ext.ready();
+}
+
+async function runScripted(ext: Extension, req: ProviderRequest, signal: AbortSignal): Promise<void> {
+  const turn = scriptedTurn(req);
+  for (const text of turn.deltas) {
+    if (signal.aborted) return;
+    ext.emit("provider.response_delta_reported", { prompt_id: req.prompt_id, round: req.round, text });
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  if (signal.aborted) return;
+  ext.emit("provider.response_finished_reported", {
+    prompt_id: req.prompt_id,
+    round: req.round,
+    model: req.model,
+    text: turn.deltas.join(""),
+    tool_calls: [...turn.toolCalls],
+    finish_reason: turn.toolCalls.length > 0 ? "tool_calls" : "stop",
+    usage: turn.usage,
+  });
+}
+
+async function runChat(ext: Extension, req: ProviderRequest, profile: { baseUrl: string; apiKey?: string }, egress: EgressPolicy, signal: AbortSignal): Promise<void> {
+  const result = await streamChatCompletion(req, profile, {
+    signal,
+    egress,
+    onDelta: (text, reasoning) =>
+      ext.emit("provider.response_delta_reported", {
+        prompt_id: req.prompt_id,
+        round: req.round,
+        ...(text ? { text } : {}),
+        ...(reasoning ? { reasoning } : {}),
+      }),
+    onRetry: (n) => ext.emit("provider.retry_reported", { prompt_id: req.prompt_id, round: req.round, ...n }),
+  });
+  if (signal.aborted) return;
+  if (result.status === "finished") ext.emit("provider.response_finished_reported", result.report);
+  else ext.emit("provider.response_failed_reported", result.report);
+}

@@ -1,0 +1,61 @@
+// `tau ext shell`: the first-party shell tools (SPEC-shell-tools) and user shell commands
+// (`!cmd`, `!!cmd`; SPEC-shell-commands), served over the extension SDK.
+import { Extension, ToolFailure } from "../../sdk/index.js";
+import { resolveWorkdir, runShell, shellTools } from "./tools/index.js";
+
+/** User shell commands (`!cmd`) run at most this long. */
+export const USER_COMMAND_TIMEOUT_MS = 600_000;
+
+export async function main(): Promise<void> {
+  const ext = await Extension.connect();
+  const projectRoot = process.cwd();
+  // Per-agent working directories are agent metadata (`shell.cwd`), owned by this instance.
+  const workdirs = new Map<string, string>();
+  ext.subscribe(["agent.metadata_set"], ["agent.metadata_set", "shell.command_started"]);
+  ext.on("agent.metadata_set", (e) => {
+    if (e.data.key !== "shell.cwd") return;
+    if (e.data.value === null) workdirs.delete(e.data.agent_id);
+    else workdirs.set(e.data.agent_id, e.data.value);
+  });
+  const cwdFor = (agentId: string) => resolveWorkdir(workdirs.get(agentId), projectRoot);
+
+  for (const tool of shellTools()) {
+    ext.registerTool({
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters as Record<string, unknown>,
+      run: async (args, ctx) => {
+        const cwd = await cwdFor(ctx.agentId).catch((err: unknown) => {
+          throw new ToolFailure((err as Error).message);
+        });
+        return tool.run(args, { cwd, signal: ctx.signal, onProgress: (t) => ctx.progress(t) });
+      },
+    });
+  }
+
+  ext.on("shell.command_started", (e) => {
+    if (e.replay || e.data.owner !== ext.instance) return;
+    const { request_id, command, agent_id } = e.data;
+    void (async () => {
+      try {
+        const cwd = await cwdFor(agent_id);
+        const outcome = await runShell({
+          command,
+          cwd,
+          timeoutMs: USER_COMMAND_TIMEOUT_MS,
+          signal: new AbortController().signal,
+          onProgress: (text) => ext.emit("shell.command_progress_reported", { request_id, text }),
+        });
+        ext.emit("shell.command_finished_reported", {
+          request_id,
+          output: outcome.output,
+          exit_code: outcome.exitCode ?? null,
+          ...(outcome.signal ? { signal: outcome.signal } : {}),
+        });
+      } catch (err) {
+        ext.emit("shell.command_finished_reported", { request_id, output: (err as Error).message, exit_code: null });
+      }
+    })();
+  });
+  ext.ready();
+}

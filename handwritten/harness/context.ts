@@ -1,0 +1,54 @@
+// Prompt assembly inputs (SPEC-prompt-assembly): the system prompt template, AGENTS.md files from
+// the user's config folder and the project's ancestors (frozen when an agent initializes), and the
+// `<user>` envelope for human prompts.
+import { readFileSync } from "node:fs";
+import { dirname, join, parse } from "node:path";
+
+/** Largest AGENTS.md read; larger files are cut with a marker. */
+export const MAX_AGENTS_MD_BYTES = 64 * 1024;
+
+export const DEFAULT_SYSTEM_TEMPLATE = [
+  "You are tau, a coding agent working in the user's project at {{cwd}}.",
+  "Use the tools you are given to inspect and change files and to run commands; prefer small, verifiable steps.",
+  "When you are done, answer with a short summary of what you did and what is left.",
+  "{{agents_md}}",
+].join("\n");
+
+export interface AgentContextFile {
+  readonly path: string;
+  readonly text: string;
+}
+
+/** AGENTS.md from the user's config root, then each ancestor of `cwd` from the filesystem root down. */
+export function collectAgentsMd(configRoot: string, cwd: string): AgentContextFile[] {
+  const candidates = [join(configRoot, "AGENTS.md")];
+  const ancestors: string[] = [];
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    ancestors.unshift(join(dir, "AGENTS.md"));
+    if (dir === parse(dir).root) break;
+  }
+  candidates.push(...ancestors);
+  const out: AgentContextFile[] = [];
+  for (const path of candidates) {
+    try {
+      const bytes = readFileSync(path);
+      const text =
+        bytes.length > MAX_AGENTS_MD_BYTES ? `${bytes.subarray(0, MAX_AGENTS_MD_BYTES).toString("utf8")}\n[… AGENTS.md cut at ${MAX_AGENTS_MD_BYTES} bytes]` : bytes.toString("utf8");
+      out.push({ path, text });
+    } catch {
+      // absent or unreadable: not part of the context
+    }
+  }
+  return out;
+}
+
+/** Renders the template with explicit inputs only; unknown placeholders are left as they are. */
+export function renderSystemPrompt(template: string, inputs: { cwd: string; agentsMd: readonly AgentContextFile[] }): string {
+  const agents = inputs.agentsMd.map((f) => `<agents_md path="${f.path}">\n${f.text}\n</agents_md>`).join("\n");
+  return template.replaceAll("{{cwd}}", inputs.cwd).replaceAll("{{agents_md}}", agents).trimEnd();
+}
+
+/** The provider form of a human prompt: fieldless `<user>` envelope, exact `</user>` collisions replaced. */
+export function userEnvelope(text: string): string {
+  return `<user>\n${text.replaceAll("</user>", "</ user>")}\n</user>`;
+}

@@ -1,0 +1,36 @@
+// What a session runs when harness.yaml configures no extensions: the first-party provider and
+// shell extensions. The provider talks to OPENAI_BASE_URL when it is set and is otherwise the
+// clearly labelled offline demo (`scripted`), so `tau run` works on a fresh machine.
+import type { ExtensionConfig } from "../../generated/index.js";
+
+export const OPENAI_KEY_SECRET = "openai-api-key";
+export const DEFAULT_OPENAI_MODEL = "gpt-4o-mini";
+
+export function defaultExtensions(env: NodeJS.ProcessEnv): ExtensionConfig[] {
+  const baseUrl = env.OPENAI_BASE_URL;
+  const hasKey = env.TAU_SECRET_OPENAI_API_KEY !== undefined;
+  const provider: ExtensionConfig = {
+    name: "provider",
+    kind: "provider",
+    require: true,
+    command: ["tau", "ext", "provider"],
+    startup_timeout_seconds: 30,
+    config: baseUrl
+      ? { profile: "chat_completions", base_url: baseUrl, models: [{ id: env.OPENAI_MODEL || DEFAULT_OPENAI_MODEL }], ...(hasKey ? { api_key_secret: OPENAI_KEY_SECRET } : {}) }
+      : { profile: "scripted" },
+    ...(baseUrl && hasKey ? { secrets: [OPENAI_KEY_SECRET] } : {}),
+  };
+  const shell: ExtensionConfig = { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 };
+  return [provider, shell];
+}
+
+/**
+ * Moves OPENAI_API_KEY out of the daemon's environment into its secret form, so it reaches only
+ * the provider's `configure` and never another child's environment.
+ */
+export function captureProviderKey(env: NodeJS.ProcessEnv): void {
+  if (env.OPENAI_API_KEY !== undefined) {
+    env.TAU_SECRET_OPENAI_API_KEY ??= env.OPENAI_API_KEY;
+    delete env.OPENAI_API_KEY;
+  }
+}

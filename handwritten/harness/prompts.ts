@@ -1,0 +1,441 @@
+// The agent loop (SPEC-agent-lifecycle, SPEC-provider-execution): prompts are queued per agent,
+// dispatched one at a time, sent to the owning provider only after a content-free
+// `agent.prompt_started` commits, turned from provider reports into canonical facts, continued
+// through tool rounds, and closed by `agent.outer_turn_finished`.
+import type { Committed } from "../bus/index.js";
+import type { EventName, ModelInfo, ProviderMessage, ToolCall, Usage } from "../../generated/index.js";
+import { mintId } from "./ids.js";
+import { userEnvelope } from "./context.js";
+
+/** The first delta is published at once, then at most one sample per interval, plus a final flush. */
+export const DELTA_SAMPLE_INTERVAL_MS = 1000;
+
+export interface PromptPort {
+  publish(name: EventName, data: Record<string, unknown>): Promise<boolean>;
+  /** Sends a directed event to the live connection of a provider instance; false if none. */
+  directToInstance(instance: string, name: EventName, data: Record<string, unknown>): boolean;
+  /** Generation of the live connection of an instance. */
+  generationOf(instance: string): number | undefined;
+  hasAgent(agentId: string): boolean;
+  systemPrompt(agentId: string): string;
+  tools(): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
+  defaultModel(): string | undefined;
+  warn(message: string): void;
+}
+
+interface Queued {
+  readonly promptId: string;
+}
+
+interface Turn {
+  readonly promptId: string;
+  round: number;
+  readonly model: string;
+  readonly instance: string;
+  readonly generation: number;
+  text: string;
+  reasoning: string;
+  pendingText: string;
+  pendingReasoning: string;
+  lastSample: number;
+  sampleTimer: NodeJS.Timeout | undefined;
+  openCalls: Set<string>;
+  cancelled: boolean;
+}
+
+interface AgentLoop {
+  model: string | undefined;
+  readonly queue: Queued[];
+  readonly steering: string[];
+  turn: Turn | undefined;
+  readonly messages: ProviderMessage[];
+  /** Submitted prompts not yet in the transcript: they enter it when a round starts. */
+  readonly unsent: Map<string, { text: string; steer: boolean }>;
+  usage: Required<Pick<Usage, "input_tokens" | "output_tokens">> & Usage;
+  cost: number;
+  contextTokens: number;
+}
+
+export class PromptEngine {
+  private readonly agents = new Map<string, AgentLoop>();
+  /** model id → provider instance and model info, from provider.models_updated. */
+  private readonly models = new Map<string, { instance: string; info: ModelInfo }>();
+  private readonly modelsByInstance = new Map<string, ModelInfo[]>();
+
+  constructor(private readonly port: PromptPort) {}
+
+  private loop(agentId: string): AgentLoop {
+    let l = this.agents.get(agentId);
+    if (!l) {
+      l = {
+        model: undefined,
+        queue: [],
+        steering: [],
+        turn: undefined,
+        messages: [],
+        unsent: new Map(),
+        usage: { input_tokens: 0, output_tokens: 0 },
+        cost: 0,
+        contextTokens: 0,
+      };
+      this.agents.set(agentId, l);
+    }
+    return l;
+  }
+
+  /** Folds a durable agent record into the provider transcript (live commits and cold restore alike). */
+  fold(name: string, data: Record<string, unknown>): void {
+    const agentId = data.agent_id;
+    if (typeof agentId !== "string") return;
+    const l = this.loop(agentId);
+    switch (name) {
+      case "agent.started":
+        if (typeof data.model === "string") l.model = data.model;
+        break;
+      case "agent.model_set":
+        l.model = String(data.model);
+        break;
+      case "agent.prompt_submitted":
+        l.unsent.set(String(data.prompt_id), {
+          text: data.source === "human_ui" ? userEnvelope(String(data.text)) : String(data.text),
+          steer: data.mode === "steer",
+        });
+        break;
+      case "agent.prompt_started": {
+        // Steered prompts join at the next round boundary; a turn's own prompt at its first round.
+        const own = String(data.prompt_id);
+        for (const [id, p] of [...l.unsent]) {
+          if (p.steer && id !== own) {
+            l.messages.push({ role: "user", text: p.text });
+            l.unsent.delete(id);
+          }
+        }
+        const mine = l.unsent.get(own);
+        if (data.round === 0 && mine) {
+          l.messages.push({ role: "user", text: mine.text });
+          l.unsent.delete(own);
+        }
+        break;
+      }
+      case "provider.response_finished":
+        l.messages.push({ role: "assistant", text: String(data.text), tool_calls: (data.tool_calls as ToolCall[]) ?? [] });
+        break;
+      case "provider.tool_result":
+        l.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.output) });
+        break;
+      case "provider.tool_error":
+        l.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.error), is_error: true });
+        break;
+      case "shell.command_finished":
+        if (data.include_in_context === true) l.messages.push({ role: "user", text: `$ ${String(data.command)}\n${String(data.output)}` });
+        break;
+    }
+  }
+
+  /** Cold restore: a started prompt with no terminal is dispatch-uncertain and is never resent. */
+  async settleRestored(records: ReadonlyArray<{ name: string; data: Record<string, unknown> }>): Promise<void> {
+    const open = new Map<string, { agentId: string; rounds: number }>();
+    for (const r of records) {
+      const pid = r.data.prompt_id;
+      if (typeof pid !== "string") continue;
+      if (r.name === "agent.prompt_started") open.set(pid, { agentId: String(r.data.agent_id), rounds: Number(r.data.round) + 1 });
+      if (r.name === "agent.outer_turn_finished") open.delete(pid);
+    }
+    for (const [promptId, o] of open) {
+      await this.port.publish("agent.outer_turn_finished", { agent_id: o.agentId, prompt_id: promptId, outcome: "dispatch_uncertain", rounds: o.rounds });
+    }
+  }
+
+  onModelsDeclared(c: Committed): void {
+    const instance = c.publisher.instance;
+    if (instance === undefined || c.publisher.generation === undefined || this.port.generationOf(instance) !== c.publisher.generation) return;
+    const models = (c.data.models as ModelInfo[]).slice(0, 1024);
+    this.modelsByInstance.set(instance, models);
+    for (const [id, m] of [...this.models]) if (m.instance === instance) this.models.delete(id);
+    for (const info of models) this.models.set(info.id, { instance, info });
+    void this.port.publish("provider.models_updated", { instance, models });
+    const all = [...this.modelsByInstance.entries()].flatMap(([provider, list]) =>
+      list.map((m) => ({ provider, id: m.id, ...(m.context_window !== undefined ? { context_window: m.context_window } : {}) })),
+    );
+    void this.port.publish("harness.models_available", { models: all.slice(0, 4096) });
+  }
+
+  /** A human prompt from an attached UI becomes the durable submission fact. */
+  onUiPromptSubmit(c: Committed): void {
+    const agentId = String(c.data.agent_id);
+    if (!this.port.hasAgent(agentId)) return;
+    void this.port.publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "human_ui", mode: c.data.mode, text: c.data.text });
+  }
+
+  onInternalPromptRequest(c: Committed): void {
+    const agentId = String(c.data.agent_id);
+    const p = c.publisher;
+    if (!this.port.hasAgent(agentId) || p.instance === undefined || this.port.generationOf(p.instance) !== p.generation) return;
+    void this.port.publish("agent.prompt_submitted", {
+      agent_id: agentId,
+      prompt_id: mintId("p"),
+      source: "extension",
+      mode: c.data.mode,
+      text: c.data.text,
+      submitter: p.instance,
+    });
+  }
+
+  onPromptSubmitted(c: Committed): void {
+    const l = this.loop(String(c.data.agent_id));
+    if (c.data.mode === "steer" && l.turn) {
+      l.steering.push(String(c.data.prompt_id));
+      return;
+    }
+    l.queue.push({ promptId: String(c.data.prompt_id) });
+    if (!l.turn) void this.dispatch(String(c.data.agent_id));
+  }
+
+  onModelSelect(c: Committed): void {
+    const agentId = String(c.data.agent_id);
+    if (!this.port.hasAgent(agentId)) return;
+    void this.port.publish("agent.model_set", { agent_id: agentId, model: c.data.model });
+  }
+
+  private resolveModel(l: AgentLoop): { model: string; instance: string } | undefined {
+    const wanted = l.model ?? this.port.defaultModel();
+    if (wanted !== undefined) {
+      const slash = wanted.indexOf("/");
+      const [inst, id] = slash > 0 ? [wanted.slice(0, slash), wanted.slice(slash + 1)] : [undefined, wanted];
+      const m = this.models.get(id);
+      if (m && (inst === undefined || inst === m.instance)) return { model: id, instance: m.instance };
+      if (inst !== undefined && this.port.generationOf(inst) !== undefined) return { model: id, instance: inst };
+      return undefined;
+    }
+    const first = [...this.models.entries()].sort(([a], [b]) => (a < b ? -1 : 1))[0];
+    return first ? { model: first[0], instance: first[1].instance } : undefined;
+  }
+
+  private async dispatch(agentId: string): Promise<void> {
+    const l = this.loop(agentId);
+    if (l.turn) return;
+    const next = l.queue.shift();
+    if (!next) return;
+    const target = this.resolveModel(l);
+    const generation = target ? this.port.generationOf(target.instance) : undefined;
+    if (!target || generation === undefined) {
+      await this.port.publish("agent.prompt_failed", {
+        agent_id: agentId,
+        prompt_id: next.promptId,
+        code: "no_provider",
+        diagnostic: l.model ? `no running provider serves model ${l.model}` : "no model is available; configure a provider",
+      });
+      return void this.dispatch(agentId);
+    }
+    l.turn = {
+      promptId: next.promptId,
+      round: 0,
+      model: target.model,
+      instance: target.instance,
+      generation,
+      text: "",
+      reasoning: "",
+      pendingText: "",
+      pendingReasoning: "",
+      lastSample: 0,
+      sampleTimer: undefined,
+      openCalls: new Set(),
+      cancelled: false,
+    };
+    await this.startRound(agentId, l);
+  }
+
+  /** The owner and a content-free start commit before the full prompt leaves for the provider. */
+  private async startRound(agentId: string, l: AgentLoop): Promise<void> {
+    const t = l.turn as Turn;
+    t.text = "";
+    t.reasoning = "";
+    t.lastSample = 0; // each response's first delta is published at once
+    const ok = await this.port.publish("agent.prompt_started", { agent_id: agentId, prompt_id: t.promptId, round: t.round, model: t.model });
+    if (!ok || l.turn !== t || t.cancelled) return;
+    const request = {
+      agent_id: agentId,
+      prompt_id: t.promptId,
+      round: t.round,
+      model: t.model,
+      system: this.port.systemPrompt(agentId),
+      messages: closeDanglingCalls(l.messages),
+      tools: this.port.tools(),
+    };
+    if (!this.port.directToInstance(t.instance, "provider.request", request)) {
+      await this.fail(agentId, l, "network", "the provider is not connected");
+    }
+  }
+
+  private ownerTurn(c: Committed): { agentId: string; l: AgentLoop; t: Turn } | undefined {
+    const p = c.publisher;
+    for (const [agentId, l] of this.agents) {
+      const t = l.turn;
+      if (t && t.promptId === c.data.prompt_id && t.round === c.data.round && p.instance === t.instance && p.generation === t.generation && !t.cancelled) {
+        return { agentId, l, t };
+      }
+    }
+    return undefined;
+  }
+
+  onDeltaReported(c: Committed): void {
+    const o = this.ownerTurn(c);
+    if (!o) return;
+    const { t, agentId } = o;
+    if (typeof c.data.text === "string") t.pendingText += c.data.text;
+    if (typeof c.data.reasoning === "string") t.pendingReasoning += c.data.reasoning;
+    const now = Date.now();
+    if (now - t.lastSample >= DELTA_SAMPLE_INTERVAL_MS) this.flushDelta(agentId, t);
+    else t.sampleTimer ??= setTimeout(() => this.flushDelta(agentId, t), DELTA_SAMPLE_INTERVAL_MS - (now - t.lastSample));
+  }
+
+  private flushDelta(agentId: string, t: Turn): void {
+    if (t.sampleTimer) clearTimeout(t.sampleTimer);
+    t.sampleTimer = undefined;
+    if (t.pendingText === "" && t.pendingReasoning === "") return;
+    t.lastSample = Date.now();
+    const data = { agent_id: agentId, prompt_id: t.promptId, round: t.round, text_delta: t.pendingText, reasoning_delta: t.pendingReasoning };
+    t.text += t.pendingText;
+    t.reasoning += t.pendingReasoning;
+    t.pendingText = "";
+    t.pendingReasoning = "";
+    void this.port.publish("provider.response_updated", data);
+  }
+
+  async onFinishedReported(c: Committed): Promise<void> {
+    const o = this.ownerTurn(c);
+    if (!o) return;
+    const { agentId, l, t } = o;
+    this.flushDelta(agentId, t);
+    const calls = (c.data.tool_calls as ToolCall[]) ?? [];
+    const usage = c.data.usage as Usage | undefined;
+    const finished: Record<string, unknown> = {
+      agent_id: agentId,
+      prompt_id: t.promptId,
+      round: t.round,
+      model: t.model,
+      text: c.data.text,
+      tool_calls: calls,
+      finish_reason: c.data.finish_reason,
+    };
+    if (typeof c.data.reasoning === "string") finished.reasoning = c.data.reasoning;
+    if (usage) finished.usage = usage;
+    if (!(await this.port.publish("provider.response_finished", finished))) return this.fail(agentId, l, "protocol", "could not record the response");
+    this.account(agentId, l, t, usage);
+    if (calls.length > 0 && c.data.finish_reason === "tool_calls") {
+      for (const call of calls) t.openCalls.add(call.call_id);
+      for (const call of calls) {
+        await this.port.publish("tool.request", { agent_id: agentId, prompt_id: t.promptId, call_id: call.call_id, tool: call.tool, arguments_json: call.arguments_json });
+      }
+      return;
+    }
+    await this.finish(agentId, l, "completed");
+  }
+
+  /** A tool outcome of the current round: when the last one lands, the next round starts. */
+  async onToolOutcome(c: Committed): Promise<void> {
+    const l = this.agents.get(String(c.data.agent_id));
+    const t = l?.turn;
+    if (!l || !t || t.promptId !== c.data.prompt_id || !t.openCalls.delete(String(c.data.call_id))) return;
+    if (t.openCalls.size > 0 || t.cancelled) return;
+    l.steering.length = 0; // the next round's start folds them into the transcript
+    t.round++;
+    await this.startRound(String(c.data.agent_id), l);
+  }
+
+  async onFailedReported(c: Committed): Promise<void> {
+    const o = this.ownerTurn(c);
+    if (!o) return;
+    await this.fail(o.agentId, o.l, String(c.data.error_class), String(c.data.diagnostic));
+  }
+
+  onRetryReported(c: Committed): void {
+    const o = this.ownerTurn(c);
+    if (!o) return;
+    void this.port.publish("provider.retry_scheduled", {
+      agent_id: o.agentId,
+      prompt_id: o.t.promptId,
+      round: o.t.round,
+      attempt: c.data.attempt,
+      delay_ms: c.data.delay_ms,
+      error_class: c.data.error_class,
+    });
+  }
+
+  /** Cancelling releases only the exact current owner; late reports are ignored. */
+  async onCancelRequest(c: Committed): Promise<void> {
+    const agentId = String(c.data.agent_id);
+    const l = this.agents.get(agentId);
+    const t = l?.turn;
+    if (!l || !t || (c.data.prompt_id !== undefined && c.data.prompt_id !== t.promptId)) return;
+    t.cancelled = true;
+    this.port.directToInstance(t.instance, "provider.cancel_request", { prompt_id: t.promptId, round: t.round });
+    await this.port.publish("agent.prompt_cancelled", { agent_id: agentId, prompt_id: t.promptId });
+    await this.finish(agentId, l, "cancelled");
+  }
+
+  /** A provider connection ended: the prompts it owned fail. */
+  async onProviderGone(instance: string, generation: number): Promise<void> {
+    for (const [agentId, l] of this.agents) {
+      const t = l.turn;
+      if (t && t.instance === instance && t.generation === generation) await this.fail(agentId, l, "network", `the ${instance} provider exited`);
+    }
+  }
+
+  private async fail(agentId: string, l: AgentLoop, errorClass: string, diagnostic: string): Promise<void> {
+    const t = l.turn;
+    if (!t) return;
+    this.flushDelta(agentId, t);
+    await this.port.publish("provider.response_failed", {
+      agent_id: agentId,
+      prompt_id: t.promptId,
+      round: t.round,
+      error_class: errorClass,
+      diagnostic: diagnostic.slice(0, 1024),
+    });
+    await this.finish(agentId, l, "failed");
+  }
+
+  private async finish(agentId: string, l: AgentLoop, outcome: "completed" | "cancelled" | "failed"): Promise<void> {
+    const t = l.turn;
+    if (!t) return;
+    if (t.sampleTimer) clearTimeout(t.sampleTimer);
+    l.turn = undefined;
+    // Steered prompts that found no later round of this turn run as turns of their own.
+    for (const id of l.steering.splice(0)) if (l.unsent.has(id)) l.queue.push({ promptId: id });
+    await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: t.promptId, outcome, rounds: t.round + 1 });
+    void this.dispatch(agentId);
+  }
+
+  private account(agentId: string, l: AgentLoop, t: Turn, usage: Usage | undefined): void {
+    if (!usage) return;
+    l.usage = {
+      ...l.usage,
+      input_tokens: l.usage.input_tokens + usage.input_tokens,
+      output_tokens: l.usage.output_tokens + usage.output_tokens,
+    };
+    const info = this.models.get(t.model)?.info;
+    l.cost += ((info?.input_cost ?? 0) * usage.input_tokens + (info?.output_cost ?? 0) * usage.output_tokens) / 1_000_000;
+    l.contextTokens = usage.input_tokens + usage.output_tokens;
+    const stats: Record<string, unknown> = { agent_id: agentId, usage: l.usage, cost_usd: l.cost, context_tokens: l.contextTokens };
+    if (info?.context_window !== undefined) stats.context_window = info.context_window;
+    void this.port.publish("agent.stats_updated", stats);
+  }
+
+  isBusy(agentId: string): boolean {
+    return this.agents.get(agentId)?.turn !== undefined;
+  }
+}
+
+/** A tool call without a result (an interrupted round) gets a synthetic error so the transcript stays closed. */
+function closeDanglingCalls(messages: readonly ProviderMessage[]): ProviderMessage[] {
+  const answered = new Set(messages.filter((m) => m.role === "tool").map((m) => m.call_id));
+  const out: ProviderMessage[] = [];
+  for (const m of messages) {
+    out.push(m);
+    for (const call of m.tool_calls ?? []) {
+      if (!answered.has(call.call_id)) out.push({ role: "tool", call_id: call.call_id, text: "interrupted: this call has no result", is_error: true });
+    }
+  }
+  return out;
+}
