@@ -8,6 +8,9 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
   process.stdout.write(`tau/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`);
+} else if (argv[0] === "run" && !argv.includes("--help") && !argv.includes("-h")) {
+  const run = await loadBuilt("cli/run-main.js");
+  await run.main(argv.slice(1));
 } else if (argv[0] === "ext") {
   const ext = await loadBuilt("ext/main.js");
   await ext.main(argv.slice(1));

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadHarnessConfig, resolveRoots } from "../config/index.js";
 import { cleanupDebugLogs } from "../store/index.js";
-import { startExtensions } from "./extensions.js";
+import { superviseExtensions } from "./extensions.js";
 import { captureProviderKey, defaultExtensions } from "./defaults.js";
 import type { Supervisor } from "../host/index.js";
 import { DAEMON_INSTANCE_ENV, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit } from "../transport/index.js";
@@ -91,7 +91,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const roots = resolveRoots();
   let config;
   try {
-    config = loadHarnessConfig(roots.config);
+    config = await loadHarnessConfig(roots.config);
   } catch (err) {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exitCode = 2;
@@ -112,12 +112,18 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exit(1);
   });
   let stopping = false;
-  let supervisor: Supervisor | undefined;
+  // Extensions start while the socket is being published: both take a process start's time.
+  const supervisor: Supervisor = superviseExtensions(harness, {
+    ...(args.ephemeral ? {} : { stateDir: roots.state }),
+    tauCommand: [process.execPath, process.argv[1] as string],
+  });
+  const started = supervisor.start(config.extensions ?? defaultExtensions(process.env));
+  started.catch(() => {}); // handled where it is awaited below
   const stop = async (reason: "last_ui_left" | "signal" | "requested" | "startup_failed", code = 0) => {
     if (stopping) return;
     stopping = true;
     await endpoint.shutdown().catch(() => {});
-    await supervisor?.stop().catch(() => {});
+    await supervisor.stop().catch(() => {});
     await harness.shutdown(reason).catch(() => {});
     process.exit(code);
   };
@@ -134,12 +140,8 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.on("SIGINT", () => void stop("signal"));
   process.on("SIGHUP", () => void stop("signal"));
   process.stderr.write(`tau daemon: session ${harness.sessionId} on ${endpoint.socketPath}\n`);
-  const bin = process.argv[1] as string;
   try {
-    supervisor = await startExtensions(harness, config.extensions ?? defaultExtensions(process.env), {
-      ...(args.ephemeral ? {} : { stateDir: roots.state }),
-      tauCommand: [process.execPath, bin],
-    });
+    await started;
   } catch (err) {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     await stop("startup_failed", 1);

@@ -4,7 +4,6 @@ import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from "no
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { Supervisor, type SupervisorHost } from "../host/index.js";
-import type { ExtensionConfig } from "../../generated/index.js";
 import { RESERVED_TOOL_NAMES } from "./tools.js";
 import type { Harness } from "./harness.js";
 
@@ -30,7 +29,8 @@ export function resolveSecret(name: string, env: NodeJS.ProcessEnv, stateDir: st
   }
 }
 
-export async function startExtensions(harness: Harness, configs: readonly ExtensionConfig[], opts: ExtensionRuntimeOptions): Promise<Supervisor> {
+/** Creates the supervisor for this harness; `supervisor.start(configs)` then runs the extensions. */
+export function superviseExtensions(harness: Harness, opts: ExtensionRuntimeOptions): Supervisor {
   const env = opts.env ?? process.env;
   let log: WriteStream | undefined;
   if (opts.stateDir) {
@@ -60,6 +60,5 @@ export async function startExtensions(harness: Harness, configs: readonly Extens
   };
   const supervisor = new Supervisor(host, { tauCommand: opts.tauCommand, env });
   harness.extensions = supervisor;
-  await supervisor.start(configs);
   return supervisor;
 }

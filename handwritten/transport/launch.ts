@@ -51,9 +51,10 @@ export async function launchDaemon(o: LaunchOptions): Promise<LaunchedDaemon> {
   child.unref();
   const pid = child.pid;
   if (pid === undefined) throw new LaunchError("could not start the tau daemon");
-  const socket = pairPaths(o.runtimeDir, formatStem(pid, instance)).socket;
+  const pair = pairPaths(o.runtimeDir, formatStem(pid, instance));
+  // The metadata is written after the socket listens, so its presence means connections are accepted.
   for (let waited = 0; waited < LAUNCH_TIMEOUT_MS; waited += 10) {
-    if (existsSync(socket)) return { session_id: o.sessionId, pid, socket };
+    if (existsSync(pair.metadata)) return { session_id: o.sessionId, pid, socket: pair.socket };
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 10));
   }

@@ -3,19 +3,7 @@
 // on success, 1 on failure, 130 on cancel.
 import { Command, Flags } from "@oclif/core";
 import { readFileSync } from "node:fs";
-import { resolveRoots } from "../../config/index.js";
-import { launchDaemon } from "../../transport/index.js";
-import { sanitize } from "../ui/index.js";
-import { SessionClient, type Delivery } from "../session-client.js";
-import { randomBytes } from "node:crypto";
-
-/** How long `tau run` waits for a provider to declare models. */
-export const PROVIDER_WAIT_MS = 60_000;
-
-/** This very installation: the node binary and the bin/run.js that started this process. */
-function tauCommand(): string[] {
-  return [process.execPath, process.argv[1] as string];
-}
+import { runPrompt } from "../run-prompt.js";
 
 export default class Run extends Command {
   static override summary = "Run one prompt to completion and print the answer.";
@@ -39,77 +27,3 @@ export default class Run extends Command {
   }
 }
 
-export async function runPrompt(prompt: string, o: { json: boolean; ephemeral: boolean; model?: string }): Promise<number> {
-  const roots = resolveRoots();
-  const sessionId = `s-${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
-  const daemon = await launchDaemon({
-    tauCommand: tauCommand(),
-    runtimeDir: roots.runtime,
-    stateDir: roots.state,
-    sessionId,
-    args: ["--session-id", sessionId, "--exit-when-uis-leave", "--project-root", process.cwd(), ...(o.ephemeral ? ["--ephemeral"] : [])],
-    ephemeral: o.ephemeral,
-  });
-  const client = await SessionClient.attach(daemon.socket, sessionId);
-  const out = (s: string) => process.stdout.write(s);
-  let agentId: string | undefined;
-  let promptId: string | undefined;
-  let failure = "";
-  let printedText = false;
-  let resolveOutcome!: (outcome: string) => void;
-  const outcome = new Promise<string>((r) => (resolveOutcome = r));
-  let modelsReady!: () => void;
-  const models = new Promise<void>((r) => (modelsReady = r));
-
-  client.onDeliver((d: Delivery) => {
-    const { name, data } = d.event;
-    if (name === "harness.models_available" && (data.models as unknown[]).length > 0) modelsReady();
-    if (name === "harness.notice" && (data.level === "error" || data.level === "critical")) {
-      process.stderr.write(`tau: ${sanitize(String(data.text))}\n`);
-    }
-    if (agentId === undefined || data.agent_id !== agentId) return;
-    if (o.json) out(`${JSON.stringify({ seq: d.seq, name, data, ...(d.replay ? { replay: true } : {}) })}\n`);
-    if (name === "agent.prompt_submitted") promptId = String(data.prompt_id);
-    if (name === "provider.response_updated" && !o.json) {
-      const text = String(data.text_delta);
-      if (text) {
-        out(sanitize(text));
-        printedText = true;
-      }
-    }
-    if (name === "provider.response_finished" && !o.json && printedText) {
-      out("\n");
-      printedText = false;
-    }
-    if (name === "tool.result" && !o.json) process.stderr.write(`[${sanitize(String(data.tool))} ${String(data.outcome)}]\n`);
-    if (name === "provider.response_failed") failure = `${String(data.error_class)}: ${String(data.diagnostic)}`;
-    if (name === "agent.prompt_failed") {
-      failure = String(data.diagnostic);
-      resolveOutcome("failed");
-    }
-    if (name === "agent.outer_turn_finished" && data.prompt_id === promptId) resolveOutcome(String(data.outcome));
-  });
-  client.subscribe(["harness.models_available", "harness.notice"], ["*"]);
-  const timer = setTimeout(() => resolveOutcome("no_provider"), PROVIDER_WAIT_MS);
-  await Promise.race([models, outcome]);
-  clearTimeout(timer);
-  let result = "failed";
-  const onSigint = () => {
-    if (agentId) client.emit("agent.cancel_request", { agent_id: agentId });
-  };
-  process.on("SIGINT", onSigint);
-  try {
-    agentId = await client.createAgent({ ...(o.model ? { model: o.model } : {}), ...(o.ephemeral ? { ephemeral: true } : {}) });
-    client.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: prompt });
-    result = await outcome;
-  } catch (err) {
-    failure = (err as Error).message;
-  } finally {
-    process.off("SIGINT", onSigint);
-    client.close();
-  }
-  if (result === "completed") return 0;
-  if (result === "no_provider") failure = "no provider became available";
-  process.stderr.write(`tau: the prompt ${result === "cancelled" ? "was cancelled" : "failed"}${failure ? `: ${sanitize(failure)}` : ""}\n`);
-  return result === "cancelled" ? 130 : 1;
-}

@@ -3,7 +3,7 @@
 // and reports through the provider.*_reported family (SPEC-provider-execution).
 import { Extension } from "../../sdk/index.js";
 import type { ModelInfo, ProviderRequest } from "../../../generated/index.js";
-import { createEgressPolicy, streamChatCompletion, type EgressPolicy } from "./index.js";
+import type { EgressPolicy } from "./index.js";
 import { SCRIPTED_MODEL, scriptedTurn } from "./scripted.js";
 
 interface ProviderConfig {
@@ -23,9 +23,11 @@ export async function main(): Promise<void> {
   if (models.length === 0) return ext.configError("no models configured for this provider");
   const apiKey = cfg.api_key_secret ? ext.configuration.secrets[cfg.api_key_secret] : undefined;
   let egress: EgressPolicy | undefined;
-  if (profile === "chat_completions") {
+  // The HTTP client is loaded only by the profile that talks to a server.
+  const http = profile === "chat_completions" ? await import("./index.js") : undefined;
+  if (http) {
     try {
-      egress = createEgressPolicy({});
+      egress = http.createEgressPolicy({});
     } catch (err) {
       return ext.configError(`proxy settings: ${(err as Error).message}`);
     }
@@ -40,7 +42,7 @@ export async function main(): Promise<void> {
     running.set(key, controller);
     const done = () => running.delete(key);
     if (profile === "scripted") void runScripted(ext, req, controller.signal).finally(done);
-    else void runChat(ext, req, { baseUrl: cfg.base_url as string, ...(apiKey ? { apiKey } : {}) }, egress as EgressPolicy, controller.signal).finally(done);
+    else void runChat(http as HttpClient, ext, req, { baseUrl: cfg.base_url as string, ...(apiKey ? { apiKey } : {}) }, egress as EgressPolicy, controller.signal).finally(done);
   });
   ext.ready();
 }
@@ -64,8 +66,17 @@ async function runScripted(ext: Extension, req: ProviderRequest, signal: AbortSi
   });
 }
 
-async function runChat(ext: Extension, req: ProviderRequest, profile: { baseUrl: string; apiKey?: string }, egress: EgressPolicy, signal: AbortSignal): Promise<void> {
-  const result = await streamChatCompletion(req, profile, {
+type HttpClient = typeof import("./index.js");
+
+async function runChat(
+  http: HttpClient,
+  ext: Extension,
+  req: ProviderRequest,
+  profile: { baseUrl: string; apiKey?: string },
+  egress: EgressPolicy,
+  signal: AbortSignal,
+): Promise<void> {
+  const result = await http.streamChatCompletion(req, profile, {
     signal,
     egress,
     onDelta: (text, reasoning) =>
