@@ -15,6 +15,7 @@ import {
 } from "../store/index.js";
 import { ToolRouter } from "./tools.js";
 import { PromptEngine } from "./prompts.js";
+import { ShellCommandRouter } from "./shell-commands.js";
 import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, type AgentContextFile } from "./context.js";
 import { eventProblem } from "../protocol/index.js";
 import { isEventName, type EventName, type UiCreateAgent } from "../../generated/index.js";
@@ -76,6 +77,7 @@ export class Harness {
   /** Set by the daemon once extensions are supervised; until then no extension is live. */
   extensions: ExtensionLiveness = { isLive: () => false, toolPrefix: () => "", generationOf: () => undefined };
   readonly prompts: PromptEngine;
+  private shellCommands!: ShellCommandRouter;
   private readonly writeback: WritebackWorker | undefined;
 
   private constructor(
@@ -121,6 +123,16 @@ export class Harness {
       defaultModel: () => options.defaultModel,
       warn: (m) => options.warn?.(m),
     });
+    const shell = new ShellCommandRouter({
+      publish: (name, data) => void this.publishHarness(name, data),
+      shellTool: () => this.tools.tools.get("shell"),
+      hasAgent: (agentId) => this.agents.has(agentId),
+      isLive: (instance, generation) => this.extensions.isLive(instance, generation),
+    });
+    this.shellCommands = shell;
+    this.bus.onCommitted("shell.command_request", (c) => shell.onRequest(c));
+    this.bus.onCommitted("shell.command_progress_reported", (c) => shell.onProgressReported(c));
+    this.bus.onCommitted("shell.command_finished_reported", (c) => shell.onFinishedReported(c));
     const p = this.prompts;
     this.bus.onCommitted("ui.prompt_submit", (c) => p.onUiPromptSubmit(c));
     this.bus.onCommitted("agent.internal_prompt_request", (c) => p.onInternalPromptRequest(c));
@@ -270,6 +282,7 @@ export class Harness {
   extensionGone(instance: string, generation: number): void {
     this.removePeer(generation);
     this.tools.onOwnerGone(instance, generation);
+    this.shellCommands.onOwnerGone(instance, generation);
     void this.prompts.onProviderGone(instance, generation);
   }
 
