@@ -46,25 +46,24 @@ export class FrameReader {
     // Decoded values may alias `chunk` (byte strings), so the caller must not reuse its memory —
     // true of every Node stream, which hands out a fresh buffer per chunk.
     let input = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
-    while (input.length > 0 || this.buffered >= FRAME_HEADER_BYTES) {
-      // Fast path: nothing buffered and whole frames in the chunk are decoded in place.
-      if (this.buffered === 0 && input.length >= FRAME_HEADER_BYTES) {
-        const len = input.readUInt32BE(0);
+    if (this.buffered === 0) {
+      // Fast path: whole frames at the start of a fresh chunk are decoded in place.
+      let off = 0;
+      while (input.length - off >= FRAME_HEADER_BYTES) {
+        const len = input.readUInt32BE(off);
         if (len > this.maxBytes) return this.fail(results, len);
-        if (input.length >= FRAME_HEADER_BYTES + len) {
-          results.push(decodeBody(input.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + len)));
-          input = input.subarray(FRAME_HEADER_BYTES + len);
-          continue;
-        }
+        const end = off + FRAME_HEADER_BYTES + len;
+        if (end > input.length) break;
+        results.push(decodeBody(input.subarray(off + FRAME_HEADER_BYTES, end)));
+        off = end;
       }
-      if (input.length > 0) {
-        this.chunks.push(input);
-        this.buffered += input.length;
-        input = Buffer.alloc(0);
-      }
-      if (this.buffered < FRAME_HEADER_BYTES) break;
-      const header = this.peek(FRAME_HEADER_BYTES);
-      const len = header.readUInt32BE(0);
+      if (off === input.length) return results;
+      input = input.subarray(off);
+    }
+    this.chunks.push(input);
+    this.buffered += input.length;
+    while (this.buffered >= FRAME_HEADER_BYTES) {
+      const len = this.peek(FRAME_HEADER_BYTES).readUInt32BE(0);
       if (len > this.maxBytes) return this.fail(results, len);
       if (this.buffered < FRAME_HEADER_BYTES + len) break;
       const whole = this.take(FRAME_HEADER_BYTES + len);
