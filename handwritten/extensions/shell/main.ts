@@ -1,7 +1,7 @@
 // `tau ext shell`: the first-party shell tools (SPEC-shell-tools) and user shell commands
 // (`!cmd`, `!!cmd`; SPEC-shell-commands), served over the extension SDK.
 import { Extension, ToolFailure } from "../../sdk/index.js";
-import { resolveWorkdir, runShell, shellTools } from "./tools/index.js";
+import { changeWorkdir, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
 
 /** User shell commands (`!cmd`) run at most this long. */
 export const USER_COMMAND_TIMEOUT_MS = 600_000;
@@ -32,6 +32,32 @@ export async function main(): Promise<void> {
       },
     });
   }
+
+  // `cd` changes the agent's working directory for every later tool call and user command. The
+  // directory is agent metadata: the harness commits it, so it survives restarts of this process.
+  ext.registerTool({
+    name: "cd",
+    description: "Changes the working directory used by the other tools of this agent. Relative paths resolve against the current one.",
+    parameters: {
+      type: "object",
+      properties: { path: { type: "string", minLength: 1, maxLength: 4096 } },
+      required: ["path"],
+      additionalProperties: false,
+    },
+    run: async (args, ctx) => {
+      const path = (args as { path?: unknown }).path;
+      if (typeof path !== "string" || path === "" || path.length > 4096) throw new ToolFailure("path must be a non-empty string of at most 4096 characters");
+      const current = await cwdFor(ctx.agentId).catch((err: unknown) => {
+        throw new ToolFailure((err as Error).message);
+      });
+      const next = await changeWorkdir(current, path).catch((err: unknown) => {
+        throw new ToolFailure((err as Error).message);
+      });
+      workdirs.set(ctx.agentId, next);
+      ext.emit("agent.metadata_request", { agent_id: ctx.agentId, key: "shell.cwd", value: next });
+      return { output: `working directory: ${next}` };
+    },
+  });
 
   ext.on("shell.command_started", (e) => {
     if (e.replay || e.data.owner !== ext.instance) return;

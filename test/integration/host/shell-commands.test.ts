@@ -45,3 +45,42 @@ describe("user shell commands", () => {
     late.close();
   });
 });
+
+describe("per-agent working directory", () => {
+  it("[shell.workdir.agent-metadata] cd records the directory as agent metadata and later calls and commands use it", async () => {
+    const h = tauHome();
+    cleanups.push(h.dispose);
+    const project = join(h.home, "project");
+    mkdirSync(join(project, "sub"), { recursive: true });
+    writeFileSync(
+      join(h.home, "config", "harness.yaml"),
+      JSON.stringify({
+        extensions: [
+          { name: "shell", command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
+          { name: "driver", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], driver: true }, startup_timeout_seconds: 30 },
+        ],
+      }),
+    );
+    const d = await startDaemon(h.env, ["--project-root", project]);
+    cleanups.push(() => {
+      if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
+    });
+    const ui = await TestClient.ui(d.socket);
+    ui.send({ message: "subscribe", payload: { historical: ["tool.register"], live: ["*"] } });
+    await waitFor(() => ["cd", "echo"].every((t) => ui.deliveries().some((x) => x.name === "tool.register" && x.data.name === t)), "the tools", 30_000);
+    ui.emit("ui.create_agent", { request_id: "r1" });
+    const m = await ui.next((x) => x.message === "direct");
+    const agentId = m.message === "direct" ? String(m.payload.event.data.agent_id) : "";
+    const call = async (id: string, tool: string, args: unknown) => {
+      ui.emit("extension.event", { category: "test", name: "call", payload: { agent_id: agentId, call_id: id, tool, arguments: args } });
+      await waitFor(() => ui.deliveries().some((x) => x.name === "tool.result" && x.data.call_id === id), id, 30_000);
+      return ui.deliveries().find((x) => x.name === "tool.result" && x.data.call_id === id)!.data;
+    };
+    expect(await call("c-cd", "cd", { path: "sub" })).toMatchObject({ outcome: "ok", output: `working directory: ${join(project, "sub")}` });
+    await waitFor(() => ui.deliveries().some((x) => x.name === "agent.metadata_set" && x.data.key === "shell.cwd"), "the metadata fact");
+    expect(ui.deliveries().find((x) => x.name === "agent.metadata_set")?.data).toMatchObject({ value: join(project, "sub"), by: { class: "extension", instance: "shell" } });
+    expect(String((await call("c-pwd", "shell", { command: "pwd" })).output)).toContain(join(project, "sub"));
+    expect(await call("c-bad", "cd", { path: "missing-dir" })).toMatchObject({ outcome: "error" });
+    ui.close();
+  });
+});
