@@ -16,6 +16,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         json: { type: "boolean" },
         ephemeral: { type: "boolean" },
         model: { type: "string" },
+        "harness-config": { type: "string", multiple: true },
       },
       strict: true,
       allowPositionals: false,
@@ -35,5 +36,6 @@ export async function main(argv: readonly string[]): Promise<void> {
     json: values.json === true,
     ephemeral: values.ephemeral === true,
     ...(values.model ? { model: values.model } : {}),
+    harnessConfig: values["harness-config"] ?? [],
   });
 }

@@ -1,7 +1,7 @@
 // Runs one prompt headless against an owned daemon; shared by the `tau run` command and its
 // fast path in bin/run.js (which must not load the command framework).
 import { randomBytes } from "node:crypto";
-import { resolveRoots } from "../config/index.js";
+import { ConfigError, loadHarnessConfig, resolveRoots } from "../config/index.js";
 import { launchDaemon } from "../transport/index.js";
 import { sanitize } from "./ui/index.js";
 import { SessionClient, type Delivery } from "./session-client.js";
@@ -14,15 +14,31 @@ function tauCommand(): string[] {
   return [process.execPath, process.argv[1] as string];
 }
 
-export async function runPrompt(prompt: string, o: { json: boolean; ephemeral: boolean; model?: string }): Promise<number> {
+export async function runPrompt(prompt: string, o: { json: boolean; ephemeral: boolean; model?: string; harnessConfig?: readonly string[] }): Promise<number> {
   const roots = resolveRoots();
+  // Check the configuration here first, so a mistake is reported to this terminal, not a log.
+  try {
+    await loadHarnessConfig(roots.config, o.harnessConfig ?? []);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`tau: ${err.message}\n`);
+    return 2;
+  }
   const sessionId = `s-${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
   const daemon = await launchDaemon({
     tauCommand: tauCommand(),
     runtimeDir: roots.runtime,
     stateDir: roots.state,
     sessionId,
-    args: ["--session-id", sessionId, "--exit-when-uis-leave", "--project-root", process.cwd(), ...(o.ephemeral ? ["--ephemeral"] : [])],
+    args: [
+      "--session-id",
+      sessionId,
+      "--exit-when-uis-leave",
+      "--project-root",
+      process.cwd(),
+      ...(o.ephemeral ? ["--ephemeral"] : []),
+      ...(o.harnessConfig ?? []).flatMap((kv) => ["--harness-config", kv]),
+    ],
     ephemeral: o.ephemeral,
   });
   const client = await SessionClient.attach(daemon.socket, sessionId);

@@ -1,6 +1,6 @@
 // Configuration files: YAML, validated by the generated schema; every error names the file, the
 // line and the key (SPEC-configuration).
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Node } from "yaml";
 import { validateHarnessConfig, validateCliConfig, type CliConfig, type GeneratedValidator, type HarnessConfig } from "../../generated/index.js";
@@ -39,10 +39,15 @@ async function load<T>(file: string, validate: GeneratedValidator): Promise<T | 
     const node = nodeAt(doc.contents as Node | null, path, isMap, isSeq);
     const line = node?.range ? lines.linePos(node.range[0]).line : 1;
     const key = path.length > 0 ? path.join(".") : "(top level)";
-    const extra = err?.keyword === "unevaluatedProperties" ? "unknown key" : (err?.message ?? "invalid");
-    throw new ConfigError(`${file}:${line}: ${key}: ${extra}`);
+    throw new ConfigError(`${file}:${line}: ${key}: ${describe(err)}`);
   }
   return value as T;
+}
+
+/** Sealed schemas report a stray key as `not` (or `unevaluatedProperties`): say what it means. */
+function describe(err: { keyword: string; message?: string } | undefined): string {
+  if (!err) return "invalid";
+  return err.keyword === "not" || err.keyword === "unevaluatedProperties" ? "unknown key" : (err.message ?? "invalid");
 }
 
 function nodeAt(node: Node | null, path: readonly string[], isMap: (n: unknown) => boolean, isSeq: (n: unknown) => boolean): Node | null {
@@ -56,9 +61,92 @@ function nodeAt(node: Node | null, path: readonly string[], isMap: (n: unknown) 
   return cur;
 }
 
-/** `<config>/harness.yaml`, or an empty configuration when it does not exist. */
-export async function loadHarnessConfig(configRoot: string): Promise<HarnessConfig> {
-  return (await load<HarnessConfig>(join(configRoot, "harness.yaml"), validateHarnessConfig)) ?? {};
+/** Most drop-in files read from one `*.d/` folder. */
+export const MAX_DROP_INS = 64;
+
+/**
+ * Layers, later winning: `<config>/harness.yaml`, then `<config>/harness.d/*.yaml` in name order,
+ * then `--harness-config KEY=VALUE` overrides. Maps merge key by key; `extensions` merge by `name`
+ * (a later entry replaces an earlier one of the same name); other lists are replaced whole. Each
+ * file is validated on its own (errors name file, line and key), and so is the merged result.
+ */
+export async function loadHarnessConfig(configRoot: string, overrides: readonly string[] = []): Promise<HarnessConfig> {
+  const layers: Array<Record<string, unknown>> = [];
+  const base = await load<Record<string, unknown>>(join(configRoot, "harness.yaml"), validateHarnessConfig);
+  if (base) layers.push(base);
+  for (const file of dropIns(join(configRoot, "harness.d"))) {
+    const layer = await load<Record<string, unknown>>(file, validateHarnessConfig);
+    if (layer) layers.push(layer);
+  }
+  for (const o of overrides) layers.push(await parseOverride(o));
+  const merged = layers.reduce<Record<string, unknown>>((acc, layer) => mergeLayer(acc, layer), {});
+  if (!validateHarnessConfig(merged)) {
+    const err = validateHarnessConfig.errors?.[0];
+    const key = (err?.instancePath ?? "").split("/").filter(Boolean).join(".") || "(top level)";
+    throw new ConfigError(`merged harness configuration (after drop-ins and --harness-config): ${key}: ${describe(err)}`);
+  }
+  return merged as HarnessConfig;
+}
+
+function dropIns(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const files = names.filter((n) => /\.ya?ml$/.test(n) && !n.startsWith(".")).sort();
+  if (files.length > MAX_DROP_INS) throw new ConfigError(`${dir}: more than ${MAX_DROP_INS} drop-in files`);
+  return files.map((n) => join(dir, n));
+}
+
+/** `KEY=VALUE` with a dotted KEY (`debug_log.retention_days=3`); VALUE is a YAML scalar or flow value. */
+async function parseOverride(text: string): Promise<Record<string, unknown>> {
+  const eq = text.indexOf("=");
+  const key = eq > 0 ? text.slice(0, eq) : "";
+  if (!/^[a-z_]+(\.[a-z_]+)*$/.test(key)) {
+    throw new ConfigError(`--harness-config ${JSON.stringify(text.slice(0, 80))}: expected KEY=VALUE with a dotted lowercase KEY`);
+  }
+  const { parse } = await import("yaml");
+  let value: unknown;
+  try {
+    value = parse(text.slice(eq + 1));
+  } catch {
+    throw new ConfigError(`--harness-config ${key}: the value is not valid YAML`);
+  }
+  const layer: Record<string, unknown> = {};
+  let cur = layer;
+  const parts = key.split(".");
+  parts.forEach((p, i) => {
+    if (i === parts.length - 1) cur[p] = value;
+    else cur = (cur[p] = {}) as Record<string, unknown>;
+  });
+  if (!validateHarnessConfig(layer)) {
+    const err = validateHarnessConfig.errors?.[0];
+    throw new ConfigError(`--harness-config ${key}: ${describe(err)}`);
+  }
+  return layer;
+}
+
+function isPlainMap(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function mergeLayer(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    if (k === "extensions" && Array.isArray(prev) && Array.isArray(v)) {
+      const byName = new Map<string, unknown>();
+      for (const e of [...prev, ...v]) byName.set(String((e as { name?: unknown }).name), e);
+      out[k] = [...byName.values()];
+    } else if (isPlainMap(prev) && isPlainMap(v)) {
+      out[k] = mergeLayer(prev, v);
+    } else {
+      out[k] = v;
+    }
+  }
+  return out;
 }
 
 export async function loadCliConfig(configRoot: string): Promise<CliConfig> {

@@ -19,13 +19,15 @@ interface DaemonArgs {
   projectRoot: string;
   exitWhenUisLeave: boolean;
   detach: boolean;
+  /** `--harness-config KEY=VALUE` overrides, in order. */
+  overrides: string[];
 }
 
 const USAGE =
-  "usage: tau daemon [--session-id ID | --resume ID] [--ephemeral] [--project-root DIR] [--exit-when-uis-leave] [--detach]";
+  "usage: tau daemon [--session-id ID | --resume ID] [--ephemeral] [--project-root DIR] [--exit-when-uis-leave] [--detach] [--harness-config KEY=VALUE]…";
 
 export function parseDaemonArgs(argv: readonly string[], cwd: string): DaemonArgs {
-  const args: DaemonArgs = { ephemeral: false, projectRoot: cwd, exitWhenUisLeave: false, detach: false };
+  const args: DaemonArgs = { ephemeral: false, projectRoot: cwd, exitWhenUisLeave: false, detach: false, overrides: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -39,6 +41,7 @@ export function parseDaemonArgs(argv: readonly string[], cwd: string): DaemonArg
     else if (a === "--project-root") args.projectRoot = resolve(cwd, value());
     else if (a === "--exit-when-uis-leave") args.exitWhenUisLeave = true;
     else if (a === "--detach") args.detach = true;
+    else if (a === "--harness-config") args.overrides.push(value());
     else throw new Error(`unknown daemon argument ${JSON.stringify(a)}\n${USAGE}`);
   }
   if (args.resume && (args.sessionId || args.ephemeral)) throw new Error(`--resume cannot be combined with --session-id or --ephemeral\n${USAGE}`);
@@ -91,7 +94,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const roots = resolveRoots();
   let config;
   try {
-    config = await loadHarnessConfig(roots.config);
+    config = await loadHarnessConfig(roots.config, args.overrides);
   } catch (err) {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exitCode = 2;

@@ -16,6 +16,7 @@ export default class Run extends Command {
     json: Flags.boolean({ description: "Stream every event as one JSON line instead of printing the answer." }),
     ephemeral: Flags.boolean({ description: "Keep no session files." }),
     model: Flags.string({ description: "The model to use (provider/model or a model id)." }),
+    "harness-config": Flags.string({ description: "Override one harness.yaml key for this run (KEY=VALUE, dotted keys; repeatable).", multiple: true }),
   };
 
   async run(): Promise<void> {
@@ -23,7 +24,12 @@ export default class Run extends Command {
     let prompt = flags.prompt;
     if (flags["prompt-stdin"]) prompt = readFileSync(0, "utf8");
     if (prompt === undefined || prompt.trim() === "") this.error("give a prompt with -p TEXT or --prompt-stdin", { exit: 2 });
-    process.exitCode = await runPrompt(prompt, { json: flags.json, ephemeral: flags.ephemeral, ...(flags.model ? { model: flags.model } : {}) });
+    process.exitCode = await runPrompt(prompt, {
+      json: flags.json,
+      ephemeral: flags.ephemeral,
+      ...(flags.model ? { model: flags.model } : {}),
+      harnessConfig: flags["harness-config"] ?? [],
+    });
   }
 }
 

@@ -1,0 +1,62 @@
+// `tau init`: commented sample configuration files, written only where none exist.
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const HARNESS_SAMPLE = `# tau harness configuration (see SPEC-configuration).
+# Later layers win: this file, then harness.d/*.yaml in name order, then --harness-config KEY=VALUE.
+
+# The model new agents use: "provider/model" or a model id. Without one, the first declared model.
+# model: provider/gpt-4o-mini
+
+# Extensions. Leave this out to run the defaults: the provider (OPENAI_BASE_URL, or the offline
+# demo) and the shell tools. Listing extensions replaces the defaults.
+# extensions:
+#   - name: provider
+#     kind: provider
+#     require: true
+#     command: ["tau", "ext", "provider"]
+#     config:
+#       profile: chat_completions
+#       base_url: https://api.example.com/v1
+#       models: [{ id: gpt-4o-mini, context_window: 128000 }]
+#       api_key_secret: openai-api-key
+#     secrets: [openai-api-key]        # from TAU_SECRET_OPENAI_API_KEY or state/secrets/openai-api-key
+#   - name: shell
+#     command: ["tau", "ext", "shell"]
+#     # prefix: ["bwrap", "--ro-bind", "/", "/", "--"]   # run it inside a wrapper
+
+debug_log:
+  enable: true
+  retention_days: 14
+`;
+
+export const CLI_SAMPLE = `# tau CLI configuration.
+# theme: default
+editor:
+  max_lines: 20
+  history_size: 1000
+`;
+
+export interface InitOutcome {
+  readonly written: string[];
+  readonly kept: string[];
+}
+
+/** Writes each sample whose file does not exist yet; never overwrites. */
+export function initConfig(configRoot: string): InitOutcome {
+  mkdirSync(configRoot, { recursive: true, mode: 0o700 });
+  const outcome: InitOutcome = { written: [], kept: [] };
+  for (const [name, text] of [
+    ["harness.yaml", HARNESS_SAMPLE],
+    ["cli.yaml", CLI_SAMPLE],
+  ] as const) {
+    const path = join(configRoot, name);
+    if (existsSync(path)) {
+      outcome.kept.push(path);
+      continue;
+    }
+    writeFileSync(path, text, { mode: 0o600, flag: "wx" });
+    outcome.written.push(path);
+  }
+  return outcome;
+}
