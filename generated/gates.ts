@@ -8,7 +8,7 @@ export interface GateInfo {
 }
 
 export const GATES: readonly GateInfo[] = [
-  { id: "GATE-agent-loop", title: "A prompt's journey is durable at every step and works out of the box", status: "enforced", tests: ["run.offline.scripted-demo","run.openai.plain-text","run.openai.tool-calls","run.openai.retry-and-terminal-errors","run.openai.broken-streams","run.openai.slow-stream-and-cassette","run.ephemeral.no-files"] },
+  { id: "GATE-agent-loop", title: "A prompt's journey is durable at every step and works out of the box", status: "enforced", tests: ["run.offline.scripted-demo","run.openai.plain-text","run.openai.tool-calls","run.openai.retry-and-terminal-errors","run.openai.broken-streams","run.openai.slow-stream-and-cassette","run.ephemeral.no-files","dev.print.writes-nothing"] },
   { id: "GATE-authority-deny-by-default", title: "Authority is deny by default", status: "enforced", tests: ["codegen.authority.event-without-row-refused","codegen.authority.unknown-publisher-refused","authority.conformance.matrix"] },
   { id: "GATE-configuration", title: "Configuration mistakes are reported where they are", status: "enforced", tests: ["config.errors.name-file-line-key","config.layers.drop-ins-and-overrides","config.init.samples-valid"] },
   { id: "GATE-daemon-boundaries", title: "The daemon enforces peer authority, replay boundaries and crash-safe resume end to end", status: "enforced", tests: ["daemon.authority.protected-refused","daemon.create-agent.requester-only","daemon.intercept.pass-drop-replace","daemon.replay.boundaries","daemon.subscriber.slow-bounded","daemon.crash.sigkill-resume","daemon.exit.last-ui-leaves","daemon.session-list.two-daemons"] },

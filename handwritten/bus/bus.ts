@@ -317,6 +317,11 @@ export class Bus {
     this.consumers.set(name, list);
   }
 
+  /** Resolves once the pipeline is empty (every publication queued so far, and what they caused). */
+  async settled(): Promise<void> {
+    while (this.running || this.queue.length > 0) await new Promise((r) => setImmediate(r));
+  }
+
   /** Committed durable history of this process (restored plus appended). */
   history(): readonly Committed[] {
     return this.log;

@@ -1,10 +1,14 @@
 // Every command tau offers, declared explicitly (no filesystem discovery at start-up).
+import { PrintPrompt, PrintSystemPrompt, PrintTools } from "./commands/dev/print.js";
 import Init from "./commands/init.js";
 import Run from "./commands/run.js";
 import SessionList from "./commands/session/list.js";
 import SpecEvents from "./commands/spec/events.js";
 
 export const COMMANDS = {
+  "dev:print-prompt": PrintPrompt,
+  "dev:print-system-prompt": PrintSystemPrompt,
+  "dev:print-tools": PrintTools,
   init: Init,
   run: Run,
   "session:list": SessionList,

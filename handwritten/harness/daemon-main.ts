@@ -21,6 +21,9 @@ interface DaemonArgs {
   detach: boolean;
   /** `--harness-config KEY=VALUE` overrides, in order. */
   overrides: string[];
+  /** Render preview mode (`tau dev print-*`): print and exit, storing nothing. */
+  print?: "system-prompt" | "tools" | "prompt";
+  printText?: string;
 }
 
 const USAGE =
@@ -42,6 +45,11 @@ export function parseDaemonArgs(argv: readonly string[], cwd: string): DaemonArg
     else if (a === "--exit-when-uis-leave") args.exitWhenUisLeave = true;
     else if (a === "--detach") args.detach = true;
     else if (a === "--harness-config") args.overrides.push(value());
+    else if (a === "--print") {
+      const v = value();
+      if (v !== "system-prompt" && v !== "tools" && v !== "prompt") throw new Error(`--print takes system-prompt, tools or prompt\n${USAGE}`);
+      args.print = v;
+    } else if (a === "--print-text") args.printText = value();
     else throw new Error(`unknown daemon argument ${JSON.stringify(a)}\n${USAGE}`);
   }
   if (args.resume && (args.sessionId || args.ephemeral)) throw new Error(`--resume cannot be combined with --session-id or --ephemeral\n${USAGE}`);
@@ -88,6 +96,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   if (args.detach) {
     process.exitCode = await launchDetached(args, argv);
+    return;
+  }
+  if (args.print) {
+    process.exitCode = await printPreview(args);
     return;
   }
   captureProviderKey(process.env);
@@ -151,3 +163,32 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
 }
 
+
+/**
+ * `tau dev print-*`: an in-memory harness with the configured extensions, no socket, no debug log,
+ * no cleanup and no session files; prints one preview and exits.
+ */
+async function printPreview(args: DaemonArgs): Promise<number> {
+  captureProviderKey(process.env);
+  const roots = resolveRoots();
+  let config;
+  try {
+    config = await loadHarnessConfig(roots.config, args.overrides);
+  } catch (err) {
+    process.stderr.write(`tau: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const harness = await Harness.open({ projectRoot: args.projectRoot, debugLog: false, configRoot: roots.config, warn: () => {} });
+  const supervisor = superviseExtensions(harness, { tauCommand: [process.execPath, process.argv[1] as string] });
+  try {
+    await supervisor.start(config.extensions ?? defaultExtensions(process.env));
+    await harness.bus.settled(); // the survivors' tool registrations commit after activation
+    process.stdout.write(`${harness.preview(args.print as "system-prompt" | "tools" | "prompt", args.printText ?? "")}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`tau: ${(err as Error).message}\n`);
+    return 1;
+  } finally {
+    await supervisor.stop().catch(() => {});
+  }
+}

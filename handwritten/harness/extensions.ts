@@ -44,7 +44,9 @@ export function superviseExtensions(harness: Harness, opts: ExtensionRuntimeOpti
     projectRoot: harness.projectRoot,
     reservedToolNames: RESERVED_TOOL_NAMES,
     stateDirFor: (instance) => {
-      const dir = opts.stateDir ? join(opts.stateDir, "ext", instance) : join(tmpdir(), `tau-ext-${process.pid}`, instance);
+      // An ephemeral session owns no storage: the folder is named but never created for it.
+      if (!opts.stateDir) return join(tmpdir(), `tau-ext-${process.pid}`, instance);
+      const dir = join(opts.stateDir, "ext", instance);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       return dir;
     },

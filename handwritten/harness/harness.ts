@@ -16,7 +16,7 @@ import {
 import { ToolRouter } from "./tools.js";
 import { PromptEngine } from "./prompts.js";
 import { ShellCommandRouter } from "./shell-commands.js";
-import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, type AgentContextFile } from "./context.js";
+import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile } from "./context.js";
 import { eventProblem } from "../protocol/index.js";
 import { isEventName, type EventName, type UiCreateAgent } from "../../generated/index.js";
 import { mintId } from "./ids.js";
@@ -284,6 +284,23 @@ export class Harness {
     this.tools.onOwnerGone(instance, generation);
     this.shellCommands.onOwnerGone(instance, generation);
     void this.prompts.onProviderGone(instance, generation);
+  }
+
+  /**
+   * Render previews for `tau dev print-*`: what a new agent's first provider request would hold.
+   * Reads render inputs only; creates, changes and stores nothing.
+   */
+  preview(kind: "system-prompt" | "tools" | "prompt", text = ""): string {
+    const system = renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, {
+      cwd: this.projectRoot,
+      agentsMd: this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.projectRoot) : [],
+    });
+    const tools = [...this.tools.tools.values()]
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
+      .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    if (kind === "system-prompt") return system;
+    if (kind === "tools") return JSON.stringify(tools, null, 2);
+    return JSON.stringify({ system, messages: [{ role: "user", text: userEnvelope(text) }], tools }, null, 2);
   }
 
   /** The system prompt: the template with this agent's frozen AGENTS.md and working directory. */

@@ -1,0 +1,34 @@
+// `tau dev print-system-prompt | print-prompt TEXT | print-tools`: render previews from an
+// in-memory harness with the configured extensions; nothing is written.
+import { Args, Command } from "@oclif/core";
+import { spawnSync } from "node:child_process";
+
+function preview(kind: string, extra: string[]): number {
+  const r = spawnSync(process.execPath, [process.argv[1] as string, "daemon", "--ephemeral", "--project-root", process.cwd(), "--print", kind, ...extra], {
+    stdio: "inherit",
+  });
+  return r.status ?? 1;
+}
+
+export class PrintSystemPrompt extends Command {
+  static override summary = "Print the system prompt a new agent here would get.";
+  async run(): Promise<void> {
+    process.exitCode = preview("system-prompt", []);
+  }
+}
+
+export class PrintTools extends Command {
+  static override summary = "Print the tools a new agent here would be offered, as JSON.";
+  async run(): Promise<void> {
+    process.exitCode = preview("tools", []);
+  }
+}
+
+export class PrintPrompt extends Command {
+  static override summary = "Print the full first provider request for a prompt, as JSON.";
+  static override args = { text: Args.string({ description: "The prompt text.", required: true }) };
+  async run(): Promise<void> {
+    const { args } = await this.parse(PrintPrompt);
+    process.exitCode = preview("prompt", ["--print-text", args.text]);
+  }
+}
