@@ -2,7 +2,8 @@
 // with --detach re-launches itself in its own process group with output to the session's log file.
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { loadHarnessConfig, resolveRoots } from "../config/index.js";
+import { loadHarnessConfig, resolveRoots, type Roots } from "../config/index.js";
+import type { HarnessConfig } from "../../generated/index.js";
 import { cleanupDebugLogs } from "../store/index.js";
 import { superviseExtensions } from "./extensions.js";
 import { captureProviderKey, defaultExtensions } from "./defaults.js";
@@ -98,18 +99,19 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = await launchDetached(args, argv);
     return;
   }
-  if (args.print) {
-    process.exitCode = await printPreview(args);
-    return;
-  }
+  // The provider key becomes a secret before anything reads the environment or spawns a child.
   captureProviderKey(process.env);
   const roots = resolveRoots();
-  let config;
+  let config: HarnessConfig;
   try {
     config = await loadHarnessConfig(roots.config, args.overrides);
   } catch (err) {
-    process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
+    process.stderr.write(`tau: ${(err as Error).message}\n`);
     process.exitCode = 2;
+    return;
+  }
+  if (args.print) {
+    process.exitCode = await printPreview(args, roots, config);
     return;
   }
   if (!args.ephemeral) cleanupDebugLogs(roots.state, config.debug_log?.retention_days !== undefined ? { windowMs: config.debug_log.retention_days * 86_400_000 } : {});
@@ -163,21 +165,11 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
 }
 
-
 /**
  * `tau dev print-*`: an in-memory harness with the configured extensions, no socket, no debug log,
  * no cleanup and no session files; prints one preview and exits.
  */
-async function printPreview(args: DaemonArgs): Promise<number> {
-  captureProviderKey(process.env);
-  const roots = resolveRoots();
-  let config;
-  try {
-    config = await loadHarnessConfig(roots.config, args.overrides);
-  } catch (err) {
-    process.stderr.write(`tau: ${(err as Error).message}\n`);
-    return 2;
-  }
+async function printPreview(args: DaemonArgs, roots: Roots, config: HarnessConfig): Promise<number> {
   const harness = await Harness.open({ projectRoot: args.projectRoot, debugLog: false, configRoot: roots.config, warn: () => {} });
   const supervisor = superviseExtensions(harness, { tauCommand: [process.execPath, process.argv[1] as string] });
   try {

@@ -1,9 +1,10 @@
 // The daemon's socket front: admits peers (attached UIs, plain clients), routes their messages into
 // the harness, and decides when an owned daemon exits (SPEC-daemon-peers).
-import type { DeliverMessage, ErrorCode, WireMessage } from "../../generated/index.js";
+import type { ErrorCode, WireMessage } from "../../generated/index.js";
 import { REVISION, compareRevision } from "../protocol/index.js";
 import { handleClientRpc, refuseContentFree, requestIdOf, type Connection, type SessionInfo } from "../transport/index.js";
-import type { Delivery, PublisherEnvelope, Sink } from "../bus/index.js";
+import type { PublisherEnvelope } from "../bus/index.js";
+import { addPeerInterceptor, connectionSink, replyFromPeer } from "../host/index.js";
 import type { Harness } from "./harness.js";
 
 export interface DaemonPolicy {
@@ -24,13 +25,6 @@ const REFUSAL_CODES: Record<"unknown_event" | "unauthorized" | "invalid" | "over
   overloaded: "overloaded",
 };
 
-/** Adapts a connection to a bus subscriber: its bounded outbound queue is the subscriber queue. */
-function connectionSink(conn: Connection): Sink {
-  return {
-    offer: (delivery: Delivery) => (conn.send({ message: "deliver", payload: delivery as DeliverMessage["payload"] }) === "queued" ? "queued" : "full"),
-    close: (reason) => conn.close(reason),
-  };
-}
 
 export class DaemonFront {
   private nextGeneration = 1;
@@ -116,29 +110,11 @@ export class DaemonFront {
         state.subscriptions.push(bus.subscribe(message.payload, connectionSink(conn)));
         return;
       case "intercept":
-        bus.addInterceptor(state.generation, {
-          selectors: message.payload.selectors,
-          priority: message.payload.priority,
-          intercept: (id, event, publisher) => {
-            const p: Record<string, unknown> = { class: publisher.class };
-            if (publisher.instance !== undefined) p.instance = publisher.instance;
-            if (publisher.kind !== undefined) p.kind = publisher.kind;
-            if (publisher.generation !== undefined) p.generation = publisher.generation;
-            conn.send({ message: "intercept_request", payload: { id, event: { name: event.name, data: event.data }, publisher: p as never } });
-          },
-        });
+        addPeerInterceptor(bus, state.generation, conn, message.payload);
         return;
-      case "intercept_reply": {
-        const r = message.payload;
-        const action =
-          r.action === "replace"
-            ? r.replacement
-              ? { action: "replace" as const, replacement: r.replacement }
-              : { action: "pass" as const }
-            : { action: r.action };
-        bus.reply(state.generation, r.id, action);
+      case "intercept_reply":
+        replyFromPeer(bus, state.generation, message.payload);
         return;
-      }
       case "emit":
         void bus.publish(message.payload.event, state.publisher).then((outcome) => {
           if (outcome.status === "refused") refuseContentFree(conn, undefined, REFUSAL_CODES[outcome.reason]);

@@ -2,3 +2,4 @@
 export { Supervisor, StartupError, type SupervisorHost, type SupervisorOptions } from "./supervisor.js";
 export { childEnvironment, diagnosticField, extensionArgv, spawnDiagnostic, SECRET_ENV_PREFIX } from "./spawn.js";
 export * from "./limits.js";
+export { addPeerInterceptor, connectionSink, replyFromPeer } from "./peer-bus.js";

@@ -3,12 +3,13 @@
 // extension is ready or terminal, activate the survivors together, and respawn with a bounded
 // budget. Every process gets a new connection generation.
 import type { ChildProcess } from "node:child_process";
-import type { DeliverMessage, ExtensionConfig, ExtensionKind, WireMessage } from "../../generated/index.js";
+import type { ExtensionConfig, ExtensionKind, WireMessage } from "../../generated/index.js";
 import { REVISION, compareRevision } from "../protocol/index.js";
 import { Connection, refuseContentFree } from "../transport/index.js";
-import type { Bus, Delivery, PublisherEnvelope, Sink } from "../bus/index.js";
+import type { Bus, PublisherEnvelope } from "../bus/index.js";
 import { DEFAULT_STARTUP_TIMEOUT_SECONDS, MAX_STAGED_BYTES, MAX_STAGED_EMITS, RESPAWN_BUDGET, RESPAWN_WINDOW_MS, STOP_GRACE_MS, respawnDelay } from "./limits.js";
 import { extensionArgv, spawnDiagnostic, spawnExtension } from "./spawn.js";
+import { addPeerInterceptor, connectionSink, replyFromPeer } from "./peer-bus.js";
 
 export interface SupervisorHost {
   readonly bus: Bus;
@@ -237,19 +238,11 @@ export class Supervisor {
         i.subscriptions.push(this.host.bus.subscribe(m.payload, connectionSink(conn)));
         return;
       case "intercept":
-        this.host.bus.addInterceptor(generation, {
-          selectors: m.payload.selectors,
-          priority: m.payload.priority,
-          intercept: (id, event, publisher) =>
-            void conn.send({ message: "intercept_request", payload: { id, event: { name: event.name, data: event.data }, publisher: { ...publisher } as never } }),
-        });
+        addPeerInterceptor(this.host.bus, generation, conn, m.payload);
         return;
-      case "intercept_reply": {
-        const r = m.payload;
-        const action = r.action === "replace" ? (r.replacement ? { action: "replace" as const, replacement: r.replacement } : { action: "pass" as const }) : { action: r.action };
-        this.host.bus.reply(generation, r.id, action);
+      case "intercept_reply":
+        replyFromPeer(this.host.bus, generation, m.payload);
         return;
-      }
       case "emit":
         if (i.phase === "active") {
           void this.host.bus.publish(m.payload.event, i.envelope()).then((o) => {
@@ -388,12 +381,3 @@ export class Supervisor {
     await Promise.all(exits);
   }
 }
-
-function connectionSink(conn: Connection): Sink {
-  return {
-    offer: (d: Delivery) => (conn.send({ message: "deliver", payload: d as DeliverMessage["payload"] }) === "queued" ? "queued" : "full"),
-    close: (reason) => conn.close(reason),
-  };
-}
-
-

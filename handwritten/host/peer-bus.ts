@@ -1,0 +1,34 @@
+// What every bus-connected peer (attached UI or extension) shares: its connection as a subscriber
+// sink, and interception questions and replies carried over its connection.
+import type { DeliverMessage, InterceptMessage, InterceptReplyMessage } from "../../generated/index.js";
+import type { Connection } from "../transport/index.js";
+import type { Bus, Delivery, Sink } from "../bus/index.js";
+
+/** A connection's bounded outbound queue is its subscriber queue: when it is full, it is cut off. */
+export function connectionSink(conn: Connection): Sink {
+  return {
+    offer: (d: Delivery) => (conn.send({ message: "deliver", payload: d as DeliverMessage["payload"] }) === "queued" ? "queued" : "full"),
+    close: (reason) => conn.close(reason),
+  };
+}
+
+/** Registers a peer's interceptor: questions go out as `intercept_request` frames. */
+export function addPeerInterceptor(bus: Bus, generation: number, conn: Connection, request: InterceptMessage["payload"]): void {
+  bus.addInterceptor(generation, {
+    selectors: request.selectors,
+    priority: request.priority,
+    intercept: (id, event, publisher) =>
+      void conn.send({ message: "intercept_request", payload: { id, event: { name: event.name, data: event.data }, publisher: { ...publisher } as never } }),
+  });
+}
+
+/** Hands a peer's reply to the bus; a `replace` without a replacement counts as a pass. */
+export function replyFromPeer(bus: Bus, generation: number, reply: InterceptReplyMessage["payload"]): void {
+  const action =
+    reply.action === "replace"
+      ? reply.replacement
+        ? { action: "replace" as const, replacement: reply.replacement }
+        : { action: "pass" as const }
+      : { action: reply.action };
+  bus.reply(generation, reply.id, action);
+}
