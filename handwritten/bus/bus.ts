@@ -228,7 +228,15 @@ export class Bus {
     const delivery = toDelivery(c, false);
     for (const sub of this.subscriptions.values()) {
       if (!sub.live.some((s) => selectorMatches(s, c.name))) continue;
-      frame ??= encodeFrame({ message: "deliver", payload: delivery });
+      if (frame === undefined) {
+        try {
+          frame = encodeFrame({ message: "deliver", payload: delivery });
+        } catch {
+          // Committed (and stored) but larger than one wire frame: it cannot be delivered live.
+          this.options.warn?.(`${c.name} seq ${c.seq} exceeds the wire frame cap; not delivered live`);
+          return;
+        }
+      }
       if (sub.sink.offer(delivery, frame) === "full") this.cutOff(sub, "subscriber queue full");
     }
   }

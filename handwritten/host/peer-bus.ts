@@ -1,13 +1,14 @@
 // What every bus-connected peer (attached UI or extension) shares: its connection as a subscriber
 // sink, and interception questions and replies carried over its connection.
-import type { DeliverMessage, InterceptMessage, InterceptReplyMessage } from "../../generated/index.js";
+import type { InterceptMessage, InterceptReplyMessage } from "../../generated/index.js";
 import type { Connection } from "../transport/index.js";
 import type { Bus, Delivery, Sink } from "../bus/index.js";
 
 /** A connection's bounded outbound queue is its subscriber queue: when it is full, it is cut off. */
 export function connectionSink(conn: Connection): Sink {
   return {
-    offer: (d: Delivery) => (conn.send({ message: "deliver", payload: d as DeliverMessage["payload"] }) === "queued" ? "queued" : "full"),
+    // The bus encodes each delivery once; every subscriber's connection queues the same frame.
+    offer: (_d: Delivery, frame: Buffer) => (conn.sendFrame(frame) === "queued" ? "queued" : "full"),
     close: (reason) => conn.close(reason),
   };
 }

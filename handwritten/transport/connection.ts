@@ -181,6 +181,19 @@ export class Connection {
     return "queued";
   }
 
+  /**
+   * Queues a frame already encoded with `encodeFrame` (one encoding shared by every subscriber of
+   * a broadcast), under the same bounds as `send`. The caller vouches that it is one valid frame.
+   */
+  sendFrame(frame: Buffer): SendResult {
+    if (this.reason) return "closed";
+    if (this.waiters.length > 0 || this.itemCount() >= this.maxItems) return "full";
+    if (frame.length - 4 > this.maxFrameBytes) return "oversize";
+    if (!this.fits(frame.length)) return "full";
+    this.enqueue(frame);
+    return "queued";
+  }
+
   /** Queues one message, waiting (FIFO with other waiters) until it fits; `closed` if the connection ends first. */
   sendAsync(message: WireMessage, signal?: AbortSignal): Promise<SendAsyncResult> {
     if (this.reason) return Promise.resolve("closed");

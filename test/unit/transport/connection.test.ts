@@ -261,3 +261,23 @@ describe("connection lifecycle", () => {
     await new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", () => resolve())));
   });
 });
+
+describe("pre-encoded frames", () => {
+  it("sendFrame queues a shared frame under the same item bound and refuses an oversize frame", async () => {
+    const p = await pair({ maxQueueItems: 4, maxFrameBytes: 64 });
+    p.client.pause();
+    const frame = encodeFrame(notice("shared"));
+    const results = Array.from({ length: 6 }, () => p.conn.sendFrame(frame));
+    // The stream takes frames until it reports backpressure; the queue then holds at most 4 more.
+    expect(results.filter((r) => r === "full").length).toBeGreaterThan(0);
+    expect(p.conn.stats().items).toBeLessThanOrEqual(4);
+    const fresh = await pair({ maxFrameBytes: 64 });
+    expect(fresh.conn.sendFrame(encodeFrame(notice("x".repeat(100))))).toBe("oversize");
+    const got = collect(fresh.client);
+    expect(fresh.conn.sendFrame(frame)).toBe("queued");
+    await until(() => got.length === 1, "the shared frame");
+    expect(got[0]).toEqual(notice("shared"));
+    p.client.destroy();
+    fresh.client.destroy();
+  });
+});
