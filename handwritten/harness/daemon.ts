@@ -29,7 +29,6 @@ const REFUSAL_CODES: Record<"unknown_event" | "unauthorized" | "invalid" | "over
 export class DaemonFront {
   private nextGeneration = 1;
   private participatingUis = 0;
-  private everAttached = false;
 
   constructor(
     private readonly harness: Harness,
@@ -88,7 +87,6 @@ export class DaemonFront {
     const publisher: PublisherEnvelope = Object.freeze({ class: "ui_attached", generation });
     this.harness.addPeer({ generation, publisher, send: (m) => void conn.send(m) });
     this.participatingUis++;
-    this.everAttached = true;
     conn.send({
       message: "ui_session_accepted",
       payload: { session_id: this.harness.sessionId, revision: { ...REVISION }, project_root: this.harness.projectRoot },
@@ -165,13 +163,5 @@ export class DaemonFront {
     };
     walk(undefined, 0);
     return lines.length > 0 ? lines.join("\n") : "(no agents)";
-  }
-
-  get attachedUis(): number {
-    return this.participatingUis;
-  }
-
-  get hasEverAttached(): boolean {
-    return this.everAttached;
   }
 }

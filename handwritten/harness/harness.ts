@@ -121,7 +121,6 @@ export class Harness {
       systemPrompt: (agentId) => this.systemPromptFor(agentId),
       tools: () => [...this.tools.tools.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
       defaultModel: () => options.defaultModel,
-      warn: (m) => options.warn?.(m),
     });
     const shell = new ShellCommandRouter({
       publish: (name, data) => void this.publishHarness(name, data),

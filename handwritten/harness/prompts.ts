@@ -20,7 +20,6 @@ export interface PromptPort {
   systemPrompt(agentId: string): string;
   tools(): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
   defaultModel(): string | undefined;
-  warn(message: string): void;
 }
 
 interface Queued {
@@ -420,10 +419,6 @@ export class PromptEngine {
     const stats: Record<string, unknown> = { agent_id: agentId, usage: l.usage, cost_usd: l.cost, context_tokens: l.contextTokens };
     if (info?.context_window !== undefined) stats.context_window = info.context_window;
     void this.port.publish("agent.stats_updated", stats);
-  }
-
-  isBusy(agentId: string): boolean {
-    return this.agents.get(agentId)?.turn !== undefined;
   }
 }
 

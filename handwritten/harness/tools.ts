@@ -150,10 +150,6 @@ export class ToolRouter {
     }
   }
 
-  get openCalls(): number {
-    return this.pending.size;
-  }
-
   private complete(call: PendingCall, outcome: "ok" | "error" | "cancelled", text: string, display?: Record<string, unknown>): void {
     this.pending.delete(call.callId);
     this.completed.add(call.callId);

@@ -2,16 +2,9 @@
 // TAU_SECRET_* variables, and diagnostics that never carry arguments, environment or secrets.
 import { spawn, type ChildProcess } from "node:child_process";
 import type { ExtensionConfig } from "../../generated/index.js";
+import { withoutSecrets } from "../config/index.js";
 import { MAX_DIAGNOSTIC_FIELD } from "./limits.js";
 
-export const SECRET_ENV_PREFIX = "TAU_SECRET_";
-
-/** The child's environment: the daemon's, minus every TAU_SECRET_* variable. */
-export function childEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env)) if (!k.startsWith(SECRET_ENV_PREFIX)) out[k] = v;
-  return out;
-}
 
 /** prefix + command + suffix, with a leading `tau` resolved to this very installation. */
 export function extensionArgv(config: ExtensionConfig, tauCommand: readonly string[]): string[] {
@@ -44,5 +37,5 @@ export function spawnDiagnostic(config: ExtensionConfig, executable: string, err
 
 export function spawnExtension(config: ExtensionConfig, argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): ChildProcess {
   const [executable, ...args] = argv as [string, ...string[]];
-  return spawn(executable, args, { cwd, env: childEnvironment(env), stdio: ["pipe", "pipe", "pipe"] });
+  return spawn(executable, args, { cwd, env: withoutSecrets(env), stdio: ["pipe", "pipe", "pipe"] });
 }

@@ -360,14 +360,6 @@ export class Supervisor {
     return this.instances.get(instance)?.config.tool_prefix ?? "";
   }
 
-  phaseOf(instance: string): Phase | undefined {
-    return this.instances.get(instance)?.phase;
-  }
-
-  pidOf(instance: string): number | undefined {
-    return this.instances.get(instance)?.child?.pid;
-  }
-
   async stop(): Promise<void> {
     this.stopping = true;
     const exits: Array<Promise<unknown>> = [];

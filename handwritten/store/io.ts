@@ -17,3 +17,14 @@ export const nodeIo: JournalIo = {
   truncate: (fd, len) => fs.ftruncateSync(fd, len),
   size: (fd) => fs.fstatSync(fd).size,
 };
+
+/** Reads until `buf` is full or the file ends; returns the bytes read. */
+export function readFully(io: JournalIo, fd: number, buf: Buffer, pos: number): number {
+  let got = 0;
+  while (got < buf.length) {
+    const n = io.read(fd, buf, got, buf.length - got, pos + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}

@@ -15,7 +15,7 @@ import {
   RecordInvalidError,
   StoreError,
 } from "./errors.js";
-import { nodeIo, type JournalIo } from "./io.js";
+import { nodeIo, readFully, type JournalIo } from "./io.js";
 import { FRAME_HEADER_BYTES, MAX_RECORD_BYTES, SCAN_CHUNK_BYTES } from "./limits.js";
 import { acquireJournalLock, type LockHandle } from "./lock.js";
 import type { RecordValidator, SemanticValidator, ValidationResult } from "./validate.js";
@@ -67,16 +67,6 @@ export interface ScanStart {
 
 function check(result: ValidationResult, file: string, offset: number, what: string): void {
   if (!result.ok) throw new JournalCorruptError(file, offset, `${what}: ${result.reason}`);
-}
-
-function readFully(io: JournalIo, fd: number, buf: Buffer, pos: number): number {
-  let got = 0;
-  while (got < buf.length) {
-    const n = io.read(fd, buf, got, buf.length - got, pos + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got;
 }
 
 /**

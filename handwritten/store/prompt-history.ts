@@ -17,7 +17,7 @@ import * as path from "node:path";
 import { createHash } from "node:crypto";
 import { decodePayload, encodeFrame } from "./codec.js";
 import { JournalLockedError, JournalPoisonedError, RecordInvalidError, StoreError } from "./errors.js";
-import { nodeIo, type JournalIo } from "./io.js";
+import { nodeIo, readFully, type JournalIo } from "./io.js";
 import { scanFrames, type ScanResult } from "./journal.js";
 import {
   FRAME_HEADER_BYTES,
@@ -75,16 +75,6 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /** Synchronous pause: the lock is held only for one append, so waits are a few milliseconds. */
 function pause(ms: number): void {
   Atomics.wait(sleeper, 0, 0, ms);
-}
-
-function readFully(io: JournalIo, fd: number, buf: Buffer, pos: number): number {
-  let got = 0;
-  while (got < buf.length) {
-    const n = io.read(fd, buf, got, buf.length - got, pos + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got;
 }
 
 function tailHash(io: JournalIo, fd: number, boundary: number): string {

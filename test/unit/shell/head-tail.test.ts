@@ -1,6 +1,7 @@
 // The bounded output buffer of the shell tool (SPEC-shell-tools).
 import { describe, expect, it } from "vitest";
-import { HeadTailBuffer, childEnvironment, limits } from "../../../handwritten/extensions/shell/tools/index.js";
+import { HeadTailBuffer, limits } from "../../../handwritten/extensions/shell/tools/index.js";
+import { withoutSecrets as childEnvironment } from "../../../handwritten/config/index.js";
 
 const HEAD = limits.SHELL_OUTPUT_HEAD_BYTES;
 const TAIL = limits.SHELL_OUTPUT_TAIL_BYTES;

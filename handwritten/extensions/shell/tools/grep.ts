@@ -10,7 +10,7 @@ import { looksBinary } from "./files.js";
 import { compileGlob } from "./glob.js";
 import { displayPath, resolvePath } from "./paths.js";
 import { defineParameters, validateArgs } from "./schema.js";
-import { childEnvironment } from "./shell.js";
+import { withoutSecrets } from "../../../config/index.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 import { walkFiles } from "./walk.js";
 
@@ -107,7 +107,7 @@ async function searchWithRipgrep(rg: string, query: GrepQuery, rootIsFile: boole
   else args.push("--case-sensitive");
   if (query.literal === true) args.push("--fixed-strings");
   args.push("--regexp", query.pattern, "--", target);
-  const env = childEnvironment();
+  const env = withoutSecrets();
   delete env.RIPGREP_CONFIG_PATH;
   return new Promise<GrepOutcome>((resolve, reject) => {
     const child = spawn(rg, args, { cwd, stdio: ["ignore", "pipe", "pipe"], env });

@@ -13,7 +13,7 @@ export type { JsonSchema, Tool, ToolContext, ToolDisplay, ToolResult } from "./t
 export { ToolError } from "./errors.js";
 export type { ToolErrorCode } from "./errors.js";
 export * as limits from "./limits.js";
-export { shellTool, runShell, childEnvironment, HeadTailBuffer } from "./shell.js";
+export { shellTool, runShell, HeadTailBuffer } from "./shell.js";
 export type { ShellOutcome, ShellRunOptions } from "./shell.js";
 export { readTool } from "./read.js";
 export { writeTool } from "./write.js";

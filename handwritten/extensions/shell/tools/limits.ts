@@ -21,8 +21,6 @@ export const SHELL_POST_EXIT_DRAIN_MS = 250;
 export const SHELL_PROGRESS_INTERVAL_MS = 250;
 /** Longest progress text (the most recent output), in bytes. */
 export const SHELL_PROGRESS_MAX_BYTES = 2 * 1024;
-/** Environment variables with this prefix never reach a child process. */
-export const SECRET_ENV_PREFIX = "TAU_SECRET_";
 
 // ---- paths -------------------------------------------------------------------------------------
 /** Longest path argument, in characters (code points). */

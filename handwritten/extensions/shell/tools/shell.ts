@@ -4,7 +4,6 @@ import { spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import {
-  SECRET_ENV_PREFIX,
   SHELL_DEFAULT_TIMEOUT_SECONDS,
   SHELL_KILL_GRACE_MS,
   SHELL_MAX_COMMAND_CHARS,
@@ -16,20 +15,10 @@ import {
   SHELL_PROGRESS_INTERVAL_MS,
   SHELL_PROGRESS_MAX_BYTES,
 } from "./limits.js";
+import { withoutSecrets } from "../../../config/index.js";
 import { ToolError, throwIfCancelled } from "./errors.js";
 import { defineParameters, validateArgs } from "./schema.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
-
-// ---- environment -------------------------------------------------------------------------------
-
-/** A copy of `parent` without any `TAU_SECRET_*` variable: the environment of every child. */
-export function childEnvironment(parent: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(parent)) {
-    if (value !== undefined && !key.startsWith(SECRET_ENV_PREFIX)) env[key] = value;
-  }
-  return env;
-}
 
 // ---- bounded output ----------------------------------------------------------------------------
 
@@ -236,7 +225,7 @@ export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
     // and error messages are those of a plain `bash -c <command>`.
     const child = spawn("bash", ["-c", 'exec bash -c "$1" 2>&1', "bash", options.command], {
       cwd: options.cwd,
-      env: childEnvironment(options.env ?? process.env),
+      env: withoutSecrets(options.env ?? process.env),
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
