@@ -17,6 +17,7 @@ export async function buildAll(): Promise<void> {
       "cli/main": "handwritten/cli/main.ts",
       "cli/commands": "handwritten/cli/commands.ts",
       "cli/run-main": "handwritten/cli/run-main.ts",
+      "cli/tui-main": "handwritten/cli/tui/main.ts",
       "daemon/main": "handwritten/harness/daemon-main.ts",
       "ext/main": "handwritten/extensions/main.ts",
     },

@@ -11,6 +11,10 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
 } else if (argv[0] === "run" && !argv.includes("--help") && !argv.includes("-h")) {
   const run = await loadBuilt("cli/run-main.js");
   await run.main(argv.slice(1));
+} else if (argv.length === 0 || argv[0] === "--harness-config" || ((argv[0] === "attach" || argv[0] === "resume") && !argv.includes("--help") && !argv.includes("-h"))) {
+  // The interactive UI: `tau`, `tau attach [SESSION]`, `tau resume [SESSION]`.
+  const tui = await loadBuilt("cli/tui-main.js");
+  await tui.main(argv);
 } else if (argv[0] === "ext") {
   const ext = await loadBuilt("ext/main.js");
   await ext.main(argv.slice(1));

@@ -27,6 +27,7 @@ export const MESSAGE_NAMES = [
   "ui_roster_request",
   "ui_roster_result",
   "ui_session_accepted",
+  "ui_session_end_request",
   "ui_tree_request",
 ] as const;
 
@@ -58,6 +59,7 @@ export type WireMessage =
   | T.UiRosterRequestMessage
   | T.UiRosterResultMessage
   | T.UiSessionAcceptedMessage
+  | T.UiSessionEndRequestMessage
   | T.UiTreeRequestMessage
 ;
 
@@ -84,6 +86,7 @@ export interface MessagePayloads {
   "ui_roster_request": T.UiRosterRequestMessage["payload"];
   "ui_roster_result": T.UiRosterResultMessage["payload"];
   "ui_session_accepted": T.UiSessionAcceptedMessage["payload"];
+  "ui_session_end_request": T.UiSessionEndRequestMessage["payload"];
   "ui_tree_request": T.UiTreeRequestMessage["payload"];
 }
 
@@ -118,6 +121,7 @@ export const MESSAGES: { readonly [N in MessageName]: MessageInfo } = {
   "ui_roster_request": { name: "ui_roster_request", direction: "to_harness", model: "UiRosterRequestMessage", description: "", validate: V.validateUiRosterRequestMessage },
   "ui_roster_result": { name: "ui_roster_result", direction: "from_harness", model: "UiRosterResultMessage", description: "", validate: V.validateUiRosterResultMessage },
   "ui_session_accepted": { name: "ui_session_accepted", direction: "from_harness", model: "UiSessionAcceptedMessage", description: "", validate: V.validateUiSessionAcceptedMessage },
+  "ui_session_end_request": { name: "ui_session_end_request", direction: "to_harness", model: "UiSessionEndRequestMessage", description: "Ends the session for every attached UI (`:quit-session`); only an attached UI may send it.", validate: V.validateUiSessionEndRequestMessage },
   "ui_tree_request": { name: "ui_tree_request", direction: "to_harness", model: "UiTreeRequestMessage", description: "", validate: V.validateUiTreeRequestMessage },
 };
 

@@ -67,6 +67,8 @@ export type AgentPromptSubmitted = {
   text: BodyText;
   /** The configured instance that submitted an extension prompt. */
   submitter?: InstanceName;
+  /** Typed with the `::` escape: the text is literal and no command consumer may interpret it. */
+  literal?: boolean;
 };
 
 /** Ends the replay of one agent's journal to a subscriber. */
@@ -833,6 +835,8 @@ export type UiPromptSubmit = {
   agent_id: Id;
   mode: PromptMode;
   text: BodyText;
+  /** The user typed `::text`: `text` is the canonical single-colon form and is never a command. */
+  literal?: boolean;
 };
 
 export type UiRosterRequestMessage = {
@@ -858,6 +862,12 @@ export type UiSessionAcceptedMessage = {
     revision: Revision;
     project_root: PathText;
   };
+};
+
+/** Ends the session for every attached UI (`:quit-session`); only an attached UI may send it. */
+export type UiSessionEndRequestMessage = {
+  message: "ui_session_end_request";
+  payload: Record<string, never>;
 };
 
 export type UiTreeRequestMessage = {

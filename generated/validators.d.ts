@@ -101,4 +101,5 @@ export declare const validateUiPromptSubmit: GeneratedValidator;
 export declare const validateUiRosterRequestMessage: GeneratedValidator;
 export declare const validateUiRosterResultMessage: GeneratedValidator;
 export declare const validateUiSessionAcceptedMessage: GeneratedValidator;
+export declare const validateUiSessionEndRequestMessage: GeneratedValidator;
 export declare const validateUiTreeRequestMessage: GeneratedValidator;

@@ -1303,7 +1303,7 @@ return errors === 0;
 validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const validateAgentPromptSubmitted = validate31;
-const schema68 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptSubmitted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"source":{"$ref":"PromptSource.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"submitter":{"$ref":"InstanceName.json","description":"The configured instance that submitted an extension prompt."}},"required":["agent_id","prompt_id","source","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.prompt_submitted"};
+const schema68 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptSubmitted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"source":{"$ref":"PromptSource.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"submitter":{"$ref":"InstanceName.json","description":"The configured instance that submitted an extension prompt."},"literal":{"type":"boolean","description":"Typed with the `::` escape: the text is literal and no command consumer may interpret it."}},"required":["agent_id","prompt_id","source","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.prompt_submitted"};
 const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptSource.json","type":"string","enum":["human_ui","extension","harness_internal"],"description":"Where a prompt came from; decides the provider envelope."};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1447,14 +1447,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.literal !== undefined){
+const _errs19 = errors;
+if(typeof data.literal !== "boolean"){
+validate31.errors = [{instancePath:instancePath+"/literal",schemaPath:"#/properties/literal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "source")) && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "submitter")){
-const _errs20 = errors;
+if(((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "source")) && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "submitter")) && (key0 !== "literal")){
+const _errs22 = errors;
 validate31.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs20 === errors;
+var valid7 = _errs22 === errors;
 if(!valid7){
 break;
+}
 }
 }
 }
@@ -14061,7 +14074,7 @@ return errors === 0;
 validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const validateUiPromptSubmit = validate143;
-const schema395 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiPromptSubmit.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.prompt_submit"};
+const schema395 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiPromptSubmit.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"literal":{"type":"boolean","description":"The user typed `::text`: `text` is the canonical single-colon form and is never a command."}},"required":["agent_id","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.prompt_submit"};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="UiPromptSubmit.json" */;
@@ -14143,14 +14156,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.literal !== undefined){
+const _errs10 = errors;
+if(typeof data.literal !== "boolean"){
+validate143.errors = [{instancePath:instancePath+"/literal",schemaPath:"#/properties/literal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(((key0 !== "agent_id") && (key0 !== "mode")) && (key0 !== "text")){
-const _errs11 = errors;
+if((((key0 !== "agent_id") && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "literal")){
+const _errs13 = errors;
 validate143.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs11 === errors;
+var valid4 = _errs13 === errors;
 if(!valid4){
 break;
+}
 }
 }
 }
@@ -14892,11 +14918,11 @@ return errors === 0;
 }
 validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiTreeRequestMessage = validate149;
-const schema413 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiTreeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_tree_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_tree_request"};
+export const validateUiSessionEndRequestMessage = validate149;
+const schema413 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSessionEndRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_session_end_request"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"Ends the session for every attached UI (`:quit-session`); only an attached UI may send it.","x-tau-direction":"to_harness","x-tau-message":"ui_session_end_request"};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiTreeRequestMessage.json" */;
+/*# sourceURL="UiSessionEndRequestMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate149.evaluated;
@@ -14921,8 +14947,8 @@ if(typeof data0 !== "string"){
 validate149.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("ui_tree_request" !== data0){
-validate149.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_tree_request"},message:"must be equal to constant"}];
+if("ui_session_end_request" !== data0){
+validate149.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_session_end_request"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -14936,68 +14962,13 @@ let data1 = data.payload;
 const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.request_id === undefined) && (missing1 = "request_id")){
-validate149.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate149.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate149.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.agent_id !== undefined){
-let data3 = data1.agent_id;
-const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data3 === "string"){
-if(!pattern4.test(data3)){
-validate149.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate149.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
 for(const key0 in data1){
-if((key0 !== "request_id") && (key0 !== "agent_id")){
-const _errs12 = errors;
+const _errs6 = errors;
 validate149.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
+var valid1 = _errs6 === errors;
+if(!valid1){
 break;
-}
-}
-}
-}
 }
 }
 }
@@ -15014,11 +14985,11 @@ var valid0 = true;
 if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
-const _errs15 = errors;
+const _errs9 = errors;
 validate149.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
+var valid2 = _errs9 === errors;
+if(!valid2){
 break;
 }
 }
@@ -15036,4 +15007,149 @@ validate149.errors = vErrors;
 return errors === 0;
 }
 validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiTreeRequestMessage = validate150;
+const schema414 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiTreeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_tree_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_tree_request"};
+
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiTreeRequestMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate150.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate150.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ui_tree_request" !== data0){
+validate150.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_tree_request"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.request_id === undefined) && (missing1 = "request_id")){
+validate150.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate150.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate150.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.agent_id !== undefined){
+let data3 = data1.agent_id;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(!pattern4.test(data3)){
+validate150.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate150.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((key0 !== "request_id") && (key0 !== "agent_id")){
+const _errs12 = errors;
+validate150.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs12 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate150.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs15 = errors;
+validate150.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs15 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate150.errors = vErrors;
+return errors === 0;
+}
+validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

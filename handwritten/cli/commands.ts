@@ -1,6 +1,8 @@
 // Every command tau offers, declared explicitly (no filesystem discovery at start-up).
 import { PrintPrompt, PrintSystemPrompt, PrintTools } from "./commands/dev/print.js";
+import Attach from "./commands/attach.js";
 import Init from "./commands/init.js";
+import Resume from "./commands/resume.js";
 import Run from "./commands/run.js";
 import SessionList from "./commands/session/list.js";
 import SpecEvents from "./commands/spec/events.js";
@@ -9,7 +11,9 @@ export const COMMANDS = {
   "dev:print-prompt": PrintPrompt,
   "dev:print-system-prompt": PrintSystemPrompt,
   "dev:print-tools": PrintTools,
+  attach: Attach,
   init: Init,
+  resume: Resume,
   run: Run,
   "session:list": SessionList,
   "spec:events": SpecEvents,

@@ -144,7 +144,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     await harness.shutdown(reason).catch(() => {});
     process.exit(code);
   };
-  const front = new DaemonFront(harness, { exitWhenUisLeave: args.exitWhenUisLeave, onIdle: () => void stop("last_ui_left") });
+  const front = new DaemonFront(harness, { exitWhenUisLeave: args.exitWhenUisLeave, onIdle: () => void stop("last_ui_left"), onEndRequested: () => void stop("requested") });
   const instance = process.env[DAEMON_INSTANCE_ENV] ? instanceFromEnv() : mintInstance();
   const endpoint = await publishDaemonEndpoint({
     runtimeDir: roots.runtime,

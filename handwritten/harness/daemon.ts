@@ -11,6 +11,8 @@ export interface DaemonPolicy {
   /** A daemon a CLI started exits when its last participating UI leaves (unless detached). */
   readonly exitWhenUisLeave: boolean;
   readonly onIdle: () => void;
+  /** An attached UI asked to end the session for everyone (`ui_session_end_request`). */
+  readonly onEndRequested?: () => void;
 }
 
 type PeerState =
@@ -120,6 +122,9 @@ export class DaemonFront {
         return;
       case "ui_detach_request":
         state.detached = true;
+        return;
+      case "ui_session_end_request":
+        this.policy.onEndRequested?.();
         return;
       case "ui_roster_request":
         conn.send({ message: "ui_roster_result", payload: { request_id: message.payload.request_id, rows: this.roster() } });

@@ -163,7 +163,7 @@ export class PromptEngine {
   onUiPromptSubmit(c: Committed): void {
     const agentId = String(c.data.agent_id);
     if (!this.port.hasAgent(agentId)) return;
-    void this.port.publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "human_ui", mode: c.data.mode, text: c.data.text });
+    void this.port.publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "human_ui", mode: c.data.mode, text: c.data.text, ...(c.data.literal === true ? { literal: true } : {}) });
   }
 
   onInternalPromptRequest(c: Committed): void {

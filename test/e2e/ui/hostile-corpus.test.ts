@@ -2,36 +2,9 @@ import { describe, expect, it } from "vitest";
 import { Grid, Screen, columns, sanitize } from "../../../handwritten/cli/ui/index.js";
 import type { Style } from "../../../handwritten/cli/ui/index.js";
 import { emulator, withoutRendererSequences } from "./emulator.js";
+import { HOSTILE } from "../../support/hostile.js";
 
-const HOSTILE: Record<string, string> = {
-  osc52_bel: "copy\x1b]52;c;SGVsbG8gY2xpcGJvYXJk\x07done",
-  osc52_st: "copy\x1b]52;p;SGVsbG8=\x1b\\done",
-  osc8_link: "\x1b]8;;https://evil.example/\x07click me\x1b]8;;\x07",
-  osc_title: "\x1b]0;pwned title\x07\x1b]2;pwned\x1b\\",
-  csi_cursor_move: "a\x1b[10;10Hb\x1b[5Ac\x1b[H",
-  csi_clear: "x\x1b[2Jy\x1b[3J\x1b[K",
-  alt_screen: "\x1b[?1049hinside\x1b[?47h\x1b[?1047h",
-  dcs: "\x1bPq#0;2;0;0;0#0~~@@vv@@~~$-\x1b\\after",
-  dcs_decrqss: "\x1bP$qm\x1b\\",
-  c1_csi: "\x9b31mred\x9b2J",
-  c1_osc: "\x9d52;c;SGVsbG8=\x9c",
-  c1_dcs: "\x90q\x9c",
-  bidi_override: "user\u202etxt.exe\u202c and \u2066iso\u2069 \u200f",
-  lone_esc: "before\x1bafter \x1b",
-  bel: "ding\x07ding",
-  backspace: "abc\x08\x08\x08XYZ",
-  nul: "a\x00b\x00",
-  carriage_return: "visible\roverwrite",
-  sgr_inject: "\x1b[31;1;5mred blink\x1b[0m",
-  reset_terminal: "\x1bc\x1b[!p",
-  save_restore: "\x1b7\x1b[20;1Hmoved\x1b8",
-  modes: "\x1b[?25l\x1b[?1000h\x1b[?2004h\x1b[4h\x1b[?6h\x1b[20h",
-  del: "a\x7fb",
-  keypad: "\x1b=\x1b>",
-  charset: "\x1b(0lqqk\x1b(B\x0e\x0f",
-  scroll_region: "\x1b[2;3r\x1bD\x1bM\x1bE",
-  tabs: "a\tb\x1bH\x1b[3g",
-};
+
 
 const STYLED: Style = { fg: "red", bold: true };
 const COLS = 60;

@@ -1,0 +1,530 @@
+// The interactive terminal UI for one attached session: keys → editor/commands, delivered events →
+// bounded render queue → transcript, and frames → the inline view. Commands act only through the
+// session client (the same wire events a scripted socket client can send: headless parity).
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import type { SessionClient, Delivery } from "../session-client.js";
+import { KeyDecoder, type Key } from "./keys.js";
+import { Editor } from "./editor.js";
+import { COMMAND_SPECS, helpText, historyText, parseInput, type ParsedInput } from "./command-mode.js";
+import { Transcript, renderItem, type AgentView, type Item } from "./transcript.js";
+import { InlineView } from "./view.js";
+import {
+  DEFAULT_THEME,
+  Diagnostics,
+  RenderQueue,
+  ThemeError,
+  agentLabel,
+  columns,
+  diagnosticName,
+  graphemes,
+  clusterWidth,
+  loadThemeFile,
+  sanitize,
+  truncateMiddle,
+} from "../ui/index.js";
+import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
+
+/** How the UI left its session. */
+export type Exit = "quit" | "detach" | "quit-session" | "new" | "lost";
+
+export interface TerminalIo {
+  readonly input: NodeJS.ReadableStream & { setRawMode?: (raw: boolean) => unknown; isTTY?: boolean };
+  readonly output: NodeJS.WritableStream & { columns?: number; rows?: number; on(event: "resize", l: () => void): unknown; off(event: "resize", l: () => void): unknown };
+}
+
+export interface HistoryPort {
+  entries(): readonly string[];
+  append(text: string): void;
+}
+
+export interface SessionPort {
+  readonly client: SessionClient;
+  readonly sessionId: string;
+}
+
+export interface Settings {
+  /** Prompts sent while the agent works: folded into the running turn (`steer`) or queued after it. */
+  mode: "steer" | "queue";
+  reasoning: boolean;
+}
+
+const SETTINGS_HELP = "settings: mode steer|queue (prompts sent while the agent works), reasoning on|off (show model reasoning)";
+
+/** A lone ESC is the Escape key when nothing follows it within this many milliseconds. */
+const ESC_WAIT_MS = 30;
+/** Streaming output is drawn at most this often; keystrokes are drawn at once. */
+const FRAME_INTERVAL_MS = 16;
+
+export class TuiApp {
+  private readonly keys = new KeyDecoder();
+  private readonly editor = new Editor();
+  private readonly transcript = new Transcript();
+  private readonly queue = new RenderQueue<Delivery>();
+  readonly diagnostics: Diagnostics;
+  private view: InlineView;
+  private theme: Theme = DEFAULT_THEME;
+  private session: SessionPort | undefined;
+  private focus = "";
+  /** Per agent: items fully written above the live region, and rows of the next one already written. */
+  private readonly committed = new Map<string, { items: number; rows: number }>();
+  private frameTimer: NodeJS.Timeout | undefined;
+  private escTimer: NodeJS.Timeout | undefined;
+  private lastCtrlC = 0;
+  private ended: ((e: Exit) => void) | undefined;
+  private noticesSeen = 0;
+  private readonly settings: Settings = { mode: "steer", reasoning: false };
+  private readonly onResize = () => this.resized();
+  private readonly onData = (chunk: Buffer | string) => this.input(typeof chunk === "string" ? chunk : chunk.toString("utf8"));
+  private nextRequest = 1;
+  /** Prompts and shell commands typed before the session had an agent: sent once it has one. */
+  private readonly waiting: ParsedInput[] = [];
+
+  constructor(
+    private readonly io: TerminalIo,
+    private readonly history: HistoryPort,
+    private readonly configRoot: string,
+    startRow: number,
+    diagnostics?: Diagnostics,
+  ) {
+    this.diagnostics = diagnostics ?? new Diagnostics({ sink: () => {} });
+    this.view = new InlineView(this.cols, this.rows, startRow);
+    this.editor.setHistory(history.entries());
+  }
+
+  private get cols(): number {
+    return Math.max(1, this.io.output.columns ?? 80);
+  }
+
+  private get rows(): number {
+    return Math.max(1, this.io.output.rows ?? 24);
+  }
+
+  /** Takes the terminal: raw input, resize tracking, the first frame. */
+  start(): void {
+    this.io.input.setRawMode?.(true);
+    this.io.input.on("data", this.onData);
+    this.io.output.on("resize", this.onResize);
+    this.io.output.write("\x1b[?2004h\x1b[?7l"); // bracketed paste on, autowrap off
+    this.draw();
+  }
+
+  /** Gives the terminal back: cursor below the UI, modes restored. */
+  stop(): void {
+    clearTimeout(this.frameTimer);
+    clearTimeout(this.escTimer);
+    this.io.input.off("data", this.onData);
+    this.io.output.off("resize", this.onResize);
+    this.io.input.setRawMode?.(false);
+    this.io.output.write(`${this.view.finish()}\x1b[0m\x1b[?7h\x1b[?2004l`);
+  }
+
+  /** Attaches the UI to a session; resolves with how the user left it. */
+  run(session: SessionPort): Promise<Exit> {
+    this.session = session;
+    this.focus = "";
+    const client = session.client;
+    const exit = new Promise<Exit>((resolve) => (this.ended = resolve));
+    client.onDeliver((d) => this.deliver(d));
+    void client.conn.closed.then(() => this.end("lost"));
+    client.subscribe(["*"], ["*"]);
+    this.note("info", `session ${session.sessionId}`);
+    this.draw();
+    return exit;
+  }
+
+  private end(e: Exit): void {
+    const done = this.ended;
+    this.ended = undefined;
+    done?.(e);
+  }
+
+  // ── events ────────────────────────────────────────────────────────────────────────────────
+
+  private deliver(d: Delivery): void {
+    // The queue is drained synchronously here, so it holds one delivery at a time; its bounds
+    // matter when a frame is slow, and the stage timer below reports that.
+    const offered = this.queue.offer(d, 0);
+    if (!offered.accepted) return;
+    const timer = this.diagnostics.begin("transcript", diagnosticName("fold"));
+    this.drain();
+    timer.end();
+  }
+
+  private drain(): void {
+    let changed = false;
+    for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
+      const d = e.item;
+      const { name, data } = d.event;
+      if (name === "session.replay_complete") {
+        void this.ensureAgent();
+        continue;
+      }
+      if (name === "agent.started" && this.focus === "" && !d.replay) this.focus = String(data.agent_id);
+      if (name === "agent.started" && d.replay) this.focus = String(data.agent_id);
+      if (this.transcript.apply(d.event)) changed = true;
+    }
+    if (this.waiting.length > 0) this.flushWaiting();
+    const notices = this.transcript.notices;
+    while (this.noticesSeen < notices.length) this.local(notices[this.noticesSeen++] as Item);
+    if (changed) this.schedule();
+  }
+
+  /** Focuses an agent after the replay: the newest one, or a new one when the session has none. */
+  /** Sends what was typed before the session was ready, once it has an agent and a model. */
+  private flushWaiting(): void {
+    if (this.focus === "" || this.transcript.models.length === 0) return;
+    for (const p of this.waiting.splice(0)) this.handle(p, "");
+  }
+
+  private async ensureAgent(): Promise<void> {
+    if (this.focus === "") {
+      try {
+        this.focus = await this.session!.client.createAgent();
+      } catch (err) {
+        this.note("error", (err as Error).message);
+        return this.draw();
+      }
+    }
+    // Local notes written before the agent existed stay first in its transcript.
+    const early = this.transcript.agent("").items.splice(0);
+    const mark = this.committed.get("") ?? { items: 0, rows: 0 };
+    this.committed.delete("");
+    const a = this.transcript.agent(this.focus);
+    a.items.unshift(...early);
+    this.committed.set(this.focus, mark);
+    this.flushWaiting();
+    this.draw();
+  }
+
+  // ── input ─────────────────────────────────────────────────────────────────────────────────
+
+  private input(chunk: string): void {
+    clearTimeout(this.escTimer);
+    for (const key of this.keys.feed(chunk)) this.key(key);
+    if (this.keys.waiting) {
+      this.escTimer = setTimeout(() => {
+        for (const key of this.keys.flush()) this.key(key);
+        this.draw();
+      }, ESC_WAIT_MS);
+    }
+    this.draw();
+  }
+
+  private key(key: Key): void {
+    if (key.kind === "ctrl" && key.key === "c" && this.editor.search === undefined) {
+      const now = Date.now();
+      if (this.editor.text !== "") this.editor.clear();
+      else if (this.current()?.busy) this.cancel();
+      else if (now - this.lastCtrlC < 1500) this.leave("quit");
+      else this.note("info", "press Ctrl-C again (or type :quit) to leave");
+      this.lastCtrlC = now;
+      return;
+    }
+    if (key.kind === "ctrl" && key.key === "d" && this.editor.text === "") return this.leave("quit");
+    if (key.kind === "ctrl" && key.key === "l") {
+      this.view = new InlineView(this.cols, this.rows, 1);
+      this.io.output.write("\x1b[H\x1b[2J");
+      return;
+    }
+    const action = this.editor.apply(key);
+    if (action.kind === "refused") this.note("warning", "the prompt is at its size limit; the input was not added");
+    if (action.kind === "submit") this.submit(action.text);
+  }
+
+  private submit(raw: string): void {
+    const parsed = parseInput(raw);
+    if (parsed.kind === "empty") return;
+    const remembered = historyText(raw, parsed);
+    try {
+      this.history.append(remembered);
+    } catch (err) {
+      this.note("warning", `prompt history: ${(err as Error).message}`);
+    }
+    this.editor.setHistory(this.history.entries());
+    this.handle(parsed, remembered);
+  }
+
+  private handle(parsed: ParsedInput, echo: string): void {
+    const client = this.session?.client;
+    switch (parsed.kind) {
+      case "error":
+        this.local({ kind: "notice", level: "error", text: parsed.message, done: true });
+        return;
+      case "prompt": {
+        if (!client || this.focus === "" || this.transcript.models.length === 0) return void this.waiting.push(parsed);
+        const busy = this.current()?.busy === true;
+        client.emit("ui.prompt_submit", { agent_id: this.focus, mode: busy ? this.settings.mode : "queue", text: parsed.text, ...(parsed.literal ? { literal: true } : {}) });
+        return;
+      }
+      case "shell": {
+        if (!client || this.focus === "") return void this.waiting.push(parsed);
+        client.emit("shell.command_request", {
+          agent_id: this.focus,
+          request_id: `r-tui-${process.pid}-${this.nextRequest++}`,
+          command: parsed.command,
+          include_in_context: parsed.includeInContext,
+        });
+        return;
+      }
+      case "command":
+        this.local({ kind: "notice", level: "info", text: echo, done: true });
+        void this.command(parsed.spec.name, parsed.args).catch((err: unknown) => this.note("error", (err as Error).message));
+        return;
+    }
+  }
+
+  private async command(name: string, args: readonly string[]): Promise<void> {
+    const client = this.session?.client;
+    switch (name) {
+      case "help":
+        return this.note("info", helpText(args[0]));
+      case "quit":
+      case "detach":
+      case "quit-session":
+      case "new":
+        return this.leave(name);
+      case "cancel":
+        return this.cancel();
+      case "set":
+        return this.set(args);
+      case "theme":
+        return this.setTheme(args[0]);
+    }
+    if (!client) return this.note("error", "not attached to a session yet");
+    switch (name) {
+      case "model": {
+        if (args[0] === undefined) {
+          const models = this.transcript.models.map((m) => `${m.provider}/${m.id}`);
+          return this.note("info", models.length > 0 ? `models: ${models.join(", ")} — current: ${this.current()?.model ?? "default"}` : "no model is available yet");
+        }
+        client.emit("ui.model_select", { agent_id: this.focus, model: args[0] });
+        return;
+      }
+      case "agent":
+        return this.agentCommand(client, args);
+      case "skill":
+        client.emit("ui.skill_load", { agent_id: this.focus, name: args[0] as string, ...(args[1] !== undefined ? { text: args[1] } : {}) });
+        return;
+    }
+  }
+
+  private async agentCommand(client: SessionClient, args: readonly string[]): Promise<void> {
+    const [sub, arg] = args;
+    if (sub === "new") {
+      const id = await client.createAgent(arg !== undefined ? { display_name: arg } : {});
+      this.switchTo(id);
+    } else if (sub === "switch") {
+      if (arg === undefined) return this.note("error", "usage: :agent switch ID|NAME");
+      const match = [...this.transcript.agents.values()].filter((a) => a.id === arg || a.name === arg);
+      if (match.length !== 1) return this.note("error", match.length === 0 ? `no agent is called ${arg}; :agent list shows them` : `several agents are called ${arg}; use the id`);
+      this.switchTo((match[0] as AgentView).id);
+    } else if (sub === "name") {
+      if (arg === undefined) return this.note("error", "usage: :agent name NAME");
+      client.emit("agent.metadata_request", { agent_id: this.focus, key: "display_name", value: arg });
+    } else {
+      const rows = [...this.transcript.agents.values()].filter((a) => a.id !== "").map((a) => `${a.id === this.focus ? "*" : " "} ${agentLabel(a.id, a.name)}${a.busy ? " (working)" : ""}`);
+      this.note("info", rows.length > 0 ? rows.join("\n") : "(no agents)");
+    }
+  }
+
+  private switchTo(id: string): void {
+    this.focus = id;
+    this.transcript.agent(id);
+    this.note("info", `agent ${agentLabel(id, this.transcript.agent(id).name)}`);
+  }
+
+  private set(args: readonly string[]): void {
+    const [key, value] = args;
+    if (key === undefined) return this.note("info", `mode ${this.settings.mode}, reasoning ${this.settings.reasoning ? "on" : "off"}\n${SETTINGS_HELP}`);
+    if (key === "mode" && (value === "steer" || value === "queue")) this.settings.mode = value;
+    else if (key === "reasoning" && (value === "on" || value === "off")) this.settings.reasoning = value === "on";
+    else return this.note("error", `cannot set ${key}${value !== undefined ? ` to ${value}` : ""}; ${SETTINGS_HELP}`);
+    this.note("info", `${key} ${value}`);
+  }
+
+  private setTheme(name: string | undefined): void {
+    const dir = join(this.configRoot, "themes");
+    let files: string[] = [];
+    try {
+      files = readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f));
+    } catch {
+      // no themes folder: only the default theme
+    }
+    const names = ["default", ...files.map((f) => f.replace(/\.(ya?ml|json)$/, ""))];
+    if (name === undefined) return this.note("info", `themes: ${names.join(", ")} (current: ${this.theme.name}); theme files live in ${dir}`);
+    if (name === "default") {
+      this.theme = DEFAULT_THEME;
+    } else {
+      const file = files.find((f) => f.replace(/\.(ya?ml|json)$/, "") === name);
+      if (!file) return this.note("error", `no theme ${name}; themes: ${names.join(", ")}`);
+      try {
+        this.theme = loadThemeFile(join(dir, file));
+      } catch (err) {
+        return this.note("error", err instanceof ThemeError ? err.message : `the theme could not be read: ${(err as Error).message}`);
+      }
+    }
+    this.note("info", `theme ${this.theme.name}`);
+  }
+
+  private cancel(): void {
+    const a = this.current();
+    if (!this.session || !a || !a.busy) return this.note("info", "nothing to cancel");
+    this.session.client.emit("agent.cancel_request", { agent_id: a.id });
+  }
+
+  private leave(how: Exit): void {
+    const client = this.session?.client;
+    if (client && how === "detach") client.conn.send({ message: "ui_detach_request", payload: {} });
+    if (client && how === "quit-session") client.conn.send({ message: "ui_session_end_request", payload: {} });
+    if (!client) return this.end(how);
+    if (how !== "quit-session") client.close();
+    this.end(how);
+  }
+
+  // ── drawing ───────────────────────────────────────────────────────────────────────────────
+
+  private current(): AgentView | undefined {
+    return this.focus === "" ? undefined : this.transcript.agent(this.focus);
+  }
+
+  /** A local message (never sent anywhere): goes into the focused agent's transcript. */
+  private local(item: Item): void {
+    this.transcript.agent(this.focus).items.push(item);
+    this.schedule();
+  }
+
+  private note(level: string, text: string): void {
+    this.local({ kind: "notice", level, text, done: true });
+  }
+
+  private schedule(): void {
+    if (this.frameTimer) return;
+    this.frameTimer = setTimeout(() => {
+      this.frameTimer = undefined;
+      this.draw();
+    }, FRAME_INTERVAL_MS);
+  }
+
+  /** Rows to make permanent now, and the rows still live, for the focused agent. */
+  private split(width: number): { committed: StyledLine[]; live: StyledLine[] } {
+    const a = this.transcript.agent(this.focus);
+    let mark = this.committed.get(a.id) ?? { items: 0, rows: 0 };
+    if (mark.items > a.items.length) mark = { items: 0, rows: 0 }; // trimmed transcript
+    const committed: StyledLine[] = [];
+    const live: StyledLine[] = [];
+    let i = mark.items;
+    let rows = mark.rows;
+    for (; i < a.items.length; i++) {
+      const item = a.items[i] as Item;
+      const r = renderItem(item, width, this.theme, this.settings.reasoning);
+      if (item.done) {
+        committed.push(...r.slice(rows));
+        rows = 0;
+        continue;
+      }
+      if (item.kind === "assistant" && r.length - 1 > rows) {
+        // Streamed text only grows: every row but the last is final.
+        committed.push(...r.slice(rows, r.length - 1));
+        rows = r.length - 1;
+      }
+      live.push(...r.slice(rows));
+      break;
+    }
+    this.committed.set(a.id, { items: i, rows });
+    for (i++; i < a.items.length; i++) live.push(...renderItem(a.items[i] as Item, width, this.theme, this.settings.reasoning));
+    return { committed, live };
+  }
+
+  private editorRows(width: number): { rows: StyledLine[]; cursor: CursorPosition } {
+    const t = this.theme.styles;
+    const search = this.editor.search;
+    if (search) {
+      const text = sanitize(`(history search) ${search.query}: ${search.match ?? "no match"}`, { newlines: "escape" });
+      return { rows: [[{ text: truncateMiddle(text, width), style: t.accent }]], cursor: { row: 0, col: Math.min(width - 1, columns(truncateMiddle(text, width))) } };
+    }
+    const prefix = width >= 4 ? 2 : 0;
+    const avail = Math.max(1, width - prefix);
+    const rows: StyledLine[] = [];
+    let cursor: CursorPosition = { row: 0, col: prefix };
+    const { row: cr, col: cc } = this.editor.cursor;
+    this.editor.lineTexts.forEach((text, li) => {
+      let line = "";
+      let w = 0;
+      let offset = 0;
+      const start = rows.length;
+      const pushRow = () => {
+        const lead = rows.length === 0 ? "› " : "  ";
+        rows.push([...(prefix > 0 ? [{ text: lead as SafeText, style: t.prompt }] : []), { text: sanitize(line, { newlines: "escape" }), style: t.text }]);
+        line = "";
+        w = 0;
+      };
+      for (const g of graphemes(text)) {
+        const gw = clusterWidth(g);
+        if (w + gw > avail) pushRow();
+        if (li === cr && offset === cc) cursor = { row: rows.length, col: prefix + w };
+        line += g;
+        w += gw;
+        offset += g.length;
+      }
+      if (li === cr && offset <= cc) {
+        if (w >= avail) {
+          pushRow();
+        }
+        cursor = { row: rows.length, col: prefix + w };
+      }
+      pushRow();
+      void start;
+    });
+    return { rows, cursor };
+  }
+
+  private statusRow(width: number): StyledLine {
+    const a = this.current();
+    const parts = [
+      "tau",
+      a ? agentLabel(a.id, a.name) : "",
+      a?.model ?? "",
+      this.session === undefined || a === undefined ? "starting…" : this.waiting.length > 0 ? "waiting for a model…" : a.busy ? "working…" : "ready",
+      a && (a.inputTokens > 0 || a.outputTokens > 0) ? `↑${a.inputTokens} ↓${a.outputTokens}` : "",
+      a && a.costUsd > 0 ? `$${a.costUsd.toFixed(4)}` : "",
+    ].filter((p) => p !== "");
+    const text = truncateMiddle(sanitize(parts.join(" · "), { newlines: "escape" }), width);
+    const pad = " ".repeat(Math.max(0, width - columns(text)));
+    return [{ text: (text + pad) as SafeText, style: this.theme.styles.status }];
+  }
+
+  private liveBlock(width: number): { committed: Block; live: Block; cursor: CursorPosition } {
+    const { committed, live } = this.split(width);
+    const editor = this.editorRows(width);
+    const rows: StyledLine[] = [...live, [], ...editor.rows, this.statusRow(width)];
+    return { committed, live: rows, cursor: { row: live.length + 1 + editor.cursor.row, col: editor.cursor.col } };
+  }
+
+  /** Draws one frame now. */
+  draw(): void {
+    const timer = this.diagnostics.begin("renderer", diagnosticName("frame"));
+    clearTimeout(this.frameTimer);
+    this.frameTimer = undefined;
+    const width = this.cols;
+    const { committed, live, cursor } = this.liveBlock(width);
+    const out = this.view.frame(committed, live, cursor);
+    if (out !== "") this.io.output.write(out);
+    timer.end();
+  }
+
+  private resized(): void {
+    const width = this.cols;
+    const a = this.transcript.agent(this.focus);
+    const mark = this.committed.get(a.id) ?? { items: 0, rows: 0 };
+    const tail: StyledLine[] = [];
+    for (let i = Math.max(0, mark.items - 200); i < mark.items; i++) tail.push(...renderItem(a.items[i] as Item, width, this.theme, this.settings.reasoning));
+    // The partly written item is redrawn whole in the live region after a resize.
+    this.committed.set(a.id, { items: mark.items, rows: 0 });
+    const { committed, live, cursor } = this.liveBlock(width);
+    tail.push(...committed);
+    this.io.output.write(this.view.resize(width, this.rows, tail, live, cursor));
+  }
+}
+
+export { COMMAND_SPECS };

@@ -1,0 +1,306 @@
+// The real `tau` interactive UI in a pseudo-terminal, read by a real terminal emulator, against a
+// loopback OpenAI-compatible server: what the user sees, and what reaches the model and the journals.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tauHome } from "../../support/daemon.js";
+import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { HOSTILE } from "../../support/hostile.js";
+import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
+import { openPromptHistory, replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
+import { listSessions } from "../../../handwritten/transport/index.js";
+
+// One loopback server per test, so a failing test cannot leave scripted answers for the next.
+let fake: FakeOpenAI;
+beforeEach(async () => {
+  fake = await FakeOpenAI.start();
+});
+afterEach(async () => {
+  await fake.close();
+});
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()?.();
+});
+
+interface Workspace {
+  home: string;
+  project: string;
+  env: NodeJS.ProcessEnv;
+}
+
+function workspace(): Workspace {
+  const h = tauHome();
+  cleanups.push(h.dispose);
+  writeFileSync(join(h.home, "config", "harness.yaml"), "model: fake-model\n");
+  const project = join(h.home, "project");
+  mkdirSync(project);
+  const env: NodeJS.ProcessEnv = { ...process.env, ...h.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" };
+  return { home: h.home, project, env };
+}
+
+function start(w: Workspace, args: string[] = [], size: { cols?: number; rows?: number } = {}): PtyTau {
+  const t = spawnTau(args, { env: w.env, cwd: w.project, ...size });
+  cleanups.push(() => t.kill());
+  return t;
+}
+
+const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
+/** Anywhere in scrollback or on the screen. */
+const seen = (text: string) => (_screen: string[], all: string[]) => all.some((l) => l.includes(text));
+const ready = has(" · ready");
+
+/** Every agent journal of a workspace, read strictly. */
+function agentJournals(home: string): Array<Array<{ name: string; data: Record<string, unknown> }>> {
+  const agents = join(home, "state", "agents");
+  return readdirSync(agents).map((id) => replayJournal<JournalRecord>(join(agents, id, "events.cbor"), { validate: validateJournalRecord }).records.map((r) => ({ name: r.event.name, data: r.event.data })));
+}
+
+/** The column where `marker` is drawn on the emulator row containing it. */
+function columnOf(t: PtyTau, marker: string): { row: number; col: number } {
+  const b = t.term.buffer.active;
+  for (let y = 0; y < b.length; y++) {
+    const line = b.getLine(y);
+    if (!line) continue;
+    for (let x = 0; x < t.term.cols; x++) if (line.getCell(x)?.getChars() === marker) return { row: y, col: x };
+  }
+  throw new Error(`${marker} is not on the screen`);
+}
+
+async function quit(t: PtyTau): Promise<number> {
+  t.type(":quit\r");
+  return (await t.exited).exitCode;
+}
+
+describe("tau interactive UI in a pseudo-terminal", () => {
+  it("[tui.pty.session] starts, takes a prompt, shows the tool row and the streamed answer, and quits cleanly", async () => {
+    const w = workspace();
+    writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
+    const requestsBefore = fake.requests.length;
+    fake.enqueue(
+      toolCallResponse([{ id: "call_read_1", name: "read", arguments: ['{"path":', '"notes.txt"}'] }]),
+      textResponse(["The notes ", "say: remember ", "the milk."], { delayMs: 30, usage: { prompt_tokens: 120, completion_tokens: 9, total_tokens: 129 } }),
+    );
+    const t = start(w, [], { cols: 70, rows: 20 });
+    await t.waitFor((s) => s.some((l) => l.startsWith("› ")), "the prompt");
+    await t.waitFor(ready, "the session to be ready");
+    t.type("what do my notes say?\r");
+    await t.waitFor(has("the milk."), "the streamed answer");
+    await t.waitFor(ready, "the turn to finish");
+    const screen = t.screen();
+    expect(screen.some((l) => l.startsWith("› what do my notes say?"))).toBe(true);
+    expect(screen.some((l) => /^read l_read_1 ok {2}path=notes\.txt/.test(l)), screen.join("\n")).toBe(true);
+    expect(screen.some((l) => l.includes("The notes say: remember the milk."))).toBe(true);
+    expect(screen.some((l) => l.includes("fake-model") && l.includes("↑120 ↓9"))).toBe(true);
+    expect(fake.requests.length - requestsBefore).toBe(2);
+    expect(await quit(t)).toBe(0);
+    // The live region is erased on exit; the transcript stays.
+    expect(t.screen().some((l) => l.includes(" · ready"))).toBe(false);
+    expect(t.all().some((l) => l.includes("The notes say: remember the milk."))).toBe(true);
+    // The session is durable: the agent journal holds the prompt and the answer.
+    const [journal] = agentJournals(w.home);
+    expect(journal?.map((r) => r.name)).toEqual(expect.arrayContaining(["agent.prompt_submitted", "provider.response_finished", "agent.outer_turn_finished"]));
+  });
+
+  it("[tui.pty.resize] redraws the finished rows and the live region at the new width", async () => {
+    const w = workspace();
+    fake.enqueue(textResponse("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"));
+    const t = start(w, [], { cols: 80, rows: 16 });
+    await t.waitFor(ready, "ready");
+    t.type("greek\r");
+    await t.waitFor(has("lambda mu"), "the answer");
+    await t.waitFor(ready, "the turn to finish");
+    t.resize(24, 16);
+    await t.waitFor((s) => s.some((l) => l === "alpha beta gamma delta"), "the answer rewrapped at 24 columns");
+    const narrow = t.screen();
+    expect(narrow.some((l) => l.startsWith("tau ·") || l.includes("ready"))).toBe(true);
+    const status = narrow.find((l) => l.includes("ready")) as string;
+    expect(status.length).toBeLessThanOrEqual(24);
+    t.resize(100, 16);
+    await t.waitFor(has("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"), "the answer on one row again");
+    expect(t.screen().some((l) => l.startsWith("› "))).toBe(true);
+    // The editor still works after resizes.
+    t.type("abc");
+    await t.waitFor((s) => s.some((l) => l === "› abc"), "typed text echoed");
+    t.type("\x15");
+    expect(await quit(t)).toBe(0);
+  });
+
+  it("[tui.pty.narrow-widths] stays consistent at every width from 1 to 12 columns and restores on widening", async () => {
+    const w = workspace();
+    fake.enqueue(toolCallResponse([{ id: "call_ls_000001", name: "ls", arguments: '{"path":"."}' }]), textResponse("done listing"));
+    const t = start(w, [], { cols: 60, rows: 12 });
+    await t.waitFor(ready, "ready");
+    t.type("list\r");
+    await t.waitFor(has("done listing"), "the answer");
+    await t.waitFor(ready, "the turn to finish");
+    for (let cols = 1; cols <= 12; cols++) {
+      t.resize(cols, 12);
+      // Every width draws a status row of exactly that width (inverse cells) and never a tool body
+      // without its header: the header "ls s_000001 ok" needs 14 columns, more than any width here.
+      await t.waitFor((s) => s.some((l) => l.length > 0), `a frame at ${cols} columns`);
+      await new Promise((r) => setTimeout(r, 60));
+      const screen = t.screen();
+      for (const l of screen) expect(l.length, `a row at ${cols} columns: ${JSON.stringify(l)}`).toBeLessThanOrEqual(cols);
+      expect(screen.some((l) => /^ls\b/.test(l)), `no tool header at ${cols}`).toBe(false);
+      const b = t.term.buffer.active;
+      const statusRow = [...Array(t.term.rows).keys()].find((y) => b.getLine(b.viewportY + y)?.getCell(0)?.isInverse());
+      expect(statusRow, `a status row at ${cols} columns`).toBeDefined();
+    }
+    t.resize(60, 12);
+    await t.waitFor((s) => s.some((l) => /^ls s_000001 ok/.test(l)), "the tool row restored at 60 columns");
+    expect(t.screen().some((l) => l.includes("done listing"))).toBe(true);
+    expect(await quit(t)).toBe(0);
+  });
+
+  it("[tui.pty.hostile-output] hostile model and tool output changes nothing in the terminal but visible characters", async () => {
+    const w = workspace();
+    const entries = Object.entries(HOSTILE);
+    const modelText = entries.map(([k, v]) => `${k}: ${v}`).join("\n");
+    const script = join(w.project, "hostile.sh");
+    writeFileSync(script, `printf '%s\\n' ${entries.map(([, v]) => `'${v.replaceAll("'", "'\\''")}'`).join(" ")}\n`);
+    fake.enqueue(toolCallResponse([{ id: "call_sh_1", name: "shell", arguments: JSON.stringify({ command: "sh hostile.sh" }) }]), textResponse(["model says:\n", modelText, "\nEND-OF-ANSWER"]));
+    const t = start(w, [], { cols: 100, rows: 50 });
+    await t.waitFor(ready, "ready");
+    const modesBefore = JSON.stringify(t.term.modes);
+    const titleBefore = t.fired.length;
+    t.type("show me\r");
+    await t.waitFor(has("END-OF-ANSWER"), "the hostile answer", 30_000);
+    await t.waitFor(ready, "the turn to finish");
+    // A user shell command with hostile output too (!! stays in the UI).
+    t.type(`!!sh hostile.sh; echo USER-SHELL-DONE\r`);
+    await t.waitFor(has("USER-SHELL-DONE"), "the user shell command");
+    expect(t.fired.slice(titleBefore)).toEqual([]);
+    expect(JSON.stringify(t.term.modes)).toBe(modesBefore);
+    expect(t.term.buffer.active.type).toBe("normal");
+    // The transcript is intact: the prompt line and the status line are where the UI put them.
+    const all = t.all();
+    expect(all.some((l) => l.startsWith("› show me"))).toBe(true);
+    expect(all.some((l) => l.includes("osc52_bel: copy␛]52;c;SGVsbG8gY2xpcGJvYXJk␇done"))).toBe(true);
+    expect(all.some((l) => l.startsWith("shell all_sh_1 ok"))).toBe(true);
+    expect(t.screen().filter((l) => l.includes(" · ready"))).toHaveLength(1);
+    // No control character reached the terminal outside the UI's own sequences.
+    const raw = t.output();
+    expect(raw).not.toMatch(/\x1b\](?!$)/);
+    expect(raw).not.toMatch(/\x1bP|[\x90\x9b\x9d]|\x07|\u202e/);
+    expect(await quit(t)).toBe(0);
+  });
+
+  it("[tui.pty.graphemes-align] CJK, emoji ZWJ sequences and combining marks line up in the emulator", async () => {
+    const w = workspace();
+    fake.enqueue(textResponse(["漢字かな|1\n", "👩‍👩‍👧👍🏽|2\n", "e\u0301a\u0308o\u0303|3\n", "ab|4"]));
+    const t = start(w, [], { cols: 60, rows: 16 });
+    await t.waitFor(ready, "ready");
+    t.type("widths\r");
+    await t.waitFor(has("|4"), "the answer");
+    await t.waitFor(ready, "the turn to finish");
+    // 4 wide characters = 8 columns; two emoji clusters = 4 columns; three combined letters = 3.
+    expect(columnOf(t, "|").col).toBe(8);
+    const marks = ["1", "2", "3", "4"].map((n) => {
+      const b = t.term.buffer.active;
+      for (let y = 0; y < b.length; y++) {
+        const text = (b.getLine(y)?.translateToString(true) ?? "").trimEnd();
+        if (text.endsWith(`|${n}`)) {
+          for (let x = 0; x < t.term.cols; x++) if (b.getLine(y)?.getCell(x)?.getChars() === "|") return x;
+        }
+      }
+      return -1;
+    });
+    expect(marks).toEqual([8, 4, 3, 2]);
+    expect(await quit(t)).toBe(0);
+  });
+
+  it("[cli.command-mode.never-reaches-model] unknown, malformed and local commands never reach the model", async () => {
+    const w = workspace();
+    const before = fake.requests.length;
+    fake.enqueue(textResponse("only this one"));
+    const t = start(w);
+    await t.waitFor(ready, "ready");
+    for (const line of [":frobnicate the secret plan", ":quit now please", ":agent fly", ":set", ":help", ":model", ":"]) t.type(`${line}\r`);
+    await t.waitFor(seen("unknown command :frobnicate"), "the local error");
+    await t.waitFor(seen("usage: :quit"), "the usage error");
+    await t.waitFor(seen("usage: :agent"), "the sub-command error");
+    await t.waitFor(seen("an empty command"), "the empty command error");
+    t.type("/help is prompt text\r");
+    await t.waitFor(has("only this one"), "the answer to the one prompt");
+    await t.waitFor(ready, "the turn to finish");
+    const sent = fake.requests.slice(before).filter((r) => r.path.endsWith("/chat/completions"));
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.rawBody).toContain("/help is prompt text");
+    expect(sent[0]?.rawBody).not.toMatch(/frobnicate|quit now|agent fly/);
+    const prompts = agentJournals(w.home).flat().filter((r) => r.name === "agent.prompt_submitted");
+    expect(prompts.map((p) => p.data.text)).toEqual(["/help is prompt text"]);
+    expect(await quit(t)).toBe(0);
+  });
+
+  it("[cli.command-mode.colon-escape] '::text' reaches the model as ':text', marked literal, and history keeps '::text'", async () => {
+    const w = workspace();
+    const before = fake.requests.length;
+    fake.enqueue(textResponse("got it"));
+    const t = start(w);
+    await t.waitFor(ready, "ready");
+    t.type("::quit is a vim command\r");
+    await t.waitFor(has("got it"), "the answer");
+    await t.waitFor(ready, "the turn to finish");
+    const body = JSON.stringify((fake.requests.slice(before).find((r) => r.path.endsWith("/chat/completions"))?.body as { messages: unknown[] }).messages);
+    expect(body).toContain(":quit is a vim command");
+    expect(body).not.toContain("::quit");
+    const prompts = agentJournals(w.home).flat().filter((r) => r.name === "agent.prompt_submitted");
+    expect(prompts.map((p) => [p.data.text, p.data.literal])).toEqual([[":quit is a vim command", true]]);
+    expect(await quit(t)).toBe(0);
+    const history = openPromptHistory(join(w.home, "state"));
+    history.refresh();
+    expect(history.entries().map((e) => e.text)).toContain("::quit is a vim command");
+    // Recalled from history, it is still literal text, never a command.
+    fake.enqueue(textResponse("again"));
+    const t2 = start(w);
+    await t2.waitFor(ready, "ready");
+    // The newest entry is the `:quit` that ended the first run; the one before it is the prompt.
+    t2.type("\x1b[A");
+    await t2.waitFor(has("› :quit"), "the newest entry");
+    t2.type("\x1b[A");
+    await t2.waitFor(has("› ::quit is a vim command"), "the recalled line");
+    t2.type("\r");
+    await t2.waitFor(has("again"), "the second answer");
+    expect(await quit(t2)).toBe(0);
+  });
+
+  it("detaches, re-attaches with the transcript replayed, and ends the session for everyone with :quit-session", async () => {
+    const w = workspace();
+    fake.enqueue(textResponse("first answer"));
+    const t = start(w);
+    await t.waitFor(ready, "ready");
+    t.type("hello\r");
+    await t.waitFor(has("first answer"), "the answer");
+    await t.waitFor(ready, "the turn to finish");
+    t.type(":detach\r");
+    expect((await t.exited).exitCode).toBe(0);
+    await t.settled();
+    expect(t.all().join("")).toMatch(/keeps running; attach again with: tau attach s-/);
+    const runtime = join(w.home, "runtime");
+    const rows = (await listSessions(runtime)).rows;
+    expect(rows).toHaveLength(1);
+    const a = start(w, ["attach"]);
+    await a.waitFor(has("first answer"), "the replayed transcript");
+    await a.waitFor(ready, "ready");
+    a.type(":quit-session\r");
+    expect((await a.exited).exitCode).toBe(0);
+    for (let i = 0; i < 100 && (await listSessions(runtime)).rows.length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await listSessions(runtime)).rows).toHaveLength(0);
+    // The saved session can be resumed, with its transcript.
+    const r = start(w, ["resume", rows[0]?.session_id as string]);
+    await r.waitFor(has("first answer"), "the resumed transcript");
+    await r.waitFor(ready, "ready");
+    expect(await quit(r)).toBe(0);
+  });
+
+  it("refuses to run without a terminal and points at tau run", async () => {
+    const w = workspace();
+    const { runTau } = await import("../../support/run-tau.js");
+    const r = await runTau([], { env: w.env, cwd: w.project });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("needs a terminal");
+    expect(r.stderr).toContain("tau run");
+  });
+});

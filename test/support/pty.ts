@@ -1,0 +1,102 @@
+// The real `tau` in a pseudo-terminal, its output interpreted by a real terminal emulator
+// (@xterm/headless). The emulator's answers (cursor reports) go back into the pty, as a terminal's do.
+import { fileURLToPath } from "node:url";
+import pty from "node-pty";
+import xterm from "@xterm/headless";
+import type { Terminal as TerminalType } from "@xterm/headless";
+
+const { Terminal } = xterm;
+export const TAU_BIN = fileURLToPath(new URL("../../bin/run.js", import.meta.url));
+
+export interface PtyTau {
+  readonly term: TerminalType;
+  readonly proc: pty.IPty;
+  /** OSC / DCS handlers that ran, titles set, bells rung: must stay empty for hostile output. */
+  readonly fired: string[];
+  /** Everything the process wrote, raw. */
+  output(): string;
+  /** The visible screen, rows right-trimmed. */
+  screen(): string[];
+  /** Scrollback plus screen, rows right-trimmed. */
+  all(): string[];
+  type(text: string): void;
+  resize(cols: number, rows: number): void;
+  /** Resolves when `pred(screen, all)` holds; rejects after `timeoutMs` with the screen in the message. */
+  waitFor(pred: (screen: string[], all: string[]) => boolean, what: string, timeoutMs?: number): Promise<void>;
+  /** Resolves when everything received so far has been fed to the emulator. */
+  settled(): Promise<void>;
+  exited: Promise<{ exitCode: number; signal?: number }>;
+  kill(): void;
+}
+
+export function spawnTau(args: string[], opts: { cols?: number; rows?: number; env: NodeJS.ProcessEnv; cwd: string }): PtyTau {
+  const cols = opts.cols ?? 80;
+  const rows = opts.rows ?? 24;
+  const term = new Terminal({ cols, rows, allowProposedApi: true, scrollback: 1000 });
+  const proc = pty.spawn(process.execPath, [TAU_BIN, ...args], { name: "xterm-256color", cols, rows, cwd: opts.cwd, env: opts.env as Record<string, string> });
+  let raw = "";
+  let pending = Promise.resolve();
+  proc.onData((d) => {
+    raw += d;
+    pending = pending.then(() => new Promise<void>((r) => term.write(d, r)));
+  });
+  term.onData((d) => proc.write(d));
+  const fired: string[] = [];
+  for (const id of [0, 1, 2, 4, 7, 8, 10, 11, 12, 52, 104, 133, 1337]) {
+    term.parser.registerOscHandler(id, () => {
+      fired.push(`osc${id}`);
+      return true;
+    });
+  }
+  for (const f of [{ final: "q" }, { final: "p" }, { final: "|" }, { intermediates: "$", final: "q" }, { intermediates: "+", final: "q" }]) {
+    term.parser.registerDcsHandler(f, () => {
+      fired.push(`dcs${f.final}`);
+      return true;
+    });
+  }
+  term.onTitleChange(() => fired.push("title"));
+  term.onBell(() => fired.push("bell"));
+  const exited = new Promise<{ exitCode: number; signal?: number }>((resolve) => proc.onExit((e) => resolve(e)));
+  const lines = (from: number, to: number) => {
+    const b = term.buffer.active;
+    const out: string[] = [];
+    for (let y = from; y < to; y++) out.push(b.getLine(y)?.translateToString(true) ?? "");
+    return out;
+  };
+  const screen = () => lines(term.buffer.active.viewportY, term.buffer.active.viewportY + term.rows);
+  const all = () => lines(0, term.buffer.active.length);
+  return {
+    term,
+    proc,
+    fired,
+    output: () => raw,
+    screen,
+    all,
+    settled: async () => {
+      await new Promise((r) => setTimeout(r, 50));
+      await pending;
+    },
+    type: (text) => proc.write(text),
+    resize: (c, r) => {
+      proc.resize(c, r);
+      term.resize(c, r);
+    },
+    waitFor: async (pred, what, timeoutMs = 20_000) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        await pending;
+        if (pred(screen(), all())) return;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${screen().join("\n")}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    exited,
+    kill: () => {
+      try {
+        proc.kill();
+      } catch {
+        // already gone
+      }
+    },
+  };
+}

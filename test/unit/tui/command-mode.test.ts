@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { COMMAND_SPECS, REDACTED, draftText, historyText, parseInput, type CommandSpec } from "../../../handwritten/cli/tui/command-mode.js";
+
+describe("command mode", () => {
+  it("[cli.command-mode.classify] ':' is a command, '::' a literal prompt, '/' and '!' as specified", () => {
+    expect(parseInput("  :quit")).toMatchObject({ kind: "command", spec: { name: "quit" }, args: [] });
+    expect(parseInput(":agent name my helper")).toMatchObject({ kind: "command", args: ["name", "my helper"] });
+    expect(parseInput(":skill review look at src/ please")).toMatchObject({ kind: "command", args: ["review", "look at src/ please"] });
+    expect(parseInput("::quit now")).toEqual({ kind: "prompt", text: ":quit now", literal: true });
+    expect(parseInput("  ::x")).toEqual({ kind: "prompt", text: "  :x", literal: true });
+    expect(parseInput("/help me")).toEqual({ kind: "prompt", text: "/help me", literal: false });
+    expect(parseInput("what is :this")).toEqual({ kind: "prompt", text: "what is :this", literal: false });
+    expect(parseInput("!ls -la")).toEqual({ kind: "shell", command: "ls -la", includeInContext: true });
+    expect(parseInput("!!git status")).toEqual({ kind: "shell", command: "git status", includeInContext: false });
+    expect(parseInput("   ")).toEqual({ kind: "empty" });
+    // Failures are local, with the usage.
+    expect(parseInput(":")).toMatchObject({ kind: "error" });
+    expect(parseInput(":frobnicate x")).toMatchObject({ kind: "error", message: expect.stringContaining("unknown command :frobnicate") });
+    expect(parseInput(":quit now")).toEqual({ kind: "error", message: "usage: :quit" });
+    expect(parseInput(":agent fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :agent") });
+    expect(parseInput(":skill")).toMatchObject({ kind: "error" });
+    expect(parseInput("!")).toMatchObject({ kind: "error" });
+    expect(parseInput("!!  ")).toMatchObject({ kind: "error" });
+    for (const name of ["quit", "detach", "quit-session", "new", "agent", "model", "cancel", "skill", "set", "theme", "help"]) {
+      expect(COMMAND_SPECS.some((s) => s.name === name), name).toBe(true);
+    }
+  });
+
+  it("[cli.command-mode.sensitive-redacted] sensitive arguments never reach history, echo or drafts; '::' is kept as typed", () => {
+    const login: CommandSpec = { name: "login", usage: ":login CODE", summary: "", min: 1, max: 1, sensitive: true };
+    const specs = [...COMMAND_SPECS, login];
+    const parsed = parseInput(":login sk-secret-123", specs);
+    expect(parsed.kind).toBe("command");
+    expect(historyText(":login sk-secret-123", parsed)).toBe(`:login ${REDACTED}`);
+    expect(draftText(":login sk-secret-123")).toBe(":login");
+    expect(draftText("::not a command")).toBe("::not a command");
+    expect(historyText("::literal", parseInput("::literal"))).toBe("::literal");
+    expect(historyText(":model gpt-x", parseInput(":model gpt-x"))).toBe(":model gpt-x");
+  });
+});
