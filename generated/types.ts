@@ -273,6 +273,8 @@ export type FinishReason = "stop" | "tool_calls" | "length";
 
 export type HarnessConfig = {
   extensions?: Array<ExtensionConfig>;
+  /** Named provider profiles, by profile name (SPEC-configuration). */
+  providers?: Record<string, ProviderProfile>;
   /** The model used by new agents, `provider/model`. */
   model?: ShortText;
   debug_log?: DebugLogConfig;
@@ -421,6 +423,19 @@ export type ProviderModelsDeclared = {
 export type ProviderModelsUpdated = {
   instance: InstanceName;
   models: Array<ModelInfo>;
+};
+
+/**
+ * A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension
+ * instance of the same name, so its models are addressed as `NAME/model`.
+ */
+export type ProviderProfile = {
+  /** The endpoint's base URL, such as `https://api.example.com/v1`. */
+  base_url: ShortText;
+  /** Model ids served by this endpoint; the first one is this profile's default. */
+  models: Array<ShortText>;
+  /** The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none. */
+  api_key_secret?: InstanceName;
 };
 
 /** The transient full prompt, directed to the owning provider instance only. */

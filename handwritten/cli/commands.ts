@@ -1,6 +1,9 @@
 // Every command tau offers, declared explicitly (no filesystem discovery at start-up).
 import { PrintPrompt, PrintSystemPrompt, PrintTools } from "./commands/dev/print.js";
 import Init from "./commands/init.js";
+import ProviderAdd from "./commands/provider/add.js";
+import ProviderList from "./commands/provider/list.js";
+import ProviderRemove from "./commands/provider/remove.js";
 import Run from "./commands/run.js";
 import SessionList from "./commands/session/list.js";
 import SpecEvents from "./commands/spec/events.js";
@@ -10,6 +13,9 @@ export const COMMANDS = {
   "dev:print-system-prompt": PrintSystemPrompt,
   "dev:print-tools": PrintTools,
   init: Init,
+  "provider:add": ProviderAdd,
+  "provider:list": ProviderList,
+  "provider:remove": ProviderRemove,
   run: Run,
   "session:list": SessionList,
   "spec:events": SpecEvents,

@@ -1,7 +1,7 @@
 // Runs one prompt headless against an owned daemon; shared by the `tau run` command and its
 // fast path in bin/run.js (which must not load the command framework).
 import { randomBytes } from "node:crypto";
-import { ConfigError, loadHarnessConfig, resolveRoots } from "../config/index.js";
+import { ConfigError, checkProfileSecrets, loadHarnessConfig, resolveRoots } from "../config/index.js";
 import { launchDaemon } from "../transport/index.js";
 import { sanitize } from "./ui/index.js";
 import { SessionClient, type Delivery } from "./session-client.js";
@@ -18,7 +18,8 @@ export async function runPrompt(prompt: string, o: { json: boolean; ephemeral: b
   const roots = resolveRoots();
   // Check the configuration here first, so a mistake is reported to this terminal, not a log.
   try {
-    await loadHarnessConfig(roots.config, o.harnessConfig ?? []);
+    const config = await loadHarnessConfig(roots.config, o.harnessConfig ?? []);
+    checkProfileSecrets(config, roots.config, process.env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`tau: ${err.message}\n`);
