@@ -875,6 +875,31 @@ export type UiSessionAcceptedMessage = {
   };
 };
 
+/**
+ * An attached UI asks to load one of the agent's skills: its SKILL.md body, followed by the
+ * optional text, is submitted as a human prompt.
+ */
+export type UiSkillLoad = {
+  request_id: Id;
+  agent_id: Id;
+  /** The skill's name; an unknown name is answered with an error and submits nothing. */
+  name: ShortText;
+  /** The user's own words after the skill, if any. */
+  text?: BodyText;
+  /** Default `queue`. */
+  mode?: PromptMode;
+};
+
+/** Directed to the requesting connection only; never published or replayed. */
+export type UiSkillLoadResult = {
+  request_id: Id;
+  ok: boolean;
+  /** The submitted prompt, on success. */
+  prompt_id?: Id;
+  /** Bounded, sanitized reason on refusal (an unknown skill names the known ones). */
+  error?: ShortText;
+};
+
 export type UiTreeRequestMessage = {
   message: "ui_tree_request";
   payload: {

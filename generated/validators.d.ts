@@ -101,4 +101,6 @@ export declare const validateUiPromptSubmit: GeneratedValidator;
 export declare const validateUiRosterRequestMessage: GeneratedValidator;
 export declare const validateUiRosterResultMessage: GeneratedValidator;
 export declare const validateUiSessionAcceptedMessage: GeneratedValidator;
+export declare const validateUiSkillLoad: GeneratedValidator;
+export declare const validateUiSkillLoadResult: GeneratedValidator;
 export declare const validateUiTreeRequestMessage: GeneratedValidator;

@@ -15093,11 +15093,11 @@ return errors === 0;
 }
 validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiTreeRequestMessage = validate153;
-const schema418 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiTreeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_tree_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_tree_request"};
+export const validateUiSkillLoad = validate153;
+const schema418 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSkillLoad.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"},"name":{"$ref":"ShortText.json","description":"The skill's name; an unknown name is answered with an error and submits nothing."},"text":{"$ref":"BodyText.json","description":"The user's own words after the skill, if any."},"mode":{"$ref":"PromptMode.json","description":"Default `queue`."}},"required":["request_id","agent_id","name"],"unevaluatedProperties":{"not":{}},"description":"An attached UI asks to load one of the agent's skills: its SKILL.md body, followed by the\noptional text, is submitted as a human prompt.","x-tau-event":"ui.skill_load"};
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiTreeRequestMessage.json" */;
+/*# sourceURL="UiSkillLoad.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate153.evaluated;
@@ -15110,21 +15110,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.agent_id === undefined) && (missing0 = "agent_id"))) || ((data.name === undefined) && (missing0 = "name"))){
 validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate153.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate153.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("ui_tree_request" !== data0){
-validate153.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_tree_request"},message:"must be equal to constant"}];
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -15132,95 +15137,100 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.request_id === undefined) && (missing1 = "request_id")){
-validate153.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
+if(data.agent_id !== undefined){
+let data1 = data.agent_id;
+const _errs4 = errors;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate153.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate153.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate153.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate153.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.agent_id !== undefined){
-let data3 = data1.agent_id;
-const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data3 === "string"){
-if(!pattern4.test(data3)){
-validate153.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate153.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "request_id") && (key0 !== "agent_id")){
-const _errs12 = errors;
-validate153.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate153.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs15 = errors;
-validate153.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.name !== undefined){
+let data2 = data.name;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate153.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data3 = data.text;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 8388608){
+validate153.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mode !== undefined){
+let data4 = data.mode;
+const _errs13 = errors;
+if(typeof data4 !== "string"){
+validate153.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data4 === "queue") || (data4 === "steer"))){
+validate153.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/enum",keyword:"enum",params:{allowedValues: schema36.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "request_id") && (key0 !== "agent_id")) && (key0 !== "name")) && (key0 !== "text")) && (key0 !== "mode")){
+const _errs17 = errors;
+validate153.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs17 === errors;
+if(!valid6){
 break;
+}
+}
+}
 }
 }
 }
@@ -15237,4 +15247,276 @@ validate153.errors = vErrors;
 return errors === 0;
 }
 validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiSkillLoadResult = validate154;
+const schema424 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSkillLoadResult.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"ok":{"type":"boolean"},"prompt_id":{"$ref":"Id.json","description":"The submitted prompt, on success."},"error":{"$ref":"ShortText.json","description":"Bounded, sanitized reason on refusal (an unknown skill names the known ones)."}},"required":["request_id","ok"],"unevaluatedProperties":{"not":{}},"description":"Directed to the requesting connection only; never published or replayed.","x-tau-event":"ui.skill_load_result"};
+
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiSkillLoadResult.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate154.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.ok === undefined) && (missing0 = "ok"))){
+validate154.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ok !== undefined){
+const _errs4 = errors;
+if(typeof data.ok !== "boolean"){
+validate154.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.prompt_id !== undefined){
+let data2 = data.prompt_id;
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate154.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate154.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error !== undefined){
+let data3 = data.error;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate154.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate154.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "request_id") && (key0 !== "ok")) && (key0 !== "prompt_id")) && (key0 !== "error")){
+const _errs13 = errors;
+validate154.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate154.errors = vErrors;
+return errors === 0;
+}
+validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiTreeRequestMessage = validate155;
+const schema428 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiTreeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_tree_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_tree_request"};
+
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiTreeRequestMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate155.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate155.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate155.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ui_tree_request" !== data0){
+validate155.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_tree_request"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.request_id === undefined) && (missing1 = "request_id")){
+validate155.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate155.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate155.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.agent_id !== undefined){
+let data3 = data1.agent_id;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(!pattern4.test(data3)){
+validate155.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate155.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((key0 !== "request_id") && (key0 !== "agent_id")){
+const _errs12 = errors;
+validate155.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs12 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate155.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs15 = errors;
+validate155.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs15 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate155.errors = vErrors;
+return errors === 0;
+}
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -14,7 +14,14 @@ function tauCommand(): string[] {
   return [process.execPath, process.argv[1] as string];
 }
 
-export async function runPrompt(prompt: string, o: { json: boolean; ephemeral: boolean; model?: string; harnessConfig?: readonly string[] }): Promise<number> {
+/**
+ * `prompt` is the text to submit; with `skill`, the skill's body is submitted with `prompt` (which may
+ * then be empty) as the user's own words (SPEC-skills).
+ */
+export async function runPrompt(
+  prompt: string,
+  o: { json: boolean; ephemeral: boolean; model?: string; harnessConfig?: readonly string[]; skill?: string },
+): Promise<number> {
   const roots = resolveRoots();
   // Check the configuration here first, so a mistake is reported to this terminal, not a log.
   try {
@@ -92,7 +99,11 @@ export async function runPrompt(prompt: string, o: { json: boolean; ephemeral: b
   process.on("SIGINT", onSigint);
   try {
     agentId = await client.createAgent({ ...(o.model ? { model: o.model } : {}), ...(o.ephemeral ? { ephemeral: true } : {}) });
-    client.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: prompt });
+    if (o.skill !== undefined) {
+      promptId = await client.loadSkill(agentId, o.skill, prompt.trim() === "" ? {} : { text: prompt });
+    } else {
+      client.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: prompt });
+    }
     result = await outcome;
   } catch (err) {
     failure = (err as Error).message;

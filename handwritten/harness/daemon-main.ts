@@ -180,7 +180,8 @@ export async function main(argv: readonly string[]): Promise<void> {
  * no cleanup and no session files; prints one preview and exits.
  */
 async function printPreview(args: DaemonArgs, roots: Roots, extensions: ExtensionConfig[], fileSecrets: Map<string, string>): Promise<number> {
-  const harness = await Harness.open({ projectRoot: args.projectRoot, debugLog: false, configRoot: roots.config, warn: () => {} });
+  // Warnings (a skipped skill) go to stderr; the preview itself is the only thing on stdout.
+  const harness = await Harness.open({ projectRoot: args.projectRoot, debugLog: false, configRoot: roots.config, warn: (m) => process.stderr.write(`tau: ${m}\n`) });
   const supervisor = superviseExtensions(harness, { tauCommand: [process.execPath, process.argv[1] as string], fileSecrets });
   try {
     await supervisor.start(extensions);
