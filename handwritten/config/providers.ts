@@ -67,11 +67,13 @@ export function profileDefaultModel(config: HarnessConfig, env: NodeJS.ProcessEn
 }
 
 /**
- * Checks that every profile's key can be read (present, a regular file, mode at most 0600), so a
+ * Checks that no profile shares its name with a configured extension and that every profile's key can be read (present, a regular file, mode at most 0600), so a
  * mistake is reported before a daemon starts. A `TAU_SECRET_<NAME>` variable stands in for the file.
  */
 export function checkProfileSecrets(config: HarnessConfig, configRoot: string, env: NodeJS.ProcessEnv): void {
+  const extensionNames = new Set((config.extensions ?? []).map((e) => e.name));
   for (const [name, p] of profilesOf(config)) {
+    if (extensionNames.has(name)) throw new ConfigError(`providers.${name}: an extension of the same name is already configured`);
     const secret = p.api_key_secret;
     if (!secret) continue;
     if (env[`TAU_SECRET_${secret.toUpperCase().replace(/-/g, "_")}`] !== undefined) continue;

@@ -353,7 +353,9 @@ export class Harness {
     if (!skill) {
       const known = skills.map((s) => s.name);
       const list = known.length === 0 ? "no skills are available" : `known skills: ${known.join(", ")}`;
-      return void refuse(`unknown skill ${JSON.stringify(req.name.slice(0, 80))}; ${list}`);
+      // A skill of that name that discovery skipped says why.
+      const skipped = agent.skills?.problems.find((p) => p.includes(`/${req.name}/SKILL.md: `));
+      return void refuse(`unknown skill ${JSON.stringify(req.name.slice(0, 80))}; ${list}${skipped ? `; skipped ${skipped}` : ""}`);
     }
     const loaded = loadSkillBody(skill);
     if ("problem" in loaded) return void refuse(`skill ${skill.name}: ${loaded.problem}`);

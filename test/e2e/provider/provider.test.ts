@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { runTau } from "../../support/run-tau.js";
 import { tauHome, waitFor } from "../../support/daemon.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
+import { TAU_BIN } from "../../support/paths.js";
+import pty from "node-pty";
 
 let fake: FakeOpenAI;
 beforeAll(async () => {
@@ -159,6 +161,28 @@ describe("tau provider", () => {
     expect(rm.code).toBe(0);
     const list = await runTau(["provider", "list", "--json"], { env });
     expect(JSON.parse(list.stdout)).toEqual([]);
+  });
+
+  it("[provider.add.hidden-prompt] on a terminal, prompts for the key without echoing it", async () => {
+    const { env, home } = workspace();
+    const KEY = "sk-typed-on-a-terminal-42";
+    const term = pty.spawn(process.execPath, [TAU_BIN, "provider", "add", "tty", "--base-url", fake.baseUrl, "--model", "m"], {
+      cols: 120,
+      rows: 24,
+      env: Object.fromEntries(Object.entries({ ...process.env, ...env }).filter((e): e is [string, string] => e[1] !== undefined)),
+    });
+    let screen = "";
+    term.onData((d) => (screen += d));
+    const exited = new Promise<number>((resolve) => term.onExit((e) => resolve(e.exitCode)));
+    await waitFor(() => screen.includes("API key for tty (input hidden): "), "the key prompt", 20_000);
+    for (const ch of `${KEY}x\u007f`) term.write(ch); // a typo and a backspace
+    term.write("\r");
+    expect(await exited).toBe(0);
+    expect(screen).not.toContain(KEY.slice(0, 8));
+    expect(screen).toContain("secrets/provider-tty (mode 0600)");
+    const secret = join(home, "config", "secrets", "provider-tty");
+    expect(readFileSync(secret, "utf8")).toBe(KEY);
+    expect(mode(secret)).toBe(0o600);
   });
 
   it("[provider.select.rule] picks the configured model, else OPENAI_BASE_URL, else the first profile in name order", async () => {

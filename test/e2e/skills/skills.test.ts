@@ -87,5 +87,9 @@ describe("skills through the real tau binary", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('unknown skill "nope"; known skills: greet, release-notes');
     expect(fake.requests.length).toBe(before);
+    const skipped = await runTau(["run", "--skill", "broken"], { env, cwd: project });
+    expect(skipped.code).toBe(1);
+    expect(skipped.stderr).toContain("broken/SKILL.md: front matter has no `description`");
+    expect(fake.requests.length).toBe(before);
   });
 });
