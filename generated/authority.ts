@@ -86,4 +86,6 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "ui.model_select": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: ["agent.model_set"], record: "SPEC-ui-commands" },
   "ui.prompt_draft": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: [], record: "SPEC-ui-commands" },
   "ui.prompt_submit": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: ["agent.prompt_submitted"], record: "SPEC-ui-commands" },
+  "ui.skill_load": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: ["agent.prompt_submitted","ui.skill_load_result"], record: "SPEC-skills" },
+  "ui.skill_load_result": { publishers: ["harness"], persistence: "directed", protected: true, successors: [], record: "SPEC-skills" },
 };

@@ -71,6 +71,8 @@ export const EVENT_NAMES = [
   "ui.model_select",
   "ui.prompt_draft",
   "ui.prompt_submit",
+  "ui.skill_load",
+  "ui.skill_load_result",
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];
@@ -143,6 +145,8 @@ export interface EventPayloads {
   "ui.model_select": T.UiModelSelect;
   "ui.prompt_draft": T.UiPromptDraft;
   "ui.prompt_submit": T.UiPromptSubmit;
+  "ui.skill_load": T.UiSkillLoad;
+  "ui.skill_load_result": T.UiSkillLoadResult;
 }
 
 export interface EventInfo {
@@ -220,6 +224,8 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "ui.model_select": { name: "ui.model_select", family: "ui", model: "UiModelSelect", description: "", validate: V.validateUiModelSelect },
   "ui.prompt_draft": { name: "ui.prompt_draft", family: "ui", model: "UiPromptDraft", description: "", validate: V.validateUiPromptDraft },
   "ui.prompt_submit": { name: "ui.prompt_submit", family: "ui", model: "UiPromptSubmit", description: "", validate: V.validateUiPromptSubmit },
+  "ui.skill_load": { name: "ui.skill_load", family: "ui", model: "UiSkillLoad", description: "An attached UI asks to load one of the agent's skills: its SKILL.md body, followed by the\noptional text, is submitted as a human prompt.", validate: V.validateUiSkillLoad },
+  "ui.skill_load_result": { name: "ui.skill_load_result", family: "ui", model: "UiSkillLoadResult", description: "Directed to the requesting connection only; never published or replayed.", validate: V.validateUiSkillLoadResult },
 };
 
 export function isEventName(name: string): name is EventName {

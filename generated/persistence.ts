@@ -71,4 +71,6 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "ui.model_select": "transient",
   "ui.prompt_draft": "transient",
   "ui.prompt_submit": "transient",
+  "ui.skill_load": "transient",
+  "ui.skill_load_result": "directed",
 };

@@ -275,6 +275,8 @@ export type FinishReason = "stop" | "tool_calls" | "length";
 
 export type HarnessConfig = {
   extensions?: Array<ExtensionConfig>;
+  /** Named provider profiles, by profile name (SPEC-configuration). */
+  providers?: Record<string, ProviderProfile>;
   /** The model used by new agents, `provider/model`. */
   model?: ShortText;
   debug_log?: DebugLogConfig;
@@ -423,6 +425,19 @@ export type ProviderModelsDeclared = {
 export type ProviderModelsUpdated = {
   instance: InstanceName;
   models: Array<ModelInfo>;
+};
+
+/**
+ * A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension
+ * instance of the same name, so its models are addressed as `NAME/model`.
+ */
+export type ProviderProfile = {
+  /** The endpoint's base URL, such as `https://api.example.com/v1`. */
+  base_url: ShortText;
+  /** Model ids served by this endpoint; the first one is this profile's default. */
+  models: Array<ShortText>;
+  /** The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none. */
+  api_key_secret?: InstanceName;
 };
 
 /** The transient full prompt, directed to the owning provider instance only. */
@@ -868,6 +883,31 @@ export type UiSessionAcceptedMessage = {
 export type UiSessionEndRequestMessage = {
   message: "ui_session_end_request";
   payload: Record<string, never>;
+};
+
+/**
+ * An attached UI asks to load one of the agent's skills: its SKILL.md body, followed by the
+ * optional text, is submitted as a human prompt.
+ */
+export type UiSkillLoad = {
+  request_id: Id;
+  agent_id: Id;
+  /** The skill's name; an unknown name is answered with an error and submits nothing. */
+  name: ShortText;
+  /** The user's own words after the skill, if any. */
+  text?: BodyText;
+  /** Default `queue`. */
+  mode?: PromptMode;
+};
+
+/** Directed to the requesting connection only; never published or replayed. */
+export type UiSkillLoadResult = {
+  request_id: Id;
+  ok: boolean;
+  /** The submitted prompt, on success. */
+  prompt_id?: Id;
+  /** Bounded, sanitized reason on refusal (an unknown skill names the known ones). */
+  error?: ShortText;
 };
 
 export type UiTreeRequestMessage = {

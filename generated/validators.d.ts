@@ -102,4 +102,6 @@ export declare const validateUiRosterRequestMessage: GeneratedValidator;
 export declare const validateUiRosterResultMessage: GeneratedValidator;
 export declare const validateUiSessionAcceptedMessage: GeneratedValidator;
 export declare const validateUiSessionEndRequestMessage: GeneratedValidator;
+export declare const validateUiSkillLoad: GeneratedValidator;
+export declare const validateUiSkillLoadResult: GeneratedValidator;
 export declare const validateUiTreeRequestMessage: GeneratedValidator;

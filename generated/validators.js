@@ -4445,8 +4445,8 @@ return errors === 0;
 validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const validateHarnessConfig = validate57;
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml"};
-const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}}}};
+const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
 const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json"},"enable":{"type":"boolean"},"require":{"type":"boolean","description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json"},"command":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"cwd":{"$ref":"PathText.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string"},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
 const schema150 = {"type":"object","properties":{},"unevaluatedProperties":{}};
 
@@ -4836,6 +4836,194 @@ return errors === 0;
 }
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const schema152 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}};
+const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"base_url":{"$ref":"ShortText.json","pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}},"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`."};
+const pattern42 = new RegExp("^https?://[^\\s]+$", "u");
+
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderProfile.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate61.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.base_url === undefined) && (missing0 = "base_url")) || ((data.models === undefined) && (missing0 = "models"))){
+validate61.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.base_url !== undefined){
+let data0 = data.base_url;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func1(data0) > 1024){
+validate61.errors = [{instancePath:instancePath+"/base_url",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/base_url",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(!pattern42.test(data0)){
+validate61.errors = [{instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""}];
+return false;
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.models !== undefined){
+let data1 = data.models;
+const _errs4 = errors;
+if(errors === _errs4){
+if(Array.isArray(data1)){
+if(data1.length > 64){
+validate61.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
+return false;
+}
+else {
+if(data1.length < 1){
+validate61.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid2 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate61.errors = [{instancePath:instancePath+"/models/" + i0,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/models/" + i0,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs6 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.api_key_secret !== undefined){
+let data3 = data.api_key_secret;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(!pattern10.test(data3)){
+validate61.errors = [{instancePath:instancePath+"/api_key_secret",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/api_key_secret",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "base_url") && (key0 !== "models")) && (key0 !== "api_key_secret")){
+const _errs13 = errors;
+validate61.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs13 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate61.errors = vErrors;
+return errors === 0;
+}
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate60.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const _errs2 = errors;
+if(!(validate61(data[key0], {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+if(!valid0){
+break;
+}
+}
+}
+else {
+validate60.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate60.errors = vErrors;
+return errors === 0;
+}
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="HarnessConfig.json" */;
@@ -4886,13 +5074,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.model !== undefined){
-let data2 = data.model;
+if(data.providers !== undefined){
 const _errs4 = errors;
+if(!(validate60(data.providers, {instancePath:instancePath+"/providers",parentData:data,parentDataProperty:"providers",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.model !== undefined){
+let data3 = data.model;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
 validate57.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -4902,63 +5102,63 @@ validate57.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.j
 return false;
 }
 }
-var valid0 = _errs4 === errors;
+var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.debug_log !== undefined){
-let data3 = data.debug_log;
-const _errs7 = errors;
+let data4 = data.debug_log;
 const _errs8 = errors;
-if(errors === _errs8){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-if(data3.enable !== undefined){
-const _errs10 = errors;
-if(typeof data3.enable !== "boolean"){
+const _errs9 = errors;
+if(errors === _errs9){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.enable !== undefined){
+const _errs11 = errors;
+if(typeof data4.enable !== "boolean"){
 validate57.errors = [{instancePath:instancePath+"/debug_log/enable",schemaPath:"DebugLogConfig.json/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid4 = _errs10 === errors;
+var valid4 = _errs11 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data3.retention_days !== undefined){
-let data5 = data3.retention_days;
-const _errs12 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+if(data4.retention_days !== undefined){
+let data6 = data4.retention_days;
+const _errs13 = errors;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 validate57.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs12){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 3650 || isNaN(data5)){
+if(errors === _errs13){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 3650 || isNaN(data6)){
 validate57.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650"}];
 return false;
 }
 else {
-if(data5 < 0 || isNaN(data5)){
+if(data6 < 0 || isNaN(data6)){
 validate57.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid4 = _errs12 === errors;
+var valid4 = _errs13 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-for(const key0 in data3){
+for(const key0 in data4){
 if((key0 !== "enable") && (key0 !== "retention_days")){
-const _errs15 = errors;
+const _errs16 = errors;
 validate57.errors = [{instancePath:instancePath+"/debug_log/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"DebugLogConfig.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs15 === errors;
+var valid5 = _errs16 === errors;
 if(!valid5){
 break;
 }
@@ -4972,19 +5172,19 @@ validate57.errors = [{instancePath:instancePath+"/debug_log",schemaPath:"DebugLo
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.system_prompt_template !== undefined){
-let data7 = data.system_prompt_template;
-const _errs17 = errors;
+let data8 = data.system_prompt_template;
 const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data7 === "string"){
-if(func1(data7) > 4096){
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data8 === "string"){
+if(func1(data8) > 4096){
 validate57.errors = [{instancePath:instancePath+"/system_prompt_template",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
@@ -4994,20 +5194,21 @@ validate57.errors = [{instancePath:instancePath+"/system_prompt_template",schema
 return false;
 }
 }
-var valid0 = _errs17 === errors;
+var valid0 = _errs18 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key1 in data){
-if((((key1 !== "extensions") && (key1 !== "model")) && (key1 !== "debug_log")) && (key1 !== "system_prompt_template")){
-const _errs21 = errors;
+if(((((key1 !== "extensions") && (key1 !== "providers")) && (key1 !== "model")) && (key1 !== "debug_log")) && (key1 !== "system_prompt_template")){
+const _errs22 = errors;
 validate57.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs21 === errors;
+var valid7 = _errs22 === errors;
 if(!valid7){
 break;
+}
 }
 }
 }
@@ -5026,15 +5227,15 @@ return errors === 0;
 }
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateHarnessModelsAvailable = validate60;
-const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessModelsAvailable.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"AvailableModel.json"},"maxItems":4096}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.models_available"};
-const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AvailableModel.json","type":"object","properties":{"provider":{"$ref":"InstanceName.json"},"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json"}},"required":["provider","id"],"unevaluatedProperties":{"not":{}}};
+export const validateHarnessModelsAvailable = validate64;
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessModelsAvailable.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"AvailableModel.json"},"maxItems":4096}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.models_available"};
+const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AvailableModel.json","type":"object","properties":{"provider":{"$ref":"InstanceName.json"},"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json"}},"required":["provider","id"],"unevaluatedProperties":{"not":{}}};
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="AvailableModel.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5045,7 +5246,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.provider === undefined) && (missing0 = "provider")) || ((data.id === undefined) && (missing0 = "id"))){
-validate61.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate65.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -5056,12 +5257,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern10.test(data0)){
-validate61.errors = [{instancePath:instancePath+"/provider",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+validate65.errors = [{instancePath:instancePath+"/provider",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/provider",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate65.errors = [{instancePath:instancePath+"/provider",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5078,12 +5279,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 1024){
-validate61.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate65.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate65.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5098,18 +5299,18 @@ let data2 = data.context_window;
 const _errs7 = errors;
 const _errs8 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate61.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate65.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate61.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate65.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate61.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate65.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -5124,653 +5325,12 @@ if(valid0){
 for(const key0 in data){
 if(((key0 !== "provider") && (key0 !== "id")) && (key0 !== "context_window")){
 const _errs11 = errors;
-validate61.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate65.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid4 = _errs11 === errors;
 if(!valid4){
 break;
 }
-}
-}
-}
-}
-}
-}
-}
-else {
-validate61.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate61.errors = vErrors;
-return errors === 0;
-}
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="HarnessModelsAvailable.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate60.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.models === undefined) && (missing0 = "models")){
-validate60.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.models !== undefined){
-let data0 = data.models;
-const _errs1 = errors;
-if(errors === _errs1){
-if(Array.isArray(data0)){
-if(data0.length > 4096){
-validate60.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-const _errs3 = errors;
-if(!(validate61(data0[i0], {instancePath:instancePath+"/models/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs3 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate60.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(key0 !== "models"){
-const _errs5 = errors;
-validate60.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-}
-}
-else {
-validate60.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate60.errors = vErrors;
-return errors === 0;
-}
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateHarnessNotice = validate63;
-const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessNotice.json","type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"ShortText.json"},"mandatory":{"type":"boolean","description":"Mandatory notices are kept and re-synthesised for late subscribers."},"instance":{"$ref":"InstanceName.json","description":"The extension instance a notice is about, if any."}},"required":["level","text","mandatory"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.notice"};
-
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="HarnessNotice.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate63.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.level === undefined) && (missing0 = "level")) || ((data.text === undefined) && (missing0 = "text"))) || ((data.mandatory === undefined) && (missing0 = "mandatory"))){
-validate63.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.level !== undefined){
-let data0 = data.level;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate63.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((((data0 === "debug") || (data0 === "info")) || (data0 === "warning")) || (data0 === "error")) || (data0 === "critical"))){
-validate63.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 1024){
-validate63.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate63.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.mandatory !== undefined){
-const _errs7 = errors;
-if(typeof data.mandatory !== "boolean"){
-validate63.errors = [{instancePath:instancePath+"/mandatory",schemaPath:"#/properties/mandatory/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.instance !== undefined){
-let data3 = data.instance;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(!pattern10.test(data3)){
-validate63.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate63.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((key0 !== "level") && (key0 !== "text")) && (key0 !== "mandatory")) && (key0 !== "instance")){
-const _errs13 = errors;
-validate63.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs13 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate63.errors = vErrors;
-return errors === 0;
-}
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateHelloMessage = validate64;
-const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HelloMessage.json","type":"object","properties":{"message":{"type":"string","const":"hello"},"payload":{"type":"object","properties":{"revision":{"$ref":"Revision.json"},"role":{"$ref":"PeerRole.json"},"session_id":{"$ref":"Id.json","description":"For UIs: the session the UI expects to attach to; a mismatch is refused."},"client":{"$ref":"ShortText.json","description":"Free-form client label for diagnostics only; never authority."}},"required":["revision","role"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"hello"};
-const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PeerRole.json","type":"string","enum":["extension","ui","client"]};
-
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="HelloMessage.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate64.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate64.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.message !== undefined){
-let data0 = data.message;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate64.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("hello" !== data0){
-validate64.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "hello"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.revision === undefined) && (missing1 = "revision")) || ((data1.role === undefined) && (missing1 = "role"))){
-validate64.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.revision !== undefined){
-let data2 = data1.revision;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-let missing2;
-if(((data2.major === undefined) && (missing2 = "major")) || ((data2.minor === undefined) && (missing2 = "minor"))){
-validate64.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data2.major !== undefined){
-let data3 = data2.major;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate64.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 65535 || isNaN(data3)){
-validate64.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data3 < 0 || isNaN(data3)){
-validate64.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid3 = _errs8 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data2.minor !== undefined){
-let data4 = data2.minor;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate64.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 65535 || isNaN(data4)){
-validate64.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate64.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid3 = _errs10 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-for(const key0 in data2){
-if((key0 !== "major") && (key0 !== "minor")){
-const _errs13 = errors;
-validate64.errors = [{instancePath:instancePath+"/payload/revision/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Revision.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs13 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate64.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.role !== undefined){
-let data6 = data1.role;
-const _errs15 = errors;
-if(typeof data6 !== "string"){
-validate64.errors = [{instancePath:instancePath+"/payload/role",schemaPath:"PeerRole.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data6 === "extension") || (data6 === "ui")) || (data6 === "client"))){
-validate64.errors = [{instancePath:instancePath+"/payload/role",schemaPath:"PeerRole.json/enum",keyword:"enum",params:{allowedValues: schema166.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.session_id !== undefined){
-let data7 = data1.session_id;
-const _errs18 = errors;
-const _errs19 = errors;
-if(errors === _errs19){
-if(typeof data7 === "string"){
-if(!pattern4.test(data7)){
-validate64.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate64.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs18 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.client !== undefined){
-let data8 = data1.client;
-const _errs21 = errors;
-const _errs22 = errors;
-if(errors === _errs22){
-if(typeof data8 === "string"){
-if(func1(data8) > 1024){
-validate64.errors = [{instancePath:instancePath+"/payload/client",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate64.errors = [{instancePath:instancePath+"/payload/client",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs21 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key1 in data1){
-if((((key1 !== "revision") && (key1 !== "role")) && (key1 !== "session_id")) && (key1 !== "client")){
-const _errs25 = errors;
-validate64.errors = [{instancePath:instancePath+"/payload/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid8 = _errs25 === errors;
-if(!valid8){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate64.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key2 in data){
-if((key2 !== "message") && (key2 !== "payload")){
-const _errs28 = errors;
-validate64.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid9 = _errs28 === errors;
-if(!valid9){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate64.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate64.errors = vErrors;
-return errors === 0;
-}
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateInterceptMessage = validate65;
-const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept"},"payload":{"type":"object","properties":{"selectors":{"type":"array","items":{"$ref":"Selector.json"},"minItems":1,"maxItems":256},"priority":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Lower runs first; ties keep registration order."}},"required":["selectors","priority"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"intercept"};
-const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Selector.json","type":"string","pattern":"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$","description":"A subscription or interception selector: an exact event name, `family.*`, or `*`."};
-const pattern45 = new RegExp("^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$", "u");
-
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="InterceptMessage.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate65.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate65.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.message !== undefined){
-let data0 = data.message;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate65.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("intercept" !== data0){
-validate65.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.selectors === undefined) && (missing1 = "selectors")) || ((data1.priority === undefined) && (missing1 = "priority"))){
-validate65.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.selectors !== undefined){
-let data2 = data1.selectors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(Array.isArray(data2)){
-if(data2.length > 256){
-validate65.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
-return false;
-}
-else {
-if(data2.length < 1){
-validate65.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
-}
-else {
-var valid2 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(!pattern45.test(data3)){
-validate65.errors = [{instancePath:instancePath+"/payload/selectors/" + i0,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
-return false;
-}
-}
-else {
-validate65.errors = [{instancePath:instancePath+"/payload/selectors/" + i0,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid2 = _errs7 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-}
-else {
-validate65.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.priority !== undefined){
-let data4 = data1.priority;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate65.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 2147483647 || isNaN(data4)){
-validate65.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
-return false;
-}
-else {
-if(data4 < -2147483648 || isNaN(data4)){
-validate65.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
-return false;
-}
-}
-}
-}
-var valid1 = _errs10 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "selectors") && (key0 !== "priority")){
-const _errs13 = errors;
-validate65.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs13 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate65.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs16 = errors;
-validate65.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
 }
 }
 }
@@ -5788,15 +5348,12 @@ return errors === 0;
 }
 validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateInterceptReplyMessage = validate66;
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptReplyMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept_reply"},"payload":{"type":"object","properties":{"id":{"$ref":"Count.json"},"action":{"$ref":"InterceptAction.json"},"replacement":{"$ref":"EventEnvelope.json","description":"Required for `replace`: same event name, re-admitted under the original publisher."}},"required":["id","action"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"intercept_reply"};
-const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptAction.json","type":"string","enum":["pass","drop","replace"]};
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="InterceptReplyMessage.json" */;
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="HarnessModelsAvailable.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5806,20 +5363,102 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate66.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((data.models === undefined) && (missing0 = "models")){
+validate64.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.models !== undefined){
+let data0 = data.models;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate66.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs1){
+if(Array.isArray(data0)){
+if(data0.length > 4096){
+validate64.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
 return false;
 }
-if("intercept_reply" !== data0){
-validate66.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept_reply"},message:"must be equal to constant"}];
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs3 = errors;
+if(!(validate65(data0[i0], {instancePath:instancePath+"/models/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate64.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(key0 !== "models"){
+const _errs5 = errors;
+validate64.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs5 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+}
+else {
+validate64.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate64.errors = vErrors;
+return errors === 0;
+}
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateHarnessNotice = validate67;
+const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessNotice.json","type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"ShortText.json"},"mandatory":{"type":"boolean","description":"Mandatory notices are kept and re-synthesised for late subscribers."},"instance":{"$ref":"InstanceName.json","description":"The extension instance a notice is about, if any."}},"required":["level","text","mandatory"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.notice"};
+
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="HarnessNotice.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate67.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.level === undefined) && (missing0 = "level")) || ((data.text === undefined) && (missing0 = "text"))) || ((data.mandatory === undefined) && (missing0 = "mandatory"))){
+validate67.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.level !== undefined){
+let data0 = data.level;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate67.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((data0 === "debug") || (data0 === "info")) || (data0 === "warning")) || (data0 === "error")) || (data0 === "critical"))){
+validate67.errors = [{instancePath:instancePath+"/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -5828,78 +5467,66 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.id === undefined) && (missing1 = "id")) || ((data1.action === undefined) && (missing1 = "action"))){
-validate66.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.id !== undefined){
-let data2 = data1.id;
+if(data.text !== undefined){
+let data1 = data.text;
+const _errs4 = errors;
 const _errs5 = errors;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate66.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+validate67.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate66.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
 }
 else {
-if(data2 < 0 || isNaN(data2)){
-validate66.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate67.errors = [{instancePath:instancePath+"/text",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-}
-}
-var valid1 = _errs5 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
-if(data1.action !== undefined){
-let data3 = data1.action;
-const _errs8 = errors;
-if(typeof data3 !== "string"){
-validate66.errors = [{instancePath:instancePath+"/payload/action",schemaPath:"InterceptAction.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(valid0){
+if(data.mandatory !== undefined){
+const _errs7 = errors;
+if(typeof data.mandatory !== "boolean"){
+validate67.errors = [{instancePath:instancePath+"/mandatory",schemaPath:"#/properties/mandatory/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-if(!(((data3 === "pass") || (data3 === "drop")) || (data3 === "replace"))){
-validate66.errors = [{instancePath:instancePath+"/payload/action",schemaPath:"InterceptAction.json/enum",keyword:"enum",params:{allowedValues: schema173.enum},message:"must be equal to one of the allowed values"}];
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.instance !== undefined){
+let data3 = data.instance;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(!pattern10.test(data3)){
+validate67.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
-var valid1 = _errs8 === errors;
 }
 else {
-var valid1 = true;
+validate67.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
-if(valid1){
-if(data1.replacement !== undefined){
-const _errs11 = errors;
-if(!(validate41(data1.replacement, {instancePath:instancePath+"/payload/replacement",parentData:data1,parentDataProperty:"replacement",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-errors = vErrors.length;
 }
-var valid1 = _errs11 === errors;
+var valid0 = _errs9 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
-for(const key0 in data1){
-if(((key0 !== "id") && (key0 !== "action")) && (key0 !== "replacement")){
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "level") && (key0 !== "text")) && (key0 !== "mandatory")) && (key0 !== "instance")){
 const _errs13 = errors;
-validate66.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate67.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid4 = _errs13 === errors;
 if(!valid4){
@@ -5912,47 +5539,23 @@ break;
 }
 }
 }
+}
 else {
-validate66.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate67.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs16 = errors;
-validate66.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate66.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate66.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateInterceptRequestMessage = validate68;
-const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept_request"},"payload":{"type":"object","properties":{"id":{"$ref":"Count.json"},"event":{"$ref":"EventEnvelope.json"},"publisher":{"$ref":"Publisher.json"}},"required":["id","event","publisher"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"intercept_request"};
+export const validateHelloMessage = validate68;
+const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HelloMessage.json","type":"object","properties":{"message":{"type":"string","const":"hello"},"payload":{"type":"object","properties":{"revision":{"$ref":"Revision.json"},"role":{"$ref":"PeerRole.json"},"session_id":{"$ref":"Id.json","description":"For UIs: the session the UI expects to attach to; a mismatch is refused."},"client":{"$ref":"ShortText.json","description":"Free-form client label for diagnostics only; never authority."}},"required":["revision","role"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"hello"};
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PeerRole.json","type":"string","enum":["extension","ui","client"]};
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="InterceptRequestMessage.json" */;
+/*# sourceURL="HelloMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate68.evaluated;
@@ -5977,8 +5580,606 @@ if(typeof data0 !== "string"){
 validate68.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
+if("hello" !== data0){
+validate68.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "hello"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((data1.revision === undefined) && (missing1 = "revision")) || ((data1.role === undefined) && (missing1 = "role"))){
+validate68.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.revision !== undefined){
+let data2 = data1.revision;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+let missing2;
+if(((data2.major === undefined) && (missing2 = "major")) || ((data2.minor === undefined) && (missing2 = "minor"))){
+validate68.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+if(data2.major !== undefined){
+let data3 = data2.major;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate68.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 65535 || isNaN(data3)){
+validate68.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate68.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid3 = _errs8 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data2.minor !== undefined){
+let data4 = data2.minor;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate68.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 65535 || isNaN(data4)){
+validate68.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate68.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid3 = _errs10 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+for(const key0 in data2){
+if((key0 !== "major") && (key0 !== "minor")){
+const _errs13 = errors;
+validate68.errors = [{instancePath:instancePath+"/payload/revision/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Revision.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate68.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.role !== undefined){
+let data6 = data1.role;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
+validate68.errors = [{instancePath:instancePath+"/payload/role",schemaPath:"PeerRole.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data6 === "extension") || (data6 === "ui")) || (data6 === "client"))){
+validate68.errors = [{instancePath:instancePath+"/payload/role",schemaPath:"PeerRole.json/enum",keyword:"enum",params:{allowedValues: schema171.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.session_id !== undefined){
+let data7 = data1.session_id;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data7 === "string"){
+if(!pattern4.test(data7)){
+validate68.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate68.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.client !== undefined){
+let data8 = data1.client;
+const _errs21 = errors;
+const _errs22 = errors;
+if(errors === _errs22){
+if(typeof data8 === "string"){
+if(func1(data8) > 1024){
+validate68.errors = [{instancePath:instancePath+"/payload/client",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate68.errors = [{instancePath:instancePath+"/payload/client",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs21 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key1 in data1){
+if((((key1 !== "revision") && (key1 !== "role")) && (key1 !== "session_id")) && (key1 !== "client")){
+const _errs25 = errors;
+validate68.errors = [{instancePath:instancePath+"/payload/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid8 = _errs25 === errors;
+if(!valid8){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate68.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key2 in data){
+if((key2 !== "message") && (key2 !== "payload")){
+const _errs28 = errors;
+validate68.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid9 = _errs28 === errors;
+if(!valid9){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate68.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate68.errors = vErrors;
+return errors === 0;
+}
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateInterceptMessage = validate69;
+const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept"},"payload":{"type":"object","properties":{"selectors":{"type":"array","items":{"$ref":"Selector.json"},"minItems":1,"maxItems":256},"priority":{"type":"integer","minimum":-2147483648,"maximum":2147483647,"description":"Lower runs first; ties keep registration order."}},"required":["selectors","priority"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"intercept"};
+const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Selector.json","type":"string","pattern":"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$","description":"A subscription or interception selector: an exact event name, `family.*`, or `*`."};
+const pattern47 = new RegExp("^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$", "u");
+
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="InterceptMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate69.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate69.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate69.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("intercept" !== data0){
+validate69.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((data1.selectors === undefined) && (missing1 = "selectors")) || ((data1.priority === undefined) && (missing1 = "priority"))){
+validate69.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.selectors !== undefined){
+let data2 = data1.selectors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(Array.isArray(data2)){
+if(data2.length > 256){
+validate69.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+return false;
+}
+else {
+if(data2.length < 1){
+validate69.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid2 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(!pattern47.test(data3)){
+validate69.errors = [{instancePath:instancePath+"/payload/selectors/" + i0,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
+return false;
+}
+}
+else {
+validate69.errors = [{instancePath:instancePath+"/payload/selectors/" + i0,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs7 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+else {
+validate69.errors = [{instancePath:instancePath+"/payload/selectors",schemaPath:"#/properties/payload/properties/selectors/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.priority !== undefined){
+let data4 = data1.priority;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate69.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2147483647 || isNaN(data4)){
+validate69.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"}];
+return false;
+}
+else {
+if(data4 < -2147483648 || isNaN(data4)){
+validate69.errors = [{instancePath:instancePath+"/payload/priority",schemaPath:"#/properties/payload/properties/priority/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((key0 !== "selectors") && (key0 !== "priority")){
+const _errs13 = errors;
+validate69.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate69.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs16 = errors;
+validate69.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs16 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate69.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate69.errors = vErrors;
+return errors === 0;
+}
+validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateInterceptReplyMessage = validate70;
+const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptReplyMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept_reply"},"payload":{"type":"object","properties":{"id":{"$ref":"Count.json"},"action":{"$ref":"InterceptAction.json"},"replacement":{"$ref":"EventEnvelope.json","description":"Required for `replace`: same event name, re-admitted under the original publisher."}},"required":["id","action"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"intercept_reply"};
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptAction.json","type":"string","enum":["pass","drop","replace"]};
+
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="InterceptReplyMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate70.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate70.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate70.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("intercept_reply" !== data0){
+validate70.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept_reply"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((data1.id === undefined) && (missing1 = "id")) || ((data1.action === undefined) && (missing1 = "action"))){
+validate70.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.id !== undefined){
+let data2 = data1.id;
+const _errs5 = errors;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate70.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate70.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate70.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.action !== undefined){
+let data3 = data1.action;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
+validate70.errors = [{instancePath:instancePath+"/payload/action",schemaPath:"InterceptAction.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data3 === "pass") || (data3 === "drop")) || (data3 === "replace"))){
+validate70.errors = [{instancePath:instancePath+"/payload/action",schemaPath:"InterceptAction.json/enum",keyword:"enum",params:{allowedValues: schema178.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.replacement !== undefined){
+const _errs11 = errors;
+if(!(validate41(data1.replacement, {instancePath:instancePath+"/payload/replacement",parentData:data1,parentDataProperty:"replacement",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if(((key0 !== "id") && (key0 !== "action")) && (key0 !== "replacement")){
+const _errs13 = errors;
+validate70.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate70.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs16 = errors;
+validate70.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs16 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate70.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate70.errors = vErrors;
+return errors === 0;
+}
+validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateInterceptRequestMessage = validate72;
+const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InterceptRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"intercept_request"},"payload":{"type":"object","properties":{"id":{"$ref":"Count.json"},"event":{"$ref":"EventEnvelope.json"},"publisher":{"$ref":"Publisher.json"}},"required":["id","event","publisher"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"intercept_request"};
+
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="InterceptRequestMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate72.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate72.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate72.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 if("intercept_request" !== data0){
-validate68.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept_request"},message:"must be equal to constant"}];
+validate72.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "intercept_request"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -5994,7 +6195,7 @@ if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((((data1.id === undefined) && (missing1 = "id")) || ((data1.event === undefined) && (missing1 = "event"))) || ((data1.publisher === undefined) && (missing1 = "publisher"))){
-validate68.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate72.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -6003,18 +6204,18 @@ let data2 = data1.id;
 const _errs5 = errors;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate68.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate72.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate68.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate72.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate68.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate72.errors = [{instancePath:instancePath+"/payload/id",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -6053,7 +6254,7 @@ if(valid1){
 for(const key0 in data1){
 if(((key0 !== "id") && (key0 !== "event")) && (key0 !== "publisher")){
 const _errs11 = errors;
-validate68.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate72.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid3 = _errs11 === errors;
 if(!valid3){
@@ -6067,7 +6268,7 @@ break;
 }
 }
 else {
-validate68.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate72.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -6080,7 +6281,7 @@ if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
 const _errs14 = errors;
-validate68.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate72.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid4 = _errs14 === errors;
 if(!valid4){
@@ -6093,24 +6294,24 @@ break;
 }
 }
 else {
-validate68.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate72.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate68.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateJournalRecord = validate71;
-const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"JournalRecord.json","type":"object","properties":{"seq":{"$ref":"Count.json","description":"Zero-based position of this record in its journal."},"event":{"$ref":"EventEnvelope.json"},"parent":{"anyOf":[{"$ref":"Count.json"},{"type":"null"}],"description":"The seq of the record this one follows in the transcript tree, or null at a root."},"source":{"$ref":"RecordSource.json"},"recorded_at":{"$ref":"Micros.json"}},"required":["seq","event","parent","source","recorded_at"],"unevaluatedProperties":{"not":{}},"description":"One record of a framed journal (`events.cbor`, `restore-events.cbor`, prompt history):\nan 8-byte little-endian length followed by this map in CBOR.","x-tau-record":"journal"};
-const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RecordSource.json","type":"object","properties":{"class":{"$ref":"PeerClass.json"},"instance":{"$ref":"InstanceName.json"},"kind":{"$ref":"ExtensionKind.json"}},"required":["class"],"unevaluatedProperties":{"not":{}},"description":"Who caused a durable record: the harness, or a configured peer by stable identity."};
+export const validateJournalRecord = validate75;
+const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"JournalRecord.json","type":"object","properties":{"seq":{"$ref":"Count.json","description":"Zero-based position of this record in its journal."},"event":{"$ref":"EventEnvelope.json"},"parent":{"anyOf":[{"$ref":"Count.json"},{"type":"null"}],"description":"The seq of the record this one follows in the transcript tree, or null at a root."},"source":{"$ref":"RecordSource.json"},"recorded_at":{"$ref":"Micros.json"}},"required":["seq","event","parent","source","recorded_at"],"unevaluatedProperties":{"not":{}},"description":"One record of a framed journal (`events.cbor`, `restore-events.cbor`, prompt history):\nan 8-byte little-endian length followed by this map in CBOR.","x-tau-record":"journal"};
+const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RecordSource.json","type":"object","properties":{"class":{"$ref":"PeerClass.json"},"instance":{"$ref":"InstanceName.json"},"kind":{"$ref":"ExtensionKind.json"}},"required":["class"],"unevaluatedProperties":{"not":{}},"description":"Who caused a durable record: the harness, or a configured peer by stable identity."};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="RecordSource.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6121,7 +6322,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.class === undefined) && (missing0 = "class")){
-validate73.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate77.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -6129,11 +6330,11 @@ if(data.class !== undefined){
 let data0 = data.class;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate73.errors = [{instancePath:instancePath+"/class",schemaPath:"PeerClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate77.errors = [{instancePath:instancePath+"/class",schemaPath:"PeerClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((data0 === "harness") || (data0 === "extension")) || (data0 === "ui_attached")) || (data0 === "ui_embedded")) || (data0 === "socket_other")) || (data0 === "peer_external"))){
-validate73.errors = [{instancePath:instancePath+"/class",schemaPath:"PeerClass.json/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"}];
+validate77.errors = [{instancePath:instancePath+"/class",schemaPath:"PeerClass.json/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -6149,12 +6350,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern10.test(data1)){
-validate73.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+validate77.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate73.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate77.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6168,11 +6369,11 @@ if(data.kind !== undefined){
 let data2 = data.kind;
 const _errs7 = errors;
 if(typeof data2 !== "string"){
-validate73.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate77.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data2 === "tool") || (data2 === "core")) || (data2 === "provider")) || (data2 === "action"))){
-validate73.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"}];
+validate77.errors = [{instancePath:instancePath+"/kind",schemaPath:"ExtensionKind.json/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -6184,7 +6385,7 @@ if(valid0){
 for(const key0 in data){
 if(((key0 !== "class") && (key0 !== "instance")) && (key0 !== "kind")){
 const _errs11 = errors;
-validate73.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate77.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid4 = _errs11 === errors;
 if(!valid4){
@@ -6198,21 +6399,21 @@ break;
 }
 }
 else {
-validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate77.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate73.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="JournalRecord.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6223,7 +6424,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.seq === undefined) && (missing0 = "seq")) || ((data.event === undefined) && (missing0 = "event"))) || ((data.parent === undefined) && (missing0 = "parent"))) || ((data.source === undefined) && (missing0 = "source"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate71.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate75.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -6232,18 +6433,18 @@ let data0 = data.seq;
 const _errs1 = errors;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate71.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate75.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
-validate71.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate75.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data0 < 0 || isNaN(data0)){
-validate71.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate75.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -6334,7 +6535,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate71.errors = vErrors;
+validate75.errors = vErrors;
 return false;
 }
 else {
@@ -6356,8 +6557,8 @@ var valid0 = true;
 if(valid0){
 if(data.source !== undefined){
 const _errs12 = errors;
-if(!(validate73(data.source, {instancePath:instancePath+"/source",parentData:data,parentDataProperty:"source",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate77(data.source, {instancePath:instancePath+"/source",parentData:data,parentDataProperty:"source",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs12 === errors;
@@ -6371,18 +6572,18 @@ let data4 = data.recorded_at;
 const _errs13 = errors;
 const _errs14 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate71.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate75.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
-validate71.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate75.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate71.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate75.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -6397,7 +6598,7 @@ if(valid0){
 for(const key0 in data){
 if(((((key0 !== "seq") && (key0 !== "event")) && (key0 !== "parent")) && (key0 !== "source")) && (key0 !== "recorded_at")){
 const _errs17 = errors;
-validate71.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate75.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid5 = _errs17 === errors;
 if(!valid5){
@@ -6405,169 +6606,6 @@ break;
 }
 }
 }
-}
-}
-}
-}
-}
-}
-}
-else {
-validate71.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate71.errors = vErrors;
-return errors === 0;
-}
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateNoticeMessage = validate75;
-const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"NoticeMessage.json","type":"object","properties":{"message":{"type":"string","const":"notice"},"payload":{"type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"BodyText.json"},"request_id":{"$ref":"Id.json"}},"required":["level","text"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"A directed notice to one requester (tree listings, stats, admission results).","x-tau-direction":"from_harness","x-tau-message":"notice"};
-
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="NoticeMessage.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate75.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate75.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.message !== undefined){
-let data0 = data.message;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate75.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("notice" !== data0){
-validate75.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "notice"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.level === undefined) && (missing1 = "level")) || ((data1.text === undefined) && (missing1 = "text"))){
-validate75.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.level !== undefined){
-let data2 = data1.level;
-const _errs5 = errors;
-if(typeof data2 !== "string"){
-validate75.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((((data2 === "debug") || (data2 === "info")) || (data2 === "warning")) || (data2 === "error")) || (data2 === "critical"))){
-validate75.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.text !== undefined){
-let data3 = data1.text;
-const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data3 === "string"){
-if(func1(data3) > 8388608){
-validate75.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate75.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.request_id !== undefined){
-let data4 = data1.request_id;
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
-if(typeof data4 === "string"){
-if(!pattern4.test(data4)){
-validate75.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate75.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if(((key0 !== "level") && (key0 !== "text")) && (key0 !== "request_id")){
-const _errs15 = errors;
-validate75.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate75.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs18 = errors;
-validate75.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid6 = _errs18 === errors;
-if(!valid6){
-break;
 }
 }
 }
@@ -6585,14 +6623,177 @@ return errors === 0;
 }
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePromptHistoryRecord = validate76;
-const schema188 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptHistoryRecord.json","type":"object","properties":{"seq":{"$ref":"Count.json"},"text":{"$ref":"BodyText.json"},"session_id":{"$ref":"Id.json"},"cwd":{"$ref":"PathText.json"},"recorded_at":{"$ref":"Micros.json"}},"required":["seq","text","recorded_at"],"unevaluatedProperties":{"not":{}},"description":"One entry of the global prompt history shared by all UIs of the user.","x-tau-record":"prompt_history"};
+export const validateNoticeMessage = validate79;
+const schema189 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"NoticeMessage.json","type":"object","properties":{"message":{"type":"string","const":"notice"},"payload":{"type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"BodyText.json"},"request_id":{"$ref":"Id.json"}},"required":["level","text"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"A directed notice to one requester (tree listings, stats, admission results).","x-tau-direction":"from_harness","x-tau-message":"notice"};
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="NoticeMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate79.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate79.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate79.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("notice" !== data0){
+validate79.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "notice"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((data1.level === undefined) && (missing1 = "level")) || ((data1.text === undefined) && (missing1 = "text"))){
+validate79.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.level !== undefined){
+let data2 = data1.level;
+const _errs5 = errors;
+if(typeof data2 !== "string"){
+validate79.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((data2 === "debug") || (data2 === "info")) || (data2 === "warning")) || (data2 === "error")) || (data2 === "critical"))){
+validate79.errors = [{instancePath:instancePath+"/payload/level",schemaPath:"NoticeLevel.json/enum",keyword:"enum",params:{allowedValues: schema130.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.text !== undefined){
+let data3 = data1.text;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(func1(data3) > 8388608){
+validate79.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate79.errors = [{instancePath:instancePath+"/payload/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.request_id !== undefined){
+let data4 = data1.request_id;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(!pattern4.test(data4)){
+validate79.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate79.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if(((key0 !== "level") && (key0 !== "text")) && (key0 !== "request_id")){
+const _errs15 = errors;
+validate79.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs15 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate79.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs18 = errors;
+validate79.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs18 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate79.errors = vErrors;
+return errors === 0;
+}
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validatePromptHistoryRecord = validate80;
+const schema193 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptHistoryRecord.json","type":"object","properties":{"seq":{"$ref":"Count.json"},"text":{"$ref":"BodyText.json"},"session_id":{"$ref":"Id.json"},"cwd":{"$ref":"PathText.json"},"recorded_at":{"$ref":"Micros.json"}},"required":["seq","text","recorded_at"],"unevaluatedProperties":{"not":{}},"description":"One entry of the global prompt history shared by all UIs of the user.","x-tau-record":"prompt_history"};
+
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="PromptHistoryRecord.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6603,7 +6804,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.seq === undefined) && (missing0 = "seq")) || ((data.text === undefined) && (missing0 = "text"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate76.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate80.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -6612,18 +6813,18 @@ let data0 = data.seq;
 const _errs1 = errors;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate76.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate80.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 9007199254740991 || isNaN(data0)){
-validate76.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate80.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data0 < 0 || isNaN(data0)){
-validate76.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate80.errors = [{instancePath:instancePath+"/seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -6642,12 +6843,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 8388608){
-validate76.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate80.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate76.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate80.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6664,12 +6865,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(!pattern4.test(data2)){
-validate76.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate80.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate76.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate80.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6686,12 +6887,12 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data3 === "string"){
 if(func1(data3) > 4096){
-validate76.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+validate80.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 }
 else {
-validate76.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate80.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6706,18 +6907,18 @@ let data4 = data.recorded_at;
 const _errs13 = errors;
 const _errs14 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate76.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate80.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
-validate76.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate80.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate76.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate80.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -6732,7 +6933,7 @@ if(valid0){
 for(const key0 in data){
 if(((((key0 !== "seq") && (key0 !== "text")) && (key0 !== "session_id")) && (key0 !== "cwd")) && (key0 !== "recorded_at")){
 const _errs17 = errors;
-validate76.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate80.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid6 = _errs17 === errors;
 if(!valid6){
@@ -6748,23 +6949,23 @@ break;
 }
 }
 else {
-validate76.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate80.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate76.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderCancelRequest = validate77;
-const schema194 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderCancelRequest.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["prompt_id","round"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.cancel_request"};
+export const validateProviderCancelRequest = validate81;
+const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderCancelRequest.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["prompt_id","round"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.cancel_request"};
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ProviderCancelRequest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6775,7 +6976,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))){
-validate77.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate81.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -6786,12 +6987,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate77.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate81.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate77.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate81.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6805,18 +7006,18 @@ if(data.round !== undefined){
 let data1 = data.round;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate77.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate81.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 4294967295 || isNaN(data1)){
-validate77.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+validate81.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
 return false;
 }
 else {
 if(data1 < 0 || isNaN(data1)){
-validate77.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate81.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -6831,321 +7032,10 @@ if(valid0){
 for(const key0 in data){
 if((key0 !== "prompt_id") && (key0 !== "round")){
 const _errs7 = errors;
-validate77.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate81.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid2 = _errs7 === errors;
 if(!valid2){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate77.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate77.errors = vErrors;
-return errors === 0;
-}
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateProviderModelsDeclared = validate78;
-const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsDeclared.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_declared"};
-const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelInfo.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json"},"input_cost":{"type":"number","description":"USD per million tokens."},"output_cost":{"type":"number"}},"required":["id"],"unevaluatedProperties":{"not":{}}};
-
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ModelInfo.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate79.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.id === undefined) && (missing0 = "id")){
-validate79.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.id !== undefined){
-let data0 = data.id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func1(data0) > 1024){
-validate79.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate79.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.context_window !== undefined){
-let data1 = data.context_window;
-const _errs4 = errors;
-const _errs5 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate79.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-validate79.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data1 < 0 || isNaN(data1)){
-validate79.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.input_cost !== undefined){
-let data2 = data.input_cost;
-const _errs7 = errors;
-if(!((typeof data2 == "number") && (isFinite(data2)))){
-validate79.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.output_cost !== undefined){
-let data3 = data.output_cost;
-const _errs9 = errors;
-if(!((typeof data3 == "number") && (isFinite(data3)))){
-validate79.errors = [{instancePath:instancePath+"/output_cost",schemaPath:"#/properties/output_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
-return false;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((key0 !== "id") && (key0 !== "context_window")) && (key0 !== "input_cost")) && (key0 !== "output_cost")){
-const _errs12 = errors;
-validate79.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs12 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate79.errors = vErrors;
-return errors === 0;
-}
-validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderModelsDeclared.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate78.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.models === undefined) && (missing0 = "models")){
-validate78.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.models !== undefined){
-let data0 = data.models;
-const _errs1 = errors;
-if(errors === _errs1){
-if(Array.isArray(data0)){
-if(data0.length > 1024){
-validate78.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-const _errs3 = errors;
-if(!(validate79(data0[i0], {instancePath:instancePath+"/models/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs3 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate78.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(key0 !== "models"){
-const _errs5 = errors;
-validate78.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-}
-}
-else {
-validate78.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate78.errors = vErrors;
-return errors === 0;
-}
-validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateProviderModelsUpdated = validate81;
-const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsUpdated.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024}},"required":["instance","models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_updated"};
-
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderModelsUpdated.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate81.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.instance === undefined) && (missing0 = "instance")) || ((data.models === undefined) && (missing0 = "models"))){
-validate81.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.instance !== undefined){
-let data0 = data.instance;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern10.test(data0)){
-validate81.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate81.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.models !== undefined){
-let data1 = data.models;
-const _errs4 = errors;
-if(errors === _errs4){
-if(Array.isArray(data1)){
-if(data1.length > 1024){
-validate81.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
-return false;
-}
-else {
-var valid2 = true;
-const len0 = data1.length;
-for(let i0=0; i0<len0; i0++){
-const _errs6 = errors;
-if(!(validate79(data1[i0], {instancePath:instancePath+"/models/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
-errors = vErrors.length;
-}
-var valid2 = _errs6 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-else {
-validate81.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((key0 !== "instance") && (key0 !== "models")){
-const _errs8 = errors;
-validate81.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
 break;
 }
 }
@@ -7164,393 +7054,12 @@ return errors === 0;
 }
 validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderRequest = validate83;
-const schema202 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"system":{"$ref":"BodyText.json"},"messages":{"type":"array","items":{"$ref":"ProviderMessage.json"},"maxItems":100000},"tools":{"type":"array","items":{"$ref":"ToolSpec.json"},"maxItems":1024}},"required":["agent_id","prompt_id","round","model","system","messages","tools"],"unevaluatedProperties":{"not":{}},"description":"The transient full prompt, directed to the owning provider instance only.","x-tau-event":"provider.request"};
-const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderMessage.json","type":"object","properties":{"role":{"$ref":"MessageRole.json"},"text":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"call_id":{"$ref":"Id.json"},"is_error":{"type":"boolean"}},"required":["role"],"unevaluatedProperties":{"not":{}}};
-const schema208 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"MessageRole.json","type":"string","enum":["system","user","assistant","tool"]};
-const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
-
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolCall.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate85.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
-validate85.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate85.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate85.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool !== undefined){
-let data1 = data.tool;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 1024){
-validate85.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate85.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.arguments_json !== undefined){
-let data2 = data.arguments_json;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 8388608){
-validate85.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate85.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")){
-const _errs11 = errors;
-validate85.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate85.errors = vErrors;
-return errors === 0;
-}
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderMessage.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate84.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.role === undefined) && (missing0 = "role")){
-validate84.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.role !== undefined){
-let data0 = data.role;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate84.errors = [{instancePath:instancePath+"/role",schemaPath:"MessageRole.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data0 === "system") || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
-validate84.errors = [{instancePath:instancePath+"/role",schemaPath:"MessageRole.json/enum",keyword:"enum",params:{allowedValues: schema208.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate84.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate84.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool_calls !== undefined){
-let data2 = data.tool_calls;
-const _errs7 = errors;
-if(errors === _errs7){
-if(Array.isArray(data2)){
-if(data2.length > 128){
-validate84.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
-return false;
-}
-else {
-var valid3 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-const _errs9 = errors;
-if(!(validate85(data2[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
-errors = vErrors.length;
-}
-var valid3 = _errs9 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-else {
-validate84.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.call_id !== undefined){
-let data4 = data.call_id;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data4 === "string"){
-if(!pattern4.test(data4)){
-validate84.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate84.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.is_error !== undefined){
-const _errs13 = errors;
-if(typeof data.is_error !== "boolean"){
-validate84.errors = [{instancePath:instancePath+"/is_error",schemaPath:"#/properties/is_error/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "role") && (key0 !== "text")) && (key0 !== "tool_calls")) && (key0 !== "call_id")) && (key0 !== "is_error")){
-const _errs16 = errors;
-validate84.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate84.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate84.errors = vErrors;
-return errors === 0;
-}
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema218 = {"type":"object","properties":{},"unevaluatedProperties":{}};
-
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolSpec.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate88.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.name === undefined) && (missing0 = "name")) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
-validate88.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.name !== undefined){
-let data0 = data.name;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func1(data0) > 1024){
-validate88.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate88.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.description !== undefined){
-let data1 = data.description;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate88.errors = [{instancePath:instancePath+"/description",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate88.errors = [{instancePath:instancePath+"/description",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.parameters !== undefined){
-let data2 = data.parameters;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-validate88.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if(((key1 !== "name") && (key1 !== "description")) && (key1 !== "parameters")){
-const _errs12 = errors;
-validate88.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate88.errors = vErrors;
-return errors === 0;
-}
-validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
+export const validateProviderModelsDeclared = validate82;
+const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsDeclared.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_declared"};
+const schema202 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelInfo.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json"},"input_cost":{"type":"number","description":"USD per million tokens."},"output_cost":{"type":"number"}},"required":["id"],"unevaluatedProperties":{"not":{}}};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderRequest.json" */;
+/*# sourceURL="ModelInfo.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate83.evaluated;
@@ -7563,24 +7072,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.system === undefined) && (missing0 = "system"))) || ((data.messages === undefined) && (missing0 = "messages"))) || ((data.tools === undefined) && (missing0 = "tools"))){
+if((data.id === undefined) && (missing0 = "id")){
 validate83.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.id !== undefined){
+let data0 = data.id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate83.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data0) > 1024){
+validate83.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate83.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate83.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7590,20 +7099,26 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
+if(data.context_window !== undefined){
+let data1 = data.context_window;
 const _errs4 = errors;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate83.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate83.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate83.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
 }
 else {
-validate83.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data1 < 0 || isNaN(data1)){
+validate83.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
+}
+}
 }
 }
 var valid0 = _errs4 === errors;
@@ -7612,26 +7127,12 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.round !== undefined){
-let data2 = data.round;
+if(data.input_cost !== undefined){
+let data2 = data.input_cost;
 const _errs7 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate83.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(!((typeof data2 == "number") && (isFinite(data2)))){
+validate83.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
-}
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 4294967295 || isNaN(data2)){
-validate83.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate83.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
 }
 var valid0 = _errs7 === errors;
 }
@@ -7639,21 +7140,12 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.model !== undefined){
-let data3 = data.model;
+if(data.output_cost !== undefined){
+let data3 = data.output_cost;
 const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate83.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(!((typeof data3 == "number") && (isFinite(data3)))){
+validate83.errors = [{instancePath:instancePath+"/output_cost",schemaPath:"#/properties/output_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
-}
-}
-else {
-validate83.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid0 = _errs9 === errors;
 }
@@ -7661,111 +7153,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.system !== undefined){
-let data4 = data.system;
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate83.errors = [{instancePath:instancePath+"/system",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate83.errors = [{instancePath:instancePath+"/system",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.messages !== undefined){
-let data5 = data.messages;
-const _errs15 = errors;
-if(errors === _errs15){
-if(Array.isArray(data5)){
-if(data5.length > 100000){
-validate83.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items"}];
-return false;
-}
-else {
-var valid5 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-const _errs17 = errors;
-if(!(validate84(data5[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
-errors = vErrors.length;
-}
-var valid5 = _errs17 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-else {
-validate83.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tools !== undefined){
-let data7 = data.tools;
-const _errs18 = errors;
-if(errors === _errs18){
-if(Array.isArray(data7)){
-if(data7.length > 1024){
-validate83.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
-return false;
-}
-else {
-var valid6 = true;
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-const _errs20 = errors;
-if(!(validate88(data7[i1], {instancePath:instancePath+"/tools/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
-errors = vErrors.length;
-}
-var valid6 = _errs20 === errors;
-if(!valid6){
-break;
-}
-}
-}
-}
-else {
-validate83.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs18 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "system")) && (key0 !== "messages")) && (key0 !== "tools")){
-const _errs22 = errors;
+if((((key0 !== "id") && (key0 !== "context_window")) && (key0 !== "input_cost")) && (key0 !== "output_cost")){
+const _errs12 = errors;
 validate83.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs22 === errors;
-if(!valid7){
+var valid3 = _errs12 === errors;
+if(!valid3){
 break;
-}
-}
-}
 }
 }
 }
@@ -7785,14 +7180,12 @@ return errors === 0;
 }
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseDeltaReported = validate90;
-const schema219 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseDeltaReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"}},"required":["prompt_id","round"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_delta_reported"};
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseDeltaReported.json" */;
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderModelsDeclared.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7802,24 +7195,38 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))){
-validate90.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((data.models === undefined) && (missing0 = "models")){
+validate82.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.prompt_id !== undefined){
-let data0 = data.prompt_id;
+if(data.models !== undefined){
+let data0 = data.models;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate90.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(errors === _errs1){
+if(Array.isArray(data0)){
+if(data0.length > 1024){
+validate82.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
 return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs3 = errors;
+if(!(validate83(data0[i0], {instancePath:instancePath+"/models/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+break;
+}
+}
 }
 }
 else {
-validate90.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate82.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7829,25 +7236,102 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.round !== undefined){
-let data1 = data.round;
-const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate90.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+for(const key0 in data){
+if(key0 !== "models"){
+const _errs5 = errors;
+validate82.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs5 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+}
+else {
+validate82.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
-if(errors === _errs4){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 4294967295 || isNaN(data1)){
-validate90.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+}
+validate82.errors = vErrors;
+return errors === 0;
+}
+validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateProviderModelsUpdated = validate85;
+const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsUpdated.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024}},"required":["instance","models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_updated"};
+
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderModelsUpdated.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate85.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.instance === undefined) && (missing0 = "instance")) || ((data.models === undefined) && (missing0 = "models"))){
+validate85.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data1 < 0 || isNaN(data1)){
-validate90.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+if(data.instance !== undefined){
+let data0 = data.instance;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern10.test(data0)){
+validate85.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
+else {
+validate85.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.models !== undefined){
+let data1 = data.models;
+const _errs4 = errors;
+if(errors === _errs4){
+if(Array.isArray(data1)){
+if(data1.length > 1024){
+validate85.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
+return false;
+}
+else {
+var valid2 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+const _errs6 = errors;
+if(!(validate83(data1[i0], {instancePath:instancePath+"/models/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+errors = vErrors.length;
+}
+var valid2 = _errs6 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+else {
+validate85.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
 }
 var valid0 = _errs4 === errors;
@@ -7856,56 +7340,128 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text !== undefined){
-let data2 = data.text;
-const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(func1(data2) > 8388608){
-validate90.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+for(const key0 in data){
+if((key0 !== "instance") && (key0 !== "models")){
+const _errs8 = errors;
+validate85.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs8 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate85.errors = vErrors;
+return errors === 0;
+}
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateProviderRequest = validate87;
+const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"system":{"$ref":"BodyText.json"},"messages":{"type":"array","items":{"$ref":"ProviderMessage.json"},"maxItems":100000},"tools":{"type":"array","items":{"$ref":"ToolSpec.json"},"maxItems":1024}},"required":["agent_id","prompt_id","round","model","system","messages","tools"],"unevaluatedProperties":{"not":{}},"description":"The transient full prompt, directed to the owning provider instance only.","x-tau-event":"provider.request"};
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderMessage.json","type":"object","properties":{"role":{"$ref":"MessageRole.json"},"text":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"call_id":{"$ref":"Id.json"},"is_error":{"type":"boolean"}},"required":["role"],"unevaluatedProperties":{"not":{}}};
+const schema213 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"MessageRole.json","type":"string","enum":["system","user","assistant","tool"]};
+const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
+
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ToolCall.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate89.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
+validate89.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.call_id !== undefined){
+let data0 = data.call_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate89.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate90.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate89.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs6 === errors;
+var valid0 = _errs1 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reasoning !== undefined){
-let data3 = data.reasoning;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func1(data3) > 8388608){
-validate90.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(data.tool !== undefined){
+let data1 = data.tool;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+validate89.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate90.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate89.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs9 === errors;
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.arguments_json !== undefined){
+let data2 = data.arguments_json;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 8388608){
+validate89.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate89.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "text")) && (key0 !== "reasoning")){
-const _errs13 = errors;
-validate90.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")){
+const _errs11 = errors;
+validate89.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs13 === errors;
+var valid4 = _errs11 === errors;
 if(!valid4){
 break;
 }
@@ -7916,26 +7472,22 @@ break;
 }
 }
 }
-}
 else {
-validate90.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate89.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate90.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseFailed = validate91;
-const schema223 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFailed.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"},"diagnostic":{"$ref":"ShortText.json"}},"required":["agent_id","prompt_id","round","error_class","diagnostic"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_failed"};
-const schema226 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorClass.json","type":"string","enum":["rate_limited","server_error","network","timeout","context_window_exceeded","authentication","invalid_request","protocol","cancelled"]};
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseFailed.json" */;
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderMessage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7945,26 +7497,21 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.error_class === undefined) && (missing0 = "error_class"))) || ((data.diagnostic === undefined) && (missing0 = "diagnostic"))){
-validate91.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((data.role === undefined) && (missing0 = "role")){
+validate88.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.role !== undefined){
+let data0 = data.role;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate91.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(typeof data0 !== "string"){
+validate88.errors = [{instancePath:instancePath+"/role",schemaPath:"MessageRole.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate91.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!((((data0 === "system") || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
+validate88.errors = [{instancePath:instancePath+"/role",schemaPath:"MessageRole.json/enum",keyword:"enum",params:{allowedValues: schema213.enum},message:"must be equal to one of the allowed values"}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -7972,19 +7519,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
+if(data.text !== undefined){
+let data1 = data.text;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate91.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data1) > 8388608){
+validate88.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate91.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate88.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7994,25 +7541,34 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.round !== undefined){
-let data2 = data.round;
+if(data.tool_calls !== undefined){
+let data2 = data.tool_calls;
 const _errs7 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate91.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
 if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 4294967295 || isNaN(data2)){
-validate91.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+if(Array.isArray(data2)){
+if(data2.length > 128){
+validate88.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
 return false;
 }
 else {
-if(data2 < 0 || isNaN(data2)){
-validate91.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+var valid3 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs9 = errors;
+if(!(validate89(data2[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+errors = vErrors.length;
+}
+var valid3 = _errs9 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+else {
+validate88.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs7 === errors;
@@ -8021,49 +7577,44 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error_class !== undefined){
-let data3 = data.error_class;
-const _errs9 = errors;
-if(typeof data3 !== "string"){
-validate91.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data.call_id !== undefined){
+let data4 = data.call_id;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(!pattern4.test(data4)){
+validate88.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if(!(((((((((data3 === "rate_limited") || (data3 === "server_error")) || (data3 === "network")) || (data3 === "timeout")) || (data3 === "context_window_exceeded")) || (data3 === "authentication")) || (data3 === "invalid_request")) || (data3 === "protocol")) || (data3 === "cancelled"))){
-validate91.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"}];
+}
+else {
+validate88.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs9 === errors;
+}
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.diagnostic !== undefined){
-let data4 = data.diagnostic;
-const _errs12 = errors;
+if(data.is_error !== undefined){
 const _errs13 = errors;
-if(errors === _errs13){
-if(typeof data4 === "string"){
-if(func1(data4) > 1024){
-validate91.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(typeof data.is_error !== "boolean"){
+validate88.errors = [{instancePath:instancePath+"/is_error",schemaPath:"#/properties/is_error/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-}
-else {
-validate91.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
+var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "error_class")) && (key0 !== "diagnostic")){
+if(((((key0 !== "role") && (key0 !== "text")) && (key0 !== "tool_calls")) && (key0 !== "call_id")) && (key0 !== "is_error")){
 const _errs16 = errors;
-validate91.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate88.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid5 = _errs16 === errors;
 if(!valid5){
@@ -8079,20 +7630,20 @@ break;
 }
 }
 else {
-validate91.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate91.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseFailedReported = validate92;
-const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFailedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"},"diagnostic":{"$ref":"ShortText.json"}},"required":["prompt_id","round","error_class","diagnostic"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_failed_reported"};
+const schema220 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema223 = {"type":"object","properties":{},"unevaluatedProperties":{}};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseFailedReported.json" */;
+/*# sourceURL="ToolSpec.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate92.evaluated;
@@ -8105,24 +7656,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.error_class === undefined) && (missing0 = "error_class"))) || ((data.diagnostic === undefined) && (missing0 = "diagnostic"))){
+if((((data.name === undefined) && (missing0 = "name")) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
 validate92.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.prompt_id !== undefined){
-let data0 = data.prompt_id;
+if(data.name !== undefined){
+let data0 = data.name;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate92.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data0) > 1024){
+validate92.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate92.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8132,25 +7683,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.round !== undefined){
-let data1 = data.round;
+if(data.description !== undefined){
+let data1 = data.description;
 const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate92.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 8388608){
+validate92.errors = [{instancePath:instancePath+"/description",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
-if(errors === _errs4){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 4294967295 || isNaN(data1)){
-validate92.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
 }
 else {
-if(data1 < 0 || isNaN(data1)){
-validate92.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate92.errors = [{instancePath:instancePath+"/description",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs4 === errors;
@@ -8159,54 +7705,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error_class !== undefined){
-let data2 = data.error_class;
-const _errs6 = errors;
-if(typeof data2 !== "string"){
-validate92.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data.parameters !== undefined){
+let data2 = data.parameters;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+validate92.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
-if(!(((((((((data2 === "rate_limited") || (data2 === "server_error")) || (data2 === "network")) || (data2 === "timeout")) || (data2 === "context_window_exceeded")) || (data2 === "authentication")) || (data2 === "invalid_request")) || (data2 === "protocol")) || (data2 === "cancelled"))){
-validate92.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"}];
-return false;
 }
-var valid0 = _errs6 === errors;
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.diagnostic !== undefined){
-let data3 = data.diagnostic;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate92.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+for(const key1 in data){
+if(((key1 !== "name") && (key1 !== "description")) && (key1 !== "parameters")){
+const _errs12 = errors;
+validate92.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-}
-else {
-validate92.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "error_class")) && (key0 !== "diagnostic")){
-const _errs13 = errors;
-validate92.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs13 === errors;
+var valid4 = _errs12 === errors;
 if(!valid4){
 break;
-}
 }
 }
 }
@@ -8225,15 +7749,12 @@ return errors === 0;
 }
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseFinished = validate93;
-const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"usage":{"$ref":"Usage.json"}},"required":["agent_id","prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished"};
-const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length"]};
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseFinished.json" */;
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderRequest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8243,8 +7764,8 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.text === undefined) && (missing0 = "text"))) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.finish_reason === undefined) && (missing0 = "finish_reason"))){
-validate93.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.system === undefined) && (missing0 = "system"))) || ((data.messages === undefined) && (missing0 = "messages"))) || ((data.tools === undefined) && (missing0 = "tools"))){
+validate87.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -8255,12 +7776,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate93.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8277,12 +7798,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate93.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8296,18 +7817,18 @@ if(data.round !== undefined){
 let data2 = data.round;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate93.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate87.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 4294967295 || isNaN(data2)){
-validate93.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+validate87.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate93.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate87.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -8326,12 +7847,12 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
 if(func1(data3) > 1024){
-validate93.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate87.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8341,19 +7862,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text !== undefined){
-let data4 = data.text;
+if(data.system !== undefined){
+let data4 = data.system;
 const _errs12 = errors;
 const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data4 === "string"){
 if(func1(data4) > 8388608){
-validate93.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate87.errors = [{instancePath:instancePath+"/system",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/system",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8363,19 +7884,33 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reasoning !== undefined){
-let data5 = data.reasoning;
+if(data.messages !== undefined){
+let data5 = data.messages;
 const _errs15 = errors;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data5 === "string"){
-if(func1(data5) > 8388608){
-validate93.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(errors === _errs15){
+if(Array.isArray(data5)){
+if(data5.length > 100000){
+validate87.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items"}];
 return false;
+}
+else {
+var valid5 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs17 = errors;
+if(!(validate88(data5[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+var valid5 = _errs17 === errors;
+if(!valid5){
+break;
+}
+}
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -8385,22 +7920,22 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool_calls !== undefined){
-let data6 = data.tool_calls;
+if(data.tools !== undefined){
+let data7 = data.tools;
 const _errs18 = errors;
 if(errors === _errs18){
-if(Array.isArray(data6)){
-if(data6.length > 128){
-validate93.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
+if(Array.isArray(data7)){
+if(data7.length > 1024){
+validate87.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
 return false;
 }
 else {
 var valid6 = true;
-const len0 = data6.length;
-for(let i0=0; i0<len0; i0++){
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
 const _errs20 = errors;
-if(!(validate85(data6[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate92(data7[i1], {instancePath:instancePath+"/tools/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 var valid6 = _errs20 === errors;
@@ -8411,7 +7946,7 @@ break;
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate87.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -8421,42 +7956,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.finish_reason !== undefined){
-let data8 = data.finish_reason;
-const _errs21 = errors;
-if(typeof data8 !== "string"){
-validate93.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data8 === "stop") || (data8 === "tool_calls")) || (data8 === "length"))){
-validate93.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema238.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs21 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.usage !== undefined){
-const _errs24 = errors;
-if(!(validate35(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs24 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "usage")){
-const _errs26 = errors;
-validate93.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "system")) && (key0 !== "messages")) && (key0 !== "tools")){
+const _errs22 = errors;
+validate87.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid8 = _errs26 === errors;
-if(!valid8){
+var valid7 = _errs22 === errors;
+if(!valid7){
 break;
 }
 }
@@ -8470,23 +7976,324 @@ break;
 }
 }
 }
-}
-}
 else {
-validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate87.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate93.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseFinishedReported = validate96;
-const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinishedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"usage":{"$ref":"Usage.json"}},"required":["prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished_reported"};
+export const validateProviderResponseDeltaReported = validate94;
+const schema224 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseDeltaReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"}},"required":["prompt_id","round"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_delta_reported"};
+
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderResponseDeltaReported.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate94.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))){
+validate94.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.prompt_id !== undefined){
+let data0 = data.prompt_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate94.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.round !== undefined){
+let data1 = data.round;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate94.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 4294967295 || isNaN(data1)){
+validate94.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate94.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data2 = data.text;
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func1(data2) > 8388608){
+validate94.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reasoning !== undefined){
+let data3 = data.reasoning;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(func1(data3) > 8388608){
+validate94.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "text")) && (key0 !== "reasoning")){
+const _errs13 = errors;
+validate94.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate94.errors = vErrors;
+return errors === 0;
+}
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateProviderResponseFailed = validate95;
+const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFailed.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"},"diagnostic":{"$ref":"ShortText.json"}},"required":["agent_id","prompt_id","round","error_class","diagnostic"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_failed"};
+const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorClass.json","type":"string","enum":["rate_limited","server_error","network","timeout","context_window_exceeded","authentication","invalid_request","protocol","cancelled"]};
+
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderResponseFailed.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate95.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.error_class === undefined) && (missing0 = "error_class"))) || ((data.diagnostic === undefined) && (missing0 = "diagnostic"))){
+validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate95.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate95.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.round !== undefined){
+let data2 = data.round;
+const _errs7 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate95.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 4294967295 || isNaN(data2)){
+validate95.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate95.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error_class !== undefined){
+let data3 = data.error_class;
+const _errs9 = errors;
+if(typeof data3 !== "string"){
+validate95.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((((((data3 === "rate_limited") || (data3 === "server_error")) || (data3 === "network")) || (data3 === "timeout")) || (data3 === "context_window_exceeded")) || (data3 === "authentication")) || (data3 === "invalid_request")) || (data3 === "protocol")) || (data3 === "cancelled"))){
+validate95.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema231.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.diagnostic !== undefined){
+let data4 = data.diagnostic;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 === "string"){
+if(func1(data4) > 1024){
+validate95.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "error_class")) && (key0 !== "diagnostic")){
+const _errs16 = errors;
+validate95.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs16 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate95.errors = vErrors;
+return errors === 0;
+}
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateProviderResponseFailedReported = validate96;
+const schema233 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFailedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"},"diagnostic":{"$ref":"ShortText.json"}},"required":["prompt_id","round","error_class","diagnostic"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_failed_reported"};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseFinishedReported.json" */;
+/*# sourceURL="ProviderResponseFailedReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate96.evaluated;
@@ -8499,7 +8306,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.text === undefined) && (missing0 = "text"))) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.finish_reason === undefined) && (missing0 = "finish_reason"))){
+if(((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.error_class === undefined) && (missing0 = "error_class"))) || ((data.diagnostic === undefined) && (missing0 = "diagnostic"))){
 validate96.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -8553,21 +8360,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.model !== undefined){
-let data2 = data.model;
+if(data.error_class !== undefined){
+let data2 = data.error_class;
 const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate96.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(typeof data2 !== "string"){
+validate96.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate96.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(((((((((data2 === "rate_limited") || (data2 === "server_error")) || (data2 === "network")) || (data2 === "timeout")) || (data2 === "context_window_exceeded")) || (data2 === "authentication")) || (data2 === "invalid_request")) || (data2 === "protocol")) || (data2 === "cancelled"))){
+validate96.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema231.enum},message:"must be equal to one of the allowed values"}];
 return false;
-}
 }
 var valid0 = _errs6 === errors;
 }
@@ -8575,19 +8377,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text !== undefined){
-let data3 = data.text;
+if(data.diagnostic !== undefined){
+let data3 = data.diagnostic;
 const _errs9 = errors;
 const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
-if(func1(data3) > 8388608){
-validate96.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(func1(data3) > 1024){
+validate96.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate96.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate96.errors = [{instancePath:instancePath+"/diagnostic",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8597,105 +8399,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reasoning !== undefined){
-let data4 = data.reasoning;
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate96.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate96.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool_calls !== undefined){
-let data5 = data.tool_calls;
-const _errs15 = errors;
-if(errors === _errs15){
-if(Array.isArray(data5)){
-if(data5.length > 128){
-validate96.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
-return false;
-}
-else {
-var valid5 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-const _errs17 = errors;
-if(!(validate85(data5[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
-errors = vErrors.length;
-}
-var valid5 = _errs17 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-else {
-validate96.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.finish_reason !== undefined){
-let data7 = data.finish_reason;
-const _errs18 = errors;
-if(typeof data7 !== "string"){
-validate96.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data7 === "stop") || (data7 === "tool_calls")) || (data7 === "length"))){
-validate96.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema238.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs18 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.usage !== undefined){
-const _errs21 = errors;
-if(!(validate35(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs21 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if((((((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "usage")){
-const _errs23 = errors;
+if((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "error_class")) && (key0 !== "diagnostic")){
+const _errs13 = errors;
 validate96.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs23 === errors;
-if(!valid7){
+var valid4 = _errs13 === errors;
+if(!valid4){
 break;
-}
-}
-}
-}
 }
 }
 }
@@ -8715,14 +8426,15 @@ return errors === 0;
 }
 validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderResponseUpdated = validate99;
-const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseUpdated.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"text_delta":{"$ref":"BodyText.json","description":"Append-only deltas since the previous sample."},"reasoning_delta":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","round","text_delta","reasoning_delta"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_updated"};
+export const validateProviderResponseFinished = validate97;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"usage":{"$ref":"Usage.json"}},"required":["agent_id","prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished"};
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length"]};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderResponseUpdated.json" */;
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderResponseFinished.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8732,8 +8444,8 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.text_delta === undefined) && (missing0 = "text_delta"))) || ((data.reasoning_delta === undefined) && (missing0 = "reasoning_delta"))){
-validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.text === undefined) && (missing0 = "text"))) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.finish_reason === undefined) && (missing0 = "finish_reason"))){
+validate97.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -8744,12 +8456,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate99.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate97.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8766,12 +8478,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate99.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate97.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8785,18 +8497,18 @@ if(data.round !== undefined){
 let data2 = data.round;
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate99.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate97.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 4294967295 || isNaN(data2)){
-validate99.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+validate97.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate99.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate97.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -8808,19 +8520,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text_delta !== undefined){
-let data3 = data.text_delta;
+if(data.model !== undefined){
+let data3 = data.model;
 const _errs9 = errors;
 const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
-if(func1(data3) > 8388608){
-validate99.errors = [{instancePath:instancePath+"/text_delta",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(func1(data3) > 1024){
+validate97.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/text_delta",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8830,19 +8542,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reasoning_delta !== undefined){
-let data4 = data.reasoning_delta;
+if(data.text !== undefined){
+let data4 = data.text;
 const _errs12 = errors;
 const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data4 === "string"){
 if(func1(data4) > 8388608){
-validate99.errors = [{instancePath:instancePath+"/reasoning_delta",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate97.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/reasoning_delta",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8852,13 +8564,100 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "text_delta")) && (key0 !== "reasoning_delta")){
+if(data.reasoning !== undefined){
+let data5 = data.reasoning;
+const _errs15 = errors;
 const _errs16 = errors;
-validate99.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(errors === _errs16){
+if(typeof data5 === "string"){
+if(func1(data5) > 8388608){
+validate97.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
+}
+}
+else {
+validate97.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool_calls !== undefined){
+let data6 = data.tool_calls;
+const _errs18 = errors;
+if(errors === _errs18){
+if(Array.isArray(data6)){
+if(data6.length > 128){
+validate97.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
+return false;
+}
+else {
+var valid6 = true;
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+const _errs20 = errors;
+if(!(validate89(data6[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+errors = vErrors.length;
+}
+var valid6 = _errs20 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+else {
+validate97.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.finish_reason !== undefined){
+let data8 = data.finish_reason;
+const _errs21 = errors;
+if(typeof data8 !== "string"){
+validate97.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data8 === "stop") || (data8 === "tool_calls")) || (data8 === "length"))){
+validate97.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema243.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.usage !== undefined){
+const _errs24 = errors;
+if(!(validate35(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "usage")){
+const _errs26 = errors;
+validate97.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid8 = _errs26 === errors;
+if(!valid8){
 break;
 }
 }
@@ -8870,21 +8669,25 @@ break;
 }
 }
 }
+}
+}
+}
+}
 else {
-validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate99.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderRetryReported = validate100;
-const schema250 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRetryReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"attempt":{"type":"integer","minimum":0,"maximum":65535},"delay_ms":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"}},"required":["prompt_id","round","attempt","delay_ms","error_class"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.retry_reported"};
+export const validateProviderResponseFinishedReported = validate100;
+const schema244 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinishedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"usage":{"$ref":"Usage.json"}},"required":["prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished_reported"};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderRetryReported.json" */;
+/*# sourceURL="ProviderResponseFinishedReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate100.evaluated;
@@ -8897,7 +8700,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.attempt === undefined) && (missing0 = "attempt"))) || ((data.delay_ms === undefined) && (missing0 = "delay_ms"))) || ((data.error_class === undefined) && (missing0 = "error_class"))){
+if(((((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.text === undefined) && (missing0 = "text"))) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.finish_reason === undefined) && (missing0 = "finish_reason"))){
 validate100.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -8951,25 +8754,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.attempt !== undefined){
-let data2 = data.attempt;
+if(data.model !== undefined){
+let data2 = data.model;
 const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate100.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate100.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 65535 || isNaN(data2)){
-validate100.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
 }
 else {
-if(data2 < 0 || isNaN(data2)){
-validate100.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate100.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs6 === errors;
@@ -8978,58 +8776,126 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.delay_ms !== undefined){
-let data3 = data.delay_ms;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate100.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(data.text !== undefined){
+let data3 = data.text;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(func1(data3) > 8388608){
+validate100.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 4294967295 || isNaN(data3)){
-validate100.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
 }
 else {
-if(data3 < 0 || isNaN(data3)){
-validate100.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate100.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-}
-}
-var valid0 = _errs8 === errors;
+var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error_class !== undefined){
-let data4 = data.error_class;
-const _errs10 = errors;
-if(typeof data4 !== "string"){
-validate100.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data.reasoning !== undefined){
+let data4 = data.reasoning;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 === "string"){
+if(func1(data4) > 8388608){
+validate100.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
-if(!(((((((((data4 === "rate_limited") || (data4 === "server_error")) || (data4 === "network")) || (data4 === "timeout")) || (data4 === "context_window_exceeded")) || (data4 === "authentication")) || (data4 === "invalid_request")) || (data4 === "protocol")) || (data4 === "cancelled"))){
-validate100.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"}];
+}
+else {
+validate100.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid0 = _errs10 === errors;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool_calls !== undefined){
+let data5 = data.tool_calls;
+const _errs15 = errors;
+if(errors === _errs15){
+if(Array.isArray(data5)){
+if(data5.length > 128){
+validate100.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
+return false;
+}
+else {
+var valid5 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs17 = errors;
+if(!(validate89(data5[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+errors = vErrors.length;
+}
+var valid5 = _errs17 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+else {
+validate100.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.finish_reason !== undefined){
+let data7 = data.finish_reason;
+const _errs18 = errors;
+if(typeof data7 !== "string"){
+validate100.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data7 === "stop") || (data7 === "tool_calls")) || (data7 === "length"))){
+validate100.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema243.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.usage !== undefined){
+const _errs21 = errors;
+if(!(validate35(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs21 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "attempt")) && (key0 !== "delay_ms")) && (key0 !== "error_class")){
-const _errs14 = errors;
+if((((((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "usage")){
+const _errs23 = errors;
 validate100.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs14 === errors;
-if(!valid3){
+var valid7 = _errs23 === errors;
+if(!valid7){
 break;
+}
+}
+}
 }
 }
 }
@@ -9050,364 +8916,11 @@ return errors === 0;
 }
 validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateProviderRetryScheduled = validate101;
-const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRetryScheduled.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"attempt":{"type":"integer","minimum":0,"maximum":65535},"delay_ms":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"}},"required":["agent_id","prompt_id","round","attempt","delay_ms","error_class"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.retry_scheduled"};
-
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderRetryScheduled.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate101.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.attempt === undefined) && (missing0 = "attempt"))) || ((data.delay_ms === undefined) && (missing0 = "delay_ms"))) || ((data.error_class === undefined) && (missing0 = "error_class"))){
-validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate101.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate101.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate101.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate101.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.round !== undefined){
-let data2 = data.round;
-const _errs7 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate101.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 4294967295 || isNaN(data2)){
-validate101.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data2 < 0 || isNaN(data2)){
-validate101.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.attempt !== undefined){
-let data3 = data.attempt;
-const _errs9 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate101.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 65535 || isNaN(data3)){
-validate101.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data3 < 0 || isNaN(data3)){
-validate101.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.delay_ms !== undefined){
-let data4 = data.delay_ms;
-const _errs11 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate101.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs11){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 4294967295 || isNaN(data4)){
-validate101.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate101.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.error_class !== undefined){
-let data5 = data.error_class;
-const _errs13 = errors;
-if(typeof data5 !== "string"){
-validate101.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((((((((data5 === "rate_limited") || (data5 === "server_error")) || (data5 === "network")) || (data5 === "timeout")) || (data5 === "context_window_exceeded")) || (data5 === "authentication")) || (data5 === "invalid_request")) || (data5 === "protocol")) || (data5 === "cancelled"))){
-validate101.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "attempt")) && (key0 !== "delay_ms")) && (key0 !== "error_class")){
-const _errs17 = errors;
-validate101.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs17 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate101.errors = vErrors;
-return errors === 0;
-}
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateProviderToolError = validate102;
-const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderToolError.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"error":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","call_id","tool","error"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.tool_error"};
-
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderToolError.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate102.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.error === undefined) && (missing0 = "error"))){
-validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate102.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate102.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate102.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate102.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.call_id !== undefined){
-let data2 = data.call_id;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate102.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate102.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool !== undefined){
-let data3 = data.tool;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate102.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate102.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.error !== undefined){
-let data4 = data.error;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate102.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate102.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "error")){
-const _errs17 = errors;
-validate102.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid6 = _errs17 === errors;
-if(!valid6){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate102.errors = vErrors;
-return errors === 0;
-}
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateProviderToolResult = validate103;
-const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderToolResult.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"output":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","call_id","tool","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.tool_result"};
+export const validateProviderResponseUpdated = validate103;
+const schema250 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseUpdated.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"text_delta":{"$ref":"BodyText.json","description":"Append-only deltas since the previous sample."},"reasoning_delta":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","round","text_delta","reasoning_delta"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_updated"};
 
 function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderToolResult.json" */;
+/*# sourceURL="ProviderResponseUpdated.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate103.evaluated;
@@ -9420,7 +8933,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.output === undefined) && (missing0 = "output"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.text_delta === undefined) && (missing0 = "text_delta"))) || ((data.reasoning_delta === undefined) && (missing0 = "reasoning_delta"))){
 validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -9469,20 +8982,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
-let data2 = data.call_id;
+if(data.round !== undefined){
+let data2 = data.round;
 const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate103.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate103.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 4294967295 || isNaN(data2)){
+validate103.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
 }
 else {
-validate103.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data2 < 0 || isNaN(data2)){
+validate103.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
+}
+}
 }
 }
 var valid0 = _errs7 === errors;
@@ -9491,57 +9009,57 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data3 = data.tool;
+if(data.text_delta !== undefined){
+let data3 = data.text_delta;
+const _errs9 = errors;
 const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
+if(errors === _errs10){
 if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate103.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(func1(data3) > 8388608){
+validate103.errors = [{instancePath:instancePath+"/text_delta",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate103.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate103.errors = [{instancePath:instancePath+"/text_delta",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.output !== undefined){
-let data4 = data.output;
+if(data.reasoning_delta !== undefined){
+let data4 = data.reasoning_delta;
+const _errs12 = errors;
 const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
+if(errors === _errs13){
 if(typeof data4 === "string"){
 if(func1(data4) > 8388608){
-validate103.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate103.errors = [{instancePath:instancePath+"/reasoning_delta",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate103.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate103.errors = [{instancePath:instancePath+"/reasoning_delta",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs13 === errors;
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "output")){
-const _errs17 = errors;
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "text_delta")) && (key0 !== "reasoning_delta")){
+const _errs16 = errors;
 validate103.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs17 === errors;
-if(!valid6){
+var valid5 = _errs16 === errors;
+if(!valid5){
 break;
 }
 }
@@ -9563,11 +9081,11 @@ return errors === 0;
 }
 validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateReadyMessage = validate104;
-const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReadyMessage.json","type":"object","properties":{"message":{"type":"string","const":"ready"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ready"};
+export const validateProviderRetryReported = validate104;
+const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRetryReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"attempt":{"type":"integer","minimum":0,"maximum":65535},"delay_ms":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"}},"required":["prompt_id","round","attempt","delay_ms","error_class"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.retry_reported"};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ReadyMessage.json" */;
+/*# sourceURL="ProviderRetryReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate104.evaluated;
@@ -9580,21 +9098,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((((((data.prompt_id === undefined) && (missing0 = "prompt_id")) || ((data.round === undefined) && (missing0 = "round"))) || ((data.attempt === undefined) && (missing0 = "attempt"))) || ((data.delay_ms === undefined) && (missing0 = "delay_ms"))) || ((data.error_class === undefined) && (missing0 = "error_class"))){
 validate104.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.prompt_id !== undefined){
+let data0 = data.prompt_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate104.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate104.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("ready" !== data0){
-validate104.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+}
+else {
+validate104.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -9602,40 +9125,115 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key0 in data1){
-const _errs6 = errors;
-validate104.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.round !== undefined){
+let data1 = data.round;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate104.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
-var valid1 = _errs6 === errors;
-if(!valid1){
-break;
 }
-}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 4294967295 || isNaN(data1)){
+validate104.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
 }
 else {
-validate104.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(data1 < 0 || isNaN(data1)){
+validate104.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
-var valid0 = _errs3 === errors;
+}
+}
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs9 = errors;
-validate104.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.attempt !== undefined){
+let data2 = data.attempt;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate104.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
-var valid2 = _errs9 === errors;
-if(!valid2){
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 65535 || isNaN(data2)){
+validate104.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate104.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.delay_ms !== undefined){
+let data3 = data.delay_ms;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate104.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 4294967295 || isNaN(data3)){
+validate104.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate104.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error_class !== undefined){
+let data4 = data.error_class;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
+validate104.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((((((data4 === "rate_limited") || (data4 === "server_error")) || (data4 === "network")) || (data4 === "timeout")) || (data4 === "context_window_exceeded")) || (data4 === "authentication")) || (data4 === "invalid_request")) || (data4 === "protocol")) || (data4 === "cancelled"))){
+validate104.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema231.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "attempt")) && (key0 !== "delay_ms")) && (key0 !== "error_class")){
+const _errs14 = errors;
+validate104.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs14 === errors;
+if(!valid3){
 break;
+}
+}
+}
 }
 }
 }
@@ -9653,11 +9251,11 @@ return errors === 0;
 }
 validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionAgentLoaded = validate105;
-const schema270 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionAgentLoaded.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"}},"required":["agent_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.agent_loaded"};
+export const validateProviderRetryScheduled = validate105;
+const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRetryScheduled.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"attempt":{"type":"integer","minimum":0,"maximum":65535},"delay_ms":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"}},"required":["agent_id","prompt_id","round","attempt","delay_ms","error_class"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.retry_scheduled"};
 
 function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionAgentLoaded.json" */;
+/*# sourceURL="ProviderRetryScheduled.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate105.evaluated;
@@ -9670,7 +9268,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.agent_id === undefined) && (missing0 = "agent_id")){
+if(((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.attempt === undefined) && (missing0 = "attempt"))) || ((data.delay_ms === undefined) && (missing0 = "delay_ms"))) || ((data.error_class === undefined) && (missing0 = "error_class"))){
 validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -9697,14 +9295,139 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(key0 !== "agent_id"){
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
+const _errs4 = errors;
 const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate105.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate105.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.round !== undefined){
+let data2 = data.round;
+const _errs7 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate105.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 4294967295 || isNaN(data2)){
+validate105.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate105.errors = [{instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.attempt !== undefined){
+let data3 = data.attempt;
+const _errs9 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate105.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs9){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 65535 || isNaN(data3)){
+validate105.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate105.errors = [{instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.delay_ms !== undefined){
+let data4 = data.delay_ms;
+const _errs11 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate105.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 4294967295 || isNaN(data4)){
+validate105.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate105.errors = [{instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error_class !== undefined){
+let data5 = data.error_class;
+const _errs13 = errors;
+if(typeof data5 !== "string"){
+validate105.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((((((data5 === "rate_limited") || (data5 === "server_error")) || (data5 === "network")) || (data5 === "timeout")) || (data5 === "context_window_exceeded")) || (data5 === "authentication")) || (data5 === "invalid_request")) || (data5 === "protocol")) || (data5 === "cancelled"))){
+validate105.errors = [{instancePath:instancePath+"/error_class",schemaPath:"ErrorClass.json/enum",keyword:"enum",params:{allowedValues: schema231.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "attempt")) && (key0 !== "delay_ms")) && (key0 !== "error_class")){
+const _errs17 = errors;
 validate105.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
+var valid4 = _errs17 === errors;
+if(!valid4){
 break;
+}
+}
+}
+}
+}
 }
 }
 }
@@ -9721,11 +9444,11 @@ return errors === 0;
 }
 validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionAgentUnloaded = validate106;
-const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionAgentUnloaded.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"reason":{"$ref":"ShortText.json"}},"required":["agent_id","reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.agent_unloaded"};
+export const validateProviderToolError = validate106;
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderToolError.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"error":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","call_id","tool","error"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.tool_error"};
 
 function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionAgentUnloaded.json" */;
+/*# sourceURL="ProviderToolError.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate106.evaluated;
@@ -9738,7 +9461,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.reason === undefined) && (missing0 = "reason"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.error === undefined) && (missing0 = "error"))){
 validate106.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -9765,19 +9488,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data1 = data.reason;
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 1024){
-validate106.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(!pattern4.test(data1)){
+validate106.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9787,14 +9510,83 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "agent_id") && (key0 !== "reason")){
+if(data.call_id !== undefined){
+let data2 = data.call_id;
+const _errs7 = errors;
 const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate106.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate106.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data3 = data.tool;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate106.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate106.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error !== undefined){
+let data4 = data.error;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func1(data4) > 8388608){
+validate106.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate106.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "error")){
+const _errs17 = errors;
 validate106.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+var valid6 = _errs17 === errors;
+if(!valid6){
 break;
+}
+}
+}
 }
 }
 }
@@ -9812,11 +9604,11 @@ return errors === 0;
 }
 validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionCurrentRequestMessage = validate107;
-const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionCurrentRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"session_current_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"session_current_request"};
+export const validateProviderToolResult = validate107;
+const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderToolResult.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"output":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","call_id","tool","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.tool_result"};
 
 function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionCurrentRequestMessage.json" */;
+/*# sourceURL="ProviderToolResult.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate107.evaluated;
@@ -9829,21 +9621,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.output === undefined) && (missing0 = "output"))){
 validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate107.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate107.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("session_current_request" !== data0){
-validate107.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "session_current_request"},message:"must be equal to constant"}];
+}
+else {
+validate107.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -9851,72 +9648,105 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.request_id === undefined) && (missing1 = "request_id")){
-validate107.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
+const _errs4 = errors;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate107.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate107.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate107.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate107.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if(key0 !== "request_id"){
-const _errs9 = errors;
-validate107.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs9 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-else {
-validate107.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs12 = errors;
-validate107.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.call_id !== undefined){
+let data2 = data.call_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate107.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
+}
+}
+else {
+validate107.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data3 = data.tool;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate107.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate107.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.output !== undefined){
+let data4 = data.output;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func1(data4) > 8388608){
+validate107.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate107.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "output")){
+const _errs17 = errors;
+validate107.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs17 === errors;
+if(!valid6){
 break;
+}
+}
+}
 }
 }
 }
@@ -9934,11 +9764,11 @@ return errors === 0;
 }
 validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionCurrentResultMessage = validate108;
-const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionCurrentResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"session_current_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"session_id":{"$ref":"Id.json"},"project_root":{"$ref":"PathText.json"},"pid":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["request_id","session_id","project_root","pid"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"session_current_result"};
+export const validateReadyMessage = validate108;
+const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReadyMessage.json","type":"object","properties":{"message":{"type":"string","const":"ready"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ready"};
 
 function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionCurrentResultMessage.json" */;
+/*# sourceURL="ReadyMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate108.evaluated;
@@ -9963,8 +9793,8 @@ if(typeof data0 !== "string"){
 validate108.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("session_current_result" !== data0){
-validate108.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "session_current_result"},message:"must be equal to constant"}];
+if("ready" !== data0){
+validate108.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -9978,119 +9808,13 @@ let data1 = data.payload;
 const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.session_id === undefined) && (missing1 = "session_id"))) || ((data1.project_root === undefined) && (missing1 = "project_root"))) || ((data1.pid === undefined) && (missing1 = "pid"))){
-validate108.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate108.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate108.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.session_id !== undefined){
-let data3 = data1.session_id;
-const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data3 === "string"){
-if(!pattern4.test(data3)){
-validate108.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate108.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.project_root !== undefined){
-let data4 = data1.project_root;
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
-if(typeof data4 === "string"){
-if(func1(data4) > 4096){
-validate108.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
-return false;
-}
-}
-else {
-validate108.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.pid !== undefined){
-let data5 = data1.pid;
-const _errs14 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate108.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs14){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 4294967295 || isNaN(data5)){
-validate108.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data5 < 0 || isNaN(data5)){
-validate108.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid1 = _errs14 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
 for(const key0 in data1){
-if((((key0 !== "request_id") && (key0 !== "session_id")) && (key0 !== "project_root")) && (key0 !== "pid")){
-const _errs17 = errors;
+const _errs6 = errors;
 validate108.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs17 === errors;
-if(!valid5){
+var valid1 = _errs6 === errors;
+if(!valid1){
 break;
-}
-}
-}
-}
-}
-}
 }
 }
 }
@@ -10107,11 +9831,11 @@ var valid0 = true;
 if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
-const _errs20 = errors;
+const _errs9 = errors;
 validate108.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs20 === errors;
-if(!valid6){
+var valid2 = _errs9 === errors;
+if(!valid2){
 break;
 }
 }
@@ -10130,11 +9854,11 @@ return errors === 0;
 }
 validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionReplayComplete = validate109;
-const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionReplayComplete.json","type":"object","properties":{"last_seq":{"$ref":"Count.json","description":"The last committed seq included in the catch-up, absent when none matched."},"replayed":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["replayed"],"unevaluatedProperties":{"not":{}},"description":"Ends a subscriber's catch-up: every earlier delivery was `replay: true`.","x-tau-event":"session.replay_complete"};
+export const validateSessionAgentLoaded = validate109;
+const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionAgentLoaded.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"}},"required":["agent_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.agent_loaded"};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionReplayComplete.json" */;
+/*# sourceURL="SessionAgentLoaded.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate109.evaluated;
@@ -10147,31 +9871,25 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.replayed === undefined) && (missing0 = "replayed")){
+if((data.agent_id === undefined) && (missing0 = "agent_id")){
 validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.last_seq !== undefined){
-let data0 = data.last_seq;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate109.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate109.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if(errors === _errs2){
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 9007199254740991 || isNaN(data0)){
-validate109.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
 }
 else {
-if(data0 < 0 || isNaN(data0)){
-validate109.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate109.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs1 === errors;
@@ -10180,42 +9898,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.replayed !== undefined){
-let data1 = data.replayed;
-const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate109.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs4){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 4294967295 || isNaN(data1)){
-validate109.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
-return false;
-}
-else {
-if(data1 < 0 || isNaN(data1)){
-validate109.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if((key0 !== "last_seq") && (key0 !== "replayed")){
-const _errs7 = errors;
+if(key0 !== "agent_id"){
+const _errs5 = errors;
 validate109.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs7 === errors;
+var valid2 = _errs5 === errors;
 if(!valid2){
 break;
-}
 }
 }
 }
@@ -10232,12 +9922,11 @@ return errors === 0;
 }
 validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionShutdown = validate110;
-const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionShutdown.json","type":"object","properties":{"session_id":{"$ref":"Id.json"},"reason":{"$ref":"ShutdownReason.json"}},"required":["session_id","reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.shutdown"};
-const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShutdownReason.json","type":"string","enum":["last_ui_left","requested","signal","startup_failed"]};
+export const validateSessionAgentUnloaded = validate110;
+const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionAgentUnloaded.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"reason":{"$ref":"ShortText.json"}},"required":["agent_id","reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.agent_unloaded"};
 
 function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionShutdown.json" */;
+/*# sourceURL="SessionAgentUnloaded.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate110.evaluated;
@@ -10250,24 +9939,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.session_id === undefined) && (missing0 = "session_id")) || ((data.reason === undefined) && (missing0 = "reason"))){
+if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.reason === undefined) && (missing0 = "reason"))){
 validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.session_id !== undefined){
-let data0 = data.session_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate110.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10280,13 +9969,18 @@ if(valid0){
 if(data.reason !== undefined){
 let data1 = data.reason;
 const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate110.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShutdownReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+validate110.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
-if(!((((data1 === "last_ui_left") || (data1 === "requested")) || (data1 === "signal")) || (data1 === "startup_failed"))){
-validate110.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShutdownReason.json/enum",keyword:"enum",params:{allowedValues: schema285.enum},message:"must be equal to one of the allowed values"}];
+}
+else {
+validate110.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -10295,7 +9989,7 @@ var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((key0 !== "session_id") && (key0 !== "reason")){
+if((key0 !== "agent_id") && (key0 !== "reason")){
 const _errs8 = errors;
 validate110.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
@@ -10319,11 +10013,11 @@ return errors === 0;
 }
 validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSessionStarted = validate111;
-const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionStarted.json","type":"object","properties":{"session_id":{"$ref":"Id.json"},"project_root":{"$ref":"PathText.json"},"resumed":{"type":"boolean","description":"True when this boot restored an existing session from its journals."},"ephemeral":{"type":"boolean","description":"An ephemeral session keeps no session-owned files."}},"required":["session_id","project_root","resumed","ephemeral"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.started"};
+export const validateSessionCurrentRequestMessage = validate111;
+const schema280 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionCurrentRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"session_current_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"session_current_request"};
 
 function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SessionStarted.json" */;
+/*# sourceURL="SessionCurrentRequestMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate111.evaluated;
@@ -10336,26 +10030,21 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.project_root === undefined) && (missing0 = "project_root"))) || ((data.resumed === undefined) && (missing0 = "resumed"))) || ((data.ephemeral === undefined) && (missing0 = "ephemeral"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate111.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.session_id !== undefined){
-let data0 = data.session_id;
+if(data.message !== undefined){
+let data0 = data.message;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate111.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(typeof data0 !== "string"){
+validate111.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("session_current_request" !== data0){
+validate111.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "session_current_request"},message:"must be equal to constant"}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -10363,62 +10052,72 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.project_root !== undefined){
-let data1 = data.project_root;
-const _errs4 = errors;
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.request_id === undefined) && (missing1 = "request_id")){
+validate111.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 4096){
-validate111.errors = [{instancePath:instancePath+"/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate111.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate111.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs4 === errors;
+var valid1 = _errs5 === errors;
 }
 else {
-var valid0 = true;
+var valid1 = true;
 }
-if(valid0){
-if(data.resumed !== undefined){
-const _errs7 = errors;
-if(typeof data.resumed !== "boolean"){
-validate111.errors = [{instancePath:instancePath+"/resumed",schemaPath:"#/properties/resumed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.ephemeral !== undefined){
+if(valid1){
+for(const key0 in data1){
+if(key0 !== "request_id"){
 const _errs9 = errors;
-if(typeof data.ephemeral !== "boolean"){
-validate111.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate111.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((key0 !== "session_id") && (key0 !== "project_root")) && (key0 !== "resumed")) && (key0 !== "ephemeral")){
-const _errs12 = errors;
-validate111.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs12 === errors;
+var valid3 = _errs9 === errors;
 if(!valid3){
 break;
 }
 }
+}
+}
+}
+}
+else {
+validate111.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs12 = errors;
+validate111.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs12 === errors;
+if(!valid4){
+break;
 }
 }
 }
@@ -10436,11 +10135,11 @@ return errors === 0;
 }
 validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateShellCommandFinished = validate112;
-const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"command":{"type":"string"},"output":{"$ref":"BodyText.json"},"exit_code":{"anyOf":[{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"null"}]},"signal":{"$ref":"ShortText.json"},"include_in_context":{"type":"boolean"}},"required":["agent_id","request_id","command","output","exit_code","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_finished"};
+export const validateSessionCurrentResultMessage = validate112;
+const schema282 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionCurrentResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"session_current_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"session_id":{"$ref":"Id.json"},"project_root":{"$ref":"PathText.json"},"pid":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["request_id","session_id","project_root","pid"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"session_current_result"};
 
 function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ShellCommandFinished.json" */;
+/*# sourceURL="SessionCurrentResultMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate112.evaluated;
@@ -10453,8 +10152,510 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.output === undefined) && (missing0 = "output"))) || ((data.exit_code === undefined) && (missing0 = "exit_code"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate112.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate112.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("session_current_result" !== data0){
+validate112.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "session_current_result"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.session_id === undefined) && (missing1 = "session_id"))) || ((data1.project_root === undefined) && (missing1 = "project_root"))) || ((data1.pid === undefined) && (missing1 = "pid"))){
+validate112.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate112.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate112.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.session_id !== undefined){
+let data3 = data1.session_id;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(!pattern4.test(data3)){
+validate112.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate112.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.project_root !== undefined){
+let data4 = data1.project_root;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(func1(data4) > 4096){
+validate112.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate112.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.pid !== undefined){
+let data5 = data1.pid;
+const _errs14 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate112.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs14){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 4294967295 || isNaN(data5)){
+validate112.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate112.errors = [{instancePath:instancePath+"/payload/pid",schemaPath:"#/properties/payload/properties/pid/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((((key0 !== "request_id") && (key0 !== "session_id")) && (key0 !== "project_root")) && (key0 !== "pid")){
+const _errs17 = errors;
+validate112.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs17 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate112.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs20 = errors;
+validate112.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs20 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate112.errors = vErrors;
+return errors === 0;
+}
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateSessionReplayComplete = validate113;
+const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionReplayComplete.json","type":"object","properties":{"last_seq":{"$ref":"Count.json","description":"The last committed seq included in the catch-up, absent when none matched."},"replayed":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["replayed"],"unevaluatedProperties":{"not":{}},"description":"Ends a subscriber's catch-up: every earlier delivery was `replay: true`.","x-tau-event":"session.replay_complete"};
+
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="SessionReplayComplete.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate113.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.replayed === undefined) && (missing0 = "replayed")){
+validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.last_seq !== undefined){
+let data0 = data.last_seq;
+const _errs1 = errors;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate113.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 9007199254740991 || isNaN(data0)){
+validate113.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data0 < 0 || isNaN(data0)){
+validate113.errors = [{instancePath:instancePath+"/last_seq",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.replayed !== undefined){
+let data1 = data.replayed;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate113.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 4294967295 || isNaN(data1)){
+validate113.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate113.errors = [{instancePath:instancePath+"/replayed",schemaPath:"#/properties/replayed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((key0 !== "last_seq") && (key0 !== "replayed")){
+const _errs7 = errors;
+validate113.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs7 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate113.errors = vErrors;
+return errors === 0;
+}
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateSessionShutdown = validate114;
+const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionShutdown.json","type":"object","properties":{"session_id":{"$ref":"Id.json"},"reason":{"$ref":"ShutdownReason.json"}},"required":["session_id","reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.shutdown"};
+const schema290 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShutdownReason.json","type":"string","enum":["last_ui_left","requested","signal","startup_failed"]};
+
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="SessionShutdown.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate114.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.session_id === undefined) && (missing0 = "session_id")) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.session_id !== undefined){
+let data0 = data.session_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate114.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate114.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data1 = data.reason;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate114.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShutdownReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data1 === "last_ui_left") || (data1 === "requested")) || (data1 === "signal")) || (data1 === "startup_failed"))){
+validate114.errors = [{instancePath:instancePath+"/reason",schemaPath:"ShutdownReason.json/enum",keyword:"enum",params:{allowedValues: schema290.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((key0 !== "session_id") && (key0 !== "reason")){
+const _errs8 = errors;
+validate114.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs8 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate114.errors = vErrors;
+return errors === 0;
+}
+validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateSessionStarted = validate115;
+const schema291 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionStarted.json","type":"object","properties":{"session_id":{"$ref":"Id.json"},"project_root":{"$ref":"PathText.json"},"resumed":{"type":"boolean","description":"True when this boot restored an existing session from its journals."},"ephemeral":{"type":"boolean","description":"An ephemeral session keeps no session-owned files."}},"required":["session_id","project_root","resumed","ephemeral"],"unevaluatedProperties":{"not":{}},"x-tau-event":"session.started"};
+
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="SessionStarted.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate115.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.project_root === undefined) && (missing0 = "project_root"))) || ((data.resumed === undefined) && (missing0 = "resumed"))) || ((data.ephemeral === undefined) && (missing0 = "ephemeral"))){
+validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.session_id !== undefined){
+let data0 = data.session_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate115.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate115.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.project_root !== undefined){
+let data1 = data.project_root;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 4096){
+validate115.errors = [{instancePath:instancePath+"/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate115.errors = [{instancePath:instancePath+"/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resumed !== undefined){
+const _errs7 = errors;
+if(typeof data.resumed !== "boolean"){
+validate115.errors = [{instancePath:instancePath+"/resumed",schemaPath:"#/properties/resumed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ephemeral !== undefined){
+const _errs9 = errors;
+if(typeof data.ephemeral !== "boolean"){
+validate115.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "session_id") && (key0 !== "project_root")) && (key0 !== "resumed")) && (key0 !== "ephemeral")){
+const _errs12 = errors;
+validate115.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs12 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate115.errors = vErrors;
+return errors === 0;
+}
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateShellCommandFinished = validate116;
+const schema294 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"command":{"type":"string"},"output":{"$ref":"BodyText.json"},"exit_code":{"anyOf":[{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"null"}]},"signal":{"$ref":"ShortText.json"},"include_in_context":{"type":"boolean"}},"required":["agent_id","request_id","command","output","exit_code","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_finished"};
+
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ShellCommandFinished.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate116.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.output === undefined) && (missing0 = "output"))) || ((data.exit_code === undefined) && (missing0 = "exit_code"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
+validate116.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -10465,12 +10666,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate112.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate116.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate112.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate116.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10487,12 +10688,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate112.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate116.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate112.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate116.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10505,7 +10706,7 @@ if(valid0){
 if(data.command !== undefined){
 const _errs7 = errors;
 if(typeof data.command !== "string"){
-validate112.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate116.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -10521,12 +10722,12 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
 if(func1(data3) > 8388608){
-validate112.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate116.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate112.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate116.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10602,7 +10803,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate112.errors = vErrors;
+validate116.errors = vErrors;
 return false;
 }
 else {
@@ -10629,12 +10830,12 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data5 === "string"){
 if(func1(data5) > 1024){
-validate112.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate116.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate112.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate116.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10647,7 +10848,7 @@ if(valid0){
 if(data.include_in_context !== undefined){
 const _errs21 = errors;
 if(typeof data.include_in_context !== "boolean"){
-validate112.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate116.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -10659,7 +10860,7 @@ if(valid0){
 for(const key0 in data){
 if(((((((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "command")) && (key0 !== "output")) && (key0 !== "exit_code")) && (key0 !== "signal")) && (key0 !== "include_in_context")){
 const _errs24 = errors;
-validate112.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate116.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid6 = _errs24 === errors;
 if(!valid6){
@@ -10677,23 +10878,23 @@ break;
 }
 }
 else {
-validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate112.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateShellCommandFinishedReported = validate113;
-const schema294 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandFinishedReported.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"output":{"$ref":"BodyText.json"},"exit_code":{"anyOf":[{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"null"}]},"signal":{"$ref":"ShortText.json"}},"required":["request_id","output","exit_code"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_finished_reported"};
+export const validateShellCommandFinishedReported = validate117;
+const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandFinishedReported.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"output":{"$ref":"BodyText.json"},"exit_code":{"anyOf":[{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"null"}]},"signal":{"$ref":"ShortText.json"}},"required":["request_id","output","exit_code"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_finished_reported"};
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ShellCommandFinishedReported.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10704,7 +10905,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.output === undefined) && (missing0 = "output"))) || ((data.exit_code === undefined) && (missing0 = "exit_code"))){
-validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -10715,12 +10916,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate113.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate113.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10737,12 +10938,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 8388608){
-validate113.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate117.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate113.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10818,7 +11019,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate113.errors = vErrors;
+validate117.errors = vErrors;
 return false;
 }
 else {
@@ -10845,12 +11046,12 @@ const _errs14 = errors;
 if(errors === _errs14){
 if(typeof data3 === "string"){
 if(func1(data3) > 1024){
-validate113.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate117.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate113.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/signal",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10863,482 +11064,11 @@ if(valid0){
 for(const key0 in data){
 if((((key0 !== "request_id") && (key0 !== "output")) && (key0 !== "exit_code")) && (key0 !== "signal")){
 const _errs17 = errors;
-validate113.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate117.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid5 = _errs17 === errors;
 if(!valid5){
 break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate113.errors = vErrors;
-return errors === 0;
-}
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateShellCommandProgress = validate114;
-const schema298 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandProgress.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","request_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_progress"};
-
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ShellCommandProgress.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate114.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.text === undefined) && (missing0 = "text"))){
-validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate114.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate114.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.request_id !== undefined){
-let data1 = data.request_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate114.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate114.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data2 = data.text;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 8388608){
-validate114.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate114.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "text")){
-const _errs11 = errors;
-validate114.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate114.errors = vErrors;
-return errors === 0;
-}
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateShellCommandProgressReported = validate115;
-const schema302 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandProgressReported.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["request_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_progress_reported"};
-
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ShellCommandProgressReported.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate115.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.text === undefined) && (missing0 = "text"))){
-validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate115.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate115.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate115.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate115.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((key0 !== "request_id") && (key0 !== "text")){
-const _errs8 = errors;
-validate115.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate115.errors = vErrors;
-return errors === 0;
-}
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateShellCommandRequest = validate116;
-const schema305 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"command":{"type":"string","maxLength":65536},"include_in_context":{"type":"boolean","description":"`!cmd` enters the agent's context; `!!cmd` stays UI-only."}},"required":["agent_id","request_id","command","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_request"};
-
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ShellCommandRequest.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate116.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
-validate116.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate116.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate116.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.request_id !== undefined){
-let data1 = data.request_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate116.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate116.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.command !== undefined){
-let data2 = data.command;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(func1(data2) > 65536){
-validate116.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"}];
-return false;
-}
-}
-else {
-validate116.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.include_in_context !== undefined){
-const _errs9 = errors;
-if(typeof data.include_in_context !== "boolean"){
-validate116.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "command")) && (key0 !== "include_in_context")){
-const _errs12 = errors;
-validate116.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs12 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate116.errors = vErrors;
-return errors === 0;
-}
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateShellCommandStarted = validate117;
-const schema308 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"owner":{"$ref":"InstanceName.json"},"command":{"type":"string"},"include_in_context":{"type":"boolean"}},"required":["agent_id","request_id","owner","command","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_started"};
-
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ShellCommandStarted.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate117.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
-validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate117.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate117.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.request_id !== undefined){
-let data1 = data.request_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate117.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate117.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.owner !== undefined){
-let data2 = data.owner;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(!pattern10.test(data2)){
-validate117.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate117.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.command !== undefined){
-const _errs10 = errors;
-if(typeof data.command !== "string"){
-validate117.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.include_in_context !== undefined){
-const _errs12 = errors;
-if(typeof data.include_in_context !== "boolean"){
-validate117.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "owner")) && (key0 !== "command")) && (key0 !== "include_in_context")){
-const _errs15 = errors;
-validate117.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs15 === errors;
-if(!valid4){
-break;
-}
 }
 }
 }
@@ -11358,11 +11088,11 @@ return errors === 0;
 }
 validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscribeMessage = validate118;
-const schema312 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SubscribeMessage.json","type":"object","properties":{"message":{"type":"string","const":"subscribe"},"payload":{"type":"object","properties":{"historical":{"type":"array","items":{"$ref":"Selector.json"},"maxItems":256,"description":"Committed events to replay first, each marked `replay: true`."},"live":{"type":"array","items":{"$ref":"Selector.json"},"maxItems":256,"description":"Events to deliver as they commit."}},"required":["historical","live"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"subscribe"};
+export const validateShellCommandProgress = validate118;
+const schema303 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandProgress.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","request_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_progress"};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="SubscribeMessage.json" */;
+/*# sourceURL="ShellCommandProgress.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate118.evaluated;
@@ -11375,21 +11105,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.text === undefined) && (missing0 = "text"))){
 validate118.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate118.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate118.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("subscribe" !== data0){
-validate118.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -11397,143 +11132,59 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.historical === undefined) && (missing1 = "historical")) || ((data1.live === undefined) && (missing1 = "live"))){
-validate118.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.historical !== undefined){
-let data2 = data1.historical;
+if(data.request_id !== undefined){
+let data1 = data.request_id;
+const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
-if(Array.isArray(data2)){
-if(data2.length > 256){
-validate118.errors = [{instancePath:instancePath+"/payload/historical",schemaPath:"#/properties/payload/properties/historical/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
-return false;
-}
-else {
-var valid2 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(!pattern45.test(data3)){
-validate118.errors = [{instancePath:instancePath+"/payload/historical/" + i0,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate118.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate118.errors = [{instancePath:instancePath+"/payload/historical/" + i0,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid2 = _errs7 === errors;
-if(!valid2){
-break;
-}
-}
-}
-}
-else {
-validate118.errors = [{instancePath:instancePath+"/payload/historical",schemaPath:"#/properties/payload/properties/historical/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.live !== undefined){
-let data4 = data1.live;
-const _errs10 = errors;
-if(errors === _errs10){
-if(Array.isArray(data4)){
-if(data4.length > 256){
-validate118.errors = [{instancePath:instancePath+"/payload/live",schemaPath:"#/properties/payload/properties/live/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
-return false;
-}
-else {
-var valid4 = true;
-const len1 = data4.length;
-for(let i1=0; i1<len1; i1++){
-let data5 = data4[i1];
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(typeof data5 === "string"){
-if(!pattern45.test(data5)){
-validate118.errors = [{instancePath:instancePath+"/payload/live/" + i1,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
-return false;
-}
-}
-else {
-validate118.errors = [{instancePath:instancePath+"/payload/live/" + i1,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid4 = _errs12 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-else {
-validate118.errors = [{instancePath:instancePath+"/payload/live",schemaPath:"#/properties/payload/properties/live/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid1 = _errs10 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "historical") && (key0 !== "live")){
-const _errs16 = errors;
-validate118.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid6 = _errs16 === errors;
-if(!valid6){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate118.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs19 = errors;
-validate118.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.text !== undefined){
+let data2 = data.text;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 8388608){
+validate118.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
-var valid7 = _errs19 === errors;
-if(!valid7){
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "text")){
+const _errs11 = errors;
+validate118.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs11 === errors;
+if(!valid4){
 break;
+}
 }
 }
 }
@@ -11551,11 +11202,11 @@ return errors === 0;
 }
 validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolCancelRequest = validate119;
-const schema315 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCancelRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"}},"required":["agent_id","call_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.cancel_request"};
+export const validateShellCommandProgressReported = validate119;
+const schema307 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandProgressReported.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["request_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_progress_reported"};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolCancelRequest.json" */;
+/*# sourceURL="ShellCommandProgressReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate119.evaluated;
@@ -11568,24 +11219,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.text === undefined) && (missing0 = "text"))){
 validate119.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate119.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate119.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate119.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate119.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11595,19 +11246,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
-let data1 = data.call_id;
+if(data.text !== undefined){
+let data1 = data.text;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate119.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data1) > 8388608){
+validate119.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate119.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate119.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11618,7 +11269,7 @@ var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((key0 !== "agent_id") && (key0 !== "call_id")){
+if((key0 !== "request_id") && (key0 !== "text")){
 const _errs8 = errors;
 validate119.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
@@ -11642,11 +11293,11 @@ return errors === 0;
 }
 validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolCancelledReported = validate120;
-const schema318 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCancelledReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"}},"required":["call_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.cancelled_reported"};
+export const validateShellCommandRequest = validate120;
+const schema310 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"command":{"type":"string","maxLength":65536},"include_in_context":{"type":"boolean","description":"`!cmd` enters the agent's context; `!!cmd` stays UI-only."}},"required":["agent_id","request_id","command","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_request"};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolCancelledReported.json" */;
+/*# sourceURL="ShellCommandRequest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate120.evaluated;
@@ -11659,24 +11310,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.call_id === undefined) && (missing0 = "call_id")){
+if(((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
 validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate120.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate120.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate120.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11686,14 +11337,72 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(key0 !== "call_id"){
+if(data.request_id !== undefined){
+let data1 = data.request_id;
+const _errs4 = errors;
 const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate120.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate120.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.command !== undefined){
+let data2 = data.command;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func1(data2) > 65536){
+validate120.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"}];
+return false;
+}
+}
+else {
+validate120.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.include_in_context !== undefined){
+const _errs9 = errors;
+if(typeof data.include_in_context !== "boolean"){
+validate120.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "command")) && (key0 !== "include_in_context")){
+const _errs12 = errors;
 validate120.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
+var valid3 = _errs12 === errors;
+if(!valid3){
 break;
+}
+}
+}
 }
 }
 }
@@ -11710,11 +11419,11 @@ return errors === 0;
 }
 validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolErrorReported = validate121;
-const schema320 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolErrorReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"error":{"$ref":"BodyText.json"}},"required":["call_id","error"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.error_reported"};
+export const validateShellCommandStarted = validate121;
+const schema313 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellCommandStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"request_id":{"$ref":"Id.json"},"owner":{"$ref":"InstanceName.json"},"command":{"type":"string"},"include_in_context":{"type":"boolean"}},"required":["agent_id","request_id","owner","command","include_in_context"],"unevaluatedProperties":{"not":{}},"x-tau-event":"shell.command_started"};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolErrorReported.json" */;
+/*# sourceURL="ShellCommandStarted.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate121.evaluated;
@@ -11727,24 +11436,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.error === undefined) && (missing0 = "error"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.command === undefined) && (missing0 = "command"))) || ((data.include_in_context === undefined) && (missing0 = "include_in_context"))){
 validate121.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate121.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate121.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate121.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate121.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11754,19 +11463,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error !== undefined){
-let data1 = data.error;
+if(data.request_id !== undefined){
+let data1 = data.request_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate121.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(!pattern4.test(data1)){
+validate121.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate121.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate121.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11776,14 +11485,63 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "call_id") && (key0 !== "error")){
+if(data.owner !== undefined){
+let data2 = data.owner;
+const _errs7 = errors;
 const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern10.test(data2)){
+validate121.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate121.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.command !== undefined){
+const _errs10 = errors;
+if(typeof data.command !== "string"){
+validate121.errors = [{instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.include_in_context !== undefined){
+const _errs12 = errors;
+if(typeof data.include_in_context !== "boolean"){
+validate121.errors = [{instancePath:instancePath+"/include_in_context",schemaPath:"#/properties/include_in_context/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "request_id")) && (key0 !== "owner")) && (key0 !== "command")) && (key0 !== "include_in_context")){
+const _errs15 = errors;
 validate121.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+var valid4 = _errs15 === errors;
+if(!valid4){
 break;
+}
+}
+}
 }
 }
 }
@@ -11801,11 +11559,11 @@ return errors === 0;
 }
 validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolProgress = validate122;
-const schema323 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolProgress.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.progress"};
+export const validateSubscribeMessage = validate122;
+const schema317 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SubscribeMessage.json","type":"object","properties":{"message":{"type":"string","const":"subscribe"},"payload":{"type":"object","properties":{"historical":{"type":"array","items":{"$ref":"Selector.json"},"maxItems":256,"description":"Committed events to replay first, each marked `replay: true`."},"live":{"type":"array","items":{"$ref":"Selector.json"},"maxItems":256,"description":"Events to deliver as they commit."}},"required":["historical","live"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"subscribe"};
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolProgress.json" */;
+/*# sourceURL="SubscribeMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate122.evaluated;
@@ -11818,26 +11576,21 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.text === undefined) && (missing0 = "text"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate122.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.message !== undefined){
+let data0 = data.message;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate122.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(typeof data0 !== "string"){
+validate122.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate122.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("subscribe" !== data0){
+validate122.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -11845,59 +11598,143 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
-let data1 = data.call_id;
-const _errs4 = errors;
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((data1.historical === undefined) && (missing1 = "historical")) || ((data1.live === undefined) && (missing1 = "live"))){
+validate122.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.historical !== undefined){
+let data2 = data1.historical;
 const _errs5 = errors;
 if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate122.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(Array.isArray(data2)){
+if(data2.length > 256){
+validate122.errors = [{instancePath:instancePath+"/payload/historical",schemaPath:"#/properties/payload/properties/historical/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
 return false;
 }
-}
 else {
-validate122.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data2 = data.text;
+var valid2 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
 const _errs7 = errors;
 const _errs8 = errors;
 if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 8388608){
-validate122.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(typeof data3 === "string"){
+if(!pattern47.test(data3)){
+validate122.errors = [{instancePath:instancePath+"/payload/historical/" + i0,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
 return false;
 }
 }
 else {
-validate122.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate122.errors = [{instancePath:instancePath+"/payload/historical/" + i0,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid2 = _errs7 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+else {
+validate122.errors = [{instancePath:instancePath+"/payload/historical",schemaPath:"#/properties/payload/properties/historical/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.live !== undefined){
+let data4 = data1.live;
+const _errs10 = errors;
+if(errors === _errs10){
+if(Array.isArray(data4)){
+if(data4.length > 256){
+validate122.errors = [{instancePath:instancePath+"/payload/live",schemaPath:"#/properties/payload/properties/live/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+return false;
+}
+else {
+var valid4 = true;
+const len1 = data4.length;
+for(let i1=0; i1<len1; i1++){
+let data5 = data4[i1];
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data5 === "string"){
+if(!pattern47.test(data5)){
+validate122.errors = [{instancePath:instancePath+"/payload/live/" + i1,schemaPath:"Selector.json/pattern",keyword:"pattern",params:{pattern: "^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"},message:"must match pattern \""+"^(\\*|[a-z][a-z0-9_]{0,31}\\.(\\*|[a-z][a-z0-9_]{0,63}))$"+"\""}];
+return false;
+}
+}
+else {
+validate122.errors = [{instancePath:instancePath+"/payload/live/" + i1,schemaPath:"Selector.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs12 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+else {
+validate122.errors = [{instancePath:instancePath+"/payload/live",schemaPath:"#/properties/payload/properties/live/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((key0 !== "historical") && (key0 !== "live")){
+const _errs16 = errors;
+validate122.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs16 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate122.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "text")){
-const _errs11 = errors;
-validate122.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs19 = errors;
+validate122.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
+var valid7 = _errs19 === errors;
+if(!valid7){
 break;
-}
 }
 }
 }
@@ -11915,11 +11752,11 @@ return errors === 0;
 }
 validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolProgressReported = validate123;
-const schema327 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolProgressReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["call_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.progress_reported"};
+export const validateToolCancelRequest = validate123;
+const schema320 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCancelRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"}},"required":["agent_id","call_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.cancel_request"};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolProgressReported.json" */;
+/*# sourceURL="ToolCancelRequest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate123.evaluated;
@@ -11932,24 +11769,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.text === undefined) && (missing0 = "text"))){
+if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))){
 validate123.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate123.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate123.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate123.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11959,19 +11796,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
+if(data.call_id !== undefined){
+let data1 = data.call_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate123.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(!pattern4.test(data1)){
+validate123.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate123.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11982,7 +11819,7 @@ var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((key0 !== "call_id") && (key0 !== "text")){
+if((key0 !== "agent_id") && (key0 !== "call_id")){
 const _errs8 = errors;
 validate123.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
@@ -12006,14 +11843,11 @@ return errors === 0;
 }
 validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolRegister = validate124;
-const schema330 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRegister.json","type":"object","properties":{"name":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"},"description":{"type":"string"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","owner","description","parameters"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.register","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema331 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolName.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
-const schema333 = {"type":"object","properties":{},"unevaluatedProperties":{}};
-const pattern100 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+export const validateToolCancelledReported = validate124;
+const schema323 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCancelledReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"}},"required":["call_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.cancelled_reported"};
 
 function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolRegister.json" */;
+/*# sourceURL="ToolCancelledReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate124.evaluated;
@@ -12026,24 +11860,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.name === undefined) && (missing0 = "name")) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
+if((data.call_id === undefined) && (missing0 = "call_id")){
 validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.name !== undefined){
-let data0 = data.name;
+if(data.call_id !== undefined){
+let data0 = data.call_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern100.test(data0)){
-validate124.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+if(!pattern4.test(data0)){
+validate124.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate124.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate124.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12053,69 +11887,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.owner !== undefined){
-let data1 = data.owner;
-const _errs4 = errors;
+for(const key0 in data){
+if(key0 !== "call_id"){
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern10.test(data1)){
-validate124.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+validate124.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-}
-else {
-validate124.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.description !== undefined){
-const _errs7 = errors;
-if(typeof data.description !== "string"){
-validate124.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.parameters !== undefined){
-let data3 = data.parameters;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-}
-else {
-validate124.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((((key1 !== "name") && (key1 !== "owner")) && (key1 !== "description")) && (key1 !== "parameters")){
-const _errs14 = errors;
-validate124.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs14 === errors;
-if(!valid4){
+var valid2 = _errs5 === errors;
+if(!valid2){
 break;
-}
-}
-}
 }
 }
 }
@@ -12132,12 +11911,11 @@ return errors === 0;
 }
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolRegistrationDeclared = validate125;
-const schema334 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRegistrationDeclared.json","type":"object","properties":{"name":{"$ref":"ToolName.json","description":"The unprefixed name; the harness applies the instance's tool prefix."},"description":{"type":"string","maxLength":16384},"parameters":{"$ref":"#/$defs/RecordUnknown","description":"JSON Schema of the arguments, bounded by SPEC-tool-routing."},"examples":{"type":"array","items":{"$ref":"#/$defs/RecordUnknown"},"maxItems":16}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.registration_declared","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema336 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+export const validateToolErrorReported = validate125;
+const schema325 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolErrorReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"error":{"$ref":"BodyText.json"}},"required":["call_id","error"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.error_reported"};
 
 function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolRegistrationDeclared.json" */;
+/*# sourceURL="ToolErrorReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate125.evaluated;
@@ -12150,24 +11928,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.name === undefined) && (missing0 = "name")) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
+if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.error === undefined) && (missing0 = "error"))){
 validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.name !== undefined){
-let data0 = data.name;
+if(data.call_id !== undefined){
+let data0 = data.call_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern100.test(data0)){
-validate125.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+if(!pattern4.test(data0)){
+validate125.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate125.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12177,18 +11955,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.description !== undefined){
-let data1 = data.description;
+if(data.error !== undefined){
+let data1 = data.error;
 const _errs4 = errors;
-if(errors === _errs4){
+const _errs5 = errors;
+if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 16384){
-validate125.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters"}];
+if(func1(data1) > 8388608){
+validate125.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate125.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/error",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12198,76 +11977,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.parameters !== undefined){
-let data2 = data.parameters;
-const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-validate125.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+for(const key0 in data){
+if((key0 !== "call_id") && (key0 !== "error")){
+const _errs8 = errors;
+validate125.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.examples !== undefined){
-let data3 = data.examples;
-const _errs10 = errors;
-if(errors === _errs10){
-if(Array.isArray(data3)){
-if(data3.length > 16){
-validate125.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
-return false;
-}
-else {
-var valid3 = true;
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-}
-else {
-validate125.errors = [{instancePath:instancePath+"/examples/" + i0,schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid3 = _errs12 === errors;
+var valid3 = _errs8 === errors;
 if(!valid3){
 break;
-}
-}
-}
-}
-else {
-validate125.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key2 in data){
-if((((key2 !== "name") && (key2 !== "description")) && (key2 !== "parameters")) && (key2 !== "examples")){
-const _errs17 = errors;
-validate125.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs17 === errors;
-if(!valid5){
-break;
-}
-}
 }
 }
 }
@@ -12285,11 +12002,11 @@ return errors === 0;
 }
 validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolRequest = validate126;
-const schema338 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.request"};
+export const validateToolProgress = validate126;
+const schema328 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolProgress.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.progress"};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolRequest.json" */;
+/*# sourceURL="ToolProgress.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate126.evaluated;
@@ -12302,7 +12019,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
+if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.text === undefined) && (missing0 = "text"))){
 validate126.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -12329,35 +12046,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
+if(data.call_id !== undefined){
+let data1 = data.call_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate126.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate126.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.call_id !== undefined){
-let data2 = data.call_id;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
 validate126.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
@@ -12367,66 +12062,42 @@ validate126.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/
 return false;
 }
 }
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data2 = data.text;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 8388608){
+validate126.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate126.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data3 = data.tool;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate126.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate126.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.arguments_json !== undefined){
-let data4 = data.arguments_json;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate126.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate126.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "arguments_json")){
-const _errs17 = errors;
+if(((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "text")){
+const _errs11 = errors;
 validate126.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs17 === errors;
-if(!valid6){
+var valid4 = _errs11 === errors;
+if(!valid4){
 break;
-}
-}
 }
 }
 }
@@ -12445,12 +12116,11 @@ return errors === 0;
 }
 validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolResult = validate127;
-const schema344 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResult.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"outcome":{"$ref":"ToolOutcome.json"},"output":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","outcome","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result"};
-const schema348 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolOutcome.json","type":"string","enum":["ok","error","cancelled"]};
+export const validateToolProgressReported = validate127;
+const schema332 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolProgressReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["call_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.progress_reported"};
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolResult.json" */;
+/*# sourceURL="ToolProgressReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate127.evaluated;
@@ -12463,40 +12133,18 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.outcome === undefined) && (missing0 = "outcome"))) || ((data.output === undefined) && (missing0 = "output"))){
+if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.text === undefined) && (missing0 = "text"))){
 validate127.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.call_id !== undefined){
+let data0 = data.call_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate127.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate127.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.call_id !== undefined){
-let data1 = data.call_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
 validate127.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
@@ -12506,84 +12154,42 @@ validate127.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/
 return false;
 }
 }
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data1 = data.text;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 8388608){
+validate127.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate127.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data2 = data.tool;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate127.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate127.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.outcome !== undefined){
-let data3 = data.outcome;
-const _errs10 = errors;
-if(typeof data3 !== "string"){
-validate127.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!(((data3 === "ok") || (data3 === "error")) || (data3 === "cancelled"))){
-validate127.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/enum",keyword:"enum",params:{allowedValues: schema348.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.output !== undefined){
-let data4 = data.output;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(func1(data4) > 8388608){
-validate127.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate127.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "outcome")) && (key0 !== "output")){
-const _errs17 = errors;
+if((key0 !== "call_id") && (key0 !== "text")){
+const _errs8 = errors;
 validate127.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs17 === errors;
-if(!valid6){
+var valid3 = _errs8 === errors;
+if(!valid3){
 break;
-}
-}
-}
 }
 }
 }
@@ -12601,117 +12207,14 @@ return errors === 0;
 }
 validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolResultDisplay = validate128;
-const schema350 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResultDisplay.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"outcome":{"$ref":"ToolOutcome.json"},"display":{"$ref":"ToolDisplay.json"}},"required":["agent_id","call_id","tool","outcome","display"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result_display"};
-const schema355 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolDisplay.json","type":"object","properties":{"title":{"$ref":"ShortText.json"},"diff":{"$ref":"BodyText.json","description":"A unified diff for edits."},"summary":{"$ref":"ShortText.json"}},"unevaluatedProperties":{"not":{}},"description":"A presentation hint for UIs; never reaches the model."};
-
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolDisplay.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate129.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.title !== undefined){
-let data0 = data.title;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func1(data0) > 1024){
-validate129.errors = [{instancePath:instancePath+"/title",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate129.errors = [{instancePath:instancePath+"/title",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.diff !== undefined){
-let data1 = data.diff;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate129.errors = [{instancePath:instancePath+"/diff",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate129.errors = [{instancePath:instancePath+"/diff",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.summary !== undefined){
-let data2 = data.summary;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate129.errors = [{instancePath:instancePath+"/summary",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate129.errors = [{instancePath:instancePath+"/summary",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((key0 !== "title") && (key0 !== "diff")) && (key0 !== "summary")){
-const _errs11 = errors;
-validate129.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate129.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate129.errors = vErrors;
-return errors === 0;
-}
-validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
+export const validateToolRegister = validate128;
+const schema335 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRegister.json","type":"object","properties":{"name":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"},"description":{"type":"string"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","owner","description","parameters"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.register","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema336 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolName.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
+const schema338 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+const pattern102 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolResultDisplay.json" */;
+/*# sourceURL="ToolRegister.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate128.evaluated;
@@ -12724,24 +12227,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.outcome === undefined) && (missing0 = "outcome"))) || ((data.display === undefined) && (missing0 = "display"))){
+if(((((data.name === undefined) && (missing0 = "name")) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
 validate128.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.name !== undefined){
+let data0 = data.name;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate128.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(!pattern102.test(data0)){
+validate128.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate128.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12751,19 +12254,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
-let data1 = data.call_id;
+if(data.owner !== undefined){
+let data1 = data.owner;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate128.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(!pattern10.test(data1)){
+validate128.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate128.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12773,21 +12276,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data2 = data.tool;
+if(data.description !== undefined){
 const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate128.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(typeof data.description !== "string"){
+validate128.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
-else {
-validate128.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid0 = _errs7 === errors;
 }
@@ -12795,44 +12288,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.outcome !== undefined){
-let data3 = data.outcome;
+if(data.parameters !== undefined){
+let data3 = data.parameters;
+const _errs9 = errors;
 const _errs10 = errors;
-if(typeof data3 !== "string"){
-validate128.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs10){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+}
+else {
+validate128.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
-if(!(((data3 === "ok") || (data3 === "error")) || (data3 === "cancelled"))){
-validate128.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/enum",keyword:"enum",params:{allowedValues: schema348.enum},message:"must be equal to one of the allowed values"}];
-return false;
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.display !== undefined){
-const _errs13 = errors;
-if(!(validate129(data.display, {instancePath:instancePath+"/display",parentData:data,parentDataProperty:"display",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "outcome")) && (key0 !== "display")){
-const _errs15 = errors;
-validate128.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key1 in data){
+if((((key1 !== "name") && (key1 !== "owner")) && (key1 !== "description")) && (key1 !== "parameters")){
+const _errs14 = errors;
+validate128.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
+var valid4 = _errs14 === errors;
+if(!valid4){
 break;
-}
 }
 }
 }
@@ -12852,11 +12333,325 @@ return errors === 0;
 }
 validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolResultReported = validate131;
-const schema359 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResultReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"output":{"$ref":"BodyText.json"},"display":{"$ref":"ToolDisplay.json"}},"required":["call_id","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result_reported"};
+export const validateToolRegistrationDeclared = validate129;
+const schema339 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRegistrationDeclared.json","type":"object","properties":{"name":{"$ref":"ToolName.json","description":"The unprefixed name; the harness applies the instance's tool prefix."},"description":{"type":"string","maxLength":16384},"parameters":{"$ref":"#/$defs/RecordUnknown","description":"JSON Schema of the arguments, bounded by SPEC-tool-routing."},"examples":{"type":"array","items":{"$ref":"#/$defs/RecordUnknown"},"maxItems":16}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.registration_declared","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema341 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ToolRegistrationDeclared.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate129.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.name === undefined) && (missing0 = "name")) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
+validate129.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.name !== undefined){
+let data0 = data.name;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern102.test(data0)){
+validate129.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate129.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.description !== undefined){
+let data1 = data.description;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func1(data1) > 16384){
+validate129.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters"}];
+return false;
+}
+}
+else {
+validate129.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.parameters !== undefined){
+let data2 = data.parameters;
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+}
+else {
+validate129.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.examples !== undefined){
+let data3 = data.examples;
+const _errs10 = errors;
+if(errors === _errs10){
+if(Array.isArray(data3)){
+if(data3.length > 16){
+validate129.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
+return false;
+}
+else {
+var valid3 = true;
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+}
+else {
+validate129.errors = [{instancePath:instancePath+"/examples/" + i0,schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid3 = _errs12 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+else {
+validate129.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key2 in data){
+if((((key2 !== "name") && (key2 !== "description")) && (key2 !== "parameters")) && (key2 !== "examples")){
+const _errs17 = errors;
+validate129.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs17 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate129.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate129.errors = vErrors;
+return errors === 0;
+}
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateToolRequest = validate130;
+const schema343 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.request"};
+
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ToolRequest.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate130.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
+validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate130.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate130.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+let data2 = data.call_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate130.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data3 = data.tool;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate130.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.arguments_json !== undefined){
+let data4 = data.arguments_json;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func1(data4) > 8388608){
+validate130.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "arguments_json")){
+const _errs17 = errors;
+validate130.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs17 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate130.errors = vErrors;
+return errors === 0;
+}
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateToolResult = validate131;
+const schema349 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResult.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"outcome":{"$ref":"ToolOutcome.json"},"output":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","outcome","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result"};
+const schema353 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolOutcome.json","type":"string","enum":["ok","error","cancelled"]};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolResultReported.json" */;
+/*# sourceURL="ToolResult.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate131.evaluated;
@@ -12869,24 +12664,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.output === undefined) && (missing0 = "output"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.outcome === undefined) && (missing0 = "outcome"))) || ((data.output === undefined) && (missing0 = "output"))){
 validate131.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate131.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate131.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate131.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate131.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12896,19 +12691,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.output !== undefined){
-let data1 = data.output;
+if(data.call_id !== undefined){
+let data1 = data.call_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate131.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+if(!pattern4.test(data1)){
+validate131.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate131.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate131.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12918,11 +12713,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.display !== undefined){
+if(data.tool !== undefined){
+let data2 = data.tool;
 const _errs7 = errors;
-if(!(validate129(data.display, {instancePath:instancePath+"/display",parentData:data,parentDataProperty:"display",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
-errors = vErrors.length;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate131.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate131.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid0 = _errs7 === errors;
 }
@@ -12930,14 +12735,55 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.outcome !== undefined){
+let data3 = data.outcome;
+const _errs10 = errors;
+if(typeof data3 !== "string"){
+validate131.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data3 === "ok") || (data3 === "error")) || (data3 === "cancelled"))){
+validate131.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/enum",keyword:"enum",params:{allowedValues: schema353.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.output !== undefined){
+let data4 = data.output;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func1(data4) > 8388608){
+validate131.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate131.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(((key0 !== "call_id") && (key0 !== "output")) && (key0 !== "display")){
-const _errs9 = errors;
+if(((((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "outcome")) && (key0 !== "output")){
+const _errs17 = errors;
 validate131.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs9 === errors;
-if(!valid3){
+var valid6 = _errs17 === errors;
+if(!valid6){
 break;
+}
+}
 }
 }
 }
@@ -12956,11 +12802,12 @@ return errors === 0;
 }
 validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolStarted = validate133;
-const schema362 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"},"arguments_json":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","owner","arguments_json"],"unevaluatedProperties":{"not":{}},"description":"Routes a call to its owner; owners execute on live delivery only, never on replay.","x-tau-event":"tool.started"};
+export const validateToolResultDisplay = validate132;
+const schema355 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResultDisplay.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"outcome":{"$ref":"ToolOutcome.json"},"display":{"$ref":"ToolDisplay.json"}},"required":["agent_id","call_id","tool","outcome","display"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result_display"};
+const schema360 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolDisplay.json","type":"object","properties":{"title":{"$ref":"ShortText.json"},"diff":{"$ref":"BodyText.json","description":"A unified diff for edits."},"summary":{"$ref":"ShortText.json"}},"unevaluatedProperties":{"not":{}},"description":"A presentation hint for UIs; never reaches the model."};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolStarted.json" */;
+/*# sourceURL="ToolDisplay.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate133.evaluated;
@@ -12972,25 +12819,19 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
-validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.title !== undefined){
+let data0 = data.title;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate133.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data0) > 1024){
+validate133.errors = [{instancePath:instancePath+"/title",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/title",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13000,19 +12841,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.prompt_id !== undefined){
-let data1 = data.prompt_id;
+if(data.diff !== undefined){
+let data1 = data.diff;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate133.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data1) > 8388608){
+validate133.errors = [{instancePath:instancePath+"/diff",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/diff",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13022,19 +12863,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.call_id !== undefined){
-let data2 = data.call_id;
+if(data.summary !== undefined){
+let data2 = data.summary;
 const _errs7 = errors;
 const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate133.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func1(data2) > 1024){
+validate133.errors = [{instancePath:instancePath+"/summary",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate133.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/summary",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13044,84 +12885,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data3 = data.tool;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data3 === "string"){
-if(!pattern100.test(data3)){
-validate133.errors = [{instancePath:instancePath+"/tool",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate133.errors = [{instancePath:instancePath+"/tool",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.owner !== undefined){
-let data4 = data.owner;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(!pattern10.test(data4)){
-validate133.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
-return false;
-}
-}
-else {
-validate133.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.arguments_json !== undefined){
-let data5 = data.arguments_json;
-const _errs16 = errors;
-const _errs17 = errors;
-if(errors === _errs17){
-if(typeof data5 === "string"){
-if(func1(data5) > 8388608){
-validate133.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate133.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "owner")) && (key0 !== "arguments_json")){
-const _errs20 = errors;
+if(((key0 !== "title") && (key0 !== "diff")) && (key0 !== "summary")){
+const _errs11 = errors;
 validate133.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs20 === errors;
-if(!valid7){
+var valid4 = _errs11 === errors;
+if(!valid4){
 break;
-}
-}
-}
-}
 }
 }
 }
@@ -13139,14 +12910,12 @@ return errors === 0;
 }
 validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolUnregister = validate134;
-const schema369 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolUnregister.json","type":"object","properties":{"name":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"}},"required":["name","owner"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.unregister"};
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolUnregister.json" */;
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ToolResultDisplay.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13156,24 +12925,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.name === undefined) && (missing0 = "name")) || ((data.owner === undefined) && (missing0 = "owner"))){
-validate134.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.outcome === undefined) && (missing0 = "outcome"))) || ((data.display === undefined) && (missing0 = "display"))){
+validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.name !== undefined){
-let data0 = data.name;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern100.test(data0)){
-validate134.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+if(!pattern4.test(data0)){
+validate132.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate134.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate132.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13183,19 +12952,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.owner !== undefined){
-let data1 = data.owner;
+if(data.call_id !== undefined){
+let data1 = data.call_id;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern10.test(data1)){
-validate134.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+if(!pattern4.test(data1)){
+validate132.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate134.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate132.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13205,13 +12974,64 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "name") && (key0 !== "owner")){
+if(data.tool !== undefined){
+let data2 = data.tool;
+const _errs7 = errors;
 const _errs8 = errors;
-validate134.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate132.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+}
+}
+else {
+validate132.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.outcome !== undefined){
+let data3 = data.outcome;
+const _errs10 = errors;
+if(typeof data3 !== "string"){
+validate132.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data3 === "ok") || (data3 === "error")) || (data3 === "cancelled"))){
+validate132.errors = [{instancePath:instancePath+"/outcome",schemaPath:"ToolOutcome.json/enum",keyword:"enum",params:{allowedValues: schema353.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.display !== undefined){
+const _errs13 = errors;
+if(!(validate133(data.display, {instancePath:instancePath+"/display",parentData:data,parentDataProperty:"display",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "outcome")) && (key0 !== "display")){
+const _errs15 = errors;
+validate132.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs15 === errors;
+if(!valid5){
 break;
 }
 }
@@ -13220,21 +13040,24 @@ break;
 }
 }
 }
+}
+}
+}
 else {
-validate134.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate134.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateToolUnregistrationDeclared = validate135;
-const schema372 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolUnregistrationDeclared.json","type":"object","properties":{"name":{"$ref":"ToolName.json"}},"required":["name"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.unregistration_declared"};
+export const validateToolResultReported = validate135;
+const schema364 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResultReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"output":{"$ref":"BodyText.json"},"display":{"$ref":"ToolDisplay.json"}},"required":["call_id","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result_reported"};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolUnregistrationDeclared.json" */;
+/*# sourceURL="ToolResultReported.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate135.evaluated;
@@ -13247,24 +13070,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.name === undefined) && (missing0 = "name")){
+if(((data.call_id === undefined) && (missing0 = "call_id")) || ((data.output === undefined) && (missing0 = "output"))){
 validate135.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.name !== undefined){
-let data0 = data.name;
+if(data.call_id !== undefined){
+let data0 = data.call_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern100.test(data0)){
-validate135.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+if(!pattern4.test(data0)){
+validate135.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate135.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13274,14 +13097,50 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(key0 !== "name"){
+if(data.output !== undefined){
+let data1 = data.output;
+const _errs4 = errors;
 const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 8388608){
+validate135.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate135.errors = [{instancePath:instancePath+"/output",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.display !== undefined){
+const _errs7 = errors;
+if(!(validate133(data.display, {instancePath:instancePath+"/display",parentData:data,parentDataProperty:"display",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "call_id") && (key0 !== "output")) && (key0 !== "display")){
+const _errs9 = errors;
 validate135.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
+var valid3 = _errs9 === errors;
+if(!valid3){
 break;
+}
+}
 }
 }
 }
@@ -13298,184 +13157,11 @@ return errors === 0;
 }
 validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiCreateAgent = validate136;
-const schema374 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiCreateAgent.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"parent_id":{"$ref":"Id.json"},"role":{"$ref":"ShortText.json"},"model":{"$ref":"ShortText.json"},"display_name":{"$ref":"ShortText.json"},"ephemeral":{"type":"boolean"}},"required":["request_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.create_agent"};
-
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiCreateAgent.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate136.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.request_id === undefined) && (missing0 = "request_id")){
-validate136.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate136.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate136.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.parent_id !== undefined){
-let data1 = data.parent_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate136.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate136.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.role !== undefined){
-let data2 = data.role;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-validate136.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate136.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.model !== undefined){
-let data3 = data.model;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate136.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate136.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.display_name !== undefined){
-let data4 = data.display_name;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(func1(data4) > 1024){
-validate136.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate136.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.ephemeral !== undefined){
-const _errs16 = errors;
-if(typeof data.ephemeral !== "boolean"){
-validate136.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((((key0 !== "request_id") && (key0 !== "parent_id")) && (key0 !== "role")) && (key0 !== "model")) && (key0 !== "display_name")) && (key0 !== "ephemeral")){
-const _errs19 = errors;
-validate136.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid6 = _errs19 === errors;
-if(!valid6){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate136.errors = vErrors;
-return errors === 0;
-}
-validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateUiCreateAgentResult = validate137;
-const schema380 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiCreateAgentResult.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"ok":{"type":"boolean"},"agent_id":{"$ref":"Id.json"},"error":{"$ref":"ShortText.json","description":"Bounded, sanitized reason on refusal."}},"required":["request_id","ok"],"unevaluatedProperties":{"not":{}},"description":"Directed to the requesting connection only; never published or replayed.","x-tau-event":"ui.create_agent_result"};
+export const validateToolStarted = validate137;
+const schema367 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"},"arguments_json":{"$ref":"BodyText.json"}},"required":["agent_id","call_id","tool","owner","arguments_json"],"unevaluatedProperties":{"not":{}},"description":"Routes a call to its owner; owners execute on live delivery only, never on replay.","x-tau-event":"tool.started"};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiCreateAgentResult.json" */;
+/*# sourceURL="ToolStarted.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate137.evaluated;
@@ -13488,52 +13174,18 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.ok === undefined) && (missing0 = "ok"))){
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.owner === undefined) && (missing0 = "owner"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
 validate137.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.request_id !== undefined){
-let data0 = data.request_id;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate137.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate137.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.ok !== undefined){
-const _errs4 = errors;
-if(typeof data.ok !== "boolean"){
-validate137.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.agent_id !== undefined){
-let data2 = data.agent_id;
-const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
 validate137.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
@@ -13543,42 +13195,132 @@ validate137.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json
 return false;
 }
 }
-var valid0 = _errs6 === errors;
+var valid0 = _errs1 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error !== undefined){
-let data3 = data.error;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func1(data3) > 1024){
-validate137.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(data.prompt_id !== undefined){
+let data1 = data.prompt_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate137.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate137.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate137.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs9 === errors;
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+let data2 = data.call_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate137.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate137.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data3 = data.tool;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(!pattern102.test(data3)){
+validate137.errors = [{instancePath:instancePath+"/tool",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate137.errors = [{instancePath:instancePath+"/tool",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.owner !== undefined){
+let data4 = data.owner;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(!pattern10.test(data4)){
+validate137.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate137.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.arguments_json !== undefined){
+let data5 = data.arguments_json;
+const _errs16 = errors;
+const _errs17 = errors;
+if(errors === _errs17){
+if(typeof data5 === "string"){
+if(func1(data5) > 8388608){
+validate137.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate137.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((((key0 !== "request_id") && (key0 !== "ok")) && (key0 !== "agent_id")) && (key0 !== "error")){
-const _errs13 = errors;
+if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "call_id")) && (key0 !== "tool")) && (key0 !== "owner")) && (key0 !== "arguments_json")){
+const _errs20 = errors;
 validate137.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs13 === errors;
-if(!valid4){
+var valid7 = _errs20 === errors;
+if(!valid7){
 break;
+}
+}
 }
 }
 }
@@ -13598,11 +13340,11 @@ return errors === 0;
 }
 validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiDebugEventStatsRequestMessage = validate138;
-const schema384 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiDebugEventStatsRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_debug_event_stats_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_debug_event_stats_request"};
+export const validateToolUnregister = validate138;
+const schema374 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolUnregister.json","type":"object","properties":{"name":{"$ref":"ToolName.json"},"owner":{"$ref":"InstanceName.json"}},"required":["name","owner"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.unregister"};
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiDebugEventStatsRequestMessage.json" */;
+/*# sourceURL="ToolUnregister.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate138.evaluated;
@@ -13615,21 +13357,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if(((data.name === undefined) && (missing0 = "name")) || ((data.owner === undefined) && (missing0 = "owner"))){
 validate138.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.name !== undefined){
+let data0 = data.name;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate138.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern102.test(data0)){
+validate138.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
 return false;
 }
-if("ui_debug_event_stats_request" !== data0){
-validate138.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_debug_event_stats_request"},message:"must be equal to constant"}];
+}
+else {
+validate138.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -13637,71 +13384,35 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.request_id === undefined) && (missing1 = "request_id")){
-validate138.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
+if(data.owner !== undefined){
+let data1 = data.owner;
+const _errs4 = errors;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate138.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern10.test(data1)){
+validate138.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate138.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate138.errors = [{instancePath:instancePath+"/owner",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if(key0 !== "request_id"){
-const _errs9 = errors;
-validate138.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs9 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-else {
-validate138.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs12 = errors;
-validate138.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key0 in data){
+if((key0 !== "name") && (key0 !== "owner")){
+const _errs8 = errors;
+validate138.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
+var valid3 = _errs8 === errors;
+if(!valid3){
 break;
 }
 }
@@ -13720,11 +13431,11 @@ return errors === 0;
 }
 validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiDetachRequestMessage = validate139;
-const schema386 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiDetachRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_detach_request"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_detach_request"};
+export const validateToolUnregistrationDeclared = validate139;
+const schema377 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolUnregistrationDeclared.json","type":"object","properties":{"name":{"$ref":"ToolName.json"}},"required":["name"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.unregistration_declared"};
 
 function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiDetachRequestMessage.json" */;
+/*# sourceURL="ToolUnregistrationDeclared.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate139.evaluated;
@@ -13737,21 +13448,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((data.name === undefined) && (missing0 = "name")){
 validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.name !== undefined){
+let data0 = data.name;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate139.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern102.test(data0)){
+validate139.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
 return false;
 }
-if("ui_detach_request" !== data0){
-validate139.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_detach_request"},message:"must be equal to constant"}];
+}
+else {
+validate139.errors = [{instancePath:instancePath+"/name",schemaPath:"ToolName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -13759,41 +13475,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key0 in data1){
-const _errs6 = errors;
-validate139.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key0 in data){
+if(key0 !== "name"){
+const _errs5 = errors;
+validate139.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid1 = _errs6 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate139.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs9 = errors;
-validate139.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid2 = _errs9 === errors;
+var valid2 = _errs5 === errors;
 if(!valid2){
 break;
-}
 }
 }
 }
@@ -13810,11 +13499,11 @@ return errors === 0;
 }
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiFocus = validate140;
-const schema387 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiFocus.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"focused":{"type":"boolean"}},"required":["focused"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.focus"};
+export const validateUiCreateAgent = validate140;
+const schema379 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiCreateAgent.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"parent_id":{"$ref":"Id.json"},"role":{"$ref":"ShortText.json"},"model":{"$ref":"ShortText.json"},"display_name":{"$ref":"ShortText.json"},"ephemeral":{"type":"boolean"}},"required":["request_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.create_agent"};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiFocus.json" */;
+/*# sourceURL="UiCreateAgent.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate140.evaluated;
@@ -13827,24 +13516,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.focused === undefined) && (missing0 = "focused")){
+if((data.request_id === undefined) && (missing0 = "request_id")){
 validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate140.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate140.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate140.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate140.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13854,11 +13543,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.focused !== undefined){
+if(data.parent_id !== undefined){
+let data1 = data.parent_id;
 const _errs4 = errors;
-if(typeof data.focused !== "boolean"){
-validate140.errors = [{instancePath:instancePath+"/focused",schemaPath:"#/properties/focused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate140.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
+}
+}
+else {
+validate140.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -13866,14 +13565,96 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "agent_id") && (key0 !== "focused")){
+if(data.role !== undefined){
+let data2 = data.role;
 const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate140.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate140.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.model !== undefined){
+let data3 = data.model;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate140.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate140.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.display_name !== undefined){
+let data4 = data.display_name;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func1(data4) > 1024){
+validate140.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate140.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ephemeral !== undefined){
+const _errs16 = errors;
+if(typeof data.ephemeral !== "boolean"){
+validate140.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((key0 !== "request_id") && (key0 !== "parent_id")) && (key0 !== "role")) && (key0 !== "model")) && (key0 !== "display_name")) && (key0 !== "ephemeral")){
+const _errs19 = errors;
 validate140.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs7 === errors;
-if(!valid2){
+var valid6 = _errs19 === errors;
+if(!valid6){
 break;
+}
+}
+}
+}
 }
 }
 }
@@ -13891,11 +13672,11 @@ return errors === 0;
 }
 validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiModelSelect = validate141;
-const schema389 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiModelSelect.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"model":{"$ref":"ShortText.json"}},"required":["agent_id","model"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.model_select"};
+export const validateUiCreateAgentResult = validate141;
+const schema385 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiCreateAgentResult.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"ok":{"type":"boolean"},"agent_id":{"$ref":"Id.json"},"error":{"$ref":"ShortText.json","description":"Bounded, sanitized reason on refusal."}},"required":["request_id","ok"],"unevaluatedProperties":{"not":{}},"description":"Directed to the requesting connection only; never published or replayed.","x-tau-event":"ui.create_agent_result"};
 
 function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiModelSelect.json" */;
+/*# sourceURL="UiCreateAgentResult.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate141.evaluated;
@@ -13908,24 +13689,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.model === undefined) && (missing0 = "model"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.ok === undefined) && (missing0 = "ok"))){
 validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate141.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate141.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate141.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13935,21 +13716,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.model !== undefined){
-let data1 = data.model;
+if(data.ok !== undefined){
 const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 1024){
-validate141.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(typeof data.ok !== "boolean"){
+validate141.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
-}
-}
-else {
-validate141.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid0 = _errs4 === errors;
 }
@@ -13957,14 +13728,60 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.agent_id !== undefined){
+let data2 = data.agent_id;
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate141.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate141.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error !== undefined){
+let data3 = data.error;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate141.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate141.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((key0 !== "agent_id") && (key0 !== "model")){
-const _errs8 = errors;
+if((((key0 !== "request_id") && (key0 !== "ok")) && (key0 !== "agent_id")) && (key0 !== "error")){
+const _errs13 = errors;
 validate141.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+var valid4 = _errs13 === errors;
+if(!valid4){
 break;
+}
+}
 }
 }
 }
@@ -13982,11 +13799,11 @@ return errors === 0;
 }
 validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiPromptDraft = validate142;
-const schema392 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiPromptDraft.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.prompt_draft"};
+export const validateUiDebugEventStatsRequestMessage = validate142;
+const schema389 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiDebugEventStatsRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_debug_event_stats_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_debug_event_stats_request"};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiPromptDraft.json" */;
+/*# sourceURL="UiDebugEventStatsRequestMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate142.evaluated;
@@ -13999,26 +13816,21 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.text === undefined) && (missing0 = "text"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.message !== undefined){
+let data0 = data.message;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate142.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(typeof data0 !== "string"){
+validate142.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate142.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("ui_debug_event_stats_request" !== data0){
+validate142.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_debug_event_stats_request"},message:"must be equal to constant"}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -14026,35 +13838,71 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
-const _errs4 = errors;
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.request_id === undefined) && (missing1 = "request_id")){
+validate142.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 8388608){
-validate142.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate142.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate142.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate142.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs4 === errors;
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if(key0 !== "request_id"){
+const _errs9 = errors;
+validate142.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs9 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+else {
+validate142.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "agent_id") && (key0 !== "text")){
-const _errs8 = errors;
-validate142.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs12 = errors;
+validate142.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+var valid4 = _errs12 === errors;
+if(!valid4){
 break;
 }
 }
@@ -14073,11 +13921,11 @@ return errors === 0;
 }
 validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiPromptSubmit = validate143;
-const schema395 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiPromptSubmit.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"literal":{"type":"boolean","description":"The user typed `::text`: `text` is the canonical single-colon form and is never a command."}},"required":["agent_id","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.prompt_submit"};
+export const validateUiDetachRequestMessage = validate143;
+const schema391 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiDetachRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_detach_request"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_detach_request"};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiPromptSubmit.json" */;
+/*# sourceURL="UiDetachRequestMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate143.evaluated;
@@ -14090,26 +13938,21 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.mode === undefined) && (missing0 = "mode"))) || ((data.text === undefined) && (missing0 = "text"))){
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
 validate143.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.agent_id !== undefined){
-let data0 = data.agent_id;
+if(data.message !== undefined){
+let data0 = data.message;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate143.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(typeof data0 !== "string"){
+validate143.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate143.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("ui_detach_request" !== data0){
+validate143.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_detach_request"},message:"must be equal to constant"}];
 return false;
-}
 }
 var valid0 = _errs1 === errors;
 }
@@ -14117,67 +13960,40 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.mode !== undefined){
-let data1 = data.mode;
-const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate143.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+for(const key0 in data1){
+const _errs6 = errors;
+validate143.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-if(!((data1 === "queue") || (data1 === "steer"))){
-validate143.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/enum",keyword:"enum",params:{allowedValues: schema36.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data2 = data.text;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func1(data2) > 8388608){
-validate143.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate143.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.literal !== undefined){
-const _errs10 = errors;
-if(typeof data.literal !== "boolean"){
-validate143.errors = [{instancePath:instancePath+"/literal",schemaPath:"#/properties/literal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if((((key0 !== "agent_id") && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "literal")){
-const _errs13 = errors;
-validate143.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs13 === errors;
-if(!valid4){
+var valid1 = _errs6 === errors;
+if(!valid1){
 break;
 }
 }
+}
+else {
+validate143.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs9 = errors;
+validate143.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs9 === errors;
+if(!valid2){
+break;
 }
 }
 }
@@ -14195,11 +14011,11 @@ return errors === 0;
 }
 validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiRosterRequestMessage = validate144;
-const schema399 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"include_unloaded":{"type":"boolean"}},"required":["request_id","include_unloaded"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_roster_request"};
+export const validateUiFocus = validate144;
+const schema392 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiFocus.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"focused":{"type":"boolean"}},"required":["focused"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.focus"};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiRosterRequestMessage.json" */;
+/*# sourceURL="UiFocus.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate144.evaluated;
@@ -14212,21 +14028,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+if((data.focused === undefined) && (missing0 = "focused")){
 validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate144.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate144.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("ui_roster_request" !== data0){
-validate144.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_roster_request"},message:"must be equal to constant"}];
+}
+else {
+validate144.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -14234,84 +14055,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.include_unloaded === undefined) && (missing1 = "include_unloaded"))){
-validate144.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if(data.focused !== undefined){
+const _errs4 = errors;
+if(typeof data.focused !== "boolean"){
+validate144.errors = [{instancePath:instancePath+"/focused",schemaPath:"#/properties/focused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate144.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate144.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.include_unloaded !== undefined){
-const _errs8 = errors;
-if(typeof data1.include_unloaded !== "boolean"){
-validate144.errors = [{instancePath:instancePath+"/payload/include_unloaded",schemaPath:"#/properties/payload/properties/include_unloaded/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "request_id") && (key0 !== "include_unloaded")){
-const _errs11 = errors;
-validate144.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid3 = _errs11 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate144.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs14 = errors;
-validate144.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key0 in data){
+if((key0 !== "agent_id") && (key0 !== "focused")){
+const _errs7 = errors;
+validate144.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs14 === errors;
-if(!valid4){
+var valid2 = _errs7 === errors;
+if(!valid2){
 break;
 }
 }
@@ -14330,12 +14092,102 @@ return errors === 0;
 }
 validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiRosterResultMessage = validate145;
-const schema401 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"rows":{"type":"array","items":{"$ref":"RosterRow.json"},"maxItems":4096}},"required":["request_id","rows"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_roster_result"};
-const schema403 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RosterRow.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"display_name":{"$ref":"ShortText.json"},"loaded":{"type":"boolean"},"ephemeral":{"type":"boolean"},"parent_id":{"$ref":"Id.json"},"created_at":{"$ref":"Micros.json"},"status":{"$ref":"ShortText.json"}},"required":["agent_id","loaded","ephemeral","created_at","status"],"unevaluatedProperties":{"not":{}}};
+export const validateUiModelSelect = validate145;
+const schema394 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiModelSelect.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"model":{"$ref":"ShortText.json"}},"required":["agent_id","model"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.model_select"};
+
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiModelSelect.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate145.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.model === undefined) && (missing0 = "model"))){
+validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate145.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate145.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.model !== undefined){
+let data1 = data.model;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+validate145.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate145.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((key0 !== "agent_id") && (key0 !== "model")){
+const _errs8 = errors;
+validate145.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs8 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate145.errors = vErrors;
+return errors === 0;
+}
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiPromptDraft = validate146;
+const schema397 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiPromptDraft.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.prompt_draft"};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="RosterRow.json" */;
+/*# sourceURL="UiPromptDraft.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate146.evaluated;
@@ -14348,7 +14200,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.loaded === undefined) && (missing0 = "loaded"))) || ((data.ephemeral === undefined) && (missing0 = "ephemeral"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.status === undefined) && (missing0 = "status"))){
+if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.text === undefined) && (missing0 = "text"))){
 validate146.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -14375,19 +14227,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.display_name !== undefined){
-let data1 = data.display_name;
+if(data.text !== undefined){
+let data1 = data.text;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func1(data1) > 1024){
-validate146.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(func1(data1) > 8388608){
+validate146.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate146.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate146.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -14397,115 +14249,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.loaded !== undefined){
-const _errs7 = errors;
-if(typeof data.loaded !== "boolean"){
-validate146.errors = [{instancePath:instancePath+"/loaded",schemaPath:"#/properties/loaded/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.ephemeral !== undefined){
-const _errs9 = errors;
-if(typeof data.ephemeral !== "boolean"){
-validate146.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.parent_id !== undefined){
-let data4 = data.parent_id;
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
-if(typeof data4 === "string"){
-if(!pattern4.test(data4)){
-validate146.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate146.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.created_at !== undefined){
-let data5 = data.created_at;
-const _errs14 = errors;
-const _errs15 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate146.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs15){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-validate146.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data5 < 0 || isNaN(data5)){
-validate146.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.status !== undefined){
-let data6 = data.status;
-const _errs17 = errors;
-const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data6 === "string"){
-if(func1(data6) > 1024){
-validate146.errors = [{instancePath:instancePath+"/status",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate146.errors = [{instancePath:instancePath+"/status",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs17 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((((key0 !== "agent_id") && (key0 !== "display_name")) && (key0 !== "loaded")) && (key0 !== "ephemeral")) && (key0 !== "parent_id")) && (key0 !== "created_at")) && (key0 !== "status")){
-const _errs21 = errors;
+if((key0 !== "agent_id") && (key0 !== "text")){
+const _errs8 = errors;
 validate146.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs21 === errors;
-if(!valid6){
+var valid3 = _errs8 === errors;
+if(!valid3){
 break;
-}
-}
-}
-}
-}
 }
 }
 }
@@ -14523,12 +14274,14 @@ return errors === 0;
 }
 validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+export const validateUiPromptSubmit = validate147;
+const schema400 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiPromptSubmit.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"literal":{"type":"boolean","description":"The user typed `::text`: `text` is the canonical single-colon form and is never a command."}},"required":["agent_id","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.prompt_submit"};
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiRosterResultMessage.json" */;
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiPromptSubmit.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14538,21 +14291,26 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.mode === undefined) && (missing0 = "mode"))) || ((data.text === undefined) && (missing0 = "text"))){
+validate147.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.message !== undefined){
-let data0 = data.message;
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate145.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate147.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if("ui_roster_result" !== data0){
-validate145.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_roster_result"},message:"must be equal to constant"}];
+}
+else {
+validate147.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs1 === errors;
 }
@@ -14560,81 +14318,63 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.payload !== undefined){
-let data1 = data.payload;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.rows === undefined) && (missing1 = "rows"))){
-validate145.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if(data.mode !== undefined){
+let data1 = data.mode;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate147.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-else {
-if(data1.request_id !== undefined){
-let data2 = data1.request_id;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate145.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(!((data1 === "queue") || (data1 === "steer"))){
+validate147.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/enum",keyword:"enum",params:{allowedValues: schema36.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
+var valid0 = _errs4 === errors;
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+var valid0 = true;
 }
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.rows !== undefined){
-let data3 = data1.rows;
+if(valid0){
+if(data.text !== undefined){
+let data2 = data.text;
+const _errs7 = errors;
 const _errs8 = errors;
 if(errors === _errs8){
-if(Array.isArray(data3)){
-if(data3.length > 4096){
-validate145.errors = [{instancePath:instancePath+"/payload/rows",schemaPath:"#/properties/payload/properties/rows/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
+if(typeof data2 === "string"){
+if(func1(data2) > 8388608){
+validate147.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
+}
 else {
-var valid3 = true;
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
+validate147.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.literal !== undefined){
 const _errs10 = errors;
-if(!(validate146(data3[i0], {instancePath:instancePath+"/payload/rows/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate146.errors : vErrors.concat(validate146.errors);
-errors = vErrors.length;
-}
-var valid3 = _errs10 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-else {
-validate145.errors = [{instancePath:instancePath+"/payload/rows",schemaPath:"#/properties/payload/properties/rows/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+if(typeof data.literal !== "boolean"){
+validate147.errors = [{instancePath:instancePath+"/literal",schemaPath:"#/properties/literal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-}
-var valid1 = _errs8 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
-var valid1 = true;
+var valid0 = true;
 }
-if(valid1){
-for(const key0 in data1){
-if((key0 !== "request_id") && (key0 !== "rows")){
-const _errs12 = errors;
-validate145.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "agent_id") && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "literal")){
+const _errs13 = errors;
+validate147.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs12 === errors;
+var valid4 = _errs13 === errors;
 if(!valid4){
 break;
 }
@@ -14644,47 +14384,23 @@ break;
 }
 }
 }
-else {
-validate145.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if((key1 !== "message") && (key1 !== "payload")){
-const _errs15 = errors;
-validate145.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
 }
 }
 else {
-validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate145.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiSessionAcceptedMessage = validate148;
-const schema409 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSessionAcceptedMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_session_accepted"},"payload":{"type":"object","properties":{"session_id":{"$ref":"Id.json"},"revision":{"$ref":"Revision.json"},"project_root":{"$ref":"PathText.json"}},"required":["session_id","revision","project_root"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_session_accepted"};
+export const validateUiRosterRequestMessage = validate148;
+const schema404 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"include_unloaded":{"type":"boolean"}},"required":["request_id","include_unloaded"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_roster_request"};
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiSessionAcceptedMessage.json" */;
+/*# sourceURL="UiRosterRequestMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate148.evaluated;
@@ -14709,8 +14425,8 @@ if(typeof data0 !== "string"){
 validate148.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("ui_session_accepted" !== data0){
-validate148.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_session_accepted"},message:"must be equal to constant"}];
+if("ui_roster_request" !== data0){
+validate148.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_roster_request"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -14725,24 +14441,24 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if((((data1.session_id === undefined) && (missing1 = "session_id")) || ((data1.revision === undefined) && (missing1 = "revision"))) || ((data1.project_root === undefined) && (missing1 = "project_root"))){
+if(((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.include_unloaded === undefined) && (missing1 = "include_unloaded"))){
 validate148.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data1.session_id !== undefined){
-let data2 = data1.session_id;
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
 const _errs5 = errors;
 const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(!pattern4.test(data2)){
-validate148.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate148.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate148.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -14752,91 +14468,11 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.revision !== undefined){
-let data3 = data1.revision;
+if(data1.include_unloaded !== undefined){
 const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing2;
-if(((data3.major === undefined) && (missing2 = "major")) || ((data3.minor === undefined) && (missing2 = "minor"))){
-validate148.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+if(typeof data1.include_unloaded !== "boolean"){
+validate148.errors = [{instancePath:instancePath+"/payload/include_unloaded",schemaPath:"#/properties/payload/properties/include_unloaded/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
-}
-else {
-if(data3.major !== undefined){
-let data4 = data3.major;
-const _errs11 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate148.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs11){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 65535 || isNaN(data4)){
-validate148.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate148.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid4 = _errs11 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data3.minor !== undefined){
-let data5 = data3.minor;
-const _errs13 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate148.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs13){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 65535 || isNaN(data5)){
-validate148.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
-return false;
-}
-else {
-if(data5 < 0 || isNaN(data5)){
-validate148.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid4 = _errs13 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-for(const key0 in data3){
-if((key0 !== "major") && (key0 !== "minor")){
-const _errs16 = errors;
-validate148.errors = [{instancePath:instancePath+"/payload/revision/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Revision.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate148.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
 }
 var valid1 = _errs8 === errors;
 }
@@ -14844,37 +14480,14 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data1.project_root !== undefined){
-let data7 = data1.project_root;
-const _errs18 = errors;
-const _errs19 = errors;
-if(errors === _errs19){
-if(typeof data7 === "string"){
-if(func1(data7) > 4096){
-validate148.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+for(const key0 in data1){
+if((key0 !== "request_id") && (key0 !== "include_unloaded")){
+const _errs11 = errors;
+validate148.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-}
-}
-else {
-validate148.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs18 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-for(const key1 in data1){
-if(((key1 !== "session_id") && (key1 !== "revision")) && (key1 !== "project_root")){
-const _errs22 = errors;
-validate148.errors = [{instancePath:instancePath+"/payload/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid7 = _errs22 === errors;
-if(!valid7){
+var valid3 = _errs11 === errors;
+if(!valid3){
 break;
-}
 }
 }
 }
@@ -14893,13 +14506,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key2 in data){
-if((key2 !== "message") && (key2 !== "payload")){
-const _errs25 = errors;
-validate148.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs14 = errors;
+validate148.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid8 = _errs25 === errors;
-if(!valid8){
+var valid4 = _errs14 === errors;
+if(!valid4){
 break;
 }
 }
@@ -14918,11 +14531,202 @@ return errors === 0;
 }
 validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiSessionEndRequestMessage = validate149;
-const schema413 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSessionEndRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_session_end_request"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"Ends the session for every attached UI (`:quit-session`); only an attached UI may send it.","x-tau-direction":"to_harness","x-tau-message":"ui_session_end_request"};
+export const validateUiRosterResultMessage = validate149;
+const schema406 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"rows":{"type":"array","items":{"$ref":"RosterRow.json"},"maxItems":4096}},"required":["request_id","rows"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_roster_result"};
+const schema408 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RosterRow.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"display_name":{"$ref":"ShortText.json"},"loaded":{"type":"boolean"},"ephemeral":{"type":"boolean"},"parent_id":{"$ref":"Id.json"},"created_at":{"$ref":"Micros.json"},"status":{"$ref":"ShortText.json"}},"required":["agent_id","loaded","ephemeral","created_at","status"],"unevaluatedProperties":{"not":{}}};
+
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="RosterRow.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate150.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.loaded === undefined) && (missing0 = "loaded"))) || ((data.ephemeral === undefined) && (missing0 = "ephemeral"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.status === undefined) && (missing0 = "status"))){
+validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate150.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate150.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.display_name !== undefined){
+let data1 = data.display_name;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 1024){
+validate150.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate150.errors = [{instancePath:instancePath+"/display_name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.loaded !== undefined){
+const _errs7 = errors;
+if(typeof data.loaded !== "boolean"){
+validate150.errors = [{instancePath:instancePath+"/loaded",schemaPath:"#/properties/loaded/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ephemeral !== undefined){
+const _errs9 = errors;
+if(typeof data.ephemeral !== "boolean"){
+validate150.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.parent_id !== undefined){
+let data4 = data.parent_id;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(!pattern4.test(data4)){
+validate150.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate150.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+let data5 = data.created_at;
+const _errs14 = errors;
+const _errs15 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate150.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs15){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+validate150.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate150.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.status !== undefined){
+let data6 = data.status;
+const _errs17 = errors;
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data6 === "string"){
+if(func1(data6) > 1024){
+validate150.errors = [{instancePath:instancePath+"/status",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate150.errors = [{instancePath:instancePath+"/status",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((((key0 !== "agent_id") && (key0 !== "display_name")) && (key0 !== "loaded")) && (key0 !== "ephemeral")) && (key0 !== "parent_id")) && (key0 !== "created_at")) && (key0 !== "status")){
+const _errs21 = errors;
+validate150.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs21 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate150.errors = vErrors;
+return errors === 0;
+}
+validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiSessionEndRequestMessage.json" */;
+/*# sourceURL="UiRosterResultMessage.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate149.evaluated;
@@ -14947,8 +14751,8 @@ if(typeof data0 !== "string"){
 validate149.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("ui_session_end_request" !== data0){
-validate149.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_session_end_request"},message:"must be equal to constant"}];
+if("ui_roster_result" !== data0){
+validate149.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_roster_result"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -14962,13 +14766,82 @@ let data1 = data.payload;
 const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key0 in data1){
+let missing1;
+if(((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.rows === undefined) && (missing1 = "rows"))){
+validate149.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.request_id !== undefined){
+let data2 = data1.request_id;
+const _errs5 = errors;
 const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate149.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate149.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.rows !== undefined){
+let data3 = data1.rows;
+const _errs8 = errors;
+if(errors === _errs8){
+if(Array.isArray(data3)){
+if(data3.length > 4096){
+validate149.errors = [{instancePath:instancePath+"/payload/rows",schemaPath:"#/properties/payload/properties/rows/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
+return false;
+}
+else {
+var valid3 = true;
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+const _errs10 = errors;
+if(!(validate150(data3[i0], {instancePath:instancePath+"/payload/rows/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate150.errors : vErrors.concat(validate150.errors);
+errors = vErrors.length;
+}
+var valid3 = _errs10 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+else {
+validate149.errors = [{instancePath:instancePath+"/payload/rows",schemaPath:"#/properties/payload/properties/rows/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((key0 !== "request_id") && (key0 !== "rows")){
+const _errs12 = errors;
 validate149.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid1 = _errs6 === errors;
-if(!valid1){
+var valid4 = _errs12 === errors;
+if(!valid4){
 break;
+}
+}
+}
+}
 }
 }
 }
@@ -14985,11 +14858,11 @@ var valid0 = true;
 if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
-const _errs9 = errors;
+const _errs15 = errors;
 validate149.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs9 === errors;
-if(!valid2){
+var valid5 = _errs15 === errors;
+if(!valid5){
 break;
 }
 }
@@ -15008,14 +14881,14 @@ return errors === 0;
 }
 validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateUiTreeRequestMessage = validate150;
-const schema414 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiTreeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_tree_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_tree_request"};
+export const validateUiSessionAcceptedMessage = validate152;
+const schema414 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSessionAcceptedMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_session_accepted"},"payload":{"type":"object","properties":{"session_id":{"$ref":"Id.json"},"revision":{"$ref":"Revision.json"},"project_root":{"$ref":"PathText.json"}},"required":["session_id","revision","project_root"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_session_accepted"};
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="UiTreeRequestMessage.json" */;
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiSessionAcceptedMessage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15026,7 +14899,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
-validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate152.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -15034,11 +14907,621 @@ if(data.message !== undefined){
 let data0 = data.message;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate150.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate152.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ui_session_accepted" !== data0){
+validate152.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_session_accepted"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((((data1.session_id === undefined) && (missing1 = "session_id")) || ((data1.revision === undefined) && (missing1 = "revision"))) || ((data1.project_root === undefined) && (missing1 = "project_root"))){
+validate152.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.session_id !== undefined){
+let data2 = data1.session_id;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate152.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate152.errors = [{instancePath:instancePath+"/payload/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.revision !== undefined){
+let data3 = data1.revision;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing2;
+if(((data3.major === undefined) && (missing2 = "major")) || ((data3.minor === undefined) && (missing2 = "minor"))){
+validate152.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+if(data3.major !== undefined){
+let data4 = data3.major;
+const _errs11 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate152.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 65535 || isNaN(data4)){
+validate152.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate152.errors = [{instancePath:instancePath+"/payload/revision/major",schemaPath:"Revision.json/properties/major/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs11 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data3.minor !== undefined){
+let data5 = data3.minor;
+const _errs13 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate152.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs13){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 65535 || isNaN(data5)){
+validate152.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate152.errors = [{instancePath:instancePath+"/payload/revision/minor",schemaPath:"Revision.json/properties/minor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs13 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+for(const key0 in data3){
+if((key0 !== "major") && (key0 !== "minor")){
+const _errs16 = errors;
+validate152.errors = [{instancePath:instancePath+"/payload/revision/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"Revision.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs16 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate152.errors = [{instancePath:instancePath+"/payload/revision",schemaPath:"Revision.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.project_root !== undefined){
+let data7 = data1.project_root;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data7 === "string"){
+if(func1(data7) > 4096){
+validate152.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate152.errors = [{instancePath:instancePath+"/payload/project_root",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key1 in data1){
+if(((key1 !== "session_id") && (key1 !== "revision")) && (key1 !== "project_root")){
+const _errs22 = errors;
+validate152.errors = [{instancePath:instancePath+"/payload/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid7 = _errs22 === errors;
+if(!valid7){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate152.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key2 in data){
+if((key2 !== "message") && (key2 !== "payload")){
+const _errs25 = errors;
+validate152.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid8 = _errs25 === errors;
+if(!valid8){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate152.errors = vErrors;
+return errors === 0;
+}
+validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiSessionEndRequestMessage = validate153;
+const schema418 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSessionEndRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_session_end_request"},"payload":{"type":"object","properties":{},"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"Ends the session for every attached UI (`:quit-session`); only an attached UI may send it.","x-tau-direction":"to_harness","x-tau-message":"ui_session_end_request"};
+
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiSessionEndRequestMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate153.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate153.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ui_session_end_request" !== data0){
+validate153.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_session_end_request"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.payload !== undefined){
+let data1 = data.payload;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+for(const key0 in data1){
+const _errs6 = errors;
+validate153.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid1 = _errs6 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if((key1 !== "message") && (key1 !== "payload")){
+const _errs9 = errors;
+validate153.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs9 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate153.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate153.errors = vErrors;
+return errors === 0;
+}
+validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiSkillLoad = validate154;
+const schema419 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSkillLoad.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"},"name":{"$ref":"ShortText.json","description":"The skill's name; an unknown name is answered with an error and submits nothing."},"text":{"$ref":"BodyText.json","description":"The user's own words after the skill, if any."},"mode":{"$ref":"PromptMode.json","description":"Default `queue`."}},"required":["request_id","agent_id","name"],"unevaluatedProperties":{"not":{}},"description":"An attached UI asks to load one of the agent's skills: its SKILL.md body, followed by the\noptional text, is submitted as a human prompt.","x-tau-event":"ui.skill_load"};
+
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiSkillLoad.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate154.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.agent_id === undefined) && (missing0 = "agent_id"))) || ((data.name === undefined) && (missing0 = "name"))){
+validate154.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agent_id !== undefined){
+let data1 = data.agent_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate154.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate154.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+let data2 = data.name;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+validate154.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate154.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data3 = data.text;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func1(data3) > 8388608){
+validate154.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate154.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mode !== undefined){
+let data4 = data.mode;
+const _errs13 = errors;
+if(typeof data4 !== "string"){
+validate154.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data4 === "queue") || (data4 === "steer"))){
+validate154.errors = [{instancePath:instancePath+"/mode",schemaPath:"PromptMode.json/enum",keyword:"enum",params:{allowedValues: schema36.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "request_id") && (key0 !== "agent_id")) && (key0 !== "name")) && (key0 !== "text")) && (key0 !== "mode")){
+const _errs17 = errors;
+validate154.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs17 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate154.errors = vErrors;
+return errors === 0;
+}
+validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiSkillLoadResult = validate155;
+const schema425 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiSkillLoadResult.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"ok":{"type":"boolean"},"prompt_id":{"$ref":"Id.json","description":"The submitted prompt, on success."},"error":{"$ref":"ShortText.json","description":"Bounded, sanitized reason on refusal (an unknown skill names the known ones)."}},"required":["request_id","ok"],"unevaluatedProperties":{"not":{}},"description":"Directed to the requesting connection only; never published or replayed.","x-tau-event":"ui.skill_load_result"};
+
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiSkillLoadResult.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate155.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.ok === undefined) && (missing0 = "ok"))){
+validate155.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate155.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate155.errors = [{instancePath:instancePath+"/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.ok !== undefined){
+const _errs4 = errors;
+if(typeof data.ok !== "boolean"){
+validate155.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.prompt_id !== undefined){
+let data2 = data.prompt_id;
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate155.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate155.errors = [{instancePath:instancePath+"/prompt_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error !== undefined){
+let data3 = data.error;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(func1(data3) > 1024){
+validate155.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate155.errors = [{instancePath:instancePath+"/error",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "request_id") && (key0 !== "ok")) && (key0 !== "prompt_id")) && (key0 !== "error")){
+const _errs13 = errors;
+validate155.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate155.errors = vErrors;
+return errors === 0;
+}
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateUiTreeRequestMessage = validate156;
+const schema429 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiTreeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_tree_request"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"}},"required":["request_id"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"ui_tree_request"};
+
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="UiTreeRequestMessage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate156.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.message === undefined) && (missing0 = "message")) || ((data.payload === undefined) && (missing0 = "payload"))){
+validate156.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.message !== undefined){
+let data0 = data.message;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate156.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("ui_tree_request" !== data0){
-validate150.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_tree_request"},message:"must be equal to constant"}];
+validate156.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/const",keyword:"const",params:{allowedValue: "ui_tree_request"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -15054,7 +15537,7 @@ if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((data1.request_id === undefined) && (missing1 = "request_id")){
-validate150.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate156.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -15065,12 +15548,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(!pattern4.test(data2)){
-validate150.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate156.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate150.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate156.errors = [{instancePath:instancePath+"/payload/request_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -15087,12 +15570,12 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(!pattern4.test(data3)){
-validate150.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+validate156.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate150.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate156.errors = [{instancePath:instancePath+"/payload/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -15105,7 +15588,7 @@ if(valid1){
 for(const key0 in data1){
 if((key0 !== "request_id") && (key0 !== "agent_id")){
 const _errs12 = errors;
-validate150.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate156.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid4 = _errs12 === errors;
 if(!valid4){
@@ -15118,7 +15601,7 @@ break;
 }
 }
 else {
-validate150.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate156.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -15131,7 +15614,7 @@ if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
 const _errs15 = errors;
-validate150.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate156.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid5 = _errs15 === errors;
 if(!valid5){
@@ -15144,12 +15627,12 @@ break;
 }
 }
 else {
-validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate150.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -2,6 +2,9 @@
 import { PrintPrompt, PrintSystemPrompt, PrintTools } from "./commands/dev/print.js";
 import Attach from "./commands/attach.js";
 import Init from "./commands/init.js";
+import ProviderAdd from "./commands/provider/add.js";
+import ProviderList from "./commands/provider/list.js";
+import ProviderRemove from "./commands/provider/remove.js";
 import Resume from "./commands/resume.js";
 import Run from "./commands/run.js";
 import SessionList from "./commands/session/list.js";
@@ -13,6 +16,9 @@ export const COMMANDS = {
   "dev:print-tools": PrintTools,
   attach: Attach,
   init: Init,
+  "provider:add": ProviderAdd,
+  "provider:list": ProviderList,
+  "provider:remove": ProviderRemove,
   resume: Resume,
   run: Run,
   "session:list": SessionList,

@@ -8,6 +8,10 @@ export const HARNESS_SAMPLE = `# tau harness configuration (see SPEC-configurati
 # The model new agents use: "provider/model" or a model id. Without one, the first declared model.
 # model: provider/gpt-4o-mini
 
+# Named OpenAI-compatible endpoints: add them with
+#   printf %s "$KEY" | tau provider add work --base-url https://api.example.com/v1 --model gpt-4o --api-key-stdin
+# which writes harness.d/provider-work.yaml and the key into secrets/provider-work (mode 0600).
+
 # Extensions. Leave this out to run the defaults: the provider (OPENAI_BASE_URL, or the offline
 # demo) and the shell tools. Listing extensions replaces the defaults.
 # extensions:
@@ -20,7 +24,7 @@ export const HARNESS_SAMPLE = `# tau harness configuration (see SPEC-configurati
 #       base_url: https://api.example.com/v1
 #       models: [{ id: gpt-4o-mini, context_window: 128000 }]
 #       api_key_secret: openai-api-key
-#     secrets: [openai-api-key]        # from TAU_SECRET_OPENAI_API_KEY or state/secrets/openai-api-key
+#     secrets: [openai-api-key]        # from TAU_SECRET_OPENAI_API_KEY or secrets/openai-api-key (0600)
 #   - name: shell
 #     command: ["tau", "ext", "shell"]
 #     # prefix: ["bwrap", "--ro-bind", "/", "/", "--"]   # run it inside a wrapper

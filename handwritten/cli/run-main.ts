@@ -16,6 +16,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         json: { type: "boolean" },
         ephemeral: { type: "boolean" },
         model: { type: "string" },
+        skill: { type: "string" },
         "harness-config": { type: "string", multiple: true },
       },
       strict: true,
@@ -27,13 +28,14 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   const prompt = values["prompt-stdin"] ? readFileSync(0, "utf8") : values.prompt;
-  if (prompt === undefined || prompt.trim() === "") {
-    process.stderr.write("tau run: give a prompt with -p TEXT or --prompt-stdin\n");
+  if (values.skill === undefined && (prompt === undefined || prompt.trim() === "")) {
+    process.stderr.write("tau run: give a prompt with -p TEXT or --prompt-stdin (or a skill with --skill NAME)\n");
     process.exitCode = 2;
     return;
   }
-  process.exitCode = await runPrompt(prompt, {
+  process.exitCode = await runPrompt(prompt ?? "", {
     json: values.json === true,
+    ...(values.skill !== undefined ? { skill: values.skill } : {}),
     ephemeral: values.ephemeral === true,
     ...(values.model ? { model: values.model } : {}),
     harnessConfig: values["harness-config"] ?? [],

@@ -1,7 +1,7 @@
 // Runs one prompt headless against an owned daemon; shared by the `tau run` command and its
 // fast path in bin/run.js (which must not load the command framework).
 import { randomBytes } from "node:crypto";
-import { ConfigError, loadHarnessConfig, resolveRoots } from "../config/index.js";
+import { ConfigError, checkProfileSecrets, loadHarnessConfig, resolveRoots } from "../config/index.js";
 import { launchDaemon } from "../transport/index.js";
 import { sanitize } from "./ui/index.js";
 import { SessionClient, type Delivery } from "./session-client.js";
@@ -14,11 +14,19 @@ function tauCommand(): string[] {
   return [process.execPath, process.argv[1] as string];
 }
 
-export async function runPrompt(prompt: string, o: { json: boolean; ephemeral: boolean; model?: string; harnessConfig?: readonly string[] }): Promise<number> {
+/**
+ * `prompt` is the text to submit; with `skill`, the skill's body is submitted with `prompt` (which may
+ * then be empty) as the user's own words (SPEC-skills).
+ */
+export async function runPrompt(
+  prompt: string,
+  o: { json: boolean; ephemeral: boolean; model?: string; harnessConfig?: readonly string[]; skill?: string },
+): Promise<number> {
   const roots = resolveRoots();
   // Check the configuration here first, so a mistake is reported to this terminal, not a log.
   try {
-    await loadHarnessConfig(roots.config, o.harnessConfig ?? []);
+    const config = await loadHarnessConfig(roots.config, o.harnessConfig ?? []);
+    checkProfileSecrets(config, roots.config, process.env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`tau: ${err.message}\n`);
@@ -91,7 +99,11 @@ export async function runPrompt(prompt: string, o: { json: boolean; ephemeral: b
   process.on("SIGINT", onSigint);
   try {
     agentId = await client.createAgent({ ...(o.model ? { model: o.model } : {}), ...(o.ephemeral ? { ephemeral: true } : {}) });
-    client.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: prompt });
+    if (o.skill !== undefined) {
+      promptId = await client.loadSkill(agentId, o.skill, prompt.trim() === "" ? {} : { text: prompt });
+    } else {
+      client.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: prompt });
+    }
     result = await outcome;
   } catch (err) {
     failure = (err as Error).message;

@@ -67,6 +67,21 @@ export class SessionClient {
     return data.agent_id;
   }
 
+  /**
+   * Loads a skill into an agent (SPEC-skills): resolves with the submitted prompt's id, or rejects
+   * with the harness's reason (an unknown skill submits nothing).
+   */
+  async loadSkill(agentId: string, name: string, fields: { text?: string; mode?: "queue" | "steer" } = {}): Promise<string> {
+    const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
+    const answer = this.wait((m) => m.message === "direct" && m.payload.event.name === "ui.skill_load_result" && m.payload.event.data.request_id === request_id);
+    this.emit("ui.skill_load", { request_id, agent_id: agentId, name, ...fields });
+    const m = await answer;
+    if (m.message !== "direct") throw new Error("unexpected answer");
+    const data = m.payload.event.data as { ok: boolean; prompt_id?: string; error?: string };
+    if (!data.ok || !data.prompt_id) throw new Error(data.error ?? "the skill was not loaded");
+    return data.prompt_id;
+  }
+
   close(): void {
     this.conn.close("client done");
   }

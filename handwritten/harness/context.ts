@@ -1,6 +1,6 @@
-// Prompt assembly inputs (SPEC-prompt-assembly): the system prompt template, AGENTS.md files from
-// the user's config folder and the project's ancestors (frozen when an agent initializes), and the
-// `<user>` envelope for human prompts.
+// Prompt assembly inputs (SPEC-agent-lifecycle, SPEC-skills): the system prompt template, AGENTS.md
+// files from the user's config folder and the project's ancestors and the skill listing (both frozen
+// when an agent initializes), and the `<user>` envelope for human prompts.
 import { readFileSync } from "node:fs";
 import { dirname, join, parse } from "node:path";
 
@@ -12,6 +12,7 @@ export const DEFAULT_SYSTEM_TEMPLATE = [
   "Use the tools you are given to inspect and change files and to run commands; prefer small, verifiable steps.",
   "When you are done, answer with a short summary of what you did and what is left.",
   "{{agents_md}}",
+  "{{skills}}",
 ].join("\n");
 
 export interface AgentContextFile {
@@ -43,9 +44,11 @@ export function collectAgentsMd(configRoot: string, cwd: string): AgentContextFi
 }
 
 /** Renders the template with explicit inputs only; unknown placeholders are left as they are. */
-export function renderSystemPrompt(template: string, inputs: { cwd: string; agentsMd: readonly AgentContextFile[] }): string {
+export function renderSystemPrompt(template: string, inputs: { cwd: string; agentsMd: readonly AgentContextFile[]; skills?: string }): string {
   const agents = inputs.agentsMd.map((f) => `<agents_md path="${f.path}">\n${f.text}\n</agents_md>`).join("\n");
-  return template.replaceAll("{{cwd}}", inputs.cwd).replaceAll("{{agents_md}}", agents).trimEnd();
+  // One pass, so text inside an input is never taken for a placeholder.
+  const values: Record<string, string> = { cwd: inputs.cwd, agents_md: agents, skills: inputs.skills ?? "" };
+  return template.replace(/\{\{(cwd|agents_md|skills)\}\}/g, (_, key: string) => values[key] ?? "").trimEnd();
 }
 
 /** The provider form of a human prompt: fieldless `<user>` envelope, exact `</user>` collisions replaced. */

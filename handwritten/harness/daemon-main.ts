@@ -2,11 +2,12 @@
 // with --detach re-launches itself in its own process group with output to the session's log file.
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { loadHarnessConfig, resolveRoots, type Roots } from "../config/index.js";
+import { checkProfileSecrets, loadHarnessConfig, preloadSecrets, resolveRoots, type Roots } from "../config/index.js";
 import type { HarnessConfig } from "../../generated/index.js";
 import { cleanupDebugLogs } from "../store/index.js";
 import { superviseExtensions } from "./extensions.js";
-import { captureProviderKey, defaultExtensions } from "./defaults.js";
+import { captureProviderKey, sessionDefaultModel, sessionExtensions } from "./defaults.js";
+import type { ExtensionConfig } from "../../generated/index.js";
 import type { Supervisor } from "../host/index.js";
 import { DAEMON_INSTANCE_ENV, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit } from "../transport/index.js";
 import { Harness } from "./harness.js";
@@ -103,15 +104,23 @@ export async function main(argv: readonly string[]): Promise<void> {
   captureProviderKey(process.env);
   const roots = resolveRoots();
   let config: HarnessConfig;
+  let extensions: ExtensionConfig[];
+  let fileSecrets: Map<string, string>;
+  let defaultModel: string | undefined;
   try {
     config = await loadHarnessConfig(roots.config, args.overrides);
+    extensions = sessionExtensions(config, process.env);
+    defaultModel = sessionDefaultModel(config, process.env);
+    checkProfileSecrets(config, roots.config, process.env);
+    // File-backed secrets are read once, here, into memory: never into an environment.
+    fileSecrets = preloadSecrets(extensions.flatMap((e) => e.secrets ?? []), process.env, { config: roots.config, state: roots.state });
   } catch (err) {
     process.stderr.write(`tau: ${(err as Error).message}\n`);
     process.exitCode = 2;
     return;
   }
   if (args.print) {
-    process.exitCode = await printPreview(args, roots, config);
+    process.exitCode = await printPreview(args, roots, extensions, fileSecrets);
     return;
   }
   if (!args.ephemeral) cleanupDebugLogs(roots.state, config.debug_log?.retention_days !== undefined ? { windowMs: config.debug_log.retention_days * 86_400_000 } : {});
@@ -123,7 +132,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     warn: (m) => process.stderr.write(`tau daemon: ${m}\n`),
     debugLog: config.debug_log?.enable !== false,
     configRoot: roots.config,
-    ...(config.model ? { defaultModel: config.model } : {}),
+    ...(defaultModel ? { defaultModel } : {}),
   }).catch((err: unknown) => {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exit(1);
@@ -133,8 +142,9 @@ export async function main(argv: readonly string[]): Promise<void> {
   const supervisor: Supervisor = superviseExtensions(harness, {
     ...(args.ephemeral ? {} : { stateDir: roots.state }),
     tauCommand: [process.execPath, process.argv[1] as string],
+    fileSecrets,
   });
-  const started = supervisor.start(config.extensions ?? defaultExtensions(process.env));
+  const started = supervisor.start(extensions);
   started.catch(() => {}); // handled where it is awaited below
   const stop = async (reason: "last_ui_left" | "signal" | "requested" | "startup_failed", code = 0) => {
     if (stopping) return;
@@ -169,11 +179,12 @@ export async function main(argv: readonly string[]): Promise<void> {
  * `tau dev print-*`: an in-memory harness with the configured extensions, no socket, no debug log,
  * no cleanup and no session files; prints one preview and exits.
  */
-async function printPreview(args: DaemonArgs, roots: Roots, config: HarnessConfig): Promise<number> {
-  const harness = await Harness.open({ projectRoot: args.projectRoot, debugLog: false, configRoot: roots.config, warn: () => {} });
-  const supervisor = superviseExtensions(harness, { tauCommand: [process.execPath, process.argv[1] as string] });
+async function printPreview(args: DaemonArgs, roots: Roots, extensions: ExtensionConfig[], fileSecrets: Map<string, string>): Promise<number> {
+  // Warnings (a skipped skill) go to stderr; the preview itself is the only thing on stdout.
+  const harness = await Harness.open({ projectRoot: args.projectRoot, debugLog: false, configRoot: roots.config, warn: (m) => process.stderr.write(`tau: ${m}\n`) });
+  const supervisor = superviseExtensions(harness, { tauCommand: [process.execPath, process.argv[1] as string], fileSecrets });
   try {
-    await supervisor.start(config.extensions ?? defaultExtensions(process.env));
+    await supervisor.start(extensions);
     await harness.bus.settled(); // the survivors' tool registrations commit after activation
     process.stdout.write(`${harness.preview(args.print as "system-prompt" | "tools" | "prompt", args.printText ?? "")}\n`);
     return 0;

@@ -1,7 +1,8 @@
 // What a session runs when harness.yaml configures no extensions: the first-party provider and
 // shell extensions. The provider talks to OPENAI_BASE_URL when it is set and is otherwise the
 // clearly labelled offline demo (`scripted`), so `tau run` works on a fresh machine.
-import type { ExtensionConfig } from "../../generated/index.js";
+import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
+import { ConfigError, profileDefaultModel, profileExtension, profilesOf } from "../config/index.js";
 
 export const OPENAI_KEY_SECRET = "openai-api-key";
 export const DEFAULT_OPENAI_MODEL = "gpt-4o-mini";
@@ -22,6 +23,27 @@ export function defaultExtensions(env: NodeJS.ProcessEnv): ExtensionConfig[] {
   };
   const shell: ExtensionConfig = { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 };
   return [provider, shell];
+}
+
+/**
+ * The extensions a session runs: the configured list (or the defaults), plus one provider instance
+ * per named profile. With profiles and no OPENAI_BASE_URL, the default provider (the offline demo)
+ * is left out, so a demo model is never chosen over a configured endpoint (SPEC-configuration).
+ */
+export function sessionExtensions(config: HarnessConfig, env: NodeJS.ProcessEnv): ExtensionConfig[] {
+  const profiles = profilesOf(config);
+  let base = config.extensions ?? defaultExtensions(env);
+  if (config.extensions === undefined && profiles.length > 0 && !env.OPENAI_BASE_URL) base = base.filter((e) => e.name !== "provider");
+  const names = new Set(base.map((e) => e.name));
+  for (const [name] of profiles) {
+    if (names.has(name)) throw new ConfigError(`providers.${name}: an extension of the same name is already configured`);
+  }
+  return [...base, ...profiles.map(([name, p]) => profileExtension(name, p))];
+}
+
+/** The model new agents use: the configured one, else the rule of profileDefaultModel. */
+export function sessionDefaultModel(config: HarnessConfig, env: NodeJS.ProcessEnv): string | undefined {
+  return profileDefaultModel(config, env, env.OPENAI_MODEL || DEFAULT_OPENAI_MODEL);
 }
 
 /**

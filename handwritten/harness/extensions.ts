@@ -1,32 +1,29 @@
 // Connects extension supervision to this harness: state folders, secrets, the extension log,
 // notices, and liveness for tool routing.
-import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from "node:fs";
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { Supervisor, type SupervisorHost } from "../host/index.js";
 import { RESERVED_TOOL_NAMES } from "./tools.js";
 import type { Harness } from "./harness.js";
 
-/** Largest secret file read. */
-export const MAX_SECRET_BYTES = 64 * 1024;
-
 export interface ExtensionRuntimeOptions {
   readonly stateDir?: string;
   readonly tauCommand: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
+  /** File-backed secrets read once at daemon start (config/secrets.ts preloadSecrets). */
+  readonly fileSecrets?: ReadonlyMap<string, string>;
 }
 
-/** Secret `name` from TAU_SECRET_<NAME> in the daemon's environment, else `<state>/secrets/<name>`. */
-export function resolveSecret(name: string, env: NodeJS.ProcessEnv, stateDir: string | undefined): string | undefined {
+/**
+ * Secret `name` from TAU_SECRET_<NAME> in the daemon's environment, else the file-backed value read
+ * at daemon start (`<config>/secrets/<name>`, then `<state>/secrets/<name>`, mode at most 0600). The
+ * value goes only into that extension's `configure`.
+ */
+export function resolveSecret(name: string, env: NodeJS.ProcessEnv, fileSecrets: ReadonlyMap<string, string> | undefined): string | undefined {
   const fromEnv = env[`TAU_SECRET_${name.toUpperCase().replace(/-/g, "_")}`];
   if (fromEnv !== undefined) return fromEnv;
-  if (!stateDir) return undefined;
-  try {
-    const bytes = readFileSync(join(stateDir, "secrets", name));
-    return bytes.length > MAX_SECRET_BYTES ? undefined : bytes.toString("utf8").replace(/\n$/, "");
-  } catch {
-    return undefined;
-  }
+  return fileSecrets?.get(name);
 }
 
 /** Creates the supervisor for this harness; `supervisor.start(configs)` then runs the extensions. */
@@ -54,7 +51,7 @@ export function superviseExtensions(harness: Harness, opts: ExtensionRuntimeOpti
     detach: (instance, generation) => harness.extensionGone(instance, generation),
     notice: (level, text, mandatory, instance) =>
       void harness.publishHarness("harness.notice", { level, text: text.slice(0, 1024), mandatory, ...(instance ? { instance } : {}) }),
-    resolveSecret: (name) => resolveSecret(name, env, opts.stateDir),
+    resolveSecret: (name) => resolveSecret(name, env, opts.fileSecrets),
     stderr: (instance, chunk) => {
       if (!log) return;
       for (const line of chunk.toString("utf8").split("\n")) if (line !== "") log.write(`[${instance}] ${line}\n`);

@@ -17,8 +17,9 @@ import { ToolRouter } from "./tools.js";
 import { PromptEngine } from "./prompts.js";
 import { ShellCommandRouter } from "./shell-commands.js";
 import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile } from "./context.js";
+import { discoverSkills, loadSkillBody, renderSkillListing, skillPromptText, type SkillScan } from "./skills.js";
 import { eventProblem } from "../protocol/index.js";
-import { isEventName, type EventName, type UiCreateAgent } from "../../generated/index.js";
+import { isEventName, type EventName, type UiCreateAgent, type UiSkillLoad } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import type { Peer } from "./peers.js";
 
@@ -59,6 +60,8 @@ export interface AgentState {
   log: EventLog;
   /** AGENTS.md files, read once when the agent initializes in this process. */
   agentsMd?: readonly AgentContextFile[];
+  /** Skill metadata, discovered once with the AGENTS.md snapshot (SPEC-skills). */
+  skills?: SkillScan;
 }
 
 /** Thrown when a session cannot be resumed; the message names the file and the reason. */
@@ -94,6 +97,7 @@ export class Harness {
     });
     this.writeback = writeback;
     this.bus.onCommitted("ui.create_agent", (c) => this.onCreateAgent(c));
+    this.bus.onCommitted("ui.skill_load", (c) => void this.onSkillLoad(c));
     this.bus.onCommitted("agent.metadata_request", (c) => this.onMetadataRequest(c));
     this.tools = new ToolRouter({
       publish: (name, data) => void this.publishHarness(name, data),
@@ -290,9 +294,12 @@ export class Harness {
    * Reads render inputs only; creates, changes and stores nothing.
    */
   preview(kind: "system-prompt" | "tools" | "prompt", text = ""): string {
+    const scan = discoverSkills(this.options.configRoot, this.projectRoot);
+    for (const p of scan.problems) this.options.warn?.(`skill skipped: ${p}`);
     const system = renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, {
       cwd: this.projectRoot,
       agentsMd: this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.projectRoot) : [],
+      skills: renderSkillListing(scan.skills),
     });
     const tools = [...this.tools.tools.values()]
       .sort((a, b) => (a.name < b.name ? -1 : 1))
@@ -302,13 +309,66 @@ export class Harness {
     return JSON.stringify({ system, messages: [{ role: "user", text: userEnvelope(text) }], tools }, null, 2);
   }
 
-  /** The system prompt: the template with this agent's frozen AGENTS.md and working directory. */
+  /** The system prompt: the template with this agent's frozen AGENTS.md, skills and working directory. */
   systemPromptFor(agentId: string): string {
     const agent = this.agents.get(agentId);
-    if (agent && agent.agentsMd === undefined) {
-      agent.agentsMd = this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.projectRoot) : [];
+    if (agent) this.initializeContext(agent);
+    return renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, {
+      cwd: this.projectRoot,
+      agentsMd: agent?.agentsMd ?? [],
+      skills: renderSkillListing(agent?.skills?.skills ?? []),
+    });
+  }
+
+  /**
+   * Freezes an agent's context once per process: AGENTS.md files and skill metadata, read together.
+   * Invalid skills are reported as live warnings and left out.
+   */
+  private initializeContext(agent: AgentState): void {
+    if (agent.agentsMd === undefined) agent.agentsMd = this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.projectRoot) : [];
+    if (agent.skills === undefined) {
+      agent.skills = discoverSkills(this.options.configRoot, this.projectRoot);
+      for (const p of agent.skills.problems) {
+        void this.publishHarness("harness.notice", { level: "warning", text: `skill skipped: ${p}`.slice(0, 1024), mandatory: false });
+      }
     }
-    return renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, { cwd: this.projectRoot, agentsMd: agent?.agentsMd ?? [] });
+  }
+
+  /**
+   * `ui.skill_load` (SPEC-skills): the exact live UI asked to load a skill of one agent's frozen
+   * snapshot. The body (plus the user's text) becomes a human prompt; anything else is a directed
+   * refusal and nothing is submitted.
+   */
+  private async onSkillLoad(c: Committed): Promise<void> {
+    const req = c.data as unknown as UiSkillLoad;
+    const requester = c.publisher.generation;
+    if (c.publisher.class !== "ui_attached" || requester === undefined || !this.peers.has(requester)) return;
+    const answer = (fields: Record<string, unknown>) => this.sendDirected(requester, "ui.skill_load_result", { request_id: req.request_id, ...fields });
+    const refuse = (error: string) => answer({ ok: false, error: sanitizeLine(error).slice(0, 1024) });
+    const agent = this.agents.get(req.agent_id);
+    if (!agent) return void refuse(`unknown agent ${req.agent_id}`);
+    this.initializeContext(agent);
+    const skills = agent.skills?.skills ?? [];
+    const skill = skills.find((s) => s.name === req.name);
+    if (!skill) {
+      const known = skills.map((s) => s.name);
+      const list = known.length === 0 ? "no skills are available" : `known skills: ${known.join(", ")}`;
+      // A skill of that name that discovery skipped says why.
+      const skipped = agent.skills?.problems.find((p) => p.includes(`/${req.name}/SKILL.md: `));
+      return void refuse(`unknown skill ${JSON.stringify(req.name.slice(0, 80))}; ${list}${skipped ? `; skipped ${skipped}` : ""}`);
+    }
+    const loaded = loadSkillBody(skill);
+    if ("problem" in loaded) return void refuse(`skill ${skill.name}: ${loaded.problem}`);
+    const promptId = mintId("p");
+    const o = await this.publishHarness("agent.prompt_submitted", {
+      agent_id: agent.id,
+      prompt_id: promptId,
+      source: "human_ui",
+      mode: req.mode ?? "queue",
+      text: skillPromptText(skill, loaded.body, req.text),
+    });
+    if (o.status !== "committed") return void refuse("could not record the prompt");
+    answer({ ok: true, prompt_id: promptId });
   }
 
   /** Sends a directed event to one connection: never committed, broadcast or replayed. */
@@ -344,6 +404,7 @@ export class Harness {
       ...(req.parent_id !== undefined ? { parentId: req.parent_id } : {}),
     };
     this.agents.set(agentId, agent);
+    this.initializeContext(agent); // AGENTS.md and skills are frozen as the agent initializes
     const started: Record<string, unknown> = {
       agent_id: agentId,
       session_id: this.sessionId,
@@ -404,6 +465,12 @@ export class Harness {
     await this.writeback?.flush(500);
     this.writeback?.close();
   }
+}
+
+/** One line of text with no control characters (for directed error strings). */
+function sanitizeLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ");
 }
 
 function foldAgent(agent: AgentState, r: Pick<JournalRecord, "event">): void {

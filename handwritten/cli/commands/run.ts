@@ -9,13 +9,18 @@ export default class Run extends Command {
   static override summary = "Run one prompt to completion and print the answer.";
   static override description =
     "Starts a session daemon, creates an agent, submits the prompt and waits for the outer turn to finish. With no model configured, an offline scripted demo answers.";
-  static override examples = ['<%= config.bin %> run -p "list the files here"', 'echo "fix the test" | <%= config.bin %> run --prompt-stdin --json'];
+  static override examples = [
+    '<%= config.bin %> run -p "list the files here"',
+    'echo "fix the test" | <%= config.bin %> run --prompt-stdin --json',
+    '<%= config.bin %> run --skill release-notes -p "for v1.2"',
+  ];
   static override flags = {
     prompt: Flags.string({ char: "p", description: "The prompt text." }),
     "prompt-stdin": Flags.boolean({ description: "Read the prompt from standard input." }),
     json: Flags.boolean({ description: "Stream every event as one JSON line instead of printing the answer." }),
     ephemeral: Flags.boolean({ description: "Keep no session files." }),
     model: Flags.string({ description: "The model to use (provider/model or a model id)." }),
+    skill: Flags.string({ description: "Load this skill (SKILL.md) as the prompt; -p TEXT, if given, follows it as your own words." }),
     "harness-config": Flags.string({ description: "Override one harness.yaml key for this run (KEY=VALUE, dotted keys; repeatable).", multiple: true }),
   };
 
@@ -23,9 +28,12 @@ export default class Run extends Command {
     const { flags } = await this.parse(Run);
     let prompt = flags.prompt;
     if (flags["prompt-stdin"]) prompt = readFileSync(0, "utf8");
-    if (prompt === undefined || prompt.trim() === "") this.error("give a prompt with -p TEXT or --prompt-stdin", { exit: 2 });
-    process.exitCode = await runPrompt(prompt, {
+    if (flags.skill === undefined && (prompt === undefined || prompt.trim() === "")) {
+      this.error("give a prompt with -p TEXT or --prompt-stdin (or a skill with --skill NAME)", { exit: 2 });
+    }
+    process.exitCode = await runPrompt(prompt ?? "", {
       json: flags.json,
+      ...(flags.skill !== undefined ? { skill: flags.skill } : {}),
       ephemeral: flags.ephemeral,
       ...(flags.model ? { model: flags.model } : {}),
       harnessConfig: flags["harness-config"] ?? [],

@@ -80,16 +80,27 @@ export class TuiApp {
   /** Prompts and shell commands typed before the session had an agent: sent once it has one. */
   private readonly waiting: ParsedInput[] = [];
 
+  private history: HistoryPort = { entries: () => [], append: () => {} };
+
   constructor(
     private readonly io: TerminalIo,
-    private readonly history: HistoryPort,
     private readonly configRoot: string,
     startRow: number,
     diagnostics?: Diagnostics,
   ) {
     this.diagnostics = diagnostics ?? new Diagnostics({ sink: () => {} });
     this.view = new InlineView(this.cols, this.rows, startRow);
+  }
+
+  /** Prompt history arrives after the first frame (it is read from disk). */
+  setHistory(history: HistoryPort): void {
+    this.history = history;
     this.editor.setHistory(history.entries());
+  }
+
+  /** A warning shown in the transcript. */
+  warn(text: string): void {
+    this.note("warning", text);
   }
 
   private get cols(): number {
@@ -268,6 +279,7 @@ export class TuiApp {
         return;
       }
       case "command":
+        if (parsed.spec.name === "skill" && (this.focus === "" || this.transcript.models.length === 0)) return void this.waiting.push(parsed);
         this.local({ kind: "notice", level: "info", text: echo, done: true });
         void this.command(parsed.spec.name, parsed.args).catch((err: unknown) => this.note("error", (err as Error).message));
         return;
@@ -303,9 +315,12 @@ export class TuiApp {
       }
       case "agent":
         return this.agentCommand(client, args);
-      case "skill":
-        client.emit("ui.skill_load", { agent_id: this.focus, name: args[0] as string, ...(args[1] !== undefined ? { text: args[1] } : {}) });
+      case "skill": {
+        // An unknown skill comes back as a directed refusal naming the known ones; nothing is sent.
+        const busy = this.current()?.busy === true;
+        await client.loadSkill(this.focus, args[0] as string, { ...(args[1] !== undefined ? { text: args[1] } : {}), mode: busy ? this.settings.mode : "queue" });
         return;
+      }
     }
   }
 
@@ -485,7 +500,7 @@ export class TuiApp {
       "tau",
       a ? agentLabel(a.id, a.name) : "",
       a?.model ?? "",
-      this.session === undefined || a === undefined ? "starting…" : this.waiting.length > 0 ? "waiting for a model…" : a.busy ? "working…" : "ready",
+      this.session === undefined || a === undefined ? "starting…" : this.transcript.models.length === 0 ? "waiting for a model…" : a.busy ? "working…" : "ready",
       a && (a.inputTokens > 0 || a.outputTokens > 0) ? `↑${a.inputTokens} ↓${a.outputTokens}` : "",
       a && a.costUsd > 0 ? `$${a.costUsd.toFixed(4)}` : "",
     ].filter((p) => p !== "");

@@ -2,8 +2,8 @@
 // can never carry escape bytes: colours are names, palette indexes or `#rrggbb`, and any string
 // that looks like an escape sequence is rejected with the file and key named.
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { extname } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { escapeLabel } from "./sanitize.js";
 import { STYLE_KEYS, isColor } from "./style.js";
 import type { Color, Style } from "./style.js";
@@ -148,6 +148,11 @@ export function themeFromObject(doc: unknown, file: string): Theme {
   return Object.freeze({ name, styles: Object.freeze(styles as Record<ThemeKey, Style>) });
 }
 
+/** The YAML parser, loaded on first use: the UI's first frame must not wait for it. */
+function parseYaml(): typeof import("yaml").parse {
+  return (createRequire(import.meta.url)("yaml") as typeof import("yaml")).parse;
+}
+
 /** Parses theme text; `format` defaults from the file's extension (`.json`, else YAML). */
 export function parseTheme(text: string, file: string, format: "json" | "yaml" = extname(file) === ".json" ? "json" : "yaml"): Theme {
   if (Buffer.byteLength(text, "utf8") > THEME_MAX_BYTES) {
@@ -155,7 +160,7 @@ export function parseTheme(text: string, file: string, format: "json" | "yaml" =
   }
   let doc: unknown;
   try {
-    doc = format === "json" ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 0 });
+    doc = format === "json" ? JSON.parse(text) : parseYaml()(text, { maxAliasCount: 0 });
   } catch (err) {
     throw new ThemeError(file, "", `is not valid ${format === "json" ? "JSON" : "YAML"} (${(err as Error).name})`);
   }

@@ -266,6 +266,26 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     expect(await quit(t2)).toBe(0);
   });
 
+  it(":skill loads a skill into the focused agent; an unknown one fails locally and sends nothing", async () => {
+    const w = workspace();
+    const dir = join(w.home, "config", "skills", "review");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "SKILL.md"), "---\nname: review\ndescription: Review a change carefully\n---\nREVIEW-BODY: read every diff hunk twice.\n");
+    const before = fake.requests.length;
+    fake.enqueue(textResponse("reviewed"));
+    const t = start(w);
+    await t.waitFor(ready, "ready");
+    t.type(":skill nosuch\r");
+    await t.waitFor(seen("nosuch"), "the refusal");
+    t.type(":skill review look at src/\r");
+    await t.waitFor(has("reviewed"), "the answer");
+    const sent = fake.requests.slice(before).filter((r) => r.path.endsWith("/chat/completions"));
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.rawBody).toContain("REVIEW-BODY: read every diff hunk twice.");
+    expect(sent[0]?.rawBody).toContain("look at src/");
+    expect(await quit(t)).toBe(0);
+  });
+
   it("detaches, re-attaches with the transcript replayed, and ends the session for everyone with :quit-session", async () => {
     const w = workspace();
     fake.enqueue(textResponse("first answer"));

@@ -1,0 +1,44 @@
+// `tau provider add NAME --base-url URL --model M… [--api-key-stdin | --no-api-key] [--force]`.
+import { Args, Command, Flags } from "@oclif/core";
+import { ConfigError, SecretError, resolveRoots } from "../../../config/index.js";
+import { addProfile, modelList, readHiddenLine, readKeyFromStdin } from "../../provider-profiles.js";
+
+export default class ProviderAdd extends Command {
+  static override summary = "Add a named OpenAI-compatible provider profile; its key is stored in a 0600 secret file.";
+  static override description =
+    "Writes harness.d/provider-NAME.yaml and the key into secrets/provider-NAME under the config root. " +
+    "The key is read from standard input (--api-key-stdin) or, on a terminal, from a prompt that does not echo; " +
+    "it is never taken as an argument. Models are addressed as NAME/MODEL.";
+  static override examples = [
+    'printf %s "$KEY" | <%= config.bin %> provider add work --base-url https://api.example.com/v1 --model gpt-4o,gpt-4o-mini --api-key-stdin',
+    "<%= config.bin %> provider add local --base-url http://127.0.0.1:11434/v1 --model llama3 --no-api-key",
+  ];
+  static override args = { name: Args.string({ description: "Profile name (lowercase letters, digits, - or _).", required: true }) };
+  static override flags = {
+    "base-url": Flags.string({ description: "The endpoint's base URL (http:// or https://).", required: true }),
+    model: Flags.string({ description: "A model id; repeat the flag or give a comma list. The first is the profile's default.", multiple: true, required: true }),
+    "api-key-stdin": Flags.boolean({ description: "Read the API key from standard input.", exclusive: ["no-api-key"] }),
+    "no-api-key": Flags.boolean({ description: "The server needs no key." }),
+    force: Flags.boolean({ description: "Replace an existing profile of the same name." }),
+  };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(ProviderAdd);
+    const roots = resolveRoots();
+    try {
+      let apiKey: string | undefined;
+      if (flags["api-key-stdin"]) apiKey = await readKeyFromStdin();
+      else if (!flags["no-api-key"]) {
+        if (!process.stdin.isTTY) throw new ConfigError("give the key on standard input with --api-key-stdin (or --no-api-key for a server that needs none)");
+        apiKey = await readHiddenLine(`API key for ${args.name} (input hidden): `);
+      }
+      const r = await addProfile(roots.config, { name: args.name, baseUrl: flags["base-url"], models: modelList(flags.model), apiKey, force: flags.force });
+      this.log(`wrote ${r.dropIn}`);
+      if (r.secret) this.log(`wrote ${r.secret} (mode 0600)`);
+      this.log(`models: ${modelList(flags.model).map((m) => `${args.name}/${m}`).join(", ")}`);
+    } catch (err) {
+      if (err instanceof ConfigError || err instanceof SecretError) this.error(err.message, { exit: 2 });
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,144 @@
+// Named provider profiles (SPEC-configuration): `tau provider add NAME` writes the profile as the
+// drop-in `<config>/harness.d/provider-NAME.yaml` and its key as the secret `provider-NAME`
+// (`<config>/secrets/provider-NAME`, 0600). Each profile runs as a provider extension instance
+// called NAME, so its models are addressed as `NAME/model`.
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { validateHarnessConfig, type ExtensionConfig, type HarnessConfig, type ProviderProfile } from "../../generated/index.js";
+import { ConfigError, MAX_DROP_INS } from "./load.js";
+import { SecretError, readSecret } from "./secrets.js";
+
+/** Profile names: instance names, minus the first-party defaults they would shadow. */
+export const PROFILE_NAME = /^[a-z][a-z0-9_-]{0,47}$/;
+export const RESERVED_PROFILE_NAMES: ReadonlySet<string> = new Set(["provider", "shell"]);
+/** Most profiles a configuration may hold (each one is a process). */
+export const MAX_PROFILES = 32;
+
+export function profileNameProblem(name: string): string | undefined {
+  if (!PROFILE_NAME.test(name)) return `profile name ${JSON.stringify(name.slice(0, 80))} must be lowercase letters, digits, '-' or '_' (at most 48, starting with a letter)`;
+  if (RESERVED_PROFILE_NAMES.has(name)) return `profile name "${name}" is reserved for a default extension`;
+  return undefined;
+}
+
+export function profileSecretName(name: string): string {
+  return `provider-${name}`;
+}
+
+export function profileDropInPath(configRoot: string, name: string): string {
+  return join(configRoot, "harness.d", `provider-${name}.yaml`);
+}
+
+/** The profiles of a loaded configuration, in name order, with their names checked. */
+export function profilesOf(config: HarnessConfig): Array<[string, ProviderProfile]> {
+  const entries = Object.entries(config.providers ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (entries.length > MAX_PROFILES) throw new ConfigError(`providers: more than ${MAX_PROFILES} profiles`);
+  for (const [name] of entries) {
+    const problem = profileNameProblem(name);
+    if (problem) throw new ConfigError(`providers.${name.slice(0, 80)}: ${problem}`);
+  }
+  return entries;
+}
+
+/** The provider extension a profile runs as. The key travels only as a secret name. */
+export function profileExtension(name: string, p: ProviderProfile): ExtensionConfig {
+  return {
+    name,
+    kind: "provider",
+    require: true,
+    command: ["tau", "ext", "provider"],
+    startup_timeout_seconds: 30,
+    config: { profile: "chat_completions", base_url: p.base_url, models: p.models.map((id) => ({ id })), ...(p.api_key_secret ? { api_key_secret: p.api_key_secret } : {}) },
+    ...(p.api_key_secret ? { secrets: [p.api_key_secret] } : {}),
+  };
+}
+
+/**
+ * The default model when the configuration names none: with OPENAI_BASE_URL set, the environment's
+ * endpoint (`provider/$OPENAI_MODEL`); otherwise the first model of the first profile in name order.
+ */
+export function profileDefaultModel(config: HarnessConfig, env: NodeJS.ProcessEnv, envModel: string): string | undefined {
+  if (config.model) return config.model;
+  const profiles = profilesOf(config);
+  if (profiles.length === 0) return undefined;
+  if (env.OPENAI_BASE_URL) return `provider/${envModel}`;
+  const [name, p] = profiles[0] as [string, ProviderProfile];
+  return `${name}/${p.models[0] as string}`;
+}
+
+/**
+ * Checks that no profile shares its name with a configured extension and that every profile's key can be read (present, a regular file, mode at most 0600), so a
+ * mistake is reported before a daemon starts. A `TAU_SECRET_<NAME>` variable stands in for the file.
+ */
+export function checkProfileSecrets(config: HarnessConfig, configRoot: string, env: NodeJS.ProcessEnv): void {
+  const extensionNames = new Set((config.extensions ?? []).map((e) => e.name));
+  for (const [name, p] of profilesOf(config)) {
+    if (extensionNames.has(name)) throw new ConfigError(`providers.${name}: an extension of the same name is already configured`);
+    const secret = p.api_key_secret;
+    if (!secret) continue;
+    if (env[`TAU_SECRET_${secret.toUpperCase().replace(/-/g, "_")}`] !== undefined) continue;
+    let value: string | undefined;
+    try {
+      value = readSecret(configRoot, secret);
+    } catch (err) {
+      if (err instanceof SecretError) throw new ConfigError(`provider profile ${name}: ${err.message}`);
+      throw err;
+    }
+    if (value === undefined) {
+      throw new ConfigError(`provider profile ${name}: its key (secret ${secret}) is missing; run \`tau provider add ${name} --force …\` to store it again`);
+    }
+  }
+}
+
+/** Writes the profile's drop-in atomically (0600), validated by the generated schema first. */
+export async function writeProfileDropIn(configRoot: string, name: string, p: ProviderProfile): Promise<string> {
+  const problem = profileNameProblem(name);
+  if (problem) throw new ConfigError(problem);
+  const layer = { providers: { [name]: p } };
+  if (!validateHarnessConfig(layer)) {
+    const err = validateHarnessConfig.errors?.[0];
+    const key = (err?.instancePath ?? "").split("/").filter(Boolean).join(".") || "(top level)";
+    throw new ConfigError(`${key}: ${err?.message ?? "invalid"}`);
+  }
+  const { stringify } = await import("yaml");
+  const text = `# Written by \`tau provider add ${name}\`; remove with \`tau provider remove ${name}\`.\n# The key is in secrets/${p.api_key_secret ?? "(none)"} (mode 0600), never in this file.\n${stringify(layer)}`;
+  const dir = join(configRoot, "harness.d");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const path = profileDropInPath(configRoot, name);
+  let existing: string[] = [];
+  try {
+    existing = readdirSync(dir).filter((n) => /\.ya?ml$/.test(n) && !n.startsWith("."));
+  } catch {
+    // a fresh folder
+  }
+  if (!existing.includes(`provider-${name}.yaml`) && existing.length >= MAX_DROP_INS) {
+    throw new ConfigError(`${dir}: already holds ${MAX_DROP_INS} drop-in files, the most tau reads`);
+  }
+  const tmp = join(dir, `.provider-${name}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  try {
+    try {
+      const bytes = Buffer.from(text, "utf8");
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  return path;
+}
+
+export function removeProfileDropIn(configRoot: string, name: string): boolean {
+  try {
+    unlinkSync(profileDropInPath(configRoot, name));
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw err;
+  }
+}

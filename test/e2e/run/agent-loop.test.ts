@@ -1,0 +1,211 @@
+// The agent loop against a real daemon, real extensions and a loopback OpenAI-compatible server:
+// steering at a round boundary, and a daemon crash between dispatch and answer.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { TestClient, isAlive, startDaemon, tauHome, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { FakeOpenAI, completionChunk, sseEvent, textResponse, toolCallResponse } from "../../support/fake-openai.js";
+import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
+
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await FakeOpenAI.start();
+});
+afterAll(async () => {
+  await fake.close();
+});
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()?.();
+});
+
+function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } {
+  const h = tauHome();
+  cleanups.push(h.dispose);
+  writeFileSync(join(h.home, "config", "harness.yaml"), "model: fake-model\n"); // the default extensions
+  const project = join(h.home, "project");
+  mkdirSync(project);
+  writeFileSync(join(project, "notes.txt"), "remember the milk\n");
+  return { env: { ...h.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model" }, home: h.home, project };
+}
+
+/** The pid and every descendant of it, from /proc. */
+function processTree(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out = [root];
+  for (let i = 0; i < out.length; i++) for (const [pid, ppid] of parentOf) if (ppid === out[i]) out.push(pid);
+  return out;
+}
+
+/** Starts a daemon, remembering to stop it (and its extensions) whatever happens. */
+async function daemon(env: NodeJS.ProcessEnv, args: string[]): Promise<StartedDaemon> {
+  const d = await startDaemon(env, args);
+  cleanups.push(() => {
+    for (const pid of processTree(d.pid).reverse()) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  });
+  return d;
+}
+
+async function attach(d: StartedDaemon): Promise<TestClient> {
+  const c = await TestClient.ui(d.socket, d.session_id);
+  cleanups.push(() => c.close());
+  c.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["*"] } });
+  await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000);
+  return c;
+}
+
+async function createAgent(c: TestClient): Promise<string> {
+  c.emit("ui.create_agent", { request_id: "r-agent" });
+  const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-agent");
+  if (m.message !== "direct" || m.payload.event.data.ok !== true) throw new Error("agent not created");
+  return String(m.payload.event.data.agent_id);
+}
+
+function delivered(c: TestClient, name: string, pred: (d: Record<string, unknown>) => boolean = () => true): Promise<Record<string, unknown>> {
+  return c
+    .next((m) => m.message === "deliver" && m.payload.event.name === name && pred(m.payload.event.data), 30_000)
+    .then((m) => (m.message === "deliver" ? m.payload.event.data : {}));
+}
+
+type Entry = { name: string; data: Record<string, unknown> };
+function agentJournal(home: string, agentId: string): Entry[] {
+  const r = replayJournal<JournalRecord>(join(home, "state", "agents", agentId, "events.cbor"), { validate: validateJournalRecord });
+  return r.records.map((x) => ({ name: x.event.name, data: x.event.data }));
+}
+const brief = (j: Entry[]) =>
+  j.map((e) => [e.name, e.data.prompt_id === undefined ? "" : String(e.data.prompt_id), e.data.round ?? e.data.mode ?? e.data.outcome ?? ""].join(" ").trim());
+
+describe("agent loop through a real daemon", () => {
+  it("[run.openai.steer-next-round] delivers a steered prompt at the next round boundary, or as its own turn when none follows", async () => {
+    const { env, home, project } = workspace();
+    const d = await daemon(env, ["--project-root", project]);
+    const c = await attach(d);
+    const agentId = await createAgent(c);
+
+    // Round 0 streams a tool call slowly; the steer arrives while it streams.
+    fake.enqueue(toolCallResponse([{ id: "call_ls", name: "ls", arguments: ['{"path"', ':"."}'] }], { delayMs: 500 }), textResponse("done with both"));
+    const before = fake.chatRequests.length;
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "list the files" });
+    const p1 = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "list the files")).prompt_id);
+    await waitFor(() => fake.chatRequests.length === before + 1, "round 0 request", 20_000);
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "steer", text: "also read notes.txt" });
+    const p2 = String((await delivered(c, "agent.prompt_submitted", (x) => x.mode === "steer")).prompt_id);
+    const end1 = await delivered(c, "agent.outer_turn_finished", (x) => x.prompt_id === p1);
+    expect(end1).toMatchObject({ outcome: "completed", rounds: 2 });
+    expect(fake.chatRequests.length).toBe(before + 2);
+    const round1 = (fake.chatRequests[before + 1]!.body as { messages: Array<{ role: string; content: unknown; tool_call_id?: string }> }).messages;
+    expect(round1.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "user"]);
+    expect(round1[1]?.content).toBe("<user>\nlist the files\n</user>");
+    expect(round1[3]?.tool_call_id).toBe("call_ls");
+    expect(round1[4]?.content).toBe("<user>\nalso read notes.txt\n</user>");
+    // The round-0 request did not carry the steer.
+    const round0 = (fake.chatRequests[before]!.body as { messages: Array<{ content: unknown }> }).messages;
+    expect(JSON.stringify(round0)).not.toContain("notes.txt");
+
+    // A steer into a turn that has no further round runs as a turn of its own, right after it.
+    fake.enqueue(textResponse(["slow ", "answer"], { delayMs: 500 }), textResponse("steer answered"));
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "just talk" });
+    const p3 = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "just talk")).prompt_id);
+    await waitFor(() => fake.chatRequests.length === before + 3, "p3 request", 20_000);
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "steer", text: "and be brief" });
+    const p4 = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "and be brief")).prompt_id);
+    await delivered(c, "agent.outer_turn_finished", (x) => x.prompt_id === p4);
+    expect(fake.chatRequests.length).toBe(before + 4);
+    const last = (fake.chatRequests[before + 3]!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    expect(last.at(-2)).toEqual({ role: "assistant", content: "slow answer" });
+    expect(last.at(-1)).toEqual({ role: "user", content: "<user>\nand be brief\n</user>" });
+
+    expect(brief(agentJournal(home, agentId))).toEqual([
+      "agent.started",
+      `agent.prompt_submitted ${p1} queue`,
+      `agent.prompt_started ${p1} 0`,
+      `agent.prompt_submitted ${p2} steer`,
+      `provider.response_finished ${p1} 0`,
+      "provider.tool_result " + p1,
+      `agent.prompt_started ${p1} 1`,
+      `provider.response_finished ${p1} 1`,
+      `agent.outer_turn_finished ${p1} completed`,
+      `agent.prompt_submitted ${p3} queue`,
+      `agent.prompt_started ${p3} 0`,
+      `agent.prompt_submitted ${p4} steer`,
+      `provider.response_finished ${p3} 0`,
+      `agent.outer_turn_finished ${p3} completed`,
+      `agent.prompt_started ${p4} 0`,
+      `provider.response_finished ${p4} 0`,
+      `agent.outer_turn_finished ${p4} completed`,
+    ]);
+  });
+
+  it("[daemon.crash.dispatch-uncertain] a daemon killed between dispatch and answer resumes the prompt as dispatch-uncertain and never resends it", async () => {
+    const { env, home, project } = workspace();
+    const d = await daemon(env, ["--project-root", project]);
+    const c = await attach(d);
+    const agentId = await createAgent(c);
+
+    // The answer starts and then hangs: the daemon dies while the provider is still streaming.
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ role: "assistant", content: "" })), sseEvent(completionChunk({ content: "thinking" }))], end: "hang" });
+    const before = fake.chatRequests.length;
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "a long job" });
+    const p1 = String((await delivered(c, "agent.prompt_submitted")).prompt_id);
+    await waitFor(() => fake.chatRequests.length === before + 1, "the dispatched request", 20_000);
+    await delivered(c, "provider.response_updated", (x) => x.prompt_id === p1); // the stream is live
+    const tree = processTree(d.pid);
+    expect(tree.length).toBeGreaterThanOrEqual(3);
+    process.kill(d.pid, "SIGKILL");
+    await waitFor(() => !isAlive(d.pid), "the daemon to die");
+    for (const pid of tree.slice(1)) {
+      try {
+        process.kill(pid, "SIGKILL"); // a crash takes the whole tree; no orderly goodbye from anyone
+      } catch {
+        // already gone
+      }
+    }
+    c.close();
+    expect(brief(agentJournal(home, agentId))).toEqual(["agent.started", `agent.prompt_submitted ${p1} queue`, `agent.prompt_started ${p1} 0`]);
+
+    // Cold resume: the open prompt is closed as dispatch-uncertain, and nothing is sent again.
+    const resumed = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
+    expect(resumed.session_id).toBe(d.session_id);
+    const c2 = await attach(resumed);
+    await new Promise((r) => setTimeout(r, 1000)); // time for a (wrong) resend to reach the server
+    expect(fake.chatRequests.length).toBe(before + 1);
+    const journal = agentJournal(home, agentId);
+    expect(brief(journal)).toEqual([
+      "agent.started",
+      `agent.prompt_submitted ${p1} queue`,
+      `agent.prompt_started ${p1} 0`,
+      `agent.outer_turn_finished ${p1} dispatch_uncertain`,
+    ]);
+    expect(journal.at(-1)?.data).toEqual({ agent_id: agentId, prompt_id: p1, outcome: "dispatch_uncertain", rounds: 1 });
+
+    // The agent still works: the next prompt is answered, with the uncertain prompt kept as context only.
+    fake.enqueue(textResponse("fresh answer"));
+    c2.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "next one" });
+    const p2 = String((await delivered(c2, "agent.prompt_submitted", (x) => x.text === "next one")).prompt_id);
+    await delivered(c2, "agent.outer_turn_finished", (x) => x.prompt_id === p2);
+    expect(fake.chatRequests.length).toBe(before + 2);
+    const msgs = (fake.chatRequests[before + 1]!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    expect(msgs.slice(1)).toEqual([
+      { role: "user", content: "<user>\na long job\n</user>" },
+      { role: "user", content: "<user>\nnext one\n</user>" },
+    ]);
+    // It is closed exactly once.
+    expect(agentJournal(home, agentId).filter((e) => e.data.outcome === "dispatch_uncertain")).toHaveLength(1);
+  });
+});
