@@ -8,12 +8,14 @@ export type Delivery = DeliverMessage["payload"];
 
 export class SessionClient {
   private readonly listeners = new Set<(d: Delivery) => void>();
+  private readonly replies = new Set<(m: Extract<WireMessage, { message: "error" | "notice" }>) => void>();
   private readonly waiters = new Set<(m: WireMessage) => boolean>();
   private nextRequest = 1;
 
   private constructor(readonly conn: Connection) {
     conn.onMessage((m) => {
       if (m.message === "deliver") for (const l of this.listeners) l(m.payload);
+      if (m.message === "error" || m.message === "notice") for (const l of this.replies) l(m);
       for (const w of [...this.waiters]) if (w(m)) this.waiters.delete(w);
     });
   }
@@ -31,6 +33,12 @@ export class SessionClient {
   onDeliver(listener: (d: Delivery) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Content-free refusals (`error`) and directed notices the daemon sends this connection. */
+  onReply(listener: (m: Extract<WireMessage, { message: "error" | "notice" }>) => void): () => void {
+    this.replies.add(listener);
+    return () => this.replies.delete(listener);
   }
 
   /** Resolves with the first message matching `pred` (or rejects when the connection ends first). */

@@ -137,6 +137,10 @@ export class TuiApp {
     const client = session.client;
     const exit = new Promise<Exit>((resolve) => (this.ended = resolve));
     client.onDeliver((d) => this.deliver(d));
+    client.onReply((m) => {
+      if (m.message === "error") this.note("error", `the session refused a request (${m.payload.code})`);
+      else this.note(m.payload.level, m.payload.text);
+    });
     void client.conn.closed.then(() => this.end("lost"));
     client.subscribe(["*"], ["*"]);
     this.note("info", `session ${session.sessionId}`);

@@ -2,8 +2,10 @@
 // `tau resume [SESSION]` (restart a saved one). The first frame is drawn before the configuration,
 // the daemon and the wire codec are even loaded (`connect.ts` comes in afterwards), and the
 // terminal is given back exactly as it was found.
+import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { resolveRoots } from "../../config/paths.js";
+import { Diagnostics, type DiagnosticRecord } from "../ui/index.js";
 import { TuiApp, type Exit } from "./app.js";
 
 const USAGE = "usage: tau [--harness-config KEY=VALUE]… | tau attach [SESSION] | tau resume [SESSION]";
@@ -36,6 +38,25 @@ function queryCursorRow(): Promise<number | undefined> {
     process.stdin.on("data", onData);
     process.stdout.write("\x1b[6n");
   });
+}
+
+/**
+ * Progress diagnostics (ids, names, counts, sizes, durations only) go to `<state>/ui-diagnostics.jsonl`:
+ * slow-stage warnings always, trace records with TAU_UI_TRACE=1. Never to the terminal.
+ */
+function diagnostics(stateDir: string): Diagnostics {
+  const file = join(stateDir, "ui-diagnostics.jsonl");
+  let failed = false;
+  const sink = (r: DiagnosticRecord) => {
+    if (failed) return;
+    try {
+      mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+      appendFileSync(file, `${JSON.stringify({ pid: process.pid, ...r })}\n`, { mode: 0o600 });
+    } catch {
+      failed = true; // diagnostics are best effort and never disturb the UI
+    }
+  };
+  return new Diagnostics({ sink, trace: process.env.TAU_UI_TRACE === "1" });
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -76,7 +97,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.stdin.setRawMode(true);
   process.stdin.resume();
   const startRow = (await queryCursorRow()) ?? process.stdout.rows;
-  const app = new TuiApp({ input: process.stdin, output: process.stdout }, roots.config, startRow);
+  const app = new TuiApp({ input: process.stdin, output: process.stdout }, roots.config, startRow, diagnostics(roots.state));
   app.start();
   let exit: Exit = "lost";
   let message = "";

@@ -1,7 +1,7 @@
 // The real `tau` interactive UI in a pseudo-terminal, read by a real terminal emulator, against a
 // loopback OpenAI-compatible server: what the user sees, and what reaches the model and the journals.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tauHome } from "../../support/daemon.js";
 import { spawnTau, type PtyTau } from "../../support/pty.js";
@@ -82,6 +82,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
       toolCallResponse([{ id: "call_read_1", name: "read", arguments: ['{"path":', '"notes.txt"}'] }]),
       textResponse(["The notes ", "say: remember ", "the milk."], { delayMs: 30, usage: { prompt_tokens: 120, completion_tokens: 9, total_tokens: 129 } }),
     );
+    w.env.TAU_UI_TRACE = "1";
     const t = start(w, [], { cols: 70, rows: 20 });
     await t.waitFor((s) => s.some((l) => l.startsWith("› ")), "the prompt");
     await t.waitFor(ready, "the session to be ready");
@@ -98,6 +99,10 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     // The live region is erased on exit; the transcript stays.
     expect(t.screen().some((l) => l.includes(" · ready"))).toBe(false);
     expect(t.all().some((l) => l.includes("The notes say: remember the milk."))).toBe(true);
+    // Progress diagnostics went to their file, with stage names and durations but no bodies.
+    const diagnostics = readFileSync(join(w.home, "state", "ui-diagnostics.jsonl"), "utf8");
+    expect(diagnostics).toContain('"component":"renderer"');
+    expect(diagnostics).not.toMatch(/milk|notes/);
     // The session is durable: the agent journal holds the prompt and the answer.
     const [journal] = agentJournals(w.home);
     expect(journal?.map((r) => r.name)).toEqual(expect.arrayContaining(["agent.prompt_submitted", "provider.response_finished", "agent.outer_turn_finished"]));
