@@ -108,6 +108,65 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     expect(journal?.map((r) => r.name)).toEqual(expect.arrayContaining(["agent.prompt_submitted", "provider.response_finished", "agent.outer_turn_finished"]));
   });
 
+  it("shows an edit's diff inline under its tool row", async () => {
+    const w = workspace();
+    writeFileSync(join(w.project, "greeting.txt"), "hello world\nsecond line\n");
+    fake.enqueue(
+      toolCallResponse([{ id: "call_edit_01", name: "edit", arguments: JSON.stringify({ path: "greeting.txt", edits: [{ old_text: "hello world", new_text: "hello tau" }] }) }]),
+      textResponse("edited"),
+    );
+    const t = start(w, [], { cols: 80, rows: 24 });
+    await t.waitFor(ready, "ready");
+    t.type("change it\r");
+    await t.waitFor(has("edited"), "the answer");
+    const all = t.all();
+    const header = all.findIndex((l) => l.startsWith("edit _edit_01 ok"));
+    expect(header, all.join("\n")).toBeGreaterThanOrEqual(0);
+    const body = all.slice(header + 1, header + 12);
+    expect(body).toContain("-hello world");
+    expect(body).toContain("+hello tau");
+    // The diff is styled: added lines green, removed lines red (SGR from the theme, not from the text).
+    const b = t.term.buffer.active;
+    const added = all.indexOf("+hello tau");
+    expect(b.getLine(added)?.getCell(0)?.getFgColor()).toBe(2);
+    expect(await quit(t)).toBe(0);
+  });
+
+  it("drives agents, models, cancellation, multi-line prompts and new sessions from the keyboard", async () => {
+    const w = workspace();
+    const t = start(w, [], { cols: 90, rows: 30 });
+    await t.waitFor(ready, "ready");
+    t.type(":agent new helper\r");
+    await t.waitFor(has("helper [a-"), "the new agent in the status line");
+    t.type(":agent name reviewer\r");
+    await t.waitFor(has("reviewer [a-"), "the renamed agent");
+    t.type(":agent list\r");
+    await t.waitFor(seen("* reviewer [a-"), "the focused agent marked in the list");
+    t.type(":model provider/fake-model\r");
+    await t.waitFor(has("provider/fake-model"), "the selected model");
+    // Alt-Enter adds a line; both lines reach the model as one prompt. The slow answer is cancelled.
+    const before = fake.requests.length;
+    fake.enqueue(textResponse(["slow ", "answer ", "never ", "finishes"], { delayMs: 1500 }));
+    t.type("first line\x1b\rsecond line\r");
+    await t.waitFor(has("working…"), "the agent at work");
+    t.type(":cancel\r");
+    await t.waitFor(seen("the prompt was cancelled"), "the cancellation");
+    await t.waitFor(ready, "ready again");
+    const body = fake.requests.slice(before).find((r) => r.path.endsWith("/chat/completions"))?.rawBody ?? "";
+    expect(body).toContain("first line\\nsecond line");
+    // Ctrl-R finds the multi-line prompt in history.
+    t.type("\x12second");
+    await t.waitFor(has("(history search) second: first line␊second line"), "the history search");
+    t.type("\x07");
+    // :new leaves this session for a fresh one.
+    const first = t.all().find((l) => l.startsWith("session s-")) as string;
+    t.type(":new\r");
+    await t.waitFor((_s, all) => all.filter((l) => l.startsWith("session s-")).length === 2, "a second session");
+    expect(t.all().filter((l) => l.startsWith("session s-"))[1]).not.toBe(first);
+    await t.waitFor(ready, "the new session ready");
+    expect(await quit(t)).toBe(0);
+  });
+
   it("[tui.pty.resize] redraws the finished rows and the live region at the new width", async () => {
     const w = workspace();
     fake.enqueue(textResponse("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"));
