@@ -1,83 +1,26 @@
-// Reference decoders for property tests of the wire codec: the pre-scan exactly as first written
-// (array stacks, one branch per check) and cbor-x's no-eval decoder. The hand-written reader and
-// the optimised scan must agree with these on every input: the same value, or the same error.
+// The reference for property tests of the wire codec: the pre-scan followed by cbor-x's no-eval
+// decoder, as decodeCbor worked before its hand-written reader. The reader must agree with it on
+// every input: the same value, or the same error.
 import { createRequire } from "node:module";
 import type * as CborX from "cbor-x";
 import fc from "fast-check";
-import { MAX_DEPTH } from "../../handwritten/protocol/limits.js";
+import { scanPlainCbor } from "../../handwritten/protocol/cbor-scan.js";
 
 const { Decoder } = createRequire(import.meta.url)("cbor-x/index-no-eval") as typeof CborX;
 const cborx = new Decoder({ useRecords: false, mapsAsObjects: true });
 
 export type Outcome = { ok: true; value: unknown } | { ok: false; message: string };
 
-/** What `decodeCbor` did before the hand-written reader: reference scan, then cbor-x. */
+/** What `decodeCbor` did before the hand-written reader: the scan, then cbor-x. */
 export function oracleDecode(bytes: Buffer): Outcome {
   if (bytes.length === 0) return { ok: false, message: "bad_cbor: empty frame body" };
-  const problem = referenceScan(bytes);
+  const problem = scanPlainCbor(bytes);
   if (problem) return { ok: false, message: `bad_cbor: ${problem}` };
   try {
     return { ok: true, value: cborx.decode(bytes) };
   } catch {
     return { ok: false, message: "bad_cbor: undecodable item" };
   }
-}
-
-/** The original structural pre-scan (see handwritten/protocol/cbor-scan.ts). */
-export function referenceScan(bytes: Uint8Array): string | undefined {
-  const end = bytes.length;
-  let pos = 0;
-  const remaining: number[] = [1];
-  const keyNext: Array<boolean | undefined> = [undefined];
-  while (remaining.length > 0) {
-    const top = remaining.length - 1;
-    if (remaining[top] === 0) {
-      remaining.pop();
-      keyNext.pop();
-      continue;
-    }
-    if (pos >= end) return "truncated item";
-    const ib = bytes[pos++] as number;
-    const major = ib >> 5;
-    const ai = ib & 31;
-    if (keyNext[top] !== undefined) {
-      if (keyNext[top] && major !== 3) return "map key is not text";
-      keyNext[top] = !keyNext[top];
-    }
-    remaining[top] = (remaining[top] as number) - 1;
-    let arg = ai;
-    if (ai >= 24) {
-      if (ai === 31) return "indefinite length";
-      if (ai > 27) return "reserved additional information";
-      const n = 1 << (ai - 24);
-      if (pos + n > end) return "truncated item";
-      arg = 0;
-      for (let i = 0; i < n; i++) arg = arg * 256 + (bytes[pos++] as number);
-    }
-    switch (major) {
-      case 2:
-      case 3:
-        if (arg > end - pos) return "truncated item";
-        pos += arg;
-        break;
-      case 4:
-      case 5: {
-        if (remaining.length >= MAX_DEPTH) return `nesting deeper than ${MAX_DEPTH}`;
-        const items = major === 5 ? arg * 2 : arg;
-        if (items > end - pos) return "truncated item";
-        remaining.push(items);
-        keyNext.push(major === 5 ? true : undefined);
-        break;
-      }
-      case 6:
-        return "tagged or extension value";
-      case 7:
-        if (ai === 20 || ai === 21 || ai === 22 || ai === 25 || ai === 26 || ai === 27) break;
-        return ai === 23 ? "undefined value" : "unsupported simple value";
-    }
-  }
-  if (pos !== end) return "more than one item in the frame body";
-  return undefined;
 }
 
 // ---- generators of plain CBOR bytes, including encodings cbor-x's encoder never produces ----
