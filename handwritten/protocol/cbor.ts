@@ -19,7 +19,7 @@ export function encodeCbor(value: unknown): Buffer {
 
 /**
  * Decodes exactly one plain CBOR item, or throws `WireError("bad_cbor")`. Byte strings in the
- * result are views of `bytes` (see FrameReader.push); invalid UTF-8 in text becomes U+FFFD.
+ * result are Buffer views of `bytes` (see FrameReader.push); invalid UTF-8 in text becomes U+FFFD.
  */
 export function decodeCbor(bytes: Uint8Array): unknown {
   if (bytes.length === 0) throw new WireError("bad_cbor", "empty frame body");
