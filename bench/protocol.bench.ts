@@ -1,6 +1,8 @@
 // Wire codec throughput beside JSON doing the same work on the same messages, in the same run.
 // Every figure is the median of interleaved rounds (see medianOpsPerSecond); one op = the four
 // messages below, each as a length-prefixed frame in one Buffer, as a socket chunk delivers them.
+// Decoding is compared with JSON doing the same framed work (the first JSON baseline), and with
+// JSON.parse of ready-made strings as a stricter reference that skips framing and UTF-8 decoding.
 import { FrameReader, MessageReader, encodeFrame, parseMessage, type Side } from "../handwritten/protocol/index.js";
 import { fmt, medianOpsPerSecond } from "./support.js";
 
@@ -80,6 +82,7 @@ export async function run(): Promise<void> {
     for (const v of parseJsonFrames(chunk, scratch)) if (!parseMessage(v, side).ok) throw new Error("rejected");
   };
 
+  const rounds = 15;
   const m = medianOpsPerSecond({
     encode: () => {
       for (const v of values) encodeFrame(v);
@@ -104,7 +107,7 @@ export async function run(): Promise<void> {
       jsonValidated(jsonToHarness, "harness");
       jsonValidated(jsonToPeer, "peer");
     },
-  });
+  }, rounds, 100);
   const line = (what: string, ours: string, base: string, baseline: string): void => {
     const a = m[ours]!;
     const b = m[base]!;
@@ -112,7 +115,7 @@ export async function run(): Promise<void> {
       `${what}: ${fmt(a.median, 0)} ops/s (${fmt(a.min, 0)}–${fmt(a.max, 0)}) | ${baseline}: ${fmt(b.median, 0)} ops/s (${fmt(b.min, 0)}–${fmt(b.max, 0)}) | ratio ${fmt(a.median / b.median, 2)}x`,
     );
   };
-  console.log("one op = 4 messages (hello, deliver, 2 × emit); medians of 9 interleaved rounds (lowest–highest)");
+  console.log(`one op = 4 messages (hello, deliver, 2 × emit); medians of ${rounds} interleaved rounds (lowest–highest)`);
   line("encode: values → CBOR frames", "encode", "jsonEncode", "JSON.stringify → length-prefixed UTF-8 frames");
   line("decode: CBOR frames in one Buffer → values (FrameReader)", "decode", "jsonDecode", "length-prefixed JSON frames in one Buffer → UTF-8 decode → JSON.parse");
   line("decode: CBOR frames → values (FrameReader)", "decode", "jsonParseStrings", "JSON.parse of ready-made strings (no framing, no UTF-8 decode)");
