@@ -16,10 +16,10 @@ const scratch = new Uint8Array(f64.buffer);
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const fromCharCode = String.fromCharCode;
 
-/** The value of the single item in `bytes`, which must have passed `scanPlainCbor`. */
-export function readScannedCbor(bytes: Buffer): unknown {
+/** The value of the item at `bytes[start]`, which must have passed `scanPlainCbor`. */
+export function readScannedCbor(bytes: Buffer, start = 0): unknown {
   src = bytes;
-  pos = 0;
+  pos = start;
   try {
     return item();
   } finally {

@@ -22,8 +22,14 @@ export function encodeCbor(value: unknown): Buffer {
  * result are Buffer views of `bytes` (see FrameReader.push); invalid UTF-8 in text becomes U+FFFD.
  */
 export function decodeCbor(bytes: Uint8Array): unknown {
-  if (bytes.length === 0) throw new WireError("bad_cbor", "empty frame body");
-  const problem = scanPlainCbor(bytes);
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  return decodeCborRange(buffer, 0, buffer.length);
+}
+
+/** `decodeCbor` of `bytes[start..end)`, without making a view of it first (FrameReader). */
+export function decodeCborRange(bytes: Buffer, start: number, end: number): unknown {
+  if (start >= end) throw new WireError("bad_cbor", "empty frame body");
+  const problem = scanPlainCbor(bytes, start, end);
   if (problem) throw new WireError("bad_cbor", problem);
-  return readScannedCbor(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+  return readScannedCbor(bytes, start);
 }
