@@ -124,6 +124,10 @@ describe("wire CBOR decoding agrees with cbor-x and the reference scan", () => {
     expect(() => decodeCbor(Buffer.from([...new Array(64).fill(0x81), 0x01]))).toThrow("bad_cbor: nesting deeper than 64");
   });
 
+  it("encodes -0 as the integer 0, as JSON does: the sign of zero does not cross the wire", () => {
+    expect(Object.is(decodeCbor(encodeCbor(-0)), 0)).toBe(true);
+  });
+
   it("keeps a leading U+FEFF in text (cbor-x's TextDecoder path drops it)", () => {
     const s = `\ufeff${"a".repeat(80)}`;
     expect(decodeCbor(encodeCbor({ s }))).toEqual({ s });
