@@ -27,6 +27,40 @@ export function opsPerSecond(fn: () => void, ms = 1000): number {
   return (n * 1000) / (now - start);
 }
 
+/**
+ * Median operations per second of each function, measured in `rounds` interleaved rounds of about
+ * `ms` milliseconds each after a warm-up, so that load from other processes on a shared machine
+ * falls on every function alike. Also returns each function's spread (lowest and highest round).
+ */
+export function medianOpsPerSecond(
+  fns: Record<string, () => void>,
+  rounds = 9,
+  ms = 150,
+): Record<string, { median: number; min: number; max: number }> {
+  const entries = Object.entries(fns);
+  for (const [, fn] of entries) {
+    const warm = performance.now();
+    while (performance.now() - warm < ms) fn();
+  }
+  const samples = new Map<string, number[]>(entries.map(([name]) => [name, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const [name, fn] of entries) {
+      let n = 0;
+      const start = performance.now();
+      let now = start;
+      while (now - start < ms) {
+        for (let i = 0; i < 20; i++) fn();
+        n += 20;
+        now = performance.now();
+      }
+      samples.get(name)?.push((n * 1000) / (now - start));
+    }
+  }
+  const out: Record<string, { median: number; min: number; max: number }> = {};
+  for (const [name, s] of samples) out[name] = { median: median(s), min: Math.min(...s), max: Math.max(...s) };
+  return out;
+}
+
 /** Wall time of one command in milliseconds. */
 export function wallMs(cmd: string, args: string[]): number {
   const start = performance.now();

@@ -8,6 +8,27 @@ const standaloneCode = standaloneModule.default;
 
 const VENDOR_KEYWORDS = ["x-tau-event", "x-tau-message", "x-tau-direction", "x-tau-record", "x-tau-config"];
 
+// ajv counts code points for minLength/maxLength with a charCodeAt loop over the whole string
+// (ucs2length), which costs microseconds per kilobyte of every bounded body text on the wire. A
+// string without any surrogate code unit has exactly as many code points as UTF-16 units, and a
+// native regex finds that out far faster; only strings with surrogates take ajv's loop.
+const AJV_UCS2LENGTH = 'require("ajv/dist/runtime/ucs2length").default';
+const CODE_POINT_LENGTH = [
+  "const ajvUcs2length = require(\"ajv/dist/runtime/ucs2length\").default;",
+  "const SURROGATE = /[\\uD800-\\uDFFF]/;",
+  "/** Code points in `s`, as ajv's ucs2length counts them; the loop only when `s` has surrogates. */",
+  "function codePointLength(s) {",
+  "  return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;",
+  "}",
+  "",
+].join("\n");
+
+function fastCodePointLength(code: string): string {
+  const uses = code.split(AJV_UCS2LENGTH).length - 1;
+  if (uses !== 1) throw new Error(`expected ajv's ucs2length to be referenced once in the validators, found ${uses}`);
+  return code.replace(AJV_UCS2LENGTH, "codePointLength");
+}
+
 /** Only root schemas get an exported validator; shared scalars and models are inlined by ajv. */
 export function isRootSchema(schema: JsonSchema): boolean {
   return VENDOR_KEYWORDS.some((k) => k in schema) || schema.$id === "EventEnvelope.json";
@@ -27,9 +48,9 @@ export function emitValidators(schemas: Map<string, JsonSchema>, header: string)
   const roots = ids.filter((id) => isRootSchema(schemas.get(id) as JsonSchema));
   const exportsMap: Record<string, string> = {};
   for (const id of roots) exportsMap[`validate${typeNameOf(id)}`] = id;
-  const code = standaloneCode(ajv, exportsMap);
+  const code = fastCodePointLength(standaloneCode(ajv, exportsMap));
   const prelude =
-    'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);\n';
+    'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);\n' + CODE_POINT_LENGTH;
   const js = `${header}${prelude}${code}\n`;
   const dts = [
     header,

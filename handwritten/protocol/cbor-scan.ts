@@ -4,10 +4,9 @@
 // is cheaper than walking the decoded tree, and it keeps the decoder away from hostile lengths.
 import { MAX_DEPTH } from "./limits.js";
 
-/** Returns why `bytes` is not exactly one plain CBOR item, or undefined when it is. */
-export function scanPlainCbor(bytes: Uint8Array): string | undefined {
-  const end = bytes.length;
-  let pos = 0;
+/** Returns why `bytes[start..end)` is not exactly one plain CBOR item, or undefined when it is. */
+export function scanPlainCbor(bytes: Uint8Array, start = 0, end = bytes.length): string | undefined {
+  let pos = start;
   // remaining[d]: items still expected at depth d; keyNext[d]: a map at depth d expects a key next.
   const remaining: number[] = [1];
   const keyNext: Array<boolean | undefined> = [undefined];

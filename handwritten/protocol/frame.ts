@@ -2,7 +2,7 @@
 // any byte and refuses an oversize length before reading or allocating the body.
 import { FRAME_HEADER_BYTES, MAX_FRAME_BYTES } from "./limits.js";
 import { WireError } from "./errors.js";
-import { encodeCbor, decodeCbor } from "./cbor.js";
+import { encodeCbor, decodeCborRange } from "./cbor.js";
 
 /** Encodes one value as a frame; throws `WireError("oversize")` if the body exceeds the cap. */
 export function encodeFrame(value: unknown, maxBytes: number = MAX_FRAME_BYTES): Buffer {
@@ -54,7 +54,7 @@ export class FrameReader {
         if (len > this.maxBytes) return this.fail(results, len);
         const end = off + FRAME_HEADER_BYTES + len;
         if (end > input.length) break;
-        results.push(decodeBody(input.subarray(off + FRAME_HEADER_BYTES, end)));
+        results.push(decodeBody(input, off + FRAME_HEADER_BYTES, end));
         off = end;
       }
       if (off === input.length) return results;
@@ -67,7 +67,7 @@ export class FrameReader {
       if (len > this.maxBytes) return this.fail(results, len);
       if (this.buffered < FRAME_HEADER_BYTES + len) break;
       const whole = this.take(FRAME_HEADER_BYTES + len);
-      results.push(decodeBody(whole.subarray(FRAME_HEADER_BYTES)));
+      results.push(decodeBody(whole, FRAME_HEADER_BYTES, whole.length));
     }
     return results;
   }
@@ -96,9 +96,9 @@ export class FrameReader {
   }
 }
 
-function decodeBody(body: Buffer): FrameResult {
+function decodeBody(bytes: Buffer, start: number, end: number): FrameResult {
   try {
-    return { ok: true, value: decodeCbor(body) };
+    return { ok: true, value: decodeCborRange(bytes, start, end) };
   } catch (err) {
     if (err instanceof WireError) return { ok: false, error: err };
     return { ok: false, error: new WireError("bad_cbor", "undecodable item") };

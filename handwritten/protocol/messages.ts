@@ -3,10 +3,10 @@
 import {
   EVENTS,
   MESSAGES,
-  isEventName,
-  isMessageName,
   type EventEnvelope,
+  type EventInfo,
   type GeneratedValidator,
+  type MessageInfo,
   type MessageName,
   type WireMessage,
 } from "../../generated/index.js";
@@ -19,6 +19,12 @@ export type Side = "harness" | "peer";
 
 const EVENT_CARRIERS = new Set<MessageName>(["emit", "deliver", "direct", "intercept_request"]);
 
+// The generated tables as Maps: a name just decoded from a frame is a fresh string, and a Map finds
+// it with one hash lookup, about half the cost of `Object.hasOwn` and indexing on the table object.
+// Only own entries are in them, as with `isMessageName`/`isEventName`.
+const MESSAGE_INFO: ReadonlyMap<string, MessageInfo> = new Map(Object.entries(MESSAGES));
+const EVENT_INFO: ReadonlyMap<string, EventInfo> = new Map(Object.entries(EVENTS));
+
 export type ParseResult = { readonly ok: true; readonly message: WireMessage } | { readonly ok: false; readonly error: WireError };
 
 /** Validates a decoded frame value as a wire message readable by `side`. */
@@ -28,15 +34,15 @@ export function parseMessage(value: unknown, side: Side): ParseResult {
   }
   const name = (value as { message?: unknown }).message;
   if (typeof name !== "string") return fail("invalid", "frame has no message name");
-  if (!isMessageName(name)) return fail("unknown_message", "unknown message");
-  const info = MESSAGES[name];
+  const info = MESSAGE_INFO.get(name);
+  if (!info) return fail("unknown_message", "unknown message");
   const wanted = side === "harness" ? "to_harness" : "from_harness";
   if (info.direction !== "both" && info.direction !== wanted) {
     return fail("unknown_message", `${name} is not accepted by the ${side}`);
   }
   if (!info.validate(value)) return fail("invalid", `${name}: ${describeErrors(info.validate)}`);
   const message = value as WireMessage;
-  if (EVENT_CARRIERS.has(name)) {
+  if (EVENT_CARRIERS.has(info.name)) {
     const event = (message.payload as { event: EventEnvelope }).event;
     const problem = eventProblem(event);
     if (problem) return { ok: false, error: problem };
@@ -50,8 +56,9 @@ export function parseMessage(value: unknown, side: Side): ParseResult {
 
 /** Validates an event envelope's payload against the schema registered for its name. */
 export function eventProblem(event: EventEnvelope): WireError | undefined {
-  if (!isEventName(event.name)) return new WireError("unknown_message", "unknown event");
-  const validate = EVENTS[event.name].validate;
+  const info = EVENT_INFO.get(event.name);
+  if (!info) return new WireError("unknown_message", "unknown event");
+  const validate = info.validate;
   if (!validate(event.data)) return new WireError("invalid", `${event.name}: ${describeErrors(validate)}`);
   return undefined;
 }
