@@ -167,6 +167,30 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     expect(await quit(t)).toBe(0);
   });
 
+  it(":theme loads structured themes from the config root and refuses escape bytes; :set changes terminal settings", async () => {
+    const w = workspace();
+    mkdirSync(join(w.home, "config", "themes"));
+    writeFileSync(join(w.home, "config", "themes", "calm.yaml"), "name: calm\nstyles:\n  status: { fg: blue, inverse: true }\n");
+    writeFileSync(join(w.home, "config", "themes", "evil.yaml"), 'name: evil\nstyles:\n  status: { fg: "\\e[5m" }\n');
+    const t = start(w, [], { cols: 100, rows: 30 });
+    await t.waitFor(ready, "ready");
+    t.type(":theme\r");
+    await t.waitFor(seen("themes: default, calm, evil (current: default)"), "the theme list");
+    t.type(":theme evil\r");
+    await t.waitFor(seen("evil.yaml"), "the refusal naming the file");
+    expect(t.all().join("\n")).toMatch(/evil\.yaml.*styles\.status\.fg/);
+    t.type(":theme calm\r");
+    await t.waitFor(seen("theme calm"), "the switch");
+    const b = t.term.buffer.active;
+    const statusY = [...Array(t.term.rows).keys()].find((y) => b.getLine(b.viewportY + y)?.getCell(0)?.isInverse());
+    expect(b.getLine(b.viewportY + (statusY as number))?.getCell(0)?.getFgColor()).toBe(4);
+    t.type(":set mode queue\r");
+    await t.waitFor(seen("mode queue"), "the setting");
+    t.type(":set colour red\r");
+    await t.waitFor(seen("cannot set colour to red"), "the refusal");
+    expect(await quit(t)).toBe(0);
+  });
+
   it("[tui.pty.resize] redraws the finished rows and the live region at the new width", async () => {
     const w = workspace();
     fake.enqueue(textResponse("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"));
