@@ -237,11 +237,8 @@ export class TuiApp {
       return;
     }
     if (key.kind === "ctrl" && key.key === "d" && this.editor.text === "") return this.leave("quit");
-    if (key.kind === "ctrl" && key.key === "l") {
-      this.view = new InlineView(this.cols, this.rows, 1);
-      this.io.output.write("\x1b[H\x1b[2J");
-      return;
-    }
+    // Ctrl-L redraws the screen as a resize does: the newest finished rows, then the live region.
+    if (key.kind === "ctrl" && key.key === "l") return this.resized();
     const action = this.editor.apply(key);
     if (action.kind === "refused") this.note("warning", "the prompt is at its size limit; the input was not added");
     if (action.kind === "submit") this.submit(action.text);
