@@ -799,7 +799,7 @@ export type ToolUnregistrationDeclared = {
   name: ToolName;
 };
 
-export type TurnOutcome = "completed" | "cancelled" | "failed" | "dispatch_uncertain";
+export type TurnOutcome = "completed" | "cancelled" | "failed" | "dispatch_uncertain" | "interrupted";
 
 export type UiCreateAgent = {
   request_id: Id;

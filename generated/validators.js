@@ -779,7 +779,7 @@ validate26.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const validateAgentOuterTurnFinished = validate27;
 const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentOuterTurnFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"outcome":{"$ref":"TurnOutcome.json"},"rounds":{"type":"integer","minimum":0,"maximum":4294967295}},"required":["agent_id","prompt_id","outcome","rounds"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.outer_turn_finished"};
-const schema54 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TurnOutcome.json","type":"string","enum":["completed","cancelled","failed","dispatch_uncertain"]};
+const schema54 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TurnOutcome.json","type":"string","enum":["completed","cancelled","failed","dispatch_uncertain","interrupted"]};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="AgentOuterTurnFinished.json" */;
@@ -851,7 +851,7 @@ if(typeof data2 !== "string"){
 validate27.errors = [{instancePath:instancePath+"/outcome",schemaPath:"TurnOutcome.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((data2 === "completed") || (data2 === "cancelled")) || (data2 === "failed")) || (data2 === "dispatch_uncertain"))){
+if(!(((((data2 === "completed") || (data2 === "cancelled")) || (data2 === "failed")) || (data2 === "dispatch_uncertain")) || (data2 === "interrupted"))){
 validate27.errors = [{instancePath:instancePath+"/outcome",schemaPath:"TurnOutcome.json/enum",keyword:"enum",params:{allowedValues: schema54.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }

@@ -116,6 +116,9 @@ export class PromptEngine {
         }
         break;
       }
+      case "agent.outer_turn_finished":
+        l.unsent.delete(String(data.prompt_id)); // closed before it started (cancelled, interrupted)
+        break;
       case "provider.response_finished":
         l.messages.push({ role: "assistant", text: String(data.text), tool_calls: (data.tool_calls as ToolCall[]) ?? [] });
         break;
@@ -131,17 +134,34 @@ export class PromptEngine {
     }
   }
 
-  /** Cold restore: a started prompt with no terminal is dispatch-uncertain and is never resent. */
+  /**
+   * Cold restore: a started prompt with no terminal is dispatch-uncertain and is never resent; a
+   * submitted prompt that never started (and was not folded into a turn as a steer) is interrupted.
+   */
   async settleRestored(records: ReadonlyArray<{ name: string; data: Record<string, unknown> }>): Promise<void> {
     const open = new Map<string, { agentId: string; rounds: number }>();
+    // Submitted, never started: they never reached a provider, and are closed rather than run
+    // unasked when the session comes back (possibly much later).
+    const waiting = new Map<string, string>();
     for (const r of records) {
       const pid = r.data.prompt_id;
       if (typeof pid !== "string") continue;
-      if (r.name === "agent.prompt_started") open.set(pid, { agentId: String(r.data.agent_id), rounds: Number(r.data.round) + 1 });
-      if (r.name === "agent.outer_turn_finished") open.delete(pid);
+      if (r.name === "agent.prompt_submitted") waiting.set(pid, String(r.data.agent_id));
+      if (r.name === "agent.prompt_started") {
+        open.set(pid, { agentId: String(r.data.agent_id), rounds: Number(r.data.round) + 1 });
+        waiting.delete(pid);
+      }
+      if (r.name === "agent.outer_turn_finished") {
+        open.delete(pid);
+        waiting.delete(pid);
+      }
     }
     for (const [promptId, o] of open) {
       await this.port.publish("agent.outer_turn_finished", { agent_id: o.agentId, prompt_id: promptId, outcome: "dispatch_uncertain", rounds: o.rounds });
+    }
+    for (const [promptId, agentId] of waiting) {
+      if (!this.loop(agentId).unsent.has(promptId)) continue; // already folded into a turn (steered)
+      await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: promptId, outcome: "interrupted", rounds: 0 });
     }
   }
 

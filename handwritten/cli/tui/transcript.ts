@@ -200,6 +200,11 @@ export class Transcript {
       case "agent.outer_turn_finished":
         a.busy = false;
         this.closeStreams(a);
+        if (d.outcome === "dispatch_uncertain") {
+          this.push(a, { kind: "notice", level: "warning", text: "the session stopped while the model was answering; that prompt is not resent automatically", done: true });
+        } else if (d.outcome === "interrupted") {
+          this.push(a, { kind: "notice", level: "warning", text: "the session stopped before a queued prompt started; it was not sent (send it again if you still want it)", done: true });
+        }
         return true;
       case "agent.stats_updated": {
         const u = (d.usage ?? {}) as { input_tokens?: number; output_tokens?: number };

@@ -165,6 +165,9 @@ describe("agent loop through a real daemon", () => {
     const p1 = String((await delivered(c, "agent.prompt_submitted")).prompt_id);
     await waitFor(() => fake.chatRequests.length === before + 1, "the dispatched request", 20_000);
     await delivered(c, "provider.response_updated", (x) => x.prompt_id === p1); // the stream is live
+    // A second prompt waits in the queue behind it: durable, never started.
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "queued behind" });
+    const pq = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "queued behind")).prompt_id);
     const tree = processTree(d.pid);
     expect(tree.length).toBeGreaterThanOrEqual(3);
     process.kill(d.pid, "SIGKILL");
@@ -177,9 +180,15 @@ describe("agent loop through a real daemon", () => {
       }
     }
     c.close();
-    expect(brief(agentJournal(home, agentId))).toEqual(["agent.started", `agent.prompt_submitted ${p1} queue`, `agent.prompt_started ${p1} 0`]);
+    expect(brief(agentJournal(home, agentId))).toEqual([
+      "agent.started",
+      `agent.prompt_submitted ${p1} queue`,
+      `agent.prompt_started ${p1} 0`,
+      `agent.prompt_submitted ${pq} queue`,
+    ]);
 
-    // Cold resume: the open prompt is closed as dispatch-uncertain, and nothing is sent again.
+    // Cold resume: the open prompt is closed as dispatch-uncertain, the queued one as interrupted,
+    // and nothing is sent again.
     const resumed = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
     expect(resumed.session_id).toBe(d.session_id);
     const c2 = await attach(resumed);
@@ -190,9 +199,12 @@ describe("agent loop through a real daemon", () => {
       "agent.started",
       `agent.prompt_submitted ${p1} queue`,
       `agent.prompt_started ${p1} 0`,
+      `agent.prompt_submitted ${pq} queue`,
       `agent.outer_turn_finished ${p1} dispatch_uncertain`,
+      `agent.outer_turn_finished ${pq} interrupted`,
     ]);
-    expect(journal.at(-1)?.data).toEqual({ agent_id: agentId, prompt_id: p1, outcome: "dispatch_uncertain", rounds: 1 });
+    expect(journal.at(-2)?.data).toEqual({ agent_id: agentId, prompt_id: p1, outcome: "dispatch_uncertain", rounds: 1 });
+    expect(journal.at(-1)?.data).toEqual({ agent_id: agentId, prompt_id: pq, outcome: "interrupted", rounds: 0 });
 
     // The agent still works: the next prompt is answered, with the uncertain prompt kept as context only.
     fake.enqueue(textResponse("fresh answer"));
@@ -205,7 +217,8 @@ describe("agent loop through a real daemon", () => {
       { role: "user", content: "<user>\na long job\n</user>" },
       { role: "user", content: "<user>\nnext one\n</user>" },
     ]);
-    // It is closed exactly once.
+    // Each is closed exactly once.
     expect(agentJournal(home, agentId).filter((e) => e.data.outcome === "dispatch_uncertain")).toHaveLength(1);
+    expect(agentJournal(home, agentId).filter((e) => e.data.outcome === "interrupted")).toHaveLength(1);
   });
 });
