@@ -1,0 +1,65 @@
+// Loads one self-contained CommonJS bundle from dist/fast/ with a V8 code cache, so a spawned tau
+// process skips most of its parse and compile work (Node 20 has no module compile cache of its own).
+//
+// The cache lives in dist/.v8-cache/ (rebuilt with dist/, never committed). A cache file is named by
+// the bundle's name, the SHA-1 of the bundle's exact bytes, the Node version and the architecture, so
+// a rebuilt bundle or another Node never picks up a stale cache; V8 additionally rejects data made
+// with other flags. Any failure to read, use or write the cache is silent: the bundle then compiles
+// as usual. A missing or rejected cache is produced once, after the entry's start-up work (when its
+// main() settles, or at exit), and written atomically (temp file + rename).
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { Script, constants as vmConstants } from "node:vm";
+
+/** Set to "0" to load bundles without reading or writing the code cache. */
+const CACHE_ENV = "TAU_CODE_CACHE";
+
+/**
+ * Loads `file` (absolute path of a .cjs bundle) and returns its exports plus `settled()`, to be called
+ * once the entry's start-up work is done. Throws ENOENT when the bundle does not exist.
+ */
+export function loadBundle(file) {
+  const bytes = readFileSync(file);
+  const source = bytes.toString("utf8");
+  const useCache = process.env[CACHE_ENV] !== "0";
+  let cachePath;
+  let cached;
+  if (useCache) {
+    const key = createHash("sha1").update(bytes).digest("hex").slice(0, 20);
+    const name = file.slice(dirname(file).length + 1).replace(/\.cjs$/, "");
+    cachePath = join(dirname(file), "..", ".v8-cache", `${name}-${key}-${process.version}-${process.arch}.bin`);
+    try {
+      cached = readFileSync(cachePath);
+    } catch {
+      cached = undefined;
+    }
+  }
+  const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
+  const script = new Script(wrapped, {
+    filename: file,
+    ...(cached ? { cachedData: cached } : {}),
+    ...(vmConstants?.USE_MAIN_CONTEXT_DEFAULT_LOADER ? { importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER } : {}),
+  });
+  const fn = script.runInThisContext();
+  const mod = { exports: {} };
+  fn.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
+  let pending = useCache && (cached === undefined || script.cachedDataRejected === true);
+  const settled = () => {
+    if (!pending) return;
+    pending = false;
+    const tmp = `${cachePath}.${process.pid}.tmp`;
+    try {
+      const data = script.createCachedData();
+      mkdirSync(dirname(cachePath), { recursive: true });
+      writeFileSync(tmp, data);
+      renameSync(tmp, cachePath);
+    } catch {
+      // a read-only installation or a full disk: run without a cache
+      rmSync(tmp, { force: true });
+    }
+  };
+  if (pending) process.once("exit", settled);
+  return { exports: mod.exports, settled };
+}
