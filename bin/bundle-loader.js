@@ -7,6 +7,7 @@
 // with other flags. Any failure to read, use or write the cache is silent: the bundle then compiles
 // as usual. A missing or rejected cache is produced once, after the entry's start-up work (when its
 // main() settles, or at exit), and written atomically (temp file + rename).
+import { isAscii } from "node:buffer";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -22,7 +23,8 @@ const CACHE_ENV = "TAU_CODE_CACHE";
  */
 export function loadBundle(file) {
   const bytes = readFileSync(file);
-  const source = bytes.toString("utf8");
+  // An ASCII bundle (as the build emits) decodes much faster as latin1, into a one-byte string.
+  const source = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
   const useCache = process.env[CACHE_ENV] !== "0";
   let cachePath;
   let cached;
