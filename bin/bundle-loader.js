@@ -18,8 +18,9 @@ import { Script, constants as vmConstants } from "node:vm";
 const CACHE_ENV = "TAU_CODE_CACHE";
 
 /**
- * Loads `file` (absolute path of a .cjs bundle) and returns its exports plus `settled()`, to be called
- * once the entry's start-up work is done. Throws ENOENT when the bundle does not exist.
+ * Loads `file` (absolute path of a .cjs bundle) and returns its exports, how the cache served it
+ * (`hit`, `miss`, `rejected` or `off`), and `settled()`, to be called once the entry's start-up work
+ * is done. Throws ENOENT when the bundle does not exist.
  */
 export function loadBundle(file) {
   const bytes = readFileSync(file);
@@ -47,7 +48,8 @@ export function loadBundle(file) {
   const fn = script.runInThisContext();
   const mod = { exports: {} };
   fn.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
-  let pending = useCache && (cached === undefined || script.cachedDataRejected === true);
+  const cache = !useCache ? "off" : cached === undefined ? "miss" : script.cachedDataRejected === true ? "rejected" : "hit";
+  let pending = cache === "miss" || cache === "rejected";
   const settled = () => {
     if (!pending) return;
     pending = false;
@@ -59,9 +61,13 @@ export function loadBundle(file) {
       renameSync(tmp, cachePath);
     } catch {
       // a read-only installation or a full disk: run without a cache
-      rmSync(tmp, { force: true });
+      try {
+        rmSync(tmp, { force: true });
+      } catch {
+        // nothing was written
+      }
     }
   };
   if (pending) process.once("exit", settled);
-  return { exports: mod.exports, settled };
+  return { exports: mod.exports, cache, settled };
 }
