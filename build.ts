@@ -3,7 +3,7 @@
 // - dist/fast/*.cjs: the entries bin/run.js answers before the command framework (`tau run`,
 //   `tau daemon`, `tau ext <name>`). Each is one self-contained CommonJS file with its dependencies
 //   inlined (no module resolution at start-up, nothing it does not use), loaded through
-//   bin/bundle-loader.js with a V8 code cache.
+//   bin/bundle-loader.cjs with a V8 code cache.
 // - dist/cli/*.js (+ shared chunks): the oclif command framework path, ESM with node_modules
 //   external; dist/ext/main.js answers `tau ext` for a name without a bundle of its own.
 import { build, type Plugin } from "esbuild";

@@ -2,6 +2,7 @@
 // tau's entry point. Hot paths are answered here, before the command framework is loaded, so that
 // `tau --version` and spawned processes (daemon, extensions) start fast.
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 const argv = process.argv.slice(2);
@@ -28,7 +29,7 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
  * Returns false when `optional` and there is no such bundle.
  */
 async function runFast(name, args, optional = false) {
-  const { loadBundle } = await import("./bundle-loader.js");
+  const { loadBundle } = createRequire(import.meta.url)("./bundle-loader.cjs");
   let bundle;
   try {
     bundle = loadBundle(fileURLToPath(new URL(`../dist/fast/${name}.cjs`, import.meta.url)));

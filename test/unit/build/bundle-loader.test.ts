@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadBundle } from "../../../bin/bundle-loader.js";
+import { loadBundle } from "../../../bin/bundle-loader.cjs";
 
-const LOADER = fileURLToPath(new URL("../../../bin/bundle-loader.js", import.meta.url));
+const LOADER = fileURLToPath(new URL("../../../bin/bundle-loader.cjs", import.meta.url));
 
 /**
  * Loads a bundle in a fresh Node process (V8 keeps compiled scripts in memory per process, so only a
@@ -16,11 +16,11 @@ const LOADER = fileURLToPath(new URL("../../../bin/bundle-loader.js", import.met
  * the bundle's answer.
  */
 function loadFresh(file: string, env: NodeJS.ProcessEnv = {}): { cache: string; answer: number } {
-  const code = `import { loadBundle } from ${JSON.stringify(LOADER)};
+  const code = `const { loadBundle } = require(${JSON.stringify(LOADER)});
 const b = loadBundle(${JSON.stringify(file)});
 process.stdout.write(JSON.stringify({ cache: b.cache, answer: b.exports.answer() }));
 b.settled();`;
-  const out = execFileSync(process.execPath, ["--input-type=module", "-e", code], { env: { ...process.env, ...env }, encoding: "utf8" });
+  const out = execFileSync(process.execPath, ["-e", code], { env: { ...process.env, ...env }, encoding: "utf8" });
   return JSON.parse(out) as { cache: string; answer: number };
 }
 

@@ -7,12 +7,15 @@
 // with other flags. Any failure to read, use or write the cache is silent: the bundle then compiles
 // as usual. A missing or rejected cache is produced once, after the entry's start-up work (when its
 // main() settles, or at exit), and written atomically (temp file + rename).
-import { isAscii } from "node:buffer";
-import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { Script, constants as vmConstants } from "node:vm";
+//
+// CommonJS on purpose: bin/run.js requires it synchronously (a dynamic ES module import costs ~8 ms).
+"use strict";
+const { isAscii } = require("node:buffer");
+const { createHash } = require("node:crypto");
+const { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require("node:fs");
+const { createRequire } = require("node:module");
+const { dirname, join } = require("node:path");
+const { Script, constants: vmConstants } = require("node:vm");
 
 /** Set to "0" to load bundles without reading or writing the code cache. */
 const CACHE_ENV = "TAU_CODE_CACHE";
@@ -22,7 +25,7 @@ const CACHE_ENV = "TAU_CODE_CACHE";
  * (`hit`, `miss`, `rejected` or `off`), and `settled()`, to be called once the entry's start-up work
  * is done. Throws ENOENT when the bundle does not exist.
  */
-export function loadBundle(file) {
+function loadBundle(file) {
   const bytes = readFileSync(file);
   // An ASCII bundle (as the build emits) decodes much faster as latin1, into a one-byte string.
   const source = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
@@ -71,3 +74,5 @@ export function loadBundle(file) {
   if (pending) process.once("exit", settled);
   return { exports: mod.exports, cache, settled };
 }
+
+module.exports = { loadBundle };

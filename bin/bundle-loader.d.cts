@@ -1,4 +1,4 @@
-// Types for bin/bundle-loader.js (plain JavaScript, loaded by bin/run.js before anything is built).
+// Types for bin/bundle-loader.cjs (plain JavaScript, loaded by bin/run.js before anything is built).
 export interface LoadedBundle {
   readonly exports: Record<string, unknown>;
   /** How the V8 code cache served this load. */
