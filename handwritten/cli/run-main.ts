@@ -45,4 +45,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   // Loaded on demand, so the bundle initialises it only after the daemon was started.
   const { runPrompt } = await import("./run-prompt.js");
   process.exitCode = await runPrompt(prompt, options, daemon);
+  // Once everything is written and closed (the event loop is empty), leave through process.exit:
+  // it skips tearing down the heap and the environment, about 10 ms of a headless job.
+  process.once("beforeExit", () => process.exit());
 }
