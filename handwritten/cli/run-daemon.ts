@@ -3,18 +3,13 @@
 // before the protocol, the validators and the configuration loader are initialised.
 import { randomBytes } from "node:crypto";
 import { resolveRoots, type Roots } from "../config/paths.js";
-import { startDaemon, type StartedDaemon } from "../transport/launch.js";
+import { selfCommand, startDaemon, type StartedDaemon } from "../transport/launch.js";
 
 export interface RunOptions {
   readonly json: boolean;
   readonly ephemeral: boolean;
   readonly model?: string;
   readonly harnessConfig?: readonly string[];
-}
-
-/** This very installation: the node binary and the bin/run.js that started this process. */
-function tauCommand(): string[] {
-  return [process.execPath, process.argv[1] as string];
 }
 
 /**
@@ -24,7 +19,7 @@ function tauCommand(): string[] {
 export function startRunDaemon(o: RunOptions, roots: Roots = resolveRoots()): StartedDaemon {
   const sessionId = `s-${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
   return startDaemon({
-    tauCommand: tauCommand(),
+    tauCommand: selfCommand(),
     runtimeDir: roots.runtime,
     stateDir: roots.state,
     sessionId,

@@ -8,7 +8,7 @@ import { cleanupDebugLogs } from "../store/index.js";
 import { superviseExtensions } from "./extensions.js";
 import { captureProviderKey, defaultExtensions } from "./defaults.js";
 import type { Supervisor } from "../host/index.js";
-import { DAEMON_INSTANCE_ENV, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit } from "../transport/index.js";
+import { DAEMON_INSTANCE_ENV, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, selfCommand } from "../transport/index.js";
 import { Harness } from "./harness.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
@@ -68,10 +68,9 @@ async function launchDetached(args: DaemonArgs, argv: readonly string[]): Promis
   const sessionId = args.resume ?? args.sessionId ?? mintId("s");
   const childArgs = argv.filter((a) => a !== "--detach");
   if (!args.resume && !args.sessionId) childArgs.push("--session-id", sessionId);
-  const bin = process.argv[1] as string; // the bin/run.js that started this process
   try {
     const d = await launchDaemon({
-      tauCommand: [process.execPath, bin],
+      tauCommand: selfCommand(),
       runtimeDir: roots.runtime,
       stateDir: roots.state,
       sessionId,
@@ -132,7 +131,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   // Extensions start while the socket is being published: both take a process start's time.
   const supervisor: Supervisor = superviseExtensions(harness, {
     ...(args.ephemeral ? {} : { stateDir: roots.state }),
-    tauCommand: [process.execPath, process.argv[1] as string],
+    tauCommand: selfCommand(),
   });
   const started = supervisor.start(config.extensions ?? defaultExtensions(process.env));
   started.catch(() => {}); // handled where it is awaited below
@@ -171,7 +170,7 @@ export async function main(argv: readonly string[]): Promise<void> {
  */
 async function printPreview(args: DaemonArgs, roots: Roots, config: HarnessConfig): Promise<number> {
   const harness = await Harness.open({ projectRoot: args.projectRoot, debugLog: false, configRoot: roots.config, warn: () => {} });
-  const supervisor = superviseExtensions(harness, { tauCommand: [process.execPath, process.argv[1] as string] });
+  const supervisor = superviseExtensions(harness, { tauCommand: selfCommand() });
   try {
     await supervisor.start(config.extensions ?? defaultExtensions(process.env));
     await harness.bus.settled(); // the survivors' tool registrations commit after activation

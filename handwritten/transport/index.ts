@@ -72,6 +72,7 @@ export {
   LaunchError,
   abandonDaemon,
   launchDaemon,
+  selfCommand,
   startDaemon,
   waitForDaemon,
   type LaunchOptions,

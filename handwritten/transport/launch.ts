@@ -3,8 +3,8 @@
 // socket (SPEC-runtime-discovery, SPEC-daemon-peers). Starting and waiting are separate steps, so a
 // launcher can do its own start-up work while the daemon boots.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, openSync, closeSync, rmSync, watch, type FSWatcher } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, openSync, closeSync, realpathSync, rmSync, watch, type FSWatcher } from "node:fs";
+import { dirname, join } from "node:path";
 import { formatStem, instanceEnv, mintInstance, pairPaths, type PairPaths } from "./discovery.js";
 
 /** How long a launcher waits for the daemon's socket to appear. */
@@ -14,6 +14,23 @@ export const LAUNCH_TIMEOUT_MS = 15_000;
 const WATCHED_RECHECK_MS = 100;
 /** Re-check interval while waiting, when it cannot. */
 const POLL_MS = 10;
+
+/**
+ * How tau starts its own processes (daemon, first-party extensions): this node and the
+ * `bin/fast.cjs` beside the `bin/run.js` (or `bin/fast.cjs`) that started this process — the
+ * CommonJS entry with the same fast paths, which skips the ES module loader's start-up. Falls back
+ * to the starting script itself when there is no such file.
+ */
+export function selfCommand(): string[] {
+  const script = process.argv[1] as string;
+  try {
+    const fast = join(dirname(realpathSync(script)), "fast.cjs");
+    if (existsSync(fast)) return [process.execPath, fast];
+  } catch {
+    // not a file we can resolve: use it as it is
+  }
+  return [process.execPath, script];
+}
 
 export interface LaunchOptions {
   /** `[node, bin/run.js]`: how to run this installation of tau. */
