@@ -1,54 +1,35 @@
 // Runs one prompt headless against an owned daemon; shared by the `tau run` command and its
 // fast path in bin/run.js (which must not load the command framework).
-import { randomBytes } from "node:crypto";
 import { ConfigError, checkProfileSecrets, loadHarnessConfig, resolveRoots } from "../config/index.js";
-import { launchDaemon } from "../transport/index.js";
+import { abandonDaemon, waitForDaemon, type StartedDaemon } from "../transport/index.js";
+import { startRunDaemon, type RunOptions } from "./run-daemon.js";
 import { sanitize } from "./ui/index.js";
 import { SessionClient, type Delivery } from "./session-client.js";
 
 /** How long `tau run` waits for a provider to declare models. */
 export const PROVIDER_WAIT_MS = 60_000;
 
-/** This very installation: the node binary and the bin/run.js that started this process. */
-function tauCommand(): string[] {
-  return [process.execPath, process.argv[1] as string];
-}
+export type { RunOptions } from "./run-daemon.js";
 
 /**
- * `prompt` is the text to submit; with `skill`, the skill's body is submitted with `prompt` (which may
- * then be empty) as the user's own words (SPEC-skills).
+ * `prompt` is the text to submit; with `o.skill`, the skill's body is submitted with `prompt` (which
+ * may then be empty) as the user's own words (SPEC-skills).
  */
-export async function runPrompt(
-  prompt: string,
-  o: { json: boolean; ephemeral: boolean; model?: string; harnessConfig?: readonly string[]; skill?: string },
-): Promise<number> {
+export async function runPrompt(prompt: string, o: RunOptions, started?: StartedDaemon): Promise<number> {
   const roots = resolveRoots();
-  // Check the configuration here first, so a mistake is reported to this terminal, not a log.
+  // Check the configuration here too, so a mistake is reported to this terminal, not a log; a daemon
+  // already started for this run is taken back without leaving anything of the session behind.
   try {
     const config = await loadHarnessConfig(roots.config, o.harnessConfig ?? []);
     checkProfileSecrets(config, roots.config, process.env);
   } catch (err) {
+    if (started) await abandonDaemon(started);
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`tau: ${err.message}\n`);
     return 2;
   }
-  const sessionId = `s-${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
-  const daemon = await launchDaemon({
-    tauCommand: tauCommand(),
-    runtimeDir: roots.runtime,
-    stateDir: roots.state,
-    sessionId,
-    args: [
-      "--session-id",
-      sessionId,
-      "--exit-when-uis-leave",
-      "--project-root",
-      process.cwd(),
-      ...(o.ephemeral ? ["--ephemeral"] : []),
-      ...(o.harnessConfig ?? []).flatMap((kv) => ["--harness-config", kv]),
-    ],
-    ephemeral: o.ephemeral,
-  });
+  const daemon = await waitForDaemon(started ?? startRunDaemon(o, roots));
+  const sessionId = daemon.session_id;
   const client = await SessionClient.attach(daemon.socket, sessionId);
   const out = (s: string) => process.stdout.write(s);
   let agentId: string | undefined;

@@ -9,7 +9,7 @@ import { superviseExtensions } from "./extensions.js";
 import { captureProviderKey, sessionDefaultModel, sessionExtensions } from "./defaults.js";
 import type { ExtensionConfig } from "../../generated/index.js";
 import type { Supervisor } from "../host/index.js";
-import { DAEMON_INSTANCE_ENV, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit } from "../transport/index.js";
+import { DAEMON_INSTANCE_ENV, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, selfCommand } from "../transport/index.js";
 import { Harness } from "./harness.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
@@ -69,10 +69,9 @@ async function launchDetached(args: DaemonArgs, argv: readonly string[]): Promis
   const sessionId = args.resume ?? args.sessionId ?? mintId("s");
   const childArgs = argv.filter((a) => a !== "--detach");
   if (!args.resume && !args.sessionId) childArgs.push("--session-id", sessionId);
-  const bin = process.argv[1] as string; // the bin/run.js that started this process
   try {
     const d = await launchDaemon({
-      tauCommand: [process.execPath, bin],
+      tauCommand: selfCommand(),
       runtimeDir: roots.runtime,
       stateDir: roots.state,
       sessionId,
@@ -141,7 +140,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   // Extensions start while the socket is being published: both take a process start's time.
   const supervisor: Supervisor = superviseExtensions(harness, {
     ...(args.ephemeral ? {} : { stateDir: roots.state }),
-    tauCommand: [process.execPath, process.argv[1] as string],
+    tauCommand: selfCommand(),
     fileSecrets,
   });
   const started = supervisor.start(extensions);
@@ -182,7 +181,7 @@ export async function main(argv: readonly string[]): Promise<void> {
 async function printPreview(args: DaemonArgs, roots: Roots, extensions: ExtensionConfig[], fileSecrets: Map<string, string>): Promise<number> {
   // Warnings (a skipped skill) go to stderr; the preview itself is the only thing on stdout.
   const harness = await Harness.open({ projectRoot: args.projectRoot, debugLog: false, configRoot: roots.config, warn: (m) => process.stderr.write(`tau: ${m}\n`) });
-  const supervisor = superviseExtensions(harness, { tauCommand: [process.execPath, process.argv[1] as string], fileSecrets });
+  const supervisor = superviseExtensions(harness, { tauCommand: selfCommand(), fileSecrets });
   try {
     await supervisor.start(extensions);
     await harness.bus.settled(); // the survivors' tool registrations commit after activation

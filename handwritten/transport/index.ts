@@ -67,4 +67,15 @@ export {
   type SessionListing,
   type SessionRow,
 } from "./probe.js";
-export { LAUNCH_TIMEOUT_MS, LaunchError, launchDaemon, type LaunchOptions, type LaunchedDaemon } from "./launch.js";
+export {
+  LAUNCH_TIMEOUT_MS,
+  LaunchError,
+  abandonDaemon,
+  launchDaemon,
+  selfCommand,
+  startDaemon,
+  waitForDaemon,
+  type LaunchOptions,
+  type LaunchedDaemon,
+  type StartedDaemon,
+} from "./launch.js";

@@ -1,13 +1,36 @@
 // Launching an owned daemon: the launcher mints the session id and the runtime instance, starts
 // `tau daemon` in its own process group with output to the session's log file, and waits for its
-// socket (SPEC-runtime-discovery, SPEC-daemon-peers).
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, openSync, closeSync } from "node:fs";
-import { join } from "node:path";
-import { formatStem, instanceEnv, mintInstance, pairPaths } from "./discovery.js";
+// socket (SPEC-runtime-discovery, SPEC-daemon-peers). Starting and waiting are separate steps, so a
+// launcher can do its own start-up work while the daemon boots.
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, openSync, closeSync, realpathSync, rmSync, watch, type FSWatcher } from "node:fs";
+import { dirname, join } from "node:path";
+import { formatStem, instanceEnv, mintInstance, pairPaths, type PairPaths } from "./discovery.js";
 
 /** How long a launcher waits for the daemon's socket to appear. */
 export const LAUNCH_TIMEOUT_MS = 15_000;
+
+/** Re-check interval while waiting, when the runtime folder can be watched (changes wake it at once). */
+const WATCHED_RECHECK_MS = 100;
+/** Re-check interval while waiting, when it cannot. */
+const POLL_MS = 10;
+
+/**
+ * How tau starts its own processes (daemon, first-party extensions): this node and the
+ * `bin/fast.cjs` beside the `bin/run.js` (or `bin/fast.cjs`) that started this process — the
+ * CommonJS entry with the same fast paths, which skips the ES module loader's start-up. Falls back
+ * to the starting script itself when there is no such file.
+ */
+export function selfCommand(): string[] {
+  const script = process.argv[1] as string;
+  try {
+    const fast = join(dirname(realpathSync(script)), "fast.cjs");
+    if (existsSync(fast)) return [process.execPath, fast];
+  } catch {
+    // not a file we can resolve: use it as it is
+  }
+  return [process.execPath, script];
+}
 
 export interface LaunchOptions {
   /** `[node, bin/run.js]`: how to run this installation of tau. */
@@ -28,11 +51,26 @@ export interface LaunchedDaemon {
   readonly socket: string;
 }
 
+/** A daemon process that was started and may not listen yet. */
+export interface StartedDaemon {
+  readonly options: LaunchOptions;
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly pair: PairPaths;
+  readonly logPath: string;
+}
+
 export class LaunchError extends Error {
   override name = "LaunchError";
 }
 
+/** Starts and waits for the socket. */
 export async function launchDaemon(o: LaunchOptions): Promise<LaunchedDaemon> {
+  return waitForDaemon(startDaemon(o));
+}
+
+/** Starts `tau daemon` in its own process group; returns at once. */
+export function startDaemon(o: LaunchOptions): StartedDaemon {
   const instance = mintInstance();
   let log: number | "ignore" = "ignore";
   const logPath = join(o.stateDir, "sessions", o.sessionId, "daemon.log");
@@ -51,18 +89,69 @@ export async function launchDaemon(o: LaunchOptions): Promise<LaunchedDaemon> {
   child.unref();
   const pid = child.pid;
   if (pid === undefined) throw new LaunchError("could not start the tau daemon");
-  const pair = pairPaths(o.runtimeDir, formatStem(pid, instance));
-  // The metadata is written after the socket listens, so its presence means connections are accepted.
-  for (let waited = 0; waited < LAUNCH_TIMEOUT_MS; waited += 10) {
-    if (existsSync(pair.metadata)) return { session_id: o.sessionId, pid, socket: pair.socket };
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 10));
+  return { options: o, child, pid, pair: pairPaths(o.runtimeDir, formatStem(pid, instance)), logPath };
+}
+
+/**
+ * Resolves once the daemon's socket accepts connections. The metadata is written after the socket
+ * listens, so its presence means connections are accepted; the runtime folder is watched so the
+ * launcher learns of it without a polling delay. A daemon that exits first, or misses the deadline,
+ * is stopped (its whole process group) and reported.
+ */
+export async function waitForDaemon(d: StartedDaemon): Promise<LaunchedDaemon> {
+  const { options: o, child, pid, pair } = d;
+  const deadline = Date.now() + LAUNCH_TIMEOUT_MS;
+  let wake = (): void => {};
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(o.runtimeDir, { persistent: false }, () => wake());
+    watcher.on("error", () => {});
+  } catch {
+    watcher = undefined; // no runtime folder yet (the daemon creates it) or no watching here: poll
+  }
+  const onExit = (): void => wake();
+  child.once("exit", onExit);
+  try {
+    while (Date.now() < deadline) {
+      if (existsSync(pair.metadata)) return { session_id: o.sessionId, pid, socket: pair.socket };
+      if (child.exitCode !== null || child.signalCode !== null) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, watcher ? WATCHED_RECHECK_MS : POLL_MS);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    watcher?.close();
+    child.off("exit", onExit);
   }
   // A daemon that missed the deadline must not linger unowned: stop its whole process group.
+  stopGroup(pid);
+  throw new LaunchError(`the tau daemon did not start within ${LAUNCH_TIMEOUT_MS / 1000} s${o.ephemeral ? "" : `; see ${d.logPath}`}`);
+}
+
+/**
+ * Takes back a started daemon the launcher no longer wants (its own checks failed before it ever
+ * connected): stops the process group, waits for the daemon to exit, and removes the session folder
+ * the launcher created for its log, so nothing of the session is left behind.
+ */
+export async function abandonDaemon(d: StartedDaemon): Promise<void> {
+  if (d.child.exitCode === null && d.child.signalCode === null) {
+    const exited = new Promise<void>((resolve) => d.child.once("exit", () => resolve()));
+    stopGroup(d.pid);
+    const timer = setTimeout(() => stopGroup(d.pid, "SIGKILL"), 2_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  if (!d.options.ephemeral) rmSync(join(d.options.stateDir, "sessions", d.options.sessionId), { recursive: true, force: true });
+}
+
+function stopGroup(pid: number, signal: NodeJS.Signals = "SIGTERM"): void {
   try {
-    process.kill(-pid, "SIGTERM");
+    process.kill(-pid, signal);
   } catch {
     // already gone
   }
-  throw new LaunchError(`the tau daemon did not start within ${LAUNCH_TIMEOUT_MS / 1000} s${o.ephemeral ? "" : `; see ${logPath}`}`);
 }

@@ -1,27 +1,28 @@
 // The heavier half of the interactive UI, loaded after the first frame is on the screen: the
 // configuration check, session choice (running and saved sessions, a numbered picker), prompt
 // history, and launching or attaching to a daemon.
-import { randomBytes } from "node:crypto";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { ConfigError, loadHarnessConfig, type Roots } from "../../config/index.js";
-import { RuntimeDirError, launchDaemon, listSessions, type SessionRow } from "../../transport/index.js";
+import { RuntimeDirError, abandonDaemon, listSessions, startDaemon, selfCommand, waitForDaemon, type SessionRow, type StartedDaemon } from "../../transport/index.js";
 import { openPromptHistory } from "../../store/index.js";
 import { escapeLabel } from "../ui/index.js";
 import { SessionClient } from "../session-client.js";
 import type { HistoryPort } from "./app.js";
+import { startOwnedDaemon } from "./launch.js";
 
-export type Target = { kind: "launch"; resume?: string } | { kind: "attach"; row: SessionRow };
+export type Target = { kind: "launch"; resume?: string } | { kind: "attach"; row: SessionRow } | { kind: "started"; daemon: StartedDaemon };
 
 /** A mistake the user can fix: printed as `tau: MESSAGE`, exit status 2. */
 export class UsageError extends Error {}
 
 /** Checks the configuration; a mistake becomes a UsageError naming file, line and key. */
-export async function checkConfig(roots: Roots, overrides: readonly string[]): Promise<void> {
+export async function checkConfig(roots: Roots, overrides: readonly string[], started?: StartedDaemon): Promise<void> {
   try {
     await loadHarnessConfig(roots.config, overrides);
   } catch (err) {
+    if (started) await abandonDaemon(started); // leaves nothing of the session behind
     if (err instanceof ConfigError) throw new UsageError(err.message);
     throw err;
   }
@@ -123,20 +124,7 @@ export function historyPort(roots: Roots, session: () => string): HistoryPort & 
 /** Launches (or resumes) a daemon this terminal owns, or attaches to a running one. */
 export async function connect(target: Target, roots: Roots, overrides: readonly string[]): Promise<{ client: SessionClient; sessionId: string }> {
   if (target.kind === "attach") return { client: await SessionClient.attach(target.row.socket, target.row.session_id), sessionId: target.row.session_id };
-  const sessionId = target.resume ?? `s-${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
-  const daemon = await launchDaemon({
-    tauCommand: [process.execPath, process.argv[1] as string],
-    runtimeDir: roots.runtime,
-    stateDir: roots.state,
-    sessionId,
-    args: [
-      ...(target.resume ? ["--resume", target.resume] : ["--session-id", sessionId]),
-      "--exit-when-uis-leave",
-      "--project-root",
-      process.cwd(),
-      ...overrides.flatMap((kv) => ["--harness-config", kv]),
-    ],
-    ephemeral: false,
-  });
-  return { client: await SessionClient.attach(daemon.socket, sessionId), sessionId };
+  const started = target.kind === "started" ? target.daemon : startOwnedDaemon(roots, overrides, target.resume);
+  const daemon = await waitForDaemon(started);
+  return { client: await SessionClient.attach(daemon.socket, daemon.session_id), sessionId: daemon.session_id };
 }

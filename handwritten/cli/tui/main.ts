@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { resolveRoots } from "../../config/paths.js";
 import { Diagnostics, type DiagnosticRecord } from "../ui/index.js";
 import { TuiApp, type Exit } from "./app.js";
+import { startOwnedDaemon } from "./launch.js";
 
 const USAGE = "usage: tau [--harness-config KEY=VALUE]… | tau attach [SESSION] | tau resume [SESSION]";
 /** How long the UI waits for the terminal to report the cursor row. */
@@ -80,7 +81,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const roots = resolveRoots();
   // Attach and resume may need a choice on the plain terminal first; `tau` alone goes straight on.
   let c: typeof import("./connect.js") | undefined;
-  let target: import("./connect.js").Target | undefined = { kind: "launch" };
+  let target: import("./connect.js").Target | undefined;
   if (command !== "start") {
     c = await import("./connect.js");
     try {
@@ -92,6 +93,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
     if (!target) return;
   }
+  // `tau` alone: the daemon boots while this process draws its first frame and loads the rest; a
+  // configuration mistake found meanwhile takes it back.
+  if (command === "start") target = { kind: "started", daemon: startOwnedDaemon(roots, overrides) };
+  if (!target) return;
 
   let sessionId = "";
   process.stdin.setRawMode(true);
@@ -104,7 +109,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   let code: number | undefined;
   try {
     c ??= await import("./connect.js");
-    if (command === "start") await c.checkConfig(roots, overrides);
+    if (target.kind === "started") await c.checkConfig(roots, overrides, target.daemon);
     const history = c.historyPort(roots, () => sessionId);
     if (history.broken) app.warn("the prompt history file could not be read; this run keeps no history");
     app.setHistory(history);

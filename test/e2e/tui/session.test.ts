@@ -403,6 +403,19 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     expect(await quit(r)).toBe(0);
   });
 
+  it("reports a configuration mistake with file, line and key, and leaves no session behind", async () => {
+    const w = workspace();
+    writeFileSync(join(w.home, "config", "harness.yaml"), "model: fake-model\nbogus_key: 1\n");
+    const t = start(w);
+    const { exitCode } = await t.exited;
+    await t.settled();
+    expect(exitCode).toBe(2);
+    expect(t.all().join("")).toMatch(/harness\.yaml:2.*bogus_key/);
+    for (let i = 0; i < 50 && (await listSessions(join(w.home, "runtime"))).rows.length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await listSessions(join(w.home, "runtime"))).rows).toHaveLength(0);
+    expect(readdirSync(join(w.home, "state", "sessions"))).toEqual([]);
+  });
+
   it("refuses to run without a terminal and points at tau run", async () => {
     const w = workspace();
     const { runTau } = await import("../../support/run-tau.js");
