@@ -93,10 +93,6 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
     if (!target) return;
   }
-  // `tau` alone: the daemon boots while this process draws its first frame and loads the rest; a
-  // configuration mistake found meanwhile takes it back.
-  if (command === "start") target = { kind: "started", daemon: startOwnedDaemon(roots, overrides) };
-  if (!target) return;
 
   let sessionId = "";
   process.stdin.setRawMode(true);
@@ -104,17 +100,21 @@ export async function main(argv: readonly string[]): Promise<void> {
   const startRow = (await queryCursorRow()) ?? process.stdout.rows;
   const app = new TuiApp({ input: process.stdin, output: process.stdout }, roots.config, startRow, diagnostics(roots.state));
   app.start();
+  // `tau` alone: the daemon is started right after the first frame (spawning blocks for a fork and
+  // an exec) and boots while this process loads the rest; a configuration mistake found meanwhile
+  // takes it back.
+  let next: import("./connect.js").Target = command === "start" ? { kind: "started", daemon: startOwnedDaemon(roots, overrides) } : (target as import("./connect.js").Target);
   let exit: Exit = "lost";
   let message = "";
   let code: number | undefined;
   try {
     c ??= await import("./connect.js");
-    if (target.kind === "started") await c.checkConfig(roots, overrides, target.daemon);
+    if (next.kind === "started") await c.checkConfig(roots, overrides, next.daemon);
     const history = c.historyPort(roots, () => sessionId);
     if (history.broken) app.warn("the prompt history file could not be read; this run keeps no history");
     app.setHistory(history);
     for (;;) {
-      const session = await c.connect(target, roots, overrides);
+      const session = await c.connect(next, roots, overrides);
       sessionId = session.sessionId;
       exit = await app.run(session);
       if (exit === "quit-session") {
@@ -122,7 +122,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         session.client.close();
       }
       if (exit !== "new") break;
-      target = { kind: "launch" };
+      next = { kind: "launch" };
     }
     if (exit === "detach") message = `session ${sessionId} keeps running; attach again with: tau attach ${sessionId}`;
     if (exit === "lost") message = `the session daemon closed the connection (its log: ${join(roots.state, "sessions", sessionId, "daemon.log")})`;
