@@ -28,6 +28,24 @@ async function socketPingPongMs(rounds: number, dir: string): Promise<number[]> 
   return times;
 }
 
+/**
+ * Spawn → ready: crash the extension and time each respawn from its extension.starting commit to
+ * its tool registration commit (hello, configure, declarations, ready, activation).
+ */
+async function respawnSamples(ui: TestClient, agent: string): Promise<number[]> {
+  const spawnToReady: number[] = [];
+  for (let k = 0; k < 4; k++) {
+    const registrations = () => ui.inbox.filter((x) => x.message === "deliver" && x.payload.event.name === "tool.register");
+    const before = registrations().length;
+    ui.emit("extension.event", { category: "test", name: "call", payload: { agent_id: agent, call_id: `crash-${k}`, tool: "crash", arguments: {} } });
+    await waitFor(() => registrations().length > before, "the respawned extension", 30_000);
+    const starting = ui.inbox.filter((x) => x.message === "deliver" && x.payload.event.name === "extension.starting").at(-1);
+    const reg = registrations().at(-1);
+    if (starting?.message === "deliver" && reg?.message === "deliver") spawnToReady.push((reg.payload.recorded_at - starting.payload.recorded_at) / 1000);
+  }
+  return spawnToReady;
+}
+
 export async function run(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), "tau-bench-ext-"));
   mkdirSync(join(home, "config"));
@@ -63,19 +81,26 @@ export async function run(): Promise<void> {
     console.log(
       `tool round trip through the daemon (${trips.length} calls): p50 ${fmt(median(trips), 3)} ms, p99 ${fmt(percentile(trips, 99), 3)} ms | unix socket ping-pong: p50 ${fmt(median(pp), 3)} ms | ratio ${fmt(median(trips) / median(pp), 2)}x`,
     );
-    // Spawn → ready: crash the extension and time each respawn from its extension.starting commit
-    // to its tool registration commit (hello, configure, declarations, ready, activation).
-    const spawnToReady: number[] = [];
-    for (let k = 0; k < 4; k++) {
-      const registrations = () => ui.inbox.filter((x) => x.message === "deliver" && x.payload.event.name === "tool.register");
-      const before = registrations().length;
-      ui.emit("extension.event", { category: "test", name: "call", payload: { agent_id: agent, call_id: `crash-${k}`, tool: "crash", arguments: {} } });
-      await waitFor(() => registrations().length > before, "the respawned extension", 30_000);
-      const starting = ui.inbox.filter((x) => x.message === "deliver" && x.payload.event.name === "extension.starting").at(-1);
-      const reg = registrations().at(-1);
-      if (starting?.message === "deliver" && reg?.message === "deliver") spawnToReady.push((reg.payload.recorded_at - starting.payload.recorded_at) / 1000);
+    const spawnToReady = await respawnSamples(ui, agent);
+    // The respawn budget allows a few per daemon: two more daemons give more samples.
+    for (let extra = 0; extra < 2; extra++) {
+      const d2 = await startDaemon({ TAU_HOME: home }, ["--ephemeral"]);
+      try {
+        const ui2 = await TestClient.ui(d2.socket);
+        ui2.send({ message: "subscribe", payload: { historical: ["tool.register"], live: ["tool.register", "extension.starting"] } });
+        await waitFor(() => ui2.deliveries().some((x) => x.name === "tool.register"), "registration", 30_000);
+        ui2.emit("ui.create_agent", { request_id: "r" });
+        const m2 = await ui2.next((x) => x.message === "direct");
+        spawnToReady.push(...(await respawnSamples(ui2, m2.message === "direct" ? String(m2.payload.event.data.agent_id) : "")));
+        ui2.close();
+      } finally {
+        process.kill(d2.pid, "SIGTERM");
+      }
     }
-    console.log(`extension spawn → ready (respawns): median ${fmt(median(spawnToReady))} ms over ${spawnToReady.length}`);
+    const sorted = [...spawnToReady].sort((a, b) => a - b);
+    console.log(
+      `extension spawn → ready (respawns, 3 daemons): median ${fmt(median(spawnToReady))} ms over ${spawnToReady.length} (${fmt(sorted[0] ?? 0)}–${fmt(sorted.at(-1) ?? 0)})`,
+    );
     ui.close();
   } finally {
     process.kill(d.pid, "SIGTERM");
