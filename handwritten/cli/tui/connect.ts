@@ -10,7 +10,7 @@ import { openPromptHistory } from "../../store/index.js";
 import { escapeLabel } from "../ui/index.js";
 import { SessionClient } from "../session-client.js";
 import type { HistoryPort } from "./app.js";
-import { startOwnedDaemon } from "./launch.js";
+import { startOwnedDaemon } from "../owned-daemon.js";
 
 export type Target = { kind: "launch"; resume?: string } | { kind: "attach"; row: SessionRow } | { kind: "started"; daemon: StartedDaemon };
 
@@ -124,7 +124,7 @@ export function historyPort(roots: Roots, session: () => string): HistoryPort & 
 /** Launches (or resumes) a daemon this terminal owns, or attaches to a running one. */
 export async function connect(target: Target, roots: Roots, overrides: readonly string[]): Promise<{ client: SessionClient; sessionId: string }> {
   if (target.kind === "attach") return { client: await SessionClient.attach(target.row.socket, target.row.session_id), sessionId: target.row.session_id };
-  const started = target.kind === "started" ? target.daemon : startOwnedDaemon(roots, overrides, target.resume);
+  const started = target.kind === "started" ? target.daemon : startOwnedDaemon(roots, { overrides, ...(target.resume ? { resume: target.resume } : {}) });
   const daemon = await waitForDaemon(started);
   return { client: await SessionClient.attach(daemon.socket, daemon.session_id), sessionId: daemon.session_id };
 }

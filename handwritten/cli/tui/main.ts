@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { resolveRoots } from "../../config/paths.js";
 import { Diagnostics, type DiagnosticRecord } from "../ui/index.js";
 import { TuiApp, type Exit } from "./app.js";
-import { startOwnedDaemon } from "./launch.js";
+import { startOwnedDaemon } from "../owned-daemon.js";
 
 const USAGE = "usage: tau [--harness-config KEY=VALUE]… | tau attach [SESSION] | tau resume [SESSION]";
 /** How long the UI waits for the terminal to report the cursor row. */
@@ -103,7 +103,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   // `tau` alone: the daemon is started right after the first frame (spawning blocks for a fork and
   // an exec) and boots while this process loads the rest; a configuration mistake found meanwhile
   // takes it back.
-  let next: import("./connect.js").Target = command === "start" ? { kind: "started", daemon: startOwnedDaemon(roots, overrides) } : (target as import("./connect.js").Target);
+  let next: import("./connect.js").Target = command === "start" ? { kind: "started", daemon: startOwnedDaemon(roots, { overrides }) } : (target as import("./connect.js").Target);
   let exit: Exit = "lost";
   let message = "";
   let code: number | undefined;
