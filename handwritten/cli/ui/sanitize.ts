@@ -120,7 +120,9 @@ export function sanitize(input: string, options: SanitizeOptions = {}): SafeText
     const keepTags = isEmojiTagSequence(cluster);
     let mapped = "";
     for (const ch of cluster) mapped += safeCodePoint(ch.codePointAt(0) as number, ch, keepTags);
-    if (ZERO_WIDTH_START.test(mapped)) mapped = "\u25cc" + mapped;
+    // A cluster starting with a mark gets a `◌` base, unless it already follows one: some marks stay
+    // separate clusters even after `◌`, and a second base would make sanitizing not idempotent.
+    if (ZERO_WIDTH_START.test(mapped) && !out.endsWith("\u25cc")) mapped = "\u25cc" + mapped;
     out += mapped;
     if (mapped === cluster) col += clusterWidth(cluster);
     else for (const c of graphemes(mapped)) col += clusterWidth(c);

@@ -39,6 +39,15 @@ describe("sanitize", () => {
     expect(sanitize("a\u{e0041}b")).toBe("a\\u{e0041}b"); // a stray tag character is escaped
   });
 
+  it("gives a leading mark one dotted-circle base, also for marks that stay separate after it (idempotent)", () => {
+    // U+1087 is a spacing mark that Intl.Segmenter keeps apart from a preceding U+25CC.
+    expect(sanitize("\u1087")).toBe("\u25cc\u1087");
+    expect(sanitize(sanitize("\u1087"))).toBe("\u25cc\u1087");
+    expect(sanitize("\u1087\u1087")).toBe(sanitize(sanitize("\u1087\u1087")));
+    expect(sanitize("\u0301")).toBe("\u25cc\u0301");
+    expect(sanitize("a\u0301")).toBe("a\u0301");
+  });
+
   it("[ui.sanitize.hostile-corpus] arbitrary input never yields a control character, and sanitizing is idempotent", () => {
     fc.assert(
       fc.property(fc.string({ unit: "binary", maxLength: 80 }), (s) => {
