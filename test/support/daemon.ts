@@ -1,9 +1,9 @@
 // Starts real `tau daemon` processes and connects real socket clients to them.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connectUnix, parseStem, type Connection } from "../../handwritten/transport/index.js";
+import { connectUnix, type Connection } from "../../handwritten/transport/index.js";
 import { REVISION } from "../../handwritten/protocol/index.js";
 import type { WireMessage } from "../../generated/index.js";
 import { TAU_BIN } from "./paths.js";
@@ -15,24 +15,32 @@ export interface StartedDaemon {
   socket: string;
 }
 
-/**
- * Removes a TAU_HOME. A daemon a `tau run` owned may still be shutting down after the CLI exited
- * (the CLI does not wait for it): give the daemons listed in the runtime folder a moment to finish
- * writing their session files, then remove everything (retrying a folder that was still filling).
- */
+/** Removes a TAU_HOME once its owned daemons are gone (retrying a folder that was still filling). */
 function disposeHome(home: string): void {
-  let stems: string[] = [];
-  try {
-    stems = readdirSync(join(home, "runtime")).filter((f) => f.endsWith(".sock")).map((f) => f.slice(0, -".sock".length));
-  } catch {
-    // no runtime folder: nothing ran
-  }
-  const deadline = Date.now() + 5000;
-  for (const stem of stems) {
-    const pid = parseStem(stem)?.pid;
-    while (pid !== undefined && isAlive(pid) && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
-  }
+  waitForOwnedDaemons(home);
   rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+}
+
+/**
+ * Waits (at most 5 s) until no process of this TAU_HOME is left: a daemon a `tau run` owned (and its
+ * extensions) finish their shutdown after the CLI is gone, and a daemon removes its runtime pair
+ * before it exits, so the processes are found by their environment (Linux /proc).
+ */
+export function waitForOwnedDaemons(home: string): void {
+  const marker = Buffer.from(`TAU_HOME=${home}\0`);
+  const alive = (): boolean => {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/environ`).includes(marker)) return true;
+      } catch {
+        // gone, or not ours to read
+      }
+    }
+    return false;
+  };
+  const deadline = Date.now() + 5000;
+  while (alive() && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
 }
 
 /** A fresh TAU_HOME whose harness.yaml configures no extensions (tests that need some write their own). */

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runTau } from "../../support/run-tau.js";
-import { tauHome, waitFor } from "../../support/daemon.js";
+import { tauHome, waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
 import { TAU_BIN } from "../../support/paths.js";
 import pty from "node-pty";
@@ -113,7 +113,8 @@ describe("tau provider", () => {
     expect(req.headers.authorization).toBe(`Bearer ${KEY}`);
     expect((req.body as { model: string }).model).toBe("fake-model"); // the first model of the only profile
 
-    // The key is in no journal, debug log, extension log or runtime file.
+    // The key is in no journal, debug log, extension log or runtime file (once the daemon has finished).
+    waitForOwnedDaemons(home);
     const stateFiles = filesUnder(join(home, "state"));
     expect(stateFiles.some((f) => f.endsWith("events.jsonl"))).toBe(true);
     expect(stateFiles.some((f) => f.endsWith("events.cbor"))).toBe(true);
