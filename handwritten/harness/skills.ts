@@ -2,9 +2,10 @@
 // `<config>/skills/<name>/` and `<project>/.tau/skills/<name>/`. Discovery keeps metadata only
 // (name, description, path, mtime), bounded and validated; an invalid skill is diagnosed and
 // skipped, never fatal. A skill's body is read when it is loaded.
-import { closeSync, fstatSync, openSync, readSync, readdirSync, constants } from "node:fs";
+import { closeSync, fstatSync, openSync, readdirSync, constants } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { nodeIo, readFully } from "../store/index.js";
 
 /** Skill names: lowercase letters, digits and single hyphens, like the folder that holds them. */
 export const SKILL_NAME = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,63}$/;
@@ -167,13 +168,8 @@ function readBounded(path: string, max: number): Bounded {
     if (!st.isFile()) return { problem: "not a regular file" };
     if (st.size > max) return { problem: `larger than ${max} bytes` };
     const buf = Buffer.alloc(st.size);
-    let off = 0;
-    while (off < buf.length) {
-      const n = readSync(fd, buf, off, buf.length - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    return { text: buf.subarray(0, off).toString("utf8"), mtimeMs: st.mtimeMs };
+    const got = readFully(nodeIo, fd, buf, 0);
+    return { text: buf.subarray(0, got).toString("utf8"), mtimeMs: st.mtimeMs };
   } catch (err) {
     return { problem: `cannot read (${(err as NodeJS.ErrnoException).code ?? "error"})` };
   } finally {

@@ -10,7 +10,7 @@ export {
   RecordTooLargeError,
   type StoreErrorCode,
 } from "./errors.js";
-export { nodeIo, type JournalIo } from "./io.js";
+export { nodeIo, readFully, type JournalIo } from "./io.js";
 export { encodeFrame, decodePayload } from "./codec.js";
 export {
   validateJournalRecord,

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { SessionClient, Delivery } from "../session-client.js";
 import { KeyDecoder, type Key } from "./keys.js";
 import { Editor } from "./editor.js";
-import { COMMAND_SPECS, helpText, historyText, parseInput, type ParsedInput } from "./command-mode.js";
+import { helpText, historyText, parseInput, type ParsedInput } from "./command-mode.js";
 import { Transcript, renderItem, type AgentView, type Item } from "./transcript.js";
 import { InlineView } from "./view.js";
 import {
@@ -468,7 +468,6 @@ export class TuiApp {
       let line = "";
       let w = 0;
       let offset = 0;
-      const start = rows.length;
       const pushRow = () => {
         const lead = rows.length === 0 ? "› " : "  ";
         rows.push([...(prefix > 0 ? [{ text: lead as SafeText, style: t.prompt }] : []), { text: sanitize(line, { newlines: "escape" }), style: t.text }]);
@@ -490,7 +489,6 @@ export class TuiApp {
         cursor = { row: rows.length, col: prefix + w };
       }
       pushRow();
-      void start;
     });
     return { rows, cursor };
   }
@@ -543,4 +541,3 @@ export class TuiApp {
   }
 }
 
-export { COMMAND_SPECS };
