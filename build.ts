@@ -1,6 +1,6 @@
 // Bundles tau into dist/ with esbuild, so a spawned tau process loads as little as possible.
 //
-// - dist/fast/*.cjs: the entries bin/run.js answers before the command framework (`tau run`,
+// - dist/fast/*.cjs: the entries bin/tau.cjs answers before the command framework (`tau run`,
 //   `tau daemon`, `tau ext <name>`). Each is one self-contained CommonJS file with its dependencies
 //   inlined (no module resolution at start-up, nothing it does not use), loaded through
 //   bin/bundle-loader.cjs with a V8 code cache.
@@ -84,6 +84,8 @@ export async function buildAll(): Promise<void> {
       ...common,
       entryPoints: {
         "fast/run": "handwritten/cli/run-main.ts",
+        // Loaded by fast/run after it has started the daemon (see run-main.ts).
+        "fast/run-prompt": "handwritten/cli/run-prompt.ts",
         "fast/daemon": "handwritten/harness/daemon-main.ts",
         ...extensionEntries(),
       },

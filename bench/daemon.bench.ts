@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fmt, report } from "./support.js";
 
-const TAU = fileURLToPath(new URL("../bin/run.js", import.meta.url));
+const TAU = fileURLToPath(new URL("../bin/tau.cjs", import.meta.url));
 
 function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");

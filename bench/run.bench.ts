@@ -9,16 +9,14 @@ import { fileURLToPath } from "node:url";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../test/support/fake-openai.js";
 import { fmt, median } from "./support.js";
 
-const TAU = fileURLToPath(new URL("../bin/run.js", import.meta.url));
-/** The entry tau starts its own processes (daemon, extensions) with. */
-const TAU_FAST = fileURLToPath(new URL("../bin/fast.cjs", import.meta.url));
+const TAU = fileURLToPath(new URL("../bin/tau.cjs", import.meta.url));
 
 /** Peak RSS (VmHWM) of every live tau process, polled while a job runs. */
 function pollPeaks(peaks: Map<string, number>): void {
   for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-      const at = cmd.findIndex((c) => c === TAU || c === TAU_FAST);
+      const at = cmd.findIndex((c) => c === TAU);
       if (at < 0) continue;
       const role = cmd[at + 1] === "ext" ? `ext ${cmd[at + 2]}` : (cmd[at + 1] ?? "?");
       const hwm = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;

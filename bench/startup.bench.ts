@@ -2,7 +2,7 @@
 import { fileURLToPath } from "node:url";
 import { fmt, median, report, wallMs } from "./support.js";
 
-const TAU = fileURLToPath(new URL("../bin/run.js", import.meta.url));
+const TAU = fileURLToPath(new URL("../bin/tau.cjs", import.meta.url));
 
 export async function run(): Promise<void> {
   const rounds = 21;

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import pty from "node-pty";
 import { fmt, median, percentile, report } from "./support.js";
 
-const TAU = fileURLToPath(new URL("../bin/run.js", import.meta.url));
+const TAU = fileURLToPath(new URL("../bin/tau.cjs", import.meta.url));
 const ECHO = "process.stdin.setRawMode(true);process.stdin.on('data',(d)=>{if(d[0]===3)process.exit(0);process.stdout.write(d)});process.stdout.write('> ')";
 
 interface Session {

@@ -8,7 +8,7 @@
 // as usual. A missing or rejected cache is produced once, after the entry's start-up work (when its
 // main() settles, or at exit), and written atomically (temp file + rename).
 //
-// CommonJS on purpose: bin/run.js requires it synchronously (a dynamic ES module import costs ~8 ms).
+// CommonJS on purpose: bin/tau.cjs requires it synchronously (a dynamic ES module import costs ~8 ms).
 "use strict";
 const { isAscii } = require("node:buffer");
 const { createHash } = require("node:crypto");

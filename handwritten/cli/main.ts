@@ -1,4 +1,4 @@
-// Runs the oclif command framework for everything bin/run.js did not answer itself.
+// Runs the oclif command framework for everything bin/tau.cjs did not answer itself.
 import { execute } from "@oclif/core";
 
 export async function main(binUrl: string): Promise<void> {

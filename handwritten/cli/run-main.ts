@@ -1,14 +1,30 @@
-// The `tau run` fast path: bin/run.js calls this without loading the command framework, so a
+// The `tau run` fast path: bin/tau.cjs calls this without loading the command framework, so a
 // headless job starts as fast as the runtime allows. Flags mirror the oclif `run` command (which
 // still serves `tau run --help`).
 //
-// The daemon is started before anything heavy is loaded: it boots while this process loads the
-// protocol, the validators and the configuration, and checks the configuration.
+// The daemon is started before anything heavy is loaded: this bundle holds only the argument parsing
+// and the launcher, and the rest (protocol, validators, configuration, client) is a bundle of its
+// own, dist/fast/run-prompt.cjs, loaded while the daemon boots.
+import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { mark, markStart } from "../protocol/timeline.js";
 import { startRunDaemon, type RunOptions } from "./run-daemon.js";
 
+type RunPrompt = typeof import("./run-prompt.js");
+
+/** The run-prompt bundle, through the same code-cached loader as this one. */
+function loadRunPrompt(): { exports: RunPrompt; settled: () => void } {
+  // import.meta.url is this bundle's own URL in dist/fast/ (or the source file's under handwritten/cli/): both two folders deep.
+  const { loadBundle } = createRequire(import.meta.url)("../../bin/bundle-loader.cjs") as {
+    loadBundle: (file: string) => { exports: RunPrompt; settled: () => void };
+  };
+  return loadBundle(fileURLToPath(new URL("../../dist/fast/run-prompt.cjs", import.meta.url)));
+}
+
 export async function main(argv: readonly string[]): Promise<void> {
+  markStart("run");
   let values;
   try {
     ({ values } = parseArgs({
@@ -44,10 +60,19 @@ export async function main(argv: readonly string[]): Promise<void> {
     harnessConfig: values["harness-config"] ?? [],
   };
   const daemon = startRunDaemon(options);
-  // Loaded on demand, so the bundle initialises it only after the daemon was started.
-  const { runPrompt } = await import("./run-prompt.js");
-  process.exitCode = await runPrompt(prompt ?? "", options, daemon);
+  mark("run daemon spawned");
+  const rest = loadRunPrompt();
+  mark("run run-prompt loaded");
+  try {
+    process.exitCode = await rest.exports.runPrompt(prompt ?? "", options, daemon);
+  } finally {
+    rest.settled();
+  }
   // Once everything is written and closed (the event loop is empty), leave through process.exit:
   // it skips tearing down the heap and the environment, about 10 ms of a headless job.
-  process.once("beforeExit", () => process.exit());
+  mark("run returned");
+  process.once("beforeExit", () => {
+    mark("run beforeExit");
+    process.exit();
+  });
 }

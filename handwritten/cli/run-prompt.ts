@@ -1,5 +1,6 @@
 // Runs one prompt headless against an owned daemon; shared by the `tau run` command and its
-// fast path in bin/run.js (which must not load the command framework).
+// fast path in bin/tau.cjs (which must not load the command framework).
+import { mark } from "../protocol/timeline.js";
 import { ConfigError, checkProfileSecrets, loadHarnessConfig, resolveRoots } from "../config/index.js";
 import { abandonDaemon, waitForDaemon, type StartedDaemon } from "../transport/index.js";
 import { startRunDaemon, type RunOptions } from "./run-daemon.js";
@@ -28,9 +29,11 @@ export async function runPrompt(prompt: string, o: RunOptions, started?: Started
     process.stderr.write(`tau: ${err.message}\n`);
     return 2;
   }
+  mark("run config checked");
   const daemon = await waitForDaemon(started ?? startRunDaemon(o, roots));
   const sessionId = daemon.session_id;
   const client = await SessionClient.attach(daemon.socket, sessionId);
+  mark("run attached");
   const out = (s: string) => process.stdout.write(s);
   let agentId: string | undefined;
   let promptId: string | undefined;
@@ -43,6 +46,7 @@ export async function runPrompt(prompt: string, o: RunOptions, started?: Started
 
   client.onDeliver((d: Delivery) => {
     const { name, data } = d.event;
+    mark(`recv ${name}`);
     if (name === "harness.models_available" && (data.models as unknown[]).length > 0) modelsReady();
     if (name === "harness.notice" && (data.level === "error" || data.level === "critical")) {
       process.stderr.write(`tau: ${sanitize(String(data.text))}\n`);
@@ -85,12 +89,15 @@ export async function runPrompt(prompt: string, o: RunOptions, started?: Started
     } else {
       client.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: prompt });
     }
+    mark("run submitted");
     result = await outcome;
+    mark("run outcome");
   } catch (err) {
     failure = (err as Error).message;
   } finally {
     process.off("SIGINT", onSigint);
     client.close();
+    mark("run closed");
   }
   if (result === "completed") return 0;
   if (result === "no_provider") failure = "no provider became available";

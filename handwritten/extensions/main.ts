@@ -1,4 +1,4 @@
-// `tau ext <name>`: the first-party extensions, started by the harness through bin/run.js's fast path.
+// `tau ext <name>`: the first-party extensions, started by the harness through bin/tau.cjs.
 const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
   "test-dummy": () => import("./test-dummy/main.js"),
   shell: () => import("./shell/main.js"),

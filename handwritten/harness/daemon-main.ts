@@ -1,5 +1,6 @@
 // `tau daemon` (hidden; the CLI starts it): runs the harness for one session in the foreground, or
 // with --detach re-launches itself in its own process group with output to the session's log file.
+import { mark, markStart } from "../protocol/timeline.js";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { checkProfileSecrets, loadHarnessConfig, preloadSecrets, resolveRoots, type Roots } from "../config/index.js";
@@ -87,6 +88,7 @@ async function launchDetached(args: DaemonArgs, argv: readonly string[]): Promis
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
+  markStart("daemon");
   let args: DaemonArgs;
   try {
     args = parseDaemonArgs(argv, process.cwd());
@@ -118,6 +120,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  mark("daemon config loaded");
   if (args.print) {
     process.exitCode = await printPreview(args, roots, extensions, fileSecrets);
     return;
@@ -136,6 +139,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exit(1);
   });
+  mark("daemon harness open");
   let stopping = false;
   // Extensions start while the socket is being published: both take a process start's time.
   const supervisor: Supervisor = superviseExtensions(harness, {
@@ -144,6 +148,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     fileSecrets,
   });
   const started = supervisor.start(extensions);
+  mark("daemon extensions spawned");
   started.catch(() => {}); // handled where it is awaited below
   const stop = async (reason: "last_ui_left" | "signal" | "requested" | "startup_failed", code = 0) => {
     if (stopping) return;
@@ -161,6 +166,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     version: version(),
     onConnection: (conn) => front.accept(conn),
   });
+  mark("daemon endpoint published");
   removeOwnPairOnExit(roots.runtime, endpoint.stem);
   process.on("SIGTERM", () => void stop("signal"));
   process.on("SIGINT", () => void stop("signal"));
@@ -168,6 +174,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   process.stderr.write(`tau daemon: session ${harness.sessionId} on ${endpoint.socketPath}\n`);
   try {
     await started;
+    mark("daemon extensions started");
   } catch (err) {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     await stop("startup_failed", 1);

@@ -31,7 +31,7 @@ export interface SupervisorHost {
 }
 
 export interface SupervisorOptions {
-  /** How to run `tau` itself (first-party extensions): `[node, bin/run.js]`. */
+  /** How to run `tau` itself (first-party extensions): `[node, bin/tau.cjs]`. */
   readonly tauCommand: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
 }

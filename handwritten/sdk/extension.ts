@@ -1,6 +1,7 @@
 // The extension SDK: what a tau extension (first-party or a user's) is written with. It speaks the
 // protocol over stdio: hello → configure → declarations and subscriptions → ready, then typed
 // emits, deliveries and tool calls (SPEC-extension-supervision, SPEC-tool-routing).
+import { mark, markStart } from "../protocol/timeline.js";
 import type { Readable, Writable } from "node:stream";
 import type { ConfigureMessage, EventName, EventPayloads, WireMessage } from "../../generated/index.js";
 import { REVISION } from "../protocol/index.js";
@@ -61,6 +62,7 @@ export class Extension {
   /** Says hello and waits for `configure`; the process exits when the harness goes away. */
   static async connect(io?: ExtensionIo): Promise<Extension> {
     const stdio = io === undefined;
+    markStart(`ext ${process.argv[3] ?? ""}`);
     const { input, output } = io ?? { input: process.stdin, output: process.stdout };
     const conn = new Connection({ readable: input, writable: output }, { side: "peer" });
     // An extension on stdio lives exactly as long as its harness: when the pipe ends, it exits.
@@ -79,6 +81,7 @@ export class Extension {
     });
     conn.send({ message: "hello", payload: { revision: { ...REVISION }, role: "extension" } });
     const ext = new Extension(conn, await configure);
+    mark("ext configured");
     return ext;
   }
 
@@ -119,6 +122,7 @@ export class Extension {
     // Tool calls reach their owner as live `tool.started` deliveries; cancellations come directed.
     this.subscribe([], ["tool.started"]);
     this.conn.send({ message: "ready", payload: {} });
+    mark("ext ready");
   }
 
   configError(text: string): void {

@@ -90,6 +90,7 @@ export class Connection {
   private blocked = false;
   private waiters: Waiter[] = [];
   private endingOutput = false;
+  private tornDown = false;
   private reason: CloseReason | undefined;
   private resolveClosed!: (reason: CloseReason) => void;
   private readonly onMessageListeners = new Set<Listener<WireMessage>>();
@@ -354,6 +355,10 @@ export class Connection {
   }
 
   private teardown(): void {
+    // Once only: stdio streams (a file as stdout) never report themselves destroyed and emit `close`
+    // again on every destroy(), which would otherwise call back here forever.
+    if (this.tornDown) return;
+    this.tornDown = true;
     this.queue = [];
     this.queuedBytes = 0;
     if (!this.input.destroyed) this.input.destroy();

@@ -17,14 +17,14 @@ const POLL_MS = 10;
 
 /**
  * How tau starts its own processes (daemon, first-party extensions): this node and the
- * `bin/fast.cjs` beside the `bin/run.js` (or `bin/fast.cjs`) that started this process — the
- * CommonJS entry with the same fast paths, which skips the ES module loader's start-up. Falls back
- * to the starting script itself when there is no such file.
+ * `bin/tau.cjs` beside the `bin/run.js` (or `bin/tau.cjs`) that started this process — the
+ * CommonJS entry, which skips the ES module loader's start-up. Falls back to the starting script
+ * itself when there is no such file.
  */
 export function selfCommand(): string[] {
   const script = process.argv[1] as string;
   try {
-    const fast = join(dirname(realpathSync(script)), "fast.cjs");
+    const fast = join(dirname(realpathSync(script)), "tau.cjs");
     if (existsSync(fast)) return [process.execPath, fast];
   } catch {
     // not a file we can resolve: use it as it is
@@ -33,7 +33,7 @@ export function selfCommand(): string[] {
 }
 
 export interface LaunchOptions {
-  /** `[node, bin/run.js]`: how to run this installation of tau. */
+  /** `[node, bin/tau.cjs]`: how to run this installation of tau. */
   readonly tauCommand: readonly string[];
   readonly runtimeDir: string;
   readonly stateDir: string;

@@ -3,4 +3,4 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
-export const TAU_BIN = join(REPO_ROOT, "bin", "run.js");
+export const TAU_BIN = join(REPO_ROOT, "bin", "tau.cjs");

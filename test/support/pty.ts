@@ -6,7 +6,7 @@ import xterm from "@xterm/headless";
 import type { Terminal as TerminalType } from "@xterm/headless";
 
 const { Terminal } = xterm;
-export const TAU_BIN = fileURLToPath(new URL("../../bin/run.js", import.meta.url));
+export const TAU_BIN = fileURLToPath(new URL("../../bin/tau.cjs", import.meta.url));
 
 export interface PtyTau {
   readonly term: TerminalType;

@@ -1,4 +1,4 @@
-// `tau attach [SESSION]`: bin/run.js runs the interactive UI directly; this declaration serves
+// `tau attach [SESSION]`: bin/tau.cjs runs the interactive UI directly; this declaration serves
 // `tau --help` and `tau attach --help`.
 import { Args, Command } from "@oclif/core";
 import { main } from "../tui/main.js";

@@ -1,4 +1,4 @@
-// `tau resume [SESSION]`: bin/run.js runs the interactive UI directly; this declaration serves
+// `tau resume [SESSION]`: bin/tau.cjs runs the interactive UI directly; this declaration serves
 // `tau --help` and `tau resume --help`.
 import { Args, Command } from "@oclif/core";
 import { main } from "../tui/main.js";

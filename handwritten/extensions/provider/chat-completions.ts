@@ -1,5 +1,6 @@
 // The OpenAI-compatible `/chat/completions` wire client (SPEC-provider-chat-completions): one
 // provider round in, one finished or failed execution report out, streaming deltas on the way.
+import { mark } from "../../protocol/timeline.js";
 import { request as undiciRequest } from "undici";
 import type { Dispatcher } from "undici";
 import type {
@@ -421,6 +422,7 @@ async function attempt(
     headersTimeout: opts.timeouts?.headersMs ?? HEADERS_TIMEOUT_MS,
     bodyTimeout: opts.timeouts?.idleMs ?? STREAM_IDLE_TIMEOUT_MS,
   });
+  mark("provider http headers");
   const resHeaders = headerRecord(res.headers);
   if (res.statusCode < 200 || res.statusCode >= 300) {
     let fields: ReturnType<typeof errorFields> = {};

@@ -1,6 +1,7 @@
 // `tau ext provider` (kind provider): serves directed `provider.request`s with one profile —
 // `chat_completions` (any OpenAI-compatible endpoint over HTTP + SSE) or `scripted` (offline demo) —
 // and reports through the provider.*_reported family (SPEC-provider-execution).
+import { mark } from "../../protocol/timeline.js";
 import { Extension } from "../../sdk/index.js";
 import type { ModelInfo, ProviderRequest } from "../../../generated/index.js";
 import type { EgressPolicy } from "./index.js";
@@ -25,6 +26,7 @@ export async function main(): Promise<void> {
   let egress: EgressPolicy | undefined;
   // The HTTP client is loaded only by the profile that talks to a server.
   const http = profile === "chat_completions" ? await import("./index.js") : undefined;
+  mark("provider http loaded");
   if (http) {
     try {
       egress = http.createEgressPolicy({});
@@ -37,6 +39,7 @@ export async function main(): Promise<void> {
 
   ext.onDirect("provider.cancel_request", (data) => running.get(`${data.prompt_id}/${data.round}`)?.abort());
   ext.onDirect("provider.request", (req) => {
+    mark("provider request");
     const key = `${req.prompt_id}/${req.round}`;
     const controller = new AbortController();
     running.set(key, controller);

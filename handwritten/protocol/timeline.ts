@@ -1,0 +1,16 @@
+// Start-up and job milestones for finding where latency goes: with TAU_TIMELINE=FILE every tau
+// process appends "epoch-ms pid label" lines to FILE (bench/run.bench.ts reads them). Off by default;
+// a mark then costs one comparison.
+import { appendFileSync } from "node:fs";
+
+const file = process.env.TAU_TIMELINE;
+
+/** Appends one milestone when TAU_TIMELINE is set. */
+export function mark(label: string): void {
+  if (file) appendFileSync(file, `${(performance.timeOrigin + performance.now()).toFixed(1)} ${process.pid} ${label}\n`);
+}
+
+/** Appends the moment this process started (its exec), once, as `<role> exec`. */
+export function markStart(role: string): void {
+  if (file) appendFileSync(file, `${performance.timeOrigin.toFixed(1)} ${process.pid} ${role} exec\n${(performance.timeOrigin + performance.now()).toFixed(1)} ${process.pid} ${role} main\n`);
+}
