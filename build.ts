@@ -86,7 +86,9 @@ export async function buildAll(): Promise<void> {
         "fast/run": "handwritten/cli/run-main.ts",
         // Loaded by fast/run after it has started the daemon (see run-main.ts).
         "fast/run-prompt": "handwritten/cli/run-prompt.ts",
-        "fast/daemon": "handwritten/harness/daemon-main.ts",
+        // The daemon starts its extensions from a first part, then loads the harness (daemon-start.ts).
+        "fast/daemon": "handwritten/harness/daemon-start.ts",
+        "fast/daemon-harness": "handwritten/harness/daemon-main.ts",
         ...extensionEntries(),
       },
       outExtension: { ".js": ".cjs" },

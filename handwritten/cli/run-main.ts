@@ -5,23 +5,13 @@
 // The daemon is started before anything heavy is loaded: this bundle holds only the argument parsing
 // and the launcher, and the rest (protocol, validators, configuration, client) is a bundle of its
 // own, dist/fast/run-prompt.cjs, loaded while the daemon boots.
-import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { mark, markStart } from "../protocol/timeline.js";
+import { loadFastBundle } from "../transport/launch.js";
 import { startRunDaemon, type RunOptions } from "./run-daemon.js";
 
 type RunPrompt = typeof import("./run-prompt.js");
-
-/** The run-prompt bundle, through the same code-cached loader as this one. */
-function loadRunPrompt(): { exports: RunPrompt; settled: () => void } {
-  // import.meta.url is this bundle's own URL in dist/fast/ (or the source file's under handwritten/cli/): both two folders deep.
-  const { loadBundle } = createRequire(import.meta.url)("../../bin/bundle-loader.cjs") as {
-    loadBundle: (file: string) => { exports: RunPrompt; settled: () => void };
-  };
-  return loadBundle(fileURLToPath(new URL("../../dist/fast/run-prompt.cjs", import.meta.url)));
-}
 
 export async function main(argv: readonly string[]): Promise<void> {
   markStart("run");
@@ -61,7 +51,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   const daemon = startRunDaemon(options);
   mark("run daemon spawned");
-  const rest = loadRunPrompt();
+  const rest = loadFastBundle<RunPrompt>("run-prompt");
   mark("run run-prompt loaded");
   try {
     process.exitCode = await rest.exports.runPrompt(prompt ?? "", options, daemon);

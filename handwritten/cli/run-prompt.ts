@@ -73,7 +73,25 @@ export async function runPrompt(prompt: string, o: RunOptions, started?: Started
     }
     if (name === "agent.outer_turn_finished" && data.prompt_id === promptId) resolveOutcome(String(data.outcome));
   });
-  client.subscribe(["harness.models_available", "harness.notice"], ["*"]);
+  // Text output needs only these; the JSON stream is every event of the agent.
+  const live = o.json
+    ? ["*"]
+    : [
+        "harness.models_available",
+        "harness.notice",
+        "agent.prompt_submitted",
+        "agent.prompt_failed",
+        "agent.outer_turn_finished",
+        "provider.response_updated",
+        "provider.response_finished",
+        "provider.response_failed",
+        "tool.result",
+      ];
+  client.subscribe(["harness.models_available", "harness.notice"], live);
+  // The agent is made while the providers start (reading AGENTS.md and skills is off the critical
+  // path); the prompt is submitted once a model is available.
+  const agentCreated = client.createAgent({ ...(o.model ? { model: o.model } : {}), ...(o.ephemeral ? { ephemeral: true } : {}) });
+  agentCreated.catch(() => {}); // awaited below
   const timer = setTimeout(() => resolveOutcome("no_provider"), PROVIDER_WAIT_MS);
   await Promise.race([models, outcome]);
   clearTimeout(timer);
@@ -83,7 +101,7 @@ export async function runPrompt(prompt: string, o: RunOptions, started?: Started
   };
   process.on("SIGINT", onSigint);
   try {
-    agentId = await client.createAgent({ ...(o.model ? { model: o.model } : {}), ...(o.ephemeral ? { ephemeral: true } : {}) });
+    agentId = await agentCreated;
     if (o.skill !== undefined) {
       promptId = await client.loadSkill(agentId, o.skill, prompt.trim() === "" ? {} : { text: prompt });
     } else {

@@ -1,63 +1,17 @@
 // `tau daemon` (hidden; the CLI starts it): runs the harness for one session in the foreground, or
 // with --detach re-launches itself in its own process group with output to the session's log file.
-import { mark, markStart } from "../protocol/timeline.js";
+import { mark } from "../protocol/timeline.js";
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { checkProfileSecrets, loadHarnessConfig, preloadSecrets, resolveRoots, type Roots } from "../config/index.js";
-import type { HarnessConfig } from "../../generated/index.js";
+import { resolveRoots, type Roots } from "../config/index.js";
 import { cleanupDebugLogs } from "../store/index.js";
 import { superviseExtensions } from "./extensions.js";
-import { captureProviderKey, sessionDefaultModel, sessionExtensions } from "./defaults.js";
+import { loadDaemonSetup, parseDaemonArgs, type DaemonArgs, type DaemonSetup } from "./daemon-start.js";
 import type { ExtensionConfig } from "../../generated/index.js";
-import type { Supervisor } from "../host/index.js";
+import type { EarlyExtension, Supervisor } from "../host/index.js";
 import { DAEMON_INSTANCE_ENV, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, selfCommand } from "../transport/index.js";
 import { Harness } from "./harness.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
-
-interface DaemonArgs {
-  sessionId?: string;
-  resume?: string;
-  ephemeral: boolean;
-  projectRoot: string;
-  exitWhenUisLeave: boolean;
-  detach: boolean;
-  /** `--harness-config KEY=VALUE` overrides, in order. */
-  overrides: string[];
-  /** Render preview mode (`tau dev print-*`): print and exit, storing nothing. */
-  print?: "system-prompt" | "tools" | "prompt";
-  printText?: string;
-}
-
-const USAGE =
-  "usage: tau daemon [--session-id ID | --resume ID] [--ephemeral] [--project-root DIR] [--exit-when-uis-leave] [--detach] [--harness-config KEY=VALUE]…";
-
-export function parseDaemonArgs(argv: readonly string[], cwd: string): DaemonArgs {
-  const args: DaemonArgs = { ephemeral: false, projectRoot: cwd, exitWhenUisLeave: false, detach: false, overrides: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined || v.startsWith("--")) throw new Error(`${a} needs a value\n${USAGE}`);
-      return v;
-    };
-    if (a === "--session-id") args.sessionId = value();
-    else if (a === "--resume") args.resume = value();
-    else if (a === "--ephemeral") args.ephemeral = true;
-    else if (a === "--project-root") args.projectRoot = resolve(cwd, value());
-    else if (a === "--exit-when-uis-leave") args.exitWhenUisLeave = true;
-    else if (a === "--detach") args.detach = true;
-    else if (a === "--harness-config") args.overrides.push(value());
-    else if (a === "--print") {
-      const v = value();
-      if (v !== "system-prompt" && v !== "tools" && v !== "prompt") throw new Error(`--print takes system-prompt, tools or prompt\n${USAGE}`);
-      args.print = v;
-    } else if (a === "--print-text") args.printText = value();
-    else throw new Error(`unknown daemon argument ${JSON.stringify(a)}\n${USAGE}`);
-  }
-  if (args.resume && (args.sessionId || args.ephemeral)) throw new Error(`--resume cannot be combined with --session-id or --ephemeral\n${USAGE}`);
-  return args;
-}
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -87,8 +41,8 @@ async function launchDetached(args: DaemonArgs, argv: readonly string[]): Promis
   }
 }
 
+/** Detaching and previews (the first part, daemon-start.ts, hands these over as they are). */
 export async function main(argv: readonly string[]): Promise<void> {
-  markStart("daemon");
   let args: DaemonArgs;
   try {
     args = parseDaemonArgs(argv, process.cwd());
@@ -101,30 +55,28 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = await launchDetached(args, argv);
     return;
   }
-  // The provider key becomes a secret before anything reads the environment or spawns a child.
-  captureProviderKey(process.env);
-  const roots = resolveRoots();
-  let config: HarnessConfig;
-  let extensions: ExtensionConfig[];
-  let fileSecrets: Map<string, string>;
-  let defaultModel: string | undefined;
+  let setup: DaemonSetup;
   try {
-    config = await loadHarnessConfig(roots.config, args.overrides);
-    extensions = sessionExtensions(config, process.env);
-    defaultModel = sessionDefaultModel(config, process.env);
-    checkProfileSecrets(config, roots.config, process.env);
-    // File-backed secrets are read once, here, into memory: never into an environment.
-    fileSecrets = preloadSecrets(extensions.flatMap((e) => e.secrets ?? []), process.env, { config: roots.config, state: roots.state });
+    setup = await loadDaemonSetup(args);
   } catch (err) {
     process.stderr.write(`tau: ${(err as Error).message}\n`);
     process.exitCode = 2;
     return;
   }
-  mark("daemon config loaded");
   if (args.print) {
-    process.exitCode = await printPreview(args, roots, extensions, fileSecrets);
+    process.exitCode = await printPreview(args, setup.roots, setup.extensions, setup.fileSecrets);
     return;
   }
+  await runDaemon(args, setup);
+}
+
+/**
+ * Runs the harness for one session in the foreground until it stops; `early` holds the initial
+ * extension processes the first part already started.
+ */
+export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Map<string, EarlyExtension>): Promise<void> {
+  const { roots, config, extensions, fileSecrets, defaultModel } = setup;
+  mark("daemon harness loaded");
   if (!args.ephemeral) cleanupDebugLogs(roots.state, config.debug_log?.retention_days !== undefined ? { windowMs: config.debug_log.retention_days * 86_400_000 } : {});
   const harness = await Harness.open({
     ...(args.ephemeral ? {} : { stateDir: roots.state }),
@@ -146,6 +98,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     ...(args.ephemeral ? {} : { stateDir: roots.state }),
     tauCommand: selfCommand(),
     fileSecrets,
+    ...(early ? { early } : {}),
   });
   const started = supervisor.start(extensions);
   mark("daemon extensions spawned");

@@ -3,7 +3,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { Supervisor, type SupervisorHost } from "../host/index.js";
+import { Supervisor, type EarlyExtension, type SupervisorHost } from "../host/index.js";
 import { RESERVED_TOOL_NAMES } from "./tools.js";
 import type { Harness } from "./harness.js";
 
@@ -13,6 +13,8 @@ export interface ExtensionRuntimeOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** File-backed secrets read once at daemon start (config/secrets.ts preloadSecrets). */
   readonly fileSecrets?: ReadonlyMap<string, string>;
+  /** Initial extension processes the daemon started before it loaded the harness (host `startEarly`). */
+  readonly early?: Map<string, EarlyExtension>;
 }
 
 /**
@@ -57,7 +59,7 @@ export function superviseExtensions(harness: Harness, opts: ExtensionRuntimeOpti
       for (const line of chunk.toString("utf8").split("\n")) if (line !== "") log.write(`[${instance}] ${line}\n`);
     },
   };
-  const supervisor = new Supervisor(host, { tauCommand: opts.tauCommand, env });
+  const supervisor = new Supervisor(host, { tauCommand: opts.tauCommand, env, ...(opts.early ? { early: opts.early } : {}) });
   harness.extensions = supervisor;
   return supervisor;
 }

@@ -39,3 +39,35 @@ export function spawnExtension(config: ExtensionConfig, argv: readonly string[],
   const [executable, ...args] = argv as [string, ...string[]];
   return spawn(executable, args, { cwd, env: withoutSecrets(env), stdio: ["pipe", "pipe", "pipe"] });
 }
+
+/**
+ * An initial extension process started before its supervisor exists: the daemon starts them before
+ * it loads the rest of itself, so their start-up overlaps its own. The supervisor adopts it as the
+ * first launch of that instance; a spawn error that happened meanwhile is kept for it to report.
+ */
+export interface EarlyExtension {
+  readonly child?: ChildProcess;
+  error?: NodeJS.ErrnoException;
+}
+
+/** Starts the initial process of every enabled extension, exactly as the supervisor's first launch would. */
+export function startEarly(
+  configs: readonly ExtensionConfig[],
+  tauCommand: readonly string[],
+  projectRoot: string,
+  env: NodeJS.ProcessEnv,
+): Map<string, EarlyExtension> {
+  const early = new Map<string, EarlyExtension>();
+  for (const config of configs) {
+    if (config.enable === false) continue;
+    try {
+      const child = spawnExtension(config, extensionArgv(config, tauCommand), config.cwd ?? projectRoot, env);
+      const e: EarlyExtension = { child };
+      child.once("error", (err) => (e.error ??= err));
+      early.set(config.name, e);
+    } catch (err) {
+      early.set(config.name, { error: err as NodeJS.ErrnoException });
+    }
+  }
+  return early;
+}

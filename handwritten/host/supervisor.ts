@@ -8,7 +8,7 @@ import { REVISION, compareRevision } from "../protocol/index.js";
 import { Connection, refuseContentFree } from "../transport/index.js";
 import type { Bus, PublisherEnvelope } from "../bus/index.js";
 import { DEFAULT_STARTUP_TIMEOUT_SECONDS, MAX_STAGED_BYTES, MAX_STAGED_EMITS, RESPAWN_BUDGET, RESPAWN_WINDOW_MS, STOP_GRACE_MS, respawnDelay } from "./limits.js";
-import { extensionArgv, spawnDiagnostic, spawnExtension } from "./spawn.js";
+import { extensionArgv, spawnDiagnostic, spawnExtension, type EarlyExtension } from "./spawn.js";
 import { addPeerInterceptor, connectionSink, replyFromPeer } from "./peer-bus.js";
 
 export interface SupervisorHost {
@@ -34,6 +34,8 @@ export interface SupervisorOptions {
   /** How to run `tau` itself (first-party extensions): `[node, bin/tau.cjs]`. */
   readonly tauCommand: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
+  /** Initial processes already started (see `startEarly`): each is adopted by its first launch. */
+  readonly early?: Map<string, EarlyExtension>;
 }
 
 type Phase = "starting" | "configuring" | "ready" | "active" | "failed" | "disabled" | "stopped";
@@ -155,11 +157,14 @@ export class Supervisor {
     void this.host.bus.publish({ name: "extension.starting", data: { instance: i.name, kind: i.kind, attempt } }, { class: "harness" });
     const argv = extensionArgv(i.config, this.options.tauCommand);
     const cwd = i.config.cwd ?? this.host.projectRoot;
+    const early = attempt === 1 ? this.options.early?.get(i.name) : undefined;
+    this.options.early?.delete(i.name);
     return new Promise<void>((resolve) => {
       i.settle = resolve;
       let child: ChildProcess;
       try {
-        child = spawnExtension(i.config, argv, cwd, this.options.env ?? process.env);
+        if (early?.error) throw early.error;
+        child = early?.child ?? spawnExtension(i.config, argv, cwd, this.options.env ?? process.env);
       } catch (err) {
         this.fail(i, spawnDiagnostic(i.config, argv[0] ?? "", err as NodeJS.ErrnoException));
         return;
@@ -171,6 +176,12 @@ export class Supervisor {
       i.conn = conn;
       conn.onMessage((m) => this.onMessage(i, generation, conn, m));
       child.once("exit", (code, signal) => this.onExit(i, generation, code, signal));
+      // An early process may have ended before it was adopted: its exit event is gone.
+      if (child.exitCode !== null || child.signalCode !== null) {
+        const { exitCode, signalCode } = child;
+        child.removeAllListeners("exit");
+        setImmediate(() => this.onExit(i, generation, exitCode, signalCode));
+      }
       const timeout = (i.config.startup_timeout_seconds ?? DEFAULT_STARTUP_TIMEOUT_SECONDS) * 1000;
       setTimeout(() => {
         if (i.generation === generation && (i.phase === "starting" || i.phase === "configuring")) {

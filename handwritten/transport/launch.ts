@@ -4,7 +4,9 @@
 // launcher can do its own start-up work while the daemon boots.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, openSync, closeSync, realpathSync, rmSync, watch, type FSWatcher } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { formatStem, instanceEnv, mintInstance, pairPaths, type PairPaths } from "./discovery.js";
 
 /** How long a launcher waits for the daemon's socket to appear. */
@@ -30,6 +32,19 @@ export function selfCommand(): string[] {
     // not a file we can resolve: use it as it is
   }
   return [process.execPath, script];
+}
+
+/**
+ * Loads `dist/fast/<name>.cjs`, a part of tau bundled on its own (the client of `tau run`, the
+ * harness of `tau daemon`), through the code-cached loader the entry used; call `settled()` once its
+ * start-up work is done. `import.meta.url` is this module's source file or, bundled, the bundle in
+ * dist/fast/: both two folders below the checkout.
+ */
+export function loadFastBundle<T>(name: string): { exports: T; settled: () => void } {
+  const { loadBundle } = createRequire(import.meta.url)("../../bin/bundle-loader.cjs") as {
+    loadBundle: (file: string) => { exports: T; settled: () => void };
+  };
+  return loadBundle(fileURLToPath(new URL(`../../dist/fast/${name}.cjs`, import.meta.url)));
 }
 
 export interface LaunchOptions {

@@ -6,6 +6,7 @@ import { Extension } from "../../sdk/index.js";
 import type { ModelInfo, ProviderRequest } from "../../../generated/index.js";
 import type { EgressPolicy } from "./index.js";
 import { SCRIPTED_MODEL, scriptedTurn } from "./scripted.js";
+import { readProxySettings } from "./proxy-settings.js";
 
 interface ProviderConfig {
   profile?: "chat_completions" | "scripted";
@@ -23,20 +24,24 @@ export async function main(): Promise<void> {
   const models: ModelInfo[] = profile === "scripted" ? [{ id: SCRIPTED_MODEL, context_window: 32_000 }] : (cfg.models ?? []);
   if (models.length === 0) return ext.configError("no models configured for this provider");
   const apiKey = cfg.api_key_secret ? ext.configuration.secrets[cfg.api_key_secret] : undefined;
-  let egress: EgressPolicy | undefined;
-  // The HTTP client is loaded only by the profile that talks to a server.
-  const http = profile === "chat_completions" ? await import("./index.js") : undefined;
-  mark("provider http loaded");
-  if (http) {
+  if (profile === "chat_completions") {
     try {
-      egress = http.createEgressPolicy({});
+      readProxySettings(); // an unusable proxy variable is a configuration error, before ready
     } catch (err) {
       return ext.configError(`proxy settings: ${(err as Error).message}`);
     }
   }
   const running = new Map<string, AbortController>();
   ext.emit("provider.models_declared", { models });
-
+  // The HTTP client (undici) is loaded only by the profile that talks to a server, and only after
+  // ready is on its way: its ~30 ms of start-up then overlaps the harness's activation and the
+  // first prompt's set-up instead of delaying them.
+  let client: Promise<{ http: HttpClient; egress: EgressPolicy }> | undefined;
+  const loadClient = () =>
+    (client ??= import("./index.js").then((http) => {
+      mark("provider http loaded");
+      return { http, egress: http.createEgressPolicy({}) };
+    }));
   ext.onDirect("provider.cancel_request", (data) => running.get(`${data.prompt_id}/${data.round}`)?.abort());
   ext.onDirect("provider.request", (req) => {
     mark("provider request");
@@ -45,9 +50,10 @@ export async function main(): Promise<void> {
     running.set(key, controller);
     const done = () => running.delete(key);
     if (profile === "scripted") void runScripted(ext, req, controller.signal).finally(done);
-    else void runChat(http as HttpClient, ext, req, { baseUrl: cfg.base_url as string, ...(apiKey ? { apiKey } : {}) }, egress as EgressPolicy, controller.signal).finally(done);
+    else void runChat(loadClient(), ext, req, { baseUrl: cfg.base_url as string, ...(apiKey ? { apiKey } : {}) }, controller.signal).finally(done);
   });
   ext.ready();
+  if (profile === "chat_completions") setImmediate(() => void loadClient().catch(() => {})); // a failure is reported by the request that needs it
 }
 
 async function runScripted(ext: Extension, req: ProviderRequest, signal: AbortSignal): Promise<void> {
@@ -72,13 +78,26 @@ async function runScripted(ext: Extension, req: ProviderRequest, signal: AbortSi
 type HttpClient = typeof import("./index.js");
 
 async function runChat(
-  http: HttpClient,
+  client: Promise<{ http: HttpClient; egress: EgressPolicy }>,
   ext: Extension,
   req: ProviderRequest,
   profile: { baseUrl: string; apiKey?: string },
-  egress: EgressPolicy,
   signal: AbortSignal,
 ): Promise<void> {
+  let http: HttpClient;
+  let egress: EgressPolicy;
+  try {
+    ({ http, egress } = await client);
+  } catch (err) {
+    ext.emit("provider.response_failed_reported", {
+      prompt_id: req.prompt_id,
+      round: req.round,
+      error_class: "network",
+      diagnostic: `the HTTP client could not start: ${(err as Error).message}`.slice(0, 500),
+    });
+    return;
+  }
+  if (signal.aborted) return;
   const result = await http.streamChatCompletion(req, profile, {
     signal,
     egress,

@@ -1,0 +1,115 @@
+// `tau daemon` (hidden; the CLI starts it), the part loaded first (dist/fast/daemon.cjs): it reads
+// the configuration and starts the session's extensions, then loads the harness itself
+// (dist/fast/daemon-harness.cjs, daemon-main.ts), so the extensions' Node start-up overlaps the
+// harness's instead of following it. A configuration mistake exits 2 before anything is started.
+import { resolve } from "node:path";
+import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
+import { checkProfileSecrets, loadHarnessConfig, preloadSecrets, resolveRoots, type Roots } from "../config/index.js";
+import { startEarly, type EarlyExtension } from "../host/spawn.js";
+import { mark, markStart } from "../protocol/timeline.js";
+import { loadFastBundle, selfCommand } from "../transport/launch.js";
+import { captureProviderKey, sessionDefaultModel, sessionExtensions } from "./defaults.js";
+
+export interface DaemonArgs {
+  sessionId?: string;
+  resume?: string;
+  ephemeral: boolean;
+  projectRoot: string;
+  exitWhenUisLeave: boolean;
+  detach: boolean;
+  /** `--harness-config KEY=VALUE` overrides, in order. */
+  overrides: string[];
+  /** Render preview mode (`tau dev print-*`): print and exit, storing nothing. */
+  print?: "system-prompt" | "tools" | "prompt";
+  printText?: string;
+}
+
+const USAGE =
+  "usage: tau daemon [--session-id ID | --resume ID] [--ephemeral] [--project-root DIR] [--exit-when-uis-leave] [--detach] [--harness-config KEY=VALUE]…";
+
+export function parseDaemonArgs(argv: readonly string[], cwd: string): DaemonArgs {
+  const args: DaemonArgs = { ephemeral: false, projectRoot: cwd, exitWhenUisLeave: false, detach: false, overrides: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith("--")) throw new Error(`${a} needs a value\n${USAGE}`);
+      return v;
+    };
+    if (a === "--session-id") args.sessionId = value();
+    else if (a === "--resume") args.resume = value();
+    else if (a === "--ephemeral") args.ephemeral = true;
+    else if (a === "--project-root") args.projectRoot = resolve(cwd, value());
+    else if (a === "--exit-when-uis-leave") args.exitWhenUisLeave = true;
+    else if (a === "--detach") args.detach = true;
+    else if (a === "--harness-config") args.overrides.push(value());
+    else if (a === "--print") {
+      const v = value();
+      if (v !== "system-prompt" && v !== "tools" && v !== "prompt") throw new Error(`--print takes system-prompt, tools or prompt\n${USAGE}`);
+      args.print = v;
+    } else if (a === "--print-text") args.printText = value();
+    else throw new Error(`unknown daemon argument ${JSON.stringify(a)}\n${USAGE}`);
+  }
+  if (args.resume && (args.sessionId || args.ephemeral)) throw new Error(`--resume cannot be combined with --session-id or --ephemeral\n${USAGE}`);
+  return args;
+}
+
+/** What the daemon reads before it starts anything: the configuration, the extensions, their file secrets. */
+export interface DaemonSetup {
+  readonly roots: Roots;
+  readonly config: HarnessConfig;
+  readonly extensions: ExtensionConfig[];
+  readonly fileSecrets: Map<string, string>;
+  readonly defaultModel?: string;
+}
+
+/**
+ * Reads and checks the configuration. The provider key becomes a secret first, before anything reads
+ * the environment or spawns a child. Throws with a message naming the file, line and key.
+ */
+export async function loadDaemonSetup(args: DaemonArgs): Promise<DaemonSetup> {
+  captureProviderKey(process.env);
+  const roots = resolveRoots();
+  const config = await loadHarnessConfig(roots.config, args.overrides);
+  const extensions = sessionExtensions(config, process.env);
+  const defaultModel = sessionDefaultModel(config, process.env);
+  checkProfileSecrets(config, roots.config, process.env);
+  // File-backed secrets are read once, here, into memory: never into an environment.
+  const fileSecrets = preloadSecrets(extensions.flatMap((e) => e.secrets ?? []), process.env, { config: roots.config, state: roots.state });
+  return { roots, config, extensions, fileSecrets, ...(defaultModel ? { defaultModel } : {}) };
+}
+
+type DaemonHarness = typeof import("./daemon-main.js");
+
+export async function main(argv: readonly string[]): Promise<void> {
+  markStart("daemon");
+  let args: DaemonArgs;
+  try {
+    args = parseDaemonArgs(argv, process.cwd());
+  } catch (err) {
+    process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  let setup: DaemonSetup | undefined;
+  let early: Map<string, EarlyExtension> | undefined;
+  // Detaching and previews start no session of their own here.
+  if (!args.detach && !args.print) {
+    try {
+      setup = await loadDaemonSetup(args);
+    } catch (err) {
+      process.stderr.write(`tau: ${(err as Error).message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    early = startEarly(setup.extensions, selfCommand(), args.projectRoot, process.env);
+    mark("daemon extensions spawned early");
+  }
+  const harness = loadFastBundle<DaemonHarness>("daemon-harness");
+  try {
+    if (setup) await harness.exports.runDaemon(args, setup, early);
+    else await harness.exports.main(argv);
+  } finally {
+    harness.settled();
+  }
+}
