@@ -27,15 +27,59 @@ function pollPeaks(peaks: Map<string, number>): void {
   }
 }
 
+/** Critical-path milestones (TAU_TIMELINE labels, see handwritten/protocol/timeline.ts), in order. */
+const MILESTONES: ReadonlyArray<[string, string]> = [
+  ["run main", "client: entry reached"],
+  ["run daemon spawned", "client: daemon spawned"],
+  ["daemon main", "daemon: entry reached"],
+  ["daemon extensions spawned early", "daemon: extensions spawned"],
+  ["daemon harness loaded", "daemon: harness loaded"],
+  ["daemon endpoint published", "daemon: socket published"],
+  ["run attached", "client: attached"],
+  ["ext ready", "extensions: first ready"],
+  ["ext ready #2", "extensions: last ready"],
+  ["commit harness.models_available", "daemon: models available"],
+  ["run submitted", "client: prompt submitted"],
+  ["provider request", "provider: round 1 request"],
+  ["commit tool.started", "daemon: tool started"],
+  ["commit tool.result", "daemon: tool result"],
+  ["provider request #2", "provider: round 2 request"],
+  ["run outcome", "client: outcome"],
+];
+
+/** Milestone → ms since the spawn, for one timeline file (labels repeated in order get #2, #3…). */
+function readTimeline(file: string, start: number): Map<string, number> {
+  const at = new Map<string, number>();
+  const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => l.split(" "));
+  lines.sort((a, b) => Number(a[0]) - Number(b[0]));
+  for (const [t, , ...label] of lines) {
+    let key = label.join(" ").replace(/^ext [a-z-]+ /, "ext ");
+    for (let n = 2; at.has(key); n++) key = `${label.join(" ").replace(/^ext [a-z-]+ /, "ext ")} #${n}`;
+    at.set(key, Number(t) - start);
+  }
+  return at;
+}
+
 export async function run(): Promise<void> {
-  const fake = await FakeOpenAI.start();
   const home = mkdtempSync(join(tmpdir(), "tau-bench-run-"));
   const project = join(home, "project");
   mkdirSync(project);
   writeFileSync(join(project, "README.md"), "bench\n");
   mkdirSync(join(home, "config"));
   writeFileSync(join(home, "config", "harness.yaml"), "model: fake-model\n");
-  const env = { ...process.env, TAU_HOME: home, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "k", OPENAI_MODEL: "fake-model" };
+  const env = { ...process.env, TAU_HOME: home, OPENAI_API_KEY: "k", OPENAI_MODEL: "fake-model" };
+  try {
+    await timed(env, project);
+    await breakdown(env, project);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** Median wall time and peak RSS per process, beside `node -e 0`. */
+async function timed(baseEnv: NodeJS.ProcessEnv, project: string): Promise<void> {
+  const fake = await FakeOpenAI.start();
+  const env = { ...baseEnv, OPENAI_BASE_URL: fake.baseUrl };
   const rounds = 9;
   const walls: number[] = [];
   const baseline: number[] = [];
@@ -59,10 +103,43 @@ export async function run(): Promise<void> {
     }
   } finally {
     await fake.close();
-    rmSync(home, { recursive: true, force: true });
   }
   const wall = median(walls);
   const node = median(baseline);
   console.log(`tau run two-round job, median of ${rounds}: ${fmt(wall)} ms | node -e 0: ${fmt(node)} ms | ratio ${fmt(wall / node, 2)}x`);
   for (const [role, mib] of [...peaks.entries()].sort()) console.log(`  peak RSS ${role}: ${fmt(mib)} MiB`);
+}
+
+/** Where the time goes: a few more runs with TAU_TIMELINE, median ms since the spawn per milestone. */
+async function breakdown(baseEnv: NodeJS.ProcessEnv, project: string): Promise<void> {
+  const fake = await FakeOpenAI.start();
+  const dir = mkdtempSync(join(tmpdir(), "tau-bench-timeline-"));
+  const runs = 5;
+  const samples = new Map<string, number[]>();
+  try {
+    for (let i = 0; i < runs; i++) {
+      fake.enqueue(toolCallResponse([{ id: `call_${i}`, name: "shell", arguments: '{"command":"echo hi"}' }]), textResponse("It printed hi."));
+      const file = join(dir, `timeline-${i}.txt`);
+      const start = performance.timeOrigin + performance.now();
+      const child = spawn(process.execPath, [TAU, "run", "--ephemeral", "-p", "run echo hi"], {
+        env: { ...baseEnv, OPENAI_BASE_URL: fake.baseUrl, TAU_TIMELINE: file },
+        cwd: project,
+        stdio: "ignore",
+      });
+      const code = await new Promise<number | null>((r) => child.once("exit", r));
+      if (code !== 0) throw new Error(`tau run exited ${code}`);
+      const exit = performance.timeOrigin + performance.now() - start;
+      const at = readTimeline(file, start);
+      for (const [label] of MILESTONES) if (at.has(label)) (samples.get(label) ?? samples.set(label, []).get(label))?.push(at.get(label) as number);
+      (samples.get("exit") ?? samples.set("exit", []).get("exit"))?.push(exit);
+    }
+  } finally {
+    await fake.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`  critical path (TAU_TIMELINE, median of ${runs}, ms since the spawn):`);
+  for (const [label, text] of [...MILESTONES, ["exit", "client: exited"] as [string, string]]) {
+    const v = samples.get(label);
+    if (v && v.length > 0) console.log(`    ${fmt(median(v)).padStart(6)}  ${text}`);
+  }
 }
