@@ -1,9 +1,10 @@
 // The shell tool with real processes: process-group kills, bounded output, secret-free environment
 // (SPEC-shell-tools, GATE-shell-tools).
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ToolError, limits, runShell, shellTool } from "../../../handwritten/extensions/shell/tools/index.js";
+import { bashInvocation } from "../../../handwritten/extensions/shell/tools/shell.js";
 import { context, tempDir } from "../../unit/shell/helpers.js";
 
 /** Gone means no such process, or a zombie awaiting its reaper. */
@@ -41,6 +42,41 @@ describe("shell", () => {
     expect((await shellTool.run({ command: "nosuchcommand-tau" }, context(dir))).output).toBe("bash: line 1: nosuchcommand-tau: command not found\n[exit code 127]");
     const missing = await shellTool.run({ command: "true" }, context(join(dir, "gone"))).catch((e: unknown) => e);
     expect((missing as ToolError).message).toBe(`The working directory ${join(dir, "gone")} does not exist or is not a directory.`);
+  });
+
+  it("is one plain `bash -c`, stderr joined before the first line is parsed, whatever the environment", async () => {
+    const dir = tempDir();
+    const run = async (command: string, env?: NodeJS.ProcessEnv) => {
+      const outcome = await runShell({ command, cwd: dir, timeoutMs: 10_000, signal: new AbortController().signal, ...(env ? { env } : {}) });
+      return `${outcome.output}[${outcome.signal ?? outcome.exitCode}]`;
+    };
+    const probe = 'echo "$0 $# ${BASH_ENV-no BASH_ENV}"; [ /dev/stdout -ef /dev/stderr ] && echo joined';
+    expect(await run(probe)).toBe("bash 0 no BASH_ENV\njoined\n[0]");
+    // A syntax error in the first line is bash's own message, in order; bash execs the last command.
+    expect(await run("echo a)")).toBe("bash: -c: line 1: syntax error near unexpected token `)'\nbash: -c: line 1: `echo a)'\n[2]");
+    expect(await run("echo ok\necho a)")).toBe("ok\nbash: -c: line 2: syntax error near unexpected token `)'\nbash: -c: line 2: `echo a)'\n[2]");
+    expect(await run("sh -c 'kill -SEGV $$'")).toBe("[SIGSEGV]");
+    expect(await run("echo \"[$_]\"", { ...process.env, _: "/from/parent" })).toBe("[/from/parent]\n[0]");
+    // A BASH_ENV of the user's is kept; so is POSIX mode: stderr is joined all the same.
+    const userEnv = join(dir, "user-env.bash");
+    writeFileSync(userEnv, "export FROM_USER_ENV=yes\n");
+    expect(await run(probe + '; echo "$FROM_USER_ENV"', { ...process.env, BASH_ENV: userEnv })).toBe(`bash 0 ${userEnv}\njoined\nyes\n[0]`);
+    expect(await run(probe, { ...process.env, POSIXLY_CORRECT: "1" })).toBe("bash 0 no BASH_ENV\njoined\n[0]");
+    // The file bash is pointed at lives in this user's 0700 folder of the temp folder, and is made
+    // again when it vanished.
+    const savedTmp = process.env.TMPDIR;
+    process.env.TMPDIR = dir;
+    try {
+      const file = bashInvocation("true", process.env).env.BASH_ENV as string;
+      expect(dirname(file)).toBe(join(dir, `tau-shell-${process.getuid?.() ?? 0}`));
+      expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
+      rmSync(file);
+      expect(await run(probe)).toBe("bash 0 no BASH_ENV\njoined\n[0]");
+      expect(existsSync(file)).toBe(true);
+    } finally {
+      if (savedTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = savedTmp;
+    }
   });
 
   it("[shell.exec.kills-process-group] cancellation kills the shell and its background grandchild", async () => {
@@ -126,14 +162,21 @@ describe("shell", () => {
     const dir = tempDir();
     const texts: string[] = [];
     const started = Date.now();
+    let firstAt: number | undefined;
     await shellTool.run(
       { command: "for i in $(seq 1 12); do head -c 3000 /dev/zero | tr '\\0' x; echo \" $i\"; sleep 0.08; done" },
-      context(dir, { onProgress: (text) => texts.push(text) }),
+      context(dir, { onProgress: (text) => (firstAt ??= Date.now(), texts.push(text)) }),
     );
     const elapsed = Date.now() - started;
     expect(texts.length).toBeGreaterThanOrEqual(1);
+    // The first report waits one interval (the clocks may disagree by a millisecond).
+    expect((firstAt as number) - started).toBeGreaterThanOrEqual(limits.SHELL_PROGRESS_INTERVAL_MS - 1);
     expect(texts.length).toBeLessThanOrEqual(Math.ceil(elapsed / limits.SHELL_PROGRESS_INTERVAL_MS) + 1);
     for (const text of texts) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(limits.SHELL_PROGRESS_MAX_BYTES);
+    // A command that ends sooner is reported by its result alone.
+    const quick: string[] = [];
+    expect((await shellTool.run({ command: "echo hi" }, context(dir, { onProgress: (text) => quick.push(text) }))).output).toBe("hi\n[exit code 0]");
+    expect(quick).toEqual([]);
   });
 
   it("returns after the shell exits even when a background process keeps the output open", async () => {

@@ -1,8 +1,10 @@
 // The `shell` tool: `bash -c <command>` in its own process group, bounded output, timeout and
 // cancellation that end the whole group (SPEC-shell-tools).
 import { spawn } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
-import { stat } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve as absolutePath } from "node:path";
 import {
   SHELL_DEFAULT_TIMEOUT_SECONDS,
   SHELL_KILL_GRACE_MS,
@@ -16,6 +18,7 @@ import {
   SHELL_PROGRESS_MAX_BYTES,
 } from "./limits.js";
 import { withoutSecrets } from "../../../config/index.js";
+import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
 import { ToolError, throwIfCancelled } from "./errors.js";
 import { defineParameters, validateArgs } from "./schema.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
@@ -211,6 +214,88 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+// ---- starting bash -----------------------------------------------------------------------------
+
+/**
+ * Sourced through BASH_ENV before bash reads its `-c` command: joins stderr to stdout and takes
+ * BASH_ENV out of the environment again. It runs as a function called with `$_`, which is gone
+ * afterwards, so the command starts with `$_` as a plain `bash -c` has it.
+ */
+const JOIN_STDERR_SCRIPT =
+  "__tau_join_stderr() { exec 2>&1; unset -v BASH_ENV; unset -f __tau_join_stderr; }\n" + '__tau_join_stderr "$_"\n';
+/** Named by its content, so tau versions side by side never read each other's. */
+const JOIN_STDERR_NAME = `join-stderr-${createHash("sha256").update(JOIN_STDERR_SCRIPT).digest("hex").slice(0, 12)}.bash`;
+
+/** The file this process last found or wrote JOIN_STDERR_SCRIPT in. */
+let joinStderrFile: string | undefined;
+
+function readIfThere(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The file holding JOIN_STDERR_SCRIPT in this user's folder of the temp folder (0700 and ours, else
+ * it is not used): checked once per process, written when missing or different, and again when it
+ * vanished; undefined when it cannot be had safely.
+ */
+function joinStderrScript(): string | undefined {
+  const dir = join(absolutePath(tmpdir()), `tau-shell-${process.getuid?.() ?? 0}`);
+  const file = join(dir, JOIN_STDERR_NAME);
+  if (file === joinStderrFile && existsSync(file)) return file;
+  joinStderrFile = undefined;
+  // bash expands BASH_ENV as if in double quotes: a path that expansion would change is not used.
+  if (/[$`\\"]/.test(file)) return undefined;
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    ensureRuntimeDir(dir);
+    if (readIfThere(file) !== JOIN_STDERR_SCRIPT) {
+      writeFileSync(temp, JOIN_STDERR_SCRIPT, { mode: 0o600 });
+      renameSync(temp, file);
+    }
+  } catch {
+    try {
+      rmSync(temp, { force: true });
+    } catch {
+      // Nothing more to do: the outer-bash form is used.
+    }
+    return undefined;
+  }
+  joinStderrFile = file;
+  return file;
+}
+
+/**
+ * The arguments and environment that run `bash -c command` with stderr joined to stdout. Node cannot
+ * give a child one pipe as both fd 1 and fd 2, so bash joins them itself, and must do so before it
+ * parses the command: then even a syntax error in the first line is in order, and `$0`, positional
+ * parameters, line numbers, error messages and bash's exec of the last command are those of a plain
+ * `bash -c command`. A non-interactive bash sources the file named by BASH_ENV first, so one bash
+ * does it all. Where that file would not be read (the environment has a BASH_ENV of its own, bash
+ * would start in POSIX mode or privileged) or cannot be had, an outer bash joins the two and execs
+ * the real one instead: the same outcome, for one more bash start-up.
+ */
+export function bashInvocation(command: string, env: NodeJS.ProcessEnv): { args: string[]; env: NodeJS.ProcessEnv } {
+  const posix = env.POSIXLY_CORRECT !== undefined || /(^|:)posix(:|$)/.test(env.SHELLOPTS ?? "");
+  const privileged = process.getuid?.() !== process.geteuid?.() || process.getgid?.() !== process.getegid?.();
+  const script = env.BASH_ENV === undefined && !posix && !privileged ? joinStderrScript() : undefined;
+  if (script !== undefined) return { args: ["-c", command], env: { ...env, BASH_ENV: script } };
+  return { args: ["-c", 'exec bash -c "$1" 2>&1', "bash", command], env };
+}
+
+/** Settles when `promise` does or after `ms`, whichever is first; the timer never outlives it. */
+async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Runs `bash -c command` in a new process group. The shell's stderr is joined to its stdout (one
  * pipe, so the order of writes is kept). On timeout or cancellation the whole group gets SIGTERM,
@@ -221,11 +306,10 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
   const buffer = new HeadTailBuffer(options.headBytes, options.tailBytes);
   return new Promise<ShellOutcome>((resolve, reject) => {
-    // The outer shell joins stderr to stdout and becomes the user's shell, so `$0`, line numbers
-    // and error messages are those of a plain `bash -c <command>`.
-    const child = spawn("bash", ["-c", 'exec bash -c "$1" 2>&1', "bash", options.command], {
+    const bash = bashInvocation(options.command, withoutSecrets(options.env ?? process.env));
+    const child = spawn("bash", bash.args, {
       cwd: options.cwd,
-      env: withoutSecrets(options.env ?? process.env),
+      env: bash.env,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -237,7 +321,9 @@ export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
     let reason: "timeout" | "cancel" | undefined;
     let killTimer: NodeJS.Timeout | undefined;
     let progressTimer: NodeJS.Timeout | undefined;
-    let lastProgress = 0;
+    // The first report comes no sooner than one interval after the start: a command that ends
+    // sooner is reported by its result alone.
+    let lastProgress = Date.now();
 
     const emitProgress = (): void => {
       progressTimer = undefined;
@@ -282,7 +368,7 @@ export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
       void (async () => {
         clearTimeout(timeout);
         options.signal.removeEventListener("abort", onAbort);
-        await Promise.race([streamsClosed, sleep(SHELL_POST_EXIT_DRAIN_MS)]);
+        await settleWithin(streamsClosed, SHELL_POST_EXIT_DRAIN_MS);
         child.stdout.destroy();
         child.stderr.destroy();
         if (reason !== undefined) {
@@ -359,7 +445,13 @@ export const shellTool: Tool = {
     const { command, timeout_seconds } = validateArgs<ShellArgs>("shell", parameters, args);
     throwIfCancelled(ctx.signal);
     const timeoutSeconds = timeout_seconds ?? SHELL_DEFAULT_TIMEOUT_SECONDS;
-    const info = await stat(ctx.cwd).catch(() => undefined);
+    // Synchronous, as in resolveWorkdir: no thread-pool round trip before the spawn.
+    let info;
+    try {
+      info = statSync(ctx.cwd);
+    } catch {
+      info = undefined;
+    }
     if (info === undefined || !info.isDirectory()) {
       throw new ToolError("failed", `The working directory ${ctx.cwd} does not exist or is not a directory.`);
     }

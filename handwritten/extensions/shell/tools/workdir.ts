@@ -1,7 +1,7 @@
 // Per-agent working directories (SPEC-shell-tools). The remembered path is agent metadata owned by
 // the shell instance; a malformed or vanished one fails closed until it is explicitly repaired —
 // it is never silently replaced by the project root.
-import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { isAbsolute, normalize } from "node:path";
 import { MAX_PATH_CHARS } from "./limits.js";
 import { ToolError, describeFsError } from "./errors.js";
@@ -19,10 +19,15 @@ export function workdirFormProblem(path: unknown): string | undefined {
   return undefined;
 }
 
-async function requireDirectory(path: string, what: string): Promise<void> {
+/**
+ * Synchronous on purpose: one stat of a local folder costs microseconds, while the first
+ * asynchronous fs call of the process starts libuv's thread pool (milliseconds, on the path of the
+ * first tool call). `shell` then spawns with this folder as cwd, which blocks on it the same way.
+ */
+function requireDirectory(path: string, what: string): void {
   let info;
   try {
-    info = await stat(path);
+    info = statSync(path);
   } catch (error) {
     throw new ToolError("failed", `${what} ${JSON.stringify(path)} is unavailable (${describeFsError(error)}). Set it again explicitly.`);
   }
@@ -37,7 +42,7 @@ export async function resolveWorkdir(remembered: string | undefined, projectRoot
   if (remembered === undefined) {
     const problem = workdirFormProblem(projectRoot);
     if (problem !== undefined) throw new ToolError("failed", `The project root ${JSON.stringify(projectRoot)} cannot be a working directory: ${problem}.`);
-    await requireDirectory(projectRoot, "The project root");
+    requireDirectory(projectRoot, "The project root");
     return projectRoot;
   }
   const problem = workdirFormProblem(remembered);
@@ -47,7 +52,7 @@ export async function resolveWorkdir(remembered: string | undefined, projectRoot
       `The remembered working directory ${JSON.stringify(remembered.slice(0, 200))} is malformed: ${problem}. Set it again explicitly.`,
     );
   }
-  await requireDirectory(remembered, "The remembered working directory");
+  requireDirectory(remembered, "The remembered working directory");
   return remembered;
 }
 
@@ -56,6 +61,6 @@ export async function changeWorkdir(current: string, requested: string): Promise
   const next = resolvePath(current, requested);
   const problem = workdirFormProblem(next);
   if (problem !== undefined) throw new ToolError("failed", `Cannot use ${JSON.stringify(requested.slice(0, 200))} as the working directory: ${problem}.`);
-  await requireDirectory(next, "The requested working directory");
+  requireDirectory(next, "The requested working directory");
   return next;
 }
