@@ -4,8 +4,8 @@
 //   `tau daemon`, `tau ext <name>`). Each is one self-contained CommonJS file with its dependencies
 //   inlined (no module resolution at start-up, nothing it does not use), loaded through
 //   bin/bundle-loader.cjs with a V8 code cache.
-// - dist/cli/*.js (+ shared chunks): the oclif command framework path, ESM with node_modules
-//   external; dist/ext/main.js answers `tau ext` for a name without a bundle of its own.
+// - dist/cli/*.js (+ shared chunks in dist/chunks/): the oclif command framework path, ESM with
+//   node_modules external; dist/ext/main.js answers `tau ext` for a name without a bundle of its own.
 import { build, type Plugin } from "esbuild";
 import { readFileSync, readdirSync, existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -77,6 +77,8 @@ export async function buildAll(): Promise<void> {
         "ext/main": "handwritten/extensions/main.ts",
       },
       splitting: true,
+      // Every output one folder below dist/, like the entries and the fast bundles.
+      chunkNames: "chunks/[name]-[hash]",
       format: "esm",
       packages: "external",
     }),
