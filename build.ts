@@ -4,12 +4,14 @@
 //   `tau daemon`, `tau ext <name>`). Each is one self-contained CommonJS file with its dependencies
 //   inlined (no module resolution at start-up, nothing it does not use), loaded through
 //   bin/bundle-loader.cjs with a V8 code cache.
-// - dist/cli/*.js (+ shared chunks): the oclif command framework path, ESM with node_modules
-//   external; dist/ext/main.js answers `tau ext` for a name without a bundle of its own.
-import { build, type Plugin } from "esbuild";
+// - dist/cli/*.js (+ shared chunks in dist/chunks/): the oclif command framework path, ESM with
+//   node_modules external; dist/ext/main.js answers `tau ext` for a name without a bundle of its own.
+// - dist/validators/<Name>.cjs: one self-contained file per generated schema validator, which
+//   neither of the above inlines: generated/validators.js loads each on its first call.
+import { build, type Metafile, type Plugin } from "esbuild";
 import { readFileSync, readdirSync, existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 
 const root = dirname(fileURLToPath(import.meta.url));
 
@@ -24,21 +26,57 @@ function extensionEntries(): Record<string, string> {
 }
 
 /**
- * Two sources load CommonJS code through `createRequire(import.meta.url)` (the generated ajv
- * validators' runtime helpers and cbor-x's no-eval build). In a CommonJS bundle that becomes a plain
- * `require`, so esbuild inlines the dependency instead of resolving it from node_modules at run time.
+ * cbor.ts loads cbor-x's no-eval build through `createRequire(import.meta.url)`. In a CommonJS bundle
+ * that becomes a plain `require`, so esbuild inlines the dependency instead of resolving it from
+ * node_modules at run time.
  */
 const inlineCreateRequire: Plugin = {
   name: "inline-create-require",
   setup(b) {
-    b.onLoad({ filter: /(generated[\\/]validators\.js|protocol[\\/]cbor\.ts)$/ }, (args) => {
-      const text = readFileSync(args.path, "utf8")
-        .replace(/^const require = createRequire\(import\.meta\.url\);$/m, "")
-        .replace(/createRequire\(import\.meta\.url\)\(/g, "require(");
-      return { contents: text, loader: args.path.endsWith(".ts") ? "ts" : "js" };
+    b.onLoad({ filter: /protocol[\\/]cbor\.ts$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8").replace(/createRequire\(import\.meta\.url\)\(/g, "require(");
+      return { contents: text, loader: "ts" };
     });
   },
 };
+
+/**
+ * generated/validators.js loads each schema's validator from `./validators/<Name>.cjs` beside it
+ * (generated/validators/ when run from source). Every bundled output that contains it sits one
+ * folder below dist/ (dist/fast/, dist/cli/, dist/ext/, dist/chunks/: checked after the build, see
+ * checkValidatorsDepth), and `import.meta.url` is that output's own URL, so there the folder is
+ * dist/validators/, one level up. The line is written by codegen/validators.ts.
+ */
+const SOURCE_VALIDATORS_DIR = 'const DIR = "./validators/";';
+const DIST_VALIDATORS_DIR = 'const DIR = "../validators/";';
+const validatorsFromDist: Plugin = {
+  name: "validators-from-dist",
+  setup(b) {
+    b.onLoad({ filter: /generated[\\/]validators\.js$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8");
+      if (text.split(SOURCE_VALIDATORS_DIR).length !== 2) throw new Error(`${args.path}: expected the line ${SOURCE_VALIDATORS_DIR} once`);
+      return { contents: text.replace(SOURCE_VALIDATORS_DIR, DIST_VALIDATORS_DIR), loader: "js" };
+    });
+  },
+};
+
+/**
+ * Fails the build if an output that loads validators is not exactly one folder below dist/, if one
+ * inlines a per-schema file, or if no output loads them at all (the check would then see nothing).
+ */
+function checkValidatorsDepth(meta: Metafile, staging: string): void {
+  let loaders = 0;
+  for (const [out, info] of Object.entries(meta.outputs)) {
+    const inputs = Object.keys(info.inputs);
+    if (inputs.some((i) => /^generated\/validators\/.+\.cjs$/.test(i))) throw new Error(`${out} inlines a per-schema validator`);
+    if (!inputs.includes("generated/validators.js")) continue;
+    // Output paths in the metafile are relative to absWorkingDir (root).
+    const rel = relative(staging, join(root, out)).split(sep);
+    if (rel.length !== 2 || rel[0] === "..") throw new Error(`${out} loads validators but is not one folder below dist/ (${rel.join("/")})`);
+    loaders++;
+  }
+  if (loaders === 0) throw new Error("no bundled output contains generated/validators.js");
+}
 
 /**
  * esbuild escapes every non-ASCII character in code (its default `charset: "ascii"`) but keeps the
@@ -65,7 +103,10 @@ export async function buildAll(): Promise<void> {
     logLevel: "warning",
     legalComments: "none",
   } as const;
-  await Promise.all([
+  const validatorFiles = readdirSync(join(root, "generated", "validators"))
+    .filter((f) => f.endsWith(".cjs"))
+    .sort();
+  const [esm, fast] = await Promise.all([
     build({
       ...common,
       entryPoints: {
@@ -77,8 +118,12 @@ export async function buildAll(): Promise<void> {
         "ext/main": "handwritten/extensions/main.ts",
       },
       splitting: true,
+      // One folder below dist/, like the entries (see validatorsFromDist).
+      chunkNames: "chunks/[name]-[hash]",
       format: "esm",
       packages: "external",
+      metafile: true,
+      plugins: [validatorsFromDist],
     }),
     build({
       ...common,
@@ -99,10 +144,26 @@ export async function buildAll(): Promise<void> {
       // `import.meta.url` of the source file becomes the bundle's own URL (same folder depth as before).
       define: { "import.meta.url": "__tau_bundle_url" },
       banner: { js: 'var __tau_bundle_url = require("node:url").pathToFileURL(__filename).href;' },
-      plugins: [inlineCreateRequire],
+      metafile: true,
+      plugins: [inlineCreateRequire, validatorsFromDist],
+    }),
+    // Each validator file on its own, with ajv's small runtime helper inlined: loading one resolves
+    // nothing from node_modules.
+    build({
+      ...common,
+      entryPoints: validatorFiles.map((f) => ({ in: `generated/validators/${f}`, out: `validators/${f.replace(/\.cjs$/, "")}` })),
+      outExtension: { ".js": ".cjs" },
+      format: "cjs",
+      sourcemap: false,
+      minifyWhitespace: true,
+      minifySyntax: true,
     }),
   ]);
-  for (const file of readdirSync(join(staging, "fast"))) if (file.endsWith(".cjs")) asciiComments(join(staging, "fast", file));
+  checkValidatorsDepth(esm.metafile, staging);
+  checkValidatorsDepth(fast.metafile, staging);
+  for (const dir of ["fast", "validators"]) {
+    for (const file of readdirSync(join(staging, dir))) if (file.endsWith(".cjs")) asciiComments(join(staging, dir, file));
+  }
   const old = join(root, `.dist-old-${process.pid}`);
   try {
     renameSync(join(root, "dist"), old);

@@ -37,6 +37,7 @@ export async function generate(root: string): Promise<Map<string, string>> {
   const validators = emitValidators(schemas, HEADER);
   files.set("validators.js", validators.js);
   files.set("validators.d.ts", validators.dts);
+  for (const [name, code] of validators.files) files.set(`validators/${name}.cjs`, code);
   files.set("events.ts", emitEvents(tables));
   files.set("messages.ts", emitMessages(tables));
   files.set("authority.ts", emitAuthority(tables));

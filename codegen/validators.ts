@@ -1,4 +1,11 @@
-// JSON Schemas → one ajv standalone ESM module (no schema compiling at run time) and its typings.
+// JSON Schemas → one ajv standalone CommonJS file per root schema (no schema compiling at run time),
+// plus validators.js, which exports a lazy validator per root schema, and its typings.
+//
+// A process validates only a handful of message and event kinds, so it should not load (read,
+// compile, evaluate) the code for all of them: validators.js is a few lines per schema, and each
+// validator requires its own validators/<Name>.cjs on its first call. Each file is compiled by a
+// fresh ajv instance, so it holds only what its schema reaches and its identifiers do not change
+// when an unrelated schema is added.
 import { Ajv2020 } from "ajv/dist/2020.js";
 import standaloneModule from "ajv/dist/standalone/index.js";
 import type { JsonSchema } from "./typespec.js";
@@ -7,6 +14,9 @@ import { typeNameOf } from "./typescript.js";
 const standaloneCode = standaloneModule.default;
 
 const VENDOR_KEYWORDS = ["x-tau-event", "x-tau-message", "x-tau-direction", "x-tau-record", "x-tau-config"];
+
+/** The folder of the per-schema files, relative to validators.js; build.ts rewrites this exact line for dist/. */
+const VALIDATORS_DIR_LINE = 'const DIR = "./validators/";';
 
 // ajv counts code points for minLength/maxLength with a charCodeAt loop over the whole string
 // (ucs2length), which costs microseconds per kilobyte of every bounded body text on the wire. A
@@ -23,10 +33,11 @@ const CODE_POINT_LENGTH = [
   "",
 ].join("\n");
 
-function fastCodePointLength(code: string): string {
+/** Swaps ajv's ucs2length for codePointLength in one file's code; the prelude only where it is used. */
+function fastCodePointLength(code: string, id: string): { prelude: string; code: string } {
   const uses = code.split(AJV_UCS2LENGTH).length - 1;
-  if (uses !== 1) throw new Error(`expected ajv's ucs2length to be referenced once in the validators, found ${uses}`);
-  return code.replace(AJV_UCS2LENGTH, "codePointLength");
+  if (uses > 1) throw new Error(`expected ajv's ucs2length to be referenced at most once in the validator of ${id}, found ${uses}`);
+  return uses === 0 ? { prelude: "", code } : { prelude: CODE_POINT_LENGTH, code: code.replace(AJV_UCS2LENGTH, "codePointLength") };
 }
 
 /** Only root schemas get an exported validator; shared scalars and models are inlined by ajv. */
@@ -34,24 +45,77 @@ export function isRootSchema(schema: JsonSchema): boolean {
   return VENDOR_KEYWORDS.some((k) => k in schema) || schema.$id === "EventEnvelope.json";
 }
 
-export function emitValidators(schemas: Map<string, JsonSchema>, header: string): { js: string; dts: string } {
+function newAjv(validateSchema: boolean): Ajv2020 {
   const ajv = new Ajv2020({
-    code: { source: true, esm: true, lines: true },
+    code: { source: true, esm: false, lines: true },
     allErrors: false,
     strict: true,
     // TypeSpec emits `unevaluatedProperties` for records together with declared properties.
     strictTypes: false,
+    validateSchema,
   });
   ajv.addVocabulary(VENDOR_KEYWORDS);
+  return ajv;
+}
+
+const USE_STRICT = '"use strict";';
+
+export interface EmittedValidators {
+  /** validators.js: the lazy validators. */
+  js: string;
+  /** validators.d.ts */
+  dts: string;
+  /** validators/<Name>.cjs by name, sorted: one standalone validator each. */
+  files: Map<string, string>;
+}
+
+export function emitValidators(schemas: Map<string, JsonSchema>, header: string): EmittedValidators {
   const ids = [...schemas.keys()].sort();
-  for (const id of ids) ajv.addSchema(schemas.get(id) as object, id);
+  // Every schema is checked against the meta-schema once; the per-root instances skip that.
+  const checked = newAjv(true);
+  for (const id of ids) checked.addSchema(schemas.get(id) as object, id);
   const roots = ids.filter((id) => isRootSchema(schemas.get(id) as JsonSchema));
-  const exportsMap: Record<string, string> = {};
-  for (const id of roots) exportsMap[`validate${typeNameOf(id)}`] = id;
-  const code = fastCodePointLength(standaloneCode(ajv, exportsMap));
-  const prelude =
-    'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);\n' + CODE_POINT_LENGTH;
-  const js = `${header}${prelude}${code}\n`;
+
+  const files = new Map<string, string>();
+  for (const id of roots) {
+    const name = typeNameOf(id);
+    const ajv = newAjv(false);
+    for (const other of ids) ajv.addSchema(schemas.get(other) as object, other);
+    const standalone = standaloneCode(ajv, { [`validate${name}`]: id });
+    if (!standalone.startsWith(USE_STRICT)) throw new Error(`unexpected ajv standalone code for ${id}`);
+    const { prelude, code } = fastCodePointLength(standalone.slice(USE_STRICT.length).replace(/^\n/, ""), id);
+    files.set(name, `${header}${USE_STRICT}\n${prelude}${code}\n`);
+  }
+
+  const names = roots.map(typeNameOf);
+  const js = [
+    header.trimEnd(),
+    "// Each validator loads validators/<Name>.cjs (ajv standalone code for that one schema) on its",
+    "// first call and forwards every call to it, so a process loads only the schemas it validates.",
+    'import { createRequire } from "node:module";',
+    'import { fileURLToPath } from "node:url";',
+    "",
+    VALIDATORS_DIR_LINE,
+    "let requireFile;",
+    "",
+    "/** A validator that loads its schema's file on first use; `errors` is the loaded one's after each call. */",
+    "function lazy(name) {",
+    "  let loaded;",
+    "  function validate(data) {",
+    "    if (loaded === undefined) {",
+    "      requireFile ??= createRequire(import.meta.url);",
+    "      loaded = requireFile(fileURLToPath(new URL(`${DIR}${name}.cjs`, import.meta.url)))[`validate${name}`];",
+    "    }",
+    "    const valid = loaded(data);",
+    "    validate.errors = loaded.errors;",
+    "    return valid;",
+    "  }",
+    "  return validate;",
+    "}",
+    "",
+    ...names.map((n) => `export const validate${n} = /* @__PURE__ */ lazy(${JSON.stringify(n)});`),
+    "",
+  ].join("\n");
   const dts = [
     header,
     'import type { ErrorObject } from "ajv";',
@@ -62,8 +126,8 @@ export function emitValidators(schemas: Map<string, JsonSchema>, header: string)
     "  errors?: ErrorObject[] | null;",
     "}",
     "",
-    ...roots.map((id) => `export declare const validate${typeNameOf(id)}: GeneratedValidator;`),
+    ...names.map((n) => `export declare const validate${n}: GeneratedValidator;`),
     "",
   ].join("\n");
-  return { js, dts };
+  return { js, dts, files };
 }
