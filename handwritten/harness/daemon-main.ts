@@ -1,12 +1,12 @@
-// `tau daemon` (hidden; the CLI starts it): runs the harness for one session in the foreground, or
-// with --detach re-launches itself in its own process group with output to the session's log file.
+// The harness part of `tau daemon` (dist/fast/daemon-harness.cjs, loaded by daemon-start.ts): runs
+// the harness for one session in the foreground, or with --detach re-launches the daemon in its own
+// process group with output to the session's log file, or prints a `tau dev print-*` preview.
 import { mark } from "../protocol/timeline.js";
 import { readFileSync } from "node:fs";
-import { resolveRoots, type Roots } from "../config/index.js";
+import { resolveRoots } from "../config/index.js";
 import { cleanupDebugLogs } from "../store/index.js";
 import { superviseExtensions } from "./extensions.js";
-import { loadDaemonSetup, parseDaemonArgs, type DaemonArgs, type DaemonSetup } from "./daemon-start.js";
-import type { ExtensionConfig } from "../../generated/index.js";
+import type { DaemonArgs, DaemonSetup } from "./daemon-start.js";
 import type { EarlyExtension, Supervisor } from "../host/index.js";
 import { DAEMON_INSTANCE_ENV, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, selfCommand } from "../transport/index.js";
 import { Harness } from "./harness.js";
@@ -19,7 +19,7 @@ function version(): string {
 }
 
 /** Launches the daemon detached and prints `{session_id, pid, socket}` once its socket is up. */
-async function launchDetached(args: DaemonArgs, argv: readonly string[]): Promise<number> {
+export async function launchDetached(args: DaemonArgs, argv: readonly string[]): Promise<number> {
   const roots = resolveRoots();
   const sessionId = args.resume ?? args.sessionId ?? mintId("s");
   const childArgs = argv.filter((a) => a !== "--detach");
@@ -39,35 +39,6 @@ async function launchDetached(args: DaemonArgs, argv: readonly string[]): Promis
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     return 1;
   }
-}
-
-/** Detaching and previews (the first part, daemon-start.ts, hands these over as they are). */
-export async function main(argv: readonly string[]): Promise<void> {
-  let args: DaemonArgs;
-  try {
-    args = parseDaemonArgs(argv, process.cwd());
-  } catch (err) {
-    process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
-    process.exitCode = 2;
-    return;
-  }
-  if (args.detach) {
-    process.exitCode = await launchDetached(args, argv);
-    return;
-  }
-  let setup: DaemonSetup;
-  try {
-    setup = await loadDaemonSetup(args);
-  } catch (err) {
-    process.stderr.write(`tau: ${(err as Error).message}\n`);
-    process.exitCode = 2;
-    return;
-  }
-  if (args.print) {
-    process.exitCode = await printPreview(args, setup.roots, setup.extensions, setup.fileSecrets);
-    return;
-  }
-  await runDaemon(args, setup);
 }
 
 /**
@@ -138,7 +109,8 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
  * `tau dev print-*`: an in-memory harness with the configured extensions, no socket, no debug log,
  * no cleanup and no session files; prints one preview and exits.
  */
-async function printPreview(args: DaemonArgs, roots: Roots, extensions: ExtensionConfig[], fileSecrets: Map<string, string>): Promise<number> {
+export async function printPreview(args: DaemonArgs, setup: DaemonSetup): Promise<number> {
+  const { roots, extensions, fileSecrets } = setup;
   // Warnings (a skipped skill) go to stderr; the preview itself is the only thing on stdout.
   const harness = await Harness.open({ projectRoot: args.projectRoot, debugLog: false, configRoot: roots.config, warn: (m) => process.stderr.write(`tau: ${m}\n`) });
   const supervisor = superviseExtensions(harness, { tauCommand: selfCommand(), fileSecrets });

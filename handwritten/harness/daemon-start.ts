@@ -91,24 +91,27 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  let setup: DaemonSetup | undefined;
-  let early: Map<string, EarlyExtension> | undefined;
-  // Detaching and previews start no session of their own here.
-  if (!args.detach && !args.print) {
-    try {
-      setup = await loadDaemonSetup(args);
-    } catch (err) {
-      process.stderr.write(`tau: ${(err as Error).message}\n`);
-      process.exitCode = 2;
-      return;
-    }
-    early = startEarly(setup.extensions, selfCommand(), args.projectRoot, process.env);
-    mark("daemon extensions spawned early");
+  if (args.detach) {
+    const harness = loadFastBundle<DaemonHarness>("daemon-harness");
+    process.exitCode = await harness.exports.launchDetached(args, argv);
+    harness.settled();
+    return;
   }
+  let setup: DaemonSetup;
+  try {
+    setup = await loadDaemonSetup(args);
+  } catch (err) {
+    process.stderr.write(`tau: ${(err as Error).message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  // A preview runs its extensions on an in-memory harness of its own, later.
+  const early = args.print ? undefined : startEarly(setup.extensions, selfCommand(), args.projectRoot, process.env);
+  mark("daemon extensions spawned early");
   const harness = loadFastBundle<DaemonHarness>("daemon-harness");
   try {
-    if (setup) await harness.exports.runDaemon(args, setup, early);
-    else await harness.exports.main(argv);
+    if (args.print) process.exitCode = await harness.exports.printPreview(args, setup);
+    else await harness.exports.runDaemon(args, setup, early);
   } finally {
     harness.settled();
   }
