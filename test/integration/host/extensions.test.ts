@@ -79,6 +79,8 @@ describe("extensions under supervision", () => {
     call(ui, agent, "c-2", "progress");
     expect(await resultOf(ui, "c-2")).toMatchObject({ outcome: "ok", output: "done" });
     expect(delivered(ui, "tool.progress", (x) => x.call_id === "c-2").map((x) => x.data.text)).toEqual(["step 1", "step 2", "step 3"]);
+    // The display is committed right after the result: it may arrive in a later read.
+    await waitFor(() => delivered(ui, "tool.result_display", (x) => x.call_id === "c-2").length > 0, "the result display");
     expect(delivered(ui, "tool.result_display", (x) => x.call_id === "c-2")[0]?.data.display).toEqual({ summary: "three steps" });
     call(ui, agent, "c-3", "nonexistent");
     expect(await resultOf(ui, "c-3")).toMatchObject({ outcome: "error", output: "unknown tool nonexistent" });
