@@ -48,8 +48,11 @@ export async function runPrompt(prompt: string, o: RunOptions, started?: Started
     const { name, data } = d.event;
     mark(`recv ${name}`);
     if (name === "harness.models_available" && (data.models as unknown[]).length > 0) modelsReady();
+    // Warnings too (a disabled extension, a skipped skill): a script's user should see them.
     if (name === "harness.notice" && (data.level === "error" || data.level === "critical")) {
       process.stderr.write(`tau: ${sanitize(String(data.text))}\n`);
+    } else if (name === "harness.notice" && data.level === "warning") {
+      process.stderr.write(`tau: warning: ${sanitize(String(data.text))}\n`);
     }
     if (agentId === undefined || data.agent_id !== agentId) return;
     if (o.json) out(`${JSON.stringify({ seq: d.seq, name, data, ...(d.replay ? { replay: true } : {}) })}\n`);

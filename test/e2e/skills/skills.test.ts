@@ -57,7 +57,8 @@ describe("skills through the real tau binary", () => {
     fake.enqueue(textResponse("notes written"));
     const before = fake.chatRequests.length;
     const r = await runTau(["run", "--skill", "release-notes", "-p", "for v1.2 only"], { env, cwd: project });
-    expect(r.stderr).toBe("");
+    // The workspace's broken skill is reported as a warning, and nothing else is.
+    expect(r.stderr).toBe(`tau: warning: skill skipped: ${join(project, ".tau", "skills", "broken", "SKILL.md")}: front matter has no \`description\`\n`);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("notes written\n");
     expect(fake.chatRequests.length - before).toBe(1);
