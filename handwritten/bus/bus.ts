@@ -2,7 +2,7 @@
 // broadcast → post-commit consumers. One publication at a time passes interception and commit, so
 // sequence order is submission order; the check and the mutation of a commit share one synchronous
 // step.
-import { mark } from "../protocol/timeline.js";
+import { mark, timelineOn } from "../protocol/timeline.js";
 import { encodeFrame, eventProblem } from "../protocol/index.js";
 import { AUTHORITY, PERSISTENCE, type EventName, type Persistence, type Publisher } from "../../generated/index.js";
 import { admit, type PublisherIdentity } from "./admission.js";
@@ -208,7 +208,7 @@ export class Bus {
       this.updateSnapshot(committed);
     }
     this.seq++;
-    mark(`commit ${name}`);
+    if (timelineOn) mark(`commit ${name}`);
     this.broadcast(committed);
     for (const c of [...(this.consumers.get(name) ?? []), ...(this.consumers.get("*") ?? [])]) c(committed);
     return { status: "committed", seq: committed.seq };

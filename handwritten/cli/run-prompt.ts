@@ -1,6 +1,6 @@
 // Runs one prompt headless against an owned daemon; shared by the `tau run` command and its
 // fast path in bin/tau.cjs (which must not load the command framework).
-import { mark } from "../protocol/timeline.js";
+import { mark, timelineOn } from "../protocol/timeline.js";
 import { ConfigError, checkProfileSecrets, loadHarnessConfig, resolveRoots } from "../config/index.js";
 import { abandonDaemon, waitForDaemon, type StartedDaemon } from "../transport/index.js";
 import { startRunDaemon, type RunOptions } from "./run-daemon.js";
@@ -46,7 +46,7 @@ export async function runPrompt(prompt: string, o: RunOptions, started?: Started
 
   client.onDeliver((d: Delivery) => {
     const { name, data } = d.event;
-    mark(`recv ${name}`);
+    if (timelineOn) mark(`recv ${name}`);
     if (name === "harness.models_available" && (data.models as unknown[]).length > 0) modelsReady();
     // Warnings too (a disabled extension, a skipped skill): a script's user should see them.
     if (name === "harness.notice" && (data.level === "error" || data.level === "critical")) {

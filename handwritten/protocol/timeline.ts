@@ -5,12 +5,15 @@ import { appendFileSync } from "node:fs";
 
 const file = process.env.TAU_TIMELINE;
 
+/** Whether milestones are written: hot paths check it before building a label. */
+export const timelineOn = file !== undefined && file !== "";
+
 /** Appends one milestone when TAU_TIMELINE is set. */
 export function mark(label: string): void {
-  if (file) appendFileSync(file, `${(performance.timeOrigin + performance.now()).toFixed(1)} ${process.pid} ${label}\n`);
+  if (timelineOn) appendFileSync(file as string, `${(performance.timeOrigin + performance.now()).toFixed(1)} ${process.pid} ${label}\n`);
 }
 
 /** Appends the moment this process started (its exec), once, as `<role> exec`. */
 export function markStart(role: string): void {
-  if (file) appendFileSync(file, `${performance.timeOrigin.toFixed(1)} ${process.pid} ${role} exec\n${(performance.timeOrigin + performance.now()).toFixed(1)} ${process.pid} ${role} main\n`);
+  if (timelineOn) appendFileSync(file as string, `${performance.timeOrigin.toFixed(1)} ${process.pid} ${role} exec\n${(performance.timeOrigin + performance.now()).toFixed(1)} ${process.pid} ${role} main\n`);
 }

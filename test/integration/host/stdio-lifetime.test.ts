@@ -33,4 +33,20 @@ describe("extension stdio lifetime", () => {
     const frames = [...new MessageReader("harness").push(readFileSync(outPath))];
     expect(frames.map((f) => (f.ok ? f.message.message : f.error.code))).toEqual(["hello"]);
   });
+
+  it("[timeline.marks] with TAU_TIMELINE set, a process appends its start and milestones as epoch-ms pid label lines", async () => {
+    const file = join(dir, "timeline.txt");
+    const child = spawn(process.execPath, [TAU_BIN, "ext", "test-dummy"], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, TAU_TIMELINE: file } });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    // The hello frame is on stdout once the process is up; then its input ends.
+    await new Promise<void>((resolve) => child.stdout?.once("data", () => resolve()));
+    child.stdin?.end();
+    expect(await exited).toBe(0);
+    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => l.split(" "));
+    expect(lines.map((l) => l.slice(2).join(" "))).toEqual(["ext test-dummy exec", "ext test-dummy main"]);
+    for (const [t, pid] of lines) {
+      expect(Number(pid)).toBe(child.pid);
+      expect(Math.abs(Number(t) - Date.now())).toBeLessThan(60_000);
+    }
+  });
 });
