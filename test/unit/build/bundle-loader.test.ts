@@ -52,7 +52,7 @@ describe("bundle loader code cache", () => {
     first.settled(); // once only
     const files = readdirSync(b.cacheDir);
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatch(new RegExp(`^entry-[0-9a-f]{20}-${process.version.replace(/\./g, "\\.")}-${process.arch}\\.bin$`));
+    expect(files[0]).toMatch(new RegExp(`^entry-[0-9a-f]{16}-${process.version.replace(/\./g, "\\.")}-${process.arch}\\.bin$`));
     expect(loadFresh(b.file)).toEqual({ cache: "hit", answer: 41 });
   });
 

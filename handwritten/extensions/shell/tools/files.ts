@@ -1,5 +1,4 @@
 // File helpers shared by the tools: binary detection, bounded text reads and atomic replacement.
-import { randomBytes } from "node:crypto";
 import { mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { BINARY_SNIFF_BYTES } from "./limits.js";
@@ -88,7 +87,9 @@ export async function writeFileAtomic(absolute: string, shown: string, content: 
   } catch (error) {
     throw new ToolError("failed", `Cannot create the folder of ${shown}: ${describeFsError(error)}.`);
   }
-  const temporary = join(folder, `.${basename(target)}.tau-${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
+  // O_EXCL ("wx") makes the name safe; the random part only avoids a leftover of an earlier process.
+  // (Math.random, not node:crypto: loading that would cost every shell extension start ~7 ms.)
+  const temporary = join(folder, `.${basename(target)}.tau-${process.pid}-${Math.random().toString(36).slice(2, 12)}.tmp`);
   try {
     const handle = await open(temporary, "wx", 0o666);
     try {

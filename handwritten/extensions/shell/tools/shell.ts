@@ -1,7 +1,6 @@
 // The `shell` tool: `bash -c <command>` in its own process group, bounded output, timeout and
 // cancellation that end the whole group (SPEC-shell-tools).
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve as absolutePath } from "node:path";
@@ -223,8 +222,17 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  */
 const JOIN_STDERR_SCRIPT =
   "__tau_join_stderr() { exec 2>&1; unset -v BASH_ENV; unset -f __tau_join_stderr; }\n" + '__tau_join_stderr "$_"\n';
-/** Named by its content, so tau versions side by side never read each other's. */
-const JOIN_STDERR_NAME = `join-stderr-${createHash("sha256").update(JOIN_STDERR_SCRIPT).digest("hex").slice(0, 12)}.bash`;
+/**
+ * Named by its content (FNV-1a, enough to tell versions apart), so tau versions side by side never
+ * read each other's; computed without node:crypto, which would cost the extension's start-up ~7 ms.
+ */
+const JOIN_STDERR_NAME = `join-stderr-${fnv1a(JOIN_STDERR_SCRIPT)}.bash`;
+
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, "0");
+}
 
 /** The file this process last found or wrote JOIN_STDERR_SCRIPT in. */
 let joinStderrFile: string | undefined;
