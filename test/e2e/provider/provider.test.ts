@@ -1,35 +1,23 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { chmodSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runTau } from "../../support/run-tau.js";
-import { tauHome, waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
+import { waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
+import { processTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
 import { TAU_BIN } from "../../support/paths.js";
 import pty from "node-pty";
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await FakeOpenAI.start();
-});
-afterAll(async () => {
-  await fake.close();
-});
-
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()?.();
-});
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s));
+const cleanups = useCleanups();
 
 /** No OPENAI_* from the machine running the tests: only the profile may answer. */
 const NO_OPENAI = { OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined, OPENAI_MODEL: undefined, TAU_SECRET_OPENAI_API_KEY: undefined };
 
-function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } {
-  const h = tauHome();
-  cleanups.push(h.dispose);
-  writeFileSync(join(h.home, "config", "harness.yaml"), "debug_log:\n  enable: true\n"); // default extensions
-  const project = join(h.home, "project");
-  mkdirSync(project);
-  return { env: { ...h.env, ...NO_OPENAI }, home: h.home, project };
+function workspace(): Workspace {
+  const w = workspaceIn(cleanups, "debug_log:\n  enable: true\n"); // the default extensions
+  return { ...w, env: { ...w.env, ...NO_OPENAI } };
 }
 
 const mode = (p: string) => statSync(p).mode & 0o777;
@@ -39,24 +27,6 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((d) => d.isFile())
     .map((d) => join(d.parentPath, d.name));
-}
-
-/** The pid and every descendant of it, from /proc. */
-function processTree(root: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      parentOf.set(Number(entry), ppid);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out = [root];
-  for (let i = 0; i < out.length; i++) for (const [pid, ppid] of parentOf) if (ppid === out[i]) out.push(pid);
-  return out;
 }
 
 describe("tau provider", () => {

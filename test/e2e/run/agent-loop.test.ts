@@ -1,50 +1,21 @@
 // The agent loop against a real daemon, real extensions and a loopback OpenAI-compatible server:
 // steering at a round boundary, and a daemon crash between dispatch and answer.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemon, tauHome, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { TestClient, isAlive, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { processTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, completionChunk, sseEvent, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await FakeOpenAI.start();
-});
-afterAll(async () => {
-  await fake.close();
-});
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s));
+const cleanups = useCleanups();
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()?.();
-});
-
-function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } {
-  const h = tauHome();
-  cleanups.push(h.dispose);
-  writeFileSync(join(h.home, "config", "harness.yaml"), "model: fake-model\n"); // the default extensions
-  const project = join(h.home, "project");
-  mkdirSync(project);
-  writeFileSync(join(project, "notes.txt"), "remember the milk\n");
-  return { env: { ...h.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model" }, home: h.home, project };
-}
-
-/** The pid and every descendant of it, from /proc. */
-function processTree(root: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out = [root];
-  for (let i = 0; i < out.length; i++) for (const [pid, ppid] of parentOf) if (ppid === out[i]) out.push(pid);
-  return out;
+function workspace(): Workspace {
+  const w = workspaceIn(cleanups);
+  writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
+  return { ...w, env: { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model" } };
 }
 
 /** Starts a daemon, remembering to stop it (and its extensions) whatever happens. */

@@ -1,36 +1,22 @@
-import { afterAll, beforeAll, afterEach, describe, expect, it } from "vitest";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runTau } from "../../support/run-tau.js";
-import { tauHome } from "../../support/daemon.js";
+import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { REPO_ROOT } from "../../support/paths.js";
 import { FakeOpenAI, disconnectAfter, errorResponse, replayResponse, sseEvent, completionChunk, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { cassetteReplay, loadCassette } from "../../../handwritten/extensions/provider/index.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await FakeOpenAI.start();
-});
-afterAll(async () => {
-  await fake.close();
-});
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s));
+const cleanups = useCleanups();
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()?.();
-});
-
-/** A fresh TAU_HOME with the default extensions (no harness.yaml) and a project folder. */
-function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } {
-  const h = tauHome();
-  cleanups.push(h.dispose);
-  // tauHome() configures no extensions; these tests use the defaults, so remove that file.
-  writeFileSync(join(h.home, "config", "harness.yaml"), "model: fake-model\n");
-  const project = join(h.home, "project");
-  mkdirSync(project);
-  writeFileSync(join(project, "notes.txt"), "remember the milk\n");
-  return { env: h.env, home: h.home, project };
+/** A fresh TAU_HOME with the default extensions and a project folder holding notes.txt. */
+function workspace(): Workspace {
+  const w = workspaceIn(cleanups);
+  writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
+  return w;
 }
 
 function openai(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {

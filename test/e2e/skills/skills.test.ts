@@ -1,43 +1,27 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runTau } from "../../support/run-tau.js";
-import { tauHome } from "../../support/daemon.js";
+import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await FakeOpenAI.start();
-});
-afterAll(async () => {
-  await fake.close();
-});
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()?.();
-});
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s));
+const cleanups = useCleanups();
 
-function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string; userSkill: string; projectSkill: string } {
-  const h = tauHome();
-  cleanups.push(h.dispose);
-  writeFileSync(join(h.home, "config", "harness.yaml"), "model: fake-model\n");
-  const project = join(h.home, "project");
+function workspace(): Workspace & { userSkill: string; projectSkill: string } {
+  const w = workspaceIn(cleanups);
+  const { home, project } = w;
   const write = (dir: string, text: string) => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "SKILL.md"), text);
     return join(dir, "SKILL.md");
   };
-  const userSkill = write(join(h.home, "config", "skills", "greet"), '---\nname: greet\ndescription: "Greet the user by name"\n---\nSay hello warmly.\n');
+  const userSkill = write(join(home, "config", "skills", "greet"), '---\nname: greet\ndescription: "Greet the user by name"\n---\nSay hello warmly.\n');
   const projectSkill = write(join(project, ".tau", "skills", "release-notes"), "---\nname: release-notes\ndescription: Write release notes from the git log\nlicense: MIT\n---\n# Release notes\n\n1. Read `git log`.\n2. Group by area.\n");
   write(join(project, ".tau", "skills", "broken"), "---\nname: broken\n---\nno description\n");
-  return {
-    env: { ...h.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-skills", OPENAI_MODEL: "fake-model" },
-    home: h.home,
-    project,
-    userSkill,
-    projectSkill,
-  };
+  return { ...w, env: { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-skills", OPENAI_MODEL: "fake-model" }, userSkill, projectSkill };
 }
 
 describe("skills through the real tau binary", () => {

@@ -1,9 +1,9 @@
 // The real `tau` interactive UI in a pseudo-terminal, read by a real terminal emulator, against a
 // loopback OpenAI-compatible server: what the user sees, and what reaches the model and the journals.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tauHome } from "../../support/daemon.js";
+import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { spawnTau, type PtyTau } from "../../support/pty.js";
 import { HOSTILE } from "../../support/hostile.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
@@ -11,33 +11,13 @@ import { openPromptHistory, replayJournal, validateJournalRecord, type JournalRe
 import { listSessions } from "../../../handwritten/transport/index.js";
 
 // One loopback server per test, so a failing test cannot leave scripted answers for the next.
-let fake: FakeOpenAI;
-beforeEach(async () => {
-  fake = await FakeOpenAI.start();
-});
-afterEach(async () => {
-  await fake.close();
-});
-
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()?.();
-});
-
-interface Workspace {
-  home: string;
-  project: string;
-  env: NodeJS.ProcessEnv;
-}
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s), { perTest: true });
+const cleanups = useCleanups();
 
 function workspace(): Workspace {
-  const h = tauHome();
-  cleanups.push(h.dispose);
-  writeFileSync(join(h.home, "config", "harness.yaml"), "model: fake-model\n");
-  const project = join(h.home, "project");
-  mkdirSync(project);
-  const env: NodeJS.ProcessEnv = { ...process.env, ...h.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" };
-  return { home: h.home, project, env };
+  const w = workspaceIn(cleanups);
+  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
 }
 
 function start(w: Workspace, args: string[] = [], size: { cols?: number; rows?: number } = {}): PtyTau {
