@@ -10,6 +10,8 @@ import { FakeOpenAI, textResponse, toolCallResponse } from "../test/support/fake
 import { fmt, median } from "./support.js";
 
 const TAU = fileURLToPath(new URL("../bin/tau.cjs", import.meta.url));
+/** `tau run …` as a user's shell runs it: the bin file itself, through its `#!` line. */
+const tauRun = (): [string, string[]] => [TAU, ["run", "--ephemeral", "-p", "run echo hi"]];
 
 /** Peak RSS (VmHWM) of every live tau process, polled while a job runs. */
 function pollPeaks(peaks: Map<string, number>): void {
@@ -96,7 +98,7 @@ async function timed(baseEnv: NodeJS.ProcessEnv, project: string): Promise<void>
       // Memory is sampled in separate runs: reading /proc every few ms would take CPU from the job.
       const sampled = i > rounds - PEAK_RUNS;
       const start = performance.now();
-      const child = spawn(process.execPath, [TAU, "run", "--ephemeral", "-p", "run echo hi"], { env, cwd: project, stdio: "ignore" });
+      const child = spawn(...tauRun(), { env, cwd: project, stdio: "ignore" });
       const timer = sampled ? setInterval(() => pollPeaks(peaks), 15) : undefined;
       const code = await new Promise<number | null>((r) => child.once("exit", r));
       clearInterval(timer);
@@ -126,7 +128,7 @@ async function breakdown(baseEnv: NodeJS.ProcessEnv, project: string): Promise<v
       fake.enqueue(toolCallResponse([{ id: `call_${i}`, name: "shell", arguments: '{"command":"echo hi"}' }]), textResponse("It printed hi."));
       const file = join(dir, `timeline-${i}.txt`);
       const start = performance.timeOrigin + performance.now();
-      const child = spawn(process.execPath, [TAU, "run", "--ephemeral", "-p", "run echo hi"], {
+      const child = spawn(...tauRun(), {
         env: { ...baseEnv, OPENAI_BASE_URL: fake.baseUrl, TAU_TIMELINE: file },
         cwd: project,
         stdio: "ignore",

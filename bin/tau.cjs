@@ -1,12 +1,30 @@
-#!/usr/bin/env node
-// tau's entry point. CommonJS on purpose: an ES module entry costs 10-30 ms of loader start-up
-// before the first line runs. Hot paths are answered here before the command framework (oclif) is
-// loaded: `--version`, `tau run`, and the processes tau starts itself (`daemon`, `ext <name>`) run a
-// self-contained bundle from dist/fast/ with a V8 code cache; the interactive UI (`tau`, `attach`,
-// `resume`) loads its own small first chunk; everything else goes to the command framework.
+#!/bin/sh
+":" //; if [ "${NODE_EXTRA_CA_CERTS+set}" = set ] && case " $NODE_OPTIONS " in *" --use-openssl-ca"*) false;; esac; then export TAU_NODE_EXTRA_CA_CERTS="$NODE_EXTRA_CA_CERTS"; unset NODE_EXTRA_CA_CERTS; else unset TAU_NODE_EXTRA_CA_CERTS; fi; exec node "$0" "$@"
+// tau's entry point, started by /bin/sh and then by node: the line above is a shell command to sh
+// and a string then a comment to JavaScript. It hands NODE_EXTRA_CA_CERTS to this node under another
+// name (see the first statement below) and runs this file with node from PATH, as `env node` did.
+//
+// CommonJS on purpose: an ES module entry costs 10-30 ms of loader start-up before the first line
+// runs. Hot paths are answered here before the command framework (oclif) is loaded: `--version`,
+// `tau run`, and the processes tau starts itself (`daemon`, `ext <name>`) run a self-contained bundle
+// from dist/fast/ with a V8 code cache; the interactive UI (`tau`, `attach`, `resume`) loads its own
+// small first chunk; everything else goes to the command framework.
 "use strict";
 const { join } = require("node:path");
 const { pathToFileURL } = require("node:url");
+
+// NODE_EXTRA_CA_CERTS makes node read and parse every root certificate before its first line runs
+// (60 ms on a small machine), though only a TLS client needs them. tau's own processes are started
+// with it renamed to TAU_NODE_EXTRA_CA_CERTS (bin/tau.cjs above, config/env.ts for the daemon and
+// first-party extensions); it is put back here, so every process this one starts (a shell command,
+// another extension) sees the user's variable unchanged, and the one TLS client (the provider's
+// egress) adds the certificates itself, on its first https connection.
+const deferredCaCerts = process.env.TAU_NODE_EXTRA_CA_CERTS;
+if (deferredCaCerts !== undefined) {
+  delete process.env.TAU_NODE_EXTRA_CA_CERTS;
+  process.env.NODE_EXTRA_CA_CERTS = deferredCaCerts;
+  process[Symbol.for("tau.deferred-extra-ca-certs")] = deferredCaCerts;
+}
 
 const argv = process.argv.slice(2);
 const helpWanted = argv.includes("--help") || argv.includes("-h");

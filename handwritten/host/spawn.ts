@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { ExtensionConfig } from "../../generated/index.js";
 import { withoutSecrets } from "../config/index.js";
+import { forTauProcess } from "../protocol/extra-ca-certs.js";
 import { MAX_DIAGNOSTIC_FIELD } from "./limits.js";
 
 
@@ -35,9 +36,11 @@ export function spawnDiagnostic(config: ExtensionConfig, executable: string, err
   return `extension "${diagnosticField(config.name)}" could not start "${diagnosticField(executable)}"${where}: ${code}`;
 }
 
+/** Spawns an extension; one that runs tau itself (`tau ext …`) starts with its NODE_EXTRA_CA_CERTS deferred. */
 export function spawnExtension(config: ExtensionConfig, argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): ChildProcess {
   const [executable, ...args] = argv as [string, ...string[]];
-  return spawn(executable, args, { cwd, env: withoutSecrets(env), stdio: ["pipe", "pipe", "pipe"] });
+  const own = withoutSecrets(env);
+  return spawn(executable, args, { cwd, env: config.command[0] === "tau" ? forTauProcess(own) : own, stdio: ["pipe", "pipe", "pipe"] });
 }
 
 /**

@@ -5,3 +5,4 @@ export { decodeCbor, encodeCbor } from "./cbor.js";
 export { FrameReader, encodeFrame, type FrameResult } from "./frame.js";
 export { MessageReader, eventProblem, parseMessage, type ParseResult, type Side } from "./messages.js";
 export { compareRevision, type RevisionVerdict } from "./revision.js";
+export { DEFERRED_CA_CERTS_ENV, deferredCaCertsFile, forTauProcess } from "./extra-ca-certs.js";

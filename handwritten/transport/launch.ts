@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, openSync, closeSync, realpathSync, rmSync, watch
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { forTauProcess } from "../protocol/extra-ca-certs.js";
 import { formatStem, instanceEnv, mintInstance, pairPaths, type PairPaths } from "./discovery.js";
 
 /** How long a launcher waits for the daemon's socket to appear. */
@@ -97,7 +98,7 @@ export function startDaemon(o: LaunchOptions): StartedDaemon {
   const child = spawn(cmd, [...pre, "daemon", ...o.args], {
     detached: true,
     stdio: ["ignore", log, log],
-    env: { ...(o.env ?? process.env), ...instanceEnv(instance) },
+    env: forTauProcess({ ...(o.env ?? process.env), ...instanceEnv(instance) }),
     ...(o.cwd ? { cwd: o.cwd } : {}),
   });
   if (typeof log === "number") closeSync(log);

@@ -1,4 +1,5 @@
-// A loopback fake OpenAI-compatible server for tests (node:http on 127.0.0.1, port 0).
+// A loopback fake OpenAI-compatible server for tests (node:http on 127.0.0.1, port 0; node:https
+// with the `tls` option).
 //
 // Usage:
 //   const fake = await FakeOpenAI.start();
@@ -13,8 +14,9 @@
 // `unscripted`. `GET …/models` answers the `models` list given to start(). Anything else is 404.
 // Every request is logged in `requests` (method, path, headers, raw and parsed body) before it is
 // answered. close() destroys open connections, including hanging ones.
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import type { IncomingHttpHeaders, Server, ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { ReplayResponse } from "../../handwritten/extensions/provider/index.js";
 
@@ -53,6 +55,8 @@ export interface ReceivedRequest {
 export interface FakeOpenAIOptions {
   /** Model ids listed by `GET …/models`. */
   models?: string[];
+  /** Serve https with this key and certificate (PEM). */
+  tls?: { key: string | Buffer; cert: string | Buffer };
 }
 
 export class FakeOpenAI {
@@ -64,10 +68,12 @@ export class FakeOpenAI {
   readonly #models: string[];
   readonly #waiters: (() => void)[] = [];
   #port = 0;
+  readonly #scheme: "http" | "https";
 
   private constructor(options: FakeOpenAIOptions) {
     this.#models = options.models ?? [];
-    this.#server = createServer((req, res) => {
+    this.#scheme = options.tls ? "https" : "http";
+    const handle = (req: IncomingMessage, res: ServerResponse) => {
       const parts: Buffer[] = [];
       req.on("data", (c: Buffer) => parts.push(c));
       req.on("end", () => {
@@ -83,7 +89,9 @@ export class FakeOpenAI {
         for (const w of this.#waiters.splice(0)) w();
         this.#answer(req.method ?? "", path.split("?")[0] ?? "", res);
       });
-    });
+    };
+    // An https server has every method of an http one that is used here.
+    this.#server = options.tls ? (createTlsServer(options.tls, handle) as unknown as Server) : createServer(handle);
   }
 
   /** Starts a server on 127.0.0.1 with an OS-assigned port. */
@@ -101,9 +109,9 @@ export class FakeOpenAI {
     return this.#port;
   }
 
-  /** `http://127.0.0.1:PORT` */
+  /** `http://127.0.0.1:PORT` (https with the `tls` option) */
   get origin(): string {
-    return `http://127.0.0.1:${this.#port}`;
+    return `${this.#scheme}://127.0.0.1:${this.#port}`;
   }
 
   /** `http://127.0.0.1:PORT/v1`, the value for OPENAI_BASE_URL. */

@@ -9,9 +9,11 @@ export interface TauRun {
   stderr: string;
 }
 
-export function runTau(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}): Promise<TauRun> {
+/** `asCommand`: run bin/tau.cjs itself, through its `#!` line, as a shell does; otherwise `node bin/tau.cjs`. */
+export function runTau(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; asCommand?: boolean } = {}): Promise<TauRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TAU_BIN, ...args], {
+    const [command, argv] = opts.asCommand ? [TAU_BIN, args] : [process.execPath, [TAU_BIN, ...args]];
+    const child = spawn(command, argv, {
       cwd: opts.cwd,
       env: { ...process.env, ...opts.env },
       stdio: ["pipe", "pipe", "pipe"],

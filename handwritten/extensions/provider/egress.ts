@@ -7,8 +7,13 @@
 //   before its body is read, whatever the caller asked for (maxRedirections is forced to 0).
 // - TLS verification is always on, for the origin and for an https proxy. It is set explicitly so
 //   NODE_TLS_REJECT_UNAUTHORIZED cannot turn it off, and the policy has no option to disable it.
+//   Node's trust store is used, plus the certificates of a NODE_EXTRA_CA_CERTS that tau deferred past
+//   node's start-up (protocol/extra-ca-certs.ts), added when the first https connection is made.
+import { readFileSync } from "node:fs";
 import type { Duplex } from "node:stream";
-import { Agent, Dispatcher, ProxyAgent } from "undici";
+import { createSecureContext, rootCertificates, type SecureContext } from "node:tls";
+import { Agent, Dispatcher, ProxyAgent, buildConnector } from "undici";
+import { deferredCaCertsFile } from "../../protocol/extra-ca-certs.js";
 import { EgressConfigError, bypassesProxy, readProxySettings, type EgressEnv, type ProxySettings } from "./proxy-settings.js";
 
 export { EgressConfigError, bypassesProxy, parseNoProxy, readProxySettings } from "./proxy-settings.js";
@@ -22,6 +27,11 @@ export interface EgressOptions {
   env?: EgressEnv;
   /** Connect timeout override (tests); defaults to EGRESS_CONNECT_TIMEOUT_MS. */
   connectTimeoutMs?: number;
+  /**
+   * PEM file of certificates trusted besides node's own store; defaults to a NODE_EXTRA_CA_CERTS that
+   * was deferred past this process's start-up (none when node loaded it itself).
+   */
+  extraCaFile?: string;
 }
 
 export interface EgressPolicy {
@@ -102,23 +112,70 @@ class NoRedirectHandler implements Dispatcher.DispatchHandlers {
   }
 }
 
+/**
+ * Node's trust store plus the certificates in `file`, or undefined (node's store alone) when the
+ * file cannot be used: then, as node does for NODE_EXTRA_CA_CERTS, a warning names it and why.
+ */
+export function trustWithExtraCa(file: string): SecureContext | undefined {
+  try {
+    const pem = readFileSync(file, "utf8");
+    if (!pem.includes("-----BEGIN CERTIFICATE-----")) throw new Error("no PEM certificate in it");
+    return createSecureContext({ ca: [...rootCertificates, pem] });
+  } catch (err) {
+    process.emitWarning(`Ignoring extra certs from \`${file}\`, load failed: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/** TLS options of every egress connection: verification on, and the trust store (made once, when first needed). */
+class TlsOptions {
+  #secureContext: SecureContext | undefined;
+  #made = false;
+
+  constructor(
+    readonly timeout: number,
+    readonly extraCaFile: string | undefined,
+  ) {}
+
+  get(): { rejectUnauthorized: true; timeout: number; secureContext?: SecureContext } {
+    if (!this.#made && this.extraCaFile !== undefined) this.#secureContext = trustWithExtraCa(this.extraCaFile);
+    this.#made = true;
+    return { rejectUnauthorized: true, timeout: this.timeout, ...(this.#secureContext ? { secureContext: this.#secureContext } : {}) };
+  }
+
+  /** Options for connections that may never use TLS: without the trust store, which is costly to make. */
+  plain(): { rejectUnauthorized: true; timeout: number } {
+    return { rejectUnauthorized: true, timeout: this.timeout };
+  }
+}
+
 class EgressDispatcher extends Dispatcher {
   readonly #direct: Agent;
+  /** Made on first use, so a proxy's TLS options are built only when a request goes through it. */
   readonly #proxies = new Map<string, ProxyAgent>();
   readonly #settings: ProxySettings;
+  readonly #tls: TlsOptions;
 
-  constructor(settings: ProxySettings, connectTimeoutMs: number) {
+  constructor(settings: ProxySettings, tls: TlsOptions) {
     super();
     this.#settings = settings;
-    const tls = { rejectUnauthorized: true, timeout: connectTimeoutMs };
-    this.#direct = new Agent({ connect: tls, maxRedirections: 0 });
-    for (const proxy of [settings.httpProxy, settings.httpsProxy]) {
-      if (proxy === undefined || this.#proxies.has(proxy.href)) continue;
-      this.#proxies.set(
-        proxy.href,
-        new ProxyAgent({ uri: proxy.href, requestTls: tls, proxyTls: tls, maxRedirections: 0 }),
-      );
+    this.#tls = tls;
+    // Plain http connections never make the trust store; the first https one does.
+    const plain = buildConnector(tls.plain());
+    let secure: buildConnector.connector | undefined;
+    const connect: buildConnector.connector = (opts, callback) =>
+      opts.protocol === "https:" ? (secure ??= buildConnector(tls.get()))(opts, callback) : plain(opts, callback);
+    this.#direct = new Agent({ connect, maxRedirections: 0 });
+  }
+
+  #proxy(proxy: URL): ProxyAgent {
+    let agent = this.#proxies.get(proxy.href);
+    if (agent === undefined) {
+      const tls = this.#tls.get();
+      agent = new ProxyAgent({ uri: proxy.href, requestTls: tls, proxyTls: tls, maxRedirections: 0 });
+      this.#proxies.set(proxy.href, agent);
     }
+    return agent;
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandlers): boolean {
@@ -126,7 +183,7 @@ class EgressDispatcher extends Dispatcher {
     if (origin === undefined) throw new EgressConfigError("egress request without an origin");
     const url = new URL(String(origin));
     const proxy = selectProxy(this.#settings, url);
-    const target: Dispatcher = proxy === undefined ? this.#direct : (this.#proxies.get(proxy.href) as ProxyAgent);
+    const target: Dispatcher = proxy === undefined ? this.#direct : this.#proxy(proxy);
     const opts = { ...options, maxRedirections: 0 } as Dispatcher.DispatchOptions;
     return target.dispatch(opts, new NoRedirectHandler(handler));
   }
@@ -143,7 +200,8 @@ class EgressDispatcher extends Dispatcher {
 /** Builds the egress policy from the environment. Throws EgressConfigError on a bad proxy. */
 export function createEgressPolicy(options: EgressOptions = {}): EgressPolicy {
   const settings = readProxySettings(options.env ?? process.env);
-  const dispatcher = new EgressDispatcher(settings, options.connectTimeoutMs ?? EGRESS_CONNECT_TIMEOUT_MS);
+  const tls = new TlsOptions(options.connectTimeoutMs ?? EGRESS_CONNECT_TIMEOUT_MS, options.extraCaFile ?? deferredCaCertsFile());
+  const dispatcher = new EgressDispatcher(settings, tls);
   return {
     dispatcher,
     settings,

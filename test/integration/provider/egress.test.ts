@@ -1,10 +1,9 @@
 // The egress policy against loopback stand-ins: a recording HTTP proxy, redirecting servers and a
 // self-signed TLS server.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Server } from "node:http";
-import { createServer as createHttpsServer } from "node:https";
 import { connect } from "node:net";
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -72,8 +71,8 @@ function request(): ProviderRequest {
   return { agent_id: "a", prompt_id: "p", round: 0, model: "m", system: "", messages: [{ role: "user", text: "hi" }], tools: [] };
 }
 
-async function runThrough(env: EgressEnv, baseUrl: string) {
-  const egress = createEgressPolicy({ env, connectTimeoutMs: 2_000 });
+async function runThrough(env: EgressEnv, baseUrl: string, options: { extraCaFile?: string } = {}) {
+  const egress = createEgressPolicy({ env, connectTimeoutMs: 2_000, ...options });
   try {
     return await streamChatCompletion(request(), { baseUrl, apiKey: "k-123456" }, {
       egress,
@@ -214,37 +213,42 @@ describe("redirects", () => {
 
 describe("TLS", () => {
   let dir = "";
-  let server: Server | undefined;
+  let tlsFake: FakeOpenAI | undefined;
   let url = "";
+  let certFile = "";
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "tau-egress-tls-"));
+    certFile = join(dir, "cert.pem");
     execFileSync(
       "openssl",
-      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", certFile, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
       { stdio: "ignore" },
     );
-    const s = createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, (_req, res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" }).end("data: [DONE]\n\n");
-    });
-    await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-    server = s;
-    url = `https://127.0.0.1:${(s.address() as AddressInfo).port}/v1`;
+    tlsFake = await FakeOpenAI.start({ tls: { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(certFile) } });
+    url = tlsFake.baseUrl;
   });
   afterAll(async () => {
-    if (server) {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server?.close(() => r()));
-    }
+    await tlsFake?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Runs `body` with process warnings collected instead of printed. */
+  async function withWarnings<T>(body: (warnings: string[]) => Promise<T>): Promise<T> {
+    const warnings: string[] = [];
+    const savedEmit = process.emitWarning;
+    process.emitWarning = ((w: string | Error) => void warnings.push(String(w))) as typeof process.emitWarning;
+    try {
+      return await body(warnings);
+    } finally {
+      process.emitWarning = savedEmit;
+    }
+  }
+
   it("[provider.egress.tls-always-verified] an untrusted certificate fails, even with NODE_TLS_REJECT_UNAUTHORIZED=0", async () => {
     const saved = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
-    const savedEmit = process.emitWarning;
-    process.emitWarning = () => {};
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
     try {
-      const result = await runThrough({}, url);
+      const result = await withWarnings(() => runThrough({}, url));
       expect(result.status).toBe("failed");
       expect(result.status === "failed" && result.report.error_class).toBe("network");
       expect(result.status === "failed" && result.report.diagnostic).toContain("TLS");
@@ -252,7 +256,34 @@ describe("TLS", () => {
     } finally {
       if (saved === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
       else process.env.NODE_TLS_REJECT_UNAUTHORIZED = saved;
-      process.emitWarning = savedEmit;
+    }
+  });
+
+  it("[provider.egress.extra-ca] certificates of a deferred NODE_EXTRA_CA_CERTS are trusted, directly and through a proxy", async () => {
+    tlsFake?.enqueue(textResponse("trusted"));
+    const direct = await runThrough({}, url, { extraCaFile: certFile });
+    expect(direct.status === "finished" && direct.report.text).toBe("trusted");
+    const proxy = await startProxy();
+    try {
+      tlsFake?.enqueue(textResponse("tunnelled"));
+      const tunnelled = await runThrough({ HTTPS_PROXY: proxy.url }, url, { extraCaFile: certFile });
+      expect(tunnelled.status === "finished" && tunnelled.report.text).toBe("tunnelled");
+      // undici may open a second tunnel once the answer is read; every tunnel goes to the origin
+      expect(proxy.log.connects.length).toBeGreaterThan(0);
+      expect(new Set(proxy.log.connects)).toEqual(new Set([`127.0.0.1:${tlsFake?.port}`]));
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("[provider.egress.extra-ca] an unusable certificate file is named in a warning, and node's own store still applies", async () => {
+    const notPem = join(dir, "not-a-cert.txt");
+    writeFileSync(notPem, "hello\n");
+    for (const file of [join(dir, "missing.pem"), notPem]) {
+      const [result, warnings] = await withWarnings(async (w) => [await runThrough({}, url, { extraCaFile: file }), w] as const);
+      expect(result.status === "failed" && result.report.diagnostic).toContain("TLS");
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(`Ignoring extra certs from \`${file}\`, load failed:`);
     }
   });
 });

@@ -2,10 +2,12 @@
 // in-memory harness with the configured extensions; nothing is written.
 import { Args, Command } from "@oclif/core";
 import { spawnSync } from "node:child_process";
+import { forTauProcess } from "../../../protocol/index.js";
 
 function preview(kind: string, extra: string[]): number {
   const r = spawnSync(process.execPath, [process.argv[1] as string, "daemon", "--ephemeral", "--project-root", process.cwd(), "--print", kind, ...extra], {
     stdio: "inherit",
+    env: forTauProcess(process.env),
   });
   return r.status ?? 1;
 }
