@@ -9,7 +9,8 @@
 // - dist/validators/<Name>.cjs: one self-contained file per generated schema validator, which
 //   neither of the above inlines: generated/validators.js loads each on its first call.
 import { build, type Metafile, type Plugin } from "esbuild";
-import { readFileSync, readdirSync, existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, readdirSync, existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { keyLine } from "./bin/bundle-loader.cjs";
 import { fileURLToPath } from "node:url";
 import { dirname, join, relative, sep } from "node:path";
 
@@ -163,6 +164,10 @@ export async function buildAll(): Promise<void> {
   checkValidatorsDepth(fast.metafile, staging);
   for (const dir of ["fast", "validators"]) {
     for (const file of readdirSync(join(staging, dir))) if (file.endsWith(".cjs")) asciiComments(join(staging, dir, file));
+  }
+  // Each fast bundle ends with its code-cache key, so no process hashes it at start-up.
+  for (const file of readdirSync(join(staging, "fast"))) {
+    if (file.endsWith(".cjs")) appendFileSync(join(staging, "fast", file), keyLine(readFileSync(join(staging, "fast", file))));
   }
   const old = join(root, `.dist-old-${process.pid}`);
   try {

@@ -8,3 +8,6 @@ export interface LoadedBundle {
 }
 
 export function loadBundle(file: string): LoadedBundle;
+
+/** The last line the build appends to a bundle whose bytes are `bytes`: its cache key, so the loader need not hash it. */
+export function keyLine(bytes: Uint8Array): string;

@@ -1,12 +1,12 @@
-// The fast-path bundle loader (bin/bundle-loader.js): a V8 code cache keyed by the bundle's bytes,
-// the Node version and the architecture; stale, corrupt or unwritable caches never change behaviour.
+// The fast-path bundle loader (bin/bundle-loader.js): a V8 code cache keyed by the bundle's bytes
+// (hashed by the build, or here), the Node version and the architecture; stale, corrupt or unwritable caches never change behaviour.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadBundle } from "../../../bin/bundle-loader.cjs";
+import { keyLine, loadBundle } from "../../../bin/bundle-loader.cjs";
 
 const LOADER = fileURLToPath(new URL("../../../bin/bundle-loader.cjs", import.meta.url));
 
@@ -61,6 +61,25 @@ describe("bundle loader code cache", () => {
     loadBundle(b.file).settled();
     writeFileSync(b.file, answer(42)); // same byte length, other code
     expect(loadFresh(b.file)).toEqual({ cache: "miss", answer: 42 });
+  });
+
+  it("takes the key the build wrote as the last line instead of hashing, and it is the hash of the code before it", () => {
+    const code = answer(5);
+    const plain = bundle(code, "plain");
+    loadBundle(plain.file).settled();
+    const [plainCache] = readdirSync(plain.cacheDir);
+    const key = /^plain-([0-9a-f]{16})-/.exec(plainCache as string)?.[1];
+    expect(keyLine(Buffer.from(code))).toBe(`\n//tau-code-key:${key}\n`);
+
+    const keyed = bundle(code + keyLine(Buffer.from(code)), "keyed");
+    loadBundle(keyed.file).settled();
+    expect(readdirSync(keyed.cacheDir)).toEqual([`keyed-${key}-${process.version}-${process.arch}.bin`]);
+    expect(loadFresh(keyed.file)).toEqual({ cache: "hit", answer: 5 });
+
+    // A rebuilt bundle has another key: its old cache is never looked at.
+    writeFileSync(keyed.file, answer(6) + keyLine(Buffer.from(answer(6))));
+    expect(loadFresh(keyed.file)).toEqual({ cache: "miss", answer: 6 });
+    expect(readdirSync(keyed.cacheDir)).toHaveLength(2);
   });
 
   it("falls back to a plain compile on a corrupt cache file and replaces it", () => {
