@@ -165,9 +165,15 @@ export async function buildAll(): Promise<void> {
   for (const dir of ["fast", "validators"]) {
     for (const file of readdirSync(join(staging, dir))) if (file.endsWith(".cjs")) asciiComments(join(staging, dir, file));
   }
-  // Each fast bundle ends with its code-cache key, so no process hashes it at start-up.
+  // Each fast bundle ends with its code-cache key, so no process hashes it at start-up. A dynamic
+  // import() left in one (esbuild keeps those of external modules) fails in a bundle compiled with a
+  // code cache (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING): refuse it here, never intermittently at run time.
   for (const file of readdirSync(join(staging, "fast"))) {
-    if (file.endsWith(".cjs")) appendFileSync(join(staging, "fast", file), keyLine(readFileSync(join(staging, "fast", file))));
+    if (!file.endsWith(".cjs")) continue;
+    const bytes = readFileSync(join(staging, "fast", file));
+    const dynamicImport = /(?<![\w$.])import\(\s*["'`][^"'`]*/.exec(bytes.toString("latin1"));
+    if (dynamicImport) throw new Error(`dist/fast/${file} keeps a dynamic import (${dynamicImport[0]}…): use createRequire(import.meta.url) for a lazily loaded module`);
+    appendFileSync(join(staging, "fast", file), keyLine(bytes));
   }
   const old = join(root, `.dist-old-${process.pid}`);
   try {

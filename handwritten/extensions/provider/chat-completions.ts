@@ -1,8 +1,6 @@
 // The OpenAI-compatible `/chat/completions` wire client (SPEC-provider-chat-completions): one
 // provider round in, one finished or failed execution report out, streaming deltas on the way.
 import { mark } from "../../protocol/timeline.js";
-import { request as undiciRequest } from "undici";
-import type { Dispatcher } from "undici";
 import type {
   ErrorClass,
   FinishReason,
@@ -58,8 +56,8 @@ export interface RetryNotice {
 
 export interface StreamChatCompletionOptions {
   signal?: AbortSignal;
-  /** The egress policy (or, for tests, a bare dispatcher) every request goes through. */
-  egress: EgressPolicy | Dispatcher;
+  /** The egress policy every request goes through. */
+  egress: EgressPolicy;
   /** Called for every non-empty text or reasoning fragment, in stream order. */
   onDelta?: (text: string | undefined, reasoning: string | undefined) => void;
   /** Called before each back-off wait. */
@@ -412,15 +410,13 @@ async function attempt(
   opts: StreamChatCompletionOptions,
   shared: { emitted: boolean },
 ): Promise<ProviderResponseFinishedReported> {
-  const dispatcher: Dispatcher = "dispatcher" in opts.egress ? opts.egress.dispatcher : opts.egress;
-  const res = await undiciRequest(url, {
+  const res = await opts.egress.request(url, {
     method: "POST",
     headers,
     body: payload,
-    dispatcher,
-    signal: opts.signal,
-    headersTimeout: opts.timeouts?.headersMs ?? HEADERS_TIMEOUT_MS,
-    bodyTimeout: opts.timeouts?.idleMs ?? STREAM_IDLE_TIMEOUT_MS,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    headersTimeoutMs: opts.timeouts?.headersMs ?? HEADERS_TIMEOUT_MS,
+    idleTimeoutMs: opts.timeouts?.idleMs ?? STREAM_IDLE_TIMEOUT_MS,
   });
   mark("provider http headers");
   const resHeaders = headerRecord(res.headers);

@@ -1,25 +1,37 @@
-// The one egress policy for every outbound provider call (DECISION-egress-policy).
+// The one egress policy for every outbound provider call (DECISION-egress-policy), on node's own
+// http client (node:http; node:https and node:tls are loaded on the first https connection).
 //
 // - Proxies come from HTTP_PROXY / HTTPS_PROXY / NO_PROXY (lowercase spellings win, as in curl).
-//   When a proxy applies to a URL the request goes through it or fails: there is no direct
-//   fallback, and a proxy variable that cannot be parsed is a configuration error, never "no proxy".
+//   When a proxy applies to a URL the request goes through a CONNECT tunnel of that proxy or fails:
+//   there is no direct fallback, and a proxy variable that cannot be parsed is a configuration
+//   error, never "no proxy".
 // - Redirects are never followed: any 3xx response fails the request with EgressRedirectError
-//   before its body is read, whatever the caller asked for (maxRedirections is forced to 0).
+//   before its body is read (node's client never follows one by itself).
 // - TLS verification is always on, for the origin and for an https proxy. It is set explicitly so
 //   NODE_TLS_REJECT_UNAUTHORIZED cannot turn it off, and the policy has no option to disable it.
 //   Node's trust store is used, plus the certificates of a NODE_EXTRA_CA_CERTS that tau deferred past
 //   node's start-up (protocol/extra-ca-certs.ts), added when the first https connection is made.
+// - Connecting (TCP, TLS, the tunnel) is bounded; so are the wait for response headers and every
+//   silence while the body streams (per request).
 import { readFileSync } from "node:fs";
-import type { Duplex } from "node:stream";
-import { createSecureContext, rootCertificates, type SecureContext } from "node:tls";
-import { Agent, Dispatcher, ProxyAgent, buildConnector } from "undici";
+import { createRequire } from "node:module";
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from "node:http";
+import type { Agent as HttpsAgent } from "node:https";
+import { isIP, type Socket } from "node:net";
+import type { SecureContext } from "node:tls";
 import { deferredCaCertsFile } from "../../protocol/extra-ca-certs.js";
 import { EgressConfigError, bypassesProxy, readProxySettings, type EgressEnv, type ProxySettings } from "./proxy-settings.js";
 
 export { EgressConfigError, bypassesProxy, parseNoProxy, readProxySettings } from "./proxy-settings.js";
 export type { EgressEnv, NoProxyEntry, ProxySettings } from "./proxy-settings.js";
 
-/** Time allowed to establish a TCP (and TLS) connection, to the origin or to the proxy. */
+// node:https and node:tls are required on the first https connection (loading them starts
+// node's crypto), synchronously: a dynamic import() is not available to a code-cached bundle.
+const requireLazily = createRequire(import.meta.url);
+const https = (): typeof import("node:https") => requireLazily("node:https") as typeof import("node:https");
+const tls = (): typeof import("node:tls") => requireLazily("node:tls") as typeof import("node:tls");
+
+/** Time allowed to establish a connection (TCP, TLS, and a proxy's tunnel), to the origin or to the proxy. */
 export const EGRESS_CONNECT_TIMEOUT_MS = 10_000;
 
 export interface EgressOptions {
@@ -34,12 +46,30 @@ export interface EgressOptions {
   extraCaFile?: string;
 }
 
+export interface EgressRequest {
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly signal?: AbortSignal;
+  /** Longest wait from sending the request to the response headers. */
+  readonly headersTimeoutMs?: number;
+  /** Longest silence while the response body streams. */
+  readonly idleTimeoutMs?: number;
+}
+
+export interface EgressResponse {
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
+  /** The body as it streams (an async iterable of Buffers); destroy it when done. */
+  readonly body: IncomingMessage;
+}
+
 export interface EgressPolicy {
-  /** The dispatcher every provider request must use. */
-  readonly dispatcher: Dispatcher;
   readonly settings: ProxySettings;
   /** The proxy URL a request to `url` goes through, or undefined for a direct connection. */
   proxyFor(url: URL | string): URL | undefined;
+  /** Sends one request under the policy; rejects on a redirect, a connection failure or a timeout. */
+  request(url: URL | string, request: EgressRequest): Promise<EgressResponse>;
   close(): Promise<void>;
 }
 
@@ -52,6 +82,26 @@ export class EgressRedirectError extends Error {
   }
 }
 
+/** A connection, header or body deadline that passed; `code` says which. */
+export class EgressTimeoutError extends Error {
+  override readonly name = "EgressTimeoutError";
+  constructor(
+    readonly code: "TAU_EGRESS_CONNECT_TIMEOUT" | "TAU_EGRESS_HEADERS_TIMEOUT" | "TAU_EGRESS_BODY_TIMEOUT",
+    what: string,
+  ) {
+    super(`${what} timed out`);
+  }
+}
+
+/** A proxy that answered its CONNECT with anything but 200. */
+export class EgressProxyError extends Error {
+  override readonly name = "EgressProxyError";
+  readonly code = "TAU_EGRESS_PROXY_REFUSED";
+  constructor(readonly statusCode: number) {
+    super(`the proxy refused the tunnel (HTTP ${statusCode})`);
+  }
+}
+
 /** The proxy for a URL under these settings (HTTPS_PROXY for https, HTTP_PROXY for http). */
 export function selectProxy(settings: ProxySettings, url: URL): URL | undefined {
   const proxy = url.protocol === "https:" ? settings.httpsProxy : url.protocol === "http:" ? settings.httpProxy : undefined;
@@ -59,64 +109,12 @@ export function selectProxy(settings: ProxySettings, url: URL): URL | undefined 
   return bypassesProxy(settings, url) ? undefined : proxy;
 }
 
-/** Fails any 3xx before its body is delivered, through the request's own abort path. */
-class NoRedirectHandler implements Dispatcher.DispatchHandlers {
-  #abort: ((err?: Error) => void) | undefined;
-  readonly #inner: Dispatcher.DispatchHandlers;
-  #redirected = false;
-
-  constructor(handler: Dispatcher.DispatchHandlers) {
-    this.#inner = handler;
-  }
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.#abort = abort;
-    this.#inner.onConnect?.(abort);
-  }
-
-  onError(err: Error): void {
-    this.#inner.onError?.(err);
-  }
-
-  onUpgrade(statusCode: number, headers: Buffer[] | string[] | null, socket: Duplex): void {
-    this.#inner.onUpgrade?.(statusCode, headers, socket);
-  }
-
-  onResponseStarted(): void {
-    this.#inner.onResponseStarted?.();
-  }
-
-  onHeaders(statusCode: number, headers: Buffer[], resume: () => void, statusText: string): boolean {
-    if (statusCode >= 300 && statusCode < 400) {
-      this.#redirected = true;
-      const err = new EgressRedirectError(statusCode);
-      if (this.#abort) this.#abort(err);
-      else this.#inner.onError?.(err);
-      return false;
-    }
-    return this.#inner.onHeaders?.(statusCode, headers, resume, statusText) ?? true;
-  }
-
-  onData(chunk: Buffer): boolean {
-    if (this.#redirected) return false;
-    return this.#inner.onData?.(chunk) ?? true;
-  }
-
-  onComplete(trailers: string[] | null): void {
-    if (this.#redirected) return;
-    this.#inner.onComplete?.(trailers);
-  }
-
-  onBodySent(chunkSize: number, totalBytesSent: number): void {
-    this.#inner.onBodySent?.(chunkSize, totalBytesSent);
-  }
-}
-
 /**
  * Node's trust store plus the certificates in `file`, or undefined (node's store alone) when the
  * file cannot be used: then, as node does for NODE_EXTRA_CA_CERTS, a warning names it and why.
  */
 export function trustWithExtraCa(file: string): SecureContext | undefined {
+  const { createSecureContext, rootCertificates } = tls();
   try {
     const pem = readFileSync(file, "utf8");
     if (!pem.includes("-----BEGIN CERTIFICATE-----")) throw new Error("no PEM certificate in it");
@@ -127,85 +125,164 @@ export function trustWithExtraCa(file: string): SecureContext | undefined {
   }
 }
 
-/** TLS options of every egress connection: verification on, and the trust store (made once, when first needed). */
-class TlsOptions {
-  #secureContext: SecureContext | undefined;
-  #made = false;
+type TlsOptions = { rejectUnauthorized: true; secureContext?: SecureContext };
+
+/** A URL's hostname as a socket address (without the brackets of an IPv6 literal). */
+const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1");
+const portOf = (url: URL): number => Number(url.port || (url.protocol === "https:" ? 443 : 80));
+
+class Egress implements EgressPolicy {
+  readonly #http = new HttpAgent({ keepAlive: true });
+  #https: HttpsAgent | undefined;
+  #tls: TlsOptions | undefined;
+  #closed = false;
 
   constructor(
-    readonly timeout: number,
+    readonly settings: ProxySettings,
+    readonly connectTimeoutMs: number,
     readonly extraCaFile: string | undefined,
   ) {}
 
-  get(): { rejectUnauthorized: true; timeout: number; secureContext?: SecureContext } {
-    if (!this.#made && this.extraCaFile !== undefined) this.#secureContext = trustWithExtraCa(this.extraCaFile);
-    this.#made = true;
-    return { rejectUnauthorized: true, timeout: this.timeout, ...(this.#secureContext ? { secureContext: this.#secureContext } : {}) };
+  proxyFor(url: URL | string): URL | undefined {
+    return selectProxy(this.settings, typeof url === "string" ? new URL(url) : url);
   }
 
-  /** Options for connections that may never use TLS: without the trust store, which is costly to make. */
-  plain(): { rejectUnauthorized: true; timeout: number } {
-    return { rejectUnauthorized: true, timeout: this.timeout };
-  }
-}
-
-class EgressDispatcher extends Dispatcher {
-  readonly #direct: Agent;
-  /** Made on first use, so a proxy's TLS options are built only when a request goes through it. */
-  readonly #proxies = new Map<string, ProxyAgent>();
-  readonly #settings: ProxySettings;
-  readonly #tls: TlsOptions;
-
-  constructor(settings: ProxySettings, tls: TlsOptions) {
-    super();
-    this.#settings = settings;
-    this.#tls = tls;
-    // Plain http connections never make the trust store; the first https one does.
-    const plain = buildConnector(tls.plain());
-    let secure: buildConnector.connector | undefined;
-    const connect: buildConnector.connector = (opts, callback) =>
-      opts.protocol === "https:" ? (secure ??= buildConnector(tls.get()))(opts, callback) : plain(opts, callback);
-    this.#direct = new Agent({ connect, maxRedirections: 0 });
-  }
-
-  #proxy(proxy: URL): ProxyAgent {
-    let agent = this.#proxies.get(proxy.href);
-    if (agent === undefined) {
-      const tls = this.#tls.get();
-      agent = new ProxyAgent({ uri: proxy.href, requestTls: tls, proxyTls: tls, maxRedirections: 0 });
-      this.#proxies.set(proxy.href, agent);
+  async request(target: URL | string, r: EgressRequest): Promise<EgressResponse> {
+    const url = typeof target === "string" ? new URL(target) : target;
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new EgressConfigError(`unsupported URL scheme ${url.protocol.slice(0, 16)}`);
+    if (this.#closed) throw new EgressConfigError("the egress policy is closed");
+    r.signal?.throwIfAborted();
+    const proxy = selectProxy(this.settings, url);
+    const headers: Record<string, string> = { ...r.headers, host: url.host };
+    if (r.body !== undefined) headers["content-length"] = String(Buffer.byteLength(r.body));
+    const common = { method: r.method, headers, path: `${url.pathname}${url.search}`, ...(r.signal ? { signal: r.signal } : {}) };
+    let options: RequestOptions;
+    let send: typeof httpRequest = httpRequest;
+    if (proxy !== undefined) {
+      // The tunnel carries plain HTTP for an http: URL, TLS (made here) for an https: one.
+      const socket = await this.#tunnel(proxy, url, r.signal);
+      options = { ...common, host: hostOf(url), port: portOf(url), createConnection: () => socket };
+    } else if (url.protocol === "https:") {
+      send = https().request;
+      options = { ...common, host: hostOf(url), port: portOf(url), agent: this.#httpsAgent() };
+    } else {
+      options = { ...common, host: hostOf(url), port: portOf(url), agent: this.#http };
     }
-    return agent;
+    return new Promise<EgressResponse>((resolve, reject) => {
+      let settled = false;
+      const fail = (err: Error): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(headersTimer);
+        reject(err);
+      };
+      const req: ClientRequest = send(options, (res) => {
+        if (settled) return void res.destroy();
+        settled = true;
+        clearTimeout(headersTimer);
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400) {
+          res.destroy();
+          reject(new EgressRedirectError(status));
+          return;
+        }
+        if (r.idleTimeoutMs !== undefined) {
+          const ms = r.idleTimeoutMs;
+          res.setTimeout(ms, () => res.destroy(new EgressTimeoutError("TAU_EGRESS_BODY_TIMEOUT", `the response body (idle ${ms} ms)`)));
+        }
+        resolve({ statusCode: status, headers: res.headers, body: res });
+      });
+      const headersTimer =
+        r.headersTimeoutMs === undefined
+          ? undefined
+          : setTimeout(() => req.destroy(new EgressTimeoutError("TAU_EGRESS_HEADERS_TIMEOUT", `waiting for the response headers (${r.headersTimeoutMs} ms)`)), r.headersTimeoutMs);
+      req.on("error", fail);
+      if (proxy === undefined) req.on("socket", (socket) => this.#boundConnect(req, socket, url.protocol === "https:"));
+      req.end(r.body);
+    });
   }
 
-  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandlers): boolean {
-    const origin = options.origin;
-    if (origin === undefined) throw new EgressConfigError("egress request without an origin");
-    const url = new URL(String(origin));
-    const proxy = selectProxy(this.#settings, url);
-    const target: Dispatcher = proxy === undefined ? this.#direct : this.#proxy(proxy);
-    const opts = { ...options, maxRedirections: 0 } as Dispatcher.DispatchOptions;
-    return target.dispatch(opts, new NoRedirectHandler(handler));
+  /** Destroys `req` when its new connection is not established (and, for https, secured) in time. */
+  #boundConnect(req: ClientRequest, socket: Socket, secure: boolean): void {
+    if (!socket.connecting) return; // a kept-alive connection
+    const timer = setTimeout(() => req.destroy(new EgressTimeoutError("TAU_EGRESS_CONNECT_TIMEOUT", `connecting (${this.connectTimeoutMs} ms)`)), this.connectTimeoutMs);
+    socket.once(secure ? "secureConnect" : "connect", () => clearTimeout(timer));
+    socket.once("close", () => clearTimeout(timer));
   }
 
-  override async close(): Promise<void> {
-    await Promise.all([this.#direct.close(), ...[...this.#proxies.values()].map((p) => p.close())]);
+  /** TLS options of every egress connection: verification on, and the trust store (made once). */
+  #tlsOptions(): TlsOptions {
+    if (this.#tls === undefined) {
+      const secureContext = this.extraCaFile === undefined ? undefined : trustWithExtraCa(this.extraCaFile);
+      this.#tls = { rejectUnauthorized: true, ...(secureContext ? { secureContext } : {}) };
+    }
+    return this.#tls;
   }
 
-  override async destroy(): Promise<void> {
-    await Promise.all([this.#direct.destroy(), ...[...this.#proxies.values()].map((p) => p.destroy())]);
+  #httpsAgent(): HttpsAgent {
+    return (this.#https ??= new (https().Agent)({ keepAlive: true, ...this.#tlsOptions() }));
+  }
+
+  /** A socket through `proxy` to `url`'s host and port (TLS-wrapped for an https: URL), within the connect bound. */
+  async #tunnel(proxy: URL, url: URL, signal: AbortSignal | undefined): Promise<Socket> {
+    const authority = `${url.hostname}:${portOf(url)}`;
+    const headers: Record<string, string> = { host: authority };
+    if (proxy.username !== "" || proxy.password !== "") {
+      const credentials = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
+      headers["proxy-authorization"] = `Basic ${Buffer.from(credentials).toString("base64")}`;
+    }
+    const tlsOptions = proxy.protocol === "https:" || url.protocol === "https:" ? this.#tlsOptions() : undefined;
+    const send = proxy.protocol === "https:" ? https().request : httpRequest;
+    const proxyHost = hostOf(proxy);
+    return new Promise<Socket>((resolve, reject) => {
+      let done = false;
+      const finish = (err: Error | undefined, socket?: Socket): void => {
+        if (done) return void socket?.destroy();
+        done = true;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        if (err) {
+          socket?.destroy();
+          connect.destroy();
+          reject(err);
+        } else resolve(socket as Socket);
+      };
+      const connect = send({
+        method: "CONNECT",
+        host: proxyHost,
+        port: portOf(proxy),
+        path: authority,
+        headers,
+        agent: false,
+        ...(proxy.protocol === "https:" ? { ...tlsOptions, ...(isIP(proxyHost) ? {} : { servername: proxyHost }) } : {}),
+      });
+      const timer = setTimeout(() => finish(new EgressTimeoutError("TAU_EGRESS_CONNECT_TIMEOUT", `connecting through the proxy (${this.connectTimeoutMs} ms)`)), this.connectTimeoutMs);
+      const onAbort = (): void => finish(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      connect.once("error", (err) => finish(err));
+      connect.once("connect", (res: IncomingMessage, socket: Socket, head: Buffer) => {
+        if (res.statusCode !== 200) return finish(new EgressProxyError(res.statusCode ?? 0), socket);
+        if (head.length > 0) socket.unshift(head);
+        if (url.protocol !== "https:") return finish(undefined, socket);
+        const host = hostOf(url);
+        // `host` is the name the certificate is checked against; SNI is sent for a name, never an address
+        const secured = tls().connect({ socket, host, ...tlsOptions, ...(isIP(host) ? {} : { servername: host }) });
+        secured.once("secureConnect", () => finish(undefined, secured));
+        secured.once("error", (err) => finish(err, secured));
+      });
+      connect.end();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#http.destroy();
+    this.#https?.destroy();
   }
 }
 
 /** Builds the egress policy from the environment. Throws EgressConfigError on a bad proxy. */
 export function createEgressPolicy(options: EgressOptions = {}): EgressPolicy {
   const settings = readProxySettings(options.env ?? process.env);
-  const tls = new TlsOptions(options.connectTimeoutMs ?? EGRESS_CONNECT_TIMEOUT_MS, options.extraCaFile ?? deferredCaCertsFile());
-  const dispatcher = new EgressDispatcher(settings, tls);
-  return {
-    dispatcher,
-    settings,
-    proxyFor: (url) => selectProxy(settings, typeof url === "string" ? new URL(url) : url),
-    close: () => dispatcher.close(),
-  };
+  return new Egress(settings, options.connectTimeoutMs ?? EGRESS_CONNECT_TIMEOUT_MS, options.extraCaFile ?? deferredCaCertsFile());
 }

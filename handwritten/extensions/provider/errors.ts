@@ -2,9 +2,9 @@
 //
 // HTTP failures are classified from the status code and the JSON body's `error.code` /
 // `error.type` fields only — never from message prose. Transport failures are classified from
-// error codes (undici / Node), never from messages.
+// error codes (node's, OpenSSL's and the egress policy's), never from messages.
 import type { ErrorClass } from "../../../generated/index.js";
-import { EgressConfigError, EgressRedirectError } from "./egress.js";
+import { EgressConfigError, EgressProxyError, EgressRedirectError } from "./egress.js";
 import { SseError } from "./sse.js";
 
 /** Longest diagnostic, in UTF-16 code units (the ShortText bound of the failure report). */
@@ -88,7 +88,9 @@ export function classifyHttp(status: number, fields: HttpErrorFields): { errorCl
   return { errorClass: "invalid_request", retryable: false };
 }
 
-const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT"]);
+const TIMEOUT_CODES = new Set(["TAU_EGRESS_CONNECT_TIMEOUT", "TAU_EGRESS_HEADERS_TIMEOUT", "TAU_EGRESS_BODY_TIMEOUT", "ETIMEDOUT"]);
+/** Certificate verification failures whose code names no CERT (node passes OpenSSL's codes through). */
+const TLS_CODES = new Set(["UNABLE_TO_VERIFY_LEAF_SIGNATURE"]);
 
 function errorCode(err: unknown): string | undefined {
   if (typeof err !== "object" || err === null) return undefined;
@@ -103,12 +105,13 @@ export function classifyThrown(err: unknown, signal: AbortSignal | undefined): P
   if (err instanceof SseError) return new ProviderFailure("protocol", `malformed event stream: ${err.message}`);
   if (err instanceof EgressRedirectError) return new ProviderFailure("invalid_request", err.message, false);
   if (err instanceof EgressConfigError) return new ProviderFailure("invalid_request", `egress configuration: ${err.message}`, false);
+  if (err instanceof EgressProxyError) return new ProviderFailure("network", err.message);
   const code = errorCode(err);
   const cause = errorCode((err as { cause?: unknown } | null)?.cause);
   for (const c of [code, cause]) {
     if (c === undefined) continue;
     if (TIMEOUT_CODES.has(c)) return new ProviderFailure("timeout", `timed out (${c})`);
-    if (c === "UND_ERR_PRX_TLS" || c.startsWith("ERR_TLS") || c.includes("CERT") || c === "DEPTH_ZERO_SELF_SIGNED_CERT") {
+    if (TLS_CODES.has(c) || c.startsWith("ERR_TLS") || c.includes("CERT")) {
       // TLS verification failures are not transient: retrying cannot make a certificate valid.
       return new ProviderFailure("network", `TLS verification failed (${c})`, false);
     }

@@ -24,14 +24,16 @@ export type {
 export {
   EGRESS_CONNECT_TIMEOUT_MS,
   EgressConfigError,
+  EgressProxyError,
   EgressRedirectError,
+  EgressTimeoutError,
   bypassesProxy,
   createEgressPolicy,
   parseNoProxy,
   readProxySettings,
   selectProxy,
 } from "./egress.js";
-export type { EgressEnv, EgressOptions, EgressPolicy, NoProxyEntry, ProxySettings } from "./egress.js";
+export type { EgressEnv, EgressOptions, EgressPolicy, EgressRequest, EgressResponse, NoProxyEntry, ProxySettings } from "./egress.js";
 export {
   MAX_DIAGNOSTIC_CHARS,
   MAX_ERROR_BODY_BYTES,

@@ -33,9 +33,9 @@ export async function main(): Promise<void> {
   }
   const running = new Map<string, AbortController>();
   ext.emit("provider.models_declared", { models });
-  // The HTTP client (undici) is loaded only by the profile that talks to a server, and only after
-  // ready is on its way: its ~30 ms of start-up then overlaps the harness's activation and the
-  // first prompt's set-up instead of delaying them.
+  // The HTTP client (the wire client and the egress policy on node:http) is loaded only by the
+  // profile that talks to a server, and only after ready is on its way: its start-up then overlaps
+  // the harness's activation and the first prompt's set-up instead of delaying them.
   let client: Promise<{ http: HttpClient; egress: EgressPolicy }> | undefined;
   const loadClient = () =>
     (client ??= import("./index.js").then((http) => {

@@ -4,11 +4,10 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Server } from "node:http";
-import { connect } from "node:net";
+import { connect, createServer as createNetServer } from "node:net";
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fetch as undiciFetch, request as undiciRequest } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderRequest } from "../../../generated/index.js";
 import {
@@ -22,12 +21,14 @@ import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
 
 interface ProxyLog {
   connects: string[];
+  /** The Proxy-Authorization header of each CONNECT ("" when absent). */
+  authorizations: string[];
   requests: string[];
 }
 
 /** A tiny forward proxy: CONNECT tunnels and absolute-form requests, both recorded. */
-async function startProxy(options: { refuseConnect?: boolean } = {}): Promise<{ url: string; log: ProxyLog; close: () => Promise<void> }> {
-  const log: ProxyLog = { connects: [], requests: [] };
+async function startProxy(options: { refuseConnect?: boolean; silent?: boolean } = {}): Promise<{ url: string; log: ProxyLog; close: () => Promise<void> }> {
+  const log: ProxyLog = { connects: [], authorizations: [], requests: [] };
   const sockets = new Set<Socket>();
   const server: Server = createServer((req, res) => {
     log.requests.push(`${req.method} ${req.url}`);
@@ -39,6 +40,8 @@ async function startProxy(options: { refuseConnect?: boolean } = {}): Promise<{ 
   });
   server.on("connect", (req, client: Socket, head: Buffer) => {
     log.connects.push(req.url ?? "");
+    log.authorizations.push(req.headers["proxy-authorization"] ?? "");
+    if (options.silent) return; // never answers: the client's connect bound must end it
     if (options.refuseConnect) {
       client.end("HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n");
       return;
@@ -71,7 +74,7 @@ function request(): ProviderRequest {
   return { agent_id: "a", prompt_id: "p", round: 0, model: "m", system: "", messages: [{ role: "user", text: "hi" }], tools: [] };
 }
 
-async function runThrough(env: EgressEnv, baseUrl: string, options: { extraCaFile?: string } = {}) {
+async function runThrough(env: EgressEnv, baseUrl: string, options: { extraCaFile?: string; connectTimeoutMs?: number } = {}) {
   const egress = createEgressPolicy({ env, connectTimeoutMs: 2_000, ...options });
   try {
     return await streamChatCompletion(request(), { baseUrl, apiKey: "k-123456" }, {
@@ -159,6 +162,34 @@ describe("proxies", () => {
     }
   });
 
+  it("[provider.egress.proxy-no-direct-fallback] a proxy that never answers the tunnel is a timeout within the connect bound; nothing reaches the origin", async () => {
+    const proxy = await startProxy({ silent: true });
+    try {
+      fake.requests.length = 0;
+      const started = Date.now();
+      const result = await runThrough({ HTTP_PROXY: proxy.url }, fake.baseUrl, { connectTimeoutMs: 200 });
+      expect(result.status === "failed" && result.report).toMatchObject({ error_class: "timeout", diagnostic: expect.stringContaining("TAU_EGRESS_CONNECT_TIMEOUT") });
+      expect(Date.now() - started).toBeLessThan(5_000); // two attempts of 200 ms, not the default 10 s
+      expect(proxy.log.connects).toHaveLength(2);
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("[provider.egress.proxy-no-direct-fallback] credentials in the proxy URL are sent as Basic proxy authorization", async () => {
+    const proxy = await startProxy();
+    try {
+      fake.enqueue(textResponse("authorized"));
+      const withCredentials = proxy.url.replace("http://", "http://us%40er:p%3Ass@");
+      const result = await runThrough({ HTTP_PROXY: withCredentials }, fake.baseUrl);
+      expect(result.status === "finished" && result.report.text).toBe("authorized");
+      expect(proxy.log.authorizations).toEqual([`Basic ${Buffer.from("us@er:p:ss").toString("base64")}`]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("[provider.egress.proxy-no-direct-fallback] an unusable proxy variable is a configuration error, never a direct connection", () => {
     expect(() => createEgressPolicy({ env: { HTTPS_PROXY: "socks5://127.0.0.1:1080" } })).toThrow(EgressConfigError);
     expect(() => createEgressPolicy({ env: { http_proxy: "http://[::1" } })).toThrow(EgressConfigError);
@@ -196,13 +227,16 @@ describe("redirects", () => {
     }
   });
 
-  it("[provider.egress.no-redirects] the dispatcher refuses redirects even when a caller asks to follow them", async () => {
+  it("[provider.egress.no-redirects] the policy's own requests refuse every 3xx, whatever the method", async () => {
     const r = await redirector(`${fake.origin}/elsewhere`);
     const egress = createEgressPolicy({ env: {} });
     try {
       fake.requests.length = 0;
-      await expect(undiciRequest(`${r.url}/x`, { dispatcher: egress.dispatcher, maxRedirections: 5 })).rejects.toBeInstanceOf(EgressRedirectError);
-      await expect(undiciFetch(`${r.url}/x`, { dispatcher: egress.dispatcher })).rejects.toThrow();
+      for (const method of ["GET", "POST"]) {
+        const failure = egress.request(`${r.url}/x`, { method, headers: {}, ...(method === "POST" ? { body: "{}" } : {}) });
+        await expect(failure).rejects.toBeInstanceOf(EgressRedirectError);
+        await expect(failure).rejects.toMatchObject({ statusCode: 307 });
+      }
       expect(fake.requests).toHaveLength(0);
     } finally {
       await egress.close();
@@ -268,11 +302,22 @@ describe("TLS", () => {
       tlsFake?.enqueue(textResponse("tunnelled"));
       const tunnelled = await runThrough({ HTTPS_PROXY: proxy.url }, url, { extraCaFile: certFile });
       expect(tunnelled.status === "finished" && tunnelled.report.text).toBe("tunnelled");
-      // undici may open a second tunnel once the answer is read; every tunnel goes to the origin
-      expect(proxy.log.connects.length).toBeGreaterThan(0);
-      expect(new Set(proxy.log.connects)).toEqual(new Set([`127.0.0.1:${tlsFake?.port}`]));
+      expect(proxy.log.connects).toEqual([`127.0.0.1:${tlsFake?.port}`]);
     } finally {
       await proxy.close();
+    }
+  });
+
+  it("[provider.egress.tls-always-verified] a server that never completes the TLS handshake is a timeout within the connect bound", async () => {
+    const sockets = new Set<Socket>();
+    const silent = createNetServer((s) => void sockets.add(s)); // accepts, then says nothing
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    try {
+      const result = await runThrough({}, `https://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`, { connectTimeoutMs: 200 });
+      expect(result.status === "failed" && result.report).toMatchObject({ error_class: "timeout", diagnostic: expect.stringContaining("TAU_EGRESS_CONNECT_TIMEOUT") });
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => silent.close(() => r()));
     }
   });
 

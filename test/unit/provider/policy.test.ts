@@ -8,6 +8,7 @@ import {
   RETRY_BASE_DELAY_MS,
   RETRY_MAX_ATTEMPTS,
   RETRY_MAX_DELAY_MS,
+  EgressProxyError,
   backoffDelay,
   buildChatCompletionBody,
   bypassesProxy,
@@ -58,15 +59,17 @@ describe("classifyHttp", () => {
 
   it("transport errors are classified by their code", () => {
     const e = (code: string) => Object.assign(new Error("anything at all"), { code });
-    expect(classifyThrown(e("UND_ERR_HEADERS_TIMEOUT"), undefined).errorClass).toBe("timeout");
-    expect(classifyThrown(e("UND_ERR_BODY_TIMEOUT"), undefined).errorClass).toBe("timeout");
-    expect(classifyThrown(e("UND_ERR_CONNECT_TIMEOUT"), undefined).errorClass).toBe("timeout");
+    expect(classifyThrown(e("TAU_EGRESS_HEADERS_TIMEOUT"), undefined).errorClass).toBe("timeout");
+    expect(classifyThrown(e("TAU_EGRESS_BODY_TIMEOUT"), undefined).errorClass).toBe("timeout");
+    expect(classifyThrown(e("TAU_EGRESS_CONNECT_TIMEOUT"), undefined).errorClass).toBe("timeout");
     expect(classifyThrown(e("ECONNREFUSED"), undefined).errorClass).toBe("network");
-    expect(classifyThrown(e("UND_ERR_SOCKET"), undefined).retryable).toBe(true);
+    expect(classifyThrown(e("ECONNRESET"), undefined).retryable).toBe(true);
     expect(classifyThrown(e("DEPTH_ZERO_SELF_SIGNED_CERT"), undefined).retryable).toBe(false);
+    expect(classifyThrown(e("UNABLE_TO_VERIFY_LEAF_SIGNATURE"), undefined).retryable).toBe(false);
+    expect(classifyThrown(new EgressProxyError(403), undefined)).toMatchObject({ errorClass: "network", detail: "the proxy refused the tunnel (HTTP 403)" });
     const ac = new AbortController();
     ac.abort();
-    expect(classifyThrown(e("UND_ERR_SOCKET"), ac.signal).errorClass).toBe("cancelled");
+    expect(classifyThrown(e("ECONNRESET"), ac.signal).errorClass).toBe("cancelled");
   });
 });
 
