@@ -172,7 +172,7 @@ export async function buildAll(): Promise<void> {
     if (!file.endsWith(".cjs")) continue;
     const bytes = readFileSync(join(staging, "fast", file));
     const dynamicImport = /(?<![\w$.])import\(\s*["'`][^"'`]*/.exec(bytes.toString("latin1"));
-    if (dynamicImport) throw new Error(`dist/fast/${file} keeps a dynamic import (${dynamicImport[0]}…): use createRequire(import.meta.url) for a lazily loaded module`);
+    if (dynamicImport) throw new Error(`dist/fast/${file} keeps a dynamic import (${dynamicImport[0]}…): load a built-in lazily with builtin() (protocol/builtin.ts)`);
     appendFileSync(join(staging, "fast", file), keyLine(bytes));
   }
   const old = join(root, `.dist-old-${process.pid}`);

@@ -4,7 +4,7 @@
 // called NAME, so its models are addressed as `NAME/model`.
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../protocol/random.js";
 import { validateHarnessConfig, type ExtensionConfig, type HarnessConfig, type ProviderProfile } from "../../generated/index.js";
 import { ConfigError, MAX_DROP_INS } from "./load.js";
 import { SecretError, readSecret } from "./secrets.js";
@@ -114,7 +114,7 @@ export async function writeProfileDropIn(configRoot: string, name: string, p: Pr
   if (!existing.includes(`provider-${name}.yaml`) && existing.length >= MAX_DROP_INS) {
     throw new ConfigError(`${dir}: already holds ${MAX_DROP_INS} drop-in files, the most tau reads`);
   }
-  const tmp = join(dir, `.provider-${name}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const tmp = join(dir, `.provider-${name}.${process.pid}.${randomHex(6)}.tmp`);
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
   try {
     try {

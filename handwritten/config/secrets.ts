@@ -4,7 +4,7 @@
 // wider than 0600 is refused with the command that fixes it.
 import { chmodSync, closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../protocol/random.js";
 
 /** Largest secret read or written. */
 export const MAX_SECRET_BYTES = 64 * 1024;
@@ -63,7 +63,7 @@ export function writeSecret(configRoot: string, name: string, value: string): st
   const st = lstatSync(dir);
   if (!st.isDirectory()) throw new SecretError(`${dir} is not a folder`);
   if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700); // never leave the folder readable by others
-  const tmp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const tmp = join(dir, `.${name}.${process.pid}.${randomHex(6)}.tmp`);
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);
   try {
     const bytes = Buffer.from(value, "utf8");

@@ -5,8 +5,8 @@
 // stale or invalid one is repaired only within small byte, record and time budgets.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { createHash, randomBytes } from "node:crypto";
-import { nodeIo } from "./io.js";
+import { randomHex } from "../protocol/random.js";
+import { nodeIo, sha256Hex } from "./io.js";
 import { scanFrames, type ScanStart } from "./journal.js";
 import { JournalCorruptError } from "./errors.js";
 import {
@@ -76,7 +76,7 @@ function witnessOf(fd: number, boundary: number): string {
     if (n === 0) break;
     got += n;
   }
-  return createHash("sha256").update(buf.subarray(0, got)).digest("hex");
+  return sha256Hex(buf.subarray(0, got));
 }
 
 /** Atomically replaces `meta.json` (0600 temp file, then rename). */
@@ -85,7 +85,7 @@ export function writeCheckpoint(agentDir: string, boundary: number, nextSeq: num
   try {
     const st = fs.fstatSync(fd, { bigint: true });
     const cp: Checkpoint = { version: 1, dev: String(st.dev), ino: String(st.ino), boundary, next_seq: nextSeq, witness: witnessOf(fd, boundary) };
-    const tmp = `${metaPath(agentDir)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+    const tmp = `${metaPath(agentDir)}.${process.pid}.${randomHex(6)}.tmp`;
     fs.writeFileSync(tmp, JSON.stringify(cp), { mode: 0o600, flag: "wx" });
     fs.renameSync(tmp, metaPath(agentDir));
     return cp;

@@ -1,6 +1,7 @@
 // The OS boundary of the journal. Production uses node:fs; fault-injection tests pass an
 // implementation that fails at a chosen byte offset, so every rollback path is exercised for real.
 import * as fs from "node:fs";
+import { builtin } from "../protocol/builtin.js";
 
 export interface JournalIo {
   /** Positional write; may write fewer bytes than asked (the caller loops). */
@@ -27,4 +28,12 @@ export function readFully(io: JournalIo, fd: number, buf: Buffer, pos: number): 
     got += n;
   }
   return got;
+}
+
+/**
+ * SHA-256 of `data` as lowercase hex. node:crypto is loaded on first use: loading it at start-up
+ * costs a process 6-13 ms, and most never hash.
+ */
+export function sha256Hex(data: Uint8Array): string {
+  return builtin<typeof import("node:crypto")>("crypto").createHash("sha256").update(data).digest("hex");
 }

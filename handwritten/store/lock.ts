@@ -7,7 +7,7 @@
 // marker (so a recycled pid does not keep a dead holder's lock forever). A dead holder's lock is
 // taken over under a second exclusive guard file so two contenders never both remove it.
 import * as fs from "node:fs";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../protocol/random.js";
 import { JournalLockedError } from "./errors.js";
 import { LOCK_TAKEOVER_ATTEMPTS } from "./limits.js";
 
@@ -65,7 +65,7 @@ function readHolder(path: string): Holder | null | "missing" {
 
 /** Publishes `content` at `path` only if nothing is there; returns false on EEXIST. */
 function publishExclusive(path: string, content: string): boolean {
-  const tmp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  const tmp = `${path}.${process.pid}.${randomHex(6)}.tmp`;
   fs.writeFileSync(tmp, content, { mode: 0o600, flag: "wx" });
   try {
     fs.linkSync(tmp, path);
@@ -98,7 +98,7 @@ export interface LockHandle {
 export function acquireJournalLock(journalPath: string): LockHandle {
   const lockPath = `${journalPath}.lock`;
   const guardPath = `${lockPath}.takeover`;
-  const content = `${process.pid} ${ownMarker()} ${randomBytes(8).toString("hex")}\n`;
+  const content = `${process.pid} ${ownMarker()} ${randomHex(8)}\n`;
   for (let attempt = 0; attempt < LOCK_TAKEOVER_ATTEMPTS; attempt++) {
     if (publishExclusive(lockPath, content)) {
       let released = false;
@@ -115,7 +115,7 @@ export function acquireJournalLock(journalPath: string): LockHandle {
     if (holder === "missing") continue; // released between our attempt and the read
     if (holder !== null && isHolderAlive(holder.pid, holder.start)) throw new JournalLockedError(journalPath, holder.pid);
     // Dead (or unreadable) holder: remove it under the takeover guard.
-    const guardContent = `${process.pid} ${ownMarker()} ${randomBytes(8).toString("hex")}\n`;
+    const guardContent = `${process.pid} ${ownMarker()} ${randomHex(8)}\n`;
     if (!publishExclusive(guardPath, guardContent)) {
       const g = readHolder(guardPath);
       if (g !== "missing" && g !== null && isHolderAlive(g.pid, g.start)) throw new JournalLockedError(journalPath, g.pid);

@@ -14,10 +14,9 @@
 // outside the contract.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { createHash } from "node:crypto";
 import { decodePayload, encodeFrame } from "./codec.js";
 import { JournalLockedError, JournalPoisonedError, RecordInvalidError, StoreError } from "./errors.js";
-import { nodeIo, readFully, type JournalIo } from "./io.js";
+import { nodeIo, readFully, type JournalIo, sha256Hex } from "./io.js";
 import { scanFrames, type ScanResult } from "./journal.js";
 import {
   FRAME_HEADER_BYTES,
@@ -81,7 +80,7 @@ function tailHash(io: JournalIo, fd: number, boundary: number): string {
   const len = Math.min(PROMPT_HISTORY_WITNESS_BYTES, boundary);
   const buf = Buffer.alloc(len);
   const got = readFully(io, fd, buf, boundary - len);
-  return createHash("sha256").update(buf.subarray(0, got)).digest("hex");
+  return sha256Hex(buf.subarray(0, got));
 }
 
 export class PromptHistory {

@@ -1,7 +1,7 @@
 // Runtime discovery (SPEC-runtime-discovery): `<pid>-<16 lowercase hex>` stems, the launcher-minted
 // instance value, discovery metadata, and the bounded, read-only runtime scan. Nothing here ever
 // unlinks a file: only a daemon removes its own pair (see pair.ts).
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../protocol/random.js";
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { RuntimeDirError } from "./errors.js";
@@ -31,7 +31,7 @@ export interface Stem {
 
 /** A fresh instance value: 16 lowercase hex digits from the system CSPRNG. */
 export function mintInstance(): string {
-  return randomBytes(8).toString("hex");
+  return randomHex(8);
 }
 
 export function isValidInstance(value: unknown): value is string {
@@ -129,7 +129,7 @@ export function writePairMetadata(runtimeDir: string, metadata: PairMetadata): s
   const stem = formatStem(metadata.pid, metadata.instance);
   const target = join(runtimeDir, stem + METADATA_SUFFIX);
   // A dot name never matches a stem, so scanners ignore a temp file left by a crash.
-  const temp = join(runtimeDir, `.${stem}.${randomBytes(4).toString("hex")}.tmp`);
+  const temp = join(runtimeDir, `.${stem}.${randomHex(4)}.tmp`);
   const body = JSON.stringify({ pid: metadata.pid, instance: metadata.instance, created_at: metadata.created_at, version: metadata.version }) + "\n";
   const fd = fs.openSync(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, METADATA_MODE);
   try {

@@ -1,7 +1,7 @@
 // Probing daemons: one correlated `session_current_request` per socket under a per-probe deadline.
 // A probe never throws: every way it can end is a typed outcome. Listing probes every scanned
 // candidate concurrently and reports only what responsive daemons said about themselves.
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../protocol/random.js";
 import type { ErrorCode } from "../../generated/index.js";
 import { REVISION } from "../protocol/index.js";
 import type { CloseReason } from "./connection.js";
@@ -32,7 +32,7 @@ export interface ProbeOptions {
 }
 
 function freshRequestId(): string {
-  return `probe-${randomBytes(8).toString("hex")}`;
+  return `probe-${randomHex(8)}`;
 }
 
 export async function probeSession(socketPath: string, options: ProbeOptions = {}): Promise<ProbeOutcome> {

@@ -14,22 +14,20 @@
 // - Connecting (TCP, TLS, the tunnel) is bounded; so are the wait for response headers and every
 //   silence while the body streams (per request).
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
 import { isIP, type Socket } from "node:net";
 import type { SecureContext } from "node:tls";
+import { builtin } from "../../protocol/builtin.js";
 import { deferredCaCertsFile } from "../../protocol/extra-ca-certs.js";
 import { EgressConfigError, bypassesProxy, readProxySettings, type EgressEnv, type ProxySettings } from "./proxy-settings.js";
 
 export { EgressConfigError, bypassesProxy, parseNoProxy, readProxySettings } from "./proxy-settings.js";
 export type { EgressEnv, NoProxyEntry, ProxySettings } from "./proxy-settings.js";
 
-// node:https and node:tls are required on the first https connection (loading them starts
-// node's crypto), synchronously: a dynamic import() is not available to a code-cached bundle.
-const requireLazily = createRequire(import.meta.url);
-const https = (): typeof import("node:https") => requireLazily("node:https") as typeof import("node:https");
-const tls = (): typeof import("node:tls") => requireLazily("node:tls") as typeof import("node:tls");
+// node:https and node:tls are loaded on the first https connection: loading them starts node's crypto.
+const https = (): typeof import("node:https") => builtin("https");
+const tls = (): typeof import("node:tls") => builtin("tls");
 
 /** Time allowed to establish a connection (TCP, TLS, and a proxy's tunnel), to the origin or to the proxy. */
 export const EGRESS_CONNECT_TIMEOUT_MS = 10_000;
