@@ -1,5 +1,6 @@
 // `tau ext shell`: the first-party shell tools (SPEC-shell-tools) and user shell commands
 // (`!cmd`, `!!cmd`; SPEC-shell-commands), served over the extension SDK.
+import { builtin } from "../../protocol/builtin.js";
 import { Extension, ToolFailure } from "../../sdk/index.js";
 import { changeWorkdir, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
 
@@ -84,4 +85,6 @@ export async function main(): Promise<void> {
     })();
   });
   ext.ready();
+  // Spawning needs node:child_process, kept out of start-up: loaded while the harness activates.
+  setImmediate(() => builtin("child_process"));
 }

@@ -1,5 +1,6 @@
 // What loading a fast bundle costs in node's own modules: none of them starts node's crypto (6-13 ms
-// of a process's start-up), which tau loads only where it hashes or makes a TLS connection.
+// of a process's start-up), which tau loads only where it hashes or makes a TLS connection, and the
+// shell extension leaves node:child_process (about 7 ms) until it is ready.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -21,5 +22,9 @@ describe("fast bundles at start-up", () => {
     const loaded = modulesLoadedBy(name);
     expect(loaded.length).toBeGreaterThan(0); // the probe sees what a bundle loads
     expect(loaded.filter((m) => /crypto|tls|https/.test(m))).toEqual([]);
+  });
+
+  it("[build.start-up.no-crypto] the shell extension loads node:child_process only once it is ready (its boot gates every session's activation)", () => {
+    expect(modulesLoadedBy("ext-shell").filter((m) => /child_process/.test(m))).toEqual([]);
   });
 });

@@ -1,6 +1,5 @@
 // The `grep` tool: a regular-expression search with ripgrep when it is on PATH and a JS walk
 // otherwise; both engines select the same files and print the same lines (SPEC-shell-tools).
-import { spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { access, open, stat } from "node:fs/promises";
 import { basename, delimiter, dirname, join, resolve as resolveFrom } from "node:path";
@@ -13,6 +12,10 @@ import { defineParameters, validateArgs } from "./schema.js";
 import { withoutSecrets } from "../../../config/index.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 import { walkFiles } from "./walk.js";
+import { builtin } from "../../../protocol/builtin.js";
+
+/** node:child_process, loaded at the first command (the extension preloads it once it is ready). */
+const childProcess = (): typeof import("node:child_process") => builtin("child_process");
 
 export type GrepEngine = "rg" | "js";
 
@@ -110,7 +113,7 @@ async function searchWithRipgrep(rg: string, query: GrepQuery, rootIsFile: boole
   const env = withoutSecrets();
   delete env.RIPGREP_CONFIG_PATH;
   return new Promise<GrepOutcome>((resolve, reject) => {
-    const child = spawn(rg, args, { cwd, stdio: ["ignore", "pipe", "pipe"], env });
+    const child = childProcess().spawn(rg, args, { cwd, stdio: ["ignore", "pipe", "pipe"], env });
     const matches: GrepMatch[] = [];
     let truncated = false;
     let pending = "";

@@ -1,6 +1,5 @@
 // The `shell` tool: `bash -c <command>` in its own process group, bounded output, timeout and
 // cancellation that end the whole group (SPEC-shell-tools).
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve as absolutePath } from "node:path";
@@ -21,6 +20,10 @@ import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
 import { ToolError, throwIfCancelled } from "./errors.js";
 import { defineParameters, validateArgs } from "./schema.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
+import { builtin } from "../../../protocol/builtin.js";
+
+/** node:child_process, loaded at the first command (the extension preloads it once it is ready). */
+const childProcess = (): typeof import("node:child_process") => builtin("child_process");
 
 // ---- bounded output ----------------------------------------------------------------------------
 
@@ -315,7 +318,7 @@ export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
   const buffer = new HeadTailBuffer(options.headBytes, options.tailBytes);
   return new Promise<ShellOutcome>((resolve, reject) => {
     const bash = bashInvocation(options.command, withoutSecrets(options.env ?? process.env));
-    const child = spawn("bash", bash.args, {
+    const child = childProcess().spawn("bash", bash.args, {
       cwd: options.cwd,
       env: bash.env,
       detached: true,
