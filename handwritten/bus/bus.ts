@@ -42,8 +42,17 @@ export interface Delivery {
 /** Where a subscriber's deliveries go; a full sink is cut off so it cannot stall the others. */
 export interface Sink {
   offer(delivery: Delivery, frame: Buffer): "queued" | "full";
+  /**
+   * Takes several deliveries as one queued item (their frames written back to back), bounded by
+   * bytes only: replay uses it, since it offers a whole history in one synchronous step and a queue
+   * bounded in items would cut off any subscriber to a history longer than that bound.
+   */
+  offerBatch?(deliveries: readonly Delivery[], frames: readonly Buffer[]): "queued" | "full";
   close(reason: string): void;
 }
+
+/** Replay goes to a sink that takes batches in batches of about this many bytes of frames. */
+const REPLAY_BATCH_BYTES = 256 * 1024;
 
 export type InterceptAction =
   | { readonly action: "pass" }
@@ -251,7 +260,9 @@ export class Bus {
   /**
    * Replays matching durable history and current state (each `replay: true`), then the
    * `session.replay_complete` boundary, then goes live — all in one synchronous step, so nothing
-   * committed in between is missed or delivered twice. Returns the subscription id.
+   * committed in between is missed or delivered twice. A sink that takes batches gets the history
+   * in batches (SPEC-daemon-peers), so a history longer than its item bound replays whole. Returns
+   * the subscription id.
    */
   subscribe(selectors: { historical: readonly string[]; live: readonly string[] }, sink: Sink): number {
     const id = this.nextSubscription++;
@@ -262,14 +273,38 @@ export class Bus {
       const matching = [...this.log, ...this.snapshots.values()]
         .filter((c) => selectors.historical.some((s) => selectorMatches(s, c.name)))
         .sort((a, b) => a.seq - b.seq);
+      let batch: Delivery[] = [];
+      let frames: Buffer[] = [];
+      let bytes = 0;
+      const flush = (): boolean => {
+        const ok = frames.length === 0 || sink.offerBatch?.(batch, frames) === "queued";
+        batch = [];
+        frames = [];
+        bytes = 0;
+        return ok;
+      };
       for (const c of matching) {
         const d = toDelivery(c, true);
-        if (sink.offer(d, encodeFrame({ message: "deliver", payload: d })) === "full") {
+        const frame = encodeFrame({ message: "deliver", payload: d });
+        let ok: boolean;
+        if (sink.offerBatch === undefined) {
+          ok = sink.offer(d, frame) === "queued";
+        } else {
+          ok = bytes + frame.length <= REPLAY_BATCH_BYTES || flush();
+          batch.push(d);
+          frames.push(frame);
+          bytes += frame.length;
+        }
+        if (!ok) {
           sink.close("subscriber queue full during replay");
           return id;
         }
         replayed++;
         last = c.seq;
+      }
+      if (!flush()) {
+        sink.close("subscriber queue full during replay");
+        return id;
       }
       const boundaryData = last === undefined ? { replayed } : { last_seq: last, replayed };
       const boundary: Delivery = {

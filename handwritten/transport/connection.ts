@@ -195,6 +195,24 @@ export class Connection {
     return "queued";
   }
 
+  /**
+   * Queues several frames encoded with `encodeFrame`, written back to back, as one item of the queue:
+   * bounded by bytes like every frame, but a batch counts once against the item bound (a replay
+   * hands over a whole history at once). The caller vouches that each is one valid frame.
+   */
+  sendFrames(frames: readonly Buffer[]): SendResult {
+    if (this.reason) return "closed";
+    if (this.waiters.length > 0 || this.itemCount() >= this.maxItems) return "full";
+    let len = 0;
+    for (const frame of frames) {
+      if (frame.length - 4 > this.maxFrameBytes) return "oversize";
+      len += frame.length;
+    }
+    if (!this.fits(len)) return "full";
+    this.enqueue(frames.length === 1 ? (frames[0] as Buffer) : Buffer.concat(frames, len));
+    return "queued";
+  }
+
   /** Queues one message, waiting (FIFO with other waiters) until it fits; `closed` if the connection ends first. */
   sendAsync(message: WireMessage, signal?: AbortSignal): Promise<SendAsyncResult> {
     if (this.reason) return Promise.resolve("closed");

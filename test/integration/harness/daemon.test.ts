@@ -139,6 +139,31 @@ describe("tau daemon over its socket", () => {
     late.close();
   });
 
+  it("[daemon.replay.long-history] replays a history longer than the live queue's item bound, all of it, then goes live", async () => {
+    const { env } = home();
+    const d = await daemon(env);
+    const ui = await TestClient.ui(d.socket);
+    const agents: string[] = [];
+    for (let i = 0; i < 560; i++) agents.push(await createAgent(ui, `r${i}`)); // two events each
+    const late = await TestClient.ui(d.socket);
+    late.send({ message: "subscribe", payload: { historical: ["*"], live: ["session.*"] } });
+    const done = await late.next((m) => m.message === "deliver" && m.payload.event.name === "session.replay_complete", 20_000);
+    if (done.message !== "deliver") throw new Error("unreachable");
+    const replayed = late.deliveries().filter((x) => x.name !== "session.replay_complete");
+    expect(replayed.length).toBeGreaterThan(1024);
+    expect(done.payload.event.data.replayed).toBe(replayed.length);
+    expect(replayed.every((x) => x.replay)).toBe(true);
+    expect(replayed.filter((x) => x.name === "session.agent_loaded").map((x) => x.data.agent_id)).toEqual(agents);
+    // Still connected and live afterwards.
+    late.inbox.length = 0;
+    const next = await createAgent(ui, "after");
+    const live = await late.next((m) => m.message === "deliver" && m.payload.event.name === "session.agent_loaded");
+    if (live.message !== "deliver") throw new Error("unreachable");
+    expect(live.payload.event.data.agent_id).toBe(next);
+    ui.close();
+    late.close();
+  });
+
   it("[daemon.subscriber.slow-bounded] cuts off a subscriber that stops reading without stalling the others", async () => {
     const { env } = home();
     const d = await daemon(env);

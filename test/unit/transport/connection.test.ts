@@ -65,6 +65,25 @@ async function until(cond: () => boolean, what: string): Promise<void> {
 }
 
 describe("outbound queue", () => {
+  it("[transport.queue.bounded] a batch of frames is one queued write: it counts once against the item bound and whole against the byte bound", async () => {
+    const a = await pair({ maxQueueItems: 4, maxQueueBytes: 64 * 1024 });
+    a.client.pause();
+    const frames = Array.from({ length: 200 }, (_, i) => encodeFrame(notice("z".repeat(100), i)));
+    expect(a.conn.sendFrames(frames)).toBe("queued");
+    expect(a.conn.sendFrames(frames)).toBe("queued");
+    expect(a.conn.stats().items).toBeLessThanOrEqual(4);
+    // Bytes still bound a batch: this one would pass 64 KiB.
+    const heavy = Array.from({ length: 400 }, (_, i) => encodeFrame(notice("w".repeat(200), i)));
+    expect(a.conn.sendFrames(heavy)).toBe("full");
+    expect(a.conn.stats().bytes).toBeLessThanOrEqual(64 * 1024);
+    // Read back: every frame of both batches, whole and in order.
+    const got = collect(a.client);
+    a.client.resume();
+    await until(() => got.length === 400, "both batches");
+    expect(got.map((m) => (m.message === "notice" ? m.payload.request_id : "?"))).toEqual([...frames, ...frames].map((_, i) => `n-${i % 200}`));
+    a.client.destroy();
+  });
+
   it("[transport.queue.bounded] never holds more than 1,024 frames or 64 MiB for a peer that never reads", async () => {
     // Items: small frames until "full".
     const a = await pair();
