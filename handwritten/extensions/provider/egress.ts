@@ -68,6 +68,12 @@ export interface EgressPolicy {
   proxyFor(url: URL | string): URL | undefined;
   /** Sends one request under the policy; rejects on a redirect, a connection failure or a timeout. */
   request(url: URL | string, request: EgressRequest): Promise<EgressResponse>;
+  /**
+   * Opens (TCP, and TLS for https) the connection the next request to `url`'s origin will use, so
+   * that request does not wait for it. Direct connections only: through a proxy, nothing happens
+   * until a request is made. Best effort: a spare that fails or closes is simply not used.
+   */
+  preconnect(url: URL | string): void;
   close(): Promise<void>;
 }
 
@@ -129,8 +135,24 @@ type TlsOptions = { rejectUnauthorized: true; secureContext?: SecureContext };
 const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1");
 const portOf = (url: URL): number => Number(url.port || (url.protocol === "https:" ? 443 : 80));
 
+/** A connection opened ahead of its request, per origin (`host:port`), handed out by the agent. */
+type Spares = Map<string, Socket>;
+
+/** Makes `agent` hand out a spare connection to a request for its origin before it opens a new one. */
+function usingSpares<A extends HttpAgent>(agent: A, spares: Spares): A {
+  const open = agent.createConnection.bind(agent) as (options: object, done?: unknown) => Socket;
+  agent.createConnection = ((options: { host?: string; port?: number | string }, done?: unknown) => {
+    const key = `${options.host}:${options.port}`;
+    const spare = spares.get(key);
+    spares.delete(key);
+    return spare !== undefined && !spare.destroyed ? spare.ref() : open(options, done);
+  }) as typeof agent.createConnection;
+  return agent;
+}
+
 class Egress implements EgressPolicy {
-  readonly #http = new HttpAgent({ keepAlive: true });
+  readonly #spares: Spares = new Map();
+  readonly #http = usingSpares(new HttpAgent({ keepAlive: true }), this.#spares);
   #https: HttpsAgent | undefined;
   #tls: TlsOptions | undefined;
   #closed = false;
@@ -200,6 +222,30 @@ class Egress implements EgressPolicy {
     });
   }
 
+  preconnect(target: URL | string): void {
+    const url = typeof target === "string" ? new URL(target) : target;
+    if (this.#closed || (url.protocol !== "http:" && url.protocol !== "https:") || selectProxy(this.settings, url) !== undefined) return;
+    const host = hostOf(url);
+    const port = portOf(url);
+    const key = `${host}:${port}`;
+    if (this.#spares.has(key)) return;
+    const secure = url.protocol === "https:";
+    // Opened exactly as the agent would open it for a request (its options, the same name checks).
+    const agent: HttpAgent = secure ? this.#httpsAgent() : this.#http;
+    const options = { ...(agent as HttpAgent & { options: object }).options, host, port, ...(secure && !isIP(host) ? { servername: host } : {}) };
+    const socket = Object.getPrototypeOf(agent).createConnection.call(agent, options) as Socket;
+    this.#spares.set(key, socket);
+    socket.unref(); // a spare never keeps the process alive
+    socket.on("error", () => {}); // reported by the request that uses it, or by none
+    const timer = setTimeout(() => socket.destroy(), this.connectTimeoutMs);
+    timer.unref();
+    socket.once(secure ? "secureConnect" : "connect", () => clearTimeout(timer));
+    socket.once("close", () => {
+      clearTimeout(timer);
+      if (this.#spares.get(key) === socket) this.#spares.delete(key);
+    });
+  }
+
   /** Destroys `req` when its new connection is not established (and, for https, secured) in time. */
   #boundConnect(req: ClientRequest, socket: Socket, secure: boolean): void {
     if (!socket.connecting) return; // a kept-alive connection
@@ -218,7 +264,7 @@ class Egress implements EgressPolicy {
   }
 
   #httpsAgent(): HttpsAgent {
-    return (this.#https ??= new (https().Agent)({ keepAlive: true, ...this.#tlsOptions() }));
+    return (this.#https ??= usingSpares(new (https().Agent)({ keepAlive: true, ...this.#tlsOptions() }), this.#spares));
   }
 
   /** A socket through `proxy` to `url`'s host and port (TLS-wrapped for an https: URL), within the connect bound. */
@@ -274,6 +320,8 @@ class Egress implements EgressPolicy {
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const spare of this.#spares.values()) spare.destroy();
+    this.#spares.clear();
     this.#http.destroy();
     this.#https?.destroy();
   }

@@ -40,7 +40,15 @@ export async function main(): Promise<void> {
   const loadClient = () =>
     (client ??= import("./index.js").then((http) => {
       mark("provider http loaded");
-      return { http, egress: http.createEgressPolicy({}) };
+      const egress = http.createEgressPolicy({});
+      // The first prompt's request then finds its connection (and TLS session) open. Best effort: a
+      // base URL that cannot be used is reported by that request.
+      try {
+        egress.preconnect(http.chatCompletionsUrl(cfg.base_url as string));
+      } catch {
+        // reported by the first request
+      }
+      return { http, egress };
     }));
   ext.onDirect("provider.cancel_request", (data) => running.get(`${data.prompt_id}/${data.round}`)?.abort());
   ext.onDirect("provider.request", (req) => {

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import { connect, createServer as createNetServer } from "node:net";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -332,3 +333,93 @@ describe("TLS", () => {
     }
   });
 });
+
+describe("preconnect", () => {
+  /** A server answering every request with "ok", counting the connections it accepted. */
+  async function countingServer(tlsFiles?: { key: Buffer; cert: Buffer }): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+    let connections = 0;
+    const handler = (_req: unknown, res: { end: (s: string) => void }) => res.end("ok");
+    const server = (tlsFiles ? createHttpsServer(tlsFiles, handler) : createServer(handler)) as Server;
+    server.on(tlsFiles ? "secureConnection" : "connection", () => connections++);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const scheme = tlsFiles ? "https" : "http";
+    return {
+      url: `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`,
+      connections: () => connections,
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      },
+    };
+  }
+
+  async function get(egress: ReturnType<typeof createEgressPolicy>, url: string): Promise<string> {
+    const res = await egress.request(url, { method: "GET", headers: {} });
+    let body = "";
+    for await (const chunk of res.body) body += String(chunk);
+    return body;
+  }
+
+  async function until(cond: () => boolean): Promise<void> {
+    for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(cond()).toBe(true);
+  }
+
+  it("[provider.egress.preconnect] the first request uses the connection opened ahead of it, over http and verified https", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tau-egress-pre-"));
+    try {
+      execFileSync(
+        "openssl",
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        { stdio: "ignore" },
+      );
+      const files = { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) };
+      for (const server of [await countingServer(), await countingServer(files)]) {
+        const egress = createEgressPolicy({ env: {}, extraCaFile: join(dir, "cert.pem") });
+        try {
+          egress.preconnect(server.url);
+          await until(() => server.connections() === 1); // opened before any request
+          expect(await get(egress, server.url)).toBe("ok");
+          expect(await get(egress, server.url)).toBe("ok");
+          expect(server.connections()).toBe(1);
+        } finally {
+          await egress.close();
+          await server.close();
+        }
+      }
+      // An untrusted server: the spare fails its verification and is not used; the request fails too.
+      const untrusted = await countingServer(files);
+      const strict = createEgressPolicy({ env: {} });
+      try {
+        strict.preconnect(untrusted.url);
+        await new Promise((r) => setTimeout(r, 100));
+        await expect(get(strict, untrusted.url)).rejects.toMatchObject({ code: "DEPTH_ZERO_SELF_SIGNED_CERT" });
+        expect(untrusted.connections()).toBe(0);
+      } finally {
+        await strict.close();
+        await untrusted.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("[provider.egress.preconnect] opens nothing when a proxy applies: the proxy sees a request's tunnel only", async () => {
+    const proxy = await startProxy();
+    const server = await countingServer();
+    const egress = createEgressPolicy({ env: { HTTP_PROXY: proxy.url } });
+    try {
+      egress.preconnect(server.url);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(proxy.log.connects).toEqual([]);
+      expect(server.connections()).toBe(0);
+      expect(await get(egress, server.url)).toBe("ok");
+      expect(proxy.log.connects).toHaveLength(1);
+    } finally {
+      await egress.close();
+      await server.close();
+      await proxy.close();
+    }
+  });
+});
+
