@@ -1,34 +1,28 @@
 // NODE_EXTRA_CA_CERTS through the real `tau` command (run as a shell runs it, through its `#!` line):
 // tau's own processes start with it deferred, the provider still trusts its certificates over https,
 // and a shell command sees the user's variable unchanged.
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 import { useCleanups, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { runTau } from "../../support/run-tau.js";
+import { selfSignedCertificate, type SelfSigned } from "../../support/tls.js";
 
 const cleanups = useCleanups();
-let dir = "";
+let tls!: SelfSigned;
 let certFile = "";
 let fake!: FakeOpenAI;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "tau-extra-ca-"));
-  certFile = join(dir, "cert.pem");
-  execFileSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", certFile, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-    { stdio: "ignore" },
-  );
-  fake = await FakeOpenAI.start({ tls: { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(certFile) } });
+  tls = selfSignedCertificate();
+  certFile = tls.certFile;
+  fake = await FakeOpenAI.start({ tls });
 });
 afterAll(async () => {
   await fake?.close();
-  rmSync(dir, { recursive: true, force: true });
+  tls?.dispose();
 });
 
 // Run by the shell tool: for the `tau run` client, its daemon and the daemon's children (the
