@@ -47,9 +47,10 @@ describe("meta.json checkpoints", () => {
     const bad = agentWith(state, "bad", 2);
     fs.appendFileSync(`${bad}/events.cbor`, rawFrame(Buffer.from([0xff])));
     const replaced = agentWith(state, "replaced", 2);
-    const bytes = fs.readFileSync(`${replaced}/events.cbor`);
-    fs.rmSync(`${replaced}/events.cbor`);
-    fs.writeFileSync(`${replaced}/events.cbor`, bytes); // new inode: checkpoint identity mismatch
+    // The same bytes under a new inode (made while the old one still exists, so the file system
+    // cannot hand the freed number back): the checkpoint's identity no longer matches.
+    fs.copyFileSync(`${replaced}/events.cbor`, `${replaced}/events.cbor.new`);
+    fs.renameSync(`${replaced}/events.cbor.new`, `${replaced}/events.cbor`);
     fs.mkdirSync(`${state}/agents/..bad-id`);
     const out = Object.fromEntries(listAgents(state).map((a) => [a.id, a]));
     expect(Object.keys(out).sort()).toEqual(["bad", "empty", "meta-only", "replaced"]);
