@@ -138,9 +138,17 @@ const portOf = (url: URL): number => Number(url.port || (url.protocol === "https
 /** A connection opened ahead of its request, per origin (`host:port`), handed out by the agent. */
 type Spares = Map<string, Socket>;
 
-/** Makes `agent` hand out a spare connection to a request for its origin before it opens a new one. */
+type Open = (options: object, done?: unknown) => Socket;
+/** How each agent opens a connection itself (its own createConnection, before usingSpares). */
+const openers = new WeakMap<HttpAgent, Open>();
+
+/**
+ * Makes `agent` hand out a spare connection to a request for its origin before it opens a new one
+ * (createConnection is the method node documents for an agent to override).
+ */
 function usingSpares<A extends HttpAgent>(agent: A, spares: Spares): A {
-  const open = agent.createConnection.bind(agent) as (options: object, done?: unknown) => Socket;
+  const open = agent.createConnection.bind(agent) as Open;
+  openers.set(agent, open);
   agent.createConnection = ((options: { host?: string; port?: number | string }, done?: unknown) => {
     const key = `${options.host}:${options.port}`;
     const spare = spares.get(key);
@@ -233,7 +241,7 @@ class Egress implements EgressPolicy {
     // Opened exactly as the agent would open it for a request (its options, the same name checks).
     const agent: HttpAgent = secure ? this.#httpsAgent() : this.#http;
     const options = { ...(agent as HttpAgent & { options: object }).options, host, port, ...(secure && !isIP(host) ? { servername: host } : {}) };
-    const socket = Object.getPrototypeOf(agent).createConnection.call(agent, options) as Socket;
+    const socket = (openers.get(agent) as Open)(options);
     this.#spares.set(key, socket);
     socket.unref(); // a spare never keeps the process alive
     socket.on("error", () => {}); // reported by the request that uses it, or by none
