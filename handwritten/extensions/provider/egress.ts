@@ -245,7 +245,11 @@ class Egress implements EgressPolicy {
     this.#spares.set(key, socket);
     socket.unref(); // a spare never keeps the process alive
     socket.on("error", () => {}); // reported by the request that uses it, or by none
-    const timer = setTimeout(() => socket.destroy(), this.connectTimeoutMs);
+    // Bounded like any connection, from when it was opened; a request that took it sees the timeout.
+    const timer = setTimeout(
+      () => socket.destroy(new EgressTimeoutError("TAU_EGRESS_CONNECT_TIMEOUT", `connecting (${this.connectTimeoutMs} ms)`)),
+      this.connectTimeoutMs,
+    );
     timer.unref();
     socket.once(secure ? "secureConnect" : "connect", () => clearTimeout(timer));
     socket.once("close", () => {

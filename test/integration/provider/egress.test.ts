@@ -393,6 +393,26 @@ describe("preconnect", () => {
     }
   });
 
+  it("[provider.egress.preconnect] a spare still in its TLS handshake keeps the connect bound for the request that takes it", async () => {
+    const sockets = new Set<Socket>();
+    const silent = createNetServer((c) => void sockets.add(c)); // accepts, then never answers the handshake
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/chat/completions`;
+    const egress = createEgressPolicy({ env: {}, connectTimeoutMs: 300 });
+    try {
+      egress.preconnect(url);
+      await until(() => sockets.size === 1); // connected, handshake pending
+      const started = Date.now();
+      await expect(egress.request(url, { method: "GET", headers: {} })).rejects.toMatchObject({ code: "TAU_EGRESS_CONNECT_TIMEOUT" });
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(sockets.size).toBe(1); // the request took the spare rather than opening another
+    } finally {
+      await egress.close();
+      for (const c of sockets) c.destroy();
+      await new Promise<void>((r) => silent.close(() => r()));
+    }
+  });
+
   it("[provider.egress.preconnect] opens nothing when a proxy applies: the proxy sees a request's tunnel only", async () => {
     const proxy = await startProxy();
     const server = await countingServer();
