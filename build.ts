@@ -132,6 +132,10 @@ export async function buildAll(): Promise<void> {
         "fast/run": "handwritten/cli/run-main.ts",
         // Loaded by fast/run after it has started the daemon (see run-main.ts).
         "fast/run-prompt": "handwritten/cli/run-prompt.ts",
+        // Loaded by fast/run-prompt only when its daemon exited before it started (run-config.ts).
+        "fast/run-config": "handwritten/cli/run-config.ts",
+        // The daemon the `tau` launcher script starts for a `tau run` beside its client (bin/tau.cjs).
+        "fast/run-early-daemon": "handwritten/cli/run-early-daemon.ts",
         // The daemon starts its extensions from a first part, then loads the harness (daemon-start.ts).
         "fast/daemon": "handwritten/harness/daemon-start.ts",
         "fast/daemon-harness": "handwritten/harness/daemon-main.ts",

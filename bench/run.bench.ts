@@ -32,6 +32,8 @@ function pollPeaks(peaks: Map<string, number>): void {
 /** Critical-path milestones (TAU_TIMELINE labels, see handwritten/protocol/timeline.ts), in order. */
 const MILESTONES: ReadonlyArray<[string, string]> = [
   ["run main", "client: entry reached"],
+  ["daemon exec", "daemon: process started"],
+  ["run daemon adopted", "client: daemon adopted (started by the launcher script)"],
   ["run daemon spawned", "client: daemon spawned"],
   ["daemon main", "daemon: entry reached"],
   ["daemon extensions spawned early", "daemon: extensions spawned"],

@@ -1,14 +1,46 @@
 #!/bin/sh
-":" //; if [ "${NODE_EXTRA_CA_CERTS+set}" = set ] && case " $NODE_OPTIONS " in *" --use-openssl-ca"*) false;; esac; then export TAU_NODE_EXTRA_CA_CERTS="$NODE_EXTRA_CA_CERTS"; unset NODE_EXTRA_CA_CERTS; else unset TAU_NODE_EXTRA_CA_CERTS; fi; exec node "$0" "$@"
-// tau's entry point, started by /bin/sh and then by node: the line above is a shell command to sh
-// and a string then a comment to JavaScript. It hands NODE_EXTRA_CA_CERTS to this node under another
-// name (see the first statement below) and runs this file with node from PATH, as `env node` did.
+":" //; if [ "${NODE_EXTRA_CA_CERTS+set}" = set ] && case " $NODE_OPTIONS " in *" --use-openssl-ca"*) false;; esac; then export TAU_NODE_EXTRA_CA_CERTS="$NODE_EXTRA_CA_CERTS"; unset NODE_EXTRA_CA_CERTS; else unset TAU_NODE_EXTRA_CA_CERTS; fi
+":" //; __tau_early() { # `tau run`: start its daemon now, beside the client (see "The daemon of a `tau run`" below)
+":" //;   shift; __tau_e=; for __tau_a in "$@"; do case $__tau_a in -h|--help) return 1;; --ephemeral) __tau_e=1;; esac; done
+":" //;   command -v setsid >/dev/null && [ -r /proc/self/cmdline ] || return 1
+":" //;   (__tau_daemon "$@") </dev/null >/dev/null 2>&1 & TAU_RUN_DAEMON=$!; export TAU_RUN_DAEMON
+":" //; }
+":" //; __tau_daemon() { # in the background: mint, make the session's folder and log, start the daemon
+":" //;   __tau_h=; for __tau_a in $(od -An -N14 -tx1 /dev/urandom); do __tau_h=$__tau_h$__tau_a; done; [ ${#__tau_h} -eq 28 ] || exit 3
+":" //;   __tau_t=$(date +%s) && [ "$__tau_t" -gt 0 ] || exit 3; __tau_b36 "${__tau_t}000"
+":" //;   __tau_i=${__tau_h%????????????} __tau_s=s-$__tau_b-${__tau_h#????????????????} __tau_l=/dev/null
+":" //;   if [ -z "$__tau_e" ]; then
+":" //;     if [ -n "$TAU_HOME" ]; then __tau_d=$TAU_HOME/state; elif [ -n "$XDG_STATE_HOME" ]; then __tau_d=$XDG_STATE_HOME/tau; elif [ -n "$HOME" ]; then __tau_d=$HOME/.local/state/tau; else exit 3; fi
+":" //;     __tau_l=$__tau_d/sessions/$__tau_s/daemon.log __tau_m=$(umask); umask 077; mkdir -p "${__tau_l%/*}" && : >>"$__tau_l" || exit 3; umask "$__tau_m"
+":" //;   fi
+":" //;   exec setsid node "$0" daemon --for-run "$__tau_s" "$__tau_i" "$@" </dev/null >>"$__tau_l" 2>&1
+":" //; }
+":" //; __tau_b36() { __tau_n=$1 __tau_b=; set -- 0 1 2 3 4 5 6 7 8 9 a b c d e f g h i j k l m n o p q r s t u v w x y z; while [ "$__tau_n" -gt 0 ]; do eval "__tau_b=\${$((__tau_n % 36 + 1))}\$__tau_b"; __tau_n=$((__tau_n / 36)); done; }
+":" //; unset TAU_RUN_DAEMON; [ "$1" = run ] && __tau_early "$@"
+":" //; unset __tau_e __tau_a; exec node "$0" "$@"
+// tau's entry point, started by /bin/sh and then by node: the lines above are shell commands to sh,
+// and each is a string then a comment to JavaScript. They hand NODE_EXTRA_CA_CERTS to this node under
+// another name (see the first statement below), start the daemon of a `tau run` (below), and run this
+// file with node from PATH, as `env node` did.
 //
 // CommonJS on purpose: an ES module entry costs 10-30 ms of loader start-up before the first line
 // runs. Hot paths are answered here before the command framework (oclif) is loaded: `--version`,
 // `tau run`, and the processes tau starts itself (`daemon`, `ext <name>`) run a self-contained bundle
 // from dist/fast/ with a V8 code cache; the interactive UI (`tau`, `attach`, `resume`) loads its own
 // small first chunk; everything else goes to the command framework.
+//
+// The daemon of a `tau run`: a run's client would start it only once its own node had booted (about
+// 100 ms, most of a short job's wait), so the shell starts it beside the client. A background child
+// does what the client's launcher does (transport/launch.ts, cli/owned-daemon.ts): it mints the
+// session id (`s-<ms in base 36>-<12 hex>`) and the runtime instance from /dev/urandom, makes the
+// session's folder and log (0700, 0600) unless the run is --ephemeral, and becomes
+// `tau daemon --for-run SESSION INSTANCE RUN-ARGS` in a session of its own (setsid), its output to that
+// log. The shell itself only forks, so the client's start is not delayed by those commands (a few ms
+// each). The client alone is told the child's pid, in TAU_RUN_DAEMON (an inherited value is cleared
+// first); it adopts the daemon once it is sure the pid is its own child and reads the session and the
+// instance from the child's command line (cli/run-daemon.ts). Both parse the run's arguments with the
+// same parser, so both know whether the run goes ahead. Where a step is unavailable (no setsid, no
+// /proc) or the client asks for help, nothing is started here and the client starts the daemon itself.
 "use strict";
 const { join } = require("node:path");
 const { pathToFileURL } = require("node:url");
@@ -34,6 +66,8 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write(`tau/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`);
 } else if (argv[0] === "run" && !helpWanted) {
   runFast("run", argv.slice(1));
+} else if (argv[0] === "daemon" && argv[1] === "--for-run") {
+  runFast("run-early-daemon", argv.slice(2));
 } else if (argv[0] === "daemon") {
   runFast("daemon", argv.slice(1));
 } else if (argv[0] === "ext" && /^[a-z0-9-]+$/.test(argv[1] ?? "") && runFast(`ext-${argv[1]}`, [], true)) {

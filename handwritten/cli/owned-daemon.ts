@@ -21,14 +21,23 @@ export function startOwnedDaemon(roots: Roots, o: OwnedDaemonOptions = {}): Star
     runtimeDir: roots.runtime,
     stateDir: roots.state,
     sessionId,
-    args: [
-      ...(o.resume ? ["--resume", o.resume] : ["--session-id", sessionId]),
-      "--exit-when-uis-leave",
-      "--project-root",
-      process.cwd(),
-      ...(o.ephemeral ? ["--ephemeral"] : []),
-      ...(o.overrides ?? []).flatMap((kv) => ["--harness-config", kv]),
-    ],
+    args: ownedDaemonArgs(sessionId, o),
     ephemeral: o.ephemeral === true,
   });
+}
+
+/**
+ * The `tau daemon` arguments of an owned daemon for `sessionId` (a new session's, or the one
+ * `o.resume` names), in the working folder: also what a daemon started by the `tau` launcher script
+ * for a `tau run` gives itself (run-early-daemon.ts).
+ */
+export function ownedDaemonArgs(sessionId: string, o: OwnedDaemonOptions = {}): string[] {
+  return [
+    ...(o.resume ? ["--resume", o.resume] : ["--session-id", sessionId]),
+    "--exit-when-uis-leave",
+    "--project-root",
+    process.cwd(),
+    ...(o.ephemeral ? ["--ephemeral"] : []),
+    ...(o.overrides ?? []).flatMap((kv) => ["--harness-config", kv]),
+  ];
 }

@@ -1,8 +1,11 @@
-// Starting the owned daemon of a `tau run`. Kept apart from run-prompt.ts, and importing the two
-// small files it needs rather than their folders' index.ts, so the fast path can start the daemon
-// before the protocol, the validators and the configuration loader are initialised.
+// Starting the owned daemon of a `tau run`, or adopting the one the `tau` launcher script started for
+// it. Kept apart from run-prompt.ts, and importing the small files it needs rather than their
+// folders' index.ts, so the fast path can start the daemon before the protocol, the validators and
+// the client are initialised.
 import { resolveRoots, type Roots } from "../config/paths.js";
-import type { StartedDaemon } from "../transport/launch.js";
+import { readFileSync } from "node:fs";
+import { adoptDaemon, parentOf, type StartedDaemon } from "../transport/launch.js";
+import { parseEarlyLaunch } from "./run-args.js";
 import { startOwnedDaemon } from "./owned-daemon.js";
 
 export interface RunOptions {
@@ -16,8 +19,61 @@ export interface RunOptions {
 
 /**
  * Starts the owned daemon for a `tau run` (it boots while the caller loads and checks the rest);
- * `runPrompt` takes it over, or abandons it when the configuration is wrong.
+ * `runPrompt` takes it over, or abandons it when the run cannot go ahead.
  */
 export function startRunDaemon(o: RunOptions, roots: Roots = resolveRoots()): StartedDaemon {
   return startOwnedDaemon(roots, { overrides: o.harnessConfig ?? [], ephemeral: o.ephemeral });
+}
+
+/**
+ * Where the `tau` launcher script (bin/tau.cjs) tells this process the pid of the child it started to
+ * become the run's daemon. The script clears any inherited value first and sets it for this process
+ * alone, after the fork; the daemon never sees it.
+ */
+export const RUN_DAEMON_ENV = "TAU_RUN_DAEMON";
+
+/** How long the script's child may take to become the daemon (it runs od, date and mkdir first). */
+const EARLY_EXEC_WAIT_MS = 2_000;
+
+/**
+ * The daemon the launcher script started for this run, when it did and the pid is this process's own
+ * child: its session id and instance are read from the child's command line once it has become
+ * `tau daemon --for-run` (the script's child could not have told this process otherwise). The value
+ * is removed from the environment either way, so nothing started later inherits it. A child that
+ * never gets there is stopped, and the caller starts a daemon itself.
+ */
+export async function takeEarlyDaemon(o: RunOptions, roots: Roots = resolveRoots(), env: NodeJS.ProcessEnv = process.env): Promise<StartedDaemon | undefined> {
+  const value = env[RUN_DAEMON_ENV];
+  if (value === undefined) return undefined;
+  delete env[RUN_DAEMON_ENV];
+  if (!/^[1-9][0-9]{0,9}$/.test(value)) return undefined;
+  const pid = Number(value);
+  if (parentOf(pid) !== process.pid) return undefined;
+  const deadline = Date.now() + EARLY_EXEC_WAIT_MS;
+  for (;;) {
+    const cmdline = commandLineOf(pid);
+    if (cmdline === undefined) return undefined; // it exited (the script could not set up): nothing to adopt
+    const launch = parseEarlyLaunch(cmdline, 2) ?? parseEarlyLaunch(cmdline, 3);
+    if (launch) return adoptDaemon({ runtimeDir: roots.runtime, stateDir: roots.state, sessionId: launch.sessionId, ephemeral: o.ephemeral }, pid, launch.instance);
+    if (Date.now() > deadline) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+      return undefined;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** A live process's command line (NUL-separated in /proc), or undefined once it has exited. */
+function commandLineOf(pid: number): string[] | undefined {
+  try {
+    const raw = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    if (raw === "") return undefined; // a zombie's is empty
+    return raw.split("\0");
+  } catch {
+    return undefined;
+  }
 }

@@ -1,8 +1,8 @@
 // Runs one prompt headless against an owned daemon; shared by the `tau run` command and its
 // fast path in bin/tau.cjs (which must not load the command framework).
 import { mark, timelineOn } from "../protocol/timeline.js";
-import { ConfigError, checkProfileSecrets, loadHarnessConfig, resolveRoots } from "../config/index.js";
-import { abandonDaemon, waitForDaemon, type StartedDaemon } from "../transport/index.js";
+import { resolveRoots } from "../config/paths.js";
+import { DaemonExitedError, abandonDaemon, loadFastBundle, waitForDaemon, type StartedDaemon } from "../transport/launch.js";
 import { startRunDaemon, type RunOptions } from "./run-daemon.js";
 import { sanitize } from "./ui/index.js";
 import { SessionClient, type Delivery } from "./session-client.js";
@@ -12,25 +12,30 @@ export const PROVIDER_WAIT_MS = 60_000;
 
 export type { RunOptions } from "./run-daemon.js";
 
+type RunConfig = typeof import("./run-config.js");
+
 /**
  * `prompt` is the text to submit; with `o.skill`, the skill's body is submitted with `prompt` (which
  * may then be empty) as the user's own words (SPEC-skills).
  */
 export async function runPrompt(prompt: string, o: RunOptions, started?: StartedDaemon): Promise<number> {
   const roots = resolveRoots();
-  // Check the configuration here too, so a mistake is reported to this terminal, not a log; a daemon
-  // already started for this run is taken back without leaving anything of the session behind.
+  const starting = started ?? startRunDaemon(o, roots);
+  let daemon;
   try {
-    const config = await loadHarnessConfig(roots.config, o.harnessConfig ?? []);
-    checkProfileSecrets(config, roots.config, process.env);
+    daemon = await waitForDaemon(starting);
   } catch (err) {
-    if (started) await abandonDaemon(started);
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`tau: ${err.message}\n`);
+    if (!(err instanceof DaemonExitedError)) throw err;
+    // The daemon checks the configuration before anything else and exits on a mistake, writing it
+    // to its log: check it here too, so the mistake is reported to this terminal. Either way the
+    // session the daemon was started for is taken back, leaving nothing of it behind.
+    const check = loadFastBundle<RunConfig>("run-config");
+    const mistake = await check.exports.configMistake(roots, o.harnessConfig ?? []);
+    check.settled();
+    await abandonDaemon(starting);
+    process.stderr.write(`tau: ${mistake ?? err.message}\n`);
     return 2;
   }
-  mark("run config checked");
-  const daemon = await waitForDaemon(started ?? startRunDaemon(o, roots));
   const sessionId = daemon.session_id;
   const client = await SessionClient.attach(daemon.socket, sessionId);
   mark("run attached");

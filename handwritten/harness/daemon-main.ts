@@ -8,7 +8,7 @@ import { cleanupDebugLogs } from "../store/index.js";
 import { superviseExtensions } from "./extensions.js";
 import type { DaemonArgs, DaemonSetup } from "./daemon-start.js";
 import type { EarlyExtension, Supervisor } from "../host/index.js";
-import { DAEMON_INSTANCE_ENV, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, selfCommand } from "../transport/index.js";
+import { DAEMON_INSTANCE_ENV, LAUNCH_TIMEOUT_MS, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, selfCommand } from "../transport/index.js";
 import { Harness } from "./harness.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
@@ -91,6 +91,7 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     onConnection: (conn) => front.accept(conn),
   });
   mark("daemon endpoint published");
+  front.expectFirstUi(LAUNCH_TIMEOUT_MS);
   removeOwnPairOnExit(roots.runtime, endpoint.stem);
   process.on("SIGTERM", () => void stop("signal"));
   process.on("SIGINT", () => void stop("signal"));

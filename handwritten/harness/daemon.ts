@@ -31,11 +31,23 @@ const REFUSAL_CODES: Record<"unknown_event" | "unauthorized" | "invalid" | "over
 export class DaemonFront {
   private nextGeneration = 1;
   private participatingUis = 0;
+  private uiEverAdmitted = false;
 
   constructor(
     private readonly harness: Harness,
     private readonly policy: DaemonPolicy,
   ) {}
+
+  /**
+   * An owned daemon whose launcher never attaches (it died, or gave the daemon up) must not linger:
+   * it goes idle when no UI has been admitted `ms` after its socket was published.
+   */
+  expectFirstUi(ms: number): void {
+    if (!this.policy.exitWhenUisLeave) return;
+    setTimeout(() => {
+      if (!this.uiEverAdmitted) this.policy.onIdle();
+    }, ms).unref();
+  }
 
   sessionInfo(): SessionInfo {
     return { session_id: this.harness.sessionId, project_root: this.harness.projectRoot, pid: process.pid };
@@ -89,6 +101,7 @@ export class DaemonFront {
     const publisher: PublisherEnvelope = Object.freeze({ class: "ui_attached", generation });
     this.harness.addPeer({ generation, publisher, send: (m) => void conn.send(m) });
     this.participatingUis++;
+    this.uiEverAdmitted = true;
     conn.send({
       message: "ui_session_accepted",
       payload: { session_id: this.harness.sessionId, revision: { ...REVISION }, project_root: this.harness.projectRoot },

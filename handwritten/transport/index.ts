@@ -69,7 +69,9 @@ export {
 } from "./probe.js";
 export {
   LAUNCH_TIMEOUT_MS,
+  DaemonExitedError,
   LaunchError,
+  adoptDaemon,
   abandonDaemon,
   launchDaemon,
   selfCommand,

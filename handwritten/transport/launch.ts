@@ -3,7 +3,7 @@
 // socket (SPEC-runtime-discovery, SPEC-daemon-peers). Starting and waiting are separate steps, so a
 // launcher can do its own start-up work while the daemon boots.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, openSync, closeSync, realpathSync, rmSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync, realpathSync, rmSync, watch, type FSWatcher } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -70,7 +70,8 @@ export interface LaunchedDaemon {
 /** A daemon process that was started and may not listen yet. */
 export interface StartedDaemon {
   readonly options: LaunchOptions;
-  readonly child: ChildProcess;
+  /** The process, when this one spawned it; absent for a daemon adopted from the `tau` launcher script. */
+  readonly child?: ChildProcess;
   readonly pid: number;
   readonly pair: PairPaths;
   readonly logPath: string;
@@ -78,6 +79,11 @@ export interface StartedDaemon {
 
 export class LaunchError extends Error {
   override name = "LaunchError";
+}
+
+/** The daemon exited before its socket was up (a configuration mistake, most often: see its log). */
+export class DaemonExitedError extends LaunchError {
+  override name = "DaemonExitedError";
 }
 
 /** Starts and waits for the socket. */
@@ -109,6 +115,47 @@ export function startDaemon(o: LaunchOptions): StartedDaemon {
 }
 
 /**
+ * Takes over a daemon that the `tau` launcher script started for this process, in parallel with it
+ * (bin/tau.cjs): the script minted `instance` and `o.sessionId` as this launcher would have, and
+ * started the daemon in its own session. `undefined` (adopt nothing) unless `pid` is this process's
+ * own child, so a pid that did not come from the script can never make this process signal another.
+ */
+export function adoptDaemon(o: Omit<LaunchOptions, "tauCommand" | "args">, pid: number, instance: string): StartedDaemon | undefined {
+  if (parentOf(pid) !== process.pid) return undefined;
+  return { options: { ...o, tauCommand: [], args: [] }, pid, pair: pairPaths(o.runtimeDir, formatStem(pid, instance)), logPath: join(o.stateDir, "sessions", o.sessionId, "daemon.log") };
+}
+
+/** The parent of `pid` (from /proc), or undefined when it cannot be read. */
+export function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ")"
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return Number.isInteger(ppid) ? ppid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the daemon has exited. An adopted daemon is this process's child, but not one node waits
+ * for: once it exits it stays a zombie (state Z) until this process exits too.
+ */
+function hasExited(d: StartedDaemon): boolean {
+  if (d.child) return d.child.exitCode !== null || d.child.signalCode !== null;
+  try {
+    const stat = readFileSync(`/proc/${d.pid}/stat`, "latin1");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state === "Z" || state === "X";
+  } catch {
+    return true; // no such process any more
+  }
+}
+
+/** Re-check interval for an adopted daemon, whose exit raises no event here. */
+const ADOPTED_RECHECK_MS = 20;
+
+/**
  * Resolves once the daemon's socket accepts connections. The metadata is written after the socket
  * listens, so its presence means connections are accepted; the runtime folder is watched so the
  * launcher learns of it without a polling delay. A daemon that exits first, or misses the deadline,
@@ -126,13 +173,17 @@ export async function waitForDaemon(d: StartedDaemon): Promise<LaunchedDaemon> {
     watcher = undefined; // no runtime folder yet (the daemon creates it) or no watching here: poll
   }
   const onExit = (): void => wake();
-  child.once("exit", onExit);
+  child?.once("exit", onExit);
+  const recheck = !child ? ADOPTED_RECHECK_MS : watcher ? WATCHED_RECHECK_MS : POLL_MS;
   try {
     while (Date.now() < deadline) {
       if (existsSync(pair.metadata)) return { session_id: o.sessionId, pid, socket: pair.socket };
-      if (child.exitCode !== null || child.signalCode !== null) break;
+      if (hasExited(d)) {
+        stopGroup(pid); // extensions it had started, if any
+        throw new DaemonExitedError(`the tau daemon exited before it started${o.ephemeral ? "" : `; see ${d.logPath}`}`);
+      }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, watcher ? WATCHED_RECHECK_MS : POLL_MS);
+        const timer = setTimeout(resolve, recheck);
         wake = () => {
           clearTimeout(timer);
           resolve();
@@ -141,7 +192,7 @@ export async function waitForDaemon(d: StartedDaemon): Promise<LaunchedDaemon> {
     }
   } finally {
     watcher?.close();
-    child.off("exit", onExit);
+    child?.off("exit", onExit);
   }
   // A daemon that missed the deadline must not linger unowned: stop its whole process group.
   stopGroup(pid);
@@ -154,8 +205,13 @@ export async function waitForDaemon(d: StartedDaemon): Promise<LaunchedDaemon> {
  * the launcher created for its log, so nothing of the session is left behind.
  */
 export async function abandonDaemon(d: StartedDaemon): Promise<void> {
-  if (d.child.exitCode === null && d.child.signalCode === null) {
-    const exited = new Promise<void>((resolve) => d.child.once("exit", () => resolve()));
+  if (!hasExited(d)) {
+    const { child } = d;
+    const exited = child
+      ? new Promise<void>((resolve) => child.once("exit", () => resolve()))
+      : (async () => {
+          while (!hasExited(d)) await new Promise((resolve) => setTimeout(resolve, ADOPTED_RECHECK_MS));
+        })();
     stopGroup(d.pid);
     const timer = setTimeout(() => stopGroup(d.pid, "SIGKILL"), 2_000);
     await exited;

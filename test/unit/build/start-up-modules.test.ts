@@ -18,7 +18,7 @@ process.stdout.write(JSON.stringify(process.moduleLoadList.filter((m) => !before
 }
 
 describe("fast bundles at start-up", () => {
-  it.each(["run", "run-prompt", "daemon", "daemon-harness", "ext-shell", "ext-provider"])("[build.start-up.no-crypto] %s loads without node's crypto", (name) => {
+  it.each(["run", "run-prompt", "run-early-daemon", "daemon", "daemon-harness", "ext-shell", "ext-provider"])("[build.start-up.no-crypto] %s loads without node's crypto", (name) => {
     const loaded = modulesLoadedBy(name);
     expect(loaded.length).toBeGreaterThan(0); // the probe sees what a bundle loads
     expect(loaded.filter((m) => /crypto|tls|https/.test(m))).toEqual([]);

@@ -1,0 +1,43 @@
+// `tau daemon --for-run SESSION_ID INSTANCE RUN-ARGUMENTS…`: the daemon the `tau` launcher script
+// starts for a `tau run` at the same moment as the run's own client (bin/tau.cjs), so the two boot in
+// parallel. The script minted the session id and the runtime instance as the client's launcher would,
+// made the session's folder and log unless the run is --ephemeral, and started this process in a
+// session of its own with its output to that log. Here the run's arguments are parsed as the client
+// parses them: when the run goes ahead this process becomes its owned daemon, with the arguments and
+// the instance the client's launcher would have given it; when it does not (the client reports why),
+// what the script made is removed and this process exits.
+import { rmdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { resolveRoots } from "../config/paths.js";
+import { main as daemonMain } from "../harness/daemon-start.js";
+import { ownedDaemonArgs } from "./owned-daemon.js";
+import { DAEMON_INSTANCE_ENV } from "../transport/limits.js";
+import { parseEarlyLaunch, parseRunArgs } from "./run-args.js";
+
+
+export async function main(argv: readonly string[]): Promise<void> {
+  const launch = parseEarlyLaunch(["daemon", "--for-run", ...argv], 0);
+  if (!launch) {
+    process.stderr.write("usage: tau daemon --for-run SESSION_ID INSTANCE RUN-ARGUMENTS…\n");
+    process.exitCode = 2;
+    return;
+  }
+  const parsed = parseRunArgs(argv.slice(2));
+  if (!parsed.ok || parsed.args.options.ephemeral) removeLaunchFolder(launch.sessionId);
+  if (!parsed.ok) return;
+  const o = parsed.args.options;
+  // The instance reaches the daemon as it does from the client's launcher (and every process it starts).
+  process.env[DAEMON_INSTANCE_ENV] = launch.instance;
+  await daemonMain(ownedDaemonArgs(launch.sessionId, { overrides: o.harnessConfig ?? [], ephemeral: o.ephemeral }));
+}
+
+/** The session folder and log the script made, removed only while that is all the folder holds. */
+function removeLaunchFolder(sessionId: string): void {
+  const dir = join(resolveRoots().state, "sessions", sessionId);
+  try {
+    rmSync(join(dir, "daemon.log"), { force: true });
+    rmdirSync(dir);
+  } catch {
+    // not made (an --ephemeral run), or not empty: not the script's alone
+  }
+}
