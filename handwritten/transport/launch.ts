@@ -220,10 +220,18 @@ export async function abandonDaemon(d: StartedDaemon): Promise<void> {
   if (!d.options.ephemeral) rmSync(join(d.options.stateDir, "sessions", d.options.sessionId), { recursive: true, force: true });
 }
 
+/**
+ * Signals the daemon's process group, or the daemon alone while it has none of its own yet (an
+ * adopted daemon between its start and the `setsid` that makes it a group leader).
+ */
 function stopGroup(pid: number, signal: NodeJS.Signals = "SIGTERM"): void {
   try {
     process.kill(-pid, signal);
   } catch {
-    // already gone
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
   }
 }
