@@ -1,17 +1,19 @@
 #!/bin/sh
 ":" //; if [ "${NODE_EXTRA_CA_CERTS+set}" = set ] && case " $NODE_OPTIONS " in *" --use-openssl-ca"*) false;; esac; then export TAU_NODE_EXTRA_CA_CERTS="$NODE_EXTRA_CA_CERTS"; unset NODE_EXTRA_CA_CERTS; else unset TAU_NODE_EXTRA_CA_CERTS; fi
 ":" //; __tau_early() { # `tau run`: start its daemon now, beside the client (see "The daemon of a `tau run`" below)
-":" //;   shift; __tau_e=; for __tau_a in "$@"; do case $__tau_a in -h|--help) return 1;; --ephemeral) __tau_e=1;; esac; done
+":" //;   shift; __tau_e= __tau_h=; for __tau_a in "$@"; do case $__tau_a in -h|--help) return 1;; --ephemeral) __tau_e=1;; esac; done
 ":" //;   command -v setsid >/dev/null && [ -r /proc/self/cmdline ] || return 1
 ":" //;   (__tau_daemon "$@") </dev/null >/dev/null 2>&1 & TAU_RUN_DAEMON=$!; export TAU_RUN_DAEMON
 ":" //; }
 ":" //; __tau_daemon() { # in the background: mint, make the session's folder and log, start the daemon
-":" //;   __tau_h=; for __tau_a in $(od -An -N14 -tx1 /dev/urandom); do __tau_h=$__tau_h$__tau_a; done; [ ${#__tau_h} -eq 28 ] || exit 3
-":" //;   __tau_t=$(date +%s) && [ "$__tau_t" -gt 0 ] || exit 3; __tau_b36 "${__tau_t}000"
-":" //;   __tau_i=${__tau_h%????????????} __tau_s=s-$__tau_b-${__tau_h#????????????????} __tau_l=/dev/null
+":" //;   for __tau_a in 1 2 3; do read -r __tau_u </proc/sys/kernel/random/uuid || exit 3; __tau_x=${__tau_u#*-}; __tau_h=$__tau_h${__tau_u%%-*}${__tau_x%%-*}; done
+":" //;   read -r __tau_t _ </proc/uptime && while read -r __tau_a __tau_v; do [ "$__tau_a" = btime ] && break; done </proc/stat || exit 3
+":" //;   __tau_b36 $(( (__tau_v + ${__tau_t%.*}) * 1000 + 1${__tau_t#*.}0 - 1000 ))
+":" //;   __tau_i=${__tau_h%????????????????????} __tau_s=s-$__tau_b-${__tau_h#????????????????????????} __tau_l=/dev/null
+":" //;   [ ${#__tau_h} -eq 36 ] && [ ${#__tau_s} -ge 13 ] || exit 3
 ":" //;   if [ -z "$__tau_e" ]; then
 ":" //;     if [ -n "$TAU_HOME" ]; then __tau_d=$TAU_HOME/state; elif [ -n "$XDG_STATE_HOME" ]; then __tau_d=$XDG_STATE_HOME/tau; elif [ -n "$HOME" ]; then __tau_d=$HOME/.local/state/tau; else exit 3; fi
-":" //;     __tau_l=$__tau_d/sessions/$__tau_s/daemon.log __tau_m=$(umask); umask 077; mkdir -p "${__tau_l%/*}" && : >>"$__tau_l" || exit 3; umask "$__tau_m"
+":" //;     [ -d "$__tau_d/sessions" ] && mkdir -m 700 "$__tau_d/sessions/$__tau_s" && : >>"$__tau_d/sessions/$__tau_s/daemon.log" || exit 3; __tau_l=$__tau_d/sessions/$__tau_s/daemon.log
 ":" //;   fi
 ":" //;   exec setsid node "$0" daemon --for-run "$__tau_s" "$__tau_i" "$@" </dev/null >>"$__tau_l" 2>&1
 ":" //; }
@@ -31,16 +33,20 @@
 //
 // The daemon of a `tau run`: a run's client would start it only once its own node had booted (about
 // 100 ms, most of a short job's wait), so the shell starts it beside the client. A background child
-// does what the client's launcher does (transport/launch.ts, cli/owned-daemon.ts): it mints the
-// session id (`s-<ms in base 36>-<12 hex>`) and the runtime instance from /dev/urandom, makes the
-// session's folder and log (0700, 0600) unless the run is --ephemeral, and becomes
+// does what the client's launcher does (transport/launch.ts, cli/owned-daemon.ts), with shell
+// built-ins only but for one mkdir: it mints the runtime instance and the session id
+// (`s-<ms in base 36>-<12 hex>`) from the kernel's CSPRNG (three reads of
+// /proc/sys/kernel/random/uuid, of which only the random digits are used) and the clock (/proc/stat's
+// boot time plus /proc/uptime, to the second: it only orders ids), makes the session's folder (0700;
+// the daemon makes its log 0600 when it starts) unless the run is --ephemeral, and becomes
 // `tau daemon --for-run SESSION INSTANCE RUN-ARGS` in a session of its own (setsid), its output to that
-// log. The shell itself only forks, so the client's start is not delayed by those commands (a few ms
-// each). The client alone is told the child's pid, in TAU_RUN_DAEMON (an inherited value is cleared
-// first); it adopts the daemon once it is sure the pid is its own child and reads the session and the
-// instance from the child's command line (cli/run-daemon.ts). Both parse the run's arguments with the
-// same parser, so both know whether the run goes ahead. Where a step is unavailable (no setsid, no
-// /proc) or the client asks for help, nothing is started here and the client starts the daemon itself.
+// log. The shell itself only forks, so the client's start waits for none of it. The client alone is
+// told the child's pid, in TAU_RUN_DAEMON (an inherited value is cleared first); it adopts the daemon
+// once it is sure the pid is its own child and reads the session and the instance from the child's
+// command line (cli/run-daemon.ts). Both parse the run's arguments with the same parser, so both know
+// whether the run goes ahead. Where a step is unavailable (no setsid or /proc, no sessions folder yet)
+// or the client asks for help, the child exits or nothing is started, and the client starts the
+// daemon itself.
 "use strict";
 const { join } = require("node:path");
 const { pathToFileURL } = require("node:url");

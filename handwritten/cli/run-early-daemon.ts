@@ -1,12 +1,12 @@
 // `tau daemon --for-run SESSION_ID INSTANCE RUN-ARGUMENTS…`: the daemon the `tau` launcher script
 // starts for a `tau run` at the same moment as the run's own client (bin/tau.cjs), so the two boot in
 // parallel. The script minted the session id and the runtime instance as the client's launcher would,
-// made the session's folder and log unless the run is --ephemeral, and started this process in a
+// made the session's folder (0700) and log unless the run is --ephemeral, and started this process in a
 // session of its own with its output to that log. Here the run's arguments are parsed as the client
 // parses them: when the run goes ahead this process becomes its owned daemon, with the arguments and
 // the instance the client's launcher would have given it; when it does not (the client reports why),
 // what the script made is removed and this process exits.
-import { rmdirSync, rmSync } from "node:fs";
+import { chmodSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { resolveRoots } from "../config/paths.js";
 import { main as daemonMain } from "../harness/daemon-start.js";
@@ -26,9 +26,19 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (!parsed.ok || parsed.args.options.ephemeral) removeLaunchFolder(launch.sessionId);
   if (!parsed.ok) return;
   const o = parsed.args.options;
+  // The script made the log with the user's umask, inside a folder only they can enter: 0600 now.
+  if (!o.ephemeral) chmodLog(launch.sessionId);
   // The instance reaches the daemon as it does from the client's launcher (and every process it starts).
   process.env[DAEMON_INSTANCE_ENV] = launch.instance;
   await daemonMain(ownedDaemonArgs(launch.sessionId, { overrides: o.harnessConfig ?? [], ephemeral: o.ephemeral }));
+}
+
+function chmodLog(sessionId: string): void {
+  try {
+    chmodSync(join(resolveRoots().state, "sessions", sessionId, "daemon.log"), 0o600);
+  } catch {
+    // not there: the daemon makes the session's files as usual
+  }
 }
 
 /** The session folder and log the script made, removed only while that is all the folder holds. */

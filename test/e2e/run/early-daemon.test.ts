@@ -2,7 +2,7 @@
 // through the real command run as a shell runs it (its `#!` line): the client adopts it, and a run
 // that does not go ahead leaves neither a process nor a file of the session behind.
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
@@ -46,6 +46,11 @@ function processesOf(home: string): number[] {
   return found;
 }
 
+/** A TAU_HOME that has run before: the script makes a session's folder only inside an existing one. */
+function ranBefore(home: string): void {
+  mkdirSync(join(home, "state", "sessions"), { recursive: true, mode: 0o700 });
+}
+
 function sessionsOf(home: string): string[] {
   const dir = join(home, "state", "sessions");
   return existsSync(dir) ? readdirSync(dir) : [];
@@ -54,6 +59,7 @@ function sessionsOf(home: string): string[] {
 describe("the early daemon of tau run", () => {
   it("[run.early-daemon.adopted] the launcher script starts the daemon in its own session, minting what the client's launcher mints, and the client adopts it", async () => {
     const { env, home, project } = workspaceIn(cleanups);
+    ranBefore(home);
     writeFileSync(join(project, "probe.sh"), PROBE);
     fake.enqueue(toolCallResponse([{ id: "call_probe", name: "shell", arguments: JSON.stringify({ command: "sh probe.sh" }) }]), textResponse("Probed."));
     const r = await runTau(["run", "-p", "probe"], {
@@ -100,6 +106,7 @@ describe("the early daemon of tau run", () => {
     ];
     for (const c of cases) {
       const { env, home, project } = workspaceIn(cleanups, c.harness);
+      ranBefore(home);
       const r = await runTau(c.args, { env, cwd: project, asCommand: true, ...(c.input !== undefined ? { input: c.input } : {}) });
       expect(r.code, c.args.join(" ")).toBe(2);
       expect(r.stderr.startsWith(c.stderr(home)), `${c.args.join(" ")}: ${r.stderr}`).toBe(true);
@@ -108,7 +115,7 @@ describe("the early daemon of tau run", () => {
     }
   });
 
-  it("[run.early-daemon.not-started] asking for help, or an --ephemeral run, makes no session folder; a pid handed in from outside is never adopted", async () => {
+  it("[run.early-daemon.not-started] asking for help makes no session folder, a first run leaves the daemon to the client, a pid handed in from outside is never adopted", async () => {
     const { env, home, project } = workspaceIn(cleanups);
     const help = await runTau(["run", "--help"], { env, cwd: project, asCommand: true });
     expect(help.code).toBe(0);
@@ -121,6 +128,17 @@ describe("the early daemon of tau run", () => {
     expect(ephemeral.code).toBe(0);
     expect(ephemeral.stdout).toBe("Fine.\n");
     expect(existsSync(join(home, "state", "sessions"))).toBe(false);
+
+    // The first run of a TAU_HOME (no sessions folder yet) starts its daemon from the client.
+    const timeline = join(home, "timeline.txt");
+    fake.enqueue(textResponse("First."));
+    const first = await runTau(["run", "-p", "hi"], { env: { ...env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "k", OPENAI_MODEL: "fake-model", TAU_TIMELINE: timeline }, cwd: project, asCommand: true });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe("First.\n");
+    const marks = readFileSync(timeline, "utf8");
+    expect(marks).toContain(" run daemon spawned\n");
+    expect(marks).not.toContain(" run daemon adopted\n");
+    expect(sessionsOf(home)).toHaveLength(1);
 
     // A process that is not the client's child, named as its daemon: never adopted, never signalled.
     const bystander = spawn("sleep", ["30"], { stdio: "ignore" });
