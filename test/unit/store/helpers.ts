@@ -2,11 +2,20 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import { Encoder } from "cbor-x/index-no-eval";
+import { afterAll } from "vitest";
 import { nodeIo, type JournalIo } from "../../../handwritten/store/io.js";
 import type { JournalRecord } from "../../../handwritten/store/validate.js";
 
+const madeDirs: string[] = [];
+// Every folder tempDir() made is removed once the file's tests are done.
+afterAll(() => {
+  for (const dir of madeDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 export function tempDir(): string {
-  return fs.mkdtempSync(os.tmpdir() + "/tau-store-");
+  const dir = fs.mkdtempSync(os.tmpdir() + "/tau-store-");
+  madeDirs.push(dir);
+  return dir;
 }
 
 export function rec(seq: number, text = "hello", parent: number | null = seq === 0 ? null : seq - 1): JournalRecord {

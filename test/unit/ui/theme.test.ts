@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   DEFAULT_THEME,
   Grid,
@@ -16,6 +16,7 @@ import {
 } from "../../../handwritten/cli/ui/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tau-theme-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function file(name: string, body: string): string {
   const p = join(dir, name);
   writeFileSync(p, body);
