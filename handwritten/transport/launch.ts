@@ -179,7 +179,7 @@ export async function waitForDaemon(d: StartedDaemon): Promise<LaunchedDaemon> {
     while (Date.now() < deadline) {
       if (existsSync(pair.metadata)) return { session_id: o.sessionId, pid, socket: pair.socket };
       if (hasExited(d)) {
-        stopGroup(pid); // extensions it had started, if any
+        stopGroup(d); // extensions it had started, if any
         throw new DaemonExitedError(`the tau daemon exited before it started${o.ephemeral ? "" : `; see ${d.logPath}`}`);
       }
       await new Promise<void>((resolve) => {
@@ -195,7 +195,7 @@ export async function waitForDaemon(d: StartedDaemon): Promise<LaunchedDaemon> {
     child?.off("exit", onExit);
   }
   // A daemon that missed the deadline must not linger unowned: stop its whole process group.
-  stopGroup(pid);
+  stopGroup(d);
   throw new LaunchError(`the tau daemon did not start within ${LAUNCH_TIMEOUT_MS / 1000} s${o.ephemeral ? "" : `; see ${d.logPath}`}`);
 }
 
@@ -212,8 +212,8 @@ export async function abandonDaemon(d: StartedDaemon): Promise<void> {
       : (async () => {
           while (!hasExited(d)) await new Promise((resolve) => setTimeout(resolve, ADOPTED_RECHECK_MS));
         })();
-    stopGroup(d.pid);
-    const timer = setTimeout(() => stopGroup(d.pid, "SIGKILL"), 2_000);
+    stopGroup(d);
+    const timer = setTimeout(() => stopGroup(d, "SIGKILL"), 2_000);
     await exited;
     clearTimeout(timer);
   }
@@ -221,17 +221,21 @@ export async function abandonDaemon(d: StartedDaemon): Promise<void> {
 }
 
 /**
- * Signals the daemon's process group, or the daemon alone while it has none of its own yet (an
- * adopted daemon between its start and the `setsid` that makes it a group leader).
+ * Signals the daemon's process group. An adopted daemon may not lead one yet (between its start and
+ * the `setsid` that makes it a leader): it is signalled alone then, which is safe because it is this
+ * process's child, so its pid cannot be reused while this process lives (not even as a zombie).
  */
-function stopGroup(pid: number, signal: NodeJS.Signals = "SIGTERM"): void {
+function stopGroup(d: StartedDaemon, signal: NodeJS.Signals = "SIGTERM"): void {
   try {
-    process.kill(-pid, signal);
+    process.kill(-d.pid, signal);
+    return;
   } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
+    // no such group: already gone, or an adopted daemon not yet a group leader
+  }
+  if (d.child) return;
+  try {
+    process.kill(d.pid, signal);
+  } catch {
+    // already gone
   }
 }
