@@ -32,7 +32,7 @@ export function startRunDaemon(o: RunOptions, roots: Roots = resolveRoots()): St
  */
 export const RUN_DAEMON_ENV = "TAU_RUN_DAEMON";
 
-/** How long the script's child may take to become the daemon (it runs od, date and mkdir first). */
+/** How long the script's child may take to become the daemon (it makes the session folder first). */
 const EARLY_EXEC_WAIT_MS = 2_000;
 
 /**
