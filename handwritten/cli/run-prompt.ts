@@ -1,5 +1,6 @@
 // Runs one prompt headless against an owned daemon; shared by the `tau run` command and its
 // fast path in bin/tau.cjs (which must not load the command framework).
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { mark, timelineOn } from "../protocol/timeline.js";
 import { resolveRoots } from "../config/paths.js";
 import { DaemonExitedError, abandonDaemon, loadFastBundle, waitForDaemon, type StartedDaemon } from "../transport/launch.js";
@@ -14,6 +15,27 @@ export type { RunOptions } from "./run-daemon.js";
 
 type RunConfig = typeof import("./run-config.js");
 
+/** How much of the end of a daemon's log is read for its last word. */
+const LOG_TAIL_BYTES = 8_192;
+
+/** The last line the daemon wrote about itself (`tau daemon: …`) near the end of its log, sanitized. */
+function lastDaemonMessage(logPath: string): string | undefined {
+  try {
+    const fd = openSync(logPath, "r");
+    try {
+      const size = fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.min(size, LOG_TAIL_BYTES));
+      readSync(fd, buf, 0, buf.length, size - buf.length);
+      const line = buf.toString("utf8").split("\n").reverse().find((l) => l.startsWith("tau daemon: "));
+      return line === undefined ? undefined : sanitize(line.slice("tau daemon: ".length).slice(0, 500));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * `prompt` is the text to submit; with `o.skill`, the skill's body is submitted with `prompt` (which
  * may then be empty) as the user's own words (SPEC-skills).
@@ -27,13 +49,19 @@ export async function runPrompt(prompt: string, o: RunOptions, started?: Started
   } catch (err) {
     if (!(err instanceof DaemonExitedError)) throw err;
     // The daemon checks the configuration before anything else and exits on a mistake, writing it
-    // to its log: check it here too, so the mistake is reported to this terminal. Either way the
-    // session the daemon was started for is taken back, leaving nothing of it behind.
+    // to its log: check it here too, so the mistake is reported to this terminal, and take back the
+    // session the daemon was started for, leaving nothing of it behind. Any other early exit keeps
+    // the session's log, which the message points to.
     const check = loadFastBundle<RunConfig>("run-config");
     const mistake = await check.exports.configMistake(roots, o.harnessConfig ?? []);
     check.settled();
+    if (mistake === undefined) {
+      const reason = starting.options.ephemeral ? undefined : lastDaemonMessage(starting.logPath);
+      process.stderr.write(`tau: ${reason ? `${reason} (${err.message})` : err.message}\n`);
+      return 1;
+    }
     await abandonDaemon(starting);
-    process.stderr.write(`tau: ${mistake ?? err.message}\n`);
+    process.stderr.write(`tau: ${mistake}\n`);
     return 2;
   }
   const sessionId = daemon.session_id;

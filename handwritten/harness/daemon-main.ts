@@ -89,6 +89,12 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     instance,
     version: version(),
     onConnection: (conn) => front.accept(conn),
+  }).catch(async (err: unknown) => {
+    // An unusable runtime folder (its mode, its owner) is the user's to fix: one line says how.
+    process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
+    await supervisor.stop().catch(() => {});
+    await harness.shutdown("startup_failed").catch(() => {});
+    process.exit(1);
   });
   mark("daemon endpoint published");
   front.expectFirstUi(LAUNCH_TIMEOUT_MS);

@@ -2,7 +2,7 @@
 // through the real command run as a shell runs it (its `#!` line): the client adopts it, and a run
 // that does not go ahead leaves neither a process nor a file of the session behind.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
@@ -151,5 +151,23 @@ describe("the early daemon of tau run", () => {
     expect(refused.code).toBe(2);
     expect(bystander.exitCode).toBeNull();
     expect(bystander.signalCode).toBeNull();
+  });
+
+  it("[run.daemon-exited.reason] a daemon that exits before its socket is up has its reason shown, its log kept", async () => {
+    for (const asCommand of [true, false]) {
+      const { env, home, project } = workspaceIn(cleanups);
+      ranBefore(home);
+      mkdirSync(join(home, "runtime"), { mode: 0o755 });
+      chmodSync(join(home, "runtime"), 0o755);
+      const r = await runTau(["run", "-p", "hi"], { env, cwd: project, asCommand });
+      expect(r.code, `asCommand ${asCommand}`).toBe(1);
+      const [session] = sessionsOf(home);
+      const log = join(home, "state", "sessions", session as string, "daemon.log");
+      expect(r.stderr).toBe(
+        `tau: runtime directory "${join(home, "runtime")}" has mode 0755, expected 0700; refusing to use it (fix: chmod 700 "${join(home, "runtime")}") (the tau daemon exited before it started; see ${log})\n`,
+      );
+      expect(readFileSync(log, "utf8")).toContain("tau daemon: runtime directory");
+      await waitFor(() => processesOf(home).length === 0, "the daemon's processes to end");
+    }
   });
 });
