@@ -125,16 +125,21 @@ export function adoptDaemon(o: Omit<LaunchOptions, "tauCommand" | "args">, pid: 
   return { options: { ...o, tauCommand: [], args: [] }, pid, pair: pairPaths(o.runtimeDir, formatStem(pid, instance)), logPath: join(o.stateDir, "sessions", o.sessionId, "daemon.log") };
 }
 
-/** The parent of `pid` (from /proc), or undefined when it cannot be read. */
-export function parentOf(pid: number): number | undefined {
+/** The fields of `/proc/<pid>/stat` after the command name (state, ppid, …), or undefined once it is gone. */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
     // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ")"
-    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    return Number.isInteger(ppid) ? ppid : undefined;
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
   }
+}
+
+/** The parent of `pid` (from /proc), or undefined when it cannot be read. */
+export function parentOf(pid: number): number | undefined {
+  const ppid = Number(statFields(pid)?.[1]);
+  return Number.isInteger(ppid) ? ppid : undefined;
 }
 
 /**
@@ -143,13 +148,8 @@ export function parentOf(pid: number): number | undefined {
  */
 function hasExited(d: StartedDaemon): boolean {
   if (d.child) return d.child.exitCode !== null || d.child.signalCode !== null;
-  try {
-    const stat = readFileSync(`/proc/${d.pid}/stat`, "latin1");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state === "Z" || state === "X";
-  } catch {
-    return true; // no such process any more
-  }
+  const state = statFields(d.pid)?.[0];
+  return state === undefined || state === "Z" || state === "X";
 }
 
 /** Re-check interval for an adopted daemon, whose exit raises no event here. */
