@@ -16,13 +16,28 @@ beforeAll(async () => {
   child = await bundleFixture("prompt-history-child");
 });
 
-function appendFromChild(file: string, tag: string, count: number, startAt = 0): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [child, "append", file, tag, String(count), String(startAt)], { stdio: ["ignore", "pipe", "inherit"] });
+/**
+ * Appends from a child process. With `goFile`, `ready` resolves once the child has started and waits
+ * for that file to exist before it appends.
+ */
+function appendFromChild(file: string, tag: string, count: number, goFile?: string): Promise<void> & { ready: Promise<void> } {
+  let markReady!: () => void;
+  const ready = new Promise<void>((r) => (markReady = r));
+  const done = new Promise<void>((resolve, reject) => {
+    const proc = spawn(process.execPath, [child, "append", file, tag, String(count), ...(goFile ? [goFile] : [])], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
-    proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    proc.once("close", (code) => (code === 0 && out.startsWith("done") ? resolve() : reject(new Error(`child ${tag}: ${code} ${out}`))));
+    proc.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.startsWith("ready\n")) markReady();
+    });
+    proc.once("close", (code) => {
+      markReady();
+      const rest = out.replace(/^ready\n/, "");
+      if (code === 0 && rest.startsWith("done")) resolve();
+      else reject(new Error(`child ${tag}: ${code} ${out}`));
+    });
   });
+  return Object.assign(done, { ready });
 }
 
 const texts = (h: PromptHistory) => h.entries().map((e) => e.text);
@@ -86,10 +101,15 @@ describe("prompt history across processes", () => {
   });
 
   it("[prompt-history.concurrent-appends] two processes appending at once lose nothing and keep seq contiguous", async () => {
-    const file = tempDir() + "/state/prompt-history.cbor";
+    const dir = tempDir();
+    const file = dir + "/state/prompt-history.cbor";
     const n = 400;
-    const startAt = Date.now() + 400; // both children start appending at the same moment
-    await Promise.all([appendFromChild(file, "left", n, startAt), appendFromChild(file, "right", n, startAt)]);
+    // Both children start appending at the same moment: once both are up, the go file appears.
+    const go = `${dir}/go`;
+    const children = [appendFromChild(file, "left", n, go), appendFromChild(file, "right", n, go)];
+    await Promise.all(children.map((c) => c.ready));
+    fs.writeFileSync(go, "");
+    await Promise.all(children);
     const r = replayJournal<PromptHistoryRecord>(file, { validate: validatePromptHistoryRecord });
     expect(r.tornTail).toBeNull();
     expect(r.records.length).toBe(2 * n);
