@@ -3,7 +3,9 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { mark, timelineOn } from "../protocol/timeline.js";
 import { resolveRoots } from "../config/paths.js";
+import { RuntimeDirError } from "../transport/errors.js";
 import { DaemonExitedError, abandonDaemon, loadFastBundle, waitForDaemon, type StartedDaemon } from "../transport/launch.js";
+import { checkRuntimeDir } from "../transport/runtime-dir.js";
 import { startRunDaemon, type RunOptions } from "./run-daemon.js";
 import { sanitize } from "./ui/index.js";
 import { SessionClient, type Delivery } from "./session-client.js";
@@ -14,6 +16,16 @@ export const PROVIDER_WAIT_MS = 60_000;
 export type { RunOptions } from "./run-daemon.js";
 
 type RunConfig = typeof import("./run-config.js");
+
+/** What makes the runtime folder unusable, if anything (nothing is created or changed). */
+function runtimeDirProblem(dir: string): string | undefined {
+  try {
+    checkRuntimeDir(dir);
+    return undefined;
+  } catch (err) {
+    return err instanceof RuntimeDirError ? err.message : undefined;
+  }
+}
 
 /** How much of the end of a daemon's log is read for its last word. */
 const LOG_TAIL_BYTES = 8_192;
@@ -56,7 +68,9 @@ export async function runPrompt(prompt: string, o: RunOptions, started?: Started
     const mistake = await check.exports.configMistake(roots, o.harnessConfig ?? []);
     check.settled();
     if (mistake === undefined) {
-      const reason = starting.options.ephemeral ? undefined : lastDaemonMessage(starting.logPath);
+      // An --ephemeral daemon logs nowhere: the likeliest reason, an unusable runtime folder, is
+      // checked here instead (read-only).
+      const reason = (starting.options.ephemeral ? undefined : lastDaemonMessage(starting.logPath)) ?? runtimeDirProblem(roots.runtime);
       process.stderr.write(`tau: ${reason ? `${reason} (${err.message})` : err.message}\n`);
       return 1;
     }

@@ -153,7 +153,7 @@ describe("the early daemon of tau run", () => {
     expect(bystander.signalCode).toBeNull();
   });
 
-  it("[run.daemon-exited.reason] a daemon that exits before its socket is up has its reason shown, its log kept", async () => {
+  it("[run.daemon-exited.reason] a daemon that exits before its socket is up has its reason shown (from its log, or for --ephemeral from the runtime folder), its log kept", async () => {
     for (const asCommand of [true, false]) {
       const { env, home, project } = workspaceIn(cleanups);
       ranBefore(home);
@@ -168,6 +168,14 @@ describe("the early daemon of tau run", () => {
       );
       expect(readFileSync(log, "utf8")).toContain("tau daemon: runtime directory");
       await waitFor(() => processesOf(home).length === 0, "the daemon's processes to end");
+
+      // An --ephemeral daemon logs nowhere: the client finds the runtime folder's problem itself.
+      const ephemeral = await runTau(["run", "--ephemeral", "-p", "hi"], { env, cwd: project, asCommand });
+      expect(ephemeral.code).toBe(1);
+      expect(ephemeral.stderr).toBe(
+        `tau: runtime directory "${join(home, "runtime")}" has mode 0755, expected 0700; refusing to use it (fix: chmod 700 "${join(home, "runtime")}") (the tau daemon exited before it started)\n`,
+      );
+      expect(sessionsOf(home)).toEqual([session]);
     }
   });
 });
