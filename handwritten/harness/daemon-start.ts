@@ -2,11 +2,13 @@
 // the configuration and starts the session's extensions, then loads the harness itself
 // (dist/fast/daemon-harness.cjs, daemon-main.ts), so the extensions' Node start-up overlaps the
 // harness's instead of following it. A configuration mistake exits 2 before anything is started.
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
 import { checkProfileSecrets, loadHarnessConfig, preloadSecrets, resolveRoots, type Roots } from "../config/index.js";
 import { startEarly, type EarlyExtension } from "../host/spawn.js";
 import { mark, markStart } from "../protocol/timeline.js";
+import { journalPath } from "../store/paths.js";
 import { loadFastBundle, selfCommand } from "../transport/launch.js";
 import { captureProviderKey, sessionDefaultModel, sessionExtensions } from "./defaults.js";
 
@@ -81,6 +83,16 @@ export async function loadDaemonSetup(args: DaemonArgs): Promise<DaemonSetup> {
 
 type DaemonHarness = typeof import("./daemon-main.js");
 
+/** Whether a --resume (if any) names a session whose journal exists; the harness checks the rest. */
+function resumable(stateDir: string, resume: string | undefined): boolean {
+  if (resume === undefined) return true;
+  try {
+    return existsSync(journalPath(stateDir, "session", resume));
+  } catch {
+    return false; // not an id
+  }
+}
+
 export async function main(argv: readonly string[]): Promise<void> {
   markStart("daemon");
   let args: DaemonArgs;
@@ -105,9 +117,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  // A preview runs its extensions on an in-memory harness of its own, later.
-  const early = args.print ? undefined : startEarly(setup.extensions, selfCommand(), args.projectRoot, process.env);
-  mark("daemon extensions spawned early");
+  // A preview runs its extensions on an in-memory harness of its own, later; a --resume of a session
+  // with no journal fails at once, so nothing is started for it.
+  const early = args.print || !resumable(setup.roots.state, args.resume) ? undefined : startEarly(setup.extensions, selfCommand(), args.projectRoot, process.env);
+  if (early) mark("daemon extensions spawned early");
   const harness = loadFastBundle<DaemonHarness>("daemon-harness");
   try {
     if (args.print) process.exitCode = await harness.exports.printPreview(args, setup);

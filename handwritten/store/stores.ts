@@ -9,9 +9,10 @@ import { FileJournal, MemoryJournal, type Journal, type RecordPipeline, type Seq
 import { JournalLockedError, StoreError } from "./errors.js";
 import type { JournalIo } from "./io.js";
 import { invalidateCheckpoint, writeCheckpoint } from "./checkpoint.js";
-import { isValidId, validateJournalRecord, type JournalRecord, type RecordValidator, type SemanticValidator } from "./validate.js";
+import { validateJournalRecord, type JournalRecord, type RecordValidator, type SemanticValidator } from "./validate.js";
 
-export type JournalKind = "agent" | "session" | "restore";
+import { checkId, journalPath, type JournalKind } from "./paths.js";
+export type { JournalKind } from "./paths.js";
 
 export interface AppendInput {
   event: { name: string; data: Record<string, unknown> };
@@ -81,16 +82,7 @@ export interface FileStoreOptions {
   onRecover?: (kind: JournalKind, id: string, file: string) => void;
 }
 
-export function journalPath(stateDir: string, kind: JournalKind, id: string): string {
-  checkId(id);
-  if (kind === "agent") return path.join(stateDir, "agents", id, "events.cbor");
-  return path.join(stateDir, "sessions", id, kind === "session" ? "events.cbor" : "restore-events.cbor");
-}
-
-function checkId(id: string): void {
-  // The id pattern admits no "/" and no leading ".", so an id can never leave its directory.
-  if (!isValidId(id)) throw new StoreError("bad_id", `not a valid tau id: ${JSON.stringify(id)}`);
-}
+export { journalPath } from "./paths.js";
 
 abstract class BaseStore implements StateStore {
   abstract readonly memoryOnly: boolean;

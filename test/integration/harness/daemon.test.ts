@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { TestClient, isAlive, startDaemon, tauHome, waitFor, type StartedDaemon } from "../../support/daemon.js";
 import { runTau } from "../../support/run-tau.js";
@@ -225,6 +225,17 @@ describe("tau daemon over its socket", () => {
     const rows = JSON.parse(listed.stdout) as Array<{ session_id: string; pid: number }>;
     expect(rows.map((r) => r.pid)).toEqual([resumed.pid]);
     for (const f of leftovers) expect(existsSync(join(runtime, f))).toBe(true);
+  });
+
+  it("[daemon.resume.unknown-session] a --resume of a session with no journal fails at once, starting no extension", async () => {
+    const { env, home: root } = home();
+    const timeline = join(root, "timeline.txt");
+    const r = await runTau(["daemon", "--resume", "s-none-000000000000"], { env: { ...env, TAU_TIMELINE: timeline } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("cannot open session s-none-000000000000");
+    const marks = readFileSync(timeline, "utf8");
+    expect(marks).toContain(" daemon main\n");
+    expect(marks).not.toContain(" daemon extensions spawned early\n");
   });
 
   it("[daemon.exit.last-ui-leaves] an owned daemon exits when its last UI leaves, unless that UI detached", async () => {
