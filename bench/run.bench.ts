@@ -31,8 +31,8 @@ function pollPeaks(peaks: Map<string, number>): void {
 
 /** Critical-path milestones (TAU_TIMELINE labels, see handwritten/protocol/timeline.ts), in order. */
 const MILESTONES: ReadonlyArray<[string, string]> = [
-  ["run main", "client: entry reached"],
   ["daemon exec", "daemon: process started"],
+  ["run main", "client: entry reached"],
   ["run daemon adopted", "client: daemon adopted (started by the launcher script)"],
   ["run daemon spawned", "client: daemon spawned"],
   ["daemon main", "daemon: entry reached"],
