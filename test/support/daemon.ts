@@ -27,20 +27,23 @@ function disposeHome(home: string): void {
  * before it exits, so the processes are found by their environment (Linux /proc).
  */
 export function waitForOwnedDaemons(home: string): void {
-  const marker = Buffer.from(`TAU_HOME=${home}\0`);
-  const alive = (): boolean => {
-    for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-      try {
-        if (readFileSync(`/proc/${entry}/environ`).includes(marker)) return true;
-      } catch {
-        // gone, or not ours to read
-      }
-    }
-    return false;
-  };
   const deadline = Date.now() + 5000;
-  while (alive() && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  while (processesOf(home).length > 0 && Date.now() < deadline) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+}
+
+/** Live processes (other than this one) started with this TAU_HOME in their environment. */
+export function processesOf(home: string): number[] {
+  const marker = Buffer.from(`TAU_HOME=${home}\0`);
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`).includes(marker)) found.push(Number(entry));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
 }
 
 /** A fresh TAU_HOME whose harness.yaml configures no extensions (tests that need some write their own). */

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
-import { waitFor } from "../../support/daemon.js";
+import { processesOf, waitFor } from "../../support/daemon.js";
 import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { runTau } from "../../support/run-tau.js";
 
@@ -31,20 +31,6 @@ echo "daemon leads its session: $([ "$(sid $daemon)" = "$daemon" ] && echo yes |
 echo "TAU_RUN_DAEMON seen by the daemon: $(seen $daemon), by the extension: $(seen $PPID), by this command: \${TAU_RUN_DAEMON:-none}"
 echo "instance: $(tr '\\0' '\\n' < /proc/$PPID/environ | grep '^TAU_DAEMON_INSTANCE=' | cut -d= -f2)"
 `;
-
-/** Live processes started with this TAU_HOME in their environment (a daemon or extension left behind). */
-function processesOf(home: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, "latin1").split("\0").includes(`TAU_HOME=${home}`)) found.push(Number(entry));
-    } catch {
-      // gone meanwhile, or not ours
-    }
-  }
-  return found;
-}
 
 /** A TAU_HOME that has run before: the script makes a session's folder only inside an existing one. */
 function ranBefore(home: string): void {
