@@ -7,7 +7,7 @@ import { encodeFrame, eventProblem } from "../protocol/index.js";
 import { AUTHORITY, PERSISTENCE, type EventName, type Persistence, type Publisher } from "../../generated/index.js";
 import { admit, type PublisherIdentity } from "./admission.js";
 import { bestMatch, selectorMatches, type SelectorKind } from "./selectors.js";
-import { PIPELINE_QUEUE_ITEMS } from "./limits.js";
+import { INTERCEPT_DEADLINE_MS, PIPELINE_QUEUE_ITEMS } from "./limits.js";
 
 /** The immutable publisher envelope the harness stamps on every publication. */
 export interface PublisherEnvelope extends PublisherIdentity {
@@ -63,8 +63,11 @@ export interface InterceptorSpec {
   readonly selectors: readonly string[];
   /** Lower runs first; ties keep registration order. */
   readonly priority: number;
-  /** Asked for a verdict; `id` correlates the reply (see `Bus.reply`). */
-  readonly intercept: (id: number, event: { name: EventName; data: Record<string, unknown> }, publisher: PublisherEnvelope) => void;
+  /**
+   * Asked for a verdict; `id` correlates the reply (see `Bus.reply`). Returning false (the question
+   * could not be sent: the peer is not reading) or throwing counts as a pass at once.
+   */
+  readonly intercept: (id: number, event: { name: EventName; data: Record<string, unknown> }, publisher: PublisherEnvelope) => unknown;
 }
 
 export type PublishOutcome =
@@ -73,7 +76,8 @@ export type PublishOutcome =
   | { readonly status: "refused"; readonly reason: "unknown_event" | "unauthorized" | "invalid" | "overloaded"; readonly detail?: string }
   | { readonly status: "failed"; readonly error: Error };
 
-export type Consumer = (event: Committed) => void;
+/** A post-commit consumer; a throw or a rejected promise is contained (logged once, never re-thrown). */
+export type Consumer = (event: Committed) => unknown;
 
 /** Appends a durable event; throws to abort the commit. Chosen by the harness per event. */
 export type DurableAppend = (event: Committed) => void;
@@ -86,11 +90,18 @@ export interface BusOptions {
   readonly warn?: (message: string) => void;
   /** Key for current-state (`snapshot`) events; undefined removes nothing and keeps the latest. */
   readonly snapshotKey?: (name: EventName, data: Record<string, unknown>) => string | null;
+  /** How long an interceptor may take to answer before its question counts as a pass. */
+  readonly interceptDeadlineMs?: number;
 }
 
 interface Interceptor extends InterceptorSpec {
   readonly owner: number;
   readonly order: number;
+  /**
+   * The question this interceptor let pass its deadline: until its (stale) reply arrives, or its
+   * owner goes away, it is asked nothing more, so a late answer can never bind to later work.
+   */
+  overdue: number | undefined;
 }
 
 interface Subscription {
@@ -102,6 +113,7 @@ interface Subscription {
 interface Pending {
   readonly owner: number;
   readonly resolve: (a: InterceptAction) => void;
+  readonly timer: NodeJS.Timeout;
 }
 
 interface Job {
@@ -219,8 +231,20 @@ export class Bus {
     this.seq++;
     if (timelineOn) mark(`commit ${name}`);
     this.broadcast(committed);
-    for (const c of [...(this.consumers.get(name) ?? []), ...(this.consumers.get("*") ?? [])]) c(committed);
+    for (const c of [...(this.consumers.get(name) ?? []), ...(this.consumers.get("*") ?? [])]) this.runConsumer(c, committed);
     return { status: "committed", seq: committed.seq };
+  }
+
+  /** One consumer's failure is its own: the commit stands and the other consumers still run. */
+  private runConsumer(consumer: Consumer, committed: Committed): void {
+    const failed = (err: unknown) =>
+      this.options.warn?.(`a consumer of ${committed.name} seq ${committed.seq} failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1024));
+    try {
+      const result = consumer(committed);
+      if (result instanceof Promise) result.catch(failed);
+    } catch (err) {
+      failed(err);
+    }
   }
 
   private updateSnapshot(c: Committed): void {
@@ -333,7 +357,7 @@ export class Bus {
 
   /** Registers an interceptor for `owner` (a connection); returns nothing, removed with the owner. */
   addInterceptor(owner: number, spec: InterceptorSpec): void {
-    this.interceptors.push({ ...spec, selectors: [...spec.selectors], owner, order: this.interceptorOrder++ });
+    this.interceptors.push({ ...spec, selectors: [...spec.selectors], owner, order: this.interceptorOrder++, overdue: undefined });
   }
 
   /** Removes an owner's interceptors; their outstanding questions resolve as pass and late replies are ignored. */
@@ -342,16 +366,26 @@ export class Bus {
     for (const [id, p] of this.pending) {
       if (p.owner === owner) {
         this.pending.delete(id);
+        clearTimeout(p.timer);
         p.resolve({ action: "pass" });
       }
     }
   }
 
-  /** Delivers an interceptor's reply. Only the owner asked, for an id still outstanding, can bind. */
+  /**
+   * Delivers an interceptor's reply. Only the owner asked, for an id still outstanding, can bind. The
+   * reply to a question that passed its deadline binds nothing: it is consumed, and its interceptor
+   * is asked again from the next publication on.
+   */
   reply(owner: number, id: number, action: InterceptAction): boolean {
     const p = this.pending.get(id);
-    if (!p || p.owner !== owner) return false;
+    if (!p || p.owner !== owner) {
+      const late = this.interceptors.find((i) => i.owner === owner && i.overdue === id);
+      if (late) late.overdue = undefined;
+      return false;
+    }
     this.pending.delete(id);
+    clearTimeout(p.timer);
     p.resolve(action);
     return true;
   }
@@ -375,6 +409,7 @@ export class Bus {
   private interceptorsFor(name: EventName): Interceptor[] {
     const matched: Array<{ i: Interceptor; rank: number }> = [];
     for (const i of this.interceptors) {
+      if (i.overdue !== undefined) continue; // suspended until its stale reply is consumed
       const kind = bestMatch(i.selectors, name);
       if (kind !== undefined) matched.push({ i, rank: KIND_RANK[kind] });
     }
@@ -382,14 +417,30 @@ export class Bus {
     return matched.map((m) => m.i);
   }
 
+  /**
+   * One question to one interceptor. It resolves with the reply, or as a pass when the question
+   * cannot be sent or its deadline passes; in the last case the interceptor is suspended (see
+   * `Interceptor.overdue`) and the pipeline moves on.
+   */
   private ask(i: Interceptor, name: EventName, data: Record<string, unknown>, publisher: PublisherEnvelope): Promise<InterceptAction> {
     const id = this.nextInterceptId++;
+    const deadline = this.options.interceptDeadlineMs ?? INTERCEPT_DEADLINE_MS;
     return new Promise((resolve) => {
-      this.pending.set(id, { owner: i.owner, resolve });
+      const timer = setTimeout(() => {
+        if (!this.pending.delete(id)) return;
+        i.overdue = id;
+        this.options.warn?.(`an interceptor (connection ${i.owner}) did not answer about ${name} within ${deadline} ms; passed unchanged, and it is asked nothing more until it answers`);
+        resolve({ action: "pass" });
+      }, deadline);
+      this.pending.set(id, { owner: i.owner, resolve, timer });
+      let sent: unknown;
       try {
-        i.intercept(id, { name, data: deepFreeze(data) }, publisher);
+        sent = i.intercept(id, { name, data: deepFreeze(data) }, publisher);
       } catch {
-        this.pending.delete(id);
+        sent = false;
+      }
+      if (sent === false && this.pending.delete(id)) {
+        clearTimeout(timer);
         resolve({ action: "pass" });
       }
     });

@@ -8,3 +8,9 @@ export const SUBSCRIBER_QUEUE_BYTES = 64 * 1024 * 1024;
 
 /** Publications waiting for the pipeline before new ones are refused as overloaded. */
 export const PIPELINE_QUEUE_ITEMS = 65_536;
+
+/**
+ * How long one interceptor may take to answer one question. Past it the question counts as a pass
+ * and the interceptor is suspended until its late reply arrives (SPEC-event-publication).
+ */
+export const INTERCEPT_DEADLINE_MS = 5_000;

@@ -97,7 +97,7 @@ export class Harness {
     });
     this.writeback = writeback;
     this.bus.onCommitted("ui.create_agent", (c) => this.onCreateAgent(c));
-    this.bus.onCommitted("ui.skill_load", (c) => void this.onSkillLoad(c));
+    this.bus.onCommitted("ui.skill_load", (c) => this.onSkillLoad(c));
     this.bus.onCommitted("agent.metadata_request", (c) => this.onMetadataRequest(c));
     this.tools = new ToolRouter({
       publish: (name, data) => void this.publishHarness(name, data),
@@ -125,6 +125,7 @@ export class Harness {
       systemPrompt: (agentId) => this.systemPromptFor(agentId),
       tools: () => [...this.tools.tools.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
       defaultModel: () => options.defaultModel,
+      warn: (m) => options.warn?.(m),
     });
     const shell = new ShellCommandRouter({
       publish: (name, data) => void this.publishHarness(name, data),
@@ -143,14 +144,14 @@ export class Harness {
     this.bus.onCommitted("ui.model_select", (c) => p.onModelSelect(c));
     this.bus.onCommitted("provider.models_declared", (c) => p.onModelsDeclared(c));
     this.bus.onCommitted("provider.response_delta_reported", (c) => p.onDeltaReported(c));
-    this.bus.onCommitted("provider.response_finished_reported", (c) => void p.onFinishedReported(c));
-    this.bus.onCommitted("provider.response_failed_reported", (c) => void p.onFailedReported(c));
+    this.bus.onCommitted("provider.response_finished_reported", (c) => p.onFinishedReported(c));
+    this.bus.onCommitted("provider.response_failed_reported", (c) => p.onFailedReported(c));
     this.bus.onCommitted("provider.retry_reported", (c) => p.onRetryReported(c));
-    this.bus.onCommitted("provider.tool_result", (c) => void p.onToolOutcome(c));
-    this.bus.onCommitted("provider.tool_error", (c) => void p.onToolOutcome(c));
+    this.bus.onCommitted("provider.tool_result", (c) => p.onToolOutcome(c));
+    this.bus.onCommitted("provider.tool_error", (c) => p.onToolOutcome(c));
     this.bus.onCommitted("agent.cancel_request", (c) => {
       this.tools.cancelAgent(String(c.data.agent_id));
-      void p.onCancelRequest(c);
+      return p.onCancelRequest(c);
     });
     const stateDir = options.stateDir;
     if (stateDir && options.debugLog !== false) {

@@ -20,6 +20,7 @@ export interface PromptPort {
   systemPrompt(agentId: string): string;
   tools(): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
   defaultModel(): string | undefined;
+  warn(message: string): void;
 }
 
 interface Queued {
@@ -207,7 +208,7 @@ export class PromptEngine {
       return;
     }
     l.queue.push({ promptId: String(c.data.prompt_id) });
-    if (!l.turn) void this.dispatch(String(c.data.agent_id));
+    if (!l.turn) this.background(this.dispatch(String(c.data.agent_id)));
   }
 
   onModelSelect(c: Committed): void {
@@ -244,7 +245,7 @@ export class PromptEngine {
         code: "no_provider",
         diagnostic: l.model ? `no running provider serves model ${l.model}` : "no model is available; configure a provider",
       });
-      return void this.dispatch(agentId);
+      return this.dispatch(agentId);
     }
     l.turn = {
       promptId: next.promptId,
@@ -423,7 +424,12 @@ export class PromptEngine {
     // Steered prompts that found no later round of this turn run as turns of their own.
     for (const id of l.steering.splice(0)) if (l.unsent.has(id)) l.queue.push({ promptId: id });
     await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: t.promptId, outcome, rounds: t.round + 1 });
-    void this.dispatch(agentId);
+    this.background(this.dispatch(agentId));
+  }
+
+  /** Work started from a consumer and not awaited: a failure is reported, never an unhandled rejection. */
+  private background(work: Promise<unknown>): void {
+    work.catch((err: unknown) => this.port.warn(`the agent loop failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1024)));
   }
 
   private account(agentId: string, l: AgentLoop, t: Turn, usage: Usage | undefined): void {

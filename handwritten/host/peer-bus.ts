@@ -14,13 +14,16 @@ export function connectionSink(conn: Connection): Sink {
   };
 }
 
-/** Registers a peer's interceptor: questions go out as `intercept_request` frames. */
+/**
+ * Registers a peer's interceptor: questions go out as `intercept_request` frames. A question that
+ * cannot be queued (the peer stopped reading) counts as a pass at once.
+ */
 export function addPeerInterceptor(bus: Bus, generation: number, conn: Connection, request: InterceptMessage["payload"]): void {
   bus.addInterceptor(generation, {
     selectors: request.selectors,
     priority: request.priority,
     intercept: (id, event, publisher) =>
-      void conn.send({ message: "intercept_request", payload: { id, event: { name: event.name, data: event.data }, publisher: { ...publisher } as never } }),
+      conn.send({ message: "intercept_request", payload: { id, event: { name: event.name, data: event.data }, publisher: { ...publisher } as never } }) === "queued",
   });
 }
 

@@ -137,6 +137,55 @@ describe("bus interception", () => {
     expect(await second).toMatchObject({ status: "committed", seq: 1 });
   });
 
+  it("[bus.intercept.deadline-suspends] an interceptor that does not answer in time passes, is suspended until its late reply, and the pipeline flows on", async () => {
+    const warnings: string[] = [];
+    const bus = new Bus({ clock: clock(), warn: (w) => warnings.push(w), interceptDeadlineMs: 30 });
+    const asked: number[] = [];
+    bus.addInterceptor(1, { selectors: ["ui.focus", "harness.*"], priority: 0, intercept: (id) => asked.push(id) }); // never answers
+    const seen: Committed[] = [];
+    bus.onCommitted("*", (c) => seen.push(c));
+    // Neither an unprotected nor a protected event waits past the deadline; both pass unchanged.
+    expect(await bus.publish(focus(true), UI)).toMatchObject({ status: "committed", seq: 0 });
+    expect(asked).toHaveLength(1);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("did not answer about ui.focus within 30 ms");
+    // Suspended: later publications are not put to it at all, so they do not wait.
+    expect(await bus.publish(notice("flows"), HARNESS)).toMatchObject({ status: "committed", seq: 1 });
+    expect(await bus.publish(focus(false), UI)).toMatchObject({ status: "committed", seq: 2 });
+    expect(asked).toHaveLength(1);
+    // Its late reply binds nothing (no event is dropped after the fact) and lifts the suspension.
+    expect(bus.reply(1, asked[0] as number, { action: "drop" })).toBe(false);
+    expect(seen.map((c) => c.seq)).toEqual([0, 1, 2]);
+    const next = bus.publish(focus(true), UI);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(asked).toHaveLength(2);
+    expect(bus.reply(1, asked[1] as number, { action: "drop" })).toBe(true);
+    expect(await next).toEqual({ status: "dropped" });
+  });
+
+  it("[bus.intercept.unsendable-question-passes] a question that cannot reach its interceptor counts as a pass at once", async () => {
+    const bus = new Bus({ clock: clock(), interceptDeadlineMs: 60_000 });
+    let calls = 0;
+    bus.addInterceptor(1, {
+      selectors: ["ui.focus"],
+      priority: 0,
+      intercept: () => {
+        calls++;
+        return false; // the peer's queue is full
+      },
+    });
+    bus.addInterceptor(2, {
+      selectors: ["ui.focus"],
+      priority: 1,
+      intercept: () => {
+        calls++;
+        throw new Error("broken interceptor");
+      },
+    });
+    expect(await bus.publish(focus(true), UI)).toMatchObject({ status: "committed", seq: 0 });
+    expect(calls).toBe(2);
+  });
+
   it("keeps FIFO order while an interceptor is slow", async () => {
     const bus = new Bus({ clock: clock() });
     const order: string[] = [];
@@ -241,6 +290,43 @@ describe("bus commit and broadcast", () => {
       status: "refused",
       reason: "unauthorized",
     });
+  });
+
+  it("[bus.consumer.failure-isolated] a consumer that throws or rejects leaves the commit standing and the other consumers running", async () => {
+    const warnings: string[] = [];
+    const bus = new Bus({ clock: clock(), warn: (w) => warnings.push(w) });
+    const ran: string[] = [];
+    const rejected: unknown[] = [];
+    const onUnhandled = (reason: unknown) => rejected.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      bus.onCommitted("ui.focus", () => {
+        ran.push("throws");
+        throw new Error("boom");
+      });
+      bus.onCommitted("ui.focus", async () => {
+        ran.push("rejects");
+        await Promise.resolve();
+        throw new Error("async boom");
+      });
+      bus.onCommitted("ui.focus", () => void ran.push("after"));
+      bus.onCommitted("*", () => void ran.push("wildcard"));
+      const sink = new MemorySink();
+      bus.subscribe({ historical: [], live: ["ui.*"] }, sink);
+      expect(await bus.publish(focus(true), UI)).toEqual({ status: "committed", seq: 0 });
+      expect(await bus.publish(focus(false), UI)).toEqual({ status: "committed", seq: 1 });
+      await new Promise((r) => setTimeout(r, 10));
+      expect(ran).toEqual(["throws", "rejects", "after", "wildcard", "throws", "rejects", "after", "wildcard"]);
+      expect(sink.drain()).toHaveLength(2);
+      expect(warnings.filter((w) => w.includes("seq 0"))).toEqual([
+        "a consumer of ui.focus seq 0 failed: boom",
+        "a consumer of ui.focus seq 0 failed: async boom",
+      ]);
+      expect(warnings).toHaveLength(4);
+      expect(rejected).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 
   it("re-synthesises current state for late subscribers by snapshot key", async () => {
