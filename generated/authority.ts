@@ -73,7 +73,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "tool.progress_reported": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: ["tool.progress"], record: "SPEC-tool-routing" },
   "tool.register": { publishers: ["harness"], persistence: "snapshot", protected: true, successors: [], record: "SPEC-tool-routing" },
   "tool.registration_declared": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: ["tool.register"], record: "SPEC-tool-routing" },
-  "tool.request": { publishers: ["harness","ext:provider","ext:tool","ext:core"], persistence: "restore", protected: false, successors: ["tool.started","provider.tool_error"], record: "SPEC-tool-routing" },
+  "tool.request": { publishers: ["harness","ext:provider","ext:tool","ext:core"], persistence: "restore", protected: true, successors: ["tool.started","provider.tool_error","tool.result","tool.result_display"], record: "SPEC-tool-routing" },
   "tool.result": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-tool-routing" },
   "tool.result_display": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-tool-routing" },
   "tool.result_reported": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: ["provider.tool_result","tool.result","tool.result_display"], record: "SPEC-tool-routing" },

@@ -221,6 +221,11 @@ export type ExtensionConfig = {
   /** Secret names to resolve and hand over in `configure` only. */
   secrets?: Array<InstanceName>;
   tool_prefix?: string;
+  /**
+   * Tools this extension may call with its own `tool.request` (exact names after prefixing, or
+   * `"*"` for any); none when absent. Its calls never enter an agent's transcript.
+   */
+  call_tools?: Array<ShortText>;
   startup_timeout_seconds?: number;
 };
 

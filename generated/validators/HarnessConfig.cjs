@@ -9,9 +9,9 @@ function codePointLength(s) {
 exports.validateHarnessConfig = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
-const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
+const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json"},"enable":{"type":"boolean"},"require":{"type":"boolean","description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json"},"command":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"cwd":{"$ref":"PathText.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string"},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json"},"enable":{"type":"boolean"},"require":{"type":"boolean","description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json"},"command":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"cwd":{"$ref":"PathText.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string"},"call_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Tools this extension may call with its own `tool.request` (exact names after prefixing, or\n`\"*\"` for any); none when absent. Its calls never enter an agent's transcript."},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionKind.json","type":"string","enum":["tool","core","provider","action"],"description":"Configured extension kinds; the harness grants publication authority by kind."};
 const schema8 = {"type":"object","properties":{},"unevaluatedProperties":{}};
@@ -342,25 +342,44 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.startup_timeout_seconds !== undefined){
-let data15 = data.startup_timeout_seconds;
+if(data.call_tools !== undefined){
+let data15 = data.call_tools;
 const _errs40 = errors;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate1.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
 if(errors === _errs40){
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 > 3600 || isNaN(data15)){
-validate1.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"}];
+if(Array.isArray(data15)){
+if(data15.length > 256){
+validate1.errors = [{instancePath:instancePath+"/call_tools",schemaPath:"#/properties/call_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
 return false;
 }
 else {
-if(data15 < 1 || isNaN(data15)){
-validate1.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+var valid13 = true;
+const len4 = data15.length;
+for(let i4=0; i4<len4; i4++){
+let data16 = data15[i4];
+const _errs42 = errors;
+const _errs43 = errors;
+if(errors === _errs43){
+if(typeof data16 === "string"){
+if(func0(data16) > 1024){
+validate1.errors = [{instancePath:instancePath+"/call_tools/" + i4,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
+else {
+validate1.errors = [{instancePath:instancePath+"/call_tools/" + i4,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid13 = _errs42 === errors;
+if(!valid13){
+break;
+}
+}
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/call_tools",schemaPath:"#/properties/call_tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
 }
 var valid0 = _errs40 === errors;
@@ -369,14 +388,42 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.startup_timeout_seconds !== undefined){
+let data17 = data.startup_timeout_seconds;
+const _errs45 = errors;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+validate1.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs45){
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 3600 || isNaN(data17)){
+validate1.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"}];
+return false;
+}
+else {
+if(data17 < 1 || isNaN(data17)){
+validate1.errors = [{instancePath:instancePath+"/startup_timeout_seconds",schemaPath:"#/properties/startup_timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs45 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key1 in data){
-if((((((((((((key1 !== "name") && (key1 !== "enable")) && (key1 !== "require")) && (key1 !== "kind")) && (key1 !== "command")) && (key1 !== "prefix")) && (key1 !== "suffix")) && (key1 !== "cwd")) && (key1 !== "config")) && (key1 !== "secrets")) && (key1 !== "tool_prefix")) && (key1 !== "startup_timeout_seconds")){
-const _errs43 = errors;
+if(((((((((((((key1 !== "name") && (key1 !== "enable")) && (key1 !== "require")) && (key1 !== "kind")) && (key1 !== "command")) && (key1 !== "prefix")) && (key1 !== "suffix")) && (key1 !== "cwd")) && (key1 !== "config")) && (key1 !== "secrets")) && (key1 !== "tool_prefix")) && (key1 !== "call_tools")) && (key1 !== "startup_timeout_seconds")){
+const _errs48 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid13 = _errs43 === errors;
-if(!valid13){
+var valid15 = _errs48 === errors;
+if(!valid15){
 break;
+}
 }
 }
 }
@@ -404,8 +451,8 @@ return errors === 0;
 }
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema10 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}};
-const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"base_url":{"$ref":"ShortText.json","pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}},"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`."};
+const schema11 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"base_url":{"$ref":"ShortText.json","pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}},"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`."};
 const pattern2 = new RegExp("^https?://[^\\s]+$", "u");
 
 function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){

@@ -28,6 +28,7 @@ export const HARNESS_SAMPLE = `# tau harness configuration (see SPEC-configurati
 #   - name: shell
 #     command: ["tau", "ext", "shell"]
 #     # prefix: ["bwrap", "--ro-bind", "/", "/", "--"]   # run it inside a wrapper
+#     # call_tools: ["read"]   # tools this extension may call itself (none by default; "*" for any)
 
 debug_log:
   enable: true

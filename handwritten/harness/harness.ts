@@ -49,6 +49,8 @@ export interface ExtensionLiveness {
   toolPrefix(instance: string): string;
   /** The generation of an instance's live connection, if it has one. */
   generationOf(instance: string): number | undefined;
+  /** Whether an instance's configuration lets it call `tool` through its own `tool.request`. */
+  mayCall(instance: string, tool: string): boolean;
 }
 
 export interface AgentState {
@@ -78,7 +80,7 @@ export class Harness {
   private closed = false;
   readonly tools: ToolRouter;
   /** Set by the daemon once extensions are supervised; until then no extension is live. */
-  extensions: ExtensionLiveness = { isLive: () => false, toolPrefix: () => "", generationOf: () => undefined };
+  extensions: ExtensionLiveness = { isLive: () => false, toolPrefix: () => "", generationOf: () => undefined, mayCall: () => false };
   readonly prompts: PromptEngine;
   private shellCommands!: ShellCommandRouter;
   private readonly writeback: WritebackWorker | undefined;
@@ -104,6 +106,8 @@ export class Harness {
       direct: (generation, name, data) => void this.sendDirected(generation, name, data),
       isLive: (instance, generation) => this.extensions.isLive(instance, generation),
       toolPrefix: (instance) => this.extensions.toolPrefix(instance),
+      mayCall: (instance, tool) => this.extensions.mayCall(instance, tool),
+      hasAgent: (agentId) => this.agents.has(agentId),
       warn: (m) => options.warn?.(m),
     });
     this.bus.onCommitted("tool.registration_declared", (c) => this.tools.onRegistrationDeclared(c));

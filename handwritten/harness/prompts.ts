@@ -6,6 +6,7 @@ import type { Committed } from "../bus/index.js";
 import type { EventName, ModelInfo, ProviderMessage, ToolCall, Usage } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import { userEnvelope } from "./context.js";
+import { fitText } from "../protocol/text.js";
 
 /** The first delta is published at once, then at most one sample per interval, plus a final flush. */
 export const DELTA_SAMPLE_INTERVAL_MS = 1000;
@@ -49,6 +50,8 @@ interface AgentLoop {
   readonly steering: string[];
   turn: Turn | undefined;
   readonly messages: ProviderMessage[];
+  /** Call ids of the assistant messages in `messages`: a tool message must answer one of them. */
+  readonly calls: Set<string>;
   /** Submitted prompts not yet in the transcript: they enter it when a round starts. */
   readonly unsent: Map<string, { text: string; steer: boolean }>;
   usage: Required<Pick<Usage, "input_tokens" | "output_tokens">> & Usage;
@@ -73,6 +76,7 @@ export class PromptEngine {
         steering: [],
         turn: undefined,
         messages: [],
+        calls: new Set(),
         unsent: new Map(),
         usage: { input_tokens: 0, output_tokens: 0 },
         cost: 0,
@@ -120,14 +124,19 @@ export class PromptEngine {
       case "agent.outer_turn_finished":
         l.unsent.delete(String(data.prompt_id)); // closed before it started (cancelled, interrupted)
         break;
-      case "provider.response_finished":
-        l.messages.push({ role: "assistant", text: String(data.text), tool_calls: (data.tool_calls as ToolCall[]) ?? [] });
+      case "provider.response_finished": {
+        const calls = (data.tool_calls as ToolCall[]) ?? [];
+        l.messages.push({ role: "assistant", text: String(data.text), tool_calls: calls });
+        for (const call of calls) l.calls.add(call.call_id);
         break;
+      }
+      // A tool message only ever answers a call an assistant message made (defence in depth: only
+      // the router publishes these, and only for the agent loop's own requests).
       case "provider.tool_result":
-        l.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.output) });
+        if (l.calls.has(String(data.call_id))) l.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.output) });
         break;
       case "provider.tool_error":
-        l.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.error), is_error: true });
+        if (l.calls.has(String(data.call_id))) l.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.error), is_error: true });
         break;
       case "shell.command_finished":
         if (data.include_in_context === true) l.messages.push({ role: "user", text: `$ ${String(data.command)}\n${String(data.output)}` });
@@ -243,7 +252,7 @@ export class PromptEngine {
         agent_id: agentId,
         prompt_id: next.promptId,
         code: "no_provider",
-        diagnostic: l.model ? `no running provider serves model ${l.model}` : "no model is available; configure a provider",
+        diagnostic: fitText(l.model ? `no running provider serves model ${l.model}` : "no model is available; configure a provider"),
       });
       return this.dispatch(agentId);
     }
@@ -272,7 +281,8 @@ export class PromptEngine {
     t.reasoning = "";
     t.lastSample = 0; // each response's first delta is published at once
     const ok = await this.port.publish("agent.prompt_started", { agent_id: agentId, prompt_id: t.promptId, round: t.round, model: t.model });
-    if (!ok || l.turn !== t || t.cancelled) return;
+    if (l.turn !== t || t.cancelled) return;
+    if (!ok) return this.abandon(agentId, l, "journal", "could not record the start of the prompt in the agent's journal; nothing was sent to the provider");
     const request = {
       agent_id: agentId,
       prompt_id: t.promptId,
@@ -342,14 +352,38 @@ export class PromptEngine {
     if (usage) finished.usage = usage;
     if (!(await this.port.publish("provider.response_finished", finished))) return this.fail(agentId, l, "protocol", "could not record the response");
     this.account(agentId, l, t, usage);
-    if (calls.length > 0 && c.data.finish_reason === "tool_calls") {
-      for (const call of calls) t.openCalls.add(call.call_id);
-      for (const call of calls) {
-        await this.port.publish("tool.request", { agent_id: agentId, prompt_id: t.promptId, call_id: call.call_id, tool: call.tool, arguments_json: call.arguments_json });
-      }
-      return;
-    }
+    if (calls.length > 0 && c.data.finish_reason === "tool_calls") return this.requestTools(agentId, l, t, calls);
     await this.finish(agentId, l, "completed");
+  }
+
+  /**
+   * Routes a response's tool calls. An id that appears twice in one response is answered with an
+   * error (its first use runs); a call that cannot be recorded is answered with an error too, so
+   * every call of the round gets exactly one outcome and the round always ends.
+   */
+  private async requestTools(agentId: string, l: AgentLoop, t: Turn, calls: readonly ToolCall[]): Promise<void> {
+    const routed: ToolCall[] = [];
+    const twice: ToolCall[] = [];
+    const seen = new Set<string>();
+    for (const call of calls) {
+      if (seen.has(call.call_id)) twice.push(call);
+      else routed.push(call);
+      seen.add(call.call_id);
+    }
+    const error = (call: ToolCall, text: string) =>
+      this.port.publish("provider.tool_error", { agent_id: agentId, prompt_id: t.promptId, call_id: call.call_id, tool: call.tool, error: text });
+    // Answered before any call opens, so these errors cannot close the call that shares their id.
+    for (const call of twice) {
+      if (!(await error(call, `tool call id ${call.call_id} appears twice in one response; this call was not run`))) {
+        return this.fail(agentId, l, "protocol", "could not record a tool call's outcome");
+      }
+    }
+    for (const call of routed) t.openCalls.add(call.call_id);
+    for (const call of routed) {
+      const recorded = await this.port.publish("tool.request", { agent_id: agentId, prompt_id: t.promptId, call_id: call.call_id, tool: call.tool, arguments_json: call.arguments_json });
+      if (recorded || l.turn !== t) continue;
+      if (!(await error(call, "the tool call could not be recorded, so it was not run"))) return this.fail(agentId, l, "protocol", "could not record a tool call");
+    }
   }
 
   /** A tool outcome of the current round: when the last one lands, the next round starts. */
@@ -411,8 +445,20 @@ export class PromptEngine {
       prompt_id: t.promptId,
       round: t.round,
       error_class: errorClass,
-      diagnostic: diagnostic.slice(0, 1024),
+      diagnostic: fitText(diagnostic),
     });
+    await this.finish(agentId, l, "failed");
+  }
+
+  /**
+   * A round that could not start (its start was not recorded): the prompt ends with the transient
+   * `agent.prompt_failed`, then the turn closes as failed if that can still be recorded, and the
+   * agent takes its next prompt either way.
+   */
+  private async abandon(agentId: string, l: AgentLoop, code: string, diagnostic: string): Promise<void> {
+    const t = l.turn;
+    if (!t) return;
+    await this.port.publish("agent.prompt_failed", { agent_id: agentId, prompt_id: t.promptId, code, diagnostic: fitText(diagnostic) });
     await this.finish(agentId, l, "failed");
   }
 

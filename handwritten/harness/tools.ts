@@ -1,5 +1,7 @@
 // Tool routing (SPEC-tool-routing): declarations become canonical registrations, requests are routed
 // to exactly one owner, and only that owner's current generation can report progress or the end.
+// Only the calls a model made (the agent loop's own requests) become transcript facts; a call an
+// extension requests is routed under its configured allowance and its outcome is ownerless.
 import type { Committed, PublisherEnvelope } from "../bus/index.js";
 import type { EventName } from "../../generated/index.js";
 
@@ -24,6 +26,7 @@ export interface RegisteredTool {
 interface PendingCall {
   readonly callId: string;
   readonly agentId: string;
+  /** Set only for a call a model made: its outcome becomes a `provider.tool_*` transcript fact. */
   readonly promptId?: string;
   readonly tool: string;
   readonly owner: string;
@@ -37,6 +40,9 @@ export interface ToolRouterPort {
   /** Whether this generation is the live connection of its instance. */
   isLive(instance: string, generation: number): boolean;
   toolPrefix(instance: string): string;
+  /** Whether an extension's configuration lets it call `tool` (`call_tools`). */
+  mayCall(instance: string, tool: string): boolean;
+  hasAgent(agentId: string): boolean;
   warn(message: string): void;
 }
 
@@ -85,23 +91,42 @@ export class ToolRouter {
     this.port.publish("tool.unregister", { name, owner: tool.owner });
   }
 
-  /** A committed tool request: route it to its owner, or end it with one error. */
+  /**
+   * A committed tool request: route it to its owner, or end it with one error. The agent loop's own
+   * requests (publisher `harness`) are a model's calls; an extension's request must come from its
+   * live generation, name a loaded agent and a tool its configuration lets it call, and its outcome
+   * never reaches a transcript (no prompt correlation is kept for it).
+   */
   onRequest(c: Committed): void {
+    const p = c.publisher;
     const callId = String(c.data.call_id);
     const agentId = String(c.data.agent_id);
-    const promptId = typeof c.data.prompt_id === "string" ? c.data.prompt_id : undefined;
     const name = String(c.data.tool);
-    if (this.pending.has(callId) || this.completed.has(callId)) return this.port.warn(`duplicate tool call id ${callId} ignored`);
-    const tool = this.tools.get(name);
-    if (!tool || !this.port.isLive(tool.owner, tool.generation)) {
-      this.complete({ callId, agentId, ...(promptId ? { promptId } : {}), tool: name, owner: "", generation: -1 }, "error", `unknown tool ${name}`);
-      return;
+    let promptId: string | undefined;
+    if (p.class === "harness") {
+      promptId = typeof c.data.prompt_id === "string" ? c.data.prompt_id : undefined;
+    } else if (p.class !== "extension" || p.instance === undefined || p.generation === undefined || !this.port.isLive(p.instance, p.generation)) {
+      return this.port.warn(`tool request ${callId} from a stale or unknown publisher ignored`); // observation only
     }
-    const call: PendingCall = { callId, agentId, ...(promptId ? { promptId } : {}), tool: name, owner: tool.owner, generation: tool.generation };
-    this.pending.set(callId, call);
+    const call: PendingCall = { callId, agentId, ...(promptId !== undefined ? { promptId } : {}), tool: name, owner: "", generation: -1 };
+    // A reused id would let one owner's report close two calls: the newcomer fails, the other is untouched.
+    if (this.pending.has(callId) || this.completed.has(callId)) return this.refuse(call, `tool call id ${callId} was already used in this session; the call was not run`);
+    if (p.class === "extension") {
+      if (!this.port.hasAgent(agentId)) return this.refuse(call, `unknown agent ${agentId}`);
+      if (!this.port.mayCall(p.instance as string, name)) return this.refuse(call, `extension ${p.instance} may not call tool ${name} (its call_tools setting does not list it)`);
+    }
+    const tool = this.tools.get(name);
+    if (!tool || !this.port.isLive(tool.owner, tool.generation)) return this.complete(call, "error", `unknown tool ${name}`);
+    const routed: PendingCall = { ...call, owner: tool.owner, generation: tool.generation };
+    this.pending.set(callId, routed);
     const started: Record<string, unknown> = { agent_id: agentId, call_id: callId, tool: name, owner: tool.owner, arguments_json: String(c.data.arguments_json) };
     if (promptId) started.prompt_id = promptId;
     this.port.publish("tool.started", started);
+  }
+
+  /** Ends a request that was never routed, leaving any call of the same id as it was. */
+  private refuse(call: PendingCall, error: string): void {
+    this.outcome(call, "error", error);
   }
 
   private ownedBy(c: Committed): PendingCall | undefined {
@@ -154,6 +179,11 @@ export class ToolRouter {
     this.pending.delete(call.callId);
     this.completed.add(call.callId);
     if (this.completed.size > COMPLETED_CALL_TOMBSTONES) this.completed.delete(this.completed.values().next().value as string);
+    this.outcome(call, outcome, text, display);
+  }
+
+  /** The facts that end a call: a transcript fact for a model's call, then the ownerless results. */
+  private outcome(call: PendingCall, outcome: "ok" | "error" | "cancelled", text: string, display?: Record<string, unknown>): void {
     if (call.promptId !== undefined) {
       if (outcome === "ok") {
         this.port.publish("provider.tool_result", { agent_id: call.agentId, prompt_id: call.promptId, call_id: call.callId, tool: call.tool, output: text });

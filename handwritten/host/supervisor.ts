@@ -371,6 +371,12 @@ export class Supervisor {
     return this.instances.get(instance)?.config.tool_prefix ?? "";
   }
 
+  /** `call_tools` of an instance's configuration: exact tool names, or `*` for any. */
+  mayCall(instance: string, tool: string): boolean {
+    const allowed = this.instances.get(instance)?.config.call_tools ?? [];
+    return allowed.includes("*") || allowed.includes(tool);
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     const exits: Array<Promise<unknown>> = [];

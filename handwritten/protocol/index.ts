@@ -6,3 +6,4 @@ export { FrameReader, encodeFrame, type FrameResult } from "./frame.js";
 export { MessageReader, eventProblem, parseMessage, type ParseResult, type Side } from "./messages.js";
 export { compareRevision, type RevisionVerdict } from "./revision.js";
 export { DEFERRED_CA_CERTS_ENV, deferredCaCertsFile, forTauProcess } from "./extra-ca-certs.js";
+export { SHORT_TEXT_MAX, fitText } from "./text.js";

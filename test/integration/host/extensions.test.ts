@@ -27,11 +27,13 @@ async function daemon(env: NodeJS.ProcessEnv): Promise<StartedDaemon> {
   return d;
 }
 
+/** A test-dummy instance; a driver (which turns the test's custom events into tool calls) may call any tool. */
 const dummy = (name: string, config: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   name,
   command: ["tau", "ext", "test-dummy"],
   config,
   startup_timeout_seconds: 20,
+  ...(config.driver === true ? { call_tools: ["*"] } : {}),
   ...extra,
 });
 

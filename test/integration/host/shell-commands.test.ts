@@ -57,7 +57,7 @@ describe("per-agent working directory", () => {
       JSON.stringify({
         extensions: [
           { name: "shell", command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
-          { name: "driver", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], driver: true }, startup_timeout_seconds: 30 },
+          { name: "driver", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], driver: true }, call_tools: ["*"], startup_timeout_seconds: 30 },
         ],
       }),
     );

@@ -1,0 +1,126 @@
+// An in-memory harness for unit tests of the agent loop and tool routing: a real Harness (real bus,
+// real journals in a temp folder or memory) whose extension supervision is replaced by a table of
+// live instances — the `ExtensionLiveness` port the daemon's supervisor fills — and whose peers
+// record what the harness sends them.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { Harness, type HarnessOptions, type Peer } from "../../handwritten/harness/index.js";
+import type { Delivery, PublishOutcome, PublisherEnvelope, Sink } from "../../handwritten/bus/index.js";
+import type { ExtensionKind, WireMessage } from "../../generated/index.js";
+
+export interface RecordingPeer extends Peer {
+  readonly sent: WireMessage[];
+  /** Directed events this peer received, by name. */
+  directed(name: string): Array<Record<string, unknown>>;
+}
+
+export interface KitExtension extends RecordingPeer {
+  readonly instance: string;
+  readonly publisher: PublisherEnvelope;
+  emit(name: string, data: Record<string, unknown>): Promise<PublishOutcome>;
+}
+
+interface LiveInstance {
+  generation: number;
+  callTools: readonly string[];
+  prefix: string;
+}
+
+export async function until(pred: () => boolean, what = "the condition", ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+  expect(pred(), what).toBe(true);
+}
+
+function recorder(generation: number, publisher: PublisherEnvelope): RecordingPeer {
+  const sent: WireMessage[] = [];
+  return {
+    generation,
+    publisher,
+    sent,
+    send: (m) => void sent.push(m),
+    directed: (name) => sent.flatMap((m) => (m.message === "direct" && m.payload.event.name === name ? [m.payload.event.data as Record<string, unknown>] : [])),
+  };
+}
+
+export class HarnessKit {
+  readonly live = new Map<string, LiveInstance>();
+  /** Everything committed from the kit's start, in order (live deliveries of every event). */
+  readonly events: Delivery[] = [];
+  private nextGeneration = 100;
+
+  private constructor(
+    readonly h: Harness,
+    readonly ui: RecordingPeer,
+    private readonly dir: string | undefined,
+  ) {
+    h.extensions = {
+      isLive: (instance, generation) => this.live.get(instance)?.generation === generation,
+      toolPrefix: (instance) => this.live.get(instance)?.prefix ?? "",
+      generationOf: (instance) => this.live.get(instance)?.generation,
+      mayCall: (instance, tool) => {
+        const allowed = this.live.get(instance)?.callTools ?? [];
+        return allowed.includes("*") || allowed.includes(tool);
+      },
+    };
+    h.addPeer(ui);
+    const sink: Sink = { offer: (d) => (this.events.push(d), "queued"), close: () => undefined };
+    h.bus.subscribe({ historical: [], live: ["*"] }, sink);
+  }
+
+  /** A harness with a state folder of its own (or none: ephemeral) and one attached UI. */
+  static async open(options: Partial<HarnessOptions> & { durable?: boolean } = {}): Promise<HarnessKit> {
+    const durable = options.durable ?? true;
+    const dir = durable ? mkdtempSync(join(tmpdir(), "tau-kit-")) : undefined;
+    const h = await Harness.open({ projectRoot: "/work/project", ...(dir ? { stateDir: dir } : {}), ...options });
+    return new HarnessKit(h, recorder(1, { class: "ui_attached", generation: 1 }), dir);
+  }
+
+  get stateDir(): string | undefined {
+    return this.dir;
+  }
+
+  /** A live configured extension; `callTools` is its `call_tools` setting. */
+  extension(instance: string, kind: ExtensionKind, options: { callTools?: string[]; prefix?: string } = {}): KitExtension {
+    const generation = this.nextGeneration++;
+    this.live.set(instance, { generation, callTools: options.callTools ?? [], prefix: options.prefix ?? "" });
+    const publisher: PublisherEnvelope = Object.freeze({ class: "extension", kind, instance, generation });
+    const peer = recorder(generation, publisher);
+    this.h.addPeer(peer);
+    return { ...peer, instance, publisher, emit: (name, data) => this.h.bus.publish({ name, data }, publisher) };
+  }
+
+  /** The instance's connection ended (the supervisor's `detach`). */
+  gone(ext: KitExtension): void {
+    if (this.live.get(ext.instance)?.generation === ext.generation) this.live.delete(ext.instance);
+    this.h.extensionGone(ext.instance, ext.generation);
+  }
+
+  async createAgent(extra: Record<string, unknown> = {}): Promise<string> {
+    const before = this.ui.directed("ui.create_agent_result").length;
+    const out = await this.h.bus.publish({ name: "ui.create_agent", data: { request_id: `r-${before}`, ...extra } }, this.ui.publisher);
+    expect(out.status).toBe("committed");
+    await until(() => this.ui.directed("ui.create_agent_result").length > before, "the create-agent result");
+    const result = this.ui.directed("ui.create_agent_result")[before] as { ok: boolean; agent_id?: string; error?: string };
+    if (!result.ok) throw new Error(result.error);
+    return result.agent_id as string;
+  }
+
+  /** Committed events so far, by name (live deliveries, so replay is never included). */
+  committed(name: string, pred: (data: Record<string, unknown>) => boolean = () => true): Array<Record<string, unknown>> {
+    return this.events.filter((d) => d.event.name === name && pred(d.event.data as Record<string, unknown>)).map((d) => d.event.data as Record<string, unknown>);
+  }
+
+  async settled(): Promise<void> {
+    await this.h.bus.settled();
+    await new Promise((r) => setTimeout(r, 0));
+    await this.h.bus.settled();
+  }
+
+  async close(): Promise<void> {
+    await this.h.shutdown("requested");
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
