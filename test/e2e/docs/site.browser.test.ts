@@ -1,7 +1,7 @@
 // Builds the documentation site into a temporary folder, serves it on loopback and crawls it from
-// the index in headless Chromium driven by playwright-core (support/chromium.ts picks which): every page
-// loads clean, every internal link resolves, the matrix lists every registered event, and the index
-// and matrix pages are screenshotted into test-results/docs/.
+// the index in headless Chromium driven by playwright-core (test/support/chromium.ts picks which
+// Chromium): every page loads clean, every internal link resolves, the matrix lists every registered
+// event, and the index and matrix pages are screenshotted into test-results/docs/.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
