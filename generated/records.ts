@@ -11,7 +11,7 @@ export interface RecordInfo {
 }
 
 export const RECORDS: readonly RecordInfo[] = [
-  { id: "ARCH-docs-site", kind: "ARCH", status: "accepted", title: "The documentation site generator", links: ["ARCH-tau","GATE-docs-site","GATE-generated-contracts-untouched","SPEC-event-publication","SPEC-wire-protocol"], sha256: "1a795eec49c688dbddb028ab72a75a7396874b7826f4240db5bc77de2c2014df" },
+  { id: "ARCH-docs-site", kind: "ARCH", status: "accepted", title: "The documentation site generator", links: ["ARCH-tau","GATE-docs-site","GATE-generated-contracts-untouched","SPEC-event-publication","SPEC-wire-protocol"], sha256: "fda79542ac55cbae128cd57fd9be142cf6da22c8c83bece714a811f91a2f6756" },
   { id: "ARCH-tau", kind: "ARCH", status: "accepted", title: "tau: the system map", links: ["ARCH-docs-site","DECISION-runtime-node-20","DECISION-schema-to-typescript","GATE-authority-deny-by-default","GATE-generated-contracts-untouched","SPEC-configuration","SPEC-daemon-peers","SPEC-event-publication","SPEC-extension-host","SPEC-wire-protocol"], sha256: "6bb303c58db13ffdf7b43fa0e580774afd2526779398bb38f6e2c77998bc9932" },
   { id: "DECISION-egress-policy", kind: "DECISION", status: "accepted", title: "One egress policy for every outbound provider call", links: ["ARCH-tau","GATE-provider-boundary","SPEC-provider-chat-completions"], sha256: "48250bcfcae6dffd426419f715bc17b1ff1d1bf78533040a8fe1a0f5c2f1586a" },
   { id: "DECISION-runtime-node-20", kind: "DECISION", status: "accepted", title: "tau runs on Node.js 20.19 or later", links: ["ARCH-tau","DECISION-egress-policy","SPEC-daemon-peers"], sha256: "c8ed03dd5ad92720c25ff9dad82b892436efc7fa9fcbf89284754565b25de4df" },

@@ -1,7 +1,7 @@
 // Builds the documentation site into a temporary folder, serves it on loopback and crawls it from
-// the index in headless Chromium (Debian's /usr/bin/chromium driven by playwright-core): every page
-// loads clean, every internal link resolves, the matrix lists every registered event, and the index
-// and matrix pages are screenshotted into test-results/docs/.
+// the index in headless Chromium driven by playwright-core (test/support/chromium.ts picks which
+// Chromium): every page loads clean, every internal link resolves, the matrix lists every registered
+// event, and the index and matrix pages are screenshotted into test-results/docs/.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -10,10 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { writeSite } from "../../../codegen/docs/main.js";
 import { EVENT_NAMES } from "../../../generated/events.js";
+import { chromiumExecutable } from "../../support/chromium.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(REPO_ROOT, "test-results", "docs");
+// Enough for Debian's chromium and for the packaged headless shell alike.
+// @sparticuz/chromium's own `args` are for AWS Lambda (--single-process, --disable-web-security, …)
+// and are not needed here.
 const CHROMIUM_ARGS = [
   "--no-sandbox",
   "--disable-gpu",
@@ -100,11 +103,7 @@ describe("documentation site in headless Chromium", () => {
   }
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `${CHROMIUM} is missing: the documentation site tests need Debian's chromium (apt-get install -y --no-install-recommends chromium; .ci/run installs it)`,
-      );
-    }
+    const executablePath = await chromiumExecutable();
     out = mkdtempSync(join(tmpdir(), "tau-docs-e2e-"));
     await writeSite(REPO_ROOT, out);
     site = new Map(
@@ -115,7 +114,7 @@ describe("documentation site in headless Chromium", () => {
         .map((p) => [p, p]),
     );
     ({ server, origin } = await serve(out));
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
     page = await context.newPage();
     // Crawl from the index, following every internal link, so every page must also be reachable.

@@ -1,4 +1,4 @@
-// The fast-path bundle loader (bin/bundle-loader.js): a V8 code cache keyed by the bundle's bytes
+// The fast-path bundle loader (bin/bundle-loader.cjs): a V8 code cache keyed by the bundle's bytes
 // (hashed by the build, or here), the Node version and the architecture; stale, corrupt or unwritable caches never change behaviour.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
