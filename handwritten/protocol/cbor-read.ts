@@ -1,10 +1,16 @@
 // Decodes one CBOR item that `scanPlainCbor` has already admitted. The scan guarantees the shape
 // (definite lengths that fit the body, text map keys, no tags, only false/true/null/floats among
-// the simple values, nesting within MAX_DEPTH, exactly one item), so this reader does no checks of
-// its own: it only builds values. It yields what cbor-x's decoder (useRecords: false, mapsAsObjects)
-// yields for the same bytes, which the property tests check: plain objects with `__proto__` renamed
-// `__proto_`, byte strings as views of the input, 64-bit integers as bigint. One deliberate
-// difference: a text string keeps a leading U+FEFF, which cbor-x's TextDecoder path drops.
+// the simple values, nesting within MAX_DEPTH, a bounded item count, exactly one item), so this
+// reader checks only what needs the values: it rejects what is ambiguous once decoded (a map key
+// that appears twice, counting the `__proto__` → `__proto_` rename; text that is not UTF-8, which
+// would otherwise become U+FFFD and could make two different keys equal) as `bad_cbor`, and an
+// integer beyond ±(2^53 − 1), which no JavaScript number holds exactly, as `invalid`. Otherwise it
+// yields what cbor-x's decoder (useRecords: false, mapsAsObjects) yields for the same bytes, which
+// the property tests check: plain objects with `__proto__` renamed `__proto_`, byte strings as views
+// of the input, an 8-byte integer as a number (cbor-x: bigint). One deliberate difference: a text
+// string keeps a leading U+FEFF, which cbor-x's TextDecoder path drops.
+import { isUtf8 } from "node:buffer";
+import { WireError } from "./errors.js";
 
 const EMPTY = Buffer.alloc(0);
 let src: Buffer = EMPTY;
@@ -15,6 +21,7 @@ const f32 = new Float32Array(f64.buffer, 0, 1);
 const scratch = new Uint8Array(f64.buffer);
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const fromCharCode = String.fromCharCode;
+const hasOwn = Object.prototype.hasOwnProperty;
 
 /** The value of the item at `bytes[start]`, which must have passed `scanPlainCbor`. */
 export function readScannedCbor(bytes: Buffer, start = 0): unknown {
@@ -38,13 +45,14 @@ function item(): unknown {
     else if (ai === 25) arg = uint16();
     else if (ai === 26) arg = uint32();
     else {
-      // 8-byte argument: an integer beyond 32 bits decodes as bigint; a length this large can not
-      // have passed the scan, so for strings, arrays and maps it is a plain number.
+      // 8-byte argument (what Python, Go and Rust encoders use from 2^32 up): an integer decodes to
+      // a number while that is exact, and is refused beyond; a length this large cannot have passed
+      // the scan, so for strings, arrays and maps it is a plain number.
       const hi = uint32();
       const lo = uint32();
-      if (major === 0) return (BigInt(hi) << 32n) | BigInt(lo);
-      if (major === 1) return -1n - ((BigInt(hi) << 32n) | BigInt(lo));
       arg = hi * 0x100000000 + lo;
+      if (major === 0 && hi >= 0x200000) throw new WireError("invalid", "an integer beyond 2^53 - 1");
+      if (major === 1 && (hi > 0x1fffff || (hi === 0x1fffff && lo === 0xffffffff))) throw new WireError("invalid", "an integer beyond -(2^53 - 1)");
     }
   }
   switch (major) {
@@ -65,8 +73,10 @@ function item(): unknown {
       // major 5: a map with text keys (major 6, tags, never passes the scan)
       const object: Record<string, unknown> = {};
       for (let i = 0; i < arg; i++) {
-        const key = mapKey(keyLength());
-        object[key === "__proto__" ? "__proto_" : key] = item();
+        let key = mapKey(keyLength());
+        if (key === "__proto__") key = "__proto_";
+        if (hasOwn.call(object, key)) throw new WireError("bad_cbor", "a map key appears twice");
+        object[key] = item();
       }
       return object;
     }
@@ -145,12 +155,18 @@ function text(length: number): string {
     let out = "";
     for (let i = start; i < pos; i++) {
       const c = src[i] as number;
-      if (c > 0x7f) return src.toString("utf8", start, pos);
+      if (c > 0x7f) return utf8(start, pos);
       out += fromCharCode(c);
     }
     return out;
   }
-  return src.toString("utf8", start, pos);
+  return utf8(start, pos);
+}
+
+/** Text that must be UTF-8: a substituted U+FFFD would make different bytes the same string. */
+function utf8(start: number, end: number): string {
+  if (!isUtf8(src.subarray(start, end))) throw new WireError("bad_cbor", "text is not valid UTF-8");
+  return src.toString("utf8", start, end);
 }
 
 function uint16(): number {

@@ -2,11 +2,16 @@
 // plain subset the protocol allows (definite lengths, no tags, no `undefined` or other simple
 // values, text map keys, bounded nesting, declared lengths that fit the body) without allocating. Scanning bytes
 // is cheaper than walking the decoded tree, and it keeps the decoder away from hostile lengths.
-import { MAX_DEPTH } from "./limits.js";
+import { MAX_DEPTH, MAX_FRAME_ITEMS } from "./limits.js";
 
-/** Returns why `bytes[start..end)` is not exactly one plain CBOR item, or undefined when it is. */
-export function scanPlainCbor(bytes: Uint8Array, start = 0, end = bytes.length): string | undefined {
+/**
+ * Returns why `bytes[start..end)` is not exactly one plain CBOR item, or undefined when it is. The
+ * item count (every value, key and container) is bounded as well as the bytes, so decoding a frame
+ * never builds more than `maxItems` values, however small each is.
+ */
+export function scanPlainCbor(bytes: Uint8Array, start = 0, end = bytes.length, maxItems = MAX_FRAME_ITEMS): string | undefined {
   let pos = start;
+  let items = 0;
   // remaining[d]: items still expected at depth d; keyNext[d]: a map at depth d expects a key next.
   const remaining: number[] = [1];
   const keyNext: Array<boolean | undefined> = [undefined];
@@ -18,6 +23,7 @@ export function scanPlainCbor(bytes: Uint8Array, start = 0, end = bytes.length):
       continue;
     }
     if (pos >= end) return "truncated item";
+    if (++items > maxItems) return `more than ${maxItems} items`;
     const ib = bytes[pos++] as number;
     const major = ib >> 5;
     const ai = ib & 31;

@@ -6,6 +6,12 @@ export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** Bytes of the big-endian length prefix. */
 export const FRAME_HEADER_BYTES = 4;
 
+/**
+ * Most CBOR items (values, keys and containers) one frame may hold: decoding cost is bounded by
+ * items as well as bytes (16 MiB of empty maps would otherwise be sixteen million objects).
+ */
+export const MAX_FRAME_ITEMS = 524_288;
+
 /** Deepest nesting of maps and arrays a decoded frame may have. */
 export const MAX_DEPTH = 64;
 

@@ -263,15 +263,32 @@ export class Connection {
     if (this.reason) return;
     for (const result of this.reader.push(chunk)) {
       if (this.reason) return;
-      if (result.ok) {
-        for (const l of [...this.onMessageListeners]) l(result.message);
-      } else if (result.error.recoverable) {
-        for (const l of [...this.onInvalidListeners]) l(result.error);
-      } else {
-        this.finish({ kind: "protocol", code: result.error.code }, true);
+      try {
+        if (result.ok) {
+          for (const l of [...this.onMessageListeners]) l(result.message);
+        } else if (result.error.recoverable) {
+          for (const l of [...this.onInvalidListeners]) l(result.error);
+        } else {
+          this.finish({ kind: "protocol", code: result.error.code }, true);
+          return;
+        }
+      } catch (err) {
+        this.listenerFailed(err);
         return;
       }
     }
+  }
+
+  /**
+   * A handler threw on an inbound message: nothing a peer sends may escape into the process. The
+   * failure is logged (never the message), a harness answers a content-free `invalid`, and the
+   * connection ends, since the handler's state can no longer be trusted for this peer.
+   */
+  private listenerFailed(err: unknown): void {
+    const what = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    process.stderr.write(`tau: a message handler failed (${what.slice(0, 300).replace(/[\u0000-\u001f\u007f-\u009f]/g, " ")}); closing that connection\n`);
+    if (this.side === "harness") this.send({ message: "error", payload: { code: "invalid" } });
+    this.close("a message could not be handled");
   }
 
   private encode(message: WireMessage): Buffer | undefined {

@@ -11,15 +11,97 @@ const cborx = new Decoder({ useRecords: false, mapsAsObjects: true });
 
 export type Outcome = { ok: true; value: unknown } | { ok: false; message: string };
 
-/** What `decodeCbor` did before the hand-written reader: the scan, then cbor-x. */
+/**
+ * What `decodeCbor` must do, built from independent parts: the scan, then a reference walk of the
+ * admitted item for what is ambiguous once decoded (invalid UTF-8, a repeated key, an integer no
+ * number holds exactly; the first in document order wins), then cbor-x, whose 8-byte integers
+ * (bigint) become numbers.
+ */
 export function oracleDecode(bytes: Buffer): Outcome {
   if (bytes.length === 0) return { ok: false, message: "bad_cbor: empty frame body" };
   const problem = scanPlainCbor(bytes);
   if (problem) return { ok: false, message: `bad_cbor: ${problem}` };
+  const ambiguity = referenceAmbiguity(bytes);
+  if (ambiguity) return { ok: false, message: ambiguity };
   try {
-    return { ok: true, value: cborx.decode(bytes) };
+    return { ok: true, value: numbersForBigints(cborx.decode(bytes)) };
   } catch {
     return { ok: false, message: "bad_cbor: undecodable item" };
+  }
+}
+
+function numbersForBigints(value: unknown): unknown {
+  if (typeof value === "bigint") return Number(value);
+  if (Array.isArray(value)) return value.map(numbersForBigints);
+  if (value && typeof value === "object" && !Buffer.isBuffer(value)) {
+    for (const [k, v] of Object.entries(value)) (value as Record<string, unknown>)[k] = numbersForBigints(v);
+  }
+  return value;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** A slow, plain walk of a scan-admitted item, in document order. */
+function referenceAmbiguity(bytes: Buffer): string | undefined {
+  let pos = 0;
+  const readHead = (): { major: number; arg: bigint } => {
+    const ib = bytes[pos++] as number;
+    const ai = ib & 31;
+    let arg = BigInt(ai);
+    if (ai >= 24 && ai <= 27) {
+      const n = 1 << (ai - 24);
+      arg = 0n;
+      for (let i = 0; i < n; i++) arg = (arg << 8n) | BigInt(bytes[pos++] as number);
+    }
+    return { major: ib >> 5, arg };
+  };
+  const readText = (len: number): string => {
+    const raw = bytes.subarray(pos, pos + len);
+    pos += len;
+    return strictUtf8.decode(raw);
+  };
+  const walk = (): void => {
+    const { major, arg } = readHead();
+    const n = Number(arg);
+    switch (major) {
+      case 0:
+        if (arg > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error("invalid: an integer beyond 2^53 - 1");
+        return;
+      case 1:
+        if (-1n - arg < BigInt(Number.MIN_SAFE_INTEGER)) throw new Error("invalid: an integer beyond -(2^53 - 1)");
+        return;
+      case 2:
+        pos += n;
+        return;
+      case 3:
+        readText(n);
+        return;
+      case 4:
+        for (let i = 0; i < n; i++) walk();
+        return;
+      case 5: {
+        const keys = new Set<string>();
+        for (let i = 0; i < n; i++) {
+          const kh = readHead();
+          let key = readText(Number(kh.arg));
+          if (key === "__proto__") key = "__proto_";
+          if (keys.has(key)) throw new Error("bad_cbor: a map key appears twice");
+          keys.add(key);
+          walk();
+        }
+        return;
+      }
+      default:
+        // 7: floats and simple values carry their bytes in the head's argument
+        return;
+    }
+  };
+  try {
+    walk();
+    return undefined;
+  } catch (err) {
+    if (err instanceof TypeError) return "bad_cbor: text is not valid UTF-8"; // TextDecoder's fatal error
+    return (err as Error).message;
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { WireError, decodeCbor, encodeCbor } from "../../../handwritten/protocol/index.js";
+import { MAX_FRAME_ITEMS, MessageReader, WireError, decodeCbor, encodeCbor, encodeFrame } from "../../../handwritten/protocol/index.js";
 import { decodeCborRange } from "../../../handwritten/protocol/cbor.js";
 import { scanPlainCbor } from "../../../handwritten/protocol/cbor-scan.js";
 import { oracleDecode, plainCborItem, type Outcome } from "../../support/cbor-oracle.js";
@@ -145,5 +145,63 @@ describe("wire CBOR decoding agrees with cbor-x and the reference scan", () => {
     for (let round = 0; round < 2; round++) {
       for (const k of keys) expect(Object.keys(decodeCbor(encodeCbor({ [k]: 1 })) as object)).toEqual([k]);
     }
+  });
+});
+
+describe("what is ambiguous once decoded is refused", () => {
+  const key = (k: string) => [0x60 | k.length, ...Buffer.from(k)];
+  /** An integer head with an 8-byte argument `hi * 2^32 + lo`. */
+  const u64 = (major: number, hi: number, lo: number) => {
+    const b = Buffer.alloc(9);
+    b[0] = (major << 5) | 27;
+    b.writeUInt32BE(hi, 1);
+    b.writeUInt32BE(lo, 5);
+    return [...b];
+  };
+
+  it("[wire.cbor.duplicate-keys] a map key that appears twice (or twice after the __proto__ rename) is bad_cbor", () => {
+    expect(() => decodeCbor(Buffer.from([0xa2, ...key("a"), 0x01, ...key("a"), 0x02]))).toThrow("bad_cbor: a map key appears twice");
+    expect(() => decodeCbor(Buffer.from([0xa2, ...key("__proto__"), 0x01, ...key("__proto_"), 0x02]))).toThrow("bad_cbor: a map key appears twice");
+    // The same key in two different maps is fine.
+    expect(decodeCbor(Buffer.from([0x82, 0xa1, ...key("a"), 0x01, 0xa1, ...key("a"), 0x02]))).toEqual([{ a: 1 }, { a: 2 }]);
+    // Through a message reader: a typed, recoverable error; the next frame still reads.
+    const reader = new MessageReader("harness");
+    const dup = Buffer.from([0xa2, ...key("message"), ...key("ready"), ...key("message"), ...key("ready")]);
+    const frame = Buffer.concat([Buffer.from([0, 0, 0, dup.length]), dup, encodeFrame({ message: "ready", payload: {} })]);
+    const out = reader.push(frame);
+    expect(out.map((r) => (r.ok ? r.message.message : r.error.code))).toEqual(["bad_cbor", "ready"]);
+  });
+
+  it("[wire.cbor.utf8-strict] text that is not UTF-8 is bad_cbor, so two different keys can never decode equal", () => {
+    expect(() => decodeCbor(Buffer.from([0x62, 0x61, 0xff]))).toThrow("bad_cbor: text is not valid UTF-8");
+    expect(() => decodeCbor(Buffer.from([0xa2, 0x62, 0x61, 0xff, 0x01, 0x62, 0x61, 0xfe, 0x02]))).toThrow("bad_cbor: text is not valid UTF-8");
+    const long = Buffer.alloc(40, 0x61);
+    long[39] = 0xc3; // a lead byte with no continuation
+    expect(() => decodeCbor(Buffer.concat([Buffer.from([0x78, 40]), long]))).toThrow("bad_cbor: text is not valid UTF-8");
+    expect(decodeCbor(encodeCbor("é€😀"))).toBe("é€😀");
+  });
+
+  it("[wire.cbor.int64-safe] 8-byte integers decode to numbers while exact and are refused as invalid beyond", () => {
+    expect(decodeCbor(Buffer.from(u64(0, 0, 5)))).toBe(5);
+    expect(decodeCbor(Buffer.from(u64(0, 1, 0)))).toBe(2 ** 32); // what Python's cbor2 sends from 2^32 up
+    expect(decodeCbor(Buffer.from(u64(0, 0x1fffff, 0xffffffff)))).toBe(Number.MAX_SAFE_INTEGER);
+    expect(() => decodeCbor(Buffer.from(u64(0, 0x200000, 0)))).toThrow(new WireError("invalid", "an integer beyond 2^53 - 1"));
+    expect(decodeCbor(Buffer.from(u64(1, 0x1fffff, 0xfffffffe)))).toBe(Number.MIN_SAFE_INTEGER);
+    expect(() => decodeCbor(Buffer.from(u64(1, 0x1fffff, 0xffffffff)))).toThrow(new WireError("invalid", "an integer beyond -(2^53 - 1)"));
+    const reader = new MessageReader("harness");
+    const body = Buffer.from([0xa2, ...key("message"), ...key("ready"), ...key("payload"), 0xa1, ...key("n"), ...u64(0, 0xffffffff, 0)]);
+    const [result] = reader.push(Buffer.concat([Buffer.from([0, 0, 0, body.length]), body]));
+    expect(result?.ok === false && result.error.code).toBe("invalid");
+  });
+
+  it("[wire.cbor.item-bound] a frame holds at most MAX_FRAME_ITEMS items: exactly at, one below and one above", () => {
+    const arrayOf = (n: number) => Buffer.concat([Buffer.from([0x9a, (n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]), Buffer.alloc(n, 0xf6)]);
+    // The array itself is an item: MAX_FRAME_ITEMS - 1 nulls inside it make exactly MAX_FRAME_ITEMS.
+    expect((decodeCbor(arrayOf(MAX_FRAME_ITEMS - 2)) as unknown[]).length).toBe(MAX_FRAME_ITEMS - 2);
+    expect((decodeCbor(arrayOf(MAX_FRAME_ITEMS - 1)) as unknown[]).length).toBe(MAX_FRAME_ITEMS - 1);
+    expect(() => decodeCbor(arrayOf(MAX_FRAME_ITEMS))).toThrow(`bad_cbor: more than ${MAX_FRAME_ITEMS} items`);
+    // The worst legal frame of empty maps is refused after the scan, before anything is built.
+    const maps = Buffer.concat([Buffer.from([0x9a, 0x00, 0xff, 0xff, 0xf0]), Buffer.alloc(0xfffff0, 0xa0)]);
+    expect(() => decodeCbor(maps)).toThrow(`bad_cbor: more than ${MAX_FRAME_ITEMS} items`);
   });
 });
