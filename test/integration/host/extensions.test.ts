@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { EXTENSIONS_LOG_MAX_BYTES } from "../../../handwritten/host/index.js";
 import { join } from "node:path";
 import { TestClient, isAlive, startDaemon, tauHome, waitFor, type StartedDaemon } from "../../support/daemon.js";
 import { runTau } from "../../support/run-tau.js";
@@ -194,6 +195,30 @@ describe("extensions under supervision", () => {
     for (const f of written) expect(readFileSync(f).includes(secret), f).toBe(false);
   });
 
+  it("[host.extensions-log.bounded] a hostile extension's stderr never grows extensions.log past its bound; rotation keeps the newest lines", async () => {
+    // 2.5 bounds of numbered 128-byte lines on stderr, then "done"; it never says hello. Each line is
+    // one atomic pipe write and 128 divides the daemon's 64 KiB reads, so no read cuts a line in two
+    // (the log would show the halves as two lines: it logs what each read holds).
+    const lines = Math.ceil((2.5 * EXTENSIONS_LOG_MAX_BYTES) / 128);
+    const script = `for (let i = 0; i < ${lines}; i++) process.stderr.write(String(i).padStart(8, "0") + " " + "x".repeat(118) + "\\n"); process.stderr.write("done\\n"); process.stdin.resume().once("end", () => process.exit());`;
+    const { env, home } = setup([{ name: "hostile", command: [process.execPath, "-e", script], startup_timeout_seconds: 120 }]);
+    const d = await daemon(env);
+    const log = join(home, "state", "sessions", d.session_id, "extensions.log");
+    await waitFor(() => endsWith(log, "[hostile] done\n"), "the last line in extensions.log", 60_000);
+    expect(statSync(log).size).toBeLessThanOrEqual(EXTENSIONS_LOG_MAX_BYTES);
+    const current = readFileSync(log, "utf8");
+    const rotated = readFileSync(`${log}.1`, "utf8");
+    expect(statSync(`${log}.1`).size).toBeLessThanOrEqual(EXTENSIONS_LOG_MAX_BYTES);
+    expect(statSync(`${log}.1`).size).toBeGreaterThan(EXTENSIONS_LOG_MAX_BYTES - 200);
+    // Whole lines only, numbered without a gap from .1 into the current file, ending with the newest.
+    const kept = (rotated + current).split("\n").slice(0, -2);
+    expect(kept.filter((l) => !/^\[hostile\] \d{8} x{118}$/.test(l))).toEqual([]);
+    const numbers = kept.map((l) => Number(l.slice(10, 18)));
+    expect(numbers.at(-1)).toBe(lines - 1);
+    expect(numbers.every((n, i) => i === 0 || n === numbers[i - 1]! + 1)).toBe(true);
+    expect(readdirSync(join(home, "state", "sessions", d.session_id)).filter((f) => f.startsWith("extensions.log")).sort()).toEqual(["extensions.log", "extensions.log.1"]);
+  });
+
   it("[host.config-error.mandatory-notice] turns config_error into a mandatory notice that late subscribers replay", async () => {
     const { env } = setup([dummy("dummy", { config_error: "missing setting foo" })]);
     const d = await daemon(env);
@@ -209,6 +234,23 @@ describe("extensions under supervision", () => {
     late.close();
   });
 });
+
+/** Whether the file at `path` exists and ends with `text` (reading only its end). */
+function endsWith(path: string, text: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return false;
+  }
+  try {
+    const tail = Buffer.alloc(Buffer.byteLength(text));
+    const at = fstatSync(fd).size - tail.length;
+    return at >= 0 && readSync(fd, tail, 0, tail.length, at) === tail.length && tail.toString() === text;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
