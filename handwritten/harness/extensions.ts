@@ -1,10 +1,11 @@
 // Connects extension supervision to this harness: state folders, secrets, the extension log,
 // notices, and liveness for tool routing.
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { Supervisor, type EarlyExtension, type SupervisorHost } from "../host/index.js";
 import { RESERVED_TOOL_NAMES } from "./tools.js";
+import { RotatingLog } from "./extensions-log.js";
 import type { Harness } from "./harness.js";
 
 export interface ExtensionRuntimeOptions {
@@ -31,11 +32,11 @@ export function resolveSecret(name: string, env: NodeJS.ProcessEnv, fileSecrets:
 /** Creates the supervisor for this harness; `supervisor.start(configs)` then runs the extensions. */
 export function superviseExtensions(harness: Harness, opts: ExtensionRuntimeOptions): Supervisor {
   const env = opts.env ?? process.env;
-  let log: WriteStream | undefined;
+  let log: RotatingLog | undefined;
   if (opts.stateDir) {
     const dir = join(opts.stateDir, "sessions", harness.sessionId);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    log = createWriteStream(join(dir, "extensions.log"), { flags: "a", mode: 0o600 });
+    log = new RotatingLog(join(dir, "extensions.log"));
   }
   const host: SupervisorHost = {
     bus: harness.bus,
@@ -56,7 +57,8 @@ export function superviseExtensions(harness: Harness, opts: ExtensionRuntimeOpti
     resolveSecret: (name) => resolveSecret(name, env, opts.fileSecrets),
     stderr: (instance, chunk) => {
       if (!log) return;
-      for (const line of chunk.toString("utf8").split("\n")) if (line !== "") log.write(`[${instance}] ${line}\n`);
+      const lines = chunk.toString("utf8").split("\n").filter((line) => line !== "");
+      log.append(lines.map((line) => `[${instance}] ${line}\n`));
     },
   };
   const supervisor = new Supervisor(host, { tauCommand: opts.tauCommand, env, ...(opts.early ? { early: opts.early } : {}) });

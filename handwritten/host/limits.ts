@@ -15,6 +15,11 @@ export const RESPAWN_MAX_DELAY_MS = 10_000;
 export const MAX_DIAGNOSTIC_FIELD = 200;
 /** Grace between SIGTERM and SIGKILL when stopping an extension. */
 export const STOP_GRACE_MS = 1_000;
+/**
+ * Largest size of a session's extensions.log (extensions' stderr). A line that would take it past the
+ * bound first renames it to extensions.log.1, replacing the one before: at most twice this on disk.
+ */
+export const EXTENSIONS_LOG_MAX_BYTES = 8 * 1024 * 1024;
 
 export function respawnDelay(attempt: number): number {
   return Math.min(RESPAWN_MAX_DELAY_MS, RESPAWN_BASE_DELAY_MS * 2 ** Math.max(0, attempt - 1));

@@ -46,6 +46,51 @@ export interface ExtensionIo {
   readonly output: Writable;
 }
 
+/** Longest time the cleanups registered with `onHarnessGone` get before the process leaves. */
+export const HARNESS_GONE_CLEANUP_MAX_MS = 2_000;
+
+/** The signals that ask an extension to stop, once it has cleanups to run first (numbers: Linux and macOS). */
+const STOP_SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
+type StopSignal = keyof typeof STOP_SIGNALS;
+
+type Cleanup = () => void | Promise<void>;
+
+/**
+ * How an extension leaves when its harness goes away: its cleanups run (in order, at most
+ * HARNESS_GONE_CLEANUP_MAX_MS in all), then a process on stdio exits 0 — or, when a stop signal was
+ * the cause, dies of that signal as it would have without cleanups.
+ */
+class Departure {
+  private readonly cleanups: Cleanup[] = [];
+  private leaving: Promise<void> | undefined;
+  private watchingSignals = false;
+
+  constructor(private readonly ownsProcess: boolean) {}
+
+  add(cleanup: Cleanup): void {
+    this.cleanups.push(cleanup);
+    if (!this.ownsProcess || this.watchingSignals) return;
+    this.watchingSignals = true;
+    // `once`: a second signal of the same kind finds no listener and stops the process at once.
+    for (const signal of Object.keys(STOP_SIGNALS) as StopSignal[]) process.once(signal, () => void this.leave(signal));
+  }
+
+  leave(signal?: StopSignal): Promise<void> {
+    this.leaving ??= (async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const cleanups = (async () => {
+        for (const cleanup of this.cleanups) await Promise.resolve().then(cleanup).catch(() => {});
+      })();
+      await Promise.race([cleanups, new Promise<void>((resolve) => (timer = setTimeout(resolve, HARNESS_GONE_CLEANUP_MAX_MS)))]);
+      clearTimeout(timer);
+      if (!this.ownsProcess) return;
+      if (signal !== undefined) process.kill(process.pid, signal); // its listener is gone: the default action
+      process.exit(signal === undefined ? 0 : 128 + STOP_SIGNALS[signal]);
+    })();
+    return this.leaving;
+  }
+}
+
 export class Extension {
   private readonly tools = new Map<string, ToolDefinition>();
   private readonly running = new Map<string, AbortController>();
@@ -55,18 +100,22 @@ export class Extension {
   private constructor(
     readonly conn: Connection,
     readonly configuration: Configuration,
+    private readonly departure: Departure,
   ) {
     conn.onMessage((m) => this.dispatch(m));
   }
 
-  /** Says hello and waits for `configure`; the process exits when the harness goes away. */
+  /** Says hello and waits for `configure`; the process exits when the harness goes away (see onHarnessGone). */
   static async connect(io?: ExtensionIo): Promise<Extension> {
     const stdio = io === undefined;
     markStart(`ext ${process.argv[3] ?? ""}`);
     const { input, output } = io ?? { input: process.stdin, output: process.stdout };
     const conn = new Connection({ readable: input, writable: output }, { side: "peer" });
-    // An extension on stdio lives exactly as long as its harness: when the pipe ends, it exits.
-    if (stdio) void conn.closed.then(() => process.exit(0));
+    // An extension on stdio lives exactly as long as its harness: when the pipe ends (the harness
+    // exited or was killed, SIGKILL included: the kernel closes its end) or the harness sends
+    // `disconnect`, it runs its cleanups and exits.
+    const departure = new Departure(stdio);
+    void conn.closed.then(() => departure.leave());
     const configure = new Promise<Configuration>((resolve, reject) => {
       const off = conn.onMessage((m) => {
         if (m.message === "configure") {
@@ -80,9 +129,19 @@ export class Extension {
       void conn.closed.then(() => reject(new Error("the harness closed the connection before configure")));
     });
     conn.send({ message: "hello", payload: { revision: { ...REVISION }, role: "extension" } });
-    const ext = new Extension(conn, await configure);
+    const ext = new Extension(conn, await configure, departure);
     mark("ext configured");
     return ext;
+  }
+
+  /**
+   * Runs `cleanup` before this process leaves because its harness went away: the connection ended
+   * (the harness exited, was killed or sent `disconnect`) or, on stdio, SIGTERM, SIGINT or SIGHUP
+   * arrived — those are then handled here, so cleanups run first; the same signal again stops the
+   * process at once. Cleanups run in order, at most HARNESS_GONE_CLEANUP_MAX_MS in all.
+   */
+  onHarnessGone(cleanup: () => void | Promise<void>): void {
+    this.departure.add(cleanup);
   }
 
   get instance(): string {

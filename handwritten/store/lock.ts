@@ -3,9 +3,10 @@
 // The lock file is published atomically with its content (write a private temp file, then link(2)
 // it into place, which fails with EEXIST if a lock exists), so there is never an empty lock whose
 // holder is unknown. Content: "<pid> <start-marker> <token>". A holder is live when
-// `process.kill(pid, 0)` succeeds and, where /proc exists, the pid's start time still matches the
-// marker (so a recycled pid does not keep a dead holder's lock forever). A dead holder's lock is
-// taken over under a second exclusive guard file so two contenders never both remove it.
+// `process.kill(pid, 0)` succeeds and, where /proc exists, the pid is not a zombie and its start time
+// still matches the marker (so neither a killed holder its parent has not reaped yet nor a recycled
+// pid keeps a dead holder's lock). A dead holder's lock is taken over under a second exclusive guard
+// file so two contenders never both remove it.
 import * as fs from "node:fs";
 import { randomHex } from "../protocol/random.js";
 import { JournalLockedError } from "./errors.js";
@@ -17,16 +18,21 @@ interface Holder {
   raw: string;
 }
 
-/** Process start time in clock ticks from /proc, or "-" where unavailable. */
-export function processStartMarker(pid: number): string {
+/** State (field 3) and start time in clock ticks (field 22) of `/proc/<pid>/stat`, or undefined. */
+function procStat(pid: number): { state: string; start: string } | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name may contain spaces and parentheses: fields start after the last ")".
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19] ?? "-"; // field 22 overall = starttime
+    return { state: fields[0] ?? "", start: fields[19] ?? "-" };
   } catch {
-    return "-";
+    return undefined;
   }
+}
+
+/** Process start time in clock ticks from /proc, or "-" where unavailable. */
+export function processStartMarker(pid: number): string {
+  return procStat(pid)?.start ?? "-";
 }
 
 let selfMarker: string | undefined;
@@ -46,12 +52,14 @@ export function isHolderAlive(pid: number, start: string): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EPERM") return true;
-    return false;
+    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
-  if (start === "-") return true;
-  const now = processStartMarker(pid);
-  return now === "-" || now === start;
+  const now = procStat(pid);
+  if (now === undefined) return true; // no /proc here: the signal probe decides
+  // A zombie (Z) or dying (X) process has exited; it only waits for its parent to reap it (a SIGKILLed
+  // daemon whose parent does not wait for it stays Z), yet still answers the signal probe.
+  if (now.state === "Z" || now.state === "X") return false;
+  return start === "-" || now.start === "-" || now.start === start;
 }
 
 function readHolder(path: string): Holder | null | "missing" {

@@ -2,13 +2,16 @@
 // (`!cmd`, `!!cmd`; SPEC-shell-commands), served over the extension SDK.
 import { builtin } from "../../protocol/builtin.js";
 import { Extension, ToolFailure } from "../../sdk/index.js";
-import { changeWorkdir, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
+import { changeWorkdir, endStartedGroups, limits, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
 
 /** User shell commands (`!cmd`) run at most this long. */
 export const USER_COMMAND_TIMEOUT_MS = 600_000;
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
+  // Commands do not outlive the session: when the harness goes away (killed included), every process
+  // group this extension started is ended before it exits (SPEC-shell-tools).
+  ext.onHarnessGone(() => endStartedGroups(limits.SHELL_HARNESS_GONE_GRACE_MS));
   const projectRoot = process.cwd();
   // Per-agent working directories are agent metadata (`shell.cwd`), owned by this instance.
   const workdirs = new Map<string, string>();

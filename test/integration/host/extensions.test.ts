@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { EXTENSIONS_LOG_MAX_BYTES } from "../../../handwritten/host/index.js";
 import { join } from "node:path";
 import { TestClient, isAlive, startDaemon, tauHome, waitFor, type StartedDaemon } from "../../support/daemon.js";
 import { runTau } from "../../support/run-tau.js";
@@ -196,6 +197,34 @@ describe("extensions under supervision", () => {
     for (const f of written) expect(readFileSync(f).includes(secret), f).toBe(false);
   });
 
+  it("[host.extensions-log.bounded] a hostile extension's stderr never grows extensions.log past its bound; rotation keeps the newest lines", async () => {
+    // 2.5 bounds of numbered 128-byte lines on stderr, then "done"; it never says hello.
+    const lines = Math.ceil((2.5 * EXTENSIONS_LOG_MAX_BYTES) / 128);
+    const script = `for (let i = 0; i < ${lines}; i++) process.stderr.write(String(i).padStart(8, "0") + " " + "x".repeat(118) + "\\n"); process.stderr.write("done\\n"); process.stdin.resume().once("end", () => process.exit());`;
+    const { env, home } = setup([{ name: "hostile", command: [process.execPath, "-e", script], startup_timeout_seconds: 120 }]);
+    const d = await daemon(env);
+    const log = join(home, "state", "sessions", d.session_id, "extensions.log");
+    await waitFor(() => endsWith(log, "[hostile] done\n"), "the last line in extensions.log", 60_000);
+    expect(statSync(log).size).toBeLessThanOrEqual(EXTENSIONS_LOG_MAX_BYTES);
+    const current = readFileSync(log, "utf8");
+    const rotated = readFileSync(`${log}.1`, "utf8");
+    expect(statSync(`${log}.1`).size).toBeLessThanOrEqual(EXTENSIONS_LOG_MAX_BYTES);
+    expect(statSync(`${log}.1`).size).toBeGreaterThan(EXTENSIONS_LOG_MAX_BYTES - 200);
+    // Every log line is whole and prefixed. A pipe read may end inside a written line, which the log
+    // then shows as two; without prefixes and line ends, .1 and the current file together are one
+    // unbroken stretch of what the extension wrote, ending with its newest line.
+    const logged = (rotated + current).split("\n").slice(0, -1);
+    expect(logged.filter((l) => !l.startsWith("[hostile] "))).toEqual([]);
+    const stream = logged.map((l) => l.slice("[hostile] ".length)).join("");
+    const first = Number(/\d{8}(?= x{118})/.exec(stream)?.[0]);
+    expect(first).toBeGreaterThan(0);
+    let expected = "";
+    for (let i = first; i < lines; i++) expected += String(i).padStart(8, "0") + " " + "x".repeat(118);
+    expect(stream.endsWith(expected + "done")).toBe(true);
+    expect(stream.length - expected.length - 4).toBeLessThan(128); // only the cut line before the first whole one
+    expect(readdirSync(join(home, "state", "sessions", d.session_id)).filter((f) => f.startsWith("extensions.log")).sort()).toEqual(["extensions.log", "extensions.log.1"]);
+  });
+
   it("[host.config-error.mandatory-notice] turns config_error into a mandatory notice that late subscribers replay", async () => {
     const { env } = setup([dummy("dummy", { config_error: "missing setting foo" })]);
     const d = await daemon(env);
@@ -211,6 +240,23 @@ describe("extensions under supervision", () => {
     late.close();
   });
 });
+
+/** Whether the file at `path` exists and ends with `text` (reading only its end). */
+function endsWith(path: string, text: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return false;
+  }
+  try {
+    const tail = Buffer.alloc(Buffer.byteLength(text));
+    const at = fstatSync(fd).size - tail.length;
+    return at >= 0 && readSync(fd, tail, 0, tail.length, at) === tail.length && tail.toString() === text;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -67,6 +67,44 @@ describe("journal across processes", () => {
     j.close();
   });
 
+  it("[journal.lock.zombie-holder-is-dead] a holder that exited but is not yet reaped (state Z) no longer holds the lock", async () => {
+    const file = tempDir() + "/events.cbor";
+    // sh starts the holder in the background, then becomes `sleep`, which never waits for children:
+    // once killed, the holder stays a zombie for as long as its parent lives.
+    const parent = spawn("sh", ["-c", '"$@" & exec sleep 600', "sh", process.execPath, child, "hold", file], { stdio: ["ignore", "pipe", "inherit"] });
+    live.add(parent);
+    await new Promise<void>((resolve, reject) => {
+      let out = "";
+      parent.stdout!.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (out.startsWith("ready")) resolve();
+        else if (out.includes("\n")) reject(new Error(out));
+      });
+      parent.once("exit", () => reject(new Error(`the holder's parent exited: ${out}`)));
+    });
+    const holderPid = Number(fs.readFileSync(file + ".lock", "utf8").split(" ")[0]);
+    const stat = () => {
+      try {
+        const text = fs.readFileSync(`/proc/${holderPid}/stat`, "utf8");
+        const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+        return { state: fields[0], ppid: Number(fields[1]) };
+      } catch {
+        return undefined;
+      }
+    };
+    expect(stat()?.ppid).toBe(parent.pid);
+    expect(() => FileJournal.open<JournalRecord>(file, pipeline)).toThrow(JournalLockedError);
+    process.kill(holderPid, "SIGKILL");
+    for (let i = 0; i < 500 && stat()?.state !== "Z"; i++) await sleep(10);
+    expect(stat()).toEqual({ state: "Z", ppid: parent.pid });
+    // The zombie still answers the signal probe the lock used to trust.
+    expect(() => process.kill(holderPid, 0)).not.toThrow();
+    const j = FileJournal.open<JournalRecord>(file, pipeline);
+    expect(fs.readFileSync(file + ".lock", "utf8").startsWith(`${process.pid} `)).toBe(true);
+    j.close();
+    parent.kill("SIGKILL");
+  });
+
   it("[journal.crash.sigkill-child-appends] children appending in a loop, SIGKILLed at random moments over 200+ rounds, always reopen with every frame valid and seq contiguous", async () => {
     const lanes = 4;
     const roundsPerLane = 52;

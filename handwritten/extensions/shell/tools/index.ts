@@ -15,6 +15,7 @@ export type { ToolErrorCode } from "./errors.js";
 export * as limits from "./limits.js";
 export { shellTool, runShell, HeadTailBuffer } from "./shell.js";
 export type { ShellOutcome, ShellRunOptions } from "./shell.js";
+export { endStartedGroups } from "./process-groups.js";
 export { readTool } from "./read.js";
 export { writeTool } from "./write.js";
 export { editTool, applyEdits } from "./edit.js";

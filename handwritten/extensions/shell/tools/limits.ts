@@ -15,6 +15,14 @@ export const SHELL_OUTPUT_HEAD_BYTES = 16 * 1024;
 export const SHELL_OUTPUT_TAIL_BYTES = 48 * 1024;
 /** After SIGTERM to the process group, how long before SIGKILL. */
 export const SHELL_KILL_GRACE_MS = 2_000;
+/**
+ * When the extension's harness goes away, how long its commands' groups get between SIGTERM and
+ * SIGKILL: inside the 1 s a stopping daemon gives the extension itself before its SIGKILL
+ * (host STOP_GRACE_MS), so the groups' SIGKILL is never lost with the extension.
+ */
+export const SHELL_HARNESS_GONE_GRACE_MS = 500;
+/** How often groups whose commands ended are checked, so one is forgotten soon after it empties. */
+export const SHELL_GROUP_PRUNE_INTERVAL_MS = 1_000;
 /** After the shell itself exits, how long to keep reading output that background processes hold open. */
 export const SHELL_POST_EXIT_DRAIN_MS = 250;
 /** Minimum interval between two progress callbacks. */

@@ -1,6 +1,6 @@
 // The `shell` tool: `bash -c <command>` in its own process group, bounded output, timeout and
 // cancellation that end the whole group (SPEC-shell-tools).
-import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve as absolutePath } from "node:path";
 import {
@@ -18,6 +18,7 @@ import {
 import { withoutSecrets } from "../../../config/index.js";
 import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
 import { ToolError, throwIfCancelled } from "./errors.js";
+import { forgetEmptyGroups, groupAlive, killGroup, trackGroup } from "./process-groups.js";
 import { defineParameters, validateArgs } from "./schema.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 import { builtin } from "../../../protocol/builtin.js";
@@ -175,45 +176,6 @@ export interface ShellOutcome {
   pid: number;
 }
 
-/**
- * Whether any member of the process group still runs. On Linux, /proc tells zombies (already dead,
- * waiting for a reaper) from live members; elsewhere a signal-0 probe is used.
- */
-function groupAlive(pgid: number): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    try {
-      process.kill(-pgid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  for (const entry of entries) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so parse after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
-  }
-  return false;
-}
-
-function killGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // The group is already gone.
-  }
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- starting bash -----------------------------------------------------------------------------
@@ -329,6 +291,8 @@ export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
       child.once("error", (error) => reject(new ToolError("failed", `Cannot start bash: ${error.message}.`)));
       return;
     }
+    // Ended with the others if this extension's harness goes away (process-groups.ts).
+    trackGroup(pid);
     let reason: "timeout" | "cancel" | undefined;
     let killTimer: NodeJS.Timeout | undefined;
     let progressTimer: NodeJS.Timeout | undefined;
@@ -389,6 +353,7 @@ export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
         }
         if (killTimer !== undefined) clearTimeout(killTimer);
         if (progressTimer !== undefined) clearTimeout(progressTimer);
+        forgetEmptyGroups();
         const collected = buffer.finish();
         resolve({
           output: collected.text,
@@ -450,7 +415,7 @@ export const shellTool: Tool = {
     "Run a bash command in the working directory and return its combined stdout and stderr with the exit code. " +
     `Output over ${SHELL_OUTPUT_HEAD_BYTES + SHELL_OUTPUT_TAIL_BYTES} bytes keeps its first ${SHELL_OUTPUT_HEAD_BYTES} and last ` +
     `${SHELL_OUTPUT_TAIL_BYTES} bytes. Stdin is closed. Background processes keep running after the command ends, ` +
-    "but their output is not captured: redirect it to a file.",
+    "until the session ends, but their output is not captured: redirect it to a file.",
   parameters,
   async run(args: unknown, ctx: ToolContext): Promise<ToolResult> {
     const { command, timeout_seconds } = validateArgs<ShellArgs>("shell", parameters, args);
