@@ -187,7 +187,7 @@ export type EmitMessage = {
 
 export type ErrorClass = "rate_limited" | "server_error" | "network" | "timeout" | "context_window_exceeded" | "authentication" | "invalid_request" | "protocol" | "cancelled";
 
-export type ErrorCode = "unauthorized" | "revision_mismatch" | "session_mismatch" | "invalid" | "unknown_message" | "overloaded";
+export type ErrorCode = "unauthorized" | "revision_mismatch" | "session_mismatch" | "bad_cbor" | "invalid" | "unknown_message" | "overloaded";
 
 /** A content-free refusal: the code is the whole explanation. */
 export type ErrorMessage = {

@@ -19,7 +19,7 @@ describe("the word-count example extension", () => {
       JSON.stringify({
         extensions: [
           { name: "words", command: ["node", "--import", "tsx", join(REPO_ROOT, "examples/word-count/main.ts")], config: { unit: "words" }, startup_timeout_seconds: 30 },
-          { name: "driver", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], driver: true }, startup_timeout_seconds: 30 },
+          { name: "driver", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], driver: true }, call_tools: ["*"], startup_timeout_seconds: 30 },
         ],
       }),
     );

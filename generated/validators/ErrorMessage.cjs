@@ -2,7 +2,7 @@
 "use strict";
 exports.validateErrorMessage = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorMessage.json","type":"object","properties":{"message":{"type":"string","const":"error"},"payload":{"type":"object","properties":{"code":{"$ref":"ErrorCode.json"},"request_id":{"$ref":"Id.json"}},"required":["code"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"description":"A content-free refusal: the code is the whole explanation.","x-tau-direction":"from_harness","x-tau-message":"error"};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorCode.json","type":"string","enum":["unauthorized","revision_mismatch","session_mismatch","invalid","unknown_message","overloaded"]};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorCode.json","type":"string","enum":["unauthorized","revision_mismatch","session_mismatch","bad_cbor","invalid","unknown_message","overloaded"]};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 
@@ -60,7 +60,7 @@ if(typeof data2 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/payload/code",schemaPath:"ErrorCode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((((data2 === "unauthorized") || (data2 === "revision_mismatch")) || (data2 === "session_mismatch")) || (data2 === "invalid")) || (data2 === "unknown_message")) || (data2 === "overloaded"))){
+if(!(((((((data2 === "unauthorized") || (data2 === "revision_mismatch")) || (data2 === "session_mismatch")) || (data2 === "bad_cbor")) || (data2 === "invalid")) || (data2 === "unknown_message")) || (data2 === "overloaded"))){
 validate0.errors = [{instancePath:instancePath+"/payload/code",schemaPath:"ErrorCode.json/enum",keyword:"enum",params:{allowedValues: schema1.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }

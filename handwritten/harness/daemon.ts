@@ -2,7 +2,7 @@
 // the harness, and decides when an owned daemon exits (SPEC-daemon-peers).
 import type { ErrorCode, WireMessage } from "../../generated/index.js";
 import { REVISION, compareRevision } from "../protocol/index.js";
-import { handleClientRpc, refuseContentFree, requestIdOf, type Connection, type SessionInfo } from "../transport/index.js";
+import { codeForWireError, handleClientRpc, refuseContentFree, requestIdOf, type Connection, type SessionInfo } from "../transport/index.js";
 import type { PublisherEnvelope } from "../bus/index.js";
 import { addPeerInterceptor, connectionSink, replyFromPeer } from "../host/index.js";
 import type { Harness } from "./harness.js";
@@ -20,6 +20,44 @@ type PeerState =
   | { readonly kind: "ui"; readonly generation: number; readonly publisher: PublisherEnvelope; detached: boolean; subscriptions: number[] }
   | { readonly kind: "client"; readonly generation: number };
 
+/** A new socket connection must send its first message (`hello`, or a client RPC) within this long. */
+export const HELLO_DEADLINE_MS = 10_000;
+/**
+ * Connections per class, so no class can crowd out another (SPEC-daemon-peers): connections that
+ * have not said who they are yet, non-UI clients (probes, scripts), and attached UIs. When the first
+ * two are full, a newcomer takes the place of the oldest; UIs beyond their limit are refused.
+ */
+export const MAX_PENDING_PEERS = 64;
+export const MAX_CLIENT_PEERS = 128;
+export const MAX_UI_PEERS = 64;
+
+/** The connections of one class, oldest first. */
+class PeerClass {
+  private readonly members = new Set<Connection>();
+  constructor(
+    readonly limit: number,
+    private readonly evicted: string,
+  ) {}
+  get full(): boolean {
+    return this.members.size >= this.limit;
+  }
+  /** Adds a connection, closing the oldest member first when the class is full. */
+  admitEvicting(conn: Connection): void {
+    if (this.full) {
+      const oldest = this.members.values().next().value as Connection;
+      this.members.delete(oldest);
+      oldest.close(this.evicted);
+    }
+    this.members.add(conn);
+  }
+  add(conn: Connection): void {
+    this.members.add(conn);
+  }
+  delete(conn: Connection): void {
+    this.members.delete(conn);
+  }
+}
+
 const REFUSAL_CODES: Record<"unknown_event" | "unauthorized" | "invalid" | "overloaded", ErrorCode> = {
   unknown_event: "unauthorized",
   unauthorized: "unauthorized",
@@ -32,6 +70,9 @@ export class DaemonFront {
   private nextGeneration = 1;
   private participatingUis = 0;
   private uiEverAdmitted = false;
+  private readonly pending = new PeerClass(MAX_PENDING_PEERS, "too many connections waiting to say hello");
+  private readonly clients = new PeerClass(MAX_CLIENT_PEERS, "too many client connections");
+  private readonly uis = new PeerClass(MAX_UI_PEERS, "too many attached UIs");
 
   constructor(
     private readonly harness: Harness,
@@ -56,10 +97,20 @@ export class DaemonFront {
   /** Called for every accepted socket connection, before any message can arrive. */
   accept(conn: Connection): void {
     let state: PeerState = { kind: "new" };
-    conn.onInvalid(() => refuseContentFree(conn, undefined, "invalid"));
+    this.pending.admitEvicting(conn);
+    const helloTimer = setTimeout(() => {
+      if (state.kind === "new") conn.close(`no hello within ${HELLO_DEADLINE_MS / 1000} s`);
+    }, HELLO_DEADLINE_MS);
+    helloTimer.unref();
+    conn.onInvalid((err) => refuseContentFree(conn, undefined, codeForWireError(err)));
     conn.onMessage((message) => {
       if (state.kind === "new") {
         state = this.admit(conn, message);
+        if (state.kind === "new") return;
+        clearTimeout(helloTimer);
+        this.pending.delete(conn);
+        if (state.kind === "client") this.clients.admitEvicting(conn);
+        else this.uis.add(conn);
         return;
       }
       if (state.kind === "client") {
@@ -69,6 +120,10 @@ export class DaemonFront {
       this.serveUi(conn, state, message);
     });
     conn.onClose(() => {
+      clearTimeout(helloTimer);
+      this.pending.delete(conn);
+      this.clients.delete(conn);
+      this.uis.delete(conn);
       const s = state as PeerState;
       if (s.kind === "new") return;
       this.harness.removePeer(s.generation);
@@ -91,11 +146,21 @@ export class DaemonFront {
       conn.close("revision mismatch");
       return { kind: "new" };
     }
+    if (verdict === "compatible") {
+      // Same major, other minor: it goes on, told once (on this connection) what tau speaks.
+      const { major, minor } = message.payload.revision;
+      conn.send({ message: "notice", payload: { level: "warning", text: `this daemon speaks protocol ${REVISION.major}.${REVISION.minor}; your client speaks ${major}.${minor}, continuing` } });
+    }
     const generation = this.nextGeneration++;
     if (message.payload.role !== "ui") return { kind: "client", generation };
     if (message.payload.session_id !== undefined && message.payload.session_id !== this.harness.sessionId) {
       refuseContentFree(conn, undefined, "session_mismatch");
       conn.close("session mismatch");
+      return { kind: "new" };
+    }
+    if (this.uis.full) {
+      refuseContentFree(conn, undefined, "overloaded");
+      conn.close("too many attached UIs");
       return { kind: "new" };
     }
     const publisher: PublisherEnvelope = Object.freeze({ class: "ui_attached", generation });
@@ -145,6 +210,9 @@ export class DaemonFront {
       case "ui_tree_request":
         conn.send({ message: "notice", payload: { level: "info", text: this.tree(), request_id: message.payload.request_id } });
         return;
+      case "ui_debug_event_stats_request":
+        conn.send({ message: "notice", payload: { level: "info", text: this.extensionStats(), request_id: message.payload.request_id } });
+        return;
       case "disconnect":
         conn.close("peer disconnected");
         return;
@@ -168,6 +236,19 @@ export class DaemonFront {
       if (a.parentId !== undefined) row.parent_id = a.parentId;
       return row;
     });
+  }
+
+  /** One line per configured extension: its protocol counters, never a payload. */
+  private extensionStats(): string {
+    const rows = this.harness.extensions.counters();
+    if (rows.length === 0) return "(no configured extensions)";
+    return rows
+      .map(
+        (r) =>
+          `${r.instance} (${r.kind}, ${r.phase}, generation ${r.generation}, ${r.restarts} restarts): ${r.messages} messages, ` +
+          `${r.published} published, ${r.refused} refused, ${r.staged} staged, ${r.notices} notices, ${r.invalid} unreadable`,
+      )
+      .join("\n");
   }
 
   private tree(): string {

@@ -22,6 +22,7 @@ import { eventProblem } from "../protocol/index.js";
 import { isEventName, type EventName, type UiCreateAgent, type UiSkillLoad } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import type { Peer } from "./peers.js";
+import type { ExtensionCounters } from "../host/index.js";
 
 export const HARNESS: PublisherEnvelope = Object.freeze({ class: "harness" });
 
@@ -51,6 +52,10 @@ export interface ExtensionLiveness {
   generationOf(instance: string): number | undefined;
   /** Whether an instance's configuration lets it call `tool` through its own `tool.request`. */
   mayCall(instance: string, tool: string): boolean;
+  /** Whether an instance may still come back (running, starting or respawning): its tool names wait for it. */
+  mayReturn(instance: string): boolean;
+  /** Protocol counters per configured extension (`ui_debug_event_stats_request`). */
+  counters(): readonly ExtensionCounters[];
 }
 
 export interface AgentState {
@@ -80,7 +85,14 @@ export class Harness {
   private closed = false;
   readonly tools: ToolRouter;
   /** Set by the daemon once extensions are supervised; until then no extension is live. */
-  extensions: ExtensionLiveness = { isLive: () => false, toolPrefix: () => "", generationOf: () => undefined, mayCall: () => false };
+  extensions: ExtensionLiveness = {
+    isLive: () => false,
+    toolPrefix: () => "",
+    generationOf: () => undefined,
+    mayCall: () => false,
+    mayReturn: () => false,
+    counters: () => [],
+  };
   readonly prompts: PromptEngine;
   private shellCommands!: ShellCommandRouter;
   private readonly writeback: WritebackWorker | undefined;
@@ -107,6 +119,7 @@ export class Harness {
       isLive: (instance, generation) => this.extensions.isLive(instance, generation),
       toolPrefix: (instance) => this.extensions.toolPrefix(instance),
       mayCall: (instance, tool) => this.extensions.mayCall(instance, tool),
+      mayReturn: (instance) => this.extensions.mayReturn(instance),
       hasAgent: (agentId) => this.agents.has(agentId),
       warn: (m) => options.warn?.(m),
     });

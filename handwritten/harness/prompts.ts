@@ -64,6 +64,8 @@ export class PromptEngine {
   /** model id → provider instance and model info, from provider.models_updated. */
   private readonly models = new Map<string, { instance: string; info: ModelInfo }>();
   private readonly modelsByInstance = new Map<string, ModelInfo[]>();
+  /** The connection generation whose declaration `modelsByInstance` holds, per instance. */
+  private readonly modelsGeneration = new Map<string, number>();
 
   constructor(private readonly port: PromptPort) {}
 
@@ -178,8 +180,14 @@ export class PromptEngine {
   onModelsDeclared(c: Committed): void {
     const instance = c.publisher.instance;
     if (instance === undefined || c.publisher.generation === undefined || this.port.generationOf(instance) !== c.publisher.generation) return;
-    const models = (c.data.models as ModelInfo[]).slice(0, 1024);
-    this.modelsByInstance.set(instance, models);
+    this.modelsGeneration.set(instance, c.publisher.generation);
+    this.setModels(instance, (c.data.models as ModelInfo[]).slice(0, 1024));
+  }
+
+  /** Replaces one instance's models (none: it left) and republishes what is available. */
+  private setModels(instance: string, models: ModelInfo[]): void {
+    if (models.length > 0) this.modelsByInstance.set(instance, models);
+    else this.modelsByInstance.delete(instance);
     for (const [id, m] of [...this.models]) if (m.instance === instance) this.models.delete(id);
     for (const info of models) this.models.set(info.id, { instance, info });
     void this.port.publish("provider.models_updated", { instance, models });
@@ -430,6 +438,11 @@ export class PromptEngine {
 
   /** A provider connection ended: the prompts it owned fail. */
   async onProviderGone(instance: string, generation: number): Promise<void> {
+    // Its models leave with it (a respawned process declares them again).
+    if (this.modelsGeneration.get(instance) === generation) {
+      this.modelsGeneration.delete(instance);
+      this.setModels(instance, []);
+    }
     for (const [agentId, l] of this.agents) {
       const t = l.turn;
       if (t && t.instance === instance && t.generation === generation) await this.fail(agentId, l, "network", `the ${instance} provider exited`);

@@ -42,12 +42,16 @@ export interface ToolRouterPort {
   toolPrefix(instance: string): string;
   /** Whether an extension's configuration lets it call `tool` (`call_tools`). */
   mayCall(instance: string, tool: string): boolean;
+  /** Whether an instance may still come back (its process is respawning): its names wait for it. */
+  mayReturn(instance: string): boolean;
   hasAgent(agentId: string): boolean;
   warn(message: string): void;
 }
 
 export class ToolRouter {
   readonly tools = new Map<string, RegisteredTool>();
+  /** Names whose owner's connection ended: held for that instance while it may come back. */
+  private readonly held = new Map<string, string>();
   private readonly pending = new Map<string, PendingCall>();
   private readonly completed = new Set<string>();
 
@@ -68,6 +72,9 @@ export class ToolRouter {
     if (incumbent && incumbent.owner !== p.instance && this.port.isLive(incumbent.owner, incumbent.generation)) {
       return refuse(`already registered by ${incumbent.owner}`);
     }
+    const holder = this.held.get(name);
+    if (holder !== undefined && holder !== p.instance && this.port.mayReturn(holder)) return refuse(`it belongs to ${holder}, which is restarting`);
+    this.held.delete(name);
     const owned = [...this.tools.values()].filter((t) => t.owner === p.instance && t.name !== name).length;
     if (owned >= MAX_TOOLS_PER_INSTANCE) return refuse(`the instance already has ${MAX_TOOLS_PER_INSTANCE} tools`);
     const tool: RegisteredTool = {
@@ -163,6 +170,7 @@ export class ToolRouter {
     for (const tool of [...this.tools.values()]) {
       if (tool.owner === instance && tool.generation === generation) {
         this.tools.delete(tool.name);
+        this.held.set(tool.name, instance); // an incumbent keeps its names across its own respawns
         this.port.publish("tool.unregister", { name: tool.name, owner: tool.owner });
       }
     }

@@ -4,8 +4,8 @@
 // budget. Every process gets a new connection generation.
 import type { ChildProcess } from "node:child_process";
 import type { ExtensionConfig, ExtensionKind, WireMessage } from "../../generated/index.js";
-import { REVISION, compareRevision } from "../protocol/index.js";
-import { Connection, refuseContentFree } from "../transport/index.js";
+import { REVISION, compareRevision, type WireError } from "../protocol/index.js";
+import { Connection, codeForWireError, refuseContentFree, type CloseReason } from "../transport/index.js";
 import type { Bus, PublisherEnvelope } from "../bus/index.js";
 import { DEFAULT_STARTUP_TIMEOUT_SECONDS, MAX_STAGED_BYTES, MAX_STAGED_EMITS, RESPAWN_BUDGET, RESPAWN_WINDOW_MS, STOP_GRACE_MS, respawnDelay } from "./limits.js";
 import { extensionArgv, spawnDiagnostic, spawnExtension, type EarlyExtension } from "./spawn.js";
@@ -40,9 +40,26 @@ export interface SupervisorOptions {
 
 type Phase = "starting" | "configuring" | "ready" | "active" | "failed" | "disabled" | "stopped";
 
+/** A pre-ready emit, or a pre-ready notice request (published under the harness's own envelope). */
 interface Staged {
+  readonly notice?: true;
   readonly name: string;
   readonly data: Record<string, unknown>;
+}
+
+/** Protocol counters of one configured extension, for `ui_debug_event_stats_request`. */
+export interface ExtensionCounters {
+  readonly instance: string;
+  readonly kind: ExtensionKind;
+  readonly phase: string;
+  readonly generation: number;
+  readonly restarts: number;
+  readonly messages: number;
+  readonly invalid: number;
+  readonly published: number;
+  readonly refused: number;
+  readonly staged: number;
+  readonly notices: number;
 }
 
 class Instance {
@@ -56,6 +73,11 @@ class Instance {
   restarts: number[] = [];
   settle: (() => void) | undefined;
   reason = "";
+  /** The generation whose connection has ended (it is no longer live, even before its process exits). */
+  goneGeneration = 0;
+  /** Whether this instance was told about a protocol minor revision other than ours. */
+  warnedRevision = false;
+  readonly counters = { messages: 0, invalid: 0, published: 0, refused: 0, staged: 0, notices: 0 };
 
   constructor(readonly config: ExtensionConfig) {}
 
@@ -175,6 +197,8 @@ export class Supervisor {
       const conn = new Connection({ readable: child.stdout!, writable: child.stdin! }, { side: "harness" });
       i.conn = conn;
       conn.onMessage((m) => this.onMessage(i, generation, conn, m));
+      conn.onInvalid((err) => this.onInvalid(i, generation, conn, err));
+      conn.onClose((reason) => this.onConnectionClosed(i, generation, reason));
       child.once("exit", (code, signal) => this.onExit(i, generation, code, signal));
       // An early process may have ended before it was adopted: its exit event is gone.
       if (child.exitCode !== null || child.signalCode !== null) {
@@ -206,17 +230,54 @@ export class Supervisor {
     this.settle(i);
   }
 
-  private onMessage(i: Instance, generation: number, conn: Connection, m: WireMessage): void {
+  /** A frame that could not be read is answered with its code; the stream goes on (SPEC-wire-protocol). */
+  private onInvalid(i: Instance, generation: number, conn: Connection, err: WireError): void {
     if (i.generation !== generation) return;
+    i.counters.invalid++;
+    refuseContentFree(conn, undefined, codeForWireError(err));
+  }
+
+  /**
+   * A connection that ends for any reason (an oversize frame, a protocol error, end of input, a
+   * broken pipe) ends its generation at once: the process is stopped, its calls end and its tools
+   * go now, not when (or if) it exits. Respawning waits for the exit.
+   */
+  private onConnectionClosed(i: Instance, generation: number, reason: CloseReason): void {
+    if (i.generation !== generation || this.stopping) return;
+    if (i.phase === "active" || i.phase === "ready" || i.phase === "configuring") {
+      this.host.notice("warning", `extension "${i.name}" ${closeDiagnostic(reason)}; stopping it`, false, i.name);
+    }
+    this.gone(i, generation);
+    this.kill(i);
+  }
+
+  /** Ends a generation's presence in the harness, once: subscriptions, interceptors, calls, tools. */
+  private gone(i: Instance, generation: number): void {
+    if (i.goneGeneration === generation) return;
+    i.goneGeneration = generation;
+    for (const id of i.subscriptions) this.host.bus.unsubscribe(id);
+    i.subscriptions = [];
+    this.host.bus.removeOwner(generation);
+    this.host.detach(i.name, generation);
+  }
+
+  private onMessage(i: Instance, generation: number, conn: Connection, m: WireMessage): void {
+    if (i.generation !== generation || i.goneGeneration === generation) return;
+    i.counters.messages++;
     if (i.phase === "starting") {
       if (m.message !== "hello" || m.payload.role !== "extension") {
         this.fail(i, "did not start with hello");
         return this.kill(i);
       }
-      if (compareRevision(m.payload.revision) === "incompatible") {
+      const verdict = compareRevision(m.payload.revision);
+      if (verdict === "incompatible") {
         refuseContentFree(conn, undefined, "revision_mismatch");
         this.fail(i, `speaks protocol ${m.payload.revision.major}.${m.payload.revision.minor}, not ${REVISION.major}.x`);
         return this.kill(i);
+      }
+      if (verdict === "compatible" && !i.warnedRevision) {
+        i.warnedRevision = true; // once per instance, not once per respawn
+        this.host.notice("warning", `extension "${i.name}" speaks protocol ${m.payload.revision.major}.${m.payload.revision.minor}; tau speaks ${REVISION.major}.${REVISION.minor}, continuing`, true, i.name);
       }
       const secrets: Record<string, string> = {};
       for (const name of i.config.secrets ?? []) {
@@ -257,11 +318,16 @@ export class Supervisor {
       case "emit":
         if (i.phase === "active") {
           void this.host.bus.publish(m.payload.event, i.envelope()).then((o) => {
-            if (o.status === "refused") refuseContentFree(conn, undefined, o.reason === "invalid" ? "invalid" : o.reason === "overloaded" ? "overloaded" : "unauthorized");
+            if (o.status === "refused") {
+              i.counters.refused++;
+              refuseContentFree(conn, undefined, o.reason === "invalid" ? "invalid" : o.reason === "overloaded" ? "overloaded" : "unauthorized");
+            } else {
+              i.counters.published++;
+            }
           });
           return;
         }
-        return this.stage(i, conn, m.payload.event);
+        return this.stage(i, conn, { name: m.payload.event.name, data: m.payload.event.data });
       case "ready":
         if (i.phase !== "configuring") return;
         i.phase = "ready";
@@ -273,7 +339,11 @@ export class Supervisor {
         return;
       case "extension_notice_request": {
         const level = m.payload.level === "critical" ? "warning" : m.payload.level;
-        void this.host.bus.publish({ name: "extension.notice", data: { instance: i.name, level, text: m.payload.text } }, { class: "harness" });
+        const notice: Staged = { notice: true, name: "extension.notice", data: { instance: i.name, level, text: m.payload.text } };
+        // Before activation a notice request waits (and counts) like any other staged emit.
+        if (i.phase !== "active") return this.stage(i, conn, notice);
+        i.counters.notices++;
+        void this.host.bus.publish({ name: notice.name, data: notice.data }, { class: "harness" });
         return;
       }
       case "disconnect":
@@ -285,14 +355,16 @@ export class Supervisor {
     }
   }
 
-  /** Before activation, emits are staged under count and byte bounds, in order. */
-  private stage(i: Instance, conn: Connection, event: { name: string; data: Record<string, unknown> }): void {
-    const bytes = Buffer.byteLength(JSON.stringify(event.data));
+  /** Before activation, emits and notice requests are staged under count and byte bounds, in order. */
+  private stage(i: Instance, conn: Connection, staged: Staged): void {
+    const bytes = Buffer.byteLength(JSON.stringify(staged.data));
     if (i.staged.length + 1 > MAX_STAGED_EMITS || i.stagedBytes + bytes > MAX_STAGED_BYTES) {
+      i.counters.refused++;
       refuseContentFree(conn, undefined, "overloaded");
       return;
     }
-    i.staged.push({ name: event.name, data: event.data });
+    i.counters.staged++;
+    i.staged.push(staged);
     i.stagedBytes += bytes;
   }
 
@@ -307,18 +379,22 @@ export class Supervisor {
     i.staged = [];
     i.stagedBytes = 0;
     for (const s of staged) {
+      if (s.notice) {
+        i.counters.notices++;
+        void this.host.bus.publish({ name: s.name, data: s.data }, { class: "harness" });
+        continue;
+      }
       void this.host.bus.publish({ name: s.name, data: s.data }, i.envelope()).then((o) => {
-        if (o.status === "refused" && DECLARATIONS.has(s.name)) this.host.notice("warning", `extension "${i.name}": ${s.name} refused (${o.reason})`, false, i.name);
+        if (o.status !== "refused") return void i.counters.published++;
+        i.counters.refused++;
+        if (DECLARATIONS.has(s.name)) this.host.notice("warning", `extension "${i.name}": ${s.name} refused (${o.reason})`, false, i.name);
       });
     }
   }
 
   private onExit(i: Instance, generation: number, code: number | null, signal: NodeJS.Signals | null): void {
     if (i.generation !== generation) return;
-    for (const id of i.subscriptions) this.host.bus.unsubscribe(id);
-    i.subscriptions = [];
-    this.host.bus.removeOwner(generation);
-    this.host.detach(i.name, generation);
+    this.gone(i, generation);
     const wasActive = i.phase === "active";
     const reason = i.phase === "disabled" ? i.reason : this.stopping ? "stopped" : wasActive ? "exited" : i.reason || "exited during startup";
     void this.host.bus.publish(
@@ -359,12 +435,33 @@ export class Supervisor {
   /** Live instance generation check used by routing consumers. */
   isLive(instance: string, generation: number): boolean {
     const i = this.instances.get(instance);
-    return i !== undefined && i.generation === generation && (i.phase === "active" || i.phase === "ready" || i.phase === "configuring");
+    return (
+      i !== undefined &&
+      i.generation === generation &&
+      i.goneGeneration !== generation &&
+      (i.phase === "active" || i.phase === "ready" || i.phase === "configuring")
+    );
   }
 
   generationOf(instance: string): number | undefined {
     const i = this.instances.get(instance);
-    return i && i.phase === "active" ? i.generation : undefined;
+    return i && i.phase === "active" && i.goneGeneration !== i.generation ? i.generation : undefined;
+  }
+
+  /**
+   * Whether an instance may still come back: running, starting, or waiting to respawn. Its tool
+   * names stay its own meanwhile; an instance given up (failed, disabled, stopped) holds none.
+   */
+  mayReturn(instance: string): boolean {
+    const i = this.instances.get(instance);
+    return i !== undefined && !this.stopping && i.phase !== "failed" && i.phase !== "disabled" && i.phase !== "stopped";
+  }
+
+  /** Per-extension protocol counters, in instance-name order. */
+  counters(): ExtensionCounters[] {
+    return [...this.instances.values()]
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
+      .map((i) => ({ instance: i.name, kind: i.kind, phase: i.phase, generation: i.generation, restarts: i.restarts.length, ...i.counters }));
   }
 
   toolPrefix(instance: string): string {
@@ -388,5 +485,21 @@ export class Supervisor {
       this.kill(i);
     }
     await Promise.all(exits);
+  }
+}
+
+/** Why a connection ended, for the notice that says the extension is being stopped. */
+function closeDiagnostic(reason: CloseReason): string {
+  switch (reason.kind) {
+    case "protocol":
+      return reason.code === "oversize" ? "sent a frame over the 16 MiB limit" : `broke the protocol (${reason.code})`;
+    case "peer_end":
+      return "closed its end of the connection";
+    case "peer_closed":
+      return "lost its connection";
+    case "io_error":
+      return `lost its connection (${reason.errno})`;
+    case "local":
+      return `was disconnected${reason.detail ? ` (${reason.detail})` : ""}`;
   }
 }

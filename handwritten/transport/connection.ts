@@ -38,9 +38,34 @@ export type SendResult = "queued" | "full" | "closed" | "oversize";
 /** `sendAsync` never returns a plain `full` unless MAX_SEND_WAITERS callers are already waiting. */
 export type SendAsyncResult = SendResult | "aborted";
 
+/**
+ * Memory for partially received frames, shared by every connection of one server: a hostile peer
+ * holding many connections each in the middle of a large frame can take no more than `limit` bytes
+ * in all. The connection whose bytes would pass it is closed.
+ */
+export class InboundBudget {
+  private used = 0;
+  constructor(readonly limit: number) {}
+
+  get inUse(): number {
+    return this.used;
+  }
+
+  /** Moves a connection's holding from `from` to `to` bytes; false when the total would pass the limit. */
+  change(from: number, to: number): boolean {
+    if (to > from && this.used - from + to > this.limit) return false;
+    this.used += to - from;
+    return true;
+  }
+}
+
 export interface ConnectionOptions {
   /** Which end this is: "harness" reads peer → harness messages, "peer" the other direction. */
   readonly side: Side;
+  /** Shared bound on partially received frames (socket servers); none for a lone connection. */
+  readonly inboundBudget?: InboundBudget;
+  /** A frame begun must be complete within this long (socket peers); no deadline when absent. */
+  readonly frameDeadlineMs?: number;
   readonly maxFrameBytes?: number;
   readonly maxQueueItems?: number;
   readonly maxQueueBytes?: number;
@@ -92,6 +117,11 @@ export class Connection {
   private endingOutput = false;
   private tornDown = false;
   private reason: CloseReason | undefined;
+  private readonly budget: InboundBudget | undefined;
+  private readonly frameDeadlineMs: number | undefined;
+  /** Bytes of a partial frame this connection holds against `budget`. */
+  private held = 0;
+  private frameTimer: NodeJS.Timeout | undefined;
   private resolveClosed!: (reason: CloseReason) => void;
   private readonly onMessageListeners = new Set<Listener<WireMessage>>();
   private readonly onInvalidListeners = new Set<Listener<WireError>>();
@@ -112,6 +142,8 @@ export class Connection {
     this.maxWaiters = options.maxSendWaiters ?? MAX_SEND_WAITERS;
     this.graceMs = options.closeGraceMs ?? CLOSE_GRACE_MS;
     this.reader = new MessageReader(options.side, this.maxFrameBytes);
+    this.budget = options.inboundBudget;
+    this.frameDeadlineMs = options.frameDeadlineMs;
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
 
     this.input.on("data", (chunk: Buffer | string) => this.onData(typeof chunk === "string" ? Buffer.from(chunk) : chunk));
@@ -261,7 +293,9 @@ export class Connection {
 
   private onData(chunk: Buffer): void {
     if (this.reason) return;
-    for (const result of this.reader.push(chunk)) {
+    const results = this.reader.push(chunk);
+    if (!this.trackPartialFrame(results.length > 0)) return;
+    for (const result of results) {
       if (this.reason) return;
       try {
         if (result.ok) {
@@ -277,6 +311,33 @@ export class Connection {
         return;
       }
     }
+  }
+
+  /**
+   * Accounts the partial frame the reader now holds (shared budget, completion deadline). Returns
+   * false when the connection was closed for it.
+   */
+  private trackPartialFrame(completedSome: boolean): boolean {
+    const buffered = this.reader.bufferedBytes;
+    if (this.budget !== undefined) {
+      if (!this.budget.change(this.held, buffered)) {
+        this.finish({ kind: "local", detail: "too much partially received data across connections" }, false);
+        return false;
+      }
+      this.held = buffered;
+    }
+    if (this.frameDeadlineMs === undefined) return true;
+    // The deadline runs from the last completed frame while a frame is pending.
+    if (completedSome || buffered === 0) {
+      clearTimeout(this.frameTimer);
+      this.frameTimer = undefined;
+    }
+    if (buffered > 0 && this.frameTimer === undefined) {
+      const ms = this.frameDeadlineMs;
+      this.frameTimer = setTimeout(() => this.finish({ kind: "local", detail: `a frame did not complete within ${ms / 1000} s` }, false), ms);
+      this.frameTimer.unref();
+    }
+    return true;
   }
 
   /**
@@ -370,6 +431,9 @@ export class Connection {
       return;
     }
     this.reason = reason;
+    clearTimeout(this.frameTimer);
+    if (this.budget !== undefined) this.budget.change(this.held, 0);
+    this.held = 0;
     for (const w of this.waiters.splice(0)) {
       w.cleanup();
       w.resolve("closed");

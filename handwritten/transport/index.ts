@@ -21,6 +21,7 @@ export {
 export { ConnectError, ListenError, RuntimeDirError, type ConnectFailure, type RuntimeDirProblem } from "./errors.js";
 export {
   Connection,
+  InboundBudget,
   type ByteStream,
   type CloseReason,
   type ConnectionOptions,
@@ -56,7 +57,7 @@ export {
   type Stem,
 } from "./discovery.js";
 export { publishDaemonEndpoint, removeOwnPair, removeOwnPairOnExit, type DaemonEndpoint, type DaemonEndpointOptions } from "./pair.js";
-export { handleClientRpc, refuseContentFree, requestIdOf, serveClientPeer, type RpcOutcome, type SessionInfo } from "./rpc.js";
+export { codeForWireError, handleClientRpc, refuseContentFree, requestIdOf, serveClientPeer, type RpcOutcome, type SessionInfo } from "./rpc.js";
 export {
   PROBE_MAX_FRAME_BYTES,
   listSessions,

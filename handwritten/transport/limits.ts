@@ -12,8 +12,17 @@ export const MAX_SEND_WAITERS = 1024;
 /** After a local or protocol close, queued frames get this long to flush before the stream is destroyed. */
 export const CLOSE_GRACE_MS = 2_000;
 
-/** Most simultaneous connections one unix socket server accepts. */
-export const MAX_SOCKET_CONNECTIONS = 256;
+/**
+ * Most simultaneous connections one unix socket server accepts at all: a backstop above the
+ * daemon's per-class limits (SPEC-daemon-peers), which decide who is let in.
+ */
+export const MAX_SOCKET_CONNECTIONS = 512;
+
+/** Bytes of partially received frames all connections of one socket server may hold together. */
+export const MAX_INBOUND_PARTIAL_BYTES = 256 * 1024 * 1024;
+
+/** A frame a socket peer has begun must be complete within this long. */
+export const FRAME_DEADLINE_MS = 15_000;
 
 /** Longest socket path accepted (Linux `sun_path` holds 108 bytes with the NUL, macOS 104). */
 export const MAX_SOCKET_PATH_BYTES = process.platform === "linux" ? 107 : 103;

@@ -49,8 +49,9 @@ export function refuseContentFree(connection: Connection, requestId?: string, co
   return result;
 }
 
-function codeForWireError(error: WireError): ErrorCode {
-  return error.code === "unknown_message" ? "unknown_message" : "invalid";
+/** The `error` code that answers a frame the reader refused (an oversize frame ends the stream instead). */
+export function codeForWireError(error: WireError): ErrorCode {
+  return error.code === "oversize" ? "invalid" : error.code;
 }
 
 /**

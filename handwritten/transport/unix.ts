@@ -4,18 +4,20 @@
 import * as fs from "node:fs";
 import * as net from "node:net";
 import { dirname } from "node:path";
-import { Connection, type ConnectionOptions } from "./connection.js";
+import { Connection, InboundBudget, type ConnectionOptions } from "./connection.js";
 import { ConnectError, ListenError, errnoOf } from "./errors.js";
-import { CONNECT_TIMEOUT_MS, MAX_SOCKET_CONNECTIONS, MAX_SOCKET_PATH_BYTES, SOCKET_MODE } from "./limits.js";
+import { CONNECT_TIMEOUT_MS, FRAME_DEADLINE_MS, MAX_INBOUND_PARTIAL_BYTES, MAX_SOCKET_CONNECTIONS, MAX_SOCKET_PATH_BYTES, SOCKET_MODE } from "./limits.js";
 import { ensureRuntimeDir } from "./runtime-dir.js";
 
-export type ConnectionTuning = Omit<ConnectionOptions, "side">;
+export type ConnectionTuning = Omit<ConnectionOptions, "side" | "inboundBudget">;
 
 export interface UnixServerOptions {
   /** Called synchronously for every accepted connection, before any message can arrive. */
   readonly onConnection: (connection: Connection) => void;
   readonly connection?: ConnectionTuning;
   readonly maxConnections?: number;
+  /** Bytes of partial frames all connections may hold together (default MAX_INBOUND_PARTIAL_BYTES). */
+  readonly maxInboundPartialBytes?: number;
 }
 
 export interface UnixServer {
@@ -40,8 +42,9 @@ export async function listenUnix(socketPath: string, options: UnixServerOptions)
   const connections = new Set<Connection>();
   const server = net.createServer({ allowHalfOpen: true });
   server.maxConnections = options.maxConnections ?? MAX_SOCKET_CONNECTIONS;
+  const inboundBudget = new InboundBudget(options.maxInboundPartialBytes ?? MAX_INBOUND_PARTIAL_BYTES);
   server.on("connection", (socket) => {
-    const connection = new Connection(socket, { ...options.connection, side: "harness" });
+    const connection = new Connection(socket, { frameDeadlineMs: FRAME_DEADLINE_MS, ...options.connection, side: "harness", inboundBudget });
     connections.add(connection);
     connection.onClose(() => connections.delete(connection));
     options.onConnection(connection);

@@ -47,6 +47,8 @@ function recorder(generation: number, publisher: PublisherEnvelope): RecordingPe
 
 export class HarnessKit {
   readonly live = new Map<string, LiveInstance>();
+  /** Instances whose connection ended but which the supervisor would respawn. */
+  readonly returning = new Set<string>();
   /** Everything committed from the kit's start, in order (live deliveries of every event). */
   readonly events: Delivery[] = [];
   private nextGeneration = 100;
@@ -64,6 +66,8 @@ export class HarnessKit {
         const allowed = this.live.get(instance)?.callTools ?? [];
         return allowed.includes("*") || allowed.includes(tool);
       },
+      mayReturn: (instance) => this.returning.has(instance) || this.live.has(instance),
+      counters: () => [],
     };
     h.addPeer(ui);
     const sink: Sink = { offer: (d) => (this.events.push(d), "queued"), close: () => undefined };

@@ -37,7 +37,7 @@ async function daemonWithShell(): Promise<{ d: StartedDaemon; ui: TestClient; ag
     JSON.stringify({
       extensions: [
         { name: "shell", command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
-        { name: "driver", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], driver: true }, startup_timeout_seconds: 30 },
+        { name: "driver", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], driver: true }, call_tools: ["*"], startup_timeout_seconds: 30 },
       ],
     }),
   );

@@ -6,8 +6,10 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { WireMessage } from "../../../generated/index.js";
 import { MessageReader, encodeFrame } from "../../../handwritten/protocol/index.js";
+import { PassThrough } from "node:stream";
 import {
   Connection,
+  InboundBudget,
   MAX_QUEUE_BYTES,
   MAX_QUEUE_ITEMS,
   listenUnix,
@@ -298,5 +300,50 @@ describe("pre-encoded frames", () => {
     expect(got[0]).toEqual(notice("shared"));
     p.client.destroy();
     fresh.client.destroy();
+  });
+});
+
+describe("inbound bounds", () => {
+  /** A frame header announcing `n` body bytes. */
+  const header = (n: number) => Buffer.from([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+
+  it("[transport.inbound.shared-budget] partial frames of all connections share one byte budget: exactly at it is fine, one byte past closes the connection that crossed", async () => {
+    const budget = new InboundBudget(100);
+    const make = () => {
+      const input = new PassThrough();
+      const conn = new Connection({ readable: input, writable: new PassThrough() }, { side: "harness", inboundBudget: budget });
+      return { input, conn };
+    };
+    const a = make();
+    const b = make();
+    a.input.write(Buffer.concat([header(1000), Buffer.alloc(56)])); // holds 60
+    b.input.write(Buffer.concat([header(1000), Buffer.alloc(35)])); // holds 39
+    await sleep(5);
+    expect(budget.inUse).toBe(99);
+    b.input.write(Buffer.alloc(1)); // 100: exactly at the budget
+    await sleep(5);
+    expect(budget.inUse).toBe(100);
+    expect(b.conn.isOpen).toBe(true);
+    b.input.write(Buffer.alloc(1)); // 101
+    await sleep(5);
+    expect(b.conn.isOpen).toBe(false);
+    expect(b.conn.closeReason).toEqual({ kind: "local", detail: "too much partially received data across connections" });
+    expect(a.conn.isOpen).toBe(true);
+    expect(budget.inUse).toBe(60); // the closed connection's bytes are released
+    a.conn.destroy();
+    expect(budget.inUse).toBe(0);
+  });
+
+  it("[transport.inbound.frame-deadline] a frame begun must complete within the deadline; a connection with no partial frame is never timed out", async () => {
+    const idle = await pair({ frameDeadlineMs: 200 });
+    idle.client.write(encodeFrame({ message: "ready", payload: {} }));
+    const slow = await pair({ frameDeadlineMs: 200 });
+    slow.client.write(Buffer.concat([header(64), Buffer.alloc(10)]));
+    const reason = await slow.conn.closed;
+    expect(reason).toEqual({ kind: "local", detail: "a frame did not complete within 0.2 s" });
+    await sleep(600);
+    expect(idle.conn.isOpen).toBe(true);
+    idle.client.destroy();
+    slow.client.destroy();
   });
 });
