@@ -28,6 +28,8 @@ export interface Committed {
   readonly recordedAt: number;
   readonly publisher: PublisherEnvelope;
   readonly persistence: Persistence;
+  /** It concerns ephemeral state (see `BusOptions.ephemeral`): it never reaches the debug log. */
+  readonly ephemeral?: true;
 }
 
 /** A `deliver` frame's payload. */
@@ -92,6 +94,11 @@ export interface BusOptions {
   readonly snapshotKey?: (name: EventName, data: Record<string, unknown>) => string | null;
   /** How long an interceptor may take to answer before its question counts as a pass. */
   readonly interceptDeadlineMs?: number;
+  /**
+   * Whether a publication concerns ephemeral state (an ephemeral agent, a `!!` command). Asked of
+   * the event as published, before interception, and again as committed: either makes it so.
+   */
+  readonly ephemeral?: (name: EventName, data: Record<string, unknown>) => boolean;
 }
 
 interface Interceptor extends InterceptorSpec {
@@ -120,6 +127,8 @@ interface Job {
   readonly name: EventName;
   readonly data: Record<string, unknown>;
   readonly publisher: PublisherEnvelope;
+  /** Classified from the data as published, so no interceptor's replacement can undo it. */
+  readonly ephemeral: boolean;
   readonly resolve: (o: PublishOutcome) => void;
 }
 
@@ -172,7 +181,9 @@ export class Bus {
     const env = freeze({ ...publisher });
     return new Promise((resolve) => {
       // The bus takes ownership of `data`: it is frozen at commit and shared with every reader.
-      this.queue.push({ name: admission.event, data: input.data as Record<string, unknown>, publisher: env, resolve });
+      const data = input.data as Record<string, unknown>;
+      const ephemeral = this.options.ephemeral?.(admission.event, data) === true;
+      this.queue.push({ name: admission.event, data, publisher: env, ephemeral, resolve });
       if (!this.running) void this.run();
     });
   }
@@ -214,14 +225,23 @@ export class Bus {
       }
       data = r.data as Record<string, unknown>;
     }
-    return this.commit(job.name, data, job.publisher);
+    return this.commit(job.name, data, job.publisher, job.ephemeral);
   }
 
   /** Sequence, timestamp, durable append, broadcast and consumers, in one synchronous step. */
-  private commit(name: EventName, data: Record<string, unknown>, publisher: PublisherEnvelope): PublishOutcome {
+  private commit(name: EventName, data: Record<string, unknown>, publisher: PublisherEnvelope, ephemeral: boolean): PublishOutcome {
     const persistence = PERSISTENCE[name];
     if (persistence === "directed") return { status: "refused", reason: "invalid", detail: "directed events are sent, not published" };
-    const committed: Committed = freeze({ name, data: deepFreeze(data), seq: this.seq, recordedAt: this.clock(), publisher, persistence });
+    const quiet = ephemeral || this.options.ephemeral?.(name, data) === true;
+    const committed: Committed = freeze({
+      name,
+      data: deepFreeze(data),
+      seq: this.seq,
+      recordedAt: this.clock(),
+      publisher,
+      persistence,
+      ...(quiet ? { ephemeral: true as const } : {}),
+    });
     if (DURABLE.has(persistence)) {
       this.options.append?.(committed); // throws: the commit is aborted and seq not consumed
       this.log.push(committed);

@@ -18,7 +18,7 @@ import { PromptEngine } from "./prompts.js";
 import { ShellCommandRouter } from "./shell-commands.js";
 import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile } from "./context.js";
 import { discoverSkills, loadSkillBody, renderSkillListing, skillPromptText, type SkillScan } from "./skills.js";
-import { eventProblem } from "../protocol/index.js";
+import { eventProblem, fitText } from "../protocol/index.js";
 import { isEventName, type EventName, type UiCreateAgent, type UiSkillLoad } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import type { Peer } from "./peers.js";
@@ -108,6 +108,7 @@ export class Harness {
       append: (c) => this.append(c),
       warn: options.warn,
       snapshotKey: (name, data) => snapshotKey(name, data),
+      ephemeral: (name, data) => this.concernsEphemeral(name, data),
     });
     this.writeback = writeback;
     this.bus.onCommitted("ui.create_agent", (c) => this.onCreateAgent(c));
@@ -173,6 +174,7 @@ export class Harness {
     const stateDir = options.stateDir;
     if (stateDir && options.debugLog !== false) {
       this.bus.onCommitted("*", (c) => {
+        if (c.ephemeral) return; // ephemeral agents and `!!` commands leave no debug-log rows
         mirrorDebugEvent(stateDir, this.sessionId, { seq: c.seq, recorded_at: c.recordedAt, name: c.name, publisher: c.publisher, data: c.data });
       });
     }
@@ -266,10 +268,30 @@ export class Harness {
     );
   }
 
+  /**
+   * Whether an event concerns ephemeral state: an ephemeral agent (by its id, or a call, prompt or
+   * command of its), the request creating one, or a `!!` user command and everything of its route.
+   */
+  private concernsEphemeral(name: EventName, data: Record<string, unknown>): boolean {
+    const agentId = data.agent_id;
+    if (typeof agentId === "string" && this.agents.get(agentId)?.ephemeral === true) return true;
+    if (name === "ui.create_agent") return data.ephemeral === true;
+    if (name === "shell.command_request") return data.include_in_context === false;
+    if (typeof data.request_id === "string" && name.startsWith("shell.command_")) return this.shellCommands.isEphemeralRoute(data.request_id);
+    let owner: string | undefined;
+    if (typeof data.call_id === "string" && name.startsWith("tool.")) owner = this.tools.agentOfCall(data.call_id);
+    else if (typeof data.prompt_id === "string" && name.startsWith("provider.")) owner = this.prompts.agentOfPrompt(data.prompt_id);
+    return owner !== undefined && this.agents.get(owner)?.ephemeral === true;
+  }
+
   /** Durable appends by persistence class; throwing aborts the commit. */
   private append(c: Committed): void {
     const source = publisherToSource(c.publisher);
     const input = { event: { name: c.name, data: c.data as Record<string, unknown> }, source, recorded_at: c.recordedAt };
+    const agentId = c.data.agent_id;
+    // An ephemeral agent's facts stay in memory: its own journal is memory-only, and the session's
+    // journals never name it, so nothing of it is left to resume.
+    if (c.persistence !== "agent" && typeof agentId === "string" && this.agents.get(agentId)?.ephemeral === true) return;
     if (c.persistence === "session") {
       this.sessionLog.append(input);
     } else if (c.persistence === "restore") {
@@ -399,7 +421,12 @@ export class Harness {
     return true;
   }
 
-  private onCreateAgent(c: Committed): void {
+  /**
+   * `ui.create_agent` from the exact live UI: the agent's journal (in memory for an ephemeral
+   * agent), its start and its membership. The requester is always answered, and an agent whose
+   * start or membership could not be recorded is let go, its journal closed.
+   */
+  private async onCreateAgent(c: Committed): Promise<void> {
     const req = c.data as unknown as UiCreateAgent;
     const requester = c.publisher.generation;
     const refuse = (error: string) =>
@@ -407,45 +434,44 @@ export class Harness {
     if (c.publisher.class !== "ui_attached" || requester === undefined || !this.peers.has(requester)) return;
     if (req.parent_id !== undefined && !this.agents.has(req.parent_id)) return void refuse("unknown parent agent");
     const agentId = mintId("a");
+    const ephemeral = req.ephemeral === true;
     let log: EventLog;
     try {
-      log = this.store.openAgent(agentId);
+      log = ephemeral ? this.store.openEphemeralAgent(agentId) : this.store.openAgent(agentId);
     } catch {
       return void refuse("could not create the agent journal");
     }
     const agent: AgentState = {
       id: agentId,
-      ephemeral: req.ephemeral === true,
+      ephemeral,
       createdAt: c.recordedAt,
       metadata: new Map(),
       log,
       ...(req.parent_id !== undefined ? { parentId: req.parent_id } : {}),
     };
     this.agents.set(agentId, agent);
-    this.initializeContext(agent); // AGENTS.md and skills are frozen as the agent initializes
-    const started: Record<string, unknown> = {
-      agent_id: agentId,
-      session_id: this.sessionId,
-      creator: "ui",
-      cwd: this.projectRoot,
-      ephemeral: agent.ephemeral,
+    const letGo = (error: string) => {
+      this.agents.delete(agentId);
+      log.close();
+      refuse(error);
     };
-    if (req.parent_id !== undefined) started.parent_id = req.parent_id;
-    if (req.role !== undefined) started.role = req.role;
-    if (req.model !== undefined) started.model = req.model;
-    void (async () => {
-      const s = await this.publishHarness("agent.started", started);
-      if (s.status !== "committed") {
-        this.agents.delete(agentId);
-        log.close();
-        return void refuse("could not record the agent");
+    try {
+      this.initializeContext(agent); // AGENTS.md and skills are frozen as the agent initializes
+      const started: Record<string, unknown> = { agent_id: agentId, session_id: this.sessionId, creator: "ui", cwd: this.projectRoot, ephemeral };
+      if (req.parent_id !== undefined) started.parent_id = req.parent_id;
+      if (req.role !== undefined) started.role = req.role;
+      if (req.model !== undefined) started.model = req.model;
+      if ((await this.publishHarness("agent.started", started)).status !== "committed") return letGo("could not record the agent");
+      if ((await this.publishHarness("session.agent_loaded", { agent_id: agentId })).status !== "committed") {
+        return letGo("could not record the agent in the session");
       }
-      await this.publishHarness("session.agent_loaded", { agent_id: agentId });
       if (req.display_name !== undefined) {
         await this.publishHarness("agent.metadata_set", { agent_id: agentId, key: "display_name", value: req.display_name, by: { class: "ui_attached" } });
       }
       this.sendDirected(requester, "ui.create_agent_result", { request_id: req.request_id, ok: true, agent_id: agentId });
-    })();
+    } catch (err) {
+      letGo(fitText(`could not create the agent: ${err instanceof Error ? err.message : String(err)}`));
+    }
   }
 
   /** Requests commit first; the exact live requester is revalidated before the canonical fact. */

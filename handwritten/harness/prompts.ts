@@ -305,6 +305,12 @@ export class PromptEngine {
     }
   }
 
+  /** The agent whose current turn is this prompt, if one is. */
+  agentOfPrompt(promptId: string): string | undefined {
+    for (const [agentId, l] of this.agents) if (l.turn?.promptId === promptId) return agentId;
+    return undefined;
+  }
+
   private ownerTurn(c: Committed): { agentId: string; l: AgentLoop; t: Turn } | undefined {
     const p = c.publisher;
     for (const [agentId, l] of this.agents) {

@@ -21,8 +21,18 @@ export interface ShellCommandPort {
 
 export class ShellCommandRouter {
   private readonly pending = new Map<string, PendingCommand>();
+  /**
+   * Request ids of ephemeral routes (`!!cmd`, or any command of an ephemeral agent), as committed:
+   * their reports and results stay out of the debug log. It grows with accepted ephemeral commands
+   * only, for the life of the process.
+   */
+  private readonly ephemeralRoutes = new Set<string>();
 
   constructor(private readonly port: ShellCommandPort) {}
+
+  isEphemeralRoute(requestId: string): boolean {
+    return this.ephemeralRoutes.has(requestId);
+  }
 
   onRequest(c: Committed): void {
     if (c.publisher.class !== "ui_attached") return;
@@ -38,6 +48,8 @@ export class ShellCommandRouter {
       generation: tool.generation,
     };
     this.pending.set(requestId, cmd);
+    // Classified from the request as published (an interceptor's replacement cannot undo it).
+    if (c.ephemeral) this.ephemeralRoutes.add(requestId);
     this.port.publish("shell.command_started", {
       agent_id: agentId,
       request_id: requestId,

@@ -136,6 +136,11 @@ export class ToolRouter {
     this.outcome(call, "error", error);
   }
 
+  /** The agent of a call still open, if it is one. */
+  agentOfCall(callId: string): string | undefined {
+    return this.pending.get(callId)?.agentId;
+  }
+
   private ownedBy(c: Committed): PendingCall | undefined {
     const call = this.pending.get(String(c.data.call_id));
     const p: PublisherEnvelope = c.publisher;

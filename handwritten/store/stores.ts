@@ -66,6 +66,8 @@ export interface StateStore {
   /** The state directory, or null in memory-only mode. */
   readonly stateDir: string | null;
   openAgent(agentId: string, hooks?: JournalHooks): EventLog;
+  /** An agent journal held in memory only, whatever the store: an ephemeral agent leaves no file. */
+  openEphemeralAgent(agentId: string): EventLog;
   openSession(sessionId: string, hooks?: JournalHooks): EventLog;
   openRestore(sessionId: string, hooks?: JournalHooks): EventLog;
   /** Closes every journal this store opened. */
@@ -105,6 +107,10 @@ abstract class BaseStore implements StateStore {
   }
   openAgent(agentId: string, hooks?: JournalHooks): EventLog {
     return this.openLog("agent", agentId, hooks);
+  }
+  openEphemeralAgent(agentId: string): EventLog {
+    checkId(agentId);
+    return new EventLog("agent", agentId, new MemoryJournal<JournalRecord>({ validate: this.validate }));
   }
   openSession(sessionId: string, hooks?: JournalHooks): EventLog {
     return this.openLog("session", sessionId, hooks);
