@@ -4,10 +4,17 @@
 // oclif `run` command (which still serves `tau run --help`).
 import { parseArgs } from "node:util";
 import type { RunOptions } from "./run-daemon.js";
+import { parseInput } from "./tui/command-mode.js";
+
+/** The text a run submits; `literal` when the user escaped a leading colon (`::text`). */
+export interface RunPrompt {
+  readonly text: string;
+  readonly literal: boolean;
+}
 
 export interface RunArgs {
-  /** The `-p` text (absent with `--prompt-stdin`, which the client reads itself). */
-  readonly prompt?: string;
+  /** The `-p` prompt (absent with `--prompt-stdin`, which the client reads itself). */
+  readonly prompt?: RunPrompt;
   readonly promptStdin: boolean;
   readonly options: RunOptions;
 }
@@ -37,20 +44,54 @@ export function parseRunArgs(argv: readonly string[]): ParsedRunArgs {
     return { ok: false, message: `tau run: ${(err as Error).message}\nSee: tau run --help` };
   }
   const promptStdin = values["prompt-stdin"] === true;
-  if (!promptStdin && missingPrompt(values.prompt, values.skill)) return { ok: false, message: NO_PROMPT };
+  let skill = values.skill;
+  let prompt: RunPrompt | undefined;
+  if (!promptStdin) {
+    const read = headlessPrompt(values.prompt ?? "", skill);
+    if (!read.ok) return read;
+    prompt = read.prompt;
+    skill = read.skill;
+  }
   const options: RunOptions = {
     json: values.json === true,
-    ...(values.skill !== undefined ? { skill: values.skill } : {}),
+    ...(skill !== undefined ? { skill } : {}),
     ephemeral: values.ephemeral === true,
     ...(values.model ? { model: values.model } : {}),
     harnessConfig: values["harness-config"] ?? [],
   };
-  return { ok: true, args: { ...(values.prompt !== undefined ? { prompt: values.prompt } : {}), promptStdin, options } };
+  return { ok: true, args: { ...(prompt !== undefined ? { prompt } : {}), promptStdin, options } };
 }
 
-/** A run needs prompt text, or a skill to stand for it. */
-export function missingPrompt(prompt: string | undefined, skill: string | undefined): boolean {
-  return skill === undefined && (prompt === undefined || prompt.trim() === "");
+export type HeadlessPrompt =
+  | { readonly ok: true; readonly prompt: RunPrompt; readonly skill?: string }
+  | { readonly ok: false; readonly message: string };
+
+/**
+ * What a headless prompt means, read as the interactive UI reads a line (SPEC-cli-command-mode): a
+ * leading `:` is never model input. `::text` sends the literal `:text`; `:skill NAME [TEXT]` loads a
+ * skill as `--skill` does; any other colon command is refused with the UI's own words. `skill` is
+ * the `--skill` flag, whose prompt text may be empty.
+ */
+export function headlessPrompt(text: string, skill: string | undefined): HeadlessPrompt {
+  const parsed = parseInput(text);
+  switch (parsed.kind) {
+    case "empty":
+      return skill === undefined ? { ok: false, message: NO_PROMPT } : { ok: true, prompt: { text: "", literal: false }, skill };
+    case "prompt":
+      return { ok: true, prompt: { text: parsed.text, literal: parsed.literal }, ...(skill !== undefined ? { skill } : {}) };
+    case "shell": // `!cmd` runs only in the interactive UI; headless, it is prompt text like any other
+      return { ok: true, prompt: { text, literal: false }, ...(skill !== undefined ? { skill } : {}) };
+    case "error":
+      return { ok: false, message: `tau run: ${parsed.message}` };
+    case "command": {
+      const name = parsed.spec.name;
+      if (name === "skill" && skill === undefined) {
+        return { ok: true, prompt: { text: parsed.args[1] ?? "", literal: false }, skill: parsed.args[0] as string };
+      }
+      if (name === "skill") return { ok: false, message: "tau run: give the skill once, with --skill NAME or :skill NAME" };
+      return { ok: false, message: `tau run: :${name} is a command of the interactive UI (tau), not a prompt; '::${name}' sends it to the model as text` };
+    }
+  }
 }
 
 /** What the `tau` launcher script minted for the daemon it starts for a run (bin/tau.cjs). */

@@ -9,10 +9,10 @@
 import { readFileSync } from "node:fs";
 import { mark, markStart } from "../protocol/timeline.js";
 import { abandonDaemon, loadFastBundle } from "../transport/launch.js";
-import { NO_PROMPT, missingPrompt, parseRunArgs } from "./run-args.js";
+import { headlessPrompt, parseRunArgs } from "./run-args.js";
 import { startRunDaemon, takeEarlyDaemon } from "./run-daemon.js";
 
-type RunPrompt = typeof import("./run-prompt.js");
+type RunPromptBundle = typeof import("./run-prompt.js");
 
 export async function main(argv: readonly string[]): Promise<void> {
   markStart("run");
@@ -25,21 +25,26 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const { options } = parsed.args;
+  let { options } = parsed.args;
   const early = await takeEarlyDaemon(options);
   const daemon = early ?? startRunDaemon(options);
   mark(early ? "run daemon adopted" : "run daemon spawned");
-  const prompt = parsed.args.promptStdin ? readFileSync(0, "utf8") : parsed.args.prompt;
-  if (missingPrompt(prompt, options.skill)) {
-    await abandonDaemon(daemon);
-    process.stderr.write(`${NO_PROMPT}\n`);
-    process.exitCode = 2;
-    return;
+  let prompt = parsed.args.prompt;
+  if (parsed.args.promptStdin) {
+    const read = headlessPrompt(readFileSync(0, "utf8"), options.skill);
+    if (!read.ok) {
+      await abandonDaemon(daemon);
+      process.stderr.write(`${read.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    prompt = read.prompt;
+    if (read.skill !== undefined) options = { ...options, skill: read.skill };
   }
-  const rest = loadFastBundle<RunPrompt>("run-prompt");
+  const rest = loadFastBundle<RunPromptBundle>("run-prompt");
   mark("run run-prompt loaded");
   try {
-    process.exitCode = await rest.exports.runPrompt(prompt ?? "", options, daemon);
+    process.exitCode = await rest.exports.runPrompt(prompt ?? { text: "", literal: false }, options, daemon);
   } finally {
     rest.settled();
   }

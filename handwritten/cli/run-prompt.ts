@@ -7,6 +7,7 @@ import { RuntimeDirError } from "../transport/errors.js";
 import { DaemonExitedError, abandonDaemon, loadFastBundle, waitForDaemon, type StartedDaemon } from "../transport/launch.js";
 import { checkRuntimeDir } from "../transport/runtime-dir.js";
 import { startRunDaemon, type RunOptions } from "./run-daemon.js";
+import type { RunPrompt } from "./run-args.js";
 import { sanitize } from "./ui/index.js";
 import { SessionClient, type Delivery } from "./session-client.js";
 
@@ -49,10 +50,12 @@ function lastDaemonMessage(logPath: string): string | undefined {
 }
 
 /**
- * `prompt` is the text to submit; with `o.skill`, the skill's body is submitted with `prompt` (which
- * may then be empty) as the user's own words (SPEC-skills).
+ * `prompt` is what to submit (its text, and whether the user escaped a leading colon); with
+ * `o.skill`, the skill's body is submitted with that text (which may then be empty) as the user's
+ * own words (SPEC-skills).
  */
-export async function runPrompt(prompt: string, o: RunOptions, started?: StartedDaemon): Promise<number> {
+export async function runPrompt(input: RunPrompt, o: RunOptions, started?: StartedDaemon): Promise<number> {
+  const prompt = input.text;
   const roots = resolveRoots();
   const starting = started ?? startRunDaemon(o, roots);
   let daemon;
@@ -155,7 +158,7 @@ export async function runPrompt(prompt: string, o: RunOptions, started?: Started
     if (o.skill !== undefined) {
       promptId = await client.loadSkill(agentId, o.skill, prompt.trim() === "" ? {} : { text: prompt });
     } else {
-      client.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: prompt });
+      client.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: prompt, ...(input.literal ? { literal: true } : {}) });
     }
     mark("run submitted");
     result = await outcome;

@@ -4,6 +4,7 @@
 import { Command, Flags } from "@oclif/core";
 import { readFileSync } from "node:fs";
 import { runPrompt } from "../run-prompt.js";
+import { headlessPrompt } from "../run-args.js";
 
 export default class Run extends Command {
   static override summary = "Run one prompt to completion and print the answer.";
@@ -26,14 +27,11 @@ export default class Run extends Command {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Run);
-    let prompt = flags.prompt;
-    if (flags["prompt-stdin"]) prompt = readFileSync(0, "utf8");
-    if (flags.skill === undefined && (prompt === undefined || prompt.trim() === "")) {
-      this.error("give a prompt with -p TEXT or --prompt-stdin (or a skill with --skill NAME)", { exit: 2 });
-    }
-    process.exitCode = await runPrompt(prompt ?? "", {
+    const read = headlessPrompt(flags["prompt-stdin"] ? readFileSync(0, "utf8") : (flags.prompt ?? ""), flags.skill);
+    if (!read.ok) this.error(read.message.replace(/^tau run: /, ""), { exit: 2 });
+    process.exitCode = await runPrompt(read.prompt, {
       json: flags.json,
-      ...(flags.skill !== undefined ? { skill: flags.skill } : {}),
+      ...(read.skill !== undefined ? { skill: read.skill } : {}),
       ephemeral: flags.ephemeral,
       ...(flags.model ? { model: flags.model } : {}),
       harnessConfig: flags["harness-config"] ?? [],

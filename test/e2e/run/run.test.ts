@@ -197,4 +197,30 @@ describe("tau run", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("give a prompt");
   });
+
+  it("[run.colon.refused-or-literal] a colon command is never sent to the model: refused with the UI's words (from -p or stdin), or sent literally when escaped", async () => {
+    const { env, home, project } = workspace();
+    for (const [args, input, message] of [
+      [["run", "-p", ":model gpt-x"], "", "tau run: :model is a command of the interactive UI (tau), not a prompt; '::model' sends it to the model as text"],
+      [["run", "-p", "  :nosuch thing"], "", "tau run: unknown command :nosuch — :help lists the commands; '::nosuch' sends it as text"],
+      [["run", "--prompt-stdin"], ":quit\n", "tau run: :quit is a command of the interactive UI (tau), not a prompt; '::quit' sends it to the model as text"],
+      [["run", "-p", ":"], "", "tau run: an empty command: type a name after ':' (:help lists them), or '::' to send a literal ':'"],
+    ] as Array<[string[], string, string]>) {
+      const r = await runTau(args, { env: openai(env), cwd: project, input, asCommand: true });
+      expect(r.stderr.trim(), args.join(" ")).toBe(message);
+      expect(r.code).toBe(2);
+    }
+    expect(fake.chatRequests).toEqual([]);
+    // Nothing of the refused runs is left: no session folder holds more than what a run leaves.
+    expect(existsSync(join(home, "state", "agents"))).toBe(false);
+
+    fake.enqueue(textResponse("noted"));
+    const r = await runTau(["run", "-p", "::model is a word"], { env: openai(env), cwd: project });
+    expect(r.code).toBe(0);
+    const sent = JSON.stringify(fake.chatRequests[0]?.body);
+    expect(sent).toContain(":model is a word");
+    expect(sent).not.toContain("::model");
+    const submitted = agentJournal(home).find((x) => x.name === "agent.prompt_submitted")?.data;
+    expect(submitted).toMatchObject({ text: ":model is a word", literal: true });
+  });
 });
