@@ -15,11 +15,28 @@
 ":" //;     if [ -n "$TAU_HOME" ]; then __tau_d=$TAU_HOME/state; elif [ -n "$XDG_STATE_HOME" ]; then __tau_d=$XDG_STATE_HOME/tau; elif [ -n "$HOME" ]; then __tau_d=$HOME/.local/state/tau; else exit 3; fi
 ":" //;     [ -d "$__tau_d/sessions" ] && mkdir -m 700 "$__tau_d/sessions/$__tau_s" && : >>"$__tau_d/sessions/$__tau_s/daemon.log" || exit 3; __tau_l=$__tau_d/sessions/$__tau_s/daemon.log
 ":" //;   fi
-":" //;   exec setsid node "$0" daemon --for-run "$__tau_s" "$__tau_i" "$@" </dev/null >>"$__tau_l" 2>&1
+":" //;   [ -n "$__tau_k" ] || exec setsid node "$0" daemon --for-run "$__tau_s" "$__tau_i" "$@" </dev/null >>"$__tau_l" 2>&1
+":" /*;   export TAU_SECRETS_FD=3; exec setsid node "$0" daemon --for-run "$__tau_s" "$__tau_i" "$@" </dev/null >>"$__tau_l" 2>&1 3<<__TAU_SECRETS__
+":" //;$__tau_k
+__TAU_SECRETS__
+# */
+":" //; }
+":" //; __tau_secrets() { # move OPENAI_API_KEY and every TAU_SECRET_* out of the environment into $__tau_k (NAME=value lines)
+":" //;   __tau_kn=$(printf '\n.'); __tau_kn=${__tau_kn%.}; set -f; __tau_ko=$IFS; IFS=$__tau_kn
+":" //;   for __tau_ka in $__tau_kl; do __tau_ka=${__tau_ka#export }; __tau_ka=${__tau_ka#declare -x }
+":" //;     case $__tau_ka in TAU_SECRET_*=*|OPENAI_API_KEY=*) __tau_ka=${__tau_ka%%=*};; *) continue;; esac
+":" //;     case $__tau_ka in *[!A-Za-z0-9_]*) continue;; esac; eval "__tau_kv=\${$__tau_ka+x}"; [ -n "$__tau_kv" ] || continue
+":" //;     eval "__tau_kv=\$$__tau_ka"; unset "$__tau_ka"; __tau_k=$__tau_k$__tau_ka=$__tau_kv$__tau_kn
+":" //;   done; IFS=$__tau_ko; set +f; unset __tau_kl __tau_ka __tau_kv __tau_ko __tau_kn
 ":" //; }
 ":" //; __tau_b36() { __tau_n=$1 __tau_b=; set -- 0 1 2 3 4 5 6 7 8 9 a b c d e f g h i j k l m n o p q r s t u v w x y z; while [ "$__tau_n" -gt 0 ]; do eval "__tau_b=\${$((__tau_n % 36 + 1))}\$__tau_b"; __tau_n=$((__tau_n / 36)); done; }
-":" //; unset TAU_RUN_DAEMON; [ "$1" = run ] && __tau_early "$@"
-":" //; unset __tau_e __tau_a; exec node "$0" "$@"
+":" //; unset TAU_RUN_DAEMON TAU_SECRETS_FD; __tau_k= __tau_kl=$(export -p); case $__tau_kl in *TAU_SECRET_*|*OPENAI_API_KEY=*) __tau_secrets;; esac; unset __tau_kl
+":" //; [ "$1" = run ] && __tau_early "$@"
+":" //; unset __tau_e __tau_a; [ -n "$__tau_k" ] || exec node "$0" "$@"
+":" /*; export TAU_SECRETS_FD=3; exec node "$0" "$@" 3<<__TAU_SECRETS__
+":" //;$__tau_k
+__TAU_SECRETS__
+# */
 // tau's entry point, started by /bin/sh and then by node: the lines above are shell commands to sh,
 // and each is a string then a comment to JavaScript. They hand NODE_EXTRA_CA_CERTS to this node under
 // another name (see the first statement below), start the daemon of a `tau run` (below), and run this
@@ -62,6 +79,17 @@ if (deferredCaCerts !== undefined) {
   delete process.env.TAU_NODE_EXTRA_CA_CERTS;
   process.env.NODE_EXTRA_CA_CERTS = deferredCaCerts;
   process[Symbol.for("tau.deferred-extra-ca-certs")] = deferredCaCerts;
+}
+
+// Secrets never sit in a tau process's environment block (/proc/<pid>/environ shows it to every
+// process of the user): the launcher lines above, and every tau process that starts another
+// (transport/launch.ts), take OPENAI_API_KEY and each TAU_SECRET_* out of the environment and hand
+// them over on a pipe, fd TAU_SECRETS_FD, as `NAME=value` lines. They are put back into process.env
+// here, which changes what this process sees, not its environment block.
+const secretsFd = process.env.TAU_SECRETS_FD;
+if (secretsFd !== undefined) {
+  delete process.env.TAU_SECRETS_FD;
+  if (secretsFd === "3") takeSecrets(3);
 }
 
 const argv = process.argv.slice(2);
@@ -120,3 +148,30 @@ function notBuilt() {
   process.stderr.write("tau: not built yet; run `npm ci` (or `npm run build`) in the tau checkout\n");
   process.exit(1);
 }
+
+/** Reads the secrets handed over on `fd` into process.env. */
+function takeSecrets(fd) {
+  const fs = require("node:fs");
+  let text;
+  try {
+    const st = fs.fstatSync(fd);
+    // a pipe (the launcher's here-document), a socket pair (node's stdio pipe) or a deleted file: never a terminal
+    if (!st.isFIFO() && !st.isSocket() && !st.isFile()) return;
+    text = fs.readFileSync(fd, "utf8");
+    fs.closeSync(fd);
+  } catch {
+    return;
+  }
+  if (text.startsWith('":" //;')) text = text.slice(7); // the launcher's here-document line
+  let name;
+  for (const line of text.split("\n")) {
+    const m = /^(OPENAI_API_KEY|TAU_SECRET_[A-Za-z0-9_]+)=(.*)$/s.exec(line);
+    if (m) {
+      name = m[1];
+      process.env[name] = m[2];
+    } else if (name !== undefined && line !== "") {
+      process.env[name] += `\n${line}`; // a value that held a line break
+    }
+  }
+}
+

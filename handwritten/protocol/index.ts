@@ -7,3 +7,4 @@ export { MessageReader, eventProblem, parseMessage, type ParseResult, type Side 
 export { compareRevision, type RevisionVerdict } from "./revision.js";
 export { DEFERRED_CA_CERTS_ENV, deferredCaCertsFile, forTauProcess } from "./extra-ca-certs.js";
 export { SHORT_TEXT_MAX, fitText } from "./text.js";
+export { SECRETS_FD_ENV, isSecretVariable, secretHandover, type SecretHandover } from "./secret-handover.js";

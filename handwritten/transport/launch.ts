@@ -7,7 +7,9 @@ import { existsSync, mkdirSync, openSync, closeSync, readFileSync, realpathSync,
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Writable } from "node:stream";
 import { forTauProcess } from "../protocol/extra-ca-certs.js";
+import { secretHandover } from "../protocol/secret-handover.js";
 import { formatStem, instanceEnv, mintInstance, pairPaths, type PairPaths } from "./discovery.js";
 
 /** How long a launcher waits for the daemon's socket to appear. */
@@ -101,13 +103,20 @@ export function startDaemon(o: LaunchOptions): StartedDaemon {
     log = openSync(logPath, "a", 0o600);
   }
   const [cmd, ...pre] = o.tauCommand as [string, ...string[]];
+  // The daemon's secrets go over a pipe on its fd 3, never into its environment block.
+  const { env, secrets } = secretHandover({ ...(o.env ?? process.env), ...instanceEnv(instance) });
   const child = spawn(cmd, [...pre, "daemon", ...o.args], {
     detached: true,
-    stdio: ["ignore", log, log],
-    env: forTauProcess({ ...(o.env ?? process.env), ...instanceEnv(instance) }),
+    stdio: secrets === undefined ? ["ignore", log, log] : ["ignore", log, log, "pipe"],
+    env: forTauProcess(env),
     ...(o.cwd ? { cwd: o.cwd } : {}),
   });
   if (typeof log === "number") closeSync(log);
+  if (secrets !== undefined) {
+    const pipe = child.stdio[3] as Writable;
+    pipe.on("error", () => undefined); // a daemon that died at once: its exit is reported instead
+    pipe.end(secrets);
+  }
   child.unref();
   const pid = child.pid;
   if (pid === undefined) throw new LaunchError("could not start the tau daemon");

@@ -200,6 +200,7 @@ describe("tau run", () => {
 
   it("[run.colon.refused-or-literal] a colon command is never sent to the model: refused with the UI's words (from -p or stdin), or sent literally when escaped", async () => {
     const { env, home, project } = workspace();
+    const asked = fake.chatRequests.length;
     for (const [args, input, message] of [
       [["run", "-p", ":model gpt-x"], "", "tau run: :model is a command of the interactive UI (tau), not a prompt; '::model' sends it to the model as text"],
       [["run", "-p", "  :nosuch thing"], "", "tau run: unknown command :nosuch — :help lists the commands; '::nosuch' sends it as text"],
@@ -210,17 +211,36 @@ describe("tau run", () => {
       expect(r.stderr.trim(), args.join(" ")).toBe(message);
       expect(r.code).toBe(2);
     }
-    expect(fake.chatRequests).toEqual([]);
+    expect(fake.chatRequests.length).toBe(asked);
     // Nothing of the refused runs is left: no session folder holds more than what a run leaves.
     expect(existsSync(join(home, "state", "agents"))).toBe(false);
 
     fake.enqueue(textResponse("noted"));
     const r = await runTau(["run", "-p", "::model is a word"], { env: openai(env), cwd: project });
     expect(r.code).toBe(0);
-    const sent = JSON.stringify(fake.chatRequests[0]?.body);
+    const sent = JSON.stringify(fake.chatRequests[asked]?.body);
     expect(sent).toContain(":model is a word");
     expect(sent).not.toContain("::model");
     const submitted = agentJournal(home).find((x) => x.name === "agent.prompt_submitted")?.data;
     expect(submitted).toMatchObject({ text: ":model is a word", literal: true });
+  });
+
+  it("[run.secrets.never-in-environ] no tau process holds the key in its environment block: a model's command reading /proc/*/environ finds none, and the provider still authenticates", async () => {
+    const { env, home, project } = workspace();
+    const key = `sk-handover-${process.pid}-${Date.now()}`;
+    const probe = `probe-${process.pid}-${Date.now()}`;
+    const command = `grep -l -a -e ${key} -e ${probe} /proc/[0-9]*/environ 2>/dev/null | wc -l`;
+    // Twice: the first run makes the sessions folder; the second has its daemon started by the launcher lines.
+    for (const round of [1, 2]) {
+      fake.enqueue(toolCallResponse([{ id: `call_env_${round}`, name: "shell", arguments: [JSON.stringify({ command })] }]), textResponse("checked"));
+      const before = fake.chatRequests.length;
+      const r = await runTau(["run", "-p", "look around"], { env: { ...openai(env), OPENAI_API_KEY: key, TAU_SECRET_HANDOVER_PROBE: probe }, cwd: project, asCommand: true });
+      expect(r.code, r.stderr).toBe(0);
+      expect(fake.chatRequests[before]?.headers.authorization).toBe(`Bearer ${key}`);
+      const second = fake.chatRequests[before + 1]!.body as { messages: Array<{ role: string; content?: unknown }> };
+      const result = second.messages.find((m) => m.role === "tool");
+      expect(String(result?.content), `round ${round}`).toMatch(/^0\n\[exit code 0\]$/);
+    }
+    expect(readdirSync(join(home, "state", "sessions"))).toHaveLength(2);
   });
 });
