@@ -20,6 +20,7 @@ import {
   DEBUG_LOG_MAX_DEPTH,
   DEBUG_LOG_MAX_LINE_BYTES,
   DEBUG_LOG_MAX_STRING_CHARS,
+  DEBUG_LOG_REDACT_BUDGET,
   DEBUG_LOG_RETENTION_MS,
 } from "./limits.js";
 import { acquireJournalLock, type LockHandle } from "./lock.js";
@@ -52,12 +53,18 @@ function truncateString(s: string): string {
 /**
  * Default redaction: values of secret-like keys become "[redacted]" (numbers, booleans and null are
  * kept, so `input_tokens: 42` survives), strings longer than DEBUG_LOG_MAX_STRING_CHARS are cut,
- * nesting deeper than DEBUG_LOG_MAX_DEPTH and cycles become markers, binary data becomes a size.
+ * nesting deeper than DEBUG_LOG_MAX_DEPTH and cycles become markers, binary data becomes a size, and
+ * past DEBUG_LOG_REDACT_BUDGET the rest of each container is elided.
  */
 export function redact(value: unknown): unknown {
   const seen = new Set<object>();
+  let budget = DEBUG_LOG_REDACT_BUDGET;
   const walk = (v: unknown, depth: number): unknown => {
-    if (typeof v === "string") return truncateString(v);
+    budget -= 2;
+    if (typeof v === "string") {
+      budget -= Math.min(v.length, DEBUG_LOG_MAX_STRING_CHARS);
+      return truncateString(v);
+    }
     if (typeof v === "number") return Number.isFinite(v) ? v : String(v);
     if (typeof v === "boolean" || v === null) return v;
     if (typeof v === "bigint") return v.toString();
@@ -70,15 +77,31 @@ export function redact(value: unknown): unknown {
     if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
     seen.add(v);
     try {
-      if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1) ?? null);
+      if (Array.isArray(v)) {
+        const out: unknown[] = [];
+        for (let i = 0; i < v.length; i++) {
+          if (budget <= 0) return [...out, `[${v.length - i} more items]`];
+          out.push(walk(v[i], depth + 1) ?? null);
+        }
+        return out;
+      }
       const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) {
+      let left = 0;
+      for (const k in v) {
+        if (!Object.hasOwn(v, k)) continue;
+        if (budget <= 0) {
+          left++;
+          continue;
+        }
+        const x = (v as Record<string, unknown>)[k];
+        budget -= k.length + 3;
         if (SECRET_KEY_PATTERN.test(k) && typeof x !== "number" && typeof x !== "boolean" && x !== null && x !== undefined) out[k] = REDACTED;
         else {
           const w = walk(x, depth + 1);
           if (w !== undefined) out[k] = w;
         }
       }
+      if (left > 0) out["…"] = `[${left} more keys]`;
       return out;
     } finally {
       seen.delete(v);

@@ -51,3 +51,10 @@ export const DEBUG_LOG_MAX_LINE_BYTES = 64 * 1024;
 export const DEBUG_LOG_MAX_STRING_CHARS = 4096;
 /** Chosen: default redaction replaces values nested deeper than this with a marker. */
 export const DEBUG_LOG_MAX_DEPTH = 16;
+/**
+ * Work one default redaction may do, in about the characters its JSON would take: each value costs
+ * 2, a string its length, a key its length plus 3. Past it the line could only become the over-long
+ * summary anyway, so the walk stops and the rest of each open container is elided: a huge event costs
+ * the mirror about what a full line does.
+ */
+export const DEBUG_LOG_REDACT_BUDGET = 64 * 1024;

@@ -21,6 +21,7 @@ import {
   DEBUG_LOG_MAX_DEPTH,
   DEBUG_LOG_MAX_LINE_BYTES,
   DEBUG_LOG_MAX_STRING_CHARS,
+  DEBUG_LOG_REDACT_BUDGET,
   DEBUG_LOG_RETENTION_MS,
 } from "../../../handwritten/store/limits.js";
 import { tempDir } from "./helpers.js";
@@ -285,6 +286,24 @@ describe("debug events.jsonl mirror", () => {
     expect(innermost(redact(nest(DEBUG_LOG_MAX_DEPTH - 1)))).toEqual({ leaf: true });
     expect(innermost(redact(nest(DEBUG_LOG_MAX_DEPTH)))).toEqual({ leaf: true });
     expect(innermost(redact(nest(DEBUG_LOG_MAX_DEPTH + 1)))).toBe("[too deep]");
+  });
+
+  it("[debug-log.redact.bounded-work] default redaction stops walking past its budget: the rest of each container is elided, so a huge event costs about one line's worth", () => {
+    // Each element is a value (2) with one key "k" (1 + 3) holding a value (2): 8 per element.
+    const per = 8;
+    const fits = DEBUG_LOG_REDACT_BUDGET / per - 1; // the array itself costs 2
+    const small = redact(Array.from({ length: fits - 1 }, () => ({ k: 1 }))) as unknown[];
+    expect(small).toHaveLength(fits - 1);
+    expect(small.at(-1)).toEqual({ k: 1 });
+    const huge = redact({ maps: Array.from({ length: 500_000 }, () => ({ k: 1 })), after: "x" }) as { maps: unknown[]; "…"?: string };
+    expect(huge.maps.length).toBeLessThanOrEqual(fits + 1);
+    expect(huge.maps.at(-1)).toMatch(/^\[\d+ more items\]$/);
+    expect(Number(/\d+/.exec(String(huge.maps.at(-1)))?.[0]) + huge.maps.length - 1).toBe(500_000);
+    expect(huge["…"]).toBe("[1 more keys]");
+    // Strings count by their length: a few long ones use the budget up as well.
+    const strings = redact(Array.from({ length: 100 }, () => "s".repeat(DEBUG_LOG_MAX_STRING_CHARS))) as unknown[];
+    expect(strings.length).toBeLessThan(20);
+    expect(strings.at(-1)).toMatch(/more items\]$/);
   });
 
   it("mirrorDebugEvent uses the one lazy process-wide writer", async () => {
