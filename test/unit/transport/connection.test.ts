@@ -347,3 +347,27 @@ describe("inbound bounds", () => {
     slow.client.destroy();
   });
 });
+
+describe("a handler that throws", () => {
+  it("[transport.handler.throw-contained] is contained: the peer gets error{invalid}, only its connection closes, and the process goes on", async () => {
+    const { conn, client } = await pair();
+    const other = await pair();
+    conn.onMessage(() => {
+      throw new Error("a bug the message found");
+    });
+    const answers = new MessageReader("peer");
+    const got: WireMessage[] = [];
+    client.on("data", (chunk: Buffer) => {
+      for (const r of answers.push(chunk)) if (r.ok) got.push(r.message);
+    });
+    client.write(encodeFrame({ message: "ready", payload: {} }));
+    const reason = await conn.closed;
+    expect(reason).toEqual({ kind: "local", detail: "a message could not be handled" });
+    await sleep(20);
+    expect(got).toEqual([{ message: "error", payload: { code: "invalid" } }]);
+    expect(other.conn.isOpen).toBe(true);
+    client.destroy();
+    other.client.destroy();
+  });
+});
+
