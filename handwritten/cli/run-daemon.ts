@@ -32,8 +32,12 @@ export function startRunDaemon(o: RunOptions, roots: Roots = resolveRoots()): St
  */
 export const RUN_DAEMON_ENV = "TAU_RUN_DAEMON";
 
-/** How long the script's child may take to become the daemon (it makes the session folder first). */
-const EARLY_EXEC_WAIT_MS = 2_000;
+/**
+ * How long the script's child may take to become the daemon (it makes the session folder first).
+ * Generous: a child stopped before it became the daemon may leave the folder it made, whose name
+ * only it knew, so it is given all the time a daemon start may take on a loaded machine.
+ */
+const EARLY_EXEC_WAIT_MS = 15_000;
 
 /**
  * The daemon the launcher script started for this run, when it did and the pid is this process's own

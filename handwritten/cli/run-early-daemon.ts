@@ -31,6 +31,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   // The instance reaches the daemon as it does from the client's launcher (and every process it starts).
   process.env[DAEMON_INSTANCE_ENV] = launch.instance;
   await daemonMain(ownedDaemonArgs(launch.sessionId, { overrides: o.harnessConfig ?? [], ephemeral: o.ephemeral }));
+  // A configuration mistake (exit 2) stops it before it starts. The client reports the mistake and
+  // takes back a daemon it adopted, but one that exited before the client got to it was never
+  // adopted: the folder made for it goes here, so no run that never started leaves a session behind.
+  if (process.exitCode === 2) removeLaunchFolder(launch.sessionId);
 }
 
 function chmodLog(sessionId: string): void {
