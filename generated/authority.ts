@@ -45,6 +45,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "provider.models_declared": { publishers: ["ext:provider"], persistence: "transient", protected: false, successors: ["provider.models_updated","harness.models_available"], record: "SPEC-provider-execution" },
   "provider.models_updated": { publishers: ["harness"], persistence: "snapshot", protected: true, successors: [], record: "SPEC-provider-execution" },
   "provider.request": { publishers: ["harness"], persistence: "directed", protected: true, successors: [], record: "SPEC-provider-execution" },
+  "provider.request_part": { publishers: ["harness"], persistence: "directed", protected: true, successors: [], record: "SPEC-provider-execution" },
   "provider.response_delta_reported": { publishers: ["ext:provider"], persistence: "transient", protected: false, successors: ["provider.response_updated"], record: "SPEC-provider-execution" },
   "provider.response_failed": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-provider-execution" },
   "provider.response_failed_reported": { publishers: ["ext:provider"], persistence: "transient", protected: false, successors: ["provider.response_failed"], record: "SPEC-provider-execution" },

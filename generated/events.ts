@@ -30,6 +30,7 @@ export const EVENT_NAMES = [
   "provider.models_declared",
   "provider.models_updated",
   "provider.request",
+  "provider.request_part",
   "provider.response_delta_reported",
   "provider.response_failed",
   "provider.response_failed_reported",
@@ -104,6 +105,7 @@ export interface EventPayloads {
   "provider.models_declared": T.ProviderModelsDeclared;
   "provider.models_updated": T.ProviderModelsUpdated;
   "provider.request": T.ProviderRequest;
+  "provider.request_part": T.ProviderRequestPart;
   "provider.response_delta_reported": T.ProviderResponseDeltaReported;
   "provider.response_failed": T.ProviderResponseFailed;
   "provider.response_failed_reported": T.ProviderResponseFailedReported;
@@ -182,7 +184,8 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "provider.cancel_request": { name: "provider.cancel_request", family: "provider", model: "ProviderCancelRequest", description: "", validate: V.validateProviderCancelRequest },
   "provider.models_declared": { name: "provider.models_declared", family: "provider", model: "ProviderModelsDeclared", description: "", validate: V.validateProviderModelsDeclared },
   "provider.models_updated": { name: "provider.models_updated", family: "provider", model: "ProviderModelsUpdated", description: "", validate: V.validateProviderModelsUpdated },
-  "provider.request": { name: "provider.request", family: "provider", model: "ProviderRequest", description: "The transient full prompt, directed to the owning provider instance only.", validate: V.validateProviderRequest },
+  "provider.request": { name: "provider.request", family: "provider", model: "ProviderRequest", description: "The head of the transient full prompt, directed to the owning provider instance only; its\ntranscript and tools follow in `parts` directed `provider.request_part`s, so no frame nears the\nframe cap whatever the transcript's size (SPEC-provider-execution).", validate: V.validateProviderRequest },
+  "provider.request_part": { name: "provider.request_part", family: "provider", model: "ProviderRequestPart", description: "One part of a prompt's transcript and tools, in order (`index` from 0 to `parts - 1`).", validate: V.validateProviderRequestPart },
   "provider.response_delta_reported": { name: "provider.response_delta_reported", family: "provider", model: "ProviderResponseDeltaReported", description: "", validate: V.validateProviderResponseDeltaReported },
   "provider.response_failed": { name: "provider.response_failed", family: "provider", model: "ProviderResponseFailed", description: "", validate: V.validateProviderResponseFailed },
   "provider.response_failed_reported": { name: "provider.response_failed_reported", family: "provider", model: "ProviderResponseFailedReported", description: "", validate: V.validateProviderResponseFailedReported },

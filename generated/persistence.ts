@@ -30,6 +30,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "provider.models_declared": "transient",
   "provider.models_updated": "snapshot",
   "provider.request": "directed",
+  "provider.request_part": "directed",
   "provider.response_delta_reported": "transient",
   "provider.response_failed": "agent",
   "provider.response_failed_reported": "transient",

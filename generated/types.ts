@@ -421,6 +421,11 @@ export type ProviderMessage = {
   tool_calls?: Array<ToolCall>;
   call_id?: Id;
   is_error?: boolean;
+  /**
+   * Only inside `provider.request_part`: this entry's `text` continues the previous message's text
+   * (a message too large for one part is split across parts); a reassembled request never has it.
+   */
+  continues?: boolean;
 };
 
 export type ProviderModelsDeclared = {
@@ -445,13 +450,25 @@ export type ProviderProfile = {
   api_key_secret?: InstanceName;
 };
 
-/** The transient full prompt, directed to the owning provider instance only. */
+/**
+ * The head of the transient full prompt, directed to the owning provider instance only; its
+ * transcript and tools follow in `parts` directed `provider.request_part`s, so no frame nears the
+ * frame cap whatever the transcript's size (SPEC-provider-execution).
+ */
 export type ProviderRequest = {
   agent_id: Id;
   prompt_id: Id;
   round: number;
   model: ShortText;
   system: BodyText;
+  parts: number;
+};
+
+/** One part of a prompt's transcript and tools, in order (`index` from 0 to `parts - 1`). */
+export type ProviderRequestPart = {
+  prompt_id: Id;
+  round: number;
+  index: number;
   messages: Array<ProviderMessage>;
   tools: Array<ToolSpec>;
 };

@@ -51,6 +51,7 @@ export declare const validateProviderCancelRequest: GeneratedValidator;
 export declare const validateProviderModelsDeclared: GeneratedValidator;
 export declare const validateProviderModelsUpdated: GeneratedValidator;
 export declare const validateProviderRequest: GeneratedValidator;
+export declare const validateProviderRequestPart: GeneratedValidator;
 export declare const validateProviderResponseDeltaReported: GeneratedValidator;
 export declare const validateProviderResponseFailed: GeneratedValidator;
 export declare const validateProviderResponseFailedReported: GeneratedValidator;

@@ -65,6 +65,7 @@ export const validateProviderCancelRequest = /* @__PURE__ */ lazy("ProviderCance
 export const validateProviderModelsDeclared = /* @__PURE__ */ lazy("ProviderModelsDeclared");
 export const validateProviderModelsUpdated = /* @__PURE__ */ lazy("ProviderModelsUpdated");
 export const validateProviderRequest = /* @__PURE__ */ lazy("ProviderRequest");
+export const validateProviderRequestPart = /* @__PURE__ */ lazy("ProviderRequestPart");
 export const validateProviderResponseDeltaReported = /* @__PURE__ */ lazy("ProviderResponseDeltaReported");
 export const validateProviderResponseFailed = /* @__PURE__ */ lazy("ProviderResponseFailed");
 export const validateProviderResponseFailedReported = /* @__PURE__ */ lazy("ProviderResponseFailedReported");

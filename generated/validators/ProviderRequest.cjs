@@ -7,394 +7,12 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateProviderRequest = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"system":{"$ref":"BodyText.json"},"messages":{"type":"array","items":{"$ref":"ProviderMessage.json"},"maxItems":100000},"tools":{"type":"array","items":{"$ref":"ToolSpec.json"},"maxItems":1024}},"required":["agent_id","prompt_id","round","model","system","messages","tools"],"unevaluatedProperties":{"not":{}},"description":"The transient full prompt, directed to the owning provider instance only.","x-tau-event":"provider.request"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"system":{"$ref":"BodyText.json"},"parts":{"type":"integer","minimum":1,"maximum":1048576}},"required":["agent_id","prompt_id","round","model","system","parts"],"unevaluatedProperties":{"not":{}},"description":"The head of the transient full prompt, directed to the owning provider instance only; its\ntranscript and tools follow in `parts` directed `provider.request_part`s, so no frame nears the\nframe cap whatever the transcript's size (SPEC-provider-execution).","x-tau-event":"provider.request"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
-const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderMessage.json","type":"object","properties":{"role":{"$ref":"MessageRole.json"},"text":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"call_id":{"$ref":"Id.json"},"is_error":{"type":"boolean"}},"required":["role"],"unevaluatedProperties":{"not":{}}};
-const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"MessageRole.json","type":"string","enum":["system","user","assistant","tool"]};
-const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
-
-function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolCall.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate2.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
-validate2.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern0.test(data0)){
-validate2.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate2.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool !== undefined){
-let data1 = data.tool;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func0(data1) > 1024){
-validate2.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate2.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.arguments_json !== undefined){
-let data2 = data.arguments_json;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func0(data2) > 8388608){
-validate2.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate2.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")){
-const _errs11 = errors;
-validate2.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate2.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate2.errors = vErrors;
-return errors === 0;
-}
-validate2.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ProviderMessage.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate1.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.role === undefined) && (missing0 = "role")){
-validate1.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.role !== undefined){
-let data0 = data.role;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate1.errors = [{instancePath:instancePath+"/role",schemaPath:"MessageRole.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data0 === "system") || (data0 === "user")) || (data0 === "assistant")) || (data0 === "tool"))){
-validate1.errors = [{instancePath:instancePath+"/role",schemaPath:"MessageRole.json/enum",keyword:"enum",params:{allowedValues: schema6.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.text !== undefined){
-let data1 = data.text;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func0(data1) > 8388608){
-validate1.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate1.errors = [{instancePath:instancePath+"/text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tool_calls !== undefined){
-let data2 = data.tool_calls;
-const _errs7 = errors;
-if(errors === _errs7){
-if(Array.isArray(data2)){
-if(data2.length > 128){
-validate1.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
-return false;
-}
-else {
-var valid3 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-const _errs9 = errors;
-if(!(validate2(data2[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
-errors = vErrors.length;
-}
-var valid3 = _errs9 === errors;
-if(!valid3){
-break;
-}
-}
-}
-}
-else {
-validate1.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.call_id !== undefined){
-let data4 = data.call_id;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data4 === "string"){
-if(!pattern0.test(data4)){
-validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.is_error !== undefined){
-const _errs13 = errors;
-if(typeof data.is_error !== "boolean"){
-validate1.errors = [{instancePath:instancePath+"/is_error",schemaPath:"#/properties/is_error/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key0 in data){
-if(((((key0 !== "role") && (key0 !== "text")) && (key0 !== "tool_calls")) && (key0 !== "call_id")) && (key0 !== "is_error")){
-const _errs16 = errors;
-validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate1.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate1.errors = vErrors;
-return errors === 0;
-}
-validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema16 = {"type":"object","properties":{},"unevaluatedProperties":{}};
-
-function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolSpec.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate5.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.name === undefined) && (missing0 = "name")) || ((data.description === undefined) && (missing0 = "description"))) || ((data.parameters === undefined) && (missing0 = "parameters"))){
-validate5.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.name !== undefined){
-let data0 = data.name;
-const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func0(data0) > 1024){
-validate5.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-}
-else {
-validate5.errors = [{instancePath:instancePath+"/name",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.description !== undefined){
-let data1 = data.description;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func0(data1) > 8388608){
-validate5.errors = [{instancePath:instancePath+"/description",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
-return false;
-}
-}
-else {
-validate5.errors = [{instancePath:instancePath+"/description",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.parameters !== undefined){
-let data2 = data.parameters;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-validate5.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/RecordUnknown/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-for(const key1 in data){
-if(((key1 !== "name") && (key1 !== "description")) && (key1 !== "parameters")){
-const _errs12 = errors;
-validate5.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
-break;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate5.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate5.errors = vErrors;
-return errors === 0;
-}
-validate5.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ProviderRequest.json" */;
@@ -410,7 +28,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.system === undefined) && (missing0 = "system"))) || ((data.messages === undefined) && (missing0 = "messages"))) || ((data.tools === undefined) && (missing0 = "tools"))){
+if(((((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.prompt_id === undefined) && (missing0 = "prompt_id"))) || ((data.round === undefined) && (missing0 = "round"))) || ((data.model === undefined) && (missing0 = "model"))) || ((data.system === undefined) && (missing0 = "system"))) || ((data.parts === undefined) && (missing0 = "parts"))){
 validate0.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -530,34 +148,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.messages !== undefined){
-let data5 = data.messages;
+if(data.parts !== undefined){
+let data5 = data.parts;
 const _errs15 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate0.errors = [{instancePath:instancePath+"/parts",schemaPath:"#/properties/parts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs15){
-if(Array.isArray(data5)){
-if(data5.length > 100000){
-validate0.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items"}];
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 1048576 || isNaN(data5)){
+validate0.errors = [{instancePath:instancePath+"/parts",schemaPath:"#/properties/parts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576},message:"must be <= 1048576"}];
 return false;
 }
 else {
-var valid5 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-const _errs17 = errors;
-if(!(validate1(data5[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
-errors = vErrors.length;
-}
-var valid5 = _errs17 === errors;
-if(!valid5){
-break;
-}
-}
-}
-}
-else {
-validate0.errors = [{instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+if(data5 < 1 || isNaN(data5)){
+validate0.errors = [{instancePath:instancePath+"/parts",schemaPath:"#/properties/parts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
+}
+}
 }
 }
 var valid0 = _errs15 === errors;
@@ -566,51 +175,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tools !== undefined){
-let data7 = data.tools;
-const _errs18 = errors;
-if(errors === _errs18){
-if(Array.isArray(data7)){
-if(data7.length > 1024){
-validate0.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"}];
-return false;
-}
-else {
-var valid6 = true;
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-const _errs20 = errors;
-if(!(validate5(data7[i1], {instancePath:instancePath+"/tools/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
-errors = vErrors.length;
-}
-var valid6 = _errs20 === errors;
-if(!valid6){
-break;
-}
-}
-}
-}
-else {
-validate0.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs18 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "system")) && (key0 !== "messages")) && (key0 !== "tools")){
-const _errs22 = errors;
+if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "system")) && (key0 !== "parts")){
+const _errs18 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs22 === errors;
-if(!valid7){
+var valid5 = _errs18 === errors;
+if(!valid5){
 break;
-}
 }
 }
 }

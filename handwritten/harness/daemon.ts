@@ -164,7 +164,7 @@ export class DaemonFront {
       return { kind: "new" };
     }
     const publisher: PublisherEnvelope = Object.freeze({ class: "ui_attached", generation });
-    this.harness.addPeer({ generation, publisher, send: (m) => void conn.send(m) });
+    this.harness.addPeer({ generation, publisher, send: (m) => conn.send(m), sendAsync: (m) => conn.sendAsync(m) });
     this.participatingUis++;
     this.uiEverAdmitted = true;
     conn.send({

@@ -50,7 +50,7 @@ export function superviseExtensions(harness: Harness, opts: ExtensionRuntimeOpti
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       return dir;
     },
-    attach: (generation, publisher, send) => harness.addPeer({ generation, publisher, send }),
+    attach: (generation, publisher, conn) => harness.addPeer({ generation, publisher, send: (m) => conn.send(m), sendAsync: (m) => conn.sendAsync(m) }),
     detach: (instance, generation) => harness.extensionGone(instance, generation),
     notice: (level, text, mandatory, instance) =>
       void harness.publishHarness("harness.notice", { level, text: text.slice(0, 1024), mandatory, ...(instance ? { instance } : {}) }),

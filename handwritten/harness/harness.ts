@@ -18,7 +18,7 @@ import { PromptEngine } from "./prompts.js";
 import { ShellCommandRouter } from "./shell-commands.js";
 import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile } from "./context.js";
 import { discoverSkills, loadSkillBody, renderSkillListing, skillPromptText, type SkillScan } from "./skills.js";
-import { eventProblem, fitText } from "../protocol/index.js";
+import { eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
 import { isEventName, type EventName, type UiCreateAgent, type UiSkillLoad } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import type { Peer } from "./peers.js";
@@ -138,6 +138,7 @@ export class Harness {
         const generation = this.extensions.generationOf(instance);
         return generation !== undefined && this.sendDirected(generation, name, data);
       },
+      sendProviderCall: (instance, generation, call) => this.sendProviderCall(instance, generation, call),
       generationOf: (instance) => this.extensions.generationOf(instance),
       hasAgent: (agentId) => this.agents.has(agentId),
       systemPrompt: (agentId) => this.systemPromptFor(agentId),
@@ -417,8 +418,28 @@ export class Harness {
     if (!peer) return false;
     const problem = eventProblem({ name, data });
     if (problem) throw new Error(`harness built an invalid ${name}: ${problem.message}`);
-    peer.send({ message: "direct", payload: { event: { name, data } } });
-    return true;
+    return peer.send({ message: "direct", payload: { event: { name, data } } }) === "queued";
+  }
+
+  /**
+   * One prompt round to a provider's live connection: its head, then its parts, each waiting for
+   * room on the connection (SPEC-provider-execution). Resolves with why it stopped, or undefined.
+   */
+  private async sendProviderCall(instance: string, generation: number, call: ProviderCall): Promise<string | undefined> {
+    const { head, parts } = splitProviderCall(call);
+    const pieces: Array<[EventName, Record<string, unknown>]> = [["provider.request", { ...head }], ...parts.map((p): [EventName, Record<string, unknown>] => ["provider.request_part", { ...p }])];
+    for (const [name, data] of pieces) {
+      const peer = this.peers.get(generation);
+      if (!peer || !this.extensions.isLive(instance, generation)) return `the ${instance} provider is not connected`;
+      const problem = eventProblem({ name, data });
+      if (problem) return `the harness built an invalid ${name} (${problem.message})`;
+      const sent = await peer.sendAsync({ message: "direct", payload: { event: { name, data } } });
+      if (sent === "queued") continue;
+      if (sent === "oversize") return `a part of the request is larger than one frame`;
+      if (sent === "full") return `the ${instance} provider is not reading its connection`;
+      return `the ${instance} provider's connection closed`;
+    }
+    return undefined;
   }
 
   /**

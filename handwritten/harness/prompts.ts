@@ -7,6 +7,7 @@ import type { EventName, ModelInfo, ProviderMessage, ToolCall, Usage } from "../
 import { mintId } from "./ids.js";
 import { userEnvelope } from "./context.js";
 import { fitText } from "../protocol/text.js";
+import type { ProviderCall } from "../protocol/provider-request.js";
 
 /** The first delta is published at once, then at most one sample per interval, plus a final flush. */
 export const DELTA_SAMPLE_INTERVAL_MS = 1000;
@@ -15,6 +16,11 @@ export interface PromptPort {
   publish(name: EventName, data: Record<string, unknown>): Promise<boolean>;
   /** Sends a directed event to the live connection of a provider instance; false if none. */
   directToInstance(instance: string, name: EventName, data: Record<string, unknown>): boolean;
+  /**
+   * Sends one prompt round to a provider instance's connection of that generation, with
+   * backpressure; resolves with why it could not be sent, or undefined once it all is queued.
+   */
+  sendProviderCall(instance: string, generation: number, call: ProviderCall): Promise<string | undefined>;
   /** Generation of the live connection of an instance. */
   generationOf(instance: string): number | undefined;
   hasAgent(agentId: string): boolean;
@@ -291,7 +297,7 @@ export class PromptEngine {
     const ok = await this.port.publish("agent.prompt_started", { agent_id: agentId, prompt_id: t.promptId, round: t.round, model: t.model });
     if (l.turn !== t || t.cancelled) return;
     if (!ok) return this.abandon(agentId, l, "journal", "could not record the start of the prompt in the agent's journal; nothing was sent to the provider");
-    const request = {
+    const call: ProviderCall = {
       agent_id: agentId,
       prompt_id: t.promptId,
       round: t.round,
@@ -300,9 +306,11 @@ export class PromptEngine {
       messages: closeDanglingCalls(l.messages),
       tools: this.port.tools(),
     };
-    if (!this.port.directToInstance(t.instance, "provider.request", request)) {
-      await this.fail(agentId, l, "network", "the provider is not connected");
-    }
+    const problem = await this.port.sendProviderCall(t.instance, t.generation, call);
+    if (problem === undefined || l.turn !== t || t.cancelled) return;
+    // Never wait for an answer to a request that did not go out whole.
+    this.port.directToInstance(t.instance, "provider.cancel_request", { prompt_id: t.promptId, round: t.round });
+    await this.fail(agentId, l, "network", `the request could not be sent to the provider: ${problem}`);
   }
 
   /** The agent whose current turn is this prompt, if one is. */

@@ -17,8 +17,8 @@ export interface SupervisorHost {
   readonly projectRoot: string;
   /** The private state folder of an instance. */
   stateDirFor(instance: string): string;
-  /** A live extension connection, so directed events (tool.cancel_request) can reach it. */
-  attach(generation: number, publisher: PublisherEnvelope, send: (m: WireMessage) => void): void;
+  /** A live extension connection, so directed events (tool.cancel_request, provider requests) can reach it. */
+  attach(generation: number, publisher: PublisherEnvelope, conn: Connection): void;
   /** The connection of this generation ended: its calls end and its tools go. */
   detach(instance: string, generation: number): void;
   notice(level: "info" | "warning" | "error", text: string, mandatory: boolean, instance?: string): void;
@@ -289,7 +289,7 @@ export class Supervisor {
         secrets[name] = value;
       }
       i.phase = "configuring";
-      this.host.attach(generation, i.envelope(), (msg) => void conn.send(msg));
+      this.host.attach(generation, i.envelope(), conn);
       conn.send({
         message: "configure",
         payload: {

@@ -3,9 +3,9 @@
 // emits, deliveries and tool calls (SPEC-extension-supervision, SPEC-tool-routing).
 import { mark, markStart } from "../protocol/timeline.js";
 import type { Readable, Writable } from "node:stream";
-import type { ConfigureMessage, EventName, EventPayloads, WireMessage } from "../../generated/index.js";
-import { REVISION } from "../protocol/index.js";
-import { Connection } from "../transport/index.js";
+import type { ConfigureMessage, EventName, EventPayloads, ProviderRequest, ProviderRequestPart, WireMessage } from "../../generated/index.js";
+import { ProviderCallAssembler, REVISION, type ProviderCall } from "../protocol/index.js";
+import { Connection, type SendAsyncResult } from "../transport/index.js";
 
 export type Configuration = ConfigureMessage["payload"];
 
@@ -45,6 +45,13 @@ export interface ExtensionIo {
   readonly input: Readable;
   readonly output: Writable;
 }
+
+/**
+ * Sends that may wait for room while the harness is busy (beyond the connection's own 1,024 queued
+ * frames): a provider streaming a long answer through a slow moment waits rather than loses a
+ * report; past this many the extension gives up its connection loudly.
+ */
+export const SDK_MAX_WAITING_SENDS = 65_536;
 
 /** Longest time the cleanups registered with `onHarnessGone` get before the process leaves. */
 export const HARNESS_GONE_CLEANUP_MAX_MS = 2_000;
@@ -96,6 +103,7 @@ export class Extension {
   private readonly running = new Map<string, AbortController>();
   private readonly handlers = new Map<string, Array<(e: DeliveredEvent) => void>>();
   private readonly directHandlers = new Map<string, (data: Record<string, unknown>) => void>();
+  private requests: { assembler: ProviderCallAssembler; handler: (call: ProviderCall) => void } | undefined;
 
   private constructor(
     readonly conn: Connection,
@@ -103,6 +111,8 @@ export class Extension {
     private readonly departure: Departure,
   ) {
     conn.onMessage((m) => this.dispatch(m));
+    // The harness never sends an unreadable frame; if it did, say so rather than lose it quietly.
+    conn.onInvalid((err) => process.stderr.write(`tau extension ${configuration.instance}: an unreadable message from the harness (${err.message})\n`));
   }
 
   /** Says hello and waits for `configure`; the process exits when the harness goes away (see onHarnessGone). */
@@ -110,7 +120,7 @@ export class Extension {
     const stdio = io === undefined;
     markStart(`ext ${process.argv[3] ?? ""}`);
     const { input, output } = io ?? { input: process.stdin, output: process.stdout };
-    const conn = new Connection({ readable: input, writable: output }, { side: "peer" });
+    const conn = new Connection({ readable: input, writable: output }, { side: "peer", maxSendWaiters: SDK_MAX_WAITING_SENDS });
     // An extension on stdio lives exactly as long as its harness: when the pipe ends (the harness
     // exited or was killed, SIGKILL included: the kernel closes its end) or the harness sends
     // `disconnect`, it runs its cleanups and exits.
@@ -159,7 +169,7 @@ export class Extension {
   }
 
   subscribe(historical: string[], live: string[]): void {
-    this.conn.send({ message: "subscribe", payload: { historical: historical as never, live: live as never } });
+    void this.post({ message: "subscribe", payload: { historical: historical as never, live: live as never } });
   }
 
   on<N extends EventName>(name: N, handler: (e: DeliveredEvent<N>) => void): void {
@@ -173,23 +183,48 @@ export class Extension {
     this.directHandlers.set(name, handler as (data: Record<string, unknown>) => void);
   }
 
-  emit<N extends EventName>(name: N, data: EventPayloads[N]): void {
-    this.conn.send({ message: "emit", payload: { event: { name, data: data as Record<string, unknown> } } });
+  /**
+   * Handles whole prompt rounds (a provider): the SDK reassembles each `provider.request` head and
+   * its parts, in order, and calls `handler` once with the whole call; a cancelled round still being
+   * assembled is dropped.
+   */
+  onProviderRequest(handler: (call: ProviderCall) => void): void {
+    this.requests = { assembler: new ProviderCallAssembler(), handler };
+  }
+
+  /**
+   * Publishes an event. Sends wait, in order, for room on the connection instead of dropping
+   * anything (a busy harness slows the extension down); the result says whether it was queued. An
+   * emit that can never be sent (over the frame cap) or that finds too many sends already waiting
+   * is reported on stderr; the latter also ends the connection, since the harness is no longer
+   * reading, so it sees this extension exit rather than lose a report silently.
+   */
+  emit<N extends EventName>(name: N, data: EventPayloads[N]): Promise<SendAsyncResult> {
+    return this.post({ message: "emit", payload: { event: { name, data: data as Record<string, unknown> } } }, name);
   }
 
   ready(): void {
     // Tool calls reach their owner as live `tool.started` deliveries; cancellations come directed.
     this.subscribe([], ["tool.started"]);
-    this.conn.send({ message: "ready", payload: {} });
+    void this.post({ message: "ready", payload: {} });
     mark("ext ready");
   }
 
   configError(text: string): void {
-    this.conn.send({ message: "config_error", payload: { text } });
+    void this.post({ message: "config_error", payload: { text } });
   }
 
   notice(level: "info" | "warning" | "error", text: string): void {
-    this.conn.send({ message: "extension_notice_request", payload: { level, text } });
+    void this.post({ message: "extension_notice_request", payload: { level, text } });
+  }
+
+  /** Every message to the harness goes through here: one FIFO with backpressure, never a silent drop. */
+  private async post(message: WireMessage, what: string = message.message): Promise<SendAsyncResult> {
+    const result = await this.conn.sendAsync(message);
+    if (result === "queued" || result === "closed") return result;
+    process.stderr.write(`tau extension ${this.instance}: could not send ${what} (${result === "oversize" ? "larger than one frame" : "the harness is not reading"})\n`);
+    if (result === "full") this.conn.close("could not keep up with its own messages");
+    return result;
   }
 
   private dispatch(m: WireMessage): void {
@@ -197,6 +232,8 @@ export class Extension {
       const e: DeliveredEvent = { name: m.payload.event.name as EventName, data: m.payload.event.data as never, seq: m.payload.seq, replay: m.payload.replay === true };
       if (e.name === "tool.started" && !e.replay) this.startTool(e as DeliveredEvent<"tool.started">);
       for (const h of this.handlers.get(e.name) ?? []) h(e);
+    } else if (m.message === "direct" && this.requests && this.takeRequestPiece(m.payload.event.name, m.payload.event.data)) {
+      // a head or part of a prompt round: handled
     } else if (m.message === "direct" && m.payload.event.name === "tool.cancel_request") {
       this.running.get(String(m.payload.event.data.call_id))?.abort();
     } else if (m.message === "direct") {
@@ -204,6 +241,30 @@ export class Extension {
     } else if (m.message === "disconnect") {
       this.conn.close("harness disconnected");
     }
+  }
+
+  /** Feeds the request assembler; true when the directed event was a head or part of a round. */
+  private takeRequestPiece(name: string, data: Record<string, unknown>): boolean {
+    const r = this.requests as NonNullable<Extension["requests"]>;
+    if (name === "provider.request") {
+      r.assembler.head(data as unknown as ProviderRequest);
+      return true;
+    }
+    if (name === "provider.cancel_request") {
+      r.assembler.drop(String(data.prompt_id), Number(data.round));
+      return false; // the provider's own cancel handler runs too
+    }
+    if (name !== "provider.request_part") return false;
+    const part = data as unknown as ProviderRequestPart;
+    let call: ProviderCall | undefined;
+    try {
+      call = r.assembler.part(part);
+    } catch (err) {
+      void this.emit("provider.response_failed_reported", { prompt_id: part.prompt_id, round: part.round, error_class: "protocol", diagnostic: (err as Error).message.slice(0, 1024) });
+      return true;
+    }
+    if (call) r.handler(call);
+    return true;
   }
 
   private startTool(e: DeliveredEvent<"tool.started">): void {
@@ -234,9 +295,13 @@ export class Extension {
       progress: (text) => this.emit("tool.progress_reported", { call_id: callId, text }),
     };
     tool.run(args, ctx).then(
-      (result) => {
-        if (controller.signal.aborted) this.emit("tool.cancelled_reported", { call_id: callId });
-        else this.emit("tool.result_reported", { call_id: callId, output: result.output, ...(result.display ? { display: result.display } : {}) });
+      async (result) => {
+        if (controller.signal.aborted) void this.emit("tool.cancelled_reported", { call_id: callId });
+        else {
+          const sent = await this.emit("tool.result_reported", { call_id: callId, output: result.output, ...(result.display ? { display: result.display } : {}) });
+          // An output too large for one frame still ends the call, with an error the model can act on.
+          if (sent === "oversize") void this.emit("tool.error_reported", { call_id: callId, error: "the tool's output is larger than one message can carry (16 MiB); ask for less of it" });
+        }
         finish();
       },
       (err: unknown) => {

@@ -14,6 +14,8 @@ export interface RecordingPeer extends Peer {
   readonly sent: WireMessage[];
   /** Directed events this peer received, by name. */
   directed(name: string): Array<Record<string, unknown>>;
+  /** When set, what sends to this peer answer instead of queueing (a full queue, a closed or too-large frame). */
+  refuse?: "full" | "closed" | "oversize";
 }
 
 export interface KitExtension extends RecordingPeer {
@@ -36,13 +38,19 @@ export async function until(pred: () => boolean, what = "the condition", ms = 5_
 
 function recorder(generation: number, publisher: PublisherEnvelope): RecordingPeer {
   const sent: WireMessage[] = [];
-  return {
+  const peer: RecordingPeer = {
     generation,
     publisher,
     sent,
-    send: (m) => void sent.push(m),
+    send: (m) => {
+      if (peer.refuse !== undefined) return peer.refuse;
+      sent.push(m);
+      return "queued";
+    },
+    sendAsync: async (m) => peer.send(m),
     directed: (name) => sent.flatMap((m) => (m.message === "direct" && m.payload.event.name === name ? [m.payload.event.data as Record<string, unknown>] : [])),
   };
+  return peer;
 }
 
 export class HarnessKit {
@@ -93,7 +101,7 @@ export class HarnessKit {
     const publisher: PublisherEnvelope = Object.freeze({ class: "extension", kind, instance, generation });
     const peer = recorder(generation, publisher);
     this.h.addPeer(peer);
-    return { ...peer, instance, publisher, emit: (name, data) => this.h.bus.publish({ name, data }, publisher) };
+    return Object.assign(peer, { instance, publisher, emit: (name: string, data: Record<string, unknown>) => this.h.bus.publish({ name, data }, publisher) });
   }
 
   /** The instance's connection ended (the supervisor's `detach`). */

@@ -6,7 +6,7 @@
 // comments) of real provider traffic. Credentials are never part of a cassette: sensitive headers
 // are dropped when recording and refused when loading.
 import { readFileSync } from "node:fs";
-import type { ProviderRequest } from "../../../generated/index.js";
+import type { ProviderCall } from "../../protocol/provider-request.js";
 import { buildChatCompletionBody } from "./chat-completions.js";
 
 export const CASSETTE_FORMAT = "tau.cassette/1";
@@ -150,7 +150,7 @@ export function cassetteReplay(cassette: Cassette, options: { timeScale?: number
 }
 
 /** The content-free request summary for a provider round, as a cassette stores it. */
-export function summarizeRequest(request: ProviderRequest, path = "/v1/chat/completions"): CassetteRequestSummary {
+export function summarizeRequest(request: ProviderCall, path = "/v1/chat/completions"): CassetteRequestSummary {
   const body = buildChatCompletionBody(request);
   return {
     method: "POST",

@@ -5,12 +5,12 @@ import type {
   ErrorClass,
   FinishReason,
   ProviderMessage,
-  ProviderRequest,
   ProviderResponseFailedReported,
   ProviderResponseFinishedReported,
   ToolCall,
   Usage,
 } from "../../../generated/index.js";
+import type { ProviderCall } from "../../protocol/provider-request.js";
 import type { EgressPolicy } from "./egress.js";
 import {
   MAX_ERROR_BODY_BYTES,
@@ -121,7 +121,7 @@ function mapMessage(m: ProviderMessage, index: number): OpenAiMessage {
 }
 
 /** Builds the `/chat/completions` request body for one provider round. */
-export function buildChatCompletionBody(request: ProviderRequest): ChatCompletionBody {
+export function buildChatCompletionBody(request: ProviderCall): ChatCompletionBody {
   const messages: OpenAiMessage[] = [];
   if (request.system !== "") messages.push({ role: "system", content: request.system });
   request.messages.forEach((m, i) => messages.push(mapMessage(m, i)));
@@ -403,7 +403,7 @@ async function readBounded(body: ResponseBody): Promise<Uint8Array> {
 }
 
 async function attempt(
-  req: ProviderRequest,
+  req: ProviderCall,
   url: URL,
   headers: Record<string, string>,
   payload: string,
@@ -488,7 +488,7 @@ async function attempt(
  * is rethrown.
  */
 export async function streamChatCompletion(
-  request: ProviderRequest,
+  request: ProviderCall,
   profile: ProviderProfile,
   opts: StreamChatCompletionOptions,
 ): Promise<ChatCompletionResult> {

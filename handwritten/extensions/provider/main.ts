@@ -3,7 +3,8 @@
 // and reports through the provider.*_reported family (SPEC-provider-execution).
 import { mark } from "../../protocol/timeline.js";
 import { Extension } from "../../sdk/index.js";
-import type { ModelInfo, ProviderRequest } from "../../../generated/index.js";
+import type { ModelInfo } from "../../../generated/index.js";
+import type { ProviderCall } from "../../protocol/provider-request.js";
 import type { EgressPolicy } from "./index.js";
 import { SCRIPTED_MODEL, scriptedTurn } from "./scripted.js";
 import { readProxySettings } from "./proxy-settings.js";
@@ -32,7 +33,7 @@ export async function main(): Promise<void> {
     }
   }
   const running = new Map<string, AbortController>();
-  ext.emit("provider.models_declared", { models });
+  void ext.emit("provider.models_declared", { models });
   // The HTTP client (the wire client and the egress policy on node:http) is loaded only by the
   // profile that talks to a server, and only after ready is on its way: its start-up then overlaps
   // the harness's activation and the first prompt's set-up instead of delaying them.
@@ -51,7 +52,7 @@ export async function main(): Promise<void> {
       return { http, egress };
     }));
   ext.onDirect("provider.cancel_request", (data) => running.get(`${data.prompt_id}/${data.round}`)?.abort());
-  ext.onDirect("provider.request", (req) => {
+  ext.onProviderRequest((req) => {
     mark("provider request");
     const key = `${req.prompt_id}/${req.round}`;
     const controller = new AbortController();
@@ -64,15 +65,15 @@ export async function main(): Promise<void> {
   if (profile === "chat_completions") setImmediate(() => void loadClient().catch(() => {})); // a failure is reported by the request that needs it
 }
 
-async function runScripted(ext: Extension, req: ProviderRequest, signal: AbortSignal): Promise<void> {
+async function runScripted(ext: Extension, req: ProviderCall, signal: AbortSignal): Promise<void> {
   const turn = scriptedTurn(req);
   for (const text of turn.deltas) {
     if (signal.aborted) return;
-    ext.emit("provider.response_delta_reported", { prompt_id: req.prompt_id, round: req.round, text });
+    void ext.emit("provider.response_delta_reported", { prompt_id: req.prompt_id, round: req.round, text });
     await new Promise((r) => setTimeout(r, 5));
   }
   if (signal.aborted) return;
-  ext.emit("provider.response_finished_reported", {
+  void ext.emit("provider.response_finished_reported", {
     prompt_id: req.prompt_id,
     round: req.round,
     model: req.model,
@@ -88,7 +89,7 @@ type HttpClient = typeof import("./index.js");
 async function runChat(
   client: Promise<{ http: HttpClient; egress: EgressPolicy }>,
   ext: Extension,
-  req: ProviderRequest,
+  req: ProviderCall,
   profile: { baseUrl: string; apiKey?: string },
   signal: AbortSignal,
 ): Promise<void> {
@@ -97,7 +98,7 @@ async function runChat(
   try {
     ({ http, egress } = await client);
   } catch (err) {
-    ext.emit("provider.response_failed_reported", {
+    void ext.emit("provider.response_failed_reported", {
       prompt_id: req.prompt_id,
       round: req.round,
       error_class: "network",
@@ -106,19 +107,52 @@ async function runChat(
     return;
   }
   if (signal.aborted) return;
+  const deltas = new DeltaBatcher(ext, req);
   const result = await http.streamChatCompletion(req, profile, {
     signal,
     egress,
-    onDelta: (text, reasoning) =>
-      ext.emit("provider.response_delta_reported", {
-        prompt_id: req.prompt_id,
-        round: req.round,
-        ...(text ? { text } : {}),
-        ...(reasoning ? { reasoning } : {}),
-      }),
-    onRetry: (n) => ext.emit("provider.retry_reported", { prompt_id: req.prompt_id, round: req.round, ...n }),
+    onDelta: (text, reasoning) => deltas.add(text, reasoning),
+    onRetry: (n) => void ext.emit("provider.retry_reported", { prompt_id: req.prompt_id, round: req.round, ...n }),
   });
+  deltas.flush();
   if (signal.aborted) return;
-  if (result.status === "finished") ext.emit("provider.response_finished_reported", result.report);
-  else ext.emit("provider.response_failed_reported", result.report);
+  if (result.status === "finished") void ext.emit("provider.response_finished_reported", result.report);
+  else void ext.emit("provider.response_failed_reported", result.report);
+}
+
+/**
+ * Stream deltas, gathered until the current burst of the response has been read: a server that
+ * sends a token per event would otherwise cost the harness a frame per token. A batch is flushed on
+ * the next turn of the event loop, and always before the response's last report.
+ */
+class DeltaBatcher {
+  private text = "";
+  private reasoning = "";
+  private scheduled = false;
+
+  constructor(
+    private readonly ext: Extension,
+    private readonly req: ProviderCall,
+  ) {}
+
+  add(text: string | undefined, reasoning: string | undefined): void {
+    this.text += text ?? "";
+    this.reasoning += reasoning ?? "";
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (this.text === "" && this.reasoning === "") return;
+    void this.ext.emit("provider.response_delta_reported", {
+      prompt_id: this.req.prompt_id,
+      round: this.req.round,
+      ...(this.text ? { text: this.text } : {}),
+      ...(this.reasoning ? { reasoning: this.reasoning } : {}),
+    });
+    this.text = "";
+    this.reasoning = "";
+  }
 }

@@ -1,7 +1,8 @@
 // The `scripted` profile: an offline, deterministic demo used when no model is configured, so
 // `tau run` works on a fresh machine. It is labelled as a demo in every answer and drives a real
 // tool call in the workspace (`ls`) when one is available.
-import type { ProviderRequest, ToolCall, Usage } from "../../../generated/index.js";
+import type { ToolCall, Usage } from "../../../generated/index.js";
+import type { ProviderCall } from "../../protocol/provider-request.js";
 
 export const SCRIPTED_MODEL = "offline-demo";
 
@@ -14,7 +15,7 @@ export interface ScriptedTurn {
 const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
 /** The scripted reply to one provider round. */
-export function scriptedTurn(req: ProviderRequest): ScriptedTurn {
+export function scriptedTurn(req: ProviderCall): ScriptedTurn {
   const promptChars = req.system.length + req.messages.reduce((n, m) => n + (m.text?.length ?? 0), 0);
   const last = req.messages[req.messages.length - 1];
   const lastUser = [...req.messages].reverse().find((m) => m.role === "user");

@@ -1,7 +1,7 @@
 // The hand-authored cassettes replayed byte-for-byte from the loopback fake server.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ProviderRequest } from "../../../generated/index.js";
+import type { ProviderCall } from "../../../handwritten/protocol/index.js";
 import { cassetteReplay, createEgressPolicy, loadCassette, streamChatCompletion, summarizeRequest } from "../../../handwritten/extensions/provider/index.js";
 import type { EgressPolicy } from "../../../handwritten/extensions/provider/index.js";
 import { FakeOpenAI, replayResponse } from "../../support/fake-openai.js";
@@ -20,7 +20,7 @@ afterAll(async () => {
   await fake.close();
 });
 
-function request(tools: string[]): ProviderRequest {
+function request(tools: string[]): ProviderCall {
   return {
     agent_id: "agent-1",
     prompt_id: "prompt-1",

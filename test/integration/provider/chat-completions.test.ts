@@ -1,6 +1,6 @@
 // The /chat/completions wire client against the loopback fake OpenAI server.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ProviderRequest } from "../../../generated/index.js";
+import type { ProviderCall } from "../../../handwritten/protocol/index.js";
 import {
   MAX_DIAGNOSTIC_CHARS,
   MAX_ERROR_BODY_BYTES,
@@ -46,7 +46,7 @@ afterEach(() => {
   expect(fake.pending).toBe(0);
 });
 
-function request(overrides: Partial<ProviderRequest> = {}): ProviderRequest {
+function request(overrides: Partial<ProviderCall> = {}): ProviderCall {
   return {
     agent_id: "agent-1",
     prompt_id: "prompt-1",
@@ -66,7 +66,7 @@ interface Run {
 }
 
 async function run(
-  req: ProviderRequest = request(),
+  req: ProviderCall = request(),
   opts: Partial<StreamChatCompletionOptions> = {},
   apiKey: string = API_KEY,
 ): Promise<Run> {

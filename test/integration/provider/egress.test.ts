@@ -8,7 +8,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ProviderRequest } from "../../../generated/index.js";
+import type { ProviderCall } from "../../../handwritten/protocol/index.js";
 import {
   EgressConfigError,
   EgressRedirectError,
@@ -70,7 +70,7 @@ async function startProxy(options: { refuseConnect?: boolean; silent?: boolean }
   };
 }
 
-function request(): ProviderRequest {
+function request(): ProviderCall {
   return { agent_id: "a", prompt_id: "p", round: 0, model: "m", system: "", messages: [{ role: "user", text: "hi" }], tools: [] };
 }
 

@@ -19,7 +19,7 @@ function tmp(): string {
 /** Records what the harness sends to one connection (the transport's side of the boundary). */
 function uiPeer(generation: number): Peer & { sent: WireMessage[] } {
   const sent: WireMessage[] = [];
-  return { generation, publisher: { class: "ui_attached", generation }, send: (m) => void sent.push(m), sent };
+  return { generation, publisher: { class: "ui_attached", generation }, send: (m) => (sent.push(m), "queued"), sendAsync: async (m) => (sent.push(m), "queued"), sent };
 }
 
 async function until(pred: () => boolean): Promise<void> {
@@ -73,7 +73,7 @@ describe("harness sessions and agents", () => {
     const ui = uiPeer(1);
     h.addPeer(ui);
     const agentId = await createAgent(h, ui, "req-1");
-    const ext = { generation: 7, publisher: { class: "extension", kind: "tool", instance: "shell", generation: 7 } as const, send: () => {} };
+    const ext = { generation: 7, publisher: { class: "extension", kind: "tool", instance: "shell", generation: 7 } as const, send: () => "queued" as const, sendAsync: async () => "queued" as const };
     h.addPeer(ext);
     await h.bus.publish({ name: "agent.metadata_request", data: { agent_id: agentId, key: "cwd", value: "/w/sub" } }, ext.publisher);
     await until(() => h.agents.get(agentId)?.metadata.get("cwd") === "/w/sub");

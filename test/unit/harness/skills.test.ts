@@ -153,7 +153,7 @@ describe("skill discovery", () => {
 
 function uiPeer(generation: number): Peer & { sent: WireMessage[] } {
   const sent: WireMessage[] = [];
-  return { generation, publisher: { class: "ui_attached", generation }, send: (m) => void sent.push(m), sent };
+  return { generation, publisher: { class: "ui_attached", generation }, send: (m) => (sent.push(m), "queued"), sendAsync: async (m) => (sent.push(m), "queued"), sent };
 }
 async function until(pred: () => boolean): Promise<void> {
   for (let i = 0; i < 400 && !pred(); i++) await new Promise((r) => setTimeout(r, 5));

@@ -189,3 +189,37 @@ describe("a prompt whose start cannot be recorded", () => {
     expect(diagnostic.endsWith("…")).toBe(true);
   });
 });
+
+describe("sending a round to its provider", () => {
+  it("[provider.request.send-failure-ends-prompt] a request that cannot be sent (queue full, connection closed, too large, provider gone) ends the prompt with a clear failure, and the agent goes on", async () => {
+    const k = await kit();
+    const agentId = await k.createAgent();
+    const p = await provider(k);
+    const causes: Array<["full" | "closed" | "oversize", string]> = [
+      ["full", "the request could not be sent to the provider: the llm provider is not reading its connection"],
+      ["closed", "the request could not be sent to the provider: the llm provider's connection closed"],
+      ["oversize", "the request could not be sent to the provider: a part of the request is larger than one frame"],
+    ];
+    for (const [refuse, diagnostic] of causes) {
+      p.refuse = refuse;
+      const turns = k.committed("agent.outer_turn_finished").length;
+      await k.h.bus.publish({ name: "ui.prompt_submit", data: { agent_id: agentId, mode: "queue", text: refuse } }, k.ui.publisher);
+      await until(() => k.committed("agent.outer_turn_finished").length === turns + 1, `the ${refuse} prompt to end`);
+      expect(k.committed("provider.response_failed").at(-1)).toMatchObject({ agent_id: agentId, error_class: "network", diagnostic });
+      expect(k.committed("agent.outer_turn_finished").at(-1)).toMatchObject({ outcome: "failed" });
+    }
+    // Gone: the instance's live generation has no connection here (its process was replaced).
+    p.refuse = undefined;
+    const turns = k.committed("agent.outer_turn_finished").length;
+    k.live.set("llm", { generation: p.generation + 1000, callTools: [], prefix: "" });
+    await k.h.bus.publish({ name: "ui.prompt_submit", data: { agent_id: agentId, mode: "queue", text: "gone" } }, k.ui.publisher);
+    await until(() => k.committed("agent.outer_turn_finished").length === turns + 1, "the gone prompt to end");
+    expect(k.committed("provider.response_failed").at(-1)).toMatchObject({ diagnostic: "the request could not be sent to the provider: the llm provider is not connected" });
+    // And the agent takes the next prompt once the provider is back.
+    k.live.set("llm", { generation: p.generation, callTools: [], prefix: "" });
+    const { prompt_id } = await prompt(k, p, agentId, "again");
+    await answer(p, prompt_id, 0, []);
+    await until(() => k.committed("agent.outer_turn_finished").length === turns + 2, "the next prompt");
+    expect(k.committed("agent.outer_turn_finished").at(-1)).toMatchObject({ prompt_id, outcome: "completed" });
+  });
+});
