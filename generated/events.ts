@@ -198,7 +198,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "provider.tool_result": { name: "provider.tool_result", family: "provider", model: "ProviderToolResult", description: "", validate: V.validateProviderToolResult },
   "session.agent_loaded": { name: "session.agent_loaded", family: "session", model: "SessionAgentLoaded", description: "", validate: V.validateSessionAgentLoaded },
   "session.agent_unloaded": { name: "session.agent_unloaded", family: "session", model: "SessionAgentUnloaded", description: "", validate: V.validateSessionAgentUnloaded },
-  "session.replay_complete": { name: "session.replay_complete", family: "session", model: "SessionReplayComplete", description: "Ends a subscriber's catch-up: every earlier delivery was `replay: true`.", validate: V.validateSessionReplayComplete },
+  "session.replay_complete": { name: "session.replay_complete", family: "session", model: "SessionReplayComplete", description: "Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one is live.", validate: V.validateSessionReplayComplete },
   "session.shutdown": { name: "session.shutdown", family: "session", model: "SessionShutdown", description: "", validate: V.validateSessionShutdown },
   "session.started": { name: "session.started", family: "session", model: "SessionStarted", description: "", validate: V.validateSessionStarted },
   "shell.command_finished": { name: "shell.command_finished", family: "shell", model: "ShellCommandFinished", description: "", validate: V.validateShellCommandFinished },

@@ -24,6 +24,8 @@ export const MESSAGE_NAMES = [
   "subscribe",
   "ui_debug_event_stats_request",
   "ui_detach_request",
+  "ui_history_request",
+  "ui_history_result",
   "ui_roster_request",
   "ui_roster_result",
   "ui_session_accepted",
@@ -56,6 +58,8 @@ export type WireMessage =
   | T.SubscribeMessage
   | T.UiDebugEventStatsRequestMessage
   | T.UiDetachRequestMessage
+  | T.UiHistoryRequestMessage
+  | T.UiHistoryResultMessage
   | T.UiRosterRequestMessage
   | T.UiRosterResultMessage
   | T.UiSessionAcceptedMessage
@@ -83,6 +87,8 @@ export interface MessagePayloads {
   "subscribe": T.SubscribeMessage["payload"];
   "ui_debug_event_stats_request": T.UiDebugEventStatsRequestMessage["payload"];
   "ui_detach_request": T.UiDetachRequestMessage["payload"];
+  "ui_history_request": T.UiHistoryRequestMessage["payload"];
+  "ui_history_result": T.UiHistoryResultMessage["payload"];
   "ui_roster_request": T.UiRosterRequestMessage["payload"];
   "ui_roster_result": T.UiRosterResultMessage["payload"];
   "ui_session_accepted": T.UiSessionAcceptedMessage["payload"];
@@ -118,6 +124,8 @@ export const MESSAGES: { readonly [N in MessageName]: MessageInfo } = {
   "subscribe": { name: "subscribe", direction: "to_harness", model: "SubscribeMessage", description: "", validate: V.validateSubscribeMessage },
   "ui_debug_event_stats_request": { name: "ui_debug_event_stats_request", direction: "to_harness", model: "UiDebugEventStatsRequestMessage", description: "", validate: V.validateUiDebugEventStatsRequestMessage },
   "ui_detach_request": { name: "ui_detach_request", direction: "to_harness", model: "UiDetachRequestMessage", description: "", validate: V.validateUiDetachRequestMessage },
+  "ui_history_request": { name: "ui_history_request", direction: "to_harness", model: "UiHistoryRequestMessage", description: "A page of one agent's history, older than what a bounded attach replayed (only attached UIs).", validate: V.validateUiHistoryRequestMessage },
+  "ui_history_result": { name: "ui_history_result", direction: "from_harness", model: "UiHistoryResultMessage", description: "", validate: V.validateUiHistoryResultMessage },
   "ui_roster_request": { name: "ui_roster_request", direction: "to_harness", model: "UiRosterRequestMessage", description: "", validate: V.validateUiRosterRequestMessage },
   "ui_roster_result": { name: "ui_roster_result", direction: "from_harness", model: "UiRosterResultMessage", description: "", validate: V.validateUiRosterResultMessage },
   "ui_session_accepted": { name: "ui_session_accepted", direction: "from_harness", model: "UiSessionAcceptedMessage", description: "", validate: V.validateUiSessionAcceptedMessage },

@@ -313,6 +313,13 @@ export type HelloMessage = {
   };
 };
 
+/** One durable record of an agent's journal, at its position. */
+export type HistoryRecord = {
+  event: EventEnvelope;
+  seq: Count;
+  recorded_at: Micros;
+};
+
 /** Stable identifier minted by tau (sessions, agents, prompts, calls, requests). */
 export type Id = string;
 
@@ -626,11 +633,12 @@ export type SessionCurrentResultMessage = {
   };
 };
 
-/** Ends a subscriber's catch-up: every earlier delivery was `replay: true`. */
+/** Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one is live. */
 export type SessionReplayComplete = {
-  /** The last committed seq included in the catch-up, absent when none matched. */
-  last_seq?: Count;
+  /** Deliveries the catch-up made (history, then current state). */
   replayed: number;
+  /** Records older than the requested window (`subscribe.recent`), left out; 0 for a whole replay. */
+  omitted: number;
 };
 
 export type SessionShutdown = {
@@ -703,6 +711,12 @@ export type SubscribeMessage = {
     historical: Array<Selector>;
     /** Events to deliver as they commit. */
     live: Array<Selector>;
+    /**
+     * Replay at most this many of the most recent records of each journal (a bounded attach);
+     * older ones are counted in `session.replay_complete.omitted` and paged with
+     * `ui_history_request`. Absent: the whole history.
+     */
+    recent?: number;
   };
 };
 
@@ -856,6 +870,32 @@ export type UiDetachRequestMessage = {
 export type UiFocus = {
   agent_id?: Id;
   focused: boolean;
+};
+
+/** A page of one agent's history, older than what a bounded attach replayed (only attached UIs). */
+export type UiHistoryRequestMessage = {
+  message: "ui_history_request";
+  payload: {
+    request_id: Id;
+    agent_id: Id;
+    /** Records before this position of the agent's journal; its end when absent. */
+    before?: Count;
+    /** At most this many records (the harness also bounds a page by bytes). */
+    limit: number;
+  };
+};
+
+export type UiHistoryResultMessage = {
+  message: "ui_history_result";
+  payload: {
+    request_id: Id;
+    agent_id: Id;
+    /** The position of the first record in `records`; 0 means the page reaches the first turn. */
+    first: Count;
+    /** Records in the agent's journal when answered. */
+    total: Count;
+    records: Array<HistoryRecord>;
+  };
 };
 
 export type UiModelSelect = {

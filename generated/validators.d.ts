@@ -96,6 +96,8 @@ export declare const validateUiCreateAgentResult: GeneratedValidator;
 export declare const validateUiDebugEventStatsRequestMessage: GeneratedValidator;
 export declare const validateUiDetachRequestMessage: GeneratedValidator;
 export declare const validateUiFocus: GeneratedValidator;
+export declare const validateUiHistoryRequestMessage: GeneratedValidator;
+export declare const validateUiHistoryResultMessage: GeneratedValidator;
 export declare const validateUiModelSelect: GeneratedValidator;
 export declare const validateUiPromptDraft: GeneratedValidator;
 export declare const validateUiPromptSubmit: GeneratedValidator;

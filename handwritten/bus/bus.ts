@@ -7,7 +7,7 @@ import { encodeFrame, eventProblem } from "../protocol/index.js";
 import { AUTHORITY, PERSISTENCE, type EventName, type Persistence, type Publisher } from "../../generated/index.js";
 import { admit, type PublisherIdentity } from "./admission.js";
 import { bestMatch, selectorMatches, type SelectorKind } from "./selectors.js";
-import { INTERCEPT_DEADLINE_MS, PIPELINE_QUEUE_ITEMS } from "./limits.js";
+import { INTERCEPT_DEADLINE_MS, PIPELINE_QUEUE_ITEMS, SUBSCRIBER_QUEUE_BYTES, SUBSCRIBER_QUEUE_ITEMS } from "./limits.js";
 
 /** The immutable publisher envelope the harness stamps on every publication. */
 export interface PublisherEnvelope extends PublisherIdentity {
@@ -45,16 +45,44 @@ export interface Delivery {
 export interface Sink {
   offer(delivery: Delivery, frame: Buffer): "queued" | "full";
   /**
-   * Takes several deliveries as one queued item (their frames written back to back), bounded by
-   * bytes only: replay uses it, since it offers a whole history in one synchronous step and a queue
-   * bounded in items would cut off any subscriber to a history longer than that bound.
+   * Takes several deliveries as one queued item (their frames written back to back) once there is
+   * room, waiting for the subscriber to read: replay offers history batch by batch this way, so its
+   * length is never bounded by the queue and a slow reader only slows its own replay. "closed":
+   * the subscriber went away.
    */
-  offerBatch?(deliveries: readonly Delivery[], frames: readonly Buffer[]): "queued" | "full";
+  offerBatchAsync?(deliveries: readonly Delivery[], frames: readonly Buffer[]): Promise<"queued" | "closed">;
   close(reason: string): void;
 }
 
-/** Replay goes to a sink that takes batches in batches of about this many bytes of frames. */
+/** Replay is offered in batches of about this many bytes of frames. */
 const REPLAY_BATCH_BYTES = 256 * 1024;
+
+/** One durable record as history replays it; `seq` is its position in its own journal. */
+export interface HistoricalRecord {
+  readonly name: EventName;
+  readonly data: Record<string, unknown>;
+  readonly recordedAt: number;
+  readonly publisher: PublisherEnvelope;
+  readonly seq: number;
+}
+
+/** Durable history as of the moment it was opened, oldest first. */
+export interface HistoryReader {
+  /** The next records in replay order, at least one while any is left; [] at the end. */
+  next(): HistoricalRecord[];
+  /** Records the window left out (older than it). */
+  readonly omitted: number;
+  close(): void;
+}
+
+/** Where replayed history comes from: the journals (the harness), or the bus's own memory. */
+export interface HistorySource {
+  /**
+   * Captures, synchronously, where history ends: what commits after this call is live, never
+   * history. `recent` keeps only that many of the most recent records of each journal.
+   */
+  open(recent: number | undefined): HistoryReader;
+}
 
 export type InterceptAction =
   | { readonly action: "pass" }
@@ -95,6 +123,11 @@ export interface BusOptions {
   /** How long an interceptor may take to answer before its question counts as a pass. */
   readonly interceptDeadlineMs?: number;
   /**
+   * Durable history for replay. Absent: the bus keeps what it commits (and `restore`s) in memory
+   * and replays that (tests, previews); the harness reads its journals instead.
+   */
+  readonly history?: HistorySource;
+  /**
    * Whether a publication concerns ephemeral state (an ephemeral agent, a `!!` command). Asked of
    * the event as published, before interception, and again as committed: either makes it so.
    */
@@ -115,6 +148,9 @@ interface Subscription {
   readonly id: number;
   readonly live: readonly string[];
   readonly sink: Sink;
+  /** Live deliveries committed while its history replays; undefined once it is live. */
+  pending: Array<{ delivery: Delivery; frame: Buffer }> | undefined;
+  pendingBytes: number;
 }
 
 interface Pending {
@@ -141,7 +177,9 @@ export function nowMicros(): number {
 
 export class Bus {
   private seq = 0;
+  /** Durable history kept in memory, only when no history source is given. */
   private readonly log: Committed[] = [];
+  private readonly historySource: HistorySource;
   private readonly snapshots = new Map<string, Committed>();
   private readonly queue: Job[] = [];
   private running = false;
@@ -156,6 +194,7 @@ export class Bus {
 
   constructor(private readonly options: BusOptions = {}) {
     this.clock = options.clock ?? nowMicros;
+    this.historySource = options.history ?? memoryHistory(this.log);
   }
 
   /** The next commit sequence number. */
@@ -163,7 +202,7 @@ export class Bus {
     return this.seq;
   }
 
-  /** Seeds history from journals on resume: sequenced in order, never appended again. */
+  /** Seeds the in-memory history (a bus without a history source): sequenced in order, never appended again. */
   restore(events: ReadonlyArray<{ name: EventName; data: Record<string, unknown>; recordedAt: number; publisher: PublisherEnvelope }>): void {
     for (const e of events) {
       const committed: Committed = freeze({ ...e, seq: this.seq++, persistence: PERSISTENCE[e.name] });
@@ -244,7 +283,7 @@ export class Bus {
     });
     if (DURABLE.has(persistence)) {
       this.options.append?.(committed); // throws: the commit is aborted and seq not consumed
-      this.log.push(committed);
+      if (this.options.history === undefined) this.log.push(committed);
     } else if (persistence === "snapshot") {
       this.updateSnapshot(committed);
     }
@@ -292,6 +331,13 @@ export class Bus {
           return;
         }
       }
+      if (sub.pending !== undefined) {
+        // Its history is still replaying: the live delivery waits, within the subscriber's bounds.
+        sub.pending.push({ delivery, frame });
+        sub.pendingBytes += frame.length;
+        if (sub.pending.length > SUBSCRIBER_QUEUE_ITEMS || sub.pendingBytes > SUBSCRIBER_QUEUE_BYTES) this.cutOff(sub, "subscriber queue full during replay");
+        continue;
+      }
       if (sub.sink.offer(delivery, frame) === "full") this.cutOff(sub, "subscriber queue full");
     }
   }
@@ -302,69 +348,101 @@ export class Bus {
   }
 
   /**
-   * Replays matching durable history and current state (each `replay: true`), then the
-   * `session.replay_complete` boundary, then goes live — all in one synchronous step, so nothing
-   * committed in between is missed or delivered twice. A sink that takes batches gets the history
-   * in batches (SPEC-daemon-peers), so a history longer than its item bound replays whole. Returns
-   * the subscription id.
+   * Subscribes a sink: its `historical` selectors first replay matching durable history (from the
+   * history source, as of this call) and current state, each `replay: true`, then one
+   * `session.replay_complete` boundary, then it goes live. Replay runs asynchronously, batch by
+   * batch, as fast as the subscriber reads; what commits meanwhile waits for the boundary, so
+   * nothing is missed or delivered twice. `recent` bounds the history replayed per journal.
+   * Returns the subscription id.
    */
-  subscribe(selectors: { historical: readonly string[]; live: readonly string[] }, sink: Sink): number {
+  subscribe(selectors: { historical: readonly string[]; live: readonly string[] }, sink: Sink, recent?: number): number {
     const id = this.nextSubscription++;
-    const sub: Subscription = { id, live: [...selectors.live], sink };
+    const historical = selectors.historical.length > 0;
+    const sub: Subscription = { id, live: [...selectors.live], sink, pending: historical ? [] : undefined, pendingBytes: 0 };
+    this.subscriptions.set(id, sub);
+    if (historical) {
+      // History ends and current state are taken now, in the same step as the subscription.
+      const reader = this.historySource.open(recent);
+      const state = [...this.snapshots.values()].filter((c) => selectors.historical.some((s) => selectorMatches(s, c.name))).sort((a, b) => a.seq - b.seq);
+      void this.replay(sub, selectors.historical, reader, state);
+    }
+    return id;
+  }
+
+  private async replay(sub: Subscription, selectors: readonly string[], reader: HistoryReader, state: readonly Committed[]): Promise<void> {
     let replayed = 0;
-    let last: number | undefined;
-    if (selectors.historical.length > 0) {
-      const matching = [...this.log, ...this.snapshots.values()]
-        .filter((c) => selectors.historical.some((s) => selectorMatches(s, c.name)))
-        .sort((a, b) => a.seq - b.seq);
+    try {
       let batch: Delivery[] = [];
       let frames: Buffer[] = [];
       let bytes = 0;
-      const flush = (): boolean => {
-        const ok = frames.length === 0 || sink.offerBatch?.(batch, frames) === "queued";
+      const flush = async (): Promise<boolean> => {
+        if (frames.length === 0) return true;
+        const ok = await this.deliverBatch(sub, batch, frames);
+        replayed += batch.length;
         batch = [];
         frames = [];
         bytes = 0;
         return ok;
       };
-      for (const c of matching) {
-        const d = toDelivery(c, true);
-        const frame = encodeFrame({ message: "deliver", payload: d });
-        let ok: boolean;
-        if (sink.offerBatch === undefined) {
-          ok = sink.offer(d, frame) === "queued";
-        } else {
-          ok = bytes + frame.length <= REPLAY_BATCH_BYTES || flush();
-          batch.push(d);
-          frames.push(frame);
-          bytes += frame.length;
+      const add = async (d: Delivery): Promise<boolean> => {
+        let frame: Buffer;
+        try {
+          frame = encodeFrame({ message: "deliver", payload: d });
+        } catch {
+          this.options.warn?.(`${d.event.name} seq ${d.seq} exceeds the wire frame cap; not replayed`);
+          return true;
         }
-        if (!ok) {
-          sink.close("subscriber queue full during replay");
-          return id;
+        batch.push(d);
+        frames.push(frame);
+        bytes += frame.length;
+        return bytes < REPLAY_BATCH_BYTES || (await flush());
+      };
+      for (let records = reader.next(); records.length > 0; records = reader.next()) {
+        if (!this.subscriptions.has(sub.id)) return;
+        for (const r of records) {
+          if (!selectors.some((s) => selectorMatches(s, r.name))) continue;
+          if (!(await add(historicalDelivery(r)))) return;
         }
-        replayed++;
-        last = c.seq;
       }
-      if (!flush()) {
-        sink.close("subscriber queue full during replay");
-        return id;
-      }
-      const boundaryData = last === undefined ? { replayed } : { last_seq: last, replayed };
+      for (const c of state) if (!(await add(toDelivery(c, true)))) return;
+      if (!(await flush())) return;
       const boundary: Delivery = {
-        event: { name: "session.replay_complete", data: boundaryData },
+        event: { name: "session.replay_complete", data: { replayed, omitted: reader.omitted } },
         seq: this.seq,
         recorded_at: this.clock(),
         publisher: { class: "harness" },
         replay: true,
       };
-      if (sink.offer(boundary, encodeFrame({ message: "deliver", payload: boundary })) === "full") {
-        sink.close("subscriber queue full during replay");
-        return id;
+      if (!(await this.deliverBatch(sub, [boundary], [encodeFrame({ message: "deliver", payload: boundary })]))) return;
+      // What committed during the replay, in order; then live (set in the same step as the last check).
+      while (sub.pending !== undefined && sub.pending.length > 0) {
+        const waiting = sub.pending.splice(0);
+        sub.pendingBytes = 0;
+        if (!(await this.deliverBatch(sub, waiting.map((w) => w.delivery), waiting.map((w) => w.frame)))) return;
+      }
+      sub.pending = undefined;
+    } catch (err) {
+      this.cutOff(sub, `replay failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 200));
+    } finally {
+      reader.close();
+    }
+  }
+
+  /** Offers a batch to a subscription still subscribed, waiting for room where its sink can. */
+  private async deliverBatch(sub: Subscription, deliveries: Delivery[], frames: Buffer[]): Promise<boolean> {
+    if (!this.subscriptions.has(sub.id)) return false;
+    if (sub.sink.offerBatchAsync) {
+      if ((await sub.sink.offerBatchAsync(deliveries, frames)) === "queued") return this.subscriptions.has(sub.id);
+      this.subscriptions.delete(sub.id);
+      return false;
+    }
+    for (let i = 0; i < deliveries.length; i++) {
+      if (sub.sink.offer(deliveries[i] as Delivery, frames[i] as Buffer) === "full") {
+        this.cutOff(sub, "subscriber queue full during replay");
+        return false;
       }
     }
-    this.subscriptions.set(id, sub);
-    return id;
+    return true;
   }
 
   unsubscribe(id: number): void {
@@ -421,7 +499,7 @@ export class Bus {
     while (this.running || this.queue.length > 0) await new Promise((r) => setImmediate(r));
   }
 
-  /** Committed durable history of this process (restored plus appended). */
+  /** Durable history kept in memory (a bus without a history source): restored plus appended. */
   history(): readonly Committed[] {
     return this.log;
   }
@@ -465,6 +543,30 @@ export class Bus {
       }
     });
   }
+}
+
+function historicalDelivery(r: HistoricalRecord): Delivery {
+  return toDelivery({ name: r.name, data: r.data, seq: r.seq, recordedAt: r.recordedAt, publisher: r.publisher, persistence: PERSISTENCE[r.name] }, true);
+}
+
+/** History from the bus's own memory: what it committed durably (and restored), as of `open`. */
+function memoryHistory(log: readonly Committed[]): HistorySource {
+  return {
+    open(recent) {
+      const end = log.length;
+      const start = recent === undefined ? 0 : Math.max(0, end - recent);
+      let at = start;
+      return {
+        omitted: start,
+        next: () => {
+          const out = log.slice(at, Math.min(end, at + 256)).map((c) => ({ name: c.name, data: c.data, recordedAt: c.recordedAt, publisher: c.publisher, seq: c.seq }));
+          at += out.length;
+          return out;
+        },
+        close: () => undefined,
+      };
+    },
+  };
 }
 
 function toDelivery(c: Committed, replay: boolean): Delivery {

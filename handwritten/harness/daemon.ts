@@ -185,7 +185,7 @@ export class DaemonFront {
     const bus = this.harness.bus;
     switch (message.message) {
       case "subscribe":
-        state.subscriptions.push(bus.subscribe(message.payload, connectionSink(conn)));
+        state.subscriptions.push(bus.subscribe(message.payload, connectionSink(conn), message.payload.recent));
         return;
       case "intercept":
         addPeerInterceptor(bus, state.generation, conn, message.payload);
@@ -210,6 +210,14 @@ export class DaemonFront {
       case "ui_tree_request":
         conn.send({ message: "notice", payload: { level: "info", text: this.tree(), request_id: message.payload.request_id } });
         return;
+      case "ui_history_request": {
+        const { request_id, agent_id, before, limit } = message.payload;
+        const page = this.harness.historyPage(agent_id, before, limit);
+        if (!page) return void refuseContentFree(conn, request_id, "invalid");
+        const records = page.records.map((r) => ({ event: r.event, seq: r.seq, recorded_at: r.recorded_at }));
+        void conn.sendAsync({ message: "ui_history_result", payload: { request_id, agent_id, first: page.first, total: page.total, records: records as never } });
+        return;
+      }
       case "ui_debug_event_stats_request":
         conn.send({ message: "notice", payload: { level: "info", text: this.extensionStats(), request_id: message.payload.request_id } });
         return;
@@ -227,13 +235,13 @@ export class DaemonFront {
       const row: { agent_id: string; loaded: boolean; ephemeral: boolean; created_at: number; status: string; display_name?: string; parent_id?: string } = {
         agent_id: a.id,
         loaded: true,
-        ephemeral: a.ephemeral,
-        created_at: a.createdAt,
+        ephemeral: a.fold.ephemeral,
+        created_at: a.fold.created_at,
         status: "idle",
       };
-      const name = a.metadata.get("display_name");
+      const name = a.fold.metadata.display_name;
       if (name !== undefined) row.display_name = name.slice(0, 1024);
-      if (a.parentId !== undefined) row.parent_id = a.parentId;
+      if (a.fold.parent_id !== undefined) row.parent_id = a.fold.parent_id;
       return row;
     });
   }
@@ -255,7 +263,7 @@ export class DaemonFront {
     const agents = [...this.harness.agents.values()];
     const lines: string[] = [];
     const walk = (parent: string | undefined, depth: number) => {
-      for (const a of agents.filter((x) => x.parentId === parent)) {
+      for (const a of agents.filter((x) => x.fold.parent_id === parent)) {
         lines.push(`${"  ".repeat(depth)}${a.id}`);
         walk(a.id, depth + 1);
       }

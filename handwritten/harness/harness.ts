@@ -22,6 +22,9 @@ import { eventProblem, fitText, splitProviderCall, type ProviderCall } from "../
 import { isEventName, type EventName, type UiCreateAgent, type UiSkillLoad } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import type { Peer } from "./peers.js";
+import { emptyAgentFold, foldAgentRecord, parseAgentFold, type AgentFold } from "./agent-fold.js";
+import { openJournalHistory } from "./history.js";
+import { CHECKPOINT_EVERY_BYTES, HISTORY_PAGE_BYTES, HISTORY_PAGE_MAX_EVENTS } from "./limits.js";
 import type { ExtensionCounters } from "../host/index.js";
 
 export const HARNESS: PublisherEnvelope = Object.freeze({ class: "harness" });
@@ -60,10 +63,8 @@ export interface ExtensionLiveness {
 
 export interface AgentState {
   readonly id: string;
-  readonly parentId?: string;
-  readonly ephemeral: boolean;
-  readonly createdAt: number;
-  readonly metadata: Map<string, string>;
+  /** Identity, model, metadata and open prompts, folded from the journal (stored with its checkpoints). */
+  readonly fold: AgentFold;
   log: EventLog;
   /** AGENTS.md files, read once when the agent initializes in this process. */
   agentsMd?: readonly AgentContextFile[];
@@ -109,6 +110,7 @@ export class Harness {
       warn: options.warn,
       snapshotKey: (name, data) => snapshotKey(name, data),
       ephemeral: (name, data) => this.concernsEphemeral(name, data),
+      history: { open: (recent) => openJournalHistory(this.historyLogs(), recent) },
     });
     this.writeback = writeback;
     this.bus.onCommitted("ui.create_agent", (c) => this.onCreateAgent(c));
@@ -145,6 +147,8 @@ export class Harness {
       tools: () => [...this.tools.tools.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
       defaultModel: () => options.defaultModel,
       warn: (m) => options.warn?.(m),
+      agentRecords: (agentId, from, to, maxBytes) => this.agents.get(agentId)?.log.readRange(from, to, maxBytes) ?? [],
+      agentRecordCount: (agentId) => this.agents.get(agentId)?.log.nextSeq ?? 0,
     });
     const shell = new ShellCommandRouter({
       publish: (name, data) => void this.publishHarness(name, data),
@@ -193,9 +197,10 @@ export class Harness {
     const sessionId = options.resume ?? options.sessionId ?? mintId("s");
     const h = new Harness(sessionId, options.projectRoot, store, options, writeback);
     try {
-      h.sessionLog = store.openSession(sessionId);
-      h.restoreLog = store.openRestore(sessionId);
-      if (options.resume) h.restoreFromJournals();
+      const sessionRecords: JournalRecord[] = [];
+      h.sessionLog = store.openSession(sessionId, { onRecord: (r) => sessionRecords.push(r) });
+      h.restoreLog = store.openRestore(sessionId, { resume: true });
+      if (options.resume) h.restoreFromJournals(sessionRecords);
       else if (options.stateDir) h.writeManifest(options.stateDir);
     } catch (err) {
       store.close();
@@ -208,11 +213,13 @@ export class Harness {
       resumed: options.resume !== undefined,
       ephemeral: store.memoryOnly,
     });
-    if (options.resume) {
-      const records = [...h.agents.values()].flatMap((a) => a.log.readAll().map((r) => ({ name: r.event.name, data: r.event.data })));
-      await h.prompts.settleRestored(records);
-    }
+    if (options.resume) await h.prompts.settleRestored(new Map([...h.agents].map(([id, a]) => [id, a.fold])));
     return h;
+  }
+
+  /** Every journal of the session, for replay: the session's, the restore stream, each agent's. */
+  private historyLogs(): EventLog[] {
+    return [this.sessionLog, this.restoreLog, ...[...this.agents.values()].map((a) => a.log)];
   }
 
   private writeManifest(stateDir: string): void {
@@ -223,9 +230,14 @@ export class Harness {
     renameSync(tmp, join(dir, "manifest.json"));
   }
 
-  /** Strict fold of the session journal, then each member agent's journal, into bus history. */
-  private restoreFromJournals(): void {
-    const sessionRecords = this.sessionLog.readAll();
+  /**
+   * Cold resume, reading each journal once: the session journal in full (it is small: membership),
+   * the restore stream from its checkpoint, and each member agent's journal from its checkpoint —
+   * the fold stored with it stands for the records before it, and only the records after it are
+   * validated and folded (a journal with no usable checkpoint is folded whole). Transcripts stay in
+   * the journals until an agent next runs a prompt; replay reads the journals on demand.
+   */
+  private restoreFromJournals(sessionRecords: readonly JournalRecord[]): void {
     if (sessionRecords.length === 0) throw new ResumeError(`session ${this.sessionId} has no journal records`);
     const members = new Set<string>();
     for (const r of sessionRecords) {
@@ -233,40 +245,51 @@ export class Harness {
       if (r.event.name === "session.agent_loaded") members.add(String(r.event.data.agent_id));
       if (r.event.name === "session.agent_unloaded") members.delete(String(r.event.data.agent_id));
     }
-    const all: JournalRecord[] = [...sessionRecords, ...this.restoreLog.readAll()];
     for (const id of [...members].sort()) {
-      const log = this.store.openAgent(id);
-      const records = log.readAll();
-      const first = records[0];
-      if (!first || first.event.name !== "agent.started") {
-        throw new ResumeError(`${log.path ?? id}: agent journal does not start with agent.started`);
+      const tail: JournalRecord[] = [];
+      const log = this.store.openAgent(id, { resume: true, onRecord: (r) => tail.push(r) });
+      let fold = log.resumed ? parseAgentFold(log.resumed.fold, log.resumed.seq) : emptyAgentFold();
+      let records: readonly JournalRecord[] = tail;
+      if (!fold) {
+        // A checkpoint that binds the journal but carries no usable fold: fold the whole journal.
+        fold = emptyAgentFold();
+        records = [...log.readRange(0, log.resumed?.seq ?? 0), ...tail];
       }
-      for (const r of records) checkRecord(r, log.path);
-      const data = first.event.data;
-      const agent: AgentState = {
-        id,
-        ephemeral: data.ephemeral === true,
-        createdAt: first.recorded_at,
-        metadata: new Map(),
-        log,
-        ...(typeof data.parent_id === "string" ? { parentId: data.parent_id } : {}),
-      };
       for (const r of records) {
-        foldAgent(agent, r);
-        this.prompts.fold(r.event.name, r.event.data);
+        checkRecord(r, log.path);
+        if (fold.next_seq === 0 && r.event.name !== "agent.started") throw new ResumeError(`${log.path ?? id}: agent journal does not start with agent.started`);
+        foldAgentRecord(fold, r.event.name, r.event.data, r.recorded_at);
       }
-      this.agents.set(id, agent);
-      all.push(...records);
+      if (fold.next_seq === 0) throw new ResumeError(`${log.path ?? id}: agent journal does not start with agent.started`);
+      this.agents.set(id, { id, fold, log });
+      this.prompts.restore(id, fold.model);
     }
-    all.sort((a, b) => a.recorded_at - b.recorded_at);
-    this.bus.restore(
-      all.map((r) => ({
-        name: r.event.name as EventName,
-        data: r.event.data,
-        recordedAt: r.recorded_at,
-        publisher: sourceToPublisher(r.source),
-      })),
-    );
+  }
+
+  /**
+   * Writes an agent's checkpoint (its fold at the journal's end) once enough was appended since the
+   * last one, so a resume after a crash folds a short tail; `force` writes it anyway (shutdown).
+   */
+  private checkpointAgent(agent: AgentState, force = false): void {
+    if (agent.fold.ephemeral || (!force && agent.log.bytesSinceCheckpoint < CHECKPOINT_EVERY_BYTES)) return;
+    try {
+      agent.log.checkpoint({ ...agent.fold });
+    } catch (err) {
+      this.options.warn?.(`could not write the checkpoint of agent ${agent.id}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /**
+   * A page of one agent's history for `ui_history_request`: the records before `before` (its
+   * journal's end when absent), at most `limit` and about HISTORY_PAGE_BYTES of them, oldest first.
+   */
+  historyPage(agentId: string, before: number | undefined, limit: number): { first: number; total: number; records: JournalRecord[] } | undefined {
+    const agent = this.agents.get(agentId);
+    if (!agent) return undefined;
+    const total = agent.log.nextSeq;
+    const end = Math.min(before ?? total, total);
+    const first = agent.log.windowStart(end, Math.min(limit, HISTORY_PAGE_MAX_EVENTS), HISTORY_PAGE_BYTES);
+    return { first, total, records: agent.log.readRange(first, end) };
   }
 
   /**
@@ -275,14 +298,14 @@ export class Harness {
    */
   private concernsEphemeral(name: EventName, data: Record<string, unknown>): boolean {
     const agentId = data.agent_id;
-    if (typeof agentId === "string" && this.agents.get(agentId)?.ephemeral === true) return true;
+    if (typeof agentId === "string" && this.agents.get(agentId)?.fold.ephemeral === true) return true;
     if (name === "ui.create_agent") return data.ephemeral === true;
     if (name === "shell.command_request") return data.include_in_context === false;
     if (typeof data.request_id === "string" && name.startsWith("shell.command_")) return this.shellCommands.isEphemeralRoute(data.request_id);
     let owner: string | undefined;
     if (typeof data.call_id === "string" && name.startsWith("tool.")) owner = this.tools.agentOfCall(data.call_id);
     else if (typeof data.prompt_id === "string" && name.startsWith("provider.")) owner = this.prompts.agentOfPrompt(data.prompt_id);
-    return owner !== undefined && this.agents.get(owner)?.ephemeral === true;
+    return owner !== undefined && this.agents.get(owner)?.fold.ephemeral === true;
   }
 
   /** Durable appends by persistence class; throwing aborts the commit. */
@@ -292,7 +315,7 @@ export class Harness {
     const agentId = c.data.agent_id;
     // An ephemeral agent's facts stay in memory: its own journal is memory-only, and the session's
     // journals never name it, so nothing of it is left to resume.
-    if (c.persistence !== "agent" && typeof agentId === "string" && this.agents.get(agentId)?.ephemeral === true) return;
+    if (c.persistence !== "agent" && typeof agentId === "string" && this.agents.get(agentId)?.fold.ephemeral === true) return;
     if (c.persistence === "session") {
       this.sessionLog.append(input);
     } else if (c.persistence === "restore") {
@@ -303,8 +326,10 @@ export class Harness {
       if (!agent) throw new Error(`no loaded agent ${String(agentId)} for ${c.name}`);
       const parent = agent.log.nextSeq === 0 ? null : agent.log.nextSeq - 1;
       agent.log.append({ ...input, parent });
-      foldAgent(agent, { event: input.event } as JournalRecord);
+      foldAgentRecord(agent.fold, c.name, input.event.data, c.recordedAt);
       this.prompts.fold(c.name, input.event.data);
+      // At the end of a turn the fold is simple and the journal quiet: a good moment for a checkpoint.
+      if (c.name === "agent.outer_turn_finished") this.checkpointAgent(agent);
     }
   }
 
@@ -462,14 +487,11 @@ export class Harness {
     } catch {
       return void refuse("could not create the agent journal");
     }
-    const agent: AgentState = {
-      id: agentId,
-      ephemeral,
-      createdAt: c.recordedAt,
-      metadata: new Map(),
-      log,
-      ...(req.parent_id !== undefined ? { parentId: req.parent_id } : {}),
-    };
+    // The fold knows at once what `agent.started` will say, so everything about an ephemeral agent
+    // is classified as such from its first event.
+    const fold: AgentFold = { ...emptyAgentFold(), created_at: c.recordedAt, ephemeral };
+    if (req.parent_id !== undefined) fold.parent_id = req.parent_id;
+    const agent: AgentState = { id: agentId, fold, log };
     this.agents.set(agentId, agent);
     const letGo = (error: string) => {
       this.agents.delete(agentId);
@@ -515,7 +537,7 @@ export class Harness {
         .sort((a, b) => (a.id < b.id ? -1 : 1))
         .map((a) => ({
           id: a.id,
-          metadata: Object.fromEntries([...a.metadata.entries()].sort()),
+          metadata: Object.fromEntries(Object.entries(a.fold.metadata).sort()),
           events: a.log.readAll().map((r) => ({ name: r.event.name, data: r.event.data })),
         })),
     };
@@ -525,6 +547,8 @@ export class Harness {
     if (this.closed) return;
     this.closed = true;
     await this.publishHarness("session.shutdown", { session_id: this.sessionId, reason });
+    // Checkpoints with the folds, so the next resume reads only what follows them.
+    for (const agent of this.agents.values()) this.checkpointAgent(agent, true);
     this.store.close();
     // Give background syncs a short chance at an orderly exit; nothing depends on their finishing.
     await this.writeback?.flush(500);
@@ -536,15 +560,6 @@ export class Harness {
 function sanitizeLine(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ");
-}
-
-function foldAgent(agent: AgentState, r: Pick<JournalRecord, "event">): void {
-  if (r.event.name === "agent.metadata_set") {
-    const key = String(r.event.data.key);
-    const value = r.event.data.value;
-    if (value === null) agent.metadata.delete(key);
-    else agent.metadata.set(key, String(value));
-  }
 }
 
 function checkRecord(r: JournalRecord, file: string | null): void {

@@ -28,6 +28,9 @@ export interface PromptPort {
   tools(): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
   defaultModel(): string | undefined;
   warn(message: string): void;
+  /** An agent journal's records (for loading a resumed agent's transcript) and its length. */
+  agentRecords: AgentRecords;
+  agentRecordCount(agentId: string): number;
 }
 
 interface Queued {
@@ -50,20 +53,38 @@ interface Turn {
   cancelled: boolean;
 }
 
-interface AgentLoop {
+/** The provider transcript of an agent, as its journal folds into it. */
+interface Transcript {
+  readonly messages: ProviderMessage[];
+  /** Call ids of the assistant messages in `messages`: a tool message must answer one of them. */
+  readonly calls: Set<string>;
+}
+
+/** What folds from an agent's journal into what its next provider request needs. */
+interface TranscriptFold {
+  /** Undefined while not loaded (a resumed agent's, until it next runs a prompt). */
+  transcript: Transcript | undefined;
+  /** Submitted prompts not yet in the transcript: they enter it when a round starts. */
+  unsent: Map<string, { text: string; steer: boolean }>;
+}
+
+interface AgentLoop extends TranscriptFold {
   model: string | undefined;
   readonly queue: Queued[];
   readonly steering: string[];
   turn: Turn | undefined;
-  readonly messages: ProviderMessage[];
-  /** Call ids of the assistant messages in `messages`: a tool message must answer one of them. */
-  readonly calls: Set<string>;
-  /** Submitted prompts not yet in the transcript: they enter it when a round starts. */
-  readonly unsent: Map<string, { text: string; steer: boolean }>;
+  /** A load of the transcript from the journal under way. */
+  loading: Promise<void> | undefined;
   usage: Required<Pick<Usage, "input_tokens" | "output_tokens">> & Usage;
   cost: number;
   contextTokens: number;
 }
+
+/** Records of an agent's journal, read for a lazy transcript load: [from, to), at most about `maxBytes`. */
+export type AgentRecords = (agentId: string, from: number, to: number, maxBytes: number) => ReadonlyArray<{ event: { name: string; data: Record<string, unknown> } }>;
+
+/** Journal bytes read per step of a transcript load, between which other work runs. */
+const TRANSCRIPT_LOAD_STEP_BYTES = 4 * 1024 * 1024;
 
 export class PromptEngine {
   private readonly agents = new Map<string, AgentLoop>();
@@ -83,9 +104,9 @@ export class PromptEngine {
         queue: [],
         steering: [],
         turn: undefined,
-        messages: [],
-        calls: new Set(),
+        transcript: { messages: [], calls: new Set() },
         unsent: new Map(),
+        loading: undefined,
         usage: { input_tokens: 0, output_tokens: 0 },
         cost: 0,
         contextTokens: 0,
@@ -95,92 +116,65 @@ export class PromptEngine {
     return l;
   }
 
-  /** Folds a durable agent record into the provider transcript (live commits and cold restore alike). */
-  fold(name: string, data: Record<string, unknown>): void {
+  /** Folds a durable agent record committed in this process (its transcript only when loaded). */
+  fold(name: string, data: Readonly<Record<string, unknown>>): void {
     const agentId = data.agent_id;
     if (typeof agentId !== "string") return;
     const l = this.loop(agentId);
-    switch (name) {
-      case "agent.started":
-        if (typeof data.model === "string") l.model = data.model;
-        break;
-      case "agent.model_set":
-        l.model = String(data.model);
-        break;
-      case "agent.prompt_submitted":
-        l.unsent.set(String(data.prompt_id), {
-          text: data.source === "human_ui" ? userEnvelope(String(data.text)) : String(data.text),
-          steer: data.mode === "steer",
-        });
-        break;
-      case "agent.prompt_started": {
-        // Steered prompts join at the next round boundary; a turn's own prompt at its first round.
-        const own = String(data.prompt_id);
-        for (const [id, p] of [...l.unsent]) {
-          if (p.steer && id !== own) {
-            l.messages.push({ role: "user", text: p.text });
-            l.unsent.delete(id);
-          }
-        }
-        const mine = l.unsent.get(own);
-        if (data.round === 0 && mine) {
-          l.messages.push({ role: "user", text: mine.text });
-          l.unsent.delete(own);
-        }
-        break;
-      }
-      case "agent.outer_turn_finished":
-        l.unsent.delete(String(data.prompt_id)); // closed before it started (cancelled, interrupted)
-        break;
-      case "provider.response_finished": {
-        const calls = (data.tool_calls as ToolCall[]) ?? [];
-        l.messages.push({ role: "assistant", text: String(data.text), tool_calls: calls });
-        for (const call of calls) l.calls.add(call.call_id);
-        break;
-      }
-      // A tool message only ever answers a call an assistant message made (defence in depth: only
-      // the router publishes these, and only for the agent loop's own requests).
-      case "provider.tool_result":
-        if (l.calls.has(String(data.call_id))) l.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.output) });
-        break;
-      case "provider.tool_error":
-        if (l.calls.has(String(data.call_id))) l.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.error), is_error: true });
-        break;
-      case "shell.command_finished":
-        if (data.include_in_context === true) l.messages.push({ role: "user", text: `$ ${String(data.command)}\n${String(data.output)}` });
-        break;
-    }
+    if (name === "agent.started" && typeof data.model === "string") l.model = data.model;
+    if (name === "agent.model_set") l.model = String(data.model);
+    foldTranscript(l, name, data);
+  }
+
+  /**
+   * A resumed agent: its model from the journal's fold; its transcript stays in the journal until
+   * the agent next runs a prompt (`ensureTranscript`), so a resume does not read it.
+   */
+  restore(agentId: string, model: string | undefined): void {
+    const l = this.loop(agentId);
+    l.model = model;
+    l.transcript = undefined;
   }
 
   /**
    * Cold restore: a started prompt with no terminal is dispatch-uncertain and is never resent; a
    * submitted prompt that never started (and was not folded into a turn as a steer) is interrupted.
    */
-  async settleRestored(records: ReadonlyArray<{ name: string; data: Record<string, unknown> }>): Promise<void> {
-    const open = new Map<string, { agentId: string; rounds: number }>();
-    // Submitted, never started: they never reached a provider, and are closed rather than run
-    // unasked when the session comes back (possibly much later).
-    const waiting = new Map<string, string>();
-    for (const r of records) {
-      const pid = r.data.prompt_id;
-      if (typeof pid !== "string") continue;
-      if (r.name === "agent.prompt_submitted") waiting.set(pid, String(r.data.agent_id));
-      if (r.name === "agent.prompt_started") {
-        open.set(pid, { agentId: String(r.data.agent_id), rounds: Number(r.data.round) + 1 });
-        waiting.delete(pid);
+  async settleRestored(agents: ReadonlyMap<string, { open: Readonly<Record<string, number>>; waiting: Readonly<Record<string, boolean>> }>): Promise<void> {
+    for (const [agentId, f] of agents) {
+      for (const [promptId, rounds] of Object.entries(f.open)) {
+        await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: promptId, outcome: "dispatch_uncertain", rounds });
       }
-      if (r.name === "agent.outer_turn_finished") {
-        open.delete(pid);
-        waiting.delete(pid);
+      // Submitted, never started: they never reached a provider, and are closed rather than run
+      // unasked when the session comes back (possibly much later).
+      for (const promptId of Object.keys(f.waiting)) {
+        await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: promptId, outcome: "interrupted", rounds: 0 });
       }
     }
-    for (const [promptId, o] of open) {
-      await this.port.publish("agent.outer_turn_finished", { agent_id: o.agentId, prompt_id: promptId, outcome: "dispatch_uncertain", rounds: o.rounds });
-    }
-    for (const [promptId, agentId] of waiting) {
-      if (!this.loop(agentId).unsent.has(promptId)) continue; // already folded into a turn (steered)
-      await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: promptId, outcome: "interrupted", rounds: 0 });
-    }
+  }
+
+  /**
+   * Loads a resumed agent's transcript from its journal, step by step (other work runs between
+   * steps), then folds what was appended meanwhile, in the same step as it takes the result.
+   */
+  private ensureTranscript(agentId: string, l: AgentLoop): Promise<void> {
+    if (l.transcript) return Promise.resolve();
+    l.loading ??= (async () => {
+      const fold: TranscriptFold = { transcript: { messages: [], calls: new Set() }, unsent: new Map() };
+      let at = 0;
+      for (;;) {
+        const end = this.port.agentRecordCount(agentId);
+        if (at >= end) break;
+        const records = this.port.agentRecords(agentId, at, end, TRANSCRIPT_LOAD_STEP_BYTES);
+        for (const r of records) foldTranscript(fold, r.event.name, r.event.data);
+        at += records.length;
+        if (at < this.port.agentRecordCount(agentId)) await new Promise((resolve) => setImmediate(resolve));
+      }
+      l.transcript = fold.transcript;
+      l.unsent = fold.unsent;
+      l.loading = undefined;
+    })();
+    return l.loading;
   }
 
   onModelsDeclared(c: Committed): void {
@@ -257,6 +251,11 @@ export class PromptEngine {
   private async dispatch(agentId: string): Promise<void> {
     const l = this.loop(agentId);
     if (l.turn) return;
+    if (!l.transcript) {
+      // A resumed agent's first prompt: its transcript is read from the journal first.
+      await this.ensureTranscript(agentId, l);
+      return this.dispatch(agentId);
+    }
     const next = l.queue.shift();
     if (!next) return;
     const target = this.resolveModel(l);
@@ -303,7 +302,7 @@ export class PromptEngine {
       round: t.round,
       model: t.model,
       system: this.port.systemPrompt(agentId),
-      messages: closeDanglingCalls(l.messages),
+      messages: closeDanglingCalls((l.transcript as Transcript).messages),
       tools: this.port.tools(),
     };
     const problem = await this.port.sendProviderCall(t.instance, t.generation, call);
@@ -532,4 +531,53 @@ function closeDanglingCalls(messages: readonly ProviderMessage[]): ProviderMessa
     }
   }
   return out;
+}
+
+/** Folds one record into a transcript and its prompts not yet sent, in journal order. */
+function foldTranscript(f: TranscriptFold, name: string, data: Readonly<Record<string, unknown>>): void {
+  const t = f.transcript;
+  switch (name) {
+    case "agent.prompt_submitted":
+      f.unsent.set(String(data.prompt_id), {
+        text: data.source === "human_ui" ? userEnvelope(String(data.text)) : String(data.text),
+        steer: data.mode === "steer",
+      });
+      break;
+    case "agent.prompt_started": {
+      // Steered prompts join at the next round boundary; a turn's own prompt at its first round.
+      const own = String(data.prompt_id);
+      for (const [id, p] of [...f.unsent]) {
+        if (p.steer && id !== own) {
+          t?.messages.push({ role: "user", text: p.text });
+          f.unsent.delete(id);
+        }
+      }
+      const mine = f.unsent.get(own);
+      if (data.round === 0 && mine) {
+        t?.messages.push({ role: "user", text: mine.text });
+        f.unsent.delete(own);
+      }
+      break;
+    }
+    case "agent.outer_turn_finished":
+      f.unsent.delete(String(data.prompt_id)); // closed before it started (cancelled, interrupted)
+      break;
+    case "provider.response_finished": {
+      const calls = (data.tool_calls as ToolCall[]) ?? [];
+      t?.messages.push({ role: "assistant", text: String(data.text), tool_calls: calls });
+      for (const call of calls) t?.calls.add(call.call_id);
+      break;
+    }
+    // A tool message only ever answers a call an assistant message made (defence in depth: only
+    // the router publishes these, and only for the agent loop's own requests).
+    case "provider.tool_result":
+      if (t?.calls.has(String(data.call_id))) t.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.output) });
+      break;
+    case "provider.tool_error":
+      if (t?.calls.has(String(data.call_id))) t.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.error), is_error: true });
+      break;
+    case "shell.command_finished":
+      if (data.include_in_context === true) t?.messages.push({ role: "user", text: `$ ${String(data.command)}\n${String(data.output)}` });
+      break;
+  }
 }

@@ -9,7 +9,7 @@ export function connectionSink(conn: Connection): Sink {
   return {
     // The bus encodes each delivery once; every subscriber's connection queues the same frame.
     offer: (_d: Delivery, frame: Buffer) => (conn.sendFrame(frame) === "queued" ? "queued" : "full"),
-    offerBatch: (_d: readonly Delivery[], frames: readonly Buffer[]) => (conn.sendFrames(frames) === "queued" ? "queued" : "full"),
+    offerBatchAsync: async (_d: readonly Delivery[], frames: readonly Buffer[]) => ((await conn.sendFramesAsync(frames)) === "queued" ? "queued" : "closed"),
     close: (reason) => conn.close(reason),
   };
 }

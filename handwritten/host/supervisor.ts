@@ -307,7 +307,7 @@ export class Supervisor {
     }
     switch (m.message) {
       case "subscribe":
-        i.subscriptions.push(this.host.bus.subscribe(m.payload, connectionSink(conn)));
+        i.subscriptions.push(this.host.bus.subscribe(m.payload, connectionSink(conn), m.payload.recent));
         return;
       case "intercept":
         addPeerInterceptor(this.host.bus, generation, conn, m.payload);

@@ -1,8 +1,10 @@
-// meta.json checkpoints: derived, content-minimised summaries of an agent journal that let listing
-// avoid scanning journals. A checkpoint binds an exact frame boundary and next seq to the journal's
-// device and inode and to a hash of the bytes just before the boundary. It is never routing
-// authority: only a checkpoint that validates against the journal marks an agent routable, and a
-// stale or invalid one is repaired only within small byte, record and time budgets.
+// Checkpoints (an agent's meta.json, a session journal's meta.json and restore-meta.json): derived,
+// content-minimised summaries of a journal that let listing and resuming avoid scanning it. A
+// checkpoint binds an exact frame boundary and next seq to the journal's device and inode and to a
+// hash of the bytes just before the boundary, and may carry the owner's folded state at that
+// boundary (`fold`, opaque here). It is never routing authority: only a checkpoint that validates
+// against the journal marks an agent routable or lets a resume start at its boundary, and a stale or
+// invalid one is repaired only within small byte, record and time budgets.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { randomHex } from "../protocol/random.js";
@@ -28,6 +30,14 @@ export interface Checkpoint {
   next_seq: number;
   /** sha256 (hex) of the up to 4 KiB immediately before `boundary`. */
   witness: string;
+  /** The journal owner's folded state at `boundary` (the harness's, for a resume); opaque to the store. */
+  fold?: Record<string, unknown>;
+}
+
+/** A journal and the checkpoint file beside it. */
+export interface CheckpointPaths {
+  readonly journal: string;
+  readonly meta: string;
 }
 
 export interface RepairBudget {
@@ -66,6 +76,7 @@ export interface AgentListing {
 
 export const metaPath = (agentDir: string) => path.join(agentDir, "meta.json");
 export const eventsPath = (agentDir: string) => path.join(agentDir, "events.cbor");
+const agentPaths = (agentDir: string): CheckpointPaths => ({ journal: eventsPath(agentDir), meta: metaPath(agentDir) });
 
 function witnessOf(fd: number, boundary: number): string {
   const len = Math.min(CHECKPOINT_WITNESS_BYTES, boundary);
@@ -79,32 +90,55 @@ function witnessOf(fd: number, boundary: number): string {
   return sha256Hex(buf.subarray(0, got));
 }
 
-/** Atomically replaces `meta.json` (0600 temp file, then rename). */
-export function writeCheckpoint(agentDir: string, boundary: number, nextSeq: number): Checkpoint {
-  const fd = fs.openSync(eventsPath(agentDir), fs.constants.O_RDONLY);
+/** Atomically replaces an agent's `meta.json` (0600 temp file, then rename). */
+export function writeCheckpoint(agentDir: string, boundary: number, nextSeq: number, fold?: Record<string, unknown>): Checkpoint {
+  return writeJournalCheckpoint(agentPaths(agentDir), boundary, nextSeq, fold);
+}
+
+/**
+ * Atomically replaces a journal's checkpoint file (0600 temp file, then rename). A fold that would
+ * make the file larger than its bound is left out: the checkpoint then binds the boundary only.
+ */
+export function writeJournalCheckpoint(paths: CheckpointPaths, boundary: number, nextSeq: number, fold?: Record<string, unknown>): Checkpoint {
+  const fd = fs.openSync(paths.journal, fs.constants.O_RDONLY);
   try {
     const st = fs.fstatSync(fd, { bigint: true });
-    const cp: Checkpoint = { version: 1, dev: String(st.dev), ino: String(st.ino), boundary, next_seq: nextSeq, witness: witnessOf(fd, boundary) };
-    const tmp = `${metaPath(agentDir)}.${process.pid}.${randomHex(6)}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(cp), { mode: 0o600, flag: "wx" });
-    fs.renameSync(tmp, metaPath(agentDir));
+    let cp: Checkpoint = { version: 1, dev: String(st.dev), ino: String(st.ino), boundary, next_seq: nextSeq, witness: witnessOf(fd, boundary) };
+    let text = JSON.stringify(fold === undefined ? cp : { ...cp, fold });
+    if (Buffer.byteLength(text) > CHECKPOINT_MAX_FILE_BYTES) text = JSON.stringify(cp);
+    else if (fold !== undefined) cp = { ...cp, fold };
+    const tmp = `${paths.meta}.${process.pid}.${randomHex(6)}.tmp`;
+    fs.writeFileSync(tmp, text, { mode: 0o600, flag: "wx" });
+    fs.renameSync(tmp, paths.meta);
     return cp;
   } finally {
     fs.closeSync(fd);
   }
 }
 
-/** Removes a checkpoint (after locked recovery changed the journal). */
-export function invalidateCheckpoint(agentDir: string): void {
-  fs.rmSync(metaPath(agentDir), { force: true });
+/** Removes a checkpoint file (after locked recovery changed its journal). */
+export function invalidateCheckpoint(meta: string): void {
+  fs.rmSync(meta, { force: true });
 }
 
-function parseCheckpoint(agentDir: string): Checkpoint | null {
+/**
+ * The checkpoint in `meta` when it binds the journal open on `fd`: the same device and inode, a
+ * boundary inside the file, and the witness of the bytes before it. Reads at most the witness.
+ */
+export function boundCheckpoint(meta: string, fd: number): Checkpoint | null {
+  const cp = parseCheckpoint(meta);
+  if (!cp) return null;
+  const st = fs.fstatSync(fd, { bigint: true });
+  if (cp.dev !== String(st.dev) || cp.ino !== String(st.ino) || cp.boundary > Number(st.size)) return null;
+  return witnessOf(fd, cp.boundary) === cp.witness ? cp : null;
+}
+
+function parseCheckpoint(file: string): Checkpoint | null {
   let text: string;
   try {
-    const st = fs.lstatSync(metaPath(agentDir));
+    const st = fs.lstatSync(file);
     if (!st.isFile() || st.size > CHECKPOINT_MAX_FILE_BYTES) return null;
-    text = fs.readFileSync(metaPath(agentDir), "utf8");
+    text = fs.readFileSync(file, "utf8");
   } catch {
     return null;
   }
@@ -115,8 +149,12 @@ function parseCheckpoint(agentDir: string): Checkpoint | null {
     return null;
   }
   if (!isPlainObject(v) || v.version !== 1) return null;
-  const keys = Object.keys(v).sort().join(",");
+  const keys = Object.keys(v)
+    .filter((k) => k !== "fold")
+    .sort()
+    .join(",");
   if (keys !== "boundary,dev,ino,next_seq,version,witness") return null;
+  if (v.fold !== undefined && !isPlainObject(v.fold)) return null;
   const uint = (x: unknown) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
   const dec = (x: unknown) => typeof x === "string" && /^[0-9]{1,20}$/.test(x);
   if (!uint(v.boundary) || !uint(v.next_seq) || !dec(v.dev) || !dec(v.ino)) return null;
@@ -148,7 +186,7 @@ export function inspectAgent(agentDir: string, id: string, opts: InspectOptions 
     const st = fs.fstatSync(fd, { bigint: true });
     if (!st.isFile()) return { ...base, status: "empty", reason: "journal is not a regular file" };
     const size = Number(st.size);
-    const cp = parseCheckpoint(agentDir);
+    const cp = parseCheckpoint(metaPath(agentDir));
     let start: ScanStart = { offset: 0, seq: 0 };
     if (cp && cp.dev === String(st.dev) && cp.ino === String(st.ino) && cp.boundary <= size && witnessOf(fd, cp.boundary) === cp.witness) {
       if (cp.boundary === size) {

@@ -45,6 +45,8 @@ export interface ScanBudget {
   maxRecords?: number;
   /** Absolute deadline in ms (performance.now() clock). */
   deadline?: number;
+  /** Stop at this offset (a frame boundary) instead of the end of the file. */
+  until?: number;
 }
 
 export interface ScanResult {
@@ -81,7 +83,7 @@ export function scanFrames<R extends SeqRecord>(
   start: ScanStart = { offset: 0, seq: 0 },
   budget: ScanBudget = {},
 ): ScanResult {
-  const size = io.size(fd);
+  const size = budget.until ?? io.size(fd);
   let pos = start.offset;
   let seq = start.seq;
   let records = 0;
@@ -151,6 +153,16 @@ export interface Journal<R extends SeqRecord> {
   append(record: R): R;
   /** Every accepted record, in order (a strict re-read for file journals). */
   readAll(): R[];
+  /**
+   * Records `from` up to (not including) `to`, in order, stopping early once they hold about
+   * `maxBytes` (at least one record is returned when any is in range). A re-read, validated.
+   */
+  readRange(from: number, to: number, maxBytes?: number): R[];
+  /**
+   * The first seq of the window that ends at `end`: at most `maxRecords` records and, beyond the
+   * first, about `maxBytes` of frames (a page of history read backwards).
+   */
+  windowStart(end: number, maxRecords: number, maxBytes: number): number;
   close(): void;
 }
 
@@ -179,6 +191,11 @@ const poisonedPaths = new Map<string, unknown>();
 
 export interface FileJournalOptions<R extends SeqRecord> extends RecordPipeline<R> {
   io?: JournalIo;
+  /**
+   * Where the opening scan may start instead of the beginning: a checkpointed boundary the caller
+   * verified against this very file (`fd`). Only the records after it are scanned and folded.
+   */
+  resumeFrom?: (fd: number) => ScanStart | undefined;
   /** Called after every successful append (the writeback worker marks the journal dirty here). */
   onAppend?: (journal: FileJournal<R>) => void;
   /** Called when open truncated a crash tail (checkpoints are invalidated here). */
@@ -188,7 +205,37 @@ export interface FileJournalOptions<R extends SeqRecord> extends RecordPipeline<
 export interface OpenReport {
   /** The crash tail open removed, or null. `offset` is where the file now ends. */
   recovered: { removedBytes: number; offset: number } | null;
+  /** Records the opening scan read (the tail only, when it resumed from a checkpoint). */
   records: number;
+  /** The checkpointed boundary the scan started at, or null for a scan of the whole journal. */
+  resumedFrom: ScanStart | null;
+}
+
+/**
+ * Offsets of the frames from `start` up to `until`, reading headers only: payloads the next header
+ * lies beyond are skipped, not read. The frames were validated when written or opened.
+ */
+function indexFrames(io: JournalIo, fd: number, start: ScanStart, until: number): number[] {
+  const out: number[] = [];
+  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  let chunk = Buffer.alloc(0);
+  let chunkStart = 0;
+  let pos = start.offset;
+  while (pos < until) {
+    out.push(pos);
+    let h: Buffer;
+    if (pos >= chunkStart && pos + FRAME_HEADER_BYTES <= chunkStart + chunk.length) h = chunk.subarray(pos - chunkStart, pos - chunkStart + FRAME_HEADER_BYTES);
+    else {
+      chunk = Buffer.allocUnsafe(Math.min(SCAN_CHUNK_BYTES, until - pos));
+      chunkStart = pos;
+      chunk = chunk.subarray(0, readFully(io, fd, chunk, pos));
+      h = chunk.length >= FRAME_HEADER_BYTES ? chunk.subarray(0, FRAME_HEADER_BYTES) : header.fill(0);
+    }
+    if (h.readUInt32LE(4) !== 0) throw new StoreError("journal_corrupt", `frame length at ${pos} changed since it was scanned`);
+    pos += FRAME_HEADER_BYTES + h.readUInt32LE(0);
+  }
+  if (pos !== until) throw new StoreError("journal_corrupt", `frames end at ${pos}, not at ${until}`);
+  return out;
 }
 
 export class FileJournal<R extends SeqRecord> implements Journal<R> {
@@ -203,6 +250,8 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
   private readonly io: JournalIo;
   private readonly lock: LockHandle;
   private readonly opts: FileJournalOptions<R>;
+  /** Frame offsets by seq, built on first need (headers only) and extended by appends. */
+  private offsets: number[] | undefined;
 
   private constructor(p: string, fd: number, lock: LockHandle, opts: FileJournalOptions<R>, scan: ScanResult, report: OpenReport) {
     this.path = p;
@@ -226,14 +275,15 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     let fd = -1;
     try {
       fd = fs.openSync(abs, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
-      const scan = scanFrames(io, fd, abs, opts);
+      const start = opts.resumeFrom?.(fd);
+      const scan = scanFrames(io, fd, abs, opts, start);
       let recovered: OpenReport["recovered"] = null;
       if (scan.tornTail) {
         io.truncate(fd, scan.tornTail.offset);
         recovered = { removedBytes: scan.tornTail.bytes, offset: scan.tornTail.offset };
         opts.onRecover?.(scan.tornTail);
       }
-      return new FileJournal(abs, fd, lock, opts, scan, { recovered, records: scan.records });
+      return new FileJournal(abs, fd, lock, opts, scan, { recovered, records: scan.records, resumedFrom: start ?? null });
     } catch (err) {
       if (fd >= 0) fs.closeSync(fd);
       lock.release();
@@ -278,6 +328,7 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     this._end = start + frame.length;
     this._nextSeq++;
     this._lastFrameOffset = start;
+    this.offsets?.push(start);
     this.opts.onRecord?.(decoded, start);
     this.opts.onAppend?.(this);
     return { offset: start, bytes: frame.length, record: decoded };
@@ -298,8 +349,41 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
   /** Strict re-read of the accepted prefix through this writer's descriptor. */
   readAll(): R[] {
     const out: R[] = [];
-    const scan = scanFrames<R>(this.io, this.fd, this.path, { validate: this.opts.validate, onRecord: (r) => out.push(r) });
-    return scan.end === this._end ? out : out.slice(0, this._nextSeq);
+    scanFrames<R>(this.io, this.fd, this.path, { validate: this.opts.validate, onRecord: (r) => out.push(r) }, undefined, { until: this._end });
+    return out;
+  }
+
+  /** The offset of frame `seq` (0 ≤ seq ≤ nextSeq; nextSeq is the end). */
+  private offsetOf(seq: number): number {
+    if (seq >= this._nextSeq) return this._end;
+    this.offsets ??= indexFrames(this.io, this.fd, { offset: 0, seq: 0 }, this._end);
+    return this.offsets[seq] as number;
+  }
+
+  windowStart(end: number, maxRecords: number, maxBytes: number): number {
+    const last = Math.min(end, this._nextSeq);
+    let first = last;
+    while (first > 0 && last - first < maxRecords) {
+      if (first < last && this.offsetOf(last) - this.offsetOf(first - 1) > maxBytes) break;
+      first--;
+    }
+    return first;
+  }
+
+  readRange(from: number, to: number, maxBytes = Infinity): R[] {
+    const first = Math.max(0, from);
+    const last = Math.min(to, this._nextSeq);
+    if (first >= last) return [];
+    const out: R[] = [];
+    const start = this.offsetOf(first);
+    const until = this.offsetOf(last);
+    // At least one record; then as many as fit in `maxBytes` of frames.
+    const scanned = scanFrames<R>(this.io, this.fd, this.path, { validate: this.opts.validate, onRecord: (r) => out.push(r) }, { offset: start, seq: first }, { until, maxBytes: Math.max(maxBytes, 1) });
+    if (out.length === 0 && scanned.exhausted) {
+      // The first frame alone is larger than maxBytes: read it on its own.
+      scanFrames<R>(this.io, this.fd, this.path, { validate: this.opts.validate, onRecord: (r) => out.push(r) }, { offset: start, seq: first }, { until, maxRecords: 1 });
+    }
+    return out;
   }
 
   close(): void {
@@ -365,6 +449,12 @@ export class MemoryJournal<R extends SeqRecord> implements Journal<R> {
   }
   readAll(): R[] {
     return [...this.records];
+  }
+  readRange(from: number, to: number): R[] {
+    return this.records.slice(Math.max(0, from), Math.min(to, this.records.length));
+  }
+  windowStart(end: number, maxRecords: number): number {
+    return Math.max(0, Math.min(end, this.records.length) - maxRecords);
   }
   close(): void {
     this.closed = true;

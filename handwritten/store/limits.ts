@@ -22,8 +22,8 @@ export const CHECKPOINT_REPAIR_MAX_RECORDS = 10_000;
 export const CHECKPOINT_REPAIR_MAX_MS = 50;
 /** Chosen: bytes before the boundary that the checkpoint witness hashes. */
 export const CHECKPOINT_WITNESS_BYTES = 4096;
-/** Chosen: a meta.json larger than this is invalid without being parsed. */
-export const CHECKPOINT_MAX_FILE_BYTES = 16 * 1024;
+/** Chosen: a checkpoint file (with its folded state) larger than this is invalid without being parsed. */
+export const CHECKPOINT_MAX_FILE_BYTES = 256 * 1024;
 
 /** Chosen: writeback retry back-off starts here (ms) after the first failed sync ... */
 export const WRITEBACK_RETRY_BASE_MS = 50;

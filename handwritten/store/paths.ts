@@ -12,6 +12,12 @@ export function journalPath(stateDir: string, kind: JournalKind, id: string): st
   return path.join(stateDir, "sessions", id, kind === "session" ? "events.cbor" : "restore-events.cbor");
 }
 
+/** The checkpoint file beside a journal: an agent's and a session's `meta.json`, the restore stream's `restore-meta.json`. */
+export function checkpointPath(stateDir: string, kind: JournalKind, id: string): string {
+  const journal = journalPath(stateDir, kind, id);
+  return path.join(path.dirname(journal), kind === "restore" ? "restore-meta.json" : "meta.json");
+}
+
 export function checkId(id: string): void {
   // The id pattern admits no "/" and no leading ".", so an id can never leave its directory.
   if (!isValidId(id)) throw new StoreError("bad_id", `not a valid tau id: ${JSON.stringify(id)}`);

@@ -8,10 +8,10 @@ import * as path from "node:path";
 import { FileJournal, MemoryJournal, type Journal, type RecordPipeline, type SeqRecord } from "./journal.js";
 import { JournalLockedError, StoreError } from "./errors.js";
 import type { JournalIo } from "./io.js";
-import { invalidateCheckpoint, writeCheckpoint } from "./checkpoint.js";
+import { boundCheckpoint, invalidateCheckpoint, writeJournalCheckpoint } from "./checkpoint.js";
 import { validateJournalRecord, type JournalRecord, type RecordValidator, type SemanticValidator } from "./validate.js";
 
-import { checkId, journalPath, type JournalKind } from "./paths.js";
+import { checkId, checkpointPath, journalPath, type JournalKind } from "./paths.js";
 export type { JournalKind } from "./paths.js";
 
 export interface AppendInput {
@@ -26,18 +26,51 @@ export function nowMicros(): number {
   return Math.floor((performance.timeOrigin + performance.now()) * 1000);
 }
 
+/** Where an opening scan resumed: the checkpointed boundary's seq and the fold stored with it. */
+export interface Resumed {
+  readonly seq: number;
+  readonly fold: Record<string, unknown> | undefined;
+}
+
 /** A journal of JournalRecords that stamps `seq` and `recorded_at` itself. */
 export class EventLog {
+  /** The end the last checkpoint this log wrote binds (closing writes none again for it). */
+  private checkpointedEnd = -1;
+
   constructor(
     readonly kind: JournalKind,
     readonly id: string,
     readonly journal: Journal<JournalRecord>,
+    /** The checkpoint file beside a file journal; null in memory. */
+    private readonly checkpointFile: string | null = null,
+    /** Set when the opening scan started at a checkpoint (only the tail after it was folded). */
+    readonly resumed?: Resumed,
   ) {}
   get path(): string | null {
     return this.journal.path;
   }
   get nextSeq(): number {
     return this.journal.nextSeq;
+  }
+  /**
+   * Writes this journal's checkpoint at its current end, with the owner's folded state at that end.
+   * Derived and best effort: a failure never affects the journal (it is reported to the caller).
+   */
+  checkpoint(fold?: Record<string, unknown>): void {
+    if (this.checkpointFile === null || !(this.journal instanceof FileJournal) || this.journal.poisoned) return;
+    writeJournalCheckpoint({ journal: this.journal.path, meta: this.checkpointFile }, this.journal.end, this.journal.nextSeq, fold);
+    this.checkpointedEnd = this.journal.end;
+  }
+  /** Bytes appended since the last checkpoint this log wrote (or since it was opened). */
+  get bytesSinceCheckpoint(): number {
+    if (!(this.journal instanceof FileJournal)) return 0;
+    return this.checkpointedEnd < 0 ? this.journal.end : this.journal.end - this.checkpointedEnd;
+  }
+  readRange(from: number, to: number, maxBytes?: number): JournalRecord[] {
+    return this.journal.readRange(from, to, maxBytes);
+  }
+  windowStart(end: number, maxRecords: number, maxBytes: number): number {
+    return this.journal.windowStart(end, maxRecords, maxBytes);
   }
   append(input: AppendInput): JournalRecord {
     return this.journal.append({
@@ -52,6 +85,15 @@ export class EventLog {
     return this.journal.readAll();
   }
   close(): void {
+    // A journal closed without a fresh checkpoint gets one that binds its end (no fold): listing
+    // and the next open then need not scan it. Best effort: it never invalidates a record.
+    if (this.journal instanceof FileJournal && this.journal.end !== this.checkpointedEnd) {
+      try {
+        this.checkpoint();
+      } catch {
+        // the next listing repairs or reports it unverified; a resume scans the journal
+      }
+    }
     this.journal.close();
   }
 }
@@ -59,6 +101,11 @@ export class EventLog {
 export interface JournalHooks {
   semantic?: SemanticValidator<JournalRecord>;
   onRecord?: (record: JournalRecord, offset: number) => void;
+  /**
+   * Start the opening scan at the journal's checkpoint when it binds the file (same file, unchanged
+   * before its boundary): only the records after it are scanned and folded, and `resumed` says so.
+   */
+  resume?: boolean;
 }
 
 export interface StateStore {
@@ -90,13 +137,13 @@ abstract class BaseStore implements StateStore {
   abstract readonly memoryOnly: boolean;
   abstract readonly stateDir: string | null;
   protected readonly open = new Set<EventLog>();
-  protected abstract make(kind: JournalKind, id: string, pipeline: RecordPipeline<JournalRecord>): Journal<JournalRecord>;
+  protected abstract make(kind: JournalKind, id: string, pipeline: RecordPipeline<JournalRecord>, resume: boolean): { journal: Journal<JournalRecord>; checkpoint: string | null; resumed?: Resumed };
   constructor(protected readonly validate: RecordValidator) {}
 
   private openLog(kind: JournalKind, id: string, hooks: JournalHooks = {}): EventLog {
     checkId(id);
-    const journal = this.make(kind, id, { validate: this.validate, semantic: hooks.semantic, onRecord: hooks.onRecord });
-    const log = new EventLog(kind, id, journal);
+    const made = this.make(kind, id, { validate: this.validate, semantic: hooks.semantic, onRecord: hooks.onRecord }, hooks.resume === true);
+    const log = new EventLog(kind, id, made.journal, made.checkpoint, made.resumed);
     const close = log.close.bind(log);
     log.close = () => {
       this.open.delete(log);
@@ -130,32 +177,30 @@ class FileStateStore extends BaseStore {
     super(opts.validate ?? validateJournalRecord);
     this.stateDir = path.resolve(opts.stateDir);
   }
-  protected make(kind: JournalKind, id: string, pipeline: RecordPipeline<JournalRecord>): Journal<JournalRecord> {
+  protected make(kind: JournalKind, id: string, pipeline: RecordPipeline<JournalRecord>, resume: boolean): { journal: Journal<JournalRecord>; checkpoint: string; resumed?: Resumed } {
     const file = journalPath(this.stateDir, kind, id);
+    const meta = checkpointPath(this.stateDir, kind, id);
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    let resumed: Resumed | undefined;
     const journal = FileJournal.open<JournalRecord>(file, {
       ...pipeline,
       io: this.opts.io,
       onAppend: this.opts.onAppend as ((j: FileJournal<JournalRecord>) => void) | undefined,
+      resumeFrom: resume
+        ? (fd) => {
+            const cp = boundCheckpoint(meta, fd);
+            if (!cp) return undefined;
+            resumed = { seq: cp.next_seq, fold: cp.fold };
+            return { offset: cp.boundary, seq: cp.next_seq };
+          }
+        : undefined,
       onRecover: () => {
         // Locked recovery changed the journal: the derived checkpoint no longer describes it.
-        if (kind === "agent") invalidateCheckpoint(path.dirname(file));
+        invalidateCheckpoint(meta);
         this.opts.onRecover?.(kind, id, file);
       },
     });
-    if (kind === "agent") {
-      const close = journal.close.bind(journal);
-      journal.close = () => {
-        // Publishing derived metadata is best effort: failing it never invalidates a committed record.
-        try {
-          if (!journal.poisoned) writeCheckpoint(path.dirname(file), journal.end, journal.nextSeq);
-        } catch {
-          /* the next listing repairs or reports the agent unverified */
-        }
-        close();
-      };
-    }
-    return journal;
+    return { journal, checkpoint: meta, ...(resumed ? { resumed } : {}) };
   }
 }
 
@@ -165,7 +210,7 @@ class MemoryStateStore extends BaseStore {
   // Records survive close/reopen for the life of the store, as a file would.
   private readonly backing = new Map<string, JournalRecord[]>();
   private readonly writers = new Set<string>();
-  protected make(kind: JournalKind, id: string, pipeline: RecordPipeline<JournalRecord>): Journal<JournalRecord> {
+  protected make(kind: JournalKind, id: string, pipeline: RecordPipeline<JournalRecord>): { journal: Journal<JournalRecord>; checkpoint: null } {
     const key = `${kind}/${id}`;
     if (this.writers.has(key)) throw new JournalLockedError(`memory:${key}`, process.pid);
     let records = this.backing.get(key);
@@ -184,7 +229,7 @@ class MemoryStateStore extends BaseStore {
       this.writers.delete(key);
       close();
     };
-    return journal;
+    return { journal, checkpoint: null };
   }
 }
 

@@ -84,7 +84,8 @@ export interface QueueStats {
 }
 
 interface Waiter {
-  readonly message: WireMessage;
+  /** The message to encode once there is room (undefined: `frame` was given encoded). */
+  readonly message: WireMessage | undefined;
   frame: Buffer | undefined;
   readonly resolve: (result: SendAsyncResult) => void;
   readonly cleanup: () => void;
@@ -243,6 +244,29 @@ export class Connection {
     if (!this.fits(len)) return "full";
     this.enqueue(frames.length === 1 ? (frames[0] as Buffer) : Buffer.concat(frames, len));
     return "queued";
+  }
+
+  /**
+   * `sendFrames`, waiting (FIFO with other waiters) for room instead of refusing: a replay hands a
+   * long history over batch by batch at the pace the peer reads. One batch counts as one item.
+   */
+  sendFramesAsync(frames: readonly Buffer[]): Promise<SendAsyncResult> {
+    if (this.reason) return Promise.resolve("closed");
+    let len = 0;
+    for (const frame of frames) {
+      if (frame.length - 4 > this.maxFrameBytes) return Promise.resolve("oversize");
+      len += frame.length;
+    }
+    if (len > this.maxBytes) return Promise.resolve("oversize");
+    const whole = frames.length === 1 ? (frames[0] as Buffer) : Buffer.concat(frames, len);
+    if (this.waiters.length === 0 && this.fits(whole.length)) {
+      this.enqueue(whole);
+      return Promise.resolve("queued");
+    }
+    if (this.waiters.length >= this.maxWaiters) return Promise.resolve("full");
+    return new Promise<SendAsyncResult>((resolve) => {
+      this.waiters.push({ message: undefined, frame: whole, resolve, cleanup: () => undefined });
+    });
   }
 
   /** Queues one message, waiting (FIFO with other waiters) until it fits; `closed` if the connection ends first. */
@@ -408,7 +432,7 @@ export class Connection {
       const head = this.waiters[0] as Waiter;
       if (head.frame === undefined) {
         if (this.itemCount() >= this.maxItems) return;
-        head.frame = this.encode(head.message);
+        head.frame = this.encode(head.message as WireMessage);
         if (head.frame === undefined) {
           this.waiters.shift();
           head.cleanup();

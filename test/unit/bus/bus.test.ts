@@ -232,9 +232,10 @@ describe("bus commit and broadcast", () => {
     await bus.publish({ name: "agent.stats_updated", data: { agent_id: "a1", usage: { input_tokens: 1, output_tokens: 2 }, cost_usd: 0, context_tokens: 3 } }, HARNESS);
     const sink = new MemorySink();
     bus.subscribe({ historical: ["session.*", "agent.*"], live: ["session.*"] }, sink);
+    // Committed while the history replays: delivered after the boundary, never before or twice.
     await bus.publish(started("a3"), HARNESS);
     await bus.publish(focus(false), UI); // not selected live
-    const got = sink.drain();
+    const got = await sink.take(5);
     expect(got.map((d) => [d.event.name, d.event.data.agent_id ?? null, d.replay ?? false])).toEqual([
       ["session.agent_loaded", "a1", true],
       ["session.agent_loaded", "a2", true],
@@ -242,7 +243,17 @@ describe("bus commit and broadcast", () => {
       ["session.replay_complete", null, true],
       ["session.agent_loaded", "a3", false],
     ]);
-    expect(got[3]?.event.data).toEqual({ last_seq: 3, replayed: 3 });
+    expect(got[3]?.event.data).toEqual({ replayed: 3, omitted: 0 });
+    // A bounded replay keeps the most recent records and counts the rest.
+    const recent = new MemorySink();
+    bus.subscribe({ historical: ["session.*"], live: [] }, recent, 2);
+    const window = await recent.take(3);
+    expect(window.map((d) => [d.event.name, d.event.data.agent_id ?? null])).toEqual([
+      ["session.agent_loaded", "a2"],
+      ["session.agent_loaded", "a3"],
+      ["session.replay_complete", null],
+    ]);
+    expect(window[2]?.event.data).toEqual({ replayed: 2, omitted: 1 });
   });
 
   it("[bus.subscriber.slow-is-bounded] a full subscriber is cut off and does not stall the others", async () => {
@@ -340,7 +351,7 @@ describe("bus commit and broadcast", () => {
     await bus.publish(stats("a2", 5), HARNESS);
     const sink = new MemorySink();
     bus.subscribe({ historical: ["agent.stats_updated"], live: [] }, sink);
-    const got = sink.drain();
+    const got = await sink.take(3);
     expect(got.map((d) => [d.event.data.agent_id ?? null, d.event.data.context_tokens ?? null])).toEqual([
       ["a1", 2],
       ["a2", 5],

@@ -51,7 +51,7 @@ describe("harness sessions and agents", () => {
     h.bus.subscribe({ historical: ["*"], live: ["*"] }, watcher);
     const agentId = await createAgent(h, ui, "req-1", { display_name: "helper" });
     expect(other.sent).toEqual([]);
-    await until(() => h.agents.get(agentId)?.metadata.get("display_name") === "helper");
+    await until(() => h.agents.get(agentId)?.fold.metadata.display_name === "helper");
     const names = watcher.drain().map((d) => d.event.name);
     expect(names).toContain("agent.started");
     expect(names).toContain("session.agent_loaded");
@@ -76,11 +76,11 @@ describe("harness sessions and agents", () => {
     const ext = { generation: 7, publisher: { class: "extension", kind: "tool", instance: "shell", generation: 7 } as const, send: () => "queued" as const, sendAsync: async () => "queued" as const };
     h.addPeer(ext);
     await h.bus.publish({ name: "agent.metadata_request", data: { agent_id: agentId, key: "cwd", value: "/w/sub" } }, ext.publisher);
-    await until(() => h.agents.get(agentId)?.metadata.get("cwd") === "/w/sub");
+    await until(() => h.agents.get(agentId)?.fold.metadata.cwd === "/w/sub");
     h.removePeer(7);
     await h.bus.publish({ name: "agent.metadata_request", data: { agent_id: agentId, key: "cwd", value: "/stale" } }, ext.publisher);
     await new Promise((r) => setTimeout(r, 20));
-    expect(h.agents.get(agentId)?.metadata.get("cwd")).toBe("/w/sub");
+    expect(h.agents.get(agentId)?.fold.metadata.cwd).toBe("/w/sub");
     await h.shutdown("requested");
   });
 
@@ -91,7 +91,7 @@ describe("harness sessions and agents", () => {
     h.addPeer(ui);
     const a1 = await createAgent(h, ui, "r1", { display_name: "one" });
     await createAgent(h, ui, "r2", { parent_id: a1 });
-    await until(() => h.agents.get(a1)?.metadata.size === 1);
+    await until(() => Object.keys(h.agents.get(a1)?.fold.metadata ?? {}).length === 1);
     const before = h.foldedState();
     await h.shutdown("requested");
 
@@ -99,7 +99,8 @@ describe("harness sessions and agents", () => {
     expect(resumed.foldedState()).toEqual(before);
     const sink = new MemorySink();
     resumed.bus.subscribe({ historical: ["session.*"], live: [] }, sink);
-    const names = sink.drain().map((d) => d.event.name);
+    const names: string[] = [];
+    while (names.at(-1) !== "session.replay_complete") names.push(...(await sink.take(1)).map((d) => d.event.name));
     expect(names.filter((n) => n === "session.agent_loaded")).toHaveLength(2);
     expect(names.at(-1)).toBe("session.replay_complete");
     await resumed.shutdown("requested");

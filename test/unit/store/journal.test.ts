@@ -34,7 +34,7 @@ describe("framed journal", () => {
     const { file } = journalWith(5);
     const j = open(file);
     expect(j.nextSeq).toBe(5);
-    expect(j.report).toEqual({ recovered: null, records: 5 });
+    expect(j.report).toEqual({ recovered: null, records: 5, resumedFrom: null });
     expect(j.readAll().map((r) => r.seq)).toEqual([0, 1, 2, 3, 4]);
     j.append(rec(5));
     j.close();

@@ -41,7 +41,9 @@ describe("state stores", () => {
       "sessions",
       "sessions/sess-1",
       "sessions/sess-1/events.cbor",
+      "sessions/sess-1/meta.json",
       "sessions/sess-1/restore-events.cbor",
+      "sessions/sess-1/restore-meta.json",
     ]);
     expect(fs.statSync(dir + "/agents/agent-1").mode & 0o777).toBe(0o700);
     const r = replayJournal<JournalRecord>(journalPath(dir, "agent", "agent-1"), { validate: validateJournalRecord });

@@ -1,0 +1,84 @@
+// What the harness keeps of an agent journal without its transcript: the agent's identity, model,
+// metadata and the prompts still open. Small and content-minimised (no prompt or output text), it
+// is stored with the journal's checkpoints, so a resume folds only the records after the last
+// checkpoint and reads the transcript only when the agent next needs it (SPEC-journal-storage).
+
+export interface AgentFold {
+  /** From `agent.started` (seq 0). */
+  created_at: number;
+  ephemeral: boolean;
+  parent_id?: string;
+  /** `agent.started.model`, then each `agent.model_set`. */
+  model?: string;
+  /** `agent.metadata_set` (display names, working directory, …). */
+  metadata: Record<string, string>;
+  /** Prompts started without a terminal: prompt id → rounds started. */
+  open: Record<string, number>;
+  /** Prompts submitted and never started nor closed: prompt id → steer. */
+  waiting: Record<string, boolean>;
+  /** Records folded: the journal's next seq. */
+  next_seq: number;
+}
+
+export function emptyAgentFold(): AgentFold {
+  return { created_at: 0, ephemeral: false, metadata: {}, open: {}, waiting: {}, next_seq: 0 };
+}
+
+/** Folds one record, in journal order. */
+export function foldAgentRecord(f: AgentFold, name: string, data: Readonly<Record<string, unknown>>, recordedAt: number): void {
+  f.next_seq++;
+  const pid = typeof data.prompt_id === "string" ? data.prompt_id : undefined;
+  switch (name) {
+    case "agent.started":
+      f.created_at = recordedAt;
+      f.ephemeral = data.ephemeral === true;
+      if (typeof data.parent_id === "string") f.parent_id = data.parent_id;
+      if (typeof data.model === "string") f.model = data.model;
+      break;
+    case "agent.model_set":
+      if (typeof data.model === "string") f.model = data.model;
+      break;
+    case "agent.metadata_set":
+      if (data.value === null) delete f.metadata[String(data.key)];
+      else f.metadata[String(data.key)] = String(data.value);
+      break;
+    case "agent.prompt_submitted":
+      if (pid) f.waiting[pid] = data.mode === "steer";
+      break;
+    case "agent.prompt_started":
+      if (!pid) break;
+      // A round start takes its own prompt and every steered one waiting into the transcript.
+      for (const [id, steer] of Object.entries(f.waiting)) if (steer || id === pid) delete f.waiting[id];
+      f.open[pid] = Number(data.round) + 1;
+      break;
+    case "agent.outer_turn_finished":
+      if (!pid) break;
+      delete f.open[pid];
+      delete f.waiting[pid];
+      break;
+  }
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A fold read back from a checkpoint, checked field by field; undefined when it is not one. */
+export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefined {
+  if (!isRecord(v) || v.next_seq !== nextSeq) return undefined;
+  if (typeof v.created_at !== "number" || typeof v.ephemeral !== "boolean") return undefined;
+  if (v.parent_id !== undefined && typeof v.parent_id !== "string") return undefined;
+  if (v.model !== undefined && typeof v.model !== "string") return undefined;
+  const strings = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "string");
+  const numbers = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "number" && Number.isSafeInteger(x) && x > 0);
+  const flags = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "boolean");
+  if (!strings(v.metadata) || !numbers(v.open) || !flags(v.waiting)) return undefined;
+  return {
+    created_at: v.created_at,
+    ephemeral: v.ephemeral,
+    ...(v.parent_id !== undefined ? { parent_id: v.parent_id as string } : {}),
+    ...(v.model !== undefined ? { model: v.model as string } : {}),
+    metadata: { ...(v.metadata as Record<string, string>) },
+    open: { ...(v.open as Record<string, number>) },
+    waiting: { ...(v.waiting as Record<string, boolean>) },
+    next_seq: nextSeq,
+  };
+}

@@ -1,0 +1,13 @@
+// Bounds of the harness's own work (SPEC-journal-storage, SPEC-daemon-peers), named once.
+
+/** An agent's checkpoint is rewritten at the end of a turn once this much was appended since the last. */
+export const CHECKPOINT_EVERY_BYTES = 1024 * 1024;
+
+/** Most records one `ui_history_request` answer carries. */
+export const HISTORY_PAGE_MAX_EVENTS = 1000;
+
+/** About the most journal bytes one `ui_history_request` answer carries (it must fit one frame). */
+export const HISTORY_PAGE_BYTES = 4 * 1024 * 1024;
+
+/** Records a history reader takes from a journal per read while it merges the journals. */
+export const HISTORY_READ_BYTES = 64 * 1024;
