@@ -88,14 +88,13 @@ export class Transcript {
     const key = keyOf(item);
     if (key !== undefined) this.keys(a).set(key, item);
     if (!item.done && (item.kind === "assistant" || item.kind === "tool")) this.openItems(a).add(item);
-    if (a.items.length > TRANSCRIPT_MAX_ITEMS) {
-      const gone = a.items.splice(0, a.items.length - TRANSCRIPT_MAX_ITEMS);
-      a.earlier += gone.length;
-      for (const old of gone) {
-        const k = keyOf(old);
-        if (k !== undefined && this.keyed.get(a)?.get(k) === old) this.keyed.get(a)?.delete(k);
-        this.open.get(a)?.delete(old);
-      }
+    // One item at a time, with shift(): V8 drops an array's first element without moving the rest.
+    while (a.items.length > TRANSCRIPT_MAX_ITEMS) {
+      const old = a.items.shift() as Item;
+      a.earlier++;
+      const k = keyOf(old);
+      if (k !== undefined && this.keyed.get(a)?.get(k) === old) this.keyed.get(a)?.delete(k);
+      this.open.get(a)?.delete(old);
     }
   }
 
