@@ -7,7 +7,7 @@ import type { SessionClient, Delivery } from "../session-client.js";
 import { KeyDecoder, type Key } from "./keys.js";
 import { Editor } from "./editor.js";
 import { helpText, historyText, parseInput, type ParsedInput } from "./command-mode.js";
-import { Transcript, renderItem, type AgentView, type Item } from "./transcript.js";
+import { Transcript, newestRows, renderItem, type AgentView, type Item } from "./transcript.js";
 import { InlineView } from "./view.js";
 import {
   DEFAULT_THEME,
@@ -21,6 +21,7 @@ import {
   clusterWidth,
   loadThemeFile,
   sanitize,
+  truncateEnd,
   truncateMiddle,
 } from "../ui/index.js";
 import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
@@ -55,6 +56,29 @@ const SETTINGS_HELP = "settings: mode steer|queue (prompts sent while the agent 
 const ESC_WAIT_MS = 30;
 /** Streaming output is drawn at most this often; keystrokes are drawn at once. */
 const FRAME_INTERVAL_MS = 16;
+/**
+ * Screens of an agent's history written into scrollback when the UI starts showing it (after a
+ * replay, or on switching to an agent not shown yet); older items are summarized in one line.
+ */
+export const HISTORY_SHOWN_SCREENS = 3;
+
+/** How far an agent's transcript has been written above the live region. */
+interface Written {
+  /** The newest item written in full (by reference: the transcript drops its oldest items). */
+  last: Item | undefined;
+  /** Rows already written of the item after `last` (streamed text only grows). */
+  rows: number;
+  /** The oldest item written at all, and the line written above it, when older ones were left out. */
+  start?: { item: Item; note: SafeText };
+}
+
+/** The line that stands for history not written: `… 12,345 earlier entries not shown`. */
+export function historySummary(hidden: number, cut: boolean): string | undefined {
+  // Digits grouped by hand: a locale formatter costs milliseconds to make.
+  const n = `${String(hidden).replace(/\B(?=(\d{3})+$)/g, ",")} earlier entr${hidden === 1 ? "y" : "ies"}`;
+  if (hidden > 0) return cut ? `… ${n} and the start of the next not shown` : `… ${n} not shown`;
+  return cut ? "… the start of the next entry is not shown" : undefined;
+}
 
 export class TuiApp {
   private readonly keys = new KeyDecoder();
@@ -66,8 +90,12 @@ export class TuiApp {
   private theme: Theme = DEFAULT_THEME;
   private session: SessionPort | undefined;
   private focus = "";
-  /** Per agent: items fully written above the live region, and rows of the next one already written. */
-  private readonly committed = new Map<string, { items: number; rows: number }>();
+  /** Per agent: how much of its transcript is written above the live region. */
+  private readonly written = new Map<string, Written>();
+  /** Rows to write before the next frame's finished rows (the start of a bounded history). */
+  private readonly backlog: StyledLine[] = [];
+  /** Between subscribing and `session.replay_complete`: history is folded, not yet written. */
+  private replaying = false;
   private frameTimer: NodeJS.Timeout | undefined;
   private escTimer: NodeJS.Timeout | undefined;
   private lastCtrlC = 0;
@@ -142,9 +170,11 @@ export class TuiApp {
       else this.note(m.payload.level, m.payload.text);
     });
     void client.conn.closed.then(() => this.end("lost"));
-    client.subscribe(["*"], ["*"]);
     this.note("info", `session ${session.sessionId}`);
     this.draw();
+    // Only the newest rows of the history are written, once it is all here (`ensureAgent`).
+    this.replaying = true;
+    client.subscribe(["*"], ["*"]);
     return exit;
   }
 
@@ -172,6 +202,7 @@ export class TuiApp {
       const d = e.item;
       const { name, data } = d.event;
       if (name === "session.replay_complete") {
+        this.replaying = false;
         void this.ensureAgent();
         continue;
       }
@@ -203,11 +234,13 @@ export class TuiApp {
     }
     // Local notes written before the agent existed stay first in its transcript.
     const early = this.transcript.agent("").items.splice(0);
-    const mark = this.committed.get("") ?? { items: 0, rows: 0 };
-    this.committed.delete("");
+    const before = this.written.get("");
+    this.written.delete("");
     const a = this.transcript.agent(this.focus);
     a.items.unshift(...early);
-    this.committed.set(this.focus, mark);
+    const w = this.written.get(a.id);
+    if (w === undefined) this.showNewest(a, before?.last === undefined ? 0 : early.indexOf(before.last) + 1, this.cols);
+    else w.last ??= before?.last;
     this.flushWaiting();
     this.draw();
   }
@@ -406,7 +439,7 @@ export class TuiApp {
 
   /** A local message (never sent anywhere): goes into the focused agent's transcript. */
   private local(item: Item): void {
-    this.transcript.agent(this.focus).items.push(item);
+    this.transcript.append(this.focus, item);
     this.schedule();
   }
 
@@ -422,21 +455,52 @@ export class TuiApp {
     }, FRAME_INTERVAL_MS);
   }
 
+  /** The index of the first item of `a` not yet written in full. */
+  private unwritten(a: AgentView, w: Written): number {
+    return w.last === undefined ? 0 : a.items.lastIndexOf(w.last) + 1;
+  }
+
+  /**
+   * Starts showing an agent whose items from `from` on were never written: only its newest
+   * finished rows (HISTORY_SHOWN_SCREENS screens, whole items unless the newest alone is larger)
+   * go into the backlog, below one line counting the items left out. Nothing older is rendered.
+   */
+  private showNewest(a: AgentView, from: number, width: number): Written {
+    let live = from;
+    while (live < a.items.length && (a.items[live] as Item).done) live++;
+    const shown = newestRows(a.items, from, live, width, this.theme, this.settings.reasoning, HISTORY_SHOWN_SCREENS * this.rows, false);
+    // Items that left the in-memory transcript were never written either.
+    const summary = historySummary(a.earlier + shown.first - from, shown.cut);
+    const w: Written = { last: live > 0 ? a.items[live - 1] : undefined, rows: 0 };
+    if (summary !== undefined) {
+      const note = sanitize(summary);
+      this.backlog.push([{ text: truncateEnd(note, width), style: this.theme.styles.muted }]);
+      const first = a.items[shown.first];
+      if (first !== undefined) w.start = { item: first, note };
+    }
+    this.backlog.push(...shown.rows);
+    this.written.set(a.id, w);
+    return w;
+  }
+
   /** Rows to make permanent now, and the rows still live, for the focused agent. */
   private split(width: number): { committed: StyledLine[]; live: StyledLine[] } {
+    // While the history replays nothing of it is written: only its newest rows will be.
+    if (this.replaying) return { committed: [], live: [] };
     const a = this.transcript.agent(this.focus);
-    let mark = this.committed.get(a.id) ?? { items: 0, rows: 0 };
-    if (mark.items > a.items.length) mark = { items: 0, rows: 0 }; // trimmed transcript
-    const committed: StyledLine[] = [];
+    const w = this.written.get(a.id) ?? this.showNewest(a, 0, width);
+    const committed: StyledLine[] = this.backlog.splice(0);
     const live: StyledLine[] = [];
-    let i = mark.items;
-    let rows = mark.rows;
+    let i = this.unwritten(a, w);
+    // The item `rows` counted may have left the transcript with `last`.
+    let rows = i === 0 && w.last !== undefined ? 0 : w.rows;
     for (; i < a.items.length; i++) {
       const item = a.items[i] as Item;
       const r = renderItem(item, width, this.theme, this.settings.reasoning);
       if (item.done) {
         committed.push(...r.slice(rows));
         rows = 0;
+        w.last = item;
         continue;
       }
       if (item.kind === "assistant" && r.length - 1 > rows) {
@@ -447,8 +511,9 @@ export class TuiApp {
       live.push(...r.slice(rows));
       break;
     }
-    this.committed.set(a.id, { items: i, rows });
-    for (i++; i < a.items.length; i++) live.push(...renderItem(a.items[i] as Item, width, this.theme, this.settings.reasoning));
+    w.rows = rows;
+    // The view shows at most a screen of the live region: later items are rendered only that far back.
+    live.push(...newestRows(a.items, i + 1, a.items.length, width, this.theme, this.settings.reasoning, this.rows, true).rows);
     return { committed, live };
   }
 
@@ -499,7 +564,7 @@ export class TuiApp {
       "tau",
       a ? agentLabel(a.id, a.name) : "",
       a?.model ?? "",
-      this.session === undefined || a === undefined ? "starting…" : this.transcript.models.length === 0 ? "waiting for a model…" : a.busy ? "working…" : "ready",
+      this.session === undefined || a === undefined ? "starting…" : this.replaying ? "loading history…" : this.transcript.models.length === 0 ? "waiting for a model…" : a.busy ? "working…" : "ready",
       a && (a.inputTokens > 0 || a.outputTokens > 0) ? `↑${a.inputTokens} ↓${a.outputTokens}` : "",
       a && a.costUsd > 0 ? `$${a.costUsd.toFixed(4)}` : "",
     ].filter((p) => p !== "");
@@ -530,11 +595,19 @@ export class TuiApp {
   private resized(): void {
     const width = this.cols;
     const a = this.transcript.agent(this.focus);
-    const mark = this.committed.get(a.id) ?? { items: 0, rows: 0 };
+    const w = this.written.get(a.id);
     const tail: StyledLine[] = [];
-    for (let i = Math.max(0, mark.items - 200); i < mark.items; i++) tail.push(...renderItem(a.items[i] as Item, width, this.theme, this.settings.reasoning));
-    // The partly written item is redrawn whole in the live region after a resize.
-    this.committed.set(a.id, { items: mark.items, rows: 0 });
+    if (w !== undefined) {
+      // A screen's worth of the newest written rows, back to the first item shown (and its summary).
+      const start = w.start === undefined ? 0 : Math.max(0, a.items.indexOf(w.start.item));
+      const shown = newestRows(a.items, start, this.unwritten(a, w), width, this.theme, this.settings.reasoning, this.rows, true);
+      if (w.start !== undefined && shown.first === start && !shown.cut && shown.rows.length < this.rows) {
+        tail.push([{ text: truncateEnd(w.start.note, width), style: this.theme.styles.muted }]);
+      }
+      tail.push(...shown.rows);
+      // The partly written item is redrawn whole in the live region after a resize.
+      w.rows = 0;
+    }
     const { committed, live, cursor } = this.liveBlock(width);
     tail.push(...committed);
     this.io.output.write(this.view.resize(width, this.rows, tail, live, cursor));

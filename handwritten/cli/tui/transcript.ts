@@ -1,12 +1,12 @@
 // The transcript: delivered session events folded into display items (prompts, streamed answers,
 // tool rows, shell commands, notices) per agent, and each item rendered to styled rows for a
 // width. Every untrusted string goes through `sanitize`/`escapeLabel` before it becomes a span.
-import { DEFAULT_THEME, renderDiffBody, renderToolRow, sanitize, truncateEnd, wrap } from "../ui/index.js";
+import { DEFAULT_THEME, endWithoutTrailingNewlines, renderToolRow, sanitize, truncateEnd, wrap, wrapHead, wrapTail } from "../ui/index.js";
 import type { SafeText, StyledLine, Theme, ThemeKey, ToolStatus } from "../ui/index.js";
 
 /** Output lines a finished tool or shell row shows (the rest is summarized). */
 export const OUTPUT_PREVIEW_LINES = 12;
-/** Items kept per agent; older ones leave the in-memory transcript (they stay in scrollback). */
+/** Items kept per agent; older ones leave the in-memory transcript (counted in `AgentView.earlier`). */
 export const TRANSCRIPT_MAX_ITEMS = 2000;
 
 export type Item =
@@ -21,6 +21,8 @@ export interface AgentView {
   name?: string;
   model?: string;
   items: Item[];
+  /** Items of this agent that are not (or no longer) in `items`: older than all of them. */
+  earlier: number;
   busy: boolean;
   inputTokens: number;
   outputTokens: number;
@@ -55,27 +57,73 @@ export class Transcript {
   /** Session-wide notices (not tied to an agent). */
   readonly notices: Item[] = [];
   models: { provider: string; id: string }[] = [];
+  /** Per agent, the newest item of each key (`keyOf`): folding an event never scans the items. */
+  private readonly keyed = new Map<AgentView, Map<string, Item>>();
+  /** Per agent, items pushed unfinished that a failure or cancellation closes (a superset). */
+  private readonly open = new Map<AgentView, Set<Item>>();
 
   agent(id: string): AgentView {
     let a = this.agents.get(id);
     if (!a) {
-      a = { id, items: [], busy: false, inputTokens: 0, outputTokens: 0, costUsd: 0, contextTokens: 0 };
+      a = { id, items: [], earlier: 0, busy: false, inputTokens: 0, outputTokens: 0, costUsd: 0, contextTokens: 0 };
       this.agents.set(id, a);
     }
     return a;
   }
 
-  private push(a: AgentView, item: Item): void {
-    a.items.push(item);
-    if (a.items.length > TRANSCRIPT_MAX_ITEMS) a.items.splice(0, a.items.length - TRANSCRIPT_MAX_ITEMS);
+  private keys(a: AgentView): Map<string, Item> {
+    let m = this.keyed.get(a);
+    if (!m) this.keyed.set(a, (m = new Map()));
+    return m;
   }
 
-  private find<K extends Item["kind"]>(a: AgentView, kind: K, pred: (i: Extract<Item, { kind: K }>) => boolean): Extract<Item, { kind: K }> | undefined {
-    for (let i = a.items.length - 1; i >= 0; i--) {
-      const it = a.items[i] as Item;
-      if (it.kind === kind && pred(it as Extract<Item, { kind: K }>)) return it as Extract<Item, { kind: K }>;
+  private openItems(a: AgentView): Set<Item> {
+    let o = this.open.get(a);
+    if (!o) this.open.set(a, (o = new Set()));
+    return o;
+  }
+
+  private push(a: AgentView, item: Item): void {
+    a.items.push(item);
+    const key = keyOf(item);
+    if (key !== undefined) this.keys(a).set(key, item);
+    if (!item.done && (item.kind === "assistant" || item.kind === "tool")) this.openItems(a).add(item);
+    // One item at a time, with shift(): V8 drops an array's first element without moving the rest.
+    while (a.items.length > TRANSCRIPT_MAX_ITEMS) {
+      const old = a.items.shift() as Item;
+      a.earlier++;
+      const k = keyOf(old);
+      if (k !== undefined && this.keyed.get(a)?.get(k) === old) this.keyed.get(a)?.delete(k);
+      this.open.get(a)?.delete(old);
     }
-    return undefined;
+  }
+
+  /** Appends an item made locally (a note of the UI's own) to an agent's transcript. */
+  append(agentId: string, item: Item): void {
+    this.push(this.agent(agentId), item);
+  }
+
+  /**
+   * Older items of an agent, oldest first, arriving after its newer ones (paging back through
+   * history the replay left out): they go before the items held, in place of as many `earlier`
+   * ones. Items that no longer fit under TRANSCRIPT_MAX_ITEMS are not taken (oldest first).
+   */
+  prepend(agentId: string, older: readonly Item[]): void {
+    const a = this.agent(agentId);
+    const taken = older.slice(Math.max(0, older.length - Math.max(0, TRANSCRIPT_MAX_ITEMS - a.items.length)));
+    a.items.unshift(...taken);
+    a.earlier = Math.max(0, a.earlier - taken.length);
+    const keys = this.keys(a);
+    for (const item of taken) {
+      const key = keyOf(item);
+      // A newer item with the same key stays the one events find.
+      if (key !== undefined && !keys.has(key)) keys.set(key, item);
+    }
+  }
+
+  /** The newest item of a kind with a key (a tool's call id, a shell command's request id, an answer's prompt#round). */
+  private find<K extends "assistant" | "tool" | "shell">(a: AgentView, kind: K, key: string): Extract<Item, { kind: K }> | undefined {
+    return this.keyed.get(a)?.get(`${kind}:${key}`) as Extract<Item, { kind: K }> | undefined;
   }
 
   /** Folds one delivered event; returns true when anything visible changed. */
@@ -113,7 +161,7 @@ export class Transcript {
         return true;
       case "provider.response_updated": {
         const key = `${str(d.prompt_id)}#${str(d.round)}`;
-        let it = this.find(a, "assistant", (x) => x.key === key);
+        let it = this.find(a, "assistant", key);
         if (!it) {
           it = { kind: "assistant", key, text: "", reasoning: "", done: false };
           this.push(a, it);
@@ -124,7 +172,7 @@ export class Transcript {
       }
       case "provider.response_finished": {
         const key = `${str(d.prompt_id)}#${str(d.round)}`;
-        let it = this.find(a, "assistant", (x) => x.key === key);
+        let it = this.find(a, "assistant", key);
         if (!it) {
           it = { kind: "assistant", key, text: "", reasoning: "", done: false };
           this.push(a, it);
@@ -144,13 +192,13 @@ export class Transcript {
       case "tool.started":
       case "tool.request": {
         const callId = str(d.call_id);
-        if (this.find(a, "tool", (x) => x.callId === callId)) return false;
+        if (this.find(a, "tool", callId)) return false;
         this.push(a, { kind: "tool", callId, tool: str(d.tool), args: argsSummary(str(d.arguments_json)), status: "running", done: false });
         return true;
       }
       case "tool.result": {
         const callId = str(d.call_id);
-        let it = this.find(a, "tool", (x) => x.callId === callId);
+        let it = this.find(a, "tool", callId);
         if (!it) {
           it = { kind: "tool", callId, tool: str(d.tool), args: "", status: "running", done: false };
           this.push(a, it);
@@ -162,7 +210,7 @@ export class Transcript {
       }
       case "tool.result_display": {
         const callId = str(d.call_id);
-        const it = this.find(a, "tool", (x) => x.callId === callId);
+        const it = this.find(a, "tool", callId);
         const display = (d.display ?? {}) as { diff?: string };
         if (it && typeof display.diff === "string") it.diff = display.diff;
         return true;
@@ -172,12 +220,12 @@ export class Transcript {
         return true;
       }
       case "shell.command_progress": {
-        const it = this.find(a, "shell", (x) => x.requestId === str(d.request_id));
+        const it = this.find(a, "shell", str(d.request_id));
         if (it) it.output += str(d.text);
         return true;
       }
       case "shell.command_finished": {
-        let it = this.find(a, "shell", (x) => x.requestId === str(d.request_id));
+        let it = this.find(a, "shell", str(d.request_id));
         if (!it) {
           it = { kind: "shell", requestId: str(d.request_id), command: str(d.command), output: "", context: d.include_in_context === true, done: false };
           this.push(a, it);
@@ -222,25 +270,40 @@ export class Transcript {
 
   /** Ends streams left open by a failure or cancellation, so they can leave the live region. */
   private closeStreams(a: AgentView): void {
-    for (const it of a.items) {
+    const open = this.open.get(a);
+    if (!open) return;
+    for (const it of open) {
       if (it.kind === "assistant" && !it.done) it.done = true;
       if (it.kind === "tool" && !it.done) {
         it.status = "cancelled";
         it.done = true;
       }
     }
+    open.clear();
   }
+}
+
+/** The key events find an item by, for the kinds they find. */
+function keyOf(item: Item): string | undefined {
+  if (item.kind === "tool") return `tool:${item.callId}`;
+  if (item.kind === "shell") return `shell:${item.requestId}`;
+  if (item.kind === "assistant") return `assistant:${item.key}`;
+  return undefined;
 }
 
 function line(text: SafeText, key: ThemeKey, theme: Theme): StyledLine {
   return [{ text, style: theme.styles[key] }];
 }
 
+/**
+ * The first OUTPUT_PREVIEW_LINES rows of an output, then how many of its lines they leave out.
+ * Only the lines shown are wrapped, each only as far as its rows (`wrapHead`): a huge output, or one
+ * huge line, costs the preview's size.
+ */
 function preview(text: string, width: number, theme: Theme, key: ThemeKey = "text"): StyledLine[] {
-  const rows = wrap(sanitize(text.replace(/\n+$/, "")), width);
-  const shown = rows.slice(0, OUTPUT_PREVIEW_LINES).map((r) => line(r, key, theme));
-  const hidden = rows.length - Math.min(rows.length, OUTPUT_PREVIEW_LINES);
-  if (hidden > 0) shown.push(line(truncateEnd(`… ${hidden} more line${hidden === 1 ? "" : "s"}` as SafeText, width), "muted", theme));
+  const { rows, hiddenLines } = wrapHead(text.slice(0, endWithoutTrailingNewlines(text)), width, OUTPUT_PREVIEW_LINES);
+  const shown = rows.map((r) => line(r, key, theme));
+  if (hiddenLines > 0) shown.push(line(truncateEnd(`… ${hiddenLines} more line${hiddenLines === 1 ? "" : "s"}` as SafeText, width), "muted", theme));
   return shown;
 }
 
@@ -278,6 +341,85 @@ export function renderItem(item: Item, width: number, theme: Theme = DEFAULT_THE
       return [head, ...preview(item.output, width, theme, "muted")];
     }
     case "notice":
-      return wrap(sanitize(item.text), width).map((r) => line(r, item.level === "error" || item.level === "critical" ? "error" : item.level === "warning" ? "warning" : "muted", theme));
+      return wrap(sanitize(item.text), width).map((r) => line(r, noticeStyle(item.level), theme));
   }
+}
+
+function noticeStyle(level: string): ThemeKey {
+  return level === "error" || level === "critical" ? "error" : level === "warning" ? "warning" : "muted";
+}
+
+/**
+ * The last rows of an item, at most `maxRows` of them: the same rows as the end of `renderItem`,
+ * with long texts wrapped only as far back as those rows need (`wrapTail`). `cut` tells whether
+ * the item has rows before them.
+ */
+export function renderItemTail(item: Item, width: number, theme: Theme, showReasoning: boolean, maxRows: number): { rows: StyledLine[]; cut: boolean } {
+  if (width <= 0) return { rows: [], cut: false };
+  switch (item.kind) {
+    case "user": {
+      const body = wrapTail(item.text, Math.max(1, width - 2), maxRows);
+      const rows = body.rows.map((r, i) => [{ text: (i === 0 && !body.more ? "› " : "  ") as SafeText, style: theme.styles.prompt }, { text: r, style: theme.styles.text }] as StyledLine);
+      // The blank row above a prompt is its first row.
+      if (!body.more && rows.length < maxRows) return { rows: [[], ...rows], cut: false };
+      return { rows, cut: true };
+    }
+    case "assistant": {
+      let rows: StyledLine[] = [];
+      let room = maxRows;
+      if (item.text !== "") {
+        const text = wrapTail(item.text, width, room);
+        rows = text.rows.map((r) => line(r, "text", theme));
+        if (text.more) return { rows, cut: true };
+        room -= rows.length;
+      }
+      if (!showReasoning || item.reasoning === "") return { rows, cut: false };
+      const reasoning = wrapTail(item.reasoning, width, room);
+      return { rows: [...reasoning.rows.map((r) => line(r, "muted", theme)), ...rows], cut: reasoning.more };
+    }
+    case "notice": {
+      const text = wrapTail(item.text, width, maxRows);
+      return { rows: text.rows.map((r) => line(r, noticeStyle(item.level), theme)), cut: text.more };
+    }
+    case "tool":
+    case "shell": {
+      // Bounded already: a header, a preview or a diff of at most 40 lines.
+      const rows = renderItem(item, width, theme, showReasoning);
+      return { rows: rows.slice(Math.max(0, rows.length - maxRows)), cut: rows.length > maxRows };
+    }
+  }
+}
+
+/**
+ * The newest rows of `items[from, to)`, at most `budget`: whole items, newest first, while they fit;
+ * the newest item alone is cut to its last rows when it does not fit, and with `fill` so is the
+ * oldest one reached. `first` is the oldest item shown at all, `cut` whether it is shown in part.
+ * Items older than `first` are not rendered at all.
+ */
+export function newestRows(
+  items: readonly Item[],
+  from: number,
+  to: number,
+  width: number,
+  theme: Theme,
+  showReasoning: boolean,
+  budget: number,
+  fill: boolean,
+): { rows: StyledLine[]; first: number; cut: boolean } {
+  const parts: StyledLine[][] = [];
+  let used = 0;
+  let i = to;
+  let cut = false;
+  while (i > from && used < budget) {
+    const t = renderItemTail(items[i - 1] as Item, width, theme, showReasoning, budget - used);
+    if (t.cut && !fill && used > 0) break;
+    parts.push(t.rows);
+    used += t.rows.length;
+    i--;
+    if (t.cut) {
+      cut = true;
+      break;
+    }
+  }
+  return { rows: parts.reverse().flat(), first: i, cut };
 }

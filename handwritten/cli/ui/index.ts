@@ -1,9 +1,12 @@
-// Terminal-UI primitives: sanitizing untrusted text, grapheme widths and layouts, a cell grid with
-// a diffing renderer (the only writer of escape sequences), themes, tool rows, the bounded
-// socket-to-renderer queue and progress diagnostics. See SPEC-terminal-presentation.
+// Terminal-UI primitives: sanitizing untrusted text, grapheme widths and layouts, excerpts of long
+// text (its first or last rows, wrapping only those), a cell grid with a diffing renderer (the only
+// writer of escape sequences), themes, tool rows, the bounded socket-to-renderer queue and progress
+// diagnostics. See SPEC-terminal-presentation.
 export { sanitize, isSafeText, escapeLabel, agentLabel, TAB_WIDTH, LABEL_MAX_BYTES, LABEL_MAX_COLUMNS, AGENT_NAME_MAX_COLUMNS } from "./sanitize.js";
 export type { SafeText, SanitizeOptions, LabelBounds } from "./sanitize.js";
 export { ELLIPSIS, graphemes, clusterWidth, isUncertainWidth, columns, padEnd, truncateMiddle, truncateEnd, wrap } from "./width.js";
+export { EXCERPT_UNITS_PER_CELL, countLineBreaks, endWithoutTrailingNewlines, graphemeCutAfter, graphemeCutBefore, wrapHead, wrapTail } from "./excerpt.js";
+export type { HeadExcerpt, TailExcerpt } from "./excerpt.js";
 export { NAMED_COLORS, DEFAULT_STYLE, isColor, sgrParams, styleKey, sameStyle } from "./style.js";
 export type { NamedColor, Color, Style } from "./style.js";
 export { Grid, Screen, render, MAX_GRID_DIMENSION, ENTER_SEQUENCE, LEAVE_SEQUENCE } from "./screen.js";
