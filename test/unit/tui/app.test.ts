@@ -89,7 +89,7 @@ class ScriptedDaemon {
 
   private async replay(history: Event[]): Promise<void> {
     for (const e of history) await this.send(e, true);
-    await this.send({ name: "session.replay_complete", data: { replayed: history.length, last_seq: this.seq - 1 } }, true);
+    await this.send({ name: "session.replay_complete", data: { replayed: history.length, omitted: 0 } }, true);
   }
 
   async live(events: Event[]): Promise<void> {
