@@ -48,6 +48,13 @@ describe("sanitize", () => {
     expect(sanitize("a\u0301")).toBe("a\u0301");
   });
 
+  it("escapes every invisible format character from U+2060 to U+206F, U+2065 (unassigned) included", () => {
+    for (let cp = 0x2060; cp <= 0x206f; cp++) {
+      const out = sanitize(`a${String.fromCodePoint(cp)}b`);
+      expect(out, cp.toString(16)).toBe(`a\\u${cp.toString(16)}b`);
+    }
+  });
+
   it("[ui.sanitize.hostile-corpus] arbitrary input never yields a control character, and sanitizing is idempotent", () => {
     fc.assert(
       fc.property(fc.string({ unit: "binary", maxLength: 80 }), (s) => {
