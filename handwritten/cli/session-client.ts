@@ -56,8 +56,19 @@ export class SessionClient {
     });
   }
 
-  subscribe(historical: string[], live: string[]): void {
-    this.conn.send({ message: "subscribe", payload: { historical: historical as never, live: live as never } });
+  /** `recent`: replay at most that many of each journal's most recent records (a bounded attach). */
+  subscribe(historical: string[], live: string[], recent?: number): void {
+    this.conn.send({ message: "subscribe", payload: { historical: historical as never, live: live as never, ...(recent !== undefined ? { recent } : {}) } });
+  }
+
+  /** A page of one agent's history before journal position `before` (its end when absent). */
+  async historyPage(agentId: string, before: number | undefined, limit: number): Promise<Extract<WireMessage, { message: "ui_history_result" }>["payload"]> {
+    const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
+    const answer = this.wait((m) => (m.message === "ui_history_result" || m.message === "error") && m.payload.request_id === request_id);
+    this.conn.send({ message: "ui_history_request", payload: { request_id, agent_id: agentId, limit, ...(before !== undefined ? { before } : {}) } });
+    const m = await answer;
+    if (m.message !== "ui_history_result") throw new Error("the session has no history for that agent");
+    return m.payload;
   }
 
   emit(name: string, data: Record<string, unknown>): void {

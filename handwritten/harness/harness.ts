@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { Bus, type Committed, type PublishOutcome, type PublisherEnvelope } from "../bus/index.js";
 import {
   WritebackWorker,
+  journalPath,
   mirrorDebugEvent,
   openFileStateStore,
   openMemoryStateStore,
@@ -246,20 +247,22 @@ export class Harness {
       if (r.event.name === "session.agent_unloaded") members.delete(String(r.event.data.agent_id));
     }
     for (const id of [...members].sort()) {
-      const tail: JournalRecord[] = [];
-      const log = this.store.openAgent(id, { resume: true, onRecord: (r) => tail.push(r) });
-      let fold = log.resumed ? parseAgentFold(log.resumed.fold, log.resumed.seq) : emptyAgentFold();
-      let records: readonly JournalRecord[] = tail;
-      if (!fold) {
-        // A checkpoint that binds the journal but carries no usable fold: fold the whole journal.
-        fold = emptyAgentFold();
-        records = [...log.readRange(0, log.resumed?.seq ?? 0), ...tail];
-      }
-      for (const r of records) {
-        checkRecord(r, log.path);
-        if (fold.next_seq === 0 && r.event.name !== "agent.started") throw new ResumeError(`${log.path ?? id}: agent journal does not start with agent.started`);
-        foldAgentRecord(fold, r.event.name, r.event.data, r.recorded_at);
-      }
+      const file = journalPath(this.store.stateDir ?? "", "agent", id);
+      let fold = emptyAgentFold();
+      // The opening scan folds, as it reads, what follows a checkpoint whose fold stands for the
+      // records before it — or the whole journal: memory stays bounded by a record, not the journal.
+      const log = this.store.openAgent(id, {
+        resume: (stored, seq) => {
+          const f = parseAgentFold(stored, seq);
+          if (f) fold = f;
+          return f !== undefined;
+        },
+        onRecord: (r) => {
+          checkRecord(r, file);
+          if (fold.next_seq === 0 && r.event.name !== "agent.started") throw new ResumeError(`${file}: agent journal does not start with agent.started`);
+          foldAgentRecord(fold, r.event.name, r.event.data, r.recorded_at);
+        },
+      });
       if (fold.next_seq === 0) throw new ResumeError(`${log.path ?? id}: agent journal does not start with agent.started`);
       this.agents.set(id, { id, fold, log });
       this.prompts.restore(id, fold.model);

@@ -1,6 +1,7 @@
 // Replay reads the journals, not memory (SPEC-event-publication): the session's journals and each
 // agent's, merged by the time each record was committed, from where each ended when the reader was
-// opened back to its start (or to its `recent` most recent records). Records are read a few at a
+// opened back to its start — or, windowed, to its `recent` most recent records plus its first one
+// (`agent.started`, `session.started`: who the journal is about). Records are read a few at a
 // time, as the subscriber takes them.
 import type { EventName } from "../../generated/index.js";
 import type { HistoricalRecord, HistoryReader, PublisherEnvelope } from "../bus/index.js";
@@ -16,6 +17,8 @@ interface Cursor {
   readonly to: number;
   buffer: JournalRecord[];
   index: number;
+  /** A windowed replay's first record, still to come before the window. */
+  first: boolean;
 }
 
 export function openJournalHistory(logs: readonly EventLog[], recent: number | undefined): HistoryReader {
@@ -23,15 +26,21 @@ export function openJournalHistory(logs: readonly EventLog[], recent: number | u
   const cursors: Cursor[] = logs.map((log) => {
     const to = log.nextSeq; // taken now: what is appended later is live, not history
     const at = recent === undefined ? 0 : Math.max(0, to - recent);
-    omitted += at;
-    return { log, at, to, buffer: [], index: 0 };
+    const first = at > 1;
+    omitted += first ? at - 1 : 0;
+    return { log, at: first ? at : 0, to, buffer: [], index: 0, first };
   });
   const head = (c: Cursor): JournalRecord | undefined => {
     if (c.index >= c.buffer.length) {
-      if (c.at >= c.to) return undefined;
-      c.buffer = c.log.readRange(c.at, c.to, HISTORY_READ_BYTES);
+      if (c.first) {
+        c.first = false;
+        c.buffer = c.log.readRange(0, 1);
+      } else {
+        if (c.at >= c.to) return undefined;
+        c.buffer = c.log.readRange(c.at, c.to, HISTORY_READ_BYTES);
+        c.at += c.buffer.length;
+      }
       c.index = 0;
-      c.at += c.buffer.length;
     }
     return c.buffer[c.index];
   };

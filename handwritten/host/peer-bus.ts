@@ -4,12 +4,17 @@ import type { InterceptMessage, InterceptReplyMessage } from "../../generated/in
 import type { Connection } from "../transport/index.js";
 import type { Bus, Delivery, Sink } from "../bus/index.js";
 
+/** Bytes of replay a connection holds queued before the next batch is read from the journals. */
+export const REPLAY_QUEUED_BYTES = 1024 * 1024;
+
 /** A connection's bounded outbound queue is its subscriber queue: when it is full, it is cut off. */
 export function connectionSink(conn: Connection): Sink {
   return {
     // The bus encodes each delivery once; every subscriber's connection queues the same frame.
     offer: (_d: Delivery, frame: Buffer) => (conn.sendFrame(frame) === "queued" ? "queued" : "full"),
-    offerBatchAsync: async (_d: readonly Delivery[], frames: readonly Buffer[]) => ((await conn.sendFramesAsync(frames)) === "queued" ? "queued" : "closed"),
+    // A replay keeps little queued at a time: the peer's pace, not the queue's bound, sets its memory.
+    offerBatchAsync: async (_d: readonly Delivery[], frames: readonly Buffer[]) =>
+      (await conn.whenBelow(REPLAY_QUEUED_BYTES)) && (await conn.sendFramesAsync(frames)) === "queued" ? "queued" : "closed",
     close: (reason) => conn.close(reason),
   };
 }

@@ -43,6 +43,7 @@ export {
 export {
   EventLog,
   journalPath,
+  type Resumed,
   nowMicros,
   openFileStateStore,
   openMemoryStateStore,
@@ -54,15 +55,18 @@ export {
 } from "./stores.js";
 export {
   DEFAULT_REPAIR_BUDGET,
+  boundCheckpoint,
   eventsPath,
   inspectAgent,
   invalidateCheckpoint,
   listAgents,
   metaPath,
   writeCheckpoint,
+  writeJournalCheckpoint,
   type AgentListing,
   type AgentStatus,
   type Checkpoint,
+  type CheckpointPaths,
   type InspectOptions,
   type RepairBudget,
 } from "./checkpoint.js";

@@ -104,8 +104,10 @@ export interface JournalHooks {
   /**
    * Start the opening scan at the journal's checkpoint when it binds the file (same file, unchanged
    * before its boundary): only the records after it are scanned and folded, and `resumed` says so.
+   * A function decides from the checkpoint's fold whether it can stand for the records before it
+   * (false: the whole journal is scanned).
    */
-  resume?: boolean;
+  resume?: boolean | ((fold: Record<string, unknown> | undefined, seq: number) => boolean);
 }
 
 export interface StateStore {
@@ -137,12 +139,18 @@ abstract class BaseStore implements StateStore {
   abstract readonly memoryOnly: boolean;
   abstract readonly stateDir: string | null;
   protected readonly open = new Set<EventLog>();
-  protected abstract make(kind: JournalKind, id: string, pipeline: RecordPipeline<JournalRecord>, resume: boolean): { journal: Journal<JournalRecord>; checkpoint: string | null; resumed?: Resumed };
+  protected abstract make(
+    kind: JournalKind,
+    id: string,
+    pipeline: RecordPipeline<JournalRecord>,
+    resume: ((fold: Record<string, unknown> | undefined, seq: number) => boolean) | undefined,
+  ): { journal: Journal<JournalRecord>; checkpoint: string | null; resumed?: Resumed };
   constructor(protected readonly validate: RecordValidator) {}
 
   private openLog(kind: JournalKind, id: string, hooks: JournalHooks = {}): EventLog {
     checkId(id);
-    const made = this.make(kind, id, { validate: this.validate, semantic: hooks.semantic, onRecord: hooks.onRecord }, hooks.resume === true);
+    const resume = hooks.resume === undefined || hooks.resume === false ? undefined : hooks.resume === true ? () => true : hooks.resume;
+    const made = this.make(kind, id, { validate: this.validate, semantic: hooks.semantic, onRecord: hooks.onRecord }, resume);
     const log = new EventLog(kind, id, made.journal, made.checkpoint, made.resumed);
     const close = log.close.bind(log);
     log.close = () => {
@@ -177,7 +185,12 @@ class FileStateStore extends BaseStore {
     super(opts.validate ?? validateJournalRecord);
     this.stateDir = path.resolve(opts.stateDir);
   }
-  protected make(kind: JournalKind, id: string, pipeline: RecordPipeline<JournalRecord>, resume: boolean): { journal: Journal<JournalRecord>; checkpoint: string; resumed?: Resumed } {
+  protected make(
+    kind: JournalKind,
+    id: string,
+    pipeline: RecordPipeline<JournalRecord>,
+    resume: ((fold: Record<string, unknown> | undefined, seq: number) => boolean) | undefined,
+  ): { journal: Journal<JournalRecord>; checkpoint: string; resumed?: Resumed } {
     const file = journalPath(this.stateDir, kind, id);
     const meta = checkpointPath(this.stateDir, kind, id);
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
@@ -189,7 +202,7 @@ class FileStateStore extends BaseStore {
       resumeFrom: resume
         ? (fd) => {
             const cp = boundCheckpoint(meta, fd);
-            if (!cp) return undefined;
+            if (!cp || !resume(cp.fold, cp.next_seq)) return undefined;
             resumed = { seq: cp.next_seq, fold: cp.fold };
             return { offset: cp.boundary, seq: cp.next_seq };
           }

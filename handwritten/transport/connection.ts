@@ -115,6 +115,8 @@ export class Connection {
   private peakBytesSeen = 0;
   private blocked = false;
   private waiters: Waiter[] = [];
+  /** `whenBelow` callers: each waits until at most `bytes` are held for sending. */
+  private lowWaters: Array<{ bytes: number; resolve: (open: boolean) => void }> = [];
   private endingOutput = false;
   private tornDown = false;
   private reason: CloseReason | undefined;
@@ -244,6 +246,16 @@ export class Connection {
     if (!this.fits(len)) return "full";
     this.enqueue(frames.length === 1 ? (frames[0] as Buffer) : Buffer.concat(frames, len));
     return "queued";
+  }
+
+  /**
+   * Resolves true once at most `bytes` are held for sending (at once if that is already so), false
+   * if the connection ends first: a long replay keeps only a little queued at a time this way.
+   */
+  whenBelow(bytes: number): Promise<boolean> {
+    if (this.reason) return Promise.resolve(false);
+    if (this.queuedBytes + this.inFlightBytes <= bytes) return Promise.resolve(true);
+    return new Promise((resolve) => this.lowWaters.push({ bytes, resolve }));
   }
 
   /**
@@ -425,6 +437,14 @@ export class Connection {
     this.inFlightItems -= 1;
     this.inFlightBytes -= len;
     this.serveWaiters();
+    if (this.lowWaters.length > 0) {
+      const held = this.queuedBytes + this.inFlightBytes;
+      const ready = this.lowWaters.filter((w) => held <= w.bytes);
+      if (ready.length > 0) {
+        this.lowWaters = this.lowWaters.filter((w) => held > w.bytes);
+        for (const w of ready) w.resolve(true);
+      }
+    }
   }
 
   private serveWaiters(): void {
@@ -455,6 +475,7 @@ export class Connection {
       return;
     }
     this.reason = reason;
+    for (const w of this.lowWaters.splice(0)) w.resolve(false);
     clearTimeout(this.frameTimer);
     if (this.budget !== undefined) this.budget.change(this.held, 0);
     this.held = 0;

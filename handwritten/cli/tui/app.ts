@@ -25,6 +25,7 @@ import {
   truncateMiddle,
 } from "../ui/index.js";
 import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
+import { PERSISTENCE, type EventName } from "../../../generated/index.js";
 
 /** How the UI left its session. */
 export type Exit = "quit" | "detach" | "quit-session" | "new" | "lost";
@@ -62,6 +63,15 @@ const FRAME_INTERVAL_MS = 16;
  */
 export const HISTORY_SHOWN_SCREENS = 3;
 
+/**
+ * Records of each journal an attach replays: the UI keeps TRANSCRIPT_MAX_ITEMS items per agent and
+ * writes a few screens of them, so older records stay in the journals until `:history` asks.
+ */
+export const REPLAY_RECENT_RECORDS = 2000;
+
+/** Records one `:history` page asks for. */
+export const HISTORY_PAGE_RECORDS = 200;
+
 /** How far an agent's transcript has been written above the live region. */
 interface Written {
   /** The newest item written in full (by reference: the transcript drops its oldest items). */
@@ -96,6 +106,10 @@ export class TuiApp {
   private readonly backlog: StyledLine[] = [];
   /** Between subscribing and `session.replay_complete`: history is folded, not yet written. */
   private replaying = false;
+  /** Per agent, the journal position of the oldest record this UI has (where `:history` goes on). */
+  private readonly oldestSeq = new Map<string, number>();
+  /** The attach left older records in the journals (`session.replay_complete.omitted`). */
+  private olderInJournals = false;
   private frameTimer: NodeJS.Timeout | undefined;
   private escTimer: NodeJS.Timeout | undefined;
   private lastCtrlC = 0;
@@ -172,9 +186,10 @@ export class TuiApp {
     void client.conn.closed.then(() => this.end("lost"));
     this.note("info", `session ${session.sessionId}`);
     this.draw();
-    // Only the newest rows of the history are written, once it is all here (`ensureAgent`).
+    // Only the newest rows of the history are written, once it is all here (`ensureAgent`); only
+    // the newest records of each journal are replayed, the rest come a page at a time (`:history`).
     this.replaying = true;
-    client.subscribe(["*"], ["*"]);
+    client.subscribe(["*"], ["*"], REPLAY_RECENT_RECORDS);
     return exit;
   }
 
@@ -203,8 +218,15 @@ export class TuiApp {
       const { name, data } = d.event;
       if (name === "session.replay_complete") {
         this.replaying = false;
+        if (Number(data.omitted) > 0) this.olderInJournals = true;
         void this.ensureAgent();
         continue;
+      }
+      // A replayed record of an agent's journal carries its position there: where `:history` resumes
+      // (its first record, `agent.started`, comes with every windowed replay and does not count).
+      if (d.replay && d.seq > 0 && PERSISTENCE[name as EventName] === "agent" && typeof data.agent_id === "string") {
+        const at = this.oldestSeq.get(data.agent_id);
+        if (at === undefined || d.seq < at) this.oldestSeq.set(data.agent_id, d.seq);
       }
       if (name === "agent.started" && this.focus === "" && !d.replay) this.focus = String(data.agent_id);
       if (name === "agent.started" && d.replay) this.focus = String(data.agent_id);
@@ -241,6 +263,10 @@ export class TuiApp {
     const w = this.written.get(a.id);
     if (w === undefined) this.showNewest(a, before?.last === undefined ? 0 : early.indexOf(before.last) + 1, this.cols);
     else w.last ??= before?.last;
+    if (this.olderInJournals) {
+      this.olderInJournals = false;
+      this.note("info", "earlier history stays in the session's journals: :history shows it, a page at a time");
+    }
     this.flushWaiting();
     this.draw();
   }
@@ -349,6 +375,8 @@ export class TuiApp {
       }
       case "agent":
         return this.agentCommand(client, args);
+      case "history":
+        return this.olderHistory(client);
       case "skill": {
         // An unknown skill comes back as a directed refusal naming the known ones; nothing is sent.
         const busy = this.current()?.busy === true;
@@ -356,6 +384,31 @@ export class TuiApp {
         return;
       }
     }
+  }
+
+  /**
+   * `:history`: the page of the focused agent's journal just before what this UI has of it, written
+   * below as a block between two marker lines; each use goes a page further back, to the first turn.
+   */
+  private async olderHistory(client: SessionClient): Promise<void> {
+    const agentId = this.focus;
+    const before = this.oldestSeq.get(agentId);
+    if (before === 0) return this.note("info", "── this is the start of this agent's history ──");
+    let page;
+    try {
+      page = await client.historyPage(agentId, before, HISTORY_PAGE_RECORDS);
+    } catch (err) {
+      return this.note("error", (err as Error).message);
+    }
+    const end = page.first + page.records.length;
+    this.oldestSeq.set(agentId, page.first);
+    if (page.records.length === 0) return this.note("info", "── this is the start of this agent's history ──");
+    const scratch = new Transcript();
+    for (const r of page.records) scratch.apply(r.event);
+    const fmt = (n: number) => String(n).replace(/\B(?=(\d{3})+$)/g, ",");
+    this.note("info", `── earlier history: records ${fmt(page.first + 1)}–${fmt(end)} of ${fmt(page.total)} ──`);
+    for (const item of scratch.agent(agentId).items) this.local(item);
+    this.note("info", page.first === 0 ? "── the start of this agent's history ──" : "── end of that page; :history goes further back ──");
   }
 
   private async agentCommand(client: SessionClient, args: readonly string[]): Promise<void> {

@@ -7,6 +7,8 @@ import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { spawnTau } from "../../support/pty.js";
 import { HarnessKit } from "../../support/harness-kit.js";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
+import { generateSession } from "../../support/session-generator.js";
+import { HISTORY_PAGE_RECORDS, REPLAY_RECENT_RECORDS } from "../../../handwritten/cli/tui/app.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s));
@@ -47,4 +49,33 @@ describe("tau resume of a long session in a pseudo-terminal", () => {
     t.type(":quit\r");
     expect((await t.exited).exitCode).toBe(0);
   });
+
+  it("[tui.pty.history-pages-back] an attach replays only the newest records; :history pages back, a page at a time, to the first turn", async () => {
+    const w = workspaceIn(cleanups);
+    const env = { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" };
+    // About 3,000 records: more than an attach replays (REPLAY_RECENT_RECORDS).
+    const g = generateSession(join(w.home, "state"), { targetBytes: 1_200_000, outputBytes: 200, shellEvery: 3, projectRoot: w.project });
+    expect(g.records).toBeGreaterThan(REPLAY_RECENT_RECORDS + HISTORY_PAGE_RECORDS);
+    const t = spawnTau(["resume", g.sessionId], { env, cwd: w.project, cols: 100, rows: ROWS });
+    cleanups.push(() => t.kill());
+    await t.waitFor((s) => s.some((l) => l.includes(" · ready")), "the resumed session to be ready");
+    await t.waitFor((s) => s.some((l) => l.includes(":history shows it")), "the note about earlier history", 20_000);
+    expect(t.all().some((l) => l.includes(g.firstPrompt))).toBe(false);
+    const pages = Math.ceil((g.records - REPLAY_RECENT_RECORDS) / HISTORY_PAGE_RECORDS);
+    // Each page ends with a marker line (counted in what was written: scrollback keeps only so much).
+    const pagesWritten = () => t.output().split("── end of that page").length - 1 + t.output().split("── the start of this agent's history ──").length - 1;
+    for (let i = 1; i <= pages; i++) {
+      t.type(":history\r");
+      await t.waitFor(() => pagesWritten() >= i, `page ${i}`, 20_000);
+    }
+    await t.waitFor((_s, all) => all.some((l) => l.includes("── the start of this agent's history ──")), "the first turn", 20_000);
+    const all = t.all();
+    expect(all.some((l) => l.includes("── earlier history: records 1–"))).toBe(true);
+    expect(all.some((l) => l.includes(g.firstPrompt)), "the first prompt on screen").toBe(true);
+    t.type(":history\r");
+    await t.waitFor((_s, all) => all.filter((l) => l.includes("this is the start of this agent's history")).length === 1, "nothing further back");
+    t.type(":quit\r");
+    expect((await t.exited).exitCode).toBe(0);
+  }, 120_000);
 });
+
