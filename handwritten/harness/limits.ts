@@ -9,5 +9,12 @@ export const HISTORY_PAGE_MAX_EVENTS = 1000;
 /** About the most journal bytes one `ui_history_request` answer carries (it must fit one frame). */
 export const HISTORY_PAGE_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Chosen: a windowed replay (`subscribe.recent`) reads at most about this many bytes of each
+ * journal's most recent frames (at least its newest record), whatever its record count: an attach
+ * costs the same at 1 and 100 MiB of history, and older records come a page at a time.
+ */
+export const REPLAY_WINDOW_BYTES = 2 * 1024 * 1024;
+
 /** Records a history reader takes from a journal per read while it merges the journals. */
 export const HISTORY_READ_BYTES = 64 * 1024;

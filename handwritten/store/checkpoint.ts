@@ -32,6 +32,8 @@ export interface Checkpoint {
   witness: string;
   /** The journal owner's folded state at `boundary` (the harness's, for a resume); opaque to the store. */
   fold?: Record<string, unknown>;
+  /** Offsets of the frames before `boundary` whose seq is a multiple of FRAME_ANCHOR_EVERY (frame-index.ts). */
+  anchors?: number[];
 }
 
 /** A journal and the checkpoint file beside it. */
@@ -99,14 +101,33 @@ export function writeCheckpoint(agentDir: string, boundary: number, nextSeq: num
  * Atomically replaces a journal's checkpoint file (0600 temp file, then rename). A fold that would
  * make the file larger than its bound is left out: the checkpoint then binds the boundary only.
  */
-export function writeJournalCheckpoint(paths: CheckpointPaths, boundary: number, nextSeq: number, fold?: Record<string, unknown>): Checkpoint {
+export function writeJournalCheckpoint(
+  paths: CheckpointPaths,
+  boundary: number,
+  nextSeq: number,
+  fold?: Record<string, unknown>,
+  anchors?: number[],
+): Checkpoint {
   const fd = fs.openSync(paths.journal, fs.constants.O_RDONLY);
   try {
     const st = fs.fstatSync(fd, { bigint: true });
-    let cp: Checkpoint = { version: 1, dev: String(st.dev), ino: String(st.ino), boundary, next_seq: nextSeq, witness: witnessOf(fd, boundary) };
-    let text = JSON.stringify(fold === undefined ? cp : { ...cp, fold });
-    if (Buffer.byteLength(text) > CHECKPOINT_MAX_FILE_BYTES) text = JSON.stringify(cp);
-    else if (fold !== undefined) cp = { ...cp, fold };
+    const bare: Checkpoint = { version: 1, dev: String(st.dev), ino: String(st.ino), boundary, next_seq: nextSeq, witness: witnessOf(fd, boundary) };
+    // What does not fit goes first: the anchors (a replay can find frames without them), then the fold.
+    const candidates: Checkpoint[] = [
+      { ...bare, ...(fold !== undefined ? { fold } : {}), ...(anchors !== undefined ? { anchors } : {}) },
+      { ...bare, ...(fold !== undefined ? { fold } : {}) },
+      bare,
+    ];
+    let cp = bare;
+    let text = JSON.stringify(bare);
+    for (const c of candidates) {
+      const t = JSON.stringify(c);
+      if (Buffer.byteLength(t) <= CHECKPOINT_MAX_FILE_BYTES) {
+        cp = c;
+        text = t;
+        break;
+      }
+    }
     const tmp = `${paths.meta}.${process.pid}.${randomHex(6)}.tmp`;
     fs.writeFileSync(tmp, text, { mode: 0o600, flag: "wx" });
     fs.renameSync(tmp, paths.meta);
@@ -150,11 +171,12 @@ function parseCheckpoint(file: string): Checkpoint | null {
   }
   if (!isPlainObject(v) || v.version !== 1) return null;
   const keys = Object.keys(v)
-    .filter((k) => k !== "fold")
+    .filter((k) => k !== "fold" && k !== "anchors")
     .sort()
     .join(",");
   if (keys !== "boundary,dev,ino,next_seq,version,witness") return null;
   if (v.fold !== undefined && !isPlainObject(v.fold)) return null;
+  if (v.anchors !== undefined && !Array.isArray(v.anchors)) return null; // checked in full where used
   const uint = (x: unknown) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
   const dec = (x: unknown) => typeof x === "string" && /^[0-9]{1,20}$/.test(x);
   if (!uint(v.boundary) || !uint(v.next_seq) || !dec(v.dev) || !dec(v.ino)) return null;

@@ -18,6 +18,7 @@ import {
 import { nodeIo, readFully, type JournalIo } from "./io.js";
 import { FRAME_HEADER_BYTES, MAX_RECORD_BYTES, SCAN_CHUNK_BYTES } from "./limits.js";
 import { acquireJournalLock, type LockHandle } from "./lock.js";
+import { FrameIndex, plausibleAnchors } from "./frame-index.js";
 import type { RecordValidator, SemanticValidator, ValidationResult } from "./validate.js";
 
 export interface SeqRecord {
@@ -67,6 +68,11 @@ export interface ScanStart {
   seq: number;
 }
 
+/** A checkpointed boundary to open at, with the frame anchors before it when the checkpoint has them. */
+export interface ResumeStart extends ScanStart {
+  anchors?: readonly number[];
+}
+
 function check(result: ValidationResult, file: string, offset: number, what: string): void {
   if (!result.ok) throw new JournalCorruptError(file, offset, `${what}: ${result.reason}`);
 }
@@ -88,6 +94,8 @@ export function scanFrames<R extends SeqRecord>(
   let seq = start.seq;
   let records = 0;
   let lastFrameOffset: number | null = null;
+  const maxBytes = budget.maxBytes ?? Infinity;
+  const maxRecords = budget.maxRecords ?? Infinity;
   // A fresh chunk per refill: decoded byte strings may be views into it.
   let chunk = Buffer.alloc(0);
   let chunkStart = 0;
@@ -98,15 +106,14 @@ export function scanFrames<R extends SeqRecord>(
       if (readFully(io, fd, own, at) !== len) throw new StoreError("journal_corrupt", `${file}: short read at ${at}`);
       return own;
     }
-    chunk = Buffer.allocUnsafe(Math.min(SCAN_CHUNK_BYTES, size - at));
+    // No further than the byte budget reaches: a short read of a long journal reads little of it.
+    chunk = Buffer.allocUnsafe(Math.min(SCAN_CHUNK_BYTES, size - at, Math.max(len, start.offset + maxBytes - at)));
     chunkStart = at;
     const got = readFully(io, fd, chunk, at);
     if (got < len) throw new StoreError("journal_corrupt", `${file}: file shrank during scan at ${at}`);
     chunk = chunk.subarray(0, got);
     return chunk.subarray(0, len);
   };
-  const maxBytes = budget.maxBytes ?? Infinity;
-  const maxRecords = budget.maxRecords ?? Infinity;
   while (pos < size) {
     if (records >= maxRecords || pos - start.offset >= maxBytes || (budget.deadline !== undefined && performance.now() > budget.deadline))
       return { end: pos, nextSeq: seq, records, lastFrameOffset, tornTail: null, exhausted: true };
@@ -195,7 +202,7 @@ export interface FileJournalOptions<R extends SeqRecord> extends RecordPipeline<
    * Where the opening scan may start instead of the beginning: a checkpointed boundary the caller
    * verified against this very file (`fd`). Only the records after it are scanned and folded.
    */
-  resumeFrom?: (fd: number) => ScanStart | undefined;
+  resumeFrom?: (fd: number) => ResumeStart | undefined;
   /** Called after every successful append (the writeback worker marks the journal dirty here). */
   onAppend?: (journal: FileJournal<R>) => void;
   /** Called when open truncated a crash tail (checkpoints are invalidated here). */
@@ -211,33 +218,6 @@ export interface OpenReport {
   resumedFrom: ScanStart | null;
 }
 
-/**
- * Offsets of the frames from `start` up to `until`, reading headers only: payloads the next header
- * lies beyond are skipped, not read. The frames were validated when written or opened.
- */
-function indexFrames(io: JournalIo, fd: number, start: ScanStart, until: number): number[] {
-  const out: number[] = [];
-  const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-  let chunk = Buffer.alloc(0);
-  let chunkStart = 0;
-  let pos = start.offset;
-  while (pos < until) {
-    out.push(pos);
-    let h: Buffer;
-    if (pos >= chunkStart && pos + FRAME_HEADER_BYTES <= chunkStart + chunk.length) h = chunk.subarray(pos - chunkStart, pos - chunkStart + FRAME_HEADER_BYTES);
-    else {
-      chunk = Buffer.allocUnsafe(Math.min(SCAN_CHUNK_BYTES, until - pos));
-      chunkStart = pos;
-      chunk = chunk.subarray(0, readFully(io, fd, chunk, pos));
-      h = chunk.length >= FRAME_HEADER_BYTES ? chunk.subarray(0, FRAME_HEADER_BYTES) : header.fill(0);
-    }
-    if (h.readUInt32LE(4) !== 0) throw new StoreError("journal_corrupt", `frame length at ${pos} changed since it was scanned`);
-    pos += FRAME_HEADER_BYTES + h.readUInt32LE(0);
-  }
-  if (pos !== until) throw new StoreError("journal_corrupt", `frames end at ${pos}, not at ${until}`);
-  return out;
-}
-
 export class FileJournal<R extends SeqRecord> implements Journal<R> {
   readonly path: string;
   readonly fd: number;
@@ -250,10 +230,11 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
   private readonly io: JournalIo;
   private readonly lock: LockHandle;
   private readonly opts: FileJournalOptions<R>;
-  /** Frame offsets by seq, built on first need (headers only) and extended by appends. */
-  private offsets: number[] | undefined;
+  /** Where frames start, by seq (anchors from the opening scan, the checkpoint and appends). */
+  private index: FrameIndex;
 
-  private constructor(p: string, fd: number, lock: LockHandle, opts: FileJournalOptions<R>, scan: ScanResult, report: OpenReport) {
+  private constructor(p: string, fd: number, lock: LockHandle, opts: FileJournalOptions<R>, scan: ScanResult, report: OpenReport, index: FrameIndex) {
+    this.index = index;
     this.path = p;
     this.fd = fd;
     this.lock = lock;
@@ -275,15 +256,18 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     let fd = -1;
     try {
       fd = fs.openSync(abs, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
-      const start = opts.resumeFrom?.(fd);
-      const scan = scanFrames(io, fd, abs, opts, start);
+      const resume = opts.resumeFrom?.(fd);
+      const start = resume ? { offset: resume.offset, seq: resume.seq } : undefined;
+      const index = new FrameIndex(io, fd, abs);
+      if (resume?.anchors && plausibleAnchors(resume.anchors, resume.seq, resume.offset)) index.seed(resume.anchors);
+      const scan = scanFrames(io, fd, abs, { ...opts, onRecord: (r: R, at: number) => (index.noteFrame(r.seq, at), opts.onRecord?.(r, at)) }, start);
       let recovered: OpenReport["recovered"] = null;
       if (scan.tornTail) {
         io.truncate(fd, scan.tornTail.offset);
         recovered = { removedBytes: scan.tornTail.bytes, offset: scan.tornTail.offset };
         opts.onRecover?.(scan.tornTail);
       }
-      return new FileJournal(abs, fd, lock, opts, scan, { recovered, records: scan.records, resumedFrom: start ?? null });
+      return new FileJournal(abs, fd, lock, opts, scan, { recovered, records: scan.records, resumedFrom: start ?? null }, index);
     } catch (err) {
       if (fd >= 0) fs.closeSync(fd);
       lock.release();
@@ -328,7 +312,7 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     this._end = start + frame.length;
     this._nextSeq++;
     this._lastFrameOffset = start;
-    this.offsets?.push(start);
+    this.index.noteFrame(decoded.seq, start);
     this.opts.onRecord?.(decoded, start);
     this.opts.onAppend?.(this);
     return { offset: start, bytes: frame.length, record: decoded };
@@ -356,8 +340,23 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
   /** The offset of frame `seq` (0 ≤ seq ≤ nextSeq; nextSeq is the end). */
   private offsetOf(seq: number): number {
     if (seq >= this._nextSeq) return this._end;
-    this.offsets ??= indexFrames(this.io, this.fd, { offset: 0, seq: 0 }, this._end);
-    return this.offsets[seq] as number;
+    return this.fromIndex((index) => index.offsetOf(seq, this._nextSeq, this._end));
+  }
+
+  /** The offset of every FRAME_ANCHOR_EVERY-th frame (stored with a checkpoint at the end). */
+  anchors(): number[] {
+    return this.fromIndex((index) => index.complete(this._nextSeq, this._end));
+  }
+
+  private fromIndex<T>(f: (index: FrameIndex) => T): T {
+    try {
+      return f(this.index);
+    } catch (err) {
+      // Anchors a checkpoint gave that do not fit the file: find every one from the start again.
+      if (!(err instanceof StoreError) || !this.index.seeded) throw err;
+      this.index = new FrameIndex(this.io, this.fd, this.path);
+      return f(this.index);
+    }
   }
 
   windowStart(end: number, maxRecords: number, maxBytes: number): number {
@@ -374,6 +373,11 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     const first = Math.max(0, from);
     const last = Math.min(to, this._nextSeq);
     if (first >= last) return [];
+    // A frame that does not decode where the index put it is the index's fault when a checkpoint gave it.
+    return this.fromIndex(() => this.readFrames(first, last, maxBytes));
+  }
+
+  private readFrames(first: number, last: number, maxBytes: number): R[] {
     const out: R[] = [];
     const start = this.offsetOf(first);
     const until = this.offsetOf(last);

@@ -11,6 +11,15 @@ export const FRAME_HEADER_BYTES = 8;
 /** Chunk size used when scanning a journal; frames larger than this get their own buffer. */
 export const SCAN_CHUNK_BYTES = 1024 * 1024;
 
+/**
+ * Chosen: a journal keeps the offset of every this-many-th frame (its checkpoint stores them too), and
+ * finds the frames between two of them by reading headers: replay and history pages read backwards
+ * from the end without an offset per frame in memory or a walk over the whole file.
+ */
+export const FRAME_ANCHOR_EVERY = 256;
+/** Chosen: blocks of frame offsets (FRAME_ANCHOR_EVERY each) a journal keeps after reading them. */
+export const FRAME_INDEX_CACHED_BLOCKS = 64;
+
 /** Chosen: how many times takeover of a dead holder's lock is retried before giving up. */
 export const LOCK_TAKEOVER_ATTEMPTS = 8;
 

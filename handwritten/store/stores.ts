@@ -58,7 +58,7 @@ export class EventLog {
    */
   checkpoint(fold?: Record<string, unknown>): void {
     if (this.checkpointFile === null || !(this.journal instanceof FileJournal) || this.journal.poisoned) return;
-    writeJournalCheckpoint({ journal: this.journal.path, meta: this.checkpointFile }, this.journal.end, this.journal.nextSeq, fold);
+    writeJournalCheckpoint({ journal: this.journal.path, meta: this.checkpointFile }, this.journal.end, this.journal.nextSeq, fold, this.journal.anchors());
     this.checkpointedEnd = this.journal.end;
   }
   /** Bytes appended since the last checkpoint this log wrote (or since it was opened). */
@@ -100,6 +100,7 @@ export class EventLog {
 
 export interface JournalHooks {
   semantic?: SemanticValidator<JournalRecord>;
+  /** Each record the opening scan reads (the tail after a checkpoint, when it resumed from one). */
   onRecord?: (record: JournalRecord, offset: number) => void;
   /**
    * Start the opening scan at the journal's checkpoint when it binds the file (same file, unchanged
@@ -150,7 +151,17 @@ abstract class BaseStore implements StateStore {
   private openLog(kind: JournalKind, id: string, hooks: JournalHooks = {}): EventLog {
     checkId(id);
     const resume = hooks.resume === undefined || hooks.resume === false ? undefined : hooks.resume === true ? () => true : hooks.resume;
-    const made = this.make(kind, id, { validate: this.validate, semantic: hooks.semantic, onRecord: hooks.onRecord }, resume);
+    // The caller's onRecord sees what the opening scan reads, not later appends (the caller folds
+    // those itself as it makes them: calling it again would fold each append twice).
+    let opening = true;
+    const onRecord = hooks.onRecord;
+    const pipeline = { validate: this.validate, semantic: hooks.semantic, ...(onRecord ? { onRecord: (r: JournalRecord, at: number) => opening && onRecord(r, at) } : {}) };
+    let made: ReturnType<BaseStore["make"]>;
+    try {
+      made = this.make(kind, id, pipeline, resume);
+    } finally {
+      opening = false;
+    }
     const log = new EventLog(kind, id, made.journal, made.checkpoint, made.resumed);
     const close = log.close.bind(log);
     log.close = () => {
@@ -204,7 +215,7 @@ class FileStateStore extends BaseStore {
             const cp = boundCheckpoint(meta, fd);
             if (!cp || !resume(cp.fold, cp.next_seq)) return undefined;
             resumed = { seq: cp.next_seq, fold: cp.fold };
-            return { offset: cp.boundary, seq: cp.next_seq };
+            return { offset: cp.boundary, seq: cp.next_seq, ...(cp.anchors ? { anchors: cp.anchors } : {}) };
           }
         : undefined,
       onRecover: () => {

@@ -34,7 +34,7 @@ describe("a transcript larger than a frame", () => {
     });
     fake.enqueue(textResponse("read it all"));
     const ui = await TestClient.ui(d.socket);
-    ui.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["agent.*", "provider.response_failed"] } });
+    ui.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["harness.models_available", "agent.*", "provider.response_failed"] } });
     await waitFor(() => ui.deliveries().some((x) => x.name === "harness.models_available"), "the provider's models", 30_000);
     ui.emit("ui.prompt_submit", { agent_id: g.agentId, mode: "queue", text: "what did we find?" });
     await waitFor(() => ui.deliveries().some((x) => x.name === "agent.outer_turn_finished"), "the turn", 60_000);

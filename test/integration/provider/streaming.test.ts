@@ -28,7 +28,7 @@ describe("long streamed answers", () => {
       if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
     });
     const ui = await TestClient.ui(d.socket);
-    ui.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["agent.outer_turn_finished", "provider.response_finished", "provider.response_failed"] } });
+    ui.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["harness.models_available", "agent.outer_turn_finished", "provider.response_finished", "provider.response_failed"] } });
     await waitFor(() => ui.deliveries().some((x) => x.name === "harness.models_available"), "the models", 30_000);
     ui.emit("ui.create_agent", { request_id: "r" });
     const created = await ui.next((m) => m.message === "direct");

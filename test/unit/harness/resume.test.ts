@@ -82,6 +82,16 @@ describe("resuming from checkpoints", () => {
       "user:<user>\nleft open\n</user>",
       "user:<user>\nand now?\n</user>",
     ]);
+
+    // Resumed, worked on and stopped again, it resumes from the new checkpoint too: the fold stored
+    // counts exactly the records the journal has (each append folded once).
+    expect(agent.fold.next_seq).toBe(agent.log.nextSeq);
+    await k.h.shutdown("requested");
+    const k3 = await HarnessKit.open({ stateDir: state, resume: sessionId });
+    kits.push(k3);
+    const again = k3.h.agents.get(agentId)!;
+    expect(again.log.resumed?.seq).toBe(again.log.nextSeq);
+    expect(again.fold.next_seq).toBe(again.log.nextSeq);
   });
 
   it("[harness.resume.unusable-fold-folds-whole-journal] a checkpoint whose fold cannot be read means the whole journal is folded, with the same result", async () => {

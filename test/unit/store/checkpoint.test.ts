@@ -32,7 +32,8 @@ describe("meta.json checkpoints", () => {
     const state = tempDir();
     const dir = agentWith(state, "a1", 3);
     const meta = JSON.parse(fs.readFileSync(metaPath(dir), "utf8")) as Record<string, unknown>;
-    expect(Object.keys(meta).sort()).toEqual(["boundary", "dev", "ino", "next_seq", "version", "witness"]);
+    expect(Object.keys(meta).sort()).toEqual(["anchors", "boundary", "dev", "ino", "next_seq", "version", "witness"]);
+    expect(meta.anchors).toEqual([0]); // frame offsets only: the first frame of each FRAME_ANCHOR_EVERY
     expect(fs.statSync(metaPath(dir)).mode & 0o777).toBe(0o600);
     expect(listAgents(state)).toEqual([
       { id: "a1", status: "current", routable: true, next_seq: 3, boundary: fs.statSync(`${dir}/events.cbor`).size },
