@@ -134,7 +134,9 @@ describe("a hostile extension", () => {
     act(ui, "oversize");
     await waitFor(() => delivered(ui, "tool.result", (x) => x.call_id === "c-hang").length === 1, "the open call to end");
     expect(delivered(ui, "tool.result", (x) => x.call_id === "c-hang")[0]?.data).toMatchObject({ outcome: "error" });
-    expect(delivered(ui, "tool.unregister", (x) => x.name === "pyhang").length).toBeGreaterThanOrEqual(1);
+    // The call's end, the tool's withdrawal and the notice are separate commits: each is waited for.
+    await waitFor(() => delivered(ui, "tool.unregister", (x) => x.name === "pyhang").length >= 1, "pyhang to be withdrawn");
+    await waitFor(() => delivered(ui, "harness.notice", (x) => String(x.text).includes('"pytool" sent a frame over the 16 MiB limit; stopping it')).length >= 1, "the notice");
     expect(delivered(ui, "harness.notice", (x) => String(x.text).includes('"pytool" sent a frame over the 16 MiB limit; stopping it'))).toHaveLength(1);
     // pyllm saw the same custom event: its "oversize" is the same case for a provider.
     await waitFor(() => delivered(ui, "harness.models_available").some((x) => !x.replay && !JSON.stringify(x.data.models).includes("py-model")), "py-model to leave");
