@@ -16,6 +16,11 @@ import { graphemes, wrap } from "./width.js";
 
 /** Code units of a line looked at, at most, per cell of the rows taken from it. */
 export const EXCERPT_UNITS_PER_CELL = 32;
+/**
+ * A line up to this many code units is always wrapped whole for its last rows, so they break
+ * exactly where the whole line's do; only a longer one is wrapped from a boundary near its end.
+ */
+export const EXCERPT_EXACT_TAIL_UNITS = 65_536;
 /** Code units segmented on either side of a cut to find a grapheme boundary. */
 const BOUNDARY_CONTEXT = 64;
 
@@ -130,9 +135,11 @@ export interface TailExcerpt {
 
 /**
  * The last `maxRows` rows of `text` wrapped to `width`, wrapping lines from the last one back
- * until the rows are full. A line that alone needs more than `EXCERPT_UNITS_PER_CELL` code units
- * per cell is wrapped only from a grapheme boundary that far before its end (its earlier part is
- * not shown, so where its rows would have broken does not matter).
+ * until the rows are full. A line longer than both `EXCERPT_EXACT_TAIL_UNITS` and
+ * `EXCERPT_UNITS_PER_CELL` code units per cell shown is wrapped only from a grapheme boundary that
+ * far before its end, a whole number of widths from its start: its rows show its last characters
+ * and break where the whole line's do when it is of one-cell characters, but may break elsewhere
+ * otherwise (where depends on all of its hidden start).
  */
 export function wrapTail(text: string, width: number, maxRows: number): TailExcerpt {
   if (width <= 0) return { rows: [], more: false };
@@ -144,8 +151,10 @@ export function wrapTail(text: string, width: number, maxRows: number): TailExce
   for (;;) {
     const start = end === 0 ? 0 : text.lastIndexOf("\n", end - 1) + 1;
     const contentEnd = end < text.length && end > start && text.charCodeAt(end - 1) === 0x0d ? end - 1 : end;
-    const cap = (maxRows - count) * width * EXCERPT_UNITS_PER_CELL;
-    const from = contentEnd - start > cap ? graphemeCutAfter(text, contentEnd - cap, contentEnd) : start;
+    const cap = Math.max(EXCERPT_EXACT_TAIL_UNITS, (maxRows - count) * width * EXCERPT_UNITS_PER_CELL);
+    // The cut is a whole number of widths from the line's start, so a line of one-cell characters
+    // (a long word, minified data) keeps its breaks exactly.
+    const from = contentEnd - start > cap ? graphemeCutAfter(text, start + Math.floor((contentEnd - cap - start) / width) * width, contentEnd) : start;
     const rows = wrap(sanitize(text.slice(from, contentEnd)), width);
     lines.push(rows);
     count += rows.length;

@@ -5,7 +5,7 @@
 export { sanitize, isSafeText, escapeLabel, agentLabel, TAB_WIDTH, LABEL_MAX_BYTES, LABEL_MAX_COLUMNS, AGENT_NAME_MAX_COLUMNS } from "./sanitize.js";
 export type { SafeText, SanitizeOptions, LabelBounds } from "./sanitize.js";
 export { ELLIPSIS, graphemes, clusterWidth, isUncertainWidth, columns, padEnd, truncateMiddle, truncateEnd, wrap } from "./width.js";
-export { EXCERPT_UNITS_PER_CELL, countLineBreaks, endWithoutTrailingNewlines, graphemeCutAfter, graphemeCutBefore, wrapHead, wrapTail } from "./excerpt.js";
+export { EXCERPT_EXACT_TAIL_UNITS, EXCERPT_UNITS_PER_CELL, countLineBreaks, endWithoutTrailingNewlines, graphemeCutAfter, graphemeCutBefore, wrapHead, wrapTail } from "./excerpt.js";
 export type { HeadExcerpt, TailExcerpt } from "./excerpt.js";
 export { NAMED_COLORS, DEFAULT_STYLE, isColor, sgrParams, styleKey, sameStyle } from "./style.js";
 export type { NamedColor, Color, Style } from "./style.js";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
+  EXCERPT_EXACT_TAIL_UNITS,
   EXCERPT_UNITS_PER_CELL,
   graphemeCutAfter,
   graphemeCutBefore,
@@ -95,5 +96,22 @@ describe("excerpts of long text", () => {
     expect(wrapHead(word, 80, 12)).toEqual({ rows: Array.from({ length: 12 }, (_, i) => word.slice(i * 80, i * 80 + 80)), hiddenLines: 1 });
     expect(wrapTail(word, 80, 2)).toEqual({ rows: [word.slice(-160, -80), word.slice(-80)], more: true });
     expect(EXCERPT_UNITS_PER_CELL * 12 * 80).toBeLessThan(huge / 100);
+    // Past the bound, the cut is a whole number of widths from the line's start: a word whose length
+    // is no multiple of the width keeps its breaks.
+    expect(wrapTail(`${word}abc`, 80, 2)).toEqual({ rows: [word.slice(-80), "abc"], more: true });
+    // Where breaks depend on the hidden start (words of varying length), the rows still show the
+    // line's last characters, each within the width.
+    const words = Array.from({ length: 200_000 }, (_, i) => "w".repeat(1 + (i % 13))).join(" ");
+    const wordsTail = wrapTail(words, 80, 3);
+    expect(wordsTail.rows.length).toBe(3);
+    for (const r of wordsTail.rows) expect(r.length).toBeLessThanOrEqual(80);
+    expect(words.endsWith(wordsTail.rows.join(" "))).toBe(true);
+  });
+
+  it("[ui.excerpt.exact-rows] a line within the exact-tail bound keeps the whole line's breaks (seed 161980008)", () => {
+    const t = `${"x".repeat(30)}\u001b[31m${"x".repeat(30)}`;
+    expect(wrapTail(t, 2, 1)).toEqual({ rows: ["x"], more: true });
+    const long = "y".repeat(EXCERPT_EXACT_TAIL_UNITS - 1);
+    expect(wrapTail(long, 2, 1)).toEqual({ rows: ["y"], more: true });
   });
 });
