@@ -17,7 +17,7 @@ class CountingSink implements Sink {
 }
 
 export async function run(): Promise<void> {
-  const event = () => ({ name: "ui.prompt_draft", data: { agent_id: "a-1", text: "draft text of a prompt being typed" } });
+  const event = () => ({ name: "ui.prompt_draft" as const, data: { agent_id: "a-1", text: "draft text of a prompt being typed" } });
 
   const bus = new Bus();
   bus.addInterceptor(1, { selectors: ["ui.*"], priority: 0, intercept: (id) => bus.reply(1, id, { action: "pass" }) });

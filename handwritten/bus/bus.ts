@@ -3,8 +3,8 @@
 // sequence order is submission order; the check and the mutation of a commit share one synchronous
 // step.
 import { mark, timelineOn } from "../protocol/timeline.js";
-import { encodeFrame, eventProblem } from "../protocol/index.js";
-import { AUTHORITY, PERSISTENCE, type EventName, type Persistence, type Publisher } from "../../generated/index.js";
+import { encodeFrame, eventProblem, type Event } from "../protocol/index.js";
+import { AUTHORITY, PERSISTENCE, type EventName, type EventPayloads, type Persistence, type Publisher } from "../../generated/index.js";
 import { admit, type PublisherIdentity } from "./admission.js";
 import { bestMatch, selectorMatches, type SelectorKind } from "./selectors.js";
 import { INTERCEPT_DEADLINE_MS, PIPELINE_QUEUE_ITEMS, SUBSCRIBER_QUEUE_BYTES, SUBSCRIBER_QUEUE_ITEMS } from "./limits.js";
@@ -15,21 +15,49 @@ export interface PublisherEnvelope extends PublisherIdentity {
   readonly generation?: number;
 }
 
-export interface EventInput {
-  readonly name: string;
-  readonly data: unknown;
-  readonly persist?: boolean;
+/** A publication from tau's own code: its data is its name's generated type (see `Bus.publish`). */
+export interface EventInput<N extends EventName = EventName> {
+  readonly name: N;
+  readonly data: EventPayloads[N];
 }
 
-export interface Committed {
-  readonly name: EventName;
+/** A publication as it arrives from a peer: a name and data, neither admitted nor validated yet. */
+export type { Event };
+
+export interface PeerEventInput {
+  readonly name: string;
   readonly data: Readonly<Record<string, unknown>>;
+}
+
+interface CommittedEvent<K extends EventName> {
+  readonly name: K;
+  /** Frozen at commit (deeply): shared by every reader. */
+  readonly data: Readonly<EventPayloads[K]>;
   readonly seq: number;
   readonly recordedAt: number;
   readonly publisher: PublisherEnvelope;
   readonly persistence: Persistence;
   /** It concerns ephemeral state (see `BusOptions.ephemeral`): it never reaches the debug log. */
   readonly ephemeral?: true;
+}
+
+/** A committed event; narrowing on `name` narrows `data` to that event's generated type. */
+export type Committed<N extends EventName = EventName> = { [K in N]: CommittedEvent<K> }[N];
+
+/** A commit as the bus assembles it, before its data is known to be its name's type. */
+type Assembled = Omit<CommittedEvent<EventName>, "data"> & { readonly data: Readonly<Record<string, unknown>> };
+
+/**
+ * The one place a payload becomes its event's type: every publication's data was validated against
+ * its name's schema on admission (and every replacement and restored record likewise), so it is one.
+ */
+function committed(c: Assembled): Committed {
+  return c as Committed;
+}
+
+/** The same for an event about to enter the pipeline: its data passed its name's schema. */
+function admitted(name: EventName, data: Readonly<Record<string, unknown>>): Event {
+  return { name, data } as Event;
 }
 
 /** A `deliver` frame's payload. */
@@ -87,7 +115,7 @@ export interface HistorySource {
 export type InterceptAction =
   | { readonly action: "pass" }
   | { readonly action: "drop" }
-  | { readonly action: "replace"; readonly replacement: { readonly name: string; readonly data: unknown } };
+  | { readonly action: "replace"; readonly replacement: PeerEventInput };
 
 export interface InterceptorSpec {
   readonly selectors: readonly string[];
@@ -107,7 +135,7 @@ export type PublishOutcome =
   | { readonly status: "failed"; readonly error: Error };
 
 /** A post-commit consumer; a throw or a rejected promise is contained (logged once, never re-thrown). */
-export type Consumer = (event: Committed) => unknown;
+export type Consumer<N extends EventName = EventName> = (event: Committed<N>) => unknown;
 
 /** Appends a durable event; throws to abort the commit. Chosen by the harness per event. */
 export type DurableAppend = (event: Committed) => void;
@@ -119,7 +147,7 @@ export interface BusOptions {
   /** Diagnostics: interception anomalies (protected drop attempts, bad replacements). */
   readonly warn?: (message: string) => void;
   /** Key for current-state (`snapshot`) events; undefined removes nothing and keeps the latest. */
-  readonly snapshotKey?: (name: EventName, data: Record<string, unknown>) => string | null;
+  readonly snapshotKey?: (event: Event) => string | null;
   /** How long an interceptor may take to answer before its question counts as a pass. */
   readonly interceptDeadlineMs?: number;
   /**
@@ -131,7 +159,7 @@ export interface BusOptions {
    * Whether a publication concerns ephemeral state (an ephemeral agent, a `!!` command). Asked of
    * the event as published, before interception, and again as committed: either makes it so.
    */
-  readonly ephemeral?: (name: EventName, data: Record<string, unknown>) => boolean;
+  readonly ephemeral?: (event: Event) => boolean;
 }
 
 interface Interceptor extends InterceptorSpec {
@@ -205,23 +233,30 @@ export class Bus {
   /** Seeds the in-memory history (a bus without a history source): sequenced in order, never appended again. */
   restore(events: ReadonlyArray<{ name: EventName; data: Record<string, unknown>; recordedAt: number; publisher: PublisherEnvelope }>): void {
     for (const e of events) {
-      const committed: Committed = freeze({ ...e, seq: this.seq++, persistence: PERSISTENCE[e.name] });
-      this.log.push(committed);
+      this.log.push(committed(freeze({ ...e, seq: this.seq++, persistence: PERSISTENCE[e.name] })));
     }
   }
 
   /** Admission, then the pipeline. Resolves once the event is committed, dropped or refused. */
-  publish(input: EventInput, publisher: PublisherEnvelope): Promise<PublishOutcome> {
+  publish<N extends EventName>(input: EventInput<N>, publisher: PublisherEnvelope): Promise<PublishOutcome> {
+    return this.publishFromPeer(input, publisher);
+  }
+
+  /**
+   * A publication whose name and data came over the wire: admission checks the name, the event's
+   * schema the data (as for tau's own publications, which the compiler already holds to it).
+   */
+  publishFromPeer(input: PeerEventInput, publisher: PublisherEnvelope): Promise<PublishOutcome> {
     const admission = admit(input.name, publisher);
     if (!admission.ok) return Promise.resolve({ status: "refused", reason: admission.reason });
-    const problem = eventProblem({ name: input.name, data: input.data as Record<string, unknown> });
+    const problem = eventProblem(input);
     if (problem) return Promise.resolve({ status: "refused", reason: "invalid", detail: problem.message });
     if (this.queue.length >= PIPELINE_QUEUE_ITEMS) return Promise.resolve({ status: "refused", reason: "overloaded" });
     const env = freeze({ ...publisher });
     return new Promise((resolve) => {
       // The bus takes ownership of `data`: it is frozen at commit and shared with every reader.
-      const data = input.data as Record<string, unknown>;
-      const ephemeral = this.options.ephemeral?.(admission.event, data) === true;
+      const data = input.data;
+      const ephemeral = this.options.ephemeral?.(admitted(admission.event, data)) === true;
       this.queue.push({ name: admission.event, data, publisher: env, ephemeral, resolve });
       if (!this.running) void this.run();
     });
@@ -257,12 +292,12 @@ export class Bus {
       }
       if (verdict.action === "drop") return { status: "dropped" };
       const r = verdict.replacement;
-      const problem = r.name !== job.name ? "changes the event name" : eventProblem({ name: r.name, data: r.data as Record<string, unknown> })?.message;
+      const problem = r.name !== job.name ? "changes the event name" : eventProblem(r)?.message;
       if (problem) {
         this.options.warn?.(`interceptor replacement for ${job.name} ${problem}; passed unchanged`);
         continue;
       }
-      data = r.data as Record<string, unknown>;
+      data = r.data;
     }
     return this.commit(job.name, data, job.publisher, job.ephemeral);
   }
@@ -271,27 +306,29 @@ export class Bus {
   private commit(name: EventName, data: Record<string, unknown>, publisher: PublisherEnvelope, ephemeral: boolean): PublishOutcome {
     const persistence = PERSISTENCE[name];
     if (persistence === "directed") return { status: "refused", reason: "invalid", detail: "directed events are sent, not published" };
-    const quiet = ephemeral || this.options.ephemeral?.(name, data) === true;
-    const committed: Committed = freeze({
-      name,
-      data: deepFreeze(data),
-      seq: this.seq,
-      recordedAt: this.clock(),
-      publisher,
-      persistence,
-      ...(quiet ? { ephemeral: true as const } : {}),
-    });
+    const quiet = ephemeral || this.options.ephemeral?.(admitted(name, data)) === true;
+    const event = committed(
+      freeze({
+        name,
+        data: deepFreeze(data),
+        seq: this.seq,
+        recordedAt: this.clock(),
+        publisher,
+        persistence,
+        ...(quiet ? { ephemeral: true as const } : {}),
+      }),
+    );
     if (DURABLE.has(persistence)) {
-      this.options.append?.(committed); // throws: the commit is aborted and seq not consumed
-      if (this.options.history === undefined) this.log.push(committed);
+      this.options.append?.(event); // throws: the commit is aborted and seq not consumed
+      if (this.options.history === undefined) this.log.push(event);
     } else if (persistence === "snapshot") {
-      this.updateSnapshot(committed);
+      this.updateSnapshot(event);
     }
     this.seq++;
     if (timelineOn) mark(`commit ${name}`);
-    this.broadcast(committed);
-    for (const c of [...(this.consumers.get(name) ?? []), ...(this.consumers.get("*") ?? [])]) this.runConsumer(c, committed);
-    return { status: "committed", seq: committed.seq };
+    this.broadcast(event);
+    for (const c of [...(this.consumers.get(name) ?? []), ...(this.consumers.get("*") ?? [])]) this.runConsumer(c, event);
+    return { status: "committed", seq: event.seq };
   }
 
   /** One consumer's failure is its own: the commit stands and the other consumers still run. */
@@ -307,7 +344,7 @@ export class Bus {
   }
 
   private updateSnapshot(c: Committed): void {
-    const key = this.options.snapshotKey ? this.options.snapshotKey(c.name, c.data) : c.name;
+    const key = this.options.snapshotKey ? this.options.snapshotKey(c) : c.name;
     if (key === null) return;
     this.snapshots.set(key, c);
   }
@@ -488,9 +525,12 @@ export class Bus {
     return true;
   }
 
-  onCommitted(name: EventName | "*", consumer: Consumer): void {
+  /** Runs `consumer` after each commit of `name` ("*": of every event), in registration order. */
+  onCommitted<N extends EventName>(name: N, consumer: Consumer<N>): void;
+  onCommitted(name: "*", consumer: Consumer): void;
+  onCommitted(name: EventName | "*", consumer: Consumer<never>): void {
     const list = this.consumers.get(name) ?? [];
-    list.push(consumer);
+    list.push(consumer as Consumer);
     this.consumers.set(name, list);
   }
 
@@ -569,7 +609,7 @@ function memoryHistory(log: readonly Committed[]): HistorySource {
   };
 }
 
-function toDelivery(c: Committed, replay: boolean): Delivery {
+function toDelivery(c: Committed | Assembled, replay: boolean): Delivery {
   const publisher: Publisher = { class: c.publisher.class };
   if (c.publisher.instance !== undefined) publisher.instance = c.publisher.instance;
   if (c.publisher.kind !== undefined) publisher.kind = c.publisher.kind;

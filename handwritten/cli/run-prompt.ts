@@ -2,6 +2,7 @@
 // fast path in bin/tau.cjs (which must not load the command framework).
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { mark, timelineOn } from "../protocol/timeline.js";
+import { agentIdOf } from "../protocol/index.js";
 import { resolveRoots } from "../config/paths.js";
 import { RuntimeDirError } from "../transport/errors.js";
 import { DaemonExitedError, abandonDaemon, loadFastBundle, waitForDaemon, type StartedDaemon } from "../transport/launch.js";
@@ -95,36 +96,47 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
   const models = new Promise<void>((r) => (modelsReady = r));
 
   client.onDeliver((d: Delivery) => {
-    const { name, data } = d.event;
-    if (timelineOn) mark(`recv ${name}`);
-    if (name === "harness.models_available" && (data.models as unknown[]).length > 0) modelsReady();
+    const e = d.event;
+    if (timelineOn) mark(`recv ${e.name}`);
+    if (e.name === "harness.models_available" && e.data.models.length > 0) modelsReady();
     // Warnings too (a disabled extension, a skipped skill): a script's user should see them.
-    if (name === "harness.notice" && (data.level === "error" || data.level === "critical")) {
-      process.stderr.write(`tau: ${sanitize(String(data.text))}\n`);
-    } else if (name === "harness.notice" && data.level === "warning") {
-      process.stderr.write(`tau: warning: ${sanitize(String(data.text))}\n`);
+    if (e.name === "harness.notice" && (e.data.level === "error" || e.data.level === "critical")) {
+      process.stderr.write(`tau: ${sanitize(e.data.text)}\n`);
+    } else if (e.name === "harness.notice" && e.data.level === "warning") {
+      process.stderr.write(`tau: warning: ${sanitize(e.data.text)}\n`);
     }
-    if (agentId === undefined || data.agent_id !== agentId) return;
-    if (o.json) out(`${JSON.stringify({ seq: d.seq, name, data, ...(d.replay ? { replay: true } : {}) })}\n`);
-    if (name === "agent.prompt_submitted") promptId = String(data.prompt_id);
-    if (name === "provider.response_updated" && !o.json) {
-      const text = String(data.text_delta);
-      if (text) {
-        out(sanitize(text));
-        printedText = true;
-      }
+    if (agentId === undefined || agentIdOf(e) !== agentId) return;
+    if (o.json) out(`${JSON.stringify({ seq: d.seq, name: e.name, data: e.data, ...(d.replay ? { replay: true } : {}) })}\n`);
+    switch (e.name) {
+      case "agent.prompt_submitted":
+        promptId = e.data.prompt_id;
+        break;
+      case "provider.response_updated":
+        if (!o.json && e.data.text_delta) {
+          out(sanitize(e.data.text_delta));
+          printedText = true;
+        }
+        break;
+      case "provider.response_finished":
+        if (!o.json && printedText) {
+          out("\n");
+          printedText = false;
+        }
+        break;
+      case "tool.result":
+        if (!o.json) process.stderr.write(`[${sanitize(e.data.tool)} ${e.data.outcome}]\n`);
+        break;
+      case "provider.response_failed":
+        failure = `${e.data.error_class}: ${e.data.diagnostic}`;
+        break;
+      case "agent.prompt_failed":
+        failure = e.data.diagnostic;
+        resolveOutcome("failed");
+        break;
+      case "agent.outer_turn_finished":
+        if (e.data.prompt_id === promptId) resolveOutcome(e.data.outcome);
+        break;
     }
-    if (name === "provider.response_finished" && !o.json && printedText) {
-      out("\n");
-      printedText = false;
-    }
-    if (name === "tool.result" && !o.json) process.stderr.write(`[${sanitize(String(data.tool))} ${String(data.outcome)}]\n`);
-    if (name === "provider.response_failed") failure = `${String(data.error_class)}: ${String(data.diagnostic)}`;
-    if (name === "agent.prompt_failed") {
-      failure = String(data.diagnostic);
-      resolveOutcome("failed");
-    }
-    if (name === "agent.outer_turn_finished" && data.prompt_id === promptId) resolveOutcome(String(data.outcome));
   });
   // Text output needs only these; the JSON stream is every event of the agent.
   const live = o.json

@@ -1,10 +1,11 @@
 // A UI client of one session daemon: attach, subscribe, create agents, submit prompts. Shared by
 // the headless `tau run` and the interactive UI.
 import { connectUnix, type Connection } from "../transport/index.js";
-import { REVISION } from "../protocol/index.js";
-import type { DeliverMessage, WireMessage } from "../../generated/index.js";
+import { REVISION, carriedDelivery, carriedEvent, type EventDelivery } from "../protocol/index.js";
+import type { EventName, EventPayloads, UiCreateAgent, WireMessage } from "../../generated/index.js";
 
-export type Delivery = DeliverMessage["payload"];
+/** A delivered event, typed by its name (the reader checked it against its schema). */
+export type Delivery = EventDelivery;
 
 export class SessionClient {
   private readonly listeners = new Set<(d: Delivery) => void>();
@@ -14,7 +15,10 @@ export class SessionClient {
 
   private constructor(readonly conn: Connection) {
     conn.onMessage((m) => {
-      if (m.message === "deliver") for (const l of this.listeners) l(m.payload);
+      if (m.message === "deliver") {
+        const d = carriedDelivery(m.payload);
+        for (const l of this.listeners) l(d);
+      }
       if (m.message === "error" || m.message === "notice") for (const l of this.replies) l(m);
       for (const w of [...this.waiters]) if (w(m)) this.waiters.delete(w);
     });
@@ -71,19 +75,25 @@ export class SessionClient {
     return m.payload;
   }
 
-  emit(name: string, data: Record<string, unknown>): void {
-    this.conn.send({ message: "emit", payload: { event: { name: name as never, data } } });
+  emit<N extends EventName>(name: N, data: EventPayloads[N]): void {
+    this.conn.send({ message: "emit", payload: { event: { name, data } } });
   }
 
-  async createAgent(fields: Record<string, unknown> = {}): Promise<string> {
+  async createAgent(fields: Omit<UiCreateAgent, "request_id"> = {}): Promise<string> {
     const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
-    const answer = this.wait((m) => m.message === "direct" && m.payload.event.data.request_id === request_id);
+    const answer = this.directed("ui.create_agent_result", request_id);
     this.emit("ui.create_agent", { request_id, ...fields });
-    const m = await answer;
-    if (m.message !== "direct") throw new Error("unexpected answer");
-    const data = m.payload.event.data as { ok: boolean; agent_id?: string; error?: string };
+    const data = await answer;
     if (!data.ok || !data.agent_id) throw new Error(`could not create an agent: ${data.error ?? "refused"}`);
     return data.agent_id;
+  }
+
+  /** The directed answer `name` to request `requestId`. */
+  private async directed<N extends "ui.create_agent_result" | "ui.skill_load_result">(name: N, requestId: string): Promise<EventPayloads[N]> {
+    const m = await this.wait((x) => x.message === "direct" && x.payload.event.name === name && x.payload.event.data.request_id === requestId);
+    const e = m.message === "direct" ? carriedEvent(m.payload.event) : undefined;
+    if (e?.name !== name) throw new Error("unexpected answer");
+    return e.data as EventPayloads[N];
   }
 
   /**
@@ -92,11 +102,9 @@ export class SessionClient {
    */
   async loadSkill(agentId: string, name: string, fields: { text?: string; mode?: "queue" | "steer" } = {}): Promise<string> {
     const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
-    const answer = this.wait((m) => m.message === "direct" && m.payload.event.name === "ui.skill_load_result" && m.payload.event.data.request_id === request_id);
+    const answer = this.directed("ui.skill_load_result", request_id);
     this.emit("ui.skill_load", { request_id, agent_id: agentId, name, ...fields });
-    const m = await answer;
-    if (m.message !== "direct") throw new Error("unexpected answer");
-    const data = m.payload.event.data as { ok: boolean; prompt_id?: string; error?: string };
+    const data = await answer;
     if (!data.ok || !data.prompt_id) throw new Error(data.error ?? "the skill was not loaded");
     return data.prompt_id;
   }

@@ -50,12 +50,16 @@ function describe(err: { keyword: string; message?: string } | undefined): strin
   return err.keyword === "not" || err.keyword === "unevaluatedProperties" ? "unknown key" : (err.message ?? "invalid");
 }
 
-function nodeAt(node: Node | null, path: readonly string[], isMap: (n: unknown) => boolean, isSeq: (n: unknown) => boolean): Node | null {
+/** A YAML collection node, as far as finding a child needs. */
+interface Collection {
+  get(key: unknown, keepScalar: boolean): unknown;
+}
+
+function nodeAt(node: Node | null, path: readonly string[], isMap: (n: unknown) => n is Collection, isSeq: (n: unknown) => n is Collection): Node | null {
   let cur: Node | null = node;
   for (const seg of path) {
-    const coll = cur as unknown as { get(key: unknown, keepScalar: boolean): unknown };
-    if (isMap(cur)) cur = (coll.get(seg, true) as Node | undefined) ?? cur;
-    else if (isSeq(cur)) cur = (coll.get(Number(seg), true) as Node | undefined) ?? cur;
+    if (isMap(cur)) cur = (cur.get(seg, true) as Node | undefined) ?? cur;
+    else if (isSeq(cur)) cur = (cur.get(Number(seg), true) as Node | undefined) ?? cur;
     else break;
   }
   return cur;

@@ -2,6 +2,7 @@
 // metadata and the prompts still open. Small and content-minimised (no prompt or output text), it
 // is stored with the journal's checkpoints, so a resume folds only the records after the last
 // checkpoint and reads the transcript only when the agent next needs it (SPEC-journal-storage).
+import type { Event } from "../protocol/index.js";
 
 export interface AgentFold {
   /** From `agent.started` (seq 0). */
@@ -25,36 +26,35 @@ export function emptyAgentFold(): AgentFold {
 }
 
 /** Folds one record, in journal order. */
-export function foldAgentRecord(f: AgentFold, name: string, data: Readonly<Record<string, unknown>>, recordedAt: number): void {
+export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): void {
   f.next_seq++;
-  const pid = typeof data.prompt_id === "string" ? data.prompt_id : undefined;
-  switch (name) {
+  switch (e.name) {
     case "agent.started":
       f.created_at = recordedAt;
-      f.ephemeral = data.ephemeral === true;
-      if (typeof data.parent_id === "string") f.parent_id = data.parent_id;
-      if (typeof data.model === "string") f.model = data.model;
+      f.ephemeral = e.data.ephemeral;
+      if (e.data.parent_id !== undefined) f.parent_id = e.data.parent_id;
+      if (e.data.model !== undefined) f.model = e.data.model;
       break;
     case "agent.model_set":
-      if (typeof data.model === "string") f.model = data.model;
+      f.model = e.data.model;
       break;
     case "agent.metadata_set":
-      if (data.value === null) delete f.metadata[String(data.key)];
-      else f.metadata[String(data.key)] = String(data.value);
+      if (e.data.value === null) delete f.metadata[e.data.key];
+      else f.metadata[e.data.key] = e.data.value;
       break;
     case "agent.prompt_submitted":
-      if (pid) f.waiting[pid] = data.mode === "steer";
+      f.waiting[e.data.prompt_id] = e.data.mode === "steer";
       break;
-    case "agent.prompt_started":
-      if (!pid) break;
+    case "agent.prompt_started": {
+      const pid = e.data.prompt_id;
       // A round start takes its own prompt and every steered one waiting into the transcript.
       for (const [id, steer] of Object.entries(f.waiting)) if (steer || id === pid) delete f.waiting[id];
-      f.open[pid] = Number(data.round) + 1;
+      f.open[pid] = e.data.round + 1;
       break;
+    }
     case "agent.outer_turn_finished":
-      if (!pid) break;
-      delete f.open[pid];
-      delete f.waiting[pid];
+      delete f.open[e.data.prompt_id];
+      delete f.waiting[e.data.prompt_id];
       break;
   }
 }

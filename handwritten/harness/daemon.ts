@@ -194,7 +194,7 @@ export class DaemonFront {
         replyFromPeer(bus, state.generation, message.payload);
         return;
       case "emit":
-        void bus.publish(message.payload.event, state.publisher).then((outcome) => {
+        void bus.publishFromPeer(message.payload.event, state.publisher).then((outcome) => {
           if (outcome.status === "refused") refuseContentFree(conn, undefined, REFUSAL_CODES[outcome.reason]);
         });
         return;

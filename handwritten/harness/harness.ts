@@ -3,7 +3,7 @@
 // SPEC-agent-lifecycle, SPEC-agent-metadata, SPEC-ui-commands).
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Bus, type Committed, type PublishOutcome, type PublisherEnvelope } from "../bus/index.js";
+import { Bus, type Committed, type Event, type PublishOutcome, type PublisherEnvelope } from "../bus/index.js";
 import {
   WritebackWorker,
   journalPath,
@@ -19,8 +19,8 @@ import { PromptEngine } from "./prompts.js";
 import { ShellCommandRouter } from "./shell-commands.js";
 import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile } from "./context.js";
 import { discoverSkills, loadSkillBody, renderSkillListing, skillPromptText, type SkillScan } from "./skills.js";
-import { eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
-import { isEventName, type EventName, type UiCreateAgent, type UiSkillLoad } from "../../generated/index.js";
+import { agentIdOf, checkedEvent, eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
+import { isEventName, type AgentStarted, type EventName, type EventPayloads, type Publisher, type UiSkillLoadResult } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import type { Peer } from "./peers.js";
 import { emptyAgentFold, foldAgentRecord, parseAgentFold, type AgentFold } from "./agent-fold.js";
@@ -109,8 +109,8 @@ export class Harness {
     this.bus = new Bus({
       append: (c) => this.append(c),
       warn: options.warn,
-      snapshotKey: (name, data) => snapshotKey(name, data),
-      ephemeral: (name, data) => this.concernsEphemeral(name, data),
+      snapshotKey,
+      ephemeral: (e) => this.concernsEphemeral(e),
       history: { open: (recent) => openJournalHistory(this.historyLogs(), recent) },
     });
     this.writeback = writeback;
@@ -129,7 +129,7 @@ export class Harness {
     });
     this.bus.onCommitted("tool.registration_declared", (c) => this.tools.onRegistrationDeclared(c));
     this.bus.onCommitted("tool.unregistration_declared", (c) => this.tools.onUnregistrationDeclared(c));
-    this.bus.onCommitted("tool.unregister", (c) => this.bus.forgetSnapshot(`tool:${String(c.data.name)}`));
+    this.bus.onCommitted("tool.unregister", (c) => this.bus.forgetSnapshot(`tool:${c.data.name}`));
     this.bus.onCommitted("tool.request", (c) => this.tools.onRequest(c));
     this.bus.onCommitted("tool.progress_reported", (c) => this.tools.onProgressReported(c));
     for (const name of ["tool.result_reported", "tool.error_reported", "tool.cancelled_reported"] as const) {
@@ -148,7 +148,10 @@ export class Harness {
       tools: () => [...this.tools.tools.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
       defaultModel: () => options.defaultModel,
       warn: (m) => options.warn?.(m),
-      agentRecords: (agentId, from, to, maxBytes) => this.agents.get(agentId)?.log.readRange(from, to, maxBytes) ?? [],
+      agentRecords: (agentId, from, to, maxBytes) => {
+        const log = this.agents.get(agentId)?.log;
+        return (log?.readRange(from, to, maxBytes) ?? []).map((r) => recordEvent(r, log?.path ?? null));
+      },
       agentRecordCount: (agentId) => this.agents.get(agentId)?.log.nextSeq ?? 0,
     });
     const shell = new ShellCommandRouter({
@@ -174,7 +177,7 @@ export class Harness {
     this.bus.onCommitted("provider.tool_result", (c) => p.onToolOutcome(c));
     this.bus.onCommitted("provider.tool_error", (c) => p.onToolOutcome(c));
     this.bus.onCommitted("agent.cancel_request", (c) => {
-      this.tools.cancelAgent(String(c.data.agent_id));
+      this.tools.cancelAgent(c.data.agent_id);
       return p.onCancelRequest(c);
     });
     const stateDir = options.stateDir;
@@ -242,9 +245,9 @@ export class Harness {
     if (sessionRecords.length === 0) throw new ResumeError(`session ${this.sessionId} has no journal records`);
     const members = new Set<string>();
     for (const r of sessionRecords) {
-      checkRecord(r, this.sessionLog.path);
-      if (r.event.name === "session.agent_loaded") members.add(String(r.event.data.agent_id));
-      if (r.event.name === "session.agent_unloaded") members.delete(String(r.event.data.agent_id));
+      const e = recordEvent(r, this.sessionLog.path);
+      if (e.name === "session.agent_loaded") members.add(e.data.agent_id);
+      if (e.name === "session.agent_unloaded") members.delete(e.data.agent_id);
     }
     for (const id of [...members].sort()) {
       const file = journalPath(this.store.stateDir ?? "", "agent", id);
@@ -258,9 +261,9 @@ export class Harness {
           return f !== undefined;
         },
         onRecord: (r) => {
-          checkRecord(r, file);
-          if (fold.next_seq === 0 && r.event.name !== "agent.started") throw new ResumeError(`${file}: agent journal does not start with agent.started`);
-          foldAgentRecord(fold, r.event.name, r.event.data, r.recorded_at);
+          const e = recordEvent(r, file);
+          if (fold.next_seq === 0 && e.name !== "agent.started") throw new ResumeError(`${file}: agent journal does not start with agent.started`);
+          foldAgentRecord(fold, e, r.recorded_at);
         },
       });
       if (fold.next_seq === 0) throw new ResumeError(`${log.path ?? id}: agent journal does not start with agent.started`);
@@ -299,44 +302,44 @@ export class Harness {
    * Whether an event concerns ephemeral state: an ephemeral agent (by its id, or a call, prompt or
    * command of its), the request creating one, or a `!!` user command and everything of its route.
    */
-  private concernsEphemeral(name: EventName, data: Record<string, unknown>): boolean {
-    const agentId = data.agent_id;
-    if (typeof agentId === "string" && this.agents.get(agentId)?.fold.ephemeral === true) return true;
-    if (name === "ui.create_agent") return data.ephemeral === true;
-    if (name === "shell.command_request") return data.include_in_context === false;
-    if (typeof data.request_id === "string" && name.startsWith("shell.command_")) return this.shellCommands.isEphemeralRoute(data.request_id);
+  private concernsEphemeral(e: Event): boolean {
+    const { name, data } = e;
+    const agentId = agentIdOf(e);
+    if (agentId !== undefined && this.agents.get(agentId)?.fold.ephemeral === true) return true;
+    if (e.name === "ui.create_agent") return e.data.ephemeral === true;
+    if (e.name === "shell.command_request") return e.data.include_in_context === false;
+    if ("request_id" in data && data.request_id !== undefined && name.startsWith("shell.command_")) return this.shellCommands.isEphemeralRoute(data.request_id);
     let owner: string | undefined;
-    if (typeof data.call_id === "string" && name.startsWith("tool.")) owner = this.tools.agentOfCall(data.call_id);
-    else if (typeof data.prompt_id === "string" && name.startsWith("provider.")) owner = this.prompts.agentOfPrompt(data.prompt_id);
+    if ("call_id" in data && name.startsWith("tool.")) owner = this.tools.agentOfCall(data.call_id);
+    else if ("prompt_id" in data && data.prompt_id !== undefined && name.startsWith("provider.")) owner = this.prompts.agentOfPrompt(data.prompt_id);
     return owner !== undefined && this.agents.get(owner)?.fold.ephemeral === true;
   }
 
   /** Durable appends by persistence class; throwing aborts the commit. */
   private append(c: Committed): void {
     const source = publisherToSource(c.publisher);
-    const input = { event: { name: c.name, data: c.data as Record<string, unknown> }, source, recorded_at: c.recordedAt };
-    const agentId = c.data.agent_id;
+    const input = { event: { name: c.name, data: c.data }, source, recorded_at: c.recordedAt };
+    const agentId = agentIdOf(c);
     // An ephemeral agent's facts stay in memory: its own journal is memory-only, and the session's
     // journals never name it, so nothing of it is left to resume.
-    if (c.persistence !== "agent" && typeof agentId === "string" && this.agents.get(agentId)?.fold.ephemeral === true) return;
+    if (c.persistence !== "agent" && agentId !== undefined && this.agents.get(agentId)?.fold.ephemeral === true) return;
     if (c.persistence === "session") {
       this.sessionLog.append(input);
     } else if (c.persistence === "restore") {
       this.restoreLog.append(input);
     } else if (c.persistence === "agent") {
-      const agentId = c.data.agent_id;
-      const agent = typeof agentId === "string" ? this.agents.get(agentId) : undefined;
-      if (!agent) throw new Error(`no loaded agent ${String(agentId)} for ${c.name}`);
+      const agent = agentId !== undefined ? this.agents.get(agentId) : undefined;
+      if (!agent) throw new Error(`no loaded agent ${agentId ?? "(none named)"} for ${c.name}`);
       const parent = agent.log.nextSeq === 0 ? null : agent.log.nextSeq - 1;
       agent.log.append({ ...input, parent });
-      foldAgentRecord(agent.fold, c.name, input.event.data, c.recordedAt);
-      this.prompts.fold(c.name, input.event.data);
+      foldAgentRecord(agent.fold, c, c.recordedAt);
+      this.prompts.fold(c);
       // At the end of a turn the fold is simple and the journal quiet: a good moment for a checkpoint.
       if (c.name === "agent.outer_turn_finished") this.checkpointAgent(agent);
     }
   }
 
-  publishHarness(name: EventName, data: Record<string, unknown>): Promise<PublishOutcome> {
+  publishHarness<N extends EventName>(name: N, data: EventPayloads[N]): Promise<PublishOutcome> {
     return this.bus.publish({ name, data }, HARNESS);
   }
 
@@ -408,11 +411,11 @@ export class Harness {
    * snapshot. The body (plus the user's text) becomes a human prompt; anything else is a directed
    * refusal and nothing is submitted.
    */
-  private async onSkillLoad(c: Committed): Promise<void> {
-    const req = c.data as unknown as UiSkillLoad;
+  private async onSkillLoad(c: Committed<"ui.skill_load">): Promise<void> {
+    const req = c.data;
     const requester = c.publisher.generation;
     if (c.publisher.class !== "ui_attached" || requester === undefined || !this.peers.has(requester)) return;
-    const answer = (fields: Record<string, unknown>) => this.sendDirected(requester, "ui.skill_load_result", { request_id: req.request_id, ...fields });
+    const answer = (fields: Omit<UiSkillLoadResult, "request_id">) => this.sendDirected(requester, "ui.skill_load_result", { request_id: req.request_id, ...fields });
     const refuse = (error: string) => answer({ ok: false, error: sanitizeLine(error).slice(0, 1024) });
     const agent = this.agents.get(req.agent_id);
     if (!agent) return void refuse(`unknown agent ${req.agent_id}`);
@@ -441,7 +444,7 @@ export class Harness {
   }
 
   /** Sends a directed event to one connection: never committed, broadcast or replayed. */
-  sendDirected(generation: number | undefined, name: EventName, data: Record<string, unknown>): boolean {
+  sendDirected<N extends EventName>(generation: number | undefined, name: N, data: EventPayloads[N]): boolean {
     const peer = generation === undefined ? undefined : this.peers.get(generation);
     if (!peer) return false;
     const problem = eventProblem({ name, data });
@@ -475,8 +478,8 @@ export class Harness {
    * agent), its start and its membership. The requester is always answered, and an agent whose
    * start or membership could not be recorded is let go, its journal closed.
    */
-  private async onCreateAgent(c: Committed): Promise<void> {
-    const req = c.data as unknown as UiCreateAgent;
+  private async onCreateAgent(c: Committed<"ui.create_agent">): Promise<void> {
+    const req = c.data;
     const requester = c.publisher.generation;
     const refuse = (error: string) =>
       this.sendDirected(requester, "ui.create_agent_result", { request_id: req.request_id, ok: false, error });
@@ -503,7 +506,7 @@ export class Harness {
     };
     try {
       this.initializeContext(agent); // AGENTS.md and skills are frozen as the agent initializes
-      const started: Record<string, unknown> = { agent_id: agentId, session_id: this.sessionId, creator: "ui", cwd: this.projectRoot, ephemeral };
+      const started: AgentStarted = { agent_id: agentId, session_id: this.sessionId, creator: "ui", cwd: this.projectRoot, ephemeral };
       if (req.parent_id !== undefined) started.parent_id = req.parent_id;
       if (req.role !== undefined) started.role = req.role;
       if (req.model !== undefined) started.model = req.model;
@@ -521,12 +524,12 @@ export class Harness {
   }
 
   /** Requests commit first; the exact live requester is revalidated before the canonical fact. */
-  private onMetadataRequest(c: Committed): void {
+  private onMetadataRequest(c: Committed<"agent.metadata_request">): void {
     const gen = c.publisher.generation;
     if (gen === undefined || !this.peers.has(gen)) return; // stale generation: observation only
-    const agentId = String(c.data.agent_id);
+    const agentId = c.data.agent_id;
     if (!this.agents.has(agentId)) return;
-    const by: Record<string, unknown> = { class: c.publisher.class, generation: gen };
+    const by: Publisher = { class: c.publisher.class, generation: gen };
     if (c.publisher.instance !== undefined) by.instance = c.publisher.instance;
     if (c.publisher.kind !== undefined) by.kind = c.publisher.kind;
     void this.publishHarness("agent.metadata_set", { agent_id: agentId, key: c.data.key, value: c.data.value, by });
@@ -565,10 +568,12 @@ function sanitizeLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ");
 }
 
-function checkRecord(r: JournalRecord, file: string | null): void {
+/** A journal record's event, checked against its schema (a record that fails it is a corrupt journal). */
+function recordEvent(r: JournalRecord, file: string | null): Event {
   if (!isEventName(r.event.name)) throw new ResumeError(`${file ?? "journal"}: record ${r.seq} names unknown event ${r.event.name}`);
-  const problem = eventProblem({ name: r.event.name, data: r.event.data });
-  if (problem) throw new ResumeError(`${file ?? "journal"}: record ${r.seq}: ${problem.message}`);
+  const e = checkedEvent(r.event.name, r.event.data);
+  if (e instanceof Error) throw new ResumeError(`${file ?? "journal"}: record ${r.seq}: ${e.message}`);
+  return e;
 }
 
 function publisherToSource(p: PublisherEnvelope): JournalRecord["source"] {
@@ -585,17 +590,17 @@ function sourceToPublisher(s: JournalRecord["source"]): PublisherEnvelope {
 let mandatoryNotices = 0;
 
 /** Current-state keys: the latest event per key is re-synthesised for late subscribers. */
-function snapshotKey(name: EventName, data: Record<string, unknown>): string | null {
-  switch (name) {
+function snapshotKey(e: Event): string | null {
+  switch (e.name) {
     case "harness.notice":
-      return data.mandatory === true ? `${name}:${mandatoryNotices++}` : null;
+      return e.data.mandatory === true ? `${e.name}:${mandatoryNotices++}` : null;
     case "agent.stats_updated":
-      return `${name}:${String(data.agent_id)}`;
+      return `${e.name}:${e.data.agent_id}`;
     case "tool.register":
-      return `tool:${String(data.name)}`;
+      return `tool:${e.data.name}`;
     case "provider.models_updated":
-      return `${name}:${String(data.instance)}`;
+      return `${e.name}:${e.data.instance}`;
     default:
-      return name;
+      return e.name;
   }
 }

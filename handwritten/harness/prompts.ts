@@ -2,20 +2,24 @@
 // dispatched one at a time, sent to the owning provider only after a content-free
 // `agent.prompt_started` commits, turned from provider reports into canonical facts, continued
 // through tool rounds, and closed by `agent.outer_turn_finished`.
-import type { Committed } from "../bus/index.js";
-import type { EventName, ModelInfo, ProviderMessage, ToolCall, Usage } from "../../generated/index.js";
+import type { Committed, Event } from "../bus/index.js";
+import type { AgentPromptFailed, AgentStatsUpdated, ErrorClass, EventName, EventPayloads, ModelInfo, ProviderMessage, ProviderResponseFinished, ToolCall, Usage } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import { userEnvelope } from "./context.js";
+import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
+
+/** What a provider reports about its current round. */
+type ProviderReport = "provider.response_delta_reported" | "provider.response_finished_reported" | "provider.response_failed_reported" | "provider.retry_reported";
 
 /** The first delta is published at once, then at most one sample per interval, plus a final flush. */
 export const DELTA_SAMPLE_INTERVAL_MS = 1000;
 
 export interface PromptPort {
-  publish(name: EventName, data: Record<string, unknown>): Promise<boolean>;
+  publish<N extends EventName>(name: N, data: EventPayloads[N]): Promise<boolean>;
   /** Sends a directed event to the live connection of a provider instance; false if none. */
-  directToInstance(instance: string, name: EventName, data: Record<string, unknown>): boolean;
+  directToInstance<N extends EventName>(instance: string, name: N, data: EventPayloads[N]): boolean;
   /**
    * Sends one prompt round to a provider instance's connection of that generation, with
    * backpressure; resolves with why it could not be sent, or undefined once it all is queued.
@@ -80,8 +84,11 @@ interface AgentLoop extends TranscriptFold {
   contextTokens: number;
 }
 
-/** Records of an agent's journal, read for a lazy transcript load: [from, to), at most about `maxBytes`. */
-export type AgentRecords = (agentId: string, from: number, to: number, maxBytes: number) => ReadonlyArray<{ event: { name: string; data: Record<string, unknown> } }>;
+/**
+ * Events of an agent's journal, read for a lazy transcript load: [from, to), at most about
+ * `maxBytes` (each checked against its schema: a record that fails throws).
+ */
+export type AgentRecords = (agentId: string, from: number, to: number, maxBytes: number) => readonly Event[];
 
 /** Journal bytes read per step of a transcript load, between which other work runs. */
 const TRANSCRIPT_LOAD_STEP_BYTES = 4 * 1024 * 1024;
@@ -117,13 +124,13 @@ export class PromptEngine {
   }
 
   /** Folds a durable agent record committed in this process (its transcript only when loaded). */
-  fold(name: string, data: Readonly<Record<string, unknown>>): void {
-    const agentId = data.agent_id;
-    if (typeof agentId !== "string") return;
+  fold(e: Event): void {
+    const agentId = agentIdOf(e);
+    if (agentId === undefined) return;
     const l = this.loop(agentId);
-    if (name === "agent.started" && typeof data.model === "string") l.model = data.model;
-    if (name === "agent.model_set") l.model = String(data.model);
-    foldTranscript(l, name, data);
+    if (e.name === "agent.started" && e.data.model !== undefined) l.model = e.data.model;
+    if (e.name === "agent.model_set") l.model = e.data.model;
+    foldTranscript(l, e);
   }
 
   /**
@@ -166,7 +173,7 @@ export class PromptEngine {
         const end = this.port.agentRecordCount(agentId);
         if (at >= end) break;
         const records = this.port.agentRecords(agentId, at, end, TRANSCRIPT_LOAD_STEP_BYTES);
-        for (const r of records) foldTranscript(fold, r.event.name, r.event.data);
+        for (const e of records) foldTranscript(fold, e);
         at += records.length;
         if (at < this.port.agentRecordCount(agentId)) await new Promise((resolve) => setImmediate(resolve));
       }
@@ -177,11 +184,11 @@ export class PromptEngine {
     return l.loading;
   }
 
-  onModelsDeclared(c: Committed): void {
+  onModelsDeclared(c: Committed<"provider.models_declared">): void {
     const instance = c.publisher.instance;
     if (instance === undefined || c.publisher.generation === undefined || this.port.generationOf(instance) !== c.publisher.generation) return;
     this.modelsGeneration.set(instance, c.publisher.generation);
-    this.setModels(instance, (c.data.models as ModelInfo[]).slice(0, 1024));
+    this.setModels(instance, c.data.models.slice(0, 1024));
   }
 
   /** Replaces one instance's models (none: it left) and republishes what is available. */
@@ -198,14 +205,14 @@ export class PromptEngine {
   }
 
   /** A human prompt from an attached UI becomes the durable submission fact. */
-  onUiPromptSubmit(c: Committed): void {
-    const agentId = String(c.data.agent_id);
+  onUiPromptSubmit(c: Committed<"ui.prompt_submit">): void {
+    const agentId = c.data.agent_id;
     if (!this.port.hasAgent(agentId)) return;
     void this.port.publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "human_ui", mode: c.data.mode, text: c.data.text, ...(c.data.literal === true ? { literal: true } : {}) });
   }
 
-  onInternalPromptRequest(c: Committed): void {
-    const agentId = String(c.data.agent_id);
+  onInternalPromptRequest(c: Committed<"agent.internal_prompt_request">): void {
+    const agentId = c.data.agent_id;
     const p = c.publisher;
     if (!this.port.hasAgent(agentId) || p.instance === undefined || this.port.generationOf(p.instance) !== p.generation) return;
     void this.port.publish("agent.prompt_submitted", {
@@ -218,18 +225,18 @@ export class PromptEngine {
     });
   }
 
-  onPromptSubmitted(c: Committed): void {
-    const l = this.loop(String(c.data.agent_id));
+  onPromptSubmitted(c: Committed<"agent.prompt_submitted">): void {
+    const l = this.loop(c.data.agent_id);
     if (c.data.mode === "steer" && l.turn) {
-      l.steering.push(String(c.data.prompt_id));
+      l.steering.push(c.data.prompt_id);
       return;
     }
-    l.queue.push({ promptId: String(c.data.prompt_id) });
-    if (!l.turn) this.background(this.dispatch(String(c.data.agent_id)));
+    l.queue.push({ promptId: c.data.prompt_id });
+    if (!l.turn) this.background(this.dispatch(c.data.agent_id));
   }
 
-  onModelSelect(c: Committed): void {
-    const agentId = String(c.data.agent_id);
+  onModelSelect(c: Committed<"ui.model_select">): void {
+    const agentId = c.data.agent_id;
     if (!this.port.hasAgent(agentId)) return;
     void this.port.publish("agent.model_set", { agent_id: agentId, model: c.data.model });
   }
@@ -253,7 +260,15 @@ export class PromptEngine {
     if (l.turn) return;
     if (!l.transcript) {
       // A resumed agent's first prompt: its transcript is read from the journal first.
-      await this.ensureTranscript(agentId, l);
+      try {
+        await this.ensureTranscript(agentId, l);
+      } catch (err) {
+        // An unreadable journal: the prompts waiting for it end with why, none waits forever.
+        l.loading = undefined;
+        const why = fitText(`the agent's transcript could not be read from its journal: ${err instanceof Error ? err.message : String(err)}`);
+        for (const q of l.queue.splice(0)) await this.port.publish("agent.prompt_failed", { agent_id: agentId, prompt_id: q.promptId, code: "journal", diagnostic: why });
+        return;
+      }
       return this.dispatch(agentId);
     }
     const next = l.queue.shift();
@@ -318,7 +333,7 @@ export class PromptEngine {
     return undefined;
   }
 
-  private ownerTurn(c: Committed): { agentId: string; l: AgentLoop; t: Turn } | undefined {
+  private ownerTurn(c: Committed<ProviderReport>): { agentId: string; l: AgentLoop; t: Turn } | undefined {
     const p = c.publisher;
     for (const [agentId, l] of this.agents) {
       const t = l.turn;
@@ -329,12 +344,12 @@ export class PromptEngine {
     return undefined;
   }
 
-  onDeltaReported(c: Committed): void {
+  onDeltaReported(c: Committed<"provider.response_delta_reported">): void {
     const o = this.ownerTurn(c);
     if (!o) return;
     const { t, agentId } = o;
-    if (typeof c.data.text === "string") t.pendingText += c.data.text;
-    if (typeof c.data.reasoning === "string") t.pendingReasoning += c.data.reasoning;
+    if (c.data.text !== undefined) t.pendingText += c.data.text;
+    if (c.data.reasoning !== undefined) t.pendingReasoning += c.data.reasoning;
     const now = Date.now();
     if (now - t.lastSample >= DELTA_SAMPLE_INTERVAL_MS) this.flushDelta(agentId, t);
     else t.sampleTimer ??= setTimeout(() => this.flushDelta(agentId, t), DELTA_SAMPLE_INTERVAL_MS - (now - t.lastSample));
@@ -353,14 +368,14 @@ export class PromptEngine {
     void this.port.publish("provider.response_updated", data);
   }
 
-  async onFinishedReported(c: Committed): Promise<void> {
+  async onFinishedReported(c: Committed<"provider.response_finished_reported">): Promise<void> {
     const o = this.ownerTurn(c);
     if (!o) return;
     const { agentId, l, t } = o;
     this.flushDelta(agentId, t);
-    const calls = (c.data.tool_calls as ToolCall[]) ?? [];
-    const usage = c.data.usage as Usage | undefined;
-    const finished: Record<string, unknown> = {
+    const calls = c.data.tool_calls;
+    const usage = c.data.usage;
+    const finished: ProviderResponseFinished = {
       agent_id: agentId,
       prompt_id: t.promptId,
       round: t.round,
@@ -369,7 +384,7 @@ export class PromptEngine {
       tool_calls: calls,
       finish_reason: c.data.finish_reason,
     };
-    if (typeof c.data.reasoning === "string") finished.reasoning = c.data.reasoning;
+    if (c.data.reasoning !== undefined) finished.reasoning = c.data.reasoning;
     if (usage) finished.usage = usage;
     if (!(await this.port.publish("provider.response_finished", finished))) return this.fail(agentId, l, "protocol", "could not record the response");
     this.account(agentId, l, t, usage);
@@ -408,23 +423,23 @@ export class PromptEngine {
   }
 
   /** A tool outcome of the current round: when the last one lands, the next round starts. */
-  async onToolOutcome(c: Committed): Promise<void> {
-    const l = this.agents.get(String(c.data.agent_id));
+  async onToolOutcome(c: Committed<"provider.tool_result" | "provider.tool_error">): Promise<void> {
+    const l = this.agents.get(c.data.agent_id);
     const t = l?.turn;
-    if (!l || !t || t.promptId !== c.data.prompt_id || !t.openCalls.delete(String(c.data.call_id))) return;
+    if (!l || !t || t.promptId !== c.data.prompt_id || !t.openCalls.delete(c.data.call_id)) return;
     if (t.openCalls.size > 0 || t.cancelled) return;
     l.steering.length = 0; // the next round's start folds them into the transcript
     t.round++;
-    await this.startRound(String(c.data.agent_id), l);
+    await this.startRound(c.data.agent_id, l);
   }
 
-  async onFailedReported(c: Committed): Promise<void> {
+  async onFailedReported(c: Committed<"provider.response_failed_reported">): Promise<void> {
     const o = this.ownerTurn(c);
     if (!o) return;
-    await this.fail(o.agentId, o.l, String(c.data.error_class), String(c.data.diagnostic));
+    await this.fail(o.agentId, o.l, c.data.error_class, c.data.diagnostic);
   }
 
-  onRetryReported(c: Committed): void {
+  onRetryReported(c: Committed<"provider.retry_reported">): void {
     const o = this.ownerTurn(c);
     if (!o) return;
     void this.port.publish("provider.retry_scheduled", {
@@ -438,8 +453,8 @@ export class PromptEngine {
   }
 
   /** Cancelling releases only the exact current owner; late reports are ignored. */
-  async onCancelRequest(c: Committed): Promise<void> {
-    const agentId = String(c.data.agent_id);
+  async onCancelRequest(c: Committed<"agent.cancel_request">): Promise<void> {
+    const agentId = c.data.agent_id;
     const l = this.agents.get(agentId);
     const t = l?.turn;
     if (!l || !t || (c.data.prompt_id !== undefined && c.data.prompt_id !== t.promptId)) return;
@@ -462,7 +477,7 @@ export class PromptEngine {
     }
   }
 
-  private async fail(agentId: string, l: AgentLoop, errorClass: string, diagnostic: string): Promise<void> {
+  private async fail(agentId: string, l: AgentLoop, errorClass: ErrorClass, diagnostic: string): Promise<void> {
     const t = l.turn;
     if (!t) return;
     this.flushDelta(agentId, t);
@@ -481,7 +496,7 @@ export class PromptEngine {
    * `agent.prompt_failed`, then the turn closes as failed if that can still be recorded, and the
    * agent takes its next prompt either way.
    */
-  private async abandon(agentId: string, l: AgentLoop, code: string, diagnostic: string): Promise<void> {
+  private async abandon(agentId: string, l: AgentLoop, code: AgentPromptFailed["code"], diagnostic: string): Promise<void> {
     const t = l.turn;
     if (!t) return;
     await this.port.publish("agent.prompt_failed", { agent_id: agentId, prompt_id: t.promptId, code, diagnostic: fitText(diagnostic) });
@@ -514,7 +529,7 @@ export class PromptEngine {
     const info = this.models.get(t.model)?.info;
     l.cost += ((info?.input_cost ?? 0) * usage.input_tokens + (info?.output_cost ?? 0) * usage.output_tokens) / 1_000_000;
     l.contextTokens = usage.input_tokens + usage.output_tokens;
-    const stats: Record<string, unknown> = { agent_id: agentId, usage: l.usage, cost_usd: l.cost, context_tokens: l.contextTokens };
+    const stats: AgentStatsUpdated = { agent_id: agentId, usage: l.usage, cost_usd: l.cost, context_tokens: l.contextTokens };
     if (info?.context_window !== undefined) stats.context_window = info.context_window;
     void this.port.publish("agent.stats_updated", stats);
   }
@@ -534,18 +549,18 @@ function closeDanglingCalls(messages: readonly ProviderMessage[]): ProviderMessa
 }
 
 /** Folds one record into a transcript and its prompts not yet sent, in journal order. */
-function foldTranscript(f: TranscriptFold, name: string, data: Readonly<Record<string, unknown>>): void {
+function foldTranscript(f: TranscriptFold, e: Event): void {
   const t = f.transcript;
-  switch (name) {
+  switch (e.name) {
     case "agent.prompt_submitted":
-      f.unsent.set(String(data.prompt_id), {
-        text: data.source === "human_ui" ? userEnvelope(String(data.text)) : String(data.text),
-        steer: data.mode === "steer",
+      f.unsent.set(e.data.prompt_id, {
+        text: e.data.source === "human_ui" ? userEnvelope(e.data.text) : e.data.text,
+        steer: e.data.mode === "steer",
       });
       break;
     case "agent.prompt_started": {
       // Steered prompts join at the next round boundary; a turn's own prompt at its first round.
-      const own = String(data.prompt_id);
+      const own = e.data.prompt_id;
       for (const [id, p] of [...f.unsent]) {
         if (p.steer && id !== own) {
           t?.messages.push({ role: "user", text: p.text });
@@ -553,31 +568,31 @@ function foldTranscript(f: TranscriptFold, name: string, data: Readonly<Record<s
         }
       }
       const mine = f.unsent.get(own);
-      if (data.round === 0 && mine) {
+      if (e.data.round === 0 && mine) {
         t?.messages.push({ role: "user", text: mine.text });
         f.unsent.delete(own);
       }
       break;
     }
     case "agent.outer_turn_finished":
-      f.unsent.delete(String(data.prompt_id)); // closed before it started (cancelled, interrupted)
+      f.unsent.delete(e.data.prompt_id); // closed before it started (cancelled, interrupted)
       break;
     case "provider.response_finished": {
-      const calls = (data.tool_calls as ToolCall[]) ?? [];
-      t?.messages.push({ role: "assistant", text: String(data.text), tool_calls: calls });
+      const calls = e.data.tool_calls;
+      t?.messages.push({ role: "assistant", text: e.data.text, tool_calls: calls });
       for (const call of calls) t?.calls.add(call.call_id);
       break;
     }
     // A tool message only ever answers a call an assistant message made (defence in depth: only
     // the router publishes these, and only for the agent loop's own requests).
     case "provider.tool_result":
-      if (t?.calls.has(String(data.call_id))) t.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.output) });
+      if (t?.calls.has(e.data.call_id)) t.messages.push({ role: "tool", call_id: e.data.call_id, text: e.data.output });
       break;
     case "provider.tool_error":
-      if (t?.calls.has(String(data.call_id))) t.messages.push({ role: "tool", call_id: String(data.call_id), text: String(data.error), is_error: true });
+      if (t?.calls.has(e.data.call_id)) t.messages.push({ role: "tool", call_id: e.data.call_id, text: e.data.error, is_error: true });
       break;
     case "shell.command_finished":
-      if (data.include_in_context === true) t?.messages.push({ role: "user", text: `$ ${String(data.command)}\n${String(data.output)}` });
+      if (e.data.include_in_context === true) t?.messages.push({ role: "user", text: `$ ${e.data.command}\n${e.data.output}` });
       break;
   }
 }

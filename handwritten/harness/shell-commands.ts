@@ -1,7 +1,7 @@
 // User shell commands (SPEC-shell-commands): `!cmd` / `!!cmd` requests from attached UIs are routed
 // to the extension that owns the `shell` tool; only that owner's current generation can report.
 import type { Committed } from "../bus/index.js";
-import type { EventName } from "../../generated/index.js";
+import type { EventName, EventPayloads } from "../../generated/index.js";
 import type { RegisteredTool } from "./tools.js";
 
 interface PendingCommand {
@@ -13,7 +13,7 @@ interface PendingCommand {
 }
 
 export interface ShellCommandPort {
-  publish(name: EventName, data: Record<string, unknown>): void;
+  publish<N extends EventName>(name: N, data: EventPayloads[N]): void;
   shellTool(): RegisteredTool | undefined;
   hasAgent(agentId: string): boolean;
   isLive(instance: string, generation: number): boolean;
@@ -34,15 +34,14 @@ export class ShellCommandRouter {
     return this.ephemeralRoutes.has(requestId);
   }
 
-  onRequest(c: Committed): void {
+  onRequest(c: Committed<"shell.command_request">): void {
     if (c.publisher.class !== "ui_attached") return;
-    const requestId = String(c.data.request_id);
-    const agentId = String(c.data.agent_id);
+    const { request_id: requestId, agent_id: agentId } = c.data;
     const tool = this.port.shellTool();
     if (!tool || !this.port.isLive(tool.owner, tool.generation) || !this.port.hasAgent(agentId) || this.pending.has(requestId)) return;
     const cmd: PendingCommand = {
       agentId,
-      command: String(c.data.command),
+      command: c.data.command,
       includeInContext: c.data.include_in_context === true,
       owner: tool.owner,
       generation: tool.generation,
@@ -59,19 +58,19 @@ export class ShellCommandRouter {
     });
   }
 
-  private owned(c: Committed): [string, PendingCommand] | undefined {
-    const id = String(c.data.request_id);
+  private owned(c: Committed<"shell.command_progress_reported" | "shell.command_finished_reported">): [string, PendingCommand] | undefined {
+    const id = c.data.request_id;
     const cmd = this.pending.get(id);
     if (!cmd || c.publisher.instance !== cmd.owner || c.publisher.generation !== cmd.generation) return undefined;
     return [id, cmd];
   }
 
-  onProgressReported(c: Committed): void {
+  onProgressReported(c: Committed<"shell.command_progress_reported">): void {
     const o = this.owned(c);
     if (o) this.port.publish("shell.command_progress", { agent_id: o[1].agentId, request_id: o[0], text: c.data.text });
   }
 
-  onFinishedReported(c: Committed): void {
+  onFinishedReported(c: Committed<"shell.command_finished_reported">): void {
     const o = this.owned(c);
     if (!o) return;
     const [id, cmd] = o;
@@ -82,7 +81,7 @@ export class ShellCommandRouter {
       command: cmd.command,
       output: c.data.output,
       exit_code: c.data.exit_code,
-      ...(typeof c.data.signal === "string" ? { signal: c.data.signal } : {}),
+      ...(c.data.signal !== undefined ? { signal: c.data.signal } : {}),
       include_in_context: cmd.includeInContext,
     });
   }

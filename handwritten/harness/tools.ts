@@ -3,7 +3,7 @@
 // Only the calls a model made (the agent loop's own requests) become transcript facts; a call an
 // extension requests is routed under its configured allowance and its outcome is ownerless.
 import type { Committed, PublisherEnvelope } from "../bus/index.js";
-import type { EventName } from "../../generated/index.js";
+import type { EventName, EventPayloads, ToolDisplay, ToolOutcome, ToolStarted } from "../../generated/index.js";
 
 /** Bounds on a declaration, checked after commit (the schema bounds the description already). */
 export const MAX_TOOL_PARAMETERS_BYTES = 64 * 1024;
@@ -14,6 +14,9 @@ export const COMPLETED_CALL_TOMBSTONES = 4096;
 
 /** Tool names the harness keeps for its own tools; no extension may claim them. */
 export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set(["compact", "agent_start", "agent_message", "work_status"]);
+
+/** What an owner reports to end a call. */
+export type TerminalReport = "tool.result_reported" | "tool.error_reported" | "tool.cancelled_reported";
 
 export interface RegisteredTool {
   readonly name: string;
@@ -34,9 +37,9 @@ interface PendingCall {
 }
 
 export interface ToolRouterPort {
-  publish(name: EventName, data: Record<string, unknown>): void;
+  publish<N extends EventName>(name: N, data: EventPayloads[N]): void;
   /** Sends a directed event to the live connection of an extension generation. */
-  direct(generation: number, name: EventName, data: Record<string, unknown>): void;
+  direct<N extends EventName>(generation: number, name: N, data: EventPayloads[N]): void;
   /** Whether this generation is the live connection of its instance. */
   isLive(instance: string, generation: number): boolean;
   toolPrefix(instance: string): string;
@@ -58,11 +61,11 @@ export class ToolRouter {
   constructor(private readonly port: ToolRouterPort) {}
 
   /** A committed declaration from a configured tool/core extension. */
-  onRegistrationDeclared(c: Committed): void {
+  onRegistrationDeclared(c: Committed<"tool.registration_declared">): void {
     const p = c.publisher;
     if (p.class !== "extension" || p.instance === undefined || p.generation === undefined) return;
     if (!this.port.isLive(p.instance, p.generation)) return; // stale generation: observation only
-    const name = `${this.port.toolPrefix(p.instance)}${String(c.data.name)}`;
+    const name = `${this.port.toolPrefix(p.instance)}${c.data.name}`;
     const refuse = (why: string) => this.port.warn(`tool ${name} from ${p.instance} refused: ${why}`);
     if (!/^[a-z][a-z0-9_]{0,63}$/.test(name)) return refuse("the prefixed name is not a valid tool name");
     if (RESERVED_TOOL_NAMES.has(name)) return refuse("the name is reserved by the harness");
@@ -81,17 +84,17 @@ export class ToolRouter {
       name,
       owner: p.instance,
       generation: p.generation,
-      description: String(c.data.description),
-      parameters: c.data.parameters as Record<string, unknown>,
+      description: c.data.description,
+      parameters: c.data.parameters,
     };
     this.tools.set(name, tool);
     this.port.publish("tool.register", { name, owner: tool.owner, description: tool.description, parameters: tool.parameters });
   }
 
-  onUnregistrationDeclared(c: Committed): void {
+  onUnregistrationDeclared(c: Committed<"tool.unregistration_declared">): void {
     const p = c.publisher;
     if (p.instance === undefined || p.generation === undefined || !this.port.isLive(p.instance, p.generation)) return;
-    const name = `${this.port.toolPrefix(p.instance)}${String(c.data.name)}`;
+    const name = `${this.port.toolPrefix(p.instance)}${c.data.name}`;
     const tool = this.tools.get(name);
     if (!tool || tool.owner !== p.instance) return;
     this.tools.delete(name);
@@ -104,14 +107,12 @@ export class ToolRouter {
    * live generation, name a loaded agent and a tool its configuration lets it call, and its outcome
    * never reaches a transcript (no prompt correlation is kept for it).
    */
-  onRequest(c: Committed): void {
+  onRequest(c: Committed<"tool.request">): void {
     const p = c.publisher;
-    const callId = String(c.data.call_id);
-    const agentId = String(c.data.agent_id);
-    const name = String(c.data.tool);
+    const { call_id: callId, agent_id: agentId, tool: name } = c.data;
     let promptId: string | undefined;
     if (p.class === "harness") {
-      promptId = typeof c.data.prompt_id === "string" ? c.data.prompt_id : undefined;
+      promptId = c.data.prompt_id;
     } else if (p.class !== "extension" || p.instance === undefined || p.generation === undefined || !this.port.isLive(p.instance, p.generation)) {
       return this.port.warn(`tool request ${callId} from a stale or unknown publisher ignored`); // observation only
     }
@@ -126,7 +127,7 @@ export class ToolRouter {
     if (!tool || !this.port.isLive(tool.owner, tool.generation)) return this.complete(call, "error", `unknown tool ${name}`);
     const routed: PendingCall = { ...call, owner: tool.owner, generation: tool.generation };
     this.pending.set(callId, routed);
-    const started: Record<string, unknown> = { agent_id: agentId, call_id: callId, tool: name, owner: tool.owner, arguments_json: String(c.data.arguments_json) };
+    const started: ToolStarted = { agent_id: agentId, call_id: callId, tool: name, owner: tool.owner, arguments_json: c.data.arguments_json };
     if (promptId) started.prompt_id = promptId;
     this.port.publish("tool.started", started);
   }
@@ -141,27 +142,27 @@ export class ToolRouter {
     return this.pending.get(callId)?.agentId;
   }
 
-  private ownedBy(c: Committed): PendingCall | undefined {
-    const call = this.pending.get(String(c.data.call_id));
+  private ownedBy(c: Committed<"tool.progress_reported" | TerminalReport>): PendingCall | undefined {
+    const call = this.pending.get(c.data.call_id);
     const p: PublisherEnvelope = c.publisher;
     if (!call || p.instance !== call.owner || p.generation !== call.generation) return undefined;
     return call;
   }
 
-  onProgressReported(c: Committed): void {
+  onProgressReported(c: Committed<"tool.progress_reported">): void {
     const call = this.ownedBy(c);
     if (!call) return;
-    this.port.publish("tool.progress", { agent_id: call.agentId, call_id: call.callId, text: String(c.data.text) });
+    this.port.publish("tool.progress", { agent_id: call.agentId, call_id: call.callId, text: c.data.text });
   }
 
   /** Terminal reports from the exact routed owner of the current generation end the call once. */
-  onTerminalReported(c: Committed): void {
+  onTerminalReported(c: Committed<TerminalReport>): void {
     const call = this.ownedBy(c);
     if (!call) return;
     if (c.name === "tool.result_reported") {
-      this.complete(call, "ok", String(c.data.output), c.data.display as Record<string, unknown> | undefined);
+      this.complete(call, "ok", c.data.output, c.data.display);
     } else if (c.name === "tool.error_reported") {
-      this.complete(call, "error", String(c.data.error));
+      this.complete(call, "error", c.data.error);
     } else {
       this.complete(call, "cancelled", "the tool call was cancelled");
     }
@@ -188,7 +189,7 @@ export class ToolRouter {
     }
   }
 
-  private complete(call: PendingCall, outcome: "ok" | "error" | "cancelled", text: string, display?: Record<string, unknown>): void {
+  private complete(call: PendingCall, outcome: ToolOutcome, text: string, display?: ToolDisplay): void {
     this.pending.delete(call.callId);
     this.completed.add(call.callId);
     if (this.completed.size > COMPLETED_CALL_TOMBSTONES) this.completed.delete(this.completed.values().next().value as string);
@@ -196,7 +197,7 @@ export class ToolRouter {
   }
 
   /** The facts that end a call: a transcript fact for a model's call, then the ownerless results. */
-  private outcome(call: PendingCall, outcome: "ok" | "error" | "cancelled", text: string, display?: Record<string, unknown>): void {
+  private outcome(call: PendingCall, outcome: ToolOutcome, text: string, display?: ToolDisplay): void {
     if (call.promptId !== undefined) {
       if (outcome === "ok") {
         this.port.publish("provider.tool_result", { agent_id: call.agentId, prompt_id: call.promptId, call_id: call.callId, tool: call.tool, output: text });

@@ -3,8 +3,8 @@
 // extension is ready or terminal, activate the survivors together, and respawn with a bounded
 // budget. Every process gets a new connection generation.
 import type { ChildProcess } from "node:child_process";
-import type { ExtensionConfig, ExtensionKind, WireMessage } from "../../generated/index.js";
-import { REVISION, compareRevision, type WireError } from "../protocol/index.js";
+import type { ExtensionConfig, ExtensionKind, ExtensionNotice, WireMessage } from "../../generated/index.js";
+import { REVISION, carriedEvent, compareRevision, type Event, type WireError } from "../protocol/index.js";
 import { Connection, codeForWireError, refuseContentFree, type CloseReason } from "../transport/index.js";
 import type { Bus, PublisherEnvelope } from "../bus/index.js";
 import { DEFAULT_STARTUP_TIMEOUT_SECONDS, MAX_STAGED_BYTES, MAX_STAGED_EMITS, RESPAWN_BUDGET, RESPAWN_WINDOW_MS, STOP_GRACE_MS, respawnDelay } from "./limits.js";
@@ -41,11 +41,8 @@ export interface SupervisorOptions {
 type Phase = "starting" | "configuring" | "ready" | "active" | "failed" | "disabled" | "stopped";
 
 /** A pre-ready emit, or a pre-ready notice request (published under the harness's own envelope). */
-interface Staged {
-  readonly notice?: true;
-  readonly name: string;
-  readonly data: Record<string, unknown>;
-}
+/** An emit held until activation: the extension's own (unchecked yet), or a notice it asked for. */
+type Staged = (Event & { readonly notice?: undefined }) | { readonly notice: true; readonly name: "extension.notice"; readonly data: ExtensionNotice };
 
 /** Protocol counters of one configured extension, for `ui_debug_event_stats_request`. */
 export interface ExtensionCounters {
@@ -139,7 +136,7 @@ export class Supervisor {
       const prefix = i.config.tool_prefix ?? "";
       for (const s of i.staged) {
         if (s.name !== "tool.registration_declared") continue;
-        const tool = `${prefix}${String(s.data.name)}`;
+        const tool = `${prefix}${s.data.name}`;
         if (this.host.reservedToolNames.has(tool)) {
           this.reject(i, `tool name ${tool} is reserved by the harness`);
           continue;
@@ -317,7 +314,7 @@ export class Supervisor {
         return;
       case "emit":
         if (i.phase === "active") {
-          void this.host.bus.publish(m.payload.event, i.envelope()).then((o) => {
+          void this.host.bus.publishFromPeer(m.payload.event, i.envelope()).then((o) => {
             if (o.status === "refused") {
               i.counters.refused++;
               refuseContentFree(conn, undefined, o.reason === "invalid" ? "invalid" : o.reason === "overloaded" ? "overloaded" : "unauthorized");
@@ -327,7 +324,7 @@ export class Supervisor {
           });
           return;
         }
-        return this.stage(i, conn, { name: m.payload.event.name, data: m.payload.event.data });
+        return this.stage(i, conn, carriedEvent(m.payload.event));
       case "ready":
         if (i.phase !== "configuring") return;
         i.phase = "ready";
@@ -343,7 +340,7 @@ export class Supervisor {
         // Before activation a notice request waits (and counts) like any other staged emit.
         if (i.phase !== "active") return this.stage(i, conn, notice);
         i.counters.notices++;
-        void this.host.bus.publish({ name: notice.name, data: notice.data }, { class: "harness" });
+        void this.host.bus.publish(notice, { class: "harness" });
         return;
       }
       case "disconnect":
@@ -381,10 +378,10 @@ export class Supervisor {
     for (const s of staged) {
       if (s.notice) {
         i.counters.notices++;
-        void this.host.bus.publish({ name: s.name, data: s.data }, { class: "harness" });
+        void this.host.bus.publish(s, { class: "harness" });
         continue;
       }
-      void this.host.bus.publish({ name: s.name, data: s.data }, i.envelope()).then((o) => {
+      void this.host.bus.publishFromPeer(s, i.envelope()).then((o) => {
         if (o.status !== "refused") return void i.counters.published++;
         i.counters.refused++;
         if (DECLARATIONS.has(s.name)) this.host.notice("warning", `extension "${i.name}": ${s.name} refused (${o.reason})`, false, i.name);

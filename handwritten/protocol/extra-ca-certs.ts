@@ -26,6 +26,6 @@ export function forTauProcess(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  * deferred (bin/tau.cjs records it), or undefined when node loaded it itself or there is none.
  */
 export function deferredCaCertsFile(): string | undefined {
-  const file = (process as unknown as Record<symbol, unknown>)[Symbol.for("tau.deferred-extra-ca-certs")];
+  const file: unknown = Reflect.get(process, Symbol.for("tau.deferred-extra-ca-certs"));
   return typeof file === "string" && file !== "" ? file : undefined;
 }

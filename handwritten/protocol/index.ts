@@ -3,7 +3,19 @@ export { FRAME_HEADER_BYTES, MAX_DEPTH, MAX_FRAME_BYTES, MAX_FRAME_ITEMS, REVISI
 export { WireError, type WireErrorCode } from "./errors.js";
 export { decodeCbor, encodeCbor } from "./cbor.js";
 export { FrameReader, encodeFrame, type FrameResult } from "./frame.js";
-export { MessageReader, eventProblem, parseMessage, type ParseResult, type Side } from "./messages.js";
+export {
+  MessageReader,
+  agentIdOf,
+  carriedDelivery,
+  carriedEvent,
+  checkedEvent,
+  eventProblem,
+  parseMessage,
+  type Event,
+  type EventDelivery,
+  type ParseResult,
+  type Side,
+} from "./messages.js";
 export { compareRevision, type RevisionVerdict } from "./revision.js";
 export { DEFERRED_CA_CERTS_ENV, deferredCaCertsFile, forTauProcess } from "./extra-ca-certs.js";
 export { SHORT_TEXT_MAX, fitText } from "./text.js";

@@ -1,10 +1,13 @@
 // Message validation: every inbound frame is checked against the generated validators (and the
 // event payload against its event's schema) before any handler sees it.
 import {
+  type DeliverMessage,
   EVENTS,
   MESSAGES,
   type EventEnvelope,
   type EventInfo,
+  type EventName,
+  type EventPayloads,
   type GeneratedValidator,
   type MessageInfo,
   type MessageName,
@@ -54,8 +57,37 @@ export function parseMessage(value: unknown, side: Side): ParseResult {
   return { ok: true, message };
 }
 
+/** An event as its schema types it: narrowing on `name` narrows `data` to that event's payload. */
+export type Event<N extends EventName = EventName> = { [K in N]: { readonly name: K; readonly data: EventPayloads[K] } }[N];
+
+/**
+ * The event a name and data are, once its data passed its name's schema — the one place untyped
+ * data becomes a typed event (files read back, anything not already checked by `parseMessage`).
+ */
+export function checkedEvent(name: string, data: Readonly<Record<string, unknown>>): Event | WireError {
+  return eventProblem({ name, data }) ?? ({ name, data } as Event);
+}
+
+/** The agent an event is about, for the events that name one. */
+export function agentIdOf(e: Event): string | undefined {
+  return "agent_id" in e.data ? e.data.agent_id : undefined;
+}
+
+/** The event a message `parseMessage` accepted carries: its data passed its name's schema there. */
+export function carriedEvent(event: EventEnvelope): Event {
+  return event as Event;
+}
+
+/** A `deliver` payload whose event is typed by its name. */
+export type EventDelivery = Omit<DeliverMessage["payload"], "event"> & { readonly event: Event };
+
+/** The delivery a `deliver` message `parseMessage` accepted carries (see `carriedEvent`). */
+export function carriedDelivery(payload: DeliverMessage["payload"]): EventDelivery {
+  return payload as EventDelivery;
+}
+
 /** Validates an event envelope's payload against the schema registered for its name. */
-export function eventProblem(event: EventEnvelope): WireError | undefined {
+export function eventProblem(event: { readonly name: string; readonly data: Readonly<Record<string, unknown>> }): WireError | undefined {
   const info = EVENT_INFO.get(event.name);
   if (!info) return new WireError("unknown_message", "unknown event");
   const validate = info.validate;

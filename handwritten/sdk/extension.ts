@@ -3,18 +3,17 @@
 // emits, deliveries and tool calls (SPEC-extension-supervision, SPEC-tool-routing).
 import { mark, markStart } from "../protocol/timeline.js";
 import type { Readable, Writable } from "node:stream";
-import type { ConfigureMessage, EventName, EventPayloads, ProviderRequest, ProviderRequestPart, WireMessage } from "../../generated/index.js";
-import { ProviderCallAssembler, REVISION, type ProviderCall } from "../protocol/index.js";
+import type { ConfigureMessage, EventName, EventPayloads, WireMessage } from "../../generated/index.js";
+import { ProviderCallAssembler, REVISION, carriedEvent, type Event, type ProviderCall } from "../protocol/index.js";
 import { Connection, type SendAsyncResult } from "../transport/index.js";
 
 export type Configuration = ConfigureMessage["payload"];
 
-export interface DeliveredEvent<N extends EventName = EventName> {
-  readonly name: N;
-  readonly data: EventPayloads[N];
+/** A delivered event (narrowing on `name` narrows `data`), with its position and whether it is replayed. */
+export type DeliveredEvent<N extends EventName = EventName> = Event<N> & {
   readonly seq: number;
   readonly replay: boolean;
-}
+};
 
 export interface ToolContext {
   readonly callId: string;
@@ -200,7 +199,7 @@ export class Extension {
    * reading, so it sees this extension exit rather than lose a report silently.
    */
   emit<N extends EventName>(name: N, data: EventPayloads[N]): Promise<SendAsyncResult> {
-    return this.post({ message: "emit", payload: { event: { name, data: data as Record<string, unknown> } } }, name);
+    return this.post({ message: "emit", payload: { event: { name, data } } }, name);
   }
 
   ready(): void {
@@ -229,33 +228,32 @@ export class Extension {
 
   private dispatch(m: WireMessage): void {
     if (m.message === "deliver") {
-      const e: DeliveredEvent = { name: m.payload.event.name as EventName, data: m.payload.event.data as never, seq: m.payload.seq, replay: m.payload.replay === true };
-      if (e.name === "tool.started" && !e.replay) this.startTool(e as DeliveredEvent<"tool.started">);
+      const e: DeliveredEvent = { ...carriedEvent(m.payload.event), seq: m.payload.seq, replay: m.payload.replay === true };
+      if (e.name === "tool.started" && !e.replay) this.startTool(e);
       for (const h of this.handlers.get(e.name) ?? []) h(e);
-    } else if (m.message === "direct" && this.requests && this.takeRequestPiece(m.payload.event.name, m.payload.event.data)) {
-      // a head or part of a prompt round: handled
-    } else if (m.message === "direct" && m.payload.event.name === "tool.cancel_request") {
-      this.running.get(String(m.payload.event.data.call_id))?.abort();
     } else if (m.message === "direct") {
-      this.directHandlers.get(m.payload.event.name)?.(m.payload.event.data);
+      const e = carriedEvent(m.payload.event);
+      if (this.requests && this.takeRequestPiece(e)) return; // a head or part of a prompt round
+      if (e.name === "tool.cancel_request") this.running.get(e.data.call_id)?.abort();
+      else this.directHandlers.get(e.name)?.(e.data);
     } else if (m.message === "disconnect") {
       this.conn.close("harness disconnected");
     }
   }
 
   /** Feeds the request assembler; true when the directed event was a head or part of a round. */
-  private takeRequestPiece(name: string, data: Record<string, unknown>): boolean {
+  private takeRequestPiece(e: Event): boolean {
     const r = this.requests as NonNullable<Extension["requests"]>;
-    if (name === "provider.request") {
-      r.assembler.head(data as unknown as ProviderRequest);
+    if (e.name === "provider.request") {
+      r.assembler.head(e.data);
       return true;
     }
-    if (name === "provider.cancel_request") {
-      r.assembler.drop(String(data.prompt_id), Number(data.round));
+    if (e.name === "provider.cancel_request") {
+      r.assembler.drop(e.data.prompt_id, e.data.round);
       return false; // the provider's own cancel handler runs too
     }
-    if (name !== "provider.request_part") return false;
-    const part = data as unknown as ProviderRequestPart;
+    if (e.name !== "provider.request_part") return false;
+    const part = e.data;
     let call: ProviderCall | undefined;
     try {
       call = r.assembler.part(part);

@@ -176,12 +176,22 @@ function parseCheckpoint(file: string): Checkpoint | null {
     .join(",");
   if (keys !== "boundary,dev,ino,next_seq,version,witness") return null;
   if (v.fold !== undefined && !isPlainObject(v.fold)) return null;
-  if (v.anchors !== undefined && !Array.isArray(v.anchors)) return null; // checked in full where used
-  const uint = (x: unknown) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
-  const dec = (x: unknown) => typeof x === "string" && /^[0-9]{1,20}$/.test(x);
-  if (!uint(v.boundary) || !uint(v.next_seq) || !dec(v.dev) || !dec(v.ino)) return null;
-  if (typeof v.witness !== "string" || !/^[0-9a-f]{64}$/.test(v.witness)) return null;
-  return v as unknown as Checkpoint;
+  if (v.anchors !== undefined && !Array.isArray(v.anchors)) return null;
+  const uint = (x: unknown): x is number => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
+  const dec = (x: unknown): x is string => typeof x === "string" && /^[0-9]{1,20}$/.test(x);
+  const { boundary, next_seq, dev, ino, witness, fold, anchors } = v;
+  if (!uint(boundary) || !uint(next_seq) || !dec(dev) || !dec(ino)) return null;
+  if (typeof witness !== "string" || !/^[0-9a-f]{64}$/.test(witness)) return null;
+  return {
+    version: 1,
+    dev,
+    ino,
+    boundary,
+    next_seq,
+    witness,
+    ...(isPlainObject(fold) ? { fold } : {}),
+    ...(Array.isArray(anchors) ? { anchors: anchors as number[] } : {}), // checked in full where used
+  };
 }
 
 export interface InspectOptions {

@@ -196,7 +196,8 @@ interface Item {
 export class DebugLogWriter {
   private readonly io: DebugLogIo;
   private readonly warnSink: (message: string) => void;
-  private readonly queue: Item[] = [];
+  /** Slots already written are emptied (undefined) until the array is compacted. */
+  private readonly queue: Array<Item | undefined> = [];
   private head = 0;
   private lines = 0;
   private bytes = 0;
@@ -267,7 +268,7 @@ export class DebugLogWriter {
         } catch {
           outcome = "I/O failure"; // never leave a line counted against the bounds
         }
-        this.queue[this.head] = undefined as unknown as Item;
+        this.queue[this.head] = undefined;
         this.head++;
         if (this.head > 256 && this.head * 2 > this.queue.length) {
           this.queue.splice(0, this.head);

@@ -101,7 +101,7 @@ export class HarnessKit {
     const publisher: PublisherEnvelope = Object.freeze({ class: "extension", kind, instance, generation });
     const peer = recorder(generation, publisher);
     this.h.addPeer(peer);
-    return Object.assign(peer, { instance, publisher, emit: (name: string, data: Record<string, unknown>) => this.h.bus.publish({ name, data }, publisher) });
+    return Object.assign(peer, { instance, publisher, emit: (name: string, data: Record<string, unknown>) => this.h.bus.publishFromPeer({ name, data }, publisher) });
   }
 
   /** The instance's connection ended (the supervisor's `detach`). */

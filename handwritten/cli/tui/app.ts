@@ -26,6 +26,7 @@ import {
 } from "../ui/index.js";
 import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
 import { PERSISTENCE, type EventName } from "../../../generated/index.js";
+import { agentIdOf, checkedEvent } from "../../protocol/index.js";
 
 /** How the UI left its session. */
 export type Exit = "quit" | "detach" | "quit-session" | "new" | "lost";
@@ -215,22 +216,22 @@ export class TuiApp {
     let changed = false;
     for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
       const d = e.item;
-      const { name, data } = d.event;
-      if (name === "session.replay_complete") {
+      const ev = d.event;
+      if (ev.name === "session.replay_complete") {
         this.replaying = false;
-        if (Number(data.omitted) > 0) this.olderInJournals = true;
+        if (ev.data.omitted > 0) this.olderInJournals = true;
         void this.ensureAgent();
         continue;
       }
       // A replayed record of an agent's journal carries its position there: where `:history` resumes
       // (its first record, `agent.started`, comes with every windowed replay and does not count).
-      if (d.replay && d.seq > 0 && PERSISTENCE[name as EventName] === "agent" && typeof data.agent_id === "string") {
-        const at = this.oldestSeq.get(data.agent_id);
-        if (at === undefined || d.seq < at) this.oldestSeq.set(data.agent_id, d.seq);
+      const agentId = agentIdOf(ev);
+      if (d.replay && d.seq > 0 && PERSISTENCE[ev.name] === "agent" && agentId !== undefined) {
+        const at = this.oldestSeq.get(agentId);
+        if (at === undefined || d.seq < at) this.oldestSeq.set(agentId, d.seq);
       }
-      if (name === "agent.started" && this.focus === "" && !d.replay) this.focus = String(data.agent_id);
-      if (name === "agent.started" && d.replay) this.focus = String(data.agent_id);
-      if (this.transcript.apply(d.event)) changed = true;
+      if (ev.name === "agent.started" && (d.replay || this.focus === "")) this.focus = ev.data.agent_id;
+      if (this.transcript.apply(ev)) changed = true;
     }
     if (this.waiting.length > 0) this.flushWaiting();
     const notices = this.transcript.notices;
@@ -404,7 +405,11 @@ export class TuiApp {
     this.oldestSeq.set(agentId, page.first);
     if (page.records.length === 0) return this.note("info", "── this is the start of this agent's history ──");
     const scratch = new Transcript();
-    for (const r of page.records) scratch.apply(r.event);
+    // Records of a page are checked here, one by one: one that does not match its schema is skipped.
+    for (const r of page.records) {
+      const e = checkedEvent(r.event.name, r.event.data);
+      if (!(e instanceof Error)) scratch.apply(e);
+    }
     const fmt = (n: number) => String(n).replace(/\B(?=(\d{3})+$)/g, ",");
     this.note("info", `── earlier history: records ${fmt(page.first + 1)}–${fmt(end)} of ${fmt(page.total)} ──`);
     for (const item of scratch.agent(agentId).items) this.local(item);

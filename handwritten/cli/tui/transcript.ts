@@ -3,6 +3,7 @@
 // width. Every untrusted string goes through `sanitize`/`escapeLabel` before it becomes a span.
 import { DEFAULT_THEME, endWithoutTrailingNewlines, renderToolRow, sanitize, truncateEnd, wrap, wrapHead, wrapTail } from "../ui/index.js";
 import type { SafeText, StyledLine, Theme, ThemeKey, ToolStatus } from "../ui/index.js";
+import { agentIdOf, type Event } from "../../protocol/index.js";
 
 /** Output lines a finished tool or shell row shows (the rest is summarized). */
 export const OUTPUT_PREVIEW_LINES = 12;
@@ -31,12 +32,6 @@ export interface AgentView {
   contextWindow?: number;
 }
 
-export interface EventLike {
-  readonly name: string;
-  readonly data: Record<string, unknown>;
-}
-
-const str = (v: unknown): string => (typeof v === "string" ? v : v === undefined || v === null ? "" : String(v));
 
 function argsSummary(json: string): string {
   try {
@@ -127,118 +122,104 @@ export class Transcript {
   }
 
   /** Folds one delivered event; returns true when anything visible changed. */
-  apply(e: EventLike): boolean {
-    const d = e.data;
+  apply(e: Event): boolean {
     if (e.name === "harness.notice") {
-      const level = str(d.level);
-      if (level === "debug") return false;
-      this.notices.push({ kind: "notice", level, text: str(d.text), done: true });
+      if (e.data.level === "debug") return false;
+      this.notices.push({ kind: "notice", level: e.data.level, text: e.data.text, done: true });
       return true;
     }
     if (e.name === "harness.models_available") {
-      this.models = (d.models as { provider: string; id: string }[]).map((m) => ({ provider: m.provider, id: m.id }));
+      this.models = e.data.models.map((m) => ({ provider: m.provider, id: m.id }));
       return true;
     }
-    const agentId = str(d.agent_id);
-    if (agentId === "") return false;
+    const agentId = agentIdOf(e);
+    if (agentId === undefined || agentId === "") return false;
     const a = this.agent(agentId);
     switch (e.name) {
       case "agent.started":
-        if (typeof d.model === "string") a.model = d.model;
+        if (e.data.model !== undefined) a.model = e.data.model;
         return true;
       case "agent.model_set":
-        a.model = str(d.model);
+        a.model = e.data.model;
         return true;
       case "agent.metadata_set":
-        if (d.key === "display_name") a.name = d.value === null ? undefined : str(d.value);
+        if (e.data.key === "display_name") a.name = e.data.value ?? undefined;
         return true;
       case "agent.prompt_submitted":
-        this.push(a, { kind: "user", text: str(d.text), done: true });
+        this.push(a, { kind: "user", text: e.data.text, done: true });
         return true;
       case "agent.prompt_started":
         a.busy = true;
-        if (typeof d.model === "string" && d.model !== "") a.model = d.model;
+        if (e.data.model !== "") a.model = e.data.model;
         return true;
       case "provider.response_updated": {
-        const key = `${str(d.prompt_id)}#${str(d.round)}`;
-        let it = this.find(a, "assistant", key);
-        if (!it) {
-          it = { kind: "assistant", key, text: "", reasoning: "", done: false };
-          this.push(a, it);
-        }
-        it.text += str(d.text_delta);
-        it.reasoning += str(d.reasoning_delta);
+        const it = this.answer(a, `${e.data.prompt_id}#${e.data.round}`);
+        it.text += e.data.text_delta ?? "";
+        it.reasoning += e.data.reasoning_delta ?? "";
         return true;
       }
       case "provider.response_finished": {
-        const key = `${str(d.prompt_id)}#${str(d.round)}`;
-        let it = this.find(a, "assistant", key);
-        if (!it) {
-          it = { kind: "assistant", key, text: "", reasoning: "", done: false };
-          this.push(a, it);
-        }
-        it.text = str(d.text);
-        it.reasoning = str(d.reasoning);
+        const it = this.answer(a, `${e.data.prompt_id}#${e.data.round}`);
+        it.text = e.data.text;
+        it.reasoning = e.data.reasoning ?? "";
         it.done = true;
         return true;
       }
       case "provider.response_failed":
         this.closeStreams(a);
-        this.push(a, { kind: "notice", level: "error", text: `the model request failed: ${str(d.error_class)}: ${str(d.diagnostic)}`, done: true });
+        this.push(a, { kind: "notice", level: "error", text: `the model request failed: ${e.data.error_class}: ${e.data.diagnostic}`, done: true });
         return true;
       case "provider.retry_scheduled":
-        this.push(a, { kind: "notice", level: "warning", text: `retrying the model request (${str(d.error_class) || "transient error"})`, done: true });
+        this.push(a, { kind: "notice", level: "warning", text: `retrying the model request (${e.data.error_class || "transient error"})`, done: true });
         return true;
       case "tool.started":
       case "tool.request": {
-        const callId = str(d.call_id);
+        const callId = e.data.call_id;
         if (this.find(a, "tool", callId)) return false;
-        this.push(a, { kind: "tool", callId, tool: str(d.tool), args: argsSummary(str(d.arguments_json)), status: "running", done: false });
+        this.push(a, { kind: "tool", callId, tool: e.data.tool, args: argsSummary(e.data.arguments_json), status: "running", done: false });
         return true;
       }
       case "tool.result": {
-        const callId = str(d.call_id);
+        const callId = e.data.call_id;
         let it = this.find(a, "tool", callId);
         if (!it) {
-          it = { kind: "tool", callId, tool: str(d.tool), args: "", status: "running", done: false };
+          it = { kind: "tool", callId, tool: e.data.tool, args: "", status: "running", done: false };
           this.push(a, it);
         }
-        it.status = str(d.outcome) as ToolStatus;
-        it.output = str(d.output);
+        it.status = e.data.outcome;
+        it.output = e.data.output;
         it.done = true;
         return true;
       }
       case "tool.result_display": {
-        const callId = str(d.call_id);
-        const it = this.find(a, "tool", callId);
-        const display = (d.display ?? {}) as { diff?: string };
-        if (it && typeof display.diff === "string") it.diff = display.diff;
+        const it = this.find(a, "tool", e.data.call_id);
+        if (it && e.data.display.diff !== undefined) it.diff = e.data.display.diff;
         return true;
       }
       case "shell.command_started": {
-        this.push(a, { kind: "shell", requestId: str(d.request_id), command: str(d.command), output: "", context: d.include_in_context === true, done: false });
+        this.push(a, { kind: "shell", requestId: e.data.request_id, command: e.data.command, output: "", context: e.data.include_in_context === true, done: false });
         return true;
       }
       case "shell.command_progress": {
-        const it = this.find(a, "shell", str(d.request_id));
-        if (it) it.output += str(d.text);
+        const it = this.find(a, "shell", e.data.request_id);
+        if (it) it.output += e.data.text;
         return true;
       }
       case "shell.command_finished": {
-        let it = this.find(a, "shell", str(d.request_id));
+        let it = this.find(a, "shell", e.data.request_id);
         if (!it) {
-          it = { kind: "shell", requestId: str(d.request_id), command: str(d.command), output: "", context: d.include_in_context === true, done: false };
+          it = { kind: "shell", requestId: e.data.request_id, command: e.data.command, output: "", context: e.data.include_in_context === true, done: false };
           this.push(a, it);
         }
-        it.output = str(d.output);
-        it.exit = d.exit_code === null ? `signal ${str(d.signal) || "?"}` : `exit ${str(d.exit_code)}`;
+        it.output = e.data.output;
+        it.exit = e.data.exit_code === null ? `signal ${e.data.signal || "?"}` : `exit ${e.data.exit_code}`;
         it.done = true;
         return true;
       }
       case "agent.prompt_failed":
         a.busy = false;
         this.closeStreams(a);
-        this.push(a, { kind: "notice", level: "error", text: `the prompt failed: ${str(d.diagnostic)}`, done: true });
+        this.push(a, { kind: "notice", level: "error", text: `the prompt failed: ${e.data.diagnostic}`, done: true });
         return true;
       case "agent.prompt_cancelled":
         a.busy = false;
@@ -248,24 +229,32 @@ export class Transcript {
       case "agent.outer_turn_finished":
         a.busy = false;
         this.closeStreams(a);
-        if (d.outcome === "dispatch_uncertain") {
+        if (e.data.outcome === "dispatch_uncertain") {
           this.push(a, { kind: "notice", level: "warning", text: "the session stopped while the model was answering; that prompt is not resent automatically", done: true });
-        } else if (d.outcome === "interrupted") {
+        } else if (e.data.outcome === "interrupted") {
           this.push(a, { kind: "notice", level: "warning", text: "the session stopped before a queued prompt started; it was not sent (send it again if you still want it)", done: true });
         }
         return true;
-      case "agent.stats_updated": {
-        const u = (d.usage ?? {}) as { input_tokens?: number; output_tokens?: number };
-        a.inputTokens = u.input_tokens ?? a.inputTokens;
-        a.outputTokens = u.output_tokens ?? a.outputTokens;
-        a.costUsd = typeof d.cost_usd === "number" ? d.cost_usd : a.costUsd;
-        a.contextTokens = typeof d.context_tokens === "number" ? d.context_tokens : a.contextTokens;
-        if (typeof d.context_window === "number") a.contextWindow = d.context_window;
+      case "agent.stats_updated":
+        a.inputTokens = e.data.usage.input_tokens;
+        a.outputTokens = e.data.usage.output_tokens;
+        a.costUsd = e.data.cost_usd ?? a.costUsd;
+        a.contextTokens = e.data.context_tokens ?? a.contextTokens;
+        if (e.data.context_window !== undefined) a.contextWindow = e.data.context_window;
         return true;
-      }
       default:
         return false;
     }
+  }
+
+  /** The answer item of a prompt round, made when its first event arrives. */
+  private answer(a: AgentView, key: string): Extract<Item, { kind: "assistant" }> {
+    let it = this.find(a, "assistant", key);
+    if (!it) {
+      it = { kind: "assistant", key, text: "", reasoning: "", done: false };
+      this.push(a, it);
+    }
+    return it;
   }
 
   /** Ends streams left open by a failure or cancellation, so they can leave the live region. */

@@ -75,8 +75,10 @@ export async function main(): Promise<void> {
     ext.subscribe([], ["extension.event"]);
     ext.on("extension.event", (e) => {
       if (e.replay || e.data.category !== "test" || e.data.name !== "call") return;
-      const p = e.data.payload as { agent_id: string; call_id: string; tool: string; arguments?: unknown };
-      ext.emit("tool.request", { agent_id: p.agent_id, call_id: p.call_id, tool: p.tool, arguments_json: JSON.stringify(p.arguments ?? {}) });
+      // A custom event's payload is free-form: the driver takes what it needs only when it is there.
+      const { agent_id, call_id, tool, arguments: args } = e.data.payload;
+      if (typeof agent_id !== "string" || typeof call_id !== "string" || typeof tool !== "string") return;
+      ext.emit("tool.request", { agent_id, call_id, tool, arguments_json: JSON.stringify(args ?? {}) });
     });
   }
   ext.ready();

@@ -17,13 +17,13 @@ const notice = (text: string) => ({ name: "harness.notice", data: { level: "info
 describe("bus admission", () => {
   it("refuses unknown events, unlisted publishers and invalid payloads before the pipeline", async () => {
     const bus = new Bus({ clock: clock() });
-    expect(await bus.publish({ name: "made.up", data: {} }, HARNESS)).toEqual({ status: "refused", reason: "unknown_event" });
-    expect(await bus.publish(focus(true), TOOL)).toEqual({ status: "refused", reason: "unauthorized" });
-    expect(await bus.publish({ name: "provider.tool_result", data: { agent_id: "a", prompt_id: "p", call_id: "c", tool: "t", output: "" } }, TOOL)).toMatchObject({
+    expect(await bus.publishFromPeer({ name: "made.up", data: {} }, HARNESS)).toEqual({ status: "refused", reason: "unknown_event" });
+    expect(await bus.publishFromPeer(focus(true), TOOL)).toEqual({ status: "refused", reason: "unauthorized" });
+    expect(await bus.publishFromPeer({ name: "provider.tool_result", data: { agent_id: "a", prompt_id: "p", call_id: "c", tool: "t", output: "" } }, TOOL)).toMatchObject({
       status: "refused",
       reason: "unauthorized",
     });
-    const bad = await bus.publish({ name: "ui.focus", data: { focused: "yes" } }, UI);
+    const bad = await bus.publishFromPeer({ name: "ui.focus", data: { focused: "yes" } }, UI);
     expect(bad).toMatchObject({ status: "refused", reason: "invalid" });
     expect(bus.nextSeq).toBe(0);
   });
@@ -33,9 +33,9 @@ describe("bus admission", () => {
     const seen: Committed[] = [];
     bus.onCommitted("*", (c) => seen.push(c));
     const publisher = { ...UI };
-    expect(await bus.publish(focus(true), publisher)).toEqual({ status: "committed", seq: 0 });
+    expect(await bus.publishFromPeer(focus(true), publisher)).toEqual({ status: "committed", seq: 0 });
     publisher.generation = 99;
-    expect(await bus.publish(focus(false), publisher)).toEqual({ status: "committed", seq: 1 });
+    expect(await bus.publishFromPeer(focus(false), publisher)).toEqual({ status: "committed", seq: 1 });
     expect(seen.map((c) => [c.seq, c.publisher.generation])).toEqual([
       [0, 1],
       [1, 99],
@@ -67,7 +67,7 @@ describe("bus interception", () => {
     interceptWith(bus, 4, ["ui.*"], 1, pass, log, "prefix-1");
     interceptWith(bus, 5, ["ui.focus", "ui.*"], 10, pass, log, "exact-10-later");
     interceptWith(bus, 6, ["tool.*"], 0, pass, log, "unrelated");
-    expect(await bus.publish(focus(true), UI)).toMatchObject({ status: "committed" });
+    expect(await bus.publishFromPeer(focus(true), UI)).toMatchObject({ status: "committed" });
     expect(log).toEqual(["exact-10", "exact-10-later", "prefix-1", "prefix-5", "all"]);
   });
 
@@ -91,17 +91,17 @@ describe("bus interception", () => {
         setTimeout(() => bus.reply(7, id, verdict), 1);
       },
     });
-    expect(await bus.publish(focus(true), UI)).toEqual({ status: "dropped" });
+    expect(await bus.publishFromPeer(focus(true), UI)).toEqual({ status: "dropped" });
     expect(seen).toHaveLength(0);
     mode = "replace";
-    expect(await bus.publish(focus(true), UI)).toMatchObject({ status: "committed", seq: 0 });
+    expect(await bus.publishFromPeer(focus(true), UI)).toMatchObject({ status: "committed", seq: 0 });
     expect(seen[0]?.data).toEqual({ focused: false, agent_id: "a1" });
     expect(seen[0]?.publisher).toEqual(UI);
     mode = "bad-name";
-    await bus.publish(focus(true), UI);
+    await bus.publishFromPeer(focus(true), UI);
     expect(seen[1]).toMatchObject({ name: "ui.focus", data: { focused: true } });
     mode = "bad-data";
-    await bus.publish(focus(true), UI);
+    await bus.publishFromPeer(focus(true), UI);
     expect(seen[2]).toMatchObject({ name: "ui.focus", data: { focused: true } });
   });
 
@@ -112,10 +112,10 @@ describe("bus interception", () => {
     bus.onCommitted("*", (c) => seen.push(c));
     let verdict: InterceptAction = { action: "drop" };
     bus.addInterceptor(1, { selectors: ["harness.*"], priority: 0, intercept: (id) => queueMicrotask(() => bus.reply(1, id, verdict)) });
-    expect(await bus.publish(notice("kept"), HARNESS)).toMatchObject({ status: "committed" });
+    expect(await bus.publishFromPeer(notice("kept"), HARNESS)).toMatchObject({ status: "committed" });
     verdict = { action: "replace", replacement: notice("rewritten") };
-    expect(await bus.publish(notice("original"), HARNESS)).toMatchObject({ status: "committed" });
-    expect(seen.map((c) => c.data.text)).toEqual(["kept", "original"]);
+    expect(await bus.publishFromPeer(notice("original"), HARNESS)).toMatchObject({ status: "committed" });
+    expect(seen.map((c) => (c.name === "harness.notice" ? c.data.text : c.name))).toEqual(["kept", "original"]);
     expect(warnings).toHaveLength(2);
   });
 
@@ -123,13 +123,13 @@ describe("bus interception", () => {
     const bus = new Bus({ clock: clock() });
     const asked: number[] = [];
     bus.addInterceptor(1, { selectors: ["ui.focus"], priority: 0, intercept: (id) => asked.push(id) });
-    const first = bus.publish(focus(true), UI);
+    const first = bus.publishFromPeer(focus(true), UI);
     await new Promise((r) => setTimeout(r, 5));
     expect(asked).toHaveLength(1);
     bus.removeOwner(1); // disconnect: the outstanding question resolves as pass
     expect(await first).toMatchObject({ status: "committed", seq: 0 });
     bus.addInterceptor(2, { selectors: ["ui.focus"], priority: 0, intercept: (id) => asked.push(id) });
-    const second = bus.publish(focus(false), UI);
+    const second = bus.publishFromPeer(focus(false), UI);
     await new Promise((r) => setTimeout(r, 5));
     expect(bus.reply(1, asked[0] as number, { action: "drop" })).toBe(false); // stale id
     expect(bus.reply(1, asked[1] as number, { action: "drop" })).toBe(false); // not the owner asked
@@ -145,18 +145,18 @@ describe("bus interception", () => {
     const seen: Committed[] = [];
     bus.onCommitted("*", (c) => seen.push(c));
     // Neither an unprotected nor a protected event waits past the deadline; both pass unchanged.
-    expect(await bus.publish(focus(true), UI)).toMatchObject({ status: "committed", seq: 0 });
+    expect(await bus.publishFromPeer(focus(true), UI)).toMatchObject({ status: "committed", seq: 0 });
     expect(asked).toHaveLength(1);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain("did not answer about ui.focus within 30 ms");
     // Suspended: later publications are not put to it at all, so they do not wait.
-    expect(await bus.publish(notice("flows"), HARNESS)).toMatchObject({ status: "committed", seq: 1 });
-    expect(await bus.publish(focus(false), UI)).toMatchObject({ status: "committed", seq: 2 });
+    expect(await bus.publishFromPeer(notice("flows"), HARNESS)).toMatchObject({ status: "committed", seq: 1 });
+    expect(await bus.publishFromPeer(focus(false), UI)).toMatchObject({ status: "committed", seq: 2 });
     expect(asked).toHaveLength(1);
     // Its late reply binds nothing (no event is dropped after the fact) and lifts the suspension.
     expect(bus.reply(1, asked[0] as number, { action: "drop" })).toBe(false);
     expect(seen.map((c) => c.seq)).toEqual([0, 1, 2]);
-    const next = bus.publish(focus(true), UI);
+    const next = bus.publishFromPeer(focus(true), UI);
     await new Promise((r) => setTimeout(r, 5));
     expect(asked).toHaveLength(2);
     expect(bus.reply(1, asked[1] as number, { action: "drop" })).toBe(true);
@@ -182,17 +182,17 @@ describe("bus interception", () => {
         throw new Error("broken interceptor");
       },
     });
-    expect(await bus.publish(focus(true), UI)).toMatchObject({ status: "committed", seq: 0 });
+    expect(await bus.publishFromPeer(focus(true), UI)).toMatchObject({ status: "committed", seq: 0 });
     expect(calls).toBe(2);
   });
 
   it("keeps FIFO order while an interceptor is slow", async () => {
     const bus = new Bus({ clock: clock() });
     const order: string[] = [];
-    bus.onCommitted("*", (c) => order.push(`${c.name}:${String(c.data.focused ?? c.data.text)}`));
+    bus.onCommitted("*", (c) => order.push(`${c.name}:${c.name === "ui.focus" ? c.data.focused : c.name === "harness.notice" ? c.data.text : ""}`));
     bus.addInterceptor(1, { selectors: ["ui.focus"], priority: 0, intercept: (id) => setTimeout(() => bus.reply(1, id, { action: "pass" }), 20) });
-    const a = bus.publish(focus(true), UI);
-    const b = bus.publish(notice("after"), HARNESS);
+    const a = bus.publishFromPeer(focus(true), UI);
+    const b = bus.publishFromPeer(notice("after"), HARNESS);
     await Promise.all([a, b]);
     expect(order).toEqual(["ui.focus:true", "harness.notice:after"]);
   });
@@ -213,28 +213,28 @@ describe("bus commit and broadcast", () => {
     });
     const sink = new MemorySink();
     bus.subscribe({ historical: [], live: ["*"] }, sink);
-    const out = await bus.publish(started("a1"), HARNESS);
+    const out = await bus.publishFromPeer(started("a1"), HARNESS);
     expect(out.status).toBe("failed");
     expect(sink.size).toBe(0);
     fail = false;
-    expect(await bus.publish(started("a1"), HARNESS)).toEqual({ status: "committed", seq: 0 });
+    expect(await bus.publishFromPeer(started("a1"), HARNESS)).toEqual({ status: "committed", seq: 0 });
     expect(appended).toEqual([0]);
     // transient events are never appended
-    await bus.publish(focus(true), UI);
+    await bus.publishFromPeer(focus(true), UI);
     expect(appended).toEqual([0]);
   });
 
   it("[bus.replay.marked-and-bounded] replays history marked replay:true, ends with session.replay_complete, then goes live", async () => {
     const bus = new Bus({ clock: clock() });
-    await bus.publish(started("a1"), HARNESS);
-    await bus.publish(focus(true), UI); // transient: not replayed
-    await bus.publish(started("a2"), HARNESS);
-    await bus.publish({ name: "agent.stats_updated", data: { agent_id: "a1", usage: { input_tokens: 1, output_tokens: 2 }, cost_usd: 0, context_tokens: 3 } }, HARNESS);
+    await bus.publishFromPeer(started("a1"), HARNESS);
+    await bus.publishFromPeer(focus(true), UI); // transient: not replayed
+    await bus.publishFromPeer(started("a2"), HARNESS);
+    await bus.publishFromPeer({ name: "agent.stats_updated", data: { agent_id: "a1", usage: { input_tokens: 1, output_tokens: 2 }, cost_usd: 0, context_tokens: 3 } }, HARNESS);
     const sink = new MemorySink();
     bus.subscribe({ historical: ["session.*", "agent.*"], live: ["session.*"] }, sink);
     // Committed while the history replays: delivered after the boundary, never before or twice.
-    await bus.publish(started("a3"), HARNESS);
-    await bus.publish(focus(false), UI); // not selected live
+    await bus.publishFromPeer(started("a3"), HARNESS);
+    await bus.publishFromPeer(focus(false), UI); // not selected live
     const got = await sink.take(5);
     expect(got.map((d) => [d.event.name, d.event.data.agent_id ?? null, d.replay ?? false])).toEqual([
       ["session.agent_loaded", "a1", true],
@@ -262,7 +262,7 @@ describe("bus commit and broadcast", () => {
     const fast = new MemorySink();
     bus.subscribe({ historical: [], live: ["ui.*"] }, slow);
     bus.subscribe({ historical: [], live: ["ui.*"] }, fast);
-    const outcomes = await Promise.all(Array.from({ length: 50 }, (_, i) => bus.publish(focus(i % 2 === 0), UI)));
+    const outcomes = await Promise.all(Array.from({ length: 50 }, (_, i) => bus.publishFromPeer(focus(i % 2 === 0), UI)));
     expect(outcomes.every((o) => o.status === "committed")).toBe(true);
     expect(slow.size).toBe(8);
     expect(slow.closedReason).toBe("subscriber queue full");
@@ -274,7 +274,7 @@ describe("bus commit and broadcast", () => {
     const bus = new Bus({ clock: clock() });
     const sink = new MemorySink(1024, 400);
     bus.subscribe({ historical: [], live: ["ui.*"] }, sink);
-    for (let i = 0; i < 10; i++) await bus.publish({ name: "ui.prompt_draft", data: { agent_id: "a", text: "x".repeat(100) } }, UI);
+    for (let i = 0; i < 10; i++) await bus.publishFromPeer({ name: "ui.prompt_draft", data: { agent_id: "a", text: "x".repeat(100) } }, UI);
     expect(sink.queuedBytes).toBeLessThanOrEqual(400);
     expect(sink.closedReason).toBe("subscriber queue full");
   });
@@ -284,20 +284,20 @@ describe("bus commit and broadcast", () => {
     const live = new Set([3]);
     bus.onCommitted("agent.metadata_request", (c) => {
       if (c.publisher.generation === undefined || !live.has(c.publisher.generation)) return; // stale generation: observation only
-      void bus.publish(
+      void bus.publishFromPeer(
         { name: "agent.metadata_set", data: { ...c.data, by: { class: c.publisher.class, instance: c.publisher.instance, kind: c.publisher.kind, generation: c.publisher.generation } } },
         HARNESS,
       );
     });
     const sink = new MemorySink();
     bus.subscribe({ historical: [], live: ["agent.*"] }, sink);
-    await bus.publish({ name: "agent.metadata_request", data: { agent_id: "a1", key: "cwd", value: "/w" } }, TOOL);
-    await bus.publish({ name: "agent.metadata_request", data: { agent_id: "a1", key: "cwd", value: "/x" } }, { ...CORE, generation: 9 });
+    await bus.publishFromPeer({ name: "agent.metadata_request", data: { agent_id: "a1", key: "cwd", value: "/w" } }, TOOL);
+    await bus.publishFromPeer({ name: "agent.metadata_request", data: { agent_id: "a1", key: "cwd", value: "/x" } }, { ...CORE, generation: 9 });
     const got = await sink.take(3);
     expect(got.map((d) => d.event.name)).toEqual(["agent.metadata_request", "agent.metadata_set", "agent.metadata_request"]);
     expect(got[1]?.publisher).toEqual({ class: "harness" });
     // a peer can never publish the canonical fact itself
-    expect(await bus.publish({ name: "agent.metadata_set", data: { agent_id: "a1", key: "k", value: null, by: { class: "harness" } } }, TOOL)).toMatchObject({
+    expect(await bus.publishFromPeer({ name: "agent.metadata_set", data: { agent_id: "a1", key: "k", value: null, by: { class: "harness" } } }, TOOL)).toMatchObject({
       status: "refused",
       reason: "unauthorized",
     });
@@ -324,8 +324,8 @@ describe("bus commit and broadcast", () => {
       bus.onCommitted("*", () => void ran.push("wildcard"));
       const sink = new MemorySink();
       bus.subscribe({ historical: [], live: ["ui.*"] }, sink);
-      expect(await bus.publish(focus(true), UI)).toEqual({ status: "committed", seq: 0 });
-      expect(await bus.publish(focus(false), UI)).toEqual({ status: "committed", seq: 1 });
+      expect(await bus.publishFromPeer(focus(true), UI)).toEqual({ status: "committed", seq: 0 });
+      expect(await bus.publishFromPeer(focus(false), UI)).toEqual({ status: "committed", seq: 1 });
       await new Promise((r) => setTimeout(r, 10));
       expect(ran).toEqual(["throws", "rejects", "after", "wildcard", "throws", "rejects", "after", "wildcard"]);
       expect(sink.drain()).toHaveLength(2);
@@ -341,14 +341,14 @@ describe("bus commit and broadcast", () => {
   });
 
   it("re-synthesises current state for late subscribers by snapshot key", async () => {
-    const bus = new Bus({ clock: clock(), snapshotKey: (name, data) => `${name}:${String(data.agent_id ?? "")}` });
+    const bus = new Bus({ clock: clock(), snapshotKey: (e) => `${e.name}:${e.name === "agent.stats_updated" ? e.data.agent_id : ""}` });
     const stats = (agent: string, tokens: number) => ({
       name: "agent.stats_updated",
       data: { agent_id: agent, usage: { input_tokens: tokens, output_tokens: 0 }, cost_usd: 0, context_tokens: tokens },
     });
-    await bus.publish(stats("a1", 1), HARNESS);
-    await bus.publish(stats("a1", 2), HARNESS);
-    await bus.publish(stats("a2", 5), HARNESS);
+    await bus.publishFromPeer(stats("a1", 1), HARNESS);
+    await bus.publishFromPeer(stats("a1", 2), HARNESS);
+    await bus.publishFromPeer(stats("a2", 5), HARNESS);
     const sink = new MemorySink();
     bus.subscribe({ historical: ["agent.stats_updated"], live: [] }, sink);
     const got = await sink.take(3);
@@ -364,8 +364,8 @@ describe("bus commit and broadcast", () => {
     const bus = new Bus({ clock: clock(), append: (c) => appended.push(c.name) });
     bus.restore([{ name: "session.agent_loaded", data: { agent_id: "a1" }, recordedAt: 5, publisher: HARNESS }]);
     expect(bus.nextSeq).toBe(1);
-    expect(await bus.publish(started("a2"), HARNESS)).toEqual({ status: "committed", seq: 1 });
+    expect(await bus.publishFromPeer(started("a2"), HARNESS)).toEqual({ status: "committed", seq: 1 });
     expect(appended).toEqual(["session.agent_loaded"]);
-    expect(bus.history().map((c) => c.data.agent_id)).toEqual(["a1", "a2"]);
+    expect(bus.history().map((c) => ("agent_id" in c.data ? c.data.agent_id : undefined))).toEqual(["a1", "a2"]);
   });
 });

@@ -69,10 +69,13 @@ describe("transcript rendering of long output", () => {
   });
 });
 
+/** A prompt of agent a-1, as the harness records it. */
+const submitted = (text: string) => ({ name: "agent.prompt_submitted" as const, data: { agent_id: "a-1", prompt_id: `p-${text}`, source: "human_ui" as const, mode: "queue" as const, text } });
+
 describe("the transcript in memory", () => {
   it("counts the items that leave it, and takes older ones back before the ones it holds", () => {
     const t = new Transcript();
-    for (let i = 0; i < TRANSCRIPT_MAX_ITEMS + 5; i++) t.apply({ name: "agent.prompt_submitted", data: { agent_id: "a-1", text: `p${i}` } });
+    for (let i = 0; i < TRANSCRIPT_MAX_ITEMS + 5; i++) t.apply(submitted(`p${i}`));
     const a = t.agent("a-1");
     expect(a.items).toHaveLength(TRANSCRIPT_MAX_ITEMS);
     expect(a.earlier).toBe(5);
@@ -92,11 +95,11 @@ describe("the transcript in memory", () => {
 
   it("finds a tool call's row by its id however many items came after it, and forgets rows that left", () => {
     const t = new Transcript();
-    t.apply({ name: "tool.started", data: { agent_id: "a-1", call_id: "call_old", tool: "read", arguments_json: "{}" } });
-    for (let i = 0; i < 100; i++) t.apply({ name: "agent.prompt_submitted", data: { agent_id: "a-1", text: `p${i}` } });
+    t.apply({ name: "tool.started", data: { agent_id: "a-1", call_id: "call_old", tool: "read", owner: "shell", arguments_json: "{}" } });
+    for (let i = 0; i < 100; i++) t.apply(submitted(`p${i}`));
     t.apply({ name: "tool.result", data: { agent_id: "a-1", call_id: "call_old", tool: "read", outcome: "ok", output: "done" } });
     expect(t.agent("a-1").items[0]).toMatchObject({ status: "ok", output: "done", done: true });
-    for (let i = 0; i < TRANSCRIPT_MAX_ITEMS; i++) t.apply({ name: "agent.prompt_submitted", data: { agent_id: "a-1", text: `q${i}` } });
+    for (let i = 0; i < TRANSCRIPT_MAX_ITEMS; i++) t.apply(submitted(`q${i}`));
     // The row left the transcript: a late result makes a new one rather than changing a lost one.
     t.apply({ name: "tool.result", data: { agent_id: "a-1", call_id: "call_old", tool: "read", outcome: "error", output: "late" } });
     expect(t.agent("a-1").items.at(-1)).toMatchObject({ kind: "tool", callId: "call_old", status: "error", output: "late" });
@@ -104,9 +107,9 @@ describe("the transcript in memory", () => {
 
   it("a failure closes the streams and running tools still open, and only those", () => {
     const t = new Transcript();
-    t.apply({ name: "provider.response_updated", data: { agent_id: "a-1", prompt_id: "p", round: 1, text_delta: "partial" } });
-    t.apply({ name: "tool.started", data: { agent_id: "a-1", call_id: "c1", tool: "read", arguments_json: "{}" } });
-    t.apply({ name: "tool.started", data: { agent_id: "a-1", call_id: "c2", tool: "read", arguments_json: "{}" } });
+    t.apply({ name: "provider.response_updated", data: { agent_id: "a-1", prompt_id: "p", round: 1, text_delta: "partial", reasoning_delta: "" } });
+    t.apply({ name: "tool.started", data: { agent_id: "a-1", call_id: "c1", tool: "read", owner: "shell", arguments_json: "{}" } });
+    t.apply({ name: "tool.started", data: { agent_id: "a-1", call_id: "c2", tool: "read", owner: "shell", arguments_json: "{}" } });
     t.apply({ name: "tool.result", data: { agent_id: "a-1", call_id: "c2", tool: "read", outcome: "ok", output: "x" } });
     t.apply({ name: "agent.prompt_cancelled", data: { agent_id: "a-1", prompt_id: "p" } });
     const [answer, c1, c2] = t.agent("a-1").items;
