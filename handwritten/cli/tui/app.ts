@@ -7,7 +7,9 @@ import type { SessionClient, Delivery } from "../session-client.js";
 import { KeyDecoder, type Key } from "./keys.js";
 import { Editor } from "./editor.js";
 import { helpText, historyText, parseInput, type ParsedInput } from "./command-mode.js";
-import { Transcript, newestRows, renderItem, type AgentView, type Item } from "./transcript.js";
+import { Transcript, type AgentView, type Item } from "./transcript.js";
+import { Scrollback, type DrawSettings } from "./scrollback.js";
+import { editorRows } from "./editor-rows.js";
 import { InlineView } from "./view.js";
 import {
   DEFAULT_THEME,
@@ -17,15 +19,12 @@ import {
   agentLabel,
   columns,
   diagnosticName,
-  graphemes,
-  clusterWidth,
   loadThemeFile,
   sanitize,
-  truncateEnd,
   truncateMiddle,
 } from "../ui/index.js";
 import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
-import { PERSISTENCE, type EventName } from "../../../generated/index.js";
+import { PERSISTENCE } from "../../../generated/index.js";
 import { agentIdOf, checkedEvent } from "../../protocol/index.js";
 
 /** How the UI left its session. */
@@ -58,11 +57,6 @@ const SETTINGS_HELP = "settings: mode steer|queue (prompts sent while the agent 
 const ESC_WAIT_MS = 30;
 /** Streaming output is drawn at most this often; keystrokes are drawn at once. */
 const FRAME_INTERVAL_MS = 16;
-/**
- * Screens of an agent's history written into scrollback when the UI starts showing it (after a
- * replay, or on switching to an agent not shown yet); older items are summarized in one line.
- */
-export const HISTORY_SHOWN_SCREENS = 3;
 
 /**
  * Records of each journal an attach replays: the UI keeps TRANSCRIPT_MAX_ITEMS items per agent and
@@ -73,23 +67,7 @@ export const REPLAY_RECENT_RECORDS = 2000;
 /** Records one `:history` page asks for. */
 export const HISTORY_PAGE_RECORDS = 200;
 
-/** How far an agent's transcript has been written above the live region. */
-interface Written {
-  /** The newest item written in full (by reference: the transcript drops its oldest items). */
-  last: Item | undefined;
-  /** Rows already written of the item after `last` (streamed text only grows). */
-  rows: number;
-  /** The oldest item written at all, and the line written above it, when older ones were left out. */
-  start?: { item: Item; note: SafeText };
-}
 
-/** The line that stands for history not written: `… 12,345 earlier entries not shown`. */
-export function historySummary(hidden: number, cut: boolean): string | undefined {
-  // Digits grouped by hand: a locale formatter costs milliseconds to make.
-  const n = `${String(hidden).replace(/\B(?=(\d{3})+$)/g, ",")} earlier entr${hidden === 1 ? "y" : "ies"}`;
-  if (hidden > 0) return cut ? `… ${n} and the start of the next not shown` : `… ${n} not shown`;
-  return cut ? "… the start of the next entry is not shown" : undefined;
-}
 
 export class TuiApp {
   private readonly keys = new KeyDecoder();
@@ -101,10 +79,7 @@ export class TuiApp {
   private theme: Theme = DEFAULT_THEME;
   private session: SessionPort | undefined;
   private focus = "";
-  /** Per agent: how much of its transcript is written above the live region. */
-  private readonly written = new Map<string, Written>();
-  /** Rows to write before the next frame's finished rows (the start of a bounded history). */
-  private readonly backlog: StyledLine[] = [];
+  private readonly scrollback = new Scrollback();
   /** Between subscribing and `session.replay_complete`: history is folded, not yet written. */
   private replaying = false;
   /** Per agent, the journal position of the oldest record this UI has (where `:history` goes on). */
@@ -257,13 +232,9 @@ export class TuiApp {
     }
     // Local notes written before the agent existed stay first in its transcript.
     const early = this.transcript.agent("").items.splice(0);
-    const before = this.written.get("");
-    this.written.delete("");
     const a = this.transcript.agent(this.focus);
     a.items.unshift(...early);
-    const w = this.written.get(a.id);
-    if (w === undefined) this.showNewest(a, before?.last === undefined ? 0 : early.indexOf(before.last) + 1, this.cols);
-    else w.last ??= before?.last;
+    this.scrollback.adopt(a, early, this.cols, this.drawSettings());
     if (this.olderInJournals) {
       this.olderInJournals = false;
       this.note("info", "earlier history stays in the session's journals: :history shows it, a page at a time");
@@ -513,108 +484,9 @@ export class TuiApp {
     }, FRAME_INTERVAL_MS);
   }
 
-  /** The index of the first item of `a` not yet written in full. */
-  private unwritten(a: AgentView, w: Written): number {
-    return w.last === undefined ? 0 : a.items.lastIndexOf(w.last) + 1;
-  }
 
-  /**
-   * Starts showing an agent whose items from `from` on were never written: only its newest
-   * finished rows (HISTORY_SHOWN_SCREENS screens, whole items unless the newest alone is larger)
-   * go into the backlog, below one line counting the items left out. Nothing older is rendered.
-   */
-  private showNewest(a: AgentView, from: number, width: number): Written {
-    let live = from;
-    while (live < a.items.length && (a.items[live] as Item).done) live++;
-    const shown = newestRows(a.items, from, live, width, this.theme, this.settings.reasoning, HISTORY_SHOWN_SCREENS * this.rows, false);
-    // Items that left the in-memory transcript were never written either.
-    const summary = historySummary(a.earlier + shown.first - from, shown.cut);
-    const w: Written = { last: live > 0 ? a.items[live - 1] : undefined, rows: 0 };
-    if (summary !== undefined) {
-      const note = sanitize(summary);
-      this.backlog.push([{ text: truncateEnd(note, width), style: this.theme.styles.muted }]);
-      const first = a.items[shown.first];
-      if (first !== undefined) w.start = { item: first, note };
-    }
-    this.backlog.push(...shown.rows);
-    this.written.set(a.id, w);
-    return w;
-  }
 
-  /** Rows to make permanent now, and the rows still live, for the focused agent. */
-  private split(width: number): { committed: StyledLine[]; live: StyledLine[] } {
-    // While the history replays nothing of it is written: only its newest rows will be.
-    if (this.replaying) return { committed: [], live: [] };
-    const a = this.transcript.agent(this.focus);
-    const w = this.written.get(a.id) ?? this.showNewest(a, 0, width);
-    const committed: StyledLine[] = this.backlog.splice(0);
-    const live: StyledLine[] = [];
-    let i = this.unwritten(a, w);
-    // The item `rows` counted may have left the transcript with `last`.
-    let rows = i === 0 && w.last !== undefined ? 0 : w.rows;
-    for (; i < a.items.length; i++) {
-      const item = a.items[i] as Item;
-      const r = renderItem(item, width, this.theme, this.settings.reasoning);
-      if (item.done) {
-        committed.push(...r.slice(rows));
-        rows = 0;
-        w.last = item;
-        continue;
-      }
-      if (item.kind === "assistant" && r.length - 1 > rows) {
-        // Streamed text only grows: every row but the last is final.
-        committed.push(...r.slice(rows, r.length - 1));
-        rows = r.length - 1;
-      }
-      live.push(...r.slice(rows));
-      break;
-    }
-    w.rows = rows;
-    // The view shows at most a screen of the live region: later items are rendered only that far back.
-    live.push(...newestRows(a.items, i + 1, a.items.length, width, this.theme, this.settings.reasoning, this.rows, true).rows);
-    return { committed, live };
-  }
 
-  private editorRows(width: number): { rows: StyledLine[]; cursor: CursorPosition } {
-    const t = this.theme.styles;
-    const search = this.editor.search;
-    if (search) {
-      const text = sanitize(`(history search) ${search.query}: ${search.match ?? "no match"}`, { newlines: "escape" });
-      return { rows: [[{ text: truncateMiddle(text, width), style: t.accent }]], cursor: { row: 0, col: Math.min(width - 1, columns(truncateMiddle(text, width))) } };
-    }
-    const prefix = width >= 4 ? 2 : 0;
-    const avail = Math.max(1, width - prefix);
-    const rows: StyledLine[] = [];
-    let cursor: CursorPosition = { row: 0, col: prefix };
-    const { row: cr, col: cc } = this.editor.cursor;
-    this.editor.lineTexts.forEach((text, li) => {
-      let line = "";
-      let w = 0;
-      let offset = 0;
-      const pushRow = () => {
-        const lead = rows.length === 0 ? "› " : "  ";
-        rows.push([...(prefix > 0 ? [{ text: lead as SafeText, style: t.prompt }] : []), { text: sanitize(line, { newlines: "escape" }), style: t.text }]);
-        line = "";
-        w = 0;
-      };
-      for (const g of graphemes(text)) {
-        const gw = clusterWidth(g);
-        if (w + gw > avail) pushRow();
-        if (li === cr && offset === cc) cursor = { row: rows.length, col: prefix + w };
-        line += g;
-        w += gw;
-        offset += g.length;
-      }
-      if (li === cr && offset <= cc) {
-        if (w >= avail) {
-          pushRow();
-        }
-        cursor = { row: rows.length, col: prefix + w };
-      }
-      pushRow();
-    });
-    return { rows, cursor };
-  }
 
   private statusRow(width: number): StyledLine {
     const a = this.current();
@@ -631,9 +503,14 @@ export class TuiApp {
     return [{ text: (text + pad) as SafeText, style: this.theme.styles.status }];
   }
 
+  private drawSettings(): DrawSettings {
+    return { theme: this.theme, reasoning: this.settings.reasoning, screenRows: this.rows };
+  }
+
   private liveBlock(width: number): { committed: Block; live: Block; cursor: CursorPosition } {
-    const { committed, live } = this.split(width);
-    const editor = this.editorRows(width);
+    // While the history replays nothing of it is written: only its newest rows will be.
+    const { committed, live } = this.replaying ? { committed: [], live: [] } : this.scrollback.split(this.transcript.agent(this.focus), width, this.drawSettings());
+    const editor = editorRows(this.editor, width, this.theme);
     const rows: StyledLine[] = [...live, [], ...editor.rows, this.statusRow(width)];
     return { committed, live: rows, cursor: { row: live.length + 1 + editor.cursor.row, col: editor.cursor.col } };
   }
@@ -652,23 +529,9 @@ export class TuiApp {
 
   private resized(): void {
     const width = this.cols;
-    const a = this.transcript.agent(this.focus);
-    const w = this.written.get(a.id);
-    const tail: StyledLine[] = [];
-    if (w !== undefined) {
-      // A screen's worth of the newest written rows, back to the first item shown (and its summary).
-      const start = w.start === undefined ? 0 : Math.max(0, a.items.indexOf(w.start.item));
-      const shown = newestRows(a.items, start, this.unwritten(a, w), width, this.theme, this.settings.reasoning, this.rows, true);
-      if (w.start !== undefined && shown.first === start && !shown.cut && shown.rows.length < this.rows) {
-        tail.push([{ text: truncateEnd(w.start.note, width), style: this.theme.styles.muted }]);
-      }
-      tail.push(...shown.rows);
-      // The partly written item is redrawn whole in the live region after a resize.
-      w.rows = 0;
-    }
+    const tail = this.scrollback.rewrite(this.transcript.agent(this.focus), width, this.drawSettings());
     const { committed, live, cursor } = this.liveBlock(width);
     tail.push(...committed);
     this.io.output.write(this.view.resize(width, this.rows, tail, live, cursor));
   }
 }
-

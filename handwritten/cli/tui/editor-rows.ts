@@ -1,0 +1,44 @@
+// The prompt editor as rows of the live region: its lines wrapped by grapheme at the width, a `› `
+// lead on the first row, and where the cursor is; or the history search line while one is open.
+import type { Editor } from "./editor.js";
+import { clusterWidth, columns, graphemes, sanitize, truncateMiddle } from "../ui/index.js";
+import type { CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
+
+export function editorRows(editor: Editor, width: number, theme: Theme): { rows: StyledLine[]; cursor: CursorPosition } {
+  const t = theme.styles;
+  const search = editor.search;
+  if (search) {
+    const text = sanitize(`(history search) ${search.query}: ${search.match ?? "no match"}`, { newlines: "escape" });
+    return { rows: [[{ text: truncateMiddle(text, width), style: t.accent }]], cursor: { row: 0, col: Math.min(width - 1, columns(truncateMiddle(text, width))) } };
+  }
+  const prefix = width >= 4 ? 2 : 0;
+  const avail = Math.max(1, width - prefix);
+  const rows: StyledLine[] = [];
+  let cursor: CursorPosition = { row: 0, col: prefix };
+  const { row: cr, col: cc } = editor.cursor;
+  editor.lineTexts.forEach((text, li) => {
+    let line = "";
+    let w = 0;
+    let offset = 0;
+    const pushRow = () => {
+      const lead = rows.length === 0 ? "› " : "  ";
+      rows.push([...(prefix > 0 ? [{ text: lead as SafeText, style: t.prompt }] : []), { text: sanitize(line, { newlines: "escape" }), style: t.text }]);
+      line = "";
+      w = 0;
+    };
+    for (const g of graphemes(text)) {
+      const gw = clusterWidth(g);
+      if (w + gw > avail) pushRow();
+      if (li === cr && offset === cc) cursor = { row: rows.length, col: prefix + w };
+      line += g;
+      w += gw;
+      offset += g.length;
+    }
+    if (li === cr && offset <= cc) {
+      if (w >= avail) pushRow();
+      cursor = { row: rows.length, col: prefix + w };
+    }
+    pushRow();
+  });
+  return { rows, cursor };
+}
