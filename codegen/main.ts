@@ -10,6 +10,7 @@ import { loadRecords } from "./records.js";
 import { buildTables } from "./tables.js";
 import { emitTypes } from "./typescript.js";
 import { emitValidators } from "./validators.js";
+import { SdkEmitter } from "./polyglot.js";
 import {
   HEADER,
   emitAuthority,
@@ -25,11 +26,24 @@ import {
 import { scanTests } from "./tests-scan.js";
 
 export async function generate(root: string): Promise<Map<string, string>> {
+  // The other-language contracts are written on a second thread, alongside the rest of the run.
+  const sdk = SdkEmitter.start();
+  try {
+    return await generateWith(root, sdk);
+  } finally {
+    sdk.close();
+  }
+}
+
+async function generateWith(root: string, sdk: SdkEmitter): Promise<Map<string, string>> {
   const problems = new Problems();
   const schemas = await compileSpec(root);
   const records = loadRecords(root, problems);
   const tables = buildTables(schemas, records, problems);
   problems.throwIfAny();
+  const sdkFiles = sdk.emit(schemas, tables);
+  // Settled below; until then a failure of this run elsewhere must not leave it unhandled.
+  sdkFiles.catch(() => {});
 
   const files = new Map<string, string>();
   for (const [id, schema] of schemas) files.set(`schemas/${id}`, `${JSON.stringify(schema, null, 2)}\n`);
@@ -63,6 +77,7 @@ export async function generate(root: string): Promise<Map<string, string>> {
   }
   problems.throwIfAny();
   if (pending.length > 0) files.set("tests/gates.todo.test.ts", emitTodoTests(pending));
+  for (const [path, code] of await sdkFiles) files.set(path, code);
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
@@ -76,6 +91,9 @@ function listTree(dir: string): Map<string, string> {
       return;
     }
     for (const name of names) {
+      // The byte-code cache python3 writes beside a module it imports (generated/sdk/python/) is
+      // not part of the tree.
+      if (name === "__pycache__") continue;
       const p = join(d, name);
       if (statSync(p).isDirectory()) walk(p);
       else out.set(relative(dir, p), readFileSync(p, "utf8"));
