@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { Bus, type Committed, type Event, type PublishOutcome, type PublisherEnvelope } from "../bus/index.js";
 import {
   WritebackWorker,
-  journalPath,
   mirrorDebugEvent,
   openFileStateStore,
   openMemoryStateStore,
@@ -17,13 +16,13 @@ import {
 import { ToolRouter } from "./tools.js";
 import { PromptEngine } from "./prompts.js";
 import { ShellCommandRouter } from "./shell-commands.js";
-import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile } from "./context.js";
-import { discoverSkills, loadSkillBody, renderSkillListing, skillPromptText, type SkillScan } from "./skills.js";
-import { agentIdOf, checkedEvent, eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
-import { isEventName, type AgentStarted, type EventName, type EventPayloads, type Publisher, type UiSkillLoadResult } from "../../generated/index.js";
+import { AgentContext, type ContextHolder, type ToolListing } from "./agent-context.js";
+import { ResumeError, publisherToSource, recordEvent, reopenAgent, sessionMembers } from "./session-restore.js";
+import { agentIdOf, eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
+import { type AgentStarted, type EventName, type EventPayloads, type Publisher, type UiSkillLoadResult } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import type { Peer } from "./peers.js";
-import { emptyAgentFold, foldAgentRecord, parseAgentFold, type AgentFold } from "./agent-fold.js";
+import { emptyAgentFold, foldAgentRecord, type AgentFold } from "./agent-fold.js";
 import { openJournalHistory } from "./history.js";
 import { CHECKPOINT_EVERY_BYTES, HISTORY_PAGE_BYTES, HISTORY_PAGE_MAX_EVENTS } from "./limits.js";
 import type { ExtensionCounters } from "../host/index.js";
@@ -62,20 +61,11 @@ export interface ExtensionLiveness {
   counters(): readonly ExtensionCounters[];
 }
 
-export interface AgentState {
+export interface AgentState extends ContextHolder {
   readonly id: string;
   /** Identity, model, metadata and open prompts, folded from the journal (stored with its checkpoints). */
   readonly fold: AgentFold;
   log: EventLog;
-  /** AGENTS.md files, read once when the agent initializes in this process. */
-  agentsMd?: readonly AgentContextFile[];
-  /** Skill metadata, discovered once with the AGENTS.md snapshot (SPEC-skills). */
-  skills?: SkillScan;
-}
-
-/** Thrown when a session cannot be resumed; the message names the file and the reason. */
-export class ResumeError extends Error {
-  override name = "ResumeError";
 }
 
 export class Harness {
@@ -98,6 +88,7 @@ export class Harness {
   readonly prompts: PromptEngine;
   private shellCommands!: ShellCommandRouter;
   private readonly writeback: WritebackWorker | undefined;
+  private readonly context: AgentContext;
 
   private constructor(
     readonly sessionId: string,
@@ -114,6 +105,12 @@ export class Harness {
       history: { open: (recent) => openJournalHistory(this.historyLogs(), recent) },
     });
     this.writeback = writeback;
+    this.context = new AgentContext({
+      projectRoot,
+      ...(options.configRoot !== undefined ? { configRoot: options.configRoot } : {}),
+      ...(options.systemTemplate !== undefined ? { systemTemplate: options.systemTemplate } : {}),
+      skillSkipped: (p) => void this.publishHarness("harness.notice", { level: "warning", text: `skill skipped: ${p}`.slice(0, 1024), mandatory: false }),
+    });
     this.bus.onCommitted("ui.create_agent", (c) => this.onCreateAgent(c));
     this.bus.onCommitted("ui.skill_load", (c) => this.onSkillLoad(c));
     this.bus.onCommitted("agent.metadata_request", (c) => this.onMetadataRequest(c));
@@ -145,7 +142,7 @@ export class Harness {
       generationOf: (instance) => this.extensions.generationOf(instance),
       hasAgent: (agentId) => this.agents.has(agentId),
       systemPrompt: (agentId) => this.systemPromptFor(agentId),
-      tools: () => [...this.tools.tools.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+      tools: () => this.toolListing(),
       defaultModel: () => options.defaultModel,
       warn: (m) => options.warn?.(m),
       agentRecords: (agentId, from, to, maxBytes) => {
@@ -243,30 +240,8 @@ export class Harness {
    */
   private restoreFromJournals(sessionRecords: readonly JournalRecord[]): void {
     if (sessionRecords.length === 0) throw new ResumeError(`session ${this.sessionId} has no journal records`);
-    const members = new Set<string>();
-    for (const r of sessionRecords) {
-      const e = recordEvent(r, this.sessionLog.path);
-      if (e.name === "session.agent_loaded") members.add(e.data.agent_id);
-      if (e.name === "session.agent_unloaded") members.delete(e.data.agent_id);
-    }
-    for (const id of [...members].sort()) {
-      const file = journalPath(this.store.stateDir ?? "", "agent", id);
-      let fold = emptyAgentFold();
-      // The opening scan folds, as it reads, what follows a checkpoint whose fold stands for the
-      // records before it — or the whole journal: memory stays bounded by a record, not the journal.
-      const log = this.store.openAgent(id, {
-        resume: (stored, seq) => {
-          const f = parseAgentFold(stored, seq);
-          if (f) fold = f;
-          return f !== undefined;
-        },
-        onRecord: (r) => {
-          const e = recordEvent(r, file);
-          if (fold.next_seq === 0 && e.name !== "agent.started") throw new ResumeError(`${file}: agent journal does not start with agent.started`);
-          foldAgentRecord(fold, e, r.recorded_at);
-        },
-      });
-      if (fold.next_seq === 0) throw new ResumeError(`${log.path ?? id}: agent journal does not start with agent.started`);
+    for (const id of sessionMembers(sessionRecords, this.sessionLog.path)) {
+      const { fold, log } = reopenAgent(this.store, id);
       this.agents.set(id, { id, fold, log });
       this.prompts.restore(id, fold.model);
     }
@@ -361,49 +336,19 @@ export class Harness {
     void this.prompts.onProviderGone(instance, generation);
   }
 
-  /**
-   * Render previews for `tau dev print-*`: what a new agent's first provider request would hold.
-   * Reads render inputs only; creates, changes and stores nothing.
-   */
+  /** Render previews for `tau dev print-*` (AgentContext.preview): reads render inputs only. */
   preview(kind: "system-prompt" | "tools" | "prompt", text = ""): string {
-    const scan = discoverSkills(this.options.configRoot, this.projectRoot);
-    for (const p of scan.problems) this.options.warn?.(`skill skipped: ${p}`);
-    const system = renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, {
-      cwd: this.projectRoot,
-      agentsMd: this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.projectRoot) : [],
-      skills: renderSkillListing(scan.skills),
-    });
-    const tools = [...this.tools.tools.values()]
-      .sort((a, b) => (a.name < b.name ? -1 : 1))
-      .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
-    if (kind === "system-prompt") return system;
-    if (kind === "tools") return JSON.stringify(tools, null, 2);
-    return JSON.stringify({ system, messages: [{ role: "user", text: userEnvelope(text) }], tools }, null, 2);
+    return this.context.preview(kind, text, this.toolListing(), (m) => this.options.warn?.(m));
   }
 
-  /** The system prompt: the template with this agent's frozen AGENTS.md, skills and working directory. */
+  /** The tools a provider request lists, by name. */
+  private toolListing(): ToolListing[] {
+    return [...this.tools.tools.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  }
+
+  /** The system prompt of an agent, its context frozen on first use (AgentContext). */
   systemPromptFor(agentId: string): string {
-    const agent = this.agents.get(agentId);
-    if (agent) this.initializeContext(agent);
-    return renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, {
-      cwd: this.projectRoot,
-      agentsMd: agent?.agentsMd ?? [],
-      skills: renderSkillListing(agent?.skills?.skills ?? []),
-    });
-  }
-
-  /**
-   * Freezes an agent's context once per process: AGENTS.md files and skill metadata, read together.
-   * Invalid skills are reported as live warnings and left out.
-   */
-  private initializeContext(agent: AgentState): void {
-    if (agent.agentsMd === undefined) agent.agentsMd = this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.projectRoot) : [];
-    if (agent.skills === undefined) {
-      agent.skills = discoverSkills(this.options.configRoot, this.projectRoot);
-      for (const p of agent.skills.problems) {
-        void this.publishHarness("harness.notice", { level: "warning", text: `skill skipped: ${p}`.slice(0, 1024), mandatory: false });
-      }
-    }
+    return this.context.systemPrompt(this.agents.get(agentId));
   }
 
   /**
@@ -419,25 +364,15 @@ export class Harness {
     const refuse = (error: string) => answer({ ok: false, error: sanitizeLine(error).slice(0, 1024) });
     const agent = this.agents.get(req.agent_id);
     if (!agent) return void refuse(`unknown agent ${req.agent_id}`);
-    this.initializeContext(agent);
-    const skills = agent.skills?.skills ?? [];
-    const skill = skills.find((s) => s.name === req.name);
-    if (!skill) {
-      const known = skills.map((s) => s.name);
-      const list = known.length === 0 ? "no skills are available" : `known skills: ${known.join(", ")}`;
-      // A skill of that name that discovery skipped says why.
-      const skipped = agent.skills?.problems.find((p) => p.includes(`/${req.name}/SKILL.md: `));
-      return void refuse(`unknown skill ${JSON.stringify(req.name.slice(0, 80))}; ${list}${skipped ? `; skipped ${skipped}` : ""}`);
-    }
-    const loaded = loadSkillBody(skill);
-    if ("problem" in loaded) return void refuse(`skill ${skill.name}: ${loaded.problem}`);
+    const prompt = this.context.skillPrompt(agent, req.name, req.text);
+    if ("refusal" in prompt) return void refuse(prompt.refusal);
     const promptId = mintId("p");
     const o = await this.publishHarness("agent.prompt_submitted", {
       agent_id: agent.id,
       prompt_id: promptId,
       source: "human_ui",
       mode: req.mode ?? "queue",
-      text: skillPromptText(skill, loaded.body, req.text),
+      text: prompt.text,
     });
     if (o.status !== "committed") return void refuse("could not record the prompt");
     answer({ ok: true, prompt_id: promptId });
@@ -505,7 +440,7 @@ export class Harness {
       refuse(error);
     };
     try {
-      this.initializeContext(agent); // AGENTS.md and skills are frozen as the agent initializes
+      this.context.initialize(agent); // AGENTS.md and skills are frozen as the agent initializes
       const started: AgentStarted = { agent_id: agentId, session_id: this.sessionId, creator: "ui", cwd: this.projectRoot, ephemeral };
       if (req.parent_id !== undefined) started.parent_id = req.parent_id;
       if (req.role !== undefined) started.role = req.role;
@@ -566,25 +501,6 @@ export class Harness {
 function sanitizeLine(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ");
-}
-
-/** A journal record's event, checked against its schema (a record that fails it is a corrupt journal). */
-function recordEvent(r: JournalRecord, file: string | null): Event {
-  if (!isEventName(r.event.name)) throw new ResumeError(`${file ?? "journal"}: record ${r.seq} names unknown event ${r.event.name}`);
-  const e = checkedEvent(r.event.name, r.event.data);
-  if (e instanceof Error) throw new ResumeError(`${file ?? "journal"}: record ${r.seq}: ${e.message}`);
-  return e;
-}
-
-function publisherToSource(p: PublisherEnvelope): JournalRecord["source"] {
-  const s: JournalRecord["source"] = { class: p.class };
-  if (p.instance !== undefined) s.instance = p.instance;
-  if (p.kind !== undefined) s.kind = p.kind;
-  return s;
-}
-
-function sourceToPublisher(s: JournalRecord["source"]): PublisherEnvelope {
-  return Object.freeze({ ...s }) as PublisherEnvelope;
 }
 
 let mandatoryNotices = 0;

@@ -1,0 +1,90 @@
+// What an agent's model is told about its surroundings (SPEC-skills, SPEC-agent-lifecycle): the
+// system prompt rendered from the template with the agent's AGENTS.md files, skill listing and
+// working directory, frozen once per agent and process; skills looked up and loaded by name from
+// that frozen snapshot; and the previews `tau dev print-*` shows.
+import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile } from "./context.js";
+import { discoverSkills, loadSkillBody, renderSkillListing, skillPromptText, type SkillScan } from "./skills.js";
+
+/** The part of an agent's state its context is frozen into. */
+export interface ContextHolder {
+  /** AGENTS.md files, read once when the agent initializes in this process. */
+  agentsMd?: readonly AgentContextFile[];
+  /** Skill metadata, discovered once with the AGENTS.md snapshot (SPEC-skills). */
+  skills?: SkillScan;
+}
+
+export interface AgentContextOptions {
+  readonly projectRoot: string;
+  /** Where the user's AGENTS.md and skills live (the config root). */
+  readonly configRoot?: string;
+  readonly systemTemplate?: string;
+  /** A skill discovery skipped: reported live, never failing the session. */
+  readonly skillSkipped: (problem: string) => void;
+}
+
+export interface ToolListing {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: Record<string, unknown>;
+}
+
+export class AgentContext {
+  constructor(private readonly options: AgentContextOptions) {}
+
+  /** Freezes an agent's context once per process: AGENTS.md files and skill metadata, read together. */
+  initialize(agent: ContextHolder): void {
+    const { configRoot, projectRoot } = this.options;
+    if (agent.agentsMd === undefined) agent.agentsMd = configRoot ? collectAgentsMd(configRoot, projectRoot) : [];
+    if (agent.skills === undefined) {
+      agent.skills = discoverSkills(configRoot, projectRoot);
+      for (const p of agent.skills.problems) this.options.skillSkipped(p);
+    }
+  }
+
+  /** The system prompt: the template with this agent's frozen AGENTS.md, skills and working directory. */
+  systemPrompt(agent: ContextHolder | undefined): string {
+    if (agent) this.initialize(agent);
+    return renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, {
+      cwd: this.options.projectRoot,
+      agentsMd: agent?.agentsMd ?? [],
+      skills: renderSkillListing(agent?.skills?.skills ?? []),
+    });
+  }
+
+  /**
+   * The provider text of a human prompt that loads skill `name` of the agent's frozen snapshot
+   * (plus the user's text), or why it cannot: an unknown name lists the known ones and says why
+   * discovery skipped a skill of that name.
+   */
+  skillPrompt(agent: ContextHolder, name: string, text: string | undefined): { text: string } | { refusal: string } {
+    this.initialize(agent);
+    const skills = agent.skills?.skills ?? [];
+    const skill = skills.find((s) => s.name === name);
+    if (!skill) {
+      const known = skills.map((s) => s.name);
+      const list = known.length === 0 ? "no skills are available" : `known skills: ${known.join(", ")}`;
+      const skipped = agent.skills?.problems.find((p) => p.includes(`/${name}/SKILL.md: `));
+      return { refusal: `unknown skill ${JSON.stringify(name.slice(0, 80))}; ${list}${skipped ? `; skipped ${skipped}` : ""}` };
+    }
+    const loaded = loadSkillBody(skill);
+    if ("problem" in loaded) return { refusal: `skill ${skill.name}: ${loaded.problem}` };
+    return { text: skillPromptText(skill, loaded.body, text) };
+  }
+
+  /**
+   * Render previews for `tau dev print-*`: what a new agent's first provider request would hold.
+   * Reads render inputs only; creates, changes and stores nothing.
+   */
+  preview(kind: "system-prompt" | "tools" | "prompt", text: string, tools: readonly ToolListing[], warn: (m: string) => void): string {
+    const scan = discoverSkills(this.options.configRoot, this.options.projectRoot);
+    for (const p of scan.problems) warn(`skill skipped: ${p}`);
+    const system = renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, {
+      cwd: this.options.projectRoot,
+      agentsMd: this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.options.projectRoot) : [],
+      skills: renderSkillListing(scan.skills),
+    });
+    if (kind === "system-prompt") return system;
+    if (kind === "tools") return JSON.stringify(tools, null, 2);
+    return JSON.stringify({ system, messages: [{ role: "user", text: userEnvelope(text) }], tools }, null, 2);
+  }
+}
