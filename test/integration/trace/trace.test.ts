@@ -44,13 +44,8 @@ function golden(name: string, actual: string): void {
 }
 
 describe("tau agent trace on the committed fixture", () => {
-  const cases: Array<[string, string[], string]> = [
-    ["trace.golden.native", ["--format", "native"], "native.jsonl"],
-    ["trace.golden.jsonl", ["--format", "jsonl"], "compact-lite.jsonl"],
-    ["trace.golden.jsonl-full", ["--format", "jsonl", "--full"], "compact-full.jsonl"],
-    ["trace.golden.perf", ["--format", "perf"], "perf.jsonl"],
-  ];
-  it.each(cases)("[%s] matches its golden output, every line JSON, no control character raw", async (_id, flags, file) => {
+  /** Runs one format against the fixture, compares it with its golden file, and checks the state directory is untouched. */
+  async function goldenCase(flags: string[], file: string): Promise<void> {
     const f = fixtureHome();
     const before = snapshotTree(join(f.home, "state"));
     const r = await runTau(["agent", "trace", FIXTURE_AGENT, ...flags], { env: f.env });
@@ -59,9 +54,13 @@ describe("tau agent trace on the committed fixture", () => {
     golden(file, r.stdout);
     for (const line of r.stdout.split("\n").slice(0, -1)) JSON.parse(line);
     expect(RAW_CONTROL.test(r.stdout)).toBe(false);
-    // [trace.read-only] nothing in the state directory changed: bytes, mtimes, and no file left behind.
+    // Read-only: nothing in the state directory changed (bytes, mtimes), and no file was left behind.
     expect(snapshotTree(join(f.home, "state"))).toEqual(before);
-  });
+  }
+  it("[trace.golden.native] native matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "native"], "native.jsonl"));
+  it("[trace.golden.jsonl] compact lite matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "jsonl"], "compact-lite.jsonl"));
+  it("[trace.golden.jsonl-full] compact full matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "jsonl", "--full"], "compact-full.jsonl"));
+  it("[trace.golden.perf] perf matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "perf"], "perf.jsonl"));
 
   it("[trace.lite.bounded] lite mode keeps 4 KiB of a long output and names its size; --full keeps it whole", async () => {
     const f = fixtureHome();
