@@ -3,7 +3,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Tag } from "cbor-x";
-import { compactLine, jsonLine, nativeLine, nativeValue, utf8Prefix } from "../../../handwritten/trace/index.js";
+import { closeSync, fstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compactLine, jsonLine, nativeLine, nativeValue, openStaging, utf8Prefix } from "../../../handwritten/trace/index.js";
 import type { JournalRecord } from "../../../handwritten/store/index.js";
 
 /** Bytes of a raw C0 control (other than the line's final newline), DEL, or a UTF-8-encoded C1 control. */
@@ -84,5 +87,21 @@ describe("trace lines", () => {
         else expect(Buffer.byteLength(p)).toBeGreaterThan(max - 4);
       }),
     );
+  });
+});
+
+describe("trace staging", () => {
+  it("[trace.corrupt.no-output] the staging file is private (0600) and has no name from the moment it is opened", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tau-staging-"));
+    try {
+      const fd = openStaging(dir);
+      const st = fstatSync(fd);
+      expect(st.mode & 0o777).toBe(0o600);
+      expect(st.nlink).toBe(0);
+      expect(readdirSync(dir)).toEqual([]);
+      closeSync(fd);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
