@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { PERSISTENCE, isEventName } from "../../generated/index.js";
-import { checkedEvent } from "../protocol/index.js";
+import { agentIdOf, checkedEvent, type Event } from "../protocol/index.js";
 import { randomHex } from "../protocol/random.js";
 import { JournalCorruptError, nodeIo, scanFrames, validateJournalRecord, type JournalRecord, type ValidationResult } from "../store/index.js";
 import { PerfProjection, compactLine, nativeLine } from "./project.js";
@@ -69,8 +69,11 @@ export function openStaging(dir: string = os.tmpdir()): number {
   return fd;
 }
 
-/** The strict semantic check of an agent journal: known agent events, each about this agent, starting with its agent.started. */
-export function agentJournalSemantics(agentId: string): (r: JournalRecord) => ValidationResult {
+/**
+ * The strict semantic check of an agent journal: known agent events, each about this agent, starting
+ * with its agent.started. `onChecked` receives each accepted record's typed event.
+ */
+export function agentJournalSemantics(agentId: string, onChecked?: (e: Event) => void): (r: JournalRecord) => ValidationResult {
   return (r) => {
     const { name, data } = r.event;
     if (!isEventName(name)) return { ok: false, reason: `unknown event ${name}` };
@@ -79,7 +82,9 @@ export function agentJournalSemantics(agentId: string): (r: JournalRecord) => Va
     if (r.seq > 0 && name === "agent.started") return { ok: false, reason: "agent.started after the first record" };
     const checked = checkedEvent(name, data);
     if (checked instanceof Error) return { ok: false, reason: checked.message };
-    if ("agent_id" in data && data.agent_id !== agentId) return { ok: false, reason: `record about agent ${String(data.agent_id)} in the journal of ${agentId}` };
+    const about = agentIdOf(checked);
+    if (about !== undefined && about !== agentId) return { ok: false, reason: `record about agent ${about} in the journal of ${agentId}` };
+    onChecked?.(checked);
     return { ok: true };
   };
 }
@@ -94,11 +99,14 @@ export function stageTrace(opts: TraceOptions, stagingFd: number): TraceReport {
     const out = new Staging(stagingFd);
     const perf = opts.format === "perf" ? new PerfProjection() : null;
     const full = opts.full === true;
+    // The semantic check runs just before onRecord for the same record: it hands over the typed event.
+    let checked: Event | undefined;
+    const semantic = agentJournalSemantics(snap.agentId, (e) => (checked = e));
     const onRecord = (r: JournalRecord) => {
-      if (perf) perf.add(r);
-      else out.write(opts.format === "native" ? nativeLine(r) : compactLine(r, full));
+      if (perf && checked) perf.add(checked, r.recorded_at);
+      else if (!perf) out.write(opts.format === "native" ? nativeLine(r) : compactLine(r, full));
     };
-    const scan = scanFrames<JournalRecord>(nodeIo, snap.fd, snap.file, { validate: validateJournalRecord, semantic: agentJournalSemantics(snap.agentId), onRecord }, { offset: 0, seq: 0 }, { until: snap.cut });
+    const scan = scanFrames<JournalRecord>(nodeIo, snap.fd, snap.file, { validate: validateJournalRecord, semantic, onRecord }, { offset: 0, seq: 0 }, { until: snap.cut });
     let ignoredTail: TraceReport["ignoredTail"] = null;
     if (snap.mode === "checkpoint") {
       // The checkpoint's boundary is a frame boundary with next_seq before it, or the checkpoint lies.

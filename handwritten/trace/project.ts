@@ -1,5 +1,7 @@
 // The three projections of an agent journal (SPEC-trace-export): native, compact JSONL and perf.
 // Every line goes through `jsonLine`, so no C0/C1 control character is ever written raw.
+import type { Usage } from "../../generated/index.js";
+import type { Event } from "../protocol/index.js";
 import type { JournalRecord } from "../store/index.js";
 
 /** Bytes each semantic text or terminal output keeps in compact lite mode. */
@@ -161,65 +163,63 @@ export class PerfProjection {
     return p;
   }
 
-  add(record: JournalRecord): void {
-    const d = record.event.data;
-    const at = record.recorded_at;
-    const pid = typeof d.prompt_id === "string" ? d.prompt_id : null;
-    switch (record.event.name) {
+  /** Folds one validated event, recorded at `at` (microseconds). */
+  add(e: Event, at: number): void {
+    switch (e.name) {
       case "agent.started":
-        this.agentId = String(d.agent_id);
+        this.agentId = e.data.agent_id;
         return;
       case "agent.prompt_submitted":
-        if (pid) this.prompt(pid).submitted_at_us = at;
+        this.prompt(e.data.prompt_id).submitted_at_us = at;
         return;
       case "agent.prompt_started": {
-        if (!pid) return;
-        const p = this.prompt(pid);
+        const p = this.prompt(e.data.prompt_id);
         p.started_at_us ??= at;
-        p.rounds.push({ round: Number(d.round), model: typeof d.model === "string" ? d.model : null, started_at_us: at, finished_at_us: null, provider_us: null, outcome: null, tool_calls: 0, tool_wall_us: null, tokens: null });
+        p.rounds.push({ round: e.data.round, model: e.data.model ?? null, started_at_us: at, finished_at_us: null, provider_us: null, outcome: null, tool_calls: 0, tool_wall_us: null, tokens: null });
         return;
       }
+      case "provider.response_failed":
+        this.finishRound(e.data.prompt_id, e.data.round, at, null, `failed:${e.data.error_class}`, undefined, []);
+        return;
       case "provider.response_finished":
-      case "provider.response_failed": {
-        if (!pid) return;
-        const p = this.prompt(pid);
-        const r = p.rounds.findLast((x) => x.round === Number(d.round));
-        if (!r) return;
-        r.finished_at_us = at;
-        r.provider_us = span(r.started_at_us, at);
-        if (typeof d.model === "string") r.model = d.model;
-        r.outcome = record.event.name === "provider.response_failed" ? `failed:${String(d.error_class)}` : String(d.finish_reason);
-        const u = d.usage as Record<string, number> | undefined;
-        if (u) r.tokens = { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0, cache_read: u.cache_read_tokens ?? 0, cache_write: u.cache_write_tokens ?? 0, reasoning: u.reasoning_tokens ?? 0 };
-        const calls = Array.isArray(d.tool_calls) ? (d.tool_calls as Array<{ call_id: string }>) : [];
-        r.tool_calls = calls.length;
-        for (const c of calls) p.pending.set(c.call_id, at);
+        this.finishRound(e.data.prompt_id, e.data.round, at, e.data.model, e.data.finish_reason, e.data.usage, e.data.tool_calls);
         return;
-      }
       case "provider.tool_result":
       case "provider.tool_error": {
-        if (!pid) return;
-        const p = this.prompt(pid);
-        const asked = p.pending.get(String(d.call_id));
+        const p = this.prompt(e.data.prompt_id);
+        const asked = p.pending.get(e.data.call_id);
         p.tool_calls++;
-        if (record.event.name === "provider.tool_error") p.tool_errors++;
+        if (e.name === "provider.tool_error") p.tool_errors++;
         if (asked === undefined) return;
-        p.pending.delete(String(d.call_id));
+        p.pending.delete(e.data.call_id);
         p.tool_us += span(asked, at) ?? 0;
         const r = p.rounds.findLast((x) => x.finished_at_us === asked);
         if (r) r.tool_wall_us = Math.max(r.tool_wall_us ?? 0, span(asked, at) ?? 0);
         return;
       }
-      case "agent.outer_turn_finished":
-        if (!pid) return;
-        this.prompt(pid).finished_at_us = at;
-        this.prompt(pid).outcome = String(d.outcome);
+      case "agent.outer_turn_finished": {
+        const p = this.prompt(e.data.prompt_id);
+        p.finished_at_us = at;
+        p.outcome = e.data.outcome;
         return;
+      }
       case "agent.prompt_cancelled":
-        if (!pid) return;
-        this.prompt(pid).outcome ??= "cancelled";
+        this.prompt(e.data.prompt_id).outcome ??= "cancelled";
         return;
     }
+  }
+
+  private finishRound(promptId: string, round: number, at: number, model: string | null, outcome: string, usage: Usage | undefined, calls: ReadonlyArray<{ call_id: string }>): void {
+    const p = this.prompt(promptId);
+    const r = p.rounds.findLast((x) => x.round === round);
+    if (!r) return;
+    r.finished_at_us = at;
+    r.provider_us = span(r.started_at_us, at);
+    if (model !== null) r.model = model;
+    r.outcome = outcome;
+    if (usage) r.tokens = { input: usage.input_tokens, output: usage.output_tokens, cache_read: usage.cache_read_tokens ?? 0, cache_write: usage.cache_write_tokens ?? 0, reasoning: usage.reasoning_tokens ?? 0 };
+    r.tool_calls = calls.length;
+    for (const c of calls) p.pending.set(c.call_id, at);
   }
 
   /** One line per prompt (journal order of first appearance), then one line for the agent. */
