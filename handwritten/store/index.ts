@@ -22,7 +22,7 @@ export {
   type JournalRecord,
   type PromptHistoryRecord,
 } from "./validate.js";
-export { acquireJournalLock, type LockHandle } from "./lock.js";
+export { acquireJournalLock, liveJournalWriter, type LockHandle } from "./lock.js";
 export {
   FileJournal,
   MemoryJournal,

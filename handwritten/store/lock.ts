@@ -144,3 +144,14 @@ export function acquireJournalLock(journalPath: string): LockHandle {
   const last = readHolder(lockPath);
   throw new JournalLockedError(journalPath, last !== "missing" && last !== null ? last.pid : 0);
 }
+
+/**
+ * The pid of the live writer holding `journalPath`'s lock, or null when no live process holds it
+ * (no lock file, an unreadable one, or a dead holder). A read-only probe: it never takes, removes
+ * or waits for the lock (offline readers use it to choose how to read a journal).
+ */
+export function liveJournalWriter(journalPath: string): number | null {
+  const holder = readHolder(`${journalPath}.lock`);
+  if (holder === "missing" || holder === null) return null;
+  return isHolderAlive(holder.pid, holder.start) ? holder.pid : null;
+}

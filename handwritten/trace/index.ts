@@ -1,0 +1,5 @@
+// Offline trace export of agent journals: read-only, snapshot-consistent (SPEC-trace-export).
+export { TraceError, captureAgentJournal, closeSnapshot, type JournalSnapshot } from "./snapshot.js";
+export { resolveAgent, resolveId, resolveSession, sessionAgents } from "./resolve.js";
+export { LITE_TEXT_BYTES, PerfProjection, compactLine, jsonLine, nativeLine, nativeValue, utf8Prefix } from "./project.js";
+export { TRACE_FORMATS, agentJournalSemantics, copyStaging, exportTrace, openStaging, stageTrace, type TraceFormat, type TraceOptions, type TraceReport } from "./export.js";

@@ -1,0 +1,173 @@
+// `tau agent trace` through the real binary: golden output per format on a committed journal made
+// by tau's own store writer, addressing and errors, no partial output on corruption, no write to
+// the state directory, and a trace of a journal a real daemon is writing at that moment.
+import { cpSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { TestClient, isAlive, startDaemon, tauHome, waitFor } from "../../support/daemon.js";
+import { REPO_ROOT } from "../../support/paths.js";
+import { runTau } from "../../support/run-tau.js";
+import { generateSession } from "../../support/session-generator.js";
+import { FIXTURE_AGENT, FIXTURE_SESSION } from "../../fixtures/trace/make-fixture.js";
+
+const FIXTURE = join(REPO_ROOT, "test", "fixtures", "trace");
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()?.();
+});
+
+/** A TAU_HOME holding a copy of the fixture state (the test never runs against the committed files). */
+function fixtureHome(): { home: string; env: NodeJS.ProcessEnv; journal: string } {
+  const h = tauHome();
+  cleanups.push(h.dispose);
+  cpSync(join(FIXTURE, "state"), join(h.home, "state"), { recursive: true });
+  return { home: h.home, env: h.env, journal: join(h.home, "state", "agents", FIXTURE_AGENT, "events.cbor") };
+}
+
+/** Every file under `dir` with its bytes and mtime. */
+function snapshotTree(dir: string): Map<string, { bytes: string; mtimeNs: bigint }> {
+  const out = new Map<string, { bytes: string; mtimeNs: bigint }>();
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!e.isFile()) continue;
+    const p = join(e.parentPath, e.name);
+    out.set(p, { bytes: readFileSync(p).toString("base64"), mtimeNs: statSync(p, { bigint: true }).mtimeNs });
+  }
+  return out;
+}
+
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/; // a newline ends each line; nothing else raw
+
+function golden(name: string, actual: string): void {
+  const file = join(FIXTURE, "golden", name);
+  if (process.env.UPDATE_GOLDEN === "1") writeFileSync(file, actual);
+  expect(actual).toBe(readFileSync(file, "utf8"));
+}
+
+describe("tau agent trace on the committed fixture", () => {
+  /** Runs one format against the fixture, compares it with its golden file, and checks the state directory is untouched. */
+  async function goldenCase(flags: string[], file: string): Promise<void> {
+    const f = fixtureHome();
+    const before = snapshotTree(join(f.home, "state"));
+    const r = await runTau(["agent", "trace", FIXTURE_AGENT, ...flags], { env: f.env });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    golden(file, r.stdout);
+    for (const line of r.stdout.split("\n").slice(0, -1)) JSON.parse(line);
+    expect(RAW_CONTROL.test(r.stdout)).toBe(false);
+    // Read-only: nothing in the state directory changed (bytes, mtimes), and no file was left behind.
+    expect(snapshotTree(join(f.home, "state"))).toEqual(before);
+  }
+  it("[trace.golden.native] native matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "native"], "native.jsonl"));
+  it("[trace.golden.jsonl] compact lite matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "jsonl"], "compact-lite.jsonl"));
+  it("[trace.golden.jsonl-full] compact full matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "jsonl", "--full"], "compact-full.jsonl"));
+  it("[trace.golden.perf] perf matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "perf"], "perf.jsonl"));
+
+  it("[trace.lite.bounded] lite mode keeps 4 KiB of a long output and names its size; --full keeps it whole", async () => {
+    const f = fixtureHome();
+    const lite = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", "jsonl"], { env: f.env });
+    const full = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", "jsonl", "--full"], { env: f.env });
+    const pick = (out: string) => out.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { event: string; data: { output?: string }; truncated?: Record<string, number> }).find((l) => l.event === "provider.tool_result");
+    const l = pick(lite.stdout);
+    const w = pick(full.stdout);
+    expect(Buffer.byteLength(l?.data.output ?? "")).toBeLessThanOrEqual(4096);
+    expect(l?.truncated).toEqual({ "data.output": Buffer.byteLength(w?.data.output ?? "") });
+    expect(w?.data.output?.startsWith(l?.data.output ?? "x")).toBe(true);
+    expect(w?.truncated).toBeUndefined();
+  });
+
+  it("[trace.native.lossless] native lines are the journal's records, field for field", async () => {
+    const f = fixtureHome();
+    const r = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", "native"], { env: f.env });
+    const { replayJournal, validateJournalRecord } = await import("../../../handwritten/store/index.js");
+    const records = replayJournal(f.journal, { validate: validateJournalRecord }).records;
+    expect(r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as unknown)).toEqual(JSON.parse(JSON.stringify(records)));
+  });
+
+  it("[trace.address.prefix-and-errors] unique prefixes and --session resolve; unknown and ambiguous ids fail with exit 1 and no output", async () => {
+    const f = fixtureHome();
+    const byPrefix = await runTau(["agent", "trace", "a-trace-fixture-0001".slice(0, 19) + "1", "--session", FIXTURE_SESSION.slice(0, 8), "--format", "perf"], { env: f.env });
+    expect(byPrefix.code).toBe(0);
+    expect(byPrefix.stdout).toContain(FIXTURE_AGENT);
+    const ambiguous = await runTau(["agent", "trace", "a-trace", "--format", "perf"], { env: f.env });
+    expect([ambiguous.code, ambiguous.stdout]).toEqual([1, ""]);
+    expect(ambiguous.stderr).toMatch(/ambiguous: 2 agents match/);
+    const unknown = await runTau(["agent", "trace", "a-nope", "--format", "native"], { env: f.env });
+    expect([unknown.code, unknown.stdout]).toEqual([1, ""]);
+    expect(unknown.stderr).toMatch(/no agent matches "a-nope"/);
+    const noSession = await runTau(["agent", "trace", FIXTURE_AGENT, "--session", "s-nope", "--format", "native"], { env: f.env });
+    expect([noSession.code, noSession.stdout]).toEqual([1, ""]);
+    expect(noSession.stderr).toMatch(/no session matches/);
+  });
+
+  it("[trace.corrupt.no-output] a corrupt frame inside the prefix fails with exit 1, nothing on stdout, and the journal untouched", async () => {
+    const f = fixtureHome();
+    const bytes = readFileSync(f.journal);
+    // Break the CBOR of a frame in the middle (its first payload byte becomes a stray "break"): the
+    // frames before it are fine, so a streaming exporter would already have printed them.
+    const offsets: number[] = [];
+    for (let at = 0; at < bytes.length; at += 8 + Number(bytes.readBigUInt64LE(at))) offsets.push(at);
+    const corrupt = Buffer.from(bytes);
+    corrupt[(offsets[9] ?? 0) + 8] = 0xff;
+    writeFileSync(f.journal, corrupt);
+    const before = snapshotTree(join(f.home, "state"));
+    for (const format of ["native", "jsonl", "perf"]) {
+      const r = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", format], { env: f.env });
+      expect([r.code, r.stdout]).toEqual([1, ""]);
+      expect(r.stderr).toMatch(/corrupt frame at offset \d+/);
+    }
+    expect(snapshotTree(join(f.home, "state"))).toEqual(before);
+  });
+
+  it("[trace.corrupt.no-output] a crash tail after the last complete frame is reported, not exported, and left in place", async () => {
+    const f = fixtureHome();
+    const bytes = readFileSync(f.journal);
+    writeFileSync(f.journal, Buffer.concat([bytes, Buffer.from([9, 0, 0, 0, 0, 0, 0, 0, 1, 2])]));
+    const r = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", "native"], { env: f.env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/incomplete final frame \(10 bytes/);
+    expect(r.stdout).toBe(readFileSync(join(FIXTURE, "golden", "native.jsonl"), "utf8"));
+    expect(readFileSync(f.journal).length).toBe(bytes.length + 10);
+  });
+});
+
+describe("tau agent trace while a real daemon writes the journal", () => {
+  it("[trace.live.checkpoint-boundary] validates and ends exactly on the bound checkpoint's frame boundary; the daemon keeps writing", async () => {
+    const h = tauHome();
+    cleanups.push(h.dispose);
+    const state = join(h.home, "state");
+    const g = generateSession(state, { targetBytes: 256 * 1024, outputBytes: 4096, projectRoot: h.home });
+    const journal = join(state, "agents", g.agentId, "events.cbor");
+    const checkpoint = JSON.parse(readFileSync(join(state, "agents", g.agentId, "meta.json"), "utf8")) as { boundary: number; next_seq: number };
+    const d = await startDaemon(h.env, ["--resume", g.sessionId, "--project-root", h.home]);
+    cleanups.push(() => {
+      if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
+    });
+    expect(existsSync(`${journal}.lock`)).toBe(true);
+    const ui = await TestClient.ui(d.socket);
+    cleanups.push(() => ui.close());
+    // Keep the daemon appending to the agent's journal while the trace runs.
+    let writing = true;
+    let n = 0;
+    const writer = (async () => {
+      while (writing) {
+        ui.emit("agent.metadata_request", { agent_id: g.agentId, key: "cwd", value: `/work/sub-${n++}` });
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    await waitFor(() => statSync(journal).size > checkpoint.boundary, "the daemon to append");
+    const r = await runTau(["agent", "trace", g.agentId.slice(0, 10), "--format", "native"], { env: h.env });
+    const grownDuring = statSync(journal).size;
+    writing = false;
+    await writer;
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { seq: number });
+    expect(lines.map((l) => l.seq)).toEqual(Array.from({ length: checkpoint.next_seq }, (_, i) => i));
+    expect(grownDuring).toBeGreaterThan(checkpoint.boundary);
+    // The daemon was not kept out: it still holds its lock and appends after the trace.
+    const sizeAfter = statSync(journal).size;
+    ui.emit("agent.metadata_request", { agent_id: g.agentId, key: "cwd", value: "/work/after" });
+    await waitFor(() => statSync(journal).size > sizeAfter, "an append after the trace");
+    expect(isAlive(d.pid)).toBe(true);
+  });
+});
