@@ -276,7 +276,8 @@ export type ExtensionStarting = {
   attempt: number;
 };
 
-export type FinishReason = "stop" | "tool_calls" | "length";
+/** Why a response ended (SPEC-provider-chat-completions, "Finish reasons"). */
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter";
 
 export type HarnessConfig = {
   extensions?: Array<ExtensionConfig>;
@@ -425,12 +426,18 @@ export type ProviderCancelRequest = {
 export type ProviderMessage = {
   role: MessageRole;
   text?: BodyText;
+  /**
+   * An assistant message's reasoning as the model streamed it, kept so that it can be sent back to
+   * servers that need it (SPEC-provider-chat-completions, "Reasoning sent back").
+   */
+  reasoning?: BodyText;
   tool_calls?: Array<ToolCall>;
   call_id?: Id;
   is_error?: boolean;
   /**
-   * Only inside `provider.request_part`: this entry's `text` continues the previous message's text
-   * (a message too large for one part is split across parts); a reassembled request never has it.
+   * Only inside `provider.request_part`: this entry's `text` and `reasoning` continue the previous
+   * message's (a message too large for one part is split across parts); a reassembled request never
+   * has it.
    */
   continues?: boolean;
 };
@@ -511,6 +518,12 @@ export type ProviderResponseFinished = {
   reasoning?: BodyText;
   tool_calls: Array<ToolCall>;
   finish_reason: FinishReason;
+  /**
+   * The finish reason exactly as the server sent it, present only when it differs from
+   * `finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,
+   * or `""` when the stream ended cleanly without any.
+   */
+  server_finish_reason?: ShortText;
   usage?: Usage;
 };
 
@@ -522,6 +535,12 @@ export type ProviderResponseFinishedReported = {
   reasoning?: BodyText;
   tool_calls: Array<ToolCall>;
   finish_reason: FinishReason;
+  /**
+   * The finish reason exactly as the server sent it, present only when it differs from
+   * `finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,
+   * or `""` when the stream ended cleanly without any.
+   */
+  server_finish_reason?: ShortText;
   usage?: Usage;
 };
 
