@@ -462,6 +462,8 @@ export type ProviderProfile = {
   models: Array<ShortText>;
   /** The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none. */
   api_key_secret?: InstanceName;
+  /** How kept reasoning is sent back to this endpoint; `auto` when absent. */
+  reasoning_replay?: ReasoningReplay;
 };
 
 /**
@@ -599,6 +601,14 @@ export type ReadyMessage = {
   message: "ready";
   payload: Record<string, never>;
 };
+
+/**
+ * How an assistant message's kept reasoning is sent back to a chat-completions server
+ * (SPEC-provider-chat-completions, "Reasoning sent back"): `auto` decides per model, `reasoning_content`
+ * puts it in every assistant message's `reasoning_content` (DeepSeek's thinking mode needs it),
+ * `reasoning` in `reasoning` when there is any, `none` never sends it.
+ */
+export type ReasoningReplay = "auto" | "reasoning_content" | "reasoning" | "none";
 
 /** Who caused a durable record: the harness, or a configured peer by stable identity. */
 export type RecordSource = {
