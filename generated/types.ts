@@ -276,7 +276,8 @@ export type ExtensionStarting = {
   attempt: number;
 };
 
-export type FinishReason = "stop" | "tool_calls" | "length";
+/** Why a response ended (SPEC-provider-chat-completions, "Finish reasons"). */
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter";
 
 export type HarnessConfig = {
   extensions?: Array<ExtensionConfig>;
@@ -425,12 +426,18 @@ export type ProviderCancelRequest = {
 export type ProviderMessage = {
   role: MessageRole;
   text?: BodyText;
+  /**
+   * An assistant message's reasoning as the model streamed it, kept so that it can be sent back to
+   * servers that need it (SPEC-provider-chat-completions, "Reasoning sent back").
+   */
+  reasoning?: BodyText;
   tool_calls?: Array<ToolCall>;
   call_id?: Id;
   is_error?: boolean;
   /**
-   * Only inside `provider.request_part`: this entry's `text` continues the previous message's text
-   * (a message too large for one part is split across parts); a reassembled request never has it.
+   * Only inside `provider.request_part`: this entry's `text` and `reasoning` continue the previous
+   * message's (a message too large for one part is split across parts); a reassembled request never
+   * has it.
    */
   continues?: boolean;
 };
@@ -455,6 +462,8 @@ export type ProviderProfile = {
   models: Array<ShortText>;
   /** The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none. */
   api_key_secret?: InstanceName;
+  /** How kept reasoning is sent back to this endpoint; `auto` when absent. */
+  reasoning_replay?: ReasoningReplay;
 };
 
 /**
@@ -511,6 +520,12 @@ export type ProviderResponseFinished = {
   reasoning?: BodyText;
   tool_calls: Array<ToolCall>;
   finish_reason: FinishReason;
+  /**
+   * The finish reason exactly as the server sent it, present only when it differs from
+   * `finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,
+   * or `""` when the stream ended cleanly without any.
+   */
+  server_finish_reason?: ShortText;
   usage?: Usage;
 };
 
@@ -522,6 +537,12 @@ export type ProviderResponseFinishedReported = {
   reasoning?: BodyText;
   tool_calls: Array<ToolCall>;
   finish_reason: FinishReason;
+  /**
+   * The finish reason exactly as the server sent it, present only when it differs from
+   * `finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,
+   * or `""` when the stream ended cleanly without any.
+   */
+  server_finish_reason?: ShortText;
   usage?: Usage;
 };
 
@@ -580,6 +601,14 @@ export type ReadyMessage = {
   message: "ready";
   payload: Record<string, never>;
 };
+
+/**
+ * How an assistant message's kept reasoning is sent back to a chat-completions server
+ * (SPEC-provider-chat-completions, "Reasoning sent back"): `auto` decides per model, `reasoning_content`
+ * puts it in every assistant message's `reasoning_content` (DeepSeek's thinking mode needs it),
+ * `reasoning` in `reasoning` when there is any, `none` never sends it.
+ */
+export type ReasoningReplay = "auto" | "reasoning_content" | "reasoning" | "none";
 
 /** Who caused a durable record: the harness, or a configured peer by stable identity. */
 export type RecordSource = {

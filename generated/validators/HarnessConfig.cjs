@@ -9,7 +9,7 @@ function codePointLength(s) {
 exports.validateHarnessConfig = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
-const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
+const schema18 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json"},"enable":{"type":"boolean"},"require":{"type":"boolean","description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json"},"command":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"cwd":{"$ref":"PathText.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string"},"call_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Tools this extension may call with its own `tool.request` (exact names after prefixing, or\n`\"*\"` for any); none when absent. Its calls never enter an agent's transcript."},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
@@ -452,7 +452,8 @@ return errors === 0;
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema11 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}};
-const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"base_url":{"$ref":"ShortText.json","pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}},"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`."};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"base_url":{"$ref":"ShortText.json","pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."},"reasoning_replay":{"$ref":"ReasoningReplay.json","description":"How kept reasoning is sent back to this endpoint; `auto` when absent."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}},"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`."};
+const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningReplay.json","type":"string","enum":["auto","reasoning_content","reasoning","none"],"description":"How an assistant message's kept reasoning is sent back to a chat-completions server\n(SPEC-provider-chat-completions, \"Reasoning sent back\"): `auto` decides per model, `reasoning_content`\nputs it in every assistant message's `reasoning_content` (DeepSeek's thinking mode needs it),\n`reasoning` in `reasoning` when there is any, `none` never sends it."};
 const pattern2 = new RegExp("^https?://[^\\s]+$", "u");
 
 function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -578,14 +579,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.reasoning_replay !== undefined){
+let data4 = data.reasoning_replay;
+const _errs12 = errors;
+if(typeof data4 !== "string"){
+validate4.errors = [{instancePath:instancePath+"/reasoning_replay",schemaPath:"ReasoningReplay.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data4 === "auto") || (data4 === "reasoning_content")) || (data4 === "reasoning")) || (data4 === "none"))){
+validate4.errors = [{instancePath:instancePath+"/reasoning_replay",schemaPath:"ReasoningReplay.json/enum",keyword:"enum",params:{allowedValues: schema16.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(((key0 !== "base_url") && (key0 !== "models")) && (key0 !== "api_key_secret")){
-const _errs13 = errors;
+if((((key0 !== "base_url") && (key0 !== "models")) && (key0 !== "api_key_secret")) && (key0 !== "reasoning_replay")){
+const _errs16 = errors;
 validate4.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs13 === errors;
-if(!valid5){
+var valid6 = _errs16 === errors;
+if(!valid6){
 break;
+}
 }
 }
 }

@@ -10,12 +10,12 @@ exports.validateProviderRequestPart = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRequestPart.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"index":{"type":"integer","minimum":0,"maximum":4294967295},"messages":{"type":"array","items":{"$ref":"ProviderMessage.json"},"maxItems":100000},"tools":{"type":"array","items":{"$ref":"ToolSpec.json"},"maxItems":1024}},"required":["prompt_id","round","index","messages","tools"],"unevaluatedProperties":{"not":{}},"description":"One part of a prompt's transcript and tools, in order (`index` from 0 to `parts - 1`).","x-tau-event":"provider.request_part"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
-const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderMessage.json","type":"object","properties":{"role":{"$ref":"MessageRole.json"},"text":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"call_id":{"$ref":"Id.json"},"is_error":{"type":"boolean"},"continues":{"type":"boolean","description":"Only inside `provider.request_part`: this entry's `text` continues the previous message's text\n(a message too large for one part is split across parts); a reassembled request never has it."}},"required":["role"],"unevaluatedProperties":{"not":{}}};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderMessage.json","type":"object","properties":{"role":{"$ref":"MessageRole.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json","description":"An assistant message's reasoning as the model streamed it, kept so that it can be sent back to\nservers that need it (SPEC-provider-chat-completions, \"Reasoning sent back\")."},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"call_id":{"$ref":"Id.json"},"is_error":{"type":"boolean"},"continues":{"type":"boolean","description":"Only inside `provider.request_part`: this entry's `text` and `reasoning` continue the previous\nmessage's (a message too large for one part is split across parts); a reassembled request never\nhas it."}},"required":["role"],"unevaluatedProperties":{"not":{}}};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"MessageRole.json","type":"string","enum":["system","user","assistant","tool"]};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const func0 = codePointLength;
-const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
-const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
+const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ToolCall.json" */;
@@ -187,26 +187,48 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool_calls !== undefined){
-let data2 = data.tool_calls;
+if(data.reasoning !== undefined){
+let data2 = data.reasoning;
 const _errs7 = errors;
-if(errors === _errs7){
-if(Array.isArray(data2)){
-if(data2.length > 128){
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func0(data2) > 8388608){
+validate1.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool_calls !== undefined){
+let data3 = data.tool_calls;
+const _errs10 = errors;
+if(errors === _errs10){
+if(Array.isArray(data3)){
+if(data3.length > 128){
 validate1.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
 return false;
 }
 else {
-var valid3 = true;
-const len0 = data2.length;
+var valid4 = true;
+const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-const _errs9 = errors;
-if(!(validate2(data2[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+const _errs12 = errors;
+if(!(validate2(data3[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate2.errors : vErrors.concat(validate2.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs9 === errors;
-if(!valid3){
+var valid4 = _errs12 === errors;
+if(!valid4){
 break;
 }
 }
@@ -217,19 +239,19 @@ validate1.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.call_id !== undefined){
-let data4 = data.call_id;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data4 === "string"){
-if(!pattern0.test(data4)){
+let data5 = data.call_id;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
 validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
@@ -239,44 +261,45 @@ validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/ty
 return false;
 }
 }
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.is_error !== undefined){
-const _errs13 = errors;
-if(typeof data.is_error !== "boolean"){
-validate1.errors = [{instancePath:instancePath+"/is_error",schemaPath:"#/properties/is_error/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
 var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
+if(data.is_error !== undefined){
+const _errs16 = errors;
+if(typeof data.is_error !== "boolean"){
+validate1.errors = [{instancePath:instancePath+"/is_error",schemaPath:"#/properties/is_error/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.continues !== undefined){
-const _errs15 = errors;
+const _errs18 = errors;
 if(typeof data.continues !== "boolean"){
 validate1.errors = [{instancePath:instancePath+"/continues",schemaPath:"#/properties/continues/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid0 = _errs15 === errors;
+var valid0 = _errs18 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((((((key0 !== "role") && (key0 !== "text")) && (key0 !== "tool_calls")) && (key0 !== "call_id")) && (key0 !== "is_error")) && (key0 !== "continues")){
-const _errs18 = errors;
+if(((((((key0 !== "role") && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "call_id")) && (key0 !== "is_error")) && (key0 !== "continues")){
+const _errs21 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs18 === errors;
-if(!valid5){
+var valid6 = _errs21 === errors;
+if(!valid6){
 break;
+}
 }
 }
 }
@@ -298,8 +321,8 @@ return errors === 0;
 }
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema13 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema14 = {"type":"object","properties":{},"unevaluatedProperties":{}};
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ToolSpec.json" */;

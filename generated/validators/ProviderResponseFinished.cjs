@@ -7,11 +7,11 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateProviderResponseFinished = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"usage":{"$ref":"Usage.json"}},"required":["agent_id","prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"server_finish_reason":{"$ref":"ShortText.json","description":"The finish reason exactly as the server sent it, present only when it differs from\n`finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,\nor `\"\"` when the stream ended cleanly without any."},"usage":{"$ref":"Usage.json"}},"required":["agent_id","prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
-const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length"]};
+const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length","content_filter"],"description":"Why a response ended (SPEC-provider-chat-completions, \"Finish reasons\")."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
@@ -127,8 +127,8 @@ return errors === 0;
 }
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
-const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
+const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 
 function validate3(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="Usage.json" */;
@@ -517,7 +517,7 @@ if(typeof data8 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data8 === "stop") || (data8 === "tool_calls")) || (data8 === "length"))){
+if(!((((data8 === "stop") || (data8 === "tool_calls")) || (data8 === "length")) || (data8 === "content_filter"))){
 validate0.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema10.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -527,11 +527,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.usage !== undefined){
+if(data.server_finish_reason !== undefined){
+let data9 = data.server_finish_reason;
 const _errs24 = errors;
-if(!(validate3(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate3.errors : vErrors.concat(validate3.errors);
-errors = vErrors.length;
+const _errs25 = errors;
+if(errors === _errs25){
+if(typeof data9 === "string"){
+if(func0(data9) > 1024){
+validate0.errors = [{instancePath:instancePath+"/server_finish_reason",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/server_finish_reason",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid0 = _errs24 === errors;
 }
@@ -539,14 +549,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.usage !== undefined){
+const _errs27 = errors;
+if(!(validate3(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate3.errors : vErrors.concat(validate3.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "usage")){
-const _errs26 = errors;
+if((((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "server_finish_reason")) && (key0 !== "usage")){
+const _errs29 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid8 = _errs26 === errors;
-if(!valid8){
+var valid9 = _errs29 === errors;
+if(!valid9){
 break;
+}
 }
 }
 }

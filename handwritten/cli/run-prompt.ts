@@ -29,6 +29,12 @@ function runtimeDirProblem(dir: string): string | undefined {
   }
 }
 
+/** The notice for an answer that ended short, by finish reason. */
+const CUT_SHORT = {
+  length: "the answer is incomplete: it reached the model's output limit (finish_reason length)",
+  content_filter: "the answer is incomplete: the provider's content filter stopped it (finish_reason content_filter)",
+} as const;
+
 /** How much of the end of a daemon's log is read for its last word. */
 const LOG_TAIL_BYTES = 8_192;
 
@@ -90,6 +96,13 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
   let promptId: string | undefined;
   let failure = "";
   let printedText = false;
+  // Why the prompt's last response ended short, if it did (SPEC-provider-chat-completions).
+  let cutShort: "length" | "content_filter" | undefined;
+  /** A message about the run starts on a line of its own, after any streamed text. */
+  const endTextLine = () => {
+    if (!o.json && printedText) out("\n");
+    printedText = false;
+  };
   let resolveOutcome!: (outcome: string) => void;
   const outcome = new Promise<string>((r) => (resolveOutcome = r));
   let modelsReady!: () => void;
@@ -118,18 +131,18 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
         }
         break;
       case "provider.response_finished":
-        if (!o.json && printedText) {
-          out("\n");
-          printedText = false;
-        }
+        endTextLine();
+        cutShort = e.data.finish_reason === "length" || e.data.finish_reason === "content_filter" ? e.data.finish_reason : undefined;
         break;
       case "tool.result":
         if (!o.json) process.stderr.write(`[${sanitize(e.data.tool)} ${e.data.outcome}]\n`);
         break;
       case "provider.response_failed":
+        endTextLine();
         failure = `${e.data.error_class}: ${e.data.diagnostic}`;
         break;
       case "agent.prompt_failed":
+        endTextLine();
         failure = e.data.diagnostic;
         resolveOutcome("failed");
         break;
@@ -181,6 +194,12 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
     process.off("SIGINT", onSigint);
     client.close();
     mark("run closed");
+  }
+  endTextLine();
+  if (result === "completed" && cutShort !== undefined) {
+    // The answer came, but not whole: said on one line, and the run is not a success.
+    if (!o.json) process.stderr.write(`tau: ${CUT_SHORT[cutShort]}\n`);
+    return 1;
   }
   if (result === "completed") return 0;
   if (result === "no_provider") failure = "no provider became available";

@@ -48,7 +48,13 @@ export function profileExtension(name: string, p: ProviderProfile): ExtensionCon
     require: true,
     command: ["tau", "ext", "provider"],
     startup_timeout_seconds: 30,
-    config: { profile: "chat_completions", base_url: p.base_url, models: p.models.map((id) => ({ id })), ...(p.api_key_secret ? { api_key_secret: p.api_key_secret } : {}) },
+    config: {
+      profile: "chat_completions",
+      base_url: p.base_url,
+      models: p.models.map((id) => ({ id })),
+      ...(p.api_key_secret ? { api_key_secret: p.api_key_secret } : {}),
+      ...(p.reasoning_replay ? { reasoning_replay: p.reasoning_replay } : {}),
+    },
     ...(p.api_key_secret ? { secrets: [p.api_key_secret] } : {}),
   };
 }

@@ -385,6 +385,7 @@ export class PromptEngine {
       finish_reason: c.data.finish_reason,
     };
     if (c.data.reasoning !== undefined) finished.reasoning = c.data.reasoning;
+    if (c.data.server_finish_reason !== undefined) finished.server_finish_reason = c.data.server_finish_reason;
     if (usage) finished.usage = usage;
     if (!(await this.port.publish("provider.response_finished", finished))) return this.fail(agentId, l, "protocol", "could not record the response");
     this.account(agentId, l, t, usage);
@@ -579,7 +580,8 @@ function foldTranscript(f: TranscriptFold, e: Event): void {
       break;
     case "provider.response_finished": {
       const calls = e.data.tool_calls;
-      t?.messages.push({ role: "assistant", text: e.data.text, tool_calls: calls });
+      // The reasoning is kept: some servers need it back (SPEC-provider-chat-completions).
+      t?.messages.push({ role: "assistant", text: e.data.text, tool_calls: calls, ...(e.data.reasoning !== undefined ? { reasoning: e.data.reasoning } : {}) });
       for (const call of calls) t?.calls.add(call.call_id);
       break;
     }

@@ -35,7 +35,7 @@ function itemsOf(v: unknown): number {
 }
 
 function messageBytes(m: ProviderMessage): number {
-  let n = 64 + textBytes(m.text) + textBytes(m.call_id);
+  let n = 64 + textBytes(m.text) + textBytes(m.reasoning) + textBytes(m.call_id);
   for (const c of m.tool_calls ?? []) n += 64 + textBytes(c.call_id) + textBytes(c.tool) + textBytes(c.arguments_json);
   return n;
 }
@@ -91,17 +91,26 @@ export function splitProviderCall(call: ProviderCall, maxBytes = PROVIDER_PART_B
       items += k;
       continue;
     }
-    // Too large for one part: it gets parts of its own. A long text goes in half-part pieces, the
-    // first with the message's other fields (which arrived in one frame, so they fit one).
-    const half = Math.floor(maxBytes / 2);
-    const pieces = textBytes(m.text) > half ? splitText(m.text as string, half) : [m.text];
-    pieces.forEach((piece, i) => {
+    // Too large for one part: it gets parts of its own. A long text and a long reasoning go in
+    // quarter-part pieces, side by side, the first with the message's other fields (which arrived in
+    // one frame, so they fit one).
+    const quarter = Math.floor(maxBytes / 4);
+    const texts = textBytes(m.text) > quarter ? splitText(m.text as string, quarter) : [m.text];
+    const reasonings = textBytes(m.reasoning) > quarter ? splitText(m.reasoning as string, quarter) : [m.reasoning];
+    for (let i = 0; i < Math.max(texts.length, reasonings.length); i++) {
       if (bytes > 0) flush();
       const entry: ProviderMessage = i === 0 ? { ...m } : { role: m.role, continues: true };
-      if (piece !== undefined) entry.text = piece;
+      if (i === 0 || texts[i] !== undefined) {
+        if (texts[i] === undefined) delete entry.text;
+        else entry.text = texts[i] as string;
+      }
+      if (i === 0 || reasonings[i] !== undefined) {
+        if (reasonings[i] === undefined) delete entry.reasoning;
+        else entry.reasoning = reasonings[i] as string;
+      }
       messages.push(entry);
       bytes = maxBytes;
-    });
+    }
   }
   if (bytes > 0 || parts.length === 0) flush();
   const { messages: _m, tools: _t, ...rest } = call;
@@ -136,8 +145,10 @@ export class ProviderCallAssembler {
     p.tools.push(...part.tools);
     for (const m of part.messages) {
       const prev = p.messages[p.messages.length - 1];
-      if (m.continues === true && prev !== undefined) prev.text = (prev.text ?? "") + (m.text ?? "");
-      else {
+      if (m.continues === true && prev !== undefined) {
+        if (m.text !== undefined) prev.text = (prev.text ?? "") + m.text;
+        if (m.reasoning !== undefined) prev.reasoning = (prev.reasoning ?? "") + m.reasoning;
+      } else {
         const { continues: _c, ...whole } = m;
         p.messages.push({ ...whole });
       }

@@ -1568,12 +1568,18 @@ class ProviderMessage:
     role: MessageRole
     call_id: Optional[str] = None
     continues: Optional[bool] = None
-    """Only inside `provider.request_part`: this entry's `text` continues the previous message's
-    text
-    (a message too large for one part is split across parts); a reassembled request never has
-    it.
+    """Only inside `provider.request_part`: this entry's `text` and `reasoning` continue the
+    previous
+    message's (a message too large for one part is split across parts); a reassembled request
+    never
+    has it.
     """
     is_error: Optional[bool] = None
+    reasoning: Optional[str] = None
+    """An assistant message's reasoning as the model streamed it, kept so that it can be sent
+    back to
+    servers that need it (SPEC-provider-chat-completions, "Reasoning sent back").
+    """
     text: Optional[str] = None
     tool_calls: Optional[List[ToolCall]] = None
 
@@ -1584,9 +1590,10 @@ class ProviderMessage:
         call_id = from_union([from_str, from_none], obj.get("call_id"))
         continues = from_union([from_bool, from_none], obj.get("continues"))
         is_error = from_union([from_bool, from_none], obj.get("is_error"))
+        reasoning = from_union([from_str, from_none], obj.get("reasoning"))
         text = from_union([from_str, from_none], obj.get("text"))
         tool_calls = from_union([lambda x: from_list(ToolCall.from_dict, x), from_none], obj.get("tool_calls"))
-        return ProviderMessage(role, call_id, continues, is_error, text, tool_calls)
+        return ProviderMessage(role, call_id, continues, is_error, reasoning, text, tool_calls)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -1597,6 +1604,8 @@ class ProviderMessage:
             result["continues"] = from_union([from_bool, from_none], self.continues)
         if self.is_error is not None:
             result["is_error"] = from_union([from_bool, from_none], self.is_error)
+        if self.reasoning is not None:
+            result["reasoning"] = from_union([from_str, from_none], self.reasoning)
         if self.text is not None:
             result["text"] = from_union([from_str, from_none], self.text)
         if self.tool_calls is not None:
@@ -1749,6 +1758,9 @@ class ProviderResponseFailedReported:
 
 
 class FinishReason(Enum):
+    """Why a response ended (SPEC-provider-chat-completions, "Finish reasons")."""
+
+    CONTENT_FILTER = "content_filter"
     LENGTH = "length"
     STOP = "stop"
     TOOL_CALLS = "tool_calls"
@@ -1764,6 +1776,12 @@ class ProviderResponseFinished:
     text: str
     tool_calls: List[ToolCall]
     reasoning: Optional[str] = None
+    server_finish_reason: Optional[str] = None
+    """The finish reason exactly as the server sent it, present only when it differs from
+    `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
+    reason,
+    or `""` when the stream ended cleanly without any.
+    """
     usage: Optional[Usage] = None
 
     @staticmethod
@@ -1777,8 +1795,9 @@ class ProviderResponseFinished:
         text = from_str(obj.get("text"))
         tool_calls = from_list(ToolCall.from_dict, obj.get("tool_calls"))
         reasoning = from_union([from_str, from_none], obj.get("reasoning"))
+        server_finish_reason = from_union([from_str, from_none], obj.get("server_finish_reason"))
         usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
-        return ProviderResponseFinished(agent_id, finish_reason, model, prompt_id, round, text, tool_calls, reasoning, usage)
+        return ProviderResponseFinished(agent_id, finish_reason, model, prompt_id, round, text, tool_calls, reasoning, server_finish_reason, usage)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -1791,6 +1810,8 @@ class ProviderResponseFinished:
         result["tool_calls"] = from_list(lambda x: to_class(ToolCall, x), self.tool_calls)
         if self.reasoning is not None:
             result["reasoning"] = from_union([from_str, from_none], self.reasoning)
+        if self.server_finish_reason is not None:
+            result["server_finish_reason"] = from_union([from_str, from_none], self.server_finish_reason)
         if self.usage is not None:
             result["usage"] = from_union([lambda x: to_class(Usage, x), from_none], self.usage)
         return result
@@ -1805,6 +1826,12 @@ class ProviderResponseFinishedReported:
     text: str
     tool_calls: List[ToolCall]
     reasoning: Optional[str] = None
+    server_finish_reason: Optional[str] = None
+    """The finish reason exactly as the server sent it, present only when it differs from
+    `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
+    reason,
+    or `""` when the stream ended cleanly without any.
+    """
     usage: Optional[Usage] = None
 
     @staticmethod
@@ -1817,8 +1844,9 @@ class ProviderResponseFinishedReported:
         text = from_str(obj.get("text"))
         tool_calls = from_list(ToolCall.from_dict, obj.get("tool_calls"))
         reasoning = from_union([from_str, from_none], obj.get("reasoning"))
+        server_finish_reason = from_union([from_str, from_none], obj.get("server_finish_reason"))
         usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
-        return ProviderResponseFinishedReported(finish_reason, model, prompt_id, round, text, tool_calls, reasoning, usage)
+        return ProviderResponseFinishedReported(finish_reason, model, prompt_id, round, text, tool_calls, reasoning, server_finish_reason, usage)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -1830,6 +1858,8 @@ class ProviderResponseFinishedReported:
         result["tool_calls"] = from_list(lambda x: to_class(ToolCall, x), self.tool_calls)
         if self.reasoning is not None:
             result["reasoning"] = from_union([from_str, from_none], self.reasoning)
+        if self.server_finish_reason is not None:
+            result["server_finish_reason"] = from_union([from_str, from_none], self.server_finish_reason)
         if self.usage is not None:
             result["usage"] = from_union([lambda x: to_class(Usage, x), from_none], self.usage)
         return result

@@ -7,6 +7,7 @@ import type {
   ProviderMessage,
   ProviderResponseFailedReported,
   ProviderResponseFinishedReported,
+  ReasoningReplay,
   ToolCall,
   Usage,
 } from "../../../generated/index.js";
@@ -22,7 +23,7 @@ import {
 } from "./errors.js";
 import { AbortedWait, DEFAULT_RETRY_POLICY, backoffDelay, parseRetryAfter, sleep } from "./retry.js";
 import type { RetryPolicy } from "./retry.js";
-import { SseParser } from "./sse.js";
+import { SseParser, type SseEvent } from "./sse.js";
 
 /** Time allowed between sending the request and receiving the response headers. */
 export const HEADERS_TIMEOUT_MS = 120_000;
@@ -37,7 +38,18 @@ export const MAX_TOOL_NAME_CHARS = 1024;
 
 /** The shape of a tau identifier (`Id` in spec/common.tsp); tool-call ids must match it. */
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
-const FINISH_REASONS: ReadonlySet<string> = new Set<FinishReason>(["stop", "tool_calls", "length"]);
+/**
+ * Finish reasons a server may send, and what each is reported as: tau's own four, and the synonyms
+ * servers use for them (the legacy `function_call`; Mistral's `model_length`, its context ran out).
+ */
+const FINISH_REASONS: ReadonlyMap<string, FinishReason> = new Map<string, FinishReason>([
+  ["stop", "stop"],
+  ["tool_calls", "tool_calls"],
+  ["length", "length"],
+  ["content_filter", "content_filter"],
+  ["function_call", "tool_calls"],
+  ["model_length", "length"],
+]);
 
 export interface ProviderProfile {
   /** e.g. `https://api.openai.com/v1`; `/chat/completions` is appended to its path. */
@@ -45,6 +57,8 @@ export interface ProviderProfile {
   apiKey?: string;
   /** Extra request headers (an `authorization` from apiKey always wins). */
   headers?: Record<string, string>;
+  /** How kept reasoning is sent back (`auto` when absent: decided per model, see reasoningReplayFor). */
+  reasoningReplay?: ReasoningReplay;
 }
 
 export interface RetryNotice {
@@ -83,7 +97,7 @@ interface OpenAiToolCall {
 
 export type OpenAiMessage =
   | { role: "system" | "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: OpenAiToolCall[] }
+  | { role: "assistant"; content: string | null; tool_calls?: OpenAiToolCall[]; reasoning_content?: string; reasoning?: string }
   | { role: "tool"; tool_call_id: string; content: string };
 
 export interface ChatCompletionBody {
@@ -94,20 +108,48 @@ export interface ChatCompletionBody {
   stream_options: { include_usage: true };
 }
 
-function mapMessage(m: ProviderMessage, index: number): OpenAiMessage {
+/** How reasoning goes back once `auto` is decided. */
+export type ReasoningReplayMode = Exclude<ReasoningReplay, "auto">;
+
+/**
+ * How an assistant message's kept reasoning is sent back to this endpoint for this model. An explicit
+ * setting wins; `auto` (or none) sends `reasoning_content` to DeepSeek — its API, or a model whose id
+ * (after the last `/`) starts with `deepseek` — whose thinking mode rejects a tool-using turn's
+ * assistant messages without it, and sends nothing to anything else.
+ */
+export function reasoningReplayFor(setting: ReasoningReplay | undefined, baseUrl: string, model: string): ReasoningReplayMode {
+  if (setting !== undefined && setting !== "auto") return setting;
+  let host = "";
+  try {
+    host = new URL(baseUrl).hostname.toLowerCase();
+  } catch {
+    // an unusable base URL fails the request elsewhere
+  }
+  const id = model.slice(model.lastIndexOf("/") + 1).toLowerCase();
+  if (host === "deepseek.com" || host.endsWith(".deepseek.com") || id.startsWith("deepseek")) return "reasoning_content";
+  return "none";
+}
+
+function mapMessage(m: ProviderMessage, index: number, replay: ReasoningReplayMode): OpenAiMessage {
   switch (m.role) {
     case "system":
     case "user":
       return { role: m.role, content: m.text ?? "" };
     case "assistant": {
       const calls = m.tool_calls ?? [];
-      if (calls.length === 0) return { role: "assistant", content: m.text ?? "" };
-      return {
-        role: "assistant",
-        content: m.text === undefined || m.text === "" ? null : m.text,
-        // arguments_json is sent exactly as the model produced it: never parsed or re-serialised.
-        tool_calls: calls.map((c) => ({ id: c.call_id, type: "function", function: { name: c.tool, arguments: c.arguments_json } })),
-      };
+      const out: OpenAiMessage & { role: "assistant" } =
+        calls.length === 0
+          ? { role: "assistant", content: m.text ?? "" }
+          : {
+              role: "assistant",
+              content: m.text === undefined || m.text === "" ? null : m.text,
+              // arguments_json is sent exactly as the model produced it: never parsed or re-serialised.
+              tool_calls: calls.map((c) => ({ id: c.call_id, type: "function", function: { name: c.tool, arguments: c.arguments_json } })),
+            };
+      // DeepSeek wants the field on every assistant message of a tool-using turn, even when empty.
+      if (replay === "reasoning_content") out.reasoning_content = m.reasoning ?? "";
+      else if (replay === "reasoning" && m.reasoning !== undefined && m.reasoning !== "") out.reasoning = m.reasoning;
+      return out;
     }
     case "tool":
       if (m.call_id === undefined) {
@@ -121,10 +163,10 @@ function mapMessage(m: ProviderMessage, index: number): OpenAiMessage {
 }
 
 /** Builds the `/chat/completions` request body for one provider round. */
-export function buildChatCompletionBody(request: ProviderCall): ChatCompletionBody {
+export function buildChatCompletionBody(request: ProviderCall, replay: ReasoningReplayMode = "none"): ChatCompletionBody {
   const messages: OpenAiMessage[] = [];
   if (request.system !== "") messages.push({ role: "system", content: request.system });
-  request.messages.forEach((m, i) => messages.push(mapMessage(m, i)));
+  request.messages.forEach((m, i) => messages.push(mapMessage(m, i, replay)));
   const body: ChatCompletionBody = {
     model: request.model,
     messages,
@@ -189,6 +231,8 @@ class StreamState {
   size = 0;
   calls: (PartialCall | undefined)[] = [];
   finish: FinishReason | undefined;
+  /** The first finish reason as the server sent it. */
+  serverFinish: string | undefined;
   usage: Usage | undefined;
   done = false;
 
@@ -213,6 +257,21 @@ class StreamState {
     }
   }
 
+  /** One SSE event: an `error` event (or llama.cpp's `error:` line) fails the round with its fields. */
+  event(ev: SseEvent): void {
+    if (this.done) return;
+    if (ev.event === "error") {
+      let body: unknown;
+      try {
+        body = JSON.parse(ev.data);
+      } catch {
+        body = { message: ev.data };
+      }
+      throw streamError(body);
+    }
+    this.data(ev.data);
+  }
+
   data(data: string): void {
     if (this.done) return;
     if (data === "[DONE]") {
@@ -229,16 +288,10 @@ class StreamState {
       throw new ProviderFailure("protocol", "stream event data is not a JSON object");
     }
     const obj = chunk as Record<string, unknown>;
-    if (obj.error !== undefined && obj.error !== null) {
-      const fields = errorFields(obj);
-      // A mid-stream error object without a recognised code is treated as a server failure.
-      const { errorClass, retryable } = classifyHttp(500, fields);
-      throw new ProviderFailure(errorClass, `stream error${describeFields(fields)}`, retryable);
-    }
-    if (obj.usage !== undefined && obj.usage !== null) {
-      const usage = mapUsage(obj.usage);
-      if (usage !== undefined) this.usage = usage;
-    }
+    // `{"error": …}` (OpenAI, Groq, OpenRouter) or a top-level `{"object": "error", …}` (vLLM).
+    if ((obj.error !== undefined && obj.error !== null) || obj.object === "error") throw streamError(obj);
+    const usage = mapUsage(obj.usage) ?? mapUsage(groqUsage(obj));
+    if (usage !== undefined) this.usage = usage;
     const choices = obj.choices;
     if (choices === undefined || choices === null) return;
     if (!Array.isArray(choices)) throw new ProviderFailure("protocol", "choices is not an array");
@@ -251,26 +304,65 @@ class StreamState {
     }
   }
 
+  #text(text: string): void {
+    if (text === "") return;
+    this.#grow(text.length);
+    this.text += text;
+    this.#emit(text, undefined);
+  }
+
+  #reasoning(reasoning: string): void {
+    if (reasoning === "") return;
+    this.#grow(reasoning.length);
+    this.reasoning += reasoning;
+    this.#emit(undefined, reasoning);
+  }
+
+  /**
+   * `delta.content` as text, or as a list of parts (Mistral's magistral streams its thinking that
+   * way): `text` parts are text, `thinking` parts reasoning, `refusal` parts the answer; other
+   * kinds (images, references) carry nothing tau shows and are skipped.
+   */
+  #content(content: unknown): void {
+    if (content === undefined || content === null) return;
+    if (typeof content === "string") return this.#text(content);
+    if (!Array.isArray(content)) throw new ProviderFailure("protocol", "delta.content is neither text nor a list of parts");
+    for (const part of content) {
+      if (typeof part === "string") {
+        this.#text(part);
+        continue;
+      }
+      if (typeof part !== "object" || part === null) throw new ProviderFailure("protocol", "a content part is not an object");
+      const p = part as Record<string, unknown>;
+      switch (p.type) {
+        case "text":
+          this.#text(partText(p.text));
+          break;
+        case "thinking":
+        case "reasoning":
+          this.#reasoning(partText(p.thinking ?? p.reasoning ?? p.text));
+          break;
+        case "refusal":
+          this.#text(partText(p.refusal));
+          break;
+      }
+    }
+  }
+
   #delta(delta: unknown): void {
     if (delta === undefined || delta === null) return;
     if (typeof delta !== "object") throw new ProviderFailure("protocol", "delta is not an object");
     const d = delta as Record<string, unknown>;
-    if (typeof d.content === "string" && d.content !== "") {
-      this.#grow(d.content.length);
-      this.text += d.content;
-      this.#emit(d.content, undefined);
-    }
-    const reasoning =
+    this.#content(d.content);
+    // A refusal is the model's answer: shown and kept as text.
+    if (typeof d.refusal === "string") this.#text(d.refusal);
+    this.#reasoning(
       typeof d.reasoning_content === "string" && d.reasoning_content !== ""
         ? d.reasoning_content
-        : typeof d.reasoning === "string" && d.reasoning !== ""
+        : typeof d.reasoning === "string"
           ? d.reasoning
-          : undefined;
-    if (reasoning !== undefined) {
-      this.#grow(reasoning.length);
-      this.reasoning += reasoning;
-      this.#emit(undefined, reasoning);
-    }
+          : "",
+    );
     if (d.tool_calls !== undefined && d.tool_calls !== null) {
       if (!Array.isArray(d.tool_calls)) throw new ProviderFailure("protocol", "delta.tool_calls is not an array");
       for (const tc of d.tool_calls) this.#toolCall(tc);
@@ -313,11 +405,15 @@ class StreamState {
   }
 
   #finishReason(reason: unknown): void {
-    if (reason === undefined || reason === null) return;
-    if (typeof reason === "string" && FINISH_REASONS.has(reason)) {
-      this.finish ??= reason as FinishReason;
+    if (reason === undefined || reason === null || this.finish !== undefined) return;
+    const known = typeof reason === "string" ? FINISH_REASONS.get(reason) : undefined;
+    if (known !== undefined) {
+      this.finish = known;
+      this.serverFinish = reason as string;
       return;
     }
+    // Mistral and OpenRouter end a response that failed on the server's side with `error`.
+    if (reason === "error") throw new ProviderFailure("server_error", "the server ended the response with finish_reason error");
     const shown = typeof reason === "string" ? JSON.stringify(reason.slice(0, 64)) : typeof reason;
     throw new ProviderFailure("protocol", `unsupported finish_reason ${shown}`);
   }
@@ -333,6 +429,57 @@ class StreamState {
       out.push({ call_id: call.id, tool: call.name, arguments_json: call.args.join("") });
     });
     return out;
+  }
+}
+
+/** The text of a content part's field: a string, or a list of `{type: "text", text}` parts. */
+function partText(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (!Array.isArray(v)) return "";
+  let out = "";
+  for (const x of v) {
+    if (typeof x === "string") out += x;
+    else if (typeof x === "object" && x !== null && typeof (x as { text?: unknown }).text === "string") out += (x as { text: string }).text;
+  }
+  return out;
+}
+
+/** Groq's usage inside `x_groq` (its only place in older streams). */
+function groqUsage(obj: Record<string, unknown>): unknown {
+  const x = obj.x_groq;
+  return typeof x === "object" && x !== null ? (x as Record<string, unknown>).usage : undefined;
+}
+
+/** An HTTP status carried inside an error object (`status_code`, or a numeric `code`), if any. */
+function statusIn(body: unknown): number | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const outer = body as Record<string, unknown>;
+  const inner = typeof outer.error === "object" && outer.error !== null ? (outer.error as Record<string, unknown>) : outer;
+  for (const v of [inner.status_code, inner.status, inner.code, outer.status_code]) {
+    const n = typeof v === "number" ? v : typeof v === "string" && /^\d{3}$/.test(v) ? Number(v) : undefined;
+    if (n !== undefined && Number.isInteger(n) && n >= 400 && n <= 599) return n;
+  }
+  return undefined;
+}
+
+/**
+ * An error object inside the stream: classified like an HTTP error body (with the status it carries,
+ * else as a server failure), its code, type and message kept in the diagnostic.
+ */
+function streamError(body: unknown): ProviderFailure {
+  const fields = errorFields(body);
+  const { errorClass, retryable } = classifyHttp(statusIn(body) ?? 500, fields);
+  return new ProviderFailure(errorClass, `stream error${describeFields(fields)}`, retryable);
+}
+
+/** Arguments that are empty or whole JSON: a call that was not cut off. */
+function argumentsComplete(args: string): boolean {
+  if (args.trim() === "") return true;
+  try {
+    JSON.parse(args);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -444,10 +591,10 @@ async function attempt(
   const parser = new SseParser();
   try {
     for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-      for (const ev of parser.push(chunk)) state.data(ev.data);
+      for (const ev of parser.push(chunk)) state.event(ev);
       if (state.done) break;
     }
-    if (!state.done) for (const ev of parser.end()) state.data(ev.data);
+    if (!state.done) for (const ev of parser.end()) state.event(ev);
   } catch (err) {
     if (err instanceof ProviderFailure || err instanceof CallbackError) throw err;
     const failure = classifyThrown(err, opts.signal);
@@ -458,11 +605,22 @@ async function attempt(
   } finally {
     discard(res.body);
   }
-  if (state.finish === undefined) {
-    throw new ProviderFailure("protocol", state.done ? "stream ended ([DONE]) without a finish_reason" : "stream ended without a finish_reason");
-  }
   const toolCalls = state.toolCalls();
-  if (state.finish === "tool_calls" && toolCalls.length === 0) {
+  // Tool calls whose arguments are whole run whatever the finish reason says (Gemini's endpoint
+  // streams them with `stop`); the server's own reason is kept beside.
+  const complete = toolCalls.length > 0 && toolCalls.every((c) => argumentsComplete(c.arguments_json));
+  let finish = state.finish;
+  if (finish === undefined) {
+    // A clean end ([DONE] or the body's end) without a finish reason is accepted when what came is
+    // whole: some text or reasoning, and no tool call cut off.
+    const end = state.done ? "stream ended ([DONE]) without a finish_reason" : "stream ended without a finish_reason";
+    if (toolCalls.length > 0 && !complete) throw new ProviderFailure("protocol", `${end} inside a tool call`);
+    if (toolCalls.length === 0 && state.text === "" && state.reasoning === "") throw new ProviderFailure("protocol", `${end} or any content`);
+    finish = toolCalls.length > 0 ? "tool_calls" : "stop";
+  } else if (complete) {
+    finish = "tool_calls";
+  }
+  if (finish === "tool_calls" && toolCalls.length === 0) {
     throw new ProviderFailure("protocol", "finish_reason tool_calls without any tool call");
   }
   const report: ProviderResponseFinishedReported = {
@@ -471,8 +629,10 @@ async function attempt(
     model: req.model,
     text: state.text,
     tool_calls: toolCalls,
-    finish_reason: state.finish,
+    finish_reason: finish,
   };
+  const sent = state.serverFinish ?? "";
+  if (sent !== finish) report.server_finish_reason = sent.slice(0, 64);
   if (state.reasoning !== "") report.reasoning = state.reasoning;
   if (state.usage !== undefined) report.usage = state.usage;
   return report;
@@ -513,7 +673,7 @@ export async function streamChatCompletion(
   let payload: string;
   try {
     url = chatCompletionsUrl(profile.baseUrl);
-    payload = JSON.stringify(buildChatCompletionBody(request));
+    payload = JSON.stringify(buildChatCompletionBody(request, reasoningReplayFor(profile.reasoningReplay, profile.baseUrl, request.model)));
   } catch (err) {
     return failed(classifyThrown(err, opts.signal), 0);
   }

@@ -57,7 +57,7 @@ export function errorFields(body: unknown): HttpErrorFields {
   return out;
 }
 
-const CONTEXT_CODES = new Set(["context_length_exceeded", "context_window_exceeded", "string_above_max_length"]);
+const CONTEXT_CODES = new Set(["context_length_exceeded", "context_window_exceeded", "string_above_max_length", "exceed_context_size_error"]);
 const RATE_CODES = new Set(["rate_limit_exceeded", "rate_limit_error", "rate_limited", "too_many_requests"]);
 const QUOTA_CODES = new Set(["insufficient_quota", "billing_hard_limit_reached"]);
 const AUTH_CODES = new Set([

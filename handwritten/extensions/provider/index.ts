@@ -9,6 +9,7 @@ export {
   buildChatCompletionBody,
   chatCompletionsUrl,
   mapUsage,
+  reasoningReplayFor,
   streamChatCompletion,
 } from "./chat-completions.js";
 export type {
@@ -18,6 +19,7 @@ export type {
   Finished,
   OpenAiMessage,
   ProviderProfile,
+  ReasoningReplayMode,
   RetryNotice,
   StreamChatCompletionOptions,
 } from "./chat-completions.js";

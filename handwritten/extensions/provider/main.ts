@@ -3,7 +3,7 @@
 // and reports through the provider.*_reported family (SPEC-provider-execution).
 import { mark } from "../../protocol/timeline.js";
 import { Extension } from "../../sdk/index.js";
-import type { ModelInfo } from "../../../generated/index.js";
+import type { ModelInfo, ReasoningReplay } from "../../../generated/index.js";
 import type { ProviderCall } from "../../protocol/provider-request.js";
 import type { EgressPolicy } from "./index.js";
 import { SCRIPTED_MODEL, scriptedTurn } from "./scripted.js";
@@ -15,7 +15,11 @@ interface ProviderConfig {
   models?: ModelInfo[];
   /** Name of the configure secret holding the API key. */
   api_key_secret?: string;
+  /** How kept reasoning is sent back (SPEC-provider-chat-completions); `auto` when absent. */
+  reasoning_replay?: ReasoningReplay;
 }
+
+const REASONING_REPLAYS: ReadonlySet<unknown> = new Set<ReasoningReplay>(["auto", "reasoning_content", "reasoning", "none"]);
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
@@ -25,6 +29,9 @@ export async function main(): Promise<void> {
   const models: ModelInfo[] = profile === "scripted" ? [{ id: SCRIPTED_MODEL, context_window: 32_000 }] : (cfg.models ?? []);
   if (models.length === 0) return ext.configError("no models configured for this provider");
   const apiKey = cfg.api_key_secret ? ext.configuration.secrets[cfg.api_key_secret] : undefined;
+  if (cfg.reasoning_replay !== undefined && !REASONING_REPLAYS.has(cfg.reasoning_replay)) {
+    return ext.configError("reasoning_replay must be auto, reasoning_content, reasoning or none");
+  }
   if (profile === "chat_completions") {
     try {
       readProxySettings(); // an unusable proxy variable is a configuration error, before ready
@@ -59,7 +66,10 @@ export async function main(): Promise<void> {
     running.set(key, controller);
     const done = () => running.delete(key);
     if (profile === "scripted") void runScripted(ext, req, controller.signal).finally(done);
-    else void runChat(loadClient(), ext, req, { baseUrl: cfg.base_url as string, ...(apiKey ? { apiKey } : {}) }, controller.signal).finally(done);
+    else {
+      const profile = { baseUrl: cfg.base_url as string, ...(apiKey ? { apiKey } : {}), ...(cfg.reasoning_replay ? { reasoningReplay: cfg.reasoning_replay } : {}) };
+      void runChat(loadClient(), ext, req, profile, controller.signal).finally(done);
+    }
   });
   ext.ready();
   if (profile === "chat_completions") setImmediate(() => void loadClient().catch(() => {})); // a failure is reported by the request that needs it
@@ -90,7 +100,7 @@ async function runChat(
   client: Promise<{ http: HttpClient; egress: EgressPolicy }>,
   ext: Extension,
   req: ProviderCall,
-  profile: { baseUrl: string; apiKey?: string },
+  profile: { baseUrl: string; apiKey?: string; reasoningReplay?: ReasoningReplay },
   signal: AbortSignal,
 ): Promise<void> {
   let http: HttpClient;

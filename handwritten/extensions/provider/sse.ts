@@ -3,7 +3,8 @@
 //
 // Lines end with LF, CRLF or a lone CR (a CR at the end of one chunk and an LF at the start of the
 // next are one line end). Comment lines (`:`), `event:`, `data:`, `id:` and `retry:` are understood;
-// unknown fields are ignored. A blank line dispatches the event when it carries data. Lines are
+// unknown fields are ignored, but for `error:`: llama.cpp's server reports a failure in a stream as
+// an `error: <json>` line, which is passed on at once as an event named `error` with that value. A blank line dispatches the event when it carries data. Lines are
 // split on raw bytes (UTF-8 continuation bytes never equal CR or LF) and decoded strictly, so
 // invalid UTF-8 is an error rather than a silent replacement character.
 //
@@ -163,6 +164,9 @@ export class SseParser {
       }
       case "event":
         this.#eventType = value;
+        break;
+      case "error":
+        out.push({ event: "error", data: value });
         break;
       case "id":
         if (!value.includes("\u0000")) this.#lastId = value;

@@ -8,11 +8,13 @@ import {
   MAX_TOOL_CALLS,
   SSE_MAX_LINE_BYTES,
   createEgressPolicy,
+  reasoningReplayFor,
   streamChatCompletion,
 } from "../../../handwritten/extensions/provider/index.js";
 import type {
   ChatCompletionResult,
   EgressPolicy,
+  ProviderProfile,
   RetryNotice,
   StreamChatCompletionOptions,
 } from "../../../handwritten/extensions/provider/index.js";
@@ -278,16 +280,28 @@ describe("protocol failures", () => {
     expect(r.retries).toEqual([]);
   });
 
-  it("unknown finish_reason → protocol", async () => {
-    fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "hi" })), sseEvent(completionChunk({}, { finishReason: "content_filter" })), SSE_DONE] });
+  it("[provider.stream.finish-reasons] an unknown finish_reason → protocol; finish_reason error → server_error", async () => {
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "hi" })), sseEvent(completionChunk({}, { finishReason: "sleepy" })), SSE_DONE] });
     const report = failed(await run());
     expect(report.error_class).toBe("protocol");
-    expect(report.diagnostic).toContain("content_filter");
+    expect(report.diagnostic).toContain('"sleepy"');
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "hi" })), sseEvent(completionChunk({}, { finishReason: "error" })), SSE_DONE] });
+    expect(failed(await run()).error_class).toBe("server_error");
   });
 
-  it("a clean end without finish_reason → protocol", async () => {
-    fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "hi" })), SSE_DONE] });
-    expect(failed(await run()).error_class).toBe("protocol");
+  it("[provider.stream.clean-end-without-finish] a clean end without finish_reason is accepted when its content is whole, else protocol", async () => {
+    // Text, at [DONE] and at the body's end: a stop, with the server's (absent) reason kept as "".
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "hi" })), SSE_DONE] }, { chunks: [sseEvent(completionChunk({ reasoning_content: "hm" }))] });
+    expect(finished(await run())).toMatchObject({ text: "hi", finish_reason: "stop", server_finish_reason: "" });
+    expect(finished(await run())).toMatchObject({ text: "", reasoning: "hm", finish_reason: "stop", server_finish_reason: "" });
+    // Whole tool calls: they run.
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ tool_calls: [{ index: 0, id: "call_1", function: { name: "ls", arguments: "{}" } }] })), SSE_DONE] });
+    expect(finished(await run())).toMatchObject({ finish_reason: "tool_calls", server_finish_reason: "", tool_calls: [{ call_id: "call_1", tool: "ls", arguments_json: "{}" }] });
+    // Nothing at all, or a tool call cut off inside its arguments: protocol.
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ role: "assistant", content: "" })), SSE_DONE] });
+    expect(failed(await run()).diagnostic).toContain("without a finish_reason or any content");
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ tool_calls: [{ index: 0, id: "call_1", function: { name: "ls", arguments: '{"pa' } }] })), SSE_DONE] });
+    expect(failed(await run()).diagnostic).toContain("inside a tool call");
   });
 
   it("tool_calls finish without a call id → protocol", async () => {
@@ -356,6 +370,136 @@ describe("protocol failures", () => {
     const r = await run();
     expect(failed(r).error_class).toBe("context_window_exceeded");
     expect(r.retries).toEqual([]);
+  });
+
+  it("[provider.stream.error-objects-keep-code] error objects in every shape servers send keep their code and type and are classified by the status they carry", async () => {
+    // Groq: an `error` event whose object carries status_code.
+    fake.enqueue({ chunks: ['event: error\ndata: {"error":{"message":"Tool call validation failed","type":"invalid_request_error","code":"tool_use_failed","status_code":400}}\n\n'] });
+    let report = failed(await run());
+    expect(report.error_class).toBe("invalid_request");
+    expect(report.diagnostic).toBe("stream error (code=tool_use_failed, type=invalid_request_error): Tool call validation failed");
+    // vLLM: a top-level error object with a numeric code.
+    fake.enqueue({ chunks: [sseEvent({ object: "error", message: "bad", type: "BadRequestError", param: null, code: 400 })] });
+    report = failed(await run());
+    expect(report.error_class).toBe("invalid_request");
+    expect(report.diagnostic).toBe("stream error (code=400, type=BadRequestError): bad");
+    // llama.cpp: an `error:` line (not data), then [DONE].
+    fake.enqueue({ chunks: ['error: {"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}\n\n', SSE_DONE] });
+    report = failed(await run());
+    expect(report.error_class).toBe("context_window_exceeded");
+    expect(report.diagnostic).toContain("code=400, type=exceed_context_size_error");
+    // An error event whose data is not JSON keeps its text; without a status it is a server failure.
+    fake.enqueue({ chunks: ["event: error\ndata: upstream went away\n\n"] }, textResponse("after"));
+    const r = await run();
+    expect(finished(r).text).toBe("after");
+    expect(r.retries.map((x) => x.error_class)).toEqual(["server_error"]);
+  });
+});
+
+describe("fidelity", () => {
+  it("[provider.stream.finish-reasons] content_filter and length are answers, not failures; synonyms are normalised with the server's word kept", async () => {
+    for (const [sent, reported] of [
+      ["content_filter", "content_filter"],
+      ["length", "length"],
+      ["model_length", "length"],
+      ["function_call", "tool_calls"],
+    ] as const) {
+      const call = sent === "function_call" ? [sseEvent(completionChunk({ tool_calls: [{ index: 0, id: "c1", function: { name: "f", arguments: "{}" } }] }))] : [];
+      fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "part" })), ...call, sseEvent(completionChunk({}, { finishReason: sent })), SSE_DONE] });
+      const report = finished(await run());
+      expect(report.finish_reason, sent).toBe(reported);
+      if (sent === reported) expect(report).not.toHaveProperty("server_finish_reason");
+      else expect(report.server_finish_reason).toBe(sent);
+    }
+  });
+
+  it("[provider.stream.tool-calls-whatever-finish] whole tool calls run whatever the finish reason; calls cut off by length do not", async () => {
+    // Gemini's endpoint: the calls and `stop` in one chunk.
+    fake.enqueue({
+      chunks: [
+        sseEvent(completionChunk({ role: "assistant", tool_calls: [{ id: "function-call-1", type: "function", function: { name: "ls", arguments: '{"path":"."}' } }] }, { finishReason: "stop" })),
+        SSE_DONE,
+      ],
+    });
+    let report = finished(await run());
+    expect(report.finish_reason).toBe("tool_calls");
+    expect(report.server_finish_reason).toBe("stop");
+    expect(report.tool_calls).toEqual([{ call_id: "function-call-1", tool: "ls", arguments_json: '{"path":"."}' }]);
+    // Arguments cut off at the output limit: the finish stays `length`, so nothing runs.
+    fake.enqueue({
+      chunks: [sseEvent(completionChunk({ tool_calls: [{ index: 0, id: "call_1", function: { name: "write", arguments: '{"text":"long' } }] })), sseEvent(completionChunk({}, { finishReason: "length" })), SSE_DONE],
+    });
+    report = finished(await run());
+    expect(report.finish_reason).toBe("length");
+    expect(report).not.toHaveProperty("server_finish_reason");
+  });
+
+  it("[provider.stream.content-parts-and-refusals] content as a list of parts (text, thinking, refusal) and delta.refusal are kept; other parts are skipped", async () => {
+    fake.enqueue({
+      chunks: [
+        sseEvent(completionChunk({ role: "assistant", content: [{ type: "thinking", thinking: [{ type: "text", text: "Let me" }] }] })),
+        sseEvent(completionChunk({ content: [{ type: "thinking", thinking: " think." }, { type: "image_url", image_url: { url: "x" } }] })),
+        sseEvent(completionChunk({ content: [{ type: "text", text: "2 + 2" }, " = 4"] })),
+        sseEvent(completionChunk({ content: [{ type: "refusal", refusal: " (no more)" }] })),
+        sseEvent(completionChunk({}, { finishReason: "stop" })),
+        SSE_DONE,
+      ],
+    });
+    let r = await run();
+    expect(finished(r)).toMatchObject({ text: "2 + 2 = 4 (no more)", reasoning: "Let me think.", finish_reason: "stop" });
+    expect(r.deltas).toEqual([{ reasoning: "Let me" }, { reasoning: " think." }, { text: "2 + 2" }, { text: " = 4" }, { text: " (no more)" }]);
+    fake.enqueue({
+      chunks: [
+        sseEvent(completionChunk({ role: "assistant", content: null, refusal: "" })),
+        sseEvent(completionChunk({ refusal: "I can't" })),
+        sseEvent(completionChunk({ refusal: " help with that." })),
+        sseEvent(completionChunk({}, { finishReason: "stop" })),
+        SSE_DONE,
+      ],
+    });
+    r = await run();
+    expect(finished(r).text).toBe("I can't help with that.");
+    expect(r.deltas).toEqual([{ text: "I can't" }, { text: " help with that." }]);
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ content: { text: "x" } }))] });
+    expect(failed(await run()).error_class).toBe("protocol");
+  });
+
+  it("usage only inside Groq's x_groq is read", async () => {
+    fake.enqueue({
+      chunks: [sseEvent(completionChunk({ content: "ok" })), sseEvent({ ...completionChunk({}, { finishReason: "stop" }), x_groq: { id: "req_1", usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 } } }), SSE_DONE],
+    });
+    expect(finished(await run()).usage).toEqual({ input_tokens: 7, output_tokens: 2 });
+  });
+
+  it("[provider.request.reasoning-replay] kept reasoning goes back as the profile asks: reasoning_content on every assistant message for DeepSeek, reasoning when there is any, or nothing", async () => {
+    const messages: ProviderCall["messages"] = [
+      { role: "user", text: "list" },
+      { role: "assistant", text: "", reasoning: "I should list.", tool_calls: [{ call_id: "call_1", tool: "ls", arguments_json: "{}" }] },
+      { role: "tool", call_id: "call_1", text: "a" },
+      { role: "assistant", text: "a is here" },
+      { role: "user", text: "thanks" },
+    ];
+    const sent = async (profile: Partial<ProviderProfile>, model = "fake-model") => {
+      fake.enqueue(textResponse("ok"));
+      const before = fake.requests.length;
+      const result = await streamChatCompletion(request({ model, messages }), { baseUrl: fake.baseUrl, apiKey: API_KEY, ...profile }, { egress });
+      expect(result.status).toBe("finished");
+      return (fake.requests[before]?.body as { messages: Array<Record<string, unknown>> }).messages.filter((m) => m.role === "assistant");
+    };
+    // auto: a DeepSeek model id, or DeepSeek's host.
+    expect((await sent({}, "deepseek-reasoner")).map((m) => m.reasoning_content)).toEqual(["I should list.", ""]);
+    expect((await sent({ reasoningReplay: "auto" }, "deepseek/deepseek-v4-pro")).map((m) => m.reasoning_content)).toEqual(["I should list.", ""]);
+    expect(reasoningReplayFor(undefined, "https://api.deepseek.com", "any-model")).toBe("reasoning_content");
+    expect(reasoningReplayFor("auto", "https://api.openai.com/v1", "gpt-4o")).toBe("none");
+    // auto for anything else, and none: nothing.
+    for (const m of [...(await sent({})), ...(await sent({ reasoningReplay: "none" }, "deepseek-reasoner"))]) {
+      expect(m).not.toHaveProperty("reasoning_content");
+      expect(m).not.toHaveProperty("reasoning");
+    }
+    // reasoning: only where there is some.
+    const r = await sent({ reasoningReplay: "reasoning" });
+    expect(r[0]).toMatchObject({ reasoning: "I should list.", content: null });
+    expect(r[1]).toEqual({ role: "assistant", content: "a is here" });
   });
 });
 

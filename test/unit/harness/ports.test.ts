@@ -110,6 +110,23 @@ describe("the agent loop through its ports", () => {
     expect(next.messages[1]!.tool_calls?.map((c) => c.call_id)).toEqual(["c-1", "c-1", "c-2"]);
   });
 
+  it("[harness.ports.reasoning-kept] a response's reasoning and the server's own finish reason reach the fact, and the next round's assistant message carries the reasoning", async () => {
+    const h = await harness();
+    submit(h, "use the tool");
+    const { data: s } = await h.next("agent.prompt_started");
+    await h.settle();
+    const calls = [{ call_id: "c-9", tool: "nosuch", arguments_json: "{}" }];
+    h.fromPeer(
+      "provider.response_finished_reported",
+      { prompt_id: s.prompt_id, round: 0, model: "m1", text: "", reasoning: "first I think", tool_calls: calls, finish_reason: "tool_calls", server_finish_reason: "stop" },
+      LLM,
+    );
+    await h.settle();
+    expect(h.all("provider.response_finished")[0]).toMatchObject({ reasoning: "first I think", server_finish_reason: "stop", finish_reason: "tool_calls" });
+    expect(h.providerCalls).toHaveLength(2);
+    expect(h.providerCalls[1]!.call.messages[1]).toEqual({ role: "assistant", text: "", tool_calls: calls, reasoning: "first I think" });
+  });
+
   it("[harness.ports.reports-from-owner] reports from another provider, generation, prompt or round are ignored", async () => {
     const h = await harness();
     submit(h, "q");

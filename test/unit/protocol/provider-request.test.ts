@@ -35,11 +35,12 @@ function roundTrip(c: ProviderCall, maxBytes?: number): ProviderCall {
 const frameOf = (name: string, data: unknown) => encodeFrame({ message: "direct", payload: { event: { name, data } } }, 64 * 1024 * 1024);
 
 describe("provider request parts", () => {
-  it("[provider.request.parts-bounded] a 24 MiB transcript (a 9 MiB multi-byte message among many) goes in parts that each fit well inside a frame, validate, and reassemble exactly", () => {
+  it("[provider.request.parts-bounded] a 34 MiB transcript (a 9 MiB multi-byte message and an answer with 7 MiB of reasoning among many) goes in parts that each fit well inside a frame, validate, and reassemble exactly", () => {
     const big = "é😀x".repeat(1_400_000); // 9.8 MiB of UTF-8 in one message
     const messages: ProviderMessage[] = [{ role: "user", text: "start" }];
     for (let i = 0; i < 140; i++) messages.push({ role: "tool", call_id: `c${i}`, text: `line ${i}\n`.repeat(10_000) });
     messages.push({ role: "user", text: big });
+    messages.push({ role: "assistant", text: "answer ".repeat(400_000), reasoning: "😀é".repeat(1_200_000) });
     messages.push({ role: "assistant", text: "", tool_calls: Array.from({ length: 128 }, (_, i) => ({ call_id: `t${i}`, tool: "shell", arguments_json: JSON.stringify({ command: `echo ${i}` }) })) });
     const c = call(messages, [{ name: "shell", description: "runs a command", parameters: { type: "object" } }]);
     const { head, parts } = splitProviderCall(c);
@@ -63,6 +64,7 @@ describe("provider request parts", () => {
         text,
         call_id: fc.constantFrom("c1", "c2"),
         is_error: fc.boolean(),
+        reasoning: text,
         tool_calls: fc.array(fc.record({ call_id: fc.constantFrom("x", "y"), tool: fc.constantFrom("shell", "read"), arguments_json: text }), { maxLength: 3 }),
       },
       { requiredKeys: ["role"] },

@@ -21,6 +21,15 @@ describe("SseParser", () => {
     ]);
   });
 
+  it("[provider.sse.error-line] an `error:` line (llama.cpp's server) is passed on at once as an error event, without disturbing the event being built", () => {
+    const events = parseAll([enc('data: {"a":1}\nerror: {"code":400,"type":"exceed_context_size_error"}\ndata: {"b":2}\n\ndata: [DONE]\n\n')]);
+    expect(events).toEqual([
+      { event: "error", data: '{"code":400,"type":"exceed_context_size_error"}' },
+      { event: "message", data: '{"a":1}\n{"b":2}' },
+      { event: "message", data: "[DONE]" },
+    ]);
+  });
+
   it("joins multi-line data, keeps event and id fields, strips one leading space only", () => {
     const events = parseAll([enc("event: delta\nid: 7\ndata:  two spaces\ndata:none\ndata\n\n")]);
     expect(events).toEqual([{ event: "delta", id: "7", data: " two spaces\nnone\n" }]);

@@ -386,12 +386,17 @@ type ProviderRequestPart struct {
 
 type ProviderMessage struct {
 	CallID *string `json:"call_id,omitempty" cbor:"call_id,omitempty"`
-	// Only inside `provider.request_part`: this entry's `text` continues the previous message's
-	// text
-	// (a message too large for one part is split across parts); a reassembled request never has
-	// it.
-	Continues *bool       `json:"continues,omitempty" cbor:"continues,omitempty"`
-	IsError   *bool       `json:"is_error,omitempty" cbor:"is_error,omitempty"`
+	// Only inside `provider.request_part`: this entry's `text` and `reasoning` continue the
+	// previous
+	// message's (a message too large for one part is split across parts); a reassembled request
+	// never
+	// has it.
+	Continues *bool `json:"continues,omitempty" cbor:"continues,omitempty"`
+	IsError   *bool `json:"is_error,omitempty" cbor:"is_error,omitempty"`
+	// An assistant message's reasoning as the model streamed it, kept so that it can be sent
+	// back to
+	// servers that need it (SPEC-provider-chat-completions, "Reasoning sent back").
+	Reasoning *string     `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
 	Role      MessageRole `json:"role" cbor:"role"`
 	Text      *string     `json:"text,omitempty" cbor:"text,omitempty"`
 	ToolCalls []ToolCall  `json:"tool_calls,omitempty" cbor:"tool_calls,omitempty"`
@@ -439,9 +444,14 @@ type ProviderResponseFinished struct {
 	PromptID     string       `json:"prompt_id" cbor:"prompt_id"`
 	Reasoning    *string      `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
 	Round        int64        `json:"round" cbor:"round"`
-	Text         string       `json:"text" cbor:"text"`
-	ToolCalls    []ToolCall   `json:"tool_calls" cbor:"tool_calls"`
-	Usage        *Usage       `json:"usage,omitempty" cbor:"usage,omitempty"`
+	// The finish reason exactly as the server sent it, present only when it differs from
+	// `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
+	// reason,
+	// or `""` when the stream ended cleanly without any.
+	ServerFinishReason *string    `json:"server_finish_reason,omitempty" cbor:"server_finish_reason,omitempty"`
+	Text               string     `json:"text" cbor:"text"`
+	ToolCalls          []ToolCall `json:"tool_calls" cbor:"tool_calls"`
+	Usage              *Usage     `json:"usage,omitempty" cbor:"usage,omitempty"`
 }
 
 type ProviderResponseFinishedReported struct {
@@ -450,9 +460,14 @@ type ProviderResponseFinishedReported struct {
 	PromptID     string       `json:"prompt_id" cbor:"prompt_id"`
 	Reasoning    *string      `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
 	Round        int64        `json:"round" cbor:"round"`
-	Text         string       `json:"text" cbor:"text"`
-	ToolCalls    []ToolCall   `json:"tool_calls" cbor:"tool_calls"`
-	Usage        *Usage       `json:"usage,omitempty" cbor:"usage,omitempty"`
+	// The finish reason exactly as the server sent it, present only when it differs from
+	// `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
+	// reason,
+	// or `""` when the stream ended cleanly without any.
+	ServerFinishReason *string    `json:"server_finish_reason,omitempty" cbor:"server_finish_reason,omitempty"`
+	Text               string     `json:"text" cbor:"text"`
+	ToolCalls          []ToolCall `json:"tool_calls" cbor:"tool_calls"`
+	Usage              *Usage     `json:"usage,omitempty" cbor:"usage,omitempty"`
 }
 
 type ProviderResponseUpdated struct {
@@ -1090,12 +1105,14 @@ const (
 	Timeout               ErrorClass = "timeout"
 )
 
+// Why a response ended (SPEC-provider-chat-completions, "Finish reasons").
 type FinishReason string
 
 const (
-	Length    FinishReason = "length"
-	Stop      FinishReason = "stop"
-	ToolCalls FinishReason = "tool_calls"
+	ContentFilter FinishReason = "content_filter"
+	Length        FinishReason = "length"
+	Stop          FinishReason = "stop"
+	ToolCalls     FinishReason = "tool_calls"
 )
 
 type ReadyMessageName string
