@@ -8,6 +8,9 @@ import { REVISION } from "../../handwritten/protocol/index.js";
 import type { WireMessage } from "../../generated/index.js";
 import { TAU_BIN } from "./paths.js";
 import { runTau } from "./run-tau.js";
+import { waitFor } from "./wait.js";
+
+export { waitFor };
 
 export interface StartedDaemon {
   session_id: string;
@@ -69,17 +72,11 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-export async function waitFor(pred: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** A socket client that keeps every message it receives and can wait for one. */
 export class TestClient {
   readonly inbox: WireMessage[] = [];
+  private syncs = 0;
   private constructor(readonly conn: Connection) {
     conn.onMessage((m) => this.inbox.push(m));
   }
@@ -111,14 +108,25 @@ export class TestClient {
   }
 
   /** Waits for (and removes from the inbox) the first message matching `pred`. */
-  async next(pred: (m: WireMessage) => boolean, ms = 10_000): Promise<WireMessage> {
+  async next(pred: (m: WireMessage) => boolean, ms = 10_000, what = "a matching message"): Promise<WireMessage> {
     let found: WireMessage | undefined;
     await waitFor(() => {
       const i = this.inbox.findIndex(pred);
       if (i >= 0) found = this.inbox.splice(i, 1)[0];
       return found !== undefined;
-    }, "a matching message", ms);
+    }, what, ms);
     return found as WireMessage;
+  }
+
+  /**
+   * A round trip on this attached UI's connection: the daemon handles a connection's messages in
+   * order, so once the answer is here everything sent before it (a subscribe, an intercept, a
+   * detach) has taken effect.
+   */
+  async sync(): Promise<void> {
+    const request_id = `sync-${++this.syncs}`;
+    this.send({ message: "ui_roster_request", payload: { request_id, include_unloaded: false } });
+    await this.next((m) => m.message === "ui_roster_result" && m.payload.request_id === request_id, 10_000, `the daemon's answer to ${request_id}`);
   }
 
   deliveries(): Array<{ name: string; data: Record<string, unknown>; replay: boolean }> {

@@ -9,6 +9,7 @@ import { expect } from "vitest";
 import { Harness, type HarnessOptions, type Peer } from "../../handwritten/harness/index.js";
 import type { Delivery, PublishOutcome, PublisherEnvelope, Sink } from "../../handwritten/bus/index.js";
 import type { ExtensionKind, WireMessage } from "../../generated/index.js";
+import { waitFor } from "./wait.js";
 
 export interface RecordingPeer extends Peer {
   readonly sent: WireMessage[];
@@ -30,10 +31,9 @@ interface LiveInstance {
   prefix: string;
 }
 
-export async function until(pred: () => boolean, what = "the condition", ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
-  expect(pred(), what).toBe(true);
+/** The shared wait (test/support/wait.ts) with this kit's shorter deadline: everything here is in memory. */
+export function until(pred: () => boolean, what = "the condition", ms = 5_000): Promise<void> {
+  return waitFor(pred, what, { timeoutMs: ms, pollMs: 2 });
 }
 
 function recorder(generation: number, publisher: PublisherEnvelope): RecordingPeer {

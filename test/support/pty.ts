@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import pty from "node-pty";
 import xterm from "@xterm/headless";
 import type { Terminal as TerminalType } from "@xterm/headless";
+import { waitFor } from "./wait.js";
 
 const { Terminal } = xterm;
 export const TAU_BIN = fileURLToPath(new URL("../../bin/tau.cjs", import.meta.url));
@@ -23,7 +24,10 @@ export interface PtyTau {
   resize(cols: number, rows: number): void;
   /** Resolves when `pred(screen, all)` holds; rejects after `timeoutMs` with the screen in the message. */
   waitFor(pred: (screen: string[], all: string[]) => boolean, what: string, timeoutMs?: number): Promise<void>;
-  /** Resolves when everything received so far has been fed to the emulator. */
+  /**
+   * Resolves when everything received so far has been fed to the emulator. After `exited` that is
+   * everything the process wrote: node-pty reports the exit only once the pty's output has closed.
+   */
   settled(): Promise<void>;
   exited: Promise<{ exitCode: number; signal?: number }>;
   kill(): void;
@@ -73,7 +77,6 @@ export function spawnTau(args: string[], opts: { cols?: number; rows?: number; e
     screen,
     all,
     settled: async () => {
-      await new Promise((r) => setTimeout(r, 50));
       await pending;
     },
     type: (text) => proc.write(text),
@@ -81,15 +84,15 @@ export function spawnTau(args: string[], opts: { cols?: number; rows?: number; e
       proc.resize(c, r);
       term.resize(c, r);
     },
-    waitFor: async (pred, what, timeoutMs = 20_000) => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        await pending;
-        if (pred(screen(), all())) return;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${screen().join("\n")}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
+    waitFor: (pred, what, timeoutMs = 20_000) =>
+      waitFor(
+        async () => {
+          await pending;
+          return pred(screen(), all());
+        },
+        what,
+        { timeoutMs, pollMs: 20, detail: () => `screen:\n${screen().join("\n")}` },
+      ),
     exited,
     kill: () => {
       try {

@@ -105,7 +105,8 @@ describe("tau daemon over its socket", () => {
               : { action: "pass" as const };
       interceptor.send({ message: "intercept_reply", payload: { id: m.payload.id, ...reply } });
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await interceptor.sync(); // its interception is in place
+    await watcher.sync(); // and the watcher's subscription
     for (const text of ["keep me", "drop me", "rewrite me", "last"]) publisher.emit("ui.prompt_draft", { agent_id: "a-x", text });
     await watcher.next((m) => m.message === "deliver" && m.payload.event.data.text === "last");
     const agentId = await createAgent(publisher, "r1");
@@ -172,7 +173,8 @@ describe("tau daemon over its socket", () => {
     const fast = await TestClient.ui(d.socket);
     fast.send({ message: "subscribe", payload: { historical: [], live: ["ui.prompt_draft"] } });
     const producer = await TestClient.ui(d.socket);
-    await new Promise((r) => setTimeout(r, 50));
+    await slow.sync(); // both subscriptions are in place
+    await fast.sync();
     pauseReading(slow);
     const body = "x".repeat(2048);
     const total = 3000;
@@ -194,9 +196,12 @@ describe("tau daemon over its socket", () => {
     const { env, home: root } = home();
     const d = await daemon(env);
     const ui = await TestClient.ui(d.socket);
+    ui.send({ message: "subscribe", payload: { historical: [], live: ["agent.metadata_set"] } });
     const a1 = await createAgent(ui, "r1", { display_name: "lead" });
     await createAgent(ui, "r2", { parent_id: a1 });
     ui.emit("agent.metadata_request", { agent_id: a1, key: "cwd", value: "/work/sub" });
+    // Committed means journaled: the append comes before the broadcast.
+    await ui.next((m) => m.message === "deliver" && m.payload.event.name === "agent.metadata_set" && m.payload.event.data.key === "cwd", 10_000, "the cwd metadata to commit");
     const durable = async (socket: string) => {
       const c = await TestClient.ui(socket);
       c.send({ message: "subscribe", payload: { historical: ["agent.*", "session.agent_loaded", "session.agent_unloaded"], live: [] } });
@@ -205,11 +210,7 @@ describe("tau daemon over its socket", () => {
       c.close();
       return rows;
     };
-    let before = await durable(d.socket);
-    for (let i = 0; i < 50 && !before.some((r) => r.name === "agent.metadata_set" && r.data.key === "cwd"); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      before = await durable(d.socket);
-    }
+    const before = await durable(d.socket);
     expect(before.filter((r) => r.name === "agent.metadata_set").map((r) => r.data.key)).toEqual(["display_name", "cwd"]);
     process.kill(d.pid, "SIGKILL");
     await waitFor(() => !isAlive(d.pid), "the daemon to die");
@@ -242,15 +243,17 @@ describe("tau daemon over its socket", () => {
     const { env, home: root } = home();
     const d = await daemon(env, ["--exit-when-uis-leave"]);
     const ui = await TestClient.ui(d.socket);
-    ui.send({ message: "ui_detach_request", payload: {} });
-    await new Promise((r) => setTimeout(r, 50));
+    ui.send({ message: "ui_detach_request", payload: {} }); // handled before the end of input that follows it
     ui.close();
-    await new Promise((r) => setTimeout(r, 300));
-    expect(isAlive(d.pid)).toBe(true);
-
+    // Once the UI's socket has closed, its end of input waits at the daemon ahead of anything a
+    // later connection sends; so the answer to that connection comes after the daemon handled the
+    // UI leaving, and a daemon that had stopped (it closes its socket first) would give none.
+    await waitFor(() => streamsOf(ui).every((s) => s.closed), "the UI's socket to close");
     const client = await TestClient.client(d.socket);
     client.send({ message: "ui_detach_request", payload: {} });
-    expect((await client.next((m) => m.message === "error")).payload).toEqual({ code: "unauthorized" });
+    const answer = await client.next((m) => m.message === "error", 10_000, "an answer from the daemon after the detached UI left");
+    expect(answer.payload).toEqual({ code: "unauthorized" });
+    expect(isAlive(d.pid)).toBe(true);
     client.close();
     const again = await TestClient.ui(d.socket);
     again.close();
@@ -282,10 +285,10 @@ describe("tau daemon over its socket", () => {
 });
 
 /** Stops (or restarts) reading the client's socket, so the daemon sees a subscriber that does not read. */
-function streamsOf(c: TestClient): Array<{ pause(): void; resume(): void }> {
+function streamsOf(c: TestClient): Array<{ pause(): void; resume(): void; readonly closed: boolean }> {
   const internals = c.conn as unknown as Record<string, unknown>;
   return Object.values(internals).filter(
-    (v): v is { pause(): void; resume(): void } => !!v && typeof v === "object" && typeof (v as { pause?: unknown }).pause === "function",
+    (v): v is { pause(): void; resume(): void; readonly closed: boolean } => !!v && typeof v === "object" && typeof (v as { pause?: unknown }).pause === "function",
   );
 }
 function pauseReading(c: TestClient): void {

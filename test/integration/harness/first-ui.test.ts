@@ -9,6 +9,7 @@ import { DaemonFront } from "../../../handwritten/harness/daemon.js";
 import { Harness } from "../../../handwritten/harness/index.js";
 import { publishDaemonEndpoint, type DaemonEndpoint } from "../../../handwritten/transport/index.js";
 import { TestClient } from "../../support/daemon.js";
+import { waitFor } from "../../support/wait.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -28,19 +29,19 @@ async function front(exitWhenUisLeave: boolean): Promise<{ front: DaemonFront; e
   return { front: f, endpoint, idle: () => idle };
 }
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe("an owned daemon's first UI", () => {
   it("[daemon.exit.no-first-ui] goes idle when no UI attaches within the bound, and not when one did", async () => {
     const lonely = await front(true);
-    lonely.front.expectFirstUi(40);
     const attached = await front(true);
     const ui = await TestClient.ui(attached.endpoint.socketPath);
     cleanups.push(() => ui.close());
-    attached.front.expectFirstUi(40);
     const unowned = await front(false);
+    attached.front.expectFirstUi(40);
     unowned.front.expectFirstUi(40);
-    await pause(200);
+    // The lonely front's bound starts last: Node runs timers of equal length in the order they were
+    // set, so once it has gone idle the other two bounds have ended as well.
+    lonely.front.expectFirstUi(40);
+    await waitFor(() => lonely.idle() > 0, "the front no UI attached to to go idle");
     expect(lonely.idle()).toBe(1);
     expect(attached.idle()).toBe(0);
     expect(unowned.idle()).toBe(0);

@@ -18,6 +18,7 @@ import {
 import type { EgressEnv } from "../../../handwritten/extensions/provider/index.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
 import { selfSignedCertificate, type SelfSigned } from "../../support/tls.js";
+import { waitFor } from "../../support/wait.js";
 
 interface ProxyLog {
   connects: string[];
@@ -330,17 +331,28 @@ describe("TLS", () => {
 });
 
 describe("preconnect", () => {
-  /** A server answering every request with "ok", counting the connections it accepted. */
-  async function countingServer(tlsFiles?: { key: Buffer; cert: Buffer }): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+  /**
+   * A server answering every request with "ok", counting the connections it accepted (for https,
+   * those whose handshake completed) and the TCP connections it accepted and saw close.
+   */
+  async function countingServer(
+    tlsFiles?: { key: Buffer; cert: Buffer },
+  ): Promise<{ url: string; connections: () => number; tcp: () => { accepted: number; closed: number }; close: () => Promise<void> }> {
     let connections = 0;
+    const tcp = { accepted: 0, closed: 0 };
     const handler = (_req: unknown, res: { end: (s: string) => void }) => res.end("ok");
     const server = (tlsFiles ? createHttpsServer(tlsFiles, handler) : createServer(handler)) as Server;
     server.on(tlsFiles ? "secureConnection" : "connection", () => connections++);
+    server.on("connection", (socket: Socket) => {
+      tcp.accepted++;
+      socket.once("close", () => tcp.closed++);
+    });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const scheme = tlsFiles ? "https" : "http";
     return {
       url: `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`,
       connections: () => connections,
+      tcp: () => ({ ...tcp }),
       close: async () => {
         server.closeAllConnections();
         await new Promise<void>((r) => server.close(() => r()));
@@ -355,11 +367,6 @@ describe("preconnect", () => {
     return body;
   }
 
-  async function until(cond: () => boolean): Promise<void> {
-    for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-    expect(cond()).toBe(true);
-  }
-
   it("[provider.egress.preconnect] the first request uses the connection opened ahead of it, over http and verified https", async () => {
     const tls = selfSignedCertificate();
     try {
@@ -368,7 +375,7 @@ describe("preconnect", () => {
         const egress = createEgressPolicy({ env: {}, extraCaFile: tls.certFile });
         try {
           egress.preconnect(server.url);
-          await until(() => server.connections() === 1); // opened before any request
+          await waitFor(() => server.connections() === 1, "the spare connection"); // opened before any request
           expect(await get(egress, server.url)).toBe("ok");
           expect(server.connections()).toBe(1); // the request used it: no second connection
         } finally {
@@ -381,9 +388,11 @@ describe("preconnect", () => {
       const strict = createEgressPolicy({ env: {} });
       try {
         strict.preconnect(untrusted.url);
-        await new Promise((r) => setTimeout(r, 100));
+        // The client closes a connection whose certificate it refused: the spare is gone.
+        await waitFor(() => untrusted.tcp().closed === 1, "the spare to fail its verification and close");
         await expect(get(strict, untrusted.url)).rejects.toMatchObject({ code: "DEPTH_ZERO_SELF_SIGNED_CERT" });
         expect(untrusted.connections()).toBe(0);
+        expect(untrusted.tcp().accepted).toBe(2); // the request dialled its own connection
       } finally {
         await strict.close();
         await untrusted.close();
@@ -401,7 +410,7 @@ describe("preconnect", () => {
     const egress = createEgressPolicy({ env: {}, connectTimeoutMs: 300 });
     try {
       egress.preconnect(url);
-      await until(() => sockets.size === 1); // connected, handshake pending
+      await waitFor(() => sockets.size === 1, "the spare to connect"); // connected, handshake pending
       const started = Date.now();
       await expect(egress.request(url, { method: "GET", headers: {} })).rejects.toMatchObject({ code: "TAU_EGRESS_CONNECT_TIMEOUT" });
       expect(Date.now() - started).toBeLessThan(2_000);
@@ -419,11 +428,11 @@ describe("preconnect", () => {
     const egress = createEgressPolicy({ env: { HTTP_PROXY: proxy.url } });
     try {
       egress.preconnect(server.url);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(proxy.log.connects).toEqual([]);
-      expect(server.connections()).toBe(0);
+      // The request is the barrier: a spare dialled by preconnect would have reached the server before
+      // the request's tunnel did, so it would be counted by the time this answers.
       expect(await get(egress, server.url)).toBe("ok");
       expect(proxy.log.connects).toHaveLength(1);
+      expect(server.connections()).toBe(1); // the tunnel's connection only
     } finally {
       await egress.close();
       await server.close();
