@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startEarly, type EarlyExtension } from "../../../handwritten/host/index.js";
 import { Harness } from "../../../handwritten/harness/index.js";
 import { superviseExtensions } from "../../../handwritten/harness/extensions.js";
-import { waitFor } from "../../support/daemon.js";
+import type { ChildProcess } from "node:child_process";
+import { waitFor, nextEvent } from "../../support/wait.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tau-early-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,9 +45,10 @@ describe("early-started extensions", () => {
     const configs = [{ name: "quitter", command: ["sh", "-c", "exit 3"], startup_timeout_seconds: 60 }];
     const early = startEarly(configs, [], dir, process.env);
     const child = early.get("quitter")?.child;
-    // Let its exit be processed (and its exit event pass) before the supervisor exists.
-    await waitFor(() => child?.exitCode !== null, "the early process to end");
-    await new Promise((r) => setTimeout(r, 50));
+    expect(child).toBeDefined();
+    // Its exit is processed, and its exit and close events have passed, before the supervisor exists.
+    await nextEvent(child as ChildProcess, "close", "the early process to end and its output to close");
+    expect(child?.exitCode).toBe(3);
     await adopt(configs, early, (seen) => {
       const names = seen.map((e) => [e.name, e.data.instance, e.data.code ?? e.data.text]);
       expect(names.filter(([n]) => n === "extension.exited" || n === "harness.notice")).toEqual([

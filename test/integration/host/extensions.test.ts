@@ -117,7 +117,9 @@ describe("extensions under supervision", () => {
     // Cancellation reaches the exact owner, which ends the call once.
     ui.emit("agent.cancel_request", { agent_id: agent });
     expect(await resultOf(ui, "c-long")).toMatchObject({ outcome: "cancelled" });
-    await new Promise((r) => setTimeout(r, 200));
+    // A later call through the same owner: its result commits after anything the owner reported for c-long.
+    call(ui, agent, "c-after", "sleep", { ms: 0 });
+    expect(await resultOf(ui, "c-after")).toMatchObject({ outcome: "ok", output: "slept" });
     expect(delivered(ui, "tool.result", (x) => x.call_id === "c-long")).toHaveLength(1);
     ui.close();
   });

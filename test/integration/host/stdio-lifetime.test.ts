@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MessageReader } from "../../../handwritten/protocol/index.js";
 import { TAU_BIN } from "../../support/paths.js";
+import { waitFor } from "../../support/wait.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tau-ext-stdio-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,15 +23,16 @@ describe("extension stdio lifetime", () => {
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.once("exit", (code, signal) => resolve({ code, signal })),
     );
-    // Give it time to say hello before its input ends (it then exits either way).
-    await new Promise((r) => setTimeout(r, 1500));
+    // It says hello before its input ends (it then exits either way).
+    const written = () => [...new MessageReader("harness").push(readFileSync(outPath))];
+    await waitFor(() => written().length > 0, "the hello frame in the output file", 20_000);
     child.stdin?.end();
     const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
     const { code, signal } = await exited;
     clearTimeout(killer);
     expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
     // What it wrote before its input ended is one hello frame.
-    const frames = [...new MessageReader("harness").push(readFileSync(outPath))];
+    const frames = written();
     expect(frames.map((f) => (f.ok ? f.message.message : f.error.code))).toEqual(["hello"]);
   });
 

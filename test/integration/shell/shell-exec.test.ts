@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ToolError, limits, runShell, shellTool } from "../../../handwritten/extensions/shell/tools/index.js";
 import { bashInvocation } from "../../../handwritten/extensions/shell/tools/shell.js";
 import { context, tempDir } from "../../unit/shell/helpers.js";
+import { waitFor } from "../../support/wait.js";
 
 /** Gone means no such process, or a zombie awaiting its reaper. */
 function processGone(pid: number): boolean {
@@ -17,15 +18,11 @@ function processGone(pid: number): boolean {
   }
 }
 
+/** The file's text once a whole line is in it. */
 async function waitForFile(path: string): Promise<string> {
-  for (let i = 0; i < 500; i++) {
-    if (existsSync(path)) {
-      const text = readFileSync(path, "utf8");
-      if (text.endsWith("\n")) return text.trim();
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`${path} never appeared`);
+  let text = "";
+  await waitFor(() => existsSync(path) && (text = readFileSync(path, "utf8")).endsWith("\n"), `a line in ${path}`);
+  return text.trim();
 }
 
 const HEAD = limits.SHELL_OUTPUT_HEAD_BYTES;

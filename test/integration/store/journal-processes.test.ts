@@ -7,6 +7,7 @@ import { JournalLockedError } from "../../../handwritten/store/errors.js";
 import { validateJournalRecord, type JournalRecord } from "../../../handwritten/store/validate.js";
 import { bundleFixture } from "../../fixtures/store/bundle.js";
 import { tempDir } from "../../unit/store/helpers.js";
+import { waitFor } from "../../support/wait.js";
 
 const pipeline = { validate: validateJournalRecord };
 let child = "";
@@ -39,6 +40,7 @@ function start(args: string[]): { proc: ChildProcess; ready: Promise<string>; ex
   return { proc, ready, exited };
 }
 
+/** Only the crash test sleeps, for a random time: when a SIGKILL lands is what it explores. */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("journal across processes", () => {
@@ -95,7 +97,7 @@ describe("journal across processes", () => {
     expect(stat()?.ppid).toBe(parent.pid);
     expect(() => FileJournal.open<JournalRecord>(file, pipeline)).toThrow(JournalLockedError);
     process.kill(holderPid, "SIGKILL");
-    for (let i = 0; i < 500 && stat()?.state !== "Z"; i++) await sleep(10);
+    await waitFor(() => stat()?.state === "Z", "the killed holder to become a zombie");
     expect(stat()).toEqual({ state: "Z", ppid: parent.pid });
     // The zombie still answers the signal probe the lock used to trust.
     expect(() => process.kill(holderPid, 0)).not.toThrow();
@@ -124,6 +126,7 @@ describe("journal across processes", () => {
         c.ready.catch(() => {});
         if (round % 10 === 9) {
           // Sometimes kill before the child has even opened the journal (or mid-open).
+          // timing-under-test: a random moment to SIGKILL at is what this crash test explores
           await sleep(rand() * 60);
           stats.killedBeforeReady++;
         } else {
@@ -131,6 +134,7 @@ describe("journal across processes", () => {
           const [, nextSeq] = line.split(" ");
           // The child itself reopened after the previous kill: it saw every earlier record.
           expect(Number(nextSeq)).toBeGreaterThanOrEqual(known);
+          // timing-under-test: a random moment mid-append to SIGKILL at is what this crash test explores
           await sleep(rand() * 12);
         }
         c.proc.kill("SIGKILL");
