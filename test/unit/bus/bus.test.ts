@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Bus, MemorySink, type Committed, type InterceptAction, type PublisherEnvelope } from "../../../handwritten/bus/index.js";
+import { nextTurn, waitFor } from "../../support/wait.js";
 
 const HARNESS: PublisherEnvelope = { class: "harness" };
 const UI: PublisherEnvelope = { class: "ui_attached", generation: 1 };
@@ -124,13 +125,13 @@ describe("bus interception", () => {
     const asked: number[] = [];
     bus.addInterceptor(1, { selectors: ["ui.focus"], priority: 0, intercept: (id) => asked.push(id) });
     const first = bus.publishFromPeer(focus(true), UI);
-    await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => asked.length > 0, "the interceptor to be asked");
     expect(asked).toHaveLength(1);
     bus.removeOwner(1); // disconnect: the outstanding question resolves as pass
     expect(await first).toMatchObject({ status: "committed", seq: 0 });
     bus.addInterceptor(2, { selectors: ["ui.focus"], priority: 0, intercept: (id) => asked.push(id) });
     const second = bus.publishFromPeer(focus(false), UI);
-    await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => asked.length > 1, "the second interceptor to be asked");
     expect(bus.reply(1, asked[0] as number, { action: "drop" })).toBe(false); // stale id
     expect(bus.reply(1, asked[1] as number, { action: "drop" })).toBe(false); // not the owner asked
     expect(bus.reply(2, asked[1] as number, { action: "pass" })).toBe(true);
@@ -157,7 +158,7 @@ describe("bus interception", () => {
     expect(bus.reply(1, asked[0] as number, { action: "drop" })).toBe(false);
     expect(seen.map((c) => c.seq)).toEqual([0, 1, 2]);
     const next = bus.publishFromPeer(focus(true), UI);
-    await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => asked.length > 1, "the interceptor to be asked again");
     expect(asked).toHaveLength(2);
     expect(bus.reply(1, asked[1] as number, { action: "drop" })).toBe(true);
     expect(await next).toEqual({ status: "dropped" });
@@ -326,7 +327,8 @@ describe("bus commit and broadcast", () => {
       bus.subscribe({ historical: [], live: ["ui.*"] }, sink);
       expect(await bus.publishFromPeer(focus(true), UI)).toEqual({ status: "committed", seq: 0 });
       expect(await bus.publishFromPeer(focus(false), UI)).toEqual({ status: "committed", seq: 1 });
-      await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => warnings.length >= 4 || rejected.length > 0, "both async consumer failures to be reported");
+      await nextTurn(); // an unhandled rejection is reported before the next turn
       expect(ran).toEqual(["throws", "rejects", "after", "wildcard", "throws", "rejects", "after", "wildcard"]);
       expect(sink.drain()).toHaveLength(2);
       expect(warnings.filter((w) => w.includes("seq 0"))).toEqual([

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Harness, ResumeError, type Peer } from "../../../handwritten/harness/index.js";
 import { MemorySink } from "../../../handwritten/bus/index.js";
 import type { WireMessage } from "../../../generated/index.js";
+import { until } from "../../support/harness-kit.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -22,10 +23,6 @@ function uiPeer(generation: number): Peer & { sent: WireMessage[] } {
   return { generation, publisher: { class: "ui_attached", generation }, send: (m) => (sent.push(m), "queued"), sendAsync: async (m) => (sent.push(m), "queued"), sent };
 }
 
-async function until(pred: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !pred(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(pred()).toBe(true);
-}
 
 async function createAgent(h: Harness, peer: Peer & { sent: WireMessage[] }, request_id: string, extra: Record<string, unknown> = {}): Promise<string> {
   const before = peer.sent.length;
@@ -79,7 +76,9 @@ describe("harness sessions and agents", () => {
     await until(() => h.agents.get(agentId)?.fold.metadata.cwd === "/w/sub");
     h.removePeer(7);
     await h.bus.publish({ name: "agent.metadata_request", data: { agent_id: agentId, key: "cwd", value: "/stale" } }, ext.publisher);
-    await new Promise((r) => setTimeout(r, 20));
+    // A live requester's later request is the barrier: its fact commits after any fact the stale one made.
+    await h.bus.publish({ name: "agent.metadata_request", data: { agent_id: agentId, key: "note", value: "after" } }, ui.publisher);
+    await until(() => h.agents.get(agentId)?.fold.metadata.note === "after", "the live requester's fact");
     expect(h.agents.get(agentId)?.fold.metadata.cwd).toBe("/w/sub");
     await h.shutdown("requested");
   });

@@ -16,6 +16,7 @@ import {
 import { DEFAULT_SYSTEM_TEMPLATE, renderSystemPrompt } from "../../../handwritten/harness/context.js";
 import { Harness, type Peer } from "../../../handwritten/harness/index.js";
 import type { WireMessage } from "../../../generated/index.js";
+import { until } from "../../support/harness-kit.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -154,10 +155,6 @@ describe("skill discovery", () => {
 function uiPeer(generation: number): Peer & { sent: WireMessage[] } {
   const sent: WireMessage[] = [];
   return { generation, publisher: { class: "ui_attached", generation }, send: (m) => (sent.push(m), "queued"), sendAsync: async (m) => (sent.push(m), "queued"), sent };
-}
-async function until(pred: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !pred(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(pred()).toBe(true);
 }
 function directed(peer: { sent: WireMessage[] }, name: string, requestId: string): Record<string, unknown> | undefined {
   for (const m of peer.sent) if (m.message === "direct" && m.payload.event.name === name && m.payload.event.data.request_id === requestId) return m.payload.event.data;

@@ -5,6 +5,7 @@ import { PassThrough } from "node:stream";
 import { Extension } from "../../../handwritten/sdk/index.js";
 import { MessageReader, REVISION, encodeFrame } from "../../../handwritten/protocol/index.js";
 import type { WireMessage } from "../../../generated/index.js";
+import { waitFor } from "../../support/wait.js";
 
 describe("extension SDK sends", () => {
   it("[sdk.emit.backpressure-never-drops] 5,000 emits while the harness is not reading all arrive, in order, once it reads", async () => {
@@ -17,7 +18,8 @@ describe("extension SDK sends", () => {
     };
     fromExtension.once("data", take); // hello
     const connecting = Extension.connect({ input: toExtension, output: fromExtension });
-    await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => got.length > 0, "the extension's hello");
+    expect(got[0]?.message).toBe("hello");
     toExtension.write(
       encodeFrame({
         message: "configure",
@@ -29,13 +31,14 @@ describe("extension SDK sends", () => {
     fromExtension.pause();
     const results: Array<Promise<unknown>> = [];
     for (let i = 0; i < 5000; i++) results.push(ext.emit("extension.event", { category: "n", name: "x", payload: { i } }));
-    await new Promise((r) => setTimeout(r, 50));
+    // Every emit was offered at once: the pipe and the queue are full and the rest wait for room.
+    expect(ext.conn.stats().waiters).toBeGreaterThan(0);
     fromExtension.on("data", take);
     fromExtension.resume();
     expect(new Set(await Promise.all(results))).toEqual(new Set(["queued"]));
-    await new Promise((r) => setTimeout(r, 50));
-    const numbers = got.flatMap((m) => (m.message === "emit" ? [(m.payload.event.data.payload as { i: number }).i] : []));
-    expect(numbers).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+    const numbers = () => got.flatMap((m) => (m.message === "emit" ? [(m.payload.event.data.payload as { i: number }).i] : []));
+    await waitFor(() => numbers().length >= 5000, "all 5,000 emits to arrive");
+    expect(numbers()).toEqual(Array.from({ length: 5000 }, (_, i) => i));
     ext.conn.destroy();
   });
 });

@@ -7,10 +7,10 @@ import { replayJournal } from "../../../handwritten/store/journal.js";
 import { validateJournalRecord, type JournalRecord } from "../../../handwritten/store/validate.js";
 import { WRITEBACK_RETRY_BASE_MS, WRITEBACK_RETRY_MAX_MS } from "../../../handwritten/store/limits.js";
 import { tempDir } from "./helpers.js";
+import { waitFor } from "../../support/wait.js";
 
 const msg = (i: number) => ({ event: { name: "agent.message", data: { text: `m${i}` } }, parent: i === 0 ? null : i - 1, source: { class: "harness" } });
 const tick = () => new Promise((r) => setImmediate(r));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A sync whose calls block until released, recording the file size each call saw. */
 function gatedSync() {
@@ -32,13 +32,7 @@ function gatedSync() {
   };
 }
 
-async function until(cond: () => boolean, ms = 2000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > end) throw new Error("condition not reached");
-    await sleep(1);
-  }
-}
+const until = (cond: () => boolean, what: string): Promise<void> => waitFor(cond, what, { timeoutMs: 2000, pollMs: 1 });
 
 describe("writeback worker", () => {
   it("[writeback.off-publish-path] appends return while a sync is blocked; the hook never syncs on the caller's turn", async () => {
@@ -51,7 +45,7 @@ describe("writeback worker", () => {
     // The append returned and nothing was synced on its turn: the wake is deferred.
     expect(gate.calls.length).toBe(0);
     expect(wb.stats().dirty).toBeGreaterThan(0);
-    await until(() => gate.calls.length === 1);
+    await until(() => gate.calls.length === 1, "the first sync");
     expect(gate.calls[0]!.target).toEqual({ kind: "file", path: log.path });
     // The sync is now blocked indefinitely; appends still complete synchronously and are on disk.
     const t0 = performance.now();
@@ -74,7 +68,7 @@ describe("writeback worker", () => {
     const store = openFileStateStore({ stateDir: dir, onAppend: wb.onAppend });
     const log = store.openSession("s1");
     log.append(msg(0));
-    await until(() => gate.calls.length === 1);
+    await until(() => gate.calls.length === 1, "the first sync");
     const sizeAtFirstSync = gate.calls[0]!.size!;
     // Dirty it again while its sync is in flight (the generation moves past the one being synced).
     log.append(msg(1));
@@ -147,7 +141,7 @@ describe("writeback worker", () => {
     const store = openFileStateStore({ stateDir: dir, onAppend: wb.onAppend });
     const log = store.openAgent("a1");
     log.append(msg(0));
-    await until(() => attempts.length >= 2);
+    await until(() => attempts.length >= 2, "a retried sync");
     // Mid-failure: the accepted record is still there, appends still work, and nothing is clean.
     log.append(msg(1));
     expect(replayJournal<JournalRecord>(log.path!, { validate: validateJournalRecord }).records.map((r) => r.seq)).toEqual([0, 1]);
@@ -194,7 +188,13 @@ describe("writeback worker", () => {
     const wb = new WritebackWorker({ sync: async () => void calls++ });
     wb.close();
     wb.markDirty(dir + "/x.cbor");
-    await sleep(5);
+    // An open worker marked right after is the barrier: wakes run in the order they were scheduled,
+    // so once it has synced, a wake the closed one had scheduled would have synced too.
+    let controlCalls = 0;
+    const control = new WritebackWorker({ sync: async () => void controlCalls++ });
+    control.markDirty(dir + "/y.cbor");
+    await until(() => controlCalls > 0, "the open worker's sync");
+    control.close();
     expect(calls).toBe(0);
     expect(wb.stats().dirty).toBe(0);
   });

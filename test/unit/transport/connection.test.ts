@@ -18,10 +18,9 @@ import {
   type UnixServer,
 } from "../../../handwritten/transport/index.js";
 import { cleanupAll, tempHome } from "../../fixtures/transport/helpers.js";
+import { waitFor as until } from "../../support/wait.js";
 
 afterAll(cleanupAll);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Pair {
   server: UnixServer;
@@ -45,8 +44,13 @@ async function pair(tuning?: ConnectionTuning): Promise<Pair> {
   servers.push(server);
   const client = net.createConnection({ path: server.path, allowHalfOpen: true });
   await new Promise<void>((resolve) => client.once("connect", () => resolve()));
-  while (accepted.length === 0) await sleep(5);
+  await until(() => accepted.length > 0, "the server to accept the connection");
   return { server, conn: accepted[0] as Connection, client };
+}
+
+/** The streams a connection reads and writes (one socket, or a child's two pipes). */
+function streamsOf(conn: Connection): Array<{ readonly closed: boolean }> {
+  return [...new Set(Object.values(conn as unknown as Record<string, unknown>).filter((v): v is net.Socket => v instanceof net.Socket))];
 }
 
 /** Reads frames from a raw socket as a peer would. */
@@ -61,10 +65,6 @@ function collect(socket: net.Socket): WireMessage[] {
 
 const notice = (text: string, n = 0): WireMessage => ({ message: "notice", payload: { level: "info", text, request_id: `n-${n}` } });
 
-async function until(cond: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 2000 && !cond(); i++) await sleep(5);
-  if (!cond()) throw new Error(`timed out waiting for ${what}`);
-}
 
 describe("outbound queue", () => {
   it("[transport.queue.bounded] a batch of frames is one queued write: it counts once against the item bound and whole against the byte bound", async () => {
@@ -100,8 +100,10 @@ describe("outbound queue", () => {
       expect(accepted).toBeLessThan(100_000);
     }
     expect(a.conn.stats().items).toBe(MAX_QUEUE_ITEMS);
-    // Whatever the kernel takes later frees room; the bound still holds on every further send.
-    await sleep(50);
+    // The peer reads for a moment, which frees room; the bound still holds on every further send.
+    a.client.resume();
+    await until(() => a.conn.stats().items < MAX_QUEUE_ITEMS, "the queue to drain as the peer reads");
+    a.client.pause();
     for (let i = 0; i < 5000; i++) {
       a.conn.send(notice("x".repeat(1000), i));
       expect(a.conn.stats().items).toBeLessThanOrEqual(MAX_QUEUE_ITEMS);
@@ -242,7 +244,10 @@ describe("connection lifecycle", () => {
     expect(await p.conn.closed).toEqual({ kind: "peer_end" });
     await new Promise<void>((resolve) => p.client.once("end", () => resolve()));
     expect(got.length).toBe(50);
-    await sleep(20);
+    // The server side's stream closing is the last thing it reports: nothing can end the connection after it.
+    const streams = streamsOf(p.conn);
+    expect(streams).toHaveLength(1);
+    await until(() => streams.every((s) => s.closed), "the server side's stream to close");
     expect(reasons).toEqual([{ kind: "peer_end" }]);
     expect(p.conn.send(notice("after"))).toBe("closed");
   });
@@ -318,15 +323,13 @@ describe("inbound bounds", () => {
     const b = make();
     a.input.write(Buffer.concat([header(1000), Buffer.alloc(56)])); // holds 60
     b.input.write(Buffer.concat([header(1000), Buffer.alloc(35)])); // holds 39
-    await sleep(5);
-    expect(budget.inUse).toBe(99);
+    await until(() => budget.inUse === 99, "both partial frames to be held");
     b.input.write(Buffer.alloc(1)); // 100: exactly at the budget
-    await sleep(5);
-    expect(budget.inUse).toBe(100);
+    // The budget is charged and checked in one step: once it shows 100, the check has passed.
+    await until(() => budget.inUse === 100, "the 100th byte to be held");
     expect(b.conn.isOpen).toBe(true);
     b.input.write(Buffer.alloc(1)); // 101
-    await sleep(5);
-    expect(b.conn.isOpen).toBe(false);
+    await until(() => !b.conn.isOpen, "the connection that crossed the budget to close");
     expect(b.conn.closeReason).toEqual({ kind: "local", detail: "too much partially received data across connections" });
     expect(a.conn.isOpen).toBe(true);
     expect(budget.inUse).toBe(60); // the closed connection's bytes are released
@@ -336,12 +339,16 @@ describe("inbound bounds", () => {
 
   it("[transport.inbound.frame-deadline] a frame begun must complete within the deadline; a connection with no partial frame is never timed out", async () => {
     const idle = await pair({ frameDeadlineMs: 200 });
+    const idleGot: string[] = [];
+    idle.conn.onMessage((m) => idleGot.push(m.message));
     idle.client.write(encodeFrame({ message: "ready", payload: {} }));
+    await until(() => idleGot.length === 1, "the idle connection's whole frame");
     const slow = await pair({ frameDeadlineMs: 200 });
     slow.client.write(Buffer.concat([header(64), Buffer.alloc(10)]));
     const reason = await slow.conn.closed;
     expect(reason).toEqual({ kind: "local", detail: "a frame did not complete within 0.2 s" });
-    await sleep(600);
+    // The slow connection's deadline started after anything the idle one could have started (its
+    // connection and its frame came first), and timers of one length run in the order they were set.
     expect(idle.conn.isOpen).toBe(true);
     idle.client.destroy();
     slow.client.destroy();
@@ -360,10 +367,11 @@ describe("a handler that throws", () => {
     client.on("data", (chunk: Buffer) => {
       for (const r of answers.push(chunk)) if (r.ok) got.push(r.message);
     });
+    const ended = new Promise<void>((resolve) => client.once("end", () => resolve()));
     client.write(encodeFrame({ message: "ready", payload: {} }));
     const reason = await conn.closed;
     expect(reason).toEqual({ kind: "local", detail: "a message could not be handled" });
-    await sleep(20);
+    await ended; // everything the server sent came before its end of stream
     expect(got).toEqual([{ message: "error", payload: { code: "invalid" } }]);
     expect(other.conn.isOpen).toBe(true);
     client.destroy();

@@ -17,6 +17,7 @@ import {
   type UnixServer,
 } from "../../../handwritten/transport/index.js";
 import { cleanupAll, snapshotDir, tempHome } from "../../fixtures/transport/helpers.js";
+import { waitFor } from "../../support/wait.js";
 
 const servers: UnixServer[] = [];
 afterAll(async () => {
@@ -119,9 +120,6 @@ describe("responder half", () => {
     conn.onMessage((m) => got.push(m));
     return { conn, got };
   }
-  const until = async (cond: () => boolean) => {
-    for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-  };
 
   it("answers session_current_request from any peer and gives a non-UI peer only content-free errors for anything else", async () => {
     const dir = runtimeDir();
@@ -132,7 +130,7 @@ describe("responder half", () => {
     conn.send({ message: "ui_tree_request", payload: { request_id: "r-2" } });
     conn.send({ message: "ui_detach_request", payload: {} });
     conn.send({ message: "emit", payload: { event: { name: "session.started", data: {} } } } as unknown as WireMessage);
-    await until(() => got.length >= 4);
+    await waitFor(() => got.length >= 4, "answers to the four requests");
     expect(got[0]).toEqual({
       message: "session_current_result",
       payload: { request_id: "r-1", session_id: "s-1", project_root: "/root/\u001b[2J", pid: 1234 },

@@ -14,6 +14,7 @@ import { SessionClient } from "../../../handwritten/cli/session-client.js";
 import { listenUnix, type Connection, type UnixServer } from "../../../handwritten/transport/index.js";
 import { REVISION, eventProblem } from "../../../handwritten/protocol/index.js";
 import type { WireMessage } from "../../../generated/index.js";
+import { waitFor } from "../../support/wait.js";
 
 const { Terminal } = xterm;
 const SESSION = "s-0123456789abcdef";
@@ -41,7 +42,6 @@ class Screen extends Writable {
   }
   /** Scrollback and screen, rows right-trimmed, once everything written so far is interpreted. */
   async lines(): Promise<string[]> {
-    await new Promise((r) => setTimeout(r, 30));
     await this.pending;
     const b = this.term.buffer.active;
     const out: string[] = [];
@@ -122,13 +122,7 @@ async function attach(history: Event[], size = { cols: 80, rows: 24 }): Promise<
   return { app, screen, daemon, keys, exit };
 }
 
-async function until(pred: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!(await pred())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (pred: () => boolean | Promise<boolean>, what: string): Promise<void> => waitFor(pred, what, { timeoutMs: 20_000, pollMs: 20 });
 
 /** `turns` dense turns: a prompt, a 20-line shell command, an answer (three transcript entries each). */
 function denseHistory(turns: number, agent = AGENT, tag = ""): Event[] {
