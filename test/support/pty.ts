@@ -33,6 +33,24 @@ export interface PtyTau {
   kill(): void;
 }
 
+/** A fresh emulator of `cols` × `rows` that has interpreted `bytes`. */
+export async function emulate(bytes: string, cols: number, rows: number): Promise<TerminalType> {
+  const term = new Terminal({ cols, rows, allowProposedApi: true, scrollback: 1000 });
+  await new Promise<void>((resolve) => term.write(bytes, resolve));
+  return term;
+}
+
+/**
+ * A round trip through tau's input: types a marker into the empty editor and erases it, waiting for
+ * the screen to show each. Everything tau wrote before it read them is then on the emulator.
+ */
+export async function roundTrip(t: PtyTau): Promise<void> {
+  t.type("zq");
+  await t.waitFor((s) => s.some((l) => l === "› zq"), "the editor to echo a typed marker");
+  t.type("\x15"); // Ctrl-U: the editor is empty again
+  await t.waitFor((s) => !s.some((l) => l.startsWith("› zq")), "the editor to erase the marker");
+}
+
 export function spawnTau(args: string[], opts: { cols?: number; rows?: number; env: NodeJS.ProcessEnv; cwd: string }): PtyTau {
   const cols = opts.cols ?? 80;
   const rows = opts.rows ?? 24;

@@ -163,7 +163,9 @@ describe("agent loop through a real daemon", () => {
     const resumed = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
     expect(resumed.session_id).toBe(d.session_id);
     const c2 = await attach(resumed);
-    await new Promise((r) => setTimeout(r, 1000)); // time for a (wrong) resend to reach the server
+    // The resume closes both prompts before it takes new ones; a resend would be a turn the agent
+    // runs first, so the next prompt's request (below) is the barrier that proves none was sent.
+    await waitFor(() => agentJournal(home, agentId).length >= 6, "the resume to close both prompts");
     expect(fake.chatRequests.length).toBe(before + 1);
     const journal = agentJournal(home, agentId);
     expect(brief(journal)).toEqual([
@@ -182,7 +184,7 @@ describe("agent loop through a real daemon", () => {
     c2.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "next one" });
     const p2 = String((await delivered(c2, "agent.prompt_submitted", (x) => x.text === "next one")).prompt_id);
     await delivered(c2, "agent.outer_turn_finished", (x) => x.prompt_id === p2);
-    expect(fake.chatRequests.length).toBe(before + 2);
+    expect(fake.chatRequests.length).toBe(before + 2); // the next prompt's, and nothing sent again before it
     const msgs = (fake.chatRequests[before + 1]!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
     expect(msgs.slice(1)).toEqual([
       { role: "user", content: "<user>\na long job\n</user>" },

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
-import { spawnTau } from "../../support/pty.js";
+import { roundTrip, spawnTau } from "../../support/pty.js";
 import { HarnessKit } from "../../support/harness-kit.js";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
 import { generateSession } from "../../support/session-generator.js";
@@ -34,7 +34,7 @@ describe("tau resume of a long session in a pseudo-terminal", () => {
     const t = spawnTau(["resume", sessionId], { env, cwd: w.project, cols: 80, rows: ROWS });
     cleanups.push(() => t.kill());
     await t.waitFor((s) => s.some((l) => l.includes(" · ready")), "the resumed session to be ready");
-    await t.settled();
+    await roundTrip(t); // anything tau wrote after the ready frame is on the emulator too
     const all = t.all();
     // The newest command is on the screen, the oldest was never written.
     expect(t.screen()).toContain(`! make step-${COMMANDS - 1}  exit 0`);

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { emulate, spawnTau, type PtyTau } from "../../support/pty.js";
+import { waitFor } from "../../support/wait.js";
 import { HOSTILE } from "../../support/hostile.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { openPromptHistory, replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
@@ -48,9 +49,12 @@ function columnOf(t: PtyTau, marker: string): { row: number; col: number } {
   throw new Error(`${marker} is not on the screen`);
 }
 
+/** Quits, then lets the emulator interpret everything tau wrote before it exited. */
 async function quit(t: PtyTau): Promise<number> {
   t.type(":quit\r");
-  return (await t.exited).exitCode;
+  const { exitCode } = await t.exited;
+  await t.settled();
+  return exitCode;
 }
 
 describe("tau interactive UI in a pseudo-terminal", () => {
@@ -203,18 +207,24 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     t.type("list\r");
     await t.waitFor(has("done listing"), "the answer");
     await t.waitFor(ready, "the turn to finish");
+    // A full redraw (after a resize, or Ctrl-L) begins by homing the cursor and clearing the screen.
+    const CLEAR = "\x1b[H\x1b[2J";
     for (let cols = 1; cols <= 12; cols++) {
+      const from = t.output().length;
+      const redraws = () => t.output().slice(from).split(CLEAR);
       t.resize(cols, 12);
+      await waitFor(() => redraws().length > 1, `the redraw at ${cols} columns`);
+      // Ctrl-L redraws again: once that second redraw begins, every byte of the first has arrived.
+      t.type("\x0c");
+      await waitFor(() => redraws().length > 2, `the second redraw at ${cols} columns`);
+      const term = await emulate(CLEAR + (redraws()[1] as string), cols, 12);
+      const rows = [...Array(term.rows).keys()].map((y) => term.buffer.active.getLine(term.buffer.active.viewportY + y));
+      const screen = rows.map((line) => line?.translateToString(true) ?? "");
       // Every width draws a status row of exactly that width (inverse cells) and never a tool body
       // without its header: the header "ls s_000001 ok" needs 14 columns, more than any width here.
-      await t.waitFor((s) => s.some((l) => l.length > 0), `a frame at ${cols} columns`);
-      await new Promise((r) => setTimeout(r, 60));
-      const screen = t.screen();
       for (const l of screen) expect(l.length, `a row at ${cols} columns: ${JSON.stringify(l)}`).toBeLessThanOrEqual(cols);
       expect(screen.some((l) => /^ls\b/.test(l)), `no tool header at ${cols}`).toBe(false);
-      const b = t.term.buffer.active;
-      const statusRow = [...Array(t.term.rows).keys()].find((y) => b.getLine(b.viewportY + y)?.getCell(0)?.isInverse());
-      expect(statusRow, `a status row at ${cols} columns`).toBeDefined();
+      expect(rows.some((line) => line?.getCell(0)?.isInverse()), `a status row at ${cols} columns:\n${screen.join("\n")}`).toBe(true);
     }
     t.resize(60, 12);
     await t.waitFor((s) => s.some((l) => /^ls s_000001 ok/.test(l)), "the tool row restored at 60 columns");
@@ -374,8 +384,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     await a.waitFor(ready, "ready");
     a.type(":quit-session\r");
     expect((await a.exited).exitCode).toBe(0);
-    for (let i = 0; i < 100 && (await listSessions(runtime)).rows.length > 0; i++) await new Promise((r) => setTimeout(r, 50));
-    expect((await listSessions(runtime)).rows).toHaveLength(0);
+    await waitFor(async () => (await listSessions(runtime)).rows.length === 0, "the ended session to leave the listing", { pollMs: 50 });
     // The saved session can be resumed, with its transcript.
     const r = start(w, ["resume", rows[0]?.session_id as string]);
     await r.waitFor(has("first answer"), "the resumed transcript");
@@ -391,8 +400,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     await t.settled();
     expect(exitCode).toBe(2);
     expect(t.all().join("")).toMatch(/harness\.yaml:2.*bogus_key/);
-    for (let i = 0; i < 50 && (await listSessions(join(w.home, "runtime"))).rows.length > 0; i++) await new Promise((r) => setTimeout(r, 50));
-    expect((await listSessions(join(w.home, "runtime"))).rows).toHaveLength(0);
+    await waitFor(async () => (await listSessions(join(w.home, "runtime"))).rows.length === 0, "no session left in the listing", { pollMs: 50 });
     expect(readdirSync(join(w.home, "state", "sessions"))).toEqual([]);
   });
 
