@@ -184,12 +184,14 @@ async function serve(res: ServerResponse, s: ScriptedResponse): Promise<void> {
   res.on("close", () => {
     gone = true;
   });
+  // timing-under-test: a scripted delay is the slow server a test asked for
   await wait(s.headersDelayMs ?? 0);
   if (gone) return;
   res.writeHead(s.status ?? 200, s.headers ?? { "content-type": "text/event-stream", "cache-control": "no-cache" });
   res.flushHeaders();
   for (const c of s.chunks ?? []) {
     const chunk = typeof c === "string" ? { data: c } : c;
+    // timing-under-test: a scripted delay between chunks is the slow stream a test asked for
     await wait(chunk.delayMs ?? 0);
     if (gone) return;
     await new Promise<void>((resolve) => res.write(chunk.data, () => resolve()));
