@@ -133,11 +133,13 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     fake.enqueue(textResponse(["slow ", "answer ", "never ", "finishes"], { delayMs: 1500 }));
     t.type("first line\x1b\rsecond line\r");
     await t.waitFor(has("working…"), "the agent at work");
+    // Cancelled once its request has reached the model (a cancel before that would send nothing).
+    const request = () => fake.requests.slice(before).find((r) => r.path.endsWith("/chat/completions"));
+    await waitFor(() => request() !== undefined, "the prompt's request to reach the model");
     t.type(":cancel\r");
     await t.waitFor(seen("the prompt was cancelled"), "the cancellation");
     await t.waitFor(ready, "ready again");
-    const body = fake.requests.slice(before).find((r) => r.path.endsWith("/chat/completions"))?.rawBody ?? "";
-    expect(body).toContain("first line\\nsecond line");
+    expect(request()?.rawBody ?? "").toContain("first line\\nsecond line");
     // Ctrl-R finds the multi-line prompt in history.
     t.type("\x12second");
     await t.waitFor(has("(history search) second: first line␊second line"), "the history search");
