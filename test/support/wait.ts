@@ -39,13 +39,6 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, what: stri
   }
 }
 
-/** Resolves with `value()` once it is defined; rejects at the deadline naming `what`. */
-export async function waitForValue<T>(value: () => T | undefined, what: string, options?: WaitOptions | number): Promise<T> {
-  let found: T | undefined;
-  await waitFor(() => (found = value()) !== undefined, what, options);
-  return found as T;
-}
-
 /**
  * Resolves with the arguments of `emitter`'s next `event`; rejects at the deadline naming `what`.
  * Call it before whatever causes the event, so an event that comes at once is not missed.
