@@ -80,7 +80,8 @@ describe("shell", () => {
     const dir = tempDir();
     const controller = new AbortController();
     const pidFile = join(dir, "pid");
-    const pending = shellTool.run({ command: `sleep 300 & echo $! > ${pidFile}; echo started; wait` }, context(dir, { signal: controller.signal }));
+    // "started" is in the output pipe before the pid file exists, so the cancel cannot come first.
+    const pending = shellTool.run({ command: `sleep 300 & echo started; echo $! > ${pidFile}; wait` }, context(dir, { signal: controller.signal }));
     const grandchild = Number(await waitForFile(pidFile));
     expect(processGone(grandchild)).toBe(false);
     controller.abort();
