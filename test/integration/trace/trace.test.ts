@@ -145,13 +145,16 @@ describe("tau agent trace while a real daemon writes the journal", () => {
     expect(existsSync(`${journal}.lock`)).toBe(true);
     const ui = await TestClient.ui(d.socket);
     cleanups.push(() => ui.close());
-    // Keep the daemon appending to the agent's journal while the trace runs.
+    // Keep the daemon appending to the agent's journal while the trace runs: each request follows
+    // the commit of the one before, so the daemon always has the next append in hand.
+    ui.send({ message: "subscribe", payload: { historical: [], live: ["agent.metadata_set"] } });
     let writing = true;
     let n = 0;
     const writer = (async () => {
       while (writing) {
-        ui.emit("agent.metadata_request", { agent_id: g.agentId, key: "cwd", value: `/work/sub-${n++}` });
-        await new Promise((r) => setTimeout(r, 2));
+        const value = `/work/sub-${n++}`;
+        ui.emit("agent.metadata_request", { agent_id: g.agentId, key: "cwd", value });
+        await ui.next((m) => m.message === "deliver" && m.payload.event.name === "agent.metadata_set" && m.payload.event.data.value === value, 10_000, `the commit of ${value}`);
       }
     })();
     await waitFor(() => statSync(journal).size > checkpoint.boundary, "the daemon to append");
