@@ -3,6 +3,7 @@
 // the same answer on whether the run goes ahead and with which daemon arguments. Flags mirror the
 // oclif `run` command (which still serves `tau run --help`).
 import { parseArgs } from "node:util";
+import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../protocol/launch-facts.js";
 import type { RunOptions } from "./run-daemon.js";
 import { parseInput } from "./tui/command-mode.js";
 
@@ -100,10 +101,6 @@ export interface EarlyLaunch {
   readonly instance: string;
 }
 
-/** A session id as tau mints one (`mintId("s")`), and as the script mints it. */
-const SESSION_ID = /^s-[0-9a-z]{1,11}-[0-9a-f]{12}$/;
-const INSTANCE = /^[0-9a-f]{16}$/;
-
 /**
  * Reads `daemon --for-run SESSION_ID INSTANCE` at `at` in a command line: the daemon's own arguments,
  * or, seen by the client, the command line of the script's background child once it has become the
@@ -111,7 +108,7 @@ const INSTANCE = /^[0-9a-f]{16}$/;
  */
 export function parseEarlyLaunch(cmdline: readonly string[], at: number): EarlyLaunch | undefined {
   const [daemon, forRun, sessionId, instance] = cmdline.slice(at, at + 4);
-  if (daemon !== "daemon" || forRun !== "--for-run") return undefined;
-  if (sessionId === undefined || !SESSION_ID.test(sessionId) || instance === undefined || !INSTANCE.test(instance)) return undefined;
+  if (daemon !== DAEMON_COMMAND || forRun !== FOR_RUN_FLAG) return undefined;
+  if (sessionId === undefined || !SESSION_ID_PATTERN.test(sessionId) || instance === undefined || !INSTANCE_PATTERN.test(instance)) return undefined;
   return { sessionId, instance };
 }

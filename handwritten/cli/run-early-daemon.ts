@@ -10,13 +10,14 @@ import { chmodSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { resolveRoots } from "../config/paths.js";
 import { main as daemonMain } from "../harness/daemon-start.js";
+import { DAEMON_COMMAND, DAEMON_LOG, FOR_RUN_FLAG, SESSIONS_DIR } from "../protocol/launch-facts.js";
 import { ownedDaemonArgs } from "./owned-daemon.js";
 import { DAEMON_INSTANCE_ENV } from "../transport/limits.js";
 import { parseEarlyLaunch, parseRunArgs } from "./run-args.js";
 
 
 export async function main(argv: readonly string[]): Promise<void> {
-  const launch = parseEarlyLaunch(["daemon", "--for-run", ...argv], 0);
+  const launch = parseEarlyLaunch([DAEMON_COMMAND, FOR_RUN_FLAG, ...argv], 0);
   if (!launch) {
     process.stderr.write("usage: tau daemon --for-run SESSION_ID INSTANCE RUN-ARGUMENTS…\n");
     process.exitCode = 2;
@@ -39,7 +40,7 @@ export async function main(argv: readonly string[]): Promise<void> {
 
 function chmodLog(sessionId: string): void {
   try {
-    chmodSync(join(resolveRoots().state, "sessions", sessionId, "daemon.log"), 0o600);
+    chmodSync(join(resolveRoots().state, SESSIONS_DIR, sessionId, DAEMON_LOG), 0o600);
   } catch {
     // not there: the daemon makes the session's files as usual
   }
@@ -47,9 +48,9 @@ function chmodLog(sessionId: string): void {
 
 /** The session folder and log the script made, removed only while that is all the folder holds. */
 function removeLaunchFolder(sessionId: string): void {
-  const dir = join(resolveRoots().state, "sessions", sessionId);
+  const dir = join(resolveRoots().state, SESSIONS_DIR, sessionId);
   try {
-    rmSync(join(dir, "daemon.log"), { force: true });
+    rmSync(join(dir, DAEMON_LOG), { force: true });
     rmdirSync(dir);
   } catch {
     // not made (an --ephemeral run), or not empty: not the script's alone

@@ -7,6 +7,7 @@ import { createInterface } from "node:readline/promises";
 import { ConfigError, loadHarnessConfig, type Roots } from "../../config/index.js";
 import { RuntimeDirError, abandonDaemon, listSessions, startDaemon, selfCommand, waitForDaemon, type SessionRow, type StartedDaemon } from "../../transport/index.js";
 import { openPromptHistory } from "../../store/index.js";
+import { SESSIONS_DIR } from "../../protocol/launch-facts.js";
 import { escapeLabel } from "../ui/index.js";
 import { SessionClient } from "../session-client.js";
 import type { HistoryPort } from "./app.js";
@@ -30,7 +31,7 @@ export async function checkConfig(roots: Roots, overrides: readonly string[], st
 
 /** Persisted sessions under the state root, newest first. */
 export function persistedSessions(stateDir: string): { id: string; mtimeMs: number }[] {
-  const dir = join(stateDir, "sessions");
+  const dir = join(stateDir, SESSIONS_DIR);
   let names: string[];
   try {
     names = readdirSync(dir);

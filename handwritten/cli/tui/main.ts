@@ -5,6 +5,7 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { resolveRoots } from "../../config/paths.js";
+import { DAEMON_LOG, SESSIONS_DIR } from "../../protocol/launch-facts.js";
 import { Diagnostics, type DiagnosticRecord } from "../ui/index.js";
 import { TuiApp, type Exit } from "./app.js";
 import { startOwnedDaemon } from "../owned-daemon.js";
@@ -125,7 +126,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       next = { kind: "launch" };
     }
     if (exit === "detach") message = `session ${sessionId} keeps running; attach again with: tau attach ${sessionId}`;
-    if (exit === "lost") message = `the session daemon closed the connection (its log: ${join(roots.state, "sessions", sessionId, "daemon.log")})`;
+    if (exit === "lost") message = `the session daemon closed the connection (its log: ${join(roots.state, SESSIONS_DIR, sessionId, DAEMON_LOG)})`;
   } catch (err) {
     exit = "lost";
     message = (err as Error).message;
