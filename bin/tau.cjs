@@ -145,7 +145,7 @@ function loadBuilt(entry) {
 }
 
 function notBuilt() {
-  process.stderr.write("tau: not built yet; run `npm ci` (or `npm run build`) in the tau checkout\n");
+  process.stderr.write("tau: not built yet; run `npm ci` (or `npm run build`) in the tau checkout [TAU-E0404]\n");
   process.exit(1);
 }
 

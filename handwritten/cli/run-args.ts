@@ -4,6 +4,7 @@
 // oclif `run` command (which still serves `tau run --help`).
 import { parseArgs } from "node:util";
 import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../protocol/launch-facts.js";
+import type { TauErrorCode } from "./errors.js";
 import type { RunOptions } from "./run-daemon.js";
 import { parseInput } from "./tui/command-mode.js";
 
@@ -20,7 +21,14 @@ export interface RunArgs {
   readonly options: RunOptions;
 }
 
-export type ParsedRunArgs = { readonly ok: true; readonly args: RunArgs } | { readonly ok: false; readonly message: string };
+/** Why a run does not go ahead: the line to print and its code (errors.ts). */
+export interface RunRefusal {
+  readonly ok: false;
+  readonly code: TauErrorCode;
+  readonly message: string;
+}
+
+export type ParsedRunArgs = { readonly ok: true; readonly args: RunArgs } | RunRefusal;
 
 export const NO_PROMPT = "tau run: give a prompt with -p TEXT or --prompt-stdin (or a skill with --skill NAME)";
 
@@ -42,7 +50,7 @@ export function parseRunArgs(argv: readonly string[]): ParsedRunArgs {
       allowPositionals: false,
     }));
   } catch (err) {
-    return { ok: false, message: `tau run: ${(err as Error).message}\nSee: tau run --help` };
+    return { ok: false, code: "TAU-E0101", message: `tau run: ${(err as Error).message}\nSee: tau run --help` };
   }
   const promptStdin = values["prompt-stdin"] === true;
   let skill = values.skill;
@@ -63,9 +71,7 @@ export function parseRunArgs(argv: readonly string[]): ParsedRunArgs {
   return { ok: true, args: { ...(prompt !== undefined ? { prompt } : {}), promptStdin, options } };
 }
 
-export type HeadlessPrompt =
-  | { readonly ok: true; readonly prompt: RunPrompt; readonly skill?: string }
-  | { readonly ok: false; readonly message: string };
+export type HeadlessPrompt = { readonly ok: true; readonly prompt: RunPrompt; readonly skill?: string } | RunRefusal;
 
 /**
  * What a headless prompt means, read as the interactive UI reads a line (SPEC-cli-command-mode): a
@@ -77,20 +83,20 @@ export function headlessPrompt(text: string, skill: string | undefined): Headles
   const parsed = parseInput(text);
   switch (parsed.kind) {
     case "empty":
-      return skill === undefined ? { ok: false, message: NO_PROMPT } : { ok: true, prompt: { text: "", literal: false }, skill };
+      return skill === undefined ? { ok: false, code: "TAU-E0102", message: NO_PROMPT } : { ok: true, prompt: { text: "", literal: false }, skill };
     case "prompt":
       return { ok: true, prompt: { text: parsed.text, literal: parsed.literal }, ...(skill !== undefined ? { skill } : {}) };
     case "shell": // `!cmd` runs only in the interactive UI; headless, it is prompt text like any other
       return { ok: true, prompt: { text, literal: false }, ...(skill !== undefined ? { skill } : {}) };
     case "error":
-      return { ok: false, message: `tau run: ${parsed.message}` };
+      return { ok: false, code: "TAU-E0104", message: `tau run: ${parsed.message}` };
     case "command": {
       const name = parsed.spec.name;
       if (name === "skill" && skill === undefined) {
         return { ok: true, prompt: { text: parsed.args[1] ?? "", literal: false }, skill: parsed.args[0] as string };
       }
-      if (name === "skill") return { ok: false, message: "tau run: give the skill once, with --skill NAME or :skill NAME" };
-      return { ok: false, message: `tau run: :${name} is a command of the interactive UI (tau), not a prompt; '::${name}' sends it to the model as text` };
+      if (name === "skill") return { ok: false, code: "TAU-E0105", message: "tau run: give the skill once, with --skill NAME or :skill NAME" };
+      return { ok: false, code: "TAU-E0103", message: `tau run: :${name} is a command of the interactive UI (tau), not a prompt; '::${name}' sends it to the model as text` };
     }
   }
 }

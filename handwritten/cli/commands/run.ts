@@ -1,8 +1,9 @@
 // `tau run -p "…"`: one prompt to completion, headless. Starts a daemon it owns (which exits when
-// this client leaves), prints the answer (or, with --json, every event as a JSON line), and exits 0
-// on success, 1 on failure, 130 on cancel.
+// this client leaves), prints the answer (or, with --json, every event as a JSON line), and exits as
+// errors.ts maps: 0 on success, 1 on failure, 2 on a usage or configuration mistake, 130 on cancel.
 import { Command, Flags } from "@oclif/core";
 import { readFileSync } from "node:fs";
+import { TauError, errorOptions } from "../errors.js";
 import { runPrompt } from "../run-prompt.js";
 import { headlessPrompt } from "../run-args.js";
 
@@ -28,7 +29,11 @@ export default class Run extends Command {
   async run(): Promise<void> {
     const { flags } = await this.parse(Run);
     const read = headlessPrompt(flags["prompt-stdin"] ? readFileSync(0, "utf8") : (flags.prompt ?? ""), flags.skill);
-    if (!read.ok) this.error(read.message.replace(/^tau run: /, ""), { exit: 2 });
+    if (!read.ok) {
+      // The command framework prints its own `Error:` line, so the message goes without its `tau run: `.
+      const err = new TauError(read.code, read.message);
+      this.error(err.message.replace(/^tau run: /, ""), errorOptions(err));
+    }
     process.exitCode = await runPrompt(read.prompt, {
       json: flags.json,
       ...(read.skill !== undefined ? { skill: read.skill } : {}),
