@@ -1,11 +1,12 @@
 // `tau run`'s arguments on its fast path. The client parses them, and so does a daemon that the `tau`
 // launcher script started for the run in parallel (`tau daemon --for-run`): one parser, so both reach
-// the same answer on whether the run goes ahead and with which daemon arguments. Flags mirror the
-// oclif `run` command (which still serves `tau run --help`).
+// the same answer on whether the run goes ahead and with which daemon arguments. The flags are those
+// of run-flags.ts, which the oclif `run` command (serving `tau run --help`) is made from too.
 import { parseArgs } from "node:util";
 import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../protocol/launch-facts.js";
 import type { TauErrorCode } from "./errors.js";
 import type { RunOptions } from "./run-daemon.js";
+import { parseArgsOptions, type RunFlagValues } from "./run-flags.js";
 import { parseInput } from "./tui/command-mode.js";
 
 /** The text a run submits; `literal` when the user escaped a leading colon (`::text`). */
@@ -37,21 +38,22 @@ export function parseRunArgs(argv: readonly string[]): ParsedRunArgs {
   try {
     ({ values } = parseArgs({
       args: [...argv],
-      options: {
-        prompt: { type: "string", short: "p" },
-        "prompt-stdin": { type: "boolean" },
-        json: { type: "boolean" },
-        ephemeral: { type: "boolean" },
-        model: { type: "string" },
-        skill: { type: "string" },
-        "harness-config": { type: "string", multiple: true },
-      },
+      options: parseArgsOptions(),
       strict: true,
       allowPositionals: false,
     }));
   } catch (err) {
     return { ok: false, code: "TAU-E0101", message: `tau run: ${(err as Error).message}\nSee: tau run --help` };
   }
+  return runArgsOf(values);
+}
+
+/**
+ * What the flags ask for, checked: shared by the fast path and the oclif `run` command. With
+ * `--prompt-stdin` the prompt is read (and checked) by the caller, as it is read only once the
+ * run's daemon is on its way.
+ */
+export function runArgsOf(values: RunFlagValues): ParsedRunArgs {
   const promptStdin = values["prompt-stdin"] === true;
   let skill = values.skill;
   let prompt: RunPrompt | undefined;
@@ -66,7 +68,7 @@ export function parseRunArgs(argv: readonly string[]): ParsedRunArgs {
     ...(skill !== undefined ? { skill } : {}),
     ephemeral: values.ephemeral === true,
     ...(values.model ? { model: values.model } : {}),
-    harnessConfig: values["harness-config"] ?? [],
+    harnessConfig: [...(values["harness-config"] ?? [])],
   };
   return { ok: true, args: { ...(prompt !== undefined ? { prompt } : {}), promptStdin, options } };
 }
