@@ -2,8 +2,8 @@
 // message that tells the user what to do. The kind alone decides the exit status, through
 // EXIT_CODES: the one map from what went wrong to how tau exits, as the command framework keys its
 // own exit statuses on its error classes. Every exit status the CLI sets (the fast paths, the
-// commands) is taken from here; a test refuses any other (GATE-cli-declared-once). The docs site
-// lists TAU_ERRORS as a table (codegen/docs/).
+// commands, the `tau` launcher script's generated lines) is taken from here; a test refuses any
+// other (GATE-cli-declared-once). The docs site lists TAU_ERRORS as a table (codegen/docs/).
 //
 // Small on purpose: the fast path of `tau run` loads it in its first bundle.
 

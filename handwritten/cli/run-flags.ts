@@ -1,7 +1,8 @@
-// `tau run`'s flags, declared once (GATE-cli-declared-once). The fast path's parser (run-args.ts)
-// and the command framework's `run` command (commands/run.ts, which answers `tau run --help` and
-// gives the docs site its CLI page) are both made from this table. Plain data: it is part of the
-// fast path's first bundle.
+// `tau run`'s flags, declared once (GATE-cli-declared-once). The fast path's parser (run-args.ts),
+// the command framework's `run` command (commands/run.ts, which answers `tau run --help` and gives
+// the docs site its CLI page) and the `tau` launcher script (which looks for --ephemeral before the
+// client has even started: cli/launcher-script.ts) are all made from this table. Plain data: it is
+// part of the fast path's first bundle.
 
 export interface RunFlag {
   readonly type: "string" | "boolean";

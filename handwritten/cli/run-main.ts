@@ -48,7 +48,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     rest.settled();
   }
   // Once everything is written and closed (the event loop is empty), leave through process.exit:
-  // it skips tearing down the heap and the environment, about 10 ms of a headless job.
+  // it skips tearing down the heap and the environment (DECISION-startup-budget).
   mark("run returned");
   process.once("beforeExit", () => {
     mark("run beforeExit");

@@ -2,7 +2,9 @@
 // another: where the roots are (DECISION-storage-roots), what an id looks like, which arguments and
 // variables hand a run's early daemon over to its client, and how secrets and a deferred
 // NODE_EXTRA_CA_CERTS travel. Declared once, here: the TypeScript that resolves, mints and parses
-// them imports these values, and the launcher script (the `#!` lines of bin/tau.cjs) follows them.
+// them imports these values, and the build writes the launcher script (the `#!` lines of
+// bin/tau.cjs, see cli/launcher-script.ts) from them, so the two cannot drift apart
+// (GATE-cli-declared-once).
 //
 // In protocol/ because every process that takes part imports it: the launcher's client (cli/), the
 // daemon it starts (harness/, and the early daemon's entry wherever it lives), config/ (the roots)

@@ -11,7 +11,8 @@ import { Errors } from "@oclif/core";
 import { EXIT_CODES, EXIT_OK, TAU_ERRORS, TauError, exitCodeOf, type TauErrorCode } from "../../../handwritten/cli/errors.js";
 import { throughExitMap } from "../../../handwritten/cli/main.js";
 import { NO_PROMPT } from "../../../handwritten/cli/run-args.js";
-import { REPO_ROOT } from "../../support/paths.js";
+import { HEAD_END } from "../../../handwritten/cli/launcher-script.js";
+import { REPO_ROOT, TAU_BIN } from "../../support/paths.js";
 import { runTau } from "../../support/run-tau.js";
 
 const codes = Object.keys(TAU_ERRORS) as TauErrorCode[];
@@ -60,8 +61,8 @@ describe("the CLI's exit statuses", () => {
     }
   });
 
-  it("[cli.errors.one-exit-map] no source of tau sets an exit status but through the map", () => {
-    const files = sources(join(REPO_ROOT, "handwritten"), /\.ts$/);
+  it("[cli.errors.one-exit-map] no source of tau or its launcher sets an exit status but through the map", () => {
+    const files = [...sources(join(REPO_ROOT, "handwritten"), /\.ts$/), ...sources(join(REPO_ROOT, "bin"), /\.c?js$/)];
     expect(files.length).toBeGreaterThan(100);
     const found: Array<{ file: string; line: string }> = [];
     for (const file of files) {
@@ -72,6 +73,13 @@ describe("the CLI's exit statuses", () => {
     // The probe sees a literal status where there is one.
     expect(LITERAL_STATUS.test("    process.exitCode = 2;")).toBe(true);
     expect(LITERAL_STATUS.test('this.error(m, { exit: 1 });')).toBe(true);
+    // The launcher script's own exits (its background child giving up) are the map's, as the build wrote them.
+    const head = readFileSync(TAU_BIN, "utf8").split(`\n${HEAD_END}\n`)[0] as string;
+    const shellExits = [...head.matchAll(/\bexit (\d+)/g)].map((m) => Number(m[1]));
+    expect(shellExits.length).toBeGreaterThan(0);
+    expect(new Set(shellExits)).toEqual(new Set([exitCodeOf("TAU-E0405")]));
+    expect(head).toContain(`notBuiltExit: ${exitCodeOf("TAU-E0404")},`);
+    expect(head).toContain('notBuiltCode: "TAU-E0404",');
   });
 
   it("[cli.errors.one-exit-map] the launcher of an unbuilt checkout and the command framework's own refusals exit as the map says", async () => {

@@ -1,11 +1,14 @@
 // `tau run`'s flags are declared once (run-flags.ts): the command framework's `run` command, the fast
-// path's parser and `tau run --help` all follow the table.
+// path's parser, `tau run --help` and the launcher script all follow the table.
 import { Parser } from "@oclif/core";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import Run from "../../../handwritten/cli/commands/run.js";
+import { launcherShell } from "../../../handwritten/cli/launcher-script.js";
 import { parseRunArgs } from "../../../handwritten/cli/run-args.js";
-import { RUN_FLAGS, type RunFlag } from "../../../handwritten/cli/run-flags.js";
+import { EPHEMERAL_FLAG, RUN_FLAGS, type RunFlag } from "../../../handwritten/cli/run-flags.js";
 import { runTau } from "../../support/run-tau.js";
+import { TAU_BIN } from "../../support/paths.js";
 
 const table = Object.entries(RUN_FLAGS) as Array<[string, RunFlag]>;
 
@@ -68,5 +71,11 @@ describe("tau run's flags", () => {
       if (f.char) expect(help, name).toContain(`-${f.char}, --${name}`);
       expect(help, name).toContain(f.description);
     }
+  });
+
+  it("[run.flags.one-table] the launcher script finds --ephemeral by the table's name for it, a boolean flag", () => {
+    expect(RUN_FLAGS[EPHEMERAL_FLAG].type).toBe("boolean");
+    expect(launcherShell()).toContain(`--${EPHEMERAL_FLAG}) __tau_e=1;;`);
+    expect(readFileSync(TAU_BIN, "utf8")).toContain(`--${EPHEMERAL_FLAG}) __tau_e=1;;`);
   });
 });
