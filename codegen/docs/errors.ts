@@ -1,5 +1,5 @@
-// The CLI's error codes and exit statuses, read from the CLI's own table (handwritten/cli/errors.ts),
-// so the page lists exactly the codes and statuses tau reports (SPEC-cli-errors).
+// The CLI's error codes and exit statuses, read from the CLI's own tables (handwritten/cli/errors.ts
+// and error-docs.ts), so the page lists exactly the codes and statuses tau reports (SPEC-cli-errors).
 import { esc, fragment, link } from "./html.js";
 
 export interface ErrorRow {
@@ -12,7 +12,7 @@ export interface ErrorRow {
 }
 
 export interface ErrorsInput {
-  /** Code → kind, commands, meaning (TAU_ERRORS). */
+  /** Code → kind, commands, meaning (errorEntries(), handwritten/cli/error-docs.ts). */
   errors: Record<string, unknown>;
   /** Kind → exit status (EXIT_CODES). */
   exitCodes: Record<string, number>;

@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { AggregateCodegenError, CodegenError } from "../errors.js";
 import { writeTree } from "../main.js";
 import { COMMANDS } from "../../handwritten/cli/commands.js";
-import { EXIT_CODES, TAU_ERRORS } from "../../handwritten/cli/errors.js";
+import { errorEntries } from "../../handwritten/cli/error-docs.js";
+import { EXIT_CODES } from "../../handwritten/cli/errors.js";
 import { buildSite } from "./site.js";
 
 /** A file the generator writes at the top of its output, so it never clears a folder it did not make. */
@@ -16,7 +17,7 @@ export const MARKER = ".tau-docs-site";
 const MARKER_TEXT = "This folder is written by `npm run docs` (codegen/docs/). Its contents are replaced on every build.\n";
 
 export async function generateSite(root: string): Promise<Map<string, string>> {
-  const files = await buildSite({ root, commands: COMMANDS, errors: { errors: TAU_ERRORS, exitCodes: EXIT_CODES } });
+  const files = await buildSite({ root, commands: COMMANDS, errors: { errors: errorEntries(), exitCodes: EXIT_CODES } });
   return new Map([[MARKER, MARKER_TEXT], ...files]);
 }
 

@@ -8,6 +8,7 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderErrors, readErrors } from "../../../codegen/docs/errors.js";
 import { Errors } from "@oclif/core";
+import { ERROR_DOCS, errorEntries } from "../../../handwritten/cli/error-docs.js";
 import { EXIT_CODES, EXIT_OK, TAU_ERRORS, TauError, exitCodeOf, type TauErrorCode } from "../../../handwritten/cli/errors.js";
 import { throughExitMap } from "../../../handwritten/cli/main.js";
 import { NO_PROMPT } from "../../../handwritten/cli/run-args.js";
@@ -52,7 +53,7 @@ describe("the CLI's exit statuses", () => {
     const group: Record<string, string[]> = { "01": ["usage"], "02": ["config"], "03": ["failed"], "04": ["unavailable", "not_started"], "05": ["cancelled"] };
     for (const code of codes) {
       expect(code).toMatch(/^TAU-E\d{4}$/);
-      const kind = TAU_ERRORS[code].kind;
+      const kind = TAU_ERRORS[code];
       expect(group[code.slice(5, 7)], code).toContain(kind);
       const err = new TauError(code, "message");
       expect(err.kind).toBe(kind);
@@ -142,22 +143,23 @@ describe("the CLI's error codes", () => {
   it("[cli.errors.codes-documented] SPEC-cli-errors lists exactly the declared codes and exit statuses", () => {
     const record = readFileSync(join(REPO_ROOT, "records", "SPEC-cli-errors.md"), "utf8");
     const rows = [...record.matchAll(/^\| (TAU-E\d{4}) \| ([a-z_]+) \|/gm)].map((m) => [m[1], m[2]]);
-    expect(rows).toEqual(codes.map((c) => [c, TAU_ERRORS[c].kind]));
+    expect(rows).toEqual(codes.map((c) => [c, TAU_ERRORS[c]]));
     const statuses = [...record.matchAll(/^\| ([a-z_]+) \| (\d+) \|/gm)].map((m) => [m[1], Number(m[2])]);
     expect(Object.fromEntries(statuses)).toEqual(EXIT_CODES);
     expect(record).toMatch(/^\| \(success\) \| 0 \|/m);
   });
 
   it("[cli.errors.codes-documented] the docs site's errors page lists every code with its exit status, kind and meaning", () => {
-    const input = { errors: TAU_ERRORS, exitCodes: EXIT_CODES };
+    const input = { errors: errorEntries(), exitCodes: EXIT_CODES };
+    expect(Object.keys(ERROR_DOCS)).toEqual(codes);
     const html = renderErrors(input, (md) => md, "SPEC");
     expect(readErrors(input).map((r) => r.code)).toEqual([...codes].sort());
     for (const code of codes) {
       const row = new RegExp(`<tr id="error-${code.toLowerCase()}"><td><code>${code}</code></td><td><code>(\\d+)</code></td><td><a [^>]*>([a-z_]+)</a></td>`).exec(html);
       expect(row, code).not.toBeNull();
       expect(Number(row?.[1])).toBe(exitCodeOf(code));
-      expect(row?.[2]).toBe(TAU_ERRORS[code].kind);
-      expect(html).toContain(TAU_ERRORS[code].meaning);
+      expect(row?.[2]).toBe(TAU_ERRORS[code]);
+      expect(html).toContain(ERROR_DOCS[code].meaning);
     }
     // A code whose kind has no status is refused, never listed without one.
     expect(() => readErrors({ errors: { "TAU-E0999": { kind: "nonesuch" } }, exitCodes: EXIT_CODES })).toThrow(/TAU-E0999/);
