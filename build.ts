@@ -8,9 +8,15 @@
 //   node_modules external; dist/ext/main.js answers `tau ext` for a name without a bundle of its own.
 // - dist/validators/<Name>.cjs: one self-contained file per generated schema validator, which
 //   neither of the above inlines: generated/validators.js loads each on its first call.
+// - bin/tau.cjs's head (its shell lines and the constants after them), written from the launch facts
+//   (handwritten/cli/launcher-script.ts) when they changed. `tsx build.ts --check` writes nothing and
+//   fails when the committed head differs; so does a test.
+//
+// What a process's start-up may cost, and the bench that watches it: records/DECISION-startup-budget.md.
 import { build, type Metafile, type Plugin } from "esbuild";
-import { appendFileSync, readFileSync, readdirSync, existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, readFileSync, readdirSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { keyLine } from "./bin/bundle-loader.cjs";
+import { withLauncherHead } from "./handwritten/cli/launcher-script.js";
 import { fileURLToPath } from "node:url";
 import { dirname, join, relative, sep } from "node:path";
 
@@ -88,6 +94,25 @@ function asciiComments(file: string): void {
   const text = readFileSync(file, "utf8");
   const ascii = text.replace(/[^\x00-\x7f]/gu, (ch) => `\\u{${(ch.codePointAt(0) as number).toString(16)}}`);
   if (ascii !== text) writeFileSync(file, ascii);
+}
+
+const TAU_BIN = join(root, "bin", "tau.cjs");
+
+/**
+ * bin/tau.cjs with its head written from the launch facts: `"unchanged"`, `"written"`, or with
+ * `check`, `"differs"` (nothing is written). Written atomically, keeping the file's mode, so a
+ * concurrent `tau` reads either the old file or the new one.
+ */
+export function writeLauncherHead(check = false): "unchanged" | "written" | "differs" {
+  const text = readFileSync(TAU_BIN, "utf8");
+  const next = withLauncherHead(text);
+  if (next === text) return "unchanged";
+  if (check) return "differs";
+  const tmp = `${TAU_BIN}.${process.pid}.tmp`;
+  writeFileSync(tmp, next);
+  chmodSync(tmp, statSync(TAU_BIN).mode & 0o7777);
+  renameSync(tmp, TAU_BIN);
+  return "written";
 }
 
 /** Builds into a private folder, then swaps it in, so a concurrent `tau` never sees half a dist/. */
@@ -190,5 +215,13 @@ export async function buildAll(): Promise<void> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await buildAll();
+  if (process.argv.includes("--check")) {
+    if (writeLauncherHead(true) === "differs") {
+      process.stderr.write("build: bin/tau.cjs's head differs from what the launch facts give; run `npm run build` and commit it\n");
+      process.exitCode = 1;
+    }
+  } else {
+    if (writeLauncherHead() === "written") process.stderr.write("build: wrote bin/tau.cjs's head from the launch facts\n");
+    await buildAll();
+  }
 }

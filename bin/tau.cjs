@@ -10,7 +10,7 @@
 ":" //;   read -r __tau_t _ </proc/uptime && while read -r __tau_a __tau_v; do [ "$__tau_a" = btime ] && break; done </proc/stat || exit 3
 ":" //;   __tau_b36 $(( (__tau_v + ${__tau_t%.*}) * 1000 + 1${__tau_t#*.}0 - 1000 ))
 ":" //;   __tau_i=${__tau_h%????????????????????} __tau_s=s-$__tau_b-${__tau_h#????????????????????????} __tau_l=/dev/null
-":" //;   [ ${#__tau_h} -eq 36 ] && [ ${#__tau_s} -ge 13 ] || exit 3
+":" //;   [ ${#__tau_h} -eq 36 ] && [ ${#__tau_s} -ge 16 ] || exit 3
 ":" //;   if [ -z "$__tau_e" ]; then
 ":" //;     if [ -n "$TAU_HOME" ]; then __tau_d=$TAU_HOME/state; elif [ -n "$XDG_STATE_HOME" ]; then __tau_d=$XDG_STATE_HOME/tau; elif [ -n "$HOME" ]; then __tau_d=$HOME/.local/state/tau; else exit 3; fi
 ":" //;     [ -d "$__tau_d/sessions" ] && mkdir -m 700 "$__tau_d/sessions/$__tau_s" && : >>"$__tau_d/sessions/$__tau_s/daemon.log" || exit 3; __tau_l=$__tau_d/sessions/$__tau_s/daemon.log
@@ -37,48 +37,72 @@ __TAU_SECRETS__
 ":" //;$__tau_k
 __TAU_SECRETS__
 # */
-// tau's entry point, started by /bin/sh and then by node: the lines above are shell commands to sh,
-// and each is a string then a comment to JavaScript. They hand NODE_EXTRA_CA_CERTS to this node under
-// another name (see the first statement below), start the daemon of a `tau run` (below), and run this
-// file with node from PATH, as `env node` did.
+"use strict";
+// The lines above and the two constants below are written by the build from the launch facts
+// (handwritten/protocol/launch-facts.ts), `tau run`'s flags (cli/run-flags.ts) and the exit map
+// (cli/errors.ts): change those, then `npm run build`; a test fails while this file differs.
+const LAUNCH = {
+  versionFlags: ["--version", "-v"],
+  helpFlags: ["-h", "--help"],
+  runCommand: "run",
+  daemonCommand: "daemon",
+  forRunFlag: "--for-run",
+  extCommand: "ext",
+  extraCaCertsEnv: "NODE_EXTRA_CA_CERTS",
+  deferredCaCertsEnv: "TAU_NODE_EXTRA_CA_CERTS",
+  deferredCaCertsSymbol: "tau.deferred-extra-ca-certs",
+  secretsFdEnv: "TAU_SECRETS_FD",
+  secretsFd: "3",
+  scriptLine: "\":\" //;",
+  notBuiltCode: "TAU-E0404",
+  notBuiltExit: 1,
+};
+const SECRET_LINE = /^(OPENAI_API_KEY|TAU_SECRET_[A-Za-z0-9_]+)=(.*)$/s;
+// ---- end of the lines build.ts writes (handwritten/cli/launcher-script.ts) ----
+// tau's entry point, started by /bin/sh and then by node: the lines at the top are shell commands to
+// sh, and each is a string then a comment to JavaScript. They hand NODE_EXTRA_CA_CERTS to this node
+// under another name (see the first statement below), start the daemon of a `tau run` (below), and
+// run this file with node from PATH, as `env node` did. The build writes them, and the constants
+// after them, from the facts the rest of tau uses (handwritten/cli/launcher-script.ts); everything
+// from here on is written by hand.
 //
-// CommonJS on purpose: an ES module entry costs 10-30 ms of loader start-up before the first line
-// runs. Hot paths are answered here before the command framework (oclif) is loaded: `--version`,
-// `tau run`, and the processes tau starts itself (`daemon`, `ext <name>`) run a self-contained bundle
-// from dist/fast/ with a V8 code cache; the interactive UI (`tau`, `attach`, `resume`) loads its own
-// small first chunk; everything else goes to the command framework.
+// CommonJS on purpose: an ES module entry pays the module loader's start-up before its first line
+// runs (DECISION-startup-budget). Hot paths are answered here before the command framework (oclif)
+// is loaded: `--version`, `tau run`, and the processes tau starts itself (`daemon`, `ext <name>`) run
+// a self-contained bundle from dist/fast/ with a V8 code cache; the interactive UI (`tau`, `attach`,
+// `resume`) loads its own small first chunk; everything else goes to the command framework.
 //
-// The daemon of a `tau run`: a run's client would start it only once its own node had booted (about
-// 100 ms, most of a short job's wait), so the shell starts it beside the client. A background child
-// does what the client's launcher does (transport/launch.ts, cli/owned-daemon.ts), with shell
-// built-ins only but for one mkdir: it mints the runtime instance and the session id
+// The daemon of a `tau run`: a run's client would start it only once its own node had booted (most
+// of a short job's wait, DECISION-startup-budget), so the shell starts it beside the client. A
+// background child does what the client's launcher does (transport/launch.ts, cli/owned-daemon.ts),
+// with shell built-ins only but for one mkdir: it mints the runtime instance and the session id
 // (`s-<ms in base 36>-<12 hex>`) from the kernel's CSPRNG (three reads of
 // /proc/sys/kernel/random/uuid, of which only the random digits are used) and the clock (/proc/stat's
-// boot time plus /proc/uptime, to the second: it only orders ids), makes the session's folder (0700;
-// the daemon makes its log 0600 when it starts) unless the run is --ephemeral, and becomes
-// `tau daemon --for-run SESSION INSTANCE RUN-ARGS` in a session of its own (setsid), its output to that
-// log. The shell itself only forks, so the client's start waits for none of it. The client alone is
-// told the child's pid, in TAU_RUN_DAEMON (an inherited value is cleared first); it adopts the daemon
-// once it is sure the pid is its own child and reads the session and the instance from the child's
-// command line (cli/run-daemon.ts). Both parse the run's arguments with the same parser, so both know
-// whether the run goes ahead. Where a step is unavailable (no setsid or /proc, no sessions folder yet)
-// or the client asks for help, the child exits or nothing is started, and the client starts the
-// daemon itself.
-"use strict";
+// boot time plus /proc/uptime: it only orders ids), makes the session's folder (0700; the daemon
+// makes its log 0600 when it starts) under the state root unless the run is --ephemeral, and becomes
+// `tau daemon --for-run SESSION INSTANCE RUN-ARGS` in a session of its own (setsid), its output to
+// that log. The shell itself only forks, so the client's start waits for none of it. The client alone
+// is told the child's pid, in TAU_RUN_DAEMON (an inherited value is cleared first); it adopts the
+// daemon once it is sure the pid is its own child and reads the session and the instance from the
+// child's command line (cli/run-daemon.ts). Both parse the run's arguments with the same parser, so
+// both know whether the run goes ahead. Where a step is unavailable (no setsid or /proc, no sessions
+// folder yet) or the client asks for help, the child exits or nothing is started, and the client
+// starts the daemon itself. The id format, the state root and these arguments are launch facts
+// (handwritten/protocol/launch-facts.ts), which the lines at the top are written from.
 const { join } = require("node:path");
 const { pathToFileURL } = require("node:url");
 
 // NODE_EXTRA_CA_CERTS makes node read and parse every root certificate before its first line runs
-// (60 ms on a small machine), though only a TLS client needs them. tau's own processes are started
+// (DECISION-startup-budget), though only a TLS client needs them. tau's own processes are started
 // with it renamed to TAU_NODE_EXTRA_CA_CERTS (bin/tau.cjs above, config/env.ts for the daemon and
 // first-party extensions); it is put back here, so every process this one starts (a shell command,
 // another extension) sees the user's variable unchanged, and the one TLS client (the provider's
 // egress) adds the certificates itself, on its first https connection.
-const deferredCaCerts = process.env.TAU_NODE_EXTRA_CA_CERTS;
+const deferredCaCerts = process.env[LAUNCH.deferredCaCertsEnv];
 if (deferredCaCerts !== undefined) {
-  delete process.env.TAU_NODE_EXTRA_CA_CERTS;
-  process.env.NODE_EXTRA_CA_CERTS = deferredCaCerts;
-  process[Symbol.for("tau.deferred-extra-ca-certs")] = deferredCaCerts;
+  delete process.env[LAUNCH.deferredCaCertsEnv];
+  process.env[LAUNCH.extraCaCertsEnv] = deferredCaCerts;
+  process[Symbol.for(LAUNCH.deferredCaCertsSymbol)] = deferredCaCerts;
 }
 
 // Secrets never sit in a tau process's environment block (/proc/<pid>/environ shows it to every
@@ -86,27 +110,27 @@ if (deferredCaCerts !== undefined) {
 // (transport/launch.ts), take OPENAI_API_KEY and each TAU_SECRET_* out of the environment and hand
 // them over on a pipe, fd TAU_SECRETS_FD, as `NAME=value` lines. They are put back into process.env
 // here, which changes what this process sees, not its environment block.
-const secretsFd = process.env.TAU_SECRETS_FD;
+const secretsFd = process.env[LAUNCH.secretsFdEnv];
 if (secretsFd !== undefined) {
-  delete process.env.TAU_SECRETS_FD;
-  if (secretsFd === "3") takeSecrets(3);
+  delete process.env[LAUNCH.secretsFdEnv];
+  if (secretsFd === LAUNCH.secretsFd) takeSecrets(Number(secretsFd));
 }
 
 const argv = process.argv.slice(2);
-const helpWanted = argv.includes("--help") || argv.includes("-h");
+const helpWanted = LAUNCH.helpFlags.some((flag) => argv.includes(flag));
 
-if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+if (argv.length === 1 && LAUNCH.versionFlags.includes(argv[0])) {
   const pkg = JSON.parse(require("node:fs").readFileSync(join(__dirname, "..", "package.json"), "utf8"));
   process.stdout.write(`tau/${pkg.version} ${process.platform}-${process.arch} node-${process.version}\n`);
-} else if (argv[0] === "run" && !helpWanted) {
+} else if (argv[0] === LAUNCH.runCommand && !helpWanted) {
   runFast("run", argv.slice(1));
-} else if (argv[0] === "daemon" && argv[1] === "--for-run") {
+} else if (argv[0] === LAUNCH.daemonCommand && argv[1] === LAUNCH.forRunFlag) {
   runFast("run-early-daemon", argv.slice(2));
-} else if (argv[0] === "daemon") {
+} else if (argv[0] === LAUNCH.daemonCommand) {
   runFast("daemon", argv.slice(1));
-} else if (argv[0] === "ext" && /^[a-z0-9-]+$/.test(argv[1] ?? "") && runFast(`ext-${argv[1]}`, [], true)) {
+} else if (argv[0] === LAUNCH.extCommand && /^[a-z0-9-]+$/.test(argv[1] ?? "") && runFast(`ext-${argv[1]}`, [], true)) {
   // a first-party extension with a bundle of its own
-} else if (argv[0] === "ext") {
+} else if (argv[0] === LAUNCH.extCommand) {
   // an unknown extension name: the generic entry explains
   loadBuilt("ext/main.js").then((ext) => ext.main(argv.slice(1)));
 } else if (argv.length === 0 || argv[0] === "--harness-config" || ((argv[0] === "attach" || argv[0] === "resume") && !helpWanted)) {
@@ -144,9 +168,10 @@ function loadBuilt(entry) {
   });
 }
 
+/** The checkout was never built (cli/errors.ts). */
 function notBuilt() {
-  process.stderr.write("tau: not built yet; run `npm ci` (or `npm run build`) in the tau checkout\n");
-  process.exit(1);
+  process.stderr.write(`tau: not built yet; run \`npm ci\` (or \`npm run build\`) in the tau checkout [${LAUNCH.notBuiltCode}]\n`);
+  process.exit(LAUNCH.notBuiltExit);
 }
 
 /** Reads the secrets handed over on `fd` into process.env. */
@@ -162,10 +187,10 @@ function takeSecrets(fd) {
   } catch {
     return;
   }
-  if (text.startsWith('":" //;')) text = text.slice(7); // the launcher's here-document line
+  if (text.startsWith(LAUNCH.scriptLine)) text = text.slice(LAUNCH.scriptLine.length); // the launcher's here-document line
   let name;
   for (const line of text.split("\n")) {
-    const m = /^(OPENAI_API_KEY|TAU_SECRET_[A-Za-z0-9_]+)=(.*)$/s.exec(line);
+    const m = SECRET_LINE.exec(line);
     if (m) {
       name = m[1];
       process.env[name] = m[2];

@@ -8,6 +8,8 @@ import { fileURLToPath } from "node:url";
 import { AggregateCodegenError, CodegenError } from "../errors.js";
 import { writeTree } from "../main.js";
 import { COMMANDS } from "../../handwritten/cli/commands.js";
+import { errorEntries } from "../../handwritten/cli/error-docs.js";
+import { EXIT_CODES } from "../../handwritten/cli/errors.js";
 import { buildSite } from "./site.js";
 
 /** A file the generator writes at the top of its output, so it never clears a folder it did not make. */
@@ -15,7 +17,7 @@ export const MARKER = ".tau-docs-site";
 const MARKER_TEXT = "This folder is written by `npm run docs` (codegen/docs/). Its contents are replaced on every build.\n";
 
 export async function generateSite(root: string): Promise<Map<string, string>> {
-  const files = await buildSite({ root, commands: COMMANDS });
+  const files = await buildSite({ root, commands: COMMANDS, errors: { errors: errorEntries(), exitCodes: EXIT_CODES } });
   return new Map([[MARKER, MARKER_TEXT], ...files]);
 }
 

@@ -13,6 +13,7 @@ import { codeLink, esc, fragment, href, layout, link, type NavItem } from "./htm
 import { createMarkdown, newEnv, renderBlock, renderInline, type RenderEnv } from "./markdown.js";
 import { defsOf, fieldRows, fieldTable, hasFields, typeHtml, type TypeContext } from "./schema.js";
 import { readCommands, renderCli } from "./cli.js";
+import { renderErrors, type ErrorsInput } from "./errors.js";
 import { scanTestLocations, SCANNED_DIRS } from "./tests.js";
 import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
@@ -21,6 +22,8 @@ export interface SiteInput {
   root: string;
   /** The oclif command map whose help the CLI page shows. */
   commands: Record<string, unknown>;
+  /** The CLI's error codes and exit statuses, which the errors page lists. */
+  errors: ErrorsInput;
 }
 
 const DOCUMENTS = [
@@ -124,6 +127,7 @@ function indexPage(ctx: Ctx): string {
     ["models.html", "Shared models", "Types the events and messages share, journal records and configuration files."],
     ["gates.html", "Gates", `${gates.length} invariants (${enforced} enforced) and the tests that enforce them.`],
     ["cli.html", "CLI help", "Every tau command, its flags and examples."],
+    ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];
   for (const [, d] of ctx.documents) cards.push([d.page, d.label, d.label === "README" ? "What tau is and how to run it." : "Security model and how to report a problem."]);
   const parts = [
@@ -478,6 +482,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: "models.html", label: "Models" },
       { page: "gates.html", label: "Gates" },
       { page: "cli.html", label: "CLI" },
+      { page: "errors.html", label: "Errors" },
       ...[...documents.values()].map((d) => ({ page: d.page, label: d.label })),
     ],
   };
@@ -509,6 +514,9 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
   files.set("gates.html", gatesPage(ctx));
   const inline = (text: string) => renderInline(ctx.md, text, envFor(ctx, "cli.html"));
   files.set("cli.html", layout({ path: "cli.html", title: "CLI help", body: renderCli(readCommands(input.commands), inline), nav: ctx.nav }));
+  const errorsInline = (text: string) => renderInline(ctx.md, text, envFor(ctx, "errors.html"));
+  const specLink = ctx.recordsById.has("SPEC-cli-errors") ? codeLink("errors.html", recordPage("SPEC-cli-errors"), "SPEC-cli-errors") : "<code>SPEC-cli-errors</code>";
+  files.set("errors.html", layout({ path: "errors.html", title: "Errors", body: renderErrors(input.errors, errorsInline, specLink), nav: ctx.nav }));
   for (const doc of documents.values()) files.set(doc.page, documentPage(ctx, doc));
 
   const sorted = new Map([...files.entries()].sort(([a], [b]) => cmp(a, b)));

@@ -1,6 +1,7 @@
 // Starting a daemon this CLI process owns (`tau run`, `tau`): it exits when its last UI leaves.
 // Imports only the small launch and paths modules, so a caller can start the daemon before it
 // loads anything heavy and let both boot at once.
+import { ID_RANDOM_BYTES, formatId } from "../protocol/launch-facts.js";
 import { randomHex } from "../protocol/random.js";
 import type { Roots } from "../config/paths.js";
 import { selfCommand, startDaemon, type StartedDaemon } from "../transport/launch.js";
@@ -15,7 +16,7 @@ export interface OwnedDaemonOptions {
 
 /** Starts (or resumes) an owned daemon; returns at once (see `waitForDaemon`). */
 export function startOwnedDaemon(roots: Roots, o: OwnedDaemonOptions = {}): StartedDaemon {
-  const sessionId = o.resume ?? `s-${Date.now().toString(36)}-${randomHex(6)}`;
+  const sessionId = o.resume ?? formatId("s", Date.now(), randomHex(ID_RANDOM_BYTES));
   return startDaemon({
     tauCommand: selfCommand(),
     runtimeDir: roots.runtime,

@@ -1,9 +1,12 @@
 // `tau run`'s arguments on its fast path. The client parses them, and so does a daemon that the `tau`
 // launcher script started for the run in parallel (`tau daemon --for-run`): one parser, so both reach
-// the same answer on whether the run goes ahead and with which daemon arguments. Flags mirror the
-// oclif `run` command (which still serves `tau run --help`).
+// the same answer on whether the run goes ahead and with which daemon arguments. The flags are those
+// of run-flags.ts, which the oclif `run` command (serving `tau run --help`) is made from too.
 import { parseArgs } from "node:util";
+import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../protocol/launch-facts.js";
+import type { TauErrorCode } from "./errors.js";
 import type { RunOptions } from "./run-daemon.js";
+import { parseArgsOptions, type RunFlagValues } from "./run-flags.js";
 import { parseInput } from "./tui/command-mode.js";
 
 /** The text a run submits; `literal` when the user escaped a leading colon (`::text`). */
@@ -19,7 +22,14 @@ export interface RunArgs {
   readonly options: RunOptions;
 }
 
-export type ParsedRunArgs = { readonly ok: true; readonly args: RunArgs } | { readonly ok: false; readonly message: string };
+/** Why a run does not go ahead: the line to print and its code (errors.ts). */
+export interface RunRefusal {
+  readonly ok: false;
+  readonly code: TauErrorCode;
+  readonly message: string;
+}
+
+export type ParsedRunArgs = { readonly ok: true; readonly args: RunArgs } | RunRefusal;
 
 export const NO_PROMPT = "tau run: give a prompt with -p TEXT or --prompt-stdin (or a skill with --skill NAME)";
 
@@ -28,21 +38,22 @@ export function parseRunArgs(argv: readonly string[]): ParsedRunArgs {
   try {
     ({ values } = parseArgs({
       args: [...argv],
-      options: {
-        prompt: { type: "string", short: "p" },
-        "prompt-stdin": { type: "boolean" },
-        json: { type: "boolean" },
-        ephemeral: { type: "boolean" },
-        model: { type: "string" },
-        skill: { type: "string" },
-        "harness-config": { type: "string", multiple: true },
-      },
+      options: parseArgsOptions(),
       strict: true,
       allowPositionals: false,
     }));
   } catch (err) {
-    return { ok: false, message: `tau run: ${(err as Error).message}\nSee: tau run --help` };
+    return { ok: false, code: "TAU-E0101", message: `tau run: ${(err as Error).message}\nSee: tau run --help` };
   }
+  return runArgsOf(values);
+}
+
+/**
+ * What the flags ask for, checked: shared by the fast path and the oclif `run` command. With
+ * `--prompt-stdin` the prompt is read (and checked) by the caller, as it is read only once the
+ * run's daemon is on its way.
+ */
+export function runArgsOf(values: RunFlagValues): ParsedRunArgs {
   const promptStdin = values["prompt-stdin"] === true;
   let skill = values.skill;
   let prompt: RunPrompt | undefined;
@@ -57,14 +68,12 @@ export function parseRunArgs(argv: readonly string[]): ParsedRunArgs {
     ...(skill !== undefined ? { skill } : {}),
     ephemeral: values.ephemeral === true,
     ...(values.model ? { model: values.model } : {}),
-    harnessConfig: values["harness-config"] ?? [],
+    harnessConfig: [...(values["harness-config"] ?? [])],
   };
   return { ok: true, args: { ...(prompt !== undefined ? { prompt } : {}), promptStdin, options } };
 }
 
-export type HeadlessPrompt =
-  | { readonly ok: true; readonly prompt: RunPrompt; readonly skill?: string }
-  | { readonly ok: false; readonly message: string };
+export type HeadlessPrompt = { readonly ok: true; readonly prompt: RunPrompt; readonly skill?: string } | RunRefusal;
 
 /**
  * What a headless prompt means, read as the interactive UI reads a line (SPEC-cli-command-mode): a
@@ -76,20 +85,20 @@ export function headlessPrompt(text: string, skill: string | undefined): Headles
   const parsed = parseInput(text);
   switch (parsed.kind) {
     case "empty":
-      return skill === undefined ? { ok: false, message: NO_PROMPT } : { ok: true, prompt: { text: "", literal: false }, skill };
+      return skill === undefined ? { ok: false, code: "TAU-E0102", message: NO_PROMPT } : { ok: true, prompt: { text: "", literal: false }, skill };
     case "prompt":
       return { ok: true, prompt: { text: parsed.text, literal: parsed.literal }, ...(skill !== undefined ? { skill } : {}) };
     case "shell": // `!cmd` runs only in the interactive UI; headless, it is prompt text like any other
       return { ok: true, prompt: { text, literal: false }, ...(skill !== undefined ? { skill } : {}) };
     case "error":
-      return { ok: false, message: `tau run: ${parsed.message}` };
+      return { ok: false, code: "TAU-E0104", message: `tau run: ${parsed.message}` };
     case "command": {
       const name = parsed.spec.name;
       if (name === "skill" && skill === undefined) {
         return { ok: true, prompt: { text: parsed.args[1] ?? "", literal: false }, skill: parsed.args[0] as string };
       }
-      if (name === "skill") return { ok: false, message: "tau run: give the skill once, with --skill NAME or :skill NAME" };
-      return { ok: false, message: `tau run: :${name} is a command of the interactive UI (tau), not a prompt; '::${name}' sends it to the model as text` };
+      if (name === "skill") return { ok: false, code: "TAU-E0105", message: "tau run: give the skill once, with --skill NAME or :skill NAME" };
+      return { ok: false, code: "TAU-E0103", message: `tau run: :${name} is a command of the interactive UI (tau), not a prompt; '::${name}' sends it to the model as text` };
     }
   }
 }
@@ -100,10 +109,6 @@ export interface EarlyLaunch {
   readonly instance: string;
 }
 
-/** A session id as tau mints one (`mintId("s")`), and as the script mints it. */
-const SESSION_ID = /^s-[0-9a-z]{1,11}-[0-9a-f]{12}$/;
-const INSTANCE = /^[0-9a-f]{16}$/;
-
 /**
  * Reads `daemon --for-run SESSION_ID INSTANCE` at `at` in a command line: the daemon's own arguments,
  * or, seen by the client, the command line of the script's background child once it has become the
@@ -111,7 +116,7 @@ const INSTANCE = /^[0-9a-f]{16}$/;
  */
 export function parseEarlyLaunch(cmdline: readonly string[], at: number): EarlyLaunch | undefined {
   const [daemon, forRun, sessionId, instance] = cmdline.slice(at, at + 4);
-  if (daemon !== "daemon" || forRun !== "--for-run") return undefined;
-  if (sessionId === undefined || !SESSION_ID.test(sessionId) || instance === undefined || !INSTANCE.test(instance)) return undefined;
+  if (daemon !== DAEMON_COMMAND || forRun !== FOR_RUN_FLAG) return undefined;
+  if (sessionId === undefined || !SESSION_ID_PATTERN.test(sessionId) || instance === undefined || !INSTANCE_PATTERN.test(instance)) return undefined;
   return { sessionId, instance };
 }

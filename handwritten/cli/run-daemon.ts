@@ -4,6 +4,7 @@
 // the client are initialised.
 import { resolveRoots, type Roots } from "../config/paths.js";
 import { readFileSync } from "node:fs";
+import { RUN_DAEMON_ENV } from "../protocol/launch-facts.js";
 import { adoptDaemon, parentOf, type StartedDaemon } from "../transport/launch.js";
 import { parseEarlyLaunch } from "./run-args.js";
 import { startOwnedDaemon } from "./owned-daemon.js";
@@ -24,13 +25,6 @@ export interface RunOptions {
 export function startRunDaemon(o: RunOptions, roots: Roots = resolveRoots()): StartedDaemon {
   return startOwnedDaemon(roots, { overrides: o.harnessConfig ?? [], ephemeral: o.ephemeral });
 }
-
-/**
- * Where the `tau` launcher script (bin/tau.cjs) tells this process the pid of the child it started to
- * become the run's daemon. The script clears any inherited value first and sets it for this process
- * alone, after the fork; the daemon never sees it.
- */
-export const RUN_DAEMON_ENV = "TAU_RUN_DAEMON";
 
 /**
  * How long the script's child may take to become the daemon (it makes the session folder first).

@@ -10,16 +10,16 @@ import { chmodSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { resolveRoots } from "../config/paths.js";
 import { main as daemonMain } from "../harness/daemon-start.js";
+import { DAEMON_COMMAND, DAEMON_LOG, FOR_RUN_FLAG, SESSIONS_DIR } from "../protocol/launch-facts.js";
+import { EXIT_CODES, TauError, exitWithError } from "./errors.js";
 import { ownedDaemonArgs } from "./owned-daemon.js";
 import { DAEMON_INSTANCE_ENV } from "../transport/limits.js";
 import { parseEarlyLaunch, parseRunArgs } from "./run-args.js";
 
-
 export async function main(argv: readonly string[]): Promise<void> {
-  const launch = parseEarlyLaunch(["daemon", "--for-run", ...argv], 0);
+  const launch = parseEarlyLaunch([DAEMON_COMMAND, FOR_RUN_FLAG, ...argv], 0);
   if (!launch) {
-    process.stderr.write("usage: tau daemon --for-run SESSION_ID INSTANCE RUN-ARGUMENTS…\n");
-    process.exitCode = 2;
+    exitWithError(new TauError("TAU-E0106", `usage: tau ${DAEMON_COMMAND} ${FOR_RUN_FLAG} SESSION_ID INSTANCE RUN-ARGUMENTS…`));
     return;
   }
   const parsed = parseRunArgs(argv.slice(2));
@@ -31,15 +31,16 @@ export async function main(argv: readonly string[]): Promise<void> {
   // The instance reaches the daemon as it does from the client's launcher (and every process it starts).
   process.env[DAEMON_INSTANCE_ENV] = launch.instance;
   await daemonMain(ownedDaemonArgs(launch.sessionId, { overrides: o.harnessConfig ?? [], ephemeral: o.ephemeral }));
-  // A configuration mistake (exit 2) stops it before it starts. The client reports the mistake and
-  // takes back a daemon it adopted, but one that exited before the client got to it was never
-  // adopted: the folder made for it goes here, so no run that never started leaves a session behind.
-  if (process.exitCode === 2) removeLaunchFolder(launch.sessionId);
+  // A configuration mistake (the daemon's usage or configuration exit status) stops it before it
+  // starts. The client reports the mistake and takes back a daemon it adopted, but one that exited
+  // before the client got to it was never adopted: the folder made for it goes here, so no run that
+  // never started leaves a session behind.
+  if (process.exitCode === EXIT_CODES.config) removeLaunchFolder(launch.sessionId);
 }
 
 function chmodLog(sessionId: string): void {
   try {
-    chmodSync(join(resolveRoots().state, "sessions", sessionId, "daemon.log"), 0o600);
+    chmodSync(join(resolveRoots().state, SESSIONS_DIR, sessionId, DAEMON_LOG), 0o600);
   } catch {
     // not there: the daemon makes the session's files as usual
   }
@@ -47,9 +48,9 @@ function chmodLog(sessionId: string): void {
 
 /** The session folder and log the script made, removed only while that is all the folder holds. */
 function removeLaunchFolder(sessionId: string): void {
-  const dir = join(resolveRoots().state, "sessions", sessionId);
+  const dir = join(resolveRoots().state, SESSIONS_DIR, sessionId);
   try {
-    rmSync(join(dir, "daemon.log"), { force: true });
+    rmSync(join(dir, DAEMON_LOG), { force: true });
     rmdirSync(dir);
   } catch {
     // not made (an --ephemeral run), or not empty: not the script's alone

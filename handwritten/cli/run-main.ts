@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { mark, markStart } from "../protocol/timeline.js";
 import { abandonDaemon, loadFastBundle } from "../transport/launch.js";
+import { TauError, exitWithError } from "./errors.js";
 import { headlessPrompt, parseRunArgs } from "./run-args.js";
 import { startRunDaemon, takeEarlyDaemon } from "./run-daemon.js";
 
@@ -21,8 +22,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     // The daemon started for this run, if any, finds the same mistake; take it back all the same.
     const early = await takeEarlyDaemon({ json: false, ephemeral: false });
     if (early) await abandonDaemon(early);
-    process.stderr.write(`${parsed.message}\n`);
-    process.exitCode = 2;
+    exitWithError(new TauError(parsed.code, parsed.message));
     return;
   }
   let { options } = parsed.args;
@@ -34,8 +34,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     const read = headlessPrompt(readFileSync(0, "utf8"), options.skill);
     if (!read.ok) {
       await abandonDaemon(daemon);
-      process.stderr.write(`${read.message}\n`);
-      process.exitCode = 2;
+      exitWithError(new TauError(read.code, read.message));
       return;
     }
     prompt = read.prompt;
@@ -49,7 +48,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     rest.settled();
   }
   // Once everything is written and closed (the event loop is empty), leave through process.exit:
-  // it skips tearing down the heap and the environment, about 10 ms of a headless job.
+  // it skips tearing down the heap and the environment (DECISION-startup-budget).
   mark("run returned");
   process.once("beforeExit", () => {
     mark("run beforeExit");

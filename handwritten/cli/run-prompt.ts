@@ -7,6 +7,7 @@ import { resolveRoots } from "../config/paths.js";
 import { RuntimeDirError } from "../transport/errors.js";
 import { DaemonExitedError, abandonDaemon, loadFastBundle, waitForDaemon, type StartedDaemon } from "../transport/launch.js";
 import { checkRuntimeDir } from "../transport/runtime-dir.js";
+import { EXIT_OK, TauError, printError } from "./errors.js";
 import { startRunDaemon, type RunOptions } from "./run-daemon.js";
 import type { RunPrompt } from "./run-args.js";
 import { sanitize } from "./ui/index.js";
@@ -59,7 +60,7 @@ function lastDaemonMessage(logPath: string): string | undefined {
 /**
  * `prompt` is what to submit (its text, and whether the user escaped a leading colon); with
  * `o.skill`, the skill's body is submitted with that text (which may then be empty) as the user's
- * own words (SPEC-skills).
+ * own words (SPEC-skills). Returns the exit status (errors.ts), having printed what went wrong.
  */
 export async function runPrompt(input: RunPrompt, o: RunOptions, started?: StartedDaemon): Promise<number> {
   const prompt = input.text;
@@ -81,12 +82,10 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
       // An --ephemeral daemon logs nowhere: the likeliest reason, an unusable runtime folder, is
       // checked here instead (read-only).
       const reason = (starting.options.ephemeral ? undefined : lastDaemonMessage(starting.logPath)) ?? runtimeDirProblem(roots.runtime);
-      process.stderr.write(`tau: ${reason ? `${reason} (${err.message})` : err.message}\n`);
-      return 1;
+      return printError(new TauError("TAU-E0401", `tau: ${reason ? `${reason} (${err.message})` : err.message}`));
     }
     await abandonDaemon(starting);
-    process.stderr.write(`tau: ${mistake}\n`);
-    return 2;
+    return printError(new TauError("TAU-E0201", `tau: ${mistake}`));
   }
   const sessionId = daemon.session_id;
   const client = await SessionClient.attach(daemon.socket, sessionId);
@@ -197,12 +196,16 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
   }
   endTextLine();
   if (result === "completed" && cutShort !== undefined) {
-    // The answer came, but not whole: said on one line, and the run is not a success.
-    if (!o.json) process.stderr.write(`tau: ${CUT_SHORT[cutShort]}\n`);
-    return 1;
+    // The answer came, but not whole: said on one line (not in --json, whose events say it), and
+    // the run is not a success.
+    const incomplete = new TauError("TAU-E0304", `tau: ${CUT_SHORT[cutShort]}`);
+    return o.json ? incomplete.exitCode : printError(incomplete);
   }
-  if (result === "completed") return 0;
-  if (result === "no_provider") failure = "no provider became available";
-  process.stderr.write(`tau: the prompt ${result === "cancelled" ? "was cancelled" : "failed"}${failure ? `: ${sanitize(failure)}` : ""}\n`);
-  return result === "cancelled" ? 130 : 1;
+  if (result === "completed") return EXIT_OK;
+  if (result === "no_provider") {
+    const log = starting.options.ephemeral ? "" : ` and the daemon's log, ${starting.logPath}`;
+    failure = `no provider declared a model within ${PROVIDER_WAIT_MS / 1000} s; check the provider settings (tau provider list, harness.yaml)${log}`;
+  }
+  const code = result === "cancelled" ? "TAU-E0501" : result === "no_provider" ? "TAU-E0302" : "TAU-E0301";
+  return printError(new TauError(code, `tau: the prompt ${result === "cancelled" ? "was cancelled" : "failed"}${failure ? `: ${sanitize(failure)}` : ""}`));
 }

@@ -1,6 +1,9 @@
 // Where tau keeps things (DECISION-storage-roots): XDG roots, or one folder when TAU_HOME is set.
+// The rules themselves are launch facts (protocol/launch-facts.ts), which the `tau` launcher script
+// follows too.
 import { join } from "node:path";
 import { homedir } from "node:os";
+import { HOME_FALLBACK, ROOT_RULES, runtimeFallback, type RootName } from "../protocol/launch-facts.js";
 
 export interface Roots {
   /** Configuration: harness.yaml, cli.yaml, drop-ins, themes. */
@@ -11,16 +14,20 @@ export interface Roots {
   readonly runtime: string;
 }
 
-export function resolveRoots(env: NodeJS.ProcessEnv = process.env): Roots {
-  const tauHome = env.TAU_HOME;
-  if (tauHome) {
-    return { config: join(tauHome, "config"), state: join(tauHome, "state"), runtime: join(tauHome, "runtime") };
+/** The first rule of `root` whose variable is set and not empty, applied; undefined when none is. */
+function byRule(root: RootName, env: NodeJS.ProcessEnv): string | undefined {
+  for (const rule of ROOT_RULES[root]) {
+    const value = env[rule.env];
+    if (value) return join(value, ...rule.path);
   }
-  const home = env.HOME || homedir();
+  return undefined;
+}
+
+export function resolveRoots(env: NodeJS.ProcessEnv = process.env): Roots {
   const uid = typeof process.getuid === "function" ? process.getuid() : 0;
   return {
-    config: join(env.XDG_CONFIG_HOME || join(home, ".config"), "tau"),
-    state: join(env.XDG_STATE_HOME || join(home, ".local", "state"), "tau"),
-    runtime: env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, "tau") : join("/tmp", `tau-${uid}`),
+    config: byRule("config", env) ?? join(homedir(), ...HOME_FALLBACK.config),
+    state: byRule("state", env) ?? join(homedir(), ...HOME_FALLBACK.state),
+    runtime: byRule("runtime", env) ?? runtimeFallback(uid),
   };
 }

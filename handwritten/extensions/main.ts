@@ -1,4 +1,6 @@
 // `tau ext <name>`: the first-party extensions, started by the harness through bin/tau.cjs.
+import { EXIT_CODES } from "../protocol/exit-codes.js";
+
 const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
   "test-dummy": () => import("./test-dummy/main.js"),
   shell: () => import("./shell/main.js"),
@@ -10,7 +12,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const load = name === undefined ? undefined : EXTENSIONS[name];
   if (!load) {
     process.stderr.write(`tau ext: unknown extension ${JSON.stringify(name ?? "")}; known: ${Object.keys(EXTENSIONS).sort().join(", ")}\n`);
-    process.exitCode = 2;
+    process.exitCode = EXIT_CODES.usage;
     return;
   }
   await (await load()).main();

@@ -4,20 +4,21 @@
 // daemon, first-party extensions) are started with the variable renamed; bin/tau.cjs puts it back
 // into process.env, so every other process started from there (a shell command, a third-party
 // extension) sees the user's variable unchanged, and records the file for the egress, which adds
-// it to its trust store on its first https connection.
+// it to its trust store on its first https connection. The names are launch facts (launch-facts.ts).
+import { DEFERRED_CA_CERTS_ENV, DEFERRED_CA_CERTS_SYMBOL, EXTRA_CA_CERTS_ENV, OPENSSL_CA_OPTION } from "./launch-facts.js";
 
 /** The name NODE_EXTRA_CA_CERTS travels under to a tau process (bin/tau.cjs reads it). */
-export const DEFERRED_CA_CERTS_ENV = "TAU_NODE_EXTRA_CA_CERTS";
+export { DEFERRED_CA_CERTS_ENV };
 
 /**
  * The environment for a node process running tau's own code: NODE_EXTRA_CA_CERTS renamed, unless
  * NODE_OPTIONS picks OpenSSL's store (whose extra certificates only node itself can add).
  */
 export function forTauProcess(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const file = env.NODE_EXTRA_CA_CERTS;
-  if (file === undefined || ` ${env.NODE_OPTIONS ?? ""}`.includes(" --use-openssl-ca")) return env;
+  const file = env[EXTRA_CA_CERTS_ENV];
+  if (file === undefined || ` ${env.NODE_OPTIONS ?? ""}`.includes(` ${OPENSSL_CA_OPTION}`)) return env;
   const out: NodeJS.ProcessEnv = { ...env, [DEFERRED_CA_CERTS_ENV]: file };
-  delete out.NODE_EXTRA_CA_CERTS;
+  delete out[EXTRA_CA_CERTS_ENV];
   return out;
 }
 
@@ -26,6 +27,6 @@ export function forTauProcess(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  * deferred (bin/tau.cjs records it), or undefined when node loaded it itself or there is none.
  */
 export function deferredCaCertsFile(): string | undefined {
-  const file: unknown = Reflect.get(process, Symbol.for("tau.deferred-extra-ca-certs"));
+  const file: unknown = Reflect.get(process, Symbol.for(DEFERRED_CA_CERTS_SYMBOL));
   return typeof file === "string" && file !== "" ? file : undefined;
 }

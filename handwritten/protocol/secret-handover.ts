@@ -4,14 +4,16 @@
 // travel to a tau process on a pipe instead: the `tau` launcher lines (bin/tau.cjs) hand over what the
 // user's environment holds, and a tau process that starts another (the daemon) hands over what it
 // holds. bin/tau.cjs reads the pipe first thing and puts the values into process.env, which changes
-// what that process sees, not its environment block.
+// what that process sees, not its environment block. The names, the fd and the variable that points
+// to it are launch facts (launch-facts.ts), which the launcher lines are written from.
+import { SECRET_NAMES, SECRET_PREFIX, SECRETS_FD, SECRETS_FD_ENV } from "./launch-facts.js";
 
-/** Names the fd (always 3) a tau process reads its secrets from. */
-export const SECRETS_FD_ENV = "TAU_SECRETS_FD";
+/** Names the fd (always `SECRETS_FD`) a tau process reads its secrets from. */
+export { SECRETS_FD_ENV };
 
 /** The variables that are secrets: never in a tau process's environment block. */
 export function isSecretVariable(name: string): boolean {
-  return name === "OPENAI_API_KEY" || name.startsWith("TAU_SECRET_");
+  return SECRET_NAMES.includes(name) || name.startsWith(SECRET_PREFIX);
 }
 
 export interface SecretHandover {
@@ -31,5 +33,5 @@ export function secretHandover(env: NodeJS.ProcessEnv): SecretHandover {
     else out[name] = value;
   }
   if (secrets === "") return { env: out, secrets: undefined };
-  return { env: { ...out, [SECRETS_FD_ENV]: "3" }, secrets };
+  return { env: { ...out, [SECRETS_FD_ENV]: String(SECRETS_FD) }, secrets };
 }

@@ -1,6 +1,7 @@
 // Runtime discovery (SPEC-runtime-discovery): `<pid>-<16 lowercase hex>` stems, the launcher-minted
 // instance value, discovery metadata, and the bounded, read-only runtime scan. Nothing here ever
 // unlinks a file: only a daemon removes its own pair (see pair.ts).
+import { INSTANCE_BYTES, INSTANCE_PATTERN, INSTANCE_SOURCE } from "../protocol/launch-facts.js";
 import { randomHex } from "../protocol/random.js";
 import * as fs from "node:fs";
 import { join } from "node:path";
@@ -15,8 +16,7 @@ import {
 } from "./limits.js";
 import { checkRuntimeDir } from "./runtime-dir.js";
 
-const INSTANCE_RE = /^[0-9a-f]{16}$/;
-const STEM_RE = /^([1-9][0-9]{0,9})-([0-9a-f]{16})$/;
+const STEM_RE = new RegExp(`^([1-9][0-9]{0,9})-(${INSTANCE_SOURCE})$`);
 /** Largest pid a stem may carry (the wire `pid` is a uint32). */
 export const MAX_STEM_PID = 0xffff_ffff;
 
@@ -29,13 +29,13 @@ export interface Stem {
   readonly instance: string;
 }
 
-/** A fresh instance value: 16 lowercase hex digits from the system CSPRNG. */
+/** A fresh instance value: 16 lowercase hex digits (INSTANCE_BYTES) from the system CSPRNG. */
 export function mintInstance(): string {
-  return randomHex(8);
+  return randomHex(INSTANCE_BYTES);
 }
 
 export function isValidInstance(value: unknown): value is string {
-  return typeof value === "string" && INSTANCE_RE.test(value);
+  return typeof value === "string" && INSTANCE_PATTERN.test(value);
 }
 
 function isValidPid(pid: unknown): pid is number {

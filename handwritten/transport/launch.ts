@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Writable } from "node:stream";
 import { forTauProcess } from "../protocol/extra-ca-certs.js";
+import { DAEMON_COMMAND, DAEMON_LOG, SESSION_DIR_MODE, SESSIONS_DIR } from "../protocol/launch-facts.js";
 import { secretHandover } from "../protocol/secret-handover.js";
 import { formatStem, instanceEnv, mintInstance, pairPaths, type PairPaths } from "./discovery.js";
 
@@ -93,19 +94,24 @@ export async function launchDaemon(o: LaunchOptions): Promise<LaunchedDaemon> {
   return waitForDaemon(startDaemon(o));
 }
 
+/** A session's daemon log, where the `tau` launcher script makes it too (launch facts). */
+function daemonLogPath(stateDir: string, sessionId: string): string {
+  return join(stateDir, SESSIONS_DIR, sessionId, DAEMON_LOG);
+}
+
 /** Starts `tau daemon` in its own process group; returns at once. */
 export function startDaemon(o: LaunchOptions): StartedDaemon {
   const instance = mintInstance();
   let log: number | "ignore" = "ignore";
-  const logPath = join(o.stateDir, "sessions", o.sessionId, "daemon.log");
+  const logPath = daemonLogPath(o.stateDir, o.sessionId);
   if (!o.ephemeral) {
-    mkdirSync(join(o.stateDir, "sessions", o.sessionId), { recursive: true, mode: 0o700 });
+    mkdirSync(join(o.stateDir, SESSIONS_DIR, o.sessionId), { recursive: true, mode: SESSION_DIR_MODE });
     log = openSync(logPath, "a", 0o600);
   }
   const [cmd, ...pre] = o.tauCommand as [string, ...string[]];
   // The daemon's secrets go over a pipe on its fd 3, never into its environment block.
   const { env, secrets } = secretHandover({ ...(o.env ?? process.env), ...instanceEnv(instance) });
-  const child = spawn(cmd, [...pre, "daemon", ...o.args], {
+  const child = spawn(cmd, [...pre, DAEMON_COMMAND, ...o.args], {
     detached: true,
     stdio: secrets === undefined ? ["ignore", log, log] : ["ignore", log, log, "pipe"],
     env: forTauProcess(env),
@@ -131,7 +137,7 @@ export function startDaemon(o: LaunchOptions): StartedDaemon {
  */
 export function adoptDaemon(o: Omit<LaunchOptions, "tauCommand" | "args">, pid: number, instance: string): StartedDaemon | undefined {
   if (parentOf(pid) !== process.pid) return undefined;
-  return { options: { ...o, tauCommand: [], args: [] }, pid, pair: pairPaths(o.runtimeDir, formatStem(pid, instance)), logPath: join(o.stateDir, "sessions", o.sessionId, "daemon.log") };
+  return { options: { ...o, tauCommand: [], args: [] }, pid, pair: pairPaths(o.runtimeDir, formatStem(pid, instance)), logPath: daemonLogPath(o.stateDir, o.sessionId) };
 }
 
 /** The fields of `/proc/<pid>/stat` after the command name (state, ppid, …), or undefined once it is gone. */
@@ -226,7 +232,7 @@ export async function abandonDaemon(d: StartedDaemon): Promise<void> {
     await exited;
     clearTimeout(timer);
   }
-  if (!d.options.ephemeral) rmSync(join(d.options.stateDir, "sessions", d.options.sessionId), { recursive: true, force: true });
+  if (!d.options.ephemeral) rmSync(join(d.options.stateDir, SESSIONS_DIR, d.options.sessionId), { recursive: true, force: true });
 }
 
 /**

@@ -1,10 +1,33 @@
 // `tau run -p "…"`: one prompt to completion, headless. Starts a daemon it owns (which exits when
-// this client leaves), prints the answer (or, with --json, every event as a JSON line), and exits 0
-// on success, 1 on failure, 130 on cancel.
-import { Command, Flags } from "@oclif/core";
+// this client leaves), prints the answer (or, with --json, every event as a JSON line), and exits as
+// errors.ts maps: 0 on success, 1 on failure, 2 on a usage or configuration mistake, 130 on cancel.
+// bin/tau.cjs answers `tau run` on its fast path (run-main.ts); this command serves `tau run --help`
+// and the docs site, with its flags made from the same table (run-flags.ts).
+import { Command, Flags, type Interfaces } from "@oclif/core";
 import { readFileSync } from "node:fs";
+import { TauError, errorOptions } from "../errors.js";
 import { runPrompt } from "../run-prompt.js";
-import { headlessPrompt } from "../run-args.js";
+import { headlessPrompt, runArgsOf } from "../run-args.js";
+import { RUN_FLAGS, type RunFlag, type RunFlagName } from "../run-flags.js";
+
+type Flag<K extends RunFlagName> = (typeof RUN_FLAGS)[K];
+type OclifRunFlags = {
+  [K in RunFlagName]: Flag<K> extends { type: "boolean" }
+    ? Interfaces.BooleanFlag<boolean>
+    : Flag<K> extends { multiple: true }
+      ? Interfaces.OptionFlag<string[] | undefined>
+      : Interfaces.OptionFlag<string | undefined>;
+};
+
+/** The command framework's flags, one per row of RUN_FLAGS. */
+export function oclifRunFlags(): OclifRunFlags {
+  const out: Record<string, unknown> = {};
+  for (const [name, f] of Object.entries(RUN_FLAGS) as Array<[RunFlagName, RunFlag]>) {
+    const common = { description: f.description, ...(f.char ? { char: f.char as Interfaces.AlphabetLowercase } : {}) };
+    out[name] = f.type === "boolean" ? Flags.boolean(common) : f.multiple ? Flags.string({ ...common, multiple: true }) : Flags.string(common);
+  }
+  return out as OclifRunFlags;
+}
 
 export default class Run extends Command {
   static override summary = "Run one prompt to completion and print the answer.";
@@ -15,27 +38,24 @@ export default class Run extends Command {
     'echo "fix the test" | <%= config.bin %> run --prompt-stdin --json',
     '<%= config.bin %> run --skill release-notes -p "for v1.2"',
   ];
-  static override flags = {
-    prompt: Flags.string({ char: "p", description: "The prompt text." }),
-    "prompt-stdin": Flags.boolean({ description: "Read the prompt from standard input." }),
-    json: Flags.boolean({ description: "Stream every event as one JSON line instead of printing the answer." }),
-    ephemeral: Flags.boolean({ description: "Keep no session files." }),
-    model: Flags.string({ description: "The model to use (provider/model or a model id)." }),
-    skill: Flags.string({ description: "Load this skill (SKILL.md) as the prompt; -p TEXT, if given, follows it as your own words." }),
-    "harness-config": Flags.string({ description: "Override one harness.yaml key for this run (KEY=VALUE, dotted keys; repeatable).", multiple: true }),
-  };
+  static override flags = oclifRunFlags();
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Run);
-    const read = headlessPrompt(flags["prompt-stdin"] ? readFileSync(0, "utf8") : (flags.prompt ?? ""), flags.skill);
-    if (!read.ok) this.error(read.message.replace(/^tau run: /, ""), { exit: 2 });
-    process.exitCode = await runPrompt(read.prompt, {
-      json: flags.json,
-      ...(read.skill !== undefined ? { skill: read.skill } : {}),
-      ephemeral: flags.ephemeral,
-      ...(flags.model ? { model: flags.model } : {}),
-      harnessConfig: flags["harness-config"] ?? [],
-    });
+    const parsed = runArgsOf(flags);
+    if (!parsed.ok) throw this.refuse(new TauError(parsed.code, parsed.message));
+    let { prompt, options } = parsed.args;
+    if (parsed.args.promptStdin) {
+      const read = headlessPrompt(readFileSync(0, "utf8"), options.skill);
+      if (!read.ok) throw this.refuse(new TauError(read.code, read.message));
+      prompt = read.prompt;
+      if (read.skill !== undefined) options = { ...options, skill: read.skill };
+    }
+    process.exitCode = await runPrompt(prompt ?? { text: "", literal: false }, options);
+  }
+
+  /** The command framework prints its own `Error:` line, so the message goes without its `tau run: `. */
+  private refuse(err: TauError): never {
+    this.error(err.message.replace(/^tau run: /, ""), errorOptions(err));
   }
 }
-

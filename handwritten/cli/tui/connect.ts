@@ -7,6 +7,8 @@ import { createInterface } from "node:readline/promises";
 import { ConfigError, loadHarnessConfig, type Roots } from "../../config/index.js";
 import { RuntimeDirError, abandonDaemon, listSessions, startDaemon, selfCommand, waitForDaemon, type SessionRow, type StartedDaemon } from "../../transport/index.js";
 import { openPromptHistory } from "../../store/index.js";
+import { SESSIONS_DIR } from "../../protocol/launch-facts.js";
+import { TauError } from "../errors.js";
 import { escapeLabel } from "../ui/index.js";
 import { SessionClient } from "../session-client.js";
 import type { HistoryPort } from "./app.js";
@@ -14,23 +16,20 @@ import { startOwnedDaemon } from "../owned-daemon.js";
 
 export type Target = { kind: "launch"; resume?: string } | { kind: "attach"; row: SessionRow } | { kind: "started"; daemon: StartedDaemon };
 
-/** A mistake the user can fix: printed as `tau: MESSAGE`, exit status 2. */
-export class UsageError extends Error {}
-
-/** Checks the configuration; a mistake becomes a UsageError naming file, line and key. */
+/** Checks the configuration; a mistake becomes a TauError naming file, line and key (printed as `tau: MESSAGE`). */
 export async function checkConfig(roots: Roots, overrides: readonly string[], started?: StartedDaemon): Promise<void> {
   try {
     await loadHarnessConfig(roots.config, overrides);
   } catch (err) {
     if (started) await abandonDaemon(started); // leaves nothing of the session behind
-    if (err instanceof ConfigError) throw new UsageError(err.message);
+    if (err instanceof ConfigError) throw new TauError("TAU-E0201", err.message);
     throw err;
   }
 }
 
 /** Persisted sessions under the state root, newest first. */
 export function persistedSessions(stateDir: string): { id: string; mtimeMs: number }[] {
-  const dir = join(stateDir, "sessions");
+  const dir = join(stateDir, SESSIONS_DIR);
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -51,7 +50,7 @@ export function persistedSessions(stateDir: string): { id: string; mtimeMs: numb
 
 /** Asks the user to choose one of several rows (before the UI takes the terminal). */
 async function pick<T>(what: string, rows: readonly T[], label: (row: T) => string): Promise<T | undefined> {
-  if (!process.stdin.isTTY) throw new UsageError(`several ${what}s match; name one (tau session list shows the running ones)`);
+  if (!process.stdin.isTTY) throw new TauError("TAU-E0113", `several ${what}s match; name one (tau session list shows the running ones)`);
   process.stdout.write(`Choose a ${what}:\n`);
   rows.forEach((r, i) => process.stdout.write(`  ${i + 1}) ${label(r)}\n`));
   const rl = createInterface({ input: process.stdin, output: process.stdout });
@@ -59,7 +58,7 @@ async function pick<T>(what: string, rows: readonly T[], label: (row: T) => stri
     const answer = (await rl.question(`number (1-${rows.length}, empty to give up): `)).trim();
     if (answer === "") return undefined;
     const n = Number(answer);
-    if (!Number.isInteger(n) || n < 1 || n > rows.length) throw new UsageError(`no choice ${JSON.stringify(answer.slice(0, 20))}`);
+    if (!Number.isInteger(n) || n < 1 || n > rows.length) throw new TauError("TAU-E0114", `no choice ${JSON.stringify(answer.slice(0, 20))}; answer with a number from 1 to ${rows.length}, or nothing to give up`);
     return rows[n - 1];
   } finally {
     rl.close();
@@ -82,7 +81,8 @@ export async function chooseTarget(command: "attach" | "resume", id: string | un
   if (command === "attach") {
     const rows = id === undefined ? live : live.filter((r) => r.session_id === id);
     if (rows.length === 0) {
-      throw new UsageError(
+      throw new TauError(
+        "TAU-E0115",
         id === undefined ? "no tau session is running; start one with `tau`" : `no running session ${escapeLabel(id)}; tau session list shows them, tau resume restarts a stopped one`,
       );
     }
@@ -93,12 +93,12 @@ export async function chooseTarget(command: "attach" | "resume", id: string | un
   if (id !== undefined) {
     const row = live.find((r) => r.session_id === id);
     if (row) return { kind: "attach", row };
-    if (!persistedSessions(roots.state).some((s) => s.id === id)) throw new UsageError(`no saved session ${escapeLabel(id)}`);
+    if (!persistedSessions(roots.state).some((s) => s.id === id)) throw new TauError("TAU-E0116", `no saved session ${escapeLabel(id)}; tau resume with no id offers the saved ones`);
     return { kind: "launch", resume: id };
   }
   const liveIds = new Set(live.map((r) => r.session_id));
   const saved = persistedSessions(roots.state).filter((s) => !liveIds.has(s.id));
-  if (saved.length === 0) throw new UsageError("there is no saved session to resume; start one with `tau`");
+  if (saved.length === 0) throw new TauError("TAU-E0116", "there is no saved session to resume; start one with `tau`");
   const choice = saved.length === 1 ? saved[0] : await pick("session", saved.slice(0, 50), (s) => `${escapeLabel(s.id)}  last used ${new Date(s.mtimeMs).toISOString()}`);
   return choice ? { kind: "launch", resume: choice.id } : undefined;
 }

@@ -5,6 +5,8 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { resolveRoots } from "../../config/paths.js";
+import { DAEMON_LOG, SESSIONS_DIR } from "../../protocol/launch-facts.js";
+import { EXIT_OK, TauError, exitWithError } from "../errors.js";
 import { Diagnostics, type DiagnosticRecord } from "../ui/index.js";
 import { TuiApp, type Exit } from "./app.js";
 import { startOwnedDaemon } from "../owned-daemon.js";
@@ -15,9 +17,8 @@ const CURSOR_QUERY_MS = 250;
 /** How long `:quit-session` waits for the daemon to close the connection. */
 const END_WAIT_MS = 5000;
 
-function fail(message: string, code = 2): void {
-  process.stderr.write(`tau: ${message}\n`);
-  process.exitCode = code;
+function fail(err: TauError): void {
+  exitWithError(err, "tau: ");
 }
 
 /** Asks the terminal where the cursor is (DSR); undefined when it does not answer in time. */
@@ -73,10 +74,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
     if (a === "--harness-config" && command === "start" && args[0] !== undefined) overrides.push(args.shift() as string);
     else if (!a.startsWith("-") && command !== "start" && id === undefined) id = a;
-    else return fail(`unexpected argument ${JSON.stringify(a.slice(0, 64))}\n${USAGE}`);
+    else return fail(new TauError("TAU-E0111", `unexpected argument ${JSON.stringify(a.slice(0, 64))}\n${USAGE}`));
   }
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
-    return fail("the interactive UI needs a terminal; for scripts use `tau run -p TEXT` (see tau run --help)");
+    return fail(new TauError("TAU-E0112", "the interactive UI needs a terminal; for scripts use `tau run -p TEXT` (see tau run --help)"));
   }
   const roots = resolveRoots();
   // Attach and resume may need a choice on the plain terminal first; `tau` alone goes straight on.
@@ -88,7 +89,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       await c.checkConfig(roots, overrides);
       target = await c.chooseTarget(command, id, roots);
     } catch (err) {
-      if (err instanceof c.UsageError) return fail(err.message);
+      if (err instanceof TauError) return fail(err);
       throw err;
     }
     if (!target) return;
@@ -106,7 +107,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   let next: import("./connect.js").Target = command === "start" ? { kind: "started", daemon: startOwnedDaemon(roots, { overrides }) } : (target as import("./connect.js").Target);
   let exit: Exit = "lost";
   let message = "";
-  let code: number | undefined;
+  let error: TauError | undefined;
   try {
     c ??= await import("./connect.js");
     if (next.kind === "started") await c.checkConfig(roots, overrides, next.daemon);
@@ -125,15 +126,18 @@ export async function main(argv: readonly string[]): Promise<void> {
       next = { kind: "launch" };
     }
     if (exit === "detach") message = `session ${sessionId} keeps running; attach again with: tau attach ${sessionId}`;
-    if (exit === "lost") message = `the session daemon closed the connection (its log: ${join(roots.state, "sessions", sessionId, "daemon.log")})`;
+    if (exit === "lost") message = `the session daemon closed the connection (its log: ${join(roots.state, SESSIONS_DIR, sessionId, DAEMON_LOG)}); tau resume ${sessionId} starts it again`;
   } catch (err) {
     exit = "lost";
     message = (err as Error).message;
-    if (c && err instanceof c.UsageError) code = 2;
+    if (err instanceof TauError) error = err;
   } finally {
     app.stop();
     process.stdin.pause();
   }
+  // Lost: the daemon went away, or something failed on the way (its own message says what).
+  error ??= exit === "lost" ? new TauError("TAU-E0402", message) : undefined;
+  if (error) return exitWithError(error, "tau: ");
   if (message) process.stderr.write(`tau: ${message}\n`);
-  process.exitCode = code ?? (exit === "lost" ? 1 : 0);
+  process.exitCode = EXIT_OK;
 }

@@ -87,8 +87,8 @@ describe("the early daemon of tau run", () => {
       { args: ["run", "--bogus", "-p", "hi"], stderr: () => "tau run: Unknown option '--bogus'" },
       { args: ["run"], stderr: () => "tau run: give a prompt" },
       { args: ["run", "--prompt-stdin"], input: "  \n", stderr: () => "tau run: give a prompt" },
-      { args: ["run", "-p", "hi"], harness: "model: 7\n", stderr: (home) => `tau: ${join(home, "config", "harness.yaml")}:1: model: must be string\n` },
-      { args: ["run", "--ephemeral", "-p", "hi"], harness: "model: 7\n", stderr: (home) => `tau: ${join(home, "config", "harness.yaml")}:1: model: must be string\n` },
+      { args: ["run", "-p", "hi"], harness: "model: 7\n", stderr: (home) => `tau: ${join(home, "config", "harness.yaml")}:1: model: must be string [TAU-E0201]\n` },
+      { args: ["run", "--ephemeral", "-p", "hi"], harness: "model: 7\n", stderr: (home) => `tau: ${join(home, "config", "harness.yaml")}:1: model: must be string [TAU-E0201]\n` },
     ];
     for (const c of cases) {
       const { env, home, project } = workspaceIn(cleanups, c.harness);
@@ -150,7 +150,7 @@ describe("the early daemon of tau run", () => {
       const [session] = sessionsOf(home);
       const log = join(home, "state", "sessions", session as string, "daemon.log");
       expect(r.stderr).toBe(
-        `tau: runtime directory "${join(home, "runtime")}" has mode 0755, expected 0700; refusing to use it (fix: chmod 700 "${join(home, "runtime")}") (the tau daemon exited before it started; see ${log})\n`,
+        `tau: runtime directory "${join(home, "runtime")}" has mode 0755, expected 0700; refusing to use it (fix: chmod 700 "${join(home, "runtime")}") (the tau daemon exited before it started; see ${log}) [TAU-E0401]\n`,
       );
       expect(readFileSync(log, "utf8")).toContain("tau daemon: runtime directory");
       await waitFor(() => processesOf(home).length === 0, "the daemon's processes to end");
@@ -159,7 +159,7 @@ describe("the early daemon of tau run", () => {
       const ephemeral = await runTau(["run", "--ephemeral", "-p", "hi"], { env, cwd: project, asCommand });
       expect(ephemeral.code).toBe(1);
       expect(ephemeral.stderr).toBe(
-        `tau: runtime directory "${join(home, "runtime")}" has mode 0755, expected 0700; refusing to use it (fix: chmod 700 "${join(home, "runtime")}") (the tau daemon exited before it started)\n`,
+        `tau: runtime directory "${join(home, "runtime")}" has mode 0755, expected 0700; refusing to use it (fix: chmod 700 "${join(home, "runtime")}") (the tau daemon exited before it started) [TAU-E0401]\n`,
       );
       expect(sessionsOf(home)).toEqual([session]);
     }

@@ -57,8 +57,8 @@ interface Case {
   expect: Expected;
 }
 
-const INCOMPLETE_LENGTH = "tau: the answer is incomplete: it reached the model's output limit (finish_reason length)";
-const INCOMPLETE_FILTER = "tau: the answer is incomplete: the provider's content filter stopped it (finish_reason content_filter)";
+const INCOMPLETE_LENGTH = "tau: the answer is incomplete: it reached the model's output limit (finish_reason length) [TAU-E0304]";
+const INCOMPLETE_FILTER = "tau: the answer is incomplete: the provider's content filter stopped it (finish_reason content_filter) [TAU-E0304]";
 const weather = (id: string, args: string) => [{ call_id: id, tool: "weather", arguments_json: args }];
 
 const CASES: Case[] = [
@@ -121,7 +121,7 @@ const CASES: Case[] = [
     expect: {
       code: 1,
       stdout: "",
-      stderr: ["tau: the prompt failed: invalid_request: stream error (code=400): Token limit reached"],
+      stderr: ["tau: the prompt failed: invalid_request: stream error (code=400): Token limit reached [TAU-E0301]"],
       failed: { error_class: "invalid_request", diagnostic: "stream error (code=400): Token limit reached" },
     },
   },
@@ -156,7 +156,7 @@ const CASES: Case[] = [
       stdout: "",
       failed: { error_class: "invalid_request" },
       stderr: [
-        "tau: the prompt failed: invalid_request: stream error (code=tool_use_failed, type=invalid_request_error): Tool call validation failed: tool call validation failed: parameters for tool get_something_by_name did not match schema: errors: [missing properties: 'name', additionalProperties 'invalid_param' not allowed]",
+        "tau: the prompt failed: invalid_request: stream error (code=tool_use_failed, type=invalid_request_error): Tool call validation failed: tool call validation failed: parameters for tool get_something_by_name did not match schema: errors: [missing properties: 'name', additionalProperties 'invalid_param' not allowed] [TAU-E0301]",
       ],
     },
   },
@@ -166,7 +166,7 @@ const CASES: Case[] = [
     expect: {
       code: 1,
       stdout: "maybe\n",
-      stderr: ["tau: the prompt failed: invalid_request: stream error (code=tool_use_failed, type=invalid_request_error): Tool choice is required, but model did not call a tool"],
+      stderr: ["tau: the prompt failed: invalid_request: stream error (code=tool_use_failed, type=invalid_request_error): Tool choice is required, but model did not call a tool [TAU-E0301]"],
       failed: { error_class: "invalid_request" },
     },
   },
@@ -176,7 +176,7 @@ const CASES: Case[] = [
     expect: {
       code: 1,
       stdout: "",
-      stderr: ["tau: the prompt failed: context_window_exceeded: stream error (code=400, type=exceed_context_size_error): the request exceeds the available context size, try increasing it"],
+      stderr: ["tau: the prompt failed: context_window_exceeded: stream error (code=400, type=exceed_context_size_error): the request exceeds the available context size, try increasing it [TAU-E0301]"],
       failed: { error_class: "context_window_exceeded" },
     },
   },

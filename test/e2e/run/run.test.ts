@@ -202,10 +202,10 @@ describe("tau run", () => {
     const { env, home, project } = workspace();
     const asked = fake.chatRequests.length;
     for (const [args, input, message] of [
-      [["run", "-p", ":model gpt-x"], "", "tau run: :model is a command of the interactive UI (tau), not a prompt; '::model' sends it to the model as text"],
-      [["run", "-p", "  :nosuch thing"], "", "tau run: unknown command :nosuch — :help lists the commands; '::nosuch' sends it as text"],
-      [["run", "--prompt-stdin"], ":quit\n", "tau run: :quit is a command of the interactive UI (tau), not a prompt; '::quit' sends it to the model as text"],
-      [["run", "-p", ":"], "", "tau run: an empty command: type a name after ':' (:help lists them), or '::' to send a literal ':'"],
+      [["run", "-p", ":model gpt-x"], "", "tau run: :model is a command of the interactive UI (tau), not a prompt; '::model' sends it to the model as text [TAU-E0103]"],
+      [["run", "-p", "  :nosuch thing"], "", "tau run: unknown command :nosuch — :help lists the commands; '::nosuch' sends it as text [TAU-E0104]"],
+      [["run", "--prompt-stdin"], ":quit\n", "tau run: :quit is a command of the interactive UI (tau), not a prompt; '::quit' sends it to the model as text [TAU-E0103]"],
+      [["run", "-p", ":"], "", "tau run: an empty command: type a name after ':' (:help lists them), or '::' to send a literal ':' [TAU-E0104]"],
     ] as Array<[string[], string, string]>) {
       const r = await runTau(args, { env: openai(env), cwd: project, input, asCommand: true });
       expect(r.stderr.trim(), args.join(" ")).toBe(message);

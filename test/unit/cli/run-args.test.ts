@@ -8,12 +8,12 @@ describe("a headless prompt is read as the interactive UI reads a line", () => {
     expect(headlessPrompt("  ::quit now", undefined)).toEqual({ ok: true, prompt: { text: "  :quit now", literal: true } });
     expect(headlessPrompt(":skill review look at src/", undefined)).toEqual({ ok: true, prompt: { text: "look at src/", literal: false }, skill: "review" });
     expect(headlessPrompt(":skill review", undefined)).toEqual({ ok: true, prompt: { text: "", literal: false }, skill: "review" });
-    expect(headlessPrompt(":skill other", "review")).toEqual({ ok: false, message: "tau run: give the skill once, with --skill NAME or :skill NAME" });
-    expect(headlessPrompt(":cancel", undefined)).toEqual({ ok: false, message: "tau run: :cancel is a command of the interactive UI (tau), not a prompt; '::cancel' sends it to the model as text" });
-    expect(headlessPrompt(":help extra words", undefined)).toEqual({ ok: false, message: "tau run: usage: :help [COMMAND]" });
-    expect(headlessPrompt("   ", undefined)).toEqual({ ok: false, message: NO_PROMPT });
+    expect(headlessPrompt(":skill other", "review")).toEqual({ ok: false, code: "TAU-E0105", message: "tau run: give the skill once, with --skill NAME or :skill NAME" });
+    expect(headlessPrompt(":cancel", undefined)).toEqual({ ok: false, code: "TAU-E0103", message: "tau run: :cancel is a command of the interactive UI (tau), not a prompt; '::cancel' sends it to the model as text" });
+    expect(headlessPrompt(":help extra words", undefined)).toEqual({ ok: false, code: "TAU-E0104", message: "tau run: usage: :help [COMMAND]" });
+    expect(headlessPrompt("   ", undefined)).toEqual({ ok: false, code: "TAU-E0102", message: NO_PROMPT });
     expect(headlessPrompt("", "review")).toEqual({ ok: true, prompt: { text: "", literal: false }, skill: "review" });
-    expect(parseRunArgs(["-p", ":model m"])).toEqual({ ok: false, message: "tau run: :model is a command of the interactive UI (tau), not a prompt; '::model' sends it to the model as text" });
+    expect(parseRunArgs(["-p", ":model m"])).toEqual({ ok: false, code: "TAU-E0103", message: "tau run: :model is a command of the interactive UI (tau), not a prompt; '::model' sends it to the model as text" });
     expect(parseRunArgs(["-p", ":skill s hi", "--json"])).toMatchObject({ ok: true, args: { prompt: { text: "hi", literal: false }, options: { skill: "s", json: true } } });
   });
 });

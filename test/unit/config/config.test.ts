@@ -90,6 +90,6 @@ describe("configuration", () => {
     writeFileSync(join(r, "config", "harness.yaml"), "model: 42\n");
     const res = await runTau(["run", "-p", "hi"], { env: { TAU_HOME: r } });
     expect(res.code).toBe(2);
-    expect(res.stderr).toBe(`tau: ${join(r, "config", "harness.yaml")}:1: model: must be string\n`);
+    expect(res.stderr).toBe(`tau: ${join(r, "config", "harness.yaml")}:1: model: must be string [TAU-E0201]\n`);
   });
 });

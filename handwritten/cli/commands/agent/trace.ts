@@ -1,8 +1,9 @@
 // `tau agent trace AGENT [--session ID] --format native|jsonl|perf [--full]`: an agent's durable
 // journal as a trace on stdout, read-only and snapshot-consistent (records/SPEC-trace-export.md).
-// Self-contained: errors are written here and end the command with exit code 1.
+// Self-contained: errors are written here and end the command as failed (TAU-E0305, errors.ts).
 import { Args, Command, Flags } from "@oclif/core";
 import { resolveRoots } from "../../../config/index.js";
+import { TauError, exitCodeOf, printError } from "../../errors.js";
 
 export default class AgentTrace extends Command {
   static override summary = "Export an agent's journal as a trace on stdout (native, compact JSONL, or a performance projection).";
@@ -39,10 +40,9 @@ export default class AgentTrace extends Command {
         process.stderr.write(`tau: note: an incomplete final frame (${report.ignoredTail.bytes} bytes at offset ${report.ignoredTail.offset}, a crash tail) was not exported\n`);
     } catch (err) {
       // The reader went away (`| head`): stop quietly, like any Unix filter.
-      if ((err as NodeJS.ErrnoException).code === "EPIPE") return this.exit(1);
+      if ((err as NodeJS.ErrnoException).code === "EPIPE") return this.exit(exitCodeOf("TAU-E0306"));
       if (!(err instanceof TraceError) && !(err instanceof StoreError)) throw err;
-      process.stderr.write(`tau: agent trace: ${err.message.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?")}\n`);
-      return this.exit(1);
+      return this.exit(printError(new TauError("TAU-E0305", `tau: agent trace: ${err.message.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?")}`)));
     }
   }
 }

@@ -1,15 +1,18 @@
 // `tau dev print-system-prompt | print-prompt TEXT | print-tools`: render previews from an
-// in-memory harness with the configured extensions; nothing is written.
+// in-memory harness with the configured extensions; nothing is written. Each exits with the
+// preview's own status (the daemon's: 0, or 2 for a configuration mistake), or as a failure when
+// the preview was killed.
 import { Args, Command } from "@oclif/core";
 import { spawnSync } from "node:child_process";
 import { forTauProcess } from "../../../protocol/index.js";
+import { EXIT_CODES } from "../../errors.js";
 
 function preview(kind: string, extra: string[]): number {
   const r = spawnSync(process.execPath, [process.argv[1] as string, "daemon", "--ephemeral", "--project-root", process.cwd(), "--print", kind, ...extra], {
     stdio: "inherit",
     env: forTauProcess(process.env),
   });
-  return r.status ?? 1;
+  return r.status ?? EXIT_CODES.failed;
 }
 
 export class PrintSystemPrompt extends Command {

@@ -1,6 +1,7 @@
 // `tau provider add NAME --base-url URL --model M… [--api-key-stdin | --no-api-key] [--force]`.
 import { Args, Command, Flags } from "@oclif/core";
 import { ConfigError, SecretError, resolveRoots } from "../../../config/index.js";
+import { TauError, errorOptions } from "../../errors.js";
 import { addProfile, modelList, readHiddenLine, readKeyFromStdin } from "../../provider-profiles.js";
 
 export default class ProviderAdd extends Command {
@@ -37,7 +38,8 @@ export default class ProviderAdd extends Command {
       if (r.secret) this.log(`wrote ${r.secret} (mode 0600)`);
       this.log(`models: ${modelList(flags.model).map((m) => `${args.name}/${m}`).join(", ")}`);
     } catch (err) {
-      if (err instanceof ConfigError || err instanceof SecretError) this.error(err.message, { exit: 2 });
+      if (err instanceof ConfigError) this.error(err.message, errorOptions(new TauError("TAU-E0201", err.message)));
+      if (err instanceof SecretError) this.error(err.message, errorOptions(new TauError("TAU-E0202", err.message)));
       throw err;
     }
   }

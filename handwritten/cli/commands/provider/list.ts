@@ -1,6 +1,7 @@
 // `tau provider list [--json]`: the configured provider profiles; never prints a key.
 import { Command, Flags } from "@oclif/core";
 import { ConfigError, resolveRoots } from "../../../config/index.js";
+import { TauError, errorOptions } from "../../errors.js";
 import { listProfiles } from "../../provider-profiles.js";
 import { escapeForLine } from "../session/escape.js";
 
@@ -16,7 +17,7 @@ export default class ProviderList extends Command {
       if (rows.length === 0) return this.log("No provider profiles. Add one with `tau provider add NAME --base-url URL --model M --api-key-stdin`.");
       for (const r of rows) this.log(escapeForLine(`${r.name}  ${r.base_url}  ${r.models.join(",")}  key: ${r.key}`));
     } catch (err) {
-      if (err instanceof ConfigError) this.error(err.message, { exit: 2 });
+      if (err instanceof ConfigError) this.error(err.message, errorOptions(new TauError("TAU-E0201", err.message)));
       throw err;
     }
   }

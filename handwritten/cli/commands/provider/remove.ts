@@ -1,6 +1,7 @@
 // `tau provider remove NAME`: deletes the profile's drop-in and its key file.
 import { Args, Command } from "@oclif/core";
 import { ConfigError, resolveRoots } from "../../../config/index.js";
+import { TauError, errorOptions } from "../../errors.js";
 import { removeProfile } from "../../provider-profiles.js";
 
 export default class ProviderRemove extends Command {
@@ -11,10 +12,13 @@ export default class ProviderRemove extends Command {
     const { args } = await this.parse(ProviderRemove);
     try {
       const r = removeProfile(resolveRoots().config, args.name);
-      if (!r.dropIn && !r.secret) this.error(`no profile ${args.name} was added with \`tau provider add\` (profiles written in harness.yaml are edited there)`, { exit: 1 });
+      if (!r.dropIn && !r.secret) {
+        const missing = new TauError("TAU-E0303", `no profile ${args.name} was added with \`tau provider add\`; tau provider list shows the profiles (those written in harness.yaml are edited there)`);
+        this.error(missing.message, errorOptions(missing));
+      }
       this.log(`removed provider profile ${args.name}`);
     } catch (err) {
-      if (err instanceof ConfigError) this.error(err.message, { exit: 2 });
+      if (err instanceof ConfigError) this.error(err.message, errorOptions(new TauError("TAU-E0201", err.message)));
       throw err;
     }
   }

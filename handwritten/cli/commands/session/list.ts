@@ -2,6 +2,7 @@
 import { Command, Flags } from "@oclif/core";
 import { resolveRoots } from "../../../config/index.js";
 import { RuntimeDirError, listSessions, type SessionListing, type SessionRow } from "../../../transport/index.js";
+import { TauError, printError } from "../../errors.js";
 import { escapeForLine, toSafeJson } from "./escape.js";
 
 export const NO_DAEMONS_MESSAGE = "No running tau daemons.";
@@ -40,8 +41,7 @@ export default class SessionList extends Command {
       listing = await listSessions(runtime);
     } catch (err) {
       if (!(err instanceof RuntimeDirError)) throw err;
-      process.stderr.write(`tau: ${err.message}\n`);
-      return this.exit(1);
+      return this.exit(printError(new TauError("TAU-E0403", err.message), "tau: "));
     }
     const warning = truncationWarning(listing);
     if (warning) process.stderr.write(warning + "\n");

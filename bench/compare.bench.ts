@@ -1,0 +1,93 @@
+// Start-up of this checkout against another one, interleaved in the same run (DECISION-startup-budget):
+// `tau --version` and a two-round `tau run` job (one shell tool call, then a text answer, against a
+// loopback OpenAI-compatible server), each run as a user's shell runs it (the bin file through its
+// `#!` line). Rounds alternate the order (A B, then B A) so a slow moment of a shared machine falls on
+// both alike. Both checkouts must be built (`npm run build` in each).
+//
+//   TAU_BENCH_BASELINE=/path/to/other/checkout npx tsx bench/main.ts compare
+//
+// Without TAU_BENCH_BASELINE it prints how to run it and measures nothing.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { FakeOpenAI, textResponse, toolCallResponse } from "../test/support/fake-openai.js";
+import { fmt, median } from "./support.js";
+
+const HERE = fileURLToPath(new URL("..", import.meta.url));
+
+interface Checkout {
+  readonly label: string;
+  readonly bin: string;
+}
+
+function checkout(label: string, dir: string): Checkout {
+  const bin = join(resolve(dir), "bin", "tau.cjs");
+  if (!existsSync(join(resolve(dir), "dist", "fast", "run.cjs"))) throw new Error(`${dir} is not built (run npm run build there)`);
+  return { label, bin };
+}
+
+/** Wall time of one run of `bin args` started as a command (through its `#!` line). */
+function versionMs(c: Checkout): number {
+  const start = performance.now();
+  const r = spawnSync(c.bin, ["--version"], { stdio: "ignore" });
+  if (r.status !== 0) throw new Error(`${c.bin} --version exited ${r.status}`);
+  return performance.now() - start;
+}
+
+async function runJobMs(c: Checkout, env: NodeJS.ProcessEnv, cwd: string, fake: FakeOpenAI, i: number): Promise<number> {
+  fake.enqueue(toolCallResponse([{ id: `call_${i}`, name: "shell", arguments: '{"command":"echo hi"}' }]), textResponse("It printed hi."));
+  const start = performance.now();
+  const child = spawn(c.bin, ["run", "--ephemeral", "-p", "run echo hi"], { env, cwd, stdio: "ignore" });
+  const code = await new Promise<number | null>((r) => child.once("exit", r));
+  if (code !== 0) throw new Error(`${c.bin} run exited ${code}`);
+  return performance.now() - start;
+}
+
+function line(what: string, a: Checkout, am: number, b: Checkout, bm: number): void {
+  console.log(`${what}: ${b.label} ${fmt(bm)} ms | ${a.label} ${fmt(am)} ms | ratio ${fmt(bm / am, 3)}x`);
+}
+
+export async function run(): Promise<void> {
+  const baseDir = process.env.TAU_BENCH_BASELINE;
+  if (!baseDir) {
+    console.log("skipped: set TAU_BENCH_BASELINE to another built checkout (e.g. main's) to compare start-up with this one");
+    return;
+  }
+  const base = checkout("baseline", baseDir);
+  const mine = checkout("this checkout", HERE);
+  const pair: [Checkout, Checkout] = [base, mine];
+  const order = (i: number): Checkout[] => (i % 2 === 0 ? pair : [mine, base]);
+
+  const versionRounds = Number(process.env.TAU_BENCH_VERSION_ROUNDS ?? 41);
+  const times = new Map<Checkout, number[]>([[base, []], [mine, []]]);
+  for (const c of pair) versionMs(c); // warm the page cache and the code cache
+  for (let i = 0; i < versionRounds; i++) for (const c of order(i)) times.get(c)?.push(versionMs(c));
+  line(`tau --version, median of ${versionRounds}`, base, median(times.get(base) ?? []), mine, median(times.get(mine) ?? []));
+
+  const home = mkdtempSync(join(tmpdir(), "tau-bench-compare-"));
+  const fake = await FakeOpenAI.start();
+  try {
+    const project = join(home, "project");
+    mkdirSync(project);
+    writeFileSync(join(project, "README.md"), "bench\n");
+    const homes = new Map<Checkout, string>();
+    for (const c of pair) {
+      const h = join(home, c === base ? "base" : "mine");
+      mkdirSync(join(h, "config"), { recursive: true });
+      writeFileSync(join(h, "config", "harness.yaml"), "model: fake-model\n");
+      homes.set(c, h);
+    }
+    const envOf = (c: Checkout): NodeJS.ProcessEnv => ({ ...process.env, TAU_HOME: homes.get(c), OPENAI_API_KEY: "k", OPENAI_MODEL: "fake-model", OPENAI_BASE_URL: fake.baseUrl });
+    const runRounds = Number(process.env.TAU_BENCH_RUN_ROUNDS ?? 15);
+    const jobs = new Map<Checkout, number[]>([[base, []], [mine, []]]);
+    let n = 0;
+    for (const c of pair) await runJobMs(c, envOf(c), project, fake, n++); // warm-up
+    for (let i = 0; i < runRounds; i++) for (const c of order(i)) jobs.get(c)?.push(await runJobMs(c, envOf(c), project, fake, n++));
+    line(`tau run two-round job, median of ${runRounds}`, base, median(jobs.get(base) ?? []), mine, median(jobs.get(mine) ?? []));
+  } finally {
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
