@@ -23,6 +23,7 @@ import {
 } from "../../../handwritten/protocol/launch-facts.js";
 import { isValidInstance, mintInstance } from "../../../handwritten/transport/discovery.js";
 import { REPO_ROOT, TAU_BIN } from "../../support/paths.js";
+import { waitFor } from "../../support/wait.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "tau-launcher-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -75,9 +76,9 @@ async function launch(args: string[], env: NodeJS.ProcessEnv, expectDaemon: bool
   const r = spawnSync("/bin/sh", [TAU_BIN, ...args], { env: { PATH: `${bin}:/usr/bin:/bin`, LAUNCH_RECORDS: records, ...env }, encoding: "utf8" });
   expect(r.status, r.stderr).toBe(0);
   const starts = () => readdirSync(records).filter((f) => f.endsWith(".txt"));
-  const deadline = Date.now() + 10_000;
-  while (expectDaemon && starts().length < 2 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
-  if (!expectDaemon) await new Promise((res) => setTimeout(res, 200)); // a daemon that should not come has had its chance
+  if (expectDaemon) await waitFor(() => starts().length >= 2, "the early daemon's start to be recorded");
+  // timing-under-test: a daemon that must not start leaves no event to wait for; it gets 200 ms to show up wrongly
+  else await new Promise((res) => setTimeout(res, 200));
   const all = starts().map((f) => readStart(join(records, f)));
   const client = all.find((s) => s.args[1] === args[0]) as Start;
   const daemon = all.find((s) => s !== client);
