@@ -24,6 +24,7 @@ import {
   emitTodoTests,
 } from "./emit.js";
 import { scanTests } from "./tests-scan.js";
+import { emitConsumers, matrixOf, runConformance } from "./conformance/index.js";
 
 export async function generate(root: string): Promise<Map<string, string>> {
   // The other-language contracts are written on a second thread, alongside the rest of the run.
@@ -44,6 +45,9 @@ async function generateWith(root: string, sdk: SdkEmitter): Promise<Map<string, 
   const sdkFiles = sdk.emit(schemas, tables);
   // Settled below; until then a failure of this run elsewhere must not leave it unhandled.
   sdkFiles.catch(() => {});
+  // handwritten/ against the registry, the matrix and the record tables (codegen/conformance/).
+  const matrix = matrixOf(tables);
+  const conformance = runConformance(root, matrix, problems);
 
   const files = new Map<string, string>();
   for (const [id, schema] of schemas) files.set(`schemas/${id}`, `${JSON.stringify(schema, null, 2)}\n`);
@@ -58,11 +62,12 @@ async function generateWith(root: string, sdk: SdkEmitter): Promise<Map<string, 
   files.set("persistence.ts", emitPersistence(tables));
   files.set("gates.ts", emitGates(tables));
   files.set("records.ts", emitRecordIndex(tables));
+  files.set("consumers.ts", emitConsumers(conformance.scan.consumers ?? [], matrix));
   files.set("index.ts", emitIndex());
-  const conformance = emitConformanceTest(tables);
-  files.set("tests/authority.conformance.test.ts", conformance);
+  const matrixTest = emitConformanceTest(tables);
+  files.set("tests/authority.conformance.test.ts", matrixTest);
 
-  const scan = scanTests(root, ["test", "examples"], [conformance]);
+  const scan = scanTests(root, ["test", "examples"], [matrixTest]);
   const pending: Array<{ gate: string; id: string }> = [];
   for (const gate of records.filter((r) => r.kind === "GATE")) {
     for (const id of gate.requiredTests) {
