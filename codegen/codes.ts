@@ -18,8 +18,8 @@ export const CODEGEN_CODES = {
   "TAU-C040": "a consumer declares a successor the authority matrix does not list for the event",
   "TAU-C041": "the consumers of an event do not declare a successor the authority matrix lists for it",
   "TAU-C042": "no consumer handles an event whose matrix row lists successors the harness publishes",
-  "TAU-C043": "an onCommitted site handles an event no consumer declares",
-  "TAU-C044": "a consumer declares an event no onCommitted site handles",
+  "TAU-C043": "an onCommitted or consume site handles an event its consumer (any consumer, for onCommitted) does not declare",
+  "TAU-C044": "a consumer declares an event that no onCommitted site, nor a consume site of that consumer, handles",
   "TAU-C045": "handwritten/harness/consumers.ts is missing or not one literal table",
   // The record tables the checks read.
   "TAU-C090": "a conformance table in a record is missing or malformed",

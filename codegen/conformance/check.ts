@@ -191,15 +191,18 @@ export function checkConsumers(
       );
     }
   }
-  const consumed = new Set<string>();
-  for (const s of sites) {
-    if (s.kind !== "consume" || !matrix.has(s.event)) continue;
-    consumed.add(s.event);
-    if (!byEvent.has(s.event)) problems.coded("TAU-C043", s.where, `${s.via} handles ${s.event}, which no consumer declares (handwritten/harness/consumers.ts)`);
+  // A `consume(consumer, event, …)` site and a declaration match by consumer and event; a bare
+  // `onCommitted(event, …)` site matches any consumer's declaration of the event.
+  const consumeSites = sites.filter((s) => s.kind === "consume" && matrix.has(s.event));
+  const matches = (s: EventSite, d: ConsumerDeclaration) => s.event === d.event && (s.consumer === undefined || s.consumer === d.consumer);
+  for (const s of consumeSites) {
+    if (decls.some((d) => matches(s, d))) continue;
+    const who = s.consumer === undefined ? "no consumer declares" : `consumer ${s.consumer} does not declare`;
+    problems.coded("TAU-C043", s.where, `${s.via} handles ${s.event}, which ${who} (handwritten/harness/consumers.ts)`);
   }
   for (const d of decls) {
-    if (matrix.has(d.event) && !consumed.has(d.event)) {
-      problems.coded("TAU-C044", d.where, `consumer ${d.consumer} declares ${d.event}, which no onCommitted site handles`);
+    if (matrix.has(d.event) && !consumeSites.some((s) => matches(s, d))) {
+      problems.coded("TAU-C044", d.where, `consumer ${d.consumer} declares ${d.event}, which no onCommitted or consume site of it handles`);
     }
   }
 }

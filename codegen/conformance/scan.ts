@@ -25,6 +25,8 @@ export interface EventSite {
   readonly where: string;
   /** What was called, for messages (`this.port.publish`, `{name, data}`). */
   readonly via: string;
+  /** The declared consumer a `consume(consumer, event, handler)` site registers for. */
+  readonly consumer?: string;
 }
 
 export interface ImportSite {
@@ -56,14 +58,21 @@ export const CONSUMERS_FILE = "harness/consumers.ts";
 
 const CALLS: ReadonlyMap<string, SiteKind> = new Map<string, SiteKind>([
   ["publish", "publish"],
+  ["publishFromPeer", "publish"],
   ["publishHarness", "publish"],
   ["emit", "publish"],
   ["sendDirected", "direct"],
   ["direct", "direct"],
   ["directToInstance", "direct"],
   ["onCommitted", "consume"],
+  // The harness's ConsumerRegistry: `consume("tools", "tool.request", handler)`.
+  ["consume", "consume"],
   ["on", "subscribe"],
   ["onDirect", "subscribe"],
+  // The session client's wait for the direct answer to its own request.
+  ["directed", "subscribe"],
+  // Selector lists (`subscribe(["a.b"], ["c.d", "e.*"])`): a full event name in them is checked.
+  ["subscribe", "subscribe"],
 ]);
 
 /** What an event name looks like: `family.name` in lowercase words. */
@@ -156,6 +165,23 @@ function readCall(n: T.CallExpression, rel: string, at: (n: T.Node) => string, s
   const kind = name === undefined ? undefined : CALLS.get(name);
   if (kind === undefined) return;
   const via = n.expression.getText();
+  if (name === "consume" && n.arguments.length >= 3) {
+    const [consumer, event] = n.arguments;
+    if (!consumer || !ts.isStringLiteralLike(consumer) || !event) return;
+    const push = (text: string, node: T.Node) => {
+      if (EVENT_SHAPE.test(text)) sites.push({ kind, event: text, rel, where: at(node), via, consumer: consumer.text });
+    };
+    if (ts.isStringLiteralLike(event)) push(event.text, event);
+    else if (ts.isIdentifier(event)) {
+      const bound = resolveIdentifier(event);
+      if (Array.isArray(bound)) for (const b of bound) push(b.text, n);
+    }
+    return;
+  }
+  if (name === "subscribe") {
+    for (const arg of n.arguments.slice(0, 2)) readSelectors(unwrap(arg), rel, at, via, sites);
+    return;
+  }
   // The event is the first of the first two arguments that spells one: directed sends take a
   // connection first, the others take the name first.
   for (const arg of n.arguments.slice(0, 2)) {
@@ -171,6 +197,18 @@ function readCall(n: T.CallExpression, rel: string, at: (n: T.Node) => string, s
         for (const b of bound) sites.push({ kind, event: b.text, rel, where: at(n), via });
         return;
       }
+    }
+  }
+}
+
+/** A selector list, or `{historical, live}` lists: the entries that spell a whole event name (not `*` or `agent.*`). */
+function readSelectors(e: T.Expression, rel: string, at: (n: T.Node) => string, via: string, sites: EventSite[]): void {
+  const lists = ts.isObjectLiteralExpression(e) ? [property(e, "historical"), property(e, "live")] : [e];
+  for (const list of lists) {
+    if (!list || !ts.isArrayLiteralExpression(list)) continue;
+    for (const el of list.elements) {
+      const x = unwrap(el);
+      if (ts.isStringLiteralLike(x) && EVENT_SHAPE.test(x.text)) sites.push({ kind: "subscribe", event: x.text, rel, where: at(x), via });
     }
   }
 }

@@ -4,7 +4,10 @@
 // rounds) and the next queued prompt a finished turn starts. codegen checks this table against the
 // `onCommitted` sites and against the authority matrix's successor column, and joins it into
 // generated/consumers.ts. One literal table, read without running it: no computed names.
+// The harness registers its consumers through ConsumerRegistry, by the names declared here, and
+// fails to start unless every declared entry is registered: the table is what runs.
 import type { EventName } from "../../generated/index.js";
+import type { Consumer } from "../bus/index.js";
 
 export const CONSUMERS = {
   /** Harness: agents, metadata and skills (harness.ts). */
@@ -112,3 +115,52 @@ export const CONSUMERS = {
 } as const satisfies Record<string, Partial<Record<EventName, readonly EventName[]>>>;
 
 export type ConsumerName = keyof typeof CONSUMERS;
+
+/** The events a consumer declares. */
+export type DeclaredEvent<C extends ConsumerName> = keyof (typeof CONSUMERS)[C] & EventName;
+
+/** What the registry registers with: the bus's post-commit hook. */
+export interface CommitHook {
+  onCommitted<N extends EventName>(name: N, consumer: Consumer<N>): void;
+}
+
+/**
+ * Registers post-commit consumers by their declaration: a handler for an event its consumer does
+ * not declare does not compile (and is refused at run time), and `assertComplete` refuses a
+ * declaration that nothing registered, so the table and the running consumers cannot drift apart.
+ */
+export class ConsumerRegistry {
+  private readonly registered = new Set<string>();
+
+  constructor(
+    private readonly hook: CommitHook,
+    private readonly table: { readonly [consumer: string]: { readonly [event: string]: readonly string[] | undefined } } = CONSUMERS,
+  ) {}
+
+  consume<C extends ConsumerName, N extends DeclaredEvent<C>>(consumer: C, name: N, handler: Consumer<N>): void {
+    if (this.table[consumer]?.[name] === undefined) {
+      throw new Error(`consumer ${consumer} registers for ${name}, which it does not declare (handwritten/harness/consumers.ts)`);
+    }
+    const key = `${consumer} ${name}`;
+    if (this.registered.has(key)) throw new Error(`consumer ${consumer} registers for ${name} twice`);
+    this.registered.add(key);
+    this.hook.onCommitted(name, handler);
+  }
+
+  /** Every declared (consumer, event) with no registration, as `consumer event`. */
+  missing(): string[] {
+    const out: string[] = [];
+    for (const [consumer, events] of Object.entries(this.table)) {
+      for (const event of Object.keys(events)) if (!this.registered.has(`${consumer} ${event}`)) out.push(`${consumer} ${event}`);
+    }
+    return out;
+  }
+
+  /** Throws unless every declared consumer entry has been registered. */
+  assertComplete(): void {
+    const missing = this.missing();
+    if (missing.length > 0) {
+      throw new Error(`declared post-commit consumers never registered (handwritten/harness/consumers.ts): ${missing.join(", ")}`);
+    }
+  }
+}

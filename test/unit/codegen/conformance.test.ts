@@ -4,9 +4,10 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { threadId } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { CODEGEN_CODES, type CodegenCode } from "../../../codegen/codes.js";
-import { runConformance, type Matrix } from "../../../codegen/conformance/index.js";
+import { runConformance, scanHere, scanInWorker, type Matrix } from "../../../codegen/conformance/index.js";
 import { Problems } from "../../../codegen/errors.js";
 import { AUTHORITY } from "../../../generated/authority.js";
 import { REPO_ROOT } from "../../support/paths.js";
@@ -35,9 +36,11 @@ afterEach(() => {
 });
 
 describe("static conformance of handwritten/", () => {
-  it("[codegen.conformance.unknown-event] refuses a publication that names an event not in the registry, at its line", () => {
+  it("[codegen.conformance.unknown-event] refuses a publication, selector or directed wait that names an event not in the registry, at its line", () => {
     expect(coded("unknown-event", "TAU-C010")).toEqual([
-      `${FIXTURES}/unknown-event/handwritten/cli/app.ts:6: TAU-C010 client.emit names event ui.prompt_sumbit, which is not in the registry (generated/events.ts)`,
+      `${FIXTURES}/unknown-event/handwritten/cli/app.ts:10: TAU-C010 client.emit names event ui.prompt_sumbit, which is not in the registry (generated/events.ts)`,
+      `${FIXTURES}/unknown-event/handwritten/cli/app.ts:12: TAU-C010 client.subscribe names event harness.notise, which is not in the registry (generated/events.ts)`,
+      `${FIXTURES}/unknown-event/handwritten/cli/app.ts:13: TAU-C010 client.directed names event ui.create_agent_reslt, which is not in the registry (generated/events.ts)`,
     ]);
   });
 
@@ -48,10 +51,11 @@ describe("static conformance of handwritten/", () => {
     ]);
   });
 
-  it("[codegen.conformance.directed-sender-denied] refuses a direct message from a folder that may not send it, and a committed fact sent as one", () => {
+  it("[codegen.conformance.directed-sender-denied] refuses a direct message from a folder that may not send it, a committed fact sent as one, and a directed event published", () => {
     expect(coded("directed-denied", "TAU-C020", "TAU-C021", "TAU-C011", "TAU-C013")).toEqual([
       `${FIXTURES}/directed-denied/handwritten/cli/client.ts:5: TAU-C020 {message: "direct"} sends provider.request as a direct message from handwritten/cli, which may not send direct messages (SPEC-event-publication, "Publishers in the code")`,
-      `${FIXTURES}/directed-denied/handwritten/harness/harness.ts:10: TAU-C021 this.sendDirected sends tool.request as a direct message, but records/SPEC-tool-routing.md makes it a restore event published by harness, ext:provider, ext:tool, ext:core, not a directed event of harness`,
+      `${FIXTURES}/directed-denied/handwritten/harness/harness.ts:12: TAU-C021 this.sendDirected sends tool.request as a direct message, but records/SPEC-tool-routing.md makes it a restore event published by harness, ext:provider, ext:tool, ext:core, not a directed event of harness`,
+      `${FIXTURES}/directed-denied/handwritten/harness/harness.ts:13: TAU-C013 {name, data} publishes ui.create_agent_result through the bus; it is a directed event (records/SPEC-ui-commands.md): send it with a direct message`,
     ]);
   });
 
@@ -71,11 +75,12 @@ describe("static conformance of handwritten/", () => {
     );
   });
 
-  it("[codegen.conformance.successor-undeclared] matches onCommitted sites and declarations both ways, reading a for-of over literals", () => {
+  it("[codegen.conformance.successor-undeclared] matches onCommitted and consume sites with declarations both ways, reading a for-of over literals", () => {
     expect(coded("consumer-coverage", "TAU-C043", "TAU-C044")).toEqual([
-      `${FIXTURES}/consumer-coverage/handwritten/harness/harness.ts:5: TAU-C043 bus.onCommitted handles tool.request, which no consumer declares (handwritten/harness/consumers.ts)`,
-      `${FIXTURES}/consumer-coverage/handwritten/harness/harness.ts:5: TAU-C043 bus.onCommitted handles tool.result_reported, which no consumer declares (handwritten/harness/consumers.ts)`,
-      `${FIXTURES}/consumer-coverage/handwritten/harness/consumers.ts:4: TAU-C044 consumer tools declares tool.progress_reported, which no onCommitted site handles`,
+      `${FIXTURES}/consumer-coverage/handwritten/harness/harness.ts:6: TAU-C043 bus.onCommitted handles tool.request, which no consumer declares (handwritten/harness/consumers.ts)`,
+      `${FIXTURES}/consumer-coverage/handwritten/harness/harness.ts:6: TAU-C043 bus.onCommitted handles tool.result_reported, which no consumer declares (handwritten/harness/consumers.ts)`,
+      `${FIXTURES}/consumer-coverage/handwritten/harness/harness.ts:9: TAU-C043 consumers.consume handles tool.progress_reported, which consumer shell does not declare (handwritten/harness/consumers.ts)`,
+      `${FIXTURES}/consumer-coverage/handwritten/harness/consumers.ts:4: TAU-C044 consumer tools declares tool.progress_reported, which no onCommitted or consume site of it handles`,
     ]);
     // A tree without the table is refused.
     expect(coded("unknown-event", "TAU-C045")).toEqual([
@@ -102,6 +107,10 @@ describe("static conformance of handwritten/", () => {
     expect(where("publish", "tool.register")).toEqual(["handwritten/harness/tools.ts"]);
     expect(where("direct", "provider.request")).toEqual(["handwritten/harness/harness.ts"]);
     expect(where("consume", "tool.cancelled_reported")).toEqual(["handwritten/harness/harness.ts"]);
+    // The harness registers through its ConsumerRegistry, so each site names its consumer.
+    const cancel = scan.sites.filter((s) => s.kind === "consume" && s.event === "agent.cancel_request").map((s) => s.consumer);
+    expect(cancel).toEqual(["tools", "prompts"]);
+    expect(where("subscribe", "ui.create_agent_result")).toEqual(["handwritten/cli/session-client.ts"]);
     expect(where("publish", "extension.exited")).toEqual(["handwritten/host/supervisor.ts"]);
     expect(scan.consumers?.length).toBeGreaterThan(20);
   });
@@ -111,6 +120,15 @@ describe("static conformance of handwritten/", () => {
     const stale = coded("unknown-event", "TAU-C091");
     expect(stale.some((m) => /^records\/ARCH-tau\.md:\d+: TAU-C091 exception early-daemon-entry matches nothing any more: remove it$/.test(m))).toBe(true);
     expect(stale.some((m) => /^records\/SPEC-event-publication\.md:\d+: TAU-C091 exception round-start-in-line matches nothing/.test(m))).toBe(true);
+  });
+
+  it("scans on a worker thread, with the same result as on this one", async () => {
+    const dir = join(REPO_ROOT, FIXTURES, "consumer-coverage", "handwritten");
+    const here = scanHere(dir, REPO_ROOT);
+    const there = await scanInWorker(dir, REPO_ROOT).result;
+    expect(there.thread).not.toBe(threadId);
+    expect(there.scan).toEqual(here.scan);
+    expect(there.problems).toEqual(here.problems);
   });
 
   it("lists every code it reports in codegen/codes.ts", () => {
