@@ -1,7 +1,8 @@
 // Reads handwritten/ syntax only (no type checking, no dependency resolution): every site that
 // names an event by a string literal, every relative import, and the declared consumer table.
 // Imports come from TypeScript's import pre-processor, which scans without building a tree; only
-// the files that spell an event name at all are parsed, into one ts-morph project. Call sites are
+// the files that spell an event name and the text of a site are parsed, into one ts-morph project
+// (under a third of handwritten/ by size). Call sites are
 // recognised by the method name and the event name they spell, so type arguments
 // (`publish<"x">("x", …)`) and argument order do not matter.
 import { readdirSync, readFileSync } from "node:fs";
@@ -82,10 +83,22 @@ export const EVENT_SHAPE = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
 const MAY_NAME_AN_EVENT = /["'`][a-z][a-z0-9_]*\.[a-z][a-z0-9_]*["'`]/;
 
 /**
+ * Nor does one with no call of a site's name (type arguments allowed), no `message: "direct"` and
+ * no `name: "x.y"` property: what readCall and readObject look for, as text.
+ */
+const MAY_HOLD_A_SITE = new RegExp(
+  [
+    `\\b(?:${[...CALLS.keys()].join("|")})\\s*(?:<[^>(]*>)?\\s*\\(`,
+    `\\bmessage["']?\\s*:\\s*["'\`]direct["'\`]`,
+    `\\bname["']?\\s*:\\s*["'\`][a-z][a-z0-9_]*\\.[a-z]`,
+  ].join("|"),
+);
+
+/**
  * Scans every `.ts` file under `dir` (a handwritten/ tree). Paths in messages are relative to
  * `reportRoot` (the repository root, or whatever holds a fixture tree).
  */
-export function scanTree(dir: string, reportRoot: string, problems: Problems): TreeScan {
+export function scanTree(dir: string, reportRoot: string, problems: Problems, options: { readonly parseEveryFile?: boolean } = {}): TreeScan {
   const project = new Project({
     skipAddingFilesFromTsConfig: true,
     skipFileDependencyResolution: true,
@@ -106,7 +119,8 @@ export function scanTree(dir: string, reportRoot: string, problems: Problems): T
       if (!f.fileName.startsWith(".")) continue; // packages and node: built-ins are not folders of tau
       imports.push({ rel, where: `${display}:${lineOf(f.pos)}`, specifier: f.fileName, target: resolve(dirname(path), f.fileName) });
     }
-    if (rel !== CONSUMERS_FILE && !MAY_NAME_AN_EVENT.test(text)) continue;
+    const skip = rel !== CONSUMERS_FILE && !(MAY_NAME_AN_EVENT.test(text) && MAY_HOLD_A_SITE.test(text));
+    if (skip && options.parseEveryFile !== true) continue;
     const node = project.createSourceFile(path, text, { overwrite: true }).compilerNode;
     const at = (n: T.Node) => `${display}:${lineOf(n.getStart(node))}`;
     const visit = (n: T.Node): void => {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { threadId } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { CODEGEN_CODES, type CodegenCode } from "../../../codegen/codes.js";
-import { runConformance, scanHere, scanInWorker, type Matrix } from "../../../codegen/conformance/index.js";
+import { runConformance, scanHere, scanInWorker, scanTree, type Matrix } from "../../../codegen/conformance/index.js";
 import { Problems } from "../../../codegen/errors.js";
 import { AUTHORITY } from "../../../generated/authority.js";
 import { REPO_ROOT } from "../../support/paths.js";
@@ -120,6 +120,14 @@ describe("static conformance of handwritten/", () => {
     const stale = coded("unknown-event", "TAU-C091");
     expect(stale.some((m) => /^records\/ARCH-tau\.md:\d+: TAU-C091 exception early-daemon-entry matches nothing any more: remove it$/.test(m))).toBe(true);
     expect(stale.some((m) => /^records\/SPEC-event-publication\.md:\d+: TAU-C091 exception round-start-in-line matches nothing/.test(m))).toBe(true);
+  });
+
+  it("[codegen.conformance.real-tree-passes] parses only files that may hold a site, and misses none by it", () => {
+    const dir = join(REPO_ROOT, "handwritten");
+    const filtered = scanTree(dir, REPO_ROOT, new Problems());
+    const every = scanTree(dir, REPO_ROOT, new Problems(), { parseEveryFile: true });
+    expect(filtered.sites.length).toBeGreaterThan(100);
+    expect(filtered).toEqual(every);
   });
 
   it("scans on a worker thread, with the same result as on this one", async () => {
