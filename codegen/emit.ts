@@ -156,6 +156,7 @@ export function emitIndex(): string {
     'export * from "./events.js";',
     'export * from "./messages.js";',
     'export * from "./authority.js";',
+    'export * from "./consumers.js";',
     'export * from "./persistence.js";',
     'export * from "./gates.js";',
     'export * from "./records.js";',

@@ -24,6 +24,7 @@ import {
   emitTodoTests,
 } from "./emit.js";
 import { scanTests } from "./tests-scan.js";
+import { emitConsumers, matrixOf, runConformance, scanInWorker } from "./conformance/index.js";
 
 export async function generate(root: string): Promise<Map<string, string>> {
   // The other-language contracts are written on a second thread, alongside the rest of the run.
@@ -37,13 +38,19 @@ export async function generate(root: string): Promise<Map<string, string>> {
 
 async function generateWith(root: string, sdk: SdkEmitter): Promise<Map<string, string>> {
   const problems = new Problems();
-  const schemas = await compileSpec(root);
-  const records = loadRecords(root, problems);
-  const tables = buildTables(schemas, records, problems);
-  problems.throwIfAny();
+  // handwritten/ is parsed on another thread while the spec compiles (codegen/conformance/).
+  const handwritten = join(root, "handwritten");
+  const scanning = scanInWorker(handwritten, root);
+  const { schemas, records, tables } = await contractSources(root, problems).catch((err: unknown) => {
+    scanning.cancel();
+    throw err;
+  });
   const sdkFiles = sdk.emit(schemas, tables);
   // Settled below; until then a failure of this run elsewhere must not leave it unhandled.
   sdkFiles.catch(() => {});
+  // handwritten/ against the registry, the matrix and the record tables.
+  const matrix = matrixOf(tables);
+  const conformance = runConformance(root, matrix, problems, handwritten, root, await scanning.result);
 
   const files = new Map<string, string>();
   for (const [id, schema] of schemas) files.set(`schemas/${id}`, `${JSON.stringify(schema, null, 2)}\n`);
@@ -58,11 +65,12 @@ async function generateWith(root: string, sdk: SdkEmitter): Promise<Map<string, 
   files.set("persistence.ts", emitPersistence(tables));
   files.set("gates.ts", emitGates(tables));
   files.set("records.ts", emitRecordIndex(tables));
+  files.set("consumers.ts", emitConsumers(conformance.scan.consumers ?? [], matrix));
   files.set("index.ts", emitIndex());
-  const conformance = emitConformanceTest(tables);
-  files.set("tests/authority.conformance.test.ts", conformance);
+  const matrixTest = emitConformanceTest(tables);
+  files.set("tests/authority.conformance.test.ts", matrixTest);
 
-  const scan = scanTests(root, ["test", "examples"], [conformance]);
+  const scan = scanTests(root, ["test", "examples"], [matrixTest]);
   const pending: Array<{ gate: string; id: string }> = [];
   for (const gate of records.filter((r) => r.kind === "GATE")) {
     for (const id of gate.requiredTests) {
@@ -79,6 +87,15 @@ async function generateWith(root: string, sdk: SdkEmitter): Promise<Map<string, 
   if (pending.length > 0) files.set("tests/gates.todo.test.ts", emitTodoTests(pending));
   for (const [path, code] of await sdkFiles) files.set(path, code);
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** The spec's schemas, the records and the tables built from both; fails on any problem in them. */
+async function contractSources(root: string, problems: Problems) {
+  const schemas = await compileSpec(root);
+  const records = loadRecords(root, problems);
+  const tables = buildTables(schemas, records, problems);
+  problems.throwIfAny();
+  return { schemas, records, tables };
 }
 
 function listTree(dir: string): Map<string, string> {

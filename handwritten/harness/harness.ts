@@ -16,6 +16,7 @@ import {
 import { ToolRouter } from "./tools.js";
 import { PromptEngine } from "./prompts.js";
 import { ShellCommandRouter } from "./shell-commands.js";
+import { ConsumerRegistry } from "./consumers.js";
 import { AgentContext, type ContextHolder, type ToolListing } from "./agent-context.js";
 import { ResumeError, publisherToSource, recordEvent, reopenAgent, sessionMembers } from "./session-restore.js";
 import { agentIdOf, eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
@@ -111,9 +112,11 @@ export class Harness {
       ...(options.systemTemplate !== undefined ? { systemTemplate: options.systemTemplate } : {}),
       skillSkipped: (p) => void this.publishHarness("harness.notice", { level: "warning", text: `skill skipped: ${p}`.slice(0, 1024), mandatory: false }),
     });
-    this.bus.onCommitted("ui.create_agent", (c) => this.onCreateAgent(c));
-    this.bus.onCommitted("ui.skill_load", (c) => this.onSkillLoad(c));
-    this.bus.onCommitted("agent.metadata_request", (c) => this.onMetadataRequest(c));
+    // Post-commit consumers register by their declaration (consumers.ts); all of it, checked below.
+    const consumers = new ConsumerRegistry(this.bus);
+    consumers.consume("session", "ui.create_agent", (c) => this.onCreateAgent(c));
+    consumers.consume("session", "ui.skill_load", (c) => this.onSkillLoad(c));
+    consumers.consume("session", "agent.metadata_request", (c) => this.onMetadataRequest(c));
     this.tools = new ToolRouter({
       publish: (name, data) => void this.publishHarness(name, data),
       direct: (generation, name, data) => void this.sendDirected(generation, name, data),
@@ -124,13 +127,13 @@ export class Harness {
       hasAgent: (agentId) => this.agents.has(agentId),
       warn: (m) => options.warn?.(m),
     });
-    this.bus.onCommitted("tool.registration_declared", (c) => this.tools.onRegistrationDeclared(c));
-    this.bus.onCommitted("tool.unregistration_declared", (c) => this.tools.onUnregistrationDeclared(c));
-    this.bus.onCommitted("tool.unregister", (c) => this.bus.forgetSnapshot(`tool:${c.data.name}`));
-    this.bus.onCommitted("tool.request", (c) => this.tools.onRequest(c));
-    this.bus.onCommitted("tool.progress_reported", (c) => this.tools.onProgressReported(c));
+    consumers.consume("tools", "tool.registration_declared", (c) => this.tools.onRegistrationDeclared(c));
+    consumers.consume("tools", "tool.unregistration_declared", (c) => this.tools.onUnregistrationDeclared(c));
+    consumers.consume("session", "tool.unregister", (c) => this.bus.forgetSnapshot(`tool:${c.data.name}`));
+    consumers.consume("tools", "tool.request", (c) => this.tools.onRequest(c));
+    consumers.consume("tools", "tool.progress_reported", (c) => this.tools.onProgressReported(c));
     for (const name of ["tool.result_reported", "tool.error_reported", "tool.cancelled_reported"] as const) {
-      this.bus.onCommitted(name, (c) => this.tools.onTerminalReported(c));
+      consumers.consume("tools", name, (c) => this.tools.onTerminalReported(c));
     }
     this.prompts = new PromptEngine({
       publish: async (name, data) => (await this.publishHarness(name, data)).status === "committed",
@@ -158,25 +161,25 @@ export class Harness {
       isLive: (instance, generation) => this.extensions.isLive(instance, generation),
     });
     this.shellCommands = shell;
-    this.bus.onCommitted("shell.command_request", (c) => shell.onRequest(c));
-    this.bus.onCommitted("shell.command_progress_reported", (c) => shell.onProgressReported(c));
-    this.bus.onCommitted("shell.command_finished_reported", (c) => shell.onFinishedReported(c));
+    consumers.consume("shell", "shell.command_request", (c) => shell.onRequest(c));
+    consumers.consume("shell", "shell.command_progress_reported", (c) => shell.onProgressReported(c));
+    consumers.consume("shell", "shell.command_finished_reported", (c) => shell.onFinishedReported(c));
     const p = this.prompts;
-    this.bus.onCommitted("ui.prompt_submit", (c) => p.onUiPromptSubmit(c));
-    this.bus.onCommitted("agent.internal_prompt_request", (c) => p.onInternalPromptRequest(c));
-    this.bus.onCommitted("agent.prompt_submitted", (c) => p.onPromptSubmitted(c));
-    this.bus.onCommitted("ui.model_select", (c) => p.onModelSelect(c));
-    this.bus.onCommitted("provider.models_declared", (c) => p.onModelsDeclared(c));
-    this.bus.onCommitted("provider.response_delta_reported", (c) => p.onDeltaReported(c));
-    this.bus.onCommitted("provider.response_finished_reported", (c) => p.onFinishedReported(c));
-    this.bus.onCommitted("provider.response_failed_reported", (c) => p.onFailedReported(c));
-    this.bus.onCommitted("provider.retry_reported", (c) => p.onRetryReported(c));
-    this.bus.onCommitted("provider.tool_result", (c) => p.onToolOutcome(c));
-    this.bus.onCommitted("provider.tool_error", (c) => p.onToolOutcome(c));
-    this.bus.onCommitted("agent.cancel_request", (c) => {
-      this.tools.cancelAgent(c.data.agent_id);
-      return p.onCancelRequest(c);
-    });
+    consumers.consume("prompts", "ui.prompt_submit", (c) => p.onUiPromptSubmit(c));
+    consumers.consume("prompts", "agent.internal_prompt_request", (c) => p.onInternalPromptRequest(c));
+    consumers.consume("prompts", "agent.prompt_submitted", (c) => p.onPromptSubmitted(c));
+    consumers.consume("prompts", "ui.model_select", (c) => p.onModelSelect(c));
+    consumers.consume("prompts", "provider.models_declared", (c) => p.onModelsDeclared(c));
+    consumers.consume("prompts", "provider.response_delta_reported", (c) => p.onDeltaReported(c));
+    consumers.consume("prompts", "provider.response_finished_reported", (c) => p.onFinishedReported(c));
+    consumers.consume("prompts", "provider.response_failed_reported", (c) => p.onFailedReported(c));
+    consumers.consume("prompts", "provider.retry_reported", (c) => p.onRetryReported(c));
+    consumers.consume("prompts", "provider.tool_result", (c) => p.onToolOutcome(c));
+    consumers.consume("prompts", "provider.tool_error", (c) => p.onToolOutcome(c));
+    // A cancel reaches the agent's tool calls first, then its turn (consumers run in registration order).
+    consumers.consume("tools", "agent.cancel_request", (c) => this.tools.cancelAgent(c.data.agent_id));
+    consumers.consume("prompts", "agent.cancel_request", (c) => p.onCancelRequest(c));
+    consumers.assertComplete();
     const stateDir = options.stateDir;
     if (stateDir && options.debugLog !== false) {
       this.bus.onCommitted("*", (c) => {

@@ -3,3 +3,4 @@ export { Harness, HARNESS, type AgentState, type HarnessOptions } from "./harnes
 export { ResumeError } from "./session-restore.js";
 export { mintId } from "./ids.js";
 export type { Peer } from "./peers.js";
+export { CONSUMERS, ConsumerRegistry, type CommitHook, type ConsumerName, type DeclaredEvent } from "./consumers.js";

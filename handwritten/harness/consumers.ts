@@ -1,0 +1,166 @@
+// The harness's post-commit consumers (SPEC-event-publication, "Consumers and successors"): for
+// each consumer, the committed events it handles and every event it may publish or send while
+// handling one, including the work it continues after awaiting its own publications (a prompt's
+// rounds) and the next queued prompt a finished turn starts. codegen checks this table against the
+// `onCommitted` sites and against the authority matrix's successor column, and joins it into
+// generated/consumers.ts. One literal table, read without running it: no computed names.
+// The harness registers its consumers through ConsumerRegistry, by the names declared here, and
+// fails to start unless every declared entry is registered: the table is what runs.
+import type { EventName } from "../../generated/index.js";
+import type { Consumer } from "../bus/index.js";
+
+export const CONSUMERS = {
+  /** Harness: agents, metadata and skills (harness.ts). */
+  session: {
+    "ui.create_agent": ["agent.started", "session.agent_loaded", "agent.metadata_set", "ui.create_agent_result", "harness.notice"],
+    "ui.skill_load": ["agent.prompt_submitted", "ui.skill_load_result", "harness.notice"],
+    "agent.metadata_request": ["agent.metadata_set"],
+    "tool.unregister": [],
+  },
+  /** ToolRouter (tools.ts). */
+  tools: {
+    "tool.registration_declared": ["tool.register"],
+    "tool.unregistration_declared": ["tool.unregister"],
+    "tool.request": ["tool.started", "provider.tool_error", "tool.result", "tool.result_display"],
+    "tool.progress_reported": ["tool.progress"],
+    "tool.result_reported": ["provider.tool_result", "tool.result", "tool.result_display"],
+    "tool.error_reported": ["provider.tool_error", "tool.result", "tool.result_display"],
+    "tool.cancelled_reported": ["provider.tool_error", "tool.result", "tool.result_display"],
+    "agent.cancel_request": ["tool.cancel_request"],
+  },
+  /** ShellCommandRouter (shell-commands.ts). */
+  shell: {
+    "shell.command_request": ["shell.command_started"],
+    "shell.command_progress_reported": ["shell.command_progress"],
+    "shell.command_finished_reported": ["shell.command_finished"],
+  },
+  /**
+   * PromptEngine, the agent loop (prompts.ts). Whatever may start a round, fail it or end a turn
+   * (which starts the next queued prompt) may publish all of the loop's facts: each entry spells
+   * them out, since the table is read as literals.
+   */
+  prompts: {
+    "ui.prompt_submit": ["agent.prompt_submitted"],
+    "agent.internal_prompt_request": ["agent.prompt_submitted"],
+    "ui.model_select": ["agent.model_set"],
+    "provider.models_declared": ["provider.models_updated", "harness.models_available"],
+    "provider.response_delta_reported": ["provider.response_updated"],
+    "provider.retry_reported": ["provider.retry_scheduled"],
+    "agent.prompt_submitted": [
+      "agent.prompt_started",
+      "agent.prompt_failed",
+      "provider.request",
+      "provider.request_part",
+      "provider.cancel_request",
+      "provider.response_updated",
+      "provider.response_failed",
+      "agent.outer_turn_finished",
+    ],
+    "provider.response_finished_reported": [
+      "provider.response_finished",
+      "agent.stats_updated",
+      "tool.request",
+      "provider.tool_error",
+      "agent.prompt_started",
+      "agent.prompt_failed",
+      "provider.request",
+      "provider.request_part",
+      "provider.cancel_request",
+      "provider.response_updated",
+      "provider.response_failed",
+      "agent.outer_turn_finished",
+    ],
+    "provider.response_failed_reported": [
+      "agent.prompt_started",
+      "agent.prompt_failed",
+      "provider.request",
+      "provider.request_part",
+      "provider.cancel_request",
+      "provider.response_updated",
+      "provider.response_failed",
+      "agent.outer_turn_finished",
+    ],
+    "provider.tool_result": [
+      "agent.prompt_started",
+      "agent.prompt_failed",
+      "provider.request",
+      "provider.request_part",
+      "provider.cancel_request",
+      "provider.response_updated",
+      "provider.response_failed",
+      "agent.outer_turn_finished",
+    ],
+    "provider.tool_error": [
+      "agent.prompt_started",
+      "agent.prompt_failed",
+      "provider.request",
+      "provider.request_part",
+      "provider.cancel_request",
+      "provider.response_updated",
+      "provider.response_failed",
+      "agent.outer_turn_finished",
+    ],
+    "agent.cancel_request": [
+      "provider.cancel_request",
+      "agent.prompt_cancelled",
+      "agent.outer_turn_finished",
+      "agent.prompt_started",
+      "agent.prompt_failed",
+      "provider.request",
+      "provider.request_part",
+      "provider.response_updated",
+      "provider.response_failed",
+    ],
+  },
+} as const satisfies Record<string, Partial<Record<EventName, readonly EventName[]>>>;
+
+export type ConsumerName = keyof typeof CONSUMERS;
+
+/** The events a consumer declares. */
+export type DeclaredEvent<C extends ConsumerName> = keyof (typeof CONSUMERS)[C] & EventName;
+
+/** What the registry registers with: the bus's post-commit hook. */
+export interface CommitHook {
+  onCommitted<N extends EventName>(name: N, consumer: Consumer<N>): void;
+}
+
+/**
+ * Registers post-commit consumers by their declaration: a handler for an event its consumer does
+ * not declare does not compile (and is refused at run time), and `assertComplete` refuses a
+ * declaration that nothing registered, so the table and the running consumers cannot drift apart.
+ */
+export class ConsumerRegistry {
+  private readonly registered = new Set<string>();
+
+  constructor(
+    private readonly hook: CommitHook,
+    private readonly table: { readonly [consumer: string]: { readonly [event: string]: readonly string[] | undefined } } = CONSUMERS,
+  ) {}
+
+  consume<C extends ConsumerName, N extends DeclaredEvent<C>>(consumer: C, name: N, handler: Consumer<N>): void {
+    if (this.table[consumer]?.[name] === undefined) {
+      throw new Error(`consumer ${consumer} registers for ${name}, which it does not declare (handwritten/harness/consumers.ts)`);
+    }
+    const key = `${consumer} ${name}`;
+    if (this.registered.has(key)) throw new Error(`consumer ${consumer} registers for ${name} twice`);
+    this.registered.add(key);
+    this.hook.onCommitted(name, handler);
+  }
+
+  /** Every declared (consumer, event) with no registration, as `consumer event`. */
+  missing(): string[] {
+    const out: string[] = [];
+    for (const [consumer, events] of Object.entries(this.table)) {
+      for (const event of Object.keys(events)) if (!this.registered.has(`${consumer} ${event}`)) out.push(`${consumer} ${event}`);
+    }
+    return out;
+  }
+
+  /** Throws unless every declared consumer entry has been registered. */
+  assertComplete(): void {
+    const missing = this.missing();
+    if (missing.length > 0) {
+      throw new Error(`declared post-commit consumers never registered (handwritten/harness/consumers.ts): ${missing.join(", ")}`);
+    }
+  }
+}
