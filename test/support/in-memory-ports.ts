@@ -2,12 +2,13 @@
 // them (publication, directed sends, the live-connection table, journals) held in arrays, so their
 // rules can be tested one commit at a time, beside the process-level tests. Every publication is
 // checked against its generated schema, as the bus would, and committed events reach the engines
-// through the same consumers the harness wires (see Harness's constructor).
+// through the consumers declared in consumers.ts, registered as the harness registers them.
 import { PERSISTENCE, type EventName, type EventPayloads } from "../../generated/index.js";
 import type { Committed, Event, PublisherEnvelope } from "../../handwritten/bus/index.js";
 import { agentIdOf, checkedEvent } from "../../handwritten/protocol/index.js";
 import { PromptEngine, type PromptPort } from "../../handwritten/harness/prompts.js";
 import { ToolRouter, type ToolRouterPort } from "../../handwritten/harness/tools.js";
+import { ConsumerRegistry } from "../../handwritten/harness/consumers.js";
 import type { ProviderCall } from "../../handwritten/protocol/provider-request.js";
 
 export const HARNESS_PUBLISHER: PublisherEnvelope = Object.freeze({ class: "harness" });
@@ -56,6 +57,7 @@ export class InMemoryHarness {
   readonly prompts: PromptEngine;
   readonly tools: ToolRouter;
   private readonly background = new Set<Promise<unknown>>();
+  private readonly handlers = new Map<EventName, Array<(c: Committed) => unknown>>();
   private readonly waiters: Array<{ match: (c: Committed) => boolean; resolve: (c: Committed) => void }> = [];
 
   constructor() {
@@ -97,6 +99,7 @@ export class InMemoryHarness {
       warn: (m) => this.warnings.push(m),
     };
     this.tools = new ToolRouter(toolPort);
+    this.register();
   }
 
   /** A loaded agent with an empty journal (a fresh one), or with these records (a resumed one). */
@@ -136,36 +139,50 @@ export class InMemoryHarness {
       }
     }
     // Consumers run after the commit, as the bus runs them: never inside the publisher's call.
-    queueMicrotask(() => this.track(this.consume(c)));
+    queueMicrotask(() => this.consume(c));
   }
 
-  private consume(c: Committed): unknown {
+  private consume(c: Committed): void {
+    for (const handler of this.handlers.get(c.name) ?? []) this.track(handler(c));
+  }
+
+  /**
+   * The agent loop's and the tool router's consumers, registered by their declarations in
+   * consumers.ts as the harness registers them (and in its order), so this wiring cannot drift from
+   * the table: an undeclared event does not compile, a declared one left out fails here.
+   */
+  private register(): void {
+    const registry = new ConsumerRegistry({
+      onCommitted: (name, consumer) => {
+        const list = this.handlers.get(name) ?? [];
+        list.push(consumer as (c: Committed) => unknown);
+        this.handlers.set(name, list);
+      },
+    });
     const p = this.prompts;
     const t = this.tools;
-    switch (c.name) {
-      case "ui.prompt_submit": return p.onUiPromptSubmit(c);
-      case "agent.internal_prompt_request": return p.onInternalPromptRequest(c);
-      case "agent.prompt_submitted": return p.onPromptSubmitted(c);
-      case "ui.model_select": return p.onModelSelect(c);
-      case "provider.models_declared": return p.onModelsDeclared(c);
-      case "provider.response_delta_reported": return p.onDeltaReported(c);
-      case "provider.response_finished_reported": return p.onFinishedReported(c);
-      case "provider.response_failed_reported": return p.onFailedReported(c);
-      case "provider.retry_reported": return p.onRetryReported(c);
-      case "provider.tool_result":
-      case "provider.tool_error": return p.onToolOutcome(c);
-      case "agent.cancel_request":
-        t.cancelAgent(c.data.agent_id);
-        return p.onCancelRequest(c);
-      case "tool.registration_declared": return t.onRegistrationDeclared(c);
-      case "tool.unregistration_declared": return t.onUnregistrationDeclared(c);
-      case "tool.request": return t.onRequest(c);
-      case "tool.progress_reported": return t.onProgressReported(c);
-      case "tool.result_reported":
-      case "tool.error_reported":
-      case "tool.cancelled_reported": return t.onTerminalReported(c);
-      default: return undefined;
+    registry.consume("tools", "tool.registration_declared", (c) => t.onRegistrationDeclared(c));
+    registry.consume("tools", "tool.unregistration_declared", (c) => t.onUnregistrationDeclared(c));
+    registry.consume("tools", "tool.request", (c) => t.onRequest(c));
+    registry.consume("tools", "tool.progress_reported", (c) => t.onProgressReported(c));
+    for (const name of ["tool.result_reported", "tool.error_reported", "tool.cancelled_reported"] as const) {
+      registry.consume("tools", name, (c) => t.onTerminalReported(c));
     }
+    registry.consume("prompts", "ui.prompt_submit", (c) => p.onUiPromptSubmit(c));
+    registry.consume("prompts", "agent.internal_prompt_request", (c) => p.onInternalPromptRequest(c));
+    registry.consume("prompts", "agent.prompt_submitted", (c) => p.onPromptSubmitted(c));
+    registry.consume("prompts", "ui.model_select", (c) => p.onModelSelect(c));
+    registry.consume("prompts", "provider.models_declared", (c) => p.onModelsDeclared(c));
+    registry.consume("prompts", "provider.response_delta_reported", (c) => p.onDeltaReported(c));
+    registry.consume("prompts", "provider.response_finished_reported", (c) => p.onFinishedReported(c));
+    registry.consume("prompts", "provider.response_failed_reported", (c) => p.onFailedReported(c));
+    registry.consume("prompts", "provider.retry_reported", (c) => p.onRetryReported(c));
+    registry.consume("prompts", "provider.tool_result", (c) => p.onToolOutcome(c));
+    registry.consume("prompts", "provider.tool_error", (c) => p.onToolOutcome(c));
+    registry.consume("tools", "agent.cancel_request", (c) => t.cancelAgent(c.data.agent_id));
+    registry.consume("prompts", "agent.cancel_request", (c) => p.onCancelRequest(c));
+    const missing = registry.missing().filter((m) => m.startsWith("tools ") || m.startsWith("prompts "));
+    if (missing.length > 0) throw new Error(`the in-memory harness does not register: ${missing.join(", ")}`);
   }
 
   private track(work: unknown): void {
