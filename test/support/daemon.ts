@@ -141,3 +141,19 @@ export class TestClient {
 }
 
 export { spawn, TAU_BIN };
+
+/**
+ * A daemon in a fresh tau home whose harness configuration lists `extensions`; what it leaves
+ * (the home, a live daemon: SIGKILL) is undone by the functions pushed onto `cleanups`.
+ */
+export async function startDaemonWithExtensions(extensions: unknown[], cleanups: Array<() => void>): Promise<StartedDaemon> {
+  const h = tauHome();
+  cleanups.push(h.dispose);
+  mkdirSync(join(h.home, "config"), { recursive: true });
+  writeFileSync(join(h.home, "config", "harness.yaml"), JSON.stringify({ extensions }, null, 2));
+  const d = await startDaemon(h.env);
+  cleanups.push(() => {
+    if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
+  });
+  return d;
+}

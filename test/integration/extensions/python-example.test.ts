@@ -2,9 +2,8 @@
 // frames and CBOR, python3's standard library only) configured in a real daemon: its handshake, its
 // tool's registration and calls routed to it end to end, and its configuration error.
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemon, tauHome, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { TestClient, isAlive, startDaemonWithExtensions, waitFor, type StartedDaemon } from "../../support/daemon.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
 const EXAMPLE = join(REPO_ROOT, "examples/python-tool/word_frequency.py");
@@ -13,17 +12,7 @@ afterEach(() => {
   while (cleanups.length) cleanups.pop()?.();
 });
 
-async function daemonWith(extensions: unknown[]): Promise<StartedDaemon> {
-  const h = tauHome();
-  cleanups.push(h.dispose);
-  mkdirSync(join(h.home, "config"), { recursive: true });
-  writeFileSync(join(h.home, "config", "harness.yaml"), JSON.stringify({ extensions }, null, 2));
-  const d = await startDaemon(h.env);
-  cleanups.push(() => {
-    if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
-  });
-  return d;
-}
+const daemonWith = (extensions: unknown[]): Promise<StartedDaemon> => startDaemonWithExtensions(extensions, cleanups);
 
 const example = (config: Record<string, unknown>) => ({
   name: "words-py",

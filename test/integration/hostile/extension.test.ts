@@ -2,9 +2,9 @@
 // its own CBOR encoder) against a real daemon: typed answers to bad frames, staged pre-ready
 // notices, real counters, and a connection that ends being treated as an exit at once.
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemon, tauHome, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { TestClient, isAlive, startDaemonWithExtensions, waitFor, type StartedDaemon } from "../../support/daemon.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
 const HOSTILE = join(REPO_ROOT, "test/fixtures/hostile/hostile_extension.py");
@@ -13,17 +13,7 @@ afterEach(() => {
   while (cleanups.length) cleanups.pop()?.();
 });
 
-async function daemonWith(extensions: unknown[]): Promise<StartedDaemon> {
-  const h = tauHome();
-  cleanups.push(h.dispose);
-  mkdirSync(join(h.home, "config"), { recursive: true });
-  writeFileSync(join(h.home, "config", "harness.yaml"), JSON.stringify({ extensions }, null, 2));
-  const d = await startDaemon(h.env);
-  cleanups.push(() => {
-    if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
-  });
-  return d;
-}
+const daemonWith = (extensions: unknown[]): Promise<StartedDaemon> => startDaemonWithExtensions(extensions, cleanups);
 
 const hostile = (name: string, config: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   name,
