@@ -25,7 +25,7 @@ export const ERROR_DOCS = {
   },
   "TAU-E0102": {
     commands: "tau run",
-    meaning: "No prompt was given: `-p TEXT`, `--prompt-stdin` (with text on standard input) or `--skill NAME`.",
+    meaning: "No prompt was given: `tau run TEXT`, `-p TEXT`, text piped to standard input (or `--prompt-stdin`), or `--skill NAME`.",
   },
   "TAU-E0103": {
     commands: "tau run",
@@ -42,6 +42,10 @@ export const ERROR_DOCS = {
   "TAU-E0106": {
     commands: "tau daemon --for-run (hidden)",
     meaning: "The early daemon's command line, which only the `tau` launcher script writes, is malformed.",
+  },
+  "TAU-E0107": {
+    commands: "tau run",
+    meaning: "The prompt was given twice: two of the prompt argument (`tau run TEXT`), `-p TEXT` and standard input (`-` or `--prompt-stdin`).",
   },
   "TAU-E0111": {
     commands: "tau, tau attach, tau resume",
@@ -96,7 +100,7 @@ export const ERROR_DOCS = {
     commands: "tau agent trace",
     meaning: "The journal could not be exported: no such agent or session, an ambiguous prefix, or a journal that is not whole; the message says which.",
   },
-  "TAU-E0306": { commands: "tau agent trace", meaning: "The reader of the trace went away (a closed pipe, as with `| head`): the export stops quietly." },
+  "TAU-E0306": { commands: "tau agent trace, tau run", meaning: "The reader of the output went away (a closed pipe, as with `| head`): the export stops, or the run's prompt is cancelled, quietly." },
   "TAU-E0401": {
     commands: "tau run",
     meaning:

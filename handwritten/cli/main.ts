@@ -6,10 +6,22 @@ import { Errors, flush, handle, run } from "@oclif/core";
 import { EXIT_CODES, TAU_ERRORS, TauError, exitCodeOf } from "./errors.js";
 
 export async function main(binUrl: string): Promise<void> {
-  await run(process.argv.slice(2), binUrl).then(
+  await run(helpArgv(process.argv.slice(2)), binUrl).then(
     () => flush(),
     (err: unknown) => handle(throughExitMap(err)),
   );
+}
+
+/**
+ * Help the way users ask for it: `-h` as `--help`, and `tau help [COMMAND…]` as `tau [COMMAND…]
+ * --help` (the command framework knows only `--help`). Nothing after `--` is touched.
+ */
+export function helpArgv(argv: readonly string[]): string[] {
+  const end = argv.indexOf("--");
+  const head = (end < 0 ? argv : argv.slice(0, end)).map((a) => (a === "-h" ? "--help" : a));
+  const tail = end < 0 ? [] : argv.slice(end);
+  if (head[0] === "help") return [...head.slice(1).filter((a) => a !== "--help"), "--help", ...tail];
+  return [...head, ...tail];
 }
 
 type Reported = Error & { code?: string; oclif?: { exit?: number } };

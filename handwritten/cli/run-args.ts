@@ -16,11 +16,18 @@ export interface RunPrompt {
 }
 
 export interface RunArgs {
-  /** The `-p` prompt (absent with `--prompt-stdin`, which the client reads itself). */
+  /** The prompt given on the command line (`-p TEXT` or `tau run TEXT`); absent when it is read from stdin. */
   readonly prompt?: RunPrompt;
-  readonly promptStdin: boolean;
+  /**
+   * Where standard input comes in: `explicit` (`--prompt-stdin`, or `-` as the prompt) reads it;
+   * `if-piped` (no prompt, no skill) reads it unless it is a terminal, which the client alone can
+   * tell (a daemon the launcher script started goes ahead, and is taken back on a refusal); `no`.
+   */
+  readonly promptStdin: PromptStdin;
   readonly options: RunOptions;
 }
+
+export type PromptStdin = "explicit" | "if-piped" | "no";
 
 /** Why a run does not go ahead: the line to print and its code (errors.ts). */
 export interface RunRefusal {
@@ -31,34 +38,45 @@ export interface RunRefusal {
 
 export type ParsedRunArgs = { readonly ok: true; readonly args: RunArgs } | RunRefusal;
 
-export const NO_PROMPT = "tau run: give a prompt with -p TEXT or --prompt-stdin (or a skill with --skill NAME)";
+export const NO_PROMPT = "tau run: give a prompt: tau run TEXT, -p TEXT, text on a pipe (or --prompt-stdin), or a skill with --skill NAME";
+
+/** The refusal of two prompt sources at once. */
+export const TWO_PROMPTS = "tau run: give the prompt once: as TEXT, with -p TEXT, or on standard input (- or --prompt-stdin)";
 
 export function parseRunArgs(argv: readonly string[]): ParsedRunArgs {
   let values;
+  let positionals: string[];
   try {
-    ({ values } = parseArgs({
+    ({ values, positionals } = parseArgs({
       args: [...argv],
       options: parseArgsOptions(),
       strict: true,
-      allowPositionals: false,
+      allowPositionals: true,
     }));
   } catch (err) {
     return { ok: false, code: "TAU-E0101", message: `tau run: ${(err as Error).message}\nSee: tau run --help` };
   }
-  return runArgsOf(values);
+  if (positionals.length > 1) {
+    return { ok: false, code: "TAU-E0101", message: `tau run: one prompt argument, not ${positionals.length} (quote it: tau run "fix the failing test")\nSee: tau run --help` };
+  }
+  return runArgsOf(values, positionals[0]);
 }
 
 /**
- * What the flags ask for, checked: shared by the fast path and the oclif `run` command. With
- * `--prompt-stdin` the prompt is read (and checked) by the caller, as it is read only once the
- * run's daemon is on its way.
+ * What the flags ask for, checked: shared by the fast path and the oclif `run` command. `text` is
+ * the prompt argument (`tau run TEXT`; `-` reads standard input). A prompt read from standard input
+ * is read (and checked) by the caller, as it is read only once the run's daemon is on its way.
  */
-export function runArgsOf(values: RunFlagValues): ParsedRunArgs {
-  const promptStdin = values["prompt-stdin"] === true;
+export function runArgsOf(values: RunFlagValues, text?: string): ParsedRunArgs {
+  const sources = [values.prompt !== undefined, text !== undefined, values["prompt-stdin"] === true].filter(Boolean).length;
+  if (sources > 1) return { ok: false, code: "TAU-E0107", message: TWO_PROMPTS };
   let skill = values.skill;
+  const explicitStdin = values["prompt-stdin"] === true || text === "-";
+  const given = explicitStdin ? undefined : (values.prompt ?? text);
+  const promptStdin: PromptStdin = explicitStdin ? "explicit" : given === undefined && skill === undefined ? "if-piped" : "no";
   let prompt: RunPrompt | undefined;
-  if (!promptStdin) {
-    const read = headlessPrompt(values.prompt ?? "", skill);
+  if (promptStdin === "no") {
+    const read = headlessPrompt(given ?? "", skill);
     if (!read.ok) return read;
     prompt = read.prompt;
     skill = read.skill;

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { mark, markStart } from "../startup/timeline.js";
 import { abandonDaemon, loadFastBundle } from "../transport/launch.js";
 import { TauError, exitWithError } from "./errors.js";
-import { headlessPrompt, parseRunArgs } from "./run-args.js";
+import { NO_PROMPT, headlessPrompt, parseRunArgs, type RunRefusal } from "./run-args.js";
 import { startRunDaemon, takeEarlyDaemon } from "./run-daemon.js";
 
 type RunPromptBundle = typeof import("./run-prompt.js");
@@ -18,11 +18,15 @@ type RunPromptBundle = typeof import("./run-prompt.js");
 export async function main(argv: readonly string[]): Promise<void> {
   markStart("run");
   const parsed = parseRunArgs(argv);
-  if (!parsed.ok) {
-    // The daemon started for this run, if any, finds the same mistake; take it back all the same.
+  // No prompt on the command line: one piped in is read; a terminal is not waited on.
+  const refusal = !parsed.ok ? parsed : parsed.args.promptStdin === "if-piped" && process.stdin.isTTY === true ? ({ code: "TAU-E0102", message: NO_PROMPT } as const) : undefined;
+  if (refusal || !parsed.ok) {
+    // The daemon started for this run, if any, finds the same mistake or goes ahead (it cannot
+    // tell a terminal from a pipe); take it back all the same.
     const early = await takeEarlyDaemon({ json: false, ephemeral: false });
     if (early) await abandonDaemon(early);
-    exitWithError(new TauError(parsed.code, parsed.message));
+    const r = refusal ?? (parsed as RunRefusal);
+    exitWithError(new TauError(r.code, r.message));
     return;
   }
   let { options } = parsed.args;
@@ -30,8 +34,8 @@ export async function main(argv: readonly string[]): Promise<void> {
   const daemon = early ?? startRunDaemon(options);
   mark(early ? "run daemon adopted" : "run daemon spawned");
   let prompt = parsed.args.prompt;
-  if (parsed.args.promptStdin) {
-    const read = headlessPrompt(readFileSync(0, "utf8"), options.skill);
+  if (parsed.args.promptStdin !== "no") {
+    const read = headlessPrompt(readStdin(), options.skill);
     if (!read.ok) {
       await abandonDaemon(daemon);
       exitWithError(new TauError(read.code, read.message));
@@ -54,4 +58,15 @@ export async function main(argv: readonly string[]): Promise<void> {
     mark("run beforeExit");
     process.exit();
   });
+}
+
+/** The prompt piped in: all of standard input (a closed or unreadable one gives no prompt). */
+function readStdin(): string {
+  try {
+    return readFileSync(0, "utf8");
+  } catch (err) {
+    // EAGAIN: a non-blocking descriptor with nothing written; EOF-like for a prompt.
+    if ((err as NodeJS.ErrnoException).code === "EAGAIN" || (err as NodeJS.ErrnoException).code === "EOF") return "";
+    throw err;
+  }
 }

@@ -94,9 +94,20 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
   const sessionId = daemon.session_id;
   const client = await SessionClient.attach(daemon.socket, sessionId);
   mark("run attached");
-  const printer: RunPrinter = o.json
-    ? new RunJsonPrinter((s) => process.stdout.write(s))
-    : new RunTextPrinter((s) => process.stdout.write(s), (s) => process.stderr.write(s));
+  // The reader of the output went away (`tau run --json | head -5`): the prompt is cancelled and the
+  // run ends quietly, like any Unix filter, instead of failing on a write to a closed pipe.
+  let readerGone = false;
+  const write = (s: string) => {
+    if (!readerGone) process.stdout.write(s);
+  };
+  const onStdoutError = (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    readerGone = true;
+    if (agentId) client.emit("agent.cancel_request", { agent_id: agentId });
+    resolveOutcome("reader_gone");
+  };
+  process.stdout.on("error", onStdoutError);
+  const printer: RunPrinter = o.json ? new RunJsonPrinter(write) : new RunTextPrinter(write, (s) => process.stderr.write(s));
   let agentId: string | undefined;
   let promptId: string | undefined;
   let failure = "";
@@ -170,6 +181,7 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
     client.close();
     mark("run closed");
   }
+  if (readerGone || result === "reader_gone") return new TauError("TAU-E0306", "tau: the output's reader went away").exitCode;
   printer.endText();
   if (result === "completed" && cutShort !== undefined) {
     // The answer came, but not whole: said on one line (unless the printer's output says it), and

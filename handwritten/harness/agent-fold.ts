@@ -17,12 +17,39 @@ export interface AgentFold {
   open: Record<string, number>;
   /** Prompts submitted and never started nor closed: prompt id → steer. */
   waiting: Record<string, boolean>;
+  /** Token usage of the agent's responses, so a resumed agent's stats go on from where they were. */
+  usage: AgentUsageTotals;
   /** Records folded: the journal's next seq. */
   next_seq: number;
 }
 
+export interface AgentUsageTotals {
+  input_tokens: number;
+  output_tokens: number;
+  /** The last response's input plus output tokens (how full its context was), and its model. */
+  context_tokens: number;
+  context_model?: string;
+  /** Input and output tokens per model the responses were asked of (cost is priced per model). */
+  by_model: Record<string, [number, number]>;
+}
+
 export function emptyAgentFold(): AgentFold {
-  return { created_at: 0, ephemeral: false, metadata: {}, open: {}, waiting: {}, next_seq: 0 };
+  return { created_at: 0, ephemeral: false, metadata: {}, open: {}, waiting: {}, usage: emptyUsageTotals(), next_seq: 0 };
+}
+
+export function emptyUsageTotals(): AgentUsageTotals {
+  return { input_tokens: 0, output_tokens: 0, context_tokens: 0, by_model: {} };
+}
+
+/** Adds one response's usage to the totals. */
+export function addUsage(u: AgentUsageTotals, model: string, input: number, output: number): void {
+  u.input_tokens += input;
+  u.output_tokens += output;
+  u.context_tokens = input + output;
+  u.context_model = model;
+  const m = (u.by_model[model] ??= [0, 0]);
+  m[0] += input;
+  m[1] += output;
 }
 
 /** Folds one record, in journal order. */
@@ -56,6 +83,9 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       delete f.open[e.data.prompt_id];
       delete f.waiting[e.data.prompt_id];
       break;
+    case "provider.response_finished":
+      if (e.data.usage) addUsage(f.usage, e.data.model, e.data.usage.input_tokens, e.data.usage.output_tokens);
+      break;
   }
 }
 
@@ -71,6 +101,9 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
   const numbers = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "number" && Number.isSafeInteger(x) && x > 0);
   const flags = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "boolean");
   if (!strings(v.metadata) || !numbers(v.open) || !flags(v.waiting)) return undefined;
+  // A checkpoint written before usage was folded has none: the journal is folded whole instead.
+  const usage = parseUsageTotals(v.usage);
+  if (!usage) return undefined;
   return {
     created_at: v.created_at,
     ephemeral: v.ephemeral,
@@ -79,6 +112,25 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
     metadata: { ...(v.metadata as Record<string, string>) },
     open: { ...(v.open as Record<string, number>) },
     waiting: { ...(v.waiting as Record<string, boolean>) },
+    usage,
     next_seq: nextSeq,
+  };
+}
+
+function parseUsageTotals(v: unknown): AgentUsageTotals | undefined {
+  const count = (x: unknown): x is number => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
+  if (!isRecord(v) || !count(v.input_tokens) || !count(v.output_tokens) || !count(v.context_tokens) || !isRecord(v.by_model)) return undefined;
+  const byModel: Record<string, [number, number]> = {};
+  for (const [model, pair] of Object.entries(v.by_model)) {
+    if (!Array.isArray(pair) || pair.length !== 2 || !count(pair[0]) || !count(pair[1])) return undefined;
+    byModel[model] = [pair[0], pair[1]];
+  }
+  if (v.context_model !== undefined && typeof v.context_model !== "string") return undefined;
+  return {
+    input_tokens: v.input_tokens,
+    output_tokens: v.output_tokens,
+    context_tokens: v.context_tokens,
+    ...(v.context_model !== undefined ? { context_model: v.context_model } : {}),
+    by_model: byModel,
   };
 }

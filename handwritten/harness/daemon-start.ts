@@ -93,8 +93,27 @@ function resumable(stateDir: string, resume: string | undefined): boolean {
   }
 }
 
+/** `tau daemon --help`: what the daemon takes, and that a user seldom starts one by hand. */
+const HELP = `tau daemon: the session daemon that \`tau\`, \`tau run\` and \`tau resume\` start for you; start one
+yourself to keep a session running without a UI (\`tau attach\` joins it).
+
+${USAGE}
+
+  --session-id ID        the new session's id (minted when absent)
+  --resume ID            restart the saved session ID from its journals
+  --ephemeral            keep no session files
+  --project-root DIR     the project the session works in (default: the current folder)
+  --exit-when-uis-leave  stop when the last attached UI leaves
+  --detach               start in the background; print {"session_id","pid","socket"} and return
+  --harness-config K=V   override one harness.yaml key (repeatable)
+`;
+
 export async function main(argv: readonly string[]): Promise<void> {
   markStart("daemon");
+  if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h")) {
+    process.stdout.write(HELP);
+    return;
+  }
   let args: DaemonArgs;
   try {
     args = parseDaemonArgs(argv, process.cwd());

@@ -246,7 +246,7 @@ export class Harness {
     for (const id of sessionMembers(sessionRecords, this.sessionLog.path)) {
       const { fold, log } = reopenAgent(this.store, id);
       this.agents.set(id, { id, fold, log });
-      this.prompts.restore(id, fold.model);
+      this.prompts.restore(id, fold.model, fold.usage);
     }
   }
 

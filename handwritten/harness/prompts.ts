@@ -5,6 +5,7 @@
 import type { Committed, Event } from "../bus/index.js";
 import type { AgentPromptFailed, AgentStatsUpdated, ErrorClass, EventName, EventPayloads, ModelInfo, ProviderMessage, ProviderResponseFinished, ToolCall, Usage } from "../../generated/index.js";
 import { mintId } from "./ids.js";
+import { addUsage, emptyUsageTotals, type AgentUsageTotals } from "./agent-fold.js";
 import { userEnvelope } from "./context.js";
 import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
@@ -79,9 +80,10 @@ interface AgentLoop extends TranscriptFold {
   turn: Turn | undefined;
   /** A load of the transcript from the journal under way. */
   loading: Promise<void> | undefined;
-  usage: Required<Pick<Usage, "input_tokens" | "output_tokens">> & Usage;
-  cost: number;
-  contextTokens: number;
+  /** Token usage so far (from the journal's fold on a resume), from which the stats are made. */
+  totals: AgentUsageTotals;
+  /** The stats last published, so an unchanged one is not published again. */
+  lastStats: string;
 }
 
 /**
@@ -100,6 +102,8 @@ export class PromptEngine {
   private readonly modelsByInstance = new Map<string, ModelInfo[]>();
   /** The connection generation whose declaration `modelsByInstance` holds, per instance. */
   private readonly modelsGeneration = new Map<string, number>();
+  /** Every model's info as last declared, kept when its provider leaves: usage so far stays priced. */
+  private readonly priced = new Map<string, ModelInfo>();
 
   constructor(private readonly port: PromptPort) {}
 
@@ -114,9 +118,8 @@ export class PromptEngine {
         transcript: { messages: [], calls: new Set() },
         unsent: new Map(),
         loading: undefined,
-        usage: { input_tokens: 0, output_tokens: 0 },
-        cost: 0,
-        contextTokens: 0,
+        totals: emptyUsageTotals(),
+        lastStats: "",
       };
       this.agents.set(agentId, l);
     }
@@ -137,10 +140,13 @@ export class PromptEngine {
    * A resumed agent: its model from the journal's fold; its transcript stays in the journal until
    * the agent next runs a prompt (`ensureTranscript`), so a resume does not read it.
    */
-  restore(agentId: string, model: string | undefined): void {
+  restore(agentId: string, model: string | undefined, usage: AgentUsageTotals): void {
     const l = this.loop(agentId);
     l.model = model;
     l.transcript = undefined;
+    // Its stats go on from where they were (a snapshot, so an attaching UI shows them).
+    l.totals = structuredClone(usage);
+    this.publishStats(agentId, l);
   }
 
   /**
@@ -189,6 +195,8 @@ export class PromptEngine {
     if (instance === undefined || c.publisher.generation === undefined || this.port.generationOf(instance) !== c.publisher.generation) return;
     this.modelsGeneration.set(instance, c.publisher.generation);
     this.setModels(instance, c.data.models.slice(0, 1024));
+    // Prices and context windows may have come with them (a resumed agent's stats were unpriced).
+    for (const [agentId, l] of this.agents) this.publishStats(agentId, l);
   }
 
   /** Replaces one instance's models (none: it left) and republishes what is available. */
@@ -197,6 +205,7 @@ export class PromptEngine {
     else this.modelsByInstance.delete(instance);
     for (const [id, m] of [...this.models]) if (m.instance === instance) this.models.delete(id);
     for (const info of models) this.models.set(info.id, { instance, info });
+    for (const info of models) this.priced.set(info.id, info);
     void this.port.publish("provider.models_updated", { instance, models });
     const all = [...this.modelsByInstance.entries()].flatMap(([provider, list]) =>
       list.map((m) => ({ provider, id: m.id, ...(m.context_window !== undefined ? { context_window: m.context_window } : {}) })),
@@ -522,18 +531,32 @@ export class PromptEngine {
 
   private account(agentId: string, l: AgentLoop, t: Turn, usage: Usage | undefined): void {
     if (!usage) return;
-    l.usage = {
-      ...l.usage,
-      input_tokens: l.usage.input_tokens + usage.input_tokens,
-      output_tokens: l.usage.output_tokens + usage.output_tokens,
-    };
-    const info = this.models.get(t.model)?.info;
-    l.cost += ((info?.input_cost ?? 0) * usage.input_tokens + (info?.output_cost ?? 0) * usage.output_tokens) / 1_000_000;
-    l.contextTokens = usage.input_tokens + usage.output_tokens;
-    const stats: AgentStatsUpdated = { agent_id: agentId, usage: l.usage, cost_usd: l.cost, context_tokens: l.contextTokens };
-    if (info?.context_window !== undefined) stats.context_window = info.context_window;
+    addUsage(l.totals, t.model, usage.input_tokens, usage.output_tokens);
+    this.publishStats(agentId, l);
+  }
+
+  /**
+   * The agent's stats from its totals, priced with the models known now (a price or context window
+   * that arrives later, as models are declared, republishes them); nothing when unchanged or unused.
+   */
+  private publishStats(agentId: string, l: AgentLoop): void {
+    const u = l.totals;
+    if (u.input_tokens === 0 && u.output_tokens === 0) return;
+    let cost = 0;
+    for (const [model, [input, output]] of Object.entries(u.by_model)) {
+      const info = this.priced.get(model);
+      cost += ((info?.input_cost ?? 0) * input + (info?.output_cost ?? 0) * output) / 1_000_000;
+    }
+    const stats: AgentStatsUpdated = { agent_id: agentId, usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens }, cost_usd: cost, context_tokens: u.context_tokens };
+    const model = u.context_model ?? l.model;
+    const window = model !== undefined ? this.priced.get(model)?.context_window : undefined;
+    if (window !== undefined) stats.context_window = window;
+    const key = JSON.stringify(stats);
+    if (key === l.lastStats) return;
+    l.lastStats = key;
     void this.port.publish("agent.stats_updated", stats);
   }
+
 }
 
 /** A tool call without a result (an interrupted round) gets a synthetic error so the transcript stays closed. */

@@ -206,6 +206,9 @@ export class ToolRouter {
       }
     }
     this.port.publish("tool.result", { agent_id: call.agentId, call_id: call.callId, tool: call.tool, outcome, output: text });
+    // The display is kept in the agent's journal (what an attaching UI shows): an agent that is not
+    // loaded has none, and the refusal's tool.result is the whole answer.
+    if (!this.port.hasAgent(call.agentId)) return;
     this.port.publish("tool.result_display", {
       agent_id: call.agentId,
       call_id: call.callId,

@@ -6,6 +6,7 @@
 import { PERSISTENCE, type EventName, type EventPayloads } from "../../generated/index.js";
 import type { Committed, Event, PublisherEnvelope } from "../../handwritten/bus/index.js";
 import { agentIdOf, checkedEvent } from "../../handwritten/protocol/index.js";
+import { emptyAgentFold, foldAgentRecord } from "../../handwritten/harness/agent-fold.js";
 import { PromptEngine, type PromptPort } from "../../handwritten/harness/prompts.js";
 import { ToolRouter, type ToolRouterPort } from "../../handwritten/harness/tools.js";
 import { ConsumerRegistry } from "../../handwritten/harness/consumers.js";
@@ -106,7 +107,11 @@ export class InMemoryHarness {
   addAgent(agentId: string, records: Event[] = [], model?: string): void {
     for (const r of records) commit(r.name, r.data, HARNESS_PUBLISHER); // each checked against its schema
     this.journals.set(agentId, records);
-    if (records.length > 0) this.prompts.restore(agentId, model);
+    if (records.length === 0) return;
+    // What a resume reads of the journal: the fold (the model a caller names stands for it).
+    const fold = emptyAgentFold();
+    for (const r of records) foldAgentRecord(fold, r, 0);
+    this.prompts.restore(agentId, model ?? fold.model, fold.usage);
   }
 
   /** Publishes as the harness: checked, appended to its agent's journal when durable, then consumed. */

@@ -51,10 +51,11 @@ export async function roundTrip(t: PtyTau): Promise<void> {
   await t.waitFor((s) => !s.some((l) => l.startsWith("› zq")), "the editor to erase the marker");
 }
 
-export function spawnTau(args: string[], opts: { cols?: number; rows?: number; env: NodeJS.ProcessEnv; cwd: string }): PtyTau {
+/** `scrollback`: rows the emulator keeps above the screen (1,000 unless a test reads more back). */
+export function spawnTau(args: string[], opts: { cols?: number; rows?: number; scrollback?: number; env: NodeJS.ProcessEnv; cwd: string }): PtyTau {
   const cols = opts.cols ?? 80;
   const rows = opts.rows ?? 24;
-  const term = new Terminal({ cols, rows, allowProposedApi: true, scrollback: 1000 });
+  const term = new Terminal({ cols, rows, allowProposedApi: true, scrollback: opts.scrollback ?? 1000 });
   const proc = pty.spawn(process.execPath, [TAU_BIN, ...args], { name: "xterm-256color", cols, rows, cwd: opts.cwd, env: opts.env as Record<string, string> });
   let raw = "";
   let pending = Promise.resolve();

@@ -3,11 +3,11 @@
 // errors.ts maps: 0 on success, 1 on failure, 2 on a usage or configuration mistake, 130 on cancel.
 // bin/tau.cjs answers `tau run` on its fast path (run-main.ts); this command serves `tau run --help`
 // and the docs site, with its flags made from the same table (run-flags.ts).
-import { Command, Flags, type Interfaces } from "@oclif/core";
+import { Args, Command, Flags, type Interfaces } from "@oclif/core";
 import { readFileSync } from "node:fs";
 import { TauError, errorOptions } from "../errors.js";
 import { runPrompt } from "../run-prompt.js";
-import { headlessPrompt, runArgsOf } from "../run-args.js";
+import { NO_PROMPT, headlessPrompt, runArgsOf } from "../run-args.js";
 import { RUN_FLAGS, type RunFlag, type RunFlagName } from "../run-flags.js";
 
 type Flag<K extends RunFlagName> = (typeof RUN_FLAGS)[K];
@@ -34,18 +34,24 @@ export default class Run extends Command {
   static override description =
     "Starts a session daemon, creates an agent, submits the prompt and waits for the outer turn to finish. With no model configured, an offline scripted demo answers.";
   static override examples = [
-    '<%= config.bin %> run -p "list the files here"',
+    '<%= config.bin %> run "list the files here"',
+    '<%= config.bin %> run -p "list the files here" --json',
+    'git diff | <%= config.bin %> run',
     'echo "fix the test" | <%= config.bin %> run --prompt-stdin --json',
     '<%= config.bin %> run --skill release-notes -p "for v1.2"',
   ];
+  static override args = {
+    prompt: Args.string({ description: "The prompt text (the same as -p TEXT); - reads it from standard input, as piped text with no prompt is." }),
+  };
   static override flags = oclifRunFlags();
 
   async run(): Promise<void> {
-    const { flags } = await this.parse(Run);
-    const parsed = runArgsOf(flags);
+    const { args, flags } = await this.parse(Run);
+    const parsed = runArgsOf(flags, args.prompt);
     if (!parsed.ok) throw this.refuse(new TauError(parsed.code, parsed.message));
     let { prompt, options } = parsed.args;
-    if (parsed.args.promptStdin) {
+    if (parsed.args.promptStdin === "if-piped" && process.stdin.isTTY === true) throw this.refuse(new TauError("TAU-E0102", NO_PROMPT));
+    if (parsed.args.promptStdin !== "no") {
       const read = headlessPrompt(readFileSync(0, "utf8"), options.skill);
       if (!read.ok) throw this.refuse(new TauError(read.code, read.message));
       prompt = read.prompt;

@@ -383,7 +383,9 @@ export class TuiApp {
     }
     const fmt = (n: number) => String(n).replace(/\B(?=(\d{3})+$)/g, ",");
     this.note("info", `── earlier history: records ${fmt(page.first + 1)}–${fmt(end)} of ${fmt(page.total)} ──`);
-    for (const item of scratch.agent(agentId).items) this.local(item);
+    // A call whose outcome lies past the page's end (in the newer history already shown) has its row
+    // there: here it would stay open, and hold back every row after it.
+    for (const item of scratch.agent(agentId).items) if (item.done) this.local(item);
     this.note("info", page.first === 0 ? "── the start of this agent's history ──" : "── end of that page; :history goes further back ──");
   }
 

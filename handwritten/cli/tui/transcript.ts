@@ -163,6 +163,9 @@ export class Transcript {
         it.text = e.data.text;
         it.reasoning = e.data.reasoning ?? "";
         it.done = true;
+        // The durable response names its calls: their rows come from here, live or replayed (the
+        // tool.request that follows live, and whose record may be outside a replay, finds them).
+        for (const call of e.data.tool_calls) this.toolRow(a, call.call_id, call.tool, call.arguments_json);
         return true;
       }
       case "provider.response_failed":
@@ -173,27 +176,23 @@ export class Transcript {
         this.push(a, { kind: "notice", level: "warning", text: `retrying the model request (${e.data.error_class || "transient error"})`, done: true });
         return true;
       case "tool.started":
-      case "tool.request": {
-        const callId = e.data.call_id;
-        if (this.find(a, "tool", callId)) return false;
-        this.push(a, { kind: "tool", callId, tool: e.data.tool, args: argsSummary(e.data.arguments_json), status: "running", done: false });
+      case "tool.request":
+        return this.toolRow(a, e.data.call_id, e.data.tool, e.data.arguments_json);
+      // A call's outcome: its output from the durable transcript fact (or, live, from tool.result),
+      // its final status and display from tool.result_display (kept in the agent's journal too), so
+      // an attached or resumed UI shows what the live one did (SPEC-tool-routing).
+      case "provider.tool_result":
+        this.toolOutcome(a, e.data.call_id, e.data.tool, "ok", e.data.output);
         return true;
-      }
-      case "tool.result": {
-        const callId = e.data.call_id;
-        let it = this.find(a, "tool", callId);
-        if (!it) {
-          it = { kind: "tool", callId, tool: e.data.tool, args: "", status: "running", done: false };
-          this.push(a, it);
-        }
-        it.status = e.data.outcome;
-        it.output = e.data.output;
-        it.done = true;
+      case "provider.tool_error":
+        this.toolOutcome(a, e.data.call_id, e.data.tool, "error", e.data.error);
         return true;
-      }
+      case "tool.result":
+        this.toolOutcome(a, e.data.call_id, e.data.tool, e.data.outcome, e.data.output);
+        return true;
       case "tool.result_display": {
-        const it = this.find(a, "tool", e.data.call_id);
-        if (it && e.data.display.diff !== undefined) it.diff = e.data.display.diff;
+        const it = this.toolOutcome(a, e.data.call_id, e.data.tool, e.data.outcome);
+        if (e.data.display.diff !== undefined) it.diff = e.data.display.diff;
         return true;
       }
       case "shell.command_started": {
@@ -245,6 +244,27 @@ export class Transcript {
       default:
         return false;
     }
+  }
+
+  /** A tool call's row, made by the first event that names the call; false when it was there. */
+  private toolRow(a: AgentView, callId: string, tool: string, argumentsJson: string): boolean {
+    if (this.find(a, "tool", callId)) return false;
+    this.push(a, { kind: "tool", callId, tool, args: argsSummary(argumentsJson), status: "running", done: false });
+    return true;
+  }
+
+  /** Ends a tool call's row with `status` (and `output`, when the event carries it). */
+  private toolOutcome(a: AgentView, callId: string, tool: string, status: ToolStatus, output?: string): Extract<Item, { kind: "tool" }> {
+    let it = this.find(a, "tool", callId);
+    if (!it) {
+      it = { kind: "tool", callId, tool, args: "", status: "running", done: false };
+      this.push(a, it);
+    }
+    it.status = status;
+    if (output !== undefined) it.output = output;
+    it.done = true;
+    this.open.get(a)?.delete(it);
+    return it;
   }
 
   /** The answer item of a prompt round, made when its first event arrives. */

@@ -109,6 +109,7 @@ describe("agent loop through a real daemon", () => {
       `agent.prompt_submitted ${p2} steer`,
       `provider.response_finished ${p1} 0`,
       "provider.tool_result " + p1,
+      "tool.result_display  ok",
       `agent.prompt_started ${p1} 1`,
       `provider.response_finished ${p1} 1`,
       `agent.outer_turn_finished ${p1} completed`,

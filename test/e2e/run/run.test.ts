@@ -60,6 +60,8 @@ describe("tau run", () => {
       "agent.prompt_started",
       "provider.response_finished",
       "provider.tool_result",
+      // What a UI shows of the call's outcome, kept so an attach shows it too (SPEC-tool-routing).
+      "tool.result_display",
       "agent.prompt_started",
       "provider.response_finished",
       "agent.outer_turn_finished",

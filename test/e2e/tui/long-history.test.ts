@@ -56,7 +56,9 @@ describe("tau resume of a long session in a pseudo-terminal", () => {
     // About 3,000 records: more than an attach replays (REPLAY_RECENT_RECORDS).
     const g = generateSession(join(w.home, "state"), { targetBytes: 1_200_000, outputBytes: 200, shellEvery: 3, projectRoot: w.project });
     expect(g.records).toBeGreaterThan(REPLAY_RECENT_RECORDS + HISTORY_PAGE_RECORDS);
-    const t = spawnTau(["resume", g.sessionId], { env, cwd: w.project, cols: 100, rows: ROWS });
+    // A page shows each tool call's row and output preview: the first page alone is over the default
+    // scrollback, and the test reads it back whole.
+    const t = spawnTau(["resume", g.sessionId], { env, cwd: w.project, cols: 100, rows: ROWS, scrollback: 10_000 });
     cleanups.push(() => t.kill());
     await t.waitFor((s) => s.some((l) => l.includes(" · ready")), "the resumed session to be ready");
     await t.waitFor((s) => s.some((l) => l.includes(":history shows it")), "the note about earlier history", 20_000);

@@ -8,6 +8,7 @@ import { TestClient, isAlive, startDaemon, tauHome, waitFor } from "../../suppor
 import { generateSession } from "../../support/session-generator.js";
 import { connectUnix } from "../../../handwritten/transport/index.js";
 import { REVISION } from "../../../handwritten/protocol/index.js";
+import { PERSISTENCE, type EventName } from "../../../generated/index.js";
 
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
@@ -69,7 +70,8 @@ describe("a 100 MiB session", () => {
     all.onMessage((m) => {
       if (m.message !== "deliver") return;
       if (m.payload.event.name === "session.replay_complete") done = true;
-      else if (m.payload.replay && m.payload.event.data.agent_id === g.agentId && !m.payload.event.name.startsWith("session.") && !m.payload.event.name.startsWith("tool.")) agentRecords++;
+      // The agent journal's records (not the session's or restore stream's, nor current-state snapshots).
+      else if (m.payload.replay && m.payload.event.data.agent_id === g.agentId && PERSISTENCE[m.payload.event.name as EventName] === "agent") agentRecords++;
     });
     all.send({ message: "hello", payload: { revision: { ...REVISION }, role: "ui" } });
     all.send({ message: "subscribe", payload: { historical: ["*"], live: [] } });

@@ -41,7 +41,7 @@ describe("tau run's flags", () => {
     for (const argv of [everyFlag(), ["-p", "hi"], ["--prompt", "::literal", "--json"], ["--skill", "s"], ["--prompt-stdin", "--model", "m"]]) {
       const fast = parseRunArgs(argv);
       expect(fast.ok, argv.join(" ")).toBe(true);
-      const { flags } = await Parser.parse(argv, { flags: Run.flags, args: {}, strict: true });
+      const { flags } = await Parser.parse(argv, { flags: Run.flags, args: Run.args, strict: true });
       if (!fast.ok) continue;
       const o = fast.args.options;
       expect({ json: o.json, ephemeral: o.ephemeral, model: o.model, harnessConfig: o.harnessConfig }).toEqual({
@@ -50,15 +50,15 @@ describe("tau run's flags", () => {
         model: flags.model,
         harnessConfig: flags["harness-config"] ?? [],
       });
-      expect(fast.args.promptStdin).toBe(flags["prompt-stdin"] === true);
-      if (!fast.args.promptStdin && o.skill === undefined) expect(fast.args.prompt?.text).toBe((flags.prompt ?? "").replace(/^::/, ":"));
+      expect(fast.args.promptStdin === "explicit").toBe(flags["prompt-stdin"] === true);
+      if (fast.args.promptStdin === "no" && o.skill === undefined) expect(fast.args.prompt?.text).toBe((flags.prompt ?? "").replace(/^::/, ":"));
     }
     // Anything the table does not declare is refused by both.
-    for (const argv of [["--bogus", "-p", "hi"], ["-x", "-p", "hi"], ["-p", "hi", "stray"]]) {
+    for (const argv of [["--bogus", "-p", "hi"], ["-x", "-p", "hi"], ["hi", "stray", "more"]]) {
       const fast = parseRunArgs(argv);
       expect(fast.ok, argv.join(" ")).toBe(false);
       expect(fast.ok ? "" : fast.code).toBe("TAU-E0101");
-      await expect(Parser.parse(argv, { flags: Run.flags, args: {}, strict: true }), argv.join(" ")).rejects.toThrow();
+      await expect(Parser.parse(argv, { flags: Run.flags, args: Run.args, strict: true }), argv.join(" ")).rejects.toThrow();
     }
   });
 

@@ -266,6 +266,31 @@ describe("the agent loop through its ports", () => {
     expect(failed.data.diagnostic).toContain("checksum mismatch at frame 2");
   });
 
+  it("[harness.ports.resumed-stats] a resumed agent's stats go on from its journal's usage, priced once its models are declared", async () => {
+    const used = (prompt: string, input: number, output: number): Event =>
+      ({ name: "provider.response_finished", data: { agent_id: "a-9", prompt_id: prompt, round: 0, model: "m2", text: "x", tool_calls: [], finish_reason: "stop", usage: { input_tokens: input, output_tokens: output } } }) as Event;
+    const journal: Event[] = [
+      { name: "agent.started", data: { agent_id: "a-9", session_id: "s-1", creator: "ui", cwd: "/work", ephemeral: false, model: "m2" } },
+      used("p-1", 100, 10),
+      used("p-2", 300, 20),
+    ];
+    const h = new InMemoryHarness();
+    h.live.set("llm", 1);
+    h.addAgent("a-9", journal);
+    await h.settle();
+    // Unpriced at first: no provider has declared m2 yet.
+    expect(h.all("agent.stats_updated")).toEqual([{ agent_id: "a-9", usage: { input_tokens: 400, output_tokens: 30 }, cost_usd: 0, context_tokens: 320 }]);
+    h.fromPeer("provider.models_declared", { models: [{ id: "m2", context_window: 4000, input_cost: 2, output_cost: 10 }] }, LLM);
+    await h.settle();
+    // (400 × 2 + 30 × 10) / 10^6 dollars, and the last response's context against m2's window.
+    expect(h.all("agent.stats_updated").at(-1)).toEqual({ agent_id: "a-9", usage: { input_tokens: 400, output_tokens: 30 }, cost_usd: 1100 / 1_000_000, context_tokens: 320, context_window: 4000 });
+    // The same declaration again changes nothing, so nothing is published again.
+    const count = h.all("agent.stats_updated").length;
+    h.fromPeer("provider.models_declared", { models: [{ id: "m2", context_window: 4000, input_cost: 2, output_cost: 10 }] }, LLM);
+    await h.settle();
+    expect(h.all("agent.stats_updated")).toHaveLength(count);
+  });
+
   it("[harness.ports.delta-sampling] the first delta is published at once, later ones at most once per interval, and the rest before the answer", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
     const h = await harness();
