@@ -97,7 +97,14 @@ async function declareListed(ext: Extension, client: Promise<{ http: HttpClient;
   let result: ModelListingResult;
   try {
     const { http, egress } = await client;
-    result = await http.listModels(profile, { egress });
+    const listing = http.listModels(profile, { egress });
+    // The listing took the connection opened ahead for the first prompt: open another for it.
+    try {
+      egress.preconnect(http.chatCompletionsUrl(profile.baseUrl));
+    } catch {
+      // reported by the first request
+    }
+    result = await listing;
   } catch (err) {
     result = { ok: false, reason: `the HTTP client could not start: ${(err as Error).name}` };
   }

@@ -129,7 +129,9 @@ describe("model choice", () => {
     fake.setModels(["fake-model", "other-model"]);
     const w = workspace({ OPENAI_MODEL: "fake-modle" });
     const { client, seen, attach } = await session(w);
-    await waitFor(() => seen.some((d) => d.event.name === "harness.notice" && d.event.data.level === "warning"), "the warning");
+    // The warning is published before the models it is about.
+    await waitFor(() => latest(seen, "harness.models_available")?.data.listed_providers !== undefined, "the listed models");
+    expect(seen.some((d) => d.event.name === "harness.notice" && d.event.data.level === "warning")).toBe(true);
     const warnings = (from = seen) => from.filter((d) => d.event.name === "harness.notice" && d.event.data.level === "warning").map((d) => (d.event.data as { text: string }).text);
     expect(warnings()).toEqual(['provider provider: the server does not list the configured model "fake-modle" (close matches: fake-model); requests for it are still sent']);
     const available = latest(seen, "harness.models_available")!.data;
