@@ -42,7 +42,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "harness.models_available": { publishers: ["harness"], persistence: "snapshot", protected: true, successors: [], record: "SPEC-harness-notices" },
   "harness.notice": { publishers: ["harness"], persistence: "snapshot", protected: true, successors: [], record: "SPEC-harness-notices" },
   "provider.cancel_request": { publishers: ["harness"], persistence: "directed", protected: true, successors: [], record: "SPEC-provider-execution" },
-  "provider.models_declared": { publishers: ["ext:provider"], persistence: "transient", protected: false, successors: ["provider.models_updated","harness.models_available","agent.stats_updated"], record: "SPEC-provider-execution" },
+  "provider.models_declared": { publishers: ["ext:provider"], persistence: "transient", protected: false, successors: ["provider.models_updated","harness.models_available","harness.notice","agent.stats_updated"], record: "SPEC-provider-execution" },
   "provider.models_updated": { publishers: ["harness"], persistence: "snapshot", protected: true, successors: [], record: "SPEC-provider-execution" },
   "provider.request": { publishers: ["harness"], persistence: "directed", protected: true, successors: [], record: "SPEC-provider-execution" },
   "provider.request_part": { publishers: ["harness"], persistence: "directed", protected: true, successors: [], record: "SPEC-provider-execution" },

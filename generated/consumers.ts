@@ -17,7 +17,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
     "agent.cancel_request": ["agent.outer_turn_finished","agent.prompt_cancelled","agent.prompt_failed","agent.prompt_started","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated"],
     "agent.internal_prompt_request": ["agent.prompt_submitted"],
     "agent.prompt_submitted": ["agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated"],
-    "provider.models_declared": ["agent.stats_updated","harness.models_available","provider.models_updated"],
+    "provider.models_declared": ["agent.stats_updated","harness.models_available","harness.notice","provider.models_updated"],
     "provider.response_delta_reported": ["provider.response_updated"],
     "provider.response_failed_reported": ["agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated"],
     "provider.response_finished_reported": ["agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.stats_updated","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_finished","provider.response_updated","provider.tool_error","tool.request"],
@@ -66,7 +66,7 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
     { consumer: "prompts", event: "agent.prompt_submitted", successors: ["agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated"], unlisted: ["agent.outer_turn_finished","agent.prompt_failed","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated"] },
   ],
   "provider.models_declared": [
-    { consumer: "prompts", event: "provider.models_declared", successors: ["agent.stats_updated","harness.models_available","provider.models_updated"], unlisted: [] },
+    { consumer: "prompts", event: "provider.models_declared", successors: ["agent.stats_updated","harness.models_available","harness.notice","provider.models_updated"], unlisted: [] },
   ],
   "provider.response_delta_reported": [
     { consumer: "prompts", event: "provider.response_delta_reported", successors: ["provider.response_updated"], unlisted: [] },

@@ -96,10 +96,22 @@ export type AgentStatsUpdated = {
   context_window?: Count;
 };
 
+/** A model and what is known of it, merged (SPEC-provider-chat-completions, "Model metadata"). */
 export type AvailableModel = {
   provider: InstanceName;
   id: ShortText;
+  /** Tokens of context the model accepts (what compaction thresholds are measured against). */
   context_window?: Count;
+  /** The most tokens one response may hold. */
+  max_output_tokens?: Count;
+  /** USD per million input tokens. */
+  input_cost?: number;
+  /** USD per million output tokens. */
+  output_cost?: number;
+  /** USD per million input tokens read from the server's prompt cache. */
+  cached_input_cost?: number;
+  /** `false`: configured, but the server's listing does not name it. */
+  listed?: boolean;
 };
 
 /** Bounded body text (prompts, answers, tool output); the frame cap bounds it further. */
@@ -285,12 +297,23 @@ export type HarnessConfig = {
   providers?: Record<string, ProviderProfile>;
   /** The model used by new agents, `provider/model`. */
   model?: ShortText;
+  /**
+   * Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's
+   * only, which wins over the id alone).
+   */
+  model_info?: Record<string, ModelMetadata>;
   debug_log?: DebugLogConfig;
   system_prompt_template?: PathText;
 };
 
 export type HarnessModelsAvailable = {
+  /** Every provider's models, each provider's default first. */
   models: Array<AvailableModel>;
+  /**
+   * The providers whose lists are complete (`listing: listed`): a model id that none of them lists
+   * is refused by `:model` and `tau run --model` unless another provider could serve it.
+   */
+  listed_providers?: Array<InstanceName>;
 };
 
 export type HarnessNotice = {
@@ -376,12 +399,42 @@ export type MessageRole = "system" | "user" | "assistant" | "tool";
 /** Microseconds since the Unix epoch. */
 export type Micros = number;
 
+/**
+ * A model a provider serves, with what is known of it (SPEC-provider-chat-completions, "Models"): the harness fills in
+ * what the provider leaves out from the configuration's `model_info` and the built-in table.
+ */
 export type ModelInfo = {
   id: ShortText;
+  /** Tokens of context (input and output together) the model accepts. */
   context_window?: Count;
-  /** USD per million tokens. */
+  /** The most tokens one response may hold. */
+  max_output_tokens?: Count;
+  /** USD per million input tokens. */
+  input_cost?: number;
+  /** USD per million output tokens. */
+  output_cost?: number;
+  /** USD per million input tokens read from the server's prompt cache. */
+  cached_input_cost?: number;
+  /**
+   * Only in a `listed` declaration: `false` for a configured model the server's listing does not
+   * name (it is still declared, and a warning names close matches).
+   */
+  listed?: boolean;
+};
+
+/** What a provider's model list is (SPEC-provider-chat-completions, "Model listing"). */
+export type ModelListing = "configured" | "pending" | "listed";
+
+/**
+ * What is known of a model (SPEC-provider-chat-completions, "Model metadata"): it overrides what the provider
+ * declares and the built-in table. Prices are USD per million tokens.
+ */
+export type ModelMetadata = {
+  context_window?: Count;
+  max_output_tokens?: Count;
   input_cost?: number;
   output_cost?: number;
+  cached_input_cost?: number;
 };
 
 export type NoticeLevel = "debug" | "info" | "warning" | "error" | "critical";
@@ -443,12 +496,17 @@ export type ProviderMessage = {
 };
 
 export type ProviderModelsDeclared = {
+  /** The instance's models, its default first (SPEC-provider-chat-completions, "The default model"). */
   models: Array<ModelInfo>;
+  /** `configured` when absent. */
+  listing?: ModelListing;
 };
 
 export type ProviderModelsUpdated = {
   instance: InstanceName;
   models: Array<ModelInfo>;
+  /** As declared; `configured` when absent. */
+  listing?: ModelListing;
 };
 
 /**
@@ -464,6 +522,8 @@ export type ProviderProfile = {
   api_key_secret?: InstanceName;
   /** How kept reasoning is sent back to this endpoint; `auto` when absent. */
   reasoning_replay?: ReasoningReplay;
+  /** Ask the endpoint for its models (`GET /models`) once per session; true when absent. */
+  list_models?: boolean;
 };
 
 /**

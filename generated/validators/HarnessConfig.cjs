@@ -7,9 +7,9 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateHarnessConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
-const schema18 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
+const schema22 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json"},"enable":{"type":"boolean"},"require":{"type":"boolean","description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json"},"command":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"cwd":{"$ref":"PathText.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string"},"call_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Tools this extension may call with its own `tool.request` (exact names after prefixing, or\n`\"*\"` for any); none when absent. Its calls never enter an agent's transcript."},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
@@ -452,7 +452,7 @@ return errors === 0;
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema11 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}};
-const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"base_url":{"$ref":"ShortText.json","pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."},"reasoning_replay":{"$ref":"ReasoningReplay.json","description":"How kept reasoning is sent back to this endpoint; `auto` when absent."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}},"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`."};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"base_url":{"$ref":"ShortText.json","pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."},"reasoning_replay":{"$ref":"ReasoningReplay.json","description":"How kept reasoning is sent back to this endpoint; `auto` when absent."},"list_models":{"type":"boolean","description":"Ask the endpoint for its models (`GET /models`) once per session; true when absent."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}},"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`."};
 const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningReplay.json","type":"string","enum":["auto","reasoning_content","reasoning","none"],"description":"How an assistant message's kept reasoning is sent back to a chat-completions server\n(SPEC-provider-chat-completions, \"Reasoning sent back\"): `auto` decides per model, `reasoning_content`\nputs it in every assistant message's `reasoning_content` (DeepSeek's thinking mode needs it),\n`reasoning` in `reasoning` when there is any, `none` never sends it."};
 const pattern2 = new RegExp("^https?://[^\\s]+$", "u");
 
@@ -596,14 +596,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.list_models !== undefined){
+const _errs15 = errors;
+if(typeof data.list_models !== "boolean"){
+validate4.errors = [{instancePath:instancePath+"/list_models",schemaPath:"#/properties/list_models/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((((key0 !== "base_url") && (key0 !== "models")) && (key0 !== "api_key_secret")) && (key0 !== "reasoning_replay")){
-const _errs16 = errors;
+if(((((key0 !== "base_url") && (key0 !== "models")) && (key0 !== "api_key_secret")) && (key0 !== "reasoning_replay")) && (key0 !== "list_models")){
+const _errs18 = errors;
 validate4.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs16 === errors;
+var valid6 = _errs18 === errors;
 if(!valid6){
 break;
+}
 }
 }
 }
@@ -657,6 +670,204 @@ validate3.errors = vErrors;
 return errors === 0;
 }
 validate3.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema18 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}};
+const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelMetadata.json","type":"object","properties":{"context_window":{"$ref":"Count.json"},"max_output_tokens":{"$ref":"Count.json"},"input_cost":{"type":"number","minimum":0},"output_cost":{"type":"number","minimum":0},"cached_input_cost":{"type":"number","minimum":0}},"unevaluatedProperties":{"not":{}},"description":"What is known of a model (SPEC-provider-chat-completions, \"Model metadata\"): it overrides what the provider\ndeclares and the built-in table. Prices are USD per million tokens."};
+const schema20 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
+
+function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ModelMetadata.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate8.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.context_window !== undefined){
+let data0 = data.context_window;
+const _errs1 = errors;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate8.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 9007199254740991 || isNaN(data0)){
+validate8.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data0 < 0 || isNaN(data0)){
+validate8.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.max_output_tokens !== undefined){
+let data1 = data.max_output_tokens;
+const _errs4 = errors;
+const _errs5 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate8.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate8.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate8.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.input_cost !== undefined){
+let data2 = data.input_cost;
+const _errs7 = errors;
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate8.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate8.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.output_cost !== undefined){
+let data3 = data.output_cost;
+const _errs9 = errors;
+if(errors === _errs9){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate8.errors = [{instancePath:instancePath+"/output_cost",schemaPath:"#/properties/output_cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate8.errors = [{instancePath:instancePath+"/output_cost",schemaPath:"#/properties/output_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cached_input_cost !== undefined){
+let data4 = data.cached_input_cost;
+const _errs11 = errors;
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate8.errors = [{instancePath:instancePath+"/cached_input_cost",schemaPath:"#/properties/cached_input_cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate8.errors = [{instancePath:instancePath+"/cached_input_cost",schemaPath:"#/properties/cached_input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "context_window") && (key0 !== "max_output_tokens")) && (key0 !== "input_cost")) && (key0 !== "output_cost")) && (key0 !== "cached_input_cost")){
+const _errs14 = errors;
+validate8.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs14 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate8.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate8.errors = vErrors;
+return errors === 0;
+}
+validate8.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate7.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const _errs2 = errors;
+if(!(validate8(data[key0], {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate8.errors : vErrors.concat(validate8.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+if(!valid0){
+break;
+}
+}
+}
+else {
+validate7.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate7.errors = vErrors;
+return errors === 0;
+}
+validate7.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -742,57 +953,69 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.debug_log !== undefined){
-let data4 = data.debug_log;
+if(data.model_info !== undefined){
 const _errs8 = errors;
+if(!(validate7(data.model_info, {instancePath:instancePath+"/model_info",parentData:data,parentDataProperty:"model_info",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate7.errors : vErrors.concat(validate7.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.debug_log !== undefined){
+let data5 = data.debug_log;
 const _errs9 = errors;
-if(errors === _errs9){
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.enable !== undefined){
-const _errs11 = errors;
-if(typeof data4.enable !== "boolean"){
+const _errs10 = errors;
+if(errors === _errs10){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.enable !== undefined){
+const _errs12 = errors;
+if(typeof data5.enable !== "boolean"){
 validate0.errors = [{instancePath:instancePath+"/debug_log/enable",schemaPath:"DebugLogConfig.json/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid4 = _errs11 === errors;
+var valid4 = _errs12 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-if(data4.retention_days !== undefined){
-let data6 = data4.retention_days;
-const _errs13 = errors;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+if(data5.retention_days !== undefined){
+let data7 = data5.retention_days;
+const _errs14 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 validate0.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs13){
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 3650 || isNaN(data6)){
+if(errors === _errs14){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 3650 || isNaN(data7)){
 validate0.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650"}];
 return false;
 }
 else {
-if(data6 < 0 || isNaN(data6)){
+if(data7 < 0 || isNaN(data7)){
 validate0.errors = [{instancePath:instancePath+"/debug_log/retention_days",schemaPath:"DebugLogConfig.json/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 }
-var valid4 = _errs13 === errors;
+var valid4 = _errs14 === errors;
 }
 else {
 var valid4 = true;
 }
 if(valid4){
-for(const key0 in data4){
+for(const key0 in data5){
 if((key0 !== "enable") && (key0 !== "retention_days")){
-const _errs16 = errors;
+const _errs17 = errors;
 validate0.errors = [{instancePath:instancePath+"/debug_log/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"DebugLogConfig.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs16 === errors;
+var valid5 = _errs17 === errors;
 if(!valid5){
 break;
 }
@@ -806,19 +1029,19 @@ validate0.errors = [{instancePath:instancePath+"/debug_log",schemaPath:"DebugLog
 return false;
 }
 }
-var valid0 = _errs8 === errors;
+var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.system_prompt_template !== undefined){
-let data8 = data.system_prompt_template;
-const _errs18 = errors;
+let data9 = data.system_prompt_template;
 const _errs19 = errors;
-if(errors === _errs19){
-if(typeof data8 === "string"){
-if(func0(data8) > 4096){
+const _errs20 = errors;
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(func0(data9) > 4096){
 validate0.errors = [{instancePath:instancePath+"/system_prompt_template",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
@@ -828,20 +1051,21 @@ validate0.errors = [{instancePath:instancePath+"/system_prompt_template",schemaP
 return false;
 }
 }
-var valid0 = _errs18 === errors;
+var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key1 in data){
-if(((((key1 !== "extensions") && (key1 !== "providers")) && (key1 !== "model")) && (key1 !== "debug_log")) && (key1 !== "system_prompt_template")){
-const _errs22 = errors;
+if((((((key1 !== "extensions") && (key1 !== "providers")) && (key1 !== "model")) && (key1 !== "model_info")) && (key1 !== "debug_log")) && (key1 !== "system_prompt_template")){
+const _errs23 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs22 === errors;
+var valid7 = _errs23 === errors;
 if(!valid7){
 break;
+}
 }
 }
 }

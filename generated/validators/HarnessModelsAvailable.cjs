@@ -7,9 +7,9 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateHarnessModelsAvailable = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessModelsAvailable.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"AvailableModel.json"},"maxItems":4096}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.models_available"};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AvailableModel.json","type":"object","properties":{"provider":{"$ref":"InstanceName.json"},"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json"}},"required":["provider","id"],"unevaluatedProperties":{"not":{}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessModelsAvailable.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"AvailableModel.json"},"maxItems":4096,"description":"Every provider's models, each provider's default first."},"listed_providers":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":256,"description":"The providers whose lists are complete (`listing: listed`): a model id that none of them lists\nis refused by `:model` and `tau run --model` unless another provider could serve it."}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.models_available"};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AvailableModel.json","type":"object","properties":{"provider":{"$ref":"InstanceName.json"},"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json","description":"Tokens of context the model accepts (what compaction thresholds are measured against)."},"max_output_tokens":{"$ref":"Count.json","description":"The most tokens one response may hold."},"input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens."},"output_cost":{"type":"number","minimum":0,"description":"USD per million output tokens."},"cached_input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens read from the server's prompt cache."},"listed":{"type":"boolean","description":"`false`: configured, but the server's listing does not name it."}},"required":["provider","id"],"unevaluatedProperties":{"not":{}},"description":"A model and what is known of it, merged (SPEC-provider-chat-completions, \"Model metadata\")."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 const pattern0 = new RegExp("^[a-z][a-z0-9_-]{0,63}$", "u");
@@ -106,14 +106,122 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((key0 !== "provider") && (key0 !== "id")) && (key0 !== "context_window")){
+if(data.max_output_tokens !== undefined){
+let data3 = data.max_output_tokens;
+const _errs10 = errors;
 const _errs11 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate1.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate1.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate1.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.input_cost !== undefined){
+let data4 = data.input_cost;
+const _errs13 = errors;
+if(errors === _errs13){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate1.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.output_cost !== undefined){
+let data5 = data.output_cost;
+const _errs15 = errors;
+if(errors === _errs15){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+validate1.errors = [{instancePath:instancePath+"/output_cost",schemaPath:"#/properties/output_cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/output_cost",schemaPath:"#/properties/output_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cached_input_cost !== undefined){
+let data6 = data.cached_input_cost;
+const _errs17 = errors;
+if(errors === _errs17){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+validate1.errors = [{instancePath:instancePath+"/cached_input_cost",schemaPath:"#/properties/cached_input_cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/cached_input_cost",schemaPath:"#/properties/cached_input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.listed !== undefined){
+const _errs19 = errors;
+if(typeof data.listed !== "boolean"){
+validate1.errors = [{instancePath:instancePath+"/listed",schemaPath:"#/properties/listed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((((key0 !== "provider") && (key0 !== "id")) && (key0 !== "context_window")) && (key0 !== "max_output_tokens")) && (key0 !== "input_cost")) && (key0 !== "output_cost")) && (key0 !== "cached_input_cost")) && (key0 !== "listed")){
+const _errs22 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
+var valid5 = _errs22 === errors;
+if(!valid5){
 break;
+}
+}
+}
+}
+}
 }
 }
 }
@@ -188,14 +296,61 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(key0 !== "models"){
-const _errs5 = errors;
-validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.listed_providers !== undefined){
+let data2 = data.listed_providers;
+const _errs4 = errors;
+if(errors === _errs4){
+if(Array.isArray(data2)){
+if(data2.length > 256){
+validate0.errors = [{instancePath:instancePath+"/listed_providers",schemaPath:"#/properties/listed_providers/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
 return false;
-var valid2 = _errs5 === errors;
+}
+else {
+var valid2 = true;
+const len1 = data2.length;
+for(let i1=0; i1<len1; i1++){
+let data3 = data2[i1];
+const _errs6 = errors;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(!pattern0.test(data3)){
+validate0.errors = [{instancePath:instancePath+"/listed_providers/" + i1,schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/listed_providers/" + i1,schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs6 === errors;
 if(!valid2){
 break;
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/listed_providers",schemaPath:"#/properties/listed_providers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((key0 !== "models") && (key0 !== "listed_providers")){
+const _errs10 = errors;
+validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs10 === errors;
+if(!valid4){
+break;
+}
 }
 }
 }

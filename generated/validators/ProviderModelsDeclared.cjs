@@ -7,8 +7,9 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateProviderModelsDeclared = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsDeclared.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_declared"};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelInfo.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json"},"input_cost":{"type":"number","description":"USD per million tokens."},"output_cost":{"type":"number"}},"required":["id"],"unevaluatedProperties":{"not":{}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsDeclared.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024,"description":"The instance's models, its default first (SPEC-provider-chat-completions, \"The default model\")."},"listing":{"$ref":"ModelListing.json","description":"`configured` when absent."}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_declared"};
+const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelListing.json","type":"string","enum":["configured","pending","listed"],"description":"What a provider's model list is (SPEC-provider-chat-completions, \"Model listing\")."};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelInfo.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json","description":"Tokens of context (input and output together) the model accepts."},"max_output_tokens":{"$ref":"Count.json","description":"The most tokens one response may hold."},"input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens."},"output_cost":{"type":"number","minimum":0,"description":"USD per million output tokens."},"cached_input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens read from the server's prompt cache."},"listed":{"type":"boolean","description":"Only in a `listed` declaration: `false` for a configured model the server's listing does not\nname (it is still declared, and a warning names close matches)."}},"required":["id"],"unevaluatedProperties":{"not":{}},"description":"A model a provider serves, with what is known of it (SPEC-provider-chat-completions, \"Models\"): the harness fills in\nwhat the provider leaves out from the configuration's `model_info` and the built-in table."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 const func0 = codePointLength;
@@ -82,12 +83,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.input_cost !== undefined){
-let data2 = data.input_cost;
+if(data.max_output_tokens !== undefined){
+let data2 = data.max_output_tokens;
 const _errs7 = errors;
-if(!((typeof data2 == "number") && (isFinite(data2)))){
-validate1.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+const _errs8 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate1.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
+}
+if(errors === _errs8){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate1.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate1.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
 }
 var valid0 = _errs7 === errors;
 }
@@ -95,27 +111,92 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.input_cost !== undefined){
+let data3 = data.input_cost;
+const _errs10 = errors;
+if(errors === _errs10){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate1.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/input_cost",schemaPath:"#/properties/input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.output_cost !== undefined){
-let data3 = data.output_cost;
-const _errs9 = errors;
-if(!((typeof data3 == "number") && (isFinite(data3)))){
+let data4 = data.output_cost;
+const _errs12 = errors;
+if(errors === _errs12){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate1.errors = [{instancePath:instancePath+"/output_cost",schemaPath:"#/properties/output_cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
 validate1.errors = [{instancePath:instancePath+"/output_cost",schemaPath:"#/properties/output_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
-var valid0 = _errs9 === errors;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cached_input_cost !== undefined){
+let data5 = data.cached_input_cost;
+const _errs14 = errors;
+if(errors === _errs14){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+validate1.errors = [{instancePath:instancePath+"/cached_input_cost",schemaPath:"#/properties/cached_input_cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/cached_input_cost",schemaPath:"#/properties/cached_input_cost/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.listed !== undefined){
+const _errs16 = errors;
+if(typeof data.listed !== "boolean"){
+validate1.errors = [{instancePath:instancePath+"/listed",schemaPath:"#/properties/listed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((((key0 !== "id") && (key0 !== "context_window")) && (key0 !== "input_cost")) && (key0 !== "output_cost")){
-const _errs12 = errors;
+if(((((((key0 !== "id") && (key0 !== "context_window")) && (key0 !== "max_output_tokens")) && (key0 !== "input_cost")) && (key0 !== "output_cost")) && (key0 !== "cached_input_cost")) && (key0 !== "listed")){
+const _errs19 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs12 === errors;
-if(!valid3){
+var valid4 = _errs19 === errors;
+if(!valid4){
 break;
+}
+}
+}
 }
 }
 }
@@ -191,14 +272,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.listing !== undefined){
+let data2 = data.listing;
+const _errs4 = errors;
+if(typeof data2 !== "string"){
+validate0.errors = [{instancePath:instancePath+"/listing",schemaPath:"ModelListing.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data2 === "configured") || (data2 === "pending")) || (data2 === "listed"))){
+validate0.errors = [{instancePath:instancePath+"/listing",schemaPath:"ModelListing.json/enum",keyword:"enum",params:{allowedValues: schema5.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(key0 !== "models"){
-const _errs5 = errors;
+if((key0 !== "models") && (key0 !== "listing")){
+const _errs8 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs5 === errors;
-if(!valid2){
+var valid3 = _errs8 === errors;
+if(!valid3){
 break;
+}
 }
 }
 }

@@ -71,6 +71,10 @@ export const ERROR_DOCS = {
     commands: "tau resume",
     meaning: "There is no saved session to resume, or none with the id given.",
   },
+  "TAU-E0117": {
+    commands: "tau run",
+    meaning: "The model given with --model is not one the providers list; the message names close matches. Nothing was sent to a model.",
+  },
   "TAU-E0201": {
     commands: "tau run, tau, tau attach, tau resume, tau provider",
     meaning:

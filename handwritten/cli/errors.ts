@@ -34,6 +34,7 @@ export const TAU_ERRORS = {
   "TAU-E0114": "usage",
   "TAU-E0115": "usage",
   "TAU-E0116": "usage",
+  "TAU-E0117": "usage",
   "TAU-E0201": "config",
   "TAU-E0202": "config",
   "TAU-E0301": "failed",

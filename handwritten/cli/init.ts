@@ -5,8 +5,14 @@ import { join } from "node:path";
 export const HARNESS_SAMPLE = `# tau harness configuration (see SPEC-configuration).
 # Later layers win: this file, then harness.d/*.yaml in name order, then --harness-config KEY=VALUE.
 
-# The model new agents use: "provider/model" or a model id. Without one, the first declared model.
+# The model new agents use: "provider/model" or a model id. Without one, the default provider's:
+# OPENAI_MODEL, else the first model its server lists (GET /models), else gpt-4o-mini.
 # model: provider/gpt-4o-mini
+
+# What is known of models, by id or "provider/model" (prices in USD per million tokens); it
+# overrides tau's built-in table of well-known models.
+# model_info:
+#   gpt-4o: { context_window: 128000, max_output_tokens: 16384, input_cost: 2.5, output_cost: 10, cached_input_cost: 1.25 }
 
 # Named OpenAI-compatible endpoints: add them with
 #   printf %s "$KEY" | tau provider add work --base-url https://api.example.com/v1 --model gpt-4o --api-key-stdin
@@ -22,7 +28,8 @@ export const HARNESS_SAMPLE = `# tau harness configuration (see SPEC-configurati
 #     config:
 #       profile: chat_completions
 #       base_url: https://api.example.com/v1
-#       models: [{ id: gpt-4o-mini, context_window: 128000 }]
+#       models: [{ id: gpt-4o-mini, context_window: 128000 }]   # optional: the server's list is asked for
+#       # list_models: false   # never ask the server for its models (GET /models)
 #       api_key_secret: openai-api-key
 #     secrets: [openai-api-key]        # from TAU_SECRET_OPENAI_API_KEY or secrets/openai-api-key (0600)
 #   - name: shell

@@ -111,6 +111,8 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
   let agentId: string | undefined;
   let promptId: string | undefined;
   let failure = "";
+  /** The `code` of the prompt's failure, when it failed before reaching a provider. */
+  let failedCode = "";
   // Why the prompt's last response ended short, if it did (SPEC-provider-chat-completions).
   let cutShort: "length" | "content_filter" | undefined;
   let resolveOutcome!: (outcome: string) => void;
@@ -142,6 +144,7 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
         break;
       case "agent.prompt_failed":
         failure = e.data.diagnostic;
+        failedCode = e.data.code;
         resolveOutcome("failed");
         break;
       case "agent.outer_turn_finished":
@@ -190,6 +193,8 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
     return printer.reportsCutShort ? incomplete.exitCode : printError(incomplete);
   }
   if (result === "completed") return EXIT_OK;
+  // --model named a model no provider lists: refused by the harness before anything was sent.
+  if (failedCode === "unknown_model" && o.model !== undefined) return printError(new TauError("TAU-E0117", `tau run: --model: ${sanitize(failure)}`));
   if (result === "no_provider") {
     const log = starting.options.ephemeral ? "" : ` and the daemon's log, ${starting.logPath}`;
     failure = `no provider declared a model within ${PROVIDER_WAIT_MS / 1000} s; check the provider settings (tau provider list, harness.yaml)${log}`;

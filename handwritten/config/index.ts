@@ -6,12 +6,13 @@ export { MAX_SECRET_BYTES, SecretError, preloadSecrets, readSecret, removeSecret
 export {
   MAX_PROFILES,
   checkProfileSecrets,
-  profileDefaultModel,
   profileDropInPath,
   profileExtension,
   profileNameProblem,
   profileSecretName,
   profilesOf,
   removeProfileDropIn,
+  sessionDefault,
   writeProfileDropIn,
 } from "./providers.js";
+export { MAX_SUGGESTIONS, builtinModelInfo, checkModelChoice, closeMatches, editDistance, mergedModelInfo, type KnownModels, type ModelChoice } from "./models.js";

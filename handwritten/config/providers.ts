@@ -54,22 +54,23 @@ export function profileExtension(name: string, p: ProviderProfile): ExtensionCon
       models: p.models.map((id) => ({ id })),
       ...(p.api_key_secret ? { api_key_secret: p.api_key_secret } : {}),
       ...(p.reasoning_replay ? { reasoning_replay: p.reasoning_replay } : {}),
+      ...(p.list_models === false ? { list_models: false } : {}),
     },
     ...(p.api_key_secret ? { secrets: [p.api_key_secret] } : {}),
   };
 }
 
 /**
- * The default model when the configuration names none: with OPENAI_BASE_URL set, the environment's
- * endpoint (`provider/$OPENAI_MODEL`); otherwise the first model of the first profile in name order.
+ * Where new agents' model comes from when they name none (SPEC-configuration, "Which endpoint
+ * answers"): the configuration's `model`; else, with OPENAI_BASE_URL set, the default `provider`
+ * instance; else the first profile in name order. A provider instance answers with its own default,
+ * the first model it declares (SPEC-provider-chat-completions, "The default model").
  */
-export function profileDefaultModel(config: HarnessConfig, env: NodeJS.ProcessEnv, envModel: string): string | undefined {
-  if (config.model) return config.model;
-  const profiles = profilesOf(config);
-  if (profiles.length === 0) return undefined;
-  if (env.OPENAI_BASE_URL) return `provider/${envModel}`;
-  const [name, p] = profiles[0] as [string, ProviderProfile];
-  return `${name}/${p.models[0] as string}`;
+export function sessionDefault(config: HarnessConfig, env: NodeJS.ProcessEnv): { model?: string; provider?: string } {
+  if (config.model) return { model: config.model };
+  if (env.OPENAI_BASE_URL) return { provider: "provider" };
+  const first = profilesOf(config)[0];
+  return first ? { provider: first[0] } : {};
 }
 
 /**

@@ -29,8 +29,8 @@ export interface AgentUsageTotals {
   /** The last response's input plus output tokens (how full its context was), and its model. */
   context_tokens: number;
   context_model?: string;
-  /** Input and output tokens per model the responses were asked of (cost is priced per model). */
-  by_model: Record<string, [number, number]>;
+  /** Input, output and cached input tokens per model the responses were asked of (cost is priced per model). */
+  by_model: Record<string, [number, number, number]>;
 }
 
 export function emptyAgentFold(): AgentFold {
@@ -42,14 +42,15 @@ export function emptyUsageTotals(): AgentUsageTotals {
 }
 
 /** Adds one response's usage to the totals. */
-export function addUsage(u: AgentUsageTotals, model: string, input: number, output: number): void {
+export function addUsage(u: AgentUsageTotals, model: string, input: number, output: number, cached: number): void {
   u.input_tokens += input;
   u.output_tokens += output;
   u.context_tokens = input + output;
   u.context_model = model;
-  const m = (u.by_model[model] ??= [0, 0]);
+  const m = (u.by_model[model] ??= [0, 0, 0]);
   m[0] += input;
   m[1] += output;
+  m[2] += cached;
 }
 
 /** Folds one record, in journal order. */
@@ -84,7 +85,7 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       delete f.waiting[e.data.prompt_id];
       break;
     case "provider.response_finished":
-      if (e.data.usage) addUsage(f.usage, e.data.model, e.data.usage.input_tokens, e.data.usage.output_tokens);
+      if (e.data.usage) addUsage(f.usage, e.data.model, e.data.usage.input_tokens, e.data.usage.output_tokens, e.data.usage.cache_read_tokens ?? 0);
       break;
   }
 }
@@ -120,10 +121,10 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
 function parseUsageTotals(v: unknown): AgentUsageTotals | undefined {
   const count = (x: unknown): x is number => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
   if (!isRecord(v) || !count(v.input_tokens) || !count(v.output_tokens) || !count(v.context_tokens) || !isRecord(v.by_model)) return undefined;
-  const byModel: Record<string, [number, number]> = {};
-  for (const [model, pair] of Object.entries(v.by_model)) {
-    if (!Array.isArray(pair) || pair.length !== 2 || !count(pair[0]) || !count(pair[1])) return undefined;
-    byModel[model] = [pair[0], pair[1]];
+  const byModel: Record<string, [number, number, number]> = {};
+  for (const [model, t] of Object.entries(v.by_model)) {
+    if (!Array.isArray(t) || t.length !== 3 || !count(t[0]) || !count(t[1]) || !count(t[2])) return undefined;
+    byModel[model] = [t[0], t[1], t[2]];
   }
   if (v.context_model !== undefined && typeof v.context_model !== "string") return undefined;
   return {

@@ -43,7 +43,7 @@ export const CONSUMERS = {
     "ui.prompt_submit": ["agent.prompt_submitted"],
     "agent.internal_prompt_request": ["agent.prompt_submitted"],
     "ui.model_select": ["agent.model_set"],
-    "provider.models_declared": ["provider.models_updated", "harness.models_available", "agent.stats_updated"],
+    "provider.models_declared": ["provider.models_updated", "harness.models_available", "harness.notice", "agent.stats_updated"],
     "provider.response_delta_reported": ["provider.response_updated"],
     "provider.retry_reported": ["provider.retry_scheduled"],
     "agent.prompt_submitted": [

@@ -46,7 +46,7 @@ export async function launchDetached(args: DaemonArgs, argv: readonly string[]):
  * extension processes the first part already started.
  */
 export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Map<string, EarlyExtension>): Promise<void> {
-  const { roots, config, extensions, fileSecrets, defaultModel } = setup;
+  const { roots, config, extensions, fileSecrets, defaultModel, defaultProvider } = setup;
   mark("daemon harness loaded");
   if (!args.ephemeral) cleanupDebugLogs(roots.state, config.debug_log?.retention_days !== undefined ? { windowMs: config.debug_log.retention_days * 86_400_000 } : {});
   const harness = await Harness.open({
@@ -58,6 +58,8 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     debugLog: config.debug_log?.enable !== false,
     configRoot: roots.config,
     ...(defaultModel ? { defaultModel } : {}),
+    ...(defaultProvider ? { defaultProvider } : {}),
+    ...(config.model_info ? { modelInfo: config.model_info } : {}),
   }).catch((err: unknown) => {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exit(1);

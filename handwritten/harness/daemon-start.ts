@@ -5,12 +5,12 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
-import { checkProfileSecrets, loadHarnessConfig, preloadSecrets, resolveRoots, type Roots } from "../config/index.js";
+import { checkProfileSecrets, loadHarnessConfig, preloadSecrets, resolveRoots, sessionDefault, type Roots } from "../config/index.js";
 import { startEarly } from "../host/spawn.js";
 import { mark, markStart } from "../startup/timeline.js";
 import { journalPath } from "../store/paths.js";
 import { loadFastBundle, selfCommand } from "../transport/launch.js";
-import { captureProviderKey, sessionDefaultModel, sessionExtensions } from "./defaults.js";
+import { captureProviderKey, sessionExtensions } from "./defaults.js";
 
 export interface DaemonArgs {
   sessionId?: string;
@@ -62,7 +62,10 @@ export interface DaemonSetup {
   readonly config: HarnessConfig;
   readonly extensions: ExtensionConfig[];
   readonly fileSecrets: Map<string, string>;
+  /** The configured model of new agents, `provider/model` or a model id. */
   readonly defaultModel?: string;
+  /** Else the provider instance whose default model they use. */
+  readonly defaultProvider?: string;
 }
 
 /**
@@ -74,11 +77,11 @@ export async function loadDaemonSetup(args: DaemonArgs): Promise<DaemonSetup> {
   const roots = resolveRoots();
   const config = await loadHarnessConfig(roots.config, args.overrides);
   const extensions = sessionExtensions(config, process.env);
-  const defaultModel = sessionDefaultModel(config, process.env);
+  const { model: defaultModel, provider: defaultProvider } = sessionDefault(config, process.env);
   checkProfileSecrets(config, roots.config, process.env);
   // File-backed secrets are read once, here, into memory: never into an environment.
   const fileSecrets = preloadSecrets(extensions.flatMap((e) => e.secrets ?? []), process.env, { config: roots.config, state: roots.state });
-  return { roots, config, extensions, fileSecrets, ...(defaultModel ? { defaultModel } : {}) };
+  return { roots, config, extensions, fileSecrets, ...(defaultModel ? { defaultModel } : {}), ...(defaultProvider ? { defaultProvider } : {}) };
 }
 
 type DaemonHarness = typeof import("./daemon-main.js");

@@ -2,10 +2,9 @@
 // shell extensions. The provider talks to OPENAI_BASE_URL when it is set and is otherwise the
 // clearly labelled offline demo (`scripted`), so `tau run` works on a fresh machine.
 import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
-import { ConfigError, profileDefaultModel, profileExtension, profilesOf } from "../config/index.js";
+import { ConfigError, profileExtension, profilesOf } from "../config/index.js";
 
 export const OPENAI_KEY_SECRET = "openai-api-key";
-export const DEFAULT_OPENAI_MODEL = "gpt-4o-mini";
 
 export function defaultExtensions(env: NodeJS.ProcessEnv): ExtensionConfig[] {
   const baseUrl = env.OPENAI_BASE_URL;
@@ -17,7 +16,8 @@ export function defaultExtensions(env: NodeJS.ProcessEnv): ExtensionConfig[] {
     command: ["tau", "ext", "provider"],
     startup_timeout_seconds: 30,
     config: baseUrl
-      ? { profile: "chat_completions", base_url: baseUrl, models: [{ id: env.OPENAI_MODEL || DEFAULT_OPENAI_MODEL }], ...(hasKey ? { api_key_secret: OPENAI_KEY_SECRET } : {}) }
+      ? // Without OPENAI_MODEL the server's first listed model is the default, else the provider's fallback.
+        { profile: "chat_completions", base_url: baseUrl, models: env.OPENAI_MODEL ? [{ id: env.OPENAI_MODEL }] : [], ...(hasKey ? { api_key_secret: OPENAI_KEY_SECRET } : {}) }
       : { profile: "scripted" },
     ...(baseUrl && hasKey ? { secrets: [OPENAI_KEY_SECRET] } : {}),
   };
@@ -39,11 +39,6 @@ export function sessionExtensions(config: HarnessConfig, env: NodeJS.ProcessEnv)
     if (names.has(name)) throw new ConfigError(`providers.${name}: an extension of the same name is already configured`);
   }
   return [...base, ...profiles.map(([name, p]) => profileExtension(name, p))];
-}
-
-/** The model new agents use: the configured one, else the rule of profileDefaultModel. */
-export function sessionDefaultModel(config: HarnessConfig, env: NodeJS.ProcessEnv): string | undefined {
-  return profileDefaultModel(config, env, env.OPENAI_MODEL || DEFAULT_OPENAI_MODEL);
 }
 
 /**

@@ -20,7 +20,7 @@ import { ConsumerRegistry } from "./consumers.js";
 import { AgentContext, type ContextHolder, type ToolListing } from "./agent-context.js";
 import { ResumeError, publisherToSource, recordEvent, reopenAgent, sessionMembers } from "./session-restore.js";
 import { agentIdOf, eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
-import { type AgentStarted, type EventName, type EventPayloads, type Publisher, type UiSkillLoadResult } from "../../generated/index.js";
+import { type AgentStarted, type EventName, type EventPayloads, type ModelMetadata, type Publisher, type UiSkillLoadResult } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import type { Peer } from "./peers.js";
 import { emptyAgentFold, foldAgentRecord, type AgentFold } from "./agent-fold.js";
@@ -45,6 +45,10 @@ export interface HarnessOptions {
   readonly configRoot?: string;
   /** The model for agents that did not choose one, `provider/model` or a model id. */
   readonly defaultModel?: string;
+  /** Without one: the provider instance whose default model (the first it declares) they use. */
+  readonly defaultProvider?: string;
+  /** Model metadata from the configuration (`model_info`), by model id or `provider/model`. */
+  readonly modelInfo?: Readonly<Record<string, ModelMetadata>>;
   readonly systemTemplate?: string;
 }
 
@@ -147,6 +151,8 @@ export class Harness {
       systemPrompt: (agentId) => this.systemPromptFor(agentId),
       tools: () => this.toolListing(),
       defaultModel: () => options.defaultModel,
+      defaultProvider: () => options.defaultProvider,
+      modelInfo: () => options.modelInfo,
       warn: (m) => options.warn?.(m),
       agentRecords: (agentId, from, to, maxBytes) => {
         const log = this.agents.get(agentId)?.log;

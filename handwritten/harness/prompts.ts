@@ -3,7 +3,8 @@
 // `agent.prompt_started` commits, turned from provider reports into canonical facts, continued
 // through tool rounds, and closed by `agent.outer_turn_finished`.
 import type { Committed, Event } from "../bus/index.js";
-import type { AgentPromptFailed, AgentStatsUpdated, ErrorClass, EventName, EventPayloads, ModelInfo, ProviderMessage, ProviderResponseFinished, ToolCall, Usage } from "../../generated/index.js";
+import type { AgentPromptFailed, AgentStatsUpdated, ErrorClass, EventName, EventPayloads, ModelInfo, ModelListing, ModelMetadata, ProviderMessage, ProviderResponseFinished, ToolCall, Usage } from "../../generated/index.js";
+import { checkModelChoice, closeMatches, mergedModelInfo } from "../config/models.js";
 import { mintId } from "./ids.js";
 import { addUsage, emptyUsageTotals, type AgentUsageTotals } from "./agent-fold.js";
 import { userEnvelope } from "./context.js";
@@ -16,6 +17,11 @@ type ProviderReport = "provider.response_delta_reported" | "provider.response_fi
 
 /** The first delta is published at once, then at most one sample per interval, plus a final flush. */
 export const DELTA_SAMPLE_INTERVAL_MS = 1000;
+/**
+ * Longest a prompt whose model is not declared waits for providers' model listings under way
+ * (`listing: pending`) before its model is resolved without them (a listing itself gives up sooner).
+ */
+export const MODEL_LISTING_WAIT_MS = 10_000;
 
 export interface PromptPort {
   publish<N extends EventName>(name: N, data: EventPayloads[N]): Promise<boolean>;
@@ -32,6 +38,10 @@ export interface PromptPort {
   systemPrompt(agentId: string): string;
   tools(): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
   defaultModel(): string | undefined;
+  /** Without a default model: the provider instance whose first declared model is the default. */
+  defaultProvider?(): string | undefined;
+  /** Model metadata from the configuration (`model_info`), by model id or `provider/model`. */
+  modelInfo?(): Readonly<Record<string, ModelMetadata>> | undefined;
   warn(message: string): void;
   /** An agent journal's records (for loading a resumed agent's transcript) and its length. */
   agentRecords: AgentRecords;
@@ -75,6 +85,8 @@ interface TranscriptFold {
 
 interface AgentLoop extends TranscriptFold {
   model: string | undefined;
+  /** A dispatch is waiting for model listings under way; it goes on by itself. */
+  awaitingModels: boolean;
   readonly queue: Queued[];
   readonly steering: string[];
   turn: Turn | undefined;
@@ -104,6 +116,12 @@ export class PromptEngine {
   private readonly modelsGeneration = new Map<string, number>();
   /** Every model's info as last declared, kept when its provider leaves: usage so far stays priced. */
   private readonly priced = new Map<string, ModelInfo>();
+  /** What each declaring instance's list is (SPEC-provider-chat-completions, "Model listing"). */
+  private readonly listings = new Map<string, ModelListing>();
+  /** `instance/id` of unlisted configured models already warned about. */
+  private readonly warnedUnlisted = new Set<string>();
+  /** Dispatches waiting for the listings under way. */
+  private listingWaiters: Array<() => void> = [];
 
   constructor(private readonly port: PromptPort) {}
 
@@ -112,6 +130,7 @@ export class PromptEngine {
     if (!l) {
       l = {
         model: undefined,
+        awaitingModels: false,
         queue: [],
         steering: [],
         turn: undefined,
@@ -194,23 +213,70 @@ export class PromptEngine {
     const instance = c.publisher.instance;
     if (instance === undefined || c.publisher.generation === undefined || this.port.generationOf(instance) !== c.publisher.generation) return;
     this.modelsGeneration.set(instance, c.publisher.generation);
-    this.setModels(instance, c.data.models.slice(0, 1024));
+    this.setModels(instance, c.data.models.slice(0, 1024), c.data.listing ?? "configured");
     // Prices and context windows may have come with them (a resumed agent's stats were unpriced).
     for (const [agentId, l] of this.agents) this.publishStats(agentId, l);
   }
 
-  /** Replaces one instance's models (none: it left) and republishes what is available. */
-  private setModels(instance: string, models: ModelInfo[]): void {
+  /**
+   * Replaces one instance's models (`listing` undefined: it left), with what is known of each
+   * merged in, and republishes what is available.
+   */
+  private setModels(instance: string, declared: ModelInfo[], listing: ModelListing | undefined): void {
+    const configured = this.port.modelInfo?.();
+    const models = declared.map((m) => mergedModelInfo(instance, m, configured));
+    if (listing === undefined) this.listings.delete(instance);
+    else this.listings.set(instance, listing);
     if (models.length > 0) this.modelsByInstance.set(instance, models);
     else this.modelsByInstance.delete(instance);
     for (const [id, m] of [...this.models]) if (m.instance === instance) this.models.delete(id);
     for (const info of models) this.models.set(info.id, { instance, info });
     for (const info of models) this.priced.set(info.id, info);
-    void this.port.publish("provider.models_updated", { instance, models });
-    const all = [...this.modelsByInstance.entries()].flatMap(([provider, list]) =>
-      list.map((m) => ({ provider, id: m.id, ...(m.context_window !== undefined ? { context_window: m.context_window } : {}) })),
-    );
-    void this.port.publish("harness.models_available", { models: all.slice(0, 4096) });
+    if (listing === "listed") this.warnUnlisted(instance, models);
+    void this.port.publish("provider.models_updated", { instance, models, ...(listing !== undefined && listing !== "configured" ? { listing } : {}) });
+    const all = [...this.modelsByInstance.entries()].flatMap(([provider, list]) => list.map((m) => ({ provider, ...m })));
+    const listed = [...this.listings].filter(([, s]) => s === "listed").map(([i]) => i);
+    void this.port.publish("harness.models_available", { models: all.slice(0, 4096), ...(listed.length > 0 ? { listed_providers: listed.slice(0, 256) } : {}) });
+    if (![...this.listings.values()].includes("pending")) for (const wake of this.listingWaiters.splice(0)) wake();
+  }
+
+  /**
+   * One warning per configured model the server's listing does not name (a model the provider
+   * was configured with, or the configuration's `model` when it names this provider), with the
+   * close matches among the listed ones. It is mandatory, so a UI attaching later sees it too.
+   */
+  private warnUnlisted(instance: string, models: readonly ModelInfo[]): void {
+    const listed = models.filter((m) => m.listed !== false).map((m) => m.id);
+    const unlisted = models.filter((m) => m.listed === false).map((m) => m.id);
+    const configured = this.port.defaultModel();
+    if (configured !== undefined) {
+      const slash = configured.indexOf("/");
+      const id = slash > 0 && configured.slice(0, slash) === instance ? configured.slice(slash + 1) : this.modelsByInstance.size === 1 ? configured : undefined;
+      if (id !== undefined && !listed.includes(id) && !unlisted.includes(id)) unlisted.push(id);
+    }
+    const lines: string[] = [];
+    for (const id of unlisted) {
+      if (this.warnedUnlisted.has(`${instance}/${id}`)) continue;
+      this.warnedUnlisted.add(`${instance}/${id}`);
+      const close = closeMatches(id, listed);
+      lines.push(`${JSON.stringify(id.slice(0, 200))}${close.length > 0 ? ` (close matches: ${close.join(", ")})` : ""}`);
+    }
+    if (lines.length === 0) return;
+    const text = `provider ${instance}: the server does not list the configured model${lines.length > 1 ? "s" : ""} ${lines.join(", ")}; requests for ${lines.length > 1 ? "them" : "it"} are still sent`;
+    void this.port.publish("harness.notice", { level: "warning", text: fitText(text), mandatory: true, instance });
+  }
+
+  /** Resolves once no model listing is under way, or after `ms`. */
+  private listingsSettled(ms: number): Promise<void> {
+    if (![...this.listings.values()].includes("pending")) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.listingWaiters.push(done);
+    });
   }
 
   /** A human prompt from an attached UI becomes the durable submission fact. */
@@ -250,23 +316,65 @@ export class PromptEngine {
     void this.port.publish("agent.model_set", { agent_id: agentId, model: c.data.model });
   }
 
-  private resolveModel(l: AgentLoop): { model: string; instance: string } | undefined {
+  /**
+   * The model and provider instance of an agent's next prompt (SPEC-provider-chat-completions,
+   * "Choosing a model"), `wait` while a listing under way could decide it (never once `waited`), or
+   * why none can serve it.
+   */
+  private resolveModel(l: AgentLoop, waited: boolean): Target | "wait" | Refusal {
     const wanted = l.model ?? this.port.defaultModel();
-    if (wanted !== undefined) {
-      const slash = wanted.indexOf("/");
-      const [inst, id] = slash > 0 ? [wanted.slice(0, slash), wanted.slice(slash + 1)] : [undefined, wanted];
-      const m = this.models.get(id);
-      if (m && (inst === undefined || inst === m.instance)) return { model: id, instance: m.instance };
-      if (inst !== undefined && this.port.generationOf(inst) !== undefined) return { model: id, instance: inst };
-      return undefined;
+    if (wanted !== undefined) return this.route(wanted, waited);
+    const provider = this.port.defaultProvider?.();
+    if (provider !== undefined) {
+      const own = this.modelsByInstance.get(provider)?.[0];
+      if (own !== undefined) return { model: own.id, instance: provider };
+      // Its models are not in yet: its listing is under way.
+      if (!waited && this.listings.get(provider) === "pending") return "wait";
     }
     const first = [...this.models.entries()].sort(([a], [b]) => (a < b ? -1 : 1))[0];
-    return first ? { model: first[0], instance: first[1].instance } : undefined;
+    if (first) return { model: first[0], instance: first[1].instance };
+    if (!waited && [...this.listings.values()].includes("pending")) return "wait";
+    return { code: "no_provider", diagnostic: "no model is available; configure a provider" };
   }
 
-  private async dispatch(agentId: string): Promise<void> {
+  /** Routes a model name: a declared id, `provider/model`, or an id a provider with an open list may serve. */
+  private route(wanted: string, waited: boolean): Target | "wait" | Refusal {
+    // Ids may hold a `/` themselves (`meta-llama/Llama-3.3-70B-Instruct`): a declared one is taken whole.
+    const whole = this.models.get(wanted);
+    if (whole) return { model: wanted, instance: whole.instance };
+    const slash = wanted.indexOf("/");
+    const inst = slash > 0 ? wanted.slice(0, slash) : undefined;
+    if (inst !== undefined && this.port.generationOf(inst) !== undefined) {
+      const id = wanted.slice(slash + 1);
+      const listing = this.listings.get(inst);
+      if (listing !== "listed" || this.modelsByInstance.get(inst)?.some((m) => m.id === id)) {
+        if (listing === "pending" && !waited) return "wait";
+        return { model: id, instance: inst };
+      }
+      return { code: "unknown_model", diagnostic: this.unknown(wanted) };
+    }
+    // An id no provider declares.
+    if (!waited && [...this.listings.values()].includes("pending")) return "wait";
+    const open = [...this.listings].filter(([i, s]) => s !== "listed" && this.port.generationOf(i) !== undefined).map(([i]) => i);
+    const preferred = this.port.defaultProvider?.();
+    if (preferred !== undefined && open.includes(preferred)) return { model: wanted, instance: preferred };
+    if (open.length === 1) return { model: wanted, instance: open[0] as string };
+    if (open.length > 1) return { code: "no_provider", diagnostic: `several providers may serve model ${wanted}; choose one: ${open.map((i) => `${i}/${wanted}`).join(", ")}` };
+    if (this.models.size === 0) return { code: "no_provider", diagnostic: `no running provider serves model ${wanted}` };
+    return { code: "unknown_model", diagnostic: this.unknown(wanted) };
+  }
+
+  /** Why a model no listing names is refused, with its close matches. */
+  private unknown(wanted: string): string {
+    const models = [...this.modelsByInstance.entries()].flatMap(([provider, list]) => list.map((m) => ({ provider, id: m.id })));
+    const listed = [...this.listings].filter(([, s]) => s === "listed").map(([i]) => i);
+    const choice = checkModelChoice(wanted, { models, listed_providers: listed });
+    return choice.ok ? `no running provider serves model ${wanted}` : choice.message;
+  }
+
+  private async dispatch(agentId: string, waited = false): Promise<void> {
     const l = this.loop(agentId);
-    if (l.turn) return;
+    if (l.turn || l.awaitingModels) return;
     if (!l.transcript) {
       // A resumed agent's first prompt: its transcript is read from the journal first.
       try {
@@ -280,16 +388,22 @@ export class PromptEngine {
       }
       return this.dispatch(agentId);
     }
-    const next = l.queue.shift();
-    if (!next) return;
-    const target = this.resolveModel(l);
-    const generation = target ? this.port.generationOf(target.instance) : undefined;
-    if (!target || generation === undefined) {
+    if (l.queue.length === 0) return;
+    const target = this.resolveModel(l, waited);
+    if (target === "wait") {
+      l.awaitingModels = true;
+      await this.listingsSettled(MODEL_LISTING_WAIT_MS);
+      l.awaitingModels = false;
+      return this.dispatch(agentId, true);
+    }
+    const next = l.queue.shift() as Queued;
+    const generation = "instance" in target ? this.port.generationOf(target.instance) : undefined;
+    if (!("instance" in target) || generation === undefined) {
       await this.port.publish("agent.prompt_failed", {
         agent_id: agentId,
         prompt_id: next.promptId,
-        code: "no_provider",
-        diagnostic: fitText(l.model ? `no running provider serves model ${l.model}` : "no model is available; configure a provider"),
+        code: "instance" in target ? "no_provider" : target.code,
+        diagnostic: fitText("instance" in target ? `no running provider serves model ${target.model}` : target.diagnostic),
       });
       return this.dispatch(agentId);
     }
@@ -479,7 +593,7 @@ export class PromptEngine {
     // Its models leave with it (a respawned process declares them again).
     if (this.modelsGeneration.get(instance) === generation) {
       this.modelsGeneration.delete(instance);
-      this.setModels(instance, []);
+      this.setModels(instance, [], undefined);
     }
     for (const [agentId, l] of this.agents) {
       const t = l.turn;
@@ -531,7 +645,7 @@ export class PromptEngine {
 
   private account(agentId: string, l: AgentLoop, t: Turn, usage: Usage | undefined): void {
     if (!usage) return;
-    addUsage(l.totals, t.model, usage.input_tokens, usage.output_tokens);
+    addUsage(l.totals, t.model, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens ?? 0);
     this.publishStats(agentId, l);
   }
 
@@ -543,9 +657,12 @@ export class PromptEngine {
     const u = l.totals;
     if (u.input_tokens === 0 && u.output_tokens === 0) return;
     let cost = 0;
-    for (const [model, [input, output]] of Object.entries(u.by_model)) {
+    for (const [model, [input, output, cachedTokens]] of Object.entries(u.by_model)) {
       const info = this.priced.get(model);
-      cost += ((info?.input_cost ?? 0) * input + (info?.output_cost ?? 0) * output) / 1_000_000;
+      // Prices are per million tokens; cached input tokens are part of the input tokens, at their own price.
+      const cached = Math.min(cachedTokens, input);
+      const price = info?.input_cost ?? 0;
+      cost += (price * (input - cached) + (info?.cached_input_cost ?? price) * cached + (info?.output_cost ?? 0) * output) / 1_000_000;
     }
     const stats: AgentStatsUpdated = { agent_id: agentId, usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens }, cost_usd: cost, context_tokens: u.context_tokens };
     const model = u.context_model ?? l.model;
@@ -558,6 +675,11 @@ export class PromptEngine {
   }
 
 }
+
+/** Where a prompt goes: the model id sent and the provider instance that serves it. */
+type Target = { readonly model: string; readonly instance: string };
+/** Why no provider can take a prompt. */
+type Refusal = { readonly code: "no_provider" | "unknown_model"; readonly diagnostic: string };
 
 /** A tool call without a result (an interrupted round) gets a synthetic error so the transcript stays closed. */
 function closeDanglingCalls(messages: readonly ProviderMessage[]): ProviderMessage[] {

@@ -11,7 +11,8 @@
 // Every POST whose path ends in `/chat/completions` takes the next scripted response from the
 // queue, in order. With the queue empty the server answers 400 with
 // `{"error":{"code":"fake_unscripted"}}` (a terminal, non-retried failure) and counts it in
-// `unscripted`. `GET …/models` answers the `models` list given to start(). Anything else is 404.
+// `unscripted`. `GET …/models` answers the `models` list given to start() (or setModels), or the
+// scripted `modelsResponse`. Anything else is 404.
 // Every request is logged in `requests` (method, path, headers, raw and parsed body) before it is
 // answered. close() destroys open connections, including hanging ones.
 import { createServer, type IncomingMessage } from "node:http";
@@ -55,6 +56,8 @@ export interface ReceivedRequest {
 export interface FakeOpenAIOptions {
   /** Model ids listed by `GET …/models`. */
   models?: string[];
+  /** What `GET …/models` answers instead of the `models` list (an error, a slow or oversize answer). */
+  modelsResponse?: ScriptedResponse;
   /** Serve https with this key and certificate (PEM). */
   tls?: { key: string | Buffer; cert: string | Buffer };
 }
@@ -65,13 +68,15 @@ export class FakeOpenAI {
   unscripted = 0;
   readonly #queue: ScriptedResponse[] = [];
   readonly #server: Server;
-  readonly #models: string[];
+  #models: string[];
+  #modelsResponse: ScriptedResponse | undefined;
   readonly #waiters: (() => void)[] = [];
   #port = 0;
   readonly #scheme: "http" | "https";
 
   private constructor(options: FakeOpenAIOptions) {
     this.#models = options.models ?? [];
+    this.#modelsResponse = options.modelsResponse;
     this.#scheme = options.tls ? "https" : "http";
     const handle = (req: IncomingMessage, res: ServerResponse) => {
       const parts: Buffer[] = [];
@@ -130,6 +135,20 @@ export class FakeOpenAI {
     return this.#queue.length;
   }
 
+  /** Sets what `GET …/models` answers from now on: a list of ids, or a scripted response. */
+  setModels(models: string[] | ScriptedResponse): this {
+    if (Array.isArray(models)) {
+      this.#models = [...models];
+      this.#modelsResponse = undefined;
+    } else this.#modelsResponse = models;
+    return this;
+  }
+
+  /** Model listing requests (`GET …/models`) received so far. */
+  get modelRequests(): ReceivedRequest[] {
+    return this.requests.filter((r) => r.method === "GET" && (r.path.split("?")[0] ?? "").endsWith("/models"));
+  }
+
   /** Chat-completion requests received so far. */
   get chatRequests(): ReceivedRequest[] {
     return this.requests.filter((r) => r.method === "POST" && (r.path.split("?")[0] ?? "").endsWith("/chat/completions"));
@@ -168,7 +187,7 @@ export class FakeOpenAI {
       return;
     }
     if (method === "GET" && path.endsWith("/models")) {
-      void serve(res, jsonResponse(200, { object: "list", data: this.#models.map((id) => ({ id, object: "model", owned_by: "fake" })) }));
+      void serve(res, this.#modelsResponse ?? jsonResponse(200, { object: "list", data: this.#models.map((id) => ({ id, object: "model", owned_by: "fake" })) }));
       return;
     }
     void serve(res, errorResponse(404, { code: "not_found", message: "unknown path" }));

@@ -3,7 +3,7 @@
 // rules can be tested one commit at a time, beside the process-level tests. Every publication is
 // checked against its generated schema, as the bus would, and committed events reach the engines
 // through the consumers declared in consumers.ts, registered as the harness registers them.
-import { PERSISTENCE, type EventName, type EventPayloads } from "../../generated/index.js";
+import { PERSISTENCE, type EventName, type EventPayloads, type ModelMetadata } from "../../generated/index.js";
 import type { Committed, Event, PublisherEnvelope } from "../../handwritten/bus/index.js";
 import { agentIdOf, checkedEvent } from "../../handwritten/protocol/index.js";
 import { emptyAgentFold, foldAgentRecord } from "../../handwritten/harness/agent-fold.js";
@@ -55,6 +55,10 @@ export class InMemoryHarness {
   /** Set to make reading a journal throw. */
   unreadableJournal: string | undefined;
   defaultModel: string | undefined;
+  /** The provider instance whose first declared model is the default (without `defaultModel`). */
+  defaultProvider: string | undefined;
+  /** The configuration's `model_info`. */
+  modelInfo: Record<string, ModelMetadata> | undefined;
   readonly prompts: PromptEngine;
   readonly tools: ToolRouter;
   private readonly background = new Set<Promise<unknown>>();
@@ -79,6 +83,8 @@ export class InMemoryHarness {
       systemPrompt: (agentId) => `system prompt of ${agentId}`,
       tools: () => [...this.tools.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
       defaultModel: () => this.defaultModel,
+      defaultProvider: () => this.defaultProvider,
+      modelInfo: () => this.modelInfo,
       warn: (m) => this.warnings.push(m),
       agentRecords: (agentId, from, to) => {
         if (this.unreadableJournal !== undefined) throw new Error(this.unreadableJournal);

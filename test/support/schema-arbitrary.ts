@@ -51,9 +51,11 @@ function arbitraryFor(schema: Schema, root: Schema): fc.Arbitrary<unknown> {
       const max = typeof schema.maximum === "number" ? Math.min(schema.maximum, Number.MAX_SAFE_INTEGER) : 1_000_000;
       return fc.integer({ min: Math.max(min, Number.MIN_SAFE_INTEGER), max });
     }
-    case "number":
+    case "number": {
       // The wire, like JSON, does not keep the sign of zero (cbor-x encodes -0 as the integer 0).
-      return fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => (n === 0 ? 0 : n));
+      const bounds = { ...(typeof schema.minimum === "number" ? { min: schema.minimum } : {}), ...(typeof schema.maximum === "number" ? { max: schema.maximum } : {}) };
+      return fc.double({ noNaN: true, noDefaultInfinity: true, ...bounds }).map((n) => (n === 0 ? 0 : n));
+    }
     case "boolean":
       return fc.boolean();
     case "null":

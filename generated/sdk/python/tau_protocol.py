@@ -1098,40 +1098,84 @@ class ExtensionStarting:
 
 @dataclass
 class AvailableModel:
+    """A model and what is known of it, merged (SPEC-provider-chat-completions, "Model
+    metadata").
+    """
     id: str
     provider: str
+    cached_input_cost: Optional[float] = None
+    """USD per million input tokens read from the server's prompt cache."""
+
     context_window: Optional[int] = None
+    """Tokens of context the model accepts (what compaction thresholds are measured against)."""
+
+    input_cost: Optional[float] = None
+    """USD per million input tokens."""
+
+    listed: Optional[bool] = None
+    """`false`: configured, but the server's listing does not name it."""
+
+    max_output_tokens: Optional[int] = None
+    """The most tokens one response may hold."""
+
+    output_cost: Optional[float] = None
+    """USD per million output tokens."""
 
     @staticmethod
     def from_dict(obj: Any) -> 'AvailableModel':
         assert isinstance(obj, dict)
         id = from_str(obj.get("id"))
         provider = from_str(obj.get("provider"))
+        cached_input_cost = from_union([from_float, from_none], obj.get("cached_input_cost"))
         context_window = from_union([from_int, from_none], obj.get("context_window"))
-        return AvailableModel(id, provider, context_window)
+        input_cost = from_union([from_float, from_none], obj.get("input_cost"))
+        listed = from_union([from_bool, from_none], obj.get("listed"))
+        max_output_tokens = from_union([from_int, from_none], obj.get("max_output_tokens"))
+        output_cost = from_union([from_float, from_none], obj.get("output_cost"))
+        return AvailableModel(id, provider, cached_input_cost, context_window, input_cost, listed, max_output_tokens, output_cost)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["id"] = from_str(self.id)
         result["provider"] = from_str(self.provider)
+        if self.cached_input_cost is not None:
+            result["cached_input_cost"] = from_union([to_float, from_none], self.cached_input_cost)
         if self.context_window is not None:
             result["context_window"] = from_union([from_int, from_none], self.context_window)
+        if self.input_cost is not None:
+            result["input_cost"] = from_union([to_float, from_none], self.input_cost)
+        if self.listed is not None:
+            result["listed"] = from_union([from_bool, from_none], self.listed)
+        if self.max_output_tokens is not None:
+            result["max_output_tokens"] = from_union([from_int, from_none], self.max_output_tokens)
+        if self.output_cost is not None:
+            result["output_cost"] = from_union([to_float, from_none], self.output_cost)
         return result
 
 
 @dataclass
 class HarnessModelsAvailable:
     models: List[AvailableModel]
+    """Every provider's models, each provider's default first."""
+
+    listed_providers: Optional[List[str]] = None
+    """The providers whose lists are complete (`listing: listed`): a model id that none of them
+    lists
+    is refused by `:model` and `tau run --model` unless another provider could serve it.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'HarnessModelsAvailable':
         assert isinstance(obj, dict)
         models = from_list(AvailableModel.from_dict, obj.get("models"))
-        return HarnessModelsAvailable(models)
+        listed_providers = from_union([lambda x: from_list(from_str, x), from_none], obj.get("listed_providers"))
+        return HarnessModelsAvailable(models, listed_providers)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["models"] = from_list(lambda x: to_class(AvailableModel, x), self.models)
+        if self.listed_providers is not None:
+            result["listed_providers"] = from_union([lambda x: from_list(from_str, x), from_none], self.listed_providers)
         return result
 
 
@@ -1431,31 +1475,66 @@ class ProviderCancelRequest:
         return result
 
 
+class ModelListing(Enum):
+    """What a provider's model list is (SPEC-provider-chat-completions, "Model listing")."""
+
+    CONFIGURED = "configured"
+    LISTED = "listed"
+    PENDING = "pending"
+
+
 @dataclass
 class ModelInfo:
+    """A model a provider serves, with what is known of it (SPEC-provider-chat-completions,
+    "Models"): the harness fills in
+    what the provider leaves out from the configuration's `model_info` and the built-in table.
+    """
     id: str
+    cached_input_cost: Optional[float] = None
+    """USD per million input tokens read from the server's prompt cache."""
+
     context_window: Optional[int] = None
+    """Tokens of context (input and output together) the model accepts."""
+
     input_cost: Optional[float] = None
-    """USD per million tokens."""
+    """USD per million input tokens."""
+
+    listed: Optional[bool] = None
+    """Only in a `listed` declaration: `false` for a configured model the server's listing does
+    not
+    name (it is still declared, and a warning names close matches).
+    """
+    max_output_tokens: Optional[int] = None
+    """The most tokens one response may hold."""
 
     output_cost: Optional[float] = None
+    """USD per million output tokens."""
 
     @staticmethod
     def from_dict(obj: Any) -> 'ModelInfo':
         assert isinstance(obj, dict)
         id = from_str(obj.get("id"))
+        cached_input_cost = from_union([from_float, from_none], obj.get("cached_input_cost"))
         context_window = from_union([from_int, from_none], obj.get("context_window"))
         input_cost = from_union([from_float, from_none], obj.get("input_cost"))
+        listed = from_union([from_bool, from_none], obj.get("listed"))
+        max_output_tokens = from_union([from_int, from_none], obj.get("max_output_tokens"))
         output_cost = from_union([from_float, from_none], obj.get("output_cost"))
-        return ModelInfo(id, context_window, input_cost, output_cost)
+        return ModelInfo(id, cached_input_cost, context_window, input_cost, listed, max_output_tokens, output_cost)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["id"] = from_str(self.id)
+        if self.cached_input_cost is not None:
+            result["cached_input_cost"] = from_union([to_float, from_none], self.cached_input_cost)
         if self.context_window is not None:
             result["context_window"] = from_union([from_int, from_none], self.context_window)
         if self.input_cost is not None:
             result["input_cost"] = from_union([to_float, from_none], self.input_cost)
+        if self.listed is not None:
+            result["listed"] = from_union([from_bool, from_none], self.listed)
+        if self.max_output_tokens is not None:
+            result["max_output_tokens"] = from_union([from_int, from_none], self.max_output_tokens)
         if self.output_cost is not None:
             result["output_cost"] = from_union([to_float, from_none], self.output_cost)
         return result
@@ -1464,16 +1543,23 @@ class ModelInfo:
 @dataclass
 class ProviderModelsDeclared:
     models: List[ModelInfo]
+    """The instance's models, its default first (SPEC-provider-chat-completions, "The default
+    model").
+    """
+    listing: Optional[ModelListing] = None
 
     @staticmethod
     def from_dict(obj: Any) -> 'ProviderModelsDeclared':
         assert isinstance(obj, dict)
         models = from_list(ModelInfo.from_dict, obj.get("models"))
-        return ProviderModelsDeclared(models)
+        listing = from_union([ModelListing, from_none], obj.get("listing"))
+        return ProviderModelsDeclared(models, listing)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["models"] = from_list(lambda x: to_class(ModelInfo, x), self.models)
+        if self.listing is not None:
+            result["listing"] = from_union([lambda x: to_enum(ModelListing, x), from_none], self.listing)
         return result
 
 
@@ -1481,18 +1567,22 @@ class ProviderModelsDeclared:
 class ProviderModelsUpdated:
     instance: str
     models: List[ModelInfo]
+    listing: Optional[ModelListing] = None
 
     @staticmethod
     def from_dict(obj: Any) -> 'ProviderModelsUpdated':
         assert isinstance(obj, dict)
         instance = from_str(obj.get("instance"))
         models = from_list(ModelInfo.from_dict, obj.get("models"))
-        return ProviderModelsUpdated(instance, models)
+        listing = from_union([ModelListing, from_none], obj.get("listing"))
+        return ProviderModelsUpdated(instance, models, listing)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["instance"] = from_str(self.instance)
         result["models"] = from_list(lambda x: to_class(ModelInfo, x), self.models)
+        if self.listing is not None:
+            result["listing"] = from_union([lambda x: to_enum(ModelListing, x), from_none], self.listing)
         return result
 
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { SessionClient, Delivery } from "../session-client.js";
 import { KeyDecoder, type Key } from "./keys.js";
 import { Editor } from "./editor.js";
-import { helpText, historyText, parseInput, type ParsedInput } from "./command-mode.js";
+import { MAX_COMPLETIONS_SHOWN, completeLine, helpText, historyText, parseInput, type ParsedInput } from "./command-mode.js";
 import { Transcript, type AgentView, type Item } from "./transcript.js";
 import { Scrollback, type DrawSettings } from "./scrollback.js";
 import { editorRows } from "./editor-rows.js";
@@ -25,6 +25,7 @@ import {
 } from "../ui/index.js";
 import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
 import { PERSISTENCE } from "../../../generated/index.js";
+import { checkModelChoice } from "../../config/models.js";
 import { agentIdOf, checkedEvent } from "../../protocol/index.js";
 
 /** How the UI left its session. */
@@ -270,9 +271,28 @@ export class TuiApp {
     if (key.kind === "ctrl" && key.key === "d" && this.editor.text === "") return this.leave("quit");
     // Ctrl-L redraws the screen as a resize does: the newest finished rows, then the live region.
     if (key.kind === "ctrl" && key.key === "l") return this.resized();
+    if (key.kind === "tab" && this.editor.search === undefined) return this.complete();
     const action = this.editor.apply(key);
     if (action.kind === "refused") this.note("warning", "the prompt is at its size limit; the input was not added");
     if (action.kind === "submit") this.submit(action.text);
+  }
+
+  /**
+   * Tab: completes a command's name, or a model name after `:model `, on a one-line editor with the
+   * cursor at its end; when several candidates remain they are listed below.
+   */
+  private complete(): void {
+    const lines = this.editor.lineTexts;
+    const { row, col } = this.editor.cursor;
+    if (lines.length !== 1 || row !== 0 || col !== (lines[0] as string).length) return;
+    const done = completeLine(lines[0] as string, this.transcript.models);
+    if (done === undefined) return;
+    if (done.text !== lines[0]) this.editor.setText(done.text);
+    else if (done.candidates.length > 1) {
+      const shown = done.candidates.slice(0, MAX_COMPLETIONS_SHOWN);
+      const more = done.candidates.length - shown.length;
+      this.note("info", `${shown.join("  ")}${more > 0 ? `  (and ${more} more)` : ""}`);
+    }
   }
 
   private submit(raw: string): void {
@@ -342,6 +362,9 @@ export class TuiApp {
           const models = this.transcript.models.map((m) => `${m.provider}/${m.id}`);
           return this.note("info", models.length > 0 ? `models: ${models.join(", ")} — current: ${this.current()?.model ?? "default"}` : "no model is available yet");
         }
+        // Checked against what the providers list; refused here, with close matches, before anything is sent.
+        const choice = checkModelChoice(args[0], { models: this.transcript.models, listed_providers: this.transcript.listedProviders });
+        if (!choice.ok) return this.note("error", `${choice.message} — :model lists the models`);
         client.emit("ui.model_select", { agent_id: this.focus, model: args[0] });
         return;
       }

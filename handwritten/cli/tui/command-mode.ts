@@ -121,6 +121,50 @@ export function helpText(name?: string, specs: readonly CommandSpec[] = COMMAND_
     "!COMMAND — run a shell command; its output enters the agent's context",
     "!!COMMAND — run a shell command; its output stays in this terminal",
     "::TEXT — send TEXT starting with ':' to the model",
-    "Keys: Enter sends, Alt-Enter or Ctrl-J adds a line, Up/Down browse history, Ctrl-R searches it, Ctrl-C cancels or clears, Ctrl-D on an empty line quits",
+    "Keys: Enter sends, Alt-Enter or Ctrl-J adds a line, Up/Down browse history, Ctrl-R searches it, Tab completes a command or model name, Ctrl-C cancels or clears, Ctrl-D on an empty line quits",
   ].join("\n");
+}
+
+/** Most candidates a completion lists when it cannot choose one. */
+export const MAX_COMPLETIONS_SHOWN = 20;
+
+export interface Completion {
+  /** The line completed as far as the candidates agree (unchanged when they agree no further). */
+  readonly text: string;
+  /** The candidates, when more than one remains. */
+  readonly candidates: readonly string[];
+}
+
+/**
+ * Tab completion of a one-line command: a command's name after `:`, and a model name after
+ * `:model ` (a model id, or `provider/id` for one several providers declare or once a `/` is typed).
+ * Undefined when the line is not one of those.
+ */
+export function completeLine(line: string, models: readonly { provider: string; id: string }[], specs: readonly CommandSpec[] = COMMAND_SPECS): Completion | undefined {
+  const command = /^(\s*):(\S*)$/u.exec(line);
+  if (command) {
+    const names = specs.map((s) => s.name).filter((n) => n.startsWith(command[2] as string));
+    return complete(`${command[1]}:`, command[2] as string, names, " ");
+  }
+  const model = /^(\s*:model\s+)(\S*)$/u.exec(line);
+  if (model) {
+    const typed = model[2] as string;
+    const owners = new Map<string, number>();
+    for (const m of models) owners.set(m.id, (owners.get(m.id) ?? 0) + 1);
+    const names = new Set<string>();
+    for (const m of models) {
+      const name = owners.get(m.id) === 1 && m.id.startsWith(typed) ? m.id : `${m.provider}/${m.id}`;
+      if (name.startsWith(typed)) names.add(name);
+    }
+    return complete(model[1] as string, typed, [...names].sort(), "");
+  }
+  return undefined;
+}
+
+function complete(head: string, typed: string, names: readonly string[], after: string): Completion {
+  if (names.length === 0) return { text: head + typed, candidates: [] };
+  if (names.length === 1) return { text: `${head}${names[0]}${after}`, candidates: [] };
+  let common = names[0] as string;
+  for (const n of names) while (!n.startsWith(common)) common = common.slice(0, -1);
+  return { text: head + (common.length > typed.length ? common : typed), candidates: names };
 }

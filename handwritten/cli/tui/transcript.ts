@@ -52,6 +52,8 @@ export class Transcript {
   /** Session-wide notices (not tied to an agent). */
   readonly notices: Item[] = [];
   models: { provider: string; id: string }[] = [];
+  /** Providers whose model lists are complete (`harness.models_available.listed_providers`). */
+  listedProviders: string[] = [];
   /** Per agent, the newest item of each key (`keyOf`): folding an event never scans the items. */
   private readonly keyed = new Map<AgentView, Map<string, Item>>();
   /** Per agent, items pushed unfinished that a failure or cancellation closes (a superset). */
@@ -130,6 +132,7 @@ export class Transcript {
     }
     if (e.name === "harness.models_available") {
       this.models = e.data.models.map((m) => ({ provider: m.provider, id: m.id }));
+      this.listedProviders = [...(e.data.listed_providers ?? [])];
       return true;
     }
     const agentId = agentIdOf(e);

@@ -8,6 +8,7 @@ import type { ProviderCall } from "../../protocol/provider-request.js";
 import type { EgressPolicy } from "./index.js";
 import { SCRIPTED_MODEL, scriptedTurn } from "./scripted.js";
 import { readProxySettings } from "./proxy-settings.js";
+import { declaredModels, type ModelListingResult } from "./declared-models.js";
 
 interface ProviderConfig {
   profile?: "chat_completions" | "scripted";
@@ -17,6 +18,8 @@ interface ProviderConfig {
   api_key_secret?: string;
   /** How kept reasoning is sent back (SPEC-provider-chat-completions); `auto` when absent. */
   reasoning_replay?: ReasoningReplay;
+  /** Ask the server for its models (`GET /models`) once; true when absent. */
+  list_models?: boolean;
 }
 
 const REASONING_REPLAYS: ReadonlySet<unknown> = new Set<ReasoningReplay>(["auto", "reasoning_content", "reasoning", "none"]);
@@ -27,7 +30,9 @@ export async function main(): Promise<void> {
   const profile = cfg.profile ?? "scripted";
   if (profile === "chat_completions" && !cfg.base_url) return ext.configError("chat_completions needs base_url");
   const models: ModelInfo[] = profile === "scripted" ? [{ id: SCRIPTED_MODEL, context_window: 32_000 }] : (cfg.models ?? []);
-  if (models.length === 0) return ext.configError("no models configured for this provider");
+  // The server's listing is read once, after ready (SPEC-provider-chat-completions, "Model listing").
+  const listing = profile === "chat_completions" && cfg.list_models !== false;
+  if (models.length === 0 && !listing) return ext.configError("no models configured for this provider");
   const apiKey = cfg.api_key_secret ? ext.configuration.secrets[cfg.api_key_secret] : undefined;
   if (cfg.reasoning_replay !== undefined && !REASONING_REPLAYS.has(cfg.reasoning_replay)) {
     return ext.configError("reasoning_replay must be auto, reasoning_content, reasoning or none");
@@ -40,7 +45,9 @@ export async function main(): Promise<void> {
     }
   }
   const running = new Map<string, AbortController>();
-  void ext.emit("provider.models_declared", { models });
+  // The configured models at once (a prompt for one of them need not wait for the listing); while
+  // the listing is read they are `pending`, and the declaration made from it replaces them.
+  void ext.emit("provider.models_declared", { models, listing: profile === "scripted" ? "listed" : listing ? "pending" : "configured" });
   // The HTTP client (the wire client and the egress policy on node:http) is loaded only by the
   // profile that talks to a server, and only after ready is on its way: its start-up then overlaps
   // the harness's activation and the first prompt's set-up instead of delaying them.
@@ -72,7 +79,40 @@ export async function main(): Promise<void> {
     }
   });
   ext.ready();
-  if (profile === "chat_completions") setImmediate(() => void loadClient().catch(() => {})); // a failure is reported by the request that needs it
+  if (profile === "chat_completions") {
+    setImmediate(() => {
+      const client = loadClient();
+      client.catch(() => {}); // a failure is reported by the request that needs it
+      if (listing) void declareListed(ext, client, { baseUrl: cfg.base_url as string, ...(apiKey ? { apiKey } : {}) }, models);
+    });
+  }
+}
+
+/**
+ * Reads the server's listing and declares the models it decides (declaredModels). A listing that
+ * cannot be had is not an error: a note in the extension's log says why, and the configured models
+ * (or the fallback) are declared as `configured`.
+ */
+async function declareListed(ext: Extension, client: Promise<{ http: HttpClient; egress: EgressPolicy }>, profile: { baseUrl: string; apiKey?: string }, configured: readonly ModelInfo[]): Promise<void> {
+  let result: ModelListingResult;
+  try {
+    const { http, egress } = await client;
+    const listing = http.listModels(profile, { egress });
+    // The listing took the connection opened ahead for the first prompt: open another for it.
+    try {
+      egress.preconnect(http.chatCompletionsUrl(profile.baseUrl));
+    } catch {
+      // reported by the first request
+    }
+    result = await listing;
+  } catch (err) {
+    result = { ok: false, reason: `the HTTP client could not start: ${(err as Error).name}` };
+  }
+  mark("provider models listed");
+  const declared = declaredModels(configured, result);
+  if (!result.ok) process.stderr.write(`debug: no model listing (GET /models: ${result.reason}); declaring ${declared.models.map((m) => m.id).join(", ").slice(0, 200)}\n`);
+  else if (result.skipped > 0) process.stderr.write(`debug: ${result.skipped} entries of the model listing were skipped (unusable, repeated, or past the bound)\n`);
+  void ext.emit("provider.models_declared", declared);
 }
 
 async function runScripted(ext: Extension, req: ProviderCall, signal: AbortSignal): Promise<void> {

@@ -67,14 +67,14 @@ describe("skills through the real tau binary", () => {
 
   it("[skills.load.unknown] an unknown skill is a clear error and nothing reaches the model", async () => {
     const { env, project } = workspace();
-    const before = fake.requests.length;
+    const before = fake.chatRequests.length;
     const r = await runTau(["run", "--skill", "nope", "-p", "x"], { env, cwd: project });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('unknown skill "nope"; known skills: greet, release-notes');
-    expect(fake.requests.length).toBe(before);
+    expect(fake.chatRequests.length).toBe(before);
     const skipped = await runTau(["run", "--skill", "broken"], { env, cwd: project });
     expect(skipped.code).toBe(1);
     expect(skipped.stderr).toContain("broken/SKILL.md: front matter has no `description`");
-    expect(fake.requests.length).toBe(before);
+    expect(fake.chatRequests.length).toBe(before);
   });
 });

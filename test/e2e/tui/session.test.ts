@@ -61,7 +61,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
   it("[tui.pty.session] starts, takes a prompt, shows the tool row and the streamed answer, and quits cleanly", async () => {
     const w = workspace();
     writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
-    const requestsBefore = fake.requests.length;
+    const requestsBefore = fake.chatRequests.length;
     fake.enqueue(
       toolCallResponse([{ id: "call_read_1", name: "read", arguments: ['{"path":', '"notes.txt"}'] }]),
       textResponse(["The notes ", "say: remember ", "the milk."], { delayMs: 30, usage: { prompt_tokens: 120, completion_tokens: 9, total_tokens: 129 } }),
@@ -78,7 +78,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     expect(screen.some((l) => /^read l_read_1 ok {2}path=notes\.txt/.test(l)), screen.join("\n")).toBe(true);
     expect(screen.some((l) => l.includes("The notes say: remember the milk."))).toBe(true);
     expect(screen.some((l) => l.includes("fake-model") && l.includes("↑120 ↓9"))).toBe(true);
-    expect(fake.requests.length - requestsBefore).toBe(2);
+    expect(fake.chatRequests.length - requestsBefore).toBe(2);
     expect(await quit(t)).toBe(0);
     // The live region is erased on exit; the transcript stays.
     expect(t.screen().some((l) => l.includes(" · ready"))).toBe(false);

@@ -263,13 +263,31 @@ type ExtensionStarting struct {
 }
 
 type HarnessModelsAvailable struct {
+	// The providers whose lists are complete (`listing: listed`): a model id that none of them
+	// lists
+	// is refused by `:model` and `tau run --model` unless another provider could serve it.
+	ListedProviders []string `json:"listed_providers,omitempty" cbor:"listed_providers,omitempty"`
+	// Every provider's models, each provider's default first.
 	Models []AvailableModel `json:"models" cbor:"models"`
 }
 
+// A model and what is known of it, merged (SPEC-provider-chat-completions, "Model
+// metadata").
 type AvailableModel struct {
+	// USD per million input tokens read from the server's prompt cache.
+	CachedInputCost *float64 `json:"cached_input_cost,omitempty" cbor:"cached_input_cost,omitempty"`
+	// Tokens of context the model accepts (what compaction thresholds are measured against).
 	ContextWindow *int64 `json:"context_window,omitempty" cbor:"context_window,omitempty"`
 	ID            string `json:"id" cbor:"id"`
-	Provider      string `json:"provider" cbor:"provider"`
+	// USD per million input tokens.
+	InputCost *float64 `json:"input_cost,omitempty" cbor:"input_cost,omitempty"`
+	// `false`: configured, but the server's listing does not name it.
+	Listed *bool `json:"listed,omitempty" cbor:"listed,omitempty"`
+	// The most tokens one response may hold.
+	MaxOutputTokens *int64 `json:"max_output_tokens,omitempty" cbor:"max_output_tokens,omitempty"`
+	// USD per million output tokens.
+	OutputCost *float64 `json:"output_cost,omitempty" cbor:"output_cost,omitempty"`
+	Provider   string   `json:"provider" cbor:"provider"`
 }
 
 type HarnessNotice struct {
@@ -346,20 +364,37 @@ type ProviderCancelRequest struct {
 }
 
 type ProviderModelsDeclared struct {
+	Listing *ModelListing `json:"listing,omitempty" cbor:"listing,omitempty"`
+	// The instance's models, its default first (SPEC-provider-chat-completions, "The default
+	// model").
 	Models []ModelInfo `json:"models" cbor:"models"`
 }
 
+// A model a provider serves, with what is known of it (SPEC-provider-chat-completions,
+// "Models"): the harness fills in
+// what the provider leaves out from the configuration's `model_info` and the built-in table.
 type ModelInfo struct {
+	// USD per million input tokens read from the server's prompt cache.
+	CachedInputCost *float64 `json:"cached_input_cost,omitempty" cbor:"cached_input_cost,omitempty"`
+	// Tokens of context (input and output together) the model accepts.
 	ContextWindow *int64 `json:"context_window,omitempty" cbor:"context_window,omitempty"`
 	ID            string `json:"id" cbor:"id"`
-	// USD per million tokens.
-	InputCost  *float64 `json:"input_cost,omitempty" cbor:"input_cost,omitempty"`
+	// USD per million input tokens.
+	InputCost *float64 `json:"input_cost,omitempty" cbor:"input_cost,omitempty"`
+	// Only in a `listed` declaration: `false` for a configured model the server's listing does
+	// not
+	// name (it is still declared, and a warning names close matches).
+	Listed *bool `json:"listed,omitempty" cbor:"listed,omitempty"`
+	// The most tokens one response may hold.
+	MaxOutputTokens *int64 `json:"max_output_tokens,omitempty" cbor:"max_output_tokens,omitempty"`
+	// USD per million output tokens.
 	OutputCost *float64 `json:"output_cost,omitempty" cbor:"output_cost,omitempty"`
 }
 
 type ProviderModelsUpdated struct {
-	Instance string      `json:"instance" cbor:"instance"`
-	Models   []ModelInfo `json:"models" cbor:"models"`
+	Instance string        `json:"instance" cbor:"instance"`
+	Listing  *ModelListing `json:"listing,omitempty" cbor:"listing,omitempty"`
+	Models   []ModelInfo   `json:"models" cbor:"models"`
 }
 
 // The head of the transient full prompt, directed to the owning provider instance only; its
@@ -1080,6 +1115,15 @@ type NoticeMessageName string
 
 const (
 	Notice NoticeMessageName = "notice"
+)
+
+// What a provider's model list is (SPEC-provider-chat-completions, "Model listing").
+type ModelListing string
+
+const (
+	Configured ModelListing = "configured"
+	Listed     ModelListing = "listed"
+	Pending    ModelListing = "pending"
 )
 
 type MessageRole string
