@@ -15,3 +15,14 @@ export {
   removeProfileDropIn,
   writeProfileDropIn,
 } from "./providers.js";
+export {
+  TRUSTED_PROJECTS_FILE,
+  expandPath,
+  loadSandboxConfig,
+  projectTrusted,
+  trustProject,
+  type LoadedSandboxConfig,
+  type SandboxConfigFile,
+  type SandboxConfigSources,
+  type SandboxLayer,
+} from "./sandbox.js";
