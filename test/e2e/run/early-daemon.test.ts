@@ -72,7 +72,8 @@ describe("the early daemon of tau run", () => {
     const [agent] = readdirSync(agents);
     const journal = replayJournal<JournalRecord>(join(agents, agent as string, "events.cbor"), { validate: validateJournalRecord }).records;
     const output = String(journal.find((x) => x.event.name === "provider.tool_result")?.event.data.output).trim().split("\n");
-    const [client, daemon, leads, seen, instance] = output;
+    const [note, client, daemon, leads, seen, instance] = output;
+    expect(note).toMatch(/^\[sandbox: not in use/);
     expect(client).toBe("client: run --no-sandbox -p probe");
     expect(daemon).toMatch(new RegExp(`^daemon: daemon --for-run ${session} [0-9a-f]{16} --no-sandbox -p probe$`));
     expect(leads).toBe("daemon leads its session: yes");

@@ -63,7 +63,8 @@ describe("the sandbox's network", () => {
     const third = await s.shell(fetchCommand(port));
     expect(third.output).toMatch(/\[exit code [1-9]\d*\]$/);
     expect(hits).toBe(1);
-    expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(2);
+    // The third was refused without a prompt (the two above were taken from the inbox as they came).
+    expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(0);
   });
 
   it("[sandbox.net.no-daemon-socket] a sandboxed command cannot open the daemon's socket", async () => {
