@@ -41,6 +41,13 @@ export const EVENT_NAMES = [
   "provider.retry_scheduled",
   "provider.tool_error",
   "provider.tool_result",
+  "sandbox.approval_answer",
+  "sandbox.approval_requested",
+  "sandbox.approval_resolved",
+  "sandbox.command_request",
+  "sandbox.command_result",
+  "sandbox.diagnostic_recorded",
+  "sandbox.state_reported",
   "session.agent_loaded",
   "session.agent_unloaded",
   "session.replay_complete",
@@ -116,6 +123,13 @@ export interface EventPayloads {
   "provider.retry_scheduled": T.ProviderRetryScheduled;
   "provider.tool_error": T.ProviderToolError;
   "provider.tool_result": T.ProviderToolResult;
+  "sandbox.approval_answer": T.SandboxApprovalAnswer;
+  "sandbox.approval_requested": T.SandboxApprovalRequested;
+  "sandbox.approval_resolved": T.SandboxApprovalResolved;
+  "sandbox.command_request": T.SandboxCommandRequest;
+  "sandbox.command_result": T.SandboxCommandResult;
+  "sandbox.diagnostic_recorded": T.SandboxDiagnosticRecorded;
+  "sandbox.state_reported": T.SandboxStateReported;
   "session.agent_loaded": T.SessionAgentLoaded;
   "session.agent_unloaded": T.SessionAgentUnloaded;
   "session.replay_complete": T.SessionReplayComplete;
@@ -196,6 +210,13 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "provider.retry_scheduled": { name: "provider.retry_scheduled", family: "provider", model: "ProviderRetryScheduled", description: "", validate: V.validateProviderRetryScheduled },
   "provider.tool_error": { name: "provider.tool_error", family: "provider", model: "ProviderToolError", description: "", validate: V.validateProviderToolError },
   "provider.tool_result": { name: "provider.tool_result", family: "provider", model: "ProviderToolResult", description: "", validate: V.validateProviderToolResult },
+  "sandbox.approval_answer": { name: "sandbox.approval_answer", family: "sandbox", model: "SandboxApprovalAnswer", description: "", validate: V.validateSandboxApprovalAnswer },
+  "sandbox.approval_requested": { name: "sandbox.approval_requested", family: "sandbox", model: "SandboxApprovalRequested", description: "A prompt every attached UI shows until one answers or it is resolved otherwise. Never persisted.", validate: V.validateSandboxApprovalRequested },
+  "sandbox.approval_resolved": { name: "sandbox.approval_resolved", family: "sandbox", model: "SandboxApprovalResolved", description: "", validate: V.validateSandboxApprovalResolved },
+  "sandbox.command_request": { name: "sandbox.command_request", family: "sandbox", model: "SandboxCommandRequest", description: "`:sandbox ARGS…` typed in a UI; answered by `sandbox.command_result` with the same request id.", validate: V.validateSandboxCommandRequest },
+  "sandbox.command_result": { name: "sandbox.command_result", family: "sandbox", model: "SandboxCommandResult", description: "", validate: V.validateSandboxCommandResult },
+  "sandbox.diagnostic_recorded": { name: "sandbox.diagnostic_recorded", family: "sandbox", model: "SandboxDiagnosticRecorded", description: "A safe diagnostic: no command, target or output. Persisted in the session; restored on resume.", validate: V.validateSandboxDiagnosticRecorded },
+  "sandbox.state_reported": { name: "sandbox.state_reported", family: "sandbox", model: "SandboxStateReported", description: "", validate: V.validateSandboxStateReported },
   "session.agent_loaded": { name: "session.agent_loaded", family: "session", model: "SessionAgentLoaded", description: "", validate: V.validateSessionAgentLoaded },
   "session.agent_unloaded": { name: "session.agent_unloaded", family: "session", model: "SessionAgentUnloaded", description: "", validate: V.validateSessionAgentUnloaded },
   "session.replay_complete": { name: "session.replay_complete", family: "session", model: "SessionReplayComplete", description: "Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one is live.", validate: V.validateSessionReplayComplete },

@@ -304,6 +304,8 @@ export type HarnessConfig = {
   model_info?: Record<string, ModelMetadata>;
   debug_log?: DebugLogConfig;
   system_prompt_template?: PathText;
+  /** The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension. */
+  sandbox?: SandboxLaunch;
 };
 
 export type HarnessModelsAvailable = {
@@ -691,6 +693,110 @@ export type RosterRow = {
   parent_id?: Id;
   created_at: Micros;
   status: ShortText;
+};
+
+/** How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`). */
+export type SandboxApproval = "never" | "on-request";
+
+export type SandboxApprovalAnswer = {
+  approval_id: Id;
+  decision: SandboxDecision;
+};
+
+export type SandboxApprovalOutcome = "allowed" | "allowed_adapt" | "denied" | "revoked";
+
+/** A prompt every attached UI shows until one answers or it is resolved otherwise. Never persisted. */
+export type SandboxApprovalRequested = {
+  approval_id: Id;
+  kind: SandboxPermissionKind;
+  /** The host (`HOST:PORT`) or the path asked for. */
+  target: ShortText;
+  choices: Array<SandboxDecision>;
+  agent_id?: Id;
+  call_id?: Id;
+  /** The command's first line, for the user to judge by. */
+  command?: ShortText;
+};
+
+export type SandboxApprovalResolved = {
+  approval_id: Id;
+  outcome: SandboxApprovalOutcome;
+};
+
+/** `:sandbox ARGS…` typed in a UI; answered by `sandbox.command_result` with the same request id. */
+export type SandboxCommandRequest = {
+  request_id: Id;
+  args: Array<ShortText>;
+};
+
+export type SandboxCommandResult = {
+  request_id: Id;
+  ok: boolean;
+  text: BodyText;
+};
+
+export type SandboxConfig = {
+  /** `false` runs model commands unsandboxed (state `bypassed`). */
+  enabled?: boolean;
+  mode?: SandboxMode;
+  network?: SandboxNetworkConfig;
+  filesystem?: SandboxFilesystemConfig;
+};
+
+/** The choices a prompt offers: `allow` / `deny` for a host; the three below for a filesystem denial. */
+export type SandboxDecision = "allow" | "allow_retry" | "allow_adapt" | "deny";
+
+export type SandboxDiagnosticOutcome = "blocked" | "prompted" | "allowed" | "allowed_adapt" | "denied" | "revoked" | "refused" | "replay_succeeded" | "replay_failed";
+
+/** A safe diagnostic: no command, target or output. Persisted in the session; restored on resume. */
+export type SandboxDiagnosticRecorded = {
+  outcome: SandboxDiagnosticOutcome;
+  kind: SandboxPermissionKind;
+  call_id?: Id;
+  /** Microseconds since the Unix epoch when it happened. */
+  at: Micros;
+};
+
+/** Paths, absolute or relative to the project root, `~` and `$VAR` expanded (SPEC-sandbox). */
+export type SandboxFilesystemConfig = {
+  deny_read?: Array<PathText>;
+  /** Re-allowed inside a denied region. */
+  allow_read?: Array<PathText>;
+  allow_write?: Array<PathText>;
+  /** Refused even inside an allowed region. */
+  deny_write?: Array<PathText>;
+};
+
+export type SandboxLaunch = {
+  /** `false` (`--no-sandbox`): model commands run unsandboxed. */
+  enabled?: boolean;
+  /** `--sandbox-config FILE`: replaces the global and the project sandbox.yaml. */
+  config_file?: PathText;
+  /** `--approval never`: no prompt; a denial is refused at once with the suggested command. */
+  approval?: SandboxApproval;
+};
+
+/** Whether the sandbox may ask the user (`interactive`) or refuses at once with the fix (`non-interactive`). */
+export type SandboxMode = "interactive" | "non-interactive";
+
+/** Hosts the sandboxed `shell` tool may reach through the sandbox's proxies (SPEC-sandbox). */
+export type SandboxNetworkConfig = {
+  /** Allowed hosts: `example.com`, `*.example.com`, optionally `:PORT`; the list replaces the default one. */
+  allowed_domains?: Array<ShortText>;
+  /** Hosts always refused, never asked about. */
+  denied_domains?: Array<ShortText>;
+};
+
+export type SandboxPermissionKind = "network" | "filesystem_read" | "filesystem_write";
+
+export type SandboxState = "pending" | "active" | "bypassed" | "suspended" | "blocked";
+
+export type SandboxStateReported = {
+  state: SandboxState;
+  /** Why the sandbox is in this state (a missing dependency, a configuration error, `--no-sandbox`). */
+  reason?: ShortText;
+  /** What the user can do about it (an install command, the file and line to fix). */
+  fix?: ShortText;
 };
 
 /** A subscription or interception selector: an exact event name, `family.*`, or `*`. */

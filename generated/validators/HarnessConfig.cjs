@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateHarnessConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema22 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
@@ -869,6 +869,98 @@ return errors === 0;
 }
 validate7.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const schema24 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."}},"unevaluatedProperties":{"not":{}}};
+const schema26 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
+
+function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="SandboxLaunch.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate11.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.enabled !== undefined){
+const _errs1 = errors;
+if(typeof data.enabled !== "boolean"){
+validate11.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.config_file !== undefined){
+let data1 = data.config_file;
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 4096){
+validate11.errors = [{instancePath:instancePath+"/config_file",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate11.errors = [{instancePath:instancePath+"/config_file",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.approval !== undefined){
+let data2 = data.approval;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+validate11.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data2 === "never") || (data2 === "on-request"))){
+validate11.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/enum",keyword:"enum",params:{allowedValues: schema26.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "enabled") && (key0 !== "config_file")) && (key0 !== "approval")){
+const _errs10 = errors;
+validate11.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs10 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate11.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate11.errors = vErrors;
+return errors === 0;
+}
+validate11.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="HarnessConfig.json" */;
@@ -1057,14 +1149,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.sandbox !== undefined){
+const _errs22 = errors;
+if(!(validate11(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key1 in data){
-if((((((key1 !== "extensions") && (key1 !== "providers")) && (key1 !== "model")) && (key1 !== "model_info")) && (key1 !== "debug_log")) && (key1 !== "system_prompt_template")){
-const _errs23 = errors;
+if(((((((key1 !== "extensions") && (key1 !== "providers")) && (key1 !== "model")) && (key1 !== "model_info")) && (key1 !== "debug_log")) && (key1 !== "system_prompt_template")) && (key1 !== "sandbox")){
+const _errs24 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs23 === errors;
+var valid7 = _errs24 === errors;
 if(!valid7){
 break;
+}
 }
 }
 }

@@ -2,6 +2,7 @@
 // launcher script started for the run in parallel (`tau daemon --for-run`): one parser, so both reach
 // the same answer on whether the run goes ahead and with which daemon arguments. The flags are those
 // of run-flags.ts, which the oclif `run` command (serving `tau run --help`) is made from too.
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../startup/launch-facts.js";
 import type { TauErrorCode } from "./errors.js";
@@ -81,12 +82,22 @@ export function runArgsOf(values: RunFlagValues, text?: string): ParsedRunArgs {
     prompt = read.prompt;
     skill = read.skill;
   }
+  // A run has no UI to ask: its sandbox refuses a denial at once, with the suggested command (SPEC-sandbox).
+  if (values.approval !== undefined && values.approval !== "never") {
+    const why = values.approval === "on-request" ? "on-request needs a UI to ask; tau run has none" : `unknown policy ${JSON.stringify(values.approval.slice(0, 40))}`;
+    return { ok: false, code: "TAU-E0101", message: `tau run: --approval ${why}: use --approval never (the default)\nSee: tau run --help` };
+  }
+  const sandbox = [
+    "sandbox.approval=never",
+    ...(values["no-sandbox"] === true ? ["sandbox.enabled=false"] : []),
+    ...(values["sandbox-config"] !== undefined ? [`sandbox.config_file=${JSON.stringify(resolve(values["sandbox-config"]))}`] : []),
+  ];
   const options: RunOptions = {
     json: values.json === true,
     ...(skill !== undefined ? { skill } : {}),
     ephemeral: values.ephemeral === true,
     ...(values.model ? { model: values.model } : {}),
-    harnessConfig: [...(values["harness-config"] ?? [])],
+    harnessConfig: [...sandbox, ...(values["harness-config"] ?? [])],
   };
   return { ok: true, args: { ...(prompt !== undefined ? { prompt } : {}), promptStdin, options } };
 }

@@ -22,6 +22,9 @@ export const RUN_FLAGS = {
   model: { type: "string", description: "The model to use (provider/model or a model id)." },
   skill: { type: "string", description: "Load this skill (SKILL.md) as the prompt; -p TEXT, if given, follows it as your own words." },
   "harness-config": { type: "string", multiple: true, description: "Override one harness.yaml key for this run (KEY=VALUE, dotted keys; repeatable)." },
+  "no-sandbox": { type: "boolean", description: "Run the model's shell commands without the sandbox, with your full rights." },
+  "sandbox-config": { type: "string", description: "Use this sandbox.yaml instead of the global and the project one." },
+  approval: { type: "string", description: "What a sandbox denial does: never (refuse at once with the suggested command; the only policy without a UI)." },
 } as const satisfies Record<string, RunFlag>;
 
 export type RunFlagName = keyof typeof RUN_FLAGS;

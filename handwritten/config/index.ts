@@ -16,3 +16,14 @@ export {
   writeProfileDropIn,
 } from "./providers.js";
 export { MAX_SUGGESTIONS, builtinModelInfo, checkModelChoice, closeMatches, editDistance, mergedModelInfo, type KnownModels, type ModelChoice } from "./models.js";
+export {
+  TRUSTED_PROJECTS_FILE,
+  expandPath,
+  loadSandboxConfig,
+  projectTrusted,
+  trustProject,
+  type LoadedSandboxConfig,
+  type SandboxConfigFile,
+  type SandboxConfigSources,
+  type SandboxLayer,
+} from "./sandbox.js";

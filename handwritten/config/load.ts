@@ -12,8 +12,18 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-// The YAML parser is loaded only when a configuration file exists (start-up time of a bare session).
-async function load<T>(file: string, validate: GeneratedValidator): Promise<T | undefined> {
+/** A problem a check beyond the schema found, at a key path of the file's value. */
+export interface ValueProblem {
+  readonly path: readonly string[];
+  readonly message: string;
+}
+
+/**
+ * Reads, parses and validates one YAML configuration file; undefined when it does not exist. Errors
+ * name the file, the line and the key, for the schema's findings and for `check`'s alike.
+ * The YAML parser is loaded only when a configuration file exists (start-up time of a bare session).
+ */
+export async function loadConfigFile<T>(file: string, validate: GeneratedValidator, check?: (value: T) => ValueProblem | undefined): Promise<T | undefined> {
   let text: string;
   try {
     const bytes = readFileSync(file);
@@ -40,6 +50,12 @@ async function load<T>(file: string, validate: GeneratedValidator): Promise<T | 
     const line = node?.range ? lines.linePos(node.range[0]).line : 1;
     const key = path.length > 0 ? path.join(".") : "(top level)";
     throw new ConfigError(`${file}:${line}: ${key}: ${describe(err)}`);
+  }
+  const problem = check?.(value as T);
+  if (problem !== undefined) {
+    const node = nodeAt(doc.contents as Node | null, problem.path, isMap, isSeq);
+    const line = node?.range ? lines.linePos(node.range[0]).line : 1;
+    throw new ConfigError(`${file}:${line}: ${problem.path.join(".") || "(top level)"}: ${problem.message}`);
   }
   return value as T;
 }
@@ -76,10 +92,10 @@ export const MAX_DROP_INS = 64;
  */
 export async function loadHarnessConfig(configRoot: string, overrides: readonly string[] = []): Promise<HarnessConfig> {
   const layers: Array<Record<string, unknown>> = [];
-  const base = await load<Record<string, unknown>>(join(configRoot, "harness.yaml"), validateHarnessConfig);
+  const base = await loadConfigFile<Record<string, unknown>>(join(configRoot, "harness.yaml"), validateHarnessConfig);
   if (base) layers.push(base);
   for (const file of dropIns(join(configRoot, "harness.d"))) {
-    const layer = await load<Record<string, unknown>>(file, validateHarnessConfig);
+    const layer = await loadConfigFile<Record<string, unknown>>(file, validateHarnessConfig);
     if (layer) layers.push(layer);
   }
   for (const o of overrides) layers.push(await parseOverride(o));
@@ -136,7 +152,7 @@ function isPlainMap(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function mergeLayer(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+export function mergeLayer(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...a };
   for (const [k, v] of Object.entries(b)) {
     const prev = out[k];
@@ -154,5 +170,5 @@ function mergeLayer(a: Record<string, unknown>, b: Record<string, unknown>): Rec
 }
 
 export async function loadCliConfig(configRoot: string): Promise<CliConfig> {
-  return (await load<CliConfig>(join(configRoot, "cli.yaml"), validateCliConfig)) ?? {};
+  return (await loadConfigFile<CliConfig>(join(configRoot, "cli.yaml"), validateCliConfig)) ?? {};
 }

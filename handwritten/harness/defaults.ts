@@ -38,7 +38,16 @@ export function sessionExtensions(config: HarnessConfig, env: NodeJS.ProcessEnv)
   for (const [name] of profiles) {
     if (names.has(name)) throw new ConfigError(`providers.${name}: an extension of the same name is already configured`);
   }
-  return [...base, ...profiles.map(([name, p]) => profileExtension(name, p))];
+  return [...base.map((e) => withSandboxLaunch(e, config)), ...profiles.map(([name, p]) => profileExtension(name, p))];
+}
+
+/**
+ * The first-party shell extension gets the run's sandbox set-up (`--no-sandbox`, `--sandbox-config`,
+ * `--approval`: the harness configuration's `sandbox`) in its configuration, as `sandbox`.
+ */
+function withSandboxLaunch(e: ExtensionConfig, config: HarnessConfig): ExtensionConfig {
+  if (config.sandbox === undefined || e.command.join(" ") !== "tau ext shell") return e;
+  return { ...e, config: { ...(e.config ?? {}), sandbox: config.sandbox } };
 }
 
 /**

@@ -294,7 +294,7 @@ export class Harness {
     if (e.name === "shell.command_request") return e.data.include_in_context === false;
     if ("request_id" in data && data.request_id !== undefined && name.startsWith("shell.command_")) return this.shellCommands.isEphemeralRoute(data.request_id);
     let owner: string | undefined;
-    if ("call_id" in data && name.startsWith("tool.")) owner = this.tools.agentOfCall(data.call_id);
+    if ("call_id" in data && data.call_id !== undefined && name.startsWith("tool.")) owner = this.tools.agentOfCall(data.call_id);
     else if ("prompt_id" in data && data.prompt_id !== undefined && name.startsWith("provider.")) owner = this.prompts.agentOfPrompt(data.prompt_id);
     return owner !== undefined && this.agents.get(owner)?.fold.ephemeral === true;
   }

@@ -2136,6 +2136,234 @@ class ReadyMessage:
         return result
 
 
+class SandboxDecision(Enum):
+    """The choices a prompt offers: `allow` / `deny` for a host; the three below for a
+    filesystem denial.
+    """
+    ALLOW = "allow"
+    ALLOW_ADAPT = "allow_adapt"
+    ALLOW_RETRY = "allow_retry"
+    DENY = "deny"
+
+
+@dataclass
+class SandboxApprovalAnswer:
+    approval_id: str
+    decision: SandboxDecision
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxApprovalAnswer':
+        assert isinstance(obj, dict)
+        approval_id = from_str(obj.get("approval_id"))
+        decision = SandboxDecision(obj.get("decision"))
+        return SandboxApprovalAnswer(approval_id, decision)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["approval_id"] = from_str(self.approval_id)
+        result["decision"] = to_enum(SandboxDecision, self.decision)
+        return result
+
+
+class SandboxPermissionKind(Enum):
+    FILESYSTEM_READ = "filesystem_read"
+    FILESYSTEM_WRITE = "filesystem_write"
+    NETWORK = "network"
+
+
+@dataclass
+class SandboxApprovalRequested:
+    """A prompt every attached UI shows until one answers or it is resolved otherwise. Never
+    persisted.
+    """
+    approval_id: str
+    choices: List[SandboxDecision]
+    kind: SandboxPermissionKind
+    target: str
+    """The host (`HOST:PORT`) or the path asked for."""
+
+    agent_id: Optional[str] = None
+    call_id: Optional[str] = None
+    command: Optional[str] = None
+    """The command's first line, for the user to judge by."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxApprovalRequested':
+        assert isinstance(obj, dict)
+        approval_id = from_str(obj.get("approval_id"))
+        choices = from_list(SandboxDecision, obj.get("choices"))
+        kind = SandboxPermissionKind(obj.get("kind"))
+        target = from_str(obj.get("target"))
+        agent_id = from_union([from_str, from_none], obj.get("agent_id"))
+        call_id = from_union([from_str, from_none], obj.get("call_id"))
+        command = from_union([from_str, from_none], obj.get("command"))
+        return SandboxApprovalRequested(approval_id, choices, kind, target, agent_id, call_id, command)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["approval_id"] = from_str(self.approval_id)
+        result["choices"] = from_list(lambda x: to_enum(SandboxDecision, x), self.choices)
+        result["kind"] = to_enum(SandboxPermissionKind, self.kind)
+        result["target"] = from_str(self.target)
+        if self.agent_id is not None:
+            result["agent_id"] = from_union([from_str, from_none], self.agent_id)
+        if self.call_id is not None:
+            result["call_id"] = from_union([from_str, from_none], self.call_id)
+        if self.command is not None:
+            result["command"] = from_union([from_str, from_none], self.command)
+        return result
+
+
+class SandboxApprovalOutcome(Enum):
+    ALLOWED = "allowed"
+    ALLOWED_ADAPT = "allowed_adapt"
+    DENIED = "denied"
+    REVOKED = "revoked"
+
+
+@dataclass
+class SandboxApprovalResolved:
+    approval_id: str
+    outcome: SandboxApprovalOutcome
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxApprovalResolved':
+        assert isinstance(obj, dict)
+        approval_id = from_str(obj.get("approval_id"))
+        outcome = SandboxApprovalOutcome(obj.get("outcome"))
+        return SandboxApprovalResolved(approval_id, outcome)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["approval_id"] = from_str(self.approval_id)
+        result["outcome"] = to_enum(SandboxApprovalOutcome, self.outcome)
+        return result
+
+
+@dataclass
+class SandboxCommandRequest:
+    """`:sandbox ARGS…` typed in a UI; answered by `sandbox.command_result` with the same
+    request id.
+    """
+    args: List[str]
+    request_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxCommandRequest':
+        assert isinstance(obj, dict)
+        args = from_list(from_str, obj.get("args"))
+        request_id = from_str(obj.get("request_id"))
+        return SandboxCommandRequest(args, request_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["args"] = from_list(from_str, self.args)
+        result["request_id"] = from_str(self.request_id)
+        return result
+
+
+@dataclass
+class SandboxCommandResult:
+    ok: bool
+    request_id: str
+    text: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxCommandResult':
+        assert isinstance(obj, dict)
+        ok = from_bool(obj.get("ok"))
+        request_id = from_str(obj.get("request_id"))
+        text = from_str(obj.get("text"))
+        return SandboxCommandResult(ok, request_id, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["ok"] = from_bool(self.ok)
+        result["request_id"] = from_str(self.request_id)
+        result["text"] = from_str(self.text)
+        return result
+
+
+class SandboxDiagnosticOutcome(Enum):
+    ALLOWED = "allowed"
+    ALLOWED_ADAPT = "allowed_adapt"
+    BLOCKED = "blocked"
+    DENIED = "denied"
+    PROMPTED = "prompted"
+    REFUSED = "refused"
+    REPLAY_FAILED = "replay_failed"
+    REPLAY_SUCCEEDED = "replay_succeeded"
+    REVOKED = "revoked"
+
+
+@dataclass
+class SandboxDiagnosticRecorded:
+    """A safe diagnostic: no command, target or output. Persisted in the session; restored on
+    resume.
+    """
+    at: int
+    """Microseconds since the Unix epoch when it happened."""
+
+    kind: SandboxPermissionKind
+    outcome: SandboxDiagnosticOutcome
+    call_id: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxDiagnosticRecorded':
+        assert isinstance(obj, dict)
+        at = from_int(obj.get("at"))
+        kind = SandboxPermissionKind(obj.get("kind"))
+        outcome = SandboxDiagnosticOutcome(obj.get("outcome"))
+        call_id = from_union([from_str, from_none], obj.get("call_id"))
+        return SandboxDiagnosticRecorded(at, kind, outcome, call_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["at"] = from_int(self.at)
+        result["kind"] = to_enum(SandboxPermissionKind, self.kind)
+        result["outcome"] = to_enum(SandboxDiagnosticOutcome, self.outcome)
+        if self.call_id is not None:
+            result["call_id"] = from_union([from_str, from_none], self.call_id)
+        return result
+
+
+class SandboxState(Enum):
+    ACTIVE = "active"
+    BLOCKED = "blocked"
+    BYPASSED = "bypassed"
+    PENDING = "pending"
+    SUSPENDED = "suspended"
+
+
+@dataclass
+class SandboxStateReported:
+    state: SandboxState
+    fix: Optional[str] = None
+    """What the user can do about it (an install command, the file and line to fix)."""
+
+    reason: Optional[str] = None
+    """Why the sandbox is in this state (a missing dependency, a configuration error,
+    `--no-sandbox`).
+    """
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxStateReported':
+        assert isinstance(obj, dict)
+        state = SandboxState(obj.get("state"))
+        fix = from_union([from_str, from_none], obj.get("fix"))
+        reason = from_union([from_str, from_none], obj.get("reason"))
+        return SandboxStateReported(state, fix, reason)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["state"] = to_enum(SandboxState, self.state)
+        if self.fix is not None:
+            result["fix"] = from_union([from_str, from_none], self.fix)
+        if self.reason is not None:
+            result["reason"] = from_union([from_str, from_none], self.reason)
+        return result
+
+
 @dataclass
 class SessionAgentLoaded:
     agent_id: str
@@ -3987,6 +4215,62 @@ def ready_message_to_dict(x: ReadyMessage) -> Any:
     return to_class(ReadyMessage, x)
 
 
+def sandbox_approval_answer_from_dict(s: Any) -> SandboxApprovalAnswer:
+    return SandboxApprovalAnswer.from_dict(s)
+
+
+def sandbox_approval_answer_to_dict(x: SandboxApprovalAnswer) -> Any:
+    return to_class(SandboxApprovalAnswer, x)
+
+
+def sandbox_approval_requested_from_dict(s: Any) -> SandboxApprovalRequested:
+    return SandboxApprovalRequested.from_dict(s)
+
+
+def sandbox_approval_requested_to_dict(x: SandboxApprovalRequested) -> Any:
+    return to_class(SandboxApprovalRequested, x)
+
+
+def sandbox_approval_resolved_from_dict(s: Any) -> SandboxApprovalResolved:
+    return SandboxApprovalResolved.from_dict(s)
+
+
+def sandbox_approval_resolved_to_dict(x: SandboxApprovalResolved) -> Any:
+    return to_class(SandboxApprovalResolved, x)
+
+
+def sandbox_command_request_from_dict(s: Any) -> SandboxCommandRequest:
+    return SandboxCommandRequest.from_dict(s)
+
+
+def sandbox_command_request_to_dict(x: SandboxCommandRequest) -> Any:
+    return to_class(SandboxCommandRequest, x)
+
+
+def sandbox_command_result_from_dict(s: Any) -> SandboxCommandResult:
+    return SandboxCommandResult.from_dict(s)
+
+
+def sandbox_command_result_to_dict(x: SandboxCommandResult) -> Any:
+    return to_class(SandboxCommandResult, x)
+
+
+def sandbox_diagnostic_recorded_from_dict(s: Any) -> SandboxDiagnosticRecorded:
+    return SandboxDiagnosticRecorded.from_dict(s)
+
+
+def sandbox_diagnostic_recorded_to_dict(x: SandboxDiagnosticRecorded) -> Any:
+    return to_class(SandboxDiagnosticRecorded, x)
+
+
+def sandbox_state_reported_from_dict(s: Any) -> SandboxStateReported:
+    return SandboxStateReported.from_dict(s)
+
+
+def sandbox_state_reported_to_dict(x: SandboxStateReported) -> Any:
+    return to_class(SandboxStateReported, x)
+
+
 def session_agent_loaded_from_dict(s: Any) -> SessionAgentLoaded:
     return SessionAgentLoaded.from_dict(s)
 
@@ -4415,6 +4699,13 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "provider.retry_scheduled": ProviderRetryScheduled,
     "provider.tool_error": ProviderToolError,
     "provider.tool_result": ProviderToolResult,
+    "sandbox.approval_answer": SandboxApprovalAnswer,
+    "sandbox.approval_requested": SandboxApprovalRequested,
+    "sandbox.approval_resolved": SandboxApprovalResolved,
+    "sandbox.command_request": SandboxCommandRequest,
+    "sandbox.command_result": SandboxCommandResult,
+    "sandbox.diagnostic_recorded": SandboxDiagnosticRecorded,
+    "sandbox.state_reported": SandboxStateReported,
     "session.agent_loaded": SessionAgentLoaded,
     "session.agent_unloaded": SessionAgentUnloaded,
     "session.replay_complete": SessionReplayComplete,

@@ -24,7 +24,7 @@ import {
   truncateMiddle,
 } from "../ui/index.js";
 import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
-import { PERSISTENCE } from "../../../generated/index.js";
+import { PERSISTENCE, type SandboxApprovalRequested, type SandboxDecision } from "../../../generated/index.js";
 import { checkModelChoice } from "../../config/models.js";
 import { agentIdOf, checkedEvent } from "../../protocol/index.js";
 
@@ -98,6 +98,10 @@ export class TuiApp {
   private nextRequest = 1;
   /** Prompts and shell commands typed before the session had an agent: sent once it has one. */
   private readonly waiting: ParsedInput[] = [];
+  /** The sandbox's prompts waiting for an answer, oldest first: the first one is the dialog shown. */
+  private readonly approvals: SandboxApprovalRequested[] = [];
+  /** `:sandbox` requests this UI sent, by request id (a silent one is the `pending` asked on attach). */
+  private readonly sandboxRequests = new Map<string, { silent: boolean }>();
 
   private history: HistoryPort = { entries: () => [], append: () => {} };
 
@@ -197,6 +201,13 @@ export class TuiApp {
         this.replaying = false;
         if (ev.data.omitted > 0) this.olderInJournals = true;
         void this.ensureAgent();
+        // Prompts the sandbox published before this UI attached are published again (SPEC-sandbox).
+        this.sandboxCommand(["pending"], true);
+        continue;
+      }
+      if (ev.name.startsWith("sandbox.")) {
+        this.sandboxEvent(d);
+        changed = true;
         continue;
       }
       // A replayed record of an agent's journal carries its position there: where `:history` resumes
@@ -269,6 +280,8 @@ export class TuiApp {
       return;
     }
     if (key.kind === "ctrl" && key.key === "d" && this.editor.text === "") return this.leave("quit");
+    // A sandbox prompt takes the keys it offers until it is answered (the editor keeps its text).
+    if (this.approvals.length > 0 && key.kind === "text" && this.answerApproval(key.text)) return;
     // Ctrl-L redraws the screen as a resize does: the newest finished rows, then the live region.
     if (key.kind === "ctrl" && key.key === "l") return this.resized();
     if (key.kind === "tab" && this.editor.search === undefined) return this.complete();
@@ -372,6 +385,8 @@ export class TuiApp {
         return this.agentCommand(client, args);
       case "history":
         return this.olderHistory(client);
+      case "sandbox":
+        return this.sandboxCommand(args, false);
       case "skill": {
         // An unknown skill comes back as a directed refusal naming the known ones; nothing is sent.
         const busy = this.current()?.busy === true;
@@ -485,6 +500,79 @@ export class TuiApp {
     this.end(how);
   }
 
+  // ── the sandbox ───────────────────────────────────────────────────────────────────────────
+
+  /** `:sandbox ARGS`: the shell extension answers with `sandbox.command_result`. */
+  private sandboxCommand(args: readonly string[], silent: boolean): void {
+    const client = this.session?.client;
+    if (!client) return;
+    const request_id = `r-sbx-${process.pid}-${this.nextRequest++}`;
+    this.sandboxRequests.set(request_id, { silent });
+    client.emit("sandbox.command_request", { request_id, args: [...args] });
+  }
+
+  private sandboxEvent(d: Delivery): void {
+    const ev = d.event;
+    switch (ev.name) {
+      case "sandbox.approval_requested":
+        if (d.replay || this.approvals.some((a) => a.approval_id === ev.data.approval_id)) return;
+        this.approvals.push(ev.data);
+        return;
+      case "sandbox.approval_resolved": {
+        const i = this.approvals.findIndex((a) => a.approval_id === ev.data.approval_id);
+        if (i < 0) return;
+        const [a] = this.approvals.splice(i, 1);
+        this.note("info", `sandbox: ${a?.kind === "network" ? "connection to" : "access to"} ${a?.target ?? ""} ${ev.data.outcome.replace("_", " ")}`);
+        return;
+      }
+      case "sandbox.command_result": {
+        const request = this.sandboxRequests.get(ev.data.request_id);
+        if (request === undefined) return;
+        this.sandboxRequests.delete(ev.data.request_id);
+        if (!request.silent || !ev.data.ok) this.note(ev.data.ok ? "info" : "error", ev.data.text);
+        return;
+      }
+      case "sandbox.state_reported": {
+        const s = ev.data;
+        if (s.state === "pending" || (s.state === "active" && s.reason === undefined)) return;
+        const text = `sandbox ${s.state}${s.reason !== undefined ? `: ${s.reason}` : ""}${s.fix !== undefined ? `\nfix: ${s.fix}` : ""}`;
+        this.note(s.state === "blocked" ? "error" : "warning", text);
+        return;
+      }
+    }
+  }
+
+  /** The choices of a prompt, by the key that picks each. */
+  private static readonly CHOICE_KEYS: Record<SandboxDecision, { key: string; label: string }> = {
+    allow: { key: "a", label: "[a] allow this connection" },
+    allow_retry: { key: "a", label: "[a] allow and retry" },
+    allow_adapt: { key: "m", label: "[m] allow, let the model adapt" },
+    deny: { key: "d", label: "[d] deny" },
+  };
+
+  /** Answers the shown prompt when `text` is one of its keys; true when it did. */
+  private answerApproval(text: string): boolean {
+    const a = this.approvals[0];
+    if (a === undefined) return false;
+    const choice = a.choices.find((c) => TuiApp.CHOICE_KEYS[c].key === text.toLowerCase());
+    if (choice === undefined) return false;
+    this.session?.client.emit("sandbox.approval_answer", { approval_id: a.approval_id, decision: choice });
+    return true;
+  }
+
+  private approvalRows(width: number): StyledLine[] {
+    const a = this.approvals[0];
+    if (a === undefined) return [];
+    const what =
+      a.kind === "network" ? `connect to ${a.target}` : a.kind === "filesystem_write" ? `write to ${a.target}` : `read ${a.target}`;
+    const lines = [
+      `sandbox: the model's command wants to ${what}${this.approvals.length > 1 ? ` (1 of ${this.approvals.length})` : ""}`,
+      ...(a.command !== undefined ? [`  command: ${a.command}`] : []),
+      `  ${a.choices.map((c) => TuiApp.CHOICE_KEYS[c].label).join("   ")}`,
+    ];
+    return lines.map((l) => [{ text: truncateMiddle(sanitize(l, { newlines: "escape" }), width), style: this.theme.styles.status }]);
+  }
+
   // ── drawing ───────────────────────────────────────────────────────────────────────────────
 
   private current(): AgentView | undefined {
@@ -536,8 +624,9 @@ export class TuiApp {
     // While the history replays nothing of it is written: only its newest rows will be.
     const { committed, live } = this.replaying ? { committed: [], live: [] } : this.scrollback.split(this.transcript.agent(this.focus), width, this.drawSettings());
     const editor = editorRows(this.editor, width, this.theme);
-    const rows: StyledLine[] = [...live, [], ...editor.rows, this.statusRow(width)];
-    return { committed, live: rows, cursor: { row: live.length + 1 + editor.cursor.row, col: editor.cursor.col } };
+    const dialog = this.approvalRows(width);
+    const rows: StyledLine[] = [...live, [], ...dialog, ...editor.rows, this.statusRow(width)];
+    return { committed, live: rows, cursor: { row: live.length + 1 + dialog.length + editor.cursor.row, col: editor.cursor.col } };
   }
 
   /** Draws one frame now. */

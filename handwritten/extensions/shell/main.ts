@@ -2,6 +2,9 @@
 // (`!cmd`, `!!cmd`; SPEC-shell-commands), served over the extension SDK.
 import { builtin } from "../../startup/builtin.js";
 import { Extension, ToolFailure } from "../../sdk/index.js";
+import type { SandboxLaunch } from "../../../generated/index.js";
+import { resolveRoots } from "../../config/index.js";
+import { Sandbox } from "./sandbox/index.js";
 import { changeWorkdir, endStartedGroups, limits, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
 
 /** User shell commands (`!cmd`) run at most this long. */
@@ -15,7 +18,35 @@ export async function main(): Promise<void> {
   const projectRoot = process.cwd();
   // Per-agent working directories are agent metadata (`shell.cwd`), owned by this instance.
   const workdirs = new Map<string, string>();
-  ext.subscribe(["agent.metadata_set"], ["agent.metadata_set", "shell.command_started"]);
+  // The model's `shell` commands run in the sandbox (SPEC-sandbox); `!cmd` user commands do not.
+  const sandbox = new Sandbox({
+    host: { emit: (name, data) => void ext.emit(name as never, data as never) },
+    projectRoot,
+    roots: resolveRoots(),
+    ...(isLaunch(ext.config.sandbox) ? { launch: ext.config.sandbox } : {}),
+  });
+  ext.onHarnessGone(() => sandbox.stop());
+  ext.subscribe(
+    ["agent.metadata_set", "sandbox.diagnostic_recorded"],
+    ["agent.metadata_set", "shell.command_started", "sandbox.approval_answer", "sandbox.command_request", "agent.prompt_submitted"],
+  );
+  ext.on("sandbox.diagnostic_recorded", (e) => {
+    if (e.replay) sandbox.restoreDiagnostic(e.data);
+  });
+  ext.on("sandbox.approval_answer", (e) => {
+    if (!e.replay) sandbox.answer(e.data.approval_id, e.data.decision);
+  });
+  ext.on("agent.prompt_submitted", (e) => {
+    if (!e.replay) sandbox.userPrompted(e.data.agent_id);
+  });
+  ext.on("sandbox.command_request", (e) => {
+    if (e.replay) return;
+    const { request_id, args } = e.data;
+    void sandbox.command(args).then(
+      (r) => ext.emit("sandbox.command_result", { request_id, ok: r.ok, text: r.text }),
+      (err: unknown) => ext.emit("sandbox.command_result", { request_id, ok: false, text: (err as Error).message }),
+    );
+  });
   ext.on("agent.metadata_set", (e) => {
     if (e.data.key !== "shell.cwd") return;
     if (e.data.value === null) workdirs.delete(e.data.agent_id);
@@ -24,14 +55,16 @@ export async function main(): Promise<void> {
   const cwdFor = (agentId: string) => resolveWorkdir(workdirs.get(agentId), projectRoot);
 
   for (const tool of shellTools()) {
+    const sandboxed = tool.name === "shell";
     ext.registerTool({
       name: tool.name,
-      description: tool.description,
+      description: sandboxed ? `${tool.description} ${SANDBOX_NOTE}` : tool.description,
       parameters: tool.parameters as Record<string, unknown>,
       run: async (args, ctx) => {
         const cwd = await cwdFor(ctx.agentId).catch((err: unknown) => {
           throw new ToolFailure((err as Error).message);
         });
+        if (sandboxed) return sandbox.runShellTool(args, { callId: ctx.callId, agentId: ctx.agentId, cwd, signal: ctx.signal, onProgress: (t) => ctx.progress(t) });
         return tool.run(args, { cwd, signal: ctx.signal, onProgress: (t) => ctx.progress(t) });
       },
     });
@@ -88,6 +121,19 @@ export async function main(): Promise<void> {
     })();
   });
   ext.ready();
-  // Spawning needs node:child_process, kept out of start-up: loaded while the harness activates.
-  setImmediate(() => builtin("child_process"));
+  // Spawning needs node:child_process, kept out of start-up: loaded while the harness activates; the
+  // sandbox runtime (a large library) is set up after that, and the first `shell` call waits for it.
+  setImmediate(() => {
+    builtin("child_process");
+    void sandbox.start();
+  });
+}
+
+/** What the model reads about the sandbox in the `shell` tool's description. */
+const SANDBOX_NOTE =
+  "Commands run in a sandbox: writes outside the project, reads of credentials and connections to hosts off an allowlist fail " +
+  "unless the user approves them; a result says when access was approved, refused or the command was run again.";
+
+function isLaunch(value: unknown): value is SandboxLaunch {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

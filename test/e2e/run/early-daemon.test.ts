@@ -48,7 +48,8 @@ describe("the early daemon of tau run", () => {
     ranBefore(home);
     writeFileSync(join(project, "probe.sh"), PROBE);
     fake.enqueue(toolCallResponse([{ id: "call_probe", name: "shell", arguments: JSON.stringify({ command: "sh probe.sh" }) }]), textResponse("Probed."));
-    const r = await runTau(["run", "-p", "probe"], {
+    // The probe reads the daemon's and the client's /proc entries: only an unsandboxed command sees them.
+    const r = await runTau(["run", "--no-sandbox", "-p", "probe"], {
       env: { ...env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "k", OPENAI_MODEL: "fake-model", TAU_RUN_DAEMON: "1" },
       cwd: project,
       asCommand: true,
@@ -71,9 +72,10 @@ describe("the early daemon of tau run", () => {
     const [agent] = readdirSync(agents);
     const journal = replayJournal<JournalRecord>(join(agents, agent as string, "events.cbor"), { validate: validateJournalRecord }).records;
     const output = String(journal.find((x) => x.event.name === "provider.tool_result")?.event.data.output).trim().split("\n");
-    const [client, daemon, leads, seen, instance] = output;
-    expect(client).toBe("client: run -p probe");
-    expect(daemon).toMatch(new RegExp(`^daemon: daemon --for-run ${session} [0-9a-f]{16} -p probe$`));
+    const [note, client, daemon, leads, seen, instance] = output;
+    expect(note).toMatch(/^\[sandbox: not in use/);
+    expect(client).toBe("client: run --no-sandbox -p probe");
+    expect(daemon).toMatch(new RegExp(`^daemon: daemon --for-run ${session} [0-9a-f]{16} --no-sandbox -p probe$`));
     expect(leads).toBe("daemon leads its session: yes");
     expect(seen).toBe("TAU_RUN_DAEMON seen by the daemon: 0, by the extension: 0, by this command: none");
     // The instance it was handed is the one its socket is named by (<pid>-<instance>.sock), and the one

@@ -45,7 +45,8 @@ describe("NODE_EXTRA_CA_CERTS", () => {
     const { env, home, project } = workspaceIn(cleanups);
     writeFileSync(join(project, "probe.sh"), PROBE);
     fake.enqueue(toolCallResponse([{ id: "call_probe", name: "shell", arguments: JSON.stringify({ command: "sh probe.sh" }) }]), textResponse("Probed."));
-    const r = await runTau(["run", "-p", "probe"], {
+    // The probe reads tau's own /proc entries: only an unsandboxed command sees them (SPEC-sandbox).
+    const r = await runTau(["run", "-p", "probe", "--no-sandbox"], {
       env: { ...env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "k", OPENAI_MODEL: "fake-model", NODE_EXTRA_CA_CERTS: certFile },
       cwd: project,
       asCommand: true,
@@ -59,7 +60,8 @@ describe("NODE_EXTRA_CA_CERTS", () => {
     const [agent] = readdirSync(agents);
     const journal = replayJournal<JournalRecord>(join(agents, agent as string, "events.cbor"), { validate: validateJournalRecord }).records;
     const result = journal.find((x) => x.event.name === "provider.tool_result");
-    expect(String(result?.event.data.output).trim().split("\n")).toEqual([
+    // The result's first line tells the model the sandbox is not in use; the probe's lines follow.
+    expect(String(result?.event.data.output).trim().split("\n").slice(1)).toEqual([
       "daemon: node=0 deferred=1",
       "ext provider: node=0 deferred=1",
       "ext shell: node=0 deferred=1",

@@ -36,7 +36,9 @@ async function daemonWithShell(): Promise<{ d: StartedDaemon; ui: TestClient; ag
     join(h.home, "config", "harness.yaml"),
     JSON.stringify({
       extensions: [
-        { name: "shell", command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
+        // Unsandboxed: the test finds each command's process group by the `$$` it reports, which a
+        // sandboxed command (a pid namespace of its own) cannot tell (SPEC-sandbox).
+        { name: "shell", command: ["tau", "ext", "shell"], config: { sandbox: { enabled: false } }, startup_timeout_seconds: 30 },
         { name: "driver", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], driver: true }, call_tools: ["*"], startup_timeout_seconds: 30 },
       ],
     }),

@@ -2,6 +2,7 @@
 // path's parser, `tau run --help` and the launcher script all follow the table.
 import { Parser } from "@oclif/core";
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import Run from "../../../handwritten/cli/commands/run.js";
 import { launcherShell } from "../../../handwritten/cli/launcher-script.js";
@@ -19,7 +20,7 @@ function everyFlag(): string[] {
     if (name === "prompt-stdin") continue; // it would leave the prompt to standard input
     if (f.type === "boolean") argv.push(`--${name}`);
     else if (f.multiple) argv.push(`--${name}`, `${name}=1`, `--${name}`, `${name}=2`);
-    else argv.push(f.char ? `-${f.char}` : `--${name}`, name === "prompt" ? "hello" : `${name}-value`);
+    else argv.push(f.char ? `-${f.char}` : `--${name}`, name === "prompt" ? "hello" : name === "approval" ? "never" : `${name}-value`);
   }
   return argv;
 }
@@ -44,11 +45,13 @@ describe("tau run's flags", () => {
       const { flags } = await Parser.parse(argv, { flags: Run.flags, args: Run.args, strict: true });
       if (!fast.ok) continue;
       const o = fast.args.options;
+      // The sandbox flags become the harness configuration's `sandbox` keys, ahead of the user's overrides.
+      const sandbox = ["sandbox.approval=never", ...(flags["no-sandbox"] === true ? ["sandbox.enabled=false"] : []), ...(flags["sandbox-config"] ? [`sandbox.config_file=${JSON.stringify(resolve(flags["sandbox-config"]))}`] : [])];
       expect({ json: o.json, ephemeral: o.ephemeral, model: o.model, harnessConfig: o.harnessConfig }).toEqual({
         json: flags.json === true,
         ephemeral: flags.ephemeral === true,
         model: flags.model,
-        harnessConfig: flags["harness-config"] ?? [],
+        harnessConfig: [...sandbox, ...(flags["harness-config"] ?? [])],
       });
       expect(fast.args.promptStdin === "explicit").toBe(flags["prompt-stdin"] === true);
       if (fast.args.promptStdin === "no" && o.skill === undefined) expect(fast.args.prompt?.text).toBe((flags.prompt ?? "").replace(/^::/, ":"));

@@ -138,6 +138,20 @@ func NewEventPayload(name string) any {
 		return &ProviderToolError{}
 	case "provider.tool_result":
 		return &ProviderToolResult{}
+	case "sandbox.approval_answer":
+		return &SandboxApprovalAnswer{}
+	case "sandbox.approval_requested":
+		return &SandboxApprovalRequested{}
+	case "sandbox.approval_resolved":
+		return &SandboxApprovalResolved{}
+	case "sandbox.command_request":
+		return &SandboxCommandRequest{}
+	case "sandbox.command_result":
+		return &SandboxCommandResult{}
+	case "sandbox.diagnostic_recorded":
+		return &SandboxDiagnosticRecorded{}
+	case "sandbox.state_reported":
+		return &SandboxStateReported{}
 	case "session.agent_loaded":
 		return &SessionAgentLoaded{}
 	case "session.agent_unloaded":

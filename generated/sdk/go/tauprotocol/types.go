@@ -555,6 +555,62 @@ type ReadyMessage struct {
 type ReadyMessagePayload struct {
 }
 
+type SandboxApprovalAnswer struct {
+	ApprovalID string          `json:"approval_id" cbor:"approval_id"`
+	Decision   SandboxDecision `json:"decision" cbor:"decision"`
+}
+
+// A prompt every attached UI shows until one answers or it is resolved otherwise. Never
+// persisted.
+type SandboxApprovalRequested struct {
+	AgentID    *string           `json:"agent_id,omitempty" cbor:"agent_id,omitempty"`
+	ApprovalID string            `json:"approval_id" cbor:"approval_id"`
+	CallID     *string           `json:"call_id,omitempty" cbor:"call_id,omitempty"`
+	Choices    []SandboxDecision `json:"choices" cbor:"choices"`
+	// The command's first line, for the user to judge by.
+	Command *string               `json:"command,omitempty" cbor:"command,omitempty"`
+	Kind    SandboxPermissionKind `json:"kind" cbor:"kind"`
+	// The host (`HOST:PORT`) or the path asked for.
+	Target string `json:"target" cbor:"target"`
+}
+
+type SandboxApprovalResolved struct {
+	ApprovalID string                 `json:"approval_id" cbor:"approval_id"`
+	Outcome    SandboxApprovalOutcome `json:"outcome" cbor:"outcome"`
+}
+
+// `:sandbox ARGS…` typed in a UI; answered by `sandbox.command_result` with the same
+// request id.
+type SandboxCommandRequest struct {
+	Args      []string `json:"args" cbor:"args"`
+	RequestID string   `json:"request_id" cbor:"request_id"`
+}
+
+type SandboxCommandResult struct {
+	Ok        bool   `json:"ok" cbor:"ok"`
+	RequestID string `json:"request_id" cbor:"request_id"`
+	Text      string `json:"text" cbor:"text"`
+}
+
+// A safe diagnostic: no command, target or output. Persisted in the session; restored on
+// resume.
+type SandboxDiagnosticRecorded struct {
+	// Microseconds since the Unix epoch when it happened.
+	At      int64                    `json:"at" cbor:"at"`
+	CallID  *string                  `json:"call_id,omitempty" cbor:"call_id,omitempty"`
+	Kind    SandboxPermissionKind    `json:"kind" cbor:"kind"`
+	Outcome SandboxDiagnosticOutcome `json:"outcome" cbor:"outcome"`
+}
+
+type SandboxStateReported struct {
+	// What the user can do about it (an install command, the file and line to fix).
+	Fix *string `json:"fix,omitempty" cbor:"fix,omitempty"`
+	// Why the sandbox is in this state (a missing dependency, a configuration error,
+	// `--no-sandbox`).
+	Reason *string      `json:"reason,omitempty" cbor:"reason,omitempty"`
+	State  SandboxState `json:"state" cbor:"state"`
+}
+
 type SessionAgentLoaded struct {
 	AgentID string `json:"agent_id" cbor:"agent_id"`
 }
@@ -1121,9 +1177,9 @@ const (
 type ModelListing string
 
 const (
-	Configured ModelListing = "configured"
-	Listed     ModelListing = "listed"
-	Pending    ModelListing = "pending"
+	Configured          ModelListing = "configured"
+	Listed              ModelListing = "listed"
+	ModelListingPending ModelListing = "pending"
 )
 
 type MessageRole string
@@ -1141,8 +1197,8 @@ const (
 	Authentication        ErrorClass = "authentication"
 	ContextWindowExceeded ErrorClass = "context_window_exceeded"
 	ErrorClassCancelled   ErrorClass = "cancelled"
+	ErrorClassNetwork     ErrorClass = "network"
 	InvalidRequest        ErrorClass = "invalid_request"
-	Network               ErrorClass = "network"
 	Protocol              ErrorClass = "protocol"
 	RateLimited           ErrorClass = "rate_limited"
 	ServerError           ErrorClass = "server_error"
@@ -1163,6 +1219,58 @@ type ReadyMessageName string
 
 const (
 	Ready ReadyMessageName = "ready"
+)
+
+// The choices a prompt offers: `allow` / `deny` for a host; the three below for a
+// filesystem denial.
+type SandboxDecision string
+
+const (
+	Allow      SandboxDecision = "allow"
+	AllowAdapt SandboxDecision = "allow_adapt"
+	AllowRetry SandboxDecision = "allow_retry"
+	Deny       SandboxDecision = "deny"
+)
+
+type SandboxPermissionKind string
+
+const (
+	FilesystemRead               SandboxPermissionKind = "filesystem_read"
+	FilesystemWrite              SandboxPermissionKind = "filesystem_write"
+	SandboxPermissionKindNetwork SandboxPermissionKind = "network"
+)
+
+type SandboxApprovalOutcome string
+
+const (
+	SandboxApprovalOutcomeAllowed      SandboxApprovalOutcome = "allowed"
+	SandboxApprovalOutcomeAllowedAdapt SandboxApprovalOutcome = "allowed_adapt"
+	SandboxApprovalOutcomeDenied       SandboxApprovalOutcome = "denied"
+	SandboxApprovalOutcomeRevoked      SandboxApprovalOutcome = "revoked"
+)
+
+type SandboxDiagnosticOutcome string
+
+const (
+	Prompted                             SandboxDiagnosticOutcome = "prompted"
+	Refused                              SandboxDiagnosticOutcome = "refused"
+	ReplayFailed                         SandboxDiagnosticOutcome = "replay_failed"
+	ReplaySucceeded                      SandboxDiagnosticOutcome = "replay_succeeded"
+	SandboxDiagnosticOutcomeAllowed      SandboxDiagnosticOutcome = "allowed"
+	SandboxDiagnosticOutcomeAllowedAdapt SandboxDiagnosticOutcome = "allowed_adapt"
+	SandboxDiagnosticOutcomeBlocked      SandboxDiagnosticOutcome = "blocked"
+	SandboxDiagnosticOutcomeDenied       SandboxDiagnosticOutcome = "denied"
+	SandboxDiagnosticOutcomeRevoked      SandboxDiagnosticOutcome = "revoked"
+)
+
+type SandboxState string
+
+const (
+	Active              SandboxState = "active"
+	Bypassed            SandboxState = "bypassed"
+	SandboxStateBlocked SandboxState = "blocked"
+	SandboxStatePending SandboxState = "pending"
+	Suspended           SandboxState = "suspended"
 )
 
 type SessionCurrentRequestMessageName string

@@ -13,7 +13,7 @@ export type { JsonSchema, Tool, ToolContext, ToolDisplay, ToolResult } from "./t
 export { ToolError } from "./errors.js";
 export type { ToolErrorCode } from "./errors.js";
 export * as limits from "./limits.js";
-export { shellTool, runShell, HeadTailBuffer } from "./shell.js";
+export { shellTool, runShell, HeadTailBuffer, shellArgs, shellBody, shellResult, shellStatus } from "./shell.js";
 export type { ShellOutcome, ShellRunOptions } from "./shell.js";
 export { endStartedGroups } from "./process-groups.js";
 export { readTool } from "./read.js";

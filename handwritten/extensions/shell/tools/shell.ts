@@ -154,6 +154,12 @@ export interface ShellRunOptions {
   onProgress?: (text: string) => void;
   /** Parent environment to derive the child's from (default `process.env`); secrets are removed. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * A sandbox's wrapped form of the command (a shell command line that starts the sandbox and runs
+   * `command` inside it): run instead of `bash -c command`, stderr joined to stdout by the bash that
+   * runs it, before anything else.
+   */
+  wrapped?: string;
   /** Overrides of the output bounds (tests only). */
   headBytes?: number;
   tailBytes?: number;
@@ -279,7 +285,8 @@ async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void
 export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
   const buffer = new HeadTailBuffer(options.headBytes, options.tailBytes);
   return new Promise<ShellOutcome>((resolve, reject) => {
-    const bash = bashInvocation(options.command, withoutSecrets(options.env ?? process.env));
+    const env = withoutSecrets(options.env ?? process.env);
+    const bash = options.wrapped === undefined ? bashInvocation(options.command, env) : { args: ["-c", `exec 2>&1\n${options.wrapped}`], env };
     const child = childProcess().spawn("bash", bash.args, {
       cwd: options.cwd,
       env: bash.env,
@@ -438,13 +445,30 @@ export const shellTool: Tool = {
       signal: ctx.signal,
       ...(ctx.onProgress === undefined ? {} : { onProgress: (text: string) => ctx.onProgress?.(text) }),
     });
-    const status = shellStatus(outcome, timeoutSeconds);
-    const body = outcome.output === "" ? "(no output)\n" : outcome.output.endsWith("\n") ? outcome.output : `${outcome.output}\n`;
-    if (outcome.cancelled) throw new ToolError("cancelled", `${body}${status}`);
-    const firstLine = command.split("\n", 1)[0] ?? "";
-    return {
-      output: `${body}${status}`,
-      display: { title: firstLine.length > 200 ? `${firstLine.slice(0, 199)}…` : firstLine, summary: status.slice(1, -1) },
-    };
+    return shellResult(command, outcome, timeoutSeconds);
   },
 };
+
+/** The output and exit status of a finished command, as the model reads them. */
+export function shellBody(outcome: ShellOutcome, timeoutSeconds: number): string {
+  const body = outcome.output === "" ? "(no output)\n" : outcome.output.endsWith("\n") ? outcome.output : `${outcome.output}\n`;
+  return `${body}${shellStatus(outcome, timeoutSeconds)}`;
+}
+
+/** A `shell` result (a cancelled command is a `cancelled` ToolError carrying its output). */
+export function shellResult(command: string, outcome: ShellOutcome, timeoutSeconds: number, prefix = "", suffix = ""): ToolResult {
+  const status = shellStatus(outcome, timeoutSeconds);
+  const output = `${prefix}${shellBody(outcome, timeoutSeconds)}${suffix}`;
+  if (outcome.cancelled) throw new ToolError("cancelled", output);
+  const firstLine = command.split("\n", 1)[0] ?? "";
+  return {
+    output,
+    display: { title: firstLine.length > 200 ? `${firstLine.slice(0, 199)}…` : firstLine, summary: status.slice(1, -1) },
+  };
+}
+
+/** The `shell` tool's arguments, checked against its schema (the sandbox runs the same tool). */
+export function shellArgs(args: unknown): { command: string; timeoutSeconds: number } {
+  const { command, timeout_seconds } = validateArgs<ShellArgs>("shell", parameters, args);
+  return { command, timeoutSeconds: timeout_seconds ?? SHELL_DEFAULT_TIMEOUT_SECONDS };
+}

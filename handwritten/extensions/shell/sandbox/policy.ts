@@ -1,0 +1,195 @@
+// The sandbox's effective policy (SPEC-sandbox): the defaults, the loaded sandbox.yaml layers and
+// the session's grants, turned into the runtime's configuration for one command.
+import { readdirSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve, sep } from "node:path";
+import type { SandboxConfig } from "../../../../generated/index.js";
+import type { Roots, SandboxLayer } from "../../../config/index.js";
+
+/** A developer's network allowlist: package registries, git forges, model providers, localhost. */
+export const DEFAULT_ALLOWED_DOMAINS: readonly string[] = [
+  // package registries
+  "registry.npmjs.org",
+  "*.npmjs.org",
+  "registry.yarnpkg.com",
+  "pypi.org",
+  "files.pythonhosted.org",
+  "crates.io",
+  "*.crates.io",
+  "proxy.golang.org",
+  "sum.golang.org",
+  "rubygems.org",
+  "repo.maven.apache.org",
+  "repo1.maven.org",
+  "deb.debian.org",
+  "security.debian.org",
+  "archive.ubuntu.com",
+  "security.ubuntu.com",
+  // git forges
+  "github.com",
+  "*.github.com",
+  "*.githubusercontent.com",
+  "gitlab.com",
+  "*.gitlab.com",
+  "bitbucket.org",
+  // model providers
+  "api.openai.com",
+  "api.anthropic.com",
+  "generativelanguage.googleapis.com",
+  "openrouter.ai",
+  "api.mistral.ai",
+  "api.groq.com",
+  "api.deepseek.com",
+  // this machine
+  "localhost",
+  "127.0.0.1",
+  "[::1]",
+];
+
+const home = (): string => homedir();
+
+export function defaultDenyRead(): string[] {
+  return [join(home(), ".ssh"), join(home(), ".aws"), join(home(), ".gnupg")];
+}
+
+export function defaultAllowRead(): string[] {
+  return [join(home(), ".ssh", "known_hosts"), join(home(), ".ssh", "config"), join(home(), ".ssh", "*.pub")];
+}
+
+export function defaultAllowWrite(projectRoot: string): string[] {
+  return [projectRoot, join(home(), ".npm"), join(home(), ".cache"), join(home(), ".cargo", "registry"), join(home(), "go", "pkg", "mod")];
+}
+
+/** File names the default deny-write covers (as shown by `:sandbox show`). */
+export const DEFAULT_DENY_WRITE_PATTERNS: readonly string[] = [".env*", "*.pem", "*.key"];
+
+/** How deep below the project root the default deny-write patterns are looked for. */
+export const DENY_WRITE_SCAN_DEPTH = 3;
+/** Most directory entries looked at in one scan (a huge tree is not walked whole before each command). */
+export const DENY_WRITE_SCAN_MAX_ENTRIES = 20_000;
+
+function matchesDenyWrite(name: string): boolean {
+  return name.startsWith(".env") || name.endsWith(".pem") || name.endsWith(".key");
+}
+
+/** Files in the project (to DENY_WRITE_SCAN_DEPTH) that the default deny-write patterns name. */
+export function denyWriteMatches(projectRoot: string): string[] {
+  const found: string[] = [];
+  let seen = 0;
+  const walk = (dir: string, depth: number): void => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (++seen > DENY_WRITE_SCAN_MAX_ENTRIES) return;
+      const path = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (depth < DENY_WRITE_SCAN_DEPTH && e.name !== "node_modules" && e.name !== ".git") walk(path, depth + 1);
+      } else if (matchesDenyWrite(e.name)) found.push(path);
+    }
+  };
+  walk(projectRoot, 1);
+  return found;
+}
+
+/**
+ * Paths no command may write, whatever the configuration says, existing or not: the project's
+ * `.tau/` and git hooks and config, the shell start-up files, and tau's own roots.
+ */
+export function protectedPaths(projectRoot: string, roots: Roots): string[] {
+  const rc = [".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile"];
+  return [
+    join(projectRoot, ".tau"),
+    join(projectRoot, ".git", "hooks"),
+    join(projectRoot, ".git", "config"),
+    ...rc.map((f) => join(projectRoot, f)),
+    ...rc.map((f) => join(home(), f)),
+    roots.config,
+    roots.state,
+    roots.runtime,
+  ];
+}
+
+/** The session's own changes (`:sandbox …` commands and "allow but let the model adapt"); never persisted. */
+export interface SessionGrants {
+  readonly allowDomains: Set<string>;
+  readonly denyDomains: Set<string>;
+  readonly allowWrite: Set<string>;
+  readonly denyRead: Set<string>;
+}
+
+export function emptyGrants(): SessionGrants {
+  return { allowDomains: new Set(), denyDomains: new Set(), allowWrite: new Set(), denyRead: new Set() };
+}
+
+/** The policy in tau's terms, every path absolute. */
+export interface EffectivePolicy {
+  readonly allowedDomains: string[];
+  readonly deniedDomains: string[];
+  readonly denyRead: string[];
+  readonly allowRead: string[];
+  readonly allowWrite: string[];
+  /** Configured deny-write entries (the default's patterns are expanded per command). */
+  readonly denyWrite: string[];
+  readonly defaultDenyWrite: boolean;
+  readonly protected: string[];
+}
+
+export function effectivePolicy(config: SandboxConfig, projectRoot: string, roots: Roots, grants: SessionGrants): EffectivePolicy {
+  const fs = config.filesystem ?? {};
+  const net = config.network ?? {};
+  return {
+    allowedDomains: [...(net.allowed_domains ?? DEFAULT_ALLOWED_DOMAINS), ...grants.allowDomains],
+    deniedDomains: [...(net.denied_domains ?? []), ...grants.denyDomains],
+    denyRead: [...(fs.deny_read ?? defaultDenyRead()), ...grants.denyRead],
+    allowRead: [...(fs.allow_read ?? defaultAllowRead())],
+    allowWrite: [...(fs.allow_write ?? defaultAllowWrite(projectRoot)), ...grants.allowWrite],
+    denyWrite: [...(fs.deny_write ?? [])],
+    defaultDenyWrite: fs.deny_write === undefined,
+    protected: protectedPaths(projectRoot, roots),
+  };
+}
+
+/** A literal path entry of the runtime: never read as a pattern, so a missing path is denied too. */
+type LiteralEntry = { path: string; literal: true };
+type PathEntry = string | LiteralEntry;
+
+/** The runtime's configuration for one command; `extraWrite` / `extraRead` are a replay's one-off grant. */
+export function runtimeConfig(
+  policy: EffectivePolicy,
+  projectRoot: string,
+  extra: { write?: string; read?: string } = {},
+): { network: { allowedDomains: string[]; deniedDomains: string[] }; filesystem: { denyRead: PathEntry[]; allowRead: PathEntry[]; allowWrite: PathEntry[]; denyWrite: PathEntry[] } } {
+  const literal = (path: string): LiteralEntry => ({ path, literal: true });
+  const denyWrite: PathEntry[] = [
+    ...policy.denyWrite,
+    ...(policy.defaultDenyWrite ? denyWriteMatches(projectRoot).map(literal) : []),
+    ...policy.protected.map(literal),
+  ];
+  const denyRead = extra.read === undefined ? policy.denyRead : policy.denyRead.filter((p) => !within(extra.read as string, p));
+  return {
+    network: { allowedDomains: [...policy.allowedDomains], deniedDomains: [...policy.deniedDomains] },
+    filesystem: {
+      denyRead,
+      allowRead: [...policy.allowRead, ...(extra.read !== undefined ? [extra.read] : [])],
+      allowWrite: [...policy.allowWrite, ...(extra.write !== undefined ? [extra.write] : [])],
+      denyWrite,
+    },
+  };
+}
+
+/** Whether `path` is `root` or inside it (both absolute, compared as text). */
+export function within(path: string, root: string): boolean {
+  const r = resolve(root);
+  const p = resolve(path);
+  return p === r || p.startsWith(r.endsWith(sep) ? r : r + sep);
+}
+
+/** Where each shown value came from, for `:sandbox show`. */
+export function originOf(origins: Readonly<Record<string, SandboxLayer>>, key: string): SandboxLayer {
+  return origins[key] ?? "default";
+}
+

@@ -1,0 +1,616 @@
+// The sandbox of the `shell` tool (SPEC-sandbox): its states, the runtime it drives
+// (@anthropic-ai/sandbox-runtime, loaded after the extension is ready), approvals asked of every
+// attached UI, the `:sandbox` commands and the safe diagnostics.
+import { statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import type {
+  SandboxApprovalOutcome,
+  SandboxConfig,
+  SandboxDecision,
+  SandboxDiagnosticOutcome,
+  SandboxLaunch,
+  SandboxMode,
+  SandboxPermissionKind,
+  SandboxState,
+} from "../../../../generated/index.js";
+import { loadSandboxConfig, trustProject, type LoadedSandboxConfig, type Roots } from "../../../config/index.js";
+import { randomHex } from "../../../startup/random.js";
+import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
+import { ToolError, runShell, shellArgs, shellBody, shellResult, type ShellOutcome, type ToolResult } from "../tools/index.js";
+import { throwIfCancelled } from "../tools/errors.js";
+import { findDenial, type Denial } from "./denials.js";
+import { DEFAULT_DENY_WRITE_PATTERNS, effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
+
+/** A decision not answered in this long is withdrawn (revoked): a run with nobody to answer never hangs. */
+export const SANDBOX_APPROVAL_MAX_WAIT_MS = 10 * 60_000;
+/** Diagnostics kept for `:sandbox doctor`. */
+export const SANDBOX_DIAGNOSTICS_KEPT = 50;
+
+type Runtime = (typeof import("@anthropic-ai/sandbox-runtime"))["SandboxManager"];
+
+/** What the sandbox needs of its extension: publishing, and nothing else. */
+export interface SandboxHost {
+  emit(name: string, data: Record<string, unknown>): void;
+}
+
+export interface SandboxOptions {
+  readonly host: SandboxHost;
+  readonly projectRoot: string;
+  readonly roots: Roots;
+  readonly launch?: SandboxLaunch;
+  readonly env?: NodeJS.ProcessEnv;
+  /** The platform checked (tests of the refusal on other platforms). */
+  readonly platform?: NodeJS.Platform;
+}
+
+export interface ShellCall {
+  readonly callId: string;
+  readonly agentId: string;
+  readonly cwd: string;
+  readonly signal: AbortSignal;
+  readonly onProgress?: (text: string) => void;
+}
+
+interface PendingApproval {
+  readonly id: string;
+  readonly kind: SandboxPermissionKind;
+  readonly choices: readonly SandboxDecision[];
+  readonly agentId?: string;
+  readonly callId?: string;
+  readonly payload: Record<string, unknown>;
+  readonly resolve: (outcome: SandboxApprovalOutcome) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+interface Diagnostic {
+  readonly outcome: SandboxDiagnosticOutcome;
+  readonly kind: SandboxPermissionKind;
+  readonly callId?: string;
+  readonly at: number;
+  readonly restored: boolean;
+}
+
+interface RunningCommand {
+  readonly agentId: string;
+  readonly command: string;
+}
+
+const INSTALL_HINT: Record<string, string> = {
+  linux:
+    "install bubblewrap, socat and ripgrep (Debian/Ubuntu: sudo apt-get install bubblewrap socat ripgrep; Fedora: sudo dnf install bubblewrap socat ripgrep; Arch: sudo pacman -S bubblewrap socat ripgrep)",
+  darwin: "install ripgrep (brew install ripgrep); sandbox-exec comes with macOS",
+};
+const BYPASS_HINT = "or start tau with --no-sandbox to run model commands with your full rights";
+
+function firstLine(text: string, max = 200): string {
+  const line = text.split("\n", 1)[0] ?? "";
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export class Sandbox {
+  state: SandboxState = "pending";
+  reason: string | undefined;
+  fix: string | undefined;
+  private loaded: LoadedSandboxConfig | undefined;
+  private runtime: Runtime | undefined;
+  private dependencyErrors: string[] = [];
+  private dependencyWarnings: string[] = [];
+  private readonly grants: SessionGrants = emptyGrants();
+  private modeOverride: SandboxMode | undefined;
+  private userSuspended = false;
+  private started: Promise<void> | undefined;
+  private readonly running = new Map<string, RunningCommand>();
+  private sandboxedRunning = 0;
+  private readonly pending = new Map<string, PendingApproval>();
+  private readonly hostPrompts = new Map<string, Promise<SandboxApprovalOutcome>>();
+  private readonly diagnostics: Diagnostic[] = [];
+  /** The state each agent's context last heard of (the note at the head of a `shell` result). */
+  private readonly noted = new Map<string, string>();
+  private readonly platform: NodeJS.Platform;
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(private readonly o: SandboxOptions) {
+    this.platform = o.platform ?? process.platform;
+    this.env = o.env ?? process.env;
+  }
+
+  /** Sets the sandbox up (once); `shell` calls wait for it. */
+  start(): Promise<void> {
+    this.started ??= this.setUp().catch((err: unknown) => this.block(`the sandbox runtime failed to start: ${(err as Error).message}`, `${INSTALL_HINT[this.platform] ?? ""}; ${BYPASS_HINT}`));
+    return this.started;
+  }
+
+  private async setUp(): Promise<void> {
+    this.report();
+    if (this.o.launch?.enabled === false) return this.enter("bypassed", "--no-sandbox: model commands run with your full rights");
+    if (!(await this.loadConfig())) return;
+    if (this.loaded?.config.enabled === false) return this.enter("bypassed", `enabled: false in ${this.originFile("enabled")}: model commands run with your full rights`);
+    if (this.platform !== "linux" && this.platform !== "darwin") {
+      return this.block(`the sandbox runs on Linux and macOS only, not on ${this.platform}`, `start tau with --no-sandbox to run model commands with your full rights`);
+    }
+    const { SandboxManager } = loadRuntime();
+    const check = SandboxManager.checkDependencies();
+    this.dependencyErrors = check.errors;
+    this.dependencyWarnings = check.warnings;
+    if (check.errors.length > 0) {
+      return this.block(`missing: ${check.errors.join(", ")}`, `${INSTALL_HINT[this.platform] ?? "install the missing programs"}, then start tau again; ${BYPASS_HINT}`);
+    }
+    // The runtime's TMPDIR for commands: a folder of this user's, made writable below.
+    process.env.CLAUDE_CODE_TMPDIR = this.commandTmpdir();
+    await SandboxManager.initialize(this.runtimeConfig() as never, (request) => this.askNetwork(request.host, request.port), false);
+    this.runtime = SandboxManager;
+    this.enter(this.userSuspended ? "suspended" : "active");
+  }
+
+  /** Loads sandbox.yaml's layers; false (and blocked) on an error. */
+  private async loadConfig(): Promise<boolean> {
+    try {
+      this.loaded = await loadSandboxConfig({
+        configRoot: this.o.roots.config,
+        projectRoot: this.o.projectRoot,
+        ...(this.o.launch?.config_file !== undefined ? { overrideFile: this.o.launch.config_file } : {}),
+        env: this.env,
+      });
+      return true;
+    } catch (err) {
+      this.block(`invalid sandbox configuration: ${(err as Error).message}`, "correct the file at that line, then start tau again");
+      return false;
+    }
+  }
+
+  private originFile(key: string): string {
+    const layer = originOf(this.loaded?.origins ?? {}, key);
+    return this.loaded?.files.find((f) => f.layer === layer && f.status === "loaded")?.path ?? layer;
+  }
+
+  private commandTmpdir(): string {
+    const dir = join(tmpdir(), `tau-sandbox-${process.getuid?.() ?? 0}`);
+    ensureRuntimeDir(dir);
+    return dir;
+  }
+
+  private config(): SandboxConfig {
+    return this.loaded?.config ?? {};
+  }
+
+  policy(): EffectivePolicy {
+    const p = effectivePolicy(this.config(), this.o.projectRoot, this.o.roots, this.grants);
+    return { ...p, allowWrite: [...p.allowWrite, ...(process.env.CLAUDE_CODE_TMPDIR ? [process.env.CLAUDE_CODE_TMPDIR] : [])] };
+  }
+
+  private runtimeConfig(extra: { write?: string; read?: string } = {}): ReturnType<typeof runtimeConfig> {
+    return runtimeConfig(this.policy(), this.o.projectRoot, extra);
+  }
+
+  get mode(): SandboxMode {
+    if (this.modeOverride !== undefined) return this.modeOverride;
+    if (this.o.launch?.approval === "never") return "non-interactive";
+    return this.config().mode ?? "interactive";
+  }
+
+  // ---- states ----------------------------------------------------------------------------------
+
+  private enter(state: SandboxState, reason?: string, fix?: string): void {
+    this.state = state;
+    this.reason = [reason, ...(this.loaded?.warnings ?? [])].filter((r): r is string => r !== undefined).join("; ") || undefined;
+    this.fix = fix;
+    this.report();
+  }
+
+  private block(reason: string, fix: string): void {
+    this.enter("blocked", reason, fix);
+  }
+
+  private report(): void {
+    this.o.host.emit("sandbox.state_reported", {
+      state: this.state,
+      ...(this.reason !== undefined ? { reason: firstLine(this.reason, 1024) } : {}),
+      ...(this.fix !== undefined ? { fix: firstLine(this.fix, 1024) } : {}),
+    });
+  }
+
+  /** The one-line note a `shell` result starts with when the state changed since this agent last heard. */
+  private stateNote(agentId: string): string {
+    const key = this.state;
+    const previous = this.noted.get(agentId);
+    this.noted.set(agentId, key);
+    if (previous === key || (previous === undefined && key === "active")) return "";
+    switch (key) {
+      case "active":
+        return "[sandbox: on again — commands run sandboxed (writes outside the project, credential reads and hosts off the allowlist are refused unless the user approves)]\n";
+      case "suspended":
+        return "[sandbox: off for this session (:sandbox off) — commands run with the user's full rights]\n";
+      case "bypassed":
+        return "[sandbox: not in use (the user started tau without it) — commands run with the user's full rights]\n";
+      default:
+        return "";
+    }
+  }
+
+  // ---- the shell tool --------------------------------------------------------------------------
+
+  /** Runs a model's `shell` call under the sandbox's current state. */
+  async runShellTool(args: unknown, call: ShellCall): Promise<ToolResult> {
+    const { command, timeoutSeconds } = shellArgs(args);
+    throwIfCancelled(call.signal);
+    await this.start();
+    if (this.state === "blocked") {
+      this.diagnose("blocked", "filesystem_write", call.callId);
+      throw new ToolError("failed", `The sandbox is blocked, so the command was not run: ${this.reason ?? "unknown reason"}. Fix: ${this.fix ?? ""}. tau never runs a model command unsandboxed on its own.`);
+    }
+    checkWorkdir(call.cwd);
+    const note = this.stateNote(call.agentId);
+    const timeoutMs = timeoutSeconds * 1000;
+    if (this.state !== "active") {
+      const outcome = await runShell({ command, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+      return shellResult(command, outcome, timeoutSeconds, note);
+    }
+    const started = Date.now();
+    const first = await this.runSandboxed(command, call, timeoutMs, {});
+    if (first.cancelled || first.timedOut || first.signal !== null || succeeded(first)) return shellResult(command, first, timeoutSeconds, note);
+    const denial = findDenial(first.output, call.cwd, this.policy());
+    if (denial === undefined) return shellResult(command, first, timeoutSeconds, note);
+    const elapsed = Date.now() - started;
+    const kind: SandboxPermissionKind = denial.access === "write" ? "filesystem_write" : "filesystem_read";
+    if (denial.protected) {
+      this.diagnose("refused", kind, call.callId);
+      return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.path} is protected (tau's configuration, git hooks and config, shell start-up files); no approval can open it to a model command — the user can change it with a command of their own (!cmd)]`);
+    }
+    const suggestion = denial.access === "write" ? `:sandbox filesystem allow-write add ${denial.grant}` : `:sandbox filesystem deny-read remove ${this.denyReadRootOf(denial.path) ?? denial.path}`;
+    if (this.mode === "non-interactive") {
+      this.diagnose("refused", kind, call.callId);
+      return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.access} access to ${denial.path} was refused by the sandbox; nobody was asked (non-interactive). The user can allow it with \`${suggestion}\` in the interactive UI]`);
+    }
+    const outcome = await this.ask(
+      { kind, target: denial.grant, choices: ["allow_retry", "allow_adapt", "deny"], agentId: call.agentId, callId: call.callId, command },
+      call.signal,
+    );
+    if (outcome === "allowed") {
+      const remaining = timeoutMs - elapsed;
+      if (remaining <= 0) return shellResult(command, first, timeoutSeconds, note, "\n[sandbox: access was approved, but the command's time budget is used up, so it was not run again]");
+      const replay = await this.runSandboxed(command, call, remaining, denial.access === "write" ? { write: denial.grant } : { read: denial.grant });
+      this.diagnose(succeeded(replay) && replay.signal === null && !replay.timedOut ? "replay_succeeded" : "replay_failed", kind, call.callId);
+      const head = `${note}[first attempt]\n${shellBody(first, timeoutSeconds)}\n[sandbox: the user approved ${denial.access} access to ${denial.grant} for one run; the whole command was run again (side effects of the first attempt may already have happened)]\n`;
+      return shellResult(command, replay, timeoutSeconds, head);
+    }
+    if (outcome === "allowed_adapt") {
+      if (denial.access === "write") this.grants.allowWrite.add(denial.grant);
+      else this.grants.denyRead.delete(denial.grant);
+      return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: the user allowed ${denial.access} access to ${denial.grant} for the rest of this session; the command was not run again]`);
+    }
+    const why = outcome === "revoked" ? "the request was withdrawn (cancelled, a new prompt, a policy change, or no answer in time)" : "the user refused it";
+    return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.access} access to ${denial.path} was not granted: ${why}]`);
+  }
+
+  private denyReadRootOf(path: string): string | undefined {
+    return this.policy().denyRead.find((root) => path === root || path.startsWith(`${root}/`));
+  }
+
+  private async runSandboxed(command: string, call: ShellCall, timeoutMs: number, extra: { write?: string; read?: string }): Promise<ShellOutcome> {
+    const runtime = this.runtime as Runtime;
+    const config = this.runtimeConfig(extra);
+    const wrapped = await runtime.wrapWithSandbox(command, "bash", config as never, undefined, { commandId: randomHex(16) });
+    this.running.set(call.callId, { agentId: call.agentId, command });
+    this.sandboxedRunning++;
+    try {
+      return await runShell({ command, wrapped, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+    } finally {
+      this.running.delete(call.callId);
+      // The runtime's mount points for missing protected paths go once no sandboxed command runs.
+      if (--this.sandboxedRunning === 0) runtime.cleanupAfterCommand();
+    }
+  }
+
+  // ---- approvals -------------------------------------------------------------------------------
+
+  private async askNetwork(host: string, port: number | undefined): Promise<boolean | { allow: false; reason: string }> {
+    const target = port === undefined ? host : `${host}:${port}`;
+    const deny = (reason: string) => ({ allow: false as const, reason });
+    if (this.grants.denyDomains.has(host)) return deny(`${host} was refused for this session`);
+    if (this.state !== "active" || this.mode === "non-interactive") {
+      this.diagnose("refused", "network", this.soleCall()?.[0]);
+      return deny(`${host} is not on the sandbox's network allowlist; the user can allow it with :sandbox network allow add ${host}`);
+    }
+    let prompt = this.hostPrompts.get(target);
+    if (prompt === undefined) {
+      const sole = this.soleCall();
+      prompt = this.ask({ kind: "network", target, choices: ["allow", "deny"], ...(sole ? { agentId: sole[1].agentId, callId: sole[0], command: sole[1].command } : {}) });
+      this.hostPrompts.set(target, prompt);
+      void prompt.finally(() => this.hostPrompts.delete(target));
+    }
+    const outcome = await prompt;
+    if (outcome === "allowed") return true;
+    if (outcome === "denied") {
+      this.grants.denyDomains.add(host);
+      this.updateNetwork();
+      return deny(`the user refused ${host} for this session`);
+    }
+    return deny(`the request for ${host} was withdrawn`);
+  }
+
+  /** The one sandboxed command running, if exactly one is: the best attribution a connection gets. */
+  private soleCall(): [string, RunningCommand] | undefined {
+    return this.running.size === 1 ? [...this.running.entries()][0] : undefined;
+  }
+
+  /** Publishes a prompt and waits for its answer, its withdrawal or its deadline. */
+  private ask(
+    r: { kind: SandboxPermissionKind; target: string; choices: SandboxDecision[]; agentId?: string; callId?: string; command?: string },
+    signal?: AbortSignal,
+  ): Promise<SandboxApprovalOutcome> {
+    const id = `sbx-${randomHex(8)}`;
+    const payload = {
+      approval_id: id,
+      kind: r.kind,
+      target: firstLine(r.target, 1024),
+      choices: r.choices,
+      ...(r.agentId !== undefined ? { agent_id: r.agentId } : {}),
+      ...(r.callId !== undefined ? { call_id: r.callId } : {}),
+      ...(r.command !== undefined ? { command: firstLine(r.command) } : {}),
+    };
+    return new Promise<SandboxApprovalOutcome>((resolve) => {
+      const onAbort = (): void => this.resolveApproval(id, "revoked");
+      const timer = setTimeout(onAbort, SANDBOX_APPROVAL_MAX_WAIT_MS);
+      this.pending.set(id, {
+        id,
+        kind: r.kind,
+        choices: r.choices,
+        ...(r.agentId !== undefined ? { agentId: r.agentId } : {}),
+        ...(r.callId !== undefined ? { callId: r.callId } : {}),
+        payload,
+        timer,
+        resolve: (outcome) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(outcome);
+        },
+      });
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.diagnose("prompted", r.kind, r.callId);
+      this.o.host.emit("sandbox.approval_requested", payload);
+    });
+  }
+
+  private resolveApproval(id: string, outcome: SandboxApprovalOutcome): void {
+    const p = this.pending.get(id);
+    if (p === undefined) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    this.diagnose(outcome, p.kind, p.callId);
+    this.o.host.emit("sandbox.approval_resolved", { approval_id: id, outcome });
+    p.resolve(outcome);
+  }
+
+  /** `sandbox.approval_answer` from a UI: the first answer wins; one not offered is ignored. */
+  answer(id: string, decision: SandboxDecision): void {
+    const p = this.pending.get(id);
+    if (p === undefined || !p.choices.includes(decision)) return;
+    this.resolveApproval(id, decision === "deny" ? "denied" : decision === "allow_adapt" ? "allowed_adapt" : "allowed");
+  }
+
+  /** A new user prompt to `agentId` withdraws the decisions pending for it. */
+  userPrompted(agentId: string): void {
+    for (const p of [...this.pending.values()]) if (p.agentId === agentId) this.resolveApproval(p.id, "revoked");
+  }
+
+  /** A policy change withdraws every pending decision. */
+  private revokeAll(): void {
+    for (const id of [...this.pending.keys()]) this.resolveApproval(id, "revoked");
+  }
+
+  /** Publishes the prompts still waiting again (a UI attached). */
+  republishPending(): number {
+    for (const p of this.pending.values()) this.o.host.emit("sandbox.approval_requested", p.payload);
+    return this.pending.size;
+  }
+
+  private updateNetwork(): void {
+    if (this.runtime === undefined) return;
+    this.runtime.updateConfig(this.runtimeConfig() as never);
+  }
+
+  // ---- diagnostics -----------------------------------------------------------------------------
+
+  private diagnose(outcome: SandboxDiagnosticOutcome, kind: SandboxPermissionKind, callId: string | undefined): void {
+    const at = Date.now() * 1000;
+    this.keep({ outcome, kind, ...(callId !== undefined ? { callId } : {}), at, restored: false });
+    this.o.host.emit("sandbox.diagnostic_recorded", { outcome, kind, ...(callId !== undefined ? { call_id: callId } : {}), at });
+  }
+
+  /** A diagnostic read back from the session's journal on resume: shown, never acted on. */
+  restoreDiagnostic(d: { outcome: SandboxDiagnosticOutcome; kind: SandboxPermissionKind; call_id?: string; at: number }): void {
+    this.keep({ outcome: d.outcome, kind: d.kind, ...(d.call_id !== undefined ? { callId: d.call_id } : {}), at: d.at, restored: true });
+  }
+
+  private keep(d: Diagnostic): void {
+    this.diagnostics.push(d);
+    if (this.diagnostics.length > SANDBOX_DIAGNOSTICS_KEPT) this.diagnostics.splice(0, this.diagnostics.length - SANDBOX_DIAGNOSTICS_KEPT);
+  }
+
+  // ---- :sandbox commands -----------------------------------------------------------------------
+
+  /** Runs `:sandbox ARGS`; the text answers the UI. */
+  async command(args: readonly string[]): Promise<{ ok: boolean; text: string }> {
+    await this.start();
+    const [verb, ...rest] = args;
+    const usage =
+      "usage: :sandbox show | doctor | on | off | mode interactive|non-interactive | network allow|deny add|remove HOST | filesystem allow-write|deny-read add|remove PATH | trust | pending";
+    switch (verb) {
+      case undefined:
+      case "show":
+        return { ok: true, text: this.show() };
+      case "doctor":
+        return { ok: true, text: this.doctor() };
+      case "pending":
+        return { ok: true, text: `${this.republishPending()} pending approval(s)` };
+      case "on":
+      case "off":
+        return this.turn(verb === "on");
+      case "mode": {
+        const m = rest[0];
+        if (m !== "interactive" && m !== "non-interactive") return { ok: false, text: usage };
+        this.modeOverride = m;
+        this.revokeAll();
+        return { ok: true, text: `sandbox mode: ${m} (for this session)` };
+      }
+      case "network":
+        return this.networkCommand(rest, usage);
+      case "filesystem":
+        return this.filesystemCommand(rest, usage);
+      case "trust": {
+        const project = trustProject(this.o.roots.config, this.o.projectRoot);
+        const reloaded = await this.reload();
+        return { ok: reloaded, text: reloaded ? `trusted ${project}; its .tau/sandbox.yaml now applies` : `trusted ${project}, but its configuration does not load: ${this.reason ?? ""}` };
+      }
+      default:
+        return { ok: false, text: usage };
+    }
+  }
+
+  private turn(on: boolean): { ok: boolean; text: string } {
+    this.userSuspended = !on;
+    if (this.state === "active" && !on) {
+      this.revokeAll();
+      this.enter("suspended", ":sandbox off — model commands run with your full rights until :sandbox on");
+      return { ok: true, text: "sandbox suspended for this session: model commands run with your full rights" };
+    }
+    if (this.state === "suspended" && on) {
+      this.revokeAll();
+      this.enter("active");
+      return { ok: true, text: "sandbox active again" };
+    }
+    return { ok: this.state !== "blocked", text: `the sandbox is ${this.state}${this.reason ? ` (${this.reason})` : ""}` };
+  }
+
+  private networkCommand(rest: readonly string[], usage: string): { ok: boolean; text: string } {
+    const [list, op, host] = rest;
+    if ((list !== "allow" && list !== "deny") || (op !== "add" && op !== "remove") || host === undefined || !/^[A-Za-z0-9*.[\]:_-]{1,253}$/.test(host)) return { ok: false, text: usage };
+    const set = list === "allow" ? this.grants.allowDomains : this.grants.denyDomains;
+    if (op === "add") set.add(host);
+    else set.delete(host);
+    this.revokeAll();
+    try {
+      this.updateNetwork();
+    } catch (err) {
+      set.delete(host);
+      return { ok: false, text: `not applied: ${(err as Error).message}` };
+    }
+    return { ok: true, text: `network ${list}: ${op === "add" ? "added" : "removed"} ${host} (this session only)` };
+  }
+
+  private filesystemCommand(rest: readonly string[], usage: string): { ok: boolean; text: string } {
+    const [list, op, path] = rest;
+    if ((list !== "allow-write" && list !== "deny-read") || (op !== "add" && op !== "remove") || path === undefined || !path.startsWith("/")) {
+      return { ok: false, text: `${usage} (PATH absolute)` };
+    }
+    const set = list === "allow-write" ? this.grants.allowWrite : this.grants.denyRead;
+    if (op === "add") set.add(path);
+    else if (!set.delete(path) && list === "deny-read") return { ok: false, text: `${path} is not a session deny-read entry; the configured ones change in sandbox.yaml` };
+    this.revokeAll();
+    return { ok: true, text: `filesystem ${list}: ${op === "add" ? "added" : "removed"} ${path} (this session only)` };
+  }
+
+  private async reload(): Promise<boolean> {
+    this.revokeAll();
+    if (!(await this.loadConfig())) return false;
+    if (this.runtime !== undefined) this.updateNetwork();
+    if (this.state === "blocked" && this.runtime !== undefined) this.enter(this.userSuspended ? "suspended" : "active");
+    else this.enter(this.state, this.state === "active" ? undefined : this.reason);
+    return true;
+  }
+
+  show(): string {
+    const p = this.policy();
+    const o = this.loaded?.origins ?? {};
+    const from = (key: string): string => `(${originOf(o, key)})`;
+    const list = (items: readonly string[]): string => (items.length === 0 ? "  (none)" : items.map((i) => `  ${i}`).join("\n"));
+    return [
+      `sandbox: ${this.state}${this.reason ? ` — ${this.reason}` : ""}`,
+      ...(this.fix ? [`fix: ${this.fix}`] : []),
+      `mode: ${this.mode} ${this.modeOverride ? "(session)" : this.o.launch?.approval === "never" ? "(--approval never)" : from("mode")}`,
+      `network allowed ${from("network.allowed_domains")}${this.grants.allowDomains.size ? " + session" : ""}:`,
+      list(p.allowedDomains),
+      `network denied ${from("network.denied_domains")}${this.grants.denyDomains.size ? " + session" : ""}:`,
+      list(p.deniedDomains),
+      `read denied ${from("filesystem.deny_read")}${this.grants.denyRead.size ? " + session" : ""}:`,
+      list(p.denyRead),
+      `read re-allowed ${from("filesystem.allow_read")}:`,
+      list(p.allowRead),
+      `write allowed ${from("filesystem.allow_write")}${this.grants.allowWrite.size ? " + session" : ""} (and the commands' own temporary folder):`,
+      list(p.allowWrite.filter((w) => w !== process.env.CLAUDE_CODE_TMPDIR)),
+      `write denied ${from("filesystem.deny_write")}:`,
+      list(p.defaultDenyWrite ? DEFAULT_DENY_WRITE_PATTERNS.map((d) => `${d} (in the project, as found when a command starts)`) : p.denyWrite),
+      "protected (always read-only, existing or not):",
+      list(p.protected),
+    ].join("\n");
+  }
+
+  doctor(): string {
+    const files = this.loaded?.files ?? [];
+    const runtimeWarnings = this.runtime?.getLinuxGlobPatternWarnings?.() ?? [];
+    const fixFor = (d: Diagnostic): string => {
+      switch (d.outcome) {
+        case "blocked":
+          return this.fix ?? "see the state above";
+        case "refused":
+          return d.kind === "network" ? "allow the host with :sandbox network allow add HOST, or switch to :sandbox mode interactive" : "allow the path with :sandbox filesystem allow-write add PATH";
+        case "replay_failed":
+          return "the replay failed for another reason; read the tool result";
+        default:
+          return "—";
+      }
+    };
+    return [
+      `state: ${this.state}${this.reason ? ` — ${this.reason}` : ""}`,
+      ...(this.fix ? [`fix: ${this.fix}`] : []),
+      `platform: ${this.platform}; mode: ${this.mode}`,
+      `dependencies: ${this.runtime === undefined && this.dependencyErrors.length === 0 ? "not checked (the sandbox is not in use)" : this.dependencyErrors.length === 0 ? "bwrap, socat, rg found" : `missing ${this.dependencyErrors.join(", ")}`}`,
+      ...this.dependencyWarnings.map((w) => `warning: ${w}`),
+      ...runtimeWarnings.map((w) => `warning: a pattern the sandbox cannot apply on this platform: ${w}`),
+      "configuration files:",
+      ...(files.length === 0 ? ["  (none read)"] : files.map((f) => `  ${f.path} (${f.layer}): ${f.status}${f.error ? ` — ${f.error}` : ""}`)),
+      ...(this.loaded?.warnings ?? []).map((w) => `warning: ${w}`),
+      `recent sandbox events (last ${SANDBOX_DIAGNOSTICS_KEPT}):`,
+      ...(this.diagnostics.length === 0
+        ? ["  (none)"]
+        : this.diagnostics.map(
+            (d) => `  ${new Date(d.at / 1000).toISOString()} ${d.kind} ${d.outcome}${d.callId ? ` call ${d.callId}` : ""}${d.restored ? " (restored)" : ""} — fix: ${fixFor(d)}`,
+          )),
+    ].join("\n");
+  }
+
+  /** Ends the runtime (its proxies) when the extension leaves. */
+  async stop(): Promise<void> {
+    this.revokeAll();
+    await this.runtime?.reset().catch(() => {});
+  }
+}
+
+/**
+ * The runtime, loaded from node_modules when the sandbox is set up: never inlined into the shell
+ * extension's bundle (it is large, and finds its own helper programs next to its files), and not
+ * through import(), which a bundle compiled with a code cache cannot run (Node 20.19 loads ES
+ * modules with require).
+ */
+function loadRuntime(): typeof import("@anthropic-ai/sandbox-runtime") {
+  return createRequire(import.meta.url)("@anthropic-ai/sandbox-runtime") as typeof import("@anthropic-ai/sandbox-runtime");
+}
+
+/** The command exited with status zero (a sandbox only reviews failures). */
+function succeeded(outcome: ShellOutcome): boolean {
+  return outcome.exitCode !== null && !outcome.exitCode;
+}
+
+function checkWorkdir(cwd: string): void {
+  let info;
+  try {
+    info = statSync(cwd);
+  } catch {
+    info = undefined;
+  }
+  if (info === undefined || !info.isDirectory()) throw new ToolError("failed", `The working directory ${cwd} does not exist or is not a directory.`);
+}
+
+export type { Denial };

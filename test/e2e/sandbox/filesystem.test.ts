@@ -1,0 +1,126 @@
+// The sandbox's filesystem isolation through a real daemon, real extensions and real bubblewrap
+// (SPEC-sandbox, GATE-sandbox): writes outside the project, deny-read paths, protected paths that
+// do not exist yet, symbolic links out of the workspace, approvals and their replay.
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
+import type { FakeOpenAI } from "../../support/fake-openai.js";
+import { SandboxSession } from "./support.js";
+
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s), { perTest: true });
+const cleanups = useCleanups();
+
+describe("the sandboxed shell tool", () => {
+  it("[sandbox.fs.write-outside-offered-and-replayed] a write outside the project fails, is offered for approval, and approval replays the command once", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const outside = join(s.w.home, "outside");
+    mkdirSync(outside);
+    const target = join(outside, "made.txt");
+    const counter = join(s.w.project, "attempts");
+
+    // Inside the project a write just works, and asks nothing.
+    const inside = await s.shell("echo fine > inside.txt && cat inside.txt");
+    expect(inside.output).toBe("fine\n[exit code 0]");
+
+    const callId = await s.callShell(`echo x >> ${counter}; echo hello > ${target}`);
+    const ask = await s.approval();
+    expect(ask).toMatchObject({ kind: "filesystem_write", target: outside, choices: ["allow_retry", "allow_adapt", "deny"], call_id: callId, agent_id: s.agentId });
+    expect(existsSync(target)).toBe(false);
+    s.answer(ask.approval_id, "allow_retry");
+    expect(await s.next("sandbox.approval_resolved", (d) => d.approval_id === ask.approval_id)).toMatchObject({ outcome: "allowed" });
+    const r = await s.result(callId);
+    expect(r.outcome).toBe("ok");
+    expect(r.output).toContain("[first attempt]");
+    expect(r.output).toContain("Read-only file system");
+    expect(r.output).toContain(`the user approved write access to ${outside} for one run; the whole command was run again`);
+    expect(r.output.endsWith("[exit code 0]")).toBe(true);
+    expect(readFileSync(target, "utf8")).toBe("hello\n");
+    // Replayed exactly once: the first attempt and the replay.
+    expect(readFileSync(counter, "utf8")).toBe("x\nx\n");
+
+    // The grant was for that one run: the next write outside is refused again and asks again.
+    const again = await s.callShell(`echo again > ${join(outside, "again.txt")}`);
+    const ask2 = await s.approval();
+    s.answer(ask2.approval_id, "deny");
+    const denied = await s.result(again);
+    expect(denied.output).toContain(`write access to ${join(outside, "again.txt")} was not granted: the user refused it`);
+    expect(existsSync(join(outside, "again.txt"))).toBe(false);
+
+    // "Allow but let the model adapt" grants it for the session without running the command again.
+    const adapt = await s.callShell(`echo x >> ${counter}; echo adapt > ${join(outside, "adapt.txt")}`);
+    s.answer((await s.approval()).approval_id, "allow_adapt");
+    const adapted = await s.result(adapt);
+    expect(adapted.output).toContain(`the user allowed write access to ${outside} for the rest of this session; the command was not run again`);
+    expect(existsSync(join(outside, "adapt.txt"))).toBe(false);
+    expect(readFileSync(counter, "utf8")).toBe("x\nx\nx\n");
+    expect((await s.shell(`echo adapt > ${join(outside, "adapt.txt")}`)).output).toBe("(no output)\n[exit code 0]");
+    expect(readFileSync(join(outside, "adapt.txt"), "utf8")).toBe("adapt\n");
+
+    // Safe diagnostics carry no command, target or output.
+    const diagnostics = s.client.deliveries().filter((d) => d.name === "sandbox.diagnostic_recorded");
+    expect(diagnostics.length).toBeGreaterThan(0);
+    for (const d of diagnostics) expect(Object.keys(d.data).sort()).toEqual(expect.arrayContaining(["at", "kind", "outcome"]));
+    expect(JSON.stringify(diagnostics)).not.toContain(outside);
+  });
+
+  it("[sandbox.fs.deny-read] a read of a deny-read path fails inside the sandbox", async () => {
+    const s = await SandboxSession.start(fake, cleanups, { globalYaml: 'filesystem:\n  deny_read: ["$TAU_HOME/secret"]\n' });
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    mkdirSync(join(s.w.home, "secret"));
+    writeFileSync(join(s.w.home, "secret", "token"), "TOP-SECRET\n");
+    writeFileSync(join(s.w.home, "public"), "PUBLIC\n");
+    expect((await s.shell(`cat ${join(s.w.home, "public")}`)).output).toBe("PUBLIC\n[exit code 0]");
+    const callId = await s.callShell(`cat ${join(s.w.home, "secret", "token")}`);
+    const ask = await s.approval();
+    expect(ask).toMatchObject({ kind: "filesystem_read", call_id: callId });
+    s.answer(ask.approval_id, "deny");
+    const r = await s.result(callId);
+    expect(r.output).not.toContain("TOP-SECRET");
+    expect(r.output).toContain("[exit code 1]");
+    expect(r.output).toContain("was not granted: the user refused it");
+  });
+
+  it("[sandbox.fs.protected-missing] a protected path that does not exist yet cannot be created from inside, and is never offered", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    expect(existsSync(join(s.w.project, ".tau"))).toBe(false);
+    const r = await s.shell("mkdir -p .tau; echo 'enabled: false' > .tau/sandbox.yaml");
+    expect(r.output).toContain("is protected");
+    expect(existsSync(join(s.w.project, ".tau", "sandbox.yaml"))).toBe(false);
+    const hooks = await s.shell("mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit");
+    expect(hooks.output).not.toContain("[exit code 0]");
+    expect(existsSync(join(s.w.project, ".git", "hooks", "pre-commit"))).toBe(false);
+    const rc = await s.shell("echo evil >> ~/.bashrc");
+    expect(rc.output).not.toContain("[exit code 0]");
+    // Nothing was asked about any of them.
+    expect(s.client.deliveries().some((d) => d.name === "sandbox.approval_requested")).toBe(false);
+  });
+
+  it("[sandbox.fs.symlink-no-widening] a symbolic link in the workspace pointing outside does not widen write access", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const outside = join(s.w.home, "elsewhere");
+    mkdirSync(outside);
+    symlinkSync(outside, join(s.w.project, "link"));
+    const callId = await s.callShell("echo through > link/f.txt");
+    const ask = await s.approval();
+    // What is asked for is where the write lands, not the link's name.
+    expect(ask).toMatchObject({ kind: "filesystem_write", target: outside });
+    s.answer(ask.approval_id, "deny");
+    const r = await s.result(callId);
+    expect(r.output).toContain("Read-only file system");
+    expect(existsSync(join(outside, "f.txt"))).toBe(false);
+  });
+
+  it("[sandbox.fs.user-commands-not-wrapped] `!cmd` user commands keep the user's rights", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const target = join(s.w.home, "by-user.txt");
+    s.client.emit("shell.command_request", { agent_id: s.agentId, request_id: "user-1", command: `echo mine > ${target}`, include_in_context: false });
+    expect(await s.next("shell.command_finished", (d) => d.request_id === "user-1")).toMatchObject({ exit_code: 0 });
+    expect(readFileSync(target, "utf8")).toBe("mine\n");
+  });
+});

@@ -1,0 +1,102 @@
+// The sandbox's network isolation and the headless policy through a real daemon, real bubblewrap
+// and a loopback HTTP server (SPEC-sandbox, GATE-sandbox).
+import { existsSync, mkdirSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
+import { runTau } from "../../support/run-tau.js";
+import { SandboxSession } from "./support.js";
+
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s), { perTest: true });
+const cleanups = useCleanups();
+
+let server: Server | undefined;
+let hits = 0;
+afterEach(async () => {
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = undefined;
+});
+
+/** A loopback HTTP server answering every request; its port. */
+async function loopback(): Promise<number> {
+  hits = 0;
+  server = createServer((_req, res) => {
+    hits++;
+    res.end("hello from the host\n");
+  });
+  await new Promise<void>((r) => server?.listen(0, "127.0.0.1", () => r()));
+  return (server.address() as AddressInfo).port;
+}
+
+// Through the sandbox's proxy (HTTP_PROXY): without `--noproxy ''` curl would go straight to the
+// sandbox's own loopback, which has nothing listening.
+const fetchCommand = (port: number) => `curl -sS -f --noproxy '' -m 20 http://127.0.0.1:${port}/`;
+
+describe("the sandbox's network", () => {
+  it("[sandbox.net.loopback-asks] a loopback host off the allowlist waits for approval, succeeds after it, and fails after a denial", async () => {
+    const port = await loopback();
+    const s = await SandboxSession.start(fake, cleanups, { globalYaml: "network:\n  allowed_domains: [only.example]\n" });
+    expect(await s.settled()).toMatchObject({ state: "active" });
+
+    const callId = await s.callShell(fetchCommand(port));
+    const ask = await s.approval();
+    expect(ask).toMatchObject({ kind: "network", target: `127.0.0.1:${port}`, choices: ["allow", "deny"], call_id: callId });
+    // The connection waits for the answer: nothing reached the server yet.
+    expect(hits).toBe(0);
+    s.answer(ask.approval_id, "allow");
+    const allowed = await s.result(callId);
+    expect(allowed.output).toBe("hello from the host\n[exit code 0]");
+    expect(hits).toBe(1);
+
+    // Approval released only that connection: the next one asks again; a denial refuses it, and
+    // every later connection to that host is refused at once, without asking.
+    const second = await s.callShell(fetchCommand(port));
+    const ask2 = await s.approval();
+    s.answer(ask2.approval_id, "deny");
+    const denied = await s.result(second);
+    expect(denied.output).not.toContain("hello from the host");
+    expect(denied.output).toMatch(/\[exit code [1-9]\d*\]$/);
+    const third = await s.shell(fetchCommand(port));
+    expect(third.output).toMatch(/\[exit code [1-9]\d*\]$/);
+    expect(hits).toBe(1);
+    // The third was refused without a prompt (the two above were taken from the inbox as they came).
+    expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(0);
+  });
+
+  it("[sandbox.net.no-daemon-socket] a sandboxed command cannot open the daemon's socket", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const probe = `python3 -c "import socket,sys; c=socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); print('connected')" ${s.daemon.socket}`;
+    const r = await s.shell(probe);
+    expect(r.output).not.toContain("connected\n");
+    expect(r.output).toMatch(/Permission denied|Operation not permitted/);
+  });
+
+  it("[sandbox.run.approval-never] tau run never waits on a prompt: a denial is refused with the suggested command", async () => {
+    const w = workspaceIn(cleanups);
+    const outside = join(w.home, "outside");
+    mkdirSync(outside);
+    const env = { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model" };
+    fake.enqueue(toolCallResponse([{ id: "call_w", name: "shell", arguments: [JSON.stringify({ command: `echo x > ${join(outside, "f")}` })] }]), textResponse("understood"));
+    const started = Date.now();
+    const r = await runTau(["run", "--approval", "never", "--json", "-p", "write it"], { env, cwd: w.project });
+    expect(r.code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    const result = r.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { name: string; data: Record<string, unknown> })
+      .find((e) => e.name === "tool.result");
+    expect(String(result?.data.output)).toContain(`:sandbox filesystem allow-write add ${outside}`);
+    expect(String(result?.data.output)).toContain("nobody was asked (non-interactive)");
+    expect(existsSync(join(outside, "f"))).toBe(false);
+    // The same run without a flag behaves the same; on-request has no UI to ask and is refused.
+    const refused = await runTau(["run", "--approval", "on-request", "-p", "x"], { env, cwd: w.project });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--approval on-request needs a UI to ask");
+  });
+});

@@ -1,0 +1,117 @@
+// A real daemon with the default extensions, the loopback OpenAI-compatible server as its model and
+// real bubblewrap: a session in which a test has the model call `shell` and answers the sandbox's
+// prompts as an attached UI would (SPEC-sandbox).
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { TestClient, startDaemon, type StartedDaemon } from "../../support/daemon.js";
+import { processTree, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
+
+export interface SandboxSessionOptions {
+  /** The global sandbox.yaml (none when absent). */
+  readonly globalYaml?: string;
+  /** The project's .tau/sandbox.yaml (none when absent). */
+  readonly projectYaml?: string;
+  /** Record the project as trusted. */
+  readonly trusted?: boolean;
+  /** Extra daemon arguments (`--harness-config sandbox.enabled=false`, …). */
+  readonly daemonArgs?: readonly string[];
+  /** The daemon's environment on top of the workspace's (PATH without bwrap, …). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export interface Delivered {
+  readonly name: string;
+  readonly data: Record<string, unknown>;
+}
+
+export class SandboxSession {
+  private calls = 0;
+  private commands = 0;
+  private constructor(
+    readonly w: Workspace,
+    readonly daemon: StartedDaemon,
+    readonly client: TestClient,
+    readonly agentId: string,
+    private readonly fake: FakeOpenAI,
+  ) {}
+
+  static async start(fake: FakeOpenAI, cleanups: Array<() => void>, o: SandboxSessionOptions = {}): Promise<SandboxSession> {
+    const base = workspaceIn(cleanups);
+    const w: Workspace = { ...base, env: { ...base.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model", ...(o.env ?? {}) } };
+    if (o.globalYaml !== undefined) writeFileSync(join(w.home, "config", "sandbox.yaml"), o.globalYaml);
+    if (o.projectYaml !== undefined) {
+      mkdirSync(join(w.project, ".tau"), { recursive: true });
+      writeFileSync(join(w.project, ".tau", "sandbox.yaml"), o.projectYaml);
+    }
+    if (o.trusted === true) writeFileSync(join(w.home, "config", "trusted-projects"), `${w.project}\n`);
+    const d = await startDaemon(w.env, ["--project-root", w.project, ...(o.daemonArgs ?? [])]);
+    cleanups.push(() => {
+      for (const pid of processTree(d.pid).reverse()) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+    });
+    const c = await TestClient.ui(d.socket, d.session_id);
+    cleanups.push(() => c.close());
+    c.send({ message: "subscribe", payload: { historical: ["harness.models_available", "sandbox.state_reported"], live: ["*"] } });
+    await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000);
+    c.emit("ui.create_agent", { request_id: "r-agent" });
+    const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-agent");
+    if (m.message !== "direct" || m.payload.event.data.ok !== true) throw new Error("agent not created");
+    return new SandboxSession(w, d, c, String(m.payload.event.data.agent_id), fake);
+  }
+
+  /** The next delivered event named `name` (and matching `pred`), taken out of the inbox. */
+  async next(name: string, pred: (d: Record<string, unknown>) => boolean = () => true, ms = 30_000): Promise<Record<string, unknown>> {
+    const m = await this.client.next((x) => x.message === "deliver" && x.payload.event.name === name && pred(x.payload.event.data), ms, name);
+    return m.message === "deliver" ? m.payload.event.data : {};
+  }
+
+  /** Waits for the sandbox to leave `pending`; its state report. */
+  async settled(): Promise<Record<string, unknown>> {
+    return this.next("sandbox.state_reported", (d) => d.state !== "pending");
+  }
+
+  /** Has the model call `shell` with `command`; resolves with the call id once the call started. */
+  async callShell(command: string, timeoutSeconds?: number): Promise<string> {
+    const callId = `call_sbx_${++this.calls}`;
+    const args = JSON.stringify({ command, ...(timeoutSeconds !== undefined ? { timeout_seconds: timeoutSeconds } : {}) });
+    this.fake.enqueue(toolCallResponse([{ id: callId, name: "shell", arguments: [args] }]), textResponse("noted"));
+    this.client.emit("ui.prompt_submit", { agent_id: this.agentId, mode: "queue", text: `run ${callId}` });
+    await this.next("tool.started", (d) => d.call_id === callId);
+    return callId;
+  }
+
+  /** The `tool.result` of a call. */
+  async result(callId: string, ms = 60_000): Promise<{ outcome: string; output: string }> {
+    const r = await this.next("tool.result", (d) => d.call_id === callId, ms);
+    await this.next("agent.outer_turn_finished", () => true, ms);
+    return { outcome: String(r.outcome), output: String(r.output) };
+  }
+
+  /** Runs `command` as the model's `shell` call and returns its result, answering no prompt. */
+  async shell(command: string): Promise<{ outcome: string; output: string }> {
+    return this.result(await this.callShell(command));
+  }
+
+  /** The next approval prompt. */
+  async approval(pred: (d: Record<string, unknown>) => boolean = () => true): Promise<Record<string, unknown>> {
+    return this.next("sandbox.approval_requested", pred);
+  }
+
+  answer(approvalId: unknown, decision: string): void {
+    this.client.emit("sandbox.approval_answer", { approval_id: String(approvalId), decision });
+  }
+
+  /** `:sandbox ARGS` as the interactive UI sends it; the extension's answer. */
+  async command(...args: string[]): Promise<{ ok: boolean; text: string }> {
+    const request_id = `sbx-cmd-${++this.commands}`;
+    this.client.emit("sandbox.command_request", { request_id, args });
+    const r = await this.next("sandbox.command_result", (d) => d.request_id === request_id);
+    return { ok: r.ok === true, text: String(r.text) };
+  }
+}

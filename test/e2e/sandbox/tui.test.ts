@@ -1,0 +1,62 @@
+// The sandbox's approval dialog in the real interactive UI, in a pseudo-terminal read by a real
+// terminal emulator, against a real daemon and real bubblewrap (SPEC-sandbox): the prompt is shown,
+// survives a detach and an attach, is answered from the keyboard, and `:sandbox` commands answer.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
+
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s), { perTest: true });
+const cleanups = useCleanups();
+
+function workspace(): Workspace {
+  const w = workspaceIn(cleanups);
+  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+}
+
+function start(w: Workspace, args: string[] = []): PtyTau {
+  const t = spawnTau(args, { env: w.env, cwd: w.project, cols: 120, rows: 30 });
+  cleanups.push(() => t.kill());
+  return t;
+}
+
+const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
+const seen = (text: string) => (_screen: string[], all: string[]) => all.some((l) => l.includes(text));
+
+describe("the sandbox in the interactive UI", () => {
+  it("[sandbox.tui.approval-dialog] shows the approval dialog, keeps it across detach and attach, and answers it from the keyboard", async () => {
+    const w = workspace();
+    const outside = join(w.home, "outside");
+    mkdirSync(outside);
+    const target = join(outside, "made.txt");
+    fake.enqueue(toolCallResponse([{ id: "call_w", name: "shell", arguments: [JSON.stringify({ command: `echo hi > ${target}` })] }]), textResponse("all written"));
+    const t = start(w);
+    await t.waitFor(has(" · ready"), "the session to be ready");
+    t.type("write the file\r");
+    await t.waitFor(has(`sandbox: the model's command wants to write to ${outside}`), "the approval dialog");
+    expect(t.screen().some((l) => l.includes("[a] allow and retry") && l.includes("[m] allow, let the model adapt") && l.includes("[d] deny"))).toBe(true);
+    expect(t.screen().some((l) => l.includes(`command: echo hi > ${target}`))).toBe(true);
+
+    // Detached, the prompt keeps waiting; an attaching UI shows it again.
+    t.type(":detach\r");
+    expect((await t.exited).exitCode).toBe(0);
+    const a = start(w, ["attach"]);
+    await a.waitFor(has(`wants to write to ${outside}`), "the dialog after attach");
+    expect(existsSync(target)).toBe(false);
+    a.type("a");
+    await a.waitFor(seen("all written"), "the turn to go on");
+    await a.waitFor((s) => !s.some((l) => l.includes("wants to write to")), "the dialog to close");
+    expect(readFileSync(target, "utf8")).toBe("hi\n");
+
+    a.type(":sandbox show\r");
+    await a.waitFor(seen("sandbox: active"), "the sandbox's state");
+    await a.waitFor(seen("protected (always read-only, existing or not):"), "the policy");
+    a.type(":sandbox bogus\r");
+    await a.waitFor(seen("usage: :sandbox show"), "the usage");
+    a.type(":quit-session\r");
+    expect((await a.exited).exitCode).toBe(0);
+  });
+});

@@ -1,0 +1,106 @@
+// sandbox.yaml's layers, trust, expansion and errors (SPEC-sandbox, "Configuration").
+import { afterEach, describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, loadSandboxConfig, projectTrusted, trustProject } from "../../../handwritten/config/index.js";
+import { effectivePolicy, emptyGrants, runtimeConfig, DEFAULT_ALLOWED_DOMAINS } from "../../../handwritten/extensions/shell/sandbox/index.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  while (dirs.length) rmSync(dirs.pop() as string, { recursive: true, force: true });
+});
+
+function layout(): { config: string; project: string; roots: { config: string; state: string; runtime: string } } {
+  const d = mkdtempSync(join(tmpdir(), "tau-sbx-config-"));
+  dirs.push(d);
+  const config = join(d, "config");
+  const project = join(d, "project");
+  mkdirSync(config);
+  mkdirSync(join(project, ".tau"), { recursive: true });
+  return { config, project, roots: { config, state: join(d, "state"), runtime: join(d, "runtime") } };
+}
+
+async function error(p: Promise<unknown>): Promise<string> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(ConfigError);
+  return (e as Error).message;
+}
+
+describe("sandbox.yaml", () => {
+  it("[sandbox.config.layers] global, then a trusted project's file; lists replace; --sandbox-config replaces both", async () => {
+    const l = layout();
+    writeFileSync(join(l.config, "sandbox.yaml"), "mode: non-interactive\nnetwork:\n  allowed_domains: [a.example, b.example]\n  denied_domains: [bad.example]\n");
+    writeFileSync(join(l.project, ".tau", "sandbox.yaml"), "network:\n  allowed_domains: [c.example]\n");
+    const untrusted = await loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} });
+    expect(untrusted.config).toEqual({ mode: "non-interactive", network: { allowed_domains: ["a.example", "b.example"], denied_domains: ["bad.example"] } });
+    expect(untrusted.files.map((f) => [f.layer, f.status])).toEqual([
+      ["global", "loaded"],
+      ["project", "skipped-untrusted"],
+    ]);
+    expect(untrusted.warnings[0]).toContain("ignored: this project is not trusted");
+
+    expect(projectTrusted(l.config, l.project)).toBe(false);
+    trustProject(l.config, l.project);
+    trustProject(l.config, l.project);
+    expect(readFileSync(join(l.config, "trusted-projects"), "utf8").split("\n").filter(Boolean)).toHaveLength(1);
+    const trusted = await loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} });
+    // The project's list replaces the global one whole; the global's other keys stay.
+    expect(trusted.config.network).toEqual({ allowed_domains: ["c.example"], denied_domains: ["bad.example"] });
+    expect(trusted.origins).toMatchObject({ mode: "global", "network.allowed_domains": "project", "network.denied_domains": "global" });
+
+    const file = join(l.project, "only.yaml");
+    writeFileSync(file, "enabled: false\n");
+    const override = await loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, overrideFile: file, env: {} });
+    expect(override.config).toEqual({ enabled: false });
+    expect(override.files.map((f) => f.layer)).toEqual(["override"]);
+    expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, overrideFile: join(l.project, "none.yaml"), env: {} }))).toContain(
+      "--sandbox-config names a file that does not exist",
+    );
+  });
+
+  it("[sandbox.config.expansion-and-errors] ~ and $VAR expand; relative paths resolve from the project; bad values name file:line", async () => {
+    const l = layout();
+    const file = join(l.config, "sandbox.yaml");
+    writeFileSync(file, 'filesystem:\n  allow_write: ["~/cache", "$WORK/out", "${WORK}/x", "rel/dir"]\n');
+    const ok = await loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: { WORK: "/w" } });
+    expect(ok.config.filesystem?.allow_write).toEqual([join(homedir(), "cache"), "/w/out", "/w/x", join(l.project, "rel", "dir")]);
+
+    expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} }))).toBe(`${file}:2: filesystem.allow_write.1: $WORK is not set`);
+    writeFileSync(file, 'network:\n  allowed_domains:\n    - ok.example\n    - "bad\\u0007.example"\n');
+    expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} }))).toBe(`${file}:4: network.allowed_domains.1: contains a control character`);
+    writeFileSync(file, "enabled: yes please\n");
+    expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} }))).toMatch(new RegExp(`^${file}:1: enabled: `));
+    writeFileSync(file, "filesystem:\n  allow_writes: [/x]\n");
+    expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} }))).toBe(`${file}:2: filesystem.allow_writes: unknown key`);
+  });
+
+  it("[sandbox.policy.defaults] the defaults: developer allowlist, credential reads denied, protected paths literal (so a missing one is covered)", () => {
+    const l = layout();
+    const policy = effectivePolicy({}, l.project, l.roots, emptyGrants());
+    expect(policy.allowedDomains).toEqual(expect.arrayContaining(["registry.npmjs.org", "pypi.org", "github.com", "api.openai.com", "localhost"]));
+    expect(policy.denyRead).toEqual([join(homedir(), ".ssh"), join(homedir(), ".aws"), join(homedir(), ".gnupg")]);
+    expect(policy.allowRead).toEqual(expect.arrayContaining([join(homedir(), ".ssh", "known_hosts"), join(homedir(), ".ssh", "*.pub")]));
+    expect(policy.allowWrite[0]).toBe(l.project);
+    writeFileSync(join(l.project, ".env.local"), "K=V\n");
+    mkdirSync(join(l.project, "certs"));
+    writeFileSync(join(l.project, "certs", "server.key"), "k\n");
+    const runtime = runtimeConfig(policy, l.project);
+    expect(runtime.filesystem.denyWrite).toEqual(
+      expect.arrayContaining([
+        { path: join(l.project, ".env.local"), literal: true },
+        { path: join(l.project, "certs", "server.key"), literal: true },
+        { path: join(l.project, ".tau"), literal: true },
+        { path: join(l.project, ".git", "hooks"), literal: true },
+        { path: l.roots.config, literal: true },
+      ]),
+    );
+    // A configured list replaces the default one whole.
+    const narrowed = effectivePolicy({ network: { allowed_domains: ["only.example"] } }, l.project, l.roots, emptyGrants());
+    expect(narrowed.allowedDomains).toEqual(["only.example"]);
+    expect(DEFAULT_ALLOWED_DOMAINS).toContain("127.0.0.1");
+  });
+});
