@@ -6,7 +6,7 @@
 import { PERSISTENCE, type EventName, type EventPayloads } from "../../generated/index.js";
 import type { Committed, Event, PublisherEnvelope } from "../../handwritten/bus/index.js";
 import { agentIdOf, checkedEvent } from "../../handwritten/protocol/index.js";
-import { PromptEngine, type PromptPort } from "../../handwritten/harness/prompts.js";
+import { DEFAULT_COMPACTION, PromptEngine, type PromptPort } from "../../handwritten/harness/prompts.js";
 import { ToolRouter, type ToolRouterPort } from "../../handwritten/harness/tools.js";
 import { ConsumerRegistry } from "../../handwritten/harness/consumers.js";
 import type { ProviderCall } from "../../handwritten/protocol/provider-request.js";
@@ -77,6 +77,9 @@ export class InMemoryHarness {
       hasAgent: (agentId) => this.journals.has(agentId),
       systemPrompt: (agentId) => `system prompt of ${agentId}`,
       tools: () => [...this.tools.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+      harnessToolAllowed: () => true,
+      isLiveUi: (generation) => generation !== undefined,
+      compaction: DEFAULT_COMPACTION,
       defaultModel: () => this.defaultModel,
       warn: (m) => this.warnings.push(m),
       agentRecords: (agentId, from, to) => {
@@ -106,7 +109,7 @@ export class InMemoryHarness {
   addAgent(agentId: string, records: Event[] = [], model?: string): void {
     for (const r of records) commit(r.name, r.data, HARNESS_PUBLISHER); // each checked against its schema
     this.journals.set(agentId, records);
-    if (records.length > 0) this.prompts.restore(agentId, model);
+    if (records.length > 0) this.prompts.restore(agentId, model !== undefined ? { model } : {});
   }
 
   /** Publishes as the harness: checked, appended to its agent's journal when durable, then consumed. */
@@ -129,7 +132,7 @@ export class InMemoryHarness {
       const journal = this.journals.get(agentId);
       if (!journal) throw new Error(`no loaded agent ${agentId} for ${c.name}`);
       journal.push({ name: c.name, data: c.data } as Event);
-      this.prompts.fold(c);
+      this.prompts.fold(c, journal.length - 1);
     }
     this.published.push(c);
     for (const w of [...this.waiters]) {
@@ -172,6 +175,7 @@ export class InMemoryHarness {
     registry.consume("prompts", "agent.internal_prompt_request", (c) => p.onInternalPromptRequest(c));
     registry.consume("prompts", "agent.prompt_submitted", (c) => p.onPromptSubmitted(c));
     registry.consume("prompts", "ui.model_select", (c) => p.onModelSelect(c));
+    registry.consume("prompts", "ui.compact_request", (c) => p.onCompactRequest(c));
     registry.consume("prompts", "provider.models_declared", (c) => p.onModelsDeclared(c));
     registry.consume("prompts", "provider.response_delta_reported", (c) => p.onDeltaReported(c));
     registry.consume("prompts", "provider.response_finished_reported", (c) => p.onFinishedReported(c));
