@@ -47,6 +47,8 @@ export type AgentCompactionSummarized = {
   summary: BodyText;
   /** The summary response's own usage, as the harness accounted it. */
   usage?: Usage;
+  /** Its cost at the rates then in effect, when rates are configured. */
+  cost?: ResponseCost;
 };
 
 export type AgentInternalPromptRequest = {

@@ -7,9 +7,10 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateAgentCompactionSummarized = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentCompactionSummarized.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"compaction_id":{"$ref":"Id.json"},"summary":{"$ref":"BodyText.json"},"usage":{"$ref":"Usage.json","description":"The summary response's own usage, as the harness accounted it."}},"required":["agent_id","compaction_id","summary"],"unevaluatedProperties":{"not":{}},"description":"The summary the model produced: durable before it replaces anything.","x-tau-event":"agent.compaction_summarized"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentCompactionSummarized.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"compaction_id":{"$ref":"Id.json"},"summary":{"$ref":"BodyText.json"},"usage":{"$ref":"Usage.json","description":"The summary response's own usage, as the harness accounted it."},"cost":{"$ref":"ResponseCost.json","description":"Its cost at the rates then in effect, when rates are configured."}},"required":["agent_id","compaction_id","summary"],"unevaluatedProperties":{"not":{}},"description":"The summary the model produced: durable before it replaces anything.","x-tau-event":"agent.compaction_summarized"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
+const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ResponseCost.json","type":"object","properties":{"input_rate":{"type":"number","description":"USD per million input tokens."},"output_rate":{"type":"number","description":"USD per million output tokens."},"usd":{"type":"number"}},"required":["input_rate","output_rate","usd"],"unevaluatedProperties":{"not":{}},"description":"A response's cost as the harness computed it at the time, from the rates then in effect."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
@@ -300,14 +301,93 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((((key0 !== "agent_id") && (key0 !== "compaction_id")) && (key0 !== "summary")) && (key0 !== "usage")){
+if(data.cost !== undefined){
+let data4 = data.cost;
+const _errs11 = errors;
 const _errs12 = errors;
-validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(errors === _errs12){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+let missing1;
+if((((data4.input_rate === undefined) && (missing1 = "input_rate")) || ((data4.output_rate === undefined) && (missing1 = "output_rate"))) || ((data4.usd === undefined) && (missing1 = "usd"))){
+validate0.errors = [{instancePath:instancePath+"/cost",schemaPath:"ResponseCost.json/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
+}
+else {
+if(data4.input_rate !== undefined){
+let data5 = data4.input_rate;
+const _errs14 = errors;
+if(!((typeof data5 == "number") && (isFinite(data5)))){
+validate0.errors = [{instancePath:instancePath+"/cost/input_rate",schemaPath:"ResponseCost.json/properties/input_rate/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid5 = _errs14 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data4.output_rate !== undefined){
+let data6 = data4.output_rate;
+const _errs16 = errors;
+if(!((typeof data6 == "number") && (isFinite(data6)))){
+validate0.errors = [{instancePath:instancePath+"/cost/output_rate",schemaPath:"ResponseCost.json/properties/output_rate/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid5 = _errs16 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data4.usd !== undefined){
+let data7 = data4.usd;
+const _errs18 = errors;
+if(!((typeof data7 == "number") && (isFinite(data7)))){
+validate0.errors = [{instancePath:instancePath+"/cost/usd",schemaPath:"ResponseCost.json/properties/usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid5 = _errs18 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+for(const key0 in data4){
+if(((key0 !== "input_rate") && (key0 !== "output_rate")) && (key0 !== "usd")){
+const _errs21 = errors;
+validate0.errors = [{instancePath:instancePath+"/cost/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"ResponseCost.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs21 === errors;
+if(!valid6){
 break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/cost",schemaPath:"ResponseCost.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if(((((key1 !== "agent_id") && (key1 !== "compaction_id")) && (key1 !== "summary")) && (key1 !== "usage")) && (key1 !== "cost")){
+const _errs24 = errors;
+validate0.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid7 = _errs24 === errors;
+if(!valid7){
+break;
+}
 }
 }
 }

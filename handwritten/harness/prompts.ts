@@ -837,7 +837,8 @@ export class PromptEngine {
     k.ended = true;
     if (text.trim() === "") return this.compactionFailed(agentId, l, k, "the model returned an empty summary");
     this.account(agentId, l, k.model, usage, "summary");
-    const recorded = await this.port.publish("agent.compaction_summarized", { agent_id: agentId, compaction_id: k.id, summary: text, ...(usage ? { usage } : {}) });
+    const cost = this.costOf(k.model, usage);
+    const recorded = await this.port.publish("agent.compaction_summarized", { agent_id: agentId, compaction_id: k.id, summary: text, ...(usage ? { usage } : {}), ...(cost ? { cost } : {}) });
     if (!recorded) return this.compactionFailed(agentId, l, k, "the summary could not be recorded");
     // Once the summary is durable the commit is owed: a crash from here on commits on resume.
     const committed = await this.port.publish("agent.compaction_committed", { agent_id: agentId, compaction_id: k.id, cut_seq: k.cutSeq });

@@ -3,3 +3,4 @@ export { TraceError, captureAgentJournal, closeSnapshot, type JournalSnapshot } 
 export { resolveAgent, resolveId, resolveSession, sessionAgents } from "./resolve.js";
 export { LITE_TEXT_BYTES, PerfProjection, compactLine, jsonLine, nativeLine, nativeValue, utf8Prefix } from "./project.js";
 export { TRACE_FORMATS, agentJournalSemantics, copyStaging, exportTrace, openStaging, stageTrace, type TraceFormat, type TraceOptions, type TraceReport } from "./export.js";
+export { formatStats, latestSession, sessionStats, type ModelTokens, type SessionStats } from "./stats.js";

@@ -49,16 +49,6 @@ def to_enum(c: Type[EnumT], x: Any) -> EnumT:
     return x.value
 
 
-def to_class(c: Type[T], x: Any) -> dict:
-    assert isinstance(x, c)
-    return cast(Any, x).to_dict()
-
-
-def from_bool(x: Any) -> bool:
-    assert isinstance(x, bool)
-    return x
-
-
 def from_float(x: Any) -> float:
     assert isinstance(x, (float, int)) and not isinstance(x, bool)
     return float(x)
@@ -66,6 +56,16 @@ def from_float(x: Any) -> float:
 
 def to_float(x: Any) -> float:
     assert isinstance(x, (int, float))
+    return x
+
+
+def to_class(c: Type[T], x: Any) -> dict:
+    assert isinstance(x, c)
+    return cast(Any, x).to_dict()
+
+
+def from_bool(x: Any) -> bool:
+    assert isinstance(x, bool)
     return x
 
 
@@ -212,6 +212,34 @@ class AgentCompactionStarted:
 
 
 @dataclass
+class ResponseCost:
+    """A response's cost as the harness computed it at the time, from the rates then in effect."""
+
+    input_rate: float
+    """USD per million input tokens."""
+
+    output_rate: float
+    """USD per million output tokens."""
+
+    usd: float
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ResponseCost':
+        assert isinstance(obj, dict)
+        input_rate = from_float(obj.get("input_rate"))
+        output_rate = from_float(obj.get("output_rate"))
+        usd = from_float(obj.get("usd"))
+        return ResponseCost(input_rate, output_rate, usd)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["input_rate"] = to_float(self.input_rate)
+        result["output_rate"] = to_float(self.output_rate)
+        result["usd"] = to_float(self.usd)
+        return result
+
+
+@dataclass
 class Usage:
     """Token accounting reported for one response."""
 
@@ -251,6 +279,7 @@ class AgentCompactionSummarized:
     agent_id: str
     compaction_id: str
     summary: str
+    cost: Optional[ResponseCost] = None
     usage: Optional[Usage] = None
 
     @staticmethod
@@ -259,14 +288,17 @@ class AgentCompactionSummarized:
         agent_id = from_str(obj.get("agent_id"))
         compaction_id = from_str(obj.get("compaction_id"))
         summary = from_str(obj.get("summary"))
+        cost = from_union([ResponseCost.from_dict, from_none], obj.get("cost"))
         usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
-        return AgentCompactionSummarized(agent_id, compaction_id, summary, usage)
+        return AgentCompactionSummarized(agent_id, compaction_id, summary, cost, usage)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["agent_id"] = from_str(self.agent_id)
         result["compaction_id"] = from_str(self.compaction_id)
         result["summary"] = from_str(self.summary)
+        if self.cost is not None:
+            result["cost"] = from_union([lambda x: to_class(ResponseCost, x), from_none], self.cost)
         if self.usage is not None:
             result["usage"] = from_union([lambda x: to_class(Usage, x), from_none], self.usage)
         return result
@@ -1908,34 +1940,6 @@ class ProviderResponseFailedReported:
         result["error_class"] = to_enum(ErrorClass, self.error_class)
         result["prompt_id"] = from_str(self.prompt_id)
         result["round"] = from_int(self.round)
-        return result
-
-
-@dataclass
-class ResponseCost:
-    """A response's cost as the harness computed it at the time, from the rates then in effect."""
-
-    input_rate: float
-    """USD per million input tokens."""
-
-    output_rate: float
-    """USD per million output tokens."""
-
-    usd: float
-
-    @staticmethod
-    def from_dict(obj: Any) -> 'ResponseCost':
-        assert isinstance(obj, dict)
-        input_rate = from_float(obj.get("input_rate"))
-        output_rate = from_float(obj.get("output_rate"))
-        usd = from_float(obj.get("usd"))
-        return ResponseCost(input_rate, output_rate, usd)
-
-    def to_dict(self) -> dict:
-        result: dict = {}
-        result["input_rate"] = to_float(self.input_rate)
-        result["output_rate"] = to_float(self.output_rate)
-        result["usd"] = to_float(self.usd)
         return result
 
 

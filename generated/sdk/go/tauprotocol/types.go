@@ -49,10 +49,20 @@ type AgentCompactionStarted struct {
 
 // The summary the model produced: durable before it replaces anything.
 type AgentCompactionSummarized struct {
-	AgentID      string `json:"agent_id" cbor:"agent_id"`
-	CompactionID string `json:"compaction_id" cbor:"compaction_id"`
-	Summary      string `json:"summary" cbor:"summary"`
-	Usage        *Usage `json:"usage,omitempty" cbor:"usage,omitempty"`
+	AgentID      string        `json:"agent_id" cbor:"agent_id"`
+	CompactionID string        `json:"compaction_id" cbor:"compaction_id"`
+	Cost         *ResponseCost `json:"cost,omitempty" cbor:"cost,omitempty"`
+	Summary      string        `json:"summary" cbor:"summary"`
+	Usage        *Usage        `json:"usage,omitempty" cbor:"usage,omitempty"`
+}
+
+// A response's cost as the harness computed it at the time, from the rates then in effect.
+type ResponseCost struct {
+	// USD per million input tokens.
+	InputRate float64 `json:"input_rate" cbor:"input_rate"`
+	// USD per million output tokens.
+	OutputRate float64 `json:"output_rate" cbor:"output_rate"`
+	Usd        float64 `json:"usd" cbor:"usd"`
 }
 
 // Token accounting reported for one response.
@@ -499,15 +509,6 @@ type ProviderResponseFinished struct {
 	Text               string     `json:"text" cbor:"text"`
 	ToolCalls          []ToolCall `json:"tool_calls" cbor:"tool_calls"`
 	Usage              *Usage     `json:"usage,omitempty" cbor:"usage,omitempty"`
-}
-
-// A response's cost as the harness computed it at the time, from the rates then in effect.
-type ResponseCost struct {
-	// USD per million input tokens.
-	InputRate float64 `json:"input_rate" cbor:"input_rate"`
-	// USD per million output tokens.
-	OutputRate float64 `json:"output_rate" cbor:"output_rate"`
-	Usd        float64 `json:"usd" cbor:"usd"`
 }
 
 type ProviderResponseFinishedReported struct {
