@@ -20,12 +20,15 @@ export function emptyTranscript(): Transcript {
 /** Characters per estimated token: a rough, provider-independent measure for choosing a cut. */
 const CHARS_PER_TOKEN = 4;
 
+function charsOf(m: ProviderMessage): number {
+  let chars = (m.text?.length ?? 0) + (m.reasoning?.length ?? 0);
+  for (const c of m.tool_calls ?? []) chars += c.tool.length + c.arguments_json.length;
+  return chars;
+}
+
 export function estimateTokens(messages: readonly ProviderMessage[]): number {
   let chars = 0;
-  for (const m of messages) {
-    chars += (m.text?.length ?? 0) + (m.reasoning?.length ?? 0);
-    for (const c of m.tool_calls ?? []) chars += c.tool.length + c.arguments_json.length;
-  }
+  for (const m of messages) chars += charsOf(m);
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
@@ -65,7 +68,11 @@ export function closedBoundaries(t: Transcript, open: ReadonlySet<string>): numb
 export function chooseCut(t: Transcript, open: ReadonlySet<string>, keepTokens: number): number | undefined {
   const bounds = closedBoundaries(t, open);
   if (bounds.length === 0) return undefined;
-  for (const b of bounds) if (estimateTokens(t.messages.slice(b)) <= keepTokens) return b;
+  // Suffix sizes from the end, once: each boundary's estimate is then a lookup.
+  const n = t.messages.length;
+  const suffixChars = new Array<number>(n + 1).fill(0);
+  for (let i = n - 1; i >= 0; i--) suffixChars[i] = (suffixChars[i + 1] as number) + charsOf(t.messages[i] as ProviderMessage);
+  for (const b of bounds) if (Math.ceil((suffixChars[b] as number) / CHARS_PER_TOKEN) <= keepTokens) return b;
   return bounds[bounds.length - 1];
 }
 

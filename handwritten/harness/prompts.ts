@@ -390,12 +390,13 @@ export class PromptEngine {
     const next = l.queue.shift();
     if (!next) return;
     // An owed compaction, or a context past the threshold, is compacted before the turn starts.
-    if (!(await this.compactBeforeRound(agentId, l))) {
+    const owed = await this.compactBeforeRound(agentId, l);
+    if (owed !== undefined) {
       await this.port.publish("agent.prompt_failed", {
         agent_id: agentId,
         prompt_id: next.promptId,
         code: "compaction",
-        diagnostic: "the agent owes a compaction that failed again; nothing was sent to the provider",
+        diagnostic: fitText(`${owed}; nothing was sent to the provider`),
       });
       await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: next.promptId, outcome: "failed", rounds: 0 });
       return this.dispatch(agentId);
@@ -642,8 +643,9 @@ export class PromptEngine {
     if (t.cancelled) return;
     if (t.openCalls.size > 0) return this.maybeSelfCompact(c.data.agent_id, l, t);
     // An owed compaction, or a context past the threshold, is compacted before the next round.
-    if (!(await this.compactBeforeRound(c.data.agent_id, l))) {
-      if (l.turn === t && !t.cancelled) await this.fail(c.data.agent_id, l, "context_window_exceeded", "the agent owes a compaction that failed again; the next round was not sent");
+    const owed = await this.compactBeforeRound(c.data.agent_id, l);
+    if (owed !== undefined) {
+      if (l.turn === t && !t.cancelled) await this.fail(c.data.agent_id, l, "context_window_exceeded", `${owed}; the next round was not sent`);
       return;
     }
     if (l.turn !== t || t.cancelled) return;
@@ -759,21 +761,18 @@ export class PromptEngine {
 
   /**
    * Before a provider round: an owed compaction runs as a successor, and a context use past the
-   * threshold (weighed once per response) compacts automatically. False when the round must not
-   * start: the agent still owes a compaction.
+   * threshold (weighed once per response) compacts automatically. Returns why the round must not
+   * start when the agent still owes a compaction, else undefined.
    */
-  private async compactBeforeRound(agentId: string, l: AgentLoop): Promise<boolean> {
-    if (l.owed) {
-      await this.compact(agentId, l, { trigger: "successor" }, l.turn?.openCalls ?? new Set());
-      return l.owed === undefined;
-    }
+  private async compactBeforeRound(agentId: string, l: AgentLoop): Promise<string | undefined> {
+    const owing = (o: CompactionOutcome) => (l.owed === undefined ? undefined : `the agent owes a compaction (${o.note.replace(/^compaction failed: /, "")})`);
+    if (l.owed) return owing(await this.compact(agentId, l, { trigger: "successor" }, l.turn?.openCalls ?? new Set()));
     const { autoThreshold } = this.port.compaction;
     const window = this.contextWindow(l.turn?.model ?? this.resolveModel(l)?.model);
-    if (!l.contextFresh || autoThreshold <= 0 || window === undefined) return true;
+    if (!l.contextFresh || autoThreshold <= 0 || window === undefined) return undefined;
     l.contextFresh = false;
-    if (l.contextTokens < autoThreshold * window) return true;
-    await this.compact(agentId, l, { trigger: "auto" }, l.turn?.openCalls ?? new Set());
-    return l.owed === undefined;
+    if (l.contextTokens < autoThreshold * window) return undefined;
+    return owing(await this.compact(agentId, l, { trigger: "auto" }, l.turn?.openCalls ?? new Set()));
   }
 
   /**
