@@ -160,7 +160,7 @@ export async function buildAll(): Promise<void> {
         // Loaded by fast/run-prompt only when its daemon exited before it started (run-config.ts).
         "fast/run-config": "handwritten/cli/run-config.ts",
         // The daemon the `tau` launcher script starts for a `tau run` beside its client (bin/tau.cjs).
-        "fast/run-early-daemon": "handwritten/cli/run-early-daemon.ts",
+        "fast/run-early-daemon": "handwritten/entries/run-early-daemon.ts",
         // The daemon starts its extensions from a first part, then loads the harness (daemon-start.ts).
         "fast/daemon": "handwritten/harness/daemon-start.ts",
         "fast/daemon-harness": "handwritten/harness/daemon-main.ts",
@@ -201,7 +201,7 @@ export async function buildAll(): Promise<void> {
     if (!file.endsWith(".cjs")) continue;
     const bytes = readFileSync(join(staging, "fast", file));
     const dynamicImport = /(?<![\w$.])import\(\s*["'`][^"'`]*/.exec(bytes.toString("latin1"));
-    if (dynamicImport) throw new Error(`dist/fast/${file} keeps a dynamic import (${dynamicImport[0]}…): load a built-in lazily with builtin() (protocol/builtin.ts)`);
+    if (dynamicImport) throw new Error(`dist/fast/${file} keeps a dynamic import (${dynamicImport[0]}…): load a built-in lazily with builtin() (startup/builtin.ts)`);
     appendFileSync(join(staging, "fast", file), keyLine(bytes));
   }
   const old = join(root, `.dist-old-${process.pid}`);

@@ -29,7 +29,7 @@ function pollPeaks(peaks: Map<string, number>): void {
   }
 }
 
-/** Critical-path milestones (TAU_TIMELINE labels, see handwritten/protocol/timeline.ts), in order. */
+/** Critical-path milestones (TAU_TIMELINE labels, see handwritten/startup/timeline.ts), in order. */
 const MILESTONES: ReadonlyArray<[string, string]> = [
   ["daemon exec", "daemon: process started"],
   ["run main", "client: entry reached"],

@@ -39,7 +39,7 @@ __TAU_SECRETS__
 # */
 "use strict";
 // The lines above and the two constants below are written by the build from the launch facts
-// (handwritten/protocol/launch-facts.ts), `tau run`'s flags (cli/run-flags.ts) and the exit map
+// (handwritten/startup/launch-facts.ts), `tau run`'s flags (cli/run-flags.ts) and the exit map
 // (cli/errors.ts): change those, then `npm run build`; a test fails while this file differs.
 const LAUNCH = {
   versionFlags: ["--version", "-v"],
@@ -88,7 +88,7 @@ const SECRET_LINE = /^(OPENAI_API_KEY|TAU_SECRET_[A-Za-z0-9_]+)=(.*)$/s;
 // both know whether the run goes ahead. Where a step is unavailable (no setsid or /proc, no sessions
 // folder yet) or the client asks for help, the child exits or nothing is started, and the client
 // starts the daemon itself. The id format, the state root and these arguments are launch facts
-// (handwritten/protocol/launch-facts.ts), which the lines at the top are written from.
+// (handwritten/startup/launch-facts.ts), which the lines at the top are written from.
 const { join } = require("node:path");
 const { pathToFileURL } = require("node:url");
 

@@ -2,7 +2,7 @@
 // broadcast → post-commit consumers. One publication at a time passes interception and commit, so
 // sequence order is submission order; the check and the mutation of a commit share one synchronous
 // step.
-import { mark, timelineOn } from "../protocol/timeline.js";
+import { mark, timelineOn } from "../startup/timeline.js";
 import { encodeFrame, eventProblem, type Event } from "../protocol/index.js";
 import { AUTHORITY, PERSISTENCE, type EventName, type EventPayloads, type Persistence, type Publisher } from "../../generated/index.js";
 import { admit, type PublisherIdentity } from "./admission.js";

@@ -8,7 +8,7 @@
 //
 // Small on purpose: the fast path of `tau run` loads it in its first bundle.
 
-import { EXIT_CODES, EXIT_OK, type ExitKind } from "../protocol/exit-codes.js";
+import { EXIT_CODES, EXIT_OK, type ExitKind } from "../startup/exit-codes.js";
 
 export { EXIT_CODES, EXIT_OK };
 

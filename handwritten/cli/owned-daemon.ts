@@ -1,8 +1,8 @@
 // Starting a daemon this CLI process owns (`tau run`, `tau`): it exits when its last UI leaves.
 // Imports only the small launch and paths modules, so a caller can start the daemon before it
 // loads anything heavy and let both boot at once.
-import { ID_RANDOM_BYTES, formatId } from "../protocol/launch-facts.js";
-import { randomHex } from "../protocol/random.js";
+import { ID_RANDOM_BYTES, formatId } from "../startup/launch-facts.js";
+import { randomHex } from "../startup/random.js";
 import type { Roots } from "../config/paths.js";
 import { selfCommand, startDaemon, type StartedDaemon } from "../transport/launch.js";
 
@@ -30,7 +30,7 @@ export function startOwnedDaemon(roots: Roots, o: OwnedDaemonOptions = {}): Star
 /**
  * The `tau daemon` arguments of an owned daemon for `sessionId` (a new session's, or the one
  * `o.resume` names), in the working folder: also what a daemon started by the `tau` launcher script
- * for a `tau run` gives itself (run-early-daemon.ts).
+ * for a `tau run` gives itself (entries/run-early-daemon.ts).
  */
 export function ownedDaemonArgs(sessionId: string, o: OwnedDaemonOptions = {}): string[] {
   return [

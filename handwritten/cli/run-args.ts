@@ -3,7 +3,7 @@
 // the same answer on whether the run goes ahead and with which daemon arguments. The flags are those
 // of run-flags.ts, which the oclif `run` command (serving `tau run --help`) is made from too.
 import { parseArgs } from "node:util";
-import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../protocol/launch-facts.js";
+import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../startup/launch-facts.js";
 import type { TauErrorCode } from "./errors.js";
 import type { RunOptions } from "./run-daemon.js";
 import { parseArgsOptions, type RunFlagValues } from "./run-flags.js";

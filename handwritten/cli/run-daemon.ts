@@ -4,7 +4,7 @@
 // the client are initialised.
 import { resolveRoots, type Roots } from "../config/paths.js";
 import { readFileSync } from "node:fs";
-import { RUN_DAEMON_ENV } from "../protocol/launch-facts.js";
+import { RUN_DAEMON_ENV } from "../startup/launch-facts.js";
 import { adoptDaemon, parentOf, type StartedDaemon } from "../transport/launch.js";
 import { parseEarlyLaunch } from "./run-args.js";
 import { startOwnedDaemon } from "./owned-daemon.js";

@@ -7,7 +7,7 @@
 // has already started the daemon, in parallel with this process (see bin/tau.cjs): it is adopted
 // here instead.
 import { readFileSync } from "node:fs";
-import { mark, markStart } from "../protocol/timeline.js";
+import { mark, markStart } from "../startup/timeline.js";
 import { abandonDaemon, loadFastBundle } from "../transport/launch.js";
 import { TauError, exitWithError } from "./errors.js";
 import { headlessPrompt, parseRunArgs } from "./run-args.js";

@@ -1,7 +1,8 @@
 // Runs one prompt headless against an owned daemon; shared by the `tau run` command and its
-// fast path in bin/tau.cjs (which must not load the command framework).
+// fast path in bin/tau.cjs (which must not load the command framework). What it prints is the
+// printer's (run-text-printer.ts, run-json-printer.ts); the exit status is decided here.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { mark, timelineOn } from "../protocol/timeline.js";
+import { mark, timelineOn } from "../startup/timeline.js";
 import { agentIdOf } from "../protocol/index.js";
 import { resolveRoots } from "../config/paths.js";
 import { RuntimeDirError } from "../transport/errors.js";
@@ -12,6 +13,9 @@ import { startRunDaemon, type RunOptions } from "./run-daemon.js";
 import type { RunPrompt } from "./run-args.js";
 import { sanitize } from "./ui/index.js";
 import { SessionClient, type Delivery } from "./session-client.js";
+import type { RunPrinter } from "./run-printer.js";
+import { RunJsonPrinter } from "./run-json-printer.js";
+import { RunTextPrinter } from "./run-text-printer.js";
 
 /** How long `tau run` waits for a provider to declare models. */
 export const PROVIDER_WAIT_MS = 60_000;
@@ -90,18 +94,14 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
   const sessionId = daemon.session_id;
   const client = await SessionClient.attach(daemon.socket, sessionId);
   mark("run attached");
-  const out = (s: string) => process.stdout.write(s);
+  const printer: RunPrinter = o.json
+    ? new RunJsonPrinter((s) => process.stdout.write(s))
+    : new RunTextPrinter((s) => process.stdout.write(s), (s) => process.stderr.write(s));
   let agentId: string | undefined;
   let promptId: string | undefined;
   let failure = "";
-  let printedText = false;
   // Why the prompt's last response ended short, if it did (SPEC-provider-chat-completions).
   let cutShort: "length" | "content_filter" | undefined;
-  /** A message about the run starts on a line of its own, after any streamed text. */
-  const endTextLine = () => {
-    if (!o.json && printedText) out("\n");
-    printedText = false;
-  };
   let resolveOutcome!: (outcome: string) => void;
   const outcome = new Promise<string>((r) => (resolveOutcome = r));
   let modelsReady!: () => void;
@@ -118,30 +118,18 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
       process.stderr.write(`tau: warning: ${sanitize(e.data.text)}\n`);
     }
     if (agentId === undefined || agentIdOf(e) !== agentId) return;
-    if (o.json) out(`${JSON.stringify({ seq: d.seq, name: e.name, data: e.data, ...(d.replay ? { replay: true } : {}) })}\n`);
+    printer.agentEvent(d);
     switch (e.name) {
       case "agent.prompt_submitted":
         promptId = e.data.prompt_id;
         break;
-      case "provider.response_updated":
-        if (!o.json && e.data.text_delta) {
-          out(sanitize(e.data.text_delta));
-          printedText = true;
-        }
-        break;
       case "provider.response_finished":
-        endTextLine();
         cutShort = e.data.finish_reason === "length" || e.data.finish_reason === "content_filter" ? e.data.finish_reason : undefined;
         break;
-      case "tool.result":
-        if (!o.json) process.stderr.write(`[${sanitize(e.data.tool)} ${e.data.outcome}]\n`);
-        break;
       case "provider.response_failed":
-        endTextLine();
         failure = `${e.data.error_class}: ${e.data.diagnostic}`;
         break;
       case "agent.prompt_failed":
-        endTextLine();
         failure = e.data.diagnostic;
         resolveOutcome("failed");
         break;
@@ -150,20 +138,8 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
         break;
     }
   });
-  // Text output needs only these; the JSON stream is every event of the agent.
-  const live = o.json
-    ? ["*"]
-    : [
-        "harness.models_available",
-        "harness.notice",
-        "agent.prompt_submitted",
-        "agent.prompt_failed",
-        "agent.outer_turn_finished",
-        "provider.response_updated",
-        "provider.response_finished",
-        "provider.response_failed",
-        "tool.result",
-      ];
+  // The run needs the models and notices; the printer says which of the agent's events it shows.
+  const live = printer.live.includes("*") ? ["*"] : ["harness.models_available", "harness.notice", ...printer.live];
   client.subscribe(["harness.models_available", "harness.notice"], live);
   // The agent is made while the providers start (reading AGENTS.md and skills is off the critical
   // path); the prompt is submitted once a model is available.
@@ -194,12 +170,12 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
     client.close();
     mark("run closed");
   }
-  endTextLine();
+  printer.endText();
   if (result === "completed" && cutShort !== undefined) {
-    // The answer came, but not whole: said on one line (not in --json, whose events say it), and
+    // The answer came, but not whole: said on one line (unless the printer's output says it), and
     // the run is not a success.
     const incomplete = new TauError("TAU-E0304", `tau: ${CUT_SHORT[cutShort]}`);
-    return o.json ? incomplete.exitCode : printError(incomplete);
+    return printer.reportsCutShort ? incomplete.exitCode : printError(incomplete);
   }
   if (result === "completed") return EXIT_OK;
   if (result === "no_provider") {

@@ -1,9 +1,9 @@
 // Where tau keeps things (DECISION-storage-roots): XDG roots, or one folder when TAU_HOME is set.
-// The rules themselves are launch facts (protocol/launch-facts.ts), which the `tau` launcher script
+// The rules themselves are launch facts (startup/launch-facts.ts), which the `tau` launcher script
 // follows too.
 import { join } from "node:path";
 import { homedir } from "node:os";
-import { HOME_FALLBACK, ROOT_RULES, runtimeFallback, type RootName } from "../protocol/launch-facts.js";
+import { HOME_FALLBACK, ROOT_RULES, runtimeFallback, type RootName } from "../startup/launch-facts.js";
 
 export interface Roots {
   /** Configuration: harness.yaml, cli.yaml, drop-ins, themes. */

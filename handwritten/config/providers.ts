@@ -4,7 +4,7 @@
 // called NAME, so its models are addressed as `NAME/model`.
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { randomHex } from "../protocol/random.js";
+import { randomHex } from "../startup/random.js";
 import { validateHarnessConfig, type ExtensionConfig, type HarnessConfig, type ProviderProfile } from "../../generated/index.js";
 import { ConfigError, MAX_DROP_INS } from "./load.js";
 import { SecretError, readSecret } from "./secrets.js";

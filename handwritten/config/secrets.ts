@@ -4,7 +4,7 @@
 // wider than 0600 is refused with the command that fixes it.
 import { chmodSync, closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { randomHex } from "../protocol/random.js";
+import { randomHex } from "../startup/random.js";
 
 /** Largest secret read or written. */
 export const MAX_SECRET_BYTES = 64 * 1024;

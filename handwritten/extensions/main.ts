@@ -1,5 +1,5 @@
 // `tau ext <name>`: the first-party extensions, started by the harness through bin/tau.cjs.
-import { EXIT_CODES } from "../protocol/exit-codes.js";
+import { EXIT_CODES } from "../startup/exit-codes.js";
 
 const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
   "test-dummy": () => import("./test-dummy/main.js"),

@@ -1,7 +1,7 @@
 // The harness part of `tau daemon` (dist/fast/daemon-harness.cjs, loaded by daemon-start.ts): runs
 // the harness for one session in the foreground, or with --detach re-launches the daemon in its own
 // process group with output to the session's log file, or prints a `tau dev print-*` preview.
-import { mark } from "../protocol/timeline.js";
+import { mark } from "../startup/timeline.js";
 import { readFileSync } from "node:fs";
 import { resolveRoots } from "../config/index.js";
 import { cleanupDebugLogs } from "../store/index.js";

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { ExtensionConfig } from "../../generated/index.js";
 import { withoutSecrets } from "../config/index.js";
-import { forTauProcess } from "../protocol/extra-ca-certs.js";
+import { forTauProcess } from "../startup/extra-ca-certs.js";
 import { MAX_DIAGNOSTIC_FIELD } from "./limits.js";
 
 

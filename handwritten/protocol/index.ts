@@ -17,7 +17,6 @@ export {
   type Side,
 } from "./messages.js";
 export { compareRevision, type RevisionVerdict } from "./revision.js";
-export { DEFERRED_CA_CERTS_ENV, deferredCaCertsFile, forTauProcess } from "./extra-ca-certs.js";
 export { SHORT_TEXT_MAX, fitText } from "./text.js";
 export { SECRETS_FD_ENV, isSecretVariable, secretHandover, type SecretHandover } from "./secret-handover.js";
 export { PROVIDER_MAX_PARTS, PROVIDER_PART_BYTES, PROVIDER_PART_ITEMS, PROVIDER_PART_MESSAGES, ProviderCallAssembler, splitProviderCall, type ProviderCall } from "./provider-request.js";

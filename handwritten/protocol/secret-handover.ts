@@ -6,7 +6,7 @@
 // holds. bin/tau.cjs reads the pipe first thing and puts the values into process.env, which changes
 // what that process sees, not its environment block. The names, the fd and the variable that points
 // to it are launch facts (launch-facts.ts), which the launcher lines are written from.
-import { SECRET_NAMES, SECRET_PREFIX, SECRETS_FD, SECRETS_FD_ENV } from "./launch-facts.js";
+import { SECRET_NAMES, SECRET_PREFIX, SECRETS_FD, SECRETS_FD_ENV } from "../startup/launch-facts.js";
 
 /** Names the fd (always `SECRETS_FD`) a tau process reads its secrets from. */
 export { SECRETS_FD_ENV };

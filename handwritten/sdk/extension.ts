@@ -1,7 +1,7 @@
 // The extension SDK: what a tau extension (first-party or a user's) is written with. It speaks the
 // protocol over stdio: hello → configure → declarations and subscriptions → ready, then typed
 // emits, deliveries and tool calls (SPEC-extension-supervision, SPEC-tool-routing).
-import { mark, markStart } from "../protocol/timeline.js";
+import { mark, markStart } from "../startup/timeline.js";
 import type { Readable, Writable } from "node:stream";
 import type { ConfigureMessage, EventName, EventPayloads, WireMessage } from "../../generated/index.js";
 import { ProviderCallAssembler, REVISION, carriedEvent, type Event, type ProviderCall } from "../protocol/index.js";

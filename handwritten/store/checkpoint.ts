@@ -7,7 +7,7 @@
 // invalid one is repaired only within small byte, record and time budgets.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { randomHex } from "../protocol/random.js";
+import { randomHex } from "../startup/random.js";
 import { nodeIo, sha256Hex } from "./io.js";
 import { scanFrames, type ScanStart } from "./journal.js";
 import { JournalCorruptError } from "./errors.js";

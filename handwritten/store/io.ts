@@ -1,7 +1,7 @@
 // The OS boundary of the journal. Production uses node:fs; fault-injection tests pass an
 // implementation that fails at a chosen byte offset, so every rollback path is exercised for real.
 import * as fs from "node:fs";
-import { builtin } from "../protocol/builtin.js";
+import { builtin } from "../startup/builtin.js";
 
 export interface JournalIo {
   /** Positional write; may write fewer bytes than asked (the caller loops). */

@@ -8,7 +8,7 @@
 // pid keeps a dead holder's lock). A dead holder's lock is taken over under a second exclusive guard
 // file so two contenders never both remove it.
 import * as fs from "node:fs";
-import { randomHex } from "../protocol/random.js";
+import { randomHex } from "../startup/random.js";
 import { JournalLockedError } from "./errors.js";
 import { LOCK_TAKEOVER_ATTEMPTS } from "./limits.js";
 

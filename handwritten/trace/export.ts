@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { PERSISTENCE, isEventName } from "../../generated/index.js";
 import { agentIdOf, checkedEvent, type Event } from "../protocol/index.js";
-import { randomHex } from "../protocol/random.js";
+import { randomHex } from "../startup/random.js";
 import { JournalCorruptError, nodeIo, scanFrames, validateJournalRecord, type JournalRecord, type ValidationResult } from "../store/index.js";
 import { PerfProjection, compactLine, nativeLine } from "./project.js";
 import { TraceError, captureAgentJournal, closeSnapshot, type JournalSnapshot } from "./snapshot.js";

@@ -1,8 +1,8 @@
 // Runtime discovery (SPEC-runtime-discovery): `<pid>-<16 lowercase hex>` stems, the launcher-minted
 // instance value, discovery metadata, and the bounded, read-only runtime scan. Nothing here ever
 // unlinks a file: only a daemon removes its own pair (see pair.ts).
-import { INSTANCE_BYTES, INSTANCE_PATTERN, INSTANCE_SOURCE } from "../protocol/launch-facts.js";
-import { randomHex } from "../protocol/random.js";
+import { INSTANCE_BYTES, INSTANCE_PATTERN, INSTANCE_SOURCE } from "../startup/launch-facts.js";
+import { randomHex } from "../startup/random.js";
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { RuntimeDirError } from "./errors.js";

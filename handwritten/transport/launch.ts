@@ -8,8 +8,8 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Writable } from "node:stream";
-import { forTauProcess } from "../protocol/extra-ca-certs.js";
-import { DAEMON_COMMAND, DAEMON_LOG, SESSION_DIR_MODE, SESSIONS_DIR } from "../protocol/launch-facts.js";
+import { forTauProcess } from "../startup/extra-ca-certs.js";
+import { DAEMON_COMMAND, DAEMON_LOG, SESSION_DIR_MODE, SESSIONS_DIR } from "../startup/launch-facts.js";
 import { secretHandover } from "../protocol/secret-handover.js";
 import { formatStem, instanceEnv, mintInstance, pairPaths, type PairPaths } from "./discovery.js";
 

@@ -1,7 +1,7 @@
 // Probing daemons: one correlated `session_current_request` per socket under a per-probe deadline.
 // A probe never throws: every way it can end is a typed outcome. Listing probes every scanned
 // candidate concurrently and reports only what responsive daemons said about themselves.
-import { randomHex } from "../protocol/random.js";
+import { randomHex } from "../startup/random.js";
 import type { ErrorCode } from "../../generated/index.js";
 import { REVISION } from "../protocol/index.js";
 import type { CloseReason } from "./connection.js";

@@ -27,7 +27,6 @@ export type Key =
 /** Largest bracketed paste kept; the rest of a larger paste is dropped (and said so). */
 export const PASTE_MAX_CHARS = 1024 * 1024;
 
-const PASTE_START = "\x1b[200~";
 const PASTE_END = "\x1b[201~";
 
 const CSI_KEYS: Record<string, Key["kind"]> = {

@@ -5,7 +5,7 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { resolveRoots } from "../../config/paths.js";
-import { DAEMON_LOG, SESSIONS_DIR } from "../../protocol/launch-facts.js";
+import { DAEMON_LOG, SESSIONS_DIR } from "../../startup/launch-facts.js";
 import { EXIT_OK, TauError, exitWithError } from "../errors.js";
 import { Diagnostics, type DiagnosticRecord } from "../ui/index.js";
 import { TuiApp, type Exit } from "./app.js";

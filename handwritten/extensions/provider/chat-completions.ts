@@ -1,6 +1,6 @@
 // The OpenAI-compatible `/chat/completions` wire client (SPEC-provider-chat-completions): one
 // provider round in, one finished or failed execution report out, streaming deltas on the way.
-import { mark } from "../../protocol/timeline.js";
+import { mark } from "../../startup/timeline.js";
 import type {
   ErrorClass,
   FinishReason,

@@ -10,7 +10,7 @@
 // - TLS verification is always on, for the origin and for an https proxy. It is set explicitly so
 //   NODE_TLS_REJECT_UNAUTHORIZED cannot turn it off, and the policy has no option to disable it.
 //   Node's trust store is used, plus the certificates of a NODE_EXTRA_CA_CERTS that tau deferred past
-//   node's start-up (protocol/extra-ca-certs.ts), added when the first https connection is made.
+//   node's start-up (startup/extra-ca-certs.ts), added when the first https connection is made.
 // - Connecting (TCP, TLS, the tunnel) is bounded; so are the wait for response headers and every
 //   silence while the body streams (per request).
 import { readFileSync } from "node:fs";
@@ -18,8 +18,8 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import type { Agent as HttpsAgent } from "node:https";
 import { isIP, type Socket } from "node:net";
 import type { SecureContext } from "node:tls";
-import { builtin } from "../../protocol/builtin.js";
-import { deferredCaCertsFile } from "../../protocol/extra-ca-certs.js";
+import { builtin } from "../../startup/builtin.js";
+import { deferredCaCertsFile } from "../../startup/extra-ca-certs.js";
 import { EgressConfigError, bypassesProxy, readProxySettings, type EgressEnv, type ProxySettings } from "./proxy-settings.js";
 
 export { EgressConfigError, bypassesProxy, parseNoProxy, readProxySettings } from "./proxy-settings.js";

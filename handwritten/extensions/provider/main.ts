@@ -1,7 +1,7 @@
 // `tau ext provider` (kind provider): serves directed `provider.request`s with one profile —
 // `chat_completions` (any OpenAI-compatible endpoint over HTTP + SSE) or `scripted` (offline demo) —
 // and reports through the provider.*_reported family (SPEC-provider-execution).
-import { mark } from "../../protocol/timeline.js";
+import { mark } from "../../startup/timeline.js";
 import { Extension } from "../../sdk/index.js";
 import type { ModelInfo, ReasoningReplay } from "../../../generated/index.js";
 import type { ProviderCall } from "../../protocol/provider-request.js";

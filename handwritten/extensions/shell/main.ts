@@ -1,6 +1,6 @@
 // `tau ext shell`: the first-party shell tools (SPEC-shell-tools) and user shell commands
 // (`!cmd`, `!!cmd`; SPEC-shell-commands), served over the extension SDK.
-import { builtin } from "../../protocol/builtin.js";
+import { builtin } from "../../startup/builtin.js";
 import { Extension, ToolFailure } from "../../sdk/index.js";
 import { changeWorkdir, endStartedGroups, limits, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
 

@@ -20,7 +20,7 @@ import {
   SESSION_ID_PATTERN,
   SESSIONS_DIR,
   earlyDaemonArgs,
-} from "../../../handwritten/protocol/launch-facts.js";
+} from "../../../handwritten/startup/launch-facts.js";
 import { isValidInstance, mintInstance } from "../../../handwritten/transport/discovery.js";
 import { REPO_ROOT, TAU_BIN } from "../../support/paths.js";
 import { waitFor } from "../../support/wait.js";

@@ -91,10 +91,10 @@ describe("static conformance of handwritten/", () => {
   it("[codegen.conformance.import-crosses-rule] refuses imports across the dependency rule, out of the tree, and from a folder without a row", () => {
     expect(coded("import-crosses", "TAU-C030", "TAU-C031", "TAU-C032")).toEqual([
       `${FIXTURES}/import-crosses/handwritten/bus/bus.ts:1: TAU-C031 imports ../../outside.js, which is outside handwritten/ and generated/`,
-      `${FIXTURES}/import-crosses/handwritten/bus/bus.ts:8: TAU-C030 bus imports cli (../cli/main.js); the dependency rule (records/ARCH-tau.md) lets bus import only protocol, generated`,
-      `${FIXTURES}/import-crosses/handwritten/cli/main.ts:2: TAU-C030 cli imports harness (../harness/harness.js); the dependency rule (records/ARCH-tau.md) lets cli import only protocol, sdk, transport, config, trace, generated`,
+      `${FIXTURES}/import-crosses/handwritten/bus/bus.ts:8: TAU-C030 bus imports cli (../cli/main.js); the dependency rule (records/ARCH-tau.md) lets bus import only protocol, startup, generated`,
+      `${FIXTURES}/import-crosses/handwritten/cli/main.ts:2: TAU-C030 cli imports harness (../harness/harness.js); the dependency rule (records/ARCH-tau.md) lets cli import only protocol, sdk, transport, config, trace, startup, generated`,
       `${FIXTURES}/import-crosses/handwritten/plugins/index.ts:2: TAU-C032 handwritten/plugins has no row in the dependency rule (records/ARCH-tau.md)`,
-      `${FIXTURES}/import-crosses/handwritten/store/journal.ts:2: TAU-C030 store imports bus (../bus/bus.js); the dependency rule (records/ARCH-tau.md) lets store import only protocol, generated`,
+      `${FIXTURES}/import-crosses/handwritten/store/journal.ts:2: TAU-C030 store imports bus (../bus/bus.js); the dependency rule (records/ARCH-tau.md) lets store import only protocol, startup, generated`,
     ]);
   });
 
@@ -118,7 +118,7 @@ describe("static conformance of handwritten/", () => {
   it("reports an exception that matches nothing any more", () => {
     // The fixture trees have none of the code the repository's exceptions excuse.
     const stale = coded("unknown-event", "TAU-C091");
-    expect(stale.some((m) => /^records\/ARCH-tau\.md:\d+: TAU-C091 exception early-daemon-entry matches nothing any more: remove it$/.test(m))).toBe(true);
+    expect(stale.some((m) => /^records\/ARCH-tau\.md:\d+: TAU-C091 exception cli-prompt-history matches nothing any more: remove it$/.test(m))).toBe(true);
     expect(stale.some((m) => /^records\/SPEC-event-publication\.md:\d+: TAU-C091 exception round-start-in-line matches nothing/.test(m))).toBe(true);
   });
 

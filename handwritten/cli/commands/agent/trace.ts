@@ -29,8 +29,7 @@ export default class AgentTrace extends Command {
   async run(): Promise<void> {
     const { args, flags } = await this.parse(AgentTrace);
     // Loaded here, not at start-up: the exporter is only needed when this command runs.
-    const { TraceError, exportTrace, resolveAgent } = await import("../../../trace/index.js");
-    const { StoreError } = await import("../../../store/index.js");
+    const { StoreError, TraceError, exportTrace, resolveAgent } = await import("../../../trace/index.js");
     const stateDir = resolveRoots(process.env).state;
     process.stdout.on("error", () => {}); // a closed reader surfaces as the write's own EPIPE below
     try {

@@ -4,7 +4,7 @@
 // the preview was killed.
 import { Args, Command } from "@oclif/core";
 import { spawnSync } from "node:child_process";
-import { forTauProcess } from "../../../protocol/index.js";
+import { forTauProcess } from "../../../startup/index.js";
 import { EXIT_CODES } from "../../errors.js";
 
 function preview(kind: string, extra: string[]): number {

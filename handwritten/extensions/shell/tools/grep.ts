@@ -12,7 +12,7 @@ import { defineParameters, validateArgs } from "./schema.js";
 import { withoutSecrets } from "../../../config/index.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 import { walkFiles } from "./walk.js";
-import { builtin } from "../../../protocol/builtin.js";
+import { builtin } from "../../../startup/builtin.js";
 
 /** node:child_process, loaded at the first command (the extension preloads it once it is ready). */
 const childProcess = (): typeof import("node:child_process") => builtin("child_process");

@@ -21,7 +21,7 @@ import { ToolError, throwIfCancelled } from "./errors.js";
 import { forgetEmptyGroups, groupAlive, killGroup, trackGroup } from "./process-groups.js";
 import { defineParameters, validateArgs } from "./schema.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
-import { builtin } from "../../../protocol/builtin.js";
+import { builtin } from "../../../startup/builtin.js";
 
 /** node:child_process, loaded at the first command (the extension preloads it once it is ready). */
 const childProcess = (): typeof import("node:child_process") => builtin("child_process");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { randomHex } from "../../../handwritten/protocol/random.js";
+import { randomHex } from "../../../handwritten/startup/random.js";
 
 describe("randomHex", () => {
   it("[protocol.random.hex] gives the asked number of random bytes as lowercase hex, never the same twice", () => {

@@ -10,11 +10,11 @@ import { chmodSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { resolveRoots } from "../config/paths.js";
 import { main as daemonMain } from "../harness/daemon-start.js";
-import { DAEMON_COMMAND, DAEMON_LOG, FOR_RUN_FLAG, SESSIONS_DIR } from "../protocol/launch-facts.js";
-import { EXIT_CODES, TauError, exitWithError } from "./errors.js";
-import { ownedDaemonArgs } from "./owned-daemon.js";
+import { DAEMON_COMMAND, DAEMON_LOG, FOR_RUN_FLAG, SESSIONS_DIR } from "../startup/launch-facts.js";
+import { EXIT_CODES, TauError, exitWithError } from "../cli/errors.js";
+import { ownedDaemonArgs } from "../cli/owned-daemon.js";
 import { DAEMON_INSTANCE_ENV } from "../transport/limits.js";
-import { parseEarlyLaunch, parseRunArgs } from "./run-args.js";
+import { parseEarlyLaunch, parseRunArgs } from "../cli/run-args.js";
 
 export async function main(argv: readonly string[]): Promise<void> {
   const launch = parseEarlyLaunch([DAEMON_COMMAND, FOR_RUN_FLAG, ...argv], 0);

@@ -2,7 +2,7 @@
 // (SPEC-cli-errors). Every tau process takes its status from here: the CLI's commands and fast paths
 // (through their errors, cli/errors.ts), the `tau` launcher script (whose lines the build writes from
 // it), the extension entry, and a parent reading a child's status (a run's early daemon that stopped
-// on a configuration mistake). In protocol/ because each of them may import it; plain data, in every
+// on a configuration mistake). In startup/ because each of them may import it; plain data, in every
 // fast bundle. A test refuses a literal exit status anywhere else (GATE-cli-declared-once).
 
 /** A process that did what it was asked. */

@@ -6,7 +6,7 @@
 // bin/tau.cjs, see cli/launcher-script.ts) from them, so the two cannot drift apart
 // (GATE-cli-declared-once).
 //
-// In protocol/ because every process that takes part imports it: the launcher's client (cli/), the
+// In startup/ because every process that takes part imports it: the launcher's client (cli/), the
 // daemon it starts (harness/, and the early daemon's entry wherever it lives), config/ (the roots)
 // and transport/. Plain data and small pure functions only: it is in every fast bundle.
 

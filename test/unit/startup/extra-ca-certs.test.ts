@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFERRED_CA_CERTS_ENV, forTauProcess } from "../../../handwritten/protocol/index.js";
+import { DEFERRED_CA_CERTS_ENV, forTauProcess } from "../../../handwritten/startup/index.js";
 
 describe("forTauProcess", () => {
   it("[protocol.extra-ca-certs.env] renames NODE_EXTRA_CA_CERTS for a tau process and leaves the rest alone", () => {

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { RunJsonPrinter } from "../../../handwritten/cli/run-json-printer.js";
+import { RunTextPrinter } from "../../../handwritten/cli/run-text-printer.js";
+import type { Delivery } from "../../../handwritten/cli/session-client.js";
+
+const delivery = (seq: number, name: string, data: Record<string, unknown>, replay = false): Delivery =>
+  ({ seq, event: { name, data }, ...(replay ? { replay: true } : {}) }) as unknown as Delivery;
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, stdout: (s: string) => void out.push(s), stderr: (s: string) => void err.push(s) };
+}
+
+describe("tau run's printers", () => {
+  it("text: streams the answer sanitized, tool results on stderr, and ends the text's line once", () => {
+    const c = capture();
+    const p = new RunTextPrinter(c.stdout, c.stderr);
+    p.agentEvent(delivery(1, "provider.response_updated", { text_delta: "hi \u001b[31mred" }));
+    p.agentEvent(delivery(2, "tool.result", { tool: "shell", outcome: "ok" }));
+    p.agentEvent(delivery(3, "provider.response_finished", { finish_reason: "stop" }));
+    p.endText(); // nothing more streamed: no second newline
+    expect(c.out.join("")).not.toContain("\u001b");
+    expect(c.out.join("")).toMatch(/^hi .*red\n$/);
+    expect(c.err).toEqual(["[shell ok]\n"]);
+    expect(p.live).not.toContain("*");
+    expect(p.reportsCutShort).toBe(false);
+  });
+
+  it("text: a failure after streamed text starts on a new line; with no text, no empty line", () => {
+    const c = capture();
+    const p = new RunTextPrinter(c.stdout, c.stderr);
+    p.agentEvent(delivery(1, "provider.response_failed", { error_class: "x", diagnostic: "y" }));
+    expect(c.out).toEqual([]);
+    p.agentEvent(delivery(2, "provider.response_updated", { text_delta: "part" }));
+    p.agentEvent(delivery(3, "agent.prompt_failed", { diagnostic: "z" }));
+    expect(c.out.join("")).toBe("part\n");
+  });
+
+  it("json: one object per event with its seq, replayed ones marked, nothing else", () => {
+    const c = capture();
+    const p = new RunJsonPrinter(c.stdout);
+    p.agentEvent(delivery(7, "provider.response_updated", { text_delta: "a\nb" }));
+    p.agentEvent(delivery(8, "agent.prompt_submitted", { prompt_id: "p1" }, true));
+    p.endText();
+    expect(c.out.map((l) => JSON.parse(l))).toEqual([
+      { seq: 7, name: "provider.response_updated", data: { text_delta: "a\nb" } },
+      { seq: 8, name: "agent.prompt_submitted", data: { prompt_id: "p1" }, replay: true },
+    ]);
+    expect(c.out.every((l) => l.endsWith("\n") && !l.slice(0, -1).includes("\n"))).toBe(true);
+    expect(p.live).toEqual(["*"]);
+    expect(p.reportsCutShort).toBe(true);
+  });
+});
