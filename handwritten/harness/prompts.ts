@@ -633,6 +633,15 @@ export class PromptEngine {
     t.selfCompact = undefined;
     const outcome = await this.compact(agentId, l, { trigger: "tool", ...(sc.instructions !== undefined ? { instructions: sc.instructions } : {}) }, t.openCalls);
     await this.answerHarnessCall(agentId, t, { call_id: sc.callId, tool: "compact", arguments_json: "" }, outcome);
+    this.resumeQueue(agentId, l);
+  }
+
+  /**
+   * A compaction inside a turn ended after the turn did (a cancel): the dispatch the turn's end
+   * asked for found the compaction under way, so the queue is taken up here.
+   */
+  private resumeQueue(agentId: string, l: AgentLoop): void {
+    if (!l.turn && !l.compaction) this.background(this.dispatch(agentId));
   }
 
   /** A tool outcome of the current round: when the last one lands, the next round starts. */
@@ -646,9 +655,9 @@ export class PromptEngine {
     const owed = await this.compactBeforeRound(c.data.agent_id, l);
     if (owed !== undefined) {
       if (l.turn === t && !t.cancelled) await this.fail(c.data.agent_id, l, "context_window_exceeded", `${owed}; the next round was not sent`);
-      return;
+      return this.resumeQueue(c.data.agent_id, l);
     }
-    if (l.turn !== t || t.cancelled) return;
+    if (l.turn !== t || t.cancelled) return this.resumeQueue(c.data.agent_id, l);
     l.steering.length = 0; // the next round's start folds them into the transcript
     t.round++;
     await this.startRound(c.data.agent_id, l);

@@ -268,6 +268,31 @@ describe("compaction through the harness", () => {
   });
 });
 
+describe("automatic compaction", () => {
+  it("[compaction.daemon.threshold-summary-and-suffix] past the threshold between rounds it compacts; :cancel ends the turn but not the compaction, and queued prompts wait for it", async () => {
+    const k = await kit({ compaction: { autoThreshold: 0.5, keepRecentTokens: 0, alerts: [] } });
+    const p = await provider(k, 1000);
+    const a = await k.createAgent();
+    await turn(k, p, a, "earlier", "earlier answer");
+    const r = await submit(k, p, a, "work");
+    const before = p.directed("provider.request").length;
+    await answer(p, r.prompt_id, 0, { calls: [{ call_id: "m1", tool: "missing", arguments_json: "{}" }], input: 600 });
+    const s = await nextRequest(p, before);
+    expect(k.committed("agent.compaction_started")[0]).toMatchObject({ compaction_id: s.prompt_id, trigger: "auto" });
+    await k.h.bus.publish({ name: "agent.cancel_request", data: { agent_id: a } }, k.ui.publisher);
+    await until(() => k.committed("agent.outer_turn_finished", (d) => d.prompt_id === r.prompt_id).length === 1, "the cancelled turn");
+    await k.h.bus.publish({ name: "ui.prompt_submit", data: { agent_id: a, mode: "queue", text: "queued meanwhile" } }, k.ui.publisher);
+    await k.settled();
+    expect(p.directed("provider.request")).toHaveLength(before + 1); // it waits for the compaction
+    await answer(p, s.prompt_id, 0, { text: "AUTO SUMMARY" });
+    const next = await nextRequest(p, before + 1);
+    expect(k.committed("agent.compaction_committed")).toHaveLength(1);
+    const msgs = request(p, next.prompt_id).messages;
+    expect(msgs[0]?.text).toContain("AUTO SUMMARY");
+    expect(msgs.at(-1)?.text).toContain("queued meanwhile");
+  });
+});
+
 describe("context-size alerts", () => {
   const alerts = [{ name: "high", threshold: 0.7, text: "context is getting full" }];
 
