@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { closeSync, cpSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { TestClient, isAlive, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
 import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
@@ -32,8 +32,9 @@ function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } 
   return w;
 }
 
+/** SIGKILL, the daemon first (a crash of the daemon: its extensions exiting first would be observed), then its extensions. */
 function kill(d: StartedDaemon): void {
-  for (const pid of processTree(d.pid).reverse()) {
+  for (const pid of processTree(d.pid)) {
     try {
       process.kill(pid, "SIGKILL");
     } catch {
@@ -171,7 +172,9 @@ describe("compaction through a real daemon", () => {
     await waitFor(() => journal(home, agentId).some((r) => r.event.name === "agent.compaction_started"), "the compaction's start", 10_000);
     c.close();
     kill(d);
+    await waitFor(() => !isAlive(d.pid), "the killed daemon to be gone", 10_000);
     const full = journal(home, agentId);
+    expect(full.at(-1)?.event.name).toBe("agent.compaction_started"); // the kill cut the transaction there
     const startedAt = full.findIndex((r) => r.event.name === "agent.compaction_started");
 
     const d2 = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
