@@ -21,6 +21,10 @@ export interface AuthorityRow {
 /** The authority matrix, joined from the SPEC tables and the schema. */
 export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "agent.cancel_request": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: ["agent.prompt_cancelled","provider.cancel_request","tool.cancel_request"], record: "SPEC-agent-lifecycle" },
+  "agent.compaction_committed": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-compaction" },
+  "agent.compaction_failed": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-compaction" },
+  "agent.compaction_started": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-compaction" },
+  "agent.compaction_summarized": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-compaction" },
   "agent.internal_prompt_request": { publishers: ["ext:any"], persistence: "transient", protected: false, successors: ["agent.prompt_submitted"], record: "SPEC-agent-lifecycle" },
   "agent.metadata_request": { publishers: ["ext:any","ui:attached"], persistence: "transient", protected: false, successors: ["agent.metadata_set"], record: "SPEC-agent-metadata" },
   "agent.metadata_set": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-agent-metadata" },
@@ -88,6 +92,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "tool.started": { publishers: ["harness"], persistence: "restore", protected: true, successors: [], record: "SPEC-tool-routing" },
   "tool.unregister": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-tool-routing" },
   "tool.unregistration_declared": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: ["tool.unregister"], record: "SPEC-tool-routing" },
+  "ui.compact_request": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: ["agent.compaction_started"], record: "SPEC-compaction" },
   "ui.create_agent": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: ["ui.create_agent_result","agent.started"], record: "SPEC-ui-commands" },
   "ui.create_agent_result": { publishers: ["harness"], persistence: "directed", protected: true, successors: [], record: "SPEC-ui-commands" },
   "ui.focus": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: [], record: "SPEC-ui-commands" },

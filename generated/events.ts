@@ -6,6 +6,10 @@ import type { GeneratedValidator } from "./validators.js";
 
 export const EVENT_NAMES = [
   "agent.cancel_request",
+  "agent.compaction_committed",
+  "agent.compaction_failed",
+  "agent.compaction_started",
+  "agent.compaction_summarized",
   "agent.internal_prompt_request",
   "agent.metadata_request",
   "agent.metadata_set",
@@ -73,6 +77,7 @@ export const EVENT_NAMES = [
   "tool.started",
   "tool.unregister",
   "tool.unregistration_declared",
+  "ui.compact_request",
   "ui.create_agent",
   "ui.create_agent_result",
   "ui.focus",
@@ -88,6 +93,10 @@ export type EventName = (typeof EVENT_NAMES)[number];
 /** The payload type of every event, by name. */
 export interface EventPayloads {
   "agent.cancel_request": T.AgentCancelRequest;
+  "agent.compaction_committed": T.AgentCompactionCommitted;
+  "agent.compaction_failed": T.AgentCompactionFailed;
+  "agent.compaction_started": T.AgentCompactionStarted;
+  "agent.compaction_summarized": T.AgentCompactionSummarized;
   "agent.internal_prompt_request": T.AgentInternalPromptRequest;
   "agent.metadata_request": T.AgentMetadataRequest;
   "agent.metadata_set": T.AgentMetadataSet;
@@ -155,6 +164,7 @@ export interface EventPayloads {
   "tool.started": T.ToolStarted;
   "tool.unregister": T.ToolUnregister;
   "tool.unregistration_declared": T.ToolUnregistrationDeclared;
+  "ui.compact_request": T.UiCompactRequest;
   "ui.create_agent": T.UiCreateAgent;
   "ui.create_agent_result": T.UiCreateAgentResult;
   "ui.focus": T.UiFocus;
@@ -175,6 +185,10 @@ export interface EventInfo {
 
 export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "agent.cancel_request": { name: "agent.cancel_request", family: "agent", model: "AgentCancelRequest", description: "", validate: V.validateAgentCancelRequest },
+  "agent.compaction_committed": { name: "agent.compaction_committed", family: "agent", model: "AgentCompactionCommitted", description: "The summary replaces the prefix: the next provider request is the summary plus the suffix.", validate: V.validateAgentCompactionCommitted },
+  "agent.compaction_failed": { name: "agent.compaction_failed", family: "agent", model: "AgentCompactionFailed", description: "The compaction ended without replacing anything; the transcript is as it was. `watermark` is the\ncut a successor owes: until one commits, the agent compacts before its next provider round.", validate: V.validateAgentCompactionFailed },
+  "agent.compaction_started": { name: "agent.compaction_started", family: "agent", model: "AgentCompactionStarted", description: "The owner of a compaction, committed before its summary request leaves the harness. Records\n`[0, cut_seq)` of the journal are what the summary replaces; the suffix from `cut_seq` stays.", validate: V.validateAgentCompactionStarted },
+  "agent.compaction_summarized": { name: "agent.compaction_summarized", family: "agent", model: "AgentCompactionSummarized", description: "The summary the model produced: durable before it replaces anything.", validate: V.validateAgentCompactionSummarized },
   "agent.internal_prompt_request": { name: "agent.internal_prompt_request", family: "agent", model: "AgentInternalPromptRequest", description: "", validate: V.validateAgentInternalPromptRequest },
   "agent.metadata_request": { name: "agent.metadata_request", family: "agent", model: "AgentMetadataRequest", description: "A request to set (or, with null, clear) one metadata key; `display_name` is presentation only.", validate: V.validateAgentMetadataRequest },
   "agent.metadata_set": { name: "agent.metadata_set", family: "agent", model: "AgentMetadataSet", description: "", validate: V.validateAgentMetadataSet },
@@ -242,6 +256,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "tool.started": { name: "tool.started", family: "tool", model: "ToolStarted", description: "Routes a call to its owner; owners execute on live delivery only, never on replay.", validate: V.validateToolStarted },
   "tool.unregister": { name: "tool.unregister", family: "tool", model: "ToolUnregister", description: "", validate: V.validateToolUnregister },
   "tool.unregistration_declared": { name: "tool.unregistration_declared", family: "tool", model: "ToolUnregistrationDeclared", description: "", validate: V.validateToolUnregistrationDeclared },
+  "ui.compact_request": { name: "ui.compact_request", family: "ui", model: "UiCompactRequest", description: "`:compact [instructions]` from an attached UI.", validate: V.validateUiCompactRequest },
   "ui.create_agent": { name: "ui.create_agent", family: "ui", model: "UiCreateAgent", description: "", validate: V.validateUiCreateAgent },
   "ui.create_agent_result": { name: "ui.create_agent_result", family: "ui", model: "UiCreateAgentResult", description: "Directed to the requesting connection only; never published or replayed.", validate: V.validateUiCreateAgentResult },
   "ui.focus": { name: "ui.focus", family: "ui", model: "UiFocus", description: "", validate: V.validateUiFocus },

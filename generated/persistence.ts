@@ -6,6 +6,10 @@ import type { Persistence } from "./authority.js";
 /** Where each event is stored once committed (SPEC-event-publication). */
 export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "agent.cancel_request": "transient",
+  "agent.compaction_committed": "agent",
+  "agent.compaction_failed": "agent",
+  "agent.compaction_started": "agent",
+  "agent.compaction_summarized": "agent",
   "agent.internal_prompt_request": "transient",
   "agent.metadata_request": "transient",
   "agent.metadata_set": "agent",
@@ -73,6 +77,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "tool.started": "restore",
   "tool.unregister": "transient",
   "tool.unregistration_declared": "transient",
+  "ui.compact_request": "transient",
   "ui.create_agent": "transient",
   "ui.create_agent_result": "directed",
   "ui.focus": "transient",

@@ -5,6 +5,52 @@ export type AgentCancelRequest = {
   prompt_id?: Id;
 };
 
+/** The summary replaces the prefix: the next provider request is the summary plus the suffix. */
+export type AgentCompactionCommitted = {
+  agent_id: Id;
+  compaction_id: Id;
+  cut_seq: Count;
+};
+
+/**
+ * The compaction ended without replacing anything; the transcript is as it was. `watermark` is the
+ * cut a successor owes: until one commits, the agent compacts before its next provider round.
+ */
+export type AgentCompactionFailed = {
+  agent_id: Id;
+  compaction_id: Id;
+  watermark: Count;
+  reason: ShortText;
+};
+
+/**
+ * The owner of a compaction, committed before its summary request leaves the harness. Records
+ * `[0, cut_seq)` of the journal are what the summary replaces; the suffix from `cut_seq` stays.
+ */
+export type AgentCompactionStarted = {
+  agent_id: Id;
+  compaction_id: Id;
+  cut_seq: Count;
+  trigger: CompactionTrigger;
+  model: ShortText;
+  instructions?: BodyText;
+  /** The failed compaction whose watermark this one covers. */
+  successor_of?: Id;
+  /** The agent whose `agent_compact` call asked for it. */
+  requested_by?: Id;
+};
+
+/** The summary the model produced: durable before it replaces anything. */
+export type AgentCompactionSummarized = {
+  agent_id: Id;
+  compaction_id: Id;
+  summary: BodyText;
+  /** The summary response's own usage, as the harness accounted it. */
+  usage?: Usage;
+  /** Its cost at the rates then in effect, when rates are configured. */
+  cost?: ResponseCost;
+};
+
 export type AgentInternalPromptRequest = {
   agent_id: Id;
   mode: PromptMode;
@@ -69,6 +115,10 @@ export type AgentPromptSubmitted = {
   submitter?: InstanceName;
   /** Typed with the `::` escape: the text is literal and no command consumer may interpret it. */
   literal?: boolean;
+  /** A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text. */
+  internal_kind?: InternalPromptKind;
+  /** The configured name of the context-size alert this prompt delivers. */
+  alert?: ShortText;
 };
 
 /** Ends the replay of one agent's journal to a subscriber. */
@@ -124,6 +174,22 @@ export type CliConfig = {
   quiet?: boolean;
 };
 
+/** Compaction settings (SPEC-compaction). */
+export type CompactionConfig = {
+  /**
+   * Compact automatically once a response's context use reaches this fraction of the model's
+   * context window; 0 turns automatic compaction off. Default 0.8.
+   */
+  auto_threshold?: number;
+  /** About how many tokens of the most recent transcript a compaction keeps verbatim. Default 20000. */
+  keep_recent_tokens?: number;
+  /** The context window for models whose provider does not declare one. */
+  context_window?: Count;
+};
+
+/** What asked for a compaction. */
+export type CompactionTrigger = "user" | "tool" | "auto" | "agent" | "successor";
+
 export type ConfigErrorMessage = {
   message: "config_error";
   payload: {
@@ -144,6 +210,14 @@ export type ConfigureMessage = {
     /** Resolved secrets; they reach an extension only here. */
     secrets: Record<string, string>;
   };
+};
+
+/** An advisory the model receives once a response's context use crosses `threshold` of the window. */
+export type ContextAlert = {
+  name: string;
+  threshold: number;
+  /** The advisory text; a default naming the threshold when absent. */
+  text?: string;
 };
 
 /** A non-negative count or position that fits a JavaScript number exactly. */
@@ -306,6 +380,11 @@ export type HarnessConfig = {
   system_prompt_template?: PathText;
   /** The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension. */
   sandbox?: SandboxLaunch;
+  compaction?: CompactionConfig;
+  /** Named context-size alerts (SPEC-compaction, "Context-size alerts"). */
+  context_alerts?: Array<ContextAlert>;
+  /** Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction). */
+  roles?: Record<string, RolePolicy>;
 };
 
 export type HarnessModelsAvailable = {
@@ -381,6 +460,8 @@ export type InterceptRequestMessage = {
     publisher: Publisher;
   };
 };
+
+export type InternalPromptKind = "context_size_alert";
 
 /**
  * One record of a framed journal (`events.cbor`, `restore-events.cbor`, prompt history):
@@ -589,6 +670,8 @@ export type ProviderResponseFinished = {
    */
   server_finish_reason?: ShortText;
   usage?: Usage;
+  /** The rates in effect and the cost they give this response's usage, when rates are configured. */
+  cost?: ResponseCost;
 };
 
 export type ProviderResponseFinishedReported = {
@@ -679,10 +762,28 @@ export type RecordSource = {
   kind?: ExtensionKind;
 };
 
+/** A response's cost as the harness computed it at the time, from the rates then in effect. */
+export type ResponseCost = {
+  /** USD per million input tokens. */
+  input_rate: number;
+  /** USD per million output tokens. */
+  output_rate: number;
+  usd: number;
+};
+
 /** A protocol revision: equal continues, same major warns once, other major is refused. */
 export type Revision = {
   major: number;
   minor: number;
+};
+
+/**
+ * Tools revoked from or granted to the agents of one role. An entry is an exact tool name,
+ * `group:NAME` or `tag:NAME`; `allow_tools` grants tools that are off by default (`agent_compact`).
+ */
+export type RolePolicy = {
+  deny_tools?: Array<ShortText>;
+  allow_tools?: Array<ShortText>;
 };
 
 export type RosterRow = {
@@ -1031,6 +1132,12 @@ export type ToolUnregistrationDeclared = {
 };
 
 export type TurnOutcome = "completed" | "cancelled" | "failed" | "dispatch_uncertain" | "interrupted";
+
+/** `:compact [instructions]` from an attached UI. */
+export type UiCompactRequest = {
+  agent_id: Id;
+  instructions?: BodyText;
+};
 
 export type UiCreateAgent = {
   request_id: Id;

@@ -9,6 +9,10 @@ export interface GeneratedValidator {
 }
 
 export declare const validateAgentCancelRequest: GeneratedValidator;
+export declare const validateAgentCompactionCommitted: GeneratedValidator;
+export declare const validateAgentCompactionFailed: GeneratedValidator;
+export declare const validateAgentCompactionStarted: GeneratedValidator;
+export declare const validateAgentCompactionSummarized: GeneratedValidator;
 export declare const validateAgentInternalPromptRequest: GeneratedValidator;
 export declare const validateAgentMetadataRequest: GeneratedValidator;
 export declare const validateAgentMetadataSet: GeneratedValidator;
@@ -99,6 +103,7 @@ export declare const validateToolResultReported: GeneratedValidator;
 export declare const validateToolStarted: GeneratedValidator;
 export declare const validateToolUnregister: GeneratedValidator;
 export declare const validateToolUnregistrationDeclared: GeneratedValidator;
+export declare const validateUiCompactRequest: GeneratedValidator;
 export declare const validateUiCreateAgent: GeneratedValidator;
 export declare const validateUiCreateAgentResult: GeneratedValidator;
 export declare const validateUiDebugEventStatsRequestMessage: GeneratedValidator;

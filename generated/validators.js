@@ -23,6 +23,10 @@ function lazy(name) {
 }
 
 export const validateAgentCancelRequest = /* @__PURE__ */ lazy("AgentCancelRequest");
+export const validateAgentCompactionCommitted = /* @__PURE__ */ lazy("AgentCompactionCommitted");
+export const validateAgentCompactionFailed = /* @__PURE__ */ lazy("AgentCompactionFailed");
+export const validateAgentCompactionStarted = /* @__PURE__ */ lazy("AgentCompactionStarted");
+export const validateAgentCompactionSummarized = /* @__PURE__ */ lazy("AgentCompactionSummarized");
 export const validateAgentInternalPromptRequest = /* @__PURE__ */ lazy("AgentInternalPromptRequest");
 export const validateAgentMetadataRequest = /* @__PURE__ */ lazy("AgentMetadataRequest");
 export const validateAgentMetadataSet = /* @__PURE__ */ lazy("AgentMetadataSet");
@@ -113,6 +117,7 @@ export const validateToolResultReported = /* @__PURE__ */ lazy("ToolResultReport
 export const validateToolStarted = /* @__PURE__ */ lazy("ToolStarted");
 export const validateToolUnregister = /* @__PURE__ */ lazy("ToolUnregister");
 export const validateToolUnregistrationDeclared = /* @__PURE__ */ lazy("ToolUnregistrationDeclared");
+export const validateUiCompactRequest = /* @__PURE__ */ lazy("UiCompactRequest");
 export const validateUiCreateAgent = /* @__PURE__ */ lazy("UiCreateAgent");
 export const validateUiCreateAgentResult = /* @__PURE__ */ lazy("UiCreateAgentResult");
 export const validateUiDebugEventStatsRequestMessage = /* @__PURE__ */ lazy("UiDebugEventStatsRequestMessage");

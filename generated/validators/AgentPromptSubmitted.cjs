@@ -7,12 +7,14 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateAgentPromptSubmitted = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptSubmitted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"source":{"$ref":"PromptSource.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"submitter":{"$ref":"InstanceName.json","description":"The configured instance that submitted an extension prompt."},"literal":{"type":"boolean","description":"Typed with the `::` escape: the text is literal and no command consumer may interpret it."}},"required":["agent_id","prompt_id","source","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.prompt_submitted"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptSubmitted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"source":{"$ref":"PromptSource.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"submitter":{"$ref":"InstanceName.json","description":"The configured instance that submitted an extension prompt."},"literal":{"type":"boolean","description":"Typed with the `::` escape: the text is literal and no command consumer may interpret it."},"internal_kind":{"$ref":"InternalPromptKind.json","description":"A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text."},"alert":{"$ref":"ShortText.json","description":"The configured name of the context-size alert this prompt delivers."}},"required":["agent_id","prompt_id","source","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.prompt_submitted"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptSource.json","type":"string","enum":["human_ui","extension","harness_internal"],"description":"Where a prompt came from; decides the provider envelope."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptMode.json","type":"string","enum":["queue","steer"]};
 const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
+const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InternalPromptKind.json","type":"string","enum":["context_size_alert"]};
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const pattern2 = new RegExp("^[a-z][a-z0-9_-]{0,63}$", "u");
 const func0 = codePointLength;
@@ -170,14 +172,55 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.internal_kind !== undefined){
+let data7 = data.internal_kind;
+const _errs21 = errors;
+if(typeof data7 !== "string"){
+validate0.errors = [{instancePath:instancePath+"/internal_kind",schemaPath:"InternalPromptKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(data7 === "context_size_alert")){
+validate0.errors = [{instancePath:instancePath+"/internal_kind",schemaPath:"InternalPromptKind.json/enum",keyword:"enum",params:{allowedValues: schema7.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.alert !== undefined){
+let data8 = data.alert;
+const _errs24 = errors;
+const _errs25 = errors;
+if(errors === _errs25){
+if(typeof data8 === "string"){
+if(func0(data8) > 1024){
+validate0.errors = [{instancePath:instancePath+"/alert",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/alert",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "source")) && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "submitter")) && (key0 !== "literal")){
-const _errs22 = errors;
+if(((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "source")) && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "submitter")) && (key0 !== "literal")) && (key0 !== "internal_kind")) && (key0 !== "alert")){
+const _errs28 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs22 === errors;
-if(!valid7){
+var valid9 = _errs28 === errors;
+if(!valid9){
 break;
+}
+}
 }
 }
 }

@@ -7,10 +7,11 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateHarnessConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction)."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema22 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
+const schema29 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ContextAlert.json","type":"object","properties":{"name":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$"},"threshold":{"type":"number","minimum":0,"maximum":1},"text":{"type":"string","maxLength":4096,"description":"The advisory text; a default naming the threshold when absent."}},"required":["name","threshold"],"unevaluatedProperties":{"not":{}},"description":"An advisory the model receives once a response's context use crosses `threshold` of the window."};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json"},"enable":{"type":"boolean"},"require":{"type":"boolean","description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json"},"command":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"cwd":{"$ref":"PathText.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string"},"call_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Tools this extension may call with its own `tool.request` (exact names after prefixing, or\n`\"*\"` for any); none when absent. Its calls never enter an agent's transcript."},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionKind.json","type":"string","enum":["tool","core","provider","action"],"description":"Configured extension kinds; the harness grants publication authority by kind."};
@@ -961,6 +962,303 @@ return errors === 0;
 }
 validate11.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const schema27 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CompactionConfig.json","type":"object","properties":{"auto_threshold":{"type":"number","minimum":0,"maximum":1,"description":"Compact automatically once a response's context use reaches this fraction of the model's\ncontext window; 0 turns automatic compaction off. Default 0.8."},"keep_recent_tokens":{"type":"integer","minimum":0,"maximum":10000000,"description":"About how many tokens of the most recent transcript a compaction keeps verbatim. Default 20000."},"context_window":{"$ref":"Count.json","minimum":1,"description":"The context window for models whose provider does not declare one."}},"unevaluatedProperties":{"not":{}},"description":"Compaction settings (SPEC-compaction)."};
+
+function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="CompactionConfig.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate13.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.auto_threshold !== undefined){
+let data0 = data.auto_threshold;
+const _errs1 = errors;
+if(errors === _errs1){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 1 || isNaN(data0)){
+validate13.errors = [{instancePath:instancePath+"/auto_threshold",schemaPath:"#/properties/auto_threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data0 < 0 || isNaN(data0)){
+validate13.errors = [{instancePath:instancePath+"/auto_threshold",schemaPath:"#/properties/auto_threshold/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate13.errors = [{instancePath:instancePath+"/auto_threshold",schemaPath:"#/properties/auto_threshold/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.keep_recent_tokens !== undefined){
+let data1 = data.keep_recent_tokens;
+const _errs3 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate13.errors = [{instancePath:instancePath+"/keep_recent_tokens",schemaPath:"#/properties/keep_recent_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs3){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 10000000 || isNaN(data1)){
+validate13.errors = [{instancePath:instancePath+"/keep_recent_tokens",schemaPath:"#/properties/keep_recent_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000},message:"must be <= 10000000"}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate13.errors = [{instancePath:instancePath+"/keep_recent_tokens",schemaPath:"#/properties/keep_recent_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.context_window !== undefined){
+let data2 = data.context_window;
+const _errs5 = errors;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate13.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate13.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate13.errors = [{instancePath:instancePath+"/context_window",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate13.errors = [{instancePath:instancePath+"/context_window",schemaPath:"#/properties/context_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "auto_threshold") && (key0 !== "keep_recent_tokens")) && (key0 !== "context_window")){
+const _errs9 = errors;
+validate13.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs9 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate13.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate13.errors = vErrors;
+return errors === 0;
+}
+validate13.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema30 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RolePolicy.json","type":"object","properties":{"deny_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"allow_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256}},"unevaluatedProperties":{"not":{}},"description":"Tools revoked from or granted to the agents of one role. An entry is an exact tool name,\n`group:NAME` or `tag:NAME`; `allow_tools` grants tools that are off by default (`agent_compact`)."};
+
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="RolePolicy.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate16.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.deny_tools !== undefined){
+let data0 = data.deny_tools;
+const _errs1 = errors;
+if(errors === _errs1){
+if(Array.isArray(data0)){
+if(data0.length > 256){
+validate16.errors = [{instancePath:instancePath+"/deny_tools",schemaPath:"#/properties/deny_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 1024){
+validate16.errors = [{instancePath:instancePath+"/deny_tools/" + i0,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate16.errors = [{instancePath:instancePath+"/deny_tools/" + i0,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate16.errors = [{instancePath:instancePath+"/deny_tools",schemaPath:"#/properties/deny_tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.allow_tools !== undefined){
+let data2 = data.allow_tools;
+const _errs6 = errors;
+if(errors === _errs6){
+if(Array.isArray(data2)){
+if(data2.length > 256){
+validate16.errors = [{instancePath:instancePath+"/allow_tools",schemaPath:"#/properties/allow_tools/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+return false;
+}
+else {
+var valid3 = true;
+const len1 = data2.length;
+for(let i1=0; i1<len1; i1++){
+let data3 = data2[i1];
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(func0(data3) > 1024){
+validate16.errors = [{instancePath:instancePath+"/allow_tools/" + i1,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate16.errors = [{instancePath:instancePath+"/allow_tools/" + i1,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs8 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+else {
+validate16.errors = [{instancePath:instancePath+"/allow_tools",schemaPath:"#/properties/allow_tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((key0 !== "deny_tools") && (key0 !== "allow_tools")){
+const _errs12 = errors;
+validate16.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs12 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+else {
+validate16.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate16.errors = vErrors;
+return errors === 0;
+}
+validate16.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate15.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const _errs2 = errors;
+if(!(validate16(data[key0], {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+if(!valid0){
+break;
+}
+}
+}
+else {
+validate15.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate15.errors = vErrors;
+return errors === 0;
+}
+validate15.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="HarnessConfig.json" */;
@@ -1161,14 +1459,173 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key1 in data){
-if(((((((key1 !== "extensions") && (key1 !== "providers")) && (key1 !== "model")) && (key1 !== "model_info")) && (key1 !== "debug_log")) && (key1 !== "system_prompt_template")) && (key1 !== "sandbox")){
+if(data.compaction !== undefined){
+const _errs23 = errors;
+if(!(validate13(data.compaction, {instancePath:instancePath+"/compaction",parentData:data,parentDataProperty:"compaction",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs23 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.context_alerts !== undefined){
+let data12 = data.context_alerts;
 const _errs24 = errors;
-validate0.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(errors === _errs24){
+if(Array.isArray(data12)){
+if(data12.length > 16){
+validate0.errors = [{instancePath:instancePath+"/context_alerts",schemaPath:"#/properties/context_alerts/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
 return false;
-var valid7 = _errs24 === errors;
+}
+else {
+var valid7 = true;
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
+const _errs26 = errors;
+const _errs27 = errors;
+if(errors === _errs27){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let missing0;
+if(((data13.name === undefined) && (missing0 = "name")) || ((data13.threshold === undefined) && (missing0 = "threshold"))){
+validate0.errors = [{instancePath:instancePath+"/context_alerts/" + i1,schemaPath:"ContextAlert.json/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data13.name !== undefined){
+let data14 = data13.name;
+const _errs29 = errors;
+if(errors === _errs29){
+if(typeof data14 === "string"){
+if(!pattern0.test(data14)){
+validate0.errors = [{instancePath:instancePath+"/context_alerts/" + i1+"/name",schemaPath:"ContextAlert.json/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/context_alerts/" + i1+"/name",schemaPath:"ContextAlert.json/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid9 = _errs29 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data13.threshold !== undefined){
+let data15 = data13.threshold;
+const _errs31 = errors;
+if(errors === _errs31){
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 1 || isNaN(data15)){
+validate0.errors = [{instancePath:instancePath+"/context_alerts/" + i1+"/threshold",schemaPath:"ContextAlert.json/properties/threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+return false;
+}
+else {
+if(data15 < 0 || isNaN(data15)){
+validate0.errors = [{instancePath:instancePath+"/context_alerts/" + i1+"/threshold",schemaPath:"ContextAlert.json/properties/threshold/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/context_alerts/" + i1+"/threshold",schemaPath:"ContextAlert.json/properties/threshold/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+}
+var valid9 = _errs31 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data13.text !== undefined){
+let data16 = data13.text;
+const _errs33 = errors;
+if(errors === _errs33){
+if(typeof data16 === "string"){
+if(func0(data16) > 4096){
+validate0.errors = [{instancePath:instancePath+"/context_alerts/" + i1+"/text",schemaPath:"ContextAlert.json/properties/text/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/context_alerts/" + i1+"/text",schemaPath:"ContextAlert.json/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid9 = _errs33 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+for(const key1 in data13){
+if(((key1 !== "name") && (key1 !== "threshold")) && (key1 !== "text")){
+const _errs36 = errors;
+validate0.errors = [{instancePath:instancePath+"/context_alerts/" + i1+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"ContextAlert.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid10 = _errs36 === errors;
+if(!valid10){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/context_alerts/" + i1,schemaPath:"ContextAlert.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid7 = _errs26 === errors;
 if(!valid7){
 break;
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/context_alerts",schemaPath:"#/properties/context_alerts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.roles !== undefined){
+const _errs38 = errors;
+if(!(validate15(data.roles, {instancePath:instancePath+"/roles",parentData:data,parentDataProperty:"roles",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs38 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key2 in data){
+if((((((((((key2 !== "extensions") && (key2 !== "providers")) && (key2 !== "model")) && (key2 !== "model_info")) && (key2 !== "debug_log")) && (key2 !== "system_prompt_template")) && (key2 !== "sandbox")) && (key2 !== "compaction")) && (key2 !== "context_alerts")) && (key2 !== "roles")){
+const _errs40 = errors;
+validate0.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid11 = _errs40 === errors;
+if(!valid11){
+break;
+}
+}
+}
 }
 }
 }

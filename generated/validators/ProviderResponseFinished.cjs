@@ -7,11 +7,12 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateProviderResponseFinished = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"server_finish_reason":{"$ref":"ShortText.json","description":"The finish reason exactly as the server sent it, present only when it differs from\n`finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,\nor `\"\"` when the stream ended cleanly without any."},"usage":{"$ref":"Usage.json"}},"required":["agent_id","prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"server_finish_reason":{"$ref":"ShortText.json","description":"The finish reason exactly as the server sent it, present only when it differs from\n`finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,\nor `\"\"` when the stream ended cleanly without any."},"usage":{"$ref":"Usage.json"},"cost":{"$ref":"ResponseCost.json","description":"The rates in effect and the cost they give this response's usage, when rates are configured."}},"required":["agent_id","prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length","content_filter"],"description":"Why a response ended (SPEC-provider-chat-completions, \"Finish reasons\")."};
+const schema18 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ResponseCost.json","type":"object","properties":{"input_rate":{"type":"number","description":"USD per million input tokens."},"output_rate":{"type":"number","description":"USD per million output tokens."},"usd":{"type":"number"}},"required":["input_rate","output_rate","usd"],"unevaluatedProperties":{"not":{}},"description":"A response's cost as the harness computed it at the time, from the rates then in effect."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
@@ -561,14 +562,93 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "server_finish_reason")) && (key0 !== "usage")){
+if(data.cost !== undefined){
+let data11 = data.cost;
+const _errs28 = errors;
 const _errs29 = errors;
-validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(errors === _errs29){
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+let missing1;
+if((((data11.input_rate === undefined) && (missing1 = "input_rate")) || ((data11.output_rate === undefined) && (missing1 = "output_rate"))) || ((data11.usd === undefined) && (missing1 = "usd"))){
+validate0.errors = [{instancePath:instancePath+"/cost",schemaPath:"ResponseCost.json/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
-var valid9 = _errs29 === errors;
-if(!valid9){
+}
+else {
+if(data11.input_rate !== undefined){
+let data12 = data11.input_rate;
+const _errs31 = errors;
+if(!((typeof data12 == "number") && (isFinite(data12)))){
+validate0.errors = [{instancePath:instancePath+"/cost/input_rate",schemaPath:"ResponseCost.json/properties/input_rate/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid10 = _errs31 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data11.output_rate !== undefined){
+let data13 = data11.output_rate;
+const _errs33 = errors;
+if(!((typeof data13 == "number") && (isFinite(data13)))){
+validate0.errors = [{instancePath:instancePath+"/cost/output_rate",schemaPath:"ResponseCost.json/properties/output_rate/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid10 = _errs33 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data11.usd !== undefined){
+let data14 = data11.usd;
+const _errs35 = errors;
+if(!((typeof data14 == "number") && (isFinite(data14)))){
+validate0.errors = [{instancePath:instancePath+"/cost/usd",schemaPath:"ResponseCost.json/properties/usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+return false;
+}
+var valid10 = _errs35 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+for(const key0 in data11){
+if(((key0 !== "input_rate") && (key0 !== "output_rate")) && (key0 !== "usd")){
+const _errs38 = errors;
+validate0.errors = [{instancePath:instancePath+"/cost/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"ResponseCost.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid11 = _errs38 === errors;
+if(!valid11){
 break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/cost",schemaPath:"ResponseCost.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs28 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key1 in data){
+if(((((((((((key1 !== "agent_id") && (key1 !== "prompt_id")) && (key1 !== "round")) && (key1 !== "model")) && (key1 !== "text")) && (key1 !== "reasoning")) && (key1 !== "tool_calls")) && (key1 !== "finish_reason")) && (key1 !== "server_finish_reason")) && (key1 !== "usage")) && (key1 !== "cost")){
+const _errs41 = errors;
+validate0.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid12 = _errs41 === errors;
+if(!valid12){
+break;
+}
 }
 }
 }

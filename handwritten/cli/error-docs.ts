@@ -105,6 +105,7 @@ export const ERROR_DOCS = {
     meaning: "The journal could not be exported: no such agent or session, an ambiguous prefix, or a journal that is not whole; the message says which.",
   },
   "TAU-E0306": { commands: "tau agent trace, tau run", meaning: "The reader of the output went away (a closed pipe, as with `| head`): the export stops, or the run's prompt is cancelled, quietly." },
+  "TAU-E0307": { commands: "tau session stats", meaning: "The session, or one of its agents' journals, could not be read or failed validation; nothing was written." },
   "TAU-E0401": {
     commands: "tau run",
     meaning:

@@ -43,6 +43,7 @@ export const TAU_ERRORS = {
   "TAU-E0304": "failed",
   "TAU-E0305": "failed",
   "TAU-E0306": "failed",
+  "TAU-E0307": "failed",
   "TAU-E0401": "unavailable",
   "TAU-E0402": "unavailable",
   "TAU-E0403": "unavailable",

@@ -11,6 +11,14 @@ export interface AgentFold {
   parent_id?: string;
   /** `agent.started.model`, then each `agent.model_set`. */
   model?: string;
+  /** `agent.started.role`: whose tool policy applies. */
+  role?: string;
+  /** The compaction open in the journal (SPEC-compaction): started, and summarized at a seq. */
+  compacting?: { id: string; cut_seq: number; summarized_seq?: number };
+  /** A failed compaction whose watermark a successor still owes. */
+  owed?: { id: string; watermark: number };
+  /** The cut of the last committed compaction (0: none). */
+  cut?: number;
   /** `agent.metadata_set` (display names, working directory, …). */
   metadata: Record<string, string>;
   /** Prompts started without a terminal: prompt id → rounds started. */
@@ -55,6 +63,7 @@ export function addUsage(u: AgentUsageTotals, model: string, input: number, outp
 
 /** Folds one record, in journal order. */
 export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): void {
+  const seq = f.next_seq;
   f.next_seq++;
   switch (e.name) {
     case "agent.started":
@@ -62,6 +71,26 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       f.ephemeral = e.data.ephemeral;
       if (e.data.parent_id !== undefined) f.parent_id = e.data.parent_id;
       if (e.data.model !== undefined) f.model = e.data.model;
+      if (e.data.role !== undefined) f.role = e.data.role;
+      break;
+    case "agent.compaction_started":
+      f.compacting = { id: e.data.compaction_id, cut_seq: e.data.cut_seq };
+      break;
+    case "agent.compaction_summarized":
+      if (f.compacting?.id === e.data.compaction_id) f.compacting.summarized_seq = seq;
+      break;
+    case "agent.compaction_committed":
+      // Only the open compaction commits: a duplicate changes nothing.
+      if (f.compacting?.id !== e.data.compaction_id || f.compacting.summarized_seq === undefined) break;
+      delete f.compacting;
+      delete f.owed;
+      f.cut = e.data.cut_seq;
+      break;
+    case "agent.compaction_failed":
+      if (f.compacting?.id !== e.data.compaction_id) break;
+      delete f.compacting;
+      // A successor that fails too leaves the first watermark owed: it is never replaced.
+      f.owed ??= { id: e.data.compaction_id, watermark: e.data.watermark };
       break;
     case "agent.model_set":
       f.model = e.data.model;
@@ -98,6 +127,13 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
   if (typeof v.created_at !== "number" || typeof v.ephemeral !== "boolean") return undefined;
   if (v.parent_id !== undefined && typeof v.parent_id !== "string") return undefined;
   if (v.model !== undefined && typeof v.model !== "string") return undefined;
+  if (v.role !== undefined && typeof v.role !== "string") return undefined;
+  const seqOf = (x: unknown) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
+  const c = v.compacting;
+  if (c !== undefined && !(isRecord(c) && typeof c.id === "string" && seqOf(c.cut_seq) && (c.summarized_seq === undefined || seqOf(c.summarized_seq)))) return undefined;
+  const o = v.owed;
+  if (o !== undefined && !(isRecord(o) && typeof o.id === "string" && seqOf(o.watermark))) return undefined;
+  if (v.cut !== undefined && !seqOf(v.cut)) return undefined;
   const strings = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "string");
   const numbers = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "number" && Number.isSafeInteger(x) && x > 0);
   const flags = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "boolean");
@@ -110,6 +146,10 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
     ephemeral: v.ephemeral,
     ...(v.parent_id !== undefined ? { parent_id: v.parent_id as string } : {}),
     ...(v.model !== undefined ? { model: v.model as string } : {}),
+    ...(v.role !== undefined ? { role: v.role as string } : {}),
+    ...(isRecord(c) ? { compacting: { id: c.id as string, cut_seq: c.cut_seq as number, ...(c.summarized_seq !== undefined ? { summarized_seq: c.summarized_seq as number } : {}) } } : {}),
+    ...(isRecord(o) ? { owed: { id: o.id as string, watermark: o.watermark as number } } : {}),
+    ...(v.cut !== undefined ? { cut: v.cut as number } : {}),
     metadata: { ...(v.metadata as Record<string, string>) },
     open: { ...(v.open as Record<string, number>) },
     waiting: { ...(v.waiting as Record<string, boolean>) },

@@ -12,6 +12,7 @@ import { DAEMON_INSTANCE_ENV, LAUNCH_TIMEOUT_MS, instanceFromEnv, launchDaemon, 
 import { Harness } from "./harness.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
+import { compactionSettings } from "./prompts.js";
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -60,6 +61,8 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     ...(defaultModel ? { defaultModel } : {}),
     ...(defaultProvider ? { defaultProvider } : {}),
     ...(config.model_info ? { modelInfo: config.model_info } : {}),
+    compaction: compactionSettings(config),
+    ...(config.roles ? { roles: config.roles } : {}),
   }).catch((err: unknown) => {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exit(1);

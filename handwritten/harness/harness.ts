@@ -14,13 +14,14 @@ import {
   type StateStore,
 } from "../store/index.js";
 import { ToolRouter } from "./tools.js";
-import { PromptEngine } from "./prompts.js";
+import { DEFAULT_COMPACTION, PromptEngine, type CompactionSettings } from "./prompts.js";
+import { HARNESS_TOOLS, harnessToolAllowed, policyOf } from "./tool-policy.js";
 import { ShellCommandRouter } from "./shell-commands.js";
 import { ConsumerRegistry } from "./consumers.js";
 import { AgentContext, type ContextHolder, type ToolListing } from "./agent-context.js";
 import { ResumeError, publisherToSource, recordEvent, reopenAgent, sessionMembers } from "./session-restore.js";
 import { agentIdOf, eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
-import { type AgentStarted, type EventName, type EventPayloads, type ModelMetadata, type Publisher, type UiSkillLoadResult } from "../../generated/index.js";
+import { type AgentStarted, type EventName, type EventPayloads, type ModelMetadata, type Publisher, type RolePolicy, type UiSkillLoadResult } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import type { Peer } from "./peers.js";
 import { emptyAgentFold, foldAgentRecord, type AgentFold } from "./agent-fold.js";
@@ -50,6 +51,10 @@ export interface HarnessOptions {
   /** Model metadata from the configuration (`model_info`), by model id or `provider/model`. */
   readonly modelInfo?: Readonly<Record<string, ModelMetadata>>;
   readonly systemTemplate?: string;
+  /** Compaction and context-size alert settings (SPEC-compaction); defaults when absent. */
+  readonly compaction?: Partial<CompactionSettings>;
+  /** Tool policy by role (`roles` in harness.yaml). */
+  readonly roles?: Readonly<Record<string, RolePolicy>>;
 }
 
 /** What tool routing needs from whoever supervises extensions. */
@@ -149,7 +154,10 @@ export class Harness {
       generationOf: (instance) => this.extensions.generationOf(instance),
       hasAgent: (agentId) => this.agents.has(agentId),
       systemPrompt: (agentId) => this.systemPromptFor(agentId),
-      tools: () => this.toolListing(),
+      tools: (agentId) => this.toolListing(agentId),
+      harnessToolAllowed: (agentId, name) => this.harnessToolAllowed(agentId, name),
+      isLiveUi: (generation) => generation !== undefined && this.peers.get(generation)?.publisher.class === "ui_attached",
+      compaction: { ...DEFAULT_COMPACTION, ...options.compaction },
       defaultModel: () => options.defaultModel,
       defaultProvider: () => options.defaultProvider,
       modelInfo: () => options.modelInfo,
@@ -175,6 +183,7 @@ export class Harness {
     consumers.consume("prompts", "agent.internal_prompt_request", (c) => p.onInternalPromptRequest(c));
     consumers.consume("prompts", "agent.prompt_submitted", (c) => p.onPromptSubmitted(c));
     consumers.consume("prompts", "ui.model_select", (c) => p.onModelSelect(c));
+    consumers.consume("prompts", "ui.compact_request", (c) => p.onCompactRequest(c));
     consumers.consume("prompts", "provider.models_declared", (c) => p.onModelsDeclared(c));
     consumers.consume("prompts", "provider.response_delta_reported", (c) => p.onDeltaReported(c));
     consumers.consume("prompts", "provider.response_finished_reported", (c) => p.onFinishedReported(c));
@@ -252,7 +261,7 @@ export class Harness {
     for (const id of sessionMembers(sessionRecords, this.sessionLog.path)) {
       const { fold, log } = reopenAgent(this.store, id);
       this.agents.set(id, { id, fold, log });
-      this.prompts.restore(id, fold.model, fold.usage);
+      this.prompts.restore(id, fold);
     }
   }
 
@@ -315,9 +324,10 @@ export class Harness {
       const agent = agentId !== undefined ? this.agents.get(agentId) : undefined;
       if (!agent) throw new Error(`no loaded agent ${agentId ?? "(none named)"} for ${c.name}`);
       const parent = agent.log.nextSeq === 0 ? null : agent.log.nextSeq - 1;
+      const seq = agent.log.nextSeq;
       agent.log.append({ ...input, parent });
       foldAgentRecord(agent.fold, c, c.recordedAt);
-      this.prompts.fold(c);
+      this.prompts.fold(c, seq);
       // At the end of a turn the fold is simple and the journal quiet: a good moment for a checkpoint.
       if (c.name === "agent.outer_turn_finished") this.checkpointAgent(agent);
     }
@@ -350,9 +360,15 @@ export class Harness {
     return this.context.preview(kind, text, this.toolListing(), (m) => this.options.warn?.(m));
   }
 
-  /** The tools a provider request lists, by name. */
-  private toolListing(): ToolListing[] {
-    return [...this.tools.tools.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  /** The tools a provider request lists, by name: the extensions' and the harness's the agent may use. */
+  private toolListing(agentId?: string): ToolListing[] {
+    const own = [...HARNESS_TOOLS.values()].filter((t) => agentId === undefined ? t.onByDefault : this.harnessToolAllowed(agentId, t.name));
+    return [...this.tools.tools.values(), ...own].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  }
+
+  /** Whether an agent's role policy lets it use harness tool `name` (SPEC-compaction). */
+  private harnessToolAllowed(agentId: string, name: string): boolean {
+    return harnessToolAllowed(policyOf(this.options.roles, this.agents.get(agentId)?.fold.role), name);
   }
 
   /** The system prompt of an agent, its context frozen on first use (AgentContext). */

@@ -3,7 +3,23 @@
 // `agent.prompt_started` commits, turned from provider reports into canonical facts, continued
 // through tool rounds, and closed by `agent.outer_turn_finished`.
 import type { Committed, Event } from "../bus/index.js";
-import type { AgentPromptFailed, AgentStatsUpdated, ErrorClass, EventName, EventPayloads, ModelInfo, ModelListing, ModelMetadata, ProviderMessage, ProviderResponseFinished, ToolCall, Usage } from "../../generated/index.js";
+import type {
+  AgentPromptFailed,
+  AgentStatsUpdated,
+  CompactionTrigger,
+  ContextAlert,
+  ErrorClass,
+  EventName,
+  EventPayloads,
+  HarnessConfig,
+  ModelInfo,
+  ModelListing,
+  ModelMetadata,
+  ProviderMessage,
+  ProviderResponseFinished,
+  ToolCall,
+  Usage,
+} from "../../generated/index.js";
 import { checkModelChoice, closeMatches, mergedModelInfo } from "../config/models.js";
 import { mintId } from "./ids.js";
 import { addUsage, emptyUsageTotals, type AgentUsageTotals } from "./agent-fold.js";
@@ -11,6 +27,30 @@ import { userEnvelope } from "./context.js";
 import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
+import { SUMMARY_SYSTEM_PROMPT, applySummary, chooseCut, emptyTranscript, estimateTokens, summaryRequestText, type Transcript } from "./compaction.js";
+
+/** Compaction and alert settings (SPEC-compaction), with their defaults applied. */
+export interface CompactionSettings {
+  /** Fraction of the context window at which to compact; 0: never automatically. */
+  readonly autoThreshold: number;
+  readonly keepRecentTokens: number;
+  /** The window of models whose provider declares none. */
+  readonly contextWindow?: number;
+  readonly alerts: readonly ContextAlert[];
+}
+
+export const DEFAULT_COMPACTION: CompactionSettings = { autoThreshold: 0.8, keepRecentTokens: 20_000, alerts: [] };
+
+/** The settings `harness.yaml` gives (`compaction`, `context_alerts`), defaults filled in. */
+export function compactionSettings(config: Pick<HarnessConfig, "compaction" | "context_alerts">): CompactionSettings {
+  const c = config.compaction ?? {};
+  return {
+    autoThreshold: c.auto_threshold ?? DEFAULT_COMPACTION.autoThreshold,
+    keepRecentTokens: c.keep_recent_tokens ?? DEFAULT_COMPACTION.keepRecentTokens,
+    ...(c.context_window !== undefined ? { contextWindow: c.context_window } : {}),
+    alerts: [...(config.context_alerts ?? [])].sort((a, b) => a.threshold - b.threshold),
+  };
+}
 
 /** What a provider reports about its current round. */
 type ProviderReport = "provider.response_delta_reported" | "provider.response_finished_reported" | "provider.response_failed_reported" | "provider.retry_reported";
@@ -36,7 +76,13 @@ export interface PromptPort {
   generationOf(instance: string): number | undefined;
   hasAgent(agentId: string): boolean;
   systemPrompt(agentId: string): string;
-  tools(): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
+  /** The tools an agent's provider requests list: extension tools and the harness tools its policy allows. */
+  tools(agentId: string): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
+  /** Whether an agent's role policy lets it call harness tool `name` (SPEC-compaction). */
+  harnessToolAllowed(agentId: string, name: string): boolean;
+  /** Whether a connection generation is an attached UI still connected. */
+  isLiveUi(generation: number | undefined): boolean;
+  compaction: CompactionSettings;
   defaultModel(): string | undefined;
   /** Without a default model: the provider instance whose first declared model is the default. */
   defaultProvider?(): string | undefined;
@@ -66,13 +112,38 @@ interface Turn {
   sampleTimer: NodeJS.Timeout | undefined;
   openCalls: Set<string>;
   cancelled: boolean;
+  /** The current round's response was accepted: a second report for it is a duplicate. */
+  answered: boolean;
+  /** A `compact` call of this round, run once it is the round's last open call. */
+  selfCompact: { callId: string; instructions?: string } | undefined;
 }
 
-/** The provider transcript of an agent, as its journal folds into it. */
-interface Transcript {
-  readonly messages: ProviderMessage[];
-  /** Call ids of the assistant messages in `messages`: a tool message must answer one of them. */
-  readonly calls: Set<string>;
+/** A compaction under way (SPEC-compaction): its summary request is the owner's round 0. */
+interface ActiveCompaction {
+  readonly id: string;
+  readonly cutSeq: number;
+  readonly model: string;
+  readonly instance: string;
+  readonly generation: number;
+  /** Set once a terminal report was taken: later ones are duplicates. */
+  ended: boolean;
+  readonly settle: (outcome: CompactionOutcome) => void;
+}
+
+export interface CompactionOutcome {
+  readonly ok: boolean;
+  /** What happened, for a tool result or a diagnostic. */
+  readonly note: string;
+  /** Whether a transaction was recorded (a compaction refused before its start leaves none). */
+  readonly recorded: boolean;
+}
+
+/** A compaction asked for and not yet run (`:compact`, `agent_compact`). */
+interface CompactionRequest {
+  readonly trigger: CompactionTrigger;
+  readonly instructions?: string;
+  readonly requestedBy?: string;
+  readonly done?: (outcome: CompactionOutcome) => void;
 }
 
 /** What folds from an agent's journal into what its next provider request needs. */
@@ -81,6 +152,8 @@ interface TranscriptFold {
   transcript: Transcript | undefined;
   /** Submitted prompts not yet in the transcript: they enter it when a round starts. */
   unsent: Map<string, { text: string; steer: boolean }>;
+  /** Summaries recorded and not yet committed, by compaction id. */
+  summaries: Map<string, string>;
 }
 
 interface AgentLoop extends TranscriptFold {
@@ -96,6 +169,17 @@ interface AgentLoop extends TranscriptFold {
   totals: AgentUsageTotals;
   /** The stats last published, so an unchanged one is not published again. */
   lastStats: string;
+  /** The context use the last response reported (or a compaction's estimate of what is left). */
+  contextTokens: number;
+  /** A response's context use not yet weighed for automatic compaction. */
+  contextFresh: boolean;
+  compaction: ActiveCompaction | undefined;
+  readonly compactRequests: CompactionRequest[];
+  /** A failed compaction whose watermark a successor owes (from the journal). */
+  owed: { id: string; watermark: number } | undefined;
+  /** Context-size alerts crossed (daemon-local) and those waiting for the next round start. */
+  readonly alerted: Set<string>;
+  pendingAlerts: ContextAlert[];
 }
 
 /**
@@ -134,37 +218,51 @@ export class PromptEngine {
         queue: [],
         steering: [],
         turn: undefined,
-        transcript: { messages: [], calls: new Set() },
+        transcript: emptyTranscript(),
         unsent: new Map(),
+        summaries: new Map(),
         loading: undefined,
         totals: emptyUsageTotals(),
         lastStats: "",
+        contextTokens: 0,
+        contextFresh: false,
+        compaction: undefined,
+        compactRequests: [],
+        owed: undefined,
+        alerted: new Set(),
+        pendingAlerts: [],
       };
       this.agents.set(agentId, l);
     }
     return l;
   }
 
-  /** Folds a durable agent record committed in this process (its transcript only when loaded). */
-  fold(e: Event): void {
+  /** Folds a durable agent record committed in this process at `seq` (its transcript only when loaded). */
+  fold(e: Event, seq: number): void {
     const agentId = agentIdOf(e);
     if (agentId === undefined) return;
     const l = this.loop(agentId);
     if (e.name === "agent.started" && e.data.model !== undefined) l.model = e.data.model;
     if (e.name === "agent.model_set") l.model = e.data.model;
-    foldTranscript(l, e);
+    if (e.name === "agent.compaction_committed") l.owed = undefined;
+    if (e.name === "agent.compaction_failed") l.owed ??= { id: e.data.compaction_id, watermark: e.data.watermark };
+    foldTranscript(l, e, seq);
   }
 
   /**
-   * A resumed agent: its model from the journal's fold; its transcript stays in the journal until
-   * the agent next runs a prompt (`ensureTranscript`), so a resume does not read it.
+   * A resumed agent: its model and owed compaction from the journal's fold; its transcript stays in
+   * the journal until the agent next runs a prompt (`ensureTranscript`), so a resume does not read it.
    */
-  restore(agentId: string, model: string | undefined, usage: AgentUsageTotals): void {
+  restore(agentId: string, fold: { model?: string; owed?: { id: string; watermark: number }; usage?: AgentUsageTotals }): void {
     const l = this.loop(agentId);
-    l.model = model;
+    l.model = fold.model;
+    l.owed = fold.owed ? { ...fold.owed } : undefined;
     l.transcript = undefined;
     // Its stats go on from where they were (a snapshot, so an attaching UI shows them).
-    l.totals = structuredClone(usage);
+    if (fold.usage) {
+      l.totals = structuredClone(fold.usage);
+      l.contextTokens = fold.usage.context_tokens;
+    }
     this.publishStats(agentId, l);
   }
 
@@ -172,8 +270,23 @@ export class PromptEngine {
    * Cold restore: a started prompt with no terminal is dispatch-uncertain and is never resent; a
    * submitted prompt that never started (and was not folded into a turn as a steer) is interrupted.
    */
-  async settleRestored(agents: ReadonlyMap<string, { open: Readonly<Record<string, number>>; waiting: Readonly<Record<string, boolean>> }>): Promise<void> {
+  async settleRestored(
+    agents: ReadonlyMap<string, { open: Readonly<Record<string, number>>; waiting: Readonly<Record<string, boolean>>; compacting?: { id: string; cut_seq: number; summarized_seq?: number } }>,
+  ): Promise<void> {
     for (const [agentId, f] of agents) {
+      // A compaction cut by the crash: a durable summary commits; one still awaited was maybe sent
+      // and is never resent, so the transaction fails closed, its cut owed (SPEC-compaction).
+      const c = f.compacting;
+      if (c?.summarized_seq !== undefined) {
+        await this.port.publish("agent.compaction_committed", { agent_id: agentId, compaction_id: c.id, cut_seq: c.cut_seq });
+      } else if (c) {
+        await this.port.publish("agent.compaction_failed", {
+          agent_id: agentId,
+          compaction_id: c.id,
+          watermark: c.cut_seq,
+          reason: "interrupted: the session stopped before the summary arrived; it is not requested again",
+        });
+      }
       for (const [promptId, rounds] of Object.entries(f.open)) {
         await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: promptId, outcome: "dispatch_uncertain", rounds });
       }
@@ -192,18 +305,19 @@ export class PromptEngine {
   private ensureTranscript(agentId: string, l: AgentLoop): Promise<void> {
     if (l.transcript) return Promise.resolve();
     l.loading ??= (async () => {
-      const fold: TranscriptFold = { transcript: { messages: [], calls: new Set() }, unsent: new Map() };
+      const fold: TranscriptFold = { transcript: emptyTranscript(), unsent: new Map(), summaries: new Map() };
       let at = 0;
       for (;;) {
         const end = this.port.agentRecordCount(agentId);
         if (at >= end) break;
         const records = this.port.agentRecords(agentId, at, end, TRANSCRIPT_LOAD_STEP_BYTES);
-        for (const e of records) foldTranscript(fold, e);
+        records.forEach((e, i) => foldTranscript(fold, e, at + i));
         at += records.length;
         if (at < this.port.agentRecordCount(agentId)) await new Promise((resolve) => setImmediate(resolve));
       }
       l.transcript = fold.transcript;
       l.unsent = fold.unsent;
+      l.summaries = fold.summaries;
       l.loading = undefined;
     })();
     return l.loading;
@@ -374,7 +488,7 @@ export class PromptEngine {
 
   private async dispatch(agentId: string, waited = false): Promise<void> {
     const l = this.loop(agentId);
-    if (l.turn || l.awaitingModels) return;
+    if (l.turn || l.compaction || l.awaitingModels) return;
     if (!l.transcript) {
       // A resumed agent's first prompt: its transcript is read from the journal first.
       try {
@@ -384,19 +498,46 @@ export class PromptEngine {
         l.loading = undefined;
         const why = fitText(`the agent's transcript could not be read from its journal: ${err instanceof Error ? err.message : String(err)}`);
         for (const q of l.queue.splice(0)) await this.port.publish("agent.prompt_failed", { agent_id: agentId, prompt_id: q.promptId, code: "journal", diagnostic: why });
+        for (const r of l.compactRequests.splice(0)) r.done?.({ ok: false, note: why, recorded: false });
         return;
       }
       return this.dispatch(agentId);
     }
+    if (l.turn || l.compaction) return;
+    // Compactions asked for (`:compact`, `agent_compact`) run before the next prompt.
+    const asked = l.compactRequests.shift();
+    if (asked) {
+      const outcome = await this.compact(agentId, l, asked, new Set());
+      asked.done?.(outcome);
+      if (!outcome.recorded) void this.port.publish("harness.notice", { level: "warning", text: fitText(`agent ${agentId}: nothing was compacted: ${outcome.note}`), mandatory: false });
+      return this.dispatch(agentId);
+    }
     if (l.queue.length === 0) return;
-    const target = this.resolveModel(l, waited);
-    if (target === "wait") {
+    if (this.resolveModel(l, waited) === "wait") {
       l.awaitingModels = true;
       await this.listingsSettled(MODEL_LISTING_WAIT_MS);
       l.awaitingModels = false;
       return this.dispatch(agentId, true);
     }
     const next = l.queue.shift() as Queued;
+    // An owed compaction, or a context past the threshold, is compacted before the turn starts.
+    const owed = await this.compactBeforeRound(agentId, l);
+    if (owed !== undefined) {
+      await this.port.publish("agent.prompt_failed", {
+        agent_id: agentId,
+        prompt_id: next.promptId,
+        code: "compaction",
+        diagnostic: fitText(`${owed}; nothing was sent to the provider`),
+      });
+      await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: next.promptId, outcome: "failed", rounds: 0 });
+      return this.dispatch(agentId);
+    }
+    if (l.turn || l.compaction) {
+      l.queue.unshift(next);
+      return;
+    }
+    const routed = this.resolveModel(l, true);
+    const target: Target | Refusal = routed === "wait" ? { code: "no_provider", diagnostic: "no model is available; configure a provider" } : routed;
     const generation = "instance" in target ? this.port.generationOf(target.instance) : undefined;
     if (!("instance" in target) || generation === undefined) {
       await this.port.publish("agent.prompt_failed", {
@@ -421,6 +562,8 @@ export class PromptEngine {
       sampleTimer: undefined,
       openCalls: new Set(),
       cancelled: false,
+      answered: false,
+      selfCompact: undefined,
     };
     await this.startRound(agentId, l);
   }
@@ -431,6 +574,9 @@ export class PromptEngine {
     t.text = "";
     t.reasoning = "";
     t.lastSample = 0; // each response's first delta is published at once
+    t.answered = false;
+    await this.deliverAlerts(agentId, l);
+    if (l.turn !== t || t.cancelled) return;
     const ok = await this.port.publish("agent.prompt_started", { agent_id: agentId, prompt_id: t.promptId, round: t.round, model: t.model });
     if (l.turn !== t || t.cancelled) return;
     if (!ok) return this.abandon(agentId, l, "journal", "could not record the start of the prompt in the agent's journal; nothing was sent to the provider");
@@ -441,7 +587,7 @@ export class PromptEngine {
       model: t.model,
       system: this.port.systemPrompt(agentId),
       messages: closeDanglingCalls((l.transcript as Transcript).messages),
-      tools: this.port.tools(),
+      tools: this.port.tools(agentId),
     };
     const problem = await this.port.sendProviderCall(t.instance, t.generation, call);
     if (problem === undefined || l.turn !== t || t.cancelled) return;
@@ -450,19 +596,30 @@ export class PromptEngine {
     await this.fail(agentId, l, "network", `the request could not be sent to the provider: ${problem}`);
   }
 
-  /** The agent whose current turn is this prompt, if one is. */
+  /** The agent whose current turn (or compaction) is this prompt, if one is. */
   agentOfPrompt(promptId: string): string | undefined {
-    for (const [agentId, l] of this.agents) if (l.turn?.promptId === promptId) return agentId;
+    for (const [agentId, l] of this.agents) if (l.turn?.promptId === promptId || l.compaction?.id === promptId) return agentId;
     return undefined;
   }
 
+  /** The exact owner of a report: its prompt, round, instance and connection generation, not cancelled nor answered. */
   private ownerTurn(c: Committed<ProviderReport>): { agentId: string; l: AgentLoop; t: Turn } | undefined {
     const p = c.publisher;
     for (const [agentId, l] of this.agents) {
       const t = l.turn;
-      if (t && t.promptId === c.data.prompt_id && t.round === c.data.round && p.instance === t.instance && p.generation === t.generation && !t.cancelled) {
+      if (t && t.promptId === c.data.prompt_id && t.round === c.data.round && p.instance === t.instance && p.generation === t.generation && !t.cancelled && !t.answered) {
         return { agentId, l, t };
       }
+    }
+    return undefined;
+  }
+
+  /** The compaction a report answers, by the same exact ownership. */
+  private ownerCompaction(c: Committed<ProviderReport>): { agentId: string; l: AgentLoop; k: ActiveCompaction } | undefined {
+    const p = c.publisher;
+    for (const [agentId, l] of this.agents) {
+      const k = l.compaction;
+      if (k && !k.ended && k.id === c.data.prompt_id && c.data.round === 0 && p.instance === k.instance && p.generation === k.generation) return { agentId, l, k };
     }
     return undefined;
   }
@@ -492,9 +649,12 @@ export class PromptEngine {
   }
 
   async onFinishedReported(c: Committed<"provider.response_finished_reported">): Promise<void> {
+    const k = this.ownerCompaction(c);
+    if (k) return this.summarized(k.agentId, k.l, k.k, c.data.text, c.data.usage);
     const o = this.ownerTurn(c);
     if (!o) return;
     const { agentId, l, t } = o;
+    t.answered = true;
     this.flushDelta(agentId, t);
     const calls = c.data.tool_calls;
     const usage = c.data.usage;
@@ -510,8 +670,11 @@ export class PromptEngine {
     if (c.data.reasoning !== undefined) finished.reasoning = c.data.reasoning;
     if (c.data.server_finish_reason !== undefined) finished.server_finish_reason = c.data.server_finish_reason;
     if (usage) finished.usage = usage;
+    const cost = this.costOf(t.model, usage);
+    if (cost) finished.cost = cost;
     if (!(await this.port.publish("provider.response_finished", finished))) return this.fail(agentId, l, "protocol", "could not record the response");
-    this.account(agentId, l, t, usage);
+    this.account(agentId, l, t.model, usage, "response");
+    if (l.turn === t && !t.cancelled) this.weighAlerts(l, t.model);
     if (calls.length > 0 && c.data.finish_reason === "tool_calls") return this.requestTools(agentId, l, t, calls);
     await this.finish(agentId, l, "completed");
   }
@@ -540,10 +703,77 @@ export class PromptEngine {
     }
     for (const call of routed) t.openCalls.add(call.call_id);
     for (const call of routed) {
+      if (call.tool === "compact" || call.tool === "agent_compact") {
+        // The harness's own tools: answered by the harness, never routed to an extension.
+        const refusal = this.harnessCall(agentId, t, call);
+        if (refusal !== undefined && !(await error(call, refusal))) return this.fail(agentId, l, "protocol", "could not record a tool call's outcome");
+        continue;
+      }
       const recorded = await this.port.publish("tool.request", { agent_id: agentId, prompt_id: t.promptId, call_id: call.call_id, tool: call.tool, arguments_json: call.arguments_json });
       if (recorded || l.turn !== t) continue;
       if (!(await error(call, "the tool call could not be recorded, so it was not run"))) return this.fail(agentId, l, "protocol", "could not record a tool call");
     }
+    if (l.turn === t) this.background(this.maybeSelfCompact(agentId, l, t));
+  }
+
+  /**
+   * A call of a harness tool: `compact` waits to be the round's last open call; `agent_compact`
+   * asks for another idle agent's compaction and is answered when it ended. Returns why the call
+   * is refused, or undefined once it is under way.
+   */
+  private harnessCall(agentId: string, t: Turn, call: ToolCall): string | undefined {
+    if (!this.port.harnessToolAllowed(agentId, call.tool)) return `tool ${call.tool} is not available to this agent (its role policy does not allow it)`;
+    let args: { instructions?: unknown; agent_id?: unknown };
+    try {
+      const parsed: unknown = JSON.parse(call.arguments_json === "" ? "{}" : call.arguments_json);
+      args = typeof parsed === "object" && parsed !== null ? (parsed as typeof args) : {};
+    } catch {
+      return `the arguments of ${call.tool} are not JSON`;
+    }
+    const instructions = typeof args.instructions === "string" ? args.instructions.slice(0, 4096) : undefined;
+    if (call.tool === "compact") {
+      if (t.selfCompact) return "compact was already called in this response; this call was not run";
+      t.selfCompact = { callId: call.call_id, ...(instructions !== undefined ? { instructions } : {}) };
+      return undefined;
+    }
+    const target = typeof args.agent_id === "string" ? args.agent_id : "";
+    if (target === agentId) return "agent_compact compacts another agent; use compact for your own conversation";
+    if (!this.port.hasAgent(target)) return `unknown agent ${JSON.stringify(target.slice(0, 128))}`;
+    const tl = this.loop(target);
+    // A busy target would make two agents wait on each other's turns: it is refused instead.
+    if (tl.turn || tl.compaction || tl.queue.length > 0) return `agent ${target} is busy; compact it once it is idle`;
+    tl.compactRequests.push({
+      trigger: "agent",
+      requestedBy: agentId,
+      ...(instructions !== undefined ? { instructions } : {}),
+      done: (o) => void this.answerHarnessCall(agentId, t, call, o),
+    });
+    this.background(this.dispatch(target));
+    return undefined;
+  }
+
+  private async answerHarnessCall(agentId: string, t: Turn, call: ToolCall, o: CompactionOutcome): Promise<void> {
+    const base = { agent_id: agentId, prompt_id: t.promptId, call_id: call.call_id, tool: call.tool };
+    if (o.ok) await this.port.publish("provider.tool_result", { ...base, output: o.note });
+    else await this.port.publish("provider.tool_error", { ...base, error: o.note });
+  }
+
+  /** Runs the round's `compact` call once every other call of the round has its outcome. */
+  private async maybeSelfCompact(agentId: string, l: AgentLoop, t: Turn): Promise<void> {
+    const sc = t.selfCompact;
+    if (!sc || l.turn !== t || t.openCalls.size !== 1 || !t.openCalls.has(sc.callId)) return;
+    t.selfCompact = undefined;
+    const outcome = await this.compact(agentId, l, { trigger: "tool", ...(sc.instructions !== undefined ? { instructions: sc.instructions } : {}) }, t.openCalls);
+    await this.answerHarnessCall(agentId, t, { call_id: sc.callId, tool: "compact", arguments_json: "" }, outcome);
+    this.resumeQueue(agentId, l);
+  }
+
+  /**
+   * A compaction inside a turn ended after the turn did (a cancel): the dispatch the turn's end
+   * asked for found the compaction under way, so the queue is taken up here.
+   */
+  private resumeQueue(agentId: string, l: AgentLoop): void {
+    if (!l.turn && !l.compaction) this.background(this.dispatch(agentId));
   }
 
   /** A tool outcome of the current round: when the last one lands, the next round starts. */
@@ -551,13 +781,23 @@ export class PromptEngine {
     const l = this.agents.get(c.data.agent_id);
     const t = l?.turn;
     if (!l || !t || t.promptId !== c.data.prompt_id || !t.openCalls.delete(c.data.call_id)) return;
-    if (t.openCalls.size > 0 || t.cancelled) return;
+    if (t.cancelled) return;
+    if (t.openCalls.size > 0) return this.maybeSelfCompact(c.data.agent_id, l, t);
+    // An owed compaction, or a context past the threshold, is compacted before the next round.
+    const owed = await this.compactBeforeRound(c.data.agent_id, l);
+    if (owed !== undefined) {
+      if (l.turn === t && !t.cancelled) await this.fail(c.data.agent_id, l, "context_window_exceeded", `${owed}; the next round was not sent`);
+      return this.resumeQueue(c.data.agent_id, l);
+    }
+    if (l.turn !== t || t.cancelled) return this.resumeQueue(c.data.agent_id, l);
     l.steering.length = 0; // the next round's start folds them into the transcript
     t.round++;
     await this.startRound(c.data.agent_id, l);
   }
 
   async onFailedReported(c: Committed<"provider.response_failed_reported">): Promise<void> {
+    const k = this.ownerCompaction(c);
+    if (k) return this.compactionFailed(k.agentId, k.l, k.k, `the summary request failed (${c.data.error_class}): ${c.data.diagnostic}`);
     const o = this.ownerTurn(c);
     if (!o) return;
     await this.fail(o.agentId, o.l, c.data.error_class, c.data.diagnostic);
@@ -596,6 +836,8 @@ export class PromptEngine {
       this.setModels(instance, [], undefined);
     }
     for (const [agentId, l] of this.agents) {
+      const k = l.compaction;
+      if (k && !k.ended && k.instance === instance && k.generation === generation) await this.compactionFailed(agentId, l, k, `the ${instance} provider exited before the summary arrived`);
       const t = l.turn;
       if (t && t.instance === instance && t.generation === generation) await this.fail(agentId, l, "network", `the ${instance} provider exited`);
     }
@@ -643,30 +885,164 @@ export class PromptEngine {
     work.catch((err: unknown) => this.port.warn(`the agent loop failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1024)));
   }
 
-  private account(agentId: string, l: AgentLoop, t: Turn, usage: Usage | undefined): void {
-    if (!usage) return;
-    addUsage(l.totals, t.model, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens ?? 0);
-    this.publishStats(agentId, l);
+  /** `ui.compact_request` from the exact live attached UI: compacts the agent now, or after its turn. */
+  onCompactRequest(c: Committed<"ui.compact_request">): void {
+    const agentId = c.data.agent_id;
+    if (c.publisher.class !== "ui_attached" || !this.port.isLiveUi(c.publisher.generation) || !this.port.hasAgent(agentId)) return;
+    const l = this.loop(agentId);
+    l.compactRequests.push({ trigger: "user", ...(c.data.instructions !== undefined ? { instructions: c.data.instructions } : {}) });
+    this.background(this.dispatch(agentId));
+  }
+
+  /** The model's context window: what its provider declares, else the configured one. */
+  /** Where the agent's next request would go now, if anywhere (no waiting for listings). */
+  private currentTarget(l: AgentLoop): Target | undefined {
+    const r = this.resolveModel(l, true);
+    return r !== "wait" && "instance" in r ? r : undefined;
+  }
+
+  private contextWindow(model: string | undefined): number | undefined {
+    const declared = model === undefined ? undefined : this.priced.get(model)?.context_window;
+    return declared ?? this.port.compaction.contextWindow;
   }
 
   /**
-   * The agent's stats from its totals, priced with the models known now (a price or context window
-   * that arrives later, as models are declared, republishes them); nothing when unchanged or unused.
+   * Before a provider round: an owed compaction runs as a successor, and a context use past the
+   * threshold (weighed once per response) compacts automatically. Returns why the round must not
+   * start when the agent still owes a compaction, else undefined.
    */
-  private publishStats(agentId: string, l: AgentLoop): void {
+  private async compactBeforeRound(agentId: string, l: AgentLoop): Promise<string | undefined> {
+    const owing = (o: CompactionOutcome) => (l.owed === undefined ? undefined : `the agent owes a compaction (${o.note.replace(/^compaction failed: /, "")})`);
+    if (l.owed) return owing(await this.compact(agentId, l, { trigger: "successor" }, l.turn?.openCalls ?? new Set()));
+    const { autoThreshold } = this.port.compaction;
+    const window = this.contextWindow(l.turn?.model ?? this.currentTarget(l)?.model);
+    if (!l.contextFresh || autoThreshold <= 0 || window === undefined) return undefined;
+    l.contextFresh = false;
+    if (l.contextTokens < autoThreshold * window) return undefined;
+    return owing(await this.compact(agentId, l, { trigger: "auto" }, l.turn?.openCalls ?? new Set()));
+  }
+
+  /**
+   * One compaction transaction (SPEC-compaction): the cut is chosen, the owner commits, the summary
+   * request leaves; resolves once the summary committed or the transaction failed. A compaction
+   * with nothing to summarize, no provider, or whose start cannot be recorded leaves no record.
+   */
+  private async compact(agentId: string, l: AgentLoop, req: CompactionRequest, open: ReadonlySet<string>): Promise<CompactionOutcome> {
+    const refused = (note: string): CompactionOutcome => ({ ok: false, note, recorded: false });
+    if (l.compaction) return refused("a compaction of this agent is already under way");
+    const tr = l.transcript;
+    if (!tr) return refused("the agent's transcript is not loaded");
+    const b = chooseCut(tr, open, this.port.compaction.keepRecentTokens);
+    if (b === undefined) return refused("there is nothing to compact yet");
+    const cutSeq = b < tr.messages.length ? (tr.seqs[b] as number) : this.port.agentRecordCount(agentId);
+    const target = l.turn ? { model: l.turn.model, instance: l.turn.instance } : this.currentTarget(l);
+    const generation = target ? this.port.generationOf(target.instance) : undefined;
+    if (!target || generation === undefined) return refused(l.model ? `no running provider serves model ${l.model}` : "no model is available");
+    const id = mintId("c");
+    const prefix = closeDanglingCalls(tr.messages.slice(0, b));
+    const summarizedCount = prefix.length;
+    let settle!: (o: CompactionOutcome) => void;
+    const done = new Promise<CompactionOutcome>((resolve) => (settle = resolve));
+    const k: ActiveCompaction = { id, cutSeq, model: target.model, instance: target.instance, generation, ended: false, settle };
+    l.compaction = k;
+    const owed = l.owed;
+    const started = await this.port.publish("agent.compaction_started", {
+      agent_id: agentId,
+      compaction_id: id,
+      cut_seq: cutSeq,
+      trigger: req.trigger,
+      model: target.model,
+      ...(req.instructions !== undefined ? { instructions: req.instructions } : {}),
+      ...(owed ? { successor_of: owed.id } : {}),
+      ...(req.requestedBy !== undefined ? { requested_by: req.requestedBy } : {}),
+    });
+    if (!started) {
+      l.compaction = undefined;
+      return refused("the start of the compaction could not be recorded; nothing was sent");
+    }
+    const call: ProviderCall = {
+      agent_id: agentId,
+      prompt_id: id,
+      round: 0,
+      model: target.model,
+      system: SUMMARY_SYSTEM_PROMPT,
+      messages: [...prefix, { role: "user", text: summaryRequestText(req.instructions) }],
+      tools: [],
+    };
+    const problem = await this.port.sendProviderCall(target.instance, generation, call);
+    if (problem !== undefined && !k.ended) {
+      this.port.directToInstance(target.instance, "provider.cancel_request", { prompt_id: id, round: 0 });
+      await this.compactionFailed(agentId, l, k, `the summary request could not be sent: ${problem}`);
+    }
+    const outcome = await done;
+    return outcome.ok ? { ...outcome, note: `compacted: ${summarizedCount} earlier messages were replaced by a summary` } : outcome;
+  }
+
+  /** The summary arrived: recorded, then committed; the next request is the summary plus the suffix. */
+  private async summarized(agentId: string, l: AgentLoop, k: ActiveCompaction, text: string, usage: Usage | undefined): Promise<void> {
+    k.ended = true;
+    if (text.trim() === "") return this.compactionFailed(agentId, l, k, "the model returned an empty summary");
+    this.account(agentId, l, k.model, usage, "summary");
+    const cost = this.costOf(k.model, usage);
+    const recorded = await this.port.publish("agent.compaction_summarized", { agent_id: agentId, compaction_id: k.id, summary: text, ...(usage ? { usage } : {}), ...(cost ? { cost } : {}) });
+    if (!recorded) return this.compactionFailed(agentId, l, k, "the summary could not be recorded");
+    // Once the summary is durable the commit is owed: a crash from here on commits on resume.
+    const committed = await this.port.publish("agent.compaction_committed", { agent_id: agentId, compaction_id: k.id, cut_seq: k.cutSeq });
+    if (!committed) return this.compactionFailed(agentId, l, k, "the commit could not be recorded");
+    l.compaction = undefined;
+    // The context is now the summary and the suffix: alerts above it re-arm, stale queued ones go.
+    l.contextTokens = estimateTokens(l.transcript?.messages ?? []);
+    l.contextFresh = false;
+    this.rearmAlerts(l, k.model);
+    this.publishStats(agentId, l, k.model);
+    k.settle({ ok: true, note: "compacted", recorded: true });
+  }
+
+  private async compactionFailed(agentId: string, l: AgentLoop, k: ActiveCompaction, reason: string): Promise<void> {
+    k.ended = true;
+    if (l.compaction === k) l.compaction = undefined;
+    await this.port.publish("agent.compaction_failed", { agent_id: agentId, compaction_id: k.id, watermark: k.cutSeq, reason: fitText(reason) });
+    k.settle({ ok: false, note: fitText(`compaction failed: ${reason}`), recorded: true });
+  }
+
+  /** The cost of a response at the rates its model has now, when it has any. */
+  private costOf(model: string, usage: Usage | undefined): ProviderResponseFinished["cost"] {
+    const info = this.models.get(model)?.info;
+    if (!usage || !info || (info.input_cost === undefined && info.output_cost === undefined)) return undefined;
+    const input_rate = info.input_cost ?? 0;
+    const output_rate = info.output_cost ?? 0;
+    return { input_rate, output_rate, usd: (input_rate * usage.input_tokens + output_rate * usage.output_tokens) / 1_000_000 };
+  }
+
+  /** Response-local usage into the agent's totals; only an ordinary response sets the context use. */
+  private account(agentId: string, l: AgentLoop, model: string, usage: Usage | undefined, kind: "response" | "summary"): void {
+    if (!usage) return;
+    addUsage(l.totals, model, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens ?? 0);
+    if (kind === "response") {
+      l.contextTokens = usage.input_tokens + usage.output_tokens;
+      l.contextFresh = true;
+    }
+    this.publishStats(agentId, l, model);
+  }
+
+  /**
+   * The agent's stats from its totals, priced with each model's last declared prices (a price or
+   * context window that arrives later, as models are declared, republishes them); nothing when
+   * unchanged or unused.
+   */
+  private publishStats(agentId: string, l: AgentLoop, model = l.totals.context_model ?? l.model): void {
     const u = l.totals;
     if (u.input_tokens === 0 && u.output_tokens === 0) return;
     let cost = 0;
-    for (const [model, [input, output, cachedTokens]] of Object.entries(u.by_model)) {
-      const info = this.priced.get(model);
+    for (const [id, [input, output, cachedTokens]] of Object.entries(u.by_model)) {
+      const info = this.priced.get(id);
       // Prices are per million tokens; cached input tokens are part of the input tokens, at their own price.
       const cached = Math.min(cachedTokens, input);
       const price = info?.input_cost ?? 0;
       cost += (price * (input - cached) + (info?.cached_input_cost ?? price) * cached + (info?.output_cost ?? 0) * output) / 1_000_000;
     }
-    const stats: AgentStatsUpdated = { agent_id: agentId, usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens }, cost_usd: cost, context_tokens: u.context_tokens };
-    const model = u.context_model ?? l.model;
-    const window = model !== undefined ? this.priced.get(model)?.context_window : undefined;
+    const stats: AgentStatsUpdated = { agent_id: agentId, usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens }, cost_usd: cost, context_tokens: l.contextTokens };
+    const window = model !== undefined ? this.contextWindow(model) : undefined;
     if (window !== undefined) stats.context_window = window;
     const key = JSON.stringify(stats);
     if (key === l.lastStats) return;
@@ -674,6 +1050,41 @@ export class PromptEngine {
     void this.port.publish("agent.stats_updated", stats);
   }
 
+  /** Alerts whose threshold this response's context use reached for the first time since they armed. */
+  private weighAlerts(l: AgentLoop, model: string): void {
+    const window = this.contextWindow(model);
+    if (window === undefined) return;
+    for (const a of this.port.compaction.alerts) {
+      if (l.contextTokens >= a.threshold * window && !l.alerted.has(a.name)) {
+        l.alerted.add(a.name);
+        l.pendingAlerts.push(a);
+      }
+    }
+  }
+
+  /** After a compaction: alerts the context use is now below re-arm, and are no longer queued. */
+  private rearmAlerts(l: AgentLoop, model: string): void {
+    const window = this.contextWindow(model);
+    if (window === undefined) return;
+    for (const a of this.port.compaction.alerts) if (l.contextTokens < a.threshold * window) l.alerted.delete(a.name);
+    l.pendingAlerts = l.pendingAlerts.filter((a) => l.alerted.has(a.name));
+  }
+
+  /** Queued alerts enter at this round's start, as steered harness prompts (SPEC-compaction). */
+  private async deliverAlerts(agentId: string, l: AgentLoop): Promise<void> {
+    for (const a of l.pendingAlerts.splice(0)) {
+      const pct = Math.round(a.threshold * 100);
+      await this.port.publish("agent.prompt_submitted", {
+        agent_id: agentId,
+        prompt_id: mintId("p"),
+        source: "harness_internal",
+        mode: "steer",
+        text: a.text ?? `Context-size alert ${a.name}: this conversation uses ${pct}% or more of the model's context window. Consider finishing the current step and calling compact.`,
+        internal_kind: "context_size_alert",
+        alert: a.name,
+      });
+    }
+  }
 }
 
 /** Where a prompt goes: the model id sent and the provider instance that serves it. */
@@ -694,9 +1105,13 @@ function closeDanglingCalls(messages: readonly ProviderMessage[]): ProviderMessa
   return out;
 }
 
-/** Folds one record into a transcript and its prompts not yet sent, in journal order. */
-function foldTranscript(f: TranscriptFold, e: Event): void {
+/** Folds one record (at journal position `seq`) into a transcript and its prompts not yet sent, in journal order. */
+function foldTranscript(f: TranscriptFold, e: Event, seq: number): void {
   const t = f.transcript;
+  const push = (m: ProviderMessage) => {
+    t?.messages.push(m);
+    t?.seqs.push(seq);
+  };
   switch (e.name) {
     case "agent.prompt_submitted":
       f.unsent.set(e.data.prompt_id, {
@@ -709,13 +1124,13 @@ function foldTranscript(f: TranscriptFold, e: Event): void {
       const own = e.data.prompt_id;
       for (const [id, p] of [...f.unsent]) {
         if (p.steer && id !== own) {
-          t?.messages.push({ role: "user", text: p.text });
+          push({ role: "user", text: p.text });
           f.unsent.delete(id);
         }
       }
       const mine = f.unsent.get(own);
       if (e.data.round === 0 && mine) {
-        t?.messages.push({ role: "user", text: mine.text });
+        push({ role: "user", text: mine.text });
         f.unsent.delete(own);
       }
       break;
@@ -726,20 +1141,33 @@ function foldTranscript(f: TranscriptFold, e: Event): void {
     case "provider.response_finished": {
       const calls = e.data.tool_calls;
       // The reasoning is kept: some servers need it back (SPEC-provider-chat-completions).
-      t?.messages.push({ role: "assistant", text: e.data.text, tool_calls: calls, ...(e.data.reasoning !== undefined ? { reasoning: e.data.reasoning } : {}) });
+      push({ role: "assistant", text: e.data.text, tool_calls: calls, ...(e.data.reasoning !== undefined ? { reasoning: e.data.reasoning } : {}) });
       for (const call of calls) t?.calls.add(call.call_id);
       break;
     }
     // A tool message only ever answers a call an assistant message made (defence in depth: only
     // the router publishes these, and only for the agent loop's own requests).
     case "provider.tool_result":
-      if (t?.calls.has(e.data.call_id)) t.messages.push({ role: "tool", call_id: e.data.call_id, text: e.data.output });
+      if (t?.calls.has(e.data.call_id)) push({ role: "tool", call_id: e.data.call_id, text: e.data.output });
       break;
     case "provider.tool_error":
-      if (t?.calls.has(e.data.call_id)) t.messages.push({ role: "tool", call_id: e.data.call_id, text: e.data.error, is_error: true });
+      if (t?.calls.has(e.data.call_id)) push({ role: "tool", call_id: e.data.call_id, text: e.data.error, is_error: true });
+      break;
+    case "agent.compaction_summarized":
+      f.summaries.set(e.data.compaction_id, e.data.summary);
+      break;
+    case "agent.compaction_committed": {
+      // Only a recorded summary commits, once: a duplicate commit finds none.
+      const summary = f.summaries.get(e.data.compaction_id);
+      f.summaries.delete(e.data.compaction_id);
+      if (summary !== undefined && t) applySummary(t, summary, e.data.cut_seq);
+      break;
+    }
+    case "agent.compaction_failed":
+      f.summaries.delete(e.data.compaction_id);
       break;
     case "shell.command_finished":
-      if (e.data.include_in_context === true) t?.messages.push({ role: "user", text: `$ ${e.data.command}\n${e.data.output}` });
+      if (e.data.include_in_context === true) push({ role: "user", text: `$ ${e.data.command}\n${e.data.output}` });
       break;
   }
 }

@@ -7,7 +7,7 @@ import { PERSISTENCE, type EventName, type EventPayloads, type ModelMetadata } f
 import type { Committed, Event, PublisherEnvelope } from "../../handwritten/bus/index.js";
 import { agentIdOf, checkedEvent } from "../../handwritten/protocol/index.js";
 import { emptyAgentFold, foldAgentRecord } from "../../handwritten/harness/agent-fold.js";
-import { PromptEngine, type PromptPort } from "../../handwritten/harness/prompts.js";
+import { DEFAULT_COMPACTION, PromptEngine, type PromptPort } from "../../handwritten/harness/prompts.js";
 import { ToolRouter, type ToolRouterPort } from "../../handwritten/harness/tools.js";
 import { ConsumerRegistry } from "../../handwritten/harness/consumers.js";
 import type { ProviderCall } from "../../handwritten/protocol/provider-request.js";
@@ -82,6 +82,9 @@ export class InMemoryHarness {
       hasAgent: (agentId) => this.journals.has(agentId),
       systemPrompt: (agentId) => `system prompt of ${agentId}`,
       tools: () => [...this.tools.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+      harnessToolAllowed: () => true,
+      isLiveUi: (generation) => generation !== undefined,
+      compaction: DEFAULT_COMPACTION,
       defaultModel: () => this.defaultModel,
       defaultProvider: () => this.defaultProvider,
       modelInfo: () => this.modelInfo,
@@ -117,7 +120,7 @@ export class InMemoryHarness {
     // What a resume reads of the journal: the fold (the model a caller names stands for it).
     const fold = emptyAgentFold();
     for (const r of records) foldAgentRecord(fold, r, 0);
-    this.prompts.restore(agentId, model ?? fold.model, fold.usage);
+    this.prompts.restore(agentId, { ...fold, ...(model !== undefined ? { model } : {}) });
   }
 
   /** Publishes as the harness: checked, appended to its agent's journal when durable, then consumed. */
@@ -140,7 +143,7 @@ export class InMemoryHarness {
       const journal = this.journals.get(agentId);
       if (!journal) throw new Error(`no loaded agent ${agentId} for ${c.name}`);
       journal.push({ name: c.name, data: c.data } as Event);
-      this.prompts.fold(c);
+      this.prompts.fold(c, journal.length - 1);
     }
     this.published.push(c);
     for (const w of [...this.waiters]) {
@@ -183,6 +186,7 @@ export class InMemoryHarness {
     registry.consume("prompts", "agent.internal_prompt_request", (c) => p.onInternalPromptRequest(c));
     registry.consume("prompts", "agent.prompt_submitted", (c) => p.onPromptSubmitted(c));
     registry.consume("prompts", "ui.model_select", (c) => p.onModelSelect(c));
+    registry.consume("prompts", "ui.compact_request", (c) => p.onCompactRequest(c));
     registry.consume("prompts", "provider.models_declared", (c) => p.onModelsDeclared(c));
     registry.consume("prompts", "provider.response_delta_reported", (c) => p.onDeltaReported(c));
     registry.consume("prompts", "provider.response_finished_reported", (c) => p.onFinishedReported(c));

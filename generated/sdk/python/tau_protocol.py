@@ -39,13 +39,23 @@ def from_union(fs, x):
     assert False
 
 
+def from_int(x: Any) -> int:
+    assert isinstance(x, int) and not isinstance(x, bool)
+    return x
+
+
 def to_enum(c: Type[EnumT], x: Any) -> EnumT:
     assert isinstance(x, c)
     return x.value
 
 
-def from_int(x: Any) -> int:
-    assert isinstance(x, int) and not isinstance(x, bool)
+def from_float(x: Any) -> float:
+    assert isinstance(x, (float, int)) and not isinstance(x, bool)
+    return float(x)
+
+
+def to_float(x: Any) -> float:
+    assert isinstance(x, (int, float))
     return x
 
 
@@ -56,16 +66,6 @@ def to_class(c: Type[T], x: Any) -> dict:
 
 def from_bool(x: Any) -> bool:
     assert isinstance(x, bool)
-    return x
-
-
-def from_float(x: Any) -> float:
-    assert isinstance(x, (float, int)) and not isinstance(x, bool)
-    return float(x)
-
-
-def to_float(x: Any) -> float:
-    assert isinstance(x, (int, float))
     return x
 
 
@@ -96,6 +96,211 @@ class AgentCancelRequest:
         result["agent_id"] = from_str(self.agent_id)
         if self.prompt_id is not None:
             result["prompt_id"] = from_union([from_str, from_none], self.prompt_id)
+        return result
+
+
+@dataclass
+class AgentCompactionCommitted:
+    """The summary replaces the prefix: the next provider request is the summary plus the suffix."""
+
+    agent_id: str
+    compaction_id: str
+    cut_seq: int
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentCompactionCommitted':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        compaction_id = from_str(obj.get("compaction_id"))
+        cut_seq = from_int(obj.get("cut_seq"))
+        return AgentCompactionCommitted(agent_id, compaction_id, cut_seq)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["compaction_id"] = from_str(self.compaction_id)
+        result["cut_seq"] = from_int(self.cut_seq)
+        return result
+
+
+@dataclass
+class AgentCompactionFailed:
+    """The compaction ended without replacing anything; the transcript is as it was. `watermark`
+    is the
+    cut a successor owes: until one commits, the agent compacts before its next provider
+    round.
+    """
+    agent_id: str
+    compaction_id: str
+    reason: str
+    watermark: int
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentCompactionFailed':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        compaction_id = from_str(obj.get("compaction_id"))
+        reason = from_str(obj.get("reason"))
+        watermark = from_int(obj.get("watermark"))
+        return AgentCompactionFailed(agent_id, compaction_id, reason, watermark)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["compaction_id"] = from_str(self.compaction_id)
+        result["reason"] = from_str(self.reason)
+        result["watermark"] = from_int(self.watermark)
+        return result
+
+
+class CompactionTrigger(Enum):
+    """What asked for a compaction."""
+
+    AGENT = "agent"
+    AUTO = "auto"
+    SUCCESSOR = "successor"
+    TOOL = "tool"
+    USER = "user"
+
+
+@dataclass
+class AgentCompactionStarted:
+    """The owner of a compaction, committed before its summary request leaves the harness.
+    Records
+    `[0, cut_seq)` of the journal are what the summary replaces; the suffix from `cut_seq`
+    stays.
+    """
+    agent_id: str
+    compaction_id: str
+    cut_seq: int
+    model: str
+    trigger: CompactionTrigger
+    instructions: Optional[str] = None
+    requested_by: Optional[str] = None
+    """The agent whose `agent_compact` call asked for it."""
+
+    successor_of: Optional[str] = None
+    """The failed compaction whose watermark this one covers."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentCompactionStarted':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        compaction_id = from_str(obj.get("compaction_id"))
+        cut_seq = from_int(obj.get("cut_seq"))
+        model = from_str(obj.get("model"))
+        trigger = CompactionTrigger(obj.get("trigger"))
+        instructions = from_union([from_str, from_none], obj.get("instructions"))
+        requested_by = from_union([from_str, from_none], obj.get("requested_by"))
+        successor_of = from_union([from_str, from_none], obj.get("successor_of"))
+        return AgentCompactionStarted(agent_id, compaction_id, cut_seq, model, trigger, instructions, requested_by, successor_of)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["compaction_id"] = from_str(self.compaction_id)
+        result["cut_seq"] = from_int(self.cut_seq)
+        result["model"] = from_str(self.model)
+        result["trigger"] = to_enum(CompactionTrigger, self.trigger)
+        if self.instructions is not None:
+            result["instructions"] = from_union([from_str, from_none], self.instructions)
+        if self.requested_by is not None:
+            result["requested_by"] = from_union([from_str, from_none], self.requested_by)
+        if self.successor_of is not None:
+            result["successor_of"] = from_union([from_str, from_none], self.successor_of)
+        return result
+
+
+@dataclass
+class ResponseCost:
+    """A response's cost as the harness computed it at the time, from the rates then in effect."""
+
+    input_rate: float
+    """USD per million input tokens."""
+
+    output_rate: float
+    """USD per million output tokens."""
+
+    usd: float
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ResponseCost':
+        assert isinstance(obj, dict)
+        input_rate = from_float(obj.get("input_rate"))
+        output_rate = from_float(obj.get("output_rate"))
+        usd = from_float(obj.get("usd"))
+        return ResponseCost(input_rate, output_rate, usd)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["input_rate"] = to_float(self.input_rate)
+        result["output_rate"] = to_float(self.output_rate)
+        result["usd"] = to_float(self.usd)
+        return result
+
+
+@dataclass
+class Usage:
+    """Token accounting reported for one response."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: Optional[int] = None
+    cache_write_tokens: Optional[int] = None
+    reasoning_tokens: Optional[int] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'Usage':
+        assert isinstance(obj, dict)
+        input_tokens = from_int(obj.get("input_tokens"))
+        output_tokens = from_int(obj.get("output_tokens"))
+        cache_read_tokens = from_union([from_int, from_none], obj.get("cache_read_tokens"))
+        cache_write_tokens = from_union([from_int, from_none], obj.get("cache_write_tokens"))
+        reasoning_tokens = from_union([from_int, from_none], obj.get("reasoning_tokens"))
+        return Usage(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["input_tokens"] = from_int(self.input_tokens)
+        result["output_tokens"] = from_int(self.output_tokens)
+        if self.cache_read_tokens is not None:
+            result["cache_read_tokens"] = from_union([from_int, from_none], self.cache_read_tokens)
+        if self.cache_write_tokens is not None:
+            result["cache_write_tokens"] = from_union([from_int, from_none], self.cache_write_tokens)
+        if self.reasoning_tokens is not None:
+            result["reasoning_tokens"] = from_union([from_int, from_none], self.reasoning_tokens)
+        return result
+
+
+@dataclass
+class AgentCompactionSummarized:
+    """The summary the model produced: durable before it replaces anything."""
+
+    agent_id: str
+    compaction_id: str
+    summary: str
+    cost: Optional[ResponseCost] = None
+    usage: Optional[Usage] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentCompactionSummarized':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        compaction_id = from_str(obj.get("compaction_id"))
+        summary = from_str(obj.get("summary"))
+        cost = from_union([ResponseCost.from_dict, from_none], obj.get("cost"))
+        usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
+        return AgentCompactionSummarized(agent_id, compaction_id, summary, cost, usage)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["compaction_id"] = from_str(self.compaction_id)
+        result["summary"] = from_str(self.summary)
+        if self.cost is not None:
+            result["cost"] = from_union([lambda x: to_class(ResponseCost, x), from_none], self.cost)
+        if self.usage is not None:
+            result["usage"] = from_union([lambda x: to_class(Usage, x), from_none], self.usage)
         return result
 
 
@@ -359,6 +564,10 @@ class AgentPromptStarted:
         return result
 
 
+class InternalPromptKind(Enum):
+    CONTEXT_SIZE_ALERT = "context_size_alert"
+
+
 class PromptSource(Enum):
     """Where a prompt came from; decides the provider envelope."""
 
@@ -374,6 +583,10 @@ class AgentPromptSubmitted:
     prompt_id: str
     source: PromptSource
     text: str
+    alert: Optional[str] = None
+    """The configured name of the context-size alert this prompt delivers."""
+
+    internal_kind: Optional[InternalPromptKind] = None
     literal: Optional[bool] = None
     """Typed with the `::` escape: the text is literal and no command consumer may interpret it."""
 
@@ -388,9 +601,11 @@ class AgentPromptSubmitted:
         prompt_id = from_str(obj.get("prompt_id"))
         source = PromptSource(obj.get("source"))
         text = from_str(obj.get("text"))
+        alert = from_union([from_str, from_none], obj.get("alert"))
+        internal_kind = from_union([InternalPromptKind, from_none], obj.get("internal_kind"))
         literal = from_union([from_bool, from_none], obj.get("literal"))
         submitter = from_union([from_str, from_none], obj.get("submitter"))
-        return AgentPromptSubmitted(agent_id, mode, prompt_id, source, text, literal, submitter)
+        return AgentPromptSubmitted(agent_id, mode, prompt_id, source, text, alert, internal_kind, literal, submitter)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -399,6 +614,10 @@ class AgentPromptSubmitted:
         result["prompt_id"] = from_str(self.prompt_id)
         result["source"] = to_enum(PromptSource, self.source)
         result["text"] = from_str(self.text)
+        if self.alert is not None:
+            result["alert"] = from_union([from_str, from_none], self.alert)
+        if self.internal_kind is not None:
+            result["internal_kind"] = from_union([lambda x: to_enum(InternalPromptKind, x), from_none], self.internal_kind)
         if self.literal is not None:
             result["literal"] = from_union([from_bool, from_none], self.literal)
         if self.submitter is not None:
@@ -471,39 +690,6 @@ class AgentStarted:
             result["parent_id"] = from_union([from_str, from_none], self.parent_id)
         if self.role is not None:
             result["role"] = from_union([from_str, from_none], self.role)
-        return result
-
-
-@dataclass
-class Usage:
-    """Token accounting reported for one response."""
-
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: Optional[int] = None
-    cache_write_tokens: Optional[int] = None
-    reasoning_tokens: Optional[int] = None
-
-    @staticmethod
-    def from_dict(obj: Any) -> 'Usage':
-        assert isinstance(obj, dict)
-        input_tokens = from_int(obj.get("input_tokens"))
-        output_tokens = from_int(obj.get("output_tokens"))
-        cache_read_tokens = from_union([from_int, from_none], obj.get("cache_read_tokens"))
-        cache_write_tokens = from_union([from_int, from_none], obj.get("cache_write_tokens"))
-        reasoning_tokens = from_union([from_int, from_none], obj.get("reasoning_tokens"))
-        return Usage(input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens)
-
-    def to_dict(self) -> dict:
-        result: dict = {}
-        result["input_tokens"] = from_int(self.input_tokens)
-        result["output_tokens"] = from_int(self.output_tokens)
-        if self.cache_read_tokens is not None:
-            result["cache_read_tokens"] = from_union([from_int, from_none], self.cache_read_tokens)
-        if self.cache_write_tokens is not None:
-            result["cache_write_tokens"] = from_union([from_int, from_none], self.cache_write_tokens)
-        if self.reasoning_tokens is not None:
-            result["reasoning_tokens"] = from_union([from_int, from_none], self.reasoning_tokens)
         return result
 
 
@@ -1865,6 +2051,7 @@ class ProviderResponseFinished:
     round: int
     text: str
     tool_calls: List[ToolCall]
+    cost: Optional[ResponseCost] = None
     reasoning: Optional[str] = None
     server_finish_reason: Optional[str] = None
     """The finish reason exactly as the server sent it, present only when it differs from
@@ -1884,10 +2071,11 @@ class ProviderResponseFinished:
         round = from_int(obj.get("round"))
         text = from_str(obj.get("text"))
         tool_calls = from_list(ToolCall.from_dict, obj.get("tool_calls"))
+        cost = from_union([ResponseCost.from_dict, from_none], obj.get("cost"))
         reasoning = from_union([from_str, from_none], obj.get("reasoning"))
         server_finish_reason = from_union([from_str, from_none], obj.get("server_finish_reason"))
         usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
-        return ProviderResponseFinished(agent_id, finish_reason, model, prompt_id, round, text, tool_calls, reasoning, server_finish_reason, usage)
+        return ProviderResponseFinished(agent_id, finish_reason, model, prompt_id, round, text, tool_calls, cost, reasoning, server_finish_reason, usage)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -1898,6 +2086,8 @@ class ProviderResponseFinished:
         result["round"] = from_int(self.round)
         result["text"] = from_str(self.text)
         result["tool_calls"] = from_list(lambda x: to_class(ToolCall, x), self.tool_calls)
+        if self.cost is not None:
+            result["cost"] = from_union([lambda x: to_class(ResponseCost, x), from_none], self.cost)
         if self.reasoning is not None:
             result["reasoning"] = from_union([from_str, from_none], self.reasoning)
         if self.server_finish_reason is not None:
@@ -3141,6 +3331,28 @@ class ToolUnregistrationDeclared:
 
 
 @dataclass
+class UICompactRequest:
+    """`:compact [instructions]` from an attached UI."""
+
+    agent_id: str
+    instructions: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UICompactRequest':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        instructions = from_union([from_str, from_none], obj.get("instructions"))
+        return UICompactRequest(agent_id, instructions)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        if self.instructions is not None:
+            result["instructions"] = from_union([from_str, from_none], self.instructions)
+        return result
+
+
+@dataclass
 class UICreateAgent:
     request_id: str
     display_name: Optional[str] = None
@@ -3823,6 +4035,38 @@ def agent_cancel_request_to_dict(x: AgentCancelRequest) -> Any:
     return to_class(AgentCancelRequest, x)
 
 
+def agent_compaction_committed_from_dict(s: Any) -> AgentCompactionCommitted:
+    return AgentCompactionCommitted.from_dict(s)
+
+
+def agent_compaction_committed_to_dict(x: AgentCompactionCommitted) -> Any:
+    return to_class(AgentCompactionCommitted, x)
+
+
+def agent_compaction_failed_from_dict(s: Any) -> AgentCompactionFailed:
+    return AgentCompactionFailed.from_dict(s)
+
+
+def agent_compaction_failed_to_dict(x: AgentCompactionFailed) -> Any:
+    return to_class(AgentCompactionFailed, x)
+
+
+def agent_compaction_started_from_dict(s: Any) -> AgentCompactionStarted:
+    return AgentCompactionStarted.from_dict(s)
+
+
+def agent_compaction_started_to_dict(x: AgentCompactionStarted) -> Any:
+    return to_class(AgentCompactionStarted, x)
+
+
+def agent_compaction_summarized_from_dict(s: Any) -> AgentCompactionSummarized:
+    return AgentCompactionSummarized.from_dict(s)
+
+
+def agent_compaction_summarized_to_dict(x: AgentCompactionSummarized) -> Any:
+    return to_class(AgentCompactionSummarized, x)
+
+
 def agent_internal_prompt_request_from_dict(s: Any) -> AgentInternalPromptRequest:
     return AgentInternalPromptRequest.from_dict(s)
 
@@ -4495,6 +4739,14 @@ def tool_unregistration_declared_to_dict(x: ToolUnregistrationDeclared) -> Any:
     return to_class(ToolUnregistrationDeclared, x)
 
 
+def ui_compact_request_from_dict(s: Any) -> UICompactRequest:
+    return UICompactRequest.from_dict(s)
+
+
+def ui_compact_request_to_dict(x: UICompactRequest) -> Any:
+    return to_class(UICompactRequest, x)
+
+
 def ui_create_agent_from_dict(s: Any) -> UICreateAgent:
     return UICreateAgent.from_dict(s)
 
@@ -4664,6 +4916,10 @@ MESSAGE_TYPES: Dict[str, Any] = {
 
 EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "agent.cancel_request": AgentCancelRequest,
+    "agent.compaction_committed": AgentCompactionCommitted,
+    "agent.compaction_failed": AgentCompactionFailed,
+    "agent.compaction_started": AgentCompactionStarted,
+    "agent.compaction_summarized": AgentCompactionSummarized,
     "agent.internal_prompt_request": AgentInternalPromptRequest,
     "agent.metadata_request": AgentMetadataRequest,
     "agent.metadata_set": AgentMetadataSet,
@@ -4731,6 +4987,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "tool.started": ToolStarted,
     "tool.unregister": ToolUnregister,
     "tool.unregistration_declared": ToolUnregistrationDeclared,
+    "ui.compact_request": UICompactRequest,
     "ui.create_agent": UICreateAgent,
     "ui.create_agent_result": UICreateAgentResult,
     "ui.focus": UIFocus,

@@ -387,6 +387,9 @@ export class TuiApp {
         return this.olderHistory(client);
       case "sandbox":
         return this.sandboxCommand(args, false);
+      case "compact":
+        client.emit("ui.compact_request", { agent_id: this.focus, ...(args[0] !== undefined ? { instructions: args[0] } : {}) });
+        return;
       case "skill": {
         // An unknown skill comes back as a directed refusal naming the known ones; nothing is sent.
         const busy = this.current()?.busy === true;
@@ -609,6 +612,7 @@ export class TuiApp {
       a?.model ?? "",
       this.session === undefined || a === undefined ? "starting…" : this.replaying ? "loading history…" : this.transcript.models.length === 0 ? "waiting for a model…" : a.busy ? "working…" : "ready",
       a && (a.inputTokens > 0 || a.outputTokens > 0) ? `↑${a.inputTokens} ↓${a.outputTokens}` : "",
+      a?.contextWindow ? `ctx ${Math.min(999, Math.round((100 * a.contextTokens) / a.contextWindow))}%` : "",
       a && a.costUsd > 0 ? `$${a.costUsd.toFixed(4)}` : "",
     ].filter((p) => p !== "");
     const text = truncateMiddle(sanitize(parts.join(" · "), { newlines: "escape" }), width);

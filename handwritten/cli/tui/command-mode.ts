@@ -35,6 +35,7 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   },
   { name: "model", usage: ":model [MODEL]", summary: "show the models, or select one for this agent", min: 0, max: 1 },
   { name: "cancel", usage: ":cancel", summary: "cancel this agent's running prompt", min: 0, max: 0 },
+  { name: "compact", usage: ":compact [INSTRUCTIONS]", summary: "replace this agent's earlier conversation by a summary (now, or after its turn)", min: 0, max: 1, rest: true },
   { name: "history", usage: ":history", summary: "show this agent's earlier history, a page further back each time", min: 0, max: 0 },
   { name: "skill", usage: ":skill NAME [TEXT]", summary: "load a skill into this agent, with optional text", min: 1, max: 2, rest: true },
   { name: "set", usage: ":set [SETTING [VALUE]]", summary: "show or change a setting of this terminal", min: 0, max: 2 },

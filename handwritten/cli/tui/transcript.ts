@@ -149,7 +149,18 @@ export class Transcript {
         if (e.data.key === "display_name") a.name = e.data.value ?? undefined;
         return true;
       case "agent.prompt_submitted":
-        this.push(a, { kind: "user", text: e.data.text, done: true });
+        // A harness advisory is shown as what it is, never as something the user typed.
+        if (e.data.internal_kind === "context_size_alert") this.push(a, { kind: "notice", level: "warning", text: `context-size alert ${e.data.alert ?? ""}: ${e.data.text}`, done: true });
+        else this.push(a, { kind: "user", text: e.data.text, done: true });
+        return true;
+      case "agent.compaction_started":
+        this.push(a, { kind: "notice", level: "info", text: `compacting the conversation (${e.data.trigger})…`, done: true });
+        return true;
+      case "agent.compaction_committed":
+        this.push(a, { kind: "notice", level: "info", text: "compacted: the earlier conversation was replaced by a summary", done: true });
+        return true;
+      case "agent.compaction_failed":
+        this.push(a, { kind: "notice", level: "error", text: `compaction failed, the conversation is unchanged: ${e.data.reason}`, done: true });
         return true;
       case "agent.prompt_started":
         a.busy = true;

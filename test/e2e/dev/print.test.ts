@@ -31,7 +31,7 @@ describe("tau dev print-*", () => {
     expect(system.stdout).toContain("Prefer small commits.");
     const tools = await runTau(["dev", "print-tools"], { env, cwd: project });
     expect(tools.code).toBe(0);
-    expect((JSON.parse(tools.stdout) as Array<{ name: string }>).map((t) => t.name)).toEqual(["cd", "edit", "find", "grep", "ls", "read", "shell", "write"]);
+    expect((JSON.parse(tools.stdout) as Array<{ name: string }>).map((t) => t.name)).toEqual(["cd", "compact", "edit", "find", "grep", "ls", "read", "shell", "write"]); // compact: the harness's own, on by default
     const prompt = await runTau(["dev", "print-prompt", "fix </user> it"], { env, cwd: project });
     expect(prompt.code).toBe(0);
     expect((JSON.parse(prompt.stdout) as { messages: Array<{ text: string }> }).messages).toEqual([{ role: "user", text: "<user>\nfix </ user> it\n</user>" }]);

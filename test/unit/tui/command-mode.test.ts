@@ -38,3 +38,11 @@ describe("command mode", () => {
     expect(historyText(":model gpt-x", parseInput(":model gpt-x"))).toBe(":model gpt-x");
   });
 });
+
+describe(":compact", () => {
+  it("takes optional instructions, the rest of the line verbatim", () => {
+    const plain = parseInput(":compact");
+    expect(plain).toMatchObject({ kind: "command", spec: { name: "compact" }, args: [] });
+    expect(parseInput(":compact keep the file names,  and the errors")).toMatchObject({ kind: "command", args: ["keep the file names,  and the errors"] });
+  });
+});

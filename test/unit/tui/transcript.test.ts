@@ -118,3 +118,21 @@ describe("the transcript in memory", () => {
     expect(c2).toMatchObject({ status: "ok", done: true });
   });
 });
+
+describe("compaction and alerts in the transcript", () => {
+  it("shows a context-size alert as a harness notice, never as the user's prompt, and the compaction's steps", () => {
+    const t = new Transcript();
+    const agent_id = "a1";
+    t.apply({ name: "agent.started", data: { agent_id, session_id: "s1", creator: "ui", cwd: "/p", ephemeral: false } });
+    t.apply({ name: "agent.prompt_submitted", data: { agent_id, prompt_id: "p1", source: "harness_internal", mode: "steer", text: "context is full", internal_kind: "context_size_alert", alert: "high" } });
+    t.apply({ name: "agent.compaction_started", data: { agent_id, compaction_id: "c1", cut_seq: 3, trigger: "auto", model: "m" } });
+    t.apply({ name: "agent.compaction_failed", data: { agent_id, compaction_id: "c1", watermark: 3, reason: "boom" } });
+    const items = t.agent(agent_id).items;
+    expect(items.map((i) => i.kind)).toEqual(["notice", "notice", "notice"]);
+    expect(items.map((i) => ("text" in i ? i.text : ""))).toEqual([
+      "context-size alert high: context is full",
+      "compacting the conversation (auto)…",
+      "compaction failed, the conversation is unchanged: boom",
+    ]);
+  });
+});

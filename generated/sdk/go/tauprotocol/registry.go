@@ -68,6 +68,14 @@ func NewEventPayload(name string) any {
 	switch name {
 	case "agent.cancel_request":
 		return &AgentCancelRequest{}
+	case "agent.compaction_committed":
+		return &AgentCompactionCommitted{}
+	case "agent.compaction_failed":
+		return &AgentCompactionFailed{}
+	case "agent.compaction_started":
+		return &AgentCompactionStarted{}
+	case "agent.compaction_summarized":
+		return &AgentCompactionSummarized{}
 	case "agent.internal_prompt_request":
 		return &AgentInternalPromptRequest{}
 	case "agent.metadata_request":
@@ -202,6 +210,8 @@ func NewEventPayload(name string) any {
 		return &ToolUnregister{}
 	case "tool.unregistration_declared":
 		return &ToolUnregistrationDeclared{}
+	case "ui.compact_request":
+		return &UICompactRequest{}
 	case "ui.create_agent":
 		return &UICreateAgent{}
 	case "ui.create_agent_result":

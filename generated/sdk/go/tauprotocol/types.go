@@ -12,6 +12,68 @@ type AgentCancelRequest struct {
 	PromptID *string `json:"prompt_id,omitempty" cbor:"prompt_id,omitempty"`
 }
 
+// The summary replaces the prefix: the next provider request is the summary plus the suffix.
+type AgentCompactionCommitted struct {
+	AgentID      string `json:"agent_id" cbor:"agent_id"`
+	CompactionID string `json:"compaction_id" cbor:"compaction_id"`
+	CutSeq       int64  `json:"cut_seq" cbor:"cut_seq"`
+}
+
+// The compaction ended without replacing anything; the transcript is as it was. `watermark`
+// is the
+// cut a successor owes: until one commits, the agent compacts before its next provider
+// round.
+type AgentCompactionFailed struct {
+	AgentID      string `json:"agent_id" cbor:"agent_id"`
+	CompactionID string `json:"compaction_id" cbor:"compaction_id"`
+	Reason       string `json:"reason" cbor:"reason"`
+	Watermark    int64  `json:"watermark" cbor:"watermark"`
+}
+
+// The owner of a compaction, committed before its summary request leaves the harness.
+// Records
+// `[0, cut_seq)` of the journal are what the summary replaces; the suffix from `cut_seq`
+// stays.
+type AgentCompactionStarted struct {
+	AgentID      string  `json:"agent_id" cbor:"agent_id"`
+	CompactionID string  `json:"compaction_id" cbor:"compaction_id"`
+	CutSeq       int64   `json:"cut_seq" cbor:"cut_seq"`
+	Instructions *string `json:"instructions,omitempty" cbor:"instructions,omitempty"`
+	Model        string  `json:"model" cbor:"model"`
+	// The agent whose `agent_compact` call asked for it.
+	RequestedBy *string `json:"requested_by,omitempty" cbor:"requested_by,omitempty"`
+	// The failed compaction whose watermark this one covers.
+	SuccessorOf *string           `json:"successor_of,omitempty" cbor:"successor_of,omitempty"`
+	Trigger     CompactionTrigger `json:"trigger" cbor:"trigger"`
+}
+
+// The summary the model produced: durable before it replaces anything.
+type AgentCompactionSummarized struct {
+	AgentID      string        `json:"agent_id" cbor:"agent_id"`
+	CompactionID string        `json:"compaction_id" cbor:"compaction_id"`
+	Cost         *ResponseCost `json:"cost,omitempty" cbor:"cost,omitempty"`
+	Summary      string        `json:"summary" cbor:"summary"`
+	Usage        *Usage        `json:"usage,omitempty" cbor:"usage,omitempty"`
+}
+
+// A response's cost as the harness computed it at the time, from the rates then in effect.
+type ResponseCost struct {
+	// USD per million input tokens.
+	InputRate float64 `json:"input_rate" cbor:"input_rate"`
+	// USD per million output tokens.
+	OutputRate float64 `json:"output_rate" cbor:"output_rate"`
+	Usd        float64 `json:"usd" cbor:"usd"`
+}
+
+// Token accounting reported for one response.
+type Usage struct {
+	CacheReadTokens  *int64 `json:"cache_read_tokens,omitempty" cbor:"cache_read_tokens,omitempty"`
+	CacheWriteTokens *int64 `json:"cache_write_tokens,omitempty" cbor:"cache_write_tokens,omitempty"`
+	InputTokens      int64  `json:"input_tokens" cbor:"input_tokens"`
+	OutputTokens     int64  `json:"output_tokens" cbor:"output_tokens"`
+	ReasoningTokens  *int64 `json:"reasoning_tokens,omitempty" cbor:"reasoning_tokens,omitempty"`
+}
+
 type AgentInternalPromptRequest struct {
 	AgentID string     `json:"agent_id" cbor:"agent_id"`
 	Mode    PromptMode `json:"mode" cbor:"mode"`
@@ -78,6 +140,9 @@ type AgentPromptStarted struct {
 
 type AgentPromptSubmitted struct {
 	AgentID string `json:"agent_id" cbor:"agent_id"`
+	// The configured name of the context-size alert this prompt delivers.
+	Alert        *string             `json:"alert,omitempty" cbor:"alert,omitempty"`
+	InternalKind *InternalPromptKind `json:"internal_kind,omitempty" cbor:"internal_kind,omitempty"`
 	// Typed with the `::` escape: the text is literal and no command consumer may interpret it.
 	Literal  *bool        `json:"literal,omitempty" cbor:"literal,omitempty"`
 	Mode     PromptMode   `json:"mode" cbor:"mode"`
@@ -111,15 +176,6 @@ type AgentStatsUpdated struct {
 	ContextWindow *int64  `json:"context_window,omitempty" cbor:"context_window,omitempty"`
 	CostUsd       float64 `json:"cost_usd" cbor:"cost_usd"`
 	Usage         Usage   `json:"usage" cbor:"usage"`
-}
-
-// Token accounting reported for one response.
-type Usage struct {
-	CacheReadTokens  *int64 `json:"cache_read_tokens,omitempty" cbor:"cache_read_tokens,omitempty"`
-	CacheWriteTokens *int64 `json:"cache_write_tokens,omitempty" cbor:"cache_write_tokens,omitempty"`
-	InputTokens      int64  `json:"input_tokens" cbor:"input_tokens"`
-	OutputTokens     int64  `json:"output_tokens" cbor:"output_tokens"`
-	ReasoningTokens  *int64 `json:"reasoning_tokens,omitempty" cbor:"reasoning_tokens,omitempty"`
 }
 
 type ConfigErrorMessage struct {
@@ -473,12 +529,13 @@ type ProviderResponseFailedReported struct {
 }
 
 type ProviderResponseFinished struct {
-	AgentID      string       `json:"agent_id" cbor:"agent_id"`
-	FinishReason FinishReason `json:"finish_reason" cbor:"finish_reason"`
-	Model        string       `json:"model" cbor:"model"`
-	PromptID     string       `json:"prompt_id" cbor:"prompt_id"`
-	Reasoning    *string      `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
-	Round        int64        `json:"round" cbor:"round"`
+	AgentID      string        `json:"agent_id" cbor:"agent_id"`
+	Cost         *ResponseCost `json:"cost,omitempty" cbor:"cost,omitempty"`
+	FinishReason FinishReason  `json:"finish_reason" cbor:"finish_reason"`
+	Model        string        `json:"model" cbor:"model"`
+	PromptID     string        `json:"prompt_id" cbor:"prompt_id"`
+	Reasoning    *string       `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
+	Round        int64         `json:"round" cbor:"round"`
 	// The finish reason exactly as the server sent it, present only when it differs from
 	// `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
 	// reason,
@@ -823,6 +880,12 @@ type ToolUnregistrationDeclared struct {
 	Name string `json:"name" cbor:"name"`
 }
 
+// `:compact [instructions]` from an attached UI.
+type UICompactRequest struct {
+	AgentID      string  `json:"agent_id" cbor:"agent_id"`
+	Instructions *string `json:"instructions,omitempty" cbor:"instructions,omitempty"`
+}
+
 type UICreateAgent struct {
 	DisplayName *string `json:"display_name,omitempty" cbor:"display_name,omitempty"`
 	Ephemeral   *bool   `json:"ephemeral,omitempty" cbor:"ephemeral,omitempty"`
@@ -1001,6 +1064,17 @@ type UITreeRequestMessagePayload struct {
 	RequestID string  `json:"request_id" cbor:"request_id"`
 }
 
+// What asked for a compaction.
+type CompactionTrigger string
+
+const (
+	Agent                 CompactionTrigger = "agent"
+	Auto                  CompactionTrigger = "auto"
+	CompactionTriggerTool CompactionTrigger = "tool"
+	CompactionTriggerUser CompactionTrigger = "user"
+	Successor             CompactionTrigger = "successor"
+)
+
 type PromptMode string
 
 const (
@@ -1038,6 +1112,12 @@ const (
 	Failed               TurnOutcome = "failed"
 	Interrupted          TurnOutcome = "interrupted"
 	TurnOutcomeCancelled TurnOutcome = "cancelled"
+)
+
+type InternalPromptKind string
+
+const (
+	ContextSizeAlert InternalPromptKind = "context_size_alert"
 )
 
 // Where a prompt came from; decides the provider envelope.
@@ -1187,8 +1267,8 @@ type MessageRole string
 const (
 	Assistant       MessageRole = "assistant"
 	MessageRoleTool MessageRole = "tool"
+	MessageRoleUser MessageRole = "user"
 	System          MessageRole = "system"
-	User            MessageRole = "user"
 )
 
 type ErrorClass string
