@@ -47,6 +47,10 @@ export const ERROR_DOCS = {
     commands: "tau run",
     meaning: "The prompt was given twice: two of the prompt argument (`tau run TEXT`), `-p TEXT` and standard input (`-` or `--prompt-stdin`).",
   },
+  "TAU-E0108": {
+    commands: "tau run",
+    meaning: "The prompt piped to standard input is over 8 MiB, the most a prompt may be; only that much is read.",
+  },
   "TAU-E0111": {
     commands: "tau, tau attach, tau resume",
     meaning: "An argument the interactive UI does not take.",

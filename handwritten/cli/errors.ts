@@ -28,6 +28,7 @@ export const TAU_ERRORS = {
   "TAU-E0105": "usage",
   "TAU-E0106": "usage",
   "TAU-E0107": "usage",
+  "TAU-E0108": "usage",
   "TAU-E0111": "usage",
   "TAU-E0112": "usage",
   "TAU-E0113": "usage",

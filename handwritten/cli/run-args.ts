@@ -41,6 +41,9 @@ export type ParsedRunArgs = { readonly ok: true; readonly args: RunArgs } | RunR
 
 export const NO_PROMPT = "tau run: give a prompt: tau run TEXT, -p TEXT, text on a pipe (or --prompt-stdin), or a skill with --skill NAME";
 
+/** The refusal of a prompt on standard input over STDIN_PROMPT_MAX_BYTES (run-main.ts). */
+export const STDIN_TOO_LARGE = "tau run: the prompt on standard input is over 8 MiB; give a shorter one (name a file in the prompt instead)";
+
 /** The refusal of two prompt sources at once. */
 export const TWO_PROMPTS = "tau run: give the prompt once: as TEXT, with -p TEXT, or on standard input (- or --prompt-stdin)";
 

@@ -24,6 +24,8 @@ export function runTau(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: st
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.on("error", reject);
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+    // A tau that stops reading its input early (a refused prompt) closes the pipe: not an error here.
+    child.stdin.on("error", () => {});
     child.stdin.end(opts.input ?? "");
   });
 }

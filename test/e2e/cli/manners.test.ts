@@ -7,7 +7,8 @@ import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { TAU_BIN } from "../../support/paths.js";
 import { spawnTau } from "../../support/pty.js";
 import { textResponse, type FakeOpenAI } from "../../support/fake-openai.js";
-import { NO_PROMPT, TWO_PROMPTS } from "../../../handwritten/cli/run-args.js";
+import { NO_PROMPT, STDIN_TOO_LARGE, TWO_PROMPTS } from "../../../handwritten/cli/run-args.js";
+import { STDIN_PROMPT_MAX_BYTES } from "../../../handwritten/cli/run-main.js";
 import { exitCodeOf } from "../../../handwritten/cli/errors.js";
 
 let fake!: FakeOpenAI;
@@ -121,6 +122,18 @@ describe("a prompt, however it is given", () => {
     expect(two.code).toBe(2);
     expect(two.stderr).toBe('tau run: one prompt argument, not 2 (quote it: tau run "fix the failing test") [TAU-E0101]\nSee: tau run --help\n');
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it("[run.prompt.stdin-bounded] a prompt piped in over 8 MiB is refused, having read no more than that", async () => {
+    const r = await runTau(["run"], { env: env(), input: "x".repeat(STDIN_PROMPT_MAX_BYTES + 1) });
+    expect(r.code).toBe(exitCodeOf("TAU-E0108"));
+    expect(r.stderr).toBe(`${STDIN_TOO_LARGE} [TAU-E0108]\n`);
+    expect(fake.requests).toHaveLength(0);
+    // At the bound itself the prompt goes through.
+    fake.enqueue(textResponse("big one read"));
+    const at = await runTau(["run"], { env: env(), input: "y".repeat(STDIN_PROMPT_MAX_BYTES) });
+    expect(at.stderr).toBe("");
+    expect(at.stdout).toBe("big one read\n");
   });
 
   it("[run.prompt.terminal-not-waited] with no prompt and a terminal on stdin, tau run says how to give one instead of waiting", async () => {
