@@ -14,7 +14,7 @@ export interface AgentFold {
   /** `agent.started.role`: whose tool policy applies. */
   role?: string;
   /** The compaction open in the journal (SPEC-compaction): started, and summarized at a seq. */
-  compacting?: { id: string; cut_seq: number; summarized_seq?: number };
+  compacting?: { id: string; cut_seq: number; summarized_seq?: number; model?: string };
   /** A failed compaction whose watermark a successor still owes. */
   owed?: { id: string; watermark: number };
   /** The cut of the last committed compaction (0: none). */
@@ -50,11 +50,13 @@ export function emptyUsageTotals(): AgentUsageTotals {
 }
 
 /** Adds one response's usage to the totals. */
-export function addUsage(u: AgentUsageTotals, model: string, input: number, output: number, cached: number): void {
+export function addUsage(u: AgentUsageTotals, model: string, input: number, output: number, cached: number, context = true): void {
   u.input_tokens += input;
   u.output_tokens += output;
-  u.context_tokens = input + output;
-  u.context_model = model;
+  if (context) {
+    u.context_tokens = input + output;
+    u.context_model = model;
+  }
   const m = (u.by_model[model] ??= [0, 0, 0]);
   m[0] += input;
   m[1] += output;
@@ -74,10 +76,15 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       if (e.data.role !== undefined) f.role = e.data.role;
       break;
     case "agent.compaction_started":
-      f.compacting = { id: e.data.compaction_id, cut_seq: e.data.cut_seq };
+      f.compacting = { id: e.data.compaction_id, cut_seq: e.data.cut_seq, model: e.data.model };
       break;
     case "agent.compaction_summarized":
-      if (f.compacting?.id === e.data.compaction_id) f.compacting.summarized_seq = seq;
+      if (f.compacting?.id === e.data.compaction_id) {
+        f.compacting.summarized_seq = seq;
+        // The summary's tokens count, as live, but are not the context's use (a response's are).
+        const u = e.data.usage;
+        if (u) addUsage(f.usage, f.compacting.model ?? f.model ?? "", u.input_tokens, u.output_tokens, u.cache_read_tokens ?? 0, false);
+      }
       break;
     case "agent.compaction_committed":
       // Only the open compaction commits: a duplicate changes nothing.
@@ -130,7 +137,8 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
   if (v.role !== undefined && typeof v.role !== "string") return undefined;
   const seqOf = (x: unknown) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
   const c = v.compacting;
-  if (c !== undefined && !(isRecord(c) && typeof c.id === "string" && seqOf(c.cut_seq) && (c.summarized_seq === undefined || seqOf(c.summarized_seq)))) return undefined;
+  if (c !== undefined && !(isRecord(c) && typeof c.id === "string" && seqOf(c.cut_seq) && (c.summarized_seq === undefined || seqOf(c.summarized_seq)) && (c.model === undefined || typeof c.model === "string")))
+    return undefined;
   const o = v.owed;
   if (o !== undefined && !(isRecord(o) && typeof o.id === "string" && seqOf(o.watermark))) return undefined;
   if (v.cut !== undefined && !seqOf(v.cut)) return undefined;
@@ -147,7 +155,16 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
     ...(v.parent_id !== undefined ? { parent_id: v.parent_id as string } : {}),
     ...(v.model !== undefined ? { model: v.model as string } : {}),
     ...(v.role !== undefined ? { role: v.role as string } : {}),
-    ...(isRecord(c) ? { compacting: { id: c.id as string, cut_seq: c.cut_seq as number, ...(c.summarized_seq !== undefined ? { summarized_seq: c.summarized_seq as number } : {}) } } : {}),
+    ...(isRecord(c)
+      ? {
+          compacting: {
+            id: c.id as string,
+            cut_seq: c.cut_seq as number,
+            ...(c.summarized_seq !== undefined ? { summarized_seq: c.summarized_seq as number } : {}),
+            ...(c.model !== undefined ? { model: c.model as string } : {}),
+          },
+        }
+      : {}),
     ...(isRecord(o) ? { owed: { id: o.id as string, watermark: o.watermark as number } } : {}),
     ...(v.cut !== undefined ? { cut: v.cut as number } : {}),
     metadata: { ...(v.metadata as Record<string, string>) },

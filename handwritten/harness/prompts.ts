@@ -1017,7 +1017,7 @@ export class PromptEngine {
   /** Response-local usage into the agent's totals; only an ordinary response sets the context use. */
   private account(agentId: string, l: AgentLoop, model: string, usage: Usage | undefined, kind: "response" | "summary"): void {
     if (!usage) return;
-    addUsage(l.totals, model, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens ?? 0);
+    addUsage(l.totals, model, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens ?? 0, kind === "response");
     if (kind === "response") {
       l.contextTokens = usage.input_tokens + usage.output_tokens;
       l.contextFresh = true;

@@ -284,6 +284,17 @@ describe("the agent loop through its ports", () => {
     await h.settle();
     // (400 × 2 + 30 × 10) / 10^6 dollars, and the last response's context against m2's window.
     expect(h.all("agent.stats_updated").at(-1)).toEqual({ agent_id: "a-9", usage: { input_tokens: 400, output_tokens: 30 }, cost_usd: 1100 / 1_000_000, context_tokens: 320, context_window: 4000 });
+    // A compaction's summary counts toward the tokens (as it does live), but not as the context's use.
+    const compacted = new InMemoryHarness();
+    compacted.live.set("llm", 1);
+    compacted.addAgent("a-8", [
+      ...journal.map((e) => ({ ...e, data: { ...e.data, agent_id: "a-8" } }) as Event),
+      { name: "agent.compaction_started", data: { agent_id: "a-8", compaction_id: "c-1", cut_seq: 2, trigger: "user", model: "m2" } },
+      { name: "agent.compaction_summarized", data: { agent_id: "a-8", compaction_id: "c-1", summary: "s", usage: { input_tokens: 50, output_tokens: 5 } } },
+      { name: "agent.compaction_committed", data: { agent_id: "a-8", compaction_id: "c-1", cut_seq: 2 } },
+    ] as Event[]);
+    await compacted.settle();
+    expect(compacted.all("agent.stats_updated")).toEqual([{ agent_id: "a-8", usage: { input_tokens: 450, output_tokens: 35 }, cost_usd: 0, context_tokens: 320 }]);
     // The same declaration again changes nothing, so nothing is published again.
     const count = h.all("agent.stats_updated").length;
     h.fromPeer("provider.models_declared", { models: [{ id: "m2", context_window: 4000, input_cost: 2, output_cost: 10 }] }, LLM);
