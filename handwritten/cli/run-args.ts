@@ -3,6 +3,7 @@
 // the same answer on whether the run goes ahead and with which daemon arguments. The flags are those
 // of run-flags.ts, which the oclif `run` command (serving `tau run --help`) is made from too.
 import { resolve } from "node:path";
+import { readSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../startup/launch-facts.js";
 import type { TauErrorCode } from "./errors.js";
@@ -41,7 +42,7 @@ export type ParsedRunArgs = { readonly ok: true; readonly args: RunArgs } | RunR
 
 export const NO_PROMPT = "tau run: give a prompt: tau run TEXT, -p TEXT, text on a pipe (or --prompt-stdin), or a skill with --skill NAME";
 
-/** The refusal of a prompt on standard input over STDIN_PROMPT_MAX_BYTES (run-main.ts). */
+/** The refusal of a prompt on standard input over STDIN_PROMPT_MAX_BYTES (readPromptStdin). */
 export const STDIN_TOO_LARGE = "tau run: the prompt on standard input is over 8 MiB; give a shorter one (name a file in the prompt instead)";
 
 /** The refusal of two prompt sources at once. */
@@ -151,4 +152,40 @@ export function parseEarlyLaunch(cmdline: readonly string[], at: number): EarlyL
   if (daemon !== DAEMON_COMMAND || forRun !== FOR_RUN_FLAG) return undefined;
   if (sessionId === undefined || !SESSION_ID_PATTERN.test(sessionId) || instance === undefined || !INSTANCE_PATTERN.test(instance)) return undefined;
   return { sessionId, instance };
+}
+
+/** The most of standard input a prompt may be: a prompt is body text (8 MiB), and more is not read. */
+export const STDIN_PROMPT_MAX_BYTES = 8 * 1024 * 1024;
+
+/** The prompt piped in (a closed or unreadable one gives no prompt); undefined when it is too large. */
+function readStdin(): string | undefined {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const buf = Buffer.alloc(64 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(0, buf, 0, buf.length, null);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EOF") break;
+      // A non-blocking pipe with nothing written yet: wait for the writer, as a blocking read would.
+      if (code === "EAGAIN") {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+        continue;
+      }
+      throw err;
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > STDIN_PROMPT_MAX_BYTES) return undefined;
+    chunks.push(Buffer.from(buf.subarray(0, n)));
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The prompt on standard input, bounded and read as the interactive UI reads a line (run-main.ts, commands/run.ts). */
+export function readPromptStdin(skill: string | undefined): HeadlessPrompt {
+  const text = readStdin();
+  return text === undefined ? { ok: false, code: "TAU-E0108", message: STDIN_TOO_LARGE } : headlessPrompt(text, skill);
 }

@@ -6,11 +6,10 @@
 // dist/fast/run-prompt.cjs, loaded while the daemon boots. Where it can, the `tau` launcher script
 // has already started the daemon, in parallel with this process (see bin/tau.cjs): it is adopted
 // here instead.
-import { readSync } from "node:fs";
 import { mark, markStart } from "../startup/timeline.js";
 import { abandonDaemon, loadFastBundle } from "../transport/launch.js";
 import { TauError, exitWithError } from "./errors.js";
-import { NO_PROMPT, STDIN_TOO_LARGE, headlessPrompt, parseRunArgs, type RunRefusal } from "./run-args.js";
+import { NO_PROMPT, parseRunArgs, readPromptStdin, type RunRefusal } from "./run-args.js";
 import { startRunDaemon, takeEarlyDaemon } from "./run-daemon.js";
 
 type RunPromptBundle = typeof import("./run-prompt.js");
@@ -35,8 +34,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   mark(early ? "run daemon adopted" : "run daemon spawned");
   let prompt = parsed.args.prompt;
   if (parsed.args.promptStdin !== "no") {
-    const text = readStdin();
-    const read = text === undefined ? ({ ok: false, code: "TAU-E0108", message: STDIN_TOO_LARGE } as const) : headlessPrompt(text, options.skill);
+    const read = readPromptStdin(options.skill);
     if (!read.ok) {
       await abandonDaemon(daemon);
       exitWithError(new TauError(read.code, read.message));
@@ -59,34 +57,4 @@ export async function main(argv: readonly string[]): Promise<void> {
     mark("run beforeExit");
     process.exit();
   });
-}
-
-/** The most of standard input a prompt may be: a prompt is body text (8 MiB), and more is not read. */
-export const STDIN_PROMPT_MAX_BYTES = 8 * 1024 * 1024;
-
-/** The prompt piped in (a closed or unreadable one gives no prompt); undefined when it is too large. */
-function readStdin(): string | undefined {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  const buf = Buffer.alloc(64 * 1024);
-  for (;;) {
-    let n: number;
-    try {
-      n = readSync(0, buf, 0, buf.length, null);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "EOF") break;
-      // A non-blocking pipe with nothing written yet: wait for the writer, as a blocking read would.
-      if (code === "EAGAIN") {
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
-        continue;
-      }
-      throw err;
-    }
-    if (n === 0) break;
-    total += n;
-    if (total > STDIN_PROMPT_MAX_BYTES) return undefined;
-    chunks.push(Buffer.from(buf.subarray(0, n)));
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }

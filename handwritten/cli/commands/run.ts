@@ -4,10 +4,9 @@
 // bin/tau.cjs answers `tau run` on its fast path (run-main.ts); this command serves `tau run --help`
 // and the docs site, with its flags made from the same table (run-flags.ts).
 import { Args, Command, Flags, type Interfaces } from "@oclif/core";
-import { readFileSync } from "node:fs";
 import { TauError, errorOptions } from "../errors.js";
 import { runPrompt } from "../run-prompt.js";
-import { NO_PROMPT, headlessPrompt, runArgsOf } from "../run-args.js";
+import { NO_PROMPT, readPromptStdin, runArgsOf } from "../run-args.js";
 import { RUN_FLAGS, type RunFlag, type RunFlagName } from "../run-flags.js";
 
 type Flag<K extends RunFlagName> = (typeof RUN_FLAGS)[K];
@@ -52,7 +51,7 @@ export default class Run extends Command {
     let { prompt, options } = parsed.args;
     if (parsed.args.promptStdin === "if-piped" && process.stdin.isTTY === true) throw this.refuse(new TauError("TAU-E0102", NO_PROMPT));
     if (parsed.args.promptStdin !== "no") {
-      const read = headlessPrompt(readFileSync(0, "utf8"), options.skill);
+      const read = readPromptStdin(options.skill);
       if (!read.ok) throw this.refuse(new TauError(read.code, read.message));
       prompt = read.prompt;
       if (read.skill !== undefined) options = { ...options, skill: read.skill };
