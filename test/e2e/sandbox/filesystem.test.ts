@@ -1,7 +1,7 @@
 // The sandbox's filesystem isolation through a real daemon, real extensions and real bubblewrap
 // (SPEC-sandbox, GATE-sandbox): writes outside the project, deny-read paths, protected paths that
 // do not exist yet, symbolic links out of the workspace, approvals and their replay.
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
@@ -113,6 +113,18 @@ describe("the sandboxed shell tool", () => {
     const r = await s.result(callId);
     expect(r.output).toContain("Read-only file system");
     expect(existsSync(join(outside, "f.txt"))).toBe(false);
+  });
+
+  it("[sandbox.fs.root-never-offered] a new top-level folder would need / writable: it is refused with the reason, never offered", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const top = `/tau-top-${process.pid}-1u`;
+    cleanups.push(() => rmSync(top, { recursive: true, force: true }));
+    const r = await s.shell(`mkdir ${top}`);
+    expect(r.output).toContain("Read-only file system");
+    expect(r.output).toContain(`${top} would need write access to the whole filesystem (/), which no approval grants`);
+    expect(existsSync(top)).toBe(false);
+    expect(s.client.deliveries().some((d) => d.name === "sandbox.approval_requested")).toBe(false);
   });
 
   it("[sandbox.fs.user-commands-not-wrapped] `!cmd` user commands keep the user's rights", async () => {

@@ -258,6 +258,11 @@ export class Sandbox {
       this.diagnose("refused", kind, call.callId);
       return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.path} is protected (tau's configuration, git hooks and config, shell start-up files); no approval can open it to a model command — the user can change it with a command of their own (!cmd)]`);
     }
+    if (denial.grant === "/") {
+      // Creating a top-level folder needs the whole filesystem writable: never offered as one click.
+      this.diagnose("refused", kind, call.callId);
+      return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.path} would need write access to the whole filesystem (/), which no approval grants — the user can create it with a command of their own (!cmd)]`);
+    }
     const suggestion = denial.access === "write" ? `:sandbox filesystem allow-write add ${denial.grant}` : `:sandbox filesystem deny-read remove ${this.denyReadRootOf(denial.path) ?? denial.path}`;
     if (this.mode === "non-interactive") {
       this.diagnose("refused", kind, call.callId);
