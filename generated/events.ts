@@ -57,6 +57,7 @@ export const EVENT_NAMES = [
   "session.replay_complete",
   "session.shutdown",
   "session.started",
+  "session.title_set",
   "shell.command_finished",
   "shell.command_finished_reported",
   "shell.command_progress",
@@ -144,6 +145,7 @@ export interface EventPayloads {
   "session.replay_complete": T.SessionReplayComplete;
   "session.shutdown": T.SessionShutdown;
   "session.started": T.SessionStarted;
+  "session.title_set": T.SessionTitleSet;
   "shell.command_finished": T.ShellCommandFinished;
   "shell.command_finished_reported": T.ShellCommandFinishedReported;
   "shell.command_progress": T.ShellCommandProgress;
@@ -236,6 +238,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "session.replay_complete": { name: "session.replay_complete", family: "session", model: "SessionReplayComplete", description: "Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one is live.", validate: V.validateSessionReplayComplete },
   "session.shutdown": { name: "session.shutdown", family: "session", model: "SessionShutdown", description: "", validate: V.validateSessionShutdown },
   "session.started": { name: "session.started", family: "session", model: "SessionStarted", description: "", validate: V.validateSessionStarted },
+  "session.title_set": { name: "session.title_set", family: "session", model: "SessionTitleSet", description: "The session's title, shown by listings and the resume picker: one line, no control characters.", validate: V.validateSessionTitleSet },
   "shell.command_finished": { name: "shell.command_finished", family: "shell", model: "ShellCommandFinished", description: "", validate: V.validateShellCommandFinished },
   "shell.command_finished_reported": { name: "shell.command_finished_reported", family: "shell", model: "ShellCommandFinishedReported", description: "", validate: V.validateShellCommandFinishedReported },
   "shell.command_progress": { name: "shell.command_progress", family: "shell", model: "ShellCommandProgress", description: "", validate: V.validateShellCommandProgress },

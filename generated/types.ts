@@ -951,6 +951,14 @@ export type SessionStarted = {
   ephemeral: boolean;
 };
 
+export type SessionTitleOrigin = "first_prompt" | "user";
+
+/** The session's title, shown by listings and the resume picker: one line, no control characters. */
+export type SessionTitleSet = {
+  title: string;
+  origin: SessionTitleOrigin;
+};
+
 export type ShellCommandFinished = {
   agent_id: Id;
   request_id: Id;

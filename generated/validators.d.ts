@@ -82,6 +82,7 @@ export declare const validateSessionCurrentResultMessage: GeneratedValidator;
 export declare const validateSessionReplayComplete: GeneratedValidator;
 export declare const validateSessionShutdown: GeneratedValidator;
 export declare const validateSessionStarted: GeneratedValidator;
+export declare const validateSessionTitleSet: GeneratedValidator;
 export declare const validateShellCommandFinished: GeneratedValidator;
 export declare const validateShellCommandFinishedReported: GeneratedValidator;
 export declare const validateShellCommandProgress: GeneratedValidator;

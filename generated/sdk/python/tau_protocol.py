@@ -2757,6 +2757,33 @@ class SessionStarted:
         return result
 
 
+class SessionTitleOrigin(Enum):
+    FIRST_PROMPT = "first_prompt"
+    USER = "user"
+
+
+@dataclass
+class SessionTitleSet:
+    """The session's title, shown by listings and the resume picker: one line, no control
+    characters.
+    """
+    origin: SessionTitleOrigin
+    title: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionTitleSet':
+        assert isinstance(obj, dict)
+        origin = SessionTitleOrigin(obj.get("origin"))
+        title = from_str(obj.get("title"))
+        return SessionTitleSet(origin, title)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["origin"] = to_enum(SessionTitleOrigin, self.origin)
+        result["title"] = from_str(self.title)
+        return result
+
+
 @dataclass
 class ShellCommandFinished:
     agent_id: str
@@ -4571,6 +4598,14 @@ def session_started_to_dict(x: SessionStarted) -> Any:
     return to_class(SessionStarted, x)
 
 
+def session_title_set_from_dict(s: Any) -> SessionTitleSet:
+    return SessionTitleSet.from_dict(s)
+
+
+def session_title_set_to_dict(x: SessionTitleSet) -> Any:
+    return to_class(SessionTitleSet, x)
+
+
 def shell_command_finished_from_dict(s: Any) -> ShellCommandFinished:
     return ShellCommandFinished.from_dict(s)
 
@@ -4967,6 +5002,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "session.replay_complete": SessionReplayComplete,
     "session.shutdown": SessionShutdown,
     "session.started": SessionStarted,
+    "session.title_set": SessionTitleSet,
     "shell.command_finished": ShellCommandFinished,
     "shell.command_finished_reported": ShellCommandFinishedReported,
     "shell.command_progress": ShellCommandProgress,

@@ -170,6 +170,8 @@ func NewEventPayload(name string) any {
 		return &SessionShutdown{}
 	case "session.started":
 		return &SessionStarted{}
+	case "session.title_set":
+		return &SessionTitleSet{}
 	case "shell.command_finished":
 		return &ShellCommandFinished{}
 	case "shell.command_finished_reported":

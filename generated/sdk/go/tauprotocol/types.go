@@ -722,6 +722,13 @@ type SessionStarted struct {
 	SessionID string `json:"session_id" cbor:"session_id"`
 }
 
+// The session's title, shown by listings and the resume picker: one line, no control
+// characters.
+type SessionTitleSet struct {
+	Origin SessionTitleOrigin `json:"origin" cbor:"origin"`
+	Title  string             `json:"title" cbor:"title"`
+}
+
 type ShellCommandFinished struct {
 	AgentID          string  `json:"agent_id" cbor:"agent_id"`
 	Command          string  `json:"command" cbor:"command"`
@@ -1372,6 +1379,13 @@ const (
 	Requested     ShutdownReason = "requested"
 	Signal        ShutdownReason = "signal"
 	StartupFailed ShutdownReason = "startup_failed"
+)
+
+type SessionTitleOrigin string
+
+const (
+	FirstPrompt            SessionTitleOrigin = "first_prompt"
+	SessionTitleOriginUser SessionTitleOrigin = "user"
 )
 
 type SubscribeMessageName string
