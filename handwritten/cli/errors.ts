@@ -52,6 +52,7 @@ export const TAU_ERRORS = {
   "TAU-E0403": "unavailable",
   "TAU-E0404": "unavailable",
   "TAU-E0405": "not_started",
+  "TAU-E0406": "unavailable",
   "TAU-E0501": "cancelled",
 } as const satisfies Record<`TAU-E${string}`, ErrorKind>;
 
