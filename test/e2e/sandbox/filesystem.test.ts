@@ -127,6 +127,32 @@ describe("the sandboxed shell tool", () => {
     expect(s.client.deliveries().some((d) => d.name === "sandbox.approval_requested")).toBe(false);
   });
 
+  it("[sandbox.fs.file-tools-protected] the model's write and edit tools cannot change protected paths, through a link either", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    mkdirSync(join(s.w.project, ".git", "hooks"), { recursive: true });
+    writeFileSync(join(s.w.project, ".git", "config"), "[core]\n");
+    symlinkSync(join(s.w.project, ".git", "hooks"), join(s.w.project, "hooks-link"));
+    const refusals: Array<[string, Record<string, unknown>, string]> = [
+      ["write", { path: ".tau/sandbox.yaml", content: "enabled: false\n" }, join(s.w.project, ".tau", "sandbox.yaml")],
+      ["write", { path: join(s.w.home, "config", "trusted-projects"), content: `${s.w.project}\n` }, join(s.w.home, "config", "trusted-projects")],
+      ["edit", { path: ".git/config", edits: [{ old_text: "[core]", new_text: "[core]\n\thooksPath = /tmp" }] }, join(s.w.project, ".git", "config")],
+      ["write", { path: "hooks-link/pre-commit", content: "#!/bin/sh\necho evil\n" }, join(s.w.project, "hooks-link", "pre-commit")],
+    ];
+    for (const [tool, args, absolute] of refusals) {
+      const r = await s.tool(tool, args);
+      expect(r.outcome, `${tool} ${String(args.path)}`).toBe("error");
+      expect(r.output).toContain(`${absolute} is protected`);
+    }
+    expect(existsSync(join(s.w.project, ".tau", "sandbox.yaml"))).toBe(false);
+    expect(existsSync(join(s.w.home, "config", "trusted-projects"))).toBe(false);
+    expect(readFileSync(join(s.w.project, ".git", "config"), "utf8")).toBe("[core]\n");
+    expect(existsSync(join(s.w.project, ".git", "hooks", "pre-commit"))).toBe(false);
+    // Elsewhere in the project they work as ever.
+    expect(await s.tool("write", { path: "notes.md", content: "fine\n" })).toMatchObject({ outcome: "ok" });
+    expect(readFileSync(join(s.w.project, "notes.md"), "utf8")).toBe("fine\n");
+  });
+
   it("[sandbox.fs.user-commands-not-wrapped] `!cmd` user commands keep the user's rights", async () => {
     const s = await SandboxSession.start(fake, cleanups);
     expect(await s.settled()).toMatchObject({ state: "active" });

@@ -99,7 +99,7 @@ export function findDenial(output: string, cwd: string, policy: EffectivePolicy)
 }
 
 /** `path` with its existing part's symbolic links resolved (a link out of the workspace is judged where it leads). */
-function realTarget(path: string): string {
+export function realTarget(path: string): string {
   let existing = path;
   const rest: string[] = [];
   while (!existsSync(existing)) {

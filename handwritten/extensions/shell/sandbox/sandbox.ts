@@ -20,8 +20,8 @@ import { randomHex } from "../../../startup/random.js";
 import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
 import { ToolError, runShell, shellArgs, shellBody, shellResult, type ShellOutcome, type ToolResult } from "../tools/index.js";
 import { throwIfCancelled } from "../tools/errors.js";
-import { findDenial, type Denial } from "./denials.js";
-import { DEFAULT_DENY_WRITE_PATTERNS, effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
+import { findDenial, realTarget, type Denial } from "./denials.js";
+import { DEFAULT_DENY_WRITE_PATTERNS, effectivePolicy, emptyGrants, originOf, runtimeConfig, within, type EffectivePolicy, type SessionGrants } from "./policy.js";
 
 /** A decision not answered in this long is withdrawn (revoked): a run with nobody to answer never hangs. */
 export const SANDBOX_APPROVAL_MAX_WAIT_MS = 10 * 60_000;
@@ -287,6 +287,22 @@ export class Sandbox {
     }
     const why = outcome === "revoked" ? "the request was withdrawn (cancelled, a new prompt, a policy change, or no answer in time)" : "the user refused it";
     return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.access} access to ${denial.path} was not granted: ${why}]`);
+  }
+
+  /**
+   * Why the `write` or `edit` tool may not change `absolute`, or undefined: the protected paths
+   * (tau's configuration and state, the project's `.tau/`, git hooks and config, shell start-up
+   * files) stay out of the model's file tools too, or a model could switch the sandbox off, trust
+   * its own project or plant a hook that runs outside it. Where a symbolic link leads is what is
+   * judged. Only while the sandbox is in force: `--no-sandbox` and `:sandbox off` give the model's
+   * tools the user's full rights, as they do its commands.
+   */
+  protectedWrite(absolute: string): string | undefined {
+    if (this.state === "bypassed" || this.state === "suspended") return undefined;
+    const target = realTarget(absolute);
+    const hit = this.policy().protected.find((p) => within(target, p) || within(absolute, p));
+    if (hit === undefined) return undefined;
+    return `${absolute} is protected (tau's configuration, the project's .tau/, git hooks and config, shell start-up files): the model's tools cannot change it. The user can, with a command of their own (!cmd) or an editor.`;
   }
 
   private denyReadRootOf(path: string): string | undefined {
