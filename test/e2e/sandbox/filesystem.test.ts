@@ -4,9 +4,29 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
 import { SandboxSession } from "./support.js";
+import { processTree, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
+import { waitFor } from "../../support/wait.js";
+
+/** A process's command line, NULs as spaces ("" once it is gone). */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
+/** Whether a process exists and is not a zombie. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -151,6 +171,22 @@ describe("the sandboxed shell tool", () => {
     // Elsewhere in the project they work as ever.
     expect(await s.tool("write", { path: "notes.md", content: "fine\n" })).toMatchObject({ outcome: "ok" });
     expect(readFileSync(join(s.w.project, "notes.md"), "utf8")).toBe("fine\n");
+  });
+
+  it("[sandbox.run.dies-with-daemon] a sandboxed command still running when the daemon is killed is ended with it", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const marker = `tau-sandboxed-sleep-${process.pid}`;
+    await s.callShell(`exec -a ${marker} sleep 300`);
+    // The command, inside bubblewrap, among the daemon's descendants.
+    let tree: number[] = [];
+    await waitFor(() => {
+      tree = processTree(s.daemon.pid);
+      return tree.some((pid) => commandLine(pid).startsWith(marker));
+    }, "the sandboxed command to start");
+    expect(tree.some((pid) => commandLine(pid).startsWith("bwrap"))).toBe(true);
+    process.kill(s.daemon.pid, "SIGKILL");
+    await waitFor(() => tree.every((pid) => !running(pid)), "every process of the session to end", { pollMs: 50, timeoutMs: 20_000 });
   });
 
   it("[sandbox.fs.user-commands-not-wrapped] `!cmd` user commands keep the user's rights", async () => {
