@@ -115,6 +115,10 @@ describe("the sandboxed shell tool", () => {
     expect(existsSync(join(s.w.project, ".git", "hooks", "pre-commit"))).toBe(false);
     const rc = await s.shell("echo evil >> ~/.bashrc");
     expect(rc.output).not.toContain("[exit code 0]");
+    // git init in the project would create its protected config: refused, with the way out, asking nothing.
+    const init = await s.shell("git init -q .");
+    expect(init.output).toContain("is in a git folder whose hooks and config are protected");
+    expect(init.output).toContain("!git init");
     // Nothing was asked about any of them.
     expect(s.client.deliveries().some((d) => d.name === "sandbox.approval_requested")).toBe(false);
   });

@@ -254,6 +254,10 @@ export class Sandbox {
     if (denial === undefined) return shellResult(command, first, timeoutSeconds, note);
     const elapsed = Date.now() - started;
     const kind: SandboxPermissionKind = denial.access === "write" ? "filesystem_write" : "filesystem_read";
+    if (denial.gitFolder === true) {
+      this.diagnose("refused", kind, call.callId);
+      return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.path} is in a git folder whose hooks and config are protected (they can run code outside the sandbox), so a model command cannot create that folder or change them; no approval can open it — the user can run that git command themselves (!cmd, e.g. !git init)]`);
+    }
     if (denial.protected) {
       this.diagnose("refused", kind, call.callId);
       return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.path} is protected (tau's configuration, git hooks and config, shell start-up files); no approval can open it to a model command — the user can change it with a command of their own (!cmd)]`);
