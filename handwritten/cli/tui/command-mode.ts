@@ -43,7 +43,7 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   {
     name: "sandbox",
     usage:
-      ":sandbox show | :sandbox doctor | :sandbox on|off | :sandbox mode interactive|non-interactive | :sandbox network allow|deny add|remove HOST | :sandbox filesystem allow-write|deny-read add|remove PATH | :sandbox trust",
+      ":sandbox show | :sandbox doctor | :sandbox on|off | :sandbox mode interactive|non-interactive | :sandbox network allow|deny add|remove HOST | :sandbox filesystem allow-write|allow-read|deny-read add|remove PATH | :sandbox trust",
     summary: "the sandbox of the model's shell commands: show, diagnose, switch, widen for this session, trust this project",
     min: 1,
     max: 4,

@@ -101,6 +101,11 @@ describe("the sandboxed shell tool", () => {
     expect(r.output).not.toContain("TOP-SECRET");
     expect(r.output).toContain("[exit code 1]");
     expect(r.output).toContain("was not granted: the user refused it");
+    // "Allow but let the model adapt" re-allows that path for the session: the next read works.
+    const adapt = await s.callShell(`cat ${join(s.w.home, "secret", "token")}`);
+    s.answer((await s.approval()).approval_id, "allow_adapt");
+    expect((await s.result(adapt)).output).toContain(`the user allowed read access to ${join(s.w.home, "secret", "token")} for the rest of this session`);
+    expect((await s.shell(`cat ${join(s.w.home, "secret", "token")}`)).output).toBe("TOP-SECRET\n[exit code 0]");
   });
 
   it("[sandbox.fs.protected-missing] a protected path that does not exist yet cannot be created from inside, and is never offered", async () => {

@@ -267,7 +267,7 @@ export class Sandbox {
       this.diagnose("refused", kind, call.callId);
       return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.path} would need write access to the whole filesystem (/), which no approval grants — the user can create it with a command of their own (!cmd)]`);
     }
-    const suggestion = denial.access === "write" ? `:sandbox filesystem allow-write add ${denial.grant}` : `:sandbox filesystem deny-read remove ${this.denyReadRootOf(denial.path) ?? denial.path}`;
+    const suggestion = denial.access === "write" ? `:sandbox filesystem allow-write add ${denial.grant}` : `:sandbox filesystem allow-read add ${denial.grant}`;
     if (this.mode === "non-interactive") {
       this.diagnose("refused", kind, call.callId);
       return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.access} access to ${denial.path} was refused by the sandbox; nobody was asked (non-interactive). The user can allow it with \`${suggestion}\` in the interactive UI]`);
@@ -286,7 +286,7 @@ export class Sandbox {
     }
     if (outcome === "allowed_adapt") {
       if (denial.access === "write") this.grants.allowWrite.add(denial.grant);
-      else this.grants.denyRead.delete(denial.grant);
+      else this.grants.allowRead.add(denial.grant);
       return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: the user allowed ${denial.access} access to ${denial.grant} for the rest of this session; the command was not run again]`);
     }
     const why = outcome === "revoked" ? "the request was withdrawn (cancelled, a new prompt, a policy change, or no answer in time)" : "the user refused it";
@@ -307,10 +307,6 @@ export class Sandbox {
     const hit = this.policy().protected.find((p) => within(target, p) || within(absolute, p));
     if (hit === undefined) return undefined;
     return `${absolute} is protected (tau's configuration, the project's .tau/, git hooks and config, shell start-up files): the model's tools cannot change it. The user can, with a command of their own (!cmd) or an editor.`;
-  }
-
-  private denyReadRootOf(path: string): string | undefined {
-    return this.policy().denyRead.find((root) => path === root || path.startsWith(`${root}/`));
   }
 
   private async runSandboxed(command: string, call: ShellCall, timeoutMs: number, extra: { write?: string; read?: string }): Promise<ShellOutcome> {
@@ -461,7 +457,7 @@ export class Sandbox {
     await this.start();
     const [verb, ...rest] = args;
     const usage =
-      "usage: :sandbox show | doctor | on | off | mode interactive|non-interactive | network allow|deny add|remove HOST | filesystem allow-write|deny-read add|remove PATH | trust | pending";
+      "usage: :sandbox show | doctor | on | off | mode interactive|non-interactive | network allow|deny add|remove HOST | filesystem allow-write|allow-read|deny-read add|remove PATH | trust | pending";
     switch (verb) {
       case undefined:
       case "show":
@@ -527,10 +523,10 @@ export class Sandbox {
 
   private filesystemCommand(rest: readonly string[], usage: string): { ok: boolean; text: string } {
     const [list, op, path] = rest;
-    if ((list !== "allow-write" && list !== "deny-read") || (op !== "add" && op !== "remove") || path === undefined || !path.startsWith("/")) {
+    if ((list !== "allow-write" && list !== "deny-read" && list !== "allow-read") || (op !== "add" && op !== "remove") || path === undefined || !path.startsWith("/")) {
       return { ok: false, text: `${usage} (PATH absolute)` };
     }
-    const set = list === "allow-write" ? this.grants.allowWrite : this.grants.denyRead;
+    const set = list === "allow-write" ? this.grants.allowWrite : list === "allow-read" ? this.grants.allowRead : this.grants.denyRead;
     if (op === "add") set.add(path);
     else if (!set.delete(path) && list === "deny-read") return { ok: false, text: `${path} is not a session deny-read entry; the configured ones change in sandbox.yaml` };
     this.revokeAll();
@@ -561,7 +557,7 @@ export class Sandbox {
       list(p.deniedDomains),
       `read denied ${from("filesystem.deny_read")}${this.grants.denyRead.size ? " + session" : ""}:`,
       list(p.denyRead),
-      `read re-allowed ${from("filesystem.allow_read")}:`,
+      `read re-allowed ${from("filesystem.allow_read")}${this.grants.allowRead.size ? " + session" : ""}:`,
       list(p.allowRead),
       `write allowed ${from("filesystem.allow_write")}${this.grants.allowWrite.size ? " + session" : ""} (and the commands' own temporary folder):`,
       list(p.allowWrite.filter((w) => w !== process.env.CLAUDE_CODE_TMPDIR)),
