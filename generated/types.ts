@@ -168,10 +168,9 @@ export type AvailableModel = {
 export type BodyText = string;
 
 export type CliConfig = {
+  /** The interactive UI's theme: `default`, or the name of a file in the config root's `themes/` folder. */
   theme?: ShortText;
   editor?: EditorConfig;
-  /** Print the answer only (headless) or a transcript. */
-  quiet?: boolean;
 };
 
 /** Compaction settings (SPEC-compaction). */
@@ -258,7 +257,9 @@ export type DisconnectMessage = {
 };
 
 export type EditorConfig = {
+  /** Most screen rows the prompt editor takes; a longer draft scrolls within them. */
   max_lines?: number;
+  /** Most entries of the prompt history the editor offers (Up, Ctrl-R); 0 offers none. */
   history_size?: number;
 };
 

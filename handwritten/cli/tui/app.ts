@@ -24,7 +24,7 @@ import {
   truncateMiddle,
 } from "../ui/index.js";
 import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
-import { PERSISTENCE, type SandboxApprovalRequested, type SandboxDecision } from "../../../generated/index.js";
+import { PERSISTENCE, type CliConfig, type SandboxApprovalRequested, type SandboxDecision } from "../../../generated/index.js";
 import { checkModelChoice } from "../../config/models.js";
 import { agentIdOf, checkedEvent } from "../../protocol/index.js";
 
@@ -78,6 +78,10 @@ export class TuiApp {
   readonly diagnostics: Diagnostics;
   private view: InlineView;
   private theme: Theme = DEFAULT_THEME;
+  /** cli.yaml `editor.max_lines`: most rows the prompt editor takes. */
+  private editorMaxLines = Infinity;
+  /** cli.yaml `editor.history_size`: most history entries offered (all when absent). */
+  private historySize: number | undefined;
   private session: SessionPort | undefined;
   private focus = "";
   private readonly scrollback = new Scrollback();
@@ -118,7 +122,28 @@ export class TuiApp {
   /** Prompt history arrives after the first frame (it is read from disk). */
   setHistory(history: HistoryPort): void {
     this.history = history;
-    this.editor.setHistory(history.entries());
+    this.editor.setHistory(this.historyEntries());
+  }
+
+  /** The newest prompts of the history, as many as cli.yaml's `editor.history_size` keeps. */
+  private historyEntries(): readonly string[] {
+    const all = this.history.entries();
+    return this.historySize === undefined ? all : this.historySize === 0 ? [] : all.slice(-this.historySize);
+  }
+
+  /** Applies cli.yaml (validated, its theme known to exist): the theme and the editor's limits. */
+  configure(cli: CliConfig): void {
+    if (cli.editor?.max_lines !== undefined) this.editorMaxLines = cli.editor.max_lines;
+    if (cli.editor?.history_size !== undefined) {
+      this.historySize = cli.editor.history_size;
+      this.editor.setHistory(this.historyEntries());
+    }
+    if (cli.theme !== undefined) {
+      const theme = this.themeNamed(cli.theme);
+      if (typeof theme === "string") this.note("error", `cli.yaml: ${theme}`);
+      else this.theme = theme;
+    }
+    this.draw();
   }
 
   /** A warning shown in the transcript. */
@@ -317,7 +342,7 @@ export class TuiApp {
     } catch (err) {
       this.note("warning", `prompt history: ${(err as Error).message}`);
     }
-    this.editor.setHistory(this.history.entries());
+    this.editor.setHistory(this.historyEntries());
     this.handle(parsed, remembered);
   }
 
@@ -465,27 +490,26 @@ export class TuiApp {
   }
 
   private setTheme(name: string | undefined): void {
-    const dir = join(this.configRoot, "themes");
-    let files: string[] = [];
-    try {
-      files = readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f));
-    } catch {
-      // no themes folder: only the default theme
+    if (name === undefined) {
+      return this.note("info", `themes: ${themeNames(this.configRoot).join(", ")} (current: ${this.theme.name}); theme files live in ${join(this.configRoot, "themes")}`);
     }
-    const names = ["default", ...files.map((f) => f.replace(/\.(ya?ml|json)$/, ""))];
-    if (name === undefined) return this.note("info", `themes: ${names.join(", ")} (current: ${this.theme.name}); theme files live in ${dir}`);
-    if (name === "default") {
-      this.theme = DEFAULT_THEME;
-    } else {
-      const file = files.find((f) => f.replace(/\.(ya?ml|json)$/, "") === name);
-      if (!file) return this.note("error", `no theme ${name}; themes: ${names.join(", ")}`);
-      try {
-        this.theme = loadThemeFile(join(dir, file));
-      } catch (err) {
-        return this.note("error", err instanceof ThemeError ? err.message : `the theme could not be read: ${(err as Error).message}`);
-      }
-    }
+    const theme = this.themeNamed(name);
+    if (typeof theme === "string") return this.note("error", theme);
+    this.theme = theme;
     this.note("info", `theme ${this.theme.name}`);
+  }
+
+  /** The theme `name` (a file in the config root's themes/ folder, or `default`), or why it cannot be used. */
+  private themeNamed(name: string): Theme | string {
+    if (name === "default") return DEFAULT_THEME;
+    const dir = join(this.configRoot, "themes");
+    const file = themeFiles(dir).find((f) => f.replace(/\.(ya?ml|json)$/, "") === name);
+    if (!file) return `no theme ${name}; themes: ${themeNames(this.configRoot).join(", ")}`;
+    try {
+      return loadThemeFile(join(dir, file));
+    } catch (err) {
+      return err instanceof ThemeError ? err.message : `the theme could not be read: ${(err as Error).message}`;
+    }
   }
 
   private cancel(): void {
@@ -627,7 +651,7 @@ export class TuiApp {
   private liveBlock(width: number): { committed: Block; live: Block; cursor: CursorPosition } {
     // While the history replays nothing of it is written: only its newest rows will be.
     const { committed, live } = this.replaying ? { committed: [], live: [] } : this.scrollback.split(this.transcript.agent(this.focus), width, this.drawSettings());
-    const editor = editorRows(this.editor, width, this.theme);
+    const editor = editorRows(this.editor, width, this.theme, this.editorMaxLines);
     const dialog = this.approvalRows(width);
     const rows: StyledLine[] = [...live, [], ...dialog, ...editor.rows, this.statusRow(width)];
     return { committed, live: rows, cursor: { row: live.length + 1 + dialog.length + editor.cursor.row, col: editor.cursor.col } };
@@ -652,4 +676,18 @@ export class TuiApp {
     tail.push(...committed);
     this.io.output.write(this.view.resize(width, this.rows, tail, live, cursor));
   }
+}
+
+/** Theme files in `dir` (none when it does not exist). */
+function themeFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f));
+  } catch {
+    return [];
+  }
+}
+
+/** Every theme name the config root offers, `default` first. */
+export function themeNames(configRoot: string): string[] {
+  return ["default", ...themeFiles(join(configRoot, "themes")).map((f) => f.replace(/\.(ya?ml|json)$/, ""))];
 }

@@ -2,7 +2,8 @@
 // configuration check, session choice (a numbered choice of running sessions, a filtering picker of saved ones), prompt
 // history, and launching or attaching to a daemon.
 import { createInterface } from "node:readline/promises";
-import { ConfigError, loadHarnessConfig, type Roots } from "../../config/index.js";
+import { ConfigError, loadCliConfig, loadHarnessConfig, type Roots } from "../../config/index.js";
+import type { CliConfig } from "../../../generated/index.js";
 import { RuntimeDirError, abandonDaemon, listSessions, waitForDaemon, type SessionRow, type StartedDaemon } from "../../transport/index.js";
 import { openPromptHistory } from "../../store/index.js";
 import { SessionCatalogError, listSavedSessions, resolveSavedSession } from "../../sessions/index.js";
@@ -15,10 +16,14 @@ import { pickSession } from "./session-picker.js";
 
 export type Target = { kind: "launch"; resume?: string } | { kind: "attach"; row: SessionRow } | { kind: "started"; daemon: StartedDaemon };
 
-/** Checks the configuration; a mistake becomes a TauError naming file, line and key (printed as `tau: MESSAGE`). */
-export async function checkConfig(roots: Roots, overrides: readonly string[], started?: StartedDaemon): Promise<void> {
+/**
+ * Checks the configuration (harness.yaml and its drop-ins, cli.yaml) and returns cli.yaml's
+ * settings; a mistake becomes a TauError naming file, line and key (printed as `tau: MESSAGE`).
+ */
+export async function checkConfig(roots: Roots, overrides: readonly string[], started?: StartedDaemon): Promise<CliConfig> {
   try {
     await loadHarnessConfig(roots.config, overrides);
+    return await loadCliConfig(roots.config);
   } catch (err) {
     if (started) await abandonDaemon(started); // leaves nothing of the session behind
     if (err instanceof ConfigError) throw new TauError("TAU-E0201", err.message);
