@@ -26,6 +26,8 @@ import {
 import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
 import { PERSISTENCE, type CliConfig, type SandboxApprovalRequested, type SandboxDecision } from "../../../generated/index.js";
 import { checkModelChoice } from "../../config/models.js";
+import type { SavedSession } from "../../sessions/index.js";
+import { ageLabel } from "./session-picker.js";
 import { agentIdOf, checkedEvent } from "../../protocol/index.js";
 
 /** How the UI left its session. */
@@ -78,6 +80,8 @@ export class TuiApp {
   readonly diagnostics: Diagnostics;
   private view: InlineView;
   private theme: Theme = DEFAULT_THEME;
+  /** The saved sessions of the state folder (set by the entry; none until then). */
+  savedSessions: () => SavedSession[] = () => [];
   /** cli.yaml `editor.max_lines`: most rows the prompt editor takes. */
   private editorMaxLines = Infinity;
   /** cli.yaml `editor.history_size`: most history entries offered (all when absent). */
@@ -392,6 +396,8 @@ export class TuiApp {
         return this.set(args);
       case "theme":
         return this.setTheme(args[0]);
+      case "sessions":
+        return this.listSessions(args[0]);
     }
     if (!client) return this.note("error", "not attached to a session yet");
     switch (name) {
@@ -497,6 +503,26 @@ export class TuiApp {
     if (typeof theme === "string") return this.note("error", theme);
     this.theme = theme;
     this.note("info", `theme ${this.theme.name}`);
+  }
+
+  /** `:sessions [WORDS]`: the saved sessions, newest first, or those whose title, project or id hold every word. */
+  private listSessions(filter: string | undefined): void {
+    let rows: SavedSession[];
+    try {
+      rows = this.savedSessions();
+    } catch (err) {
+      return this.note("error", `the saved sessions could not be listed: ${(err as Error).message}`);
+    }
+    const words = (filter ?? "").toLowerCase().split(/\s+/).filter(Boolean);
+    const shown = rows.filter((r) => words.every((w) => `${r.title ?? ""}\n${r.project_root ?? ""}\n${r.id}`.toLowerCase().includes(w)));
+    if (shown.length === 0) return this.note("info", rows.length === 0 ? "no saved sessions" : `no saved session matches ${filter ?? ""}`);
+    const now = Date.now();
+    const lines = shown.slice(0, SESSIONS_SHOWN).map((r) => {
+      const here = r.id === this.session?.sessionId ? " (this one)" : r.running_pid !== undefined ? " (running)" : "";
+      return `${r.title ?? "(untitled)"}  ·  ${ageLabel(now - r.last_active)}  ·  ${r.project_root ?? "?"}  ·  ${r.id}${here}`;
+    });
+    const more = shown.length > SESSIONS_SHOWN ? `\n… ${shown.length - SESSIONS_SHOWN} more (tau session list --all shows every one)` : "";
+    this.note("info", `saved sessions (tau resume ID continues one):\n${lines.join("\n")}${more}`);
   }
 
   /** The theme `name` (a file in the config root's themes/ folder, or `default`), or why it cannot be used. */
@@ -691,3 +717,6 @@ function themeFiles(dir: string): string[] {
 export function themeNames(configRoot: string): string[] {
   return ["default", ...themeFiles(join(configRoot, "themes")).map((f) => f.replace(/\.(ya?ml|json)$/, ""))];
 }
+
+/** Most sessions `:sessions` lists. */
+const SESSIONS_SHOWN = 20;

@@ -6,7 +6,7 @@ import { ConfigError, loadCliConfig, loadHarnessConfig, type Roots } from "../..
 import type { CliConfig } from "../../../generated/index.js";
 import { RuntimeDirError, abandonDaemon, listSessions, waitForDaemon, type SessionRow, type StartedDaemon } from "../../transport/index.js";
 import { openPromptHistory } from "../../store/index.js";
-import { SessionCatalogError, listSavedSessions, resolveSavedSession } from "../../sessions/index.js";
+import { SessionCatalogError, listSavedSessions, resolveSavedSession, type SavedSession } from "../../sessions/index.js";
 import { TauError } from "../errors.js";
 import { escapeLabel } from "../ui/index.js";
 import { SessionClient } from "../session-client.js";
@@ -29,6 +29,11 @@ export async function checkConfig(roots: Roots, overrides: readonly string[], st
     if (err instanceof ConfigError) throw new TauError("TAU-E0201", err.message);
     throw err;
   }
+}
+
+/** The saved sessions, newest first (`:sessions`). */
+export function savedSessions(roots: Roots): SavedSession[] {
+  return listSavedSessions(roots.state);
 }
 
 /** Asks the user to choose one of several rows (before the UI takes the terminal). */

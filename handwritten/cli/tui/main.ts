@@ -111,6 +111,8 @@ export async function main(argv: readonly string[]): Promise<void> {
   let error: TauError | undefined;
   try {
     c ??= await import("./connect.js");
+    const connectModule = c;
+    app.savedSessions = () => connectModule.savedSessions(roots);
     if (next.kind === "started") cli = await c.checkConfig(roots, overrides, next.daemon);
     if (cli) app.configure(cli);
     const history = c.historyPort(roots, () => sessionId);

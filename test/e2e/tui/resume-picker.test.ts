@@ -85,4 +85,31 @@ describe("the resume picker", () => {
     expect(rows.map((r) => r.title)).toEqual(["beta: write the changelog", "gamma: profile the parser", "alpha: tidy the imports"]);
     expect(rows.every((r) => !r.running)).toBe(true);
   });
+
+  it("[sessions.tui.list] :sessions lists the saved sessions by title, age and project, and filters by words", async () => {
+    const w = workspace();
+    for (const prompt of ["alpha: tidy the imports", "beta: write the changelog"]) {
+      fake.enqueue(textResponse("ok"));
+      const r = await runTau(["run", prompt], { env: w.env, cwd: w.project });
+      expect(r.code, r.stderr).toBe(0);
+      waitForOwnedDaemons(w.home);
+    }
+    const t = start(w, []);
+    await t.waitFor(has(" · ready"), "ready");
+    t.type(":sessions\r");
+    await t.waitFor(has("saved sessions (tau resume ID continues one):"), "the list");
+    const screen = t.screen();
+    const row = (title: string) => screen.find((l) => l.startsWith(title));
+    expect(row("beta: write the changelog")).toMatch(new RegExp(`^beta: write the changelog {2}· {2}(just now|\\d+m ago) {2}· {2}${w.project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} {2}· {2}s-`));
+    expect(row("alpha: tidy the imports")).toBeDefined();
+    // This session has no title yet, and says it is this one.
+    expect(screen.some((l) => l.startsWith("(untitled)") && l.endsWith("(this one)"))).toBe(true);
+    t.type(":sessions changelog\r");
+    await t.waitFor((s) => s.filter((l) => l.startsWith("saved sessions")).length === 2, "the filtered list");
+    const after = t.screen();
+    const last = after.lastIndexOf(after.filter((l) => l.startsWith("saved sessions")).pop() as string);
+    expect(after.slice(last + 1).filter((l) => l.includes("  ·  "))).toHaveLength(1);
+    t.type(":quit\r");
+    expect((await t.exited).exitCode).toBe(0);
+  });
 });
