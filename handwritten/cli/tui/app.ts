@@ -21,6 +21,7 @@ import {
   columns,
   diagnosticName,
   loadThemeFile,
+  preloadMarkdown,
   sanitize,
   truncateMiddle,
 } from "../ui/index.js";
@@ -59,6 +60,8 @@ const SETTINGS_HELP = "settings: mode steer|queue (prompts sent while the agent 
 const ESC_WAIT_MS = 30;
 /** Streaming output is drawn at most this often; keystrokes are drawn at once. */
 const FRAME_INTERVAL_MS = 16;
+/** How long after the session is ready the markdown parser is loaded. */
+const MARKDOWN_PRELOAD_MS = 300;
 /** A running tool's elapsed time is redrawn this often. */
 const TICK_MS = 1000;
 
@@ -259,6 +262,8 @@ export class TuiApp {
     }
     this.flushWaiting();
     this.draw();
+    // The markdown parser loads once the session is up and idle, not during the first answer.
+    setTimeout(() => preloadMarkdown(), MARKDOWN_PRELOAD_MS).unref?.();
   }
 
   // ── input ─────────────────────────────────────────────────────────────────────────────────

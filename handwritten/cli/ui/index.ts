@@ -42,5 +42,5 @@ export {
   DIAGNOSTIC_RECORDS_HOLD_NO_BODIES,
 } from "./diagnostics.js";
 export type { DiagnosticId, DiagnosticName, DiagnosticRecord, DiagnosticsOptions, FrontendComponent, StageTimer } from "./diagnostics.js";
-export { MarkdownStream, renderMarkdown, wrapPieces, fitColumns, MARKDOWN_MAX_CHUNK_CHARS, OPEN_CHUNK_HIGHLIGHT_CHARS, TABLE_MIN_COLUMN } from "./markdown.js";
+export { MarkdownStream, preloadMarkdown, renderMarkdown, wrapPieces, fitColumns, MARKDOWN_MAX_CHUNK_CHARS, OPEN_CHUNK_HIGHLIGHT_CHARS, TABLE_MIN_COLUMN } from "./markdown.js";
 export { highlightLines, languageOf, HIGHLIGHT_MAX_CHARS } from "./highlight.js";

@@ -34,6 +34,11 @@ function md(): MarkdownIt {
   return parser;
 }
 
+/** Loads the parser now (the UI calls it once idle, so the first answer does not wait for it). */
+export function preloadMarkdown(): void {
+  md();
+}
+
 // ── styled words and wrapping ───────────────────────────────────────────────────────────────
 
 type Piece = { readonly text: SafeText; readonly style: Style } | { readonly br: true };
@@ -47,8 +52,16 @@ function mergeStyle(base: Style, over: Style): Style {
   return s;
 }
 
+/** Widths of the short non-ASCII strings layouts repeat (markers, rules, prefixes). */
+const shortWidths = new Map<string, number>();
 function width(text: string): number {
-  return columns(text);
+  if (text.length > 8) return columns(text);
+  let w = shortWidths.get(text);
+  if (w === undefined) {
+    w = columns(text);
+    if (shortWidths.size < 4096) shortWidths.set(text, w);
+  }
+  return w;
 }
 
 /** Pushes a span, joining it to the previous one when the style is the same. */
@@ -133,6 +146,9 @@ export function wrapPieces(pieces: readonly Piece[], avail: number): Span[][] {
 
 /** Cuts styled spans into rows of at most `avail` columns, at clusters (code keeps its spaces). */
 function hardWrap(spans: readonly Span[], avail: number): Span[][] {
+  let total = 0;
+  for (const s of spans) total += width(s.text);
+  if (total <= avail) return [[...spans]];
   const rows: Span[][] = [[]];
   let w = 0;
   for (const s of spans) {
