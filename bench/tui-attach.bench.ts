@@ -108,6 +108,7 @@ async function attach(batches: Delivery[][]): Promise<Attach> {
     onReply: () => () => {},
     conn: { closed: new Promise(() => {}), send: () => {} },
     subscribe: () => {},
+    emit: () => {},
     close: () => {},
   } as unknown as SessionClient;
   app.start();
