@@ -40,7 +40,7 @@ function history(bytes: number): Delivery[] {
     const tool = lines(60, 70, "test");
     push("tool.started", { agent_id: AGENT, call_id: `call_${turn}`, tool: "shell", arguments_json: JSON.stringify({ command: "npm test" }) });
     push("tool.result", { agent_id: AGENT, call_id: `call_${turn}`, tool: "shell", outcome: turn % 5 === 0 ? "error" : "ok", output: tool });
-    push("provider.response_finished", { agent_id: AGENT, prompt_id: prompt, round: 1, text: answer, reasoning: "" });
+    push("provider.response_finished", { agent_id: AGENT, prompt_id: prompt, round: 1, text: answer, reasoning: "", model: "bench-model", tool_calls: [], finish_reason: "stop" });
     const small = lines(6, 60, "ls");
     const large = lines(300, 80, "build");
     push("shell.command_finished", { agent_id: AGENT, request_id: `r-${turn}-1`, command: "ls -la", output: small, exit_code: 0, include_in_context: true });
@@ -108,6 +108,7 @@ async function attach(batches: Delivery[][]): Promise<Attach> {
     onReply: () => () => {},
     conn: { closed: new Promise(() => {}), send: () => {} },
     subscribe: () => {},
+    emit: () => {},
     close: () => {},
   } as unknown as SessionClient;
   app.start();

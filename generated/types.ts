@@ -396,6 +396,8 @@ export type HarnessModelsAvailable = {
    * is refused by `:model` and `tau run --model` unless another provider could serve it.
    */
   listed_providers?: Array<InstanceName>;
+  /** The model a prompt of an agent without a model of its own goes to, as far as it is known now. */
+  default_model?: ShortText;
 };
 
 export type HarnessNotice = {

@@ -7,10 +7,10 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateHarnessModelsAvailable = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessModelsAvailable.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"AvailableModel.json"},"maxItems":4096,"description":"Every provider's models, each provider's default first."},"listed_providers":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":256,"description":"The providers whose lists are complete (`listing: listed`): a model id that none of them lists\nis refused by `:model` and `tau run --model` unless another provider could serve it."}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.models_available"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessModelsAvailable.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"AvailableModel.json"},"maxItems":4096,"description":"Every provider's models, each provider's default first."},"listed_providers":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":256,"description":"The providers whose lists are complete (`listing: listed`): a model id that none of them lists\nis refused by `:model` and `tau run --model` unless another provider could serve it."},"default_model":{"$ref":"ShortText.json","description":"The model a prompt of an agent without a model of its own goes to, as far as it is known now."}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"harness.models_available"};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AvailableModel.json","type":"object","properties":{"provider":{"$ref":"InstanceName.json"},"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json","description":"Tokens of context the model accepts (what compaction thresholds are measured against)."},"max_output_tokens":{"$ref":"Count.json","description":"The most tokens one response may hold."},"input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens."},"output_cost":{"type":"number","minimum":0,"description":"USD per million output tokens."},"cached_input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens read from the server's prompt cache."},"listed":{"type":"boolean","description":"`false`: configured, but the server's listing does not name it."}},"required":["provider","id"],"unevaluatedProperties":{"not":{}},"description":"A model and what is known of it, merged (SPEC-provider-chat-completions, \"Model metadata\")."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AvailableModel.json","type":"object","properties":{"provider":{"$ref":"InstanceName.json"},"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json","description":"Tokens of context the model accepts (what compaction thresholds are measured against)."},"max_output_tokens":{"$ref":"Count.json","description":"The most tokens one response may hold."},"input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens."},"output_cost":{"type":"number","minimum":0,"description":"USD per million output tokens."},"cached_input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens read from the server's prompt cache."},"listed":{"type":"boolean","description":"`false`: configured, but the server's listing does not name it."}},"required":["provider","id"],"unevaluatedProperties":{"not":{}},"description":"A model and what is known of it, merged (SPEC-provider-chat-completions, \"Model metadata\")."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 const pattern0 = new RegExp("^[a-z][a-z0-9_-]{0,63}$", "u");
 const func0 = codePointLength;
@@ -342,14 +342,37 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "models") && (key0 !== "listed_providers")){
+if(data.default_model !== undefined){
+let data4 = data.default_model;
+const _errs9 = errors;
 const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func0(data4) > 1024){
+validate0.errors = [{instancePath:instancePath+"/default_model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/default_model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "models") && (key0 !== "listed_providers")) && (key0 !== "default_model")){
+const _errs13 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs10 === errors;
-if(!valid4){
+var valid5 = _errs13 === errors;
+if(!valid5){
 break;
+}
 }
 }
 }

@@ -350,7 +350,14 @@ export class PromptEngine {
     void this.port.publish("provider.models_updated", { instance, models, ...(listing !== undefined && listing !== "configured" ? { listing } : {}) });
     const all = [...this.modelsByInstance.entries()].flatMap(([provider, list]) => list.map((m) => ({ provider, ...m })));
     const listed = [...this.listings].filter(([, s]) => s === "listed").map(([i]) => i);
-    void this.port.publish("harness.models_available", { models: all.slice(0, 4096), ...(listed.length > 0 ? { listed_providers: listed.slice(0, 256) } : {}) });
+    // The model an agent without its own goes to (as `resolveModel` picks it), for UIs to show before a prompt.
+    const fallback = this.port.defaultProvider?.();
+    const defaultModel = this.port.defaultModel() ?? (fallback !== undefined ? this.modelsByInstance.get(fallback)?.[0]?.id : undefined) ?? [...this.models.keys()].sort()[0];
+    void this.port.publish("harness.models_available", {
+      models: all.slice(0, 4096),
+      ...(listed.length > 0 ? { listed_providers: listed.slice(0, 256) } : {}),
+      ...(defaultModel !== undefined ? { default_model: defaultModel } : {}),
+    });
     if (![...this.listings.values()].includes("pending")) for (const wake of this.listingWaiters.splice(0)) wake();
   }
 

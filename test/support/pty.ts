@@ -83,7 +83,8 @@ export function spawnTau(args: string[], opts: { cols?: number; rows?: number; s
   const lines = (from: number, to: number) => {
     const b = term.buffer.active;
     const out: string[] = [];
-    for (let y = from; y < to; y++) out.push(b.getLine(y)?.translateToString(true) ?? "");
+    // Trimmed of written blanks too (a cell erased by a diff holds a space), not only of empty cells.
+    for (let y = from; y < to; y++) out.push((b.getLine(y)?.translateToString(true) ?? "").trimEnd());
     return out;
   };
   const screen = () => lines(term.buffer.active.viewportY, term.buffer.active.viewportY + term.rows);

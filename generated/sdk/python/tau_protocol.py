@@ -1344,6 +1344,10 @@ class HarnessModelsAvailable:
     models: List[AvailableModel]
     """Every provider's models, each provider's default first."""
 
+    default_model: Optional[str] = None
+    """The model a prompt of an agent without a model of its own goes to, as far as it is known
+    now.
+    """
     listed_providers: Optional[List[str]] = None
     """The providers whose lists are complete (`listing: listed`): a model id that none of them
     lists
@@ -1354,12 +1358,15 @@ class HarnessModelsAvailable:
     def from_dict(obj: Any) -> 'HarnessModelsAvailable':
         assert isinstance(obj, dict)
         models = from_list(AvailableModel.from_dict, obj.get("models"))
+        default_model = from_union([from_str, from_none], obj.get("default_model"))
         listed_providers = from_union([lambda x: from_list(from_str, x), from_none], obj.get("listed_providers"))
-        return HarnessModelsAvailable(models, listed_providers)
+        return HarnessModelsAvailable(models, default_model, listed_providers)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["models"] = from_list(lambda x: to_class(AvailableModel, x), self.models)
+        if self.default_model is not None:
+            result["default_model"] = from_union([from_str, from_none], self.default_model)
         if self.listed_providers is not None:
             result["listed_providers"] = from_union([lambda x: from_list(from_str, x), from_none], self.listed_providers)
         return result

@@ -10,6 +10,7 @@ import { MAX_COMPLETIONS_SHOWN, completeLine, helpText, historyText, parseInput,
 import { Transcript, type AgentView, type Item } from "./transcript.js";
 import { Scrollback, type DrawSettings } from "./scrollback.js";
 import { editorRows } from "./editor-rows.js";
+import { fitStatus, statusParts } from "./status.js";
 import { InlineView } from "./view.js";
 import {
   DEFAULT_THEME,
@@ -20,6 +21,7 @@ import {
   columns,
   diagnosticName,
   loadThemeFile,
+  preloadMarkdown,
   sanitize,
   truncateMiddle,
 } from "../ui/index.js";
@@ -60,6 +62,10 @@ const SETTINGS_HELP = "settings: mode steer|queue (prompts sent while the agent 
 const ESC_WAIT_MS = 30;
 /** Streaming output is drawn at most this often; keystrokes are drawn at once. */
 const FRAME_INTERVAL_MS = 16;
+/** How long after the session is ready the markdown parser is loaded. */
+const MARKDOWN_PRELOAD_MS = 300;
+/** A running tool's elapsed time is redrawn this often. */
+const TICK_MS = 1000;
 
 /**
  * Records of each journal an attach replays: the UI keeps TRANSCRIPT_MAX_ITEMS items per agent and
@@ -97,6 +103,8 @@ export class TuiApp {
   private olderInJournals = false;
   private frameTimer: NodeJS.Timeout | undefined;
   private escTimer: NodeJS.Timeout | undefined;
+  /** The next frame of a running tool's timer. */
+  private tickTimer: NodeJS.Timeout | undefined;
   private lastCtrlC = 0;
   private ended: ((e: Exit) => void) | undefined;
   private noticesSeen = 0;
@@ -176,6 +184,7 @@ export class TuiApp {
   stop(): void {
     clearTimeout(this.frameTimer);
     clearTimeout(this.escTimer);
+    clearTimeout(this.tickTimer);
     this.io.input.off("data", this.onData);
     this.io.output.off("resize", this.onResize);
     this.io.input.setRawMode?.(false);
@@ -282,6 +291,8 @@ export class TuiApp {
     }
     this.flushWaiting();
     this.draw();
+    // The markdown parser loads once the session is up and idle, not during the first answer.
+    setTimeout(() => preloadMarkdown(), MARKDOWN_PRELOAD_MS).unref?.();
   }
 
   // ── input ─────────────────────────────────────────────────────────────────────────────────
@@ -309,6 +320,13 @@ export class TuiApp {
       return;
     }
     if (key.kind === "ctrl" && key.key === "d" && this.editor.text === "") return this.leave("quit");
+    // Esc interrupts the running turn (a history search takes it first, to close).
+    if (key.kind === "escape" && this.editor.search === undefined) {
+      if (this.current()?.busy) this.cancel();
+      return;
+    }
+    // Ctrl-O: a tool's whole output, or back to its tail (SPEC-terminal-presentation, "Tools in view").
+    if (key.kind === "ctrl" && key.key === "o") return this.toggleToolOutput();
     // A sandbox prompt takes the keys it offers until it is answered (the editor keeps its text).
     if (this.approvals.length > 0 && key.kind === "text" && this.answerApproval(key.text)) return;
     // Ctrl-L redraws the screen as a resize does: the newest finished rows, then the live region.
@@ -538,6 +556,28 @@ export class TuiApp {
     }
   }
 
+  /**
+   * Ctrl-O: the newest running tool or command switches between the tail of its output and all of
+   * it; with none running, the newest finished one's whole output is written below (its row above
+   * is in the terminal's scrollback already, where it cannot change).
+   */
+  private toggleToolOutput(): void {
+    const a = this.current();
+    if (a === undefined) return;
+    for (let i = a.items.length - 1; i >= 0; i--) {
+      const it = a.items[i] as Item;
+      if (it.kind !== "tool" && it.kind !== "shell") continue;
+      if (!it.done) {
+        it.expanded = it.expanded !== true;
+        return;
+      }
+      // A copy under a key of its own: events for the call keep finding the row they belong to.
+      this.local(it.kind === "tool" ? { ...it, callId: `${it.callId}#shown`, expanded: true } : { ...it, requestId: `${it.requestId}#shown`, expanded: true });
+      return;
+    }
+    this.note("info", "no tool output to show");
+  }
+
   private cancel(): void {
     const a = this.current();
     if (!this.session || !a || !a.busy) return this.note("info", "nothing to cancel");
@@ -655,17 +695,22 @@ export class TuiApp {
 
 
   private statusRow(width: number): StyledLine {
-    const a = this.current();
-    const parts = [
-      "tau",
-      a ? agentLabel(a.id, a.name) : "",
-      a?.model ?? "",
-      this.session === undefined || a === undefined ? "starting…" : this.replaying ? "loading history…" : this.transcript.models.length === 0 ? "waiting for a model…" : a.busy ? "working…" : "ready",
-      a && (a.inputTokens > 0 || a.outputTokens > 0) ? `↑${a.inputTokens} ↓${a.outputTokens}` : "",
-      a?.contextWindow ? `ctx ${Math.min(999, Math.round((100 * a.contextTokens) / a.contextWindow))}%` : "",
-      a && a.costUsd > 0 ? `$${a.costUsd.toFixed(4)}` : "",
-    ].filter((p) => p !== "");
-    const text = truncateMiddle(sanitize(parts.join(" · "), { newlines: "escape" }), width);
+    const parts = statusParts({
+      agent: this.current(),
+      agents: [...this.transcript.agents.values()],
+      defaultModel: this.transcript.defaultModel,
+      state:
+        this.session === undefined || this.current() === undefined
+          ? "starting…"
+          : this.replaying
+            ? "loading history…"
+            : this.transcript.models.length === 0
+              ? "waiting for a model…"
+              : this.current()?.busy
+                ? "working…"
+                : "ready",
+    });
+    const text = fitStatus(parts, width);
     const pad = " ".repeat(Math.max(0, width - columns(text)));
     return [{ text: (text + pad) as SafeText, style: this.theme.styles.status }];
   }
@@ -683,11 +728,24 @@ export class TuiApp {
     return { committed, live: rows, cursor: { row: live.length + 1 + dialog.length + editor.cursor.row, col: editor.cursor.col } };
   }
 
+  /** Whether the focused agent has a tool or command running (its timer needs a frame a second). */
+  private running(): boolean {
+    const a = this.current();
+    if (a === undefined) return false;
+    for (let i = a.items.length - 1; i >= 0 && i >= a.items.length - 64; i--) {
+      const it = a.items[i] as Item;
+      if ((it.kind === "tool" || it.kind === "shell") && !it.done && it.startedAt !== undefined) return true;
+    }
+    return false;
+  }
+
   /** Draws one frame now. */
   draw(): void {
     const timer = this.diagnostics.begin("renderer", diagnosticName("frame"));
     clearTimeout(this.frameTimer);
     this.frameTimer = undefined;
+    clearTimeout(this.tickTimer);
+    this.tickTimer = this.running() ? setTimeout(() => this.draw(), TICK_MS) : undefined;
     const width = this.cols;
     const { committed, live, cursor } = this.liveBlock(width);
     const out = this.view.frame(committed, live, cursor);

@@ -132,7 +132,7 @@ export function helpText(name?: string, specs: readonly CommandSpec[] = COMMAND_
     "!COMMAND — run a shell command; its output enters the agent's context",
     "!!COMMAND — run a shell command; its output stays in this terminal",
     "::TEXT — send TEXT starting with ':' to the model",
-    "Keys: Enter sends, Alt-Enter or Ctrl-J adds a line, Up/Down browse history, Ctrl-R searches it, Tab completes a command or model name, Ctrl-C cancels or clears, Ctrl-D on an empty line quits",
+    "Keys: Enter sends, Alt-Enter or Ctrl-J adds a line, Up/Down browse history, Ctrl-R searches it, Tab completes a command or model name, Esc interrupts the running turn, Ctrl-O shows a tool's whole output (or its tail again), Ctrl-C cancels or clears, Ctrl-D on an empty line quits",
   ].join("\n");
 }
 

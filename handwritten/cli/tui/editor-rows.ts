@@ -1,8 +1,11 @@
 // The prompt editor as rows of the live region: its lines wrapped by grapheme at the width, a `› `
 // lead on the first row, and where the cursor is; or the history search line while one is open.
 import type { Editor } from "./editor.js";
-import { clusterWidth, columns, graphemes, sanitize, truncateMiddle } from "../ui/index.js";
+import { clusterWidth, columns, graphemes, sanitize, truncateEnd, truncateMiddle } from "../ui/index.js";
 import type { CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
+
+/** What the empty prompt shows. */
+export const EMPTY_PROMPT_HINT = "type a prompt · :help for commands · Esc interrupts";
 
 /**
  * The editor's rows at `width`; past `maxRows` (cli.yaml `editor.max_lines`) only a window of that
@@ -23,6 +26,12 @@ function allEditorRows(editor: Editor, width: number, theme: Theme): { rows: Sty
     return { rows: [[{ text: truncateMiddle(text, width), style: t.accent }]], cursor: { row: 0, col: Math.min(width - 1, columns(truncateMiddle(text, width))) } };
   }
   const prefix = width >= 4 ? 2 : 0;
+  // The empty prompt says how to get help, in muted text behind the cursor.
+  const lines = editor.lineTexts;
+  if (lines.length === 1 && lines[0] === "" && prefix > 0) {
+    const hint = truncateEnd(EMPTY_PROMPT_HINT as SafeText, width - prefix);
+    return { rows: [[{ text: "› " as SafeText, style: t.prompt }, ...(hint !== "" ? [{ text: hint, style: t.muted }] : [])]], cursor: { row: 0, col: prefix } };
+  }
   const avail = Math.max(1, width - prefix);
   const rows: StyledLine[] = [];
   let cursor: CursorPosition = { row: 0, col: prefix };

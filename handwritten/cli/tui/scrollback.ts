@@ -1,7 +1,7 @@
 // What of each agent's transcript is written into the terminal's scrollback, above the live
 // region: finished rows are written once, streamed text row by row as it grows, and an agent shown
 // for the first time gets only its newest screens below one line counting what is left out.
-import { newestRows, renderItem, type AgentView, type Item } from "./transcript.js";
+import { finalRows, newestRows, renderItem, type AgentView, type Item } from "./transcript.js";
 import { sanitize, truncateEnd, type SafeText, type StyledLine, type Theme } from "../ui/index.js";
 
 /**
@@ -98,10 +98,11 @@ export class Scrollback {
         w.last = item;
         continue;
       }
-      if (item.kind === "assistant" && r.length - 1 > rows) {
-        // Streamed text only grows: every row but the last is final.
-        committed.push(...r.slice(rows, r.length - 1));
-        rows = r.length - 1;
+      const final = item.kind === "assistant" ? finalRows(item, width, s.theme, s.reasoning) : 0;
+      if (final > rows) {
+        // Streamed markdown only grows: the rows before its open chunk are final.
+        committed.push(...r.slice(rows, final));
+        rows = final;
       }
       live.push(...r.slice(rows));
       break;

@@ -1,20 +1,40 @@
 // The transcript: delivered session events folded into display items (prompts, streamed answers,
 // tool rows, shell commands, notices) per agent, and each item rendered to styled rows for a
 // width. Every untrusted string goes through `sanitize`/`escapeLabel` before it becomes a span.
-import { DEFAULT_THEME, endWithoutTrailingNewlines, renderToolRow, sanitize, truncateEnd, wrap, wrapHead, wrapTail } from "../ui/index.js";
+import { DEFAULT_THEME, MarkdownStream, endWithoutTrailingNewlines, renderToolRow, sanitize, truncateEnd, wrap, wrapHead, wrapTail } from "../ui/index.js";
 import type { SafeText, StyledLine, Theme, ThemeKey, ToolStatus } from "../ui/index.js";
 import { agentIdOf, type Event } from "../../protocol/index.js";
 
 /** Output lines a finished tool or shell row shows (the rest is summarized). */
 export const OUTPUT_PREVIEW_LINES = 12;
+/** Output lines a running tool or shell command shows: the newest ones. */
+export const LIVE_TAIL_LINES = 6;
+/** Output lines an expanded tool row shows (Ctrl-O), then how many it leaves out. */
+export const EXPANDED_OUTPUT_LINES = 2000;
+/** Live output a running tool keeps in memory (the newest characters). */
+export const LIVE_OUTPUT_MAX_CHARS = 256 * 1024;
 /** Items kept per agent; older ones leave the in-memory transcript (counted in `AgentView.earlier`). */
 export const TRANSCRIPT_MAX_ITEMS = 2000;
 
 export type Item =
   | { kind: "user"; text: string; done: true }
   | { kind: "assistant"; key: string; text: string; reasoning: string; done: boolean }
-  | { kind: "tool"; callId: string; tool: string; args: string; status: ToolStatus; output?: string; diff?: string; done: boolean }
-  | { kind: "shell"; requestId: string; command: string; output: string; exit?: string; context: boolean; done: boolean }
+  | {
+      kind: "tool";
+      callId: string;
+      tool: string;
+      args: string;
+      status: ToolStatus;
+      output?: string;
+      diff?: string;
+      done: boolean;
+      /** While it runs: when this UI saw it start, and the newest of its live output (bounded). */
+      startedAt?: number;
+      progress?: string;
+      /** Its whole output is shown, not a preview or a tail (Ctrl-O). */
+      expanded?: boolean;
+    }
+  | { kind: "shell"; requestId: string; command: string; output: string; exit?: string; context: boolean; done: boolean; startedAt?: number; expanded?: boolean }
   | { kind: "notice"; level: string; text: string; done: true };
 
 export interface AgentView {
@@ -33,18 +53,36 @@ export interface AgentView {
 }
 
 
-function argsSummary(json: string): string {
+/**
+ * What a call is about, on one line: its command, its path (with a search pattern, or a read's
+ * first line), else its scalar arguments as `key=value`; nested values and raw JSON are left out.
+ */
+export function callSummary(json: string): string {
+  let v: unknown;
   try {
-    const v = JSON.parse(json) as unknown;
-    if (v && typeof v === "object" && !Array.isArray(v)) {
-      return Object.entries(v as Record<string, unknown>)
-        .map(([k, x]) => `${k}=${typeof x === "string" ? x : JSON.stringify(x)}`)
-        .join(" ");
-    }
+    v = JSON.parse(json);
   } catch {
-    // not JSON: show it raw (sanitized at render time)
+    return ""; // not JSON (arguments still streaming, or broken): nothing worth showing
   }
-  return json;
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return "";
+  const o = v as Record<string, unknown>;
+  const str = (k: string) => (typeof o[k] === "string" && o[k] !== "" ? (o[k] as string) : undefined);
+  const command = str("command") ?? str("cmd");
+  if (command !== undefined) return command;
+  const path = str("path") ?? str("file_path") ?? str("file") ?? str("dir");
+  const pattern = str("pattern") ?? str("glob") ?? str("query");
+  if (pattern !== undefined) return path !== undefined ? `${pattern}  in ${path}` : pattern;
+  if (path !== undefined) return typeof o.offset === "number" ? `${path}:${o.offset}` : path;
+  return Object.entries(o)
+    .filter(([, x]) => typeof x === "string" || typeof x === "number" || typeof x === "boolean")
+    .map(([k, x]) => `${k}=${String(x)}`)
+    .join(" ");
+}
+
+/** A running time as `7s` or `2m05s`. */
+export function elapsed(ms: number): string {
+  const sec = Math.max(0, Math.floor(ms / 1000));
+  return sec < 60 ? `${sec}s` : `${Math.floor(sec / 60)}m${String(sec % 60).padStart(2, "0")}s`;
 }
 
 export class Transcript {
@@ -54,6 +92,8 @@ export class Transcript {
   models: { provider: string; id: string }[] = [];
   /** Providers whose model lists are complete (`harness.models_available.listed_providers`). */
   listedProviders: string[] = [];
+  /** The model an agent without its own goes to (`harness.models_available.default_model`). */
+  defaultModel: string | undefined;
   /** Per agent, the newest item of each key (`keyOf`): folding an event never scans the items. */
   private readonly keyed = new Map<AgentView, Map<string, Item>>();
   /** Per agent, items pushed unfinished that a failure or cancellation closes (a superset). */
@@ -133,6 +173,7 @@ export class Transcript {
     if (e.name === "harness.models_available") {
       this.models = e.data.models.map((m) => ({ provider: m.provider, id: m.id }));
       this.listedProviders = [...(e.data.listed_providers ?? [])];
+      this.defaultModel = e.data.default_model ?? this.models[0]?.id;
       return true;
     }
     const agentId = agentIdOf(e);
@@ -209,13 +250,23 @@ export class Transcript {
         if (e.data.display.diff !== undefined) it.diff = e.data.display.diff;
         return true;
       }
+      case "tool.progress": {
+        const it = this.find(a, "tool", e.data.call_id);
+        if (!it || it.done) return false;
+        const text = (it.progress ?? "") + e.data.text;
+        it.progress = text.length > LIVE_OUTPUT_MAX_CHARS ? text.slice(text.length - LIVE_OUTPUT_MAX_CHARS) : text;
+        return true;
+      }
       case "shell.command_started": {
-        this.push(a, { kind: "shell", requestId: e.data.request_id, command: e.data.command, output: "", context: e.data.include_in_context === true, done: false });
+        this.push(a, { kind: "shell", requestId: e.data.request_id, command: e.data.command, output: "", context: e.data.include_in_context === true, done: false, startedAt: Date.now() });
         return true;
       }
       case "shell.command_progress": {
         const it = this.find(a, "shell", e.data.request_id);
-        if (it) it.output += e.data.text;
+        if (it) {
+          const text = it.output + e.data.text;
+          it.output = text.length > LIVE_OUTPUT_MAX_CHARS ? text.slice(text.length - LIVE_OUTPUT_MAX_CHARS) : text;
+        }
         return true;
       }
       case "shell.command_finished": {
@@ -227,6 +278,7 @@ export class Transcript {
         it.output = e.data.output;
         it.exit = e.data.exit_code === null ? `signal ${e.data.signal || "?"}` : `exit ${e.data.exit_code}`;
         it.done = true;
+        delete it.startedAt;
         return true;
       }
       case "agent.prompt_failed":
@@ -263,7 +315,7 @@ export class Transcript {
   /** A tool call's row, made by the first event that names the call; false when it was there. */
   private toolRow(a: AgentView, callId: string, tool: string, argumentsJson: string): boolean {
     if (this.find(a, "tool", callId)) return false;
-    this.push(a, { kind: "tool", callId, tool, args: argsSummary(argumentsJson), status: "running", done: false });
+    this.push(a, { kind: "tool", callId, tool, args: callSummary(argumentsJson), status: "running", done: false, startedAt: Date.now() });
     return true;
   }
 
@@ -277,6 +329,9 @@ export class Transcript {
     it.status = status;
     if (output !== undefined) it.output = output;
     it.done = true;
+    // What only a running call shows: a finished one is the same live and replayed.
+    delete it.progress;
+    delete it.startedAt;
     this.open.get(a)?.delete(it);
     return it;
   }
@@ -300,6 +355,8 @@ export class Transcript {
       if (it.kind === "tool" && !it.done) {
         it.status = "cancelled";
         it.done = true;
+        delete it.progress;
+        delete it.startedAt;
       }
     }
     open.clear();
@@ -314,6 +371,32 @@ function keyOf(item: Item): string | undefined {
   return undefined;
 }
 
+/** Per answer, its text cut into markdown chunks and their rows (made on first render). */
+const streams = new WeakMap<Item, MarkdownStream>();
+
+function streamOf(item: Extract<Item, { kind: "assistant" }>): MarkdownStream {
+  let s = streams.get(item);
+  if (s === undefined) streams.set(item, (s = new MarkdownStream()));
+  s.update(item.text);
+  return s;
+}
+
+/**
+ * How many of an item's first rows are final: all of a finished item's; of an answer still
+ * streaming, those before its open markdown chunk (or all but the last row of reasoning alone).
+ */
+export function finalRows(item: Item, width: number, theme: Theme, showReasoning: boolean): number {
+  if (item.done) return renderItem(item, width, theme, showReasoning).length;
+  if (item.kind !== "assistant" || width <= 0) return 0;
+  const reasoning = showReasoning && item.reasoning !== "" ? wrap(sanitize(item.reasoning), width).length : 0;
+  if (item.text === "") return Math.max(0, reasoning);
+  // The blank row, the reasoning, and every chunk but the open one (their rows are cached).
+  const s = streamOf(item);
+  let n = reasoning;
+  for (let i = 0; i < s.chunks - 1; i++) n += s.rows(i, width, theme, false).length;
+  return n > 0 ? 1 + n : 0;
+}
+
 function line(text: SafeText, key: ThemeKey, theme: Theme): StyledLine {
   return [{ text, style: theme.styles[key] }];
 }
@@ -323,10 +406,20 @@ function line(text: SafeText, key: ThemeKey, theme: Theme): StyledLine {
  * Only the lines shown are wrapped, each only as far as its rows (`wrapHead`): a huge output, or one
  * huge line, costs the preview's size.
  */
-function preview(text: string, width: number, theme: Theme, key: ThemeKey = "text"): StyledLine[] {
-  const { rows, hiddenLines } = wrapHead(text.slice(0, endWithoutTrailingNewlines(text)), width, OUTPUT_PREVIEW_LINES);
+function preview(text: string, width: number, theme: Theme, key: ThemeKey = "text", lines = OUTPUT_PREVIEW_LINES): StyledLine[] {
+  const { rows, hiddenLines } = wrapHead(text.slice(0, endWithoutTrailingNewlines(text)), width, lines);
   const shown = rows.map((r) => line(r, key, theme));
   if (hiddenLines > 0) shown.push(line(truncateEnd(`… ${hiddenLines} more line${hiddenLines === 1 ? "" : "s"}` as SafeText, width), "muted", theme));
+  return shown;
+}
+
+/** The newest rows of a running command's output (all of it, bounded, when expanded). */
+function liveTail(text: string, width: number, theme: Theme, expanded: boolean): StyledLine[] {
+  const end = endWithoutTrailingNewlines(text);
+  if (end === 0) return [];
+  const { rows, more } = wrapTail(text.slice(0, end), width, expanded ? EXPANDED_OUTPUT_LINES : LIVE_TAIL_LINES);
+  const shown = rows.map((r) => line(r, "muted", theme));
+  if (more) shown.unshift(line(truncateEnd("… earlier output not shown" as SafeText, width), "muted", theme));
   return shown;
 }
 
@@ -341,27 +434,39 @@ export function renderItem(item: Item, width: number, theme: Theme = DEFAULT_THE
     case "assistant": {
       const out: StyledLine[] = [];
       if (showReasoning && item.reasoning !== "") out.push(...wrap(sanitize(item.reasoning), width).map((r) => line(r, "muted", theme)));
-      if (item.text !== "") out.push(...wrap(sanitize(item.text), width).map((r) => line(r, "text", theme)));
-      return out;
+      if (item.text !== "") {
+        const s = streamOf(item);
+        for (let i = 0; i < s.chunks; i++) out.push(...s.rows(i, width, theme, !item.done && i === s.chunks - 1));
+      }
+      // A blank row sets an answer apart from the prompt or the tool rows before it.
+      return out.length > 0 ? [[], ...out] : out;
     }
     case "tool": {
+      const running = !item.done && item.startedAt !== undefined;
       const rows = [
-        ...renderToolRow({ toolName: item.tool, callId: item.callId, status: item.status, args: item.args, ...(item.diff !== undefined ? { diff: item.diff } : {}) }, width, theme, {
-          maxLines: 40,
-        }),
+        ...renderToolRow(
+          { toolName: item.tool, status: item.status, args: item.args, ...(running ? { detail: elapsed(Date.now() - (item.startedAt as number)) } : {}), ...(item.diff !== undefined ? { diff: item.diff } : {}) },
+          width,
+          theme,
+          { maxLines: item.expanded ? EXPANDED_OUTPUT_LINES : 40 },
+        ),
       ];
       // Identity and status did not fit: neither header nor body (SPEC-terminal-presentation).
       if (rows.length === 0) return [];
-      if (item.diff === undefined && item.output !== undefined && item.output !== "") rows.push(...preview(item.output, width, theme, item.status === "error" ? "error" : "muted"));
+      if (running && item.progress !== undefined) rows.push(...liveTail(item.progress, width, theme, item.expanded === true));
+      const lines = item.expanded ? EXPANDED_OUTPUT_LINES : OUTPUT_PREVIEW_LINES;
+      if (item.diff === undefined && item.output !== undefined && item.output !== "") rows.push(...preview(item.output, width, theme, item.status === "error" ? "error" : "muted", lines));
       return rows;
     }
     case "shell": {
+      const status = item.exit ?? (item.startedAt !== undefined && !item.done ? `running ${elapsed(Date.now() - item.startedAt)}` : undefined);
       const head: StyledLine = [
         { text: (item.context ? "! " : "!! ") as SafeText, style: theme.styles.accent },
-        { text: truncateEnd(sanitize(item.command, { newlines: "escape" }), Math.max(0, width - 3 - (item.exit ? item.exit.length + 2 : 0))), style: theme.styles.toolName },
-        ...(item.exit ? [{ text: `  ${item.exit}` as SafeText, style: item.exit === "exit 0" ? theme.styles.toolOk : theme.styles.toolError }] : []),
+        { text: truncateEnd(sanitize(item.command, { newlines: "escape" }), Math.max(0, width - 3 - (status ? status.length + 2 : 0))), style: theme.styles.toolName },
+        ...(status ? [{ text: `  ${status}` as SafeText, style: item.exit === undefined ? theme.styles.toolRunning : item.exit === "exit 0" ? theme.styles.toolOk : theme.styles.toolError }] : []),
       ];
-      return [head, ...preview(item.output, width, theme, "muted")];
+      if (!item.done) return [head, ...liveTail(item.output, width, theme, item.expanded === true)];
+      return [head, ...preview(item.output, width, theme, "muted", item.expanded ? EXPANDED_OUTPUT_LINES : OUTPUT_PREVIEW_LINES)];
     }
     case "notice":
       return wrap(sanitize(item.text), width).map((r) => line(r, noticeStyle(item.level), theme));
@@ -388,17 +493,27 @@ export function renderItemTail(item: Item, width: number, theme: Theme, showReas
       return { rows, cut: true };
     }
     case "assistant": {
+      // Chunks from the newest back, each rendered whole (the same rows as `renderItem`'s), until
+      // the rows are there; the blank row above the answer is its first row.
       let rows: StyledLine[] = [];
       let room = maxRows;
       if (item.text !== "") {
-        const text = wrapTail(item.text, width, room);
-        rows = text.rows.map((r) => line(r, "text", theme));
-        if (text.more) return { rows, cut: true };
-        room -= rows.length;
+        const s = streamOf(item);
+        for (let i = s.chunks - 1; i >= 0; i--) {
+          const r = s.rows(i, width, theme, !item.done && i === s.chunks - 1);
+          if (r.length > 0 && r.length >= room) return { rows: [...r.slice(r.length - room), ...rows], cut: true };
+          rows = [...r, ...rows];
+          room -= r.length;
+        }
       }
-      if (!showReasoning || item.reasoning === "") return { rows, cut: false };
-      const reasoning = wrapTail(item.reasoning, width, room);
-      return { rows: [...reasoning.rows.map((r) => line(r, "muted", theme)), ...rows], cut: reasoning.more };
+      if (showReasoning && item.reasoning !== "") {
+        const reasoning = wrapTail(item.reasoning, width, room);
+        rows = [...reasoning.rows.map((r) => line(r, "muted", theme)), ...rows];
+        if (reasoning.more || reasoning.rows.length >= room) return { rows, cut: true };
+        room -= reasoning.rows.length;
+      }
+      if (rows.length === 0) return { rows, cut: false };
+      return room > 0 ? { rows: [[], ...rows], cut: false } : { rows, cut: true };
     }
     case "notice": {
       const text = wrapTail(item.text, width, maxRows);

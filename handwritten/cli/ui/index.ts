@@ -1,7 +1,8 @@
 // Terminal-UI primitives: sanitizing untrusted text, grapheme widths and layouts, excerpts of long
 // text (its first or last rows, wrapping only those), a cell grid with a diffing renderer (the only
 // writer of escape sequences), themes, tool rows, the bounded socket-to-renderer queue and progress
-// diagnostics. See SPEC-terminal-presentation.
+// diagnostics, and markdown answers (parsed by markdown-it, code highlighted by highlight.js, both
+// loaded on first use). See SPEC-terminal-presentation.
 export { sanitize, isSafeText, escapeLabel, agentLabel, TAB_WIDTH, LABEL_MAX_BYTES, LABEL_MAX_COLUMNS, AGENT_NAME_MAX_COLUMNS } from "./sanitize.js";
 export type { SafeText, SanitizeOptions, LabelBounds } from "./sanitize.js";
 export { ELLIPSIS, graphemes, clusterWidth, isUncertainWidth, columns, padEnd, truncateMiddle, truncateEnd, wrap } from "./width.js";
@@ -41,3 +42,5 @@ export {
   DIAGNOSTIC_RECORDS_HOLD_NO_BODIES,
 } from "./diagnostics.js";
 export type { DiagnosticId, DiagnosticName, DiagnosticRecord, DiagnosticsOptions, FrontendComponent, StageTimer } from "./diagnostics.js";
+export { MarkdownStream, preloadMarkdown, renderMarkdown, wrapPieces, fitColumns, MARKDOWN_MAX_CHUNK_CHARS, OPEN_CHUNK_HIGHLIGHT_CHARS, TABLE_MIN_COLUMN } from "./markdown.js";
+export { highlightLines, languageOf, HIGHLIGHT_MAX_CHARS } from "./highlight.js";

@@ -1,4 +1,5 @@
-// Tool rows: a header `name id status  args` and an owned body (payload or inline diff).
+// Tool rows: a header `name id status  args` (the id only when given) and an owned body (payload or
+// inline diff).
 //
 // Identity (tool name + short call id) and lifecycle/result status are ONE essential set: a width
 // that cannot show the whole set shows neither the header nor its body (an empty block), so a row
@@ -27,8 +28,11 @@ export const DIFF_MAX_LINES = 400;
 
 export interface ToolRowInput {
   readonly toolName: string;
-  readonly callId: string;
+  /** Shown as its last columns when given (the interactive UI leaves it out). */
+  readonly callId?: string;
   readonly status: ToolStatus;
+  /** Shown after the status, in its style, as part of the essential set (a running call's elapsed time). */
+  readonly detail?: string;
   /** A one-line summary of the call's arguments (untrusted). */
   readonly args?: string;
 }
@@ -62,8 +66,8 @@ export function shortCallId(callId: string): SafeText {
 /** The essential set's parts, and the columns they need together (with single-space separators). */
 export function essentialSet(input: ToolRowInput): { name: SafeText; id: SafeText; status: SafeText; width: number } {
   const name = escapeLabel(input.toolName, { maxColumns: TOOL_NAME_MAX_COLUMNS });
-  const id = shortCallId(input.callId);
-  const status = input.status as string as SafeText;
+  const id = input.callId === undefined ? ("" as SafeText) : shortCallId(input.callId);
+  const status = (input.detail === undefined ? input.status : `${input.status} ${sanitize(input.detail, { newlines: "escape" })}`) as SafeText;
   const parts = [name, id, status].filter((p) => p !== "");
   const width = parts.reduce((n, p) => n + columns(p), 0) + parts.length - 1;
   return { name, id, status, width };

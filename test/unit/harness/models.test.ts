@@ -126,6 +126,8 @@ describe("choosing the model of a prompt", () => {
     await h.settle();
     expect(h.all("harness.models_available").at(-1)).toEqual({
       listed_providers: ["llm"],
+      // The default provider's first model: where a prompt of an agent without its own goes.
+      default_model: "local",
       models: [
         { provider: "llm", id: "local", context_window: 8192, max_output_tokens: 2048, input_cost: 1, output_cost: 4, cached_input_cost: 0.25 },
         { provider: "llm", id: "gpt-4o", context_window: 64_000, max_output_tokens: 16_384, input_cost: 2.5, output_cost: 10, cached_input_cost: 1.25 },

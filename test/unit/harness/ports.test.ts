@@ -179,7 +179,7 @@ describe("the agent loop through its ports", () => {
     h.live.set("llm", 1);
     h.fromPeer("provider.models_declared", { models: [{ id: "m1" }] }, LLM);
     await h.settle();
-    expect(h.all("harness.models_available").at(-1)).toEqual({ models: [{ provider: "llm", id: "m1" }] });
+    expect(h.all("harness.models_available").at(-1)).toEqual({ models: [{ provider: "llm", id: "m1" }], default_model: "m1" });
     submit(h, "again");
     await h.next("agent.prompt_started");
   });

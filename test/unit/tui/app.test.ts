@@ -197,10 +197,10 @@ describe("the interactive UI attaching to a long history", () => {
   it("after a resize, redraws the newest written rows back to the summary of what was left out", async () => {
     const { screen } = await attach(denseHistory(500), { cols: 80, rows: 12 });
     await until(async () => ready(await screen.lines()), "the session to be ready");
-    // Three screens of 12 rows: the newest two turns and the answer before them (35 rows, 7 entries).
+    // Three screens of 12 rows: the newest entries, whole (a prompt and an answer start with a blank row).
     const written = await screen.lines();
     const summary = written.findIndex((l) => l.startsWith("… "));
-    expect(written.slice(summary, summary + 2)).toEqual(["… 1,493 earlier entries not shown", "answer 497"]);
+    expect(written.slice(summary, summary + 3)).toEqual(["… 1,494 earlier entries not shown", "", "› prompt 498"]);
     screen.term.resize(60, 40);
     screen.columns = 60;
     screen.rows = 40;
@@ -208,9 +208,9 @@ describe("the interactive UI attaching to a long history", () => {
     await until(async () => (await screen.view()).some((l) => l.startsWith("tau ·") && l.length === 60), "the redraw at 60 columns");
     // The taller screen has room for more, but only what was written is redrawn, under its summary.
     const view = await screen.view();
-    const at = view.indexOf("… 1,493 earlier entries not shown");
+    const at = view.indexOf("… 1,494 earlier entries not shown");
     expect(at, view.join("\n")).toBeGreaterThanOrEqual(0);
-    expect(view[at + 1]).toBe("answer 497");
+    expect(view.slice(at + 1, at + 3)).toEqual(["", "› prompt 498"]);
     expect(view.some((l) => l.startsWith("out 497."))).toBe(false);
     expect(view).toContain("answer 499");
   });

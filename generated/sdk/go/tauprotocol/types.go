@@ -319,6 +319,9 @@ type ExtensionStarting struct {
 }
 
 type HarnessModelsAvailable struct {
+	// The model a prompt of an agent without a model of its own goes to, as far as it is known
+	// now.
+	DefaultModel *string `json:"default_model,omitempty" cbor:"default_model,omitempty"`
 	// The providers whose lists are complete (`listing: listed`): a model id that none of them
 	// lists
 	// is refused by `:model` and `tau run --model` unless another provider could serve it.

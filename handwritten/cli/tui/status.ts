@@ -1,0 +1,63 @@
+// The status line: the agent (name before id), the model it will use — from the start, before any
+// prompt —, what the UI is doing, the context used, and the session's tokens and cost. Parts are
+// dropped least useful first until the line fits; at 40 columns the state and model still show.
+import type { AgentView } from "./transcript.js";
+import { agentLabel, columns, escapeLabel, sanitize, truncateEnd, truncateMiddle, type SafeText } from "../ui/index.js";
+
+export interface StatusPart {
+  readonly text: string;
+  /** Lower goes first when the line is too narrow. */
+  readonly keep: number;
+  /** A shorter form tried before the part is dropped. */
+  readonly short?: string;
+}
+
+/** 1234 → `1.2k`, 2_500_000 → `2.5M`: token counts in a few columns. */
+export function compactCount(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(n < 10_000_000 ? 1 : 0)}M`;
+}
+
+export function statusParts(s: { agent: AgentView | undefined; agents: readonly AgentView[]; defaultModel: string | undefined; state: string }): StatusPart[] {
+  const a = s.agent;
+  const model = a?.model ?? s.defaultModel;
+  // Usage of the session: every agent's.
+  let input = 0;
+  let output = 0;
+  let cost = 0;
+  for (const x of s.agents) {
+    input += x.inputTokens;
+    output += x.outputTokens;
+    cost += x.costUsd;
+  }
+  const parts: StatusPart[] = [{ text: "tau", keep: 0 }];
+  if (a !== undefined && a.id !== "") {
+    const name = a.name !== undefined && a.name !== "" ? escapeLabel(a.name, { maxColumns: 24 }) : undefined;
+    parts.push({ text: agentLabel(a.id, a.name), keep: 5, ...(name !== undefined ? { short: name } : {}) });
+  }
+  if (model !== undefined) parts.push({ text: model, keep: 7, short: truncateMiddle(model, 16) });
+  parts.push({ text: s.state, keep: 9 });
+  if (a?.contextWindow) parts.push({ text: `ctx ${Math.min(999, Math.round((100 * a.contextTokens) / a.contextWindow))}%`, keep: 6 });
+  if (input > 0 || output > 0) parts.push({ text: `↑${input} ↓${output}`, keep: 3, short: `↑${compactCount(input)} ↓${compactCount(output)}` });
+  if (cost > 0) parts.push({ text: `$${cost.toFixed(4)}`, keep: 4, short: `$${cost.toFixed(2)}` });
+  return parts;
+}
+
+const SEP = " · ";
+
+/** The parts joined, shortened and then dropped (lowest `keep` first) until they fit `width`. */
+export function fitStatus(parts: readonly StatusPart[], width: number): SafeText {
+  const shown = parts.map((p) => ({ ...p, text: sanitize(p.text, { newlines: "escape" }) as string }));
+  const line = () => shown.map((p) => p.text).join(SEP);
+  const order = [...shown].sort((x, y) => x.keep - y.keep);
+  for (const p of order) {
+    if (columns(line()) <= width) break;
+    if (p.short !== undefined && p.short !== p.text) p.text = sanitize(p.short, { newlines: "escape" });
+  }
+  for (const p of order) {
+    if (columns(line()) <= width || shown.length === 1) break;
+    shown.splice(shown.indexOf(p), 1);
+  }
+  return truncateEnd(line() as SafeText, width);
+}
