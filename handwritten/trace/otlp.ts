@@ -125,6 +125,8 @@ interface PromptState {
  */
 export class OtlpProjection {
   private readonly open = new Map<string, PromptState>();
+  /** Prompts whose trace was emitted: a later record about one adds nothing (ids only, like perf). */
+  private readonly done = new Set<string>();
   private agentId = "";
   private sessionId: string | null = null;
   private resource: SpanRecord["resource"] = { attributes: {} };
@@ -156,6 +158,8 @@ export class OtlpProjection {
   }
 
   add(e: Event, at: number): void {
+    const promptId = (e.data as { prompt_id?: unknown }).prompt_id;
+    if (typeof promptId === "string" && this.done.has(promptId)) return;
     switch (e.name) {
       case "agent.started":
         this.agentId = e.data.agent_id;
@@ -178,7 +182,7 @@ export class OtlpProjection {
       }
       case "provider.retry_scheduled": {
         const r = this.prompt(e.data.prompt_id, at).rounds.findLast((x) => x.round === e.data.round && x.end === null);
-        r?.events.push({ name: "tau.retry_scheduled", time: hrTime(at), attributes: { "tau.retry.attempt": e.data.attempt, "tau.retry.delay_ms": e.data.delay_ms }, droppedAttributesCount: 0 });
+        r?.events.push({ name: "tau.retry_scheduled", time: hrTime(at), attributes: { "tau.retry.attempt": e.data.attempt, "tau.retry.delay_ms": e.data.delay_ms, [GEN_AI.errorType]: e.data.error_class }, droppedAttributesCount: 0 });
         return;
       }
       case "provider.response_finished": {
@@ -236,6 +240,7 @@ export class OtlpProjection {
         p.finished = at;
         p.outcome = e.data.outcome;
         this.open.delete(p.id);
+        this.done.add(p.id);
         this.emit(this.spans(p, false));
         return;
       }

@@ -119,7 +119,9 @@ export function otlpPoster(ep: OtlpEndpoint, otlp: OtlpSerializers, opts: PostOp
   return async (request) => {
     for (let attempt = 1; ; attempt++) {
       let res: Response;
+      let body: Uint8Array;
       try {
+        // The deadline covers the answer's body too: a collector that stalls mid-answer times out.
         res = await fetch(ep.url, {
           method: "POST",
           headers: { ...ep.headers, "content-type": "application/x-protobuf", "user-agent": "tau" },
@@ -127,6 +129,7 @@ export function otlpPoster(ep: OtlpEndpoint, otlp: OtlpSerializers, opts: PostOp
           redirect: "manual", // a redirect could carry the headers elsewhere
           signal: AbortSignal.timeout(ep.timeoutMs),
         });
+        body = await boundedBody(res, OTLP_MAX_RESPONSE_BYTES);
       } catch (err) {
         const e = err as Error & { cause?: { code?: string } };
         const why = e.name === "TimeoutError" ? `did not answer within ${ep.timeoutMs} ms` : `could not be reached (${clean(e.cause?.code ?? e.name, 40)})`;
@@ -136,7 +139,6 @@ export function otlpPoster(ep: OtlpEndpoint, otlp: OtlpSerializers, opts: PostOp
         }
         throw new TraceError(`the collector at ${ep.shown} ${why}`);
       }
-      const body = await boundedBody(res, OTLP_MAX_RESPONSE_BYTES);
       if (res.status >= 200 && res.status < 300) {
         let partial: { rejectedSpans?: number | string; errorMessage?: string } | undefined;
         try {

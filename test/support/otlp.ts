@@ -123,7 +123,7 @@ export interface ReceivedRequest {
 }
 
 /** How the receiver answers the nth request (0-based): a status, an optional partial success, or no answer. */
-export type Answer = { status: number; rejectedSpans?: number; errorMessage?: string; retryAfter?: string } | "hang";
+export type Answer = { status: number; rejectedSpans?: number; errorMessage?: string; retryAfter?: string } | "hang" | "stall-body";
 
 /** A loopback OTLP/HTTP receiver on 127.0.0.1 (protobuf requests, decoded with the official definitions). */
 export async function startOtlpReceiver(answer: (n: number) => Answer = () => ({ status: 200 })): Promise<{ url: string; received: ReceivedRequest[]; attempts: number; close: () => Promise<void> }> {
@@ -136,7 +136,9 @@ export async function startOtlpReceiver(answer: (n: number) => Answer = () => ({
     req.on("end", () => {
       const n = state.attempts++;
       const a = answer(n);
-      if (a === "hang") {
+      if (a === "hang" || a === "stall-body") {
+        // No answer at all, or headers and the start of a body that never ends.
+        if (a === "stall-body") res.writeHead(200, { "content-type": "application/x-protobuf" }).write(Buffer.from([0x0a]));
         hanging.push(res);
         return;
       }

@@ -74,6 +74,7 @@ describe("tau agent trace --otlp-endpoint", () => {
       [() => ({ status: 200, rejectedSpans: 2, errorMessage: "too old\u001b[31m" }), /rejected 2 spans: too old\?\[31m/, 1],
       [() => ({ status: 302 }), /answered HTTP 302 \(a redirect, not followed\)/, 1],
       [() => "hang", /did not answer within 300 ms/, 3],
+      [() => "stall-body", /did not answer within 300 ms/, 3],
     ];
     for (const [answer, message, attempts] of cases) {
       const rx = await receiver(answer);
