@@ -3,7 +3,7 @@
 // accepted spans equal the printed OTLP JSON; retries are bounded; refusals, partial successes,
 // timeouts and unreachable collectors fail with a clear message, exit 1 and nothing on stdout;
 // credentials never appear in any output; a corrupt journal posts nothing.
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FIXTURE_AGENT } from "../../fixtures/trace/make-fixture.js";
@@ -21,11 +21,22 @@ const SECRET = "s3cr3t-token-value";
 // Whatever the test runner's environment holds, these runs see only what each test sets.
 const NO_OTEL = { OTEL_EXPORTER_OTLP_HEADERS: "", OTEL_EXPORTER_OTLP_TRACES_HEADERS: "", OTEL_EXPORTER_OTLP_TIMEOUT: "", OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "" };
 
-function fixtureHome(): { env: NodeJS.ProcessEnv; journal: string } {
+function fixtureHome(): { env: NodeJS.ProcessEnv; journal: string; state: string } {
   const h = tauHome();
   cleanups.push(h.dispose);
   cpSync(join(REPO_ROOT, "test", "fixtures", "trace", "state"), join(h.home, "state"), { recursive: true });
-  return { env: { ...h.env, ...NO_OTEL }, journal: join(h.home, "state", "agents", FIXTURE_AGENT, "events.cbor") };
+  return { env: { ...h.env, ...NO_OTEL }, journal: join(h.home, "state", "agents", FIXTURE_AGENT, "events.cbor"), state: join(h.home, "state") };
+}
+
+/** Every file under `dir` with its bytes and mtime. */
+function snapshotTree(dir: string): Map<string, { bytes: string; mtimeNs: bigint }> {
+  const out = new Map<string, { bytes: string; mtimeNs: bigint }>();
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!e.isFile()) continue;
+    const p = join(e.parentPath, e.name);
+    out.set(p, { bytes: readFileSync(p).toString("base64"), mtimeNs: statSync(p, { bigint: true }).mtimeNs });
+  }
+  return out;
 }
 
 async function receiver(answer?: (n: number) => Answer) {
@@ -40,7 +51,9 @@ describe("tau agent trace --otlp-endpoint", () => {
   it("[trace.otlp.collector-accepts] a loopback OTLP/HTTP receiver on the official definitions accepts the trace: the same spans as the OTLP JSON output, headers from the environment", async () => {
     const f = fixtureHome();
     const rx = await receiver();
+    const before = snapshotTree(f.state);
     const r = await post(`${rx.url}/?token=${SECRET}`, { ...f.env, OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${SECRET},x-tenant=t1` });
+    expect(snapshotTree(f.state)).toEqual(before);
     expect(r.stdout).toBe("");
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^tau: posted 12 spans of 4 traces to http:\/\/127\.0\.0\.1:\d+\/v1\/traces in 1 request\n$/);
