@@ -13,13 +13,14 @@ import { PriceTable, roundCost, type PriceOf } from "./cost.js";
 /** What this projection needs of @opentelemetry/otlp-transformer. */
 export interface OtlpSerializers {
   json: { serializeRequest(spans: unknown[]): Uint8Array | undefined };
-  protobuf: { serializeRequest(spans: unknown[]): Uint8Array | undefined; deserializeResponse(data: Uint8Array): { partialSuccess?: { rejectedSpans?: number | string; errorMessage?: string } } };
+  protobuf: { serializeRequest(spans: unknown[]): Uint8Array | undefined; deserializeResponse(data: Uint8Array): { partialSuccess?: { rejectedSpans?: number; errorMessage?: string } } };
 }
 
 /** Loads the official serializers (about 100 ms; only `--format otlp` pays it). */
 export async function loadOtlp(): Promise<OtlpSerializers> {
   const m = await import("@opentelemetry/otlp-transformer");
-  return { json: m.JsonTraceSerializer as OtlpSerializers["json"], protobuf: m.ProtobufTraceSerializer as unknown as OtlpSerializers["protobuf"] };
+  // The serializers take SDK ReadableSpans; this projection hands them objects of that shape (SpanRecord).
+  return { json: m.JsonTraceSerializer as OtlpSerializers["json"], protobuf: m.ProtobufTraceSerializer as OtlpSerializers["protobuf"] };
 }
 
 // GenAI semantic conventions (checked against @opentelemetry/semantic-conventions in the tests).
@@ -80,7 +81,7 @@ interface SpanRecord {
 const hrTime = (us: number): HrTime => [Math.floor(us / 1e6), (us % 1e6) * 1000];
 
 /** Hex id of `bytes` bytes from a hash of the parts (never all zeros, which OTLP reads as "no id"). */
-function id(bytes: number, ...parts: string[]): string {
+function id(bytes: number, ...parts: Array<string | number>): string {
   const hex = createHash("sha256").update(parts.join("\u0000")).digest("hex").slice(0, bytes * 2);
   return /^0+$/.test(hex) ? `${hex.slice(0, -1)}1` : hex;
 }
@@ -177,7 +178,7 @@ export class OtlpProjection {
         p.started ??= at;
         const attributes: Attributes = { [GEN_AI.operation]: "chat", "tau.round": e.data.round };
         if (e.data.model !== undefined) attributes[GEN_AI.requestModel] = e.data.model;
-        p.rounds.push({ round: e.data.round, spanId: id(8, "tau.span", this.agentId, p.id, "round", String(e.data.round), String(p.rounds.length)), start: at, end: null, attributes, events: [], error: null });
+        p.rounds.push({ round: e.data.round, spanId: id(8, "tau.span", this.agentId, p.id, "round", e.data.round, p.rounds.length), start: at, end: null, attributes, events: [], error: null });
         return;
       }
       case "provider.retry_scheduled": {

@@ -140,7 +140,7 @@ export function otlpPoster(ep: OtlpEndpoint, otlp: OtlpSerializers, opts: PostOp
         throw new TraceError(`the collector at ${ep.shown} ${why}`);
       }
       if (res.status >= 200 && res.status < 300) {
-        let partial: { rejectedSpans?: number | string; errorMessage?: string } | undefined;
+        let partial: { rejectedSpans?: number; errorMessage?: string } | undefined;
         try {
           partial = body.length > 0 && (res.headers.get("content-type") ?? "").includes("protobuf") ? otlp.protobuf.deserializeResponse(body).partialSuccess : undefined;
         } catch {

@@ -78,18 +78,19 @@ describe("tau agent trace --otlp-endpoint", () => {
     expect(rx.received).toHaveLength(1);
   });
 
-  it("[trace.otlp.post-errors] refusals, partial successes, timeouts and unreachable collectors fail with exit 1, a clear message and no secret", async () => {
-    const f = fixtureHome();
-    const env = { ...f.env, OTEL_EXPORTER_OTLP_TRACES_HEADERS: `authorization=${SECRET}`, OTEL_EXPORTER_OTLP_TIMEOUT: "300" };
-    const cases: Array<[(n: number) => Answer, RegExp, number]> = [
-      [() => ({ status: 400 }), /answered HTTP 400\b/, 1],
-      [() => ({ status: 503, retryAfter: "0" }), /answered HTTP 503 after 3 attempts/, 3],
-      [() => ({ status: 200, rejectedSpans: 2, errorMessage: "too old\u001b[31m" }), /rejected 2 spans: too old\?\[31m/, 1],
-      [() => ({ status: 302 }), /answered HTTP 302 \(a redirect, not followed\)/, 1],
-      [() => "hang", /did not answer within 300 ms/, 3],
-      [() => "stall-body", /did not answer within 300 ms/, 3],
-    ];
-    for (const [answer, message, attempts] of cases) {
+  // One binary run per case (each several seconds on a loaded machine: retries wait up to 1.5 s).
+  const refusals: Array<[string, (n: number) => Answer, RegExp, number]> = [
+    ["a refusal", () => ({ status: 400 }), /answered HTTP 400\b/, 1],
+    ["a retryable answer to the last attempt", () => ({ status: 503, retryAfter: "0" }), /answered HTTP 503 after 3 attempts/, 3],
+    ["a partial success", () => ({ status: 200, rejectedSpans: 2, errorMessage: "too old\u001b[31m" }), /rejected 2 spans: too old\?\[31m/, 1],
+    ["a redirect", () => ({ status: 302 }), /answered HTTP 302 \(a redirect, not followed\)/, 1],
+    ["no answer", () => "hang", /did not answer within 300 ms/, 3],
+    ["an answer that stalls mid-body", () => "stall-body", /did not answer within 300 ms/, 3],
+  ];
+  for (const [what, answer, message, attempts] of refusals) {
+    it(`[trace.otlp.post-errors] ${what} fails with exit 1, a clear message naming the endpoint and no secret, after ${attempts} attempt(s)`, async () => {
+      const f = fixtureHome();
+      const env = { ...f.env, OTEL_EXPORTER_OTLP_TRACES_HEADERS: `authorization=${SECRET}`, OTEL_EXPORTER_OTLP_TIMEOUT: "300" };
       const rx = await receiver(answer);
       const r = await post(`${rx.url}/custom/path?key=${SECRET}`, env);
       expect([r.code, r.stdout]).toEqual([1, ""]);
@@ -97,11 +98,15 @@ describe("tau agent trace --otlp-endpoint", () => {
       expect(r.stderr).toContain(`${rx.url}/custom/path`);
       expect(r.stderr).not.toContain(SECRET);
       expect(rx.attempts).toBe(attempts);
-    }
+    }, 30_000);
+  }
+
+  it("[trace.otlp.post-errors] an unreachable collector fails with exit 1 and a clear message", async () => {
+    const f = fixtureHome();
     // Nothing listens on a port just closed.
     const gone = await startOtlpReceiver();
     await gone.close();
-    const refused = await post(gone.url, env);
+    const refused = await post(gone.url, f.env);
     expect([refused.code, refused.stdout]).toEqual([1, ""]);
     expect(refused.stderr).toMatch(/could not be reached \(ECONNREFUSED\)/);
   }, 30_000);
