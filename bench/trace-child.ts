@@ -1,5 +1,5 @@
 // One measured run for bench/trace.bench.ts, in a process of its own so its peak RSS is its own:
-//   trace-child.ts <baseline|native|jsonl|jsonl-full|perf> <stateDir> <agentId>
+//   trace-child.ts <baseline|native|jsonl|jsonl-full|toon|toon-full|otlp|perf> <stateDir> <agentId>
 // Prints {"ms":…,"maxRssMiB":…,"bytes":…}. The baseline is a strict read of the same journal
 // (frame, CBOR and structural checks, nothing projected or written).
 import * as fs from "node:fs";
@@ -15,8 +15,9 @@ if (mode === "baseline") {
   bytes = r.end;
 } else {
   const sink = fs.createWriteStream("/dev/null");
-  const format = mode === "jsonl-full" ? "jsonl" : (mode as "native" | "jsonl" | "perf");
-  const report = await exportTrace({ stateDir, agentId, format, full: mode === "jsonl-full" }, sink);
+  const full = mode.endsWith("-full");
+  const format = mode.replace(/-full$/, "") as "native" | "jsonl" | "toon" | "otlp" | "perf";
+  const report = await exportTrace({ stateDir, agentId, format, full }, sink);
   bytes = report.bytes;
   await new Promise<void>((r) => sink.end(r));
 }

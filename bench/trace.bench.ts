@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { generateSession } from "../test/support/session-generator.js";
 
 const CHILD = fileURLToPath(new URL("./trace-child.ts", import.meta.url));
-const MODES = ["baseline", "native", "jsonl", "jsonl-full", "perf"] as const;
+const MODES = ["baseline", "native", "jsonl", "jsonl-full", "toon", "toon-full", "otlp", "perf"] as const;
 
 interface Sample {
   ms: number;

@@ -8,21 +8,46 @@ import { PERSISTENCE, isEventName } from "../../generated/index.js";
 import { agentIdOf, checkedEvent, type Event } from "../protocol/index.js";
 import { randomHex } from "../startup/random.js";
 import { JournalCorruptError, nodeIo, scanFrames, validateJournalRecord, type JournalRecord, type ValidationResult } from "../store/index.js";
-import { PerfProjection, compactLine, nativeLine } from "./project.js";
+import type { PriceOf } from "./cost.js";
+import { OtlpProjection, loadOtlp, type OtlpSerializers } from "./otlp.js";
+import { PerfProjection, compactLine, compactRecord, jsonText, nativeLine } from "./project.js";
 import { TraceError, captureAgentJournal, closeSnapshot, type JournalSnapshot } from "./snapshot.js";
+import { loadToon, toonHeader, toonItem, type ToonLib } from "./toon.js";
 
-export const TRACE_FORMATS = ["native", "jsonl", "perf"] as const;
+export const TRACE_FORMATS = ["native", "jsonl", "toon", "otlp", "perf"] as const;
 export type TraceFormat = (typeof TRACE_FORMATS)[number];
 
 export interface TraceOptions {
   stateDir: string;
   agentId: string;
   format: TraceFormat;
-  /** Compact JSONL without the 4 KiB bound on text and output. */
+  /** Compact JSONL and TOON without the 4 KiB bound on text and output. */
   full?: boolean;
   /** Where staging lives (default os.tmpdir()). */
   tmpDir?: string;
+  /** Prices of models the journal did not record a cost for (perf and otlp estimate from them). */
+  priceOf?: PriceOf;
+  /**
+   * otlp: stage protobuf export requests (`[u32 LE length][ExportTraceServiceRequest]`…) to post to
+   * a collector instead of OTLP JSON lines.
+   */
+  otlpRequests?: boolean;
 }
+
+/** The format libraries a trace needs, loaded before staging (only the one its format uses). */
+export interface FormatLibraries {
+  otlp?: OtlpSerializers;
+  toon?: ToonLib;
+}
+
+export async function loadFormatLibraries(format: TraceFormat): Promise<FormatLibraries> {
+  if (format === "otlp") return { otlp: await loadOtlp() };
+  if (format === "toon") return { toon: await loadToon() };
+  return {};
+}
+
+/** Spans per staged protobuf request: well under a collector's default request size limits. */
+export const OTLP_SPANS_PER_REQUEST = 512;
 
 export interface TraceReport {
   mode: JournalSnapshot["mode"];
@@ -33,6 +58,11 @@ export interface TraceReport {
   bytes: number;
   /** An incomplete final frame of an inactive journal (a crash tail): left in place, not exported. */
   ignoredTail: { offset: number; bytes: number } | null;
+  /** Written before the staged bytes (TOON's list header, known only once every record is in). */
+  head: string;
+  /** otlp: traces (prompts) and spans projected. */
+  traces: number;
+  spans: number;
 }
 
 /** Buffered appends to the staging descriptor. */
@@ -46,14 +76,94 @@ class Staging {
     this.pending += s.length;
     if (this.pending >= 1 << 20) this.flush();
   }
+  writeBytes(b: Uint8Array): void {
+    this.flush();
+    this.put(b);
+  }
   flush(): void {
     if (this.chunks.length === 0) return;
     const buf = Buffer.from(this.chunks.join(""), "utf8");
     this.chunks = [];
     this.pending = 0;
+    this.put(buf);
+  }
+  private put(buf: Uint8Array): void {
     let done = 0;
     while (done < buf.length) done += fs.writeSync(this.fd, buf, done, buf.length - done, this.size + done);
     this.size += buf.length;
+  }
+}
+
+/** One format's fold of the validated records into the staging file. */
+interface Projection {
+  add(r: JournalRecord, e: Event): void;
+  end(): void;
+  /** Text that precedes the staged bytes. */
+  head(): string;
+  readonly traces: number;
+  readonly spans: number;
+}
+
+function projection(opts: TraceOptions, out: Staging, libs: FormatLibraries): Projection {
+  const full = opts.full === true;
+  const base = { end() {}, head: () => "", traces: 0, spans: 0 };
+  switch (opts.format) {
+    case "native":
+      return { ...base, add: (r) => out.write(nativeLine(r)) };
+    case "jsonl":
+      return { ...base, add: (r) => out.write(compactLine(r, full)) };
+    case "toon": {
+      const toon = libs.toon;
+      if (!toon) throw new Error("the TOON encoder is not loaded");
+      let n = 0;
+      return { ...base, add: (r) => (n++, out.write(toonItem(toon, compactRecord(r, full)))), head: () => toonHeader(n) };
+    }
+    case "perf": {
+      const perf = new PerfProjection(opts.priceOf);
+      return { ...base, add: (r, e) => perf.add(e, r.recorded_at), end: () => perf.lines().forEach((l) => out.write(l)) };
+    }
+    case "otlp": {
+      const otlp = libs.otlp;
+      if (!otlp) throw new Error("the OTLP serializers are not loaded");
+      const counts = { traces: 0, spans: 0 };
+      let batch: unknown[] = [];
+      const request = () => {
+        const bytes = otlp.protobuf.serializeRequest(batch);
+        if (!bytes) throw new TraceError("the OTLP serializer produced no request");
+        const len = Buffer.alloc(4);
+        len.writeUInt32LE(bytes.length);
+        out.writeBytes(len);
+        out.writeBytes(bytes);
+        batch = [];
+      };
+      const emit = (spans: unknown[]) => {
+        counts.traces++;
+        counts.spans += spans.length;
+        if (!opts.otlpRequests) {
+          const bytes = otlp.json.serializeRequest(spans);
+          if (!bytes) throw new TraceError("the OTLP serializer produced no output");
+          out.write(jsonText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")) + "\n");
+          return;
+        }
+        batch.push(...spans);
+        if (batch.length >= OTLP_SPANS_PER_REQUEST) request();
+      };
+      const p = new OtlpProjection(emit, opts.priceOf);
+      return {
+        add: (r, e) => p.add(e, r.recorded_at),
+        end: () => {
+          p.end();
+          if (batch.length > 0) request();
+        },
+        head: () => "",
+        get traces() {
+          return counts.traces;
+        },
+        get spans() {
+          return counts.spans;
+        },
+      };
+    }
   }
 }
 
@@ -93,18 +203,16 @@ export function agentJournalSemantics(agentId: string, onChecked?: (e: Event) =>
  * Captures, validates and projects one agent's journal into `staging` (a descriptor from
  * openStaging). Throws before writing anything anywhere else; the caller copies staging out.
  */
-export function stageTrace(opts: TraceOptions, stagingFd: number): TraceReport {
+export function stageTrace(opts: TraceOptions, stagingFd: number, libs: FormatLibraries = {}): TraceReport {
   const snap = captureAgentJournal(opts.stateDir, opts.agentId);
   try {
     const out = new Staging(stagingFd);
-    const perf = opts.format === "perf" ? new PerfProjection() : null;
-    const full = opts.full === true;
+    const project = projection(opts, out, libs);
     // The semantic check runs just before onRecord for the same record: it hands over the typed event.
     let checked: Event | undefined;
     const semantic = agentJournalSemantics(snap.agentId, (e) => (checked = e));
     const onRecord = (r: JournalRecord) => {
-      if (perf && checked) perf.add(checked, r.recorded_at);
-      else if (!perf) out.write(opts.format === "native" ? nativeLine(r) : compactLine(r, full));
+      if (checked) project.add(r, checked);
     };
     const scan = scanFrames<JournalRecord>(nodeIo, snap.fd, snap.file, { validate: validateJournalRecord, semantic, onRecord }, { offset: 0, seq: 0 }, { until: snap.cut });
     let ignoredTail: TraceReport["ignoredTail"] = null;
@@ -116,9 +224,9 @@ export function stageTrace(opts: TraceOptions, stagingFd: number): TraceReport {
       ignoredTail = scan.tornTail;
     }
     if (scan.records === 0) throw new TraceError(`agent ${snap.agentId} has no complete record`);
-    if (perf) for (const line of perf.lines()) out.write(line);
+    project.end();
     out.flush();
-    return { mode: snap.mode, records: scan.records, cut: scan.end, bytes: out.size, ignoredTail };
+    return { mode: snap.mode, records: scan.records, cut: scan.end, bytes: out.size, ignoredTail, head: project.head(), traces: project.traces, spans: project.spans };
   } finally {
     closeSnapshot(snap);
   }
@@ -136,13 +244,42 @@ export async function copyStaging(stagingFd: number, size: number, sink: NodeJS.
   }
 }
 
+const write = (sink: NodeJS.WritableStream, chunk: string | Uint8Array) => new Promise<void>((resolve, reject) => sink.write(chunk, (err) => (err ? reject(err) : resolve())));
+
 /** Stages the trace, then writes it to `sink`: nothing reaches `sink` unless every step succeeded. */
 export async function exportTrace(opts: TraceOptions, sink: NodeJS.WritableStream): Promise<TraceReport> {
+  const libs = await loadFormatLibraries(opts.format);
   const fd = openStaging(opts.tmpDir);
   try {
-    const report = stageTrace(opts, fd);
+    const report = stageTrace({ ...opts, otlpRequests: false }, fd, libs);
+    if (report.head) await write(sink, report.head);
     await copyStaging(fd, report.bytes, sink);
     return report;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Stages the OTLP trace as protobuf export requests, then hands each to `post` in order: nothing is
+ * posted unless the whole prefix validated. Returns the report and how many requests were posted.
+ */
+export async function postTrace(opts: Omit<TraceOptions, "format" | "otlpRequests">, post: (request: Uint8Array) => Promise<void>): Promise<TraceReport & { requests: number }> {
+  const libs = await loadFormatLibraries("otlp");
+  const fd = openStaging(opts.tmpDir);
+  try {
+    const report = stageTrace({ ...opts, format: "otlp", otlpRequests: true }, fd, libs);
+    let requests = 0;
+    for (let at = 0; at < report.bytes; ) {
+      const len = Buffer.alloc(4);
+      if (fs.readSync(fd, len, 0, 4, at) !== 4) throw new TraceError("the staging file shrank");
+      const body = Buffer.alloc(len.readUInt32LE(0));
+      if (fs.readSync(fd, body, 0, body.length, at + 4) !== body.length) throw new TraceError("the staging file shrank");
+      at += 4 + body.length;
+      await post(body);
+      requests++;
+    }
+    return { ...report, requests };
   } finally {
     fs.closeSync(fd);
   }

@@ -3,6 +3,7 @@
 import type { Usage } from "../../generated/index.js";
 import type { Event } from "../protocol/index.js";
 import type { JournalRecord } from "../store/index.js";
+import { PriceTable, roundCost, type PriceOf } from "./cost.js";
 
 /** Bytes each semantic text or terminal output keeps in compact lite mode. */
 export const LITE_TEXT_BYTES = 4096;
@@ -15,7 +16,12 @@ const UNSAFE_IN_JSON = /[\u007f-\u009f\u2028\u2029]/g;
  * (they can only occur inside strings, so the line stays the same JSON value).
  */
 export function jsonLine(value: unknown): string {
-  return JSON.stringify(value).replace(UNSAFE_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`) + "\n";
+  return jsonText(JSON.stringify(value)) + "\n";
+}
+
+/** JSON text (as JSON.stringify writes it) with DEL, C1 and U+2028/U+2029 escaped as well. */
+export function jsonText(json: string): string {
+  return json.replace(UNSAFE_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -96,7 +102,8 @@ function bound(v: unknown, where: string, full: boolean, truncated: Record<strin
   return v;
 }
 
-export function compactLine(record: JournalRecord, full: boolean): string {
+/** The compact form of one record (a JSONL line's value, and a TOON list item's). */
+export function compactRecord(record: JournalRecord, full: boolean): Record<string, unknown> {
   const truncated: Record<string, number> = {};
   const data = bound(nativeValue(record.event.data), "data", full, truncated);
   const line: Record<string, unknown> = { seq: record.seq, at_us: record.recorded_at, event: record.event.name };
@@ -104,7 +111,11 @@ export function compactLine(record: JournalRecord, full: boolean): string {
   line.by = src.instance !== undefined ? `${src.class}:${src.instance}` : src.class;
   line.data = data;
   if (Object.keys(truncated).length > 0) line.truncated = truncated;
-  return jsonLine(line);
+  return line;
+}
+
+export function compactLine(record: JournalRecord, full: boolean): string {
+  return jsonLine(compactRecord(record, full));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -129,6 +140,9 @@ interface RoundPerf {
   /** From this round's response to the last of its tool results (tools may run in parallel). */
   tool_wall_us: number | null;
   tokens: Tokens | null;
+  /** Recorded by the harness, or estimated from the model's current prices; null when neither. */
+  cost_usd: number | null;
+  cost_source: "journal" | "model_info" | null;
 }
 
 interface PromptPerf {
@@ -153,6 +167,11 @@ const span = (a: number | null, b: number | null): number | null => (a === null 
 export class PerfProjection {
   private readonly prompts = new Map<string, PromptPerf>();
   private agentId = "";
+  private readonly prices: PriceTable;
+
+  constructor(priceOf?: PriceOf) {
+    this.prices = new PriceTable(priceOf);
+  }
 
   private prompt(id: string): PromptPerf {
     let p = this.prompts.get(id);
@@ -175,14 +194,14 @@ export class PerfProjection {
       case "agent.prompt_started": {
         const p = this.prompt(e.data.prompt_id);
         p.started_at_us ??= at;
-        p.rounds.push({ round: e.data.round, model: e.data.model ?? null, started_at_us: at, finished_at_us: null, provider_us: null, outcome: null, tool_calls: 0, tool_wall_us: null, tokens: null });
+        p.rounds.push({ round: e.data.round, model: e.data.model ?? null, started_at_us: at, finished_at_us: null, provider_us: null, outcome: null, tool_calls: 0, tool_wall_us: null, tokens: null, cost_usd: null, cost_source: null });
         return;
       }
       case "provider.response_failed":
-        this.finishRound(e.data.prompt_id, e.data.round, at, null, `failed:${e.data.error_class}`, undefined, []);
+        this.finishRound(e.data.prompt_id, e.data.round, at, null, `failed:${e.data.error_class}`, undefined, undefined, []);
         return;
       case "provider.response_finished":
-        this.finishRound(e.data.prompt_id, e.data.round, at, e.data.model, e.data.finish_reason, e.data.usage, e.data.tool_calls);
+        this.finishRound(e.data.prompt_id, e.data.round, at, e.data.model, e.data.finish_reason, e.data.usage, e.data.cost, e.data.tool_calls);
         return;
       case "provider.tool_result":
       case "provider.tool_error": {
@@ -209,7 +228,7 @@ export class PerfProjection {
     }
   }
 
-  private finishRound(promptId: string, round: number, at: number, model: string | null, outcome: string, usage: Usage | undefined, calls: ReadonlyArray<{ call_id: string }>): void {
+  private finishRound(promptId: string, round: number, at: number, model: string | null, outcome: string, usage: Usage | undefined, recorded: { usd: number } | undefined, calls: ReadonlyArray<{ call_id: string }>): void {
     const p = this.prompt(promptId);
     const r = p.rounds.findLast((x) => x.round === round);
     if (!r) return;
@@ -218,6 +237,9 @@ export class PerfProjection {
     if (model !== null) r.model = model;
     r.outcome = outcome;
     if (usage) r.tokens = { input: usage.input_tokens, output: usage.output_tokens, cache_read: usage.cache_read_tokens ?? 0, cache_write: usage.cache_write_tokens ?? 0, reasoning: usage.reasoning_tokens ?? 0 };
+    const cost = roundCost(this.prices, r.model, usage, recorded);
+    r.cost_usd = cost?.usd ?? null;
+    r.cost_source = cost?.source ?? null;
     r.tool_calls = calls.length;
     for (const c of calls) p.pending.set(c.call_id, at);
   }
@@ -227,15 +249,23 @@ export class PerfProjection {
     const out: string[] = [];
     const total = zeroTokens();
     let rounds = 0;
+    let totalCost: number | null = null;
+    let totalUnpriced = 0;
     for (const p of this.prompts.values()) {
       const tokens = zeroTokens();
       let provider = 0;
+      let cost: number | null = null;
+      let unpriced = 0;
       for (const r of p.rounds) {
         rounds++;
         provider += r.provider_us ?? 0;
+        if (r.cost_usd !== null) cost = (cost ?? 0) + r.cost_usd;
+        else if (r.tokens !== null) unpriced++;
         for (const k of Object.keys(tokens) as Array<keyof Tokens>) tokens[k] += r.tokens?.[k] ?? 0;
       }
       for (const k of Object.keys(total) as Array<keyof Tokens>) total[k] += tokens[k];
+      if (cost !== null) totalCost = (totalCost ?? 0) + cost;
+      totalUnpriced += unpriced;
       out.push(
         jsonLine({
           kind: "prompt",
@@ -253,11 +283,12 @@ export class PerfProjection {
           tool_errors: p.tool_errors,
           tokens,
           rounds: p.rounds,
-          estimated_cost_usd: null,
+          estimated_cost_usd: cost,
+          unpriced_rounds: unpriced,
         }),
       );
     }
-    out.push(jsonLine({ kind: "agent", agent_id: this.agentId, prompts: this.prompts.size, rounds, tokens: total, estimated_cost_usd: null }));
+    out.push(jsonLine({ kind: "agent", agent_id: this.agentId, prompts: this.prompts.size, rounds, tokens: total, estimated_cost_usd: totalCost, unpriced_rounds: totalUnpriced }));
     return out;
   }
 }

@@ -52,7 +52,7 @@ describe("tau agent trace on the committed fixture", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     golden(file, r.stdout);
-    for (const line of r.stdout.split("\n").slice(0, -1)) JSON.parse(line);
+    if (file.endsWith(".jsonl")) for (const line of r.stdout.split("\n").slice(0, -1)) JSON.parse(line);
     expect(RAW_CONTROL.test(r.stdout)).toBe(false);
     // Read-only: nothing in the state directory changed (bytes, mtimes), and no file was left behind.
     expect(snapshotTree(join(f.home, "state"))).toEqual(before);
@@ -61,6 +61,43 @@ describe("tau agent trace on the committed fixture", () => {
   it("[trace.golden.jsonl] compact lite matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "jsonl"], "compact-lite.jsonl"));
   it("[trace.golden.jsonl-full] compact full matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "jsonl", "--full"], "compact-full.jsonl"));
   it("[trace.golden.perf] perf matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "perf"], "perf.jsonl"));
+  it("[trace.golden.toon] compact TOON lite matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "toon"], "compact-lite.toon"));
+  it("[trace.golden.toon-full] compact TOON full matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "toon", "--full"], "compact-full.toon"));
+  it("[trace.golden.otlp] OTLP JSON matches its golden output, no control raw, the state directory untouched", () => goldenCase(["--format", "otlp"], "otlp.jsonl"));
+
+  it("[trace.toon.round-trip] TOON decodes to the same records as the JSONL output, lite and full, for every event family", async () => {
+    const { decode } = await import("@toon-format/toon");
+    const f = fixtureHome();
+    for (const full of [[], ["--full"]]) {
+      const jsonl = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", "jsonl", ...full], { env: f.env });
+      const toon = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", "toon", ...full], { env: f.env });
+      expect([jsonl.code, toon.code]).toEqual([0, 0]);
+      const records = jsonl.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { event: string });
+      expect(decode(toon.stdout, { strict: true })).toEqual(records);
+      // The fixture holds every family an agent journal can hold.
+      expect(new Set(records.map((r) => r.event.split(".")[0]))).toEqual(new Set(["agent", "provider", "shell", "tool"]));
+    }
+  });
+
+  it("[trace.perf.cost] perf prices rounds without a recorded cost from the configuration's model_info over tau's model table", async () => {
+    const f = fixtureHome();
+    writeFileSync(join(f.home, "config", "harness.yaml"), "extensions: []\nmodel_info:\n  fixture-model: { input_cost: 1, output_cost: 2 }\n  gpt-4.1-mini: { cached_input_cost: 0.4 }\n");
+    const r = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", "perf"], { env: f.env });
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    const lines = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { kind: string; prompt_id?: string; estimated_cost_usd: number | null; unpriced_rounds: number });
+    const byPrompt = new Map(lines.map((l) => [l.prompt_id ?? l.kind, l]));
+    // p-1: two fixture-model rounds, now priced (cached reads at the input price, as none is set).
+    expect(byPrompt.get("p-1")?.estimated_cost_usd).toBeCloseTo((1 * 1200 + 2 * 40 + 1 * 9000 + 2 * 25) / 1e6, 12);
+    // p-4: its first round's cached reads at the configured 0.4 over the table's 0.1; its second as recorded.
+    expect(byPrompt.get("p-4")?.estimated_cost_usd).toBeCloseTo((0.4 * 12_000 + 0.4 * 8000 + 1.6 * 100) / 1e6 + 0.008096, 12);
+    expect(byPrompt.get("agent")?.unpriced_rounds).toBe(0);
+    // A configuration that cannot be read is noted, and tau's table alone prices the rounds.
+    writeFileSync(join(f.home, "config", "harness.yaml"), "model_info: [not, a, map]\n");
+    const broken = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", "perf"], { env: f.env });
+    expect(broken.code).toBe(0);
+    expect(broken.stderr).toMatch(/^tau: note: model_info not read \(.*\); costs use tau's model table\n$/);
+    expect(broken.stdout).toBe(readFileSync(join(FIXTURE, "golden", "perf.jsonl"), "utf8"));
+  });
 
   it("[trace.lite.bounded] lite mode keeps 4 KiB of a long output and names its size; --full keeps it whole", async () => {
     const f = fixtureHome();
@@ -110,7 +147,7 @@ describe("tau agent trace on the committed fixture", () => {
     corrupt[(offsets[9] ?? 0) + 8] = 0xff;
     writeFileSync(f.journal, corrupt);
     const before = snapshotTree(join(f.home, "state"));
-    for (const format of ["native", "jsonl", "perf"]) {
+    for (const format of ["native", "jsonl", "toon", "otlp", "perf"]) {
       const r = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", format], { env: f.env });
       expect([r.code, r.stdout]).toEqual([1, ""]);
       expect(r.stderr).toMatch(/corrupt frame at offset \d+/);
