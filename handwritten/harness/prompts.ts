@@ -24,6 +24,7 @@ import { checkModelChoice, closeMatches, mergedModelInfo } from "../config/model
 import { mintId } from "./ids.js";
 import { addUsage, emptyUsageTotals, type AgentUsageTotals } from "./agent-fold.js";
 import { userEnvelope } from "./context.js";
+import { agentEnvelope } from "./agent-tools.js";
 import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
@@ -596,6 +597,21 @@ export class PromptEngine {
     await this.fail(agentId, l, "network", `the request could not be sent to the provider: ${problem}`);
   }
 
+  /** What an agent's loop is doing (SPEC-agent-team's roster): a turn or compaction, prompts waiting, or nothing. */
+  activity(agentId: string): "running" | "queued" | undefined {
+    const l = this.agents.get(agentId);
+    if (!l) return undefined;
+    if (l.turn || l.compaction || l.loading) return "running";
+    if (l.queue.length > 0 || l.awaitingModels || l.compactRequests.length > 0) return "queued";
+    return undefined;
+  }
+
+  /** Whether an agent's turn `promptId` still waits for the outcome of call `callId`. */
+  callOpen(agentId: string, promptId: string, callId: string): boolean {
+    const t = this.agents.get(agentId)?.turn;
+    return t !== undefined && t.promptId === promptId && !t.cancelled && t.openCalls.has(callId);
+  }
+
   /** The agent whose current turn (or compaction) is this prompt, if one is. */
   agentOfPrompt(promptId: string): string | undefined {
     for (const [agentId, l] of this.agents) if (l.turn?.promptId === promptId || l.compaction?.id === promptId) return agentId;
@@ -1115,7 +1131,8 @@ function foldTranscript(f: TranscriptFold, e: Event, seq: number): void {
   switch (e.name) {
     case "agent.prompt_submitted":
       f.unsent.set(e.data.prompt_id, {
-        text: e.data.source === "human_ui" ? userEnvelope(e.data.text) : e.data.text,
+        // Only the user's prompts get the `<user>` envelope; another agent's words are framed as its (SPEC-agent-team).
+        text: e.data.source === "human_ui" ? userEnvelope(e.data.text) : e.data.source === "agent" ? agentEnvelope(e.data.sender ?? "unknown", e.data.text) : e.data.text,
         steer: e.data.mode === "steer",
       });
       break;

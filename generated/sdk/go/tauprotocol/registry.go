@@ -100,6 +100,8 @@ func NewEventPayload(name string) any {
 		return &AgentStarted{}
 	case "agent.stats_updated":
 		return &AgentStatsUpdated{}
+	case "agent.work_status_set":
+		return &AgentWorkStatusSet{}
 	case "extension.event":
 		return &ExtensionEvent{}
 	case "extension.exited":
@@ -170,6 +172,8 @@ func NewEventPayload(name string) any {
 		return &SessionShutdown{}
 	case "session.started":
 		return &SessionStarted{}
+	case "session.watch_set":
+		return &SessionWatchSet{}
 	case "shell.command_finished":
 		return &ShellCommandFinished{}
 	case "shell.command_finished_reported":
