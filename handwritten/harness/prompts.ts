@@ -832,10 +832,17 @@ export class PromptEngine {
     });
   }
 
-  /** Cancelling releases only the exact current owner; late reports are ignored. */
+  /**
+   * Cancelling releases only the exact current owner; late reports are ignored. The harness's own
+   * cancel (an agent's `agent_cancel`, or its parent's cancel reaching it, SPEC-agent-team) ends
+   * the agent's waiting prompts too, so a cancelled child takes up no further work.
+   */
   async onCancelRequest(c: Committed<"agent.cancel_request">): Promise<void> {
     const agentId = c.data.agent_id;
     const l = this.agents.get(agentId);
+    if (l && c.publisher.class === "harness" && c.data.prompt_id === undefined) {
+      for (const q of l.queue.splice(0)) await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: q.promptId, outcome: "cancelled", rounds: 0 });
+    }
     const t = l?.turn;
     if (!l || !t || (c.data.prompt_id !== undefined && c.data.prompt_id !== t.promptId)) return;
     t.cancelled = true;

@@ -6,6 +6,8 @@ import type { HarnessOptions } from "../../../handwritten/harness/index.js";
 import type { JournalRecord } from "../../../handwritten/store/index.js";
 import type { ProviderMessage } from "../../../generated/index.js";
 import { escapeUntrusted, workTitleProblem } from "../../../handwritten/harness/agent-tools.js";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 
 const kits: HarnessKit[] = [];
 afterEach(async () => {
@@ -208,15 +210,65 @@ describe("agent tools through the harness", () => {
     // The stranger is no descendant of the child: the child cannot cancel it.
     const hc1 = await nextOf(p, child, 1);
     expect((await call(k, p, hc1, "g2", "agent_cancel", { agent_id: stranger })).text).toContain("not started by you");
+    // A message waits for the child behind its running turn.
+    await submit(k, stranger, "message the child");
+    const hs = await nextOf(p, stranger);
+    expect((await call(k, p, hs, "m1", "agent_message", { agent_id: child, text: "one more thing" })).ok).toBe(true);
+    await answer(p, await nextOf(p, stranger, 1), { text: "sent" });
+    await until(() => k.committed("agent.outer_turn_finished", (d) => d.agent_id === stranger).length === 1, "the stranger's turn's end");
+    const queued = k.committed("agent.prompt_submitted", (d) => d.agent_id === child && d.sender === stranger)[0]!;
+    const childRequests = heads(p).filter((h) => h.agent_id === child).length;
     await k.h.bus.publish({ name: "agent.cancel_request", data: { agent_id: lead } }, k.ui.publisher);
     for (const id of [lead, child, grandchild]) {
-      await until(() => k.committed("agent.outer_turn_finished", (d) => d.agent_id === id && d.outcome === "cancelled").length === 1, `${id} cancelled`);
+      await until(() => k.committed("agent.outer_turn_finished", (d) => d.agent_id === id && d.outcome === "cancelled" && d.rounds !== 0).length === 1, `${id}'s turn cancelled`);
     }
     const rows = k.h.rosterPage({ includeUnloaded: false }).rows;
     for (const id of [lead, child, grandchild]) expect(rows.find((r) => r.agent_id === id)?.status).toBe("cancelled");
     expect(rows.find((r) => r.agent_id === stranger)?.status).toBe("idle");
+    // The child's waiting message was closed with it, never sent.
+    await until(() => k.committed("agent.outer_turn_finished", (d) => d.prompt_id === queued.prompt_id).length === 1, "the queued message closed");
+    expect(k.committed("agent.outer_turn_finished", (d) => d.prompt_id === queued.prompt_id)[0]).toMatchObject({ outcome: "cancelled", rounds: 0 });
     // The lead's wait was released with its turn: no late result entered its journal.
     await k.settled();
+    expect(heads(p).filter((h) => h.agent_id === child)).toHaveLength(childRequests);
     expect(k.committed("provider.tool_result", (d) => d.call_id === "c2")).toHaveLength(0);
+  });
+
+  it("[agent-team.restore.validated-edges] a cold resume reattaches a child only by its valid creation record and folds watches back; a record naming another parent is no edge", async () => {
+    const k = await kit();
+    const p = await provider(k);
+    const lead = await k.createAgent();
+    await submit(k, lead, "delegate");
+    const hl = await nextOf(p, lead);
+    await answer(p, hl, { calls: [{ call_id: "s1", tool: "agent_start", args: { task: "child work", display_name: "kid" } }] });
+    const child = JSON.parse((await outcome(k, "s1")).text).agent_id as string;
+    const hl1 = await nextOf(p, lead, 1);
+    expect((await call(k, p, hl1, "w1", "agent_watch", { agent_id: child })).ok).toBe(true);
+    // A start fact the harness never writes: creator agent, but its record names another parent.
+    const forged = "a-forged-1";
+    const problem = await (k.h as unknown as { createAgent(o: Record<string, unknown>): Promise<string | undefined> }).createAgent({
+      agentId: forged,
+      parentId: lead,
+      creator: "agent",
+      createdBy: { agent_id: child, call_id: "nope" },
+    });
+    expect(problem).toBeUndefined();
+    expect(journal(k, forged)[0]?.data).toMatchObject({ creator: "agent", parent_id: lead, created_by: { agent_id: child } });
+    await k.settled();
+    const state = k.stateDir as string;
+    const sessionId = k.h.sessionId;
+    await k.h.shutdown("requested");
+    // Once from the checkpoints, once with them gone (each journal folded whole): the same edges.
+    for (const dropCheckpoints of [false, true]) {
+      if (dropCheckpoints) for (const id of [lead, child, forged]) rmSync(join(state, "agents", id, "meta.json"), { force: true });
+      const r = await HarnessKit.open({ stateDir: state, resume: sessionId });
+      const rows = r.h.rosterPage({ includeUnloaded: false }).rows;
+      expect(rows.find((x) => x.agent_id === child)).toMatchObject({ parent_id: lead, creator: "agent", display_name: "kid" });
+      expect(rows.find((x) => x.agent_id === forged)?.parent_id).toBeUndefined();
+      expect(r.h.team.watchedBy(lead)).toEqual([child]);
+      await r.h.shutdown("requested");
+    }
+    rmSync(state, { recursive: true, force: true });
+    kits.splice(kits.indexOf(k), 1);
   });
 });
