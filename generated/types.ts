@@ -488,7 +488,7 @@ export type InterceptRequestMessage = {
   };
 };
 
-export type InternalPromptKind = "context_size_alert" | "watch_update";
+export type InternalPromptKind = "context_size_alert" | "watch_update" | "long_wait";
 
 /**
  * One record of a framed journal (`events.cbor`, `restore-events.cbor`, prompt history):

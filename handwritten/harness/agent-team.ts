@@ -20,6 +20,10 @@ export const AGENT_WAIT_MAX_TARGETS = 64;
 export const MAX_CHILDREN_PER_AGENT = 64;
 /** Most rows in a roster page. */
 export const ROSTER_PAGE_MAX = 256;
+/** Seconds of one turn after which its watchers are told it is still running (SPEC-agent-team, "Long waits"). */
+export const LONG_WAIT_THRESHOLDS_S: readonly number[] = [60, 300, 900, 3600];
+/** Most long-wait notices delivered in one scheduler cycle; the rest follow in the next. */
+export const LONG_WAIT_RECIPIENTS_PER_CYCLE = 64;
 
 export interface AgentTeamPort {
   publish<N extends EventName>(name: N, data: EventPayloads[N]): Promise<boolean>;
@@ -41,6 +45,8 @@ export interface AgentTeamPort {
   lastAnswer(agentId: string): string | undefined;
   /** Agents that left the session (for the roster's unloaded history). */
   unloadedIds(): readonly string[];
+  /** An agent's current turn and when it started (monotonic ms). */
+  currentTurn(agentId: string): { promptId: string; startedAt: number } | undefined;
   warn(message: string): void;
 }
 
@@ -64,8 +70,80 @@ export class AgentTeam {
   /** Children started whose task is not yet queued: they count as busy. */
   private readonly starting = new Set<string>();
   private readonly waiters = new Set<Waiter>();
+  /** Per agent: the turn whose long-wait thresholds are counted, and the next threshold's index. */
+  private readonly longWaitCursor = new Map<string, { promptId: string; next: number }>();
+  /** Long-wait notices crossed and not yet delivered: one per recipient. */
+  private readonly longWaitBacklog: Array<{ watcher: string; target: string; seconds: number }> = [];
+  private longWaitTimer: NodeJS.Timeout | undefined;
+  private longWaitDraining = false;
+  private readonly thresholds: readonly number[];
 
-  constructor(private readonly port: AgentTeamPort) {}
+  constructor(
+    private readonly port: AgentTeamPort,
+    options: { longWaitThresholdsS?: readonly number[] } = {},
+  ) {
+    this.thresholds = [...(options.longWaitThresholdsS ?? LONG_WAIT_THRESHOLDS_S)].sort((a, b) => a - b);
+  }
+
+  /**
+   * Long waits (SPEC-agent-team): advances every running turn's cursor past the thresholds its
+   * monotonic age crossed — with or without watchers — and queues one notice per watcher present
+   * now, for each threshold crossed now. `deliver: false` only advances (before a new watch, so a
+   * late watcher gets no past threshold).
+   */
+  private advanceLongWaits(deliver: boolean): void {
+    const now = performance.now();
+    for (const id of this.port.agentIds()) {
+      const turn = this.port.currentTurn(id);
+      if (!turn) {
+        this.longWaitCursor.delete(id);
+        continue;
+      }
+      let cursor = this.longWaitCursor.get(id);
+      if (cursor?.promptId !== turn.promptId) this.longWaitCursor.set(id, (cursor = { promptId: turn.promptId, next: 0 }));
+      while (cursor.next < this.thresholds.length && now - turn.startedAt >= (this.thresholds[cursor.next] as number) * 1000) {
+        const seconds = this.thresholds[cursor.next] as number;
+        cursor.next++;
+        if (deliver) for (const watcher of this.watchersOf(id)) this.longWaitBacklog.push({ watcher, target: id, seconds });
+      }
+    }
+    if (deliver) this.drainLongWaits();
+  }
+
+  /** Delivers at most LONG_WAIT_RECIPIENTS_PER_CYCLE notices, then yields; the rest follow in another cycle. */
+  private drainLongWaits(): void {
+    if (this.longWaitDraining || this.longWaitBacklog.length === 0) return;
+    this.longWaitDraining = true;
+    for (const n of this.longWaitBacklog.splice(0, LONG_WAIT_RECIPIENTS_PER_CYCLE)) {
+      if (!this.port.fold(n.watcher)) continue;
+      const text = exactCloseFrame("long_wait", { agent: n.target, seconds: String(n.seconds) }, `agent ${n.target} has been working on one turn for ${n.seconds} seconds`);
+      void this.port.publish("agent.prompt_submitted", { agent_id: n.watcher, prompt_id: mintId("p"), source: "harness_internal", internal_kind: "long_wait", mode: "queue", text });
+    }
+    setImmediate(() => {
+      this.longWaitDraining = false;
+      this.drainLongWaits();
+    });
+  }
+
+  /** The long-wait scheduler runs while any watch exists. */
+  private armLongWaits(): void {
+    const any = [...this.watches.values()].some((s) => s.size > 0);
+    if (!any || this.thresholds.length === 0) {
+      if (this.longWaitTimer) clearInterval(this.longWaitTimer);
+      this.longWaitTimer = undefined;
+      return;
+    }
+    if (this.longWaitTimer) return;
+    const every = Math.min(1000, Math.max(10, ((this.thresholds[0] as number) * 1000) / 4));
+    this.longWaitTimer = setInterval(() => this.advanceLongWaits(true), every);
+    this.longWaitTimer.unref();
+  }
+
+  /** Stops the scheduler (the session ends). */
+  close(): void {
+    if (this.longWaitTimer) clearInterval(this.longWaitTimer);
+    this.longWaitTimer = undefined;
+  }
 
   /** Watches folded from the session journal on a cold resume: only edges between loaded agents that keep the graph acyclic. */
   restoreWatches(records: ReadonlyArray<{ name: string; data: Record<string, unknown> }>): void {
@@ -76,6 +154,7 @@ export class AgentTeam {
       if (!enabled) this.watches.get(watcher)?.delete(target);
       else if (loaded.has(watcher) && loaded.has(target) && watcher !== target && !this.reaches(target, watcher)) this.edgesOf(watcher).add(target);
     }
+    this.armLongWaits();
   }
 
   /** Whether `from` reaches `to` through watch edges (iterative, so no depth can overflow the stack). */
@@ -121,13 +200,17 @@ export class AgentTeam {
     if (target === watcher) return "an agent cannot watch itself";
     if (this.watches.get(watcher)?.has(target)) return "unchanged";
     if (this.reaches(target, watcher)) return `watching ${target} would close a cycle of watches (it already reaches ${watcher}); nothing was changed`;
+    this.advanceLongWaits(false); // thresholds already crossed are not the new watcher's
     this.edgesOf(watcher).add(target);
+    this.armLongWaits();
     return undefined;
   }
 
   /** A watch disabled: no cycle analysis; true when an edge was removed. */
   disableWatch(watcher: string, target: string): boolean {
-    return this.watches.get(watcher)?.delete(target) === true;
+    const removed = this.watches.get(watcher)?.delete(target) === true;
+    this.armLongWaits();
+    return removed;
   }
 
   /** The committed `tool.request` of an agent tool (the agent loop's own, publisher harness). */

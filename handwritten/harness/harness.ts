@@ -56,6 +56,8 @@ export interface HarnessOptions {
   readonly compaction?: Partial<CompactionSettings>;
   /** Tool policy by role (`roles` in harness.yaml). */
   readonly roles?: Readonly<Record<string, RolePolicy>>;
+  /** Long-wait thresholds in seconds (tests; LONG_WAIT_THRESHOLDS_S otherwise). */
+  readonly longWaitThresholdsS?: readonly number[];
 }
 
 /** What tool routing needs from whoever supervises extensions. */
@@ -210,8 +212,9 @@ export class Harness {
       roles: () => options.roles,
       lastAnswer: (agentId) => this.lastAnswer(agentId),
       unloadedIds: () => [...this.unloaded],
+      currentTurn: (agentId) => p.currentTurn(agentId),
       warn: (m) => options.warn?.(m),
-    });
+    }, options.longWaitThresholdsS !== undefined ? { longWaitThresholdsS: options.longWaitThresholdsS } : {});
     const team = this.team;
     consumers.consume("agents", "tool.request", (c) => team.onToolRequest(c));
     consumers.consume("agents", "agent.outer_turn_finished", (c) => team.onTurnFinished(c));
@@ -611,6 +614,7 @@ export class Harness {
   async shutdown(reason: "last_ui_left" | "requested" | "signal" | "startup_failed"): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.team.close();
     await this.publishHarness("session.shutdown", { session_id: this.sessionId, reason });
     // Checkpoints with the folds, so the next resume reads only what follows them.
     for (const agent of this.agents.values()) this.checkpointAgent(agent, true);

@@ -117,6 +117,8 @@ interface Turn {
   answered: boolean;
   /** A `compact` call of this round, run once it is the round's last open call. */
   selfCompact: { callId: string; instructions?: string } | undefined;
+  /** When the turn started, on the monotonic clock (long-wait notifications, SPEC-agent-team). */
+  readonly startedAt: number;
 }
 
 /** A compaction under way (SPEC-compaction): its summary request is the owner's round 0. */
@@ -565,6 +567,7 @@ export class PromptEngine {
       cancelled: false,
       answered: false,
       selfCompact: undefined,
+      startedAt: performance.now(),
     };
     await this.startRound(agentId, l);
   }
@@ -604,6 +607,12 @@ export class PromptEngine {
     if (l.turn || l.compaction || l.loading) return "running";
     if (l.queue.length > 0 || l.awaitingModels || l.compactRequests.length > 0) return "queued";
     return undefined;
+  }
+
+  /** An agent's current turn: its prompt and when it started (monotonic ms). */
+  currentTurn(agentId: string): { promptId: string; startedAt: number } | undefined {
+    const t = this.agents.get(agentId)?.turn;
+    return t ? { promptId: t.promptId, startedAt: t.startedAt } : undefined;
   }
 
   /** Whether an agent's turn `promptId` still waits for the outcome of call `callId`. */

@@ -566,6 +566,7 @@ class AgentPromptStarted:
 
 class InternalPromptKind(Enum):
     CONTEXT_SIZE_ALERT = "context_size_alert"
+    LONG_WAIT = "long_wait"
     WATCH_UPDATE = "watch_update"
 
 

@@ -271,4 +271,30 @@ describe("agent tools through the harness", () => {
     rmSync(state, { recursive: true, force: true });
     kits.splice(kits.indexOf(k), 1);
   });
+
+  it("[agent-team.long-wait.thresholds] a watched agent's long turn tells its watchers each harness threshold once, numbers only; a late watcher gets no past threshold", async () => {
+    const k = await kit({ longWaitThresholdsS: [0.2, 0.5] });
+    const p = await provider(k);
+    const [watcher, target, late] = [await k.createAgent(), await k.createAgent(), await k.createAgent()];
+    await submit(k, watcher, "watch the target");
+    const hw = await nextOf(p, watcher);
+    expect((await call(k, p, hw, "lw1", "agent_watch", { agent_id: target })).ok).toBe(true);
+    await answer(p, await nextOf(p, watcher, 1), { text: "watching" });
+    await submit(k, target, "a long job"); // never answered while the thresholds pass
+    await nextOf(p, target);
+    const notices = (id: string) => k.committed("agent.prompt_submitted", (d) => d.agent_id === id && d.internal_kind === "long_wait");
+    await until(() => notices(watcher).length === 1, "the first threshold's notice", 5_000);
+    expect(notices(watcher)[0]).toMatchObject({ source: "harness_internal", mode: "queue", text: `<long_wait agent="${target}" seconds="0.2">\nagent ${target} has been working on one turn for 0.2 seconds\n</long_wait>` });
+    // Past the first threshold the late watcher joins: it gets the second only.
+    await submit(k, late, "watch it too");
+    const hl = await nextOf(p, late);
+    expect((await call(k, p, hl, "lw2", "agent_watch", { agent_id: target })).ok).toBe(true);
+    await until(() => notices(watcher).length === 2 && notices(late).length === 1, "the second threshold's notices", 5_000);
+    expect(notices(late)[0]?.text).toContain('seconds="0.5"');
+    expect(notices(watcher).map((d) => String(d.text).match(/seconds="([\d.]+)"/)?.[1])).toEqual(["0.2", "0.5"]);
+    // Each threshold once: no more notices however long the turn goes on.
+    await new Promise((r) => setTimeout(r, 600)); // timing-under-test: longer than every threshold
+    expect(notices(watcher)).toHaveLength(2);
+    expect(notices(late)).toHaveLength(1);
+  });
 });

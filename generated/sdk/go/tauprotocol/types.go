@@ -1170,6 +1170,7 @@ type InternalPromptKind string
 
 const (
 	ContextSizeAlert InternalPromptKind = "context_size_alert"
+	LongWait         InternalPromptKind = "long_wait"
 	WatchUpdate      InternalPromptKind = "watch_update"
 )
 
