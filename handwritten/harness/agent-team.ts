@@ -18,6 +18,8 @@ export const AGENT_WAIT_MAX_S = 600;
 /** Most agents one `agent_wait` names, and most children one agent may have. */
 export const AGENT_WAIT_MAX_TARGETS = 64;
 export const MAX_CHILDREN_PER_AGENT = 64;
+/** Longest task or message one agent sends another (UTF-16 units), as the tools' schemas say. */
+export const AGENT_TEXT_MAX_CHARS = 65_536;
 /** Most rows in a roster page. */
 export const ROSTER_PAGE_MAX = 256;
 /** Seconds of one turn after which its watchers are told it is still running (SPEC-agent-team, "Long waits"). */
@@ -261,6 +263,7 @@ export class AgentTeam {
   private async start(call: Call, args: Args): Promise<void> {
     const task = args.task;
     if (typeof task !== "string" || task.trim() === "") return this.error(call, "agent_start needs a task");
+    if (task.length > AGENT_TEXT_MAX_CHARS) return this.error(call, `the task is longer than ${AGENT_TEXT_MAX_CHARS} characters`);
     const role = args.role;
     if (role !== undefined && typeof role !== "string") return this.error(call, "role must be a string");
     if (role !== undefined && role !== "default" && this.port.roles()?.[role] === undefined) {
@@ -297,6 +300,7 @@ export class AgentTeam {
     const target = typeof args.agent_id === "string" ? args.agent_id : "";
     const text = args.text;
     if (typeof text !== "string" || text === "") return this.error(call, "agent_message needs a text");
+    if (text.length > AGENT_TEXT_MAX_CHARS) return this.error(call, `the message is longer than ${AGENT_TEXT_MAX_CHARS} characters`);
     if (target === call.agentId) return this.error(call, "an agent cannot message itself");
     if (!this.port.fold(target)) return this.error(call, `unknown agent ${JSON.stringify(target.slice(0, 128))}`);
     const ok = await this.port.publish("agent.prompt_submitted", { agent_id: target, prompt_id: mintId("p"), source: "agent", sender: call.agentId, mode: "queue", text });

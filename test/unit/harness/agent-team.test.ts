@@ -184,7 +184,9 @@ describe("agent tools through the harness", () => {
     expect(k.committed("agent.started")).toHaveLength(2);
     // The lead starts a worker: the child's system prompt holds the worker's prompt; an unknown role is refused.
     expect((await call(k, p, hl, "x2", "agent_start", { task: "t", role: "nobody" })).text).toContain("unknown role");
-    const hl1 = await nextOf(p, lead, 1);
+    const hlLong = await nextOf(p, lead, 1);
+    expect((await call(k, p, hlLong, "x2b", "agent_start", { task: "t".repeat(65_537) })).text).toContain("longer than 65536");
+    const hl1 = await nextOf(p, lead, 2);
     const started = await call(k, p, hl1, "x3", "agent_start", { task: "do it", role: "worker" });
     const child = JSON.parse(started.text).agent_id as string;
     const hc = await nextOf(p, child);
