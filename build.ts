@@ -87,13 +87,24 @@ function checkValidatorsDepth(meta: Metafile, staging: string): void {
 
 /**
  * esbuild escapes every non-ASCII character in code (its default `charset: "ascii"`) but keeps the
- * ones in the comments it preserves. Escaping those too makes each bundle pure ASCII, which the
- * loader decodes several times faster (latin1, one-byte string) than UTF-8. Line numbers are kept.
+ * ones in the comments it preserves and in regular expressions. Escaping those too makes each bundle
+ * pure ASCII, which the loader decodes several times faster (latin1, one-byte string) than UTF-8.
+ * Line numbers are kept.
  */
 function asciiComments(file: string): void {
   const text = readFileSync(file, "utf8");
-  const ascii = text.replace(/[^\x00-\x7f]/gu, (ch) => `\\u{${(ch.codePointAt(0) as number).toString(16)}}`);
+  const ascii = asciiEscaped(text);
   if (ascii !== text) writeFileSync(file, ascii);
+}
+
+/**
+ * `text` with each non-ASCII UTF-16 code unit written `\uXXXX`. Not `\u{…}`: in a regular expression
+ * without the `u` flag that spells the letter u repeated, so `/[‘]/` would come to match `u`, `{`,
+ * digits and `}`. Four-digit escapes of code units mean the same in strings, templates, identifiers
+ * and every regular expression (a surrogate pair is one code point under `u`, two units without it).
+ */
+export function asciiEscaped(text: string): string {
+  return text.replace(/[^\x00-\x7f]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 const TAU_BIN = join(root, "bin", "tau.cjs");

@@ -128,7 +128,7 @@ if (argv.length === 1 && LAUNCH.versionFlags.includes(argv[0])) {
   runFast("run-early-daemon", argv.slice(2));
 } else if (argv[0] === LAUNCH.daemonCommand) {
   runFast("daemon", argv.slice(1));
-} else if (argv[0] === LAUNCH.extCommand && /^[a-z0-9-]+$/.test(argv[1] ?? "") && runFast(`ext-${argv[1]}`, [], true)) {
+} else if (argv[0] === LAUNCH.extCommand && /^[a-z0-9-]+$/.test(argv[1] ?? "") && runFast(`ext-${argv[1]}`, argv.slice(2), true)) {
   // a first-party extension with a bundle of its own
 } else if (argv[0] === LAUNCH.extCommand) {
   // an unknown extension name: the generic entry explains

@@ -36,6 +36,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
   },
   "session": {
     "agent.metadata_request": ["agent.metadata_set"],
+    "agent.prompt_submitted": ["session.title_set"],
     "tool.unregister": [],
     "ui.create_agent": ["agent.metadata_set","agent.started","harness.notice","session.agent_loaded","ui.create_agent_result"],
     "ui.skill_load": ["agent.prompt_submitted","harness.notice","ui.skill_load_result"],
@@ -78,6 +79,7 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   ],
   "agent.prompt_submitted": [
     { consumer: "prompts", event: "agent.prompt_submitted", successors: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"], unlisted: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"] },
+    { consumer: "session", event: "agent.prompt_submitted", successors: ["session.title_set"], unlisted: [] },
   ],
   "provider.models_declared": [
     { consumer: "prompts", event: "provider.models_declared", successors: ["agent.stats_updated","harness.models_available","harness.notice","provider.models_updated"], unlisted: [] },

@@ -58,6 +58,7 @@ export const EVENT_NAMES = [
   "session.replay_complete",
   "session.shutdown",
   "session.started",
+  "session.title_set",
   "session.watch_set",
   "shell.command_finished",
   "shell.command_finished_reported",
@@ -147,6 +148,7 @@ export interface EventPayloads {
   "session.replay_complete": T.SessionReplayComplete;
   "session.shutdown": T.SessionShutdown;
   "session.started": T.SessionStarted;
+  "session.title_set": T.SessionTitleSet;
   "session.watch_set": T.SessionWatchSet;
   "shell.command_finished": T.ShellCommandFinished;
   "shell.command_finished_reported": T.ShellCommandFinishedReported;
@@ -241,6 +243,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "session.replay_complete": { name: "session.replay_complete", family: "session", model: "SessionReplayComplete", description: "Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one is live.", validate: V.validateSessionReplayComplete },
   "session.shutdown": { name: "session.shutdown", family: "session", model: "SessionShutdown", description: "", validate: V.validateSessionShutdown },
   "session.started": { name: "session.started", family: "session", model: "SessionStarted", description: "", validate: V.validateSessionStarted },
+  "session.title_set": { name: "session.title_set", family: "session", model: "SessionTitleSet", description: "The session's title, shown by listings and the resume picker: one line, no control characters.", validate: V.validateSessionTitleSet },
   "session.watch_set": { name: "session.watch_set", family: "session", model: "SessionWatchSet", description: "A watch between two agents of the session enabled or disabled (SPEC-agent-team, \"Watches\"): the\nwatcher is told when its target finishes a turn. The watch graph is acyclic.", validate: V.validateSessionWatchSet },
   "shell.command_finished": { name: "shell.command_finished", family: "shell", model: "ShellCommandFinished", description: "", validate: V.validateShellCommandFinished },
   "shell.command_finished_reported": { name: "shell.command_finished_reported", family: "shell", model: "ShellCommandFinishedReported", description: "", validate: V.validateShellCommandFinishedReported },

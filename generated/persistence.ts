@@ -58,6 +58,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "session.replay_complete": "transient",
   "session.shutdown": "session",
   "session.started": "session",
+  "session.title_set": "session",
   "session.watch_set": "session",
   "shell.command_finished": "agent",
   "shell.command_finished_reported": "transient",

@@ -195,10 +195,9 @@ export type AvailableModel = {
 export type BodyText = string;
 
 export type CliConfig = {
+  /** The interactive UI's theme: `default`, or the name of a file in the config root's `themes/` folder. */
   theme?: ShortText;
   editor?: EditorConfig;
-  /** Print the answer only (headless) or a transcript. */
-  quiet?: boolean;
 };
 
 /** Compaction settings (SPEC-compaction). */
@@ -285,7 +284,9 @@ export type DisconnectMessage = {
 };
 
 export type EditorConfig = {
+  /** Most screen rows the prompt editor takes; a longer draft scrolls within them. */
   max_lines?: number;
+  /** Most entries of the prompt history the editor offers (Up, Ctrl-R); 0 offers none. */
   history_size?: number;
 };
 
@@ -988,6 +989,14 @@ export type SessionStarted = {
   resumed: boolean;
   /** An ephemeral session keeps no session-owned files. */
   ephemeral: boolean;
+};
+
+export type SessionTitleOrigin = "first_prompt" | "user";
+
+/** The session's title, shown by listings and the resume picker: one line, no control characters. */
+export type SessionTitleSet = {
+  title: string;
+  origin: SessionTitleOrigin;
 };
 
 /**

@@ -83,6 +83,7 @@ export declare const validateSessionCurrentResultMessage: GeneratedValidator;
 export declare const validateSessionReplayComplete: GeneratedValidator;
 export declare const validateSessionShutdown: GeneratedValidator;
 export declare const validateSessionStarted: GeneratedValidator;
+export declare const validateSessionTitleSet: GeneratedValidator;
 export declare const validateSessionWatchSet: GeneratedValidator;
 export declare const validateShellCommandFinished: GeneratedValidator;
 export declare const validateShellCommandFinishedReported: GeneratedValidator;

@@ -97,6 +97,7 @@ export const validateSessionCurrentResultMessage = /* @__PURE__ */ lazy("Session
 export const validateSessionReplayComplete = /* @__PURE__ */ lazy("SessionReplayComplete");
 export const validateSessionShutdown = /* @__PURE__ */ lazy("SessionShutdown");
 export const validateSessionStarted = /* @__PURE__ */ lazy("SessionStarted");
+export const validateSessionTitleSet = /* @__PURE__ */ lazy("SessionTitleSet");
 export const validateSessionWatchSet = /* @__PURE__ */ lazy("SessionWatchSet");
 export const validateShellCommandFinished = /* @__PURE__ */ lazy("ShellCommandFinished");
 export const validateShellCommandFinishedReported = /* @__PURE__ */ lazy("ShellCommandFinishedReported");

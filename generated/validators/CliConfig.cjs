@@ -7,9 +7,9 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateCliConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CliConfig.json","type":"object","properties":{"theme":{"$ref":"ShortText.json"},"editor":{"$ref":"EditorConfig.json"},"quiet":{"type":"boolean","description":"Print the answer only (headless) or a transcript."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"cli.yaml"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CliConfig.json","type":"object","properties":{"theme":{"$ref":"ShortText.json","description":"The interactive UI's theme: `default`, or the name of a file in the config root's `themes/` folder."},"editor":{"$ref":"EditorConfig.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"cli.yaml"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
-const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EditorConfig.json","type":"object","properties":{"max_lines":{"type":"integer","minimum":1,"maximum":1000},"history_size":{"type":"integer","minimum":0,"maximum":100000}},"unevaluatedProperties":{"not":{}}};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EditorConfig.json","type":"object","properties":{"max_lines":{"type":"integer","minimum":1,"maximum":1000,"description":"Most screen rows the prompt editor takes; a longer draft scrolls within them."},"history_size":{"type":"integer","minimum":0,"maximum":100000,"description":"Most entries of the prompt history the editor offers (Up, Ctrl-R); 0 offers none."}},"unevaluatedProperties":{"not":{}}};
 const func0 = codePointLength;
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -132,27 +132,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.quiet !== undefined){
-const _errs14 = errors;
-if(typeof data.quiet !== "boolean"){
-validate0.errors = [{instancePath:instancePath+"/quiet",schemaPath:"#/properties/quiet/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key1 in data){
-if(((key1 !== "theme") && (key1 !== "editor")) && (key1 !== "quiet")){
-const _errs17 = errors;
+if((key1 !== "theme") && (key1 !== "editor")){
+const _errs15 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs17 === errors;
+var valid5 = _errs15 === errors;
 if(!valid5){
 break;
-}
 }
 }
 }

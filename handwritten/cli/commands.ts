@@ -9,6 +9,7 @@ import ProviderRemove from "./commands/provider/remove.js";
 import Resume from "./commands/resume.js";
 import Run from "./commands/run.js";
 import SessionList from "./commands/session/list.js";
+import SessionRm from "./commands/session/rm.js";
 import SessionStats from "./commands/session/stats.js";
 import SpecEvents from "./commands/spec/events.js";
 
@@ -25,6 +26,7 @@ export const COMMANDS = {
   resume: Resume,
   run: Run,
   "session:list": SessionList,
+  "session:rm": SessionRm,
   "session:stats": SessionStats,
   "spec:events": SpecEvents,
 };

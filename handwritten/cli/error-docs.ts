@@ -79,6 +79,7 @@ export const ERROR_DOCS = {
     commands: "tau run",
     meaning: "The model given with --model is not one the providers list; the message names close matches. Nothing was sent to a model.",
   },
+  "TAU-E0118": { commands: "tau session rm", meaning: "A session named is not saved, or its prefix matches several; nothing was removed." },
   "TAU-E0201": {
     commands: "tau run, tau, tau attach, tau resume, tau provider",
     meaning:
@@ -110,6 +111,7 @@ export const ERROR_DOCS = {
   },
   "TAU-E0306": { commands: "tau agent trace, tau run", meaning: "The reader of the output went away (a closed pipe, as with `| head`): the export stops, or the run's prompt is cancelled, quietly." },
   "TAU-E0307": { commands: "tau session stats", meaning: "The session, or one of its agents' journals, could not be read or failed validation; nothing was written." },
+  "TAU-E0308": { commands: "tau session rm", meaning: "A session could not be removed: a daemon is running it (end it first) or its files could not be moved; the other sessions named were still removed." },
   "TAU-E0401": {
     commands: "tau run",
     meaning:
@@ -131,6 +133,7 @@ export const ERROR_DOCS = {
     commands: "tau run (the launcher script's background child)",
     meaning: "The launcher script could not start a run's daemon beside its client (no setsid or /proc, no sessions folder yet); the client starts it instead. Seen by no user.",
   },
+  "TAU-E0406": { commands: "tau provider add", meaning: "The endpoint did not answer its model listing (unreachable, refused the key, no /models, too slow or too large an answer); no profile or key file was written. --no-check adds it without asking." },
   "TAU-E0501": {
     commands: "tau run",
     meaning: "The prompt was cancelled (Ctrl-C).",

@@ -36,6 +36,7 @@ export const TAU_ERRORS = {
   "TAU-E0115": "usage",
   "TAU-E0116": "usage",
   "TAU-E0117": "usage",
+  "TAU-E0118": "usage",
   "TAU-E0201": "config",
   "TAU-E0202": "config",
   "TAU-E0301": "failed",
@@ -45,11 +46,13 @@ export const TAU_ERRORS = {
   "TAU-E0305": "failed",
   "TAU-E0306": "failed",
   "TAU-E0307": "failed",
+  "TAU-E0308": "failed",
   "TAU-E0401": "unavailable",
   "TAU-E0402": "unavailable",
   "TAU-E0403": "unavailable",
   "TAU-E0404": "unavailable",
   "TAU-E0405": "not_started",
+  "TAU-E0406": "unavailable",
   "TAU-E0501": "cancelled",
 } as const satisfies Record<`TAU-E${string}`, ErrorKind>;
 

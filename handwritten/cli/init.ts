@@ -42,10 +42,13 @@ debug_log:
   retention_days: 14
 `;
 
-export const CLI_SAMPLE = `# tau CLI configuration.
+export const CLI_SAMPLE = `# tau's interactive UI (tau, tau attach, tau resume); every key is optional.
+# The theme: default, or the name of a file in the themes/ folder beside this one (:theme lists them).
 # theme: default
 editor:
+  # Most screen rows the prompt editor takes; a longer draft scrolls within them.
   max_lines: 20
+  # Most prompt-history entries offered by Up and Ctrl-R (0: none).
   history_size: 1000
 `;
 

@@ -1,6 +1,7 @@
 // `tau provider add | list | remove`: named OpenAI-compatible profiles (SPEC-configuration). The key
 // is never a command-line argument (it would land in shell history and `ps`): it comes from
 // standard input (`--api-key-stdin`) or, on a terminal, from a prompt that does not echo.
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import {
   ConfigError,
@@ -19,6 +20,8 @@ import {
   MAX_SECRET_BYTES,
 } from "../config/index.js";
 import type { ProviderProfile } from "../../generated/index.js";
+import { isSecretVariable } from "../protocol/index.js";
+import { selfCommand } from "../transport/index.js";
 
 export interface AddProfileInput {
   readonly name: string;
@@ -34,6 +37,72 @@ export function modelList(values: readonly string[]): string[] {
   const out: string[] = [];
   for (const v of values) for (const m of v.split(",")) if (m.trim() !== "" && !out.includes(m.trim())) out.push(m.trim());
   return out;
+}
+
+/**
+ * What is wrong with a base URL before anything is asked of it: only http and https, no user or
+ * password in it (a key goes in the key file), no fragment; undefined when it is usable.
+ */
+export function baseUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `--base-url ${JSON.stringify(text.slice(0, 200))} is not a URL (expected e.g. https://api.example.com/v1)`;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return `--base-url must start with http:// or https://, not ${url.protocol}`;
+  if (url.username !== "" || url.password !== "") return "--base-url must not carry a user or password; the key is read with --api-key-stdin or at the prompt";
+  if (url.hash !== "") return "--base-url must not have a #fragment";
+  return undefined;
+}
+
+/** The answer of an endpoint asked for its models. */
+export type EndpointCheck = { readonly ok: true; readonly models: readonly string[] } | { readonly ok: false; readonly reason: string };
+
+/** How long the check may take in all (the listing itself gives up sooner). */
+export const ENDPOINT_CHECK_TIMEOUT_MS = 30_000;
+/** Largest answer read from the check. */
+const ENDPOINT_CHECK_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Asks the endpoint for its models (`GET BASE/models` with the key) through the provider
+ * extension's `--list-models` mode, so the check goes out under the same egress policy (proxy,
+ * TLS, no redirects, bounds) as every provider call. The key travels on the child's standard
+ * input; its environment carries no secret.
+ */
+export function checkEndpoint(baseUrl: string, apiKey: string | undefined): Promise<EndpointCheck> {
+  const [command, ...args] = selfCommand() as [string, ...string[]];
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!isSecretVariable(name)) env[name] = value;
+  return new Promise((resolve) => {
+    const child = spawn(command, [...args, "ext", "provider", "--list-models"], { env, stdio: ["pipe", "pipe", "ignore"] });
+    let out = "";
+    let settled = false;
+    const finish = (r: EndpointCheck) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (child.exitCode === null) child.kill("SIGKILL");
+      resolve(r);
+    };
+    const timer = setTimeout(() => finish({ ok: false, reason: `no answer within ${ENDPOINT_CHECK_TIMEOUT_MS / 1000} s` }), ENDPOINT_CHECK_TIMEOUT_MS);
+    child.on("error", (err) => finish({ ok: false, reason: `the check could not start: ${err.message}` }));
+    child.stdin.on("error", () => {});
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      out += d;
+      if (out.length > ENDPOINT_CHECK_MAX_BYTES) finish({ ok: false, reason: "the check's answer is too large" });
+    });
+    child.on("close", () => {
+      try {
+        const v = JSON.parse(out.trim().split("\n").pop() ?? "") as { ok?: unknown; models?: unknown; reason?: unknown };
+        if (v.ok === true && Array.isArray(v.models) && v.models.every((m) => typeof m === "string")) finish({ ok: true, models: v.models as string[] });
+        else finish({ ok: false, reason: typeof v.reason === "string" ? v.reason : "the check gave no answer" });
+      } catch {
+        finish({ ok: false, reason: "the check gave no answer" });
+      }
+    });
+    child.stdin.end(`${JSON.stringify({ base_url: baseUrl, ...(apiKey !== undefined ? { api_key: apiKey } : {}) })}\n`);
+  });
 }
 
 /** Writes the key (0600) first, then the drop-in that names it: a profile never points at a missing key. */
@@ -55,16 +124,17 @@ export async function addProfile(configRoot: string, input: AddProfileInput): Pr
   const profile: ProviderProfile = { base_url: input.baseUrl, models: [...input.models], ...(input.apiKey !== undefined ? { api_key_secret: secretName } : {}) };
   const secret = input.apiKey !== undefined ? writeSecret(configRoot, secretName, input.apiKey) : undefined;
   if (input.apiKey === undefined) removeSecret(configRoot, secretName);
-  const dropIn = await writeProfileDropIn(configRoot, input.name, profile);
-  // The merged configuration must still load; otherwise undo this profile and say why.
+  // The drop-in must be written and the merged configuration must still load; otherwise undo this
+  // profile (its key file included) and say why.
   try {
+    const dropIn = await writeProfileDropIn(configRoot, input.name, profile);
     await loadHarnessConfig(configRoot);
+    return { dropIn, ...(secret ? { secret } : {}) };
   } catch (err) {
     removeProfileDropIn(configRoot, input.name);
     if (secret) removeSecret(configRoot, secretName);
     throw err;
   }
-  return { dropIn, ...(secret ? { secret } : {}) };
 }
 
 export async function listProfiles(configRoot: string): Promise<Array<{ name: string; base_url: string; models: string[]; key: string }>> {
@@ -104,10 +174,11 @@ export async function readKeyFromStdin(stdin: NodeJS.ReadStream = process.stdin)
 /** Prompts on the terminal without echo; Ctrl-C or Ctrl-D on an empty line cancels. */
 export function readHiddenLine(prompt: string, stdin: NodeJS.ReadStream = process.stdin, out: NodeJS.WriteStream = process.stderr): Promise<string> {
   return new Promise((resolve, reject) => {
-    out.write(prompt);
     let value = "";
     const wasRaw = stdin.isRaw;
+    // Echo goes off before the prompt shows: a key typed or pasted the moment it appears is never echoed.
     stdin.setRawMode(true);
+    out.write(prompt);
     stdin.resume();
     stdin.setEncoding("utf8");
     const done = (err?: Error) => {

@@ -15,6 +15,7 @@ export const CONSUMERS = {
     "ui.create_agent": ["agent.started", "session.agent_loaded", "agent.metadata_set", "ui.create_agent_result", "harness.notice"],
     "ui.skill_load": ["agent.prompt_submitted", "ui.skill_load_result", "harness.notice"],
     "agent.metadata_request": ["agent.metadata_set"],
+    "agent.prompt_submitted": ["session.title_set"],
     "tool.unregister": [],
   },
   /** ToolRouter (tools.ts). */

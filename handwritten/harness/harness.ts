@@ -29,6 +29,7 @@ import { openJournalHistory } from "./history.js";
 import { CHECKPOINT_EVERY_BYTES, HISTORY_PAGE_BYTES, HISTORY_PAGE_MAX_EVENTS } from "./limits.js";
 import type { ExtensionCounters } from "../host/index.js";
 import { AgentTeam, lastAnswerOf } from "./agent-team.js";
+import { SessionSummaryFold, titleFromPrompt } from "../sessions/index.js";
 
 export const HARNESS: PublisherEnvelope = Object.freeze({ class: "harness" });
 
@@ -87,6 +88,10 @@ export class Harness {
   private readonly peers = new Map<number, Peer>();
   private sessionLog!: EventLog;
   private restoreLog!: EventLog;
+  /** The session journal folded for listings; kept in its checkpoint after every append. */
+  private readonly summary: SessionSummaryFold;
+  /** A title was asked for (set once, from the first human prompt). */
+  private titleRequested = false;
   private closed = false;
   readonly tools: ToolRouter;
   /** Set by the daemon once extensions are supervised; until then no extension is live. */
@@ -122,6 +127,7 @@ export class Harness {
       history: { open: (recent) => openJournalHistory(this.historyLogs(), recent) },
     });
     this.writeback = writeback;
+    this.summary = new SessionSummaryFold(projectRoot);
     this.context = new AgentContext({
       projectRoot,
       ...(options.configRoot !== undefined ? { configRoot: options.configRoot } : {}),
@@ -133,6 +139,7 @@ export class Harness {
     consumers.consume("session", "ui.create_agent", (c) => this.onCreateAgent(c));
     consumers.consume("session", "ui.skill_load", (c) => this.onSkillLoad(c));
     consumers.consume("session", "agent.metadata_request", (c) => this.onMetadataRequest(c));
+    consumers.consume("session", "agent.prompt_submitted", (c) => this.onPromptSubmitted(c));
     this.tools = new ToolRouter({
       publish: (name, data) => void this.publishHarness(name, data),
       direct: (generation, name, data) => void this.sendDirected(generation, name, data),
@@ -246,6 +253,8 @@ export class Harness {
       const sessionRecords: JournalRecord[] = [];
       h.sessionLog = store.openSession(sessionId, { onRecord: (r) => sessionRecords.push(r) });
       h.restoreLog = store.openRestore(sessionId, { resume: true });
+      for (const r of sessionRecords) h.summary.fold(r.event.name, r.event.data, r.recorded_at);
+      h.titleRequested = h.summary.hasTitle;
       if (options.resume) h.restoreFromJournals(sessionRecords);
       else if (options.stateDir) h.writeManifest(options.stateDir);
     } catch (err) {
@@ -327,6 +336,24 @@ export class Harness {
     return lastAnswerOf(log.readRange(log.windowStart(end, 256, 4 * 1024 * 1024), end));
   }
 
+  /** The session journal's checkpoint with its summary (listings read it instead of the journal). */
+  private checkpointSession(): void {
+    try {
+      this.sessionLog.checkpoint({ ...this.summary.value(Date.now() * 1000) });
+    } catch (err) {
+      this.options.warn?.(`could not write the session's summary: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** The session's title, from the first line of its first human prompt. */
+  private async onPromptSubmitted(c: Committed<"agent.prompt_submitted">): Promise<void> {
+    if (this.titleRequested || c.data.source !== "human_ui" || this.agents.get(c.data.agent_id)?.fold.ephemeral === true) return;
+    const title = titleFromPrompt(c.data.text);
+    if (title === undefined) return;
+    this.titleRequested = true;
+    await this.publishHarness("session.title_set", { title, origin: "first_prompt" });
+  }
+
   /**
    * Writes an agent's checkpoint (its fold at the journal's end) once enough was appended since the
    * last one, so a resume after a crash folds a short tail; `force` writes it anyway (shutdown).
@@ -380,6 +407,8 @@ export class Harness {
     if (c.persistence !== "agent" && agentId !== undefined && this.agents.get(agentId)?.fold.ephemeral === true) return;
     if (c.persistence === "session") {
       this.sessionLog.append(input);
+      this.summary.fold(c.name, c.data, c.recordedAt);
+      this.checkpointSession();
     } else if (c.persistence === "restore") {
       this.restoreLog.append(input);
     } else if (c.persistence === "agent") {

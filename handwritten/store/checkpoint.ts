@@ -154,6 +154,11 @@ export function boundCheckpoint(meta: string, fd: number): Checkpoint | null {
   return witnessOf(fd, cp.boundary) === cp.witness ? cp : null;
 }
 
+/** The checkpoint file's content when it is well formed (bounded read; it is not checked against its journal). */
+export function readCheckpointFile(file: string): Checkpoint | null {
+  return parseCheckpoint(file);
+}
+
 function parseCheckpoint(file: string): Checkpoint | null {
   let text: string;
   try {

@@ -40,6 +40,7 @@ export {
   type ScanStart,
   type TornTail,
 } from "./journal.js";
+export { checkpointPath } from "./paths.js";
 export {
   EventLog,
   journalPath,
@@ -61,6 +62,7 @@ export {
   invalidateCheckpoint,
   listAgents,
   metaPath,
+  readCheckpointFile,
   writeCheckpoint,
   writeJournalCheckpoint,
   type AgentListing,

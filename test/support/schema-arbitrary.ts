@@ -44,7 +44,10 @@ function arbitraryFor(schema: Schema, root: Schema): fc.Arbitrary<unknown> {
       if (typeof schema.pattern === "string") {
         return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length <= (schema.maxLength as number ?? Infinity));
       }
-      return fc.string({ maxLength, unit: "grapheme" });
+      const minLength = Math.min(typeof schema.minLength === "number" ? schema.minLength : 0, maxLength);
+      // Graphemes may hold several code points (the unit JSON Schema counts): never fewer than minLength, and within maxLength.
+      const most = typeof schema.maxLength === "number" ? schema.maxLength : Infinity;
+      return fc.string({ minLength, maxLength, unit: "grapheme" }).filter((s) => [...s].length <= most);
     }
     case "integer": {
       const min = typeof schema.minimum === "number" ? schema.minimum : -1_000_000;

@@ -2838,6 +2838,33 @@ class SessionStarted:
         return result
 
 
+class SessionTitleOrigin(Enum):
+    FIRST_PROMPT = "first_prompt"
+    USER = "user"
+
+
+@dataclass
+class SessionTitleSet:
+    """The session's title, shown by listings and the resume picker: one line, no control
+    characters.
+    """
+    origin: SessionTitleOrigin
+    title: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionTitleSet':
+        assert isinstance(obj, dict)
+        origin = SessionTitleOrigin(obj.get("origin"))
+        title = from_str(obj.get("title"))
+        return SessionTitleSet(origin, title)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["origin"] = to_enum(SessionTitleOrigin, self.origin)
+        result["title"] = from_str(self.title)
+        return result
+
+
 @dataclass
 class SessionWatchSet:
     """A watch between two agents of the session enabled or disabled (SPEC-agent-team,
@@ -4750,6 +4777,14 @@ def session_started_to_dict(x: SessionStarted) -> Any:
     return to_class(SessionStarted, x)
 
 
+def session_title_set_from_dict(s: Any) -> SessionTitleSet:
+    return SessionTitleSet.from_dict(s)
+
+
+def session_title_set_to_dict(x: SessionTitleSet) -> Any:
+    return to_class(SessionTitleSet, x)
+
+
 def session_watch_set_from_dict(s: Any) -> SessionWatchSet:
     return SessionWatchSet.from_dict(s)
 
@@ -5155,6 +5190,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "session.replay_complete": SessionReplayComplete,
     "session.shutdown": SessionShutdown,
     "session.started": SessionStarted,
+    "session.title_set": SessionTitleSet,
     "session.watch_set": SessionWatchSet,
     "shell.command_finished": ShellCommandFinished,
     "shell.command_finished_reported": ShellCommandFinishedReported,

@@ -24,8 +24,10 @@ import {
   truncateMiddle,
 } from "../ui/index.js";
 import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
-import { PERSISTENCE, type SandboxApprovalRequested, type SandboxDecision } from "../../../generated/index.js";
+import { PERSISTENCE, type CliConfig, type SandboxApprovalRequested, type SandboxDecision } from "../../../generated/index.js";
 import { checkModelChoice } from "../../config/models.js";
+import type { SavedSession } from "../../sessions/index.js";
+import { ageLabel } from "./session-picker.js";
 import { agentIdOf, checkedEvent } from "../../protocol/index.js";
 
 /** How the UI left its session. */
@@ -78,6 +80,12 @@ export class TuiApp {
   readonly diagnostics: Diagnostics;
   private view: InlineView;
   private theme: Theme = DEFAULT_THEME;
+  /** The saved sessions of the state folder (set by the entry; none until then). */
+  savedSessions: () => SavedSession[] = () => [];
+  /** cli.yaml `editor.max_lines`: most rows the prompt editor takes. */
+  private editorMaxLines = Infinity;
+  /** cli.yaml `editor.history_size`: most history entries offered (all when absent). */
+  private historySize: number | undefined;
   private session: SessionPort | undefined;
   private focus = "";
   private readonly scrollback = new Scrollback();
@@ -118,7 +126,28 @@ export class TuiApp {
   /** Prompt history arrives after the first frame (it is read from disk). */
   setHistory(history: HistoryPort): void {
     this.history = history;
-    this.editor.setHistory(history.entries());
+    this.editor.setHistory(this.historyEntries());
+  }
+
+  /** The newest prompts of the history, as many as cli.yaml's `editor.history_size` keeps. */
+  private historyEntries(): readonly string[] {
+    const all = this.history.entries();
+    return this.historySize === undefined ? all : this.historySize === 0 ? [] : all.slice(-this.historySize);
+  }
+
+  /** Applies cli.yaml (validated, its theme known to exist): the theme and the editor's limits. */
+  configure(cli: CliConfig): void {
+    if (cli.editor?.max_lines !== undefined) this.editorMaxLines = cli.editor.max_lines;
+    if (cli.editor?.history_size !== undefined) {
+      this.historySize = cli.editor.history_size;
+      this.editor.setHistory(this.historyEntries());
+    }
+    if (cli.theme !== undefined) {
+      const theme = this.themeNamed(cli.theme);
+      if (typeof theme === "string") this.note("error", `cli.yaml: ${theme}`);
+      else this.theme = theme;
+    }
+    this.draw();
   }
 
   /** A warning shown in the transcript. */
@@ -317,7 +346,7 @@ export class TuiApp {
     } catch (err) {
       this.note("warning", `prompt history: ${(err as Error).message}`);
     }
-    this.editor.setHistory(this.history.entries());
+    this.editor.setHistory(this.historyEntries());
     this.handle(parsed, remembered);
   }
 
@@ -367,6 +396,8 @@ export class TuiApp {
         return this.set(args);
       case "theme":
         return this.setTheme(args[0]);
+      case "sessions":
+        return this.listSessions(args[0]);
     }
     if (!client) return this.note("error", "not attached to a session yet");
     switch (name) {
@@ -465,27 +496,46 @@ export class TuiApp {
   }
 
   private setTheme(name: string | undefined): void {
-    const dir = join(this.configRoot, "themes");
-    let files: string[] = [];
-    try {
-      files = readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f));
-    } catch {
-      // no themes folder: only the default theme
+    if (name === undefined) {
+      return this.note("info", `themes: ${themeNames(this.configRoot).join(", ")} (current: ${this.theme.name}); theme files live in ${join(this.configRoot, "themes")}`);
     }
-    const names = ["default", ...files.map((f) => f.replace(/\.(ya?ml|json)$/, ""))];
-    if (name === undefined) return this.note("info", `themes: ${names.join(", ")} (current: ${this.theme.name}); theme files live in ${dir}`);
-    if (name === "default") {
-      this.theme = DEFAULT_THEME;
-    } else {
-      const file = files.find((f) => f.replace(/\.(ya?ml|json)$/, "") === name);
-      if (!file) return this.note("error", `no theme ${name}; themes: ${names.join(", ")}`);
-      try {
-        this.theme = loadThemeFile(join(dir, file));
-      } catch (err) {
-        return this.note("error", err instanceof ThemeError ? err.message : `the theme could not be read: ${(err as Error).message}`);
-      }
-    }
+    const theme = this.themeNamed(name);
+    if (typeof theme === "string") return this.note("error", theme);
+    this.theme = theme;
     this.note("info", `theme ${this.theme.name}`);
+  }
+
+  /** `:sessions [WORDS]`: the saved sessions, newest first, or those whose title, project or id hold every word. */
+  private listSessions(filter: string | undefined): void {
+    let rows: SavedSession[];
+    try {
+      rows = this.savedSessions();
+    } catch (err) {
+      return this.note("error", `the saved sessions could not be listed: ${(err as Error).message}`);
+    }
+    const words = (filter ?? "").toLowerCase().split(/\s+/).filter(Boolean);
+    const shown = rows.filter((r) => words.every((w) => `${r.title ?? ""}\n${r.project_root ?? ""}\n${r.id}`.toLowerCase().includes(w)));
+    if (shown.length === 0) return this.note("info", rows.length === 0 ? "no saved sessions" : `no saved session matches ${filter ?? ""}`);
+    const now = Date.now();
+    const lines = shown.slice(0, SESSIONS_SHOWN).map((r) => {
+      const here = r.id === this.session?.sessionId ? " (this one)" : r.running_pid !== undefined ? " (running)" : "";
+      return `${r.title ?? "(untitled)"}  ·  ${ageLabel(now - r.last_active)}  ·  ${r.project_root ?? "?"}  ·  ${r.id}${here}`;
+    });
+    const more = shown.length > SESSIONS_SHOWN ? `\n… ${shown.length - SESSIONS_SHOWN} more (tau session list --all shows every one)` : "";
+    this.note("info", `saved sessions (tau resume ID continues one):\n${lines.join("\n")}${more}`);
+  }
+
+  /** The theme `name` (a file in the config root's themes/ folder, or `default`), or why it cannot be used. */
+  private themeNamed(name: string): Theme | string {
+    if (name === "default") return DEFAULT_THEME;
+    const dir = join(this.configRoot, "themes");
+    const file = themeFiles(dir).find((f) => f.replace(/\.(ya?ml|json)$/, "") === name);
+    if (!file) return `no theme ${name}; themes: ${themeNames(this.configRoot).join(", ")}`;
+    try {
+      return loadThemeFile(join(dir, file));
+    } catch (err) {
+      return err instanceof ThemeError ? err.message : `the theme could not be read: ${(err as Error).message}`;
+    }
   }
 
   private cancel(): void {
@@ -627,7 +677,7 @@ export class TuiApp {
   private liveBlock(width: number): { committed: Block; live: Block; cursor: CursorPosition } {
     // While the history replays nothing of it is written: only its newest rows will be.
     const { committed, live } = this.replaying ? { committed: [], live: [] } : this.scrollback.split(this.transcript.agent(this.focus), width, this.drawSettings());
-    const editor = editorRows(this.editor, width, this.theme);
+    const editor = editorRows(this.editor, width, this.theme, this.editorMaxLines);
     const dialog = this.approvalRows(width);
     const rows: StyledLine[] = [...live, [], ...dialog, ...editor.rows, this.statusRow(width)];
     return { committed, live: rows, cursor: { row: live.length + 1 + dialog.length + editor.cursor.row, col: editor.cursor.col } };
@@ -653,3 +703,20 @@ export class TuiApp {
     this.io.output.write(this.view.resize(width, this.rows, tail, live, cursor));
   }
 }
+
+/** Theme files in `dir` (none when it does not exist). */
+function themeFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f));
+  } catch {
+    return [];
+  }
+}
+
+/** Every theme name the config root offers, `default` first. */
+export function themeNames(configRoot: string): string[] {
+  return ["default", ...themeFiles(join(configRoot, "themes")).map((f) => f.replace(/\.(ya?ml|json)$/, ""))];
+}
+
+/** Most sessions `:sessions` lists. */
+const SESSIONS_SHOWN = 20;

@@ -40,10 +40,11 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   { name: "skill", usage: ":skill NAME [TEXT]", summary: "load a skill into this agent, with optional text", min: 1, max: 2, rest: true },
   { name: "set", usage: ":set [SETTING [VALUE]]", summary: "show or change a setting of this terminal", min: 0, max: 2 },
   { name: "theme", usage: ":theme [NAME]", summary: "list themes, or switch to one", min: 0, max: 1 },
+  { name: "sessions", usage: ":sessions [WORDS]", summary: "list the saved sessions (title, age, project), or those matching every word; tau resume ID continues one", min: 0, max: 1, rest: true },
   {
     name: "sandbox",
     usage:
-      ":sandbox show | :sandbox doctor | :sandbox on|off | :sandbox mode interactive|non-interactive | :sandbox network allow|deny add|remove HOST | :sandbox filesystem allow-write|deny-read add|remove PATH | :sandbox trust",
+      ":sandbox show | :sandbox doctor | :sandbox on|off | :sandbox mode interactive|non-interactive | :sandbox network allow|deny add|remove HOST | :sandbox filesystem allow-write|allow-read|deny-read add|remove PATH | :sandbox trust",
     summary: "the sandbox of the model's shell commands: show, diagnose, switch, widen for this session, trust this project",
     min: 1,
     max: 4,

@@ -1,25 +1,29 @@
 // The heavier half of the interactive UI, loaded after the first frame is on the screen: the
-// configuration check, session choice (running and saved sessions, a numbered picker), prompt
+// configuration check, session choice (a numbered choice of running sessions, a filtering picker of saved ones), prompt
 // history, and launching or attaching to a daemon.
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
-import { ConfigError, loadHarnessConfig, type Roots } from "../../config/index.js";
+import { ConfigError, loadCliConfig, loadHarnessConfig, type Roots } from "../../config/index.js";
+import type { CliConfig } from "../../../generated/index.js";
 import { RuntimeDirError, abandonDaemon, listSessions, waitForDaemon, type SessionRow, type StartedDaemon } from "../../transport/index.js";
 import { openPromptHistory } from "../../store/index.js";
-import { SESSIONS_DIR } from "../../startup/launch-facts.js";
+import { SessionCatalogError, listSavedSessions, resolveSavedSession, type SavedSession } from "../../sessions/index.js";
 import { TauError } from "../errors.js";
 import { escapeLabel } from "../ui/index.js";
 import { SessionClient } from "../session-client.js";
 import type { HistoryPort } from "./app.js";
 import { startOwnedDaemon } from "../owned-daemon.js";
+import { pickSession } from "./session-picker.js";
 
 export type Target = { kind: "launch"; resume?: string } | { kind: "attach"; row: SessionRow } | { kind: "started"; daemon: StartedDaemon };
 
-/** Checks the configuration; a mistake becomes a TauError naming file, line and key (printed as `tau: MESSAGE`). */
-export async function checkConfig(roots: Roots, overrides: readonly string[], started?: StartedDaemon): Promise<void> {
+/**
+ * Checks the configuration (harness.yaml and its drop-ins, cli.yaml) and returns cli.yaml's
+ * settings; a mistake becomes a TauError naming file, line and key (printed as `tau: MESSAGE`).
+ */
+export async function checkConfig(roots: Roots, overrides: readonly string[], started?: StartedDaemon): Promise<CliConfig> {
   try {
     await loadHarnessConfig(roots.config, overrides);
+    return await loadCliConfig(roots.config);
   } catch (err) {
     if (started) await abandonDaemon(started); // leaves nothing of the session behind
     if (err instanceof ConfigError) throw new TauError("TAU-E0201", err.message);
@@ -27,25 +31,9 @@ export async function checkConfig(roots: Roots, overrides: readonly string[], st
   }
 }
 
-/** Persisted sessions under the state root, newest first. */
-export function persistedSessions(stateDir: string): { id: string; mtimeMs: number }[] {
-  const dir = join(stateDir, SESSIONS_DIR);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const out: { id: string; mtimeMs: number }[] = [];
-  for (const id of names) {
-    try {
-      const st = statSync(join(dir, id, "events.cbor"));
-      if (st.isFile()) out.push({ id, mtimeMs: st.mtimeMs });
-    } catch {
-      // not a session journal folder
-    }
-  }
-  return out.sort((a, b) => b.mtimeMs - a.mtimeMs);
+/** The saved sessions, newest first (`:sessions`). */
+export function savedSessions(roots: Roots): SavedSession[] {
+  return listSavedSessions(roots.state);
 }
 
 /** Asks the user to choose one of several rows (before the UI takes the terminal). */
@@ -91,15 +79,24 @@ export async function chooseTarget(command: "attach" | "resume", id: string | un
   }
   // resume: a session that is still running is attached, not restarted.
   if (id !== undefined) {
-    const row = live.find((r) => r.session_id === id);
+    let resolved: string;
+    try {
+      resolved = resolveSavedSession(roots.state, id);
+    } catch (err) {
+      if (!(err instanceof SessionCatalogError)) throw err;
+      throw new TauError("TAU-E0116", `${escapeLabel(err.message, { maxColumns: 200 })}; tau session list --all shows the saved sessions, tau resume with no id offers them`);
+    }
+    const row = live.find((r) => r.session_id === resolved);
     if (row) return { kind: "attach", row };
-    if (!persistedSessions(roots.state).some((s) => s.id === id)) throw new TauError("TAU-E0116", `no saved session ${escapeLabel(id)}; tau resume with no id offers the saved ones`);
-    return { kind: "launch", resume: id };
+    return { kind: "launch", resume: resolved };
   }
   const liveIds = new Set(live.map((r) => r.session_id));
-  const saved = persistedSessions(roots.state).filter((s) => !liveIds.has(s.id));
+  const saved = listSavedSessions(roots.state).filter((s) => !liveIds.has(s.id) && s.running_pid === undefined);
   if (saved.length === 0) throw new TauError("TAU-E0116", "there is no saved session to resume; start one with `tau`");
-  const choice = saved.length === 1 ? saved[0] : await pick("session", saved.slice(0, 50), (s) => `${escapeLabel(s.id)}  last used ${new Date(s.mtimeMs).toISOString()}`);
+  const only = saved.length === 1 ? saved[0] : undefined;
+  if (only) return { kind: "launch", resume: only.id };
+  if (!process.stdin.isTTY) throw new TauError("TAU-E0113", "several saved sessions; name one (tau session list --all shows them)");
+  const choice = await pickSession(saved.map((s) => ({ id: s.id, lastActive: s.last_active, ...(s.title !== undefined ? { title: s.title } : {}), ...(s.project_root !== undefined ? { project: s.project_root } : {}) })));
   return choice ? { kind: "launch", resume: choice.id } : undefined;
 }
 

@@ -4,7 +4,18 @@ import type { Editor } from "./editor.js";
 import { clusterWidth, columns, graphemes, sanitize, truncateMiddle } from "../ui/index.js";
 import type { CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
 
-export function editorRows(editor: Editor, width: number, theme: Theme): { rows: StyledLine[]; cursor: CursorPosition } {
+/**
+ * The editor's rows at `width`; past `maxRows` (cli.yaml `editor.max_lines`) only a window of that
+ * many rows around the cursor shows, so a long draft never pushes the transcript off the screen.
+ */
+export function editorRows(editor: Editor, width: number, theme: Theme, maxRows = Infinity): { rows: StyledLine[]; cursor: CursorPosition } {
+  const all = allEditorRows(editor, width, theme);
+  if (all.rows.length <= maxRows) return all;
+  const first = Math.max(0, Math.min(all.cursor.row - maxRows + 1, all.rows.length - maxRows));
+  return { rows: all.rows.slice(first, first + maxRows), cursor: { row: all.cursor.row - first, col: all.cursor.col } };
+}
+
+function allEditorRows(editor: Editor, width: number, theme: Theme): { rows: StyledLine[]; cursor: CursorPosition } {
   const t = theme.styles;
   const search = editor.search;
   if (search) {

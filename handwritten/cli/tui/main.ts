@@ -83,10 +83,11 @@ export async function main(argv: readonly string[]): Promise<void> {
   // Attach and resume may need a choice on the plain terminal first; `tau` alone goes straight on.
   let c: typeof import("./connect.js") | undefined;
   let target: import("./connect.js").Target | undefined;
+  let cli: import("../../../generated/index.js").CliConfig | undefined;
   if (command !== "start") {
     c = await import("./connect.js");
     try {
-      await c.checkConfig(roots, overrides);
+      cli = await c.checkConfig(roots, overrides);
       target = await c.chooseTarget(command, id, roots);
     } catch (err) {
       if (err instanceof TauError) return fail(err);
@@ -110,7 +111,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   let error: TauError | undefined;
   try {
     c ??= await import("./connect.js");
-    if (next.kind === "started") await c.checkConfig(roots, overrides, next.daemon);
+    const connectModule = c;
+    app.savedSessions = () => connectModule.savedSessions(roots);
+    if (next.kind === "started") cli = await c.checkConfig(roots, overrides, next.daemon);
+    if (cli) app.configure(cli);
     const history = c.historyPort(roots, () => sessionId);
     if (history.broken) app.warn("the prompt history file could not be read; this run keeps no history");
     app.setHistory(history);

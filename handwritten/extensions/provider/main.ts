@@ -24,7 +24,12 @@ interface ProviderConfig {
 
 const REASONING_REPLAYS: ReadonlySet<unknown> = new Set<ReasoningReplay>(["auto", "reasoning_content", "reasoning", "none"]);
 
-export async function main(): Promise<void> {
+export async function main(args: readonly string[] = []): Promise<void> {
+  if (args[0] === "--list-models") {
+    const { probeModels } = await import("./probe.js");
+    process.exitCode = await probeModels();
+    return;
+  }
   const ext = await Extension.connect();
   const cfg = ext.config as ProviderConfig;
   const profile = cfg.profile ?? "scripted";

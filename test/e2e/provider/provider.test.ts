@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { runTau } from "../../support/run-tau.js";
 import { waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
 import { processTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
+import { FakeOpenAI, errorResponse, textResponse } from "../../support/fake-openai.js";
+import { exitCodeOf } from "../../../handwritten/cli/errors.js";
 import { TAU_BIN } from "../../support/paths.js";
 import pty from "node-pty";
 
@@ -15,7 +16,11 @@ const cleanups = useCleanups();
 /** No OPENAI_* from the machine running the tests: only the profile may answer. */
 const NO_OPENAI = { OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined, OPENAI_MODEL: undefined, TAU_SECRET_OPENAI_API_KEY: undefined };
 
+/** What the endpoint lists: `tau provider add` asks it before writing a profile. */
+const LISTED = ["fake-model", "other-model", "m", "zeta-model", "alpha-model", "env-model"];
+
 function workspace(): Workspace {
+  fake.setModels(LISTED);
   const w = workspaceIn(cleanups, "debug_log:\n  enable: true\n"); // the default extensions
   return { ...w, env: { ...w.env, ...NO_OPENAI } };
 }
@@ -34,8 +39,9 @@ describe("tau provider", () => {
     const { env, home, project } = workspace();
     const KEY = "sk-profile-7f3a9c1e5b2d4f60";
     const add = await runTau(["provider", "add", "work", "--base-url", fake.baseUrl, "--model", "fake-model,other-model", "--api-key-stdin"], { env, input: `${KEY}\n` });
-    expect(add.stderr).toBe("");
+    expect(add.stderr).toBe(`checking ${fake.baseUrl} …\n`);
     expect(add.code).toBe(0);
+    expect(add.stdout).toContain(`the endpoint answered: ${LISTED.length} models`);
     expect(add.stdout).not.toContain(KEY);
     const secret = join(home, "config", "secrets", "provider-work");
     const dropIn = join(home, "config", "harness.d", "provider-work.yaml");
@@ -122,7 +128,7 @@ describe("tau provider", () => {
     expect(reserved.stderr).toContain("reserved");
     const badUrl = await runTau(["provider", "add", "work", "--base-url", "ftp://x", "--model", "m", "--no-api-key"], { env });
     expect(badUrl.code).toBe(2);
-    expect(badUrl.stderr).toContain("base_url");
+    expect(badUrl.stderr).toContain("--base-url must start with http:// or https://, not ftp:");
     const ok = await runTau(["provider", "add", "work", "--base-url", fake.baseUrl, "--model", "m", "--no-api-key"], { env });
     expect(ok.code).toBe(0);
     const again = await runTau(["provider", "add", "work", "--base-url", fake.baseUrl, "--model", "m", "--no-api-key"], { env });
@@ -132,6 +138,43 @@ describe("tau provider", () => {
     expect(rm.code).toBe(0);
     const list = await runTau(["provider", "list", "--json"], { env });
     expect(JSON.parse(list.stdout)).toEqual([]);
+  });
+
+  it("[provider.add.endpoint-checked] asks the endpoint for its models first: a dead or refusing endpoint writes nothing, an unlisted model is warned about", async () => {
+    const { env, home } = workspace();
+    const KEY = "sk-checked-endpoint-5521";
+    const nothingWritten = () => {
+      expect(readdirSync(join(home, "config")).filter((n) => n === "harness.d" || n === "secrets").flatMap((d) => readdirSync(join(home, "config", d)))).toEqual([]);
+    };
+    // A user and password in the URL is refused before the key is read.
+    const userinfo = await runTau(["provider", "add", "work", "--base-url", "https://me:pw@example.com/v1", "--model", "m", "--api-key-stdin"], { env, input: KEY });
+    expect(userinfo.code).toBe(2);
+    expect(userinfo.stderr).toContain("--base-url must not carry a user or password");
+    // Nothing listens there.
+    const dead = await runTau(["provider", "add", "work", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key-stdin"], { env, input: KEY });
+    expect(dead.code).toBe(exitCodeOf("TAU-E0406"));
+    expect(dead.stderr).toMatch(/^checking http:\/\/127\.0\.0\.1:9\/v1 …\ntau: provider add: the endpoint did not list its models: .+; nothing was written\. Check the URL and the key, or add the profile anyway with --no-check \[TAU-E0406\]\n$/);
+    expect(dead.stderr + dead.stdout).not.toContain(KEY);
+    nothingWritten();
+    // The key is refused: the reason names the status, never the key.
+    fake.setModels(errorResponse(401, { message: "bad key", code: "invalid_api_key" }));
+    const before = fake.modelRequests.length;
+    const refused = await runTau(["provider", "add", "work", "--base-url", fake.baseUrl, "--model", "m", "--api-key-stdin"], { env, input: KEY });
+    expect(refused.code).toBe(exitCodeOf("TAU-E0406"));
+    expect(refused.stderr).toContain("the endpoint did not list its models: HTTP 401");
+    expect(refused.stderr + refused.stdout).not.toContain(KEY);
+    expect(fake.modelRequests.slice(before).map((r) => r.headers.authorization)).toEqual([`Bearer ${KEY}`]);
+    nothingWritten();
+    // --no-check asks nothing and writes the profile.
+    const unchecked = await runTau(["provider", "add", "later", "--base-url", fake.baseUrl, "--model", "m", "--no-api-key", "--no-check"], { env });
+    expect(unchecked.code).toBe(0);
+    expect(fake.modelRequests.length).toBe(before + 1);
+    // A model the endpoint does not list is warned about, with close matches; the profile is written.
+    fake.setModels(LISTED);
+    const typo = await runTau(["provider", "add", "work", "--base-url", fake.baseUrl, "--model", "alpha-modle", "--api-key-stdin"], { env, input: KEY });
+    expect(typo.code).toBe(0);
+    expect(typo.stderr).toBe(`checking ${fake.baseUrl} …\nwarning: the endpoint does not list the model alpha-modle; close matches: alpha-model\n`);
+    expect(readFileSync(join(home, "config", "secrets", "provider-work"), "utf8")).toBe(KEY);
   });
 
   it("[provider.add.hidden-prompt] on a terminal, prompts for the key without echoing it", async () => {

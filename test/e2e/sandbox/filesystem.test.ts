@@ -1,12 +1,32 @@
 // The sandbox's filesystem isolation through a real daemon, real extensions and real bubblewrap
 // (SPEC-sandbox, GATE-sandbox): writes outside the project, deny-read paths, protected paths that
 // do not exist yet, symbolic links out of the workspace, approvals and their replay.
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
 import { SandboxSession } from "./support.js";
+import { processTree, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
+import { waitFor } from "../../support/wait.js";
+
+/** A process's command line, NULs as spaces ("" once it is gone). */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
+/** Whether a process exists and is not a zombie. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -81,6 +101,11 @@ describe("the sandboxed shell tool", () => {
     expect(r.output).not.toContain("TOP-SECRET");
     expect(r.output).toContain("[exit code 1]");
     expect(r.output).toContain("was not granted: the user refused it");
+    // "Allow but let the model adapt" re-allows that path for the session: the next read works.
+    const adapt = await s.callShell(`cat ${join(s.w.home, "secret", "token")}`);
+    s.answer((await s.approval()).approval_id, "allow_adapt");
+    expect((await s.result(adapt)).output).toContain(`the user allowed read access to ${join(s.w.home, "secret", "token")} for the rest of this session`);
+    expect((await s.shell(`cat ${join(s.w.home, "secret", "token")}`)).output).toBe("TOP-SECRET\n[exit code 0]");
   });
 
   it("[sandbox.fs.protected-missing] a protected path that does not exist yet cannot be created from inside, and is never offered", async () => {
@@ -95,6 +120,10 @@ describe("the sandboxed shell tool", () => {
     expect(existsSync(join(s.w.project, ".git", "hooks", "pre-commit"))).toBe(false);
     const rc = await s.shell("echo evil >> ~/.bashrc");
     expect(rc.output).not.toContain("[exit code 0]");
+    // git init in the project would create its protected config: refused, with the way out, asking nothing.
+    const init = await s.shell("git init -q .");
+    expect(init.output).toContain("is in a git folder whose hooks and config are protected");
+    expect(init.output).toContain("!git init");
     // Nothing was asked about any of them.
     expect(s.client.deliveries().some((d) => d.name === "sandbox.approval_requested")).toBe(false);
   });
@@ -113,6 +142,60 @@ describe("the sandboxed shell tool", () => {
     const r = await s.result(callId);
     expect(r.output).toContain("Read-only file system");
     expect(existsSync(join(outside, "f.txt"))).toBe(false);
+  });
+
+  it("[sandbox.fs.root-never-offered] a new top-level folder would need / writable: it is refused with the reason, never offered", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const top = `/tau-top-${process.pid}-1u`;
+    cleanups.push(() => rmSync(top, { recursive: true, force: true }));
+    const r = await s.shell(`mkdir ${top}`);
+    expect(r.output).toContain("Read-only file system");
+    expect(r.output).toContain(`${top} would need write access to the whole filesystem (/), which no approval grants`);
+    expect(existsSync(top)).toBe(false);
+    expect(s.client.deliveries().some((d) => d.name === "sandbox.approval_requested")).toBe(false);
+  });
+
+  it("[sandbox.fs.file-tools-protected] the model's write and edit tools cannot change protected paths, through a link either", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    mkdirSync(join(s.w.project, ".git", "hooks"), { recursive: true });
+    writeFileSync(join(s.w.project, ".git", "config"), "[core]\n");
+    symlinkSync(join(s.w.project, ".git", "hooks"), join(s.w.project, "hooks-link"));
+    const refusals: Array<[string, Record<string, unknown>, string]> = [
+      ["write", { path: ".tau/sandbox.yaml", content: "enabled: false\n" }, join(s.w.project, ".tau", "sandbox.yaml")],
+      ["write", { path: join(s.w.home, "config", "trusted-projects"), content: `${s.w.project}\n` }, join(s.w.home, "config", "trusted-projects")],
+      ["edit", { path: ".git/config", edits: [{ old_text: "[core]", new_text: "[core]\n\thooksPath = /tmp" }] }, join(s.w.project, ".git", "config")],
+      ["write", { path: "hooks-link/pre-commit", content: "#!/bin/sh\necho evil\n" }, join(s.w.project, "hooks-link", "pre-commit")],
+    ];
+    for (const [tool, args, absolute] of refusals) {
+      const r = await s.tool(tool, args);
+      expect(r.outcome, `${tool} ${String(args.path)}`).toBe("error");
+      expect(r.output).toContain(`${absolute} is protected`);
+    }
+    expect(existsSync(join(s.w.project, ".tau", "sandbox.yaml"))).toBe(false);
+    expect(existsSync(join(s.w.home, "config", "trusted-projects"))).toBe(false);
+    expect(readFileSync(join(s.w.project, ".git", "config"), "utf8")).toBe("[core]\n");
+    expect(existsSync(join(s.w.project, ".git", "hooks", "pre-commit"))).toBe(false);
+    // Elsewhere in the project they work as ever.
+    expect(await s.tool("write", { path: "notes.md", content: "fine\n" })).toMatchObject({ outcome: "ok" });
+    expect(readFileSync(join(s.w.project, "notes.md"), "utf8")).toBe("fine\n");
+  });
+
+  it("[sandbox.run.dies-with-daemon] a sandboxed command still running when the daemon is killed is ended with it", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const marker = `tau-sandboxed-sleep-${process.pid}`;
+    await s.callShell(`exec -a ${marker} sleep 300`);
+    // The command, inside bubblewrap, among the daemon's descendants.
+    let tree: number[] = [];
+    await waitFor(() => {
+      tree = processTree(s.daemon.pid);
+      return tree.some((pid) => commandLine(pid).startsWith(marker));
+    }, "the sandboxed command to start");
+    expect(tree.some((pid) => commandLine(pid).startsWith("bwrap"))).toBe(true);
+    process.kill(s.daemon.pid, "SIGKILL");
+    await waitFor(() => tree.every((pid) => !running(pid)), "every process of the session to end", { pollMs: 50, timeoutMs: 20_000 });
   });
 
   it("[sandbox.fs.user-commands-not-wrapped] `!cmd` user commands keep the user's rights", async () => {

@@ -86,6 +86,14 @@ export class SandboxSession {
     return callId;
   }
 
+  /** Has the model call the tool `name` with `args`, and returns its result. */
+  async tool(name: string, args: Record<string, unknown>): Promise<{ outcome: string; output: string }> {
+    const callId = `call_sbx_${++this.calls}`;
+    this.fake.enqueue(toolCallResponse([{ id: callId, name, arguments: [JSON.stringify(args)] }]), textResponse("noted"));
+    this.client.emit("ui.prompt_submit", { agent_id: this.agentId, mode: "queue", text: `run ${callId}` });
+    return this.result(callId);
+  }
+
   /** The `tool.result` of a call. */
   async result(callId: string, ms = 60_000): Promise<{ outcome: string; output: string }> {
     const r = await this.next("tool.result", (d) => d.call_id === callId, ms);

@@ -172,6 +172,8 @@ func NewEventPayload(name string) any {
 		return &SessionShutdown{}
 	case "session.started":
 		return &SessionStarted{}
+	case "session.title_set":
+		return &SessionTitleSet{}
 	case "session.watch_set":
 		return &SessionWatchSet{}
 	case "shell.command_finished":

@@ -745,6 +745,13 @@ type SessionStarted struct {
 	SessionID string `json:"session_id" cbor:"session_id"`
 }
 
+// The session's title, shown by listings and the resume picker: one line, no control
+// characters.
+type SessionTitleSet struct {
+	Origin SessionTitleOrigin `json:"origin" cbor:"origin"`
+	Title  string             `json:"title" cbor:"title"`
+}
+
 // A watch between two agents of the session enabled or disabled (SPEC-agent-team,
 // "Watches"): the
 // watcher is told when its target finishes a turn. The watch graph is acyclic.
@@ -1440,6 +1447,13 @@ const (
 	Requested     ShutdownReason = "requested"
 	Signal        ShutdownReason = "signal"
 	StartupFailed ShutdownReason = "startup_failed"
+)
+
+type SessionTitleOrigin string
+
+const (
+	FirstPrompt            SessionTitleOrigin = "first_prompt"
+	SessionTitleOriginUser SessionTitleOrigin = "user"
 )
 
 type SubscribeMessageName string

@@ -1,13 +1,16 @@
 // `tau provider add NAME --base-url URL --model M… [--api-key-stdin | --no-api-key] [--force]`.
 import { Args, Command, Flags } from "@oclif/core";
-import { ConfigError, SecretError, resolveRoots } from "../../../config/index.js";
-import { TauError, errorOptions } from "../../errors.js";
-import { addProfile, modelList, readHiddenLine, readKeyFromStdin } from "../../provider-profiles.js";
+import { ConfigError, SecretError, closeMatches, profileNameProblem, resolveRoots } from "../../../config/index.js";
+import { TauError, errorOptions, printError } from "../../errors.js";
+import { addProfile, baseUrlProblem, checkEndpoint, modelList, readHiddenLine, readKeyFromStdin } from "../../provider-profiles.js";
 
 export default class ProviderAdd extends Command {
   static override summary = "Add a named OpenAI-compatible provider profile; its key is stored in a 0600 secret file.";
   static override description =
-    "Writes harness.d/provider-NAME.yaml and the key into secrets/provider-NAME under the config root. " +
+    "First asks the endpoint for its models (GET BASE_URL/models with the key, bounded in time and size, through the same " +
+    "proxy and TLS policy as every provider call); only when it answers are harness.d/provider-NAME.yaml and the key " +
+    "(secrets/provider-NAME, mode 0600) written, and a --model the endpoint does not list is warned about. " +
+    "--no-check writes the profile without asking (a server that is not up yet, or has no model listing). " +
     "The key is read from standard input (--api-key-stdin) or, on a terminal, from a prompt that does not echo; " +
     "it is never taken as an argument. Models are addressed as NAME/MODEL.";
   static override examples = [
@@ -21,22 +24,40 @@ export default class ProviderAdd extends Command {
     "api-key-stdin": Flags.boolean({ description: "Read the API key from standard input.", exclusive: ["no-api-key"] }),
     "no-api-key": Flags.boolean({ description: "The server needs no key." }),
     force: Flags.boolean({ description: "Replace an existing profile of the same name." }),
+    "no-check": Flags.boolean({ description: "Do not ask the endpoint for its models before writing the profile." }),
   };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(ProviderAdd);
     const roots = resolveRoots();
     try {
+      const bad = profileNameProblem(args.name) ?? baseUrlProblem(flags["base-url"]);
+      if (bad) throw new ConfigError(bad);
       let apiKey: string | undefined;
       if (flags["api-key-stdin"]) apiKey = await readKeyFromStdin();
       else if (!flags["no-api-key"]) {
         if (!process.stdin.isTTY) throw new ConfigError("give the key on standard input with --api-key-stdin (or --no-api-key for a server that needs none)");
         apiKey = await readHiddenLine(`API key for ${args.name} (input hidden): `);
       }
-      const r = await addProfile(roots.config, { name: args.name, baseUrl: flags["base-url"], models: modelList(flags.model), apiKey, force: flags.force });
+      const models = modelList(flags.model);
+      if (!flags["no-check"]) {
+        process.stderr.write(`checking ${flags["base-url"]} …\n`);
+        const check = await checkEndpoint(flags["base-url"], apiKey);
+        if (!check.ok) {
+          const message = `the endpoint did not list its models: ${check.reason}; nothing was written. Check the URL and the key, or add the profile anyway with --no-check`;
+          return this.exit(printError(new TauError("TAU-E0406", `tau: provider add: ${message}`)));
+        }
+        for (const m of models) {
+          if (check.models.includes(m)) continue;
+          const near = closeMatches(m, check.models);
+          process.stderr.write(`warning: the endpoint does not list the model ${m}${near.length > 0 ? `; close matches: ${near.join(", ")}` : ""}\n`);
+        }
+        this.log(`the endpoint answered: ${check.models.length} model${check.models.length === 1 ? "" : "s"}`);
+      }
+      const r = await addProfile(roots.config, { name: args.name, baseUrl: flags["base-url"], models, apiKey, force: flags.force });
       this.log(`wrote ${r.dropIn}`);
       if (r.secret) this.log(`wrote ${r.secret} (mode 0600)`);
-      this.log(`models: ${modelList(flags.model).map((m) => `${args.name}/${m}`).join(", ")}`);
+      this.log(`models: ${models.map((m) => `${args.name}/${m}`).join(", ")}`);
     } catch (err) {
       if (err instanceof ConfigError) this.error(err.message, errorOptions(new TauError("TAU-E0201", err.message)));
       if (err instanceof SecretError) this.error(err.message, errorOptions(new TauError("TAU-E0202", err.message)));

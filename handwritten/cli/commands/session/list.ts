@@ -1,6 +1,8 @@
-// `tau session list [--json]`: running daemons, each as it described itself over a correlated probe.
+// `tau session list [--all] [--json]`: running daemons, each as it described itself over a
+// correlated probe; with --all, every saved session from its summary (SPEC-session-lifecycle).
 import { Command, Flags } from "@oclif/core";
 import { resolveRoots } from "../../../config/index.js";
+import { listSavedSessions, type SavedSession } from "../../../sessions/index.js";
 import { RuntimeDirError, listSessions, type SessionListing, type SessionRow } from "../../../transport/index.js";
 import { TauError, printError } from "../../errors.js";
 import { escapeForLine, toSafeJson } from "./escape.js";
@@ -15,6 +17,66 @@ export function formatRows(rows: readonly SessionRow[]): string {
   return [line(header), ...cells.map(line)].join("\n");
 }
 
+/** How long ago, in the largest whole unit: `now`, `42s`, `5m`, `3h`, `12d`. */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 5) return "now";
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+/** A byte count in the largest unit that keeps it at least 1: `812 B`, `4.2 KiB`, `31 MiB`. */
+export function formatBytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
+}
+
+/** Longest title shown in a table row (the JSON form has it whole). */
+const TITLE_COLUMNS = 48;
+
+/** The table of saved sessions: id, state, age, size, title and project, escaped for one line each. */
+export function formatSavedRows(rows: readonly SavedSession[], now: number): string {
+  const header = ["SESSION", "STATE", "AGE", "SIZE", "TITLE", "PROJECT"];
+  const cells = rows.map((r) => {
+    const title = escapeForLine(r.title ?? "(untitled)");
+    const chars = [...title];
+    return [
+      escapeForLine(r.id),
+      r.running_pid !== undefined ? "running" : "saved",
+      formatAge(now - r.last_active),
+      formatBytes(r.bytes),
+      chars.length > TITLE_COLUMNS ? `${chars.slice(0, TITLE_COLUMNS - 1).join("")}…` : title,
+      escapeForLine(r.project_root ?? "?"),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => [...(c[i] ?? "")].length)));
+  const line = (c: string[]) => c.map((cell, i) => (i === c.length - 1 ? cell : cell + " ".repeat((widths[i] ?? 0) - [...cell].length))).join("  ").trimEnd();
+  return [line(header), ...cells.map(line)].join("\n");
+}
+
+/** The JSON form of a saved session. */
+export function savedJson(r: SavedSession): Record<string, unknown> {
+  return {
+    session_id: r.id,
+    title: r.title ?? null,
+    project_root: r.project_root ?? null,
+    created_at: r.created_at !== undefined ? new Date(r.created_at / 1000).toISOString() : null,
+    last_active: new Date(r.last_active).toISOString(),
+    bytes: r.bytes,
+    running: r.running_pid !== undefined,
+    ...(r.running_pid !== undefined ? { pid: r.running_pid } : {}),
+    agents: r.agents,
+  };
+}
+
 /** A warning when the listing may be incomplete (a scan bound stopped early). */
 export function truncationWarning(listing: SessionListing): string | undefined {
   const t = listing.scan.truncated;
@@ -24,17 +86,26 @@ export function truncationWarning(listing: SessionListing): string | undefined {
 }
 
 export default class SessionList extends Command {
-  static override summary = "List running tau daemons: session id, pid and project root.";
+  static override summary = "List running tau daemons, or with --all every saved session.";
   static override description =
-    "Probes every daemon socket in the runtime directory with a correlated request under a per-probe deadline. " +
-    "Nothing is ever removed: a socket that does not answer is simply not listed.";
-  static override examples = ["<%= config.bin %> session list", "<%= config.bin %> session list --json"];
+    "Without --all: probes every daemon socket in the runtime directory with a correlated request under a per-probe deadline; " +
+    "nothing is ever removed, and a socket that does not answer is simply not listed. " +
+    "With --all: every saved session, the most recently active first, with its title (the first line of its first prompt), " +
+    "age, size on disk, project and whether a daemon is running it — read from each session's summary, never from its journals.";
+  static override examples = ["<%= config.bin %> session list", "<%= config.bin %> session list --all", "<%= config.bin %> session list --all --json"];
   static override flags = {
-    json: Flags.boolean({ description: "Print a JSON array of {session_id, project_root, pid, socket}." }),
+    all: Flags.boolean({ description: "List every saved session, running or not." }),
+    json: Flags.boolean({ description: "Print a JSON array (running daemons: {session_id, project_root, pid, socket}; --all: {session_id, title, project_root, created_at, last_active, bytes, running, pid?, agents})." }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(SessionList);
+    if (flags.all) {
+      const saved = listSavedSessions(resolveRoots(process.env).state);
+      if (flags.json) this.log(toSafeJson(saved.map(savedJson)));
+      else this.log(saved.length === 0 ? "No saved tau sessions." : formatSavedRows(saved, Date.now()));
+      return;
+    }
     const runtime = resolveRoots(process.env).runtime;
     let listing: SessionListing;
     try {

@@ -14,6 +14,17 @@ export interface Denial {
   readonly grant: string;
   /** The path is protected: no approval can open it. */
   readonly protected: boolean;
+  /** The path is inside a git folder whose hooks and config are protected (`git init` there included). */
+  readonly gitFolder?: boolean;
+}
+
+/**
+ * The git folders whose hooks or config are protected. A write error anywhere inside one is the
+ * protection at work: where the folder exists only its hooks and config are read-only, and where it
+ * does not yet (`git init`) the whole folder is, since its config cannot be created.
+ */
+function protectedGitFolders(policy: EffectivePolicy): string[] {
+  return [...new Set(policy.protected.filter((p) => /\/\.git\/(hooks|config)$/.test(p)).map((p) => dirname(p)))];
 }
 
 /** Lines longer than this are not searched (a minified file printed whole is not an error message). */
@@ -75,31 +86,33 @@ export function findDenial(output: string, cwd: string, policy: EffectivePolicy)
     const read = !write && READ_ERROR.test(line);
     const protectedOnly = !write && !read && PROTECTED_ERROR.test(line);
     if (!write && !read && !protectedOnly) continue;
-    for (const c of candidates(line, write ? WRITE_ERROR : read ? READ_ERROR : PROTECTED_ERROR)) {
-      const path = resolve(cwd, c.startsWith("~/") ? c.replace("~", homedir()) : c);
-      const isProtected = policy.protected.some((p) => within(path, p));
-      if (protectedOnly) {
-        if (isProtected) return { access: "write", path, grant: path, protected: true };
-        continue;
-      }
-      if (write) {
-        if (isProtected) return { access: "write", path, grant: path, protected: true };
+    const paths = candidates(line, write ? WRITE_ERROR : read ? READ_ERROR : PROTECTED_ERROR).map((c) => resolve(cwd, c.startsWith("~/") ? c.replace("~", homedir()) : c));
+    // A protected path named anywhere on the line is the reason (never offered for approval).
+    const guarded = paths.find((path) => policy.protected.some((p) => within(path, p)));
+    if ((write || protectedOnly) && guarded !== undefined) return { access: "write", path: guarded, grant: guarded, protected: true };
+    if (protectedOnly) continue;
+    if (write) {
+      const inGit = paths.find((path) => protectedGitFolders(policy).some((g) => within(path, g)));
+      if (inGit !== undefined) return { access: "write", path: inGit, grant: inGit, protected: true, gitFolder: true };
+      // The last path a line names is the one written (`cannot copy 'FROM' to 'TO'`).
+      for (const path of [...paths].reverse()) {
         // A write under a writable root that still failed went through a link out of it, or hit a
         // deny-write entry: the grant is where it really lands.
         const target = realTarget(path);
         if (!writable(target, policy) || policy.denyWrite.some((d) => within(target, d)) || target !== path) {
           return { access: "write", path, grant: nearestDirectory(target), protected: false };
         }
-      } else if (readDenied(path, policy)) {
-        return { access: "read", path, grant: path, protected: false };
       }
+    } else {
+      const denied = paths.find((path) => readDenied(path, policy));
+      if (denied !== undefined) return { access: "read", path: denied, grant: denied, protected: false };
     }
   }
   return undefined;
 }
 
 /** `path` with its existing part's symbolic links resolved (a link out of the workspace is judged where it leads). */
-function realTarget(path: string): string {
+export function realTarget(path: string): string {
   let existing = path;
   const rest: string[] = [];
   while (!existsSync(existing)) {

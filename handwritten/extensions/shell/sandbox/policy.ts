@@ -119,10 +119,12 @@ export interface SessionGrants {
   readonly denyDomains: Set<string>;
   readonly allowWrite: Set<string>;
   readonly denyRead: Set<string>;
+  /** Paths re-allowed for reading inside a denied region (a read approval's "allow but let the model adapt"). */
+  readonly allowRead: Set<string>;
 }
 
 export function emptyGrants(): SessionGrants {
-  return { allowDomains: new Set(), denyDomains: new Set(), allowWrite: new Set(), denyRead: new Set() };
+  return { allowDomains: new Set(), denyDomains: new Set(), allowWrite: new Set(), denyRead: new Set(), allowRead: new Set() };
 }
 
 /** The policy in tau's terms, every path absolute. */
@@ -145,7 +147,7 @@ export function effectivePolicy(config: SandboxConfig, projectRoot: string, root
     allowedDomains: [...(net.allowed_domains ?? DEFAULT_ALLOWED_DOMAINS), ...grants.allowDomains],
     deniedDomains: [...(net.denied_domains ?? []), ...grants.denyDomains],
     denyRead: [...(fs.deny_read ?? defaultDenyRead()), ...grants.denyRead],
-    allowRead: [...(fs.allow_read ?? defaultAllowRead())],
+    allowRead: [...(fs.allow_read ?? defaultAllowRead()), ...grants.allowRead],
     allowWrite: [...(fs.allow_write ?? defaultAllowWrite(projectRoot)), ...grants.allowWrite],
     denyWrite: [...(fs.deny_write ?? [])],
     defaultDenyWrite: fs.deny_write === undefined,

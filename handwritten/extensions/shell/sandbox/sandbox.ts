@@ -20,8 +20,8 @@ import { randomHex } from "../../../startup/random.js";
 import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
 import { ToolError, runShell, shellArgs, shellBody, shellResult, type ShellOutcome, type ToolResult } from "../tools/index.js";
 import { throwIfCancelled } from "../tools/errors.js";
-import { findDenial, type Denial } from "./denials.js";
-import { DEFAULT_DENY_WRITE_PATTERNS, effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
+import { findDenial, realTarget, type Denial } from "./denials.js";
+import { DEFAULT_DENY_WRITE_PATTERNS, effectivePolicy, emptyGrants, originOf, runtimeConfig, within, type EffectivePolicy, type SessionGrants } from "./policy.js";
 
 /** A decision not answered in this long is withdrawn (revoked): a run with nobody to answer never hangs. */
 export const SANDBOX_APPROVAL_MAX_WAIT_MS = 10 * 60_000;
@@ -254,11 +254,20 @@ export class Sandbox {
     if (denial === undefined) return shellResult(command, first, timeoutSeconds, note);
     const elapsed = Date.now() - started;
     const kind: SandboxPermissionKind = denial.access === "write" ? "filesystem_write" : "filesystem_read";
+    if (denial.gitFolder === true) {
+      this.diagnose("refused", kind, call.callId);
+      return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.path} is in a git folder whose hooks and config are protected (they can run code outside the sandbox), so a model command cannot create that folder or change them; no approval can open it — the user can run that git command themselves (!cmd, e.g. !git init)]`);
+    }
     if (denial.protected) {
       this.diagnose("refused", kind, call.callId);
       return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.path} is protected (tau's configuration, git hooks and config, shell start-up files); no approval can open it to a model command — the user can change it with a command of their own (!cmd)]`);
     }
-    const suggestion = denial.access === "write" ? `:sandbox filesystem allow-write add ${denial.grant}` : `:sandbox filesystem deny-read remove ${this.denyReadRootOf(denial.path) ?? denial.path}`;
+    if (denial.grant === "/") {
+      // Creating a top-level folder needs the whole filesystem writable: never offered as one click.
+      this.diagnose("refused", kind, call.callId);
+      return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.path} would need write access to the whole filesystem (/), which no approval grants — the user can create it with a command of their own (!cmd)]`);
+    }
+    const suggestion = denial.access === "write" ? `:sandbox filesystem allow-write add ${denial.grant}` : `:sandbox filesystem allow-read add ${denial.grant}`;
     if (this.mode === "non-interactive") {
       this.diagnose("refused", kind, call.callId);
       return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.access} access to ${denial.path} was refused by the sandbox; nobody was asked (non-interactive). The user can allow it with \`${suggestion}\` in the interactive UI]`);
@@ -277,15 +286,27 @@ export class Sandbox {
     }
     if (outcome === "allowed_adapt") {
       if (denial.access === "write") this.grants.allowWrite.add(denial.grant);
-      else this.grants.denyRead.delete(denial.grant);
+      else this.grants.allowRead.add(denial.grant);
       return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: the user allowed ${denial.access} access to ${denial.grant} for the rest of this session; the command was not run again]`);
     }
     const why = outcome === "revoked" ? "the request was withdrawn (cancelled, a new prompt, a policy change, or no answer in time)" : "the user refused it";
     return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.access} access to ${denial.path} was not granted: ${why}]`);
   }
 
-  private denyReadRootOf(path: string): string | undefined {
-    return this.policy().denyRead.find((root) => path === root || path.startsWith(`${root}/`));
+  /**
+   * Why the `write` or `edit` tool may not change `absolute`, or undefined: the protected paths
+   * (tau's configuration and state, the project's `.tau/`, git hooks and config, shell start-up
+   * files) stay out of the model's file tools too, or a model could switch the sandbox off, trust
+   * its own project or plant a hook that runs outside it. Where a symbolic link leads is what is
+   * judged. Only while the sandbox is in force: `--no-sandbox` and `:sandbox off` give the model's
+   * tools the user's full rights, as they do its commands.
+   */
+  protectedWrite(absolute: string): string | undefined {
+    if (this.state === "bypassed" || this.state === "suspended") return undefined;
+    const target = realTarget(absolute);
+    const hit = this.policy().protected.find((p) => within(target, p) || within(absolute, p));
+    if (hit === undefined) return undefined;
+    return `${absolute} is protected (tau's configuration, the project's .tau/, git hooks and config, shell start-up files): the model's tools cannot change it. The user can, with a command of their own (!cmd) or an editor.`;
   }
 
   private async runSandboxed(command: string, call: ShellCall, timeoutMs: number, extra: { write?: string; read?: string }): Promise<ShellOutcome> {
@@ -436,7 +457,7 @@ export class Sandbox {
     await this.start();
     const [verb, ...rest] = args;
     const usage =
-      "usage: :sandbox show | doctor | on | off | mode interactive|non-interactive | network allow|deny add|remove HOST | filesystem allow-write|deny-read add|remove PATH | trust | pending";
+      "usage: :sandbox show | doctor | on | off | mode interactive|non-interactive | network allow|deny add|remove HOST | filesystem allow-write|allow-read|deny-read add|remove PATH | trust | pending";
     switch (verb) {
       case undefined:
       case "show":
@@ -502,10 +523,10 @@ export class Sandbox {
 
   private filesystemCommand(rest: readonly string[], usage: string): { ok: boolean; text: string } {
     const [list, op, path] = rest;
-    if ((list !== "allow-write" && list !== "deny-read") || (op !== "add" && op !== "remove") || path === undefined || !path.startsWith("/")) {
+    if ((list !== "allow-write" && list !== "deny-read" && list !== "allow-read") || (op !== "add" && op !== "remove") || path === undefined || !path.startsWith("/")) {
       return { ok: false, text: `${usage} (PATH absolute)` };
     }
-    const set = list === "allow-write" ? this.grants.allowWrite : this.grants.denyRead;
+    const set = list === "allow-write" ? this.grants.allowWrite : list === "allow-read" ? this.grants.allowRead : this.grants.denyRead;
     if (op === "add") set.add(path);
     else if (!set.delete(path) && list === "deny-read") return { ok: false, text: `${path} is not a session deny-read entry; the configured ones change in sandbox.yaml` };
     this.revokeAll();
@@ -536,7 +557,7 @@ export class Sandbox {
       list(p.deniedDomains),
       `read denied ${from("filesystem.deny_read")}${this.grants.denyRead.size ? " + session" : ""}:`,
       list(p.denyRead),
-      `read re-allowed ${from("filesystem.allow_read")}:`,
+      `read re-allowed ${from("filesystem.allow_read")}${this.grants.allowRead.size ? " + session" : ""}:`,
       list(p.allowRead),
       `write allowed ${from("filesystem.allow_write")}${this.grants.allowWrite.size ? " + session" : ""} (and the commands' own temporary folder):`,
       list(p.allowWrite.filter((w) => w !== process.env.CLAUDE_CODE_TMPDIR)),
