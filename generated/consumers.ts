@@ -13,6 +13,12 @@ export interface ConsumerEntry {
 
 /** Post-commit consumers (handwritten/harness/consumers.ts): consumer → handled event → successors. */
 export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in EventName]?: readonly EventName[] } } = {
+  "agents": {
+    "agent.cancel_request": ["agent.cancel_request"],
+    "agent.outer_turn_finished": ["agent.prompt_submitted","provider.tool_result"],
+    "agent.prompt_failed": ["provider.tool_result"],
+    "tool.request": ["agent.cancel_request","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_error","provider.tool_result","session.agent_loaded","session.watch_set"],
+  },
   "prompts": {
     "agent.cancel_request": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_cancelled","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
     "agent.internal_prompt_request": ["agent.prompt_submitted"],
@@ -55,6 +61,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
 /** The same table by handled event, each consumer with its successors and what the matrix leaves out. */
 export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly ConsumerEntry[] } = {
   "agent.cancel_request": [
+    { consumer: "agents", event: "agent.cancel_request", successors: ["agent.cancel_request"], unlisted: [] },
     { consumer: "prompts", event: "agent.cancel_request", successors: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_cancelled","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"], unlisted: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"] },
     { consumer: "tools", event: "agent.cancel_request", successors: ["tool.cancel_request"], unlisted: [] },
   ],
@@ -63,6 +70,12 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   ],
   "agent.metadata_request": [
     { consumer: "session", event: "agent.metadata_request", successors: ["agent.metadata_set"], unlisted: [] },
+  ],
+  "agent.outer_turn_finished": [
+    { consumer: "agents", event: "agent.outer_turn_finished", successors: ["agent.prompt_submitted","provider.tool_result"], unlisted: [] },
+  ],
+  "agent.prompt_failed": [
+    { consumer: "agents", event: "agent.prompt_failed", successors: ["provider.tool_result"], unlisted: [] },
   ],
   "agent.prompt_submitted": [
     { consumer: "prompts", event: "agent.prompt_submitted", successors: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"], unlisted: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"] },
@@ -111,6 +124,7 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
     { consumer: "tools", event: "tool.registration_declared", successors: ["tool.register"], unlisted: [] },
   ],
   "tool.request": [
+    { consumer: "agents", event: "tool.request", successors: ["agent.cancel_request","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_error","provider.tool_result","session.agent_loaded","session.watch_set"], unlisted: ["agent.cancel_request","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_result","session.agent_loaded","session.watch_set"] },
     { consumer: "tools", event: "tool.request", successors: ["provider.tool_error","tool.result","tool.result_display","tool.started"], unlisted: [] },
   ],
   "tool.result_reported": [

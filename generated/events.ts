@@ -22,6 +22,7 @@ export const EVENT_NAMES = [
   "agent.replay_complete",
   "agent.started",
   "agent.stats_updated",
+  "agent.work_status_set",
   "extension.event",
   "extension.exited",
   "extension.notice",
@@ -58,6 +59,7 @@ export const EVENT_NAMES = [
   "session.shutdown",
   "session.started",
   "session.title_set",
+  "session.watch_set",
   "shell.command_finished",
   "shell.command_finished_reported",
   "shell.command_progress",
@@ -110,6 +112,7 @@ export interface EventPayloads {
   "agent.replay_complete": T.AgentReplayComplete;
   "agent.started": T.AgentStarted;
   "agent.stats_updated": T.AgentStatsUpdated;
+  "agent.work_status_set": T.AgentWorkStatusSet;
   "extension.event": T.ExtensionEvent;
   "extension.exited": T.ExtensionExited;
   "extension.notice": T.ExtensionNotice;
@@ -146,6 +149,7 @@ export interface EventPayloads {
   "session.shutdown": T.SessionShutdown;
   "session.started": T.SessionStarted;
   "session.title_set": T.SessionTitleSet;
+  "session.watch_set": T.SessionWatchSet;
   "shell.command_finished": T.ShellCommandFinished;
   "shell.command_finished_reported": T.ShellCommandFinishedReported;
   "shell.command_progress": T.ShellCommandProgress;
@@ -203,6 +207,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "agent.replay_complete": { name: "agent.replay_complete", family: "agent", model: "AgentReplayComplete", description: "Ends the replay of one agent's journal to a subscriber.", validate: V.validateAgentReplayComplete },
   "agent.started": { name: "agent.started", family: "agent", model: "AgentStarted", description: "", validate: V.validateAgentStarted },
   "agent.stats_updated": { name: "agent.stats_updated", family: "agent", model: "AgentStatsUpdated", description: "", validate: V.validateAgentStatsUpdated },
+  "agent.work_status_set": { name: "agent.work_status_set", family: "agent", model: "AgentWorkStatusSet", description: "The calling agent's own work status, from its `work_status` call: model-authored, untrusted.", validate: V.validateAgentWorkStatusSet },
   "extension.event": { name: "extension.event", family: "extension", model: "ExtensionEvent", description: "A custom event: `category` is extension-owned and cannot spell a first-party name.", validate: V.validateExtensionEvent },
   "extension.exited": { name: "extension.exited", family: "extension", model: "ExtensionExited", description: "", validate: V.validateExtensionExited },
   "extension.notice": { name: "extension.notice", family: "extension", model: "ExtensionNotice", description: "", validate: V.validateExtensionNotice },
@@ -239,6 +244,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "session.shutdown": { name: "session.shutdown", family: "session", model: "SessionShutdown", description: "", validate: V.validateSessionShutdown },
   "session.started": { name: "session.started", family: "session", model: "SessionStarted", description: "", validate: V.validateSessionStarted },
   "session.title_set": { name: "session.title_set", family: "session", model: "SessionTitleSet", description: "The session's title, shown by listings and the resume picker: one line, no control characters.", validate: V.validateSessionTitleSet },
+  "session.watch_set": { name: "session.watch_set", family: "session", model: "SessionWatchSet", description: "A watch between two agents of the session enabled or disabled (SPEC-agent-team, \"Watches\"): the\nwatcher is told when its target finishes a turn. The watch graph is acyclic.", validate: V.validateSessionWatchSet },
   "shell.command_finished": { name: "shell.command_finished", family: "shell", model: "ShellCommandFinished", description: "", validate: V.validateShellCommandFinished },
   "shell.command_finished_reported": { name: "shell.command_finished_reported", family: "shell", model: "ShellCommandFinishedReported", description: "", validate: V.validateShellCommandFinishedReported },
   "shell.command_progress": { name: "shell.command_progress", family: "shell", model: "ShellCommandProgress", description: "", validate: V.validateShellCommandProgress },

@@ -51,6 +51,17 @@ export type AgentCompactionSummarized = {
   cost?: ResponseCost;
 };
 
+/**
+ * The creation record of an agent another agent started (`agent_start`, SPEC-agent-team): its
+ * parent and the tool call that started it. Only a valid one at sequence 0 is a parent edge.
+ */
+export type AgentCreator = {
+  /** The parent agent. */
+  agent_id: Id;
+  /** The parent's `agent_start` call. */
+  call_id: Id;
+};
+
 export type AgentInternalPromptRequest = {
   agent_id: Id;
   mode: PromptMode;
@@ -113,6 +124,8 @@ export type AgentPromptSubmitted = {
   text: BodyText;
   /** The configured instance that submitted an extension prompt. */
   submitter?: InstanceName;
+  /** The agent that sent a prompt of source `agent` (its task, or an `agent_message`). */
+  sender?: Id;
   /** Typed with the `::` escape: the text is literal and no command consumer may interpret it. */
   literal?: boolean;
   /** A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text. */
@@ -127,11 +140,16 @@ export type AgentReplayComplete = {
   last_seq?: Count;
 };
 
+/** What an agent is doing now. */
+export type AgentRunState = "running" | "queued" | "waiting" | "idle" | "interrupted" | "cancelled" | "failed" | "unloaded";
+
 export type AgentStarted = {
   agent_id: Id;
   session_id: Id;
   parent_id?: Id;
   creator: Creator;
+  /** With creator `agent`: the creation record naming the parent (SPEC-agent-team). */
+  created_by?: AgentCreator;
   role?: ShortText;
   model?: ShortText;
   cwd: PathText;
@@ -144,6 +162,15 @@ export type AgentStatsUpdated = {
   cost_usd: number;
   context_tokens: Count;
   context_window?: Count;
+};
+
+/** The calling agent's own work status, from its `work_status` call: model-authored, untrusted. */
+export type AgentWorkStatusSet = {
+  agent_id: Id;
+  phase: WorkPhase;
+  title: WorkTitle;
+  /** Counts the agent's status updates from 1. */
+  epoch: number;
 };
 
 /** A model and what is known of it, merged (SPEC-provider-chat-completions, "Model metadata"). */
@@ -222,7 +249,7 @@ export type ContextAlert = {
 /** A non-negative count or position that fits a JavaScript number exactly. */
 export type Count = number;
 
-export type Creator = "ui" | "extension" | "harness";
+export type Creator = "ui" | "extension" | "harness" | "agent";
 
 export type DebugLogConfig = {
   enable?: boolean;
@@ -464,7 +491,7 @@ export type InterceptRequestMessage = {
   };
 };
 
-export type InternalPromptKind = "context_size_alert";
+export type InternalPromptKind = "context_size_alert" | "watch_update" | "long_wait";
 
 /**
  * One record of a framed journal (`events.cbor`, `restore-events.cbor`, prompt history):
@@ -555,7 +582,7 @@ export type PromptHistoryRecord = {
 export type PromptMode = "queue" | "steer";
 
 /** Where a prompt came from; decides the provider envelope. */
-export type PromptSource = "human_ui" | "extension" | "harness_internal";
+export type PromptSource = "human_ui" | "extension" | "harness_internal" | "agent";
 
 export type ProviderCancelRequest = {
   prompt_id: Id;
@@ -787,16 +814,28 @@ export type Revision = {
 export type RolePolicy = {
   deny_tools?: Array<ShortText>;
   allow_tools?: Array<ShortText>;
+  /** One line saying what the role is for: listed to agents that may start agents (SPEC-agent-team). */
+  description?: ShortText;
+  /** Appended to the system prompt of the role's agents. */
+  prompt?: string;
 };
 
 export type RosterRow = {
   agent_id: Id;
+  /** The display name its metadata holds, escaped. */
   display_name?: ShortText;
   loaded: boolean;
   ephemeral: boolean;
+  /** Its parent: only from a valid creation record (or the UI that created it under one). */
   parent_id?: Id;
+  /** Who created it: `ui`, `extension`, `harness` or `agent`. */
+  creator?: ShortText;
+  role?: ShortText;
   created_at: Micros;
-  status: ShortText;
+  status: AgentRunState;
+  /** Its current work-status phase and title (model-authored; the title is escaped). */
+  work_phase?: ShortText;
+  work_title?: ShortText;
 };
 
 /** How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`). */
@@ -960,6 +999,16 @@ export type SessionTitleOrigin = "first_prompt" | "user";
 export type SessionTitleSet = {
   title: string;
   origin: SessionTitleOrigin;
+};
+
+/**
+ * A watch between two agents of the session enabled or disabled (SPEC-agent-team, "Watches"): the
+ * watcher is told when its target finishes a turn. The watch graph is acyclic.
+ */
+export type SessionWatchSet = {
+  watcher: Id;
+  target: Id;
+  enabled: boolean;
 };
 
 export type ShellCommandFinished = {
@@ -1229,11 +1278,20 @@ export type UiPromptSubmit = {
   literal?: boolean;
 };
 
+/**
+ * The session's agents, a page at a time (only attached UIs; SPEC-agent-team, "Roster"): ordered by
+ * agent id, from after `cursor`.
+ */
 export type UiRosterRequestMessage = {
   message: "ui_roster_request";
   payload: {
     request_id: Id;
+    /** Also the agents that left the session (their journals stay). */
     include_unloaded: boolean;
+    /** The last agent id of the previous page. */
+    cursor?: Id;
+    /** At most this many rows (default and most: 256). */
+    limit?: number;
   };
 };
 
@@ -1242,6 +1300,10 @@ export type UiRosterResultMessage = {
   payload: {
     request_id: Id;
     rows: Array<RosterRow>;
+    /** Agents the roster holds in all (loaded, and unloaded when asked for). */
+    total: Count;
+    /** Where the next page starts; absent on the last page. */
+    next_cursor?: Id;
   };
 };
 
@@ -1304,3 +1366,9 @@ export type Usage = {
 
 /** An event name: `<family>.<call>`, lowercase words joined by `_`. */
 export type WireEventName = string;
+
+/** A work-status phase: closed (SPEC-agent-team, "Work status"). */
+export type WorkPhase = "planning" | "working" | "waiting" | "blocked" | "reviewing" | "done";
+
+/** One line, no control characters; at most 160 UTF-8 bytes (checked at the tool and in the journal). */
+export type WorkTitle = string;

@@ -7,14 +7,14 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateAgentPromptSubmitted = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptSubmitted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"source":{"$ref":"PromptSource.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"submitter":{"$ref":"InstanceName.json","description":"The configured instance that submitted an extension prompt."},"literal":{"type":"boolean","description":"Typed with the `::` escape: the text is literal and no command consumer may interpret it."},"internal_kind":{"$ref":"InternalPromptKind.json","description":"A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text."},"alert":{"$ref":"ShortText.json","description":"The configured name of the context-size alert this prompt delivers."}},"required":["agent_id","prompt_id","source","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.prompt_submitted"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptSubmitted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"source":{"$ref":"PromptSource.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"submitter":{"$ref":"InstanceName.json","description":"The configured instance that submitted an extension prompt."},"sender":{"$ref":"Id.json","description":"The agent that sent a prompt of source `agent` (its task, or an `agent_message`)."},"literal":{"type":"boolean","description":"Typed with the `::` escape: the text is literal and no command consumer may interpret it."},"internal_kind":{"$ref":"InternalPromptKind.json","description":"A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text."},"alert":{"$ref":"ShortText.json","description":"The configured name of the context-size alert this prompt delivers."}},"required":["agent_id","prompt_id","source","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.prompt_submitted"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
-const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptSource.json","type":"string","enum":["human_ui","extension","harness_internal"],"description":"Where a prompt came from; decides the provider envelope."};
+const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptSource.json","type":"string","enum":["human_ui","extension","harness_internal","agent"],"description":"Where a prompt came from; decides the provider envelope."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptMode.json","type":"string","enum":["queue","steer"]};
 const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
-const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InternalPromptKind.json","type":"string","enum":["context_size_alert"]};
-const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InternalPromptKind.json","type":"string","enum":["context_size_alert","watch_update","long_wait"]};
+const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const pattern2 = new RegExp("^[a-z][a-z0-9_-]{0,63}$", "u");
 const func0 = codePointLength;
@@ -89,7 +89,7 @@ if(typeof data2 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/source",schemaPath:"PromptSource.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data2 === "human_ui") || (data2 === "extension")) || (data2 === "harness_internal"))){
+if(!((((data2 === "human_ui") || (data2 === "extension")) || (data2 === "harness_internal")) || (data2 === "agent"))){
 validate0.errors = [{instancePath:instancePath+"/source",schemaPath:"PromptSource.json/enum",keyword:"enum",params:{allowedValues: schema3.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -160,11 +160,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.literal !== undefined){
+if(data.sender !== undefined){
+let data6 = data.sender;
 const _errs19 = errors;
-if(typeof data.literal !== "boolean"){
-validate0.errors = [{instancePath:instancePath+"/literal",schemaPath:"#/properties/literal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+const _errs20 = errors;
+if(errors === _errs20){
+if(typeof data6 === "string"){
+if(!pattern0.test(data6)){
+validate0.errors = [{instancePath:instancePath+"/sender",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/sender",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid0 = _errs19 === errors;
 }
@@ -172,30 +182,42 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.literal !== undefined){
+const _errs22 = errors;
+if(typeof data.literal !== "boolean"){
+validate0.errors = [{instancePath:instancePath+"/literal",schemaPath:"#/properties/literal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.internal_kind !== undefined){
-let data7 = data.internal_kind;
-const _errs21 = errors;
-if(typeof data7 !== "string"){
+let data8 = data.internal_kind;
+const _errs24 = errors;
+if(typeof data8 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/internal_kind",schemaPath:"InternalPromptKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(data7 === "context_size_alert")){
-validate0.errors = [{instancePath:instancePath+"/internal_kind",schemaPath:"InternalPromptKind.json/enum",keyword:"enum",params:{allowedValues: schema7.enum},message:"must be equal to one of the allowed values"}];
+if(!(((data8 === "context_size_alert") || (data8 === "watch_update")) || (data8 === "long_wait"))){
+validate0.errors = [{instancePath:instancePath+"/internal_kind",schemaPath:"InternalPromptKind.json/enum",keyword:"enum",params:{allowedValues: schema8.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid0 = _errs21 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.alert !== undefined){
-let data8 = data.alert;
-const _errs24 = errors;
-const _errs25 = errors;
-if(errors === _errs25){
-if(typeof data8 === "string"){
-if(func0(data8) > 1024){
+let data9 = data.alert;
+const _errs27 = errors;
+const _errs28 = errors;
+if(errors === _errs28){
+if(typeof data9 === "string"){
+if(func0(data9) > 1024){
 validate0.errors = [{instancePath:instancePath+"/alert",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -205,20 +227,21 @@ validate0.errors = [{instancePath:instancePath+"/alert",schemaPath:"ShortText.js
 return false;
 }
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs27 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "source")) && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "submitter")) && (key0 !== "literal")) && (key0 !== "internal_kind")) && (key0 !== "alert")){
-const _errs28 = errors;
+if((((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "source")) && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "submitter")) && (key0 !== "sender")) && (key0 !== "literal")) && (key0 !== "internal_kind")) && (key0 !== "alert")){
+const _errs31 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid9 = _errs28 === errors;
-if(!valid9){
+var valid10 = _errs31 === errors;
+if(!valid10){
 break;
+}
 }
 }
 }

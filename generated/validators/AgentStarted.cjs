@@ -7,12 +7,102 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateAgentStarted = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"session_id":{"$ref":"Id.json"},"parent_id":{"$ref":"Id.json"},"creator":{"$ref":"Creator.json"},"role":{"$ref":"ShortText.json"},"model":{"$ref":"ShortText.json"},"cwd":{"$ref":"PathText.json"},"ephemeral":{"type":"boolean"}},"required":["agent_id","session_id","creator","cwd","ephemeral"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.started"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"session_id":{"$ref":"Id.json"},"parent_id":{"$ref":"Id.json"},"creator":{"$ref":"Creator.json"},"created_by":{"$ref":"AgentCreator.json","description":"With creator `agent`: the creation record naming the parent (SPEC-agent-team)."},"role":{"$ref":"ShortText.json"},"model":{"$ref":"ShortText.json"},"cwd":{"$ref":"PathText.json"},"ephemeral":{"type":"boolean"}},"required":["agent_id","session_id","creator","cwd","ephemeral"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.started"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
-const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Creator.json","type":"string","enum":["ui","extension","harness"]};
-const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
-const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
+const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Creator.json","type":"string","enum":["ui","extension","harness","agent"]};
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
+const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
+const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentCreator.json","type":"object","properties":{"agent_id":{"$ref":"Id.json","description":"The parent agent."},"call_id":{"$ref":"Id.json","description":"The parent's `agent_start` call."}},"required":["agent_id","call_id"],"unevaluatedProperties":{"not":{}},"description":"The creation record of an agent another agent started (`agent_start`, SPEC-agent-team): its\nparent and the tool call that started it. Only a valid one at sequence 0 is a parent edge."};
+
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="AgentCreator.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))){
+validate1.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern0.test(data0)){
+validate1.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+let data1 = data.call_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern0.test(data1)){
+validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((key0 !== "agent_id") && (key0 !== "call_id")){
+const _errs8 = errors;
+validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs8 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate1.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate1.errors = vErrors;
+return errors === 0;
+}
+validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 const func0 = codePointLength;
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -107,7 +197,7 @@ if(typeof data3 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/creator",schemaPath:"Creator.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data3 === "ui") || (data3 === "extension")) || (data3 === "harness"))){
+if(!((((data3 === "ui") || (data3 === "extension")) || (data3 === "harness")) || (data3 === "agent"))){
 validate0.errors = [{instancePath:instancePath+"/creator",schemaPath:"Creator.json/enum",keyword:"enum",params:{allowedValues: schema4.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -117,13 +207,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.role !== undefined){
-let data4 = data.role;
+if(data.created_by !== undefined){
 const _errs13 = errors;
+if(!(validate1(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.role !== undefined){
+let data5 = data.role;
 const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data4 === "string"){
-if(func0(data4) > 1024){
+const _errs15 = errors;
+if(errors === _errs15){
+if(typeof data5 === "string"){
+if(func0(data5) > 1024){
 validate0.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -133,19 +235,19 @@ validate0.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.jso
 return false;
 }
 }
-var valid0 = _errs13 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.model !== undefined){
-let data5 = data.model;
-const _errs16 = errors;
+let data6 = data.model;
 const _errs17 = errors;
-if(errors === _errs17){
-if(typeof data5 === "string"){
-if(func0(data5) > 1024){
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data6 === "string"){
+if(func0(data6) > 1024){
 validate0.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -155,19 +257,19 @@ validate0.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.js
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.cwd !== undefined){
-let data6 = data.cwd;
-const _errs19 = errors;
+let data7 = data.cwd;
 const _errs20 = errors;
-if(errors === _errs20){
-if(typeof data6 === "string"){
-if(func0(data6) > 4096){
+const _errs21 = errors;
+if(errors === _errs21){
+if(typeof data7 === "string"){
+if(func0(data7) > 4096){
 validate0.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
@@ -177,32 +279,33 @@ validate0.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/
 return false;
 }
 }
-var valid0 = _errs19 === errors;
+var valid0 = _errs20 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.ephemeral !== undefined){
-const _errs22 = errors;
+const _errs23 = errors;
 if(typeof data.ephemeral !== "boolean"){
 validate0.errors = [{instancePath:instancePath+"/ephemeral",schemaPath:"#/properties/ephemeral/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid0 = _errs22 === errors;
+var valid0 = _errs23 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((((((((key0 !== "agent_id") && (key0 !== "session_id")) && (key0 !== "parent_id")) && (key0 !== "creator")) && (key0 !== "role")) && (key0 !== "model")) && (key0 !== "cwd")) && (key0 !== "ephemeral")){
-const _errs25 = errors;
+if(((((((((key0 !== "agent_id") && (key0 !== "session_id")) && (key0 !== "parent_id")) && (key0 !== "creator")) && (key0 !== "created_by")) && (key0 !== "role")) && (key0 !== "model")) && (key0 !== "cwd")) && (key0 !== "ephemeral")){
+const _errs26 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid8 = _errs25 === errors;
+var valid8 = _errs26 === errors;
 if(!valid8){
 break;
+}
 }
 }
 }

@@ -1093,7 +1093,7 @@ return errors === 0;
 validate13.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema30 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}};
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RolePolicy.json","type":"object","properties":{"deny_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"allow_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256}},"unevaluatedProperties":{"not":{}},"description":"Tools revoked from or granted to the agents of one role. An entry is an exact tool name,\n`group:NAME` or `tag:NAME`; `allow_tools` grants tools that are off by default (`agent_compact`)."};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RolePolicy.json","type":"object","properties":{"deny_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"allow_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"description":{"$ref":"ShortText.json","description":"One line saying what the role is for: listed to agents that may start agents (SPEC-agent-team)."},"prompt":{"type":"string","maxLength":16384,"description":"Appended to the system prompt of the role's agents."}},"unevaluatedProperties":{"not":{}},"description":"Tools revoked from or granted to the agents of one role. An entry is an exact tool name,\n`group:NAME` or `tag:NAME`; `allow_tools` grants tools that are off by default (`agent_compact`)."};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="RolePolicy.json" */;
@@ -1200,14 +1200,59 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "deny_tools") && (key0 !== "allow_tools")){
+if(data.description !== undefined){
+let data4 = data.description;
+const _errs11 = errors;
 const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(func0(data4) > 1024){
+validate16.errors = [{instancePath:instancePath+"/description",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate16.errors = [{instancePath:instancePath+"/description",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.prompt !== undefined){
+let data5 = data.prompt;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data5 === "string"){
+if(func0(data5) > 16384){
+validate16.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters"}];
+return false;
+}
+}
+else {
+validate16.errors = [{instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "deny_tools") && (key0 !== "allow_tools")) && (key0 !== "description")) && (key0 !== "prompt")){
+const _errs17 = errors;
 validate16.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs12 === errors;
-if(!valid5){
+var valid6 = _errs17 === errors;
+if(!valid6){
 break;
+}
+}
 }
 }
 }

@@ -7,12 +7,14 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateUiRosterResultMessage = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"rows":{"type":"array","items":{"$ref":"RosterRow.json"},"maxItems":4096}},"required":["request_id","rows"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_roster_result"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"rows":{"type":"array","items":{"$ref":"RosterRow.json"},"maxItems":256},"total":{"$ref":"Count.json","description":"Agents the roster holds in all (loaded, and unloaded when asked for)."},"next_cursor":{"$ref":"Id.json","description":"Where the next page starts; absent on the last page."}},"required":["request_id","rows","total"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_roster_result"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
-const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RosterRow.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"display_name":{"$ref":"ShortText.json"},"loaded":{"type":"boolean"},"ephemeral":{"type":"boolean"},"parent_id":{"$ref":"Id.json"},"created_at":{"$ref":"Micros.json"},"status":{"$ref":"ShortText.json"}},"required":["agent_id","loaded","ephemeral","created_at","status"],"unevaluatedProperties":{"not":{}}};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RosterRow.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"display_name":{"$ref":"ShortText.json","description":"The display name its metadata holds, escaped."},"loaded":{"type":"boolean"},"ephemeral":{"type":"boolean"},"parent_id":{"$ref":"Id.json","description":"Its parent: only from a valid creation record (or the UI that created it under one)."},"creator":{"$ref":"ShortText.json","description":"Who created it: `ui`, `extension`, `harness` or `agent`."},"role":{"$ref":"ShortText.json"},"created_at":{"$ref":"Micros.json"},"status":{"$ref":"AgentRunState.json"},"work_phase":{"$ref":"ShortText.json","description":"Its current work-status phase and title (model-authored; the title is escaped)."},"work_title":{"$ref":"ShortText.json"}},"required":["agent_id","loaded","ephemeral","created_at","status"],"unevaluatedProperties":{"not":{}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
-const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Micros.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"Microseconds since the Unix epoch."};
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Micros.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"Microseconds since the Unix epoch."};
+const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentRunState.json","type":"string","enum":["running","queued","waiting","idle","interrupted","cancelled","failed","unloaded"],"description":"What an agent is doing now."};
 const func0 = codePointLength;
 
 function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -124,26 +126,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.created_at !== undefined){
-let data5 = data.created_at;
+if(data.creator !== undefined){
+let data5 = data.creator;
 const _errs14 = errors;
 const _errs15 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate1.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(errors === _errs15){
+if(typeof data5 === "string"){
+if(func0(data5) > 1024){
+validate1.errors = [{instancePath:instancePath+"/creator",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
-if(errors === _errs15){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-validate1.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
 }
 else {
-if(data5 < 0 || isNaN(data5)){
-validate1.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate1.errors = [{instancePath:instancePath+"/creator",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs14 === errors;
@@ -152,19 +148,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.status !== undefined){
-let data6 = data.status;
+if(data.role !== undefined){
+let data6 = data.role;
 const _errs17 = errors;
 const _errs18 = errors;
 if(errors === _errs18){
 if(typeof data6 === "string"){
 if(func0(data6) > 1024){
-validate1.errors = [{instancePath:instancePath+"/status",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate1.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate1.errors = [{instancePath:instancePath+"/status",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate1.errors = [{instancePath:instancePath+"/role",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -174,14 +170,107 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((((((key0 !== "agent_id") && (key0 !== "display_name")) && (key0 !== "loaded")) && (key0 !== "ephemeral")) && (key0 !== "parent_id")) && (key0 !== "created_at")) && (key0 !== "status")){
+if(data.created_at !== undefined){
+let data7 = data.created_at;
+const _errs20 = errors;
 const _errs21 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+validate1.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs21){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 9007199254740991 || isNaN(data7)){
+validate1.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data7 < 0 || isNaN(data7)){
+validate1.errors = [{instancePath:instancePath+"/created_at",schemaPath:"Micros.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs20 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.status !== undefined){
+let data8 = data.status;
+const _errs23 = errors;
+if(typeof data8 !== "string"){
+validate1.errors = [{instancePath:instancePath+"/status",schemaPath:"AgentRunState.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((((((data8 === "running") || (data8 === "queued")) || (data8 === "waiting")) || (data8 === "idle")) || (data8 === "interrupted")) || (data8 === "cancelled")) || (data8 === "failed")) || (data8 === "unloaded"))){
+validate1.errors = [{instancePath:instancePath+"/status",schemaPath:"AgentRunState.json/enum",keyword:"enum",params:{allowedValues: schema9.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs23 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.work_phase !== undefined){
+let data9 = data.work_phase;
+const _errs26 = errors;
+const _errs27 = errors;
+if(errors === _errs27){
+if(typeof data9 === "string"){
+if(func0(data9) > 1024){
+validate1.errors = [{instancePath:instancePath+"/work_phase",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/work_phase",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.work_title !== undefined){
+let data10 = data.work_title;
+const _errs29 = errors;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data10 === "string"){
+if(func0(data10) > 1024){
+validate1.errors = [{instancePath:instancePath+"/work_title",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/work_title",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs29 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((((((((key0 !== "agent_id") && (key0 !== "display_name")) && (key0 !== "loaded")) && (key0 !== "ephemeral")) && (key0 !== "parent_id")) && (key0 !== "creator")) && (key0 !== "role")) && (key0 !== "created_at")) && (key0 !== "status")) && (key0 !== "work_phase")) && (key0 !== "work_title")){
+const _errs33 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs21 === errors;
-if(!valid6){
+var valid10 = _errs33 === errors;
+if(!valid10){
 break;
+}
+}
+}
+}
 }
 }
 }
@@ -247,7 +336,7 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if(((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.rows === undefined) && (missing1 = "rows"))){
+if((((data1.request_id === undefined) && (missing1 = "request_id")) || ((data1.rows === undefined) && (missing1 = "rows"))) || ((data1.total === undefined) && (missing1 = "total"))){
 validate0.errors = [{instancePath:instancePath+"/payload",schemaPath:"#/properties/payload/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -279,8 +368,8 @@ let data3 = data1.rows;
 const _errs8 = errors;
 if(errors === _errs8){
 if(Array.isArray(data3)){
-if(data3.length > 4096){
-validate0.errors = [{instancePath:instancePath+"/payload/rows",schemaPath:"#/properties/payload/properties/rows/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
+if(data3.length > 256){
+validate0.errors = [{instancePath:instancePath+"/payload/rows",schemaPath:"#/properties/payload/properties/rows/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
 return false;
 }
 else {
@@ -310,14 +399,66 @@ else {
 var valid1 = true;
 }
 if(valid1){
-for(const key0 in data1){
-if((key0 !== "request_id") && (key0 !== "rows")){
+if(data1.total !== undefined){
+let data5 = data1.total;
+const _errs11 = errors;
 const _errs12 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate0.errors = [{instancePath:instancePath+"/payload/total",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs12){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+validate0.errors = [{instancePath:instancePath+"/payload/total",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate0.errors = [{instancePath:instancePath+"/payload/total",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.next_cursor !== undefined){
+let data6 = data1.next_cursor;
+const _errs14 = errors;
+const _errs15 = errors;
+if(errors === _errs15){
+if(typeof data6 === "string"){
+if(!pattern0.test(data6)){
+validate0.errors = [{instancePath:instancePath+"/payload/next_cursor",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/payload/next_cursor",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+for(const key0 in data1){
+if((((key0 !== "request_id") && (key0 !== "rows")) && (key0 !== "total")) && (key0 !== "next_cursor")){
+const _errs18 = errors;
 validate0.errors = [{instancePath:instancePath+"/payload/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/payload/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs12 === errors;
-if(!valid4){
+var valid6 = _errs18 === errors;
+if(!valid6){
 break;
+}
+}
 }
 }
 }
@@ -338,11 +479,11 @@ var valid0 = true;
 if(valid0){
 for(const key1 in data){
 if((key1 !== "message") && (key1 !== "payload")){
-const _errs15 = errors;
+const _errs21 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
+var valid7 = _errs21 === errors;
+if(!valid7){
 break;
 }
 }

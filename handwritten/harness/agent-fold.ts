@@ -13,6 +13,14 @@ export interface AgentFold {
   model?: string;
   /** `agent.started.role`: whose tool policy applies. */
   role?: string;
+  /** `agent.started.creator`'s kind: `ui`, `extension`, `harness`, or `agent` for a creation record. */
+  creator?: string;
+  /** The parent named by a valid creation record at seq 0 (SPEC-agent-team): the only parent edge a resume trusts. */
+  created_by?: { agent_id: string; call_id: string };
+  /** The outcome of the agent's last finished turn. */
+  last_outcome?: string;
+  /** The agent's own work status (`work_status`): phase, title and epoch. */
+  work?: { phase: string; title: string; epoch: number };
   /** The compaction open in the journal (SPEC-compaction): started, and summarized at a seq. */
   compacting?: { id: string; cut_seq: number; summarized_seq?: number; model?: string };
   /** A failed compaction whose watermark a successor still owes. */
@@ -74,6 +82,14 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       if (e.data.parent_id !== undefined) f.parent_id = e.data.parent_id;
       if (e.data.model !== undefined) f.model = e.data.model;
       if (e.data.role !== undefined) f.role = e.data.role;
+      f.creator = e.data.creator;
+      // Only a record at seq 0 whose parent is the one `agent.started` names is a creation edge.
+      if (e.data.creator === "agent" && seq === 0 && e.data.created_by !== undefined && e.data.created_by.agent_id === e.data.parent_id) {
+        f.created_by = { agent_id: e.data.created_by.agent_id, call_id: e.data.created_by.call_id };
+      }
+      break;
+    case "agent.work_status_set":
+      f.work = { phase: e.data.phase, title: e.data.title, epoch: e.data.epoch };
       break;
     case "agent.compaction_started":
       f.compacting = { id: e.data.compaction_id, cut_seq: e.data.cut_seq, model: e.data.model };
@@ -119,6 +135,7 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
     case "agent.outer_turn_finished":
       delete f.open[e.data.prompt_id];
       delete f.waiting[e.data.prompt_id];
+      f.last_outcome = e.data.outcome;
       break;
     case "provider.response_finished":
       if (e.data.usage) addUsage(f.usage, e.data.model, e.data.usage.input_tokens, e.data.usage.output_tokens, e.data.usage.cache_read_tokens ?? 0);
@@ -135,6 +152,12 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
   if (v.parent_id !== undefined && typeof v.parent_id !== "string") return undefined;
   if (v.model !== undefined && typeof v.model !== "string") return undefined;
   if (v.role !== undefined && typeof v.role !== "string") return undefined;
+  if (v.creator !== undefined && typeof v.creator !== "string") return undefined;
+  if (v.last_outcome !== undefined && typeof v.last_outcome !== "string") return undefined;
+  const cb = v.created_by;
+  if (cb !== undefined && !(isRecord(cb) && typeof cb.agent_id === "string" && typeof cb.call_id === "string" && cb.agent_id === v.parent_id)) return undefined;
+  const w = v.work;
+  if (w !== undefined && !(isRecord(w) && typeof w.phase === "string" && typeof w.title === "string" && typeof w.epoch === "number")) return undefined;
   const seqOf = (x: unknown) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
   const c = v.compacting;
   if (c !== undefined && !(isRecord(c) && typeof c.id === "string" && seqOf(c.cut_seq) && (c.summarized_seq === undefined || seqOf(c.summarized_seq)) && (c.model === undefined || typeof c.model === "string")))
@@ -155,6 +178,10 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
     ...(v.parent_id !== undefined ? { parent_id: v.parent_id as string } : {}),
     ...(v.model !== undefined ? { model: v.model as string } : {}),
     ...(v.role !== undefined ? { role: v.role as string } : {}),
+    ...(v.creator !== undefined ? { creator: v.creator as string } : {}),
+    ...(isRecord(cb) ? { created_by: { agent_id: cb.agent_id as string, call_id: cb.call_id as string } } : {}),
+    ...(v.last_outcome !== undefined ? { last_outcome: v.last_outcome as string } : {}),
+    ...(isRecord(w) ? { work: { phase: w.phase as string, title: w.title as string, epoch: w.epoch as number } } : {}),
     ...(isRecord(c)
       ? {
           compacting: {

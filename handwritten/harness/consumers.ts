@@ -29,6 +29,27 @@ export const CONSUMERS = {
     "tool.cancelled_reported": ["provider.tool_error", "tool.result", "tool.result_display"],
     "agent.cancel_request": ["tool.cancel_request"],
   },
+  /**
+   * AgentTeam (agent-team.ts, SPEC-agent-team): the harness's agent tools (`agent_start`, …) a
+   * model called, a finished turn's result for waiting parents and watchers, and a cancel reaching
+   * the cancelled agent's children.
+   */
+  agents: {
+    "tool.request": [
+      "agent.started",
+      "session.agent_loaded",
+      "agent.metadata_set",
+      "agent.prompt_submitted",
+      "agent.work_status_set",
+      "agent.cancel_request",
+      "session.watch_set",
+      "provider.tool_result",
+      "provider.tool_error",
+    ],
+    "agent.outer_turn_finished": ["provider.tool_result", "agent.prompt_submitted"],
+    "agent.prompt_failed": ["provider.tool_result"],
+    "agent.cancel_request": ["agent.cancel_request"],
+  },
   /** ShellCommandRouter (shell-commands.ts). */
   shell: {
     "shell.command_request": ["shell.command_started"],

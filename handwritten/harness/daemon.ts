@@ -204,9 +204,13 @@ export class DaemonFront {
       case "ui_session_end_request":
         this.policy.onEndRequested?.();
         return;
-      case "ui_roster_request":
-        conn.send({ message: "ui_roster_result", payload: { request_id: message.payload.request_id, rows: this.roster() } });
+      case "ui_roster_request": {
+        // Directed to the requester alone, never published (SPEC-agent-team, "Roster").
+        const { request_id, include_unloaded, cursor, limit } = message.payload;
+        const page = this.harness.rosterPage({ includeUnloaded: include_unloaded, ...(cursor !== undefined ? { cursor } : {}), ...(limit !== undefined ? { limit } : {}) });
+        conn.send({ message: "ui_roster_result", payload: { request_id, ...page } });
         return;
+      }
       case "ui_tree_request":
         conn.send({ message: "notice", payload: { level: "info", text: this.tree(), request_id: message.payload.request_id } });
         return;
@@ -228,22 +232,6 @@ export class DaemonFront {
         if (handleClientRpc(conn, message, () => this.sessionInfo()) === "answered") return;
         refuseContentFree(conn, requestIdOf(message));
     }
-  }
-
-  private roster() {
-    return [...this.harness.agents.values()].map((a) => {
-      const row: { agent_id: string; loaded: boolean; ephemeral: boolean; created_at: number; status: string; display_name?: string; parent_id?: string } = {
-        agent_id: a.id,
-        loaded: true,
-        ephemeral: a.fold.ephemeral,
-        created_at: a.fold.created_at,
-        status: "idle",
-      };
-      const name = a.fold.metadata.display_name;
-      if (name !== undefined) row.display_name = name.slice(0, 1024);
-      if (a.fold.parent_id !== undefined) row.parent_id = a.fold.parent_id;
-      return row;
-    });
   }
 
   /** One line per configured extension: its protocol counters, never a payload. */

@@ -28,6 +28,7 @@ import { emptyAgentFold, foldAgentRecord, type AgentFold } from "./agent-fold.js
 import { openJournalHistory } from "./history.js";
 import { CHECKPOINT_EVERY_BYTES, HISTORY_PAGE_BYTES, HISTORY_PAGE_MAX_EVENTS } from "./limits.js";
 import type { ExtensionCounters } from "../host/index.js";
+import { AgentTeam, lastAnswerOf } from "./agent-team.js";
 import { SessionSummaryFold, titleFromPrompt } from "../sessions/index.js";
 
 export const HARNESS: PublisherEnvelope = Object.freeze({ class: "harness" });
@@ -56,6 +57,8 @@ export interface HarnessOptions {
   readonly compaction?: Partial<CompactionSettings>;
   /** Tool policy by role (`roles` in harness.yaml). */
   readonly roles?: Readonly<Record<string, RolePolicy>>;
+  /** Long-wait thresholds in seconds (tests; LONG_WAIT_THRESHOLDS_S otherwise). */
+  readonly longWaitThresholdsS?: readonly number[];
 }
 
 /** What tool routing needs from whoever supervises extensions. */
@@ -104,6 +107,10 @@ export class Harness {
   private shellCommands!: ShellCommandRouter;
   private readonly writeback: WritebackWorker | undefined;
   private readonly context: AgentContext;
+  /** Agents that start agents: the agent tools, watches, waits and the roster (SPEC-agent-team). */
+  readonly team: AgentTeam;
+  /** Agents that left the session, from its journal (the roster's unloaded history). */
+  private readonly unloaded = new Set<string>();
 
   private constructor(
     readonly sessionId: string,
@@ -201,6 +208,26 @@ export class Harness {
     // A cancel reaches the agent's tool calls first, then its turn (consumers run in registration order).
     consumers.consume("tools", "agent.cancel_request", (c) => this.tools.cancelAgent(c.data.agent_id));
     consumers.consume("prompts", "agent.cancel_request", (c) => p.onCancelRequest(c));
+    this.team = new AgentTeam({
+      publish: async (name, data) => (await this.publishHarness(name, data)).status === "committed",
+      fold: (agentId) => this.agents.get(agentId)?.fold,
+      agentIds: () => [...this.agents.keys()],
+      startChild: (o) => this.startChild(o),
+      busy: (agentId) => p.activity(agentId) !== undefined,
+      callOpen: (agentId, promptId, callId) => p.callOpen(agentId, promptId, callId),
+      toolAllowed: (agentId, name) => this.harnessToolAllowed(agentId, name),
+      roles: () => options.roles,
+      lastAnswer: (agentId) => this.lastAnswer(agentId),
+      unloadedIds: () => [...this.unloaded],
+      currentTurn: (agentId) => p.currentTurn(agentId),
+      warn: (m) => options.warn?.(m),
+    }, options.longWaitThresholdsS !== undefined ? { longWaitThresholdsS: options.longWaitThresholdsS } : {});
+    const team = this.team;
+    consumers.consume("agents", "tool.request", (c) => team.onToolRequest(c));
+    consumers.consume("agents", "agent.outer_turn_finished", (c) => team.onTurnFinished(c));
+    consumers.consume("agents", "agent.prompt_failed", () => team.settle());
+    // After the cancelled agent's own consumers: its children are cancelled next.
+    consumers.consume("agents", "agent.cancel_request", (c) => team.onCancelRequest(c));
     consumers.assertComplete();
     const stateDir = options.stateDir;
     if (stateDir && options.debugLog !== false) {
@@ -267,11 +294,46 @@ export class Harness {
    */
   private restoreFromJournals(sessionRecords: readonly JournalRecord[]): void {
     if (sessionRecords.length === 0) throw new ResumeError(`session ${this.sessionId} has no journal records`);
-    for (const id of sessionMembers(sessionRecords, this.sessionLog.path)) {
+    const members = sessionMembers(sessionRecords, this.sessionLog.path);
+    for (const id of members) {
       const { fold, log } = reopenAgent(this.store, id);
       this.agents.set(id, { id, fold, log });
       this.prompts.restore(id, fold);
     }
+    // A parent edge stands only on a valid creation record naming a member of this session.
+    for (const a of this.agents.values()) {
+      const by = a.fold.created_by;
+      if (a.fold.parent_id !== undefined && (by === undefined || by.agent_id !== a.fold.parent_id || !this.agents.has(by.agent_id)) && a.fold.creator === "agent") {
+        delete a.fold.parent_id;
+      }
+    }
+    const events = sessionRecords.map((r) => recordEvent(r, this.sessionLog.path));
+    for (const e of events) if (e.name === "session.agent_loaded" || e.name === "session.agent_unloaded") this.unloaded.add(e.data.agent_id);
+    for (const id of members) this.unloaded.delete(id);
+    this.team.restoreWatches(events);
+  }
+
+  /** A child an agent started (`agent_start`): its creation record names the parent and the call; it inherits the parent's model and ephemerality. */
+  private startChild(o: { agentId: string; parentId: string; callId: string; role?: string; displayName?: string }): Promise<string | undefined> {
+    const parent = this.agents.get(o.parentId)?.fold;
+    return this.createAgent({
+      agentId: o.agentId,
+      parentId: o.parentId,
+      creator: "agent",
+      createdBy: { agent_id: o.parentId, call_id: o.callId },
+      role: o.role,
+      model: parent?.model,
+      ephemeral: parent?.ephemeral === true,
+      displayName: o.displayName,
+    });
+  }
+
+  /** An agent's last answer, from the last records of its journal (bounded: a result, not a transcript). */
+  private lastAnswer(agentId: string): string | undefined {
+    const log = this.agents.get(agentId)?.log;
+    if (!log) return undefined;
+    const end = log.nextSeq;
+    return lastAnswerOf(log.readRange(log.windowStart(end, 256, 4 * 1024 * 1024), end));
   }
 
   /** The session journal's checkpoint with its summary (listings read it instead of the journal). */
@@ -400,9 +462,15 @@ export class Harness {
     return harnessToolAllowed(policyOf(this.options.roles, this.agents.get(agentId)?.fold.role), name);
   }
 
-  /** The system prompt of an agent, its context frozen on first use (AgentContext). */
+  /** The system prompt of an agent, its context frozen on first use (AgentContext), then its role's addendum (SPEC-agent-team). */
   systemPromptFor(agentId: string): string {
-    return this.context.systemPrompt(this.agents.get(agentId));
+    const agent = this.agents.get(agentId);
+    return this.context.systemPrompt(agent) + this.team.promptAddendum(agent ? agentId : undefined, agent?.fold.role);
+  }
+
+  /** A page of the roster for `ui_roster_request` (SPEC-agent-team, "Roster"). */
+  rosterPage(o: { includeUnloaded: boolean; cursor?: string; limit?: number }): ReturnType<AgentTeam["roster"]> {
+    return this.team.roster(o, (agentId) => this.prompts.activity(agentId));
   }
 
   /**
@@ -464,8 +532,7 @@ export class Harness {
 
   /**
    * `ui.create_agent` from the exact live UI: the agent's journal (in memory for an ephemeral
-   * agent), its start and its membership. The requester is always answered, and an agent whose
-   * start or membership could not be recorded is let go, its journal closed.
+   * agent), its start and its membership. The requester is always answered.
    */
   private async onCreateAgent(c: Committed<"ui.create_agent">): Promise<void> {
     const req = c.data;
@@ -475,40 +542,75 @@ export class Harness {
     if (c.publisher.class !== "ui_attached" || requester === undefined || !this.peers.has(requester)) return;
     if (req.parent_id !== undefined && !this.agents.has(req.parent_id)) return void refuse("unknown parent agent");
     const agentId = mintId("a");
-    const ephemeral = req.ephemeral === true;
+    const problem = await this.createAgent({
+      agentId,
+      creator: "ui",
+      createdAt: c.recordedAt,
+      ephemeral: req.ephemeral === true,
+      parentId: req.parent_id,
+      role: req.role,
+      model: req.model,
+      displayName: req.display_name,
+      by: { class: "ui_attached" },
+    });
+    if (problem !== undefined) return void refuse(problem);
+    this.sendDirected(requester, "ui.create_agent_result", { request_id: req.request_id, ok: true, agent_id: agentId });
+  }
+
+  /**
+   * Creates an agent: its journal (in memory for an ephemeral agent), `agent.started` at seq 0,
+   * its membership and display name. The agent is in `agents` before the first await (a child's
+   * parent can wait for it at once). An agent whose start or membership could not be recorded is
+   * let go, its journal closed; returns why, or undefined.
+   */
+  private async createAgent(o: {
+    agentId: string;
+    creator: AgentStarted["creator"];
+    createdBy?: AgentStarted["created_by"];
+    createdAt?: number;
+    ephemeral?: boolean;
+    parentId?: string | undefined;
+    role?: string | undefined;
+    model?: string | undefined;
+    displayName?: string | undefined;
+    by?: Publisher;
+  }): Promise<string | undefined> {
+    const { agentId } = o;
+    const ephemeral = o.ephemeral === true;
     let log: EventLog;
     try {
       log = ephemeral ? this.store.openEphemeralAgent(agentId) : this.store.openAgent(agentId);
     } catch {
-      return void refuse("could not create the agent journal");
+      return "could not create the agent journal";
     }
     // The fold knows at once what `agent.started` will say, so everything about an ephemeral agent
     // is classified as such from its first event.
-    const fold: AgentFold = { ...emptyAgentFold(), created_at: c.recordedAt, ephemeral };
-    if (req.parent_id !== undefined) fold.parent_id = req.parent_id;
+    const fold: AgentFold = { ...emptyAgentFold(), created_at: o.createdAt ?? Date.now() * 1000, ephemeral };
+    if (o.parentId !== undefined) fold.parent_id = o.parentId;
     const agent: AgentState = { id: agentId, fold, log };
     this.agents.set(agentId, agent);
     const letGo = (error: string) => {
       this.agents.delete(agentId);
       log.close();
-      refuse(error);
+      return error;
     };
     try {
       this.context.initialize(agent); // AGENTS.md and skills are frozen as the agent initializes
-      const started: AgentStarted = { agent_id: agentId, session_id: this.sessionId, creator: "ui", cwd: this.projectRoot, ephemeral };
-      if (req.parent_id !== undefined) started.parent_id = req.parent_id;
-      if (req.role !== undefined) started.role = req.role;
-      if (req.model !== undefined) started.model = req.model;
+      const started: AgentStarted = { agent_id: agentId, session_id: this.sessionId, creator: o.creator, cwd: this.projectRoot, ephemeral };
+      if (o.parentId !== undefined) started.parent_id = o.parentId;
+      if (o.createdBy !== undefined) started.created_by = o.createdBy;
+      if (o.role !== undefined) started.role = o.role;
+      if (o.model !== undefined) started.model = o.model;
       if ((await this.publishHarness("agent.started", started)).status !== "committed") return letGo("could not record the agent");
       if ((await this.publishHarness("session.agent_loaded", { agent_id: agentId })).status !== "committed") {
         return letGo("could not record the agent in the session");
       }
-      if (req.display_name !== undefined) {
-        await this.publishHarness("agent.metadata_set", { agent_id: agentId, key: "display_name", value: req.display_name, by: { class: "ui_attached" } });
+      if (o.displayName !== undefined) {
+        await this.publishHarness("agent.metadata_set", { agent_id: agentId, key: "display_name", value: o.displayName, by: o.by ?? { class: "harness" } });
       }
-      this.sendDirected(requester, "ui.create_agent_result", { request_id: req.request_id, ok: true, agent_id: agentId });
+      return undefined;
     } catch (err) {
-      letGo(fitText(`could not create the agent: ${err instanceof Error ? err.message : String(err)}`));
+      return letGo(fitText(`could not create the agent: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
 
@@ -541,6 +643,7 @@ export class Harness {
   async shutdown(reason: "last_ui_left" | "requested" | "signal" | "startup_failed"): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.team.close();
     await this.publishHarness("session.shutdown", { session_id: this.sessionId, reason });
     // Checkpoints with the folds, so the next resume reads only what follows them.
     for (const agent of this.agents.values()) this.checkpointAgent(agent, true);

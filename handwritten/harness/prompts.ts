@@ -24,6 +24,7 @@ import { checkModelChoice, closeMatches, mergedModelInfo } from "../config/model
 import { mintId } from "./ids.js";
 import { addUsage, emptyUsageTotals, type AgentUsageTotals } from "./agent-fold.js";
 import { userEnvelope } from "./context.js";
+import { agentEnvelope } from "./agent-tools.js";
 import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
@@ -116,6 +117,8 @@ interface Turn {
   answered: boolean;
   /** A `compact` call of this round, run once it is the round's last open call. */
   selfCompact: { callId: string; instructions?: string } | undefined;
+  /** When the turn started, on the monotonic clock (long-wait notifications, SPEC-agent-team). */
+  readonly startedAt: number;
 }
 
 /** A compaction under way (SPEC-compaction): its summary request is the owner's round 0. */
@@ -571,6 +574,7 @@ export class PromptEngine {
       cancelled: false,
       answered: false,
       selfCompact: undefined,
+      startedAt: performance.now(),
     };
     await this.startRound(agentId, l);
   }
@@ -601,6 +605,27 @@ export class PromptEngine {
     // Never wait for an answer to a request that did not go out whole.
     this.port.directToInstance(t.instance, "provider.cancel_request", { prompt_id: t.promptId, round: t.round });
     await this.fail(agentId, l, "network", `the request could not be sent to the provider: ${problem}`);
+  }
+
+  /** What an agent's loop is doing (SPEC-agent-team's roster): a turn or compaction, prompts waiting, or nothing. */
+  activity(agentId: string): "running" | "queued" | undefined {
+    const l = this.agents.get(agentId);
+    if (!l) return undefined;
+    if (l.turn || l.compaction || l.loading) return "running";
+    if (l.queue.length > 0 || l.awaitingModels || l.compactRequests.length > 0) return "queued";
+    return undefined;
+  }
+
+  /** An agent's current turn: its prompt and when it started (monotonic ms). */
+  currentTurn(agentId: string): { promptId: string; startedAt: number } | undefined {
+    const t = this.agents.get(agentId)?.turn;
+    return t ? { promptId: t.promptId, startedAt: t.startedAt } : undefined;
+  }
+
+  /** Whether an agent's turn `promptId` still waits for the outcome of call `callId`. */
+  callOpen(agentId: string, promptId: string, callId: string): boolean {
+    const t = this.agents.get(agentId)?.turn;
+    return t !== undefined && t.promptId === promptId && !t.cancelled && t.openCalls.has(callId);
   }
 
   /** The agent whose current turn (or compaction) is this prompt, if one is. */
@@ -823,10 +848,17 @@ export class PromptEngine {
     });
   }
 
-  /** Cancelling releases only the exact current owner; late reports are ignored. */
+  /**
+   * Cancelling releases only the exact current owner; late reports are ignored. The harness's own
+   * cancel (an agent's `agent_cancel`, or its parent's cancel reaching it, SPEC-agent-team) ends
+   * the agent's waiting prompts too, so a cancelled child takes up no further work.
+   */
   async onCancelRequest(c: Committed<"agent.cancel_request">): Promise<void> {
     const agentId = c.data.agent_id;
     const l = this.agents.get(agentId);
+    if (l && c.publisher.class === "harness" && c.data.prompt_id === undefined) {
+      for (const q of l.queue.splice(0)) await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: q.promptId, outcome: "cancelled", rounds: 0 });
+    }
     const t = l?.turn;
     if (!l || !t || (c.data.prompt_id !== undefined && c.data.prompt_id !== t.promptId)) return;
     t.cancelled = true;
@@ -1122,7 +1154,8 @@ function foldTranscript(f: TranscriptFold, e: Event, seq: number): void {
   switch (e.name) {
     case "agent.prompt_submitted":
       f.unsent.set(e.data.prompt_id, {
-        text: e.data.source === "human_ui" ? userEnvelope(e.data.text) : e.data.text,
+        // Only the user's prompts get the `<user>` envelope; another agent's words are framed as its (SPEC-agent-team).
+        text: e.data.source === "human_ui" ? userEnvelope(e.data.text) : e.data.source === "agent" ? agentEnvelope(e.data.sender ?? "unknown", e.data.text) : e.data.text,
         steer: e.data.mode === "steer",
       });
       break;

@@ -5,6 +5,7 @@ import type { Event, PublisherEnvelope } from "../bus/index.js";
 import { journalPath, type EventLog, type JournalRecord, type StateStore } from "../store/index.js";
 import { checkedEvent } from "../protocol/index.js";
 import { isEventName } from "../../generated/index.js";
+import { workTitleProblem } from "./agent-tools.js";
 import { emptyAgentFold, foldAgentRecord, parseAgentFold, type AgentFold } from "./agent-fold.js";
 
 /** Thrown when a session cannot be resumed; the message names the file and the reason. */
@@ -17,6 +18,11 @@ export function recordEvent(r: JournalRecord, file: string | null): Event {
   if (!isEventName(r.event.name)) throw new ResumeError(`${file ?? "journal"}: record ${r.seq} names unknown event ${r.event.name}`);
   const e = checkedEvent(r.event.name, r.event.data);
   if (e instanceof Error) throw new ResumeError(`${file ?? "journal"}: record ${r.seq}: ${e.message}`);
+  // The title's byte bound is not a schema's: it is held here, at the journal boundary (SPEC-agent-team).
+  if (e.name === "agent.work_status_set") {
+    const problem = workTitleProblem(e.data.title);
+    if (problem !== undefined) throw new ResumeError(`${file ?? "journal"}: record ${r.seq}: agent.work_status_set: ${problem}`);
+  }
   return e;
 }
 

@@ -1,8 +1,9 @@
 // The harness's own model-callable tools and who may use them (SPEC-compaction, "Tool policy by
-// role"): `compact` is on by default, `agent_compact` off; a role's policy revokes a tool by exact
+// role"; SPEC-agent-team): `compact` and the agent tools are on by default, `agent_compact` off; a role's policy revokes a tool by exact
 // name, group or tag, and grants an off-by-default one the same way.
 import type { RolePolicy } from "../../generated/index.js";
 import type { ToolListing } from "./agent-context.js";
+import { AGENT_TOOL_DEFINITIONS } from "./agent-tools.js";
 
 export interface HarnessTool extends ToolListing {
   readonly group: string;
@@ -36,6 +37,8 @@ export const HARNESS_TOOLS: ReadonlyMap<string, HarnessTool> = new Map(
       tags: ["context", "cross_agent"],
       onByDefault: false,
     },
+    // The agent tools (SPEC-agent-team): on by default, revoked by name, `group:agents` or tag.
+    ...AGENT_TOOL_DEFINITIONS,
   ].map((t) => [t.name, t] as const),
 );
 

@@ -4,6 +4,7 @@
 // extension requests is routed under its configured allowance and its outcome is ownerless.
 import type { Committed, PublisherEnvelope } from "../bus/index.js";
 import type { EventName, EventPayloads, ToolDisplay, ToolOutcome, ToolStarted } from "../../generated/index.js";
+import { AGENT_TOOL_NAMES } from "./agent-tools.js";
 
 /** Bounds on a declaration, checked after commit (the schema bounds the description already). */
 export const MAX_TOOL_PARAMETERS_BYTES = 64 * 1024;
@@ -13,7 +14,7 @@ export const MAX_TOOLS_PER_INSTANCE = 256;
 export const COMPLETED_CALL_TOMBSTONES = 4096;
 
 /** Tool names the harness keeps for its own tools; no extension may claim them. */
-export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set(["compact", "agent_start", "agent_message", "work_status"]);
+export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set(["compact", "agent_compact", ...AGENT_TOOL_NAMES]);
 
 /** What an owner reports to end a call. */
 export type TerminalReport = "tool.result_reported" | "tool.error_reported" | "tool.cancelled_reported";
@@ -111,6 +112,8 @@ export class ToolRouter {
     const p = c.publisher;
     const { call_id: callId, agent_id: agentId, tool: name } = c.data;
     let promptId: string | undefined;
+    // A model's call of an agent tool is the harness's own (AgentTeam answers it, SPEC-agent-team).
+    if (p.class === "harness" && AGENT_TOOL_NAMES.has(name)) return;
     if (p.class === "harness") {
       promptId = c.data.prompt_id;
     } else if (p.class !== "extension" || p.instance === undefined || p.generation === undefined || !this.port.isLive(p.instance, p.generation)) {

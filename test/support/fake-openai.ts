@@ -67,6 +67,7 @@ export class FakeOpenAI {
   /** Chat-completion requests that found the queue empty. */
   unscripted = 0;
   readonly #queue: ScriptedResponse[] = [];
+  #responder: ((request: ReceivedRequest) => ScriptedResponse | undefined) | undefined;
   readonly #server: Server;
   #models: string[];
   #modelsResponse: ScriptedResponse | undefined;
@@ -130,6 +131,15 @@ export class FakeOpenAI {
     return this;
   }
 
+  /**
+   * Answers chat requests by their content (several agents' requests in flight at once arrive in no
+   * fixed order); a request it answers undefined for takes the queue's next response.
+   */
+  respondWith(responder: ((request: ReceivedRequest) => ScriptedResponse | undefined) | undefined): this {
+    this.#responder = responder;
+    return this;
+  }
+
   /** Scripted responses not yet used. */
   get pending(): number {
     return this.#queue.length;
@@ -177,7 +187,8 @@ export class FakeOpenAI {
 
   #answer(method: string, path: string, res: ServerResponse): void {
     if (method === "POST" && path.endsWith("/chat/completions")) {
-      const scripted = this.#queue.shift();
+      const request = this.requests.at(-1);
+      const scripted = (request && this.#responder?.(request)) ?? this.#queue.shift();
       if (scripted === undefined) {
         this.unscripted += 1;
         void serve(res, errorResponse(400, { code: "fake_unscripted", message: "no scripted response left" }));

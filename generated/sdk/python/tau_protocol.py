@@ -566,11 +566,14 @@ class AgentPromptStarted:
 
 class InternalPromptKind(Enum):
     CONTEXT_SIZE_ALERT = "context_size_alert"
+    LONG_WAIT = "long_wait"
+    WATCH_UPDATE = "watch_update"
 
 
 class PromptSource(Enum):
     """Where a prompt came from; decides the provider envelope."""
 
+    AGENT = "agent"
     EXTENSION = "extension"
     HARNESS_INTERNAL = "harness_internal"
     HUMAN_UI = "human_ui"
@@ -590,6 +593,9 @@ class AgentPromptSubmitted:
     literal: Optional[bool] = None
     """Typed with the `::` escape: the text is literal and no command consumer may interpret it."""
 
+    sender: Optional[str] = None
+    """The agent that sent a prompt of source `agent` (its task, or an `agent_message`)."""
+
     submitter: Optional[str] = None
     """The configured instance that submitted an extension prompt."""
 
@@ -604,8 +610,9 @@ class AgentPromptSubmitted:
         alert = from_union([from_str, from_none], obj.get("alert"))
         internal_kind = from_union([InternalPromptKind, from_none], obj.get("internal_kind"))
         literal = from_union([from_bool, from_none], obj.get("literal"))
+        sender = from_union([from_str, from_none], obj.get("sender"))
         submitter = from_union([from_str, from_none], obj.get("submitter"))
-        return AgentPromptSubmitted(agent_id, mode, prompt_id, source, text, alert, internal_kind, literal, submitter)
+        return AgentPromptSubmitted(agent_id, mode, prompt_id, source, text, alert, internal_kind, literal, sender, submitter)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -620,6 +627,8 @@ class AgentPromptSubmitted:
             result["internal_kind"] = from_union([lambda x: to_enum(InternalPromptKind, x), from_none], self.internal_kind)
         if self.literal is not None:
             result["literal"] = from_union([from_bool, from_none], self.literal)
+        if self.sender is not None:
+            result["sender"] = from_union([from_str, from_none], self.sender)
         if self.submitter is not None:
             result["submitter"] = from_union([from_str, from_none], self.submitter)
         return result
@@ -647,7 +656,34 @@ class AgentReplayComplete:
         return result
 
 
+@dataclass
+class AgentCreator:
+    """The creation record of an agent another agent started (`agent_start`, SPEC-agent-team):
+    its
+    parent and the tool call that started it. Only a valid one at sequence 0 is a parent edge.
+    """
+    agent_id: str
+    """The parent agent."""
+
+    call_id: str
+    """The parent's `agent_start` call."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentCreator':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        call_id = from_str(obj.get("call_id"))
+        return AgentCreator(agent_id, call_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["call_id"] = from_str(self.call_id)
+        return result
+
+
 class Creator(Enum):
+    AGENT = "agent"
     EXTENSION = "extension"
     HARNESS = "harness"
     UI = "ui"
@@ -660,6 +696,7 @@ class AgentStarted:
     cwd: str
     ephemeral: bool
     session_id: str
+    created_by: Optional[AgentCreator] = None
     model: Optional[str] = None
     parent_id: Optional[str] = None
     role: Optional[str] = None
@@ -672,10 +709,11 @@ class AgentStarted:
         cwd = from_str(obj.get("cwd"))
         ephemeral = from_bool(obj.get("ephemeral"))
         session_id = from_str(obj.get("session_id"))
+        created_by = from_union([AgentCreator.from_dict, from_none], obj.get("created_by"))
         model = from_union([from_str, from_none], obj.get("model"))
         parent_id = from_union([from_str, from_none], obj.get("parent_id"))
         role = from_union([from_str, from_none], obj.get("role"))
-        return AgentStarted(agent_id, creator, cwd, ephemeral, session_id, model, parent_id, role)
+        return AgentStarted(agent_id, creator, cwd, ephemeral, session_id, created_by, model, parent_id, role)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -684,6 +722,8 @@ class AgentStarted:
         result["cwd"] = from_str(self.cwd)
         result["ephemeral"] = from_bool(self.ephemeral)
         result["session_id"] = from_str(self.session_id)
+        if self.created_by is not None:
+            result["created_by"] = from_union([lambda x: to_class(AgentCreator, x), from_none], self.created_by)
         if self.model is not None:
             result["model"] = from_union([from_str, from_none], self.model)
         if self.parent_id is not None:
@@ -719,6 +759,47 @@ class AgentStatsUpdated:
         result["usage"] = to_class(Usage, self.usage)
         if self.context_window is not None:
             result["context_window"] = from_union([from_int, from_none], self.context_window)
+        return result
+
+
+class WorkPhase(Enum):
+    """A work-status phase: closed (SPEC-agent-team, "Work status")."""
+
+    BLOCKED = "blocked"
+    DONE = "done"
+    PLANNING = "planning"
+    REVIEWING = "reviewing"
+    WAITING = "waiting"
+    WORKING = "working"
+
+
+@dataclass
+class AgentWorkStatusSet:
+    """The calling agent's own work status, from its `work_status` call: model-authored,
+    untrusted.
+    """
+    agent_id: str
+    epoch: int
+    """Counts the agent's status updates from 1."""
+
+    phase: WorkPhase
+    title: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentWorkStatusSet':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        epoch = from_int(obj.get("epoch"))
+        phase = WorkPhase(obj.get("phase"))
+        title = from_str(obj.get("title"))
+        return AgentWorkStatusSet(agent_id, epoch, phase, title)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["epoch"] = from_int(self.epoch)
+        result["phase"] = to_enum(WorkPhase, self.phase)
+        result["title"] = from_str(self.title)
         return result
 
 
@@ -2792,6 +2873,32 @@ class SessionTitleSet:
 
 
 @dataclass
+class SessionWatchSet:
+    """A watch between two agents of the session enabled or disabled (SPEC-agent-team,
+    "Watches"): the
+    watcher is told when its target finishes a turn. The watch graph is acyclic.
+    """
+    enabled: bool
+    target: str
+    watcher: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionWatchSet':
+        assert isinstance(obj, dict)
+        enabled = from_bool(obj.get("enabled"))
+        target = from_str(obj.get("target"))
+        watcher = from_str(obj.get("watcher"))
+        return SessionWatchSet(enabled, target, watcher)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["enabled"] = from_bool(self.enabled)
+        result["target"] = from_str(self.target)
+        result["watcher"] = from_str(self.watcher)
+        return result
+
+
+@dataclass
 class ShellCommandFinished:
     agent_id: str
     command: str
@@ -3753,24 +3860,41 @@ class UIRosterRequestMessageName(Enum):
 @dataclass
 class UIRosterRequestMessagePayload:
     include_unloaded: bool
+    """Also the agents that left the session (their journals stay)."""
+
     request_id: str
+    cursor: Optional[str] = None
+    """The last agent id of the previous page."""
+
+    limit: Optional[int] = None
+    """At most this many rows (default and most: 256)."""
 
     @staticmethod
     def from_dict(obj: Any) -> 'UIRosterRequestMessagePayload':
         assert isinstance(obj, dict)
         include_unloaded = from_bool(obj.get("include_unloaded"))
         request_id = from_str(obj.get("request_id"))
-        return UIRosterRequestMessagePayload(include_unloaded, request_id)
+        cursor = from_union([from_str, from_none], obj.get("cursor"))
+        limit = from_union([from_int, from_none], obj.get("limit"))
+        return UIRosterRequestMessagePayload(include_unloaded, request_id, cursor, limit)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["include_unloaded"] = from_bool(self.include_unloaded)
         result["request_id"] = from_str(self.request_id)
+        if self.cursor is not None:
+            result["cursor"] = from_union([from_str, from_none], self.cursor)
+        if self.limit is not None:
+            result["limit"] = from_union([from_int, from_none], self.limit)
         return result
 
 
 @dataclass
 class UIRosterRequestMessage:
+    """The session's agents, a page at a time (only attached UIs; SPEC-agent-team, "Roster"):
+    ordered by
+    agent id, from after `cursor`.
+    """
     message: UIRosterRequestMessageName
     payload: UIRosterRequestMessagePayload
 
@@ -3792,15 +3916,40 @@ class UIRosterResultMessageName(Enum):
     UI_ROSTER_RESULT = "ui_roster_result"
 
 
+class AgentRunState(Enum):
+    """What an agent is doing now."""
+
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    IDLE = "idle"
+    INTERRUPTED = "interrupted"
+    QUEUED = "queued"
+    RUNNING = "running"
+    UNLOADED = "unloaded"
+    WAITING = "waiting"
+
+
 @dataclass
 class RosterRow:
     agent_id: str
     created_at: int
     ephemeral: bool
     loaded: bool
-    status: str
+    status: AgentRunState
+    creator: Optional[str] = None
+    """Who created it: `ui`, `extension`, `harness` or `agent`."""
+
     display_name: Optional[str] = None
+    """The display name its metadata holds, escaped."""
+
     parent_id: Optional[str] = None
+    """Its parent: only from a valid creation record (or the UI that created it under one)."""
+
+    role: Optional[str] = None
+    work_phase: Optional[str] = None
+    """Its current work-status phase and title (model-authored; the title is escaped)."""
+
+    work_title: Optional[str] = None
 
     @staticmethod
     def from_dict(obj: Any) -> 'RosterRow':
@@ -3809,10 +3958,14 @@ class RosterRow:
         created_at = from_int(obj.get("created_at"))
         ephemeral = from_bool(obj.get("ephemeral"))
         loaded = from_bool(obj.get("loaded"))
-        status = from_str(obj.get("status"))
+        status = AgentRunState(obj.get("status"))
+        creator = from_union([from_str, from_none], obj.get("creator"))
         display_name = from_union([from_str, from_none], obj.get("display_name"))
         parent_id = from_union([from_str, from_none], obj.get("parent_id"))
-        return RosterRow(agent_id, created_at, ephemeral, loaded, status, display_name, parent_id)
+        role = from_union([from_str, from_none], obj.get("role"))
+        work_phase = from_union([from_str, from_none], obj.get("work_phase"))
+        work_title = from_union([from_str, from_none], obj.get("work_title"))
+        return RosterRow(agent_id, created_at, ephemeral, loaded, status, creator, display_name, parent_id, role, work_phase, work_title)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -3820,11 +3973,19 @@ class RosterRow:
         result["created_at"] = from_int(self.created_at)
         result["ephemeral"] = from_bool(self.ephemeral)
         result["loaded"] = from_bool(self.loaded)
-        result["status"] = from_str(self.status)
+        result["status"] = to_enum(AgentRunState, self.status)
+        if self.creator is not None:
+            result["creator"] = from_union([from_str, from_none], self.creator)
         if self.display_name is not None:
             result["display_name"] = from_union([from_str, from_none], self.display_name)
         if self.parent_id is not None:
             result["parent_id"] = from_union([from_str, from_none], self.parent_id)
+        if self.role is not None:
+            result["role"] = from_union([from_str, from_none], self.role)
+        if self.work_phase is not None:
+            result["work_phase"] = from_union([from_str, from_none], self.work_phase)
+        if self.work_title is not None:
+            result["work_title"] = from_union([from_str, from_none], self.work_title)
         return result
 
 
@@ -3832,18 +3993,28 @@ class RosterRow:
 class UIRosterResultMessagePayload:
     request_id: str
     rows: List[RosterRow]
+    total: int
+    """Agents the roster holds in all (loaded, and unloaded when asked for)."""
+
+    next_cursor: Optional[str] = None
+    """Where the next page starts; absent on the last page."""
 
     @staticmethod
     def from_dict(obj: Any) -> 'UIRosterResultMessagePayload':
         assert isinstance(obj, dict)
         request_id = from_str(obj.get("request_id"))
         rows = from_list(RosterRow.from_dict, obj.get("rows"))
-        return UIRosterResultMessagePayload(request_id, rows)
+        total = from_int(obj.get("total"))
+        next_cursor = from_union([from_str, from_none], obj.get("next_cursor"))
+        return UIRosterResultMessagePayload(request_id, rows, total, next_cursor)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["request_id"] = from_str(self.request_id)
         result["rows"] = from_list(lambda x: to_class(RosterRow, x), self.rows)
+        result["total"] = from_int(self.total)
+        if self.next_cursor is not None:
+            result["next_cursor"] = from_union([from_str, from_none], self.next_cursor)
         return result
 
 
@@ -4195,6 +4366,14 @@ def agent_stats_updated_from_dict(s: Any) -> AgentStatsUpdated:
 
 def agent_stats_updated_to_dict(x: AgentStatsUpdated) -> Any:
     return to_class(AgentStatsUpdated, x)
+
+
+def agent_work_status_set_from_dict(s: Any) -> AgentWorkStatusSet:
+    return AgentWorkStatusSet.from_dict(s)
+
+
+def agent_work_status_set_to_dict(x: AgentWorkStatusSet) -> Any:
+    return to_class(AgentWorkStatusSet, x)
 
 
 def config_error_message_from_dict(s: Any) -> ConfigErrorMessage:
@@ -4613,6 +4792,14 @@ def session_title_set_to_dict(x: SessionTitleSet) -> Any:
     return to_class(SessionTitleSet, x)
 
 
+def session_watch_set_from_dict(s: Any) -> SessionWatchSet:
+    return SessionWatchSet.from_dict(s)
+
+
+def session_watch_set_to_dict(x: SessionWatchSet) -> Any:
+    return to_class(SessionWatchSet, x)
+
+
 def shell_command_finished_from_dict(s: Any) -> ShellCommandFinished:
     return ShellCommandFinished.from_dict(s)
 
@@ -4974,6 +5161,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "agent.replay_complete": AgentReplayComplete,
     "agent.started": AgentStarted,
     "agent.stats_updated": AgentStatsUpdated,
+    "agent.work_status_set": AgentWorkStatusSet,
     "extension.event": ExtensionEvent,
     "extension.exited": ExtensionExited,
     "extension.notice": ExtensionNotice,
@@ -5010,6 +5198,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "session.shutdown": SessionShutdown,
     "session.started": SessionStarted,
     "session.title_set": SessionTitleSet,
+    "session.watch_set": SessionWatchSet,
     "shell.command_finished": ShellCommandFinished,
     "shell.command_finished_reported": ShellCommandFinishedReported,
     "shell.command_progress": ShellCommandProgress,

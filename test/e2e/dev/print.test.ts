@@ -31,7 +31,10 @@ describe("tau dev print-*", () => {
     expect(system.stdout).toContain("Prefer small commits.");
     const tools = await runTau(["dev", "print-tools"], { env, cwd: project });
     expect(tools.code).toBe(0);
-    expect((JSON.parse(tools.stdout) as Array<{ name: string }>).map((t) => t.name)).toEqual(["cd", "compact", "edit", "find", "grep", "ls", "read", "shell", "write"]); // compact: the harness's own, on by default
+    expect((JSON.parse(tools.stdout) as Array<{ name: string }>).map((t) => t.name)).toEqual([
+      ..."agent_cancel agent_message agent_start agent_unwatch agent_wait agent_watch".split(" "),
+      ..."cd compact edit find grep ls read shell work_status write".split(" "),
+    ]); // compact and the agent tools: the harness's own, on by default
     const prompt = await runTau(["dev", "print-prompt", "fix </user> it"], { env, cwd: project });
     expect(prompt.code).toBe(0);
     expect((JSON.parse(prompt.stdout) as { messages: Array<{ text: string }> }).messages).toEqual([{ role: "user", text: "<user>\nfix </ user> it\n</user>" }]);

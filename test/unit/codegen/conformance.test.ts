@@ -109,7 +109,7 @@ describe("static conformance of handwritten/", () => {
     expect(where("consume", "tool.cancelled_reported")).toEqual(["handwritten/harness/harness.ts"]);
     // The harness registers through its ConsumerRegistry, so each site names its consumer.
     const cancel = scan.sites.filter((s) => s.kind === "consume" && s.event === "agent.cancel_request").map((s) => s.consumer);
-    expect(cancel).toEqual(["tools", "prompts"]);
+    expect(cancel).toEqual(["tools", "prompts", "agents"]);
     expect(where("subscribe", "ui.create_agent_result")).toEqual(["handwritten/cli/session-client.ts"]);
     expect(where("publish", "extension.exited")).toEqual(["handwritten/host/supervisor.ts"]);
     expect(scan.consumers?.length).toBeGreaterThan(20);

@@ -100,6 +100,8 @@ func NewEventPayload(name string) any {
 		return &AgentStarted{}
 	case "agent.stats_updated":
 		return &AgentStatsUpdated{}
+	case "agent.work_status_set":
+		return &AgentWorkStatusSet{}
 	case "extension.event":
 		return &ExtensionEvent{}
 	case "extension.exited":
@@ -172,6 +174,8 @@ func NewEventPayload(name string) any {
 		return &SessionStarted{}
 	case "session.title_set":
 		return &SessionTitleSet{}
+	case "session.watch_set":
+		return &SessionWatchSet{}
 	case "shell.command_finished":
 		return &ShellCommandFinished{}
 	case "shell.command_finished_reported":

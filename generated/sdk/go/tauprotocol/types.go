@@ -144,10 +144,12 @@ type AgentPromptSubmitted struct {
 	Alert        *string             `json:"alert,omitempty" cbor:"alert,omitempty"`
 	InternalKind *InternalPromptKind `json:"internal_kind,omitempty" cbor:"internal_kind,omitempty"`
 	// Typed with the `::` escape: the text is literal and no command consumer may interpret it.
-	Literal  *bool        `json:"literal,omitempty" cbor:"literal,omitempty"`
-	Mode     PromptMode   `json:"mode" cbor:"mode"`
-	PromptID string       `json:"prompt_id" cbor:"prompt_id"`
-	Source   PromptSource `json:"source" cbor:"source"`
+	Literal  *bool      `json:"literal,omitempty" cbor:"literal,omitempty"`
+	Mode     PromptMode `json:"mode" cbor:"mode"`
+	PromptID string     `json:"prompt_id" cbor:"prompt_id"`
+	// The agent that sent a prompt of source `agent` (its task, or an `agent_message`).
+	Sender *string      `json:"sender,omitempty" cbor:"sender,omitempty"`
+	Source PromptSource `json:"source" cbor:"source"`
 	// The configured instance that submitted an extension prompt.
 	Submitter *string `json:"submitter,omitempty" cbor:"submitter,omitempty"`
 	Text      string  `json:"text" cbor:"text"`
@@ -160,14 +162,25 @@ type AgentReplayComplete struct {
 }
 
 type AgentStarted struct {
-	AgentID   string  `json:"agent_id" cbor:"agent_id"`
-	Creator   Creator `json:"creator" cbor:"creator"`
-	Cwd       string  `json:"cwd" cbor:"cwd"`
-	Ephemeral bool    `json:"ephemeral" cbor:"ephemeral"`
-	Model     *string `json:"model,omitempty" cbor:"model,omitempty"`
-	ParentID  *string `json:"parent_id,omitempty" cbor:"parent_id,omitempty"`
-	Role      *string `json:"role,omitempty" cbor:"role,omitempty"`
-	SessionID string  `json:"session_id" cbor:"session_id"`
+	AgentID   string        `json:"agent_id" cbor:"agent_id"`
+	CreatedBy *AgentCreator `json:"created_by,omitempty" cbor:"created_by,omitempty"`
+	Creator   Creator       `json:"creator" cbor:"creator"`
+	Cwd       string        `json:"cwd" cbor:"cwd"`
+	Ephemeral bool          `json:"ephemeral" cbor:"ephemeral"`
+	Model     *string       `json:"model,omitempty" cbor:"model,omitempty"`
+	ParentID  *string       `json:"parent_id,omitempty" cbor:"parent_id,omitempty"`
+	Role      *string       `json:"role,omitempty" cbor:"role,omitempty"`
+	SessionID string        `json:"session_id" cbor:"session_id"`
+}
+
+// The creation record of an agent another agent started (`agent_start`, SPEC-agent-team):
+// its
+// parent and the tool call that started it. Only a valid one at sequence 0 is a parent edge.
+type AgentCreator struct {
+	// The parent agent.
+	AgentID string `json:"agent_id" cbor:"agent_id"`
+	// The parent's `agent_start` call.
+	CallID string `json:"call_id" cbor:"call_id"`
 }
 
 type AgentStatsUpdated struct {
@@ -176,6 +189,16 @@ type AgentStatsUpdated struct {
 	ContextWindow *int64  `json:"context_window,omitempty" cbor:"context_window,omitempty"`
 	CostUsd       float64 `json:"cost_usd" cbor:"cost_usd"`
 	Usage         Usage   `json:"usage" cbor:"usage"`
+}
+
+// The calling agent's own work status, from its `work_status` call: model-authored,
+// untrusted.
+type AgentWorkStatusSet struct {
+	AgentID string `json:"agent_id" cbor:"agent_id"`
+	// Counts the agent's status updates from 1.
+	Epoch int64     `json:"epoch" cbor:"epoch"`
+	Phase WorkPhase `json:"phase" cbor:"phase"`
+	Title string    `json:"title" cbor:"title"`
 }
 
 type ConfigErrorMessage struct {
@@ -732,6 +755,15 @@ type SessionTitleSet struct {
 	Title  string             `json:"title" cbor:"title"`
 }
 
+// A watch between two agents of the session enabled or disabled (SPEC-agent-team,
+// "Watches"): the
+// watcher is told when its target finishes a turn. The watch graph is acyclic.
+type SessionWatchSet struct {
+	Enabled bool   `json:"enabled" cbor:"enabled"`
+	Target  string `json:"target" cbor:"target"`
+	Watcher string `json:"watcher" cbor:"watcher"`
+}
+
 type ShellCommandFinished struct {
 	AgentID          string  `json:"agent_id" cbor:"agent_id"`
 	Command          string  `json:"command" cbor:"command"`
@@ -992,14 +1024,22 @@ type UIPromptSubmit struct {
 	Text    string     `json:"text" cbor:"text"`
 }
 
+// The session's agents, a page at a time (only attached UIs; SPEC-agent-team, "Roster"):
+// ordered by
+// agent id, from after `cursor`.
 type UIRosterRequestMessage struct {
 	Message UIRosterRequestMessageName    `json:"message" cbor:"message"`
 	Payload UIRosterRequestMessagePayload `json:"payload" cbor:"payload"`
 }
 
 type UIRosterRequestMessagePayload struct {
-	IncludeUnloaded bool   `json:"include_unloaded" cbor:"include_unloaded"`
-	RequestID       string `json:"request_id" cbor:"request_id"`
+	// The last agent id of the previous page.
+	Cursor *string `json:"cursor,omitempty" cbor:"cursor,omitempty"`
+	// Also the agents that left the session (their journals stay).
+	IncludeUnloaded bool `json:"include_unloaded" cbor:"include_unloaded"`
+	// At most this many rows (default and most: 256).
+	Limit     *int64 `json:"limit,omitempty" cbor:"limit,omitempty"`
+	RequestID string `json:"request_id" cbor:"request_id"`
 }
 
 type UIRosterResultMessage struct {
@@ -1008,18 +1048,30 @@ type UIRosterResultMessage struct {
 }
 
 type UIRosterResultMessagePayload struct {
-	RequestID string      `json:"request_id" cbor:"request_id"`
-	Rows      []RosterRow `json:"rows" cbor:"rows"`
+	// Where the next page starts; absent on the last page.
+	NextCursor *string     `json:"next_cursor,omitempty" cbor:"next_cursor,omitempty"`
+	RequestID  string      `json:"request_id" cbor:"request_id"`
+	Rows       []RosterRow `json:"rows" cbor:"rows"`
+	// Agents the roster holds in all (loaded, and unloaded when asked for).
+	Total int64 `json:"total" cbor:"total"`
 }
 
 type RosterRow struct {
-	AgentID     string  `json:"agent_id" cbor:"agent_id"`
-	CreatedAt   int64   `json:"created_at" cbor:"created_at"`
+	AgentID   string `json:"agent_id" cbor:"agent_id"`
+	CreatedAt int64  `json:"created_at" cbor:"created_at"`
+	// Who created it: `ui`, `extension`, `harness` or `agent`.
+	Creator *string `json:"creator,omitempty" cbor:"creator,omitempty"`
+	// The display name its metadata holds, escaped.
 	DisplayName *string `json:"display_name,omitempty" cbor:"display_name,omitempty"`
 	Ephemeral   bool    `json:"ephemeral" cbor:"ephemeral"`
 	Loaded      bool    `json:"loaded" cbor:"loaded"`
-	ParentID    *string `json:"parent_id,omitempty" cbor:"parent_id,omitempty"`
-	Status      string  `json:"status" cbor:"status"`
+	// Its parent: only from a valid creation record (or the UI that created it under one).
+	ParentID *string       `json:"parent_id,omitempty" cbor:"parent_id,omitempty"`
+	Role     *string       `json:"role,omitempty" cbor:"role,omitempty"`
+	Status   AgentRunState `json:"status" cbor:"status"`
+	// Its current work-status phase and title (model-authored; the title is escaped).
+	WorkPhase *string `json:"work_phase,omitempty" cbor:"work_phase,omitempty"`
+	WorkTitle *string `json:"work_title,omitempty" cbor:"work_title,omitempty"`
 }
 
 type UISessionAcceptedMessage struct {
@@ -1078,11 +1130,11 @@ type UITreeRequestMessagePayload struct {
 type CompactionTrigger string
 
 const (
-	Agent                 CompactionTrigger = "agent"
-	Auto                  CompactionTrigger = "auto"
-	CompactionTriggerTool CompactionTrigger = "tool"
-	CompactionTriggerUser CompactionTrigger = "user"
-	Successor             CompactionTrigger = "successor"
+	Auto                   CompactionTrigger = "auto"
+	CompactionTriggerAgent CompactionTrigger = "agent"
+	CompactionTriggerTool  CompactionTrigger = "tool"
+	CompactionTriggerUser  CompactionTrigger = "user"
+	Successor              CompactionTrigger = "successor"
 )
 
 type PromptMode string
@@ -1117,17 +1169,19 @@ const (
 type TurnOutcome string
 
 const (
-	Completed            TurnOutcome = "completed"
-	DispatchUncertain    TurnOutcome = "dispatch_uncertain"
-	Failed               TurnOutcome = "failed"
-	Interrupted          TurnOutcome = "interrupted"
-	TurnOutcomeCancelled TurnOutcome = "cancelled"
+	Completed              TurnOutcome = "completed"
+	DispatchUncertain      TurnOutcome = "dispatch_uncertain"
+	TurnOutcomeCancelled   TurnOutcome = "cancelled"
+	TurnOutcomeFailed      TurnOutcome = "failed"
+	TurnOutcomeInterrupted TurnOutcome = "interrupted"
 )
 
 type InternalPromptKind string
 
 const (
 	ContextSizeAlert InternalPromptKind = "context_size_alert"
+	LongWait         InternalPromptKind = "long_wait"
+	WatchUpdate      InternalPromptKind = "watch_update"
 )
 
 // Where a prompt came from; decides the provider envelope.
@@ -1136,15 +1190,29 @@ type PromptSource string
 const (
 	HarnessInternal       PromptSource = "harness_internal"
 	HumanUI               PromptSource = "human_ui"
+	PromptSourceAgent     PromptSource = "agent"
 	PromptSourceExtension PromptSource = "extension"
 )
 
 type Creator string
 
 const (
+	CreatorAgent     Creator = "agent"
 	CreatorExtension Creator = "extension"
 	CreatorHarness   Creator = "harness"
 	CreatorUI        Creator = "ui"
+)
+
+// A work-status phase: closed (SPEC-agent-team, "Work status").
+type WorkPhase string
+
+const (
+	Done             WorkPhase = "done"
+	Planning         WorkPhase = "planning"
+	Reviewing        WorkPhase = "reviewing"
+	WorkPhaseBlocked WorkPhase = "blocked"
+	WorkPhaseWaiting WorkPhase = "waiting"
+	Working          WorkPhase = "working"
 )
 
 type ConfigErrorMessageName string
@@ -1439,6 +1507,20 @@ type UIRosterResultMessageName string
 
 const (
 	UIRosterResult UIRosterResultMessageName = "ui_roster_result"
+)
+
+// What an agent is doing now.
+type AgentRunState string
+
+const (
+	AgentRunStateCancelled   AgentRunState = "cancelled"
+	AgentRunStateFailed      AgentRunState = "failed"
+	AgentRunStateInterrupted AgentRunState = "interrupted"
+	AgentRunStateWaiting     AgentRunState = "waiting"
+	Idle                     AgentRunState = "idle"
+	Queued                   AgentRunState = "queued"
+	Running                  AgentRunState = "running"
+	Unloaded                 AgentRunState = "unloaded"
 )
 
 type UISessionAcceptedMessageName string
