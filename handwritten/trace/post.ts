@@ -125,7 +125,7 @@ export function otlpPoster(ep: OtlpEndpoint, otlp: OtlpSerializers, opts: PostOp
         res = await fetch(ep.url, {
           method: "POST",
           headers: { ...ep.headers, "content-type": "application/x-protobuf", "user-agent": "tau" },
-          body: request,
+          body: new Uint8Array(request), // a copy on its own ArrayBuffer, as BodyInit wants
           redirect: "manual", // a redirect could carry the headers elsewhere
           signal: AbortSignal.timeout(ep.timeoutMs),
         });
