@@ -18,7 +18,8 @@ function workspace(cliYaml: string): Workspace {
 }
 
 function start(w: Workspace): PtyTau {
-  const t = spawnTau([], { env: w.env, cwd: w.project, cols: 100, rows: 24 });
+  // Wide enough that an error naming a temporary folder is not wrapped.
+  const t = spawnTau([], { env: w.env, cwd: w.project, cols: 250, rows: 24 });
   cleanups.push(() => t.kill());
   return t;
 }
