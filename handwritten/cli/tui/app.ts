@@ -29,7 +29,7 @@ import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/i
 import { PERSISTENCE, type CliConfig, type SandboxApprovalRequested, type SandboxDecision } from "../../../generated/index.js";
 import { checkModelChoice } from "../../config/models.js";
 import type { SavedSession } from "../../sessions/index.js";
-import { ageLabel } from "./session-picker.js";
+import { ageLabel } from "../../sessions/format.js";
 import { agentIdOf, checkedEvent } from "../../protocol/index.js";
 
 /** How the UI left its session. */

@@ -3,6 +3,7 @@
 // shows) is separate from the terminal driver, which restores the terminal however it ends.
 import { sanitize, truncateEnd } from "../ui/index.js";
 import { KeyDecoder, type Key } from "./keys.js";
+import { ageLabel } from "../../sessions/format.js";
 
 export interface PickerEntry {
   readonly id: string;
@@ -18,15 +19,6 @@ export const PICKER_ROWS = 10;
 const FILTER_MAX_CHARS = 200;
 /** How long a lone ESC waits for the rest of a sequence before it counts as the Escape key. */
 const ESC_WAIT_MS = 50;
-
-/** `5m ago`, `3h ago`, `12d ago`, `just now`. */
-export function ageLabel(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return "just now";
-  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
-  return `${Math.floor(s / 86400)}d ago`;
-}
 
 /** Text from a session's summary (a file anyone with the state folder could edit) as one safe line. */
 function oneLine(text: string): string {

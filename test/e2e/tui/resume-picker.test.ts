@@ -100,7 +100,7 @@ describe("the resume picker", () => {
     await t.waitFor(has("saved sessions (tau resume ID continues one):"), "the list");
     const screen = t.screen();
     const row = (title: string) => screen.find((l) => l.startsWith(title));
-    expect(row("beta: write the changelog")).toMatch(new RegExp(`^beta: write the changelog {2}· {2}(just now|\\d+m ago) {2}· {2}${w.project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} {2}· {2}s-`));
+    expect(row("beta: write the changelog")).toMatch(new RegExp(`^beta: write the changelog {2}· {2}(just now|\\d+[sm] ago) {2}· {2}${w.project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} {2}· {2}s-`));
     expect(row("alpha: tidy the imports")).toBeDefined();
     // This session has no title yet, and says it is this one.
     expect(screen.some((l) => l.startsWith("(untitled)") && l.endsWith("(this one)"))).toBe(true);

@@ -2,7 +2,7 @@
 // correlated probe; with --all, every saved session from its summary (SPEC-session-lifecycle).
 import { Command, Flags } from "@oclif/core";
 import { resolveRoots } from "../../../config/index.js";
-import { listSavedSessions, type SavedSession } from "../../../sessions/index.js";
+import { formatAge, formatBytes, listSavedSessions, type SavedSession } from "../../../sessions/index.js";
 import { RuntimeDirError, listSessions, type SessionListing, type SessionRow } from "../../../transport/index.js";
 import { TauError, printError } from "../../errors.js";
 import { escapeForLine, toSafeJson } from "./escape.js";
@@ -15,28 +15,6 @@ export function formatRows(rows: readonly SessionRow[]): string {
   const widths = [0, 1].map((i) => Math.max((header[i] ?? "").length, ...cells.map((c) => (c[i] ?? "").length)));
   const line = (c: string[]) => `${(c[0] ?? "").padEnd(widths[0] ?? 0)}  ${(c[1] ?? "").padEnd(widths[1] ?? 0)}  ${c[2] ?? ""}`.trimEnd();
   return [line(header), ...cells.map(line)].join("\n");
-}
-
-/** How long ago, in the largest whole unit: `now`, `42s`, `5m`, `3h`, `12d`. */
-export function formatAge(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 5) return "now";
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h`;
-  return `${Math.floor(s / 86400)}d`;
-}
-
-/** A byte count in the largest unit that keeps it at least 1: `812 B`, `4.2 KiB`, `31 MiB`. */
-export function formatBytes(n: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${v} B` : `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
 }
 
 /** Longest title shown in a table row (the JSON form has it whole). */

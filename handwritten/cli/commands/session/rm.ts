@@ -2,10 +2,9 @@
 // "Saved sessions"). Every id is resolved before anything is removed; a running one is refused.
 import { Args, Command } from "@oclif/core";
 import { resolveRoots } from "../../../config/index.js";
-import { SessionCatalogError, removeSavedSession, resolveSavedSession } from "../../../sessions/index.js";
+import { SessionCatalogError, formatBytes, removeSavedSession, resolveSavedSession } from "../../../sessions/index.js";
 import { TauError, printError } from "../../errors.js";
 import { escapeForLine } from "./escape.js";
-import { formatBytes } from "./list.js";
 
 export default class SessionRm extends Command {
   static override summary = "Delete saved sessions (their journals and their agents') that are not running.";
