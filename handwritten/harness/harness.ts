@@ -90,6 +90,8 @@ export class Harness {
   private restoreLog!: EventLog;
   /** The session journal folded for listings; kept in its checkpoint after every append. */
   private readonly summary: SessionSummaryFold;
+  /** A session-journal append is not in the checkpoint's summary yet. */
+  private sessionCheckpointDue = false;
   /** A title was asked for (set once, from the first human prompt). */
   private titleRequested = false;
   private closed = false;
@@ -336,8 +338,21 @@ export class Harness {
     return lastAnswerOf(log.readRange(log.windowStart(end, 256, 4 * 1024 * 1024), end));
   }
 
-  /** The session journal's checkpoint with its summary (listings read it instead of the journal). */
+  /**
+   * Writes the session journal's checkpoint with its summary soon: appends made in one turn of the
+   * event loop (a session's start, an agent and its membership) share one write. It is derived, so
+   * one lost to a crash only leaves a listing without the newest title.
+   */
+  private checkpointSessionSoon(): void {
+    if (this.sessionCheckpointDue) return;
+    this.sessionCheckpointDue = true;
+    setImmediate(() => this.checkpointSession());
+  }
+
+  /** The session journal's checkpoint with its summary (listings read it instead of the journal), when one is due. */
   private checkpointSession(): void {
+    if (!this.sessionCheckpointDue) return;
+    this.sessionCheckpointDue = false;
     try {
       this.sessionLog.checkpoint({ ...this.summary.value(Date.now() * 1000) });
     } catch (err) {
@@ -408,7 +423,7 @@ export class Harness {
     if (c.persistence === "session") {
       this.sessionLog.append(input);
       this.summary.fold(c.name, c.data, c.recordedAt);
-      this.checkpointSession();
+      this.checkpointSessionSoon();
     } else if (c.persistence === "restore") {
       this.restoreLog.append(input);
     } else if (c.persistence === "agent") {
@@ -647,6 +662,7 @@ export class Harness {
     await this.publishHarness("session.shutdown", { session_id: this.sessionId, reason });
     // Checkpoints with the folds, so the next resume reads only what follows them.
     for (const agent of this.agents.values()) this.checkpointAgent(agent, true);
+    this.checkpointSession(); // before closing, which would bind the end without the summary
     this.store.close();
     // Give background syncs a short chance at an orderly exit; nothing depends on their finishing.
     await this.writeback?.flush(500);
