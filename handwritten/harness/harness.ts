@@ -370,11 +370,12 @@ export class Harness {
   }
 
   /**
-   * Writes an agent's checkpoint (its fold at the journal's end) once enough was appended since the
-   * last one, so a resume after a crash folds a short tail; `force` writes it anyway (shutdown).
+   * Writes an agent's checkpoint (its fold at the journal's end) when at least `due` bytes were
+   * appended since the last one: a resume after a crash folds a short tail, and a trace of a running
+   * session reads up to it. Always with `due` 0 when anything was appended (shutdown, a turn's end).
    */
-  private checkpointAgent(agent: AgentState, force = false): void {
-    if (agent.fold.ephemeral || (!force && agent.log.bytesSinceCheckpoint < CHECKPOINT_EVERY_BYTES)) return;
+  private checkpointAgent(agent: AgentState, due = 1): void {
+    if (agent.fold.ephemeral || agent.log.bytesSinceCheckpoint < due) return;
     try {
       agent.log.checkpoint({ ...agent.fold });
     } catch (err) {
@@ -434,8 +435,10 @@ export class Harness {
       agent.log.append({ ...input, parent });
       foldAgentRecord(agent.fold, c, c.recordedAt);
       this.prompts.fold(c, seq);
-      // At the end of a turn the fold is simple and the journal quiet: a good moment for a checkpoint.
-      if (c.name === "agent.outer_turn_finished") this.checkpointAgent(agent);
+      // The creation record and the end of each turn get a checkpoint (the fold is simple and the
+      // journal quiet then), and so does a round's end past CHECKPOINT_EVERY_BYTES in a long turn.
+      if (seq === 0 || c.name === "agent.outer_turn_finished") this.checkpointAgent(agent);
+      else if (c.name === "provider.response_finished") this.checkpointAgent(agent, CHECKPOINT_EVERY_BYTES);
     }
   }
 
@@ -661,7 +664,7 @@ export class Harness {
     this.team.close();
     await this.publishHarness("session.shutdown", { session_id: this.sessionId, reason });
     // Checkpoints with the folds, so the next resume reads only what follows them.
-    for (const agent of this.agents.values()) this.checkpointAgent(agent, true);
+    for (const agent of this.agents.values()) this.checkpointAgent(agent);
     this.checkpointSession(); // before closing, which would bind the end without the summary
     this.store.close();
     // Give background syncs a short chance at an orderly exit; nothing depends on their finishing.

@@ -1,6 +1,9 @@
 // Bounds of the harness's own work (SPEC-journal-storage, SPEC-daemon-peers), named once.
 
-/** An agent's checkpoint is rewritten at the end of a turn once this much was appended since the last. */
+/**
+ * An agent's checkpoint is rewritten at its creation record and at the end of every turn; within a
+ * turn, at the end of a round once this much was appended since the last.
+ */
 export const CHECKPOINT_EVERY_BYTES = 1024 * 1024;
 
 /** Most records one `ui_history_request` answer carries. */

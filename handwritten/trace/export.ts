@@ -9,8 +9,9 @@ import { agentIdOf, checkedEvent, type Event } from "../protocol/index.js";
 import { randomHex } from "../startup/random.js";
 import { JournalCorruptError, nodeIo, scanFrames, validateJournalRecord, type JournalRecord, type ValidationResult } from "../store/index.js";
 import type { PriceOf } from "./cost.js";
+import { creationOf, type WorkflowAgent } from "./descendants.js";
 import { OtlpProjection, loadOtlp, type OtlpSerializers } from "./otlp.js";
-import { PerfProjection, compactLine, compactRecord, jsonText, nativeLine } from "./project.js";
+import { PerfProjection, compactLine, compactRecord, jsonText, nativeLine, workflowLine, type AgentTotals } from "./project.js";
 import { TraceError, captureAgentJournal, closeSnapshot, type JournalSnapshot } from "./snapshot.js";
 import { loadToon, toonHeader, toonItem, type ToonLib } from "./toon.js";
 
@@ -32,6 +33,11 @@ export interface TraceOptions {
    * a collector instead of OTLP JSON lines.
    */
   otlpRequests?: boolean;
+  /**
+   * A workflow export (`--descendants`): these agents, the root first, each child after its parent.
+   * Every line names its agent; each child's creation record is rechecked on its captured journal.
+   */
+  workflow?: readonly WorkflowAgent[];
 }
 
 /** The format libraries a trace needs, loaded before staging (only the one its format uses). */
@@ -52,12 +58,14 @@ export const OTLP_SPANS_PER_REQUEST = 512;
 export interface TraceReport {
   mode: JournalSnapshot["mode"];
   records: number;
-  /** Bytes of journal read (the selected prefix). */
+  /** Bytes of journal read (the selected prefixes). */
   cut: number;
+  /** Agents exported (1 unless a workflow). */
+  agents: number;
   /** Bytes written to the output. */
   bytes: number;
-  /** An incomplete final frame of an inactive journal (a crash tail): left in place, not exported. */
-  ignoredTail: { offset: number; bytes: number } | null;
+  /** Incomplete final frames of inactive journals (crash tails): left in place, not exported. */
+  ignoredTails: Array<{ agentId: string; offset: number; bytes: number }>;
   /** Written before the staged bytes (TOON's list header, known only once every record is in). */
   head: string;
   /** otlp: traces (prompts) and spans projected. */
@@ -94,9 +102,13 @@ class Staging {
   }
 }
 
-/** One format's fold of the validated records into the staging file. */
+/** One format's fold of the validated records into the staging file, agent after agent. */
 interface Projection {
+  /** The next agent's records follow. */
+  begin(member: WorkflowAgent): void;
   add(r: JournalRecord, e: Event): void;
+  /** That agent's records ended. */
+  endAgent(): void;
   end(): void;
   /** Text that precedes the staged bytes. */
   head(): string;
@@ -106,21 +118,36 @@ interface Projection {
 
 function projection(opts: TraceOptions, out: Staging, libs: FormatLibraries): Projection {
   const full = opts.full === true;
-  const base = { end() {}, head: () => "", traces: 0, spans: 0 };
+  const multi = opts.workflow !== undefined;
+  let agent: string | undefined; // named on each line of a workflow export
+  const base = { begin: (m: WorkflowAgent) => void (agent = multi ? m.agentId : undefined), endAgent() {}, end() {}, head: () => "", traces: 0, spans: 0 };
   switch (opts.format) {
     case "native":
-      return { ...base, add: (r) => out.write(nativeLine(r)) };
+      return { ...base, add: (r) => out.write(nativeLine(r, agent)) };
     case "jsonl":
-      return { ...base, add: (r) => out.write(compactLine(r, full)) };
+      return { ...base, add: (r) => out.write(compactLine(r, full, agent)) };
     case "toon": {
       const toon = libs.toon;
       if (!toon) throw new Error("the TOON encoder is not loaded");
       let n = 0;
-      return { ...base, add: (r) => (n++, out.write(toonItem(toon, compactRecord(r, full)))), head: () => toonHeader(n) };
+      return { ...base, add: (r) => (n++, out.write(toonItem(toon, compactRecord(r, full, agent)))), head: () => toonHeader(n) };
     }
     case "perf": {
-      const perf = new PerfProjection(opts.priceOf);
-      return { ...base, add: (r, e) => perf.add(e, r.recorded_at), end: () => perf.lines().forEach((l) => out.write(l)) };
+      let perf = new PerfProjection(opts.priceOf);
+      let member: WorkflowAgent | undefined;
+      const totals: AgentTotals[] = [];
+      return {
+        ...base,
+        begin: (m) => ((perf = new PerfProjection(opts.priceOf)), (member = m)),
+        add: (r, e) => perf.add(e, r.recorded_at),
+        endAgent: () => {
+          perf.lines(multi ? (member?.parent ?? null) : undefined).forEach((l) => out.write(l));
+          if (perf.totals) totals.push(perf.totals);
+        },
+        end: () => {
+          if (multi && opts.workflow?.[0]) out.write(workflowLine(opts.workflow[0].agentId, totals));
+        },
+      };
     }
     case "otlp": {
       const otlp = libs.otlp;
@@ -148,11 +175,22 @@ function projection(opts: TraceOptions, out: Staging, libs: FormatLibraries): Pr
         batch.push(...spans);
         if (batch.length >= OTLP_SPANS_PER_REQUEST) request();
       };
-      const p = new OtlpProjection(emit, opts.priceOf);
+      // A workflow's children link to their creating calls: each parent watches those calls' spans.
+      const creations = new Set((opts.workflow ?? []).flatMap((m) => (m.parent ? [m.parent.callId] : [])));
+      const callSpans = new Map<string, { traceId: string; spanId: string }>();
+      let p = new OtlpProjection(emit, opts.priceOf);
       return {
+        begin: (m) => {
+          const origin = m.parent ? { ...m.parent, span: callSpans.get(`${m.parent.agentId}\u0000${m.parent.callId}`) ?? null } : undefined;
+          p = new OtlpProjection(emit, opts.priceOf, { watchCalls: creations, ...(origin ? { origin } : {}) });
+          agent = m.agentId;
+        },
         add: (r, e) => p.add(e, r.recorded_at),
-        end: () => {
+        endAgent: () => {
           p.end();
+          for (const [call, span] of p.callSpans) callSpans.set(`${agent}\u0000${call}`, span);
+        },
+        end: () => {
           if (batch.length > 0) request();
         },
         head: () => "",
@@ -200,35 +238,52 @@ export function agentJournalSemantics(agentId: string, onChecked?: (e: Event) =>
 }
 
 /**
- * Captures, validates and projects one agent's journal into `staging` (a descriptor from
- * openStaging). Throws before writing anything anywhere else; the caller copies staging out.
+ * Captures, validates and projects one agent's journal, or a workflow's, into `staging` (a
+ * descriptor from openStaging). Every journal is captured before any is read, and each descriptor is
+ * kept until staging finishes. Throws before writing anything anywhere else; the caller copies
+ * staging out.
  */
 export function stageTrace(opts: TraceOptions, stagingFd: number, libs: FormatLibraries = {}): TraceReport {
-  const snap = captureAgentJournal(opts.stateDir, opts.agentId);
+  const members = opts.workflow ?? [{ agentId: opts.agentId, parent: null }];
+  const snaps: JournalSnapshot[] = [];
   try {
+    for (const m of members) snaps.push(captureAgentJournal(opts.stateDir, m.agentId));
     const out = new Staging(stagingFd);
     const project = projection(opts, out, libs);
-    // The semantic check runs just before onRecord for the same record: it hands over the typed event.
-    let checked: Event | undefined;
-    const semantic = agentJournalSemantics(snap.agentId, (e) => (checked = e));
-    const onRecord = (r: JournalRecord) => {
-      if (checked) project.add(r, checked);
-    };
-    const scan = scanFrames<JournalRecord>(nodeIo, snap.fd, snap.file, { validate: validateJournalRecord, semantic, onRecord }, { offset: 0, seq: 0 }, { until: snap.cut });
-    let ignoredTail: TraceReport["ignoredTail"] = null;
-    if (snap.mode === "checkpoint") {
-      // The checkpoint's boundary is a frame boundary with next_seq before it, or the checkpoint lies.
-      if (scan.tornTail || scan.end !== snap.cut || scan.nextSeq !== snap.expectedNextSeq)
-        throw new JournalCorruptError(snap.file, scan.end, `the checkpoint's boundary ${snap.cut} (next seq ${snap.expectedNextSeq}) is not where the frames end (${scan.end}, next seq ${scan.nextSeq})`);
-    } else if (scan.tornTail) {
-      ignoredTail = scan.tornTail;
-    }
-    if (scan.records === 0) throw new TraceError(`agent ${snap.agentId} has no complete record`);
+    let records = 0;
+    let cut = 0;
+    const ignoredTails: TraceReport["ignoredTails"] = [];
+    members.forEach((m, i) => {
+      const snap = snaps[i] as JournalSnapshot;
+      project.begin(m);
+      // The semantic check runs just before onRecord for the same record: it hands over the typed event.
+      let checked: Event | undefined;
+      const semantic = agentJournalSemantics(snap.agentId, (e) => (checked = e));
+      const onRecord = (r: JournalRecord) => {
+        // The edge that put a child in the workflow must still be its captured journal's first record.
+        if (r.seq === 0 && m.parent && creationOf(r, m.agentId)?.createdBy?.agentId !== m.parent.agentId)
+          throw new TraceError(`the creation record of agent ${m.agentId} no longer names ${m.parent.agentId}; nothing was exported`);
+        if (checked) project.add(r, checked);
+      };
+      const scan = scanFrames<JournalRecord>(nodeIo, snap.fd, snap.file, { validate: validateJournalRecord, semantic, onRecord }, { offset: 0, seq: 0 }, { until: snap.cut });
+      if (snap.mode === "checkpoint") {
+        // The checkpoint's boundary is a frame boundary with next_seq before it, or the checkpoint lies.
+        if (scan.tornTail || scan.end !== snap.cut || scan.nextSeq !== snap.expectedNextSeq)
+          throw new JournalCorruptError(snap.file, scan.end, `the checkpoint's boundary ${snap.cut} (next seq ${snap.expectedNextSeq}) is not where the frames end (${scan.end}, next seq ${scan.nextSeq})`);
+      } else if (scan.tornTail) {
+        ignoredTails.push({ agentId: m.agentId, ...scan.tornTail });
+      }
+      if (scan.records === 0) throw new TraceError(`agent ${snap.agentId} has no complete record`);
+      project.endAgent();
+      records += scan.records;
+      cut += scan.end;
+    });
     project.end();
     out.flush();
-    return { mode: snap.mode, records: scan.records, cut: scan.end, bytes: out.size, ignoredTail, head: project.head(), traces: project.traces, spans: project.spans };
+    const mode = snaps.some((s) => s.mode === "checkpoint") ? "checkpoint" : "eof";
+    return { mode, records, cut, agents: members.length, bytes: out.size, ignoredTails, head: project.head(), traces: project.traces, spans: project.spans };
   } finally {
-    closeSnapshot(snap);
+    for (const s of snaps) closeSnapshot(s);
   }
 }
 

@@ -68,7 +68,7 @@ interface SpanRecord {
   duration: HrTime;
   ended: boolean;
   attributes: Attributes;
-  links: never[];
+  links: Array<{ context: { traceId: string; spanId: string; traceFlags: number }; attributes: Attributes; droppedAttributesCount: number }>;
   events: Array<{ name: string; time: HrTime; attributes: Attributes; droppedAttributesCount: number }>;
   status: { code: number; message?: string };
   resource: { attributes: Attributes };
@@ -120,9 +120,19 @@ interface PromptState {
   cost: number | null;
 }
 
+/** Where a workflow member came from: its creator's `execute_tool` span for the creating call. */
+export interface OtlpOrigin {
+  agentId: string;
+  callId: string;
+  /** The creating call's span, when the creator's trace held it. */
+  span: { traceId: string; spanId: string } | null;
+}
+
 /**
  * Folds validated events into prompts and hands each finished prompt's spans to `emit` (prompts
  * still open at the end of the prefix follow, in order of first appearance, marked incomplete).
+ * In a workflow export a child's root spans link to the call that created it (`origin`), and a
+ * parent remembers the spans of the calls that created its children (`callSpans`).
  */
 export class OtlpProjection {
   private readonly open = new Map<string, PromptState>();
@@ -133,9 +143,13 @@ export class OtlpProjection {
   private resource: SpanRecord["resource"] = { attributes: {} };
   private readonly prices: PriceTable;
 
+  /** Spans of the watched calls (creation calls of a workflow's children), by call id. */
+  readonly callSpans = new Map<string, { traceId: string; spanId: string }>();
+
   constructor(
     private readonly emit: (spans: SpanRecord[]) => void,
     priceOf?: PriceOf,
+    private readonly workflow: { origin?: OtlpOrigin; watchCalls?: ReadonlySet<string> } = {},
   ) {
     this.prices = new PriceTable(priceOf);
   }
@@ -166,6 +180,7 @@ export class OtlpProjection {
         this.agentId = e.data.agent_id;
         this.sessionId = e.data.session_id ?? null;
         this.resource = { attributes: { [GEN_AI.serviceName]: "tau", "tau.agent.id": this.agentId, ...(this.sessionId ? { "tau.session.id": this.sessionId } : {}) } };
+        if (this.workflow.origin) Object.assign(this.resource.attributes, { "tau.agent.parent_id": this.workflow.origin.agentId, "tau.agent.created_by_call_id": this.workflow.origin.callId });
         return;
       case "agent.prompt_submitted": {
         const p = this.prompt(e.data.prompt_id, at);
@@ -210,8 +225,11 @@ export class OtlpProjection {
           a["tau.usage.cost_source"] = cost.source;
           p.cost = (p.cost ?? 0) + cost.usd;
         }
-        for (const c of e.data.tool_calls)
-          p.tools.set(c.call_id, { spanId: id(8, "tau.span", this.agentId, p.id, "call", c.call_id), start: at, end: null, attributes: { [GEN_AI.operation]: "execute_tool", [GEN_AI.toolName]: c.tool, [GEN_AI.toolCallId]: c.call_id, [GEN_AI.toolType]: "function" }, error: false });
+        for (const c of e.data.tool_calls) {
+          const spanId = id(8, "tau.span", this.agentId, p.id, "call", c.call_id);
+          p.tools.set(c.call_id, { spanId, start: at, end: null, attributes: { [GEN_AI.operation]: "execute_tool", [GEN_AI.toolName]: c.tool, [GEN_AI.toolCallId]: c.call_id, [GEN_AI.toolType]: "function" }, error: false });
+          if (this.workflow.watchCalls?.has(c.call_id) && !this.callSpans.has(c.call_id)) this.callSpans.set(c.call_id, { traceId: p.traceId, spanId });
+        }
         return;
       }
       case "provider.response_failed": {
@@ -254,7 +272,7 @@ export class OtlpProjection {
     this.open.clear();
   }
 
-  private span(p: PromptState, spanId: string, parent: string | null, name: string, kind: number, start: number, end: number, attributes: Attributes, error: string | null, events: SpanRecord["events"] = []): SpanRecord {
+  private span(p: PromptState, spanId: string, parent: string | null, name: string, kind: number, start: number, end: number, attributes: Attributes, error: string | null, events: SpanRecord["events"] = [], links: SpanRecord["links"] = []): SpanRecord {
     const ctx = { traceId: p.traceId, spanId, traceFlags: SAMPLED };
     const endAt = Math.max(start, end); // a wall clock that went back never gives a negative span
     return {
@@ -267,7 +285,7 @@ export class OtlpProjection {
       duration: hrTime(endAt - start),
       ended: true,
       attributes,
-      links: [],
+      links,
       events,
       status: error ? { code: STATUS_ERROR, message: error } : { code: STATUS_UNSET },
       resource: this.resource,
@@ -292,7 +310,9 @@ export class OtlpProjection {
     if (p.cost !== null) root[TAU_COST_USD] = p.cost;
     if (incomplete) root["tau.incomplete"] = true;
     const failed = p.outcome === "failed" || p.outcome === "dispatch_uncertain" ? p.outcome : null;
-    const out = [this.span(p, p.rootId, null, "invoke_agent tau", KIND_INTERNAL, start, end, root, failed)];
+    const from = this.workflow.origin?.span;
+    const links = from ? [{ context: { traceId: from.traceId, spanId: from.spanId, traceFlags: SAMPLED }, attributes: { "tau.link": "created_by" }, droppedAttributesCount: 0 }] : [];
+    const out = [this.span(p, p.rootId, null, "invoke_agent tau", KIND_INTERNAL, start, end, root, failed, [], links)];
     for (const r of p.rounds) {
       if (r.end === null) r.attributes["tau.incomplete"] = true;
       const model = (r.attributes[GEN_AI.responseModel] ?? r.attributes[GEN_AI.requestModel]) as string | undefined;

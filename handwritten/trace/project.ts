@@ -65,8 +65,16 @@ export function nativeValue(v: unknown): unknown {
   return { $tau: "tag", tag: -1, value: String(v) };
 }
 
-export function nativeLine(record: JournalRecord): string {
-  return jsonLine(nativeValue(record));
+/** A record's native line; in a workflow export `agent` follows `seq` (seqs repeat across agents). */
+export function nativeLine(record: JournalRecord, agentId?: string): string {
+  const v = nativeValue(record) as Record<string, unknown>;
+  return jsonLine(agentId === undefined ? v : withAgent(v, agentId));
+}
+
+/** `v` with `agent` right after its first key (`seq`), as workflow lines carry it. */
+function withAgent(v: Record<string, unknown>, agentId: string): Record<string, unknown> {
+  const { seq, ...rest } = v;
+  return { seq, agent: agentId, ...rest };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -103,7 +111,7 @@ function bound(v: unknown, where: string, full: boolean, truncated: Record<strin
 }
 
 /** The compact form of one record (a JSONL line's value, and a TOON list item's). */
-export function compactRecord(record: JournalRecord, full: boolean): Record<string, unknown> {
+export function compactRecord(record: JournalRecord, full: boolean, agentId?: string): Record<string, unknown> {
   const truncated: Record<string, number> = {};
   const data = bound(nativeValue(record.event.data), "data", full, truncated);
   const line: Record<string, unknown> = { seq: record.seq, at_us: record.recorded_at, event: record.event.name };
@@ -111,11 +119,11 @@ export function compactRecord(record: JournalRecord, full: boolean): Record<stri
   line.by = src.instance !== undefined ? `${src.class}:${src.instance}` : src.class;
   line.data = data;
   if (Object.keys(truncated).length > 0) line.truncated = truncated;
-  return line;
+  return agentId === undefined ? line : withAgent(line, agentId);
 }
 
-export function compactLine(record: JournalRecord, full: boolean): string {
-  return jsonLine(compactRecord(record, full));
+export function compactLine(record: JournalRecord, full: boolean, agentId?: string): string {
+  return jsonLine(compactRecord(record, full, agentId));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,8 +252,14 @@ export class PerfProjection {
     for (const c of calls) p.pending.set(c.call_id, at);
   }
 
-  /** One line per prompt (journal order of first appearance), then one line for the agent. */
-  lines(): string[] {
+  /** The agent line's counts, set by `lines()` (a workflow's summary adds them up). */
+  totals: AgentTotals | null = null;
+
+  /**
+   * One line per prompt (journal order of first appearance), then one line for the agent; `parent`
+   * (a workflow export) adds where the agent came from: null for the root, else its creator.
+   */
+  lines(parent?: { agentId: string; callId: string } | null): string[] {
     const out: string[] = [];
     const total = zeroTokens();
     let rounds = 0;
@@ -288,7 +302,29 @@ export class PerfProjection {
         }),
       );
     }
-    out.push(jsonLine({ kind: "agent", agent_id: this.agentId, prompts: this.prompts.size, rounds, tokens: total, estimated_cost_usd: totalCost, unpriced_rounds: totalUnpriced }));
+    const origin = parent === undefined ? {} : { parent_id: parent?.agentId ?? null, created_by_call_id: parent?.callId ?? null };
+    out.push(jsonLine({ kind: "agent", agent_id: this.agentId, ...origin, prompts: this.prompts.size, rounds, tokens: total, estimated_cost_usd: totalCost, unpriced_rounds: totalUnpriced }));
+    this.totals = { prompts: this.prompts.size, rounds, tokens: total, estimated_cost_usd: totalCost, unpriced_rounds: totalUnpriced };
     return out;
   }
+}
+
+export interface AgentTotals {
+  prompts: number;
+  rounds: number;
+  tokens: Tokens;
+  estimated_cost_usd: number | null;
+  unpriced_rounds: number;
+}
+
+/** The closing line of a workflow's perf export: the sums over its agents. */
+export function workflowLine(rootId: string, agents: readonly AgentTotals[]): string {
+  const tokens = zeroTokens();
+  let cost: number | null = null;
+  for (const a of agents) {
+    for (const k of Object.keys(tokens) as Array<keyof Tokens>) tokens[k] += a.tokens[k];
+    if (a.estimated_cost_usd !== null) cost = (cost ?? 0) + a.estimated_cost_usd;
+  }
+  const sum = (k: "prompts" | "rounds" | "unpriced_rounds") => agents.reduce((n, a) => n + a[k], 0);
+  return jsonLine({ kind: "workflow", root_id: rootId, agents: agents.length, prompts: sum("prompts"), rounds: sum("rounds"), tokens, estimated_cost_usd: cost, unpriced_rounds: sum("unpriced_rounds") });
 }

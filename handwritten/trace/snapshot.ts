@@ -76,7 +76,7 @@ export function captureAgentJournal(stateDir: string, agentId: string): JournalS
     if (!cp)
       throw new TraceError(
         `agent ${agentId} is being written by a running daemon (pid ${writerPid}) and has no checkpoint that binds its journal yet; ` +
-          "a consistent prefix is available once the daemon writes one (at the end of a turn past 1 MiB, or at shutdown)",
+          "a consistent prefix is available once the daemon writes one (at the end of its current turn, or at shutdown)",
       );
     return { agentId, file, fd, cut: cp.boundary, mode: "checkpoint", expectedNextSeq: cp.next_seq, writerPid };
   } catch (err) {

@@ -10,6 +10,7 @@ import { TestClient, isAlive, startDaemon, waitFor, type StartedDaemon } from ".
 import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
+import { runTau } from "../../support/run-tau.js";
 import type { WireMessage } from "../../../generated/index.js";
 
 let fake!: FakeOpenAI;
@@ -210,6 +211,46 @@ describe("agents that start agents through a real daemon", () => {
     // Never re-run: the resume closed the cut turns before it served anyone, and asked the model nothing.
     expect(fake.chatRequests).toHaveLength(requestsAtKill);
     expect((await roster(c2)).rows.map((r) => r.status)).toEqual(["interrupted", "interrupted", "interrupted"]);
+  }, 180_000);
+
+  it("[trace.descendants.live] while the daemon runs: the parent's workflow traces with both children through their real creation records, and a fresh agent with no turn traces too", async () => {
+    const { env, home, project } = workspace();
+    const d = await daemon(env, ["--project-root", project]);
+    const c = await attach(d);
+    const lead = await createAgent(c);
+    fake.respondWith((r) => {
+      const child = childOf(r);
+      if (child === undefined) return rounds(r) === 0 ? DELEGATE : textResponse("both children reported");
+      if (rounds(r) === 0) return toolCallResponse([{ id: `call_read_${child}`, name: "read", arguments: JSON.stringify({ path: `${child.toLowerCase()}.txt` }) }]);
+      return textResponse(`REPORT-${child}`);
+    });
+    c.emit("ui.prompt_submit", { agent_id: lead, mode: "queue", text: "split the reading between two helpers" });
+    await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === lead);
+    const children = (await roster(c)).rows.filter((r) => r.parent_id === lead);
+    await waitFor(async () => (await roster(c)).rows.every((r) => r.status === "idle"), "every agent idle", 10_000);
+    // A fresh agent: only its creation record so far.
+    c.emit("ui.create_agent", { request_id: "r-fresh", display_name: "fresh" });
+    const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-fresh");
+    const fresh = String((m as Extract<WireMessage, { message: "direct" }>).payload.event.data.agent_id);
+
+    const perf = await runTau(["agent", "trace", lead, "--descendants", "--perf"], { env });
+    expect([perf.code, perf.stderr]).toEqual([0, ""]);
+    const lines = perf.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const agents = lines.filter((l) => l.kind === "agent");
+    expect(agents[0]?.agent_id).toBe(lead);
+    expect(agents).toHaveLength(3);
+    expect(new Set(agents.slice(1).map((a) => a.agent_id))).toEqual(new Set(children.map((r) => r.agent_id)));
+    expect(new Set(agents.slice(1).map((a) => a.created_by_call_id))).toEqual(new Set(["call_start_a", "call_start_b"]));
+    expect(agents.every((a) => a.prompts === 1)).toBe(true); // each turn finished before the trace: the checkpoints hold them
+    expect(lines.at(-1)).toMatchObject({ kind: "workflow", root_id: lead, agents: 3, prompts: 3 });
+    expect(agents.map((a) => a.agent_id)).not.toContain(fresh);
+    // The fresh agent, still loaded in the running daemon, has a consistent prefix: its creation record.
+    const own = await runTau(["agent", "trace", fresh, "--format", "native"], { env });
+    expect([own.code, own.stderr]).toEqual([0, ""]);
+    const records = own.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { seq: number; event: { name: string } });
+    expect(records[0]).toMatchObject({ seq: 0, event: { name: "agent.started" } });
+    expect(records.length).toBeLessThanOrEqual(journal(home, fresh).length);
+    expect(isAlive(d.pid)).toBe(true);
   }, 180_000);
 
   it("[agent-team.roster.paged-ui-only] the roster answers attached UIs alone, a page at a time; a plain client gets a content-free refusal", async () => {

@@ -1,5 +1,5 @@
-// `tau agent trace AGENT [--session ID] --format native|jsonl|toon|otlp|perf [--full]
-// [--otlp-endpoint URL]`: an agent's durable journal as a trace on stdout (or posted to an OTLP
+// `tau agent trace AGENT [--session ID] [--descendants] --format native|jsonl|toon|otlp|perf
+// [--full] [--otlp-endpoint URL]` (`--perf` is `--format perf`): an agent's durable journal as a trace on stdout (or posted to an OTLP
 // collector), read-only and snapshot-consistent (records/SPEC-trace-export.md).
 // Self-contained: errors are written here and end the command as failed (TAU-E0305, errors.ts).
 import { Args, Command, Flags } from "@oclif/core";
@@ -42,7 +42,8 @@ export default class AgentTrace extends Command {
     "<%= config.bin %> agent trace a-1f2e --session s-9c --format jsonl",
     "<%= config.bin %> agent trace a-1f2e --format toon",
     "<%= config.bin %> agent trace a-1f2e --format otlp --otlp-endpoint http://127.0.0.1:4318",
-    "<%= config.bin %> agent trace a-1f2e --format perf",
+    "<%= config.bin %> agent trace a-1f2e --perf",
+    "<%= config.bin %> agent trace a-1f2e --descendants --format jsonl",
   ];
   static override args = {
     agent: Args.string({ description: "Agent id or a unique prefix of one.", required: true }),
@@ -54,26 +55,37 @@ export default class AgentTrace extends Command {
         "native: every record, lossless; jsonl: one compact line per event; toon: the same records as one TOON document; " +
         "otlp: OTLP JSON, one line (one trace) per prompt, no bodies; perf: per-prompt timing, tokens and estimated cost, no bodies.",
       options: [...FORMATS],
-      required: true,
     }),
-    full: Flags.boolean({ description: "jsonl and toon: keep whole text and output (lite mode keeps 4 KiB of each)." }),
+    perf: Flags.boolean({ description: "The same as --format perf." }),
+    descendants: Flags.boolean({
+      description:
+        "Also export every agent this one started, and theirs, found through their creation records; each line then names its agent " +
+        "(perf adds a closing workflow line, otlp links each child's spans to the call that started it).",
+    }),
+    full: Flags.boolean({ description: "jsonl and toon: keep whole text and output (lite mode keeps 4 KiB of each). Native is always whole; otlp and perf carry no bodies." }),
     "otlp-endpoint": Flags.string({ description: "With --format otlp: post the trace to this OTLP/HTTP collector (http or https; a URL without a path gets /v1/traces) instead of printing it." }),
   };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(AgentTrace);
-    const format = flags.format as (typeof FORMATS)[number];
+    const fail = (message: string) => this.exit(printError(new TauError("TAU-E0305", `tau: agent trace: ${message}`)));
+    if (flags.perf && flags.format !== undefined && flags.format !== "perf") return fail(`--perf and --format ${flags.format} ask for two formats; give one`);
+    const format = (flags.perf ? "perf" : flags.format) as (typeof FORMATS)[number] | undefined;
+    if (format === undefined) return fail(`which format? give --format ${FORMATS.join("|")} (or --perf)`);
     const endpoint = flags["otlp-endpoint"];
-    if (endpoint !== undefined && format !== "otlp") return this.exit(printError(new TauError("TAU-E0305", "tau: agent trace: --otlp-endpoint needs --format otlp")));
+    if (endpoint !== undefined && format !== "otlp") return fail("--otlp-endpoint needs --format otlp");
+    if (flags.full && format !== "jsonl" && format !== "toon") return fail(`--full applies to --format jsonl and toon; ${format} ${format === "native" ? "is always whole" : "carries no bodies"}`);
     // Loaded here, not at start-up: the exporter is only needed when this command runs.
-    const { StoreError, TraceError, exportTrace, loadOtlp, otlpEndpoint, otlpPoster, postTrace, resolveAgent } = await import("../../../trace/index.js");
+    const { StoreError, TraceError, allAgents, discoverWorkflow, exportTrace, loadOtlp, otlpEndpoint, otlpPoster, postTrace, resolveAgent, sessionAgents } = await import("../../../trace/index.js");
     const roots = resolveRoots(process.env);
     const stateDir = roots.state;
     process.stdout.on("error", () => {}); // a closed reader surfaces as the write's own EPIPE below
     try {
-      const { agentId } = resolveAgent(stateDir, args.agent, flags.session);
+      const { agentId, sessionId } = resolveAgent(stateDir, args.agent, flags.session);
+      // Descendants are looked for among the session's members when --session names it, else among every agent.
+      const workflow = flags.descendants ? discoverWorkflow(stateDir, agentId, sessionId !== null ? sessionAgents(stateDir, sessionId) : allAgents(stateDir)) : undefined;
       const priceOf = format === "perf" || format === "otlp" ? await pricesOf(roots) : undefined;
-      const opts = { stateDir, agentId, full: flags.full, ...(priceOf ? { priceOf } : {}) };
+      const opts = { stateDir, agentId, full: flags.full, ...(priceOf ? { priceOf } : {}), ...(workflow ? { workflow } : {}) };
       let report;
       if (endpoint !== undefined) {
         const ep = otlpEndpoint(endpoint, process.env);
@@ -83,8 +95,8 @@ export default class AgentTrace extends Command {
       } else {
         report = await exportTrace({ ...opts, format }, process.stdout);
       }
-      if (report.ignoredTail)
-        process.stderr.write(`tau: note: an incomplete final frame (${report.ignoredTail.bytes} bytes at offset ${report.ignoredTail.offset}, a crash tail) was not exported\n`);
+      for (const t of report.ignoredTails)
+        process.stderr.write(`tau: note: an incomplete final frame (${t.bytes} bytes at offset ${t.offset}${report.agents > 1 ? ` of agent ${t.agentId}` : ""}, a crash tail) was not exported\n`);
     } catch (err) {
       // The reader went away (`| head`): stop quietly, like any Unix filter.
       if ((err as NodeJS.ErrnoException).code === "EPIPE") return this.exit(exitCodeOf("TAU-E0306"));
