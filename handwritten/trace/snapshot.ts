@@ -1,9 +1,9 @@
 // Read-only, snapshot-consistent capture of one agent journal for trace export (SPEC-trace-export).
 //
 // Two modes, chosen only by the writer lock:
-//   - inactive (no live holder): the store's writer lock is taken without waiting, the journal is
-//     opened and its size read, and the lock is released at once — held for one open and one fstat,
-//     never while reading, so a daemon starting later is not kept out. The cut is the file's end.
+//   - inactive (no live holder): the store's writer lock is taken without waiting before the journal
+//     is opened, and kept until the caller closes the snapshot (staging finished), so no daemon can
+//     resume, repair or append the journal under the export. The cut is the file's end.
 //   - live (a running daemon holds the lock): the journal is opened and the cut is the exact frame
 //     boundary its bound checkpoint (meta.json: same device and inode, witness of the bytes before
 //     the boundary) names. Without a binding checkpoint there is no consistent cut and export fails.
@@ -11,7 +11,7 @@
 // past the cut. The journal and its checkpoint are never written.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { JournalLockedError, acquireJournalLock, boundCheckpoint, isValidId, liveJournalWriter } from "../store/index.js";
+import { JournalLockedError, acquireJournalLock, boundCheckpoint, isValidId, liveJournalWriter, type LockHandle } from "../store/index.js";
 
 export interface JournalSnapshot {
   readonly agentId: string;
@@ -25,6 +25,8 @@ export interface JournalSnapshot {
   readonly expectedNextSeq: number | null;
   /** The live writer's pid (live mode only). */
   readonly writerPid: number | null;
+  /** The writer lock this export holds (EOF mode only), released by `closeSnapshot`. */
+  readonly lock: LockHandle | null;
 }
 
 export class TraceError extends Error {
@@ -64,9 +66,10 @@ export function captureAgentJournal(stateDir: string, agentId: string): JournalS
     if (lock) {
       try {
         const fd = openReadOnly(file, agentId);
-        return { agentId, file, fd, cut: fs.fstatSync(fd).size, mode: "eof", expectedNextSeq: null, writerPid: null };
-      } finally {
+        return { agentId, file, fd, cut: fs.fstatSync(fd).size, mode: "eof", expectedNextSeq: null, writerPid: null, lock };
+      } catch (err) {
         lock.release();
+        throw err;
       }
     }
   }
@@ -78,7 +81,7 @@ export function captureAgentJournal(stateDir: string, agentId: string): JournalS
         `agent ${agentId} is being written by a running daemon (pid ${writerPid}) and has no checkpoint that binds its journal yet; ` +
           "a consistent prefix is available once the daemon writes one (at the end of its current turn, or at shutdown)",
       );
-    return { agentId, file, fd, cut: cp.boundary, mode: "checkpoint", expectedNextSeq: cp.next_seq, writerPid };
+    return { agentId, file, fd, cut: cp.boundary, mode: "checkpoint", expectedNextSeq: cp.next_seq, writerPid, lock: null };
   } catch (err) {
     fs.closeSync(fd);
     throw err;
@@ -86,5 +89,9 @@ export function captureAgentJournal(stateDir: string, agentId: string): JournalS
 }
 
 export function closeSnapshot(s: JournalSnapshot): void {
-  fs.closeSync(s.fd);
+  try {
+    fs.closeSync(s.fd);
+  } finally {
+    s.lock?.release();
+  }
 }
