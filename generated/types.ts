@@ -10,6 +10,8 @@ export type AgentCompactionCommitted = {
   agent_id: Id;
   compaction_id: Id;
   cut_seq: Count;
+  /** The harness's estimate of the context after the commit (summary plus suffix), in tokens, when it held the transcript. */
+  context_tokens?: Count;
 };
 
 /**

@@ -27,6 +27,13 @@ export interface AgentFold {
   owed?: { id: string; watermark: number };
   /** The cut of the last committed compaction (0: none). */
   cut?: number;
+  /**
+   * Where loading the transcript may start instead of seq 0, set by each commit: its cut, or the
+   * submission of a prompt still waiting then, if earlier (its text enters the transcript later).
+   */
+  transcript_from?: number;
+  /** The seq of each waiting prompt's `agent.prompt_submitted`. */
+  submitted_seq?: Record<string, number>;
   /** `agent.metadata_set` (display names, working directory, …). */
   metadata: Record<string, string>;
   /** Prompts started without a terminal: prompt id → rounds started. */
@@ -108,6 +115,10 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       delete f.compacting;
       delete f.owed;
       f.cut = e.data.cut_seq;
+      // A waiting prompt without a known submission (none should be) makes the load start at 0.
+      f.transcript_from = Math.min(e.data.cut_seq, ...Object.keys(f.waiting).map((id) => f.submitted_seq?.[id] ?? 0));
+      // The context is now the summary and the suffix, as the harness estimated it at the commit.
+      if (e.data.context_tokens !== undefined) f.usage.context_tokens = e.data.context_tokens;
       break;
     case "agent.compaction_failed":
       if (f.compacting?.id !== e.data.compaction_id) break;
@@ -124,17 +135,23 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       break;
     case "agent.prompt_submitted":
       f.waiting[e.data.prompt_id] = e.data.mode === "steer";
+      (f.submitted_seq ??= {})[e.data.prompt_id] = seq;
       break;
     case "agent.prompt_started": {
       const pid = e.data.prompt_id;
       // A round start takes its own prompt and every steered one waiting into the transcript.
-      for (const [id, steer] of Object.entries(f.waiting)) if (steer || id === pid) delete f.waiting[id];
+      for (const [id, steer] of Object.entries(f.waiting)) {
+        if (!steer && id !== pid) continue;
+        delete f.waiting[id];
+        delete f.submitted_seq?.[id];
+      }
       f.open[pid] = e.data.round + 1;
       break;
     }
     case "agent.outer_turn_finished":
       delete f.open[e.data.prompt_id];
       delete f.waiting[e.data.prompt_id];
+      delete f.submitted_seq?.[e.data.prompt_id];
       f.last_outcome = e.data.outcome;
       break;
     case "provider.response_finished":
@@ -165,6 +182,8 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
   const o = v.owed;
   if (o !== undefined && !(isRecord(o) && typeof o.id === "string" && seqOf(o.watermark))) return undefined;
   if (v.cut !== undefined && !seqOf(v.cut)) return undefined;
+  if (v.transcript_from !== undefined && !(seqOf(v.transcript_from) && (v.transcript_from as number) <= nextSeq)) return undefined;
+  if (v.submitted_seq !== undefined && !(isRecord(v.submitted_seq) && Object.values(v.submitted_seq).every(seqOf))) return undefined;
   const strings = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "string");
   const numbers = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "number" && Number.isSafeInteger(x) && x > 0);
   const flags = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "boolean");
@@ -194,6 +213,8 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
       : {}),
     ...(isRecord(o) ? { owed: { id: o.id as string, watermark: o.watermark as number } } : {}),
     ...(v.cut !== undefined ? { cut: v.cut as number } : {}),
+    ...(v.transcript_from !== undefined ? { transcript_from: v.transcript_from as number } : {}),
+    ...(isRecord(v.submitted_seq) ? { submitted_seq: { ...(v.submitted_seq as Record<string, number>) } } : {}),
     metadata: { ...(v.metadata as Record<string, string>) },
     open: { ...(v.open as Record<string, number>) },
     waiting: { ...(v.waiting as Record<string, boolean>) },

@@ -91,6 +91,12 @@ export function summaryMessage(summary: string): ProviderMessage {
   return { role: "user", text: `<summary>\nThe earlier part of this conversation was compacted into this summary:\n\n${summary}\n</summary>` };
 }
 
+/** The estimated tokens of the transcript `applySummary(t, summary, cutSeq)` would leave. */
+export function estimateAfterSummary(t: Transcript, summary: string, cutSeq: number): number {
+  if (cutSeq <= t.cut) return estimateTokens(t.messages);
+  return estimateTokens([summaryMessage(summary), ...t.messages.filter((_, i) => (t.seqs[i] ?? 0) >= cutSeq)]);
+}
+
 /**
  * The transcript once a summary replaces the messages that entered before `cutSeq` (the previous
  * summary among them: it stands at the previous cut, which is earlier). A cut that does not move

@@ -28,7 +28,7 @@ import { agentEnvelope } from "./agent-tools.js";
 import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
-import { SUMMARY_SYSTEM_PROMPT, applySummary, chooseCut, emptyTranscript, estimateTokens, summaryRequestText, type Transcript } from "./compaction.js";
+import { SUMMARY_SYSTEM_PROMPT, applySummary, chooseCut, emptyTranscript, estimateAfterSummary, estimateTokens, summaryRequestText, type Transcript } from "./compaction.js";
 
 /** Compaction and alert settings (SPEC-compaction), with their defaults applied. */
 export interface CompactionSettings {
@@ -174,6 +174,8 @@ interface AgentLoop extends TranscriptFold {
   lastStats: string;
   /** The context use the last response reported (or a compaction's estimate of what is left). */
   contextTokens: number;
+  /** Where loading the transcript starts (a resumed agent's fold says; 0 reads the whole journal). */
+  transcriptFrom: number;
   /** A response's context use not yet weighed for automatic compaction. */
   contextFresh: boolean;
   compaction: ActiveCompaction | undefined;
@@ -228,6 +230,7 @@ export class PromptEngine {
         totals: emptyUsageTotals(),
         lastStats: "",
         contextTokens: 0,
+        transcriptFrom: 0,
         contextFresh: false,
         compaction: undefined,
         compactRequests: [],
@@ -256,11 +259,12 @@ export class PromptEngine {
    * A resumed agent: its model and owed compaction from the journal's fold; its transcript stays in
    * the journal until the agent next runs a prompt (`ensureTranscript`), so a resume does not read it.
    */
-  restore(agentId: string, fold: { model?: string; owed?: { id: string; watermark: number }; usage?: AgentUsageTotals }): void {
+  restore(agentId: string, fold: { model?: string; owed?: { id: string; watermark: number }; usage?: AgentUsageTotals; transcript_from?: number }): void {
     const l = this.loop(agentId);
     l.model = fold.model;
     l.owed = fold.owed ? { ...fold.owed } : undefined;
     l.transcript = undefined;
+    l.transcriptFrom = fold.transcript_from ?? 0;
     // Its stats go on from where they were (a snapshot, so an attaching UI shows them).
     if (fold.usage) {
       l.totals = structuredClone(fold.usage);
@@ -309,7 +313,9 @@ export class PromptEngine {
     if (l.transcript) return Promise.resolve();
     l.loading ??= (async () => {
       const fold: TranscriptFold = { transcript: emptyTranscript(), unsent: new Map(), summaries: new Map() };
-      let at = 0;
+      // A compacted journal is read from its last cut (or an earlier waiting prompt's submission):
+      // every message before it is in the summary, which is recorded after the cut.
+      let at = l.transcriptFrom;
       for (;;) {
         const end = this.port.agentRecordCount(agentId);
         if (at >= end) break;
@@ -1026,7 +1032,8 @@ export class PromptEngine {
     const recorded = await this.port.publish("agent.compaction_summarized", { agent_id: agentId, compaction_id: k.id, summary: text, ...(usage ? { usage } : {}), ...(cost ? { cost } : {}) });
     if (!recorded) return this.compactionFailed(agentId, l, k, "the summary could not be recorded");
     // Once the summary is durable the commit is owed: a crash from here on commits on resume.
-    const committed = await this.port.publish("agent.compaction_committed", { agent_id: agentId, compaction_id: k.id, cut_seq: k.cutSeq });
+    const context = l.transcript ? { context_tokens: estimateAfterSummary(l.transcript, text, k.cutSeq) } : {};
+    const committed = await this.port.publish("agent.compaction_committed", { agent_id: agentId, compaction_id: k.id, cut_seq: k.cutSeq, ...context });
     if (!committed) return this.compactionFailed(agentId, l, k, "the commit could not be recorded");
     l.compaction = undefined;
     // The context is now the summary and the suffix: alerts above it re-arm, stale queued ones go.

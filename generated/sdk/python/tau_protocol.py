@@ -106,6 +106,10 @@ class AgentCompactionCommitted:
     agent_id: str
     compaction_id: str
     cut_seq: int
+    context_tokens: Optional[int] = None
+    """The harness's estimate of the context after the commit (summary plus suffix), in tokens,
+    when it held the transcript.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'AgentCompactionCommitted':
@@ -113,13 +117,16 @@ class AgentCompactionCommitted:
         agent_id = from_str(obj.get("agent_id"))
         compaction_id = from_str(obj.get("compaction_id"))
         cut_seq = from_int(obj.get("cut_seq"))
-        return AgentCompactionCommitted(agent_id, compaction_id, cut_seq)
+        context_tokens = from_union([from_int, from_none], obj.get("context_tokens"))
+        return AgentCompactionCommitted(agent_id, compaction_id, cut_seq, context_tokens)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["agent_id"] = from_str(self.agent_id)
         result["compaction_id"] = from_str(self.compaction_id)
         result["cut_seq"] = from_int(self.cut_seq)
+        if self.context_tokens is not None:
+            result["context_tokens"] = from_union([from_int, from_none], self.context_tokens)
         return result
 
 

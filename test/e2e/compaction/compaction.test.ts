@@ -146,6 +146,11 @@ describe("compaction through a real daemon", () => {
     expect(live.slice(0, 4)).toEqual(round2);
     c.close();
     kill(d);
+    // The checkpoint the last turn's end wrote lets the resumed load start at the cut: the request
+    // below, equal to the live one, was built without reading the records before it.
+    const meta = JSON.parse(readFileSync(join(home, "state", "agents", agentId, "meta.json"), "utf8")) as { fold?: { transcript_from?: number } };
+    expect(meta.fold?.transcript_from).toBe(started.cut_seq);
+    expect(started.cut_seq as number).toBeGreaterThan(0);
     const d2 = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
     const c2 = await attach(d2);
     c2.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "after resume" });
@@ -159,6 +164,32 @@ describe("compaction through a real daemon", () => {
     // The summary is held once.
     expect(JSON.stringify(resumed).split("SUMMARY-OF-THE-BIG-FILE")).toHaveLength(2);
   }, 180_000);
+
+  it("[compaction.resume.context-estimate] after :compact and a resume, the context use shown is the estimate the commit recorded, not the last response's", async () => {
+    const { env, project } = workspace();
+    const d = await daemon(env, ["--project-root", project]);
+    const c = await attach(d);
+    const agentId = await createAgent(c);
+    fake.enqueue(textResponse(`a long answer ${"words ".repeat(3000)}`, { usage: { prompt_tokens: 3_000, completion_tokens: 1_000 } }), textResponse("short", { usage: { prompt_tokens: 4_500, completion_tokens: 2 } }));
+    for (const text of ["first", "second"]) {
+      c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text });
+      await delivered(c, "agent.outer_turn_finished", (x) => x.outcome === "completed" && x.agent_id === agentId);
+    }
+    fake.enqueue(textResponse("SHORT-SUMMARY", { usage: { prompt_tokens: 8_700, completion_tokens: 5 } }));
+    c.emit("ui.compact_request", { agent_id: agentId });
+    const committed = await delivered(c, "agent.compaction_committed");
+    const estimate = committed.context_tokens as number;
+    expect(estimate).toBeGreaterThan(0);
+    expect(estimate).toBeLessThan(1_000); // the summary and a short suffix, far below the last response's 4,502
+    c.close();
+    kill(d);
+    const d2 = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
+    const c2 = await TestClient.ui(d2.socket, d2.session_id);
+    cleanups.push(() => c2.close());
+    c2.send({ message: "subscribe", payload: { historical: ["agent.stats_updated"], live: [] } });
+    const stats = await delivered(c2, "agent.stats_updated", (x) => x.agent_id === agentId);
+    expect(stats.context_tokens).toBe(estimate);
+  }, 120_000);
 
   it("[compaction.crash.each-step] a daemon killed at each step of a compaction resumes to a consistent transcript: never resent, never lost, never twice", async () => {
     const { env, home, project } = workspace();

@@ -16,7 +16,10 @@ type AgentCancelRequest struct {
 type AgentCompactionCommitted struct {
 	AgentID      string `json:"agent_id" cbor:"agent_id"`
 	CompactionID string `json:"compaction_id" cbor:"compaction_id"`
-	CutSeq       int64  `json:"cut_seq" cbor:"cut_seq"`
+	// The harness's estimate of the context after the commit (summary plus suffix), in tokens,
+	// when it held the transcript.
+	ContextTokens *int64 `json:"context_tokens,omitempty" cbor:"context_tokens,omitempty"`
+	CutSeq        int64  `json:"cut_seq" cbor:"cut_seq"`
 }
 
 // The compaction ended without replacing anything; the transcript is as it was. `watermark`
