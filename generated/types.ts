@@ -599,6 +599,8 @@ export type ProviderMessage = {
    * servers that need it (SPEC-provider-chat-completions, "Reasoning sent back").
    */
   reasoning?: BodyText;
+  /** An assistant message's encrypted reasoning items (Responses API), sent back as they came. */
+  reasoning_items?: Array<ReasoningItem>;
   tool_calls?: Array<ToolCall>;
   call_id?: Id;
   is_error?: boolean;
@@ -693,6 +695,8 @@ export type ProviderResponseFinished = {
   model: ShortText;
   text: BodyText;
   reasoning?: BodyText;
+  /** Encrypted reasoning items (Responses API), kept with the message for the next request. */
+  reasoning_items?: Array<ReasoningItem>;
   tool_calls: Array<ToolCall>;
   finish_reason: FinishReason;
   /**
@@ -712,6 +716,8 @@ export type ProviderResponseFinishedReported = {
   model: ShortText;
   text: BodyText;
   reasoning?: BodyText;
+  /** Encrypted reasoning items (Responses API), kept with the message for the next request. */
+  reasoning_items?: Array<ReasoningItem>;
   tool_calls: Array<ToolCall>;
   finish_reason: FinishReason;
   /**
@@ -777,6 +783,17 @@ export type Publisher = {
 export type ReadyMessage = {
   message: "ready";
   payload: Record<string, never>;
+};
+
+/**
+ * A reasoning item of the Responses API family (SPEC-provider-responses): opaque, encrypted by the
+ * server, kept with the assistant message it came with so the next request can send it back whole.
+ */
+export type ReasoningItem = {
+  id: ShortText;
+  encrypted_content: BodyText;
+  /** The item's reasoning summary as text, when the server gave one. */
+  summary?: BodyText;
 };
 
 /**

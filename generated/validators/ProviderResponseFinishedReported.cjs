@@ -7,17 +7,17 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateProviderResponseFinishedReported = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinishedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"server_finish_reason":{"$ref":"ShortText.json","description":"The finish reason exactly as the server sent it, present only when it differs from\n`finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,\nor `\"\"` when the stream ended cleanly without any."},"usage":{"$ref":"Usage.json"}},"required":["prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished_reported"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinishedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"reasoning_items":{"type":"array","items":{"$ref":"ReasoningItem.json"},"maxItems":64,"description":"Encrypted reasoning items (Responses API), kept with the message for the next request."},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"server_finish_reason":{"$ref":"ShortText.json","description":"The finish reason exactly as the server sent it, present only when it differs from\n`finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,\nor `\"\"` when the stream ended cleanly without any."},"usage":{"$ref":"Usage.json"}},"required":["prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished_reported"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
-const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length","content_filter"],"description":"Why a response ended (SPEC-provider-chat-completions, \"Finish reasons\")."};
+const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length","content_filter"],"description":"Why a response ended (SPEC-provider-chat-completions, \"Finish reasons\")."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
-const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
+const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningItem.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"encrypted_content":{"$ref":"BodyText.json"},"summary":{"$ref":"BodyText.json","description":"The item's reasoning summary as text, when the server gave one."}},"required":["id","encrypted_content"],"unevaluatedProperties":{"not":{}},"description":"A reasoning item of the Responses API family (SPEC-provider-responses): opaque, encrypted by the\nserver, kept with the assistant message it came with so the next request can send it back whole."};
 
 function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="ToolCall.json" */;
+/*# sourceURL="ReasoningItem.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate1.evaluated;
@@ -30,24 +30,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
+if(((data.id === undefined) && (missing0 = "id")) || ((data.encrypted_content === undefined) && (missing0 = "encrypted_content"))){
 validate1.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.call_id !== undefined){
-let data0 = data.call_id;
+if(data.id !== undefined){
+let data0 = data.id;
 const _errs1 = errors;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern0.test(data0)){
-validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+if(func0(data0) > 1024){
+validate1.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate1.errors = [{instancePath:instancePath+"/id",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -57,19 +57,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool !== undefined){
-let data1 = data.tool;
+if(data.encrypted_content !== undefined){
+let data1 = data.encrypted_content;
 const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func0(data1) > 1024){
-validate1.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(func0(data1) > 8388608){
+validate1.errors = [{instancePath:instancePath+"/encrypted_content",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate1.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate1.errors = [{instancePath:instancePath+"/encrypted_content",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -79,19 +79,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.arguments_json !== undefined){
-let data2 = data.arguments_json;
+if(data.summary !== undefined){
+let data2 = data.summary;
 const _errs7 = errors;
 const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(func0(data2) > 8388608){
-validate1.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+validate1.errors = [{instancePath:instancePath+"/summary",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
 }
 else {
-validate1.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate1.errors = [{instancePath:instancePath+"/summary",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -102,7 +102,7 @@ var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")){
+if(((key0 !== "id") && (key0 !== "encrypted_content")) && (key0 !== "summary")){
 const _errs11 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
@@ -127,11 +127,10 @@ return errors === 0;
 }
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
-const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
+const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
 
 function validate3(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="Usage.json" */;
+/*# sourceURL="ToolCall.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate3.evaluated;
@@ -144,31 +143,25 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.input_tokens === undefined) && (missing0 = "input_tokens")) || ((data.output_tokens === undefined) && (missing0 = "output_tokens"))){
+if((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.arguments_json === undefined) && (missing0 = "arguments_json"))){
 validate3.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.input_tokens !== undefined){
-let data0 = data.input_tokens;
+if(data.call_id !== undefined){
+let data0 = data.call_id;
 const _errs1 = errors;
 const _errs2 = errors;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate3.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern0.test(data0)){
+validate3.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
-if(errors === _errs2){
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 > 9007199254740991 || isNaN(data0)){
-validate3.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
 }
 else {
-if(data0 < 0 || isNaN(data0)){
-validate3.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate3.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs1 === errors;
@@ -177,26 +170,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.output_tokens !== undefined){
-let data1 = data.output_tokens;
+if(data.tool !== undefined){
+let data1 = data.tool;
 const _errs4 = errors;
 const _errs5 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate3.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func0(data1) > 1024){
+validate3.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
-if(errors === _errs5){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-validate3.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
 }
 else {
-if(data1 < 0 || isNaN(data1)){
-validate3.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate3.errors = [{instancePath:instancePath+"/tool",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs4 === errors;
@@ -205,26 +192,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.cache_read_tokens !== undefined){
-let data2 = data.cache_read_tokens;
+if(data.arguments_json !== undefined){
+let data2 = data.arguments_json;
 const _errs7 = errors;
 const _errs8 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate3.errors = [{instancePath:instancePath+"/cache_read_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func0(data2) > 8388608){
+validate3.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
 return false;
 }
-if(errors === _errs8){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 9007199254740991 || isNaN(data2)){
-validate3.errors = [{instancePath:instancePath+"/cache_read_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
 }
 else {
-if(data2 < 0 || isNaN(data2)){
-validate3.errors = [{instancePath:instancePath+"/cache_read_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate3.errors = [{instancePath:instancePath+"/arguments_json",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs7 === errors;
@@ -233,72 +214,14 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.cache_write_tokens !== undefined){
-let data3 = data.cache_write_tokens;
-const _errs10 = errors;
-const _errs11 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate3.errors = [{instancePath:instancePath+"/cache_write_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs11){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-validate3.errors = [{instancePath:instancePath+"/cache_write_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data3 < 0 || isNaN(data3)){
-validate3.errors = [{instancePath:instancePath+"/cache_write_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reasoning_tokens !== undefined){
-let data4 = data.reasoning_tokens;
-const _errs13 = errors;
-const _errs14 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate3.errors = [{instancePath:instancePath+"/reasoning_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs14){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
-validate3.errors = [{instancePath:instancePath+"/reasoning_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data4 < 0 || isNaN(data4)){
-validate3.errors = [{instancePath:instancePath+"/reasoning_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 for(const key0 in data){
-if(((((key0 !== "input_tokens") && (key0 !== "output_tokens")) && (key0 !== "cache_read_tokens")) && (key0 !== "cache_write_tokens")) && (key0 !== "reasoning_tokens")){
-const _errs17 = errors;
+if(((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")){
+const _errs11 = errors;
 validate3.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs17 === errors;
-if(!valid6){
+var valid4 = _errs11 === errors;
+if(!valid4){
 break;
-}
-}
 }
 }
 }
@@ -316,6 +239,196 @@ validate3.errors = vErrors;
 return errors === 0;
 }
 validate3.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema15 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
+const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
+
+function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="Usage.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate5.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.input_tokens === undefined) && (missing0 = "input_tokens")) || ((data.output_tokens === undefined) && (missing0 = "output_tokens"))){
+validate5.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.input_tokens !== undefined){
+let data0 = data.input_tokens;
+const _errs1 = errors;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate5.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 9007199254740991 || isNaN(data0)){
+validate5.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data0 < 0 || isNaN(data0)){
+validate5.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.output_tokens !== undefined){
+let data1 = data.output_tokens;
+const _errs4 = errors;
+const _errs5 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate5.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate5.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate5.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cache_read_tokens !== undefined){
+let data2 = data.cache_read_tokens;
+const _errs7 = errors;
+const _errs8 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate5.errors = [{instancePath:instancePath+"/cache_read_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate5.errors = [{instancePath:instancePath+"/cache_read_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate5.errors = [{instancePath:instancePath+"/cache_read_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cache_write_tokens !== undefined){
+let data3 = data.cache_write_tokens;
+const _errs10 = errors;
+const _errs11 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate5.errors = [{instancePath:instancePath+"/cache_write_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate5.errors = [{instancePath:instancePath+"/cache_write_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate5.errors = [{instancePath:instancePath+"/cache_write_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reasoning_tokens !== undefined){
+let data4 = data.reasoning_tokens;
+const _errs13 = errors;
+const _errs14 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate5.errors = [{instancePath:instancePath+"/reasoning_tokens",schemaPath:"Count.json/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs14){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate5.errors = [{instancePath:instancePath+"/reasoning_tokens",schemaPath:"Count.json/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate5.errors = [{instancePath:instancePath+"/reasoning_tokens",schemaPath:"Count.json/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "input_tokens") && (key0 !== "output_tokens")) && (key0 !== "cache_read_tokens")) && (key0 !== "cache_write_tokens")) && (key0 !== "reasoning_tokens")){
+const _errs17 = errors;
+validate5.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs17 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate5.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate5.errors = vErrors;
+return errors === 0;
+}
+validate5.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -452,13 +565,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool_calls !== undefined){
-let data5 = data.tool_calls;
+if(data.reasoning_items !== undefined){
+let data5 = data.reasoning_items;
 const _errs15 = errors;
 if(errors === _errs15){
 if(Array.isArray(data5)){
-if(data5.length > 128){
-validate0.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
+if(data5.length > 64){
+validate0.errors = [{instancePath:instancePath+"/reasoning_items",schemaPath:"#/properties/reasoning_items/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
 return false;
 }
 else {
@@ -466,7 +579,7 @@ var valid5 = true;
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
 const _errs17 = errors;
-if(!(validate1(data5[i0], {instancePath:instancePath+"/tool_calls/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+if(!(validate1(data5[i0], {instancePath:instancePath+"/reasoning_items/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
@@ -478,7 +591,7 @@ break;
 }
 }
 else {
-validate0.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate0.errors = [{instancePath:instancePath+"/reasoning_items",schemaPath:"#/properties/reasoning_items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -488,16 +601,35 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.finish_reason !== undefined){
-let data7 = data.finish_reason;
+if(data.tool_calls !== undefined){
+let data7 = data.tool_calls;
 const _errs18 = errors;
-if(typeof data7 !== "string"){
-validate0.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs18){
+if(Array.isArray(data7)){
+if(data7.length > 128){
+validate0.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
 return false;
 }
-if(!((((data7 === "stop") || (data7 === "tool_calls")) || (data7 === "length")) || (data7 === "content_filter"))){
-validate0.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema9.enum},message:"must be equal to one of the allowed values"}];
+else {
+var valid6 = true;
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+const _errs20 = errors;
+if(!(validate3(data7[i1], {instancePath:instancePath+"/tool_calls/" + i1,parentData:data7,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate3.errors : vErrors.concat(validate3.errors);
+errors = vErrors.length;
+}
+var valid6 = _errs20 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
 }
 var valid0 = _errs18 === errors;
 }
@@ -505,13 +637,30 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.server_finish_reason !== undefined){
-let data8 = data.server_finish_reason;
+if(data.finish_reason !== undefined){
+let data9 = data.finish_reason;
 const _errs21 = errors;
-const _errs22 = errors;
-if(errors === _errs22){
-if(typeof data8 === "string"){
-if(func0(data8) > 1024){
+if(typeof data9 !== "string"){
+validate0.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data9 === "stop") || (data9 === "tool_calls")) || (data9 === "length")) || (data9 === "content_filter"))){
+validate0.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema13.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.server_finish_reason !== undefined){
+let data10 = data.server_finish_reason;
+const _errs24 = errors;
+const _errs25 = errors;
+if(errors === _errs25){
+if(typeof data10 === "string"){
+if(func0(data10) > 1024){
 validate0.errors = [{instancePath:instancePath+"/server_finish_reason",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -521,32 +670,33 @@ validate0.errors = [{instancePath:instancePath+"/server_finish_reason",schemaPat
 return false;
 }
 }
-var valid0 = _errs21 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.usage !== undefined){
-const _errs24 = errors;
-if(!(validate3(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate3.errors : vErrors.concat(validate3.errors);
-errors = vErrors.length;
-}
 var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
+if(data.usage !== undefined){
+const _errs27 = errors;
+if(!(validate5(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(((((((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "server_finish_reason")) && (key0 !== "usage")){
-const _errs26 = errors;
+if((((((((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "reasoning_items")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "server_finish_reason")) && (key0 !== "usage")){
+const _errs29 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid8 = _errs26 === errors;
-if(!valid8){
+var valid9 = _errs29 === errors;
+if(!valid9){
 break;
+}
 }
 }
 }

@@ -23,6 +23,7 @@ const CHARS_PER_TOKEN = 4;
 function charsOf(m: ProviderMessage): number {
   let chars = (m.text?.length ?? 0) + (m.reasoning?.length ?? 0);
   for (const c of m.tool_calls ?? []) chars += c.tool.length + c.arguments_json.length;
+  for (const r of m.reasoning_items ?? []) chars += r.encrypted_content.length;
   return chars;
 }
 

@@ -706,6 +706,7 @@ export class PromptEngine {
       finish_reason: c.data.finish_reason,
     };
     if (c.data.reasoning !== undefined) finished.reasoning = c.data.reasoning;
+    if (c.data.reasoning_items !== undefined && c.data.reasoning_items.length > 0) finished.reasoning_items = c.data.reasoning_items;
     if (c.data.server_finish_reason !== undefined) finished.server_finish_reason = c.data.server_finish_reason;
     if (usage) finished.usage = usage;
     const cost = this.costOf(t.model, usage);
@@ -1188,7 +1189,13 @@ function foldTranscript(f: TranscriptFold, e: Event, seq: number): void {
     case "provider.response_finished": {
       const calls = e.data.tool_calls;
       // The reasoning is kept: some servers need it back (SPEC-provider-chat-completions).
-      push({ role: "assistant", text: e.data.text, tool_calls: calls, ...(e.data.reasoning !== undefined ? { reasoning: e.data.reasoning } : {}) });
+      push({
+        role: "assistant",
+        text: e.data.text,
+        tool_calls: calls,
+        ...(e.data.reasoning !== undefined ? { reasoning: e.data.reasoning } : {}),
+        ...(e.data.reasoning_items !== undefined ? { reasoning_items: e.data.reasoning_items } : {}),
+      });
       for (const call of calls) t?.calls.add(call.call_id);
       break;
     }

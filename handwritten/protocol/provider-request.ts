@@ -37,6 +37,7 @@ function itemsOf(v: unknown): number {
 function messageBytes(m: ProviderMessage): number {
   let n = 64 + textBytes(m.text) + textBytes(m.reasoning) + textBytes(m.call_id);
   for (const c of m.tool_calls ?? []) n += 64 + textBytes(c.call_id) + textBytes(c.tool) + textBytes(c.arguments_json);
+  for (const r of m.reasoning_items ?? []) n += 64 + textBytes(r.id) + textBytes(r.encrypted_content) + textBytes(r.summary);
   return n;
 }
 

@@ -1903,6 +1903,35 @@ class ProviderRequest:
         return result
 
 
+@dataclass
+class ReasoningItem:
+    """A reasoning item of the Responses API family (SPEC-provider-responses): opaque, encrypted
+    by the
+    server, kept with the assistant message it came with so the next request can send it back
+    whole.
+    """
+    encrypted_content: str
+    id: str
+    summary: Optional[str] = None
+    """The item's reasoning summary as text, when the server gave one."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ReasoningItem':
+        assert isinstance(obj, dict)
+        encrypted_content = from_str(obj.get("encrypted_content"))
+        id = from_str(obj.get("id"))
+        summary = from_union([from_str, from_none], obj.get("summary"))
+        return ReasoningItem(encrypted_content, id, summary)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["encrypted_content"] = from_str(self.encrypted_content)
+        result["id"] = from_str(self.id)
+        if self.summary is not None:
+            result["summary"] = from_union([from_str, from_none], self.summary)
+        return result
+
+
 class MessageRole(Enum):
     ASSISTANT = "assistant"
     SYSTEM = "system"
@@ -1951,6 +1980,9 @@ class ProviderMessage:
     back to
     servers that need it (SPEC-provider-chat-completions, "Reasoning sent back").
     """
+    reasoning_items: Optional[List[ReasoningItem]] = None
+    """An assistant message's encrypted reasoning items (Responses API), sent back as they came."""
+
     text: Optional[str] = None
     tool_calls: Optional[List[ToolCall]] = None
 
@@ -1962,9 +1994,10 @@ class ProviderMessage:
         continues = from_union([from_bool, from_none], obj.get("continues"))
         is_error = from_union([from_bool, from_none], obj.get("is_error"))
         reasoning = from_union([from_str, from_none], obj.get("reasoning"))
+        reasoning_items = from_union([lambda x: from_list(ReasoningItem.from_dict, x), from_none], obj.get("reasoning_items"))
         text = from_union([from_str, from_none], obj.get("text"))
         tool_calls = from_union([lambda x: from_list(ToolCall.from_dict, x), from_none], obj.get("tool_calls"))
-        return ProviderMessage(role, call_id, continues, is_error, reasoning, text, tool_calls)
+        return ProviderMessage(role, call_id, continues, is_error, reasoning, reasoning_items, text, tool_calls)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -1977,6 +2010,8 @@ class ProviderMessage:
             result["is_error"] = from_union([from_bool, from_none], self.is_error)
         if self.reasoning is not None:
             result["reasoning"] = from_union([from_str, from_none], self.reasoning)
+        if self.reasoning_items is not None:
+            result["reasoning_items"] = from_union([lambda x: from_list(lambda x: to_class(ReasoningItem, x), x), from_none], self.reasoning_items)
         if self.text is not None:
             result["text"] = from_union([from_str, from_none], self.text)
         if self.tool_calls is not None:
@@ -2148,6 +2183,9 @@ class ProviderResponseFinished:
     tool_calls: List[ToolCall]
     cost: Optional[ResponseCost] = None
     reasoning: Optional[str] = None
+    reasoning_items: Optional[List[ReasoningItem]] = None
+    """Encrypted reasoning items (Responses API), kept with the message for the next request."""
+
     server_finish_reason: Optional[str] = None
     """The finish reason exactly as the server sent it, present only when it differs from
     `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
@@ -2168,9 +2206,10 @@ class ProviderResponseFinished:
         tool_calls = from_list(ToolCall.from_dict, obj.get("tool_calls"))
         cost = from_union([ResponseCost.from_dict, from_none], obj.get("cost"))
         reasoning = from_union([from_str, from_none], obj.get("reasoning"))
+        reasoning_items = from_union([lambda x: from_list(ReasoningItem.from_dict, x), from_none], obj.get("reasoning_items"))
         server_finish_reason = from_union([from_str, from_none], obj.get("server_finish_reason"))
         usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
-        return ProviderResponseFinished(agent_id, finish_reason, model, prompt_id, round, text, tool_calls, cost, reasoning, server_finish_reason, usage)
+        return ProviderResponseFinished(agent_id, finish_reason, model, prompt_id, round, text, tool_calls, cost, reasoning, reasoning_items, server_finish_reason, usage)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -2185,6 +2224,8 @@ class ProviderResponseFinished:
             result["cost"] = from_union([lambda x: to_class(ResponseCost, x), from_none], self.cost)
         if self.reasoning is not None:
             result["reasoning"] = from_union([from_str, from_none], self.reasoning)
+        if self.reasoning_items is not None:
+            result["reasoning_items"] = from_union([lambda x: from_list(lambda x: to_class(ReasoningItem, x), x), from_none], self.reasoning_items)
         if self.server_finish_reason is not None:
             result["server_finish_reason"] = from_union([from_str, from_none], self.server_finish_reason)
         if self.usage is not None:
@@ -2201,6 +2242,9 @@ class ProviderResponseFinishedReported:
     text: str
     tool_calls: List[ToolCall]
     reasoning: Optional[str] = None
+    reasoning_items: Optional[List[ReasoningItem]] = None
+    """Encrypted reasoning items (Responses API), kept with the message for the next request."""
+
     server_finish_reason: Optional[str] = None
     """The finish reason exactly as the server sent it, present only when it differs from
     `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
@@ -2219,9 +2263,10 @@ class ProviderResponseFinishedReported:
         text = from_str(obj.get("text"))
         tool_calls = from_list(ToolCall.from_dict, obj.get("tool_calls"))
         reasoning = from_union([from_str, from_none], obj.get("reasoning"))
+        reasoning_items = from_union([lambda x: from_list(ReasoningItem.from_dict, x), from_none], obj.get("reasoning_items"))
         server_finish_reason = from_union([from_str, from_none], obj.get("server_finish_reason"))
         usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
-        return ProviderResponseFinishedReported(finish_reason, model, prompt_id, round, text, tool_calls, reasoning, server_finish_reason, usage)
+        return ProviderResponseFinishedReported(finish_reason, model, prompt_id, round, text, tool_calls, reasoning, reasoning_items, server_finish_reason, usage)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -2233,6 +2278,8 @@ class ProviderResponseFinishedReported:
         result["tool_calls"] = from_list(lambda x: to_class(ToolCall, x), self.tool_calls)
         if self.reasoning is not None:
             result["reasoning"] = from_union([from_str, from_none], self.reasoning)
+        if self.reasoning_items is not None:
+            result["reasoning_items"] = from_union([lambda x: from_list(lambda x: to_class(ReasoningItem, x), x), from_none], self.reasoning_items)
         if self.server_finish_reason is not None:
             result["server_finish_reason"] = from_union([from_str, from_none], self.server_finish_reason)
         if self.usage is not None:

@@ -1,43 +1,32 @@
 // The OpenAI-compatible `/chat/completions` wire client (SPEC-provider-chat-completions): one
 // provider round in, one finished or failed execution report out, streaming deltas on the way.
-import { mark } from "../../startup/timeline.js";
-import type {
-  ErrorClass,
-  FinishReason,
-  ProviderMessage,
-  ProviderResponseFailedReported,
-  ProviderResponseFinishedReported,
-  ReasoningReplay,
-  ToolCall,
-  Usage,
-} from "../../../generated/index.js";
+import type { FinishReason, ProviderMessage, ProviderResponseFinishedReported, ReasoningReplay, ToolCall, Usage } from "../../../generated/index.js";
 import type { ProviderCall } from "../../protocol/provider-request.js";
-import type { EgressPolicy } from "./egress.js";
+import { ProviderFailure } from "./errors.js";
 import {
-  MAX_ERROR_BODY_BYTES,
-  ProviderFailure,
-  classifyHttp,
-  classifyThrown,
-  errorFields,
-  sanitizeDiagnostic,
-} from "./errors.js";
-import { AbortedWait, DEFAULT_RETRY_POLICY, backoffDelay, parseRetryAfter, sleep } from "./retry.js";
-import type { RetryPolicy } from "./retry.js";
-import { SseParser, type SseEvent } from "./sse.js";
+  CallbackError,
+  ID_PATTERN,
+  MAX_RESPONSE_CHARS,
+  MAX_TOOL_CALLS,
+  MAX_TOOL_NAME_CHARS,
+  argumentsComplete,
+  count,
+  endpointUrl,
+  streamError,
+  streamRound,
+  type ProviderProfile,
+  type RoundResult,
+  type RoundStream,
+  type StreamRoundOptions,
+  type WireFamily,
+} from "./round.js";
+import type { SseEvent } from "./sse.js";
 
-/** Time allowed between sending the request and receiving the response headers. */
-export const HEADERS_TIMEOUT_MS = 120_000;
-/** Longest silence allowed between two body chunks of a streaming response. */
-export const STREAM_IDLE_TIMEOUT_MS = 120_000;
-/** Largest answer accepted: text, reasoning and tool-call arguments together, in UTF-16 units. */
-export const MAX_RESPONSE_CHARS = 4_194_304;
-/** Most tool calls in one response (the report's schema bound); a higher `index` is a protocol error. */
-export const MAX_TOOL_CALLS = 128;
-/** Longest tool name accepted from the model (ShortText). */
-export const MAX_TOOL_NAME_CHARS = 1024;
+export { HEADERS_TIMEOUT_MS, MAX_RESPONSE_CHARS, MAX_TOOL_CALLS, MAX_TOOL_NAME_CHARS, STREAM_IDLE_TIMEOUT_MS } from "./round.js";
+export type { Failed, Finished, ProviderProfile, RetryNotice } from "./round.js";
+export type StreamChatCompletionOptions = StreamRoundOptions;
+export type ChatCompletionResult = RoundResult;
 
-/** The shape of a tau identifier (`Id` in spec/common.tsp); tool-call ids must match it. */
-const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 /**
  * Finish reasons a server may send, and what each is reported as: tau's own four, and the synonyms
  * servers use for them (the legacy `function_call`; Mistral's `model_length`, its context ran out).
@@ -50,41 +39,6 @@ const FINISH_REASONS: ReadonlyMap<string, FinishReason> = new Map<string, Finish
   ["function_call", "tool_calls"],
   ["model_length", "length"],
 ]);
-
-export interface ProviderProfile {
-  /** e.g. `https://api.openai.com/v1`; `/chat/completions` is appended to its path. */
-  baseUrl: string;
-  apiKey?: string;
-  /** Extra request headers (an `authorization` from apiKey always wins). */
-  headers?: Record<string, string>;
-  /** How kept reasoning is sent back (`auto` when absent: decided per model, see reasoningReplayFor). */
-  reasoningReplay?: ReasoningReplay;
-}
-
-export interface RetryNotice {
-  /** 1-based ordinal of the retry being scheduled (1 = the first retry). */
-  attempt: number;
-  delay_ms: number;
-  error_class: ErrorClass;
-}
-
-export interface StreamChatCompletionOptions {
-  signal?: AbortSignal;
-  /** The egress policy every request goes through. */
-  egress: EgressPolicy;
-  /** Called for every non-empty text or reasoning fragment, in stream order. */
-  onDelta?: (text: string | undefined, reasoning: string | undefined) => void;
-  /** Called before each back-off wait. */
-  onRetry?: (notice: RetryNotice) => void;
-  /** Retry policy overrides (tests use short delays and a fixed random). */
-  retry?: Partial<RetryPolicy>;
-  /** Timeout overrides in milliseconds. */
-  timeouts?: { headersMs?: number; idleMs?: number };
-}
-
-export type Finished = { status: "finished"; report: ProviderResponseFinishedReported; attempts: number };
-export type Failed = { status: "failed"; report: ProviderResponseFailedReported; attempts: number };
-export type ChatCompletionResult = Finished | Failed;
 
 // ---------------------------------------------------------------------------------------------
 // Request body
@@ -182,34 +136,6 @@ export function buildChatCompletionBody(request: ProviderCall, replay: Reasoning
   return body;
 }
 
-/** The endpoint URL for a profile: the base URL's path plus `/chat/completions`, query kept. */
-export function chatCompletionsUrl(baseUrl: string): URL {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new ProviderFailure("invalid_request", "the provider base URL is not a valid URL", false);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ProviderFailure("invalid_request", "the provider base URL must be http or https", false);
-  }
-  if (url.username !== "" || url.password !== "") {
-    throw new ProviderFailure("invalid_request", "the provider base URL must not carry credentials", false);
-  }
-  url.pathname = `${url.pathname.replace(/\/+$/, "")}/chat/completions`;
-  url.hash = "";
-  return url;
-}
-
-function requestHeaders(profile: ProviderProfile): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(profile.headers ?? {})) headers[k.toLowerCase()] = v;
-  headers["content-type"] = "application/json";
-  headers.accept = "text/event-stream";
-  if (profile.apiKey !== undefined && profile.apiKey !== "") headers.authorization = `Bearer ${profile.apiKey}`;
-  return headers;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Stream accumulation
 
@@ -219,13 +145,7 @@ interface PartialCall {
   args: string[];
 }
 
-class CallbackError extends Error {
-  constructor(readonly original: unknown) {
-    super("callback failed");
-  }
-}
-
-class StreamState {
+class StreamState implements RoundStream {
   text = "";
   reasoning = "";
   size = 0;
@@ -240,6 +160,10 @@ class StreamState {
     private readonly shared: { emitted: boolean },
     private readonly onDelta: StreamChatCompletionOptions["onDelta"],
   ) {}
+
+  get complete(): boolean {
+    return this.finish !== undefined;
+  }
 
   #grow(n: number): void {
     this.size += n;
@@ -418,6 +342,41 @@ class StreamState {
     throw new ProviderFailure("protocol", `unsupported finish_reason ${shown}`);
   }
 
+  /** The finished report: the tool calls, finish reason and usage the stream gave, checked whole. */
+  report(req: ProviderCall): ProviderResponseFinishedReported {
+    const toolCalls = this.toolCalls();
+    // Tool calls whose arguments are whole run whatever the finish reason says (Gemini's endpoint
+    // streams them with `stop`); the server's own reason is kept beside.
+    const complete = toolCalls.length > 0 && toolCalls.every((c) => argumentsComplete(c.arguments_json));
+    let finish = this.finish;
+    if (finish === undefined) {
+      // A clean end ([DONE] or the body's end) without a finish reason is accepted when what came is
+      // whole: some text or reasoning, and no tool call cut off.
+      const end = this.done ? "stream ended ([DONE]) without a finish_reason" : "stream ended without a finish_reason";
+      if (toolCalls.length > 0 && !complete) throw new ProviderFailure("protocol", `${end} inside a tool call`);
+      if (toolCalls.length === 0 && this.text === "" && this.reasoning === "") throw new ProviderFailure("protocol", `${end} or any content`);
+      finish = toolCalls.length > 0 ? "tool_calls" : "stop";
+    } else if (complete) {
+      finish = "tool_calls";
+    }
+    if (finish === "tool_calls" && toolCalls.length === 0) {
+      throw new ProviderFailure("protocol", "finish_reason tool_calls without any tool call");
+    }
+    const report: ProviderResponseFinishedReported = {
+      prompt_id: req.prompt_id,
+      round: req.round,
+      model: req.model,
+      text: this.text,
+      tool_calls: toolCalls,
+      finish_reason: finish,
+    };
+    const sent = this.serverFinish ?? "";
+    if (sent !== finish) report.server_finish_reason = sent.slice(0, 64);
+    if (this.reasoning !== "") report.reasoning = this.reasoning;
+    if (this.usage !== undefined) report.usage = this.usage;
+    return report;
+  }
+
   toolCalls(): ToolCall[] {
     const out: ToolCall[] = [];
     this.calls.forEach((call, index) => {
@@ -450,43 +409,6 @@ function groqUsage(obj: Record<string, unknown>): unknown {
   return typeof x === "object" && x !== null ? (x as Record<string, unknown>).usage : undefined;
 }
 
-/** An HTTP status carried inside an error object (`status_code`, or a numeric `code`), if any. */
-function statusIn(body: unknown): number | undefined {
-  if (typeof body !== "object" || body === null) return undefined;
-  const outer = body as Record<string, unknown>;
-  const inner = typeof outer.error === "object" && outer.error !== null ? (outer.error as Record<string, unknown>) : outer;
-  for (const v of [inner.status_code, inner.status, inner.code, outer.status_code]) {
-    const n = typeof v === "number" ? v : typeof v === "string" && /^\d{3}$/.test(v) ? Number(v) : undefined;
-    if (n !== undefined && Number.isInteger(n) && n >= 400 && n <= 599) return n;
-  }
-  return undefined;
-}
-
-/**
- * An error object inside the stream: classified like an HTTP error body (with the status it carries,
- * else as a server failure), its code, type and message kept in the diagnostic.
- */
-function streamError(body: unknown): ProviderFailure {
-  const fields = errorFields(body);
-  const { errorClass, retryable } = classifyHttp(statusIn(body) ?? 500, fields);
-  return new ProviderFailure(errorClass, `stream error${describeFields(fields)}`, retryable);
-}
-
-/** Arguments that are empty or whole JSON: a call that was not cut off. */
-function argumentsComplete(args: string): boolean {
-  if (args.trim() === "") return true;
-  try {
-    JSON.parse(args);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function count(v: unknown): number | undefined {
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
-}
-
 /** Maps an OpenAI `usage` object to tau's Usage; undefined when the token counts are unusable. */
 export function mapUsage(raw: unknown): Usage | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
@@ -510,136 +432,17 @@ export function mapUsage(raw: unknown): Usage | undefined {
   return usage;
 }
 
-function describeFields(f: { code?: string; type?: string; message?: string }): string {
-  const parts: string[] = [];
-  if (f.code !== undefined) parts.push(`code=${f.code}`);
-  if (f.type !== undefined) parts.push(`type=${f.type}`);
-  let s = parts.length > 0 ? ` (${parts.join(", ")})` : "";
-  if (f.message !== undefined) s += `: ${f.message.slice(0, 600)}`;
-  return s;
+/** The `/chat/completions` wire family. */
+const CHAT_COMPLETIONS: WireFamily = {
+  url: chatCompletionsUrl,
+  payload: (request, profile) => JSON.stringify(buildChatCompletionBody(request, reasoningReplayFor(profile.reasoningReplay, profile.baseUrl, request.model))),
+  stream: (shared, onDelta) => new StreamState(shared, onDelta),
+};
+
+/** The endpoint URL for a profile: the base URL's path plus `/chat/completions`, query kept. */
+export function chatCompletionsUrl(baseUrl: string): URL {
+  return endpointUrl(baseUrl, "/chat/completions");
 }
-
-// ---------------------------------------------------------------------------------------------
-// One attempt
-
-function headerRecord(headers: Record<string, string | string[] | undefined>): Record<string, string | string[] | undefined> {
-  const out: Record<string, string | string[] | undefined> = {};
-  for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = v;
-  return out;
-}
-
-type ResponseBody = AsyncIterable<Uint8Array> & { destroy(): unknown; on(event: "error", fn: () => void): unknown };
-
-/** Drops a response body; its abort error, if any, is expected and swallowed. */
-function discard(body: ResponseBody): void {
-  body.on("error", () => {});
-  body.destroy();
-}
-
-async function readBounded(body: ResponseBody): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of body) {
-    const room = MAX_ERROR_BODY_BYTES - total;
-    parts.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-    total += Math.min(chunk.length, room);
-    if (total >= MAX_ERROR_BODY_BYTES) break;
-  }
-  discard(body);
-  return Buffer.concat(parts);
-}
-
-async function attempt(
-  req: ProviderCall,
-  url: URL,
-  headers: Record<string, string>,
-  payload: string,
-  opts: StreamChatCompletionOptions,
-  shared: { emitted: boolean },
-): Promise<ProviderResponseFinishedReported> {
-  const res = await opts.egress.request(url, {
-    method: "POST",
-    headers,
-    body: payload,
-    ...(opts.signal ? { signal: opts.signal } : {}),
-    headersTimeoutMs: opts.timeouts?.headersMs ?? HEADERS_TIMEOUT_MS,
-    idleTimeoutMs: opts.timeouts?.idleMs ?? STREAM_IDLE_TIMEOUT_MS,
-  });
-  mark("provider http headers");
-  const resHeaders = headerRecord(res.headers);
-  if (res.statusCode < 200 || res.statusCode >= 300) {
-    let fields: ReturnType<typeof errorFields> = {};
-    try {
-      const raw = await readBounded(res.body);
-      fields = errorFields(JSON.parse(Buffer.from(raw).toString("utf8")));
-    } catch (err) {
-      if (opts.signal?.aborted) throw err;
-      // An unreadable or non-JSON error body: the status alone classifies it.
-    }
-    const { errorClass, retryable } = classifyHttp(res.statusCode, fields);
-    const retryAfterMs = parseRetryAfter(resHeaders);
-    throw new ProviderFailure(errorClass, `HTTP ${res.statusCode}${describeFields(fields)}`, retryable, retryAfterMs);
-  }
-  const contentType = resHeaders["content-type"];
-  const ct = (Array.isArray(contentType) ? contentType[0] : contentType)?.toLowerCase() ?? "";
-  if (ct !== "" && !ct.startsWith("text/event-stream")) {
-    discard(res.body);
-    throw new ProviderFailure("protocol", `expected an event stream, got content-type ${ct.slice(0, 100)}`);
-  }
-
-  const state = new StreamState(shared, opts.onDelta);
-  const parser = new SseParser();
-  try {
-    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-      for (const ev of parser.push(chunk)) state.event(ev);
-      if (state.done) break;
-    }
-    if (!state.done) for (const ev of parser.end()) state.event(ev);
-  } catch (err) {
-    if (err instanceof ProviderFailure || err instanceof CallbackError) throw err;
-    const failure = classifyThrown(err, opts.signal);
-    // A connection lost after the finish reason still delivered a complete answer.
-    if (!(state.finish !== undefined && (failure.errorClass === "network" || failure.errorClass === "timeout"))) {
-      throw failure;
-    }
-  } finally {
-    discard(res.body);
-  }
-  const toolCalls = state.toolCalls();
-  // Tool calls whose arguments are whole run whatever the finish reason says (Gemini's endpoint
-  // streams them with `stop`); the server's own reason is kept beside.
-  const complete = toolCalls.length > 0 && toolCalls.every((c) => argumentsComplete(c.arguments_json));
-  let finish = state.finish;
-  if (finish === undefined) {
-    // A clean end ([DONE] or the body's end) without a finish reason is accepted when what came is
-    // whole: some text or reasoning, and no tool call cut off.
-    const end = state.done ? "stream ended ([DONE]) without a finish_reason" : "stream ended without a finish_reason";
-    if (toolCalls.length > 0 && !complete) throw new ProviderFailure("protocol", `${end} inside a tool call`);
-    if (toolCalls.length === 0 && state.text === "" && state.reasoning === "") throw new ProviderFailure("protocol", `${end} or any content`);
-    finish = toolCalls.length > 0 ? "tool_calls" : "stop";
-  } else if (complete) {
-    finish = "tool_calls";
-  }
-  if (finish === "tool_calls" && toolCalls.length === 0) {
-    throw new ProviderFailure("protocol", "finish_reason tool_calls without any tool call");
-  }
-  const report: ProviderResponseFinishedReported = {
-    prompt_id: req.prompt_id,
-    round: req.round,
-    model: req.model,
-    text: state.text,
-    tool_calls: toolCalls,
-    finish_reason: finish,
-  };
-  const sent = state.serverFinish ?? "";
-  if (sent !== finish) report.server_finish_reason = sent.slice(0, 64);
-  if (state.reasoning !== "") report.reasoning = state.reasoning;
-  if (state.usage !== undefined) report.usage = state.usage;
-  return report;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The round, with retries
 
 /**
  * Runs one provider round against an OpenAI-compatible `/chat/completions` endpoint: streams it,
@@ -647,64 +450,6 @@ async function attempt(
  * or failed report. Never rejects for provider, network or protocol failures; a throwing callback
  * is rethrown.
  */
-export async function streamChatCompletion(
-  request: ProviderCall,
-  profile: ProviderProfile,
-  opts: StreamChatCompletionOptions,
-): Promise<ChatCompletionResult> {
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
-  const shared = { emitted: false };
-  const secrets = [profile.apiKey];
-  const failed = (failure: ProviderFailure, attempts: number, suffix = ""): Failed => ({
-    status: "failed",
-    attempts,
-    report: {
-      prompt_id: request.prompt_id,
-      round: request.round,
-      error_class: failure.errorClass,
-      diagnostic: sanitizeDiagnostic(
-        `${failure.detail}${suffix}${attempts > 1 ? ` (after ${attempts} attempts)` : ""}`,
-        secrets,
-      ),
-    },
-  });
-
-  let url: URL;
-  let payload: string;
-  try {
-    url = chatCompletionsUrl(profile.baseUrl);
-    payload = JSON.stringify(buildChatCompletionBody(request, reasoningReplayFor(profile.reasoningReplay, profile.baseUrl, request.model)));
-  } catch (err) {
-    return failed(classifyThrown(err, opts.signal), 0);
-  }
-  const headers = requestHeaders(profile);
-
-  for (let n = 1; ; n++) {
-    if (opts.signal?.aborted) return failed(new ProviderFailure("cancelled", "request cancelled"), n - 1);
-    let failure: ProviderFailure;
-    try {
-      const report = await attempt(request, url, headers, payload, opts, shared);
-      return { status: "finished", report, attempts: n };
-    } catch (err) {
-      if (err instanceof CallbackError) throw err.original;
-      failure = classifyThrown(err, opts.signal);
-    }
-    if (opts.signal?.aborted || failure.errorClass === "cancelled") {
-      return failed(new ProviderFailure("cancelled", "request cancelled"), n);
-    }
-    if (!failure.retryable) return failed(failure, n);
-    if (shared.emitted) return failed(failure, n, "; not retried after output was streamed");
-    if (n >= policy.maxAttempts) return failed(failure, n);
-    if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.retryAfterCapMs) {
-      return failed(failure, n, `; server asked to wait ${failure.retryAfterMs} ms, over the ${policy.retryAfterCapMs} ms cap`);
-    }
-    const delay = Math.max(backoffDelay(policy, n), failure.retryAfterMs ?? 0);
-    opts.onRetry?.({ attempt: n, delay_ms: delay, error_class: failure.errorClass });
-    try {
-      await sleep(delay, opts.signal);
-    } catch (err) {
-      if (err instanceof AbortedWait) return failed(new ProviderFailure("cancelled", "request cancelled during back-off"), n);
-      throw err;
-    }
-  }
+export function streamChatCompletion(request: ProviderCall, profile: ProviderProfile, opts: StreamChatCompletionOptions): Promise<ChatCompletionResult> {
+  return streamRound(request, profile, opts, CHAT_COMPLETIONS);
 }

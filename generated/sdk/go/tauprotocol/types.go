@@ -516,10 +516,23 @@ type ProviderMessage struct {
 	// An assistant message's reasoning as the model streamed it, kept so that it can be sent
 	// back to
 	// servers that need it (SPEC-provider-chat-completions, "Reasoning sent back").
-	Reasoning *string     `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
-	Role      MessageRole `json:"role" cbor:"role"`
-	Text      *string     `json:"text,omitempty" cbor:"text,omitempty"`
-	ToolCalls []ToolCall  `json:"tool_calls,omitempty" cbor:"tool_calls,omitempty"`
+	Reasoning *string `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
+	// An assistant message's encrypted reasoning items (Responses API), sent back as they came.
+	ReasoningItems []ReasoningItem `json:"reasoning_items,omitempty" cbor:"reasoning_items,omitempty"`
+	Role           MessageRole     `json:"role" cbor:"role"`
+	Text           *string         `json:"text,omitempty" cbor:"text,omitempty"`
+	ToolCalls      []ToolCall      `json:"tool_calls,omitempty" cbor:"tool_calls,omitempty"`
+}
+
+// A reasoning item of the Responses API family (SPEC-provider-responses): opaque, encrypted
+// by the
+// server, kept with the assistant message it came with so the next request can send it back
+// whole.
+type ReasoningItem struct {
+	EncryptedContent string `json:"encrypted_content" cbor:"encrypted_content"`
+	ID               string `json:"id" cbor:"id"`
+	// The item's reasoning summary as text, when the server gave one.
+	Summary *string `json:"summary,omitempty" cbor:"summary,omitempty"`
 }
 
 type ToolCall struct {
@@ -564,7 +577,9 @@ type ProviderResponseFinished struct {
 	Model        string        `json:"model" cbor:"model"`
 	PromptID     string        `json:"prompt_id" cbor:"prompt_id"`
 	Reasoning    *string       `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
-	Round        int64         `json:"round" cbor:"round"`
+	// Encrypted reasoning items (Responses API), kept with the message for the next request.
+	ReasoningItems []ReasoningItem `json:"reasoning_items,omitempty" cbor:"reasoning_items,omitempty"`
+	Round          int64           `json:"round" cbor:"round"`
 	// The finish reason exactly as the server sent it, present only when it differs from
 	// `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
 	// reason,
@@ -580,7 +595,9 @@ type ProviderResponseFinishedReported struct {
 	Model        string       `json:"model" cbor:"model"`
 	PromptID     string       `json:"prompt_id" cbor:"prompt_id"`
 	Reasoning    *string      `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
-	Round        int64        `json:"round" cbor:"round"`
+	// Encrypted reasoning items (Responses API), kept with the message for the next request.
+	ReasoningItems []ReasoningItem `json:"reasoning_items,omitempty" cbor:"reasoning_items,omitempty"`
+	Round          int64           `json:"round" cbor:"round"`
 	// The finish reason exactly as the server sent it, present only when it differs from
 	// `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
 	// reason,
