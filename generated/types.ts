@@ -586,6 +586,12 @@ export type PromptMode = "queue" | "steer";
 /** Where a prompt came from; decides the provider envelope. */
 export type PromptSource = "human_ui" | "extension" | "harness_internal" | "agent";
 
+/**
+ * A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension
+ * instance of the same name, so its models are addressed as `NAME/model`.The wire API a provider endpoint speaks (SPEC-provider-responses).
+ */
+export type ProviderApi = "chat_completions" | "responses";
+
 export type ProviderCancelRequest = {
   prompt_id: Id;
   round: number;
@@ -626,11 +632,9 @@ export type ProviderModelsUpdated = {
   listing?: ModelListing;
 };
 
-/**
- * A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension
- * instance of the same name, so its models are addressed as `NAME/model`.
- */
 export type ProviderProfile = {
+  /** The wire API the endpoint speaks; `chat_completions` when absent. */
+  api?: ProviderApi;
   /** The endpoint's base URL, such as `https://api.example.com/v1`. */
   base_url: ShortText;
   /** Model ids served by this endpoint; the first one is this profile's default. */

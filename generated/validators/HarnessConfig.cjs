@@ -9,9 +9,9 @@ function codePointLength(s) {
 exports.validateHarnessConfig = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json"},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction)."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
-const schema22 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
+const schema23 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean"},"retention_days":{"type":"integer","minimum":0,"maximum":3650}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
-const schema29 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ContextAlert.json","type":"object","properties":{"name":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$"},"threshold":{"type":"number","minimum":0,"maximum":1},"text":{"type":"string","maxLength":4096,"description":"The advisory text; a default naming the threshold when absent."}},"required":["name","threshold"],"unevaluatedProperties":{"not":{}},"description":"An advisory the model receives once a response's context use crosses `threshold` of the window."};
+const schema30 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ContextAlert.json","type":"object","properties":{"name":{"type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$"},"threshold":{"type":"number","minimum":0,"maximum":1},"text":{"type":"string","maxLength":4096,"description":"The advisory text; a default naming the threshold when absent."}},"required":["name","threshold"],"unevaluatedProperties":{"not":{}},"description":"An advisory the model receives once a response's context use crosses `threshold` of the window."};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json"},"enable":{"type":"boolean"},"require":{"type":"boolean","description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json"},"command":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"cwd":{"$ref":"PathText.json"},"config":{"$ref":"#/$defs/RecordUnknown"},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string"},"call_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256,"description":"Tools this extension may call with its own `tool.request` (exact names after prefixing, or\n`\"*\"` for any); none when absent. Its calls never enter an agent's transcript."},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionKind.json","type":"string","enum":["tool","core","provider","action"],"description":"Configured extension kinds; the harness grants publication authority by kind."};
@@ -453,8 +453,9 @@ return errors === 0;
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema11 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}};
-const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"base_url":{"$ref":"ShortText.json","pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."},"reasoning_replay":{"$ref":"ReasoningReplay.json","description":"How kept reasoning is sent back to this endpoint; `auto` when absent."},"list_models":{"type":"boolean","description":"Ask the endpoint for its models (`GET /models`) once per session; true when absent."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}},"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`."};
-const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningReplay.json","type":"string","enum":["auto","reasoning_content","reasoning","none"],"description":"How an assistant message's kept reasoning is sent back to a chat-completions server\n(SPEC-provider-chat-completions, \"Reasoning sent back\"): `auto` decides per model, `reasoning_content`\nputs it in every assistant message's `reasoning_content` (DeepSeek's thinking mode needs it),\n`reasoning` in `reasoning` when there is any, `none` never sends it."};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"api":{"$ref":"ProviderApi.json","description":"The wire API the endpoint speaks; `chat_completions` when absent."},"base_url":{"$ref":"ShortText.json","pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."},"reasoning_replay":{"$ref":"ReasoningReplay.json","description":"How kept reasoning is sent back to this endpoint; `auto` when absent."},"list_models":{"type":"boolean","description":"Ask the endpoint for its models (`GET /models`) once per session; true when absent."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}}};
+const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderApi.json","type":"string","enum":["chat_completions","responses"],"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`.The wire API a provider endpoint speaks (SPEC-provider-responses)."};
+const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningReplay.json","type":"string","enum":["auto","reasoning_content","reasoning","none"],"description":"How an assistant message's kept reasoning is sent back to a chat-completions server\n(SPEC-provider-chat-completions, \"Reasoning sent back\"): `auto` decides per model, `reasoning_content`\nputs it in every assistant message's `reasoning_content` (DeepSeek's thinking mode needs it),\n`reasoning` in `reasoning` when there is any, `none` never sends it."};
 const pattern2 = new RegExp("^https?://[^\\s]+$", "u");
 
 function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -476,13 +477,30 @@ validate4.errors = [{instancePath,schemaPath:"#/required",keyword:"required",par
 return false;
 }
 else {
-if(data.base_url !== undefined){
-let data0 = data.base_url;
+if(data.api !== undefined){
+let data0 = data.api;
 const _errs1 = errors;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(func0(data0) > 1024){
+if(typeof data0 !== "string"){
+validate4.errors = [{instancePath:instancePath+"/api",schemaPath:"ProviderApi.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data0 === "chat_completions") || (data0 === "responses"))){
+validate4.errors = [{instancePath:instancePath+"/api",schemaPath:"ProviderApi.json/enum",keyword:"enum",params:{allowedValues: schema13.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.base_url !== undefined){
+let data1 = data.base_url;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func0(data1) > 1024){
 validate4.errors = [{instancePath:instancePath+"/base_url",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -492,44 +510,44 @@ validate4.errors = [{instancePath:instancePath+"/base_url",schemaPath:"ShortText
 return false;
 }
 }
-if(errors === _errs1){
-if(typeof data0 === "string"){
-if(!pattern2.test(data0)){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(!pattern2.test(data1)){
 validate4.errors = [{instancePath:instancePath+"/base_url",schemaPath:"#/properties/base_url/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""}];
 return false;
 }
 }
 }
-var valid0 = _errs1 === errors;
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.models !== undefined){
-let data1 = data.models;
-const _errs4 = errors;
-if(errors === _errs4){
-if(Array.isArray(data1)){
-if(data1.length > 64){
+let data2 = data.models;
+const _errs7 = errors;
+if(errors === _errs7){
+if(Array.isArray(data2)){
+if(data2.length > 64){
 validate4.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
 return false;
 }
 else {
-if(data1.length < 1){
+if(data2.length < 1){
 validate4.errors = [{instancePath:instancePath+"/models",schemaPath:"#/properties/models/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
-var valid2 = true;
-const len0 = data1.length;
+var valid3 = true;
+const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-let data2 = data1[i0];
-const _errs6 = errors;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data2 === "string"){
-if(func0(data2) > 1024){
+let data3 = data2[i0];
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(func0(data3) > 1024){
 validate4.errors = [{instancePath:instancePath+"/models/" + i0,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -539,8 +557,8 @@ validate4.errors = [{instancePath:instancePath+"/models/" + i0,schemaPath:"Short
 return false;
 }
 }
-var valid2 = _errs6 === errors;
-if(!valid2){
+var valid3 = _errs9 === errors;
+if(!valid3){
 break;
 }
 }
@@ -552,19 +570,19 @@ validate4.errors = [{instancePath:instancePath+"/models",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs4 === errors;
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.api_key_secret !== undefined){
-let data3 = data.api_key_secret;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(!pattern0.test(data3)){
+let data4 = data.api_key_secret;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 === "string"){
+if(!pattern0.test(data4)){
 validate4.errors = [{instancePath:instancePath+"/api_key_secret",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
 return false;
 }
@@ -574,33 +592,21 @@ validate4.errors = [{instancePath:instancePath+"/api_key_secret",schemaPath:"Ins
 return false;
 }
 }
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reasoning_replay !== undefined){
-let data4 = data.reasoning_replay;
-const _errs12 = errors;
-if(typeof data4 !== "string"){
-validate4.errors = [{instancePath:instancePath+"/reasoning_replay",schemaPath:"ReasoningReplay.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if(!((((data4 === "auto") || (data4 === "reasoning_content")) || (data4 === "reasoning")) || (data4 === "none"))){
-validate4.errors = [{instancePath:instancePath+"/reasoning_replay",schemaPath:"ReasoningReplay.json/enum",keyword:"enum",params:{allowedValues: schema16.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
 var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.list_models !== undefined){
+if(data.reasoning_replay !== undefined){
+let data5 = data.reasoning_replay;
 const _errs15 = errors;
-if(typeof data.list_models !== "boolean"){
-validate4.errors = [{instancePath:instancePath+"/list_models",schemaPath:"#/properties/list_models/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(typeof data5 !== "string"){
+validate4.errors = [{instancePath:instancePath+"/reasoning_replay",schemaPath:"ReasoningReplay.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data5 === "auto") || (data5 === "reasoning_content")) || (data5 === "reasoning")) || (data5 === "none"))){
+validate4.errors = [{instancePath:instancePath+"/reasoning_replay",schemaPath:"ReasoningReplay.json/enum",keyword:"enum",params:{allowedValues: schema17.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -609,14 +615,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((((key0 !== "base_url") && (key0 !== "models")) && (key0 !== "api_key_secret")) && (key0 !== "reasoning_replay")) && (key0 !== "list_models")){
+if(data.list_models !== undefined){
 const _errs18 = errors;
+if(typeof data.list_models !== "boolean"){
+validate4.errors = [{instancePath:instancePath+"/list_models",schemaPath:"#/properties/list_models/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((key0 !== "api") && (key0 !== "base_url")) && (key0 !== "models")) && (key0 !== "api_key_secret")) && (key0 !== "reasoning_replay")) && (key0 !== "list_models")){
+const _errs21 = errors;
 validate4.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs18 === errors;
-if(!valid6){
+var valid7 = _errs21 === errors;
+if(!valid7){
 break;
+}
 }
 }
 }
@@ -672,9 +691,9 @@ return errors === 0;
 }
 validate3.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema18 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}};
-const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelMetadata.json","type":"object","properties":{"context_window":{"$ref":"Count.json"},"max_output_tokens":{"$ref":"Count.json"},"input_cost":{"type":"number","minimum":0},"output_cost":{"type":"number","minimum":0},"cached_input_cost":{"type":"number","minimum":0}},"unevaluatedProperties":{"not":{}},"description":"What is known of a model (SPEC-provider-chat-completions, \"Model metadata\"): it overrides what the provider\ndeclares and the built-in table. Prices are USD per million tokens."};
-const schema20 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
+const schema19 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}};
+const schema20 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelMetadata.json","type":"object","properties":{"context_window":{"$ref":"Count.json"},"max_output_tokens":{"$ref":"Count.json"},"input_cost":{"type":"number","minimum":0},"output_cost":{"type":"number","minimum":0},"cached_input_cost":{"type":"number","minimum":0}},"unevaluatedProperties":{"not":{}},"description":"What is known of a model (SPEC-provider-chat-completions, \"Model metadata\"): it overrides what the provider\ndeclares and the built-in table. Prices are USD per million tokens."};
+const schema21 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 
 function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ModelMetadata.json" */;
@@ -870,8 +889,8 @@ return errors === 0;
 }
 validate7.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema24 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."}},"unevaluatedProperties":{"not":{}}};
-const schema26 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
+const schema25 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."}},"unevaluatedProperties":{"not":{}}};
+const schema27 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="SandboxLaunch.json" */;
@@ -928,7 +947,7 @@ validate11.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxA
 return false;
 }
 if(!((data2 === "never") || (data2 === "on-request"))){
-validate11.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/enum",keyword:"enum",params:{allowedValues: schema26.enum},message:"must be equal to one of the allowed values"}];
+validate11.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/enum",keyword:"enum",params:{allowedValues: schema27.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -962,7 +981,7 @@ return errors === 0;
 }
 validate11.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema27 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CompactionConfig.json","type":"object","properties":{"auto_threshold":{"type":"number","minimum":0,"maximum":1,"description":"Compact automatically once a response's context use reaches this fraction of the model's\ncontext window; 0 turns automatic compaction off. Default 0.8."},"keep_recent_tokens":{"type":"integer","minimum":0,"maximum":10000000,"description":"About how many tokens of the most recent transcript a compaction keeps verbatim. Default 20000."},"context_window":{"$ref":"Count.json","minimum":1,"description":"The context window for models whose provider does not declare one."}},"unevaluatedProperties":{"not":{}},"description":"Compaction settings (SPEC-compaction)."};
+const schema28 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CompactionConfig.json","type":"object","properties":{"auto_threshold":{"type":"number","minimum":0,"maximum":1,"description":"Compact automatically once a response's context use reaches this fraction of the model's\ncontext window; 0 turns automatic compaction off. Default 0.8."},"keep_recent_tokens":{"type":"integer","minimum":0,"maximum":10000000,"description":"About how many tokens of the most recent transcript a compaction keeps verbatim. Default 20000."},"context_window":{"$ref":"Count.json","minimum":1,"description":"The context window for models whose provider does not declare one."}},"unevaluatedProperties":{"not":{}},"description":"Compaction settings (SPEC-compaction)."};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="CompactionConfig.json" */;
@@ -1092,8 +1111,8 @@ return errors === 0;
 }
 validate13.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema30 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}};
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RolePolicy.json","type":"object","properties":{"deny_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"allow_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"description":{"$ref":"ShortText.json","description":"One line saying what the role is for: listed to agents that may start agents (SPEC-agent-team)."},"prompt":{"type":"string","maxLength":16384,"description":"Appended to the system prompt of the role's agents."}},"unevaluatedProperties":{"not":{}},"description":"Tools revoked from or granted to the agents of one role. An entry is an exact tool name,\n`group:NAME` or `tag:NAME`; `allow_tools` grants tools that are off by default (`agent_compact`)."};
+const schema31 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}};
+const schema32 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RolePolicy.json","type":"object","properties":{"deny_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"allow_tools":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":256},"description":{"$ref":"ShortText.json","description":"One line saying what the role is for: listed to agents that may start agents (SPEC-agent-team)."},"prompt":{"type":"string","maxLength":16384,"description":"Appended to the system prompt of the role's agents."}},"unevaluatedProperties":{"not":{}},"description":"Tools revoked from or granted to the agents of one role. An entry is an exact tool name,\n`group:NAME` or `tag:NAME`; `allow_tools` grants tools that are off by default (`agent_compact`)."};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="RolePolicy.json" */;

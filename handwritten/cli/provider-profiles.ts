@@ -27,6 +27,8 @@ export interface AddProfileInput {
   readonly name: string;
   readonly baseUrl: string;
   readonly models: readonly string[];
+  /** The wire API; chat completions when absent. */
+  readonly api?: "chat_completions" | "responses";
   /** The key, or undefined for a server that needs none. */
   readonly apiKey: string | undefined;
   readonly force: boolean;
@@ -121,7 +123,12 @@ export async function addProfile(configRoot: string, input: AddProfileInput): Pr
     if (bad) throw new SecretError(bad);
   }
   const secretName = profileSecretName(input.name);
-  const profile: ProviderProfile = { base_url: input.baseUrl, models: [...input.models], ...(input.apiKey !== undefined ? { api_key_secret: secretName } : {}) };
+  const profile: ProviderProfile = {
+    ...(input.api !== undefined && input.api !== "chat_completions" ? { api: input.api } : {}),
+    base_url: input.baseUrl,
+    models: [...input.models],
+    ...(input.apiKey !== undefined ? { api_key_secret: secretName } : {}),
+  };
   const secret = input.apiKey !== undefined ? writeSecret(configRoot, secretName, input.apiKey) : undefined;
   if (input.apiKey === undefined) removeSecret(configRoot, secretName);
   // The drop-in must be written and the merged configuration must still load; otherwise undo this

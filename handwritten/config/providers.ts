@@ -49,7 +49,7 @@ export function profileExtension(name: string, p: ProviderProfile): ExtensionCon
     command: ["tau", "ext", "provider"],
     startup_timeout_seconds: 30,
     config: {
-      profile: "chat_completions",
+      profile: p.api ?? "chat_completions",
       base_url: p.base_url,
       models: p.models.map((id) => ({ id })),
       ...(p.api_key_secret ? { api_key_secret: p.api_key_secret } : {}),

@@ -8,8 +8,8 @@
 //   expect(fake.requests[0]?.body).toMatchObject({ model: "m", stream: true });
 //   await fake.close();
 //
-// Every POST whose path ends in `/chat/completions` takes the next scripted response from the
-// queue, in order. With the queue empty the server answers 400 with
+// Every POST whose path ends in `/chat/completions` or `/responses` takes the next scripted
+// response from the queue, in order (builders for the Responses stream: fake-responses.ts). With the queue empty the server answers 400 with
 // `{"error":{"code":"fake_unscripted"}}` (a terminal, non-retried failure) and counts it in
 // `unscripted`. `GET …/models` answers the `models` list given to start() (or setModels), or the
 // scripted `modelsResponse`. Anything else is 404.
@@ -164,6 +164,11 @@ export class FakeOpenAI {
     return this.requests.filter((r) => r.method === "POST" && (r.path.split("?")[0] ?? "").endsWith("/chat/completions"));
   }
 
+  /** Responses API requests (`POST …/responses`) received so far. */
+  get responsesRequests(): ReceivedRequest[] {
+    return this.requests.filter((r) => r.method === "POST" && (r.path.split("?")[0] ?? "").endsWith("/responses"));
+  }
+
   /** Resolves once at least `n` requests have been received. */
   async waitForRequests(n: number, timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -186,7 +191,7 @@ export class FakeOpenAI {
   }
 
   #answer(method: string, path: string, res: ServerResponse): void {
-    if (method === "POST" && path.endsWith("/chat/completions")) {
+    if (method === "POST" && (path.endsWith("/chat/completions") || path.endsWith("/responses"))) {
       const request = this.requests.at(-1);
       const scripted = (request && this.#responder?.(request)) ?? this.#queue.shift();
       if (scripted === undefined) {

@@ -23,6 +23,10 @@ export type {
   RetryNotice,
   StreamChatCompletionOptions,
 } from "./chat-completions.js";
+export { MAX_REASONING_ITEMS, RESPONSES, buildResponsesBody, mapResponsesUsage, responsesUrl, streamResponses } from "./responses.js";
+export type { ResponsesBody, ResponsesInputItem } from "./responses.js";
+export { endpointUrl, streamRound } from "./round.js";
+export type { RoundResult, RoundStream, StreamRoundOptions, WireFamily } from "./round.js";
 export {
   EGRESS_CONNECT_TIMEOUT_MS,
   EgressConfigError,

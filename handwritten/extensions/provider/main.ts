@@ -1,5 +1,6 @@
 // `tau ext provider` (kind provider): serves directed `provider.request`s with one profile —
-// `chat_completions` (any OpenAI-compatible endpoint over HTTP + SSE) or `scripted` (offline demo) —
+// `chat_completions` (any OpenAI-compatible endpoint over HTTP + SSE), `responses` (the Responses
+// API, streamed, stateless with encrypted reasoning carried back) or `scripted` (offline demo) —
 // and reports through the provider.*_reported family (SPEC-provider-execution).
 import { mark } from "../../startup/timeline.js";
 import { Extension } from "../../sdk/index.js";
@@ -11,7 +12,7 @@ import { readProxySettings } from "./proxy-settings.js";
 import { declaredModels, type ModelListingResult } from "./declared-models.js";
 
 interface ProviderConfig {
-  profile?: "chat_completions" | "scripted";
+  profile?: "chat_completions" | "responses" | "scripted";
   base_url?: string;
   models?: ModelInfo[];
   /** Name of the configure secret holding the API key. */
@@ -33,16 +34,18 @@ export async function main(args: readonly string[] = []): Promise<void> {
   const ext = await Extension.connect();
   const cfg = ext.config as ProviderConfig;
   const profile = cfg.profile ?? "scripted";
-  if (profile === "chat_completions" && !cfg.base_url) return ext.configError("chat_completions needs base_url");
+  if (profile !== "chat_completions" && profile !== "responses" && profile !== "scripted") return ext.configError("profile must be chat_completions, responses or scripted");
+  const http = profile !== "scripted"; // the profiles that talk to a server over HTTP
+  if (http && !cfg.base_url) return ext.configError(`${profile} needs base_url`);
   const models: ModelInfo[] = profile === "scripted" ? [{ id: SCRIPTED_MODEL, context_window: 32_000 }] : (cfg.models ?? []);
   // The server's listing is read once, after ready (SPEC-provider-chat-completions, "Model listing").
-  const listing = profile === "chat_completions" && cfg.list_models !== false;
+  const listing = http && cfg.list_models !== false;
   if (models.length === 0 && !listing) return ext.configError("no models configured for this provider");
   const apiKey = cfg.api_key_secret ? ext.configuration.secrets[cfg.api_key_secret] : undefined;
   if (cfg.reasoning_replay !== undefined && !REASONING_REPLAYS.has(cfg.reasoning_replay)) {
     return ext.configError("reasoning_replay must be auto, reasoning_content, reasoning or none");
   }
-  if (profile === "chat_completions") {
+  if (http) {
     try {
       readProxySettings(); // an unusable proxy variable is a configuration error, before ready
     } catch (err) {
@@ -64,7 +67,7 @@ export async function main(args: readonly string[] = []): Promise<void> {
       // The first prompt's request then finds its connection (and TLS session) open. Best effort: a
       // base URL that cannot be used is reported by that request.
       try {
-        egress.preconnect(http.chatCompletionsUrl(cfg.base_url as string));
+        egress.preconnect(http.endpointUrl(cfg.base_url as string, profile === "responses" ? "/responses" : "/chat/completions"));
       } catch {
         // reported by the first request
       }
@@ -79,12 +82,12 @@ export async function main(args: readonly string[] = []): Promise<void> {
     const done = () => running.delete(key);
     if (profile === "scripted") void runScripted(ext, req, controller.signal).finally(done);
     else {
-      const profile = { baseUrl: cfg.base_url as string, ...(apiKey ? { apiKey } : {}), ...(cfg.reasoning_replay ? { reasoningReplay: cfg.reasoning_replay } : {}) };
-      void runChat(loadClient(), ext, req, profile, controller.signal).finally(done);
+      const endpoint = { baseUrl: cfg.base_url as string, ...(apiKey ? { apiKey } : {}), ...(cfg.reasoning_replay ? { reasoningReplay: cfg.reasoning_replay } : {}) };
+      void runHttp(loadClient(), ext, req, endpoint, profile, controller.signal).finally(done);
     }
   });
   ext.ready();
-  if (profile === "chat_completions") {
+  if (http) {
     setImmediate(() => {
       const client = loadClient();
       client.catch(() => {}); // a failure is reported by the request that needs it
@@ -141,11 +144,12 @@ async function runScripted(ext: Extension, req: ProviderCall, signal: AbortSigna
 
 type HttpClient = typeof import("./index.js");
 
-async function runChat(
+async function runHttp(
   client: Promise<{ http: HttpClient; egress: EgressPolicy }>,
   ext: Extension,
   req: ProviderCall,
   profile: { baseUrl: string; apiKey?: string; reasoningReplay?: ReasoningReplay },
+  family: "chat_completions" | "responses",
   signal: AbortSignal,
 ): Promise<void> {
   let http: HttpClient;
@@ -163,7 +167,8 @@ async function runChat(
   }
   if (signal.aborted) return;
   const deltas = new DeltaBatcher(ext, req);
-  const result = await http.streamChatCompletion(req, profile, {
+  const stream = family === "responses" ? http.streamResponses : http.streamChatCompletion;
+  const result = await stream(req, profile, {
     signal,
     egress,
     onDelta: (text, reasoning) => deltas.add(text, reasoning),

@@ -21,6 +21,7 @@ export default class ProviderAdd extends Command {
   static override flags = {
     "base-url": Flags.string({ description: "The endpoint's base URL (http:// or https://).", required: true }),
     model: Flags.string({ description: "A model id; repeat the flag or give a comma list. The first is the profile's default.", multiple: true, required: true }),
+    api: Flags.string({ description: "The wire API the endpoint speaks: chat_completions (POST /chat/completions, the default) or responses (POST /responses).", options: ["chat_completions", "responses"] }),
     "api-key-stdin": Flags.boolean({ description: "Read the API key from standard input.", exclusive: ["no-api-key"] }),
     "no-api-key": Flags.boolean({ description: "The server needs no key." }),
     force: Flags.boolean({ description: "Replace an existing profile of the same name." }),
@@ -54,7 +55,7 @@ export default class ProviderAdd extends Command {
         }
         this.log(`the endpoint answered: ${check.models.length} model${check.models.length === 1 ? "" : "s"}`);
       }
-      const r = await addProfile(roots.config, { name: args.name, baseUrl: flags["base-url"], models, apiKey, force: flags.force });
+      const r = await addProfile(roots.config, { name: args.name, baseUrl: flags["base-url"], models, apiKey, force: flags.force, ...(flags.api === "responses" ? { api: "responses" as const } : {}) });
       this.log(`wrote ${r.dropIn}`);
       if (r.secret) this.log(`wrote ${r.secret} (mode 0600)`);
       this.log(`models: ${models.map((m) => `${args.name}/${m}`).join(", ")}`);
