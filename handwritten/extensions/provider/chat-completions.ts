@@ -21,6 +21,7 @@ import {
   type WireFamily,
 } from "./round.js";
 import type { SseEvent } from "./sse.js";
+import { ThinkTags } from "./think-tags.js";
 
 export { HEADERS_TIMEOUT_MS, MAX_RESPONSE_CHARS, MAX_TOOL_CALLS, MAX_TOOL_NAME_CHARS, STREAM_IDLE_TIMEOUT_MS } from "./round.js";
 export type { Failed, Finished, ProviderProfile, RetryNotice } from "./round.js";
@@ -155,6 +156,7 @@ class StreamState implements RoundStream {
   serverFinish: string | undefined;
   usage: Usage | undefined;
   done = false;
+  private readonly think = new ThinkTags();
 
   constructor(
     private readonly shared: { emitted: boolean },
@@ -228,11 +230,25 @@ class StreamState implements RoundStream {
     }
   }
 
+  /** Content text: inline `<think>` reasoning at its start is split out (think-tags.ts). */
   #text(text: string): void {
     if (text === "") return;
     this.#grow(text.length);
+    const split = this.think.push(text);
+    this.#reasoningSplit(split.reasoning);
+    this.#answer(split.text);
+  }
+
+  #answer(text: string): void {
+    if (text === "") return;
     this.text += text;
     this.#emit(text, undefined);
+  }
+
+  #reasoningSplit(reasoning: string): void {
+    if (reasoning === "") return;
+    this.reasoning += reasoning;
+    this.#emit(undefined, reasoning);
   }
 
   #reasoning(reasoning: string): void {
@@ -344,6 +360,9 @@ class StreamState implements RoundStream {
 
   /** The finished report: the tool calls, finish reason and usage the stream gave, checked whole. */
   report(req: ProviderCall): ProviderResponseFinishedReported {
+    const held = this.think.end();
+    this.#reasoningSplit(held.reasoning);
+    this.#answer(held.text);
     const toolCalls = this.toolCalls();
     // Tool calls whose arguments are whole run whatever the finish reason says (Gemini's endpoint
     // streams them with `stop`); the server's own reason is kept beside.

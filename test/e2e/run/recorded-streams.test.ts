@@ -104,6 +104,16 @@ const CASES: Case[] = [
     },
   },
   {
+    fixture: "synthetic/ollama-think-tags.sse",
+    id: "provider.stream.think-tags",
+    expect: {
+      code: 0,
+      stdout: "Hello! How can I help?\n",
+      finished: { text: "Hello! How can I help?", finish_reason: "stop", usage: { input_tokens: 7, output_tokens: 31 } },
+      reasoning: { length: 41, startsWith: "\nThe user greets me; I should greet back." },
+    },
+  },
+  {
     fixture: "recorded/zai-glm-thinking.sse",
     expect: { code: 0, stdout: "4\n", finished: { text: "4", usage: { input_tokens: 13, output_tokens: 564, cache_read_tokens: 0, reasoning_tokens: 561 } }, reasoning: { length: 2173, startsWith: "\n1.  **Analyze the User's Request:**" } },
   },
@@ -308,6 +318,8 @@ describe("recorded streams through tau run", () => {
   it("[run.openai.stream-error-codes] in-stream errors (Groq's error event, llama.cpp's error line) keep their code and type", () => checkAll("run.openai.stream-error-codes"));
 
   it("[run.openai.error-after-text-newline] an error after streamed text is reported on a line of its own", () => checkAll("run.openai.error-after-text-newline"));
+
+  it("[provider.stream.think-tags] reasoning inline as <think>…</think> (Ollama serving an R1 distill) is kept as reasoning, the answer alone printed", () => checkAll("provider.stream.think-tags"));
 
   it("[run.openai.tool-calls-finish-stop] tool calls that end with finish_reason stop (Gemini) run", () => checkAll("run.openai.tool-calls-finish-stop"));
 });
