@@ -1104,6 +1104,11 @@ export type ToolCall = {
   tool: ShortText;
   /** The raw argument JSON exactly as the model produced it; replayed verbatim. */
   arguments_json: BodyText;
+  /**
+   * Gemini's opaque signature of the thinking behind this call (`extra_content.google.thought_signature`
+   * on its OpenAI-compatible endpoint), sent back with the call (SPEC-provider-chat-completions).
+   */
+  thought_signature?: BodyText;
 };
 
 export type ToolCancelRequest = {

@@ -128,7 +128,7 @@ return errors === 0;
 }
 validate2.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
+const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."},"thought_signature":{"$ref":"BodyText.json","description":"Gemini's opaque signature of the thinking behind this call (`extra_content.google.thought_signature`\non its OpenAI-compatible endpoint), sent back with the call (SPEC-provider-chat-completions)."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
 
 function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ToolCall.json" */;
@@ -215,14 +215,37 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")){
+if(data.thought_signature !== undefined){
+let data3 = data.thought_signature;
+const _errs10 = errors;
 const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func0(data3) > 8388608){
+validate4.errors = [{instancePath:instancePath+"/thought_signature",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate4.errors = [{instancePath:instancePath+"/thought_signature",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")) && (key0 !== "thought_signature")){
+const _errs14 = errors;
 validate4.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
+var valid5 = _errs14 === errors;
+if(!valid5){
 break;
+}
 }
 }
 }
@@ -471,8 +494,8 @@ return errors === 0;
 }
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema15 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema18 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema19 = {"type":"object","properties":{},"unevaluatedProperties":{}};
 
 function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ToolSpec.json" */;

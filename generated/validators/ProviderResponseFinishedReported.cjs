@@ -11,7 +11,7 @@ const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
-const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length","content_filter"],"description":"Why a response ended (SPEC-provider-chat-completions, \"Finish reasons\")."};
+const schema14 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length","content_filter"],"description":"Why a response ended (SPEC-provider-chat-completions, \"Finish reasons\")."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
 const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningItem.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"encrypted_content":{"$ref":"BodyText.json"},"summary":{"$ref":"BodyText.json","description":"The item's reasoning summary as text, when the server gave one."}},"required":["id","encrypted_content"],"unevaluatedProperties":{"not":{}},"description":"A reasoning item of the Responses API family (SPEC-provider-responses): opaque, encrypted by the\nserver, kept with the assistant message it came with so the next request can send it back whole."};
@@ -127,7 +127,7 @@ return errors === 0;
 }
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
+const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."},"thought_signature":{"$ref":"BodyText.json","description":"Gemini's opaque signature of the thinking behind this call (`extra_content.google.thought_signature`\non its OpenAI-compatible endpoint), sent back with the call (SPEC-provider-chat-completions)."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
 
 function validate3(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ToolCall.json" */;
@@ -214,14 +214,37 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")){
+if(data.thought_signature !== undefined){
+let data3 = data.thought_signature;
+const _errs10 = errors;
 const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func0(data3) > 8388608){
+validate3.errors = [{instancePath:instancePath+"/thought_signature",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate3.errors = [{instancePath:instancePath+"/thought_signature",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "call_id") && (key0 !== "tool")) && (key0 !== "arguments_json")) && (key0 !== "thought_signature")){
+const _errs14 = errors;
 validate3.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
+var valid5 = _errs14 === errors;
+if(!valid5){
 break;
+}
 }
 }
 }
@@ -240,8 +263,8 @@ return errors === 0;
 }
 validate3.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema15 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
-const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
+const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
+const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="Usage.json" */;
@@ -645,7 +668,7 @@ validate0.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"Fini
 return false;
 }
 if(!((((data9 === "stop") || (data9 === "tool_calls")) || (data9 === "length")) || (data9 === "content_filter"))){
-validate0.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema13.enum},message:"must be equal to one of the allowed values"}];
+validate0.errors = [{instancePath:instancePath+"/finish_reason",schemaPath:"FinishReason.json/enum",keyword:"enum",params:{allowedValues: schema14.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs21 === errors;

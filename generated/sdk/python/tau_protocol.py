@@ -1946,6 +1946,12 @@ class ToolCall:
 
     call_id: str
     tool: str
+    thought_signature: Optional[str] = None
+    """Gemini's opaque signature of the thinking behind this call
+    (`extra_content.google.thought_signature`
+    on its OpenAI-compatible endpoint), sent back with the call
+    (SPEC-provider-chat-completions).
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'ToolCall':
@@ -1953,13 +1959,16 @@ class ToolCall:
         arguments_json = from_str(obj.get("arguments_json"))
         call_id = from_str(obj.get("call_id"))
         tool = from_str(obj.get("tool"))
-        return ToolCall(arguments_json, call_id, tool)
+        thought_signature = from_union([from_str, from_none], obj.get("thought_signature"))
+        return ToolCall(arguments_json, call_id, tool, thought_signature)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["arguments_json"] = from_str(self.arguments_json)
         result["call_id"] = from_str(self.call_id)
         result["tool"] = from_str(self.tool)
+        if self.thought_signature is not None:
+            result["thought_signature"] = from_union([from_str, from_none], self.thought_signature)
         return result
 
 

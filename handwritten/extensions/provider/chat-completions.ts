@@ -48,6 +48,7 @@ interface OpenAiToolCall {
   id: string;
   type: "function";
   function: { name: string; arguments: string };
+  extra_content?: { google: { thought_signature: string } };
 }
 
 export type OpenAiMessage =
@@ -99,7 +100,13 @@ function mapMessage(m: ProviderMessage, index: number, replay: ReasoningReplayMo
               role: "assistant",
               content: m.text === undefined || m.text === "" ? null : m.text,
               // arguments_json is sent exactly as the model produced it: never parsed or re-serialised.
-              tool_calls: calls.map((c) => ({ id: c.call_id, type: "function", function: { name: c.tool, arguments: c.arguments_json } })),
+              tool_calls: calls.map((c) => ({
+                id: c.call_id,
+                type: "function",
+                function: { name: c.tool, arguments: c.arguments_json },
+                // Gemini refuses a call sent back without the signature it came with.
+                ...(c.thought_signature !== undefined ? { extra_content: { google: { thought_signature: c.thought_signature } } } : {}),
+              })),
             };
       // DeepSeek wants the field on every assistant message of a tool-using turn, even when empty.
       if (replay === "reasoning_content") out.reasoning_content = m.reasoning ?? "";
@@ -144,6 +151,8 @@ interface PartialCall {
   id?: string;
   name?: string;
   args: string[];
+  /** Gemini's `extra_content.google.thought_signature`, sent back with the call. */
+  signature?: string;
 }
 
 class StreamState implements RoundStream {
@@ -328,6 +337,11 @@ class StreamState implements RoundStream {
       this.calls[index] = call;
     }
     if (typeof t.id === "string" && t.id !== "" && call.id === undefined) call.id = t.id;
+    const google = (t.extra_content as { google?: { thought_signature?: unknown } } | undefined)?.google;
+    if (typeof google?.thought_signature === "string" && google.thought_signature !== "" && call.signature === undefined) {
+      this.#grow(google.thought_signature.length);
+      call.signature = google.thought_signature;
+    }
     const fn = t.function;
     if (fn !== undefined && fn !== null) {
       if (typeof fn !== "object") throw new ProviderFailure("protocol", "a tool call function is not an object");
@@ -404,7 +418,7 @@ class StreamState implements RoundStream {
       if (!ID_PATTERN.test(call.id)) throw new ProviderFailure("protocol", `tool call ${index} has an unusable id`);
       if (call.name === undefined) throw new ProviderFailure("protocol", `tool call ${index} has no function name`);
       if (call.name.length > MAX_TOOL_NAME_CHARS) throw new ProviderFailure("protocol", `tool call ${index} has an overlong name`);
-      out.push({ call_id: call.id, tool: call.name, arguments_json: call.args.join("") });
+      out.push({ call_id: call.id, tool: call.name, arguments_json: call.args.join(""), ...(call.signature !== undefined ? { thought_signature: call.signature } : {}) });
     });
     return out;
   }

@@ -327,6 +327,25 @@ describe("recorded streams through tau run", () => {
 describe("reasoning sent back", () => {
   type Sent = { messages: Array<Record<string, unknown>> };
 
+  it("[provider.request.thought-signature] Gemini's thought signature on a tool call is kept in the journal and sent back with the call in the next request", async () => {
+    const w = workspaceIn(cleanups, "model: gemini-3-pro-preview\n");
+    const env = { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-recorded", OPENAI_MODEL: "gemini-3-pro-preview" };
+    fake.enqueue(replay("synthetic/gemini-thought-signature.sse"), textResponse("listed"));
+    const r = await runTau(["run", "-p", "what is here?"], { env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    const signature = "CiQB0e2Kb8mE3Nq6hVd1wQ2v0Zx7Yr9PpL4sT1uK8eJfN5cA2xHbGkSd+Qo=";
+    const [first] = agentJournal(w.home).filter((x) => x.name === "provider.response_finished").map((x) => x.data);
+    expect(first?.tool_calls).toEqual([{ call_id: "function-call-5581234409817733001", tool: "ls", arguments_json: '{"path":"."}', thought_signature: signature }]);
+    const assistant = (fake.chatRequests[1]!.body as Sent).messages.filter((m) => m.role === "assistant");
+    expect(assistant).toEqual([
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "function-call-5581234409817733001", type: "function", function: { name: "ls", arguments: '{"path":"."}' }, extra_content: { google: { thought_signature: signature } } }],
+      },
+    ]);
+  });
+
   it("[run.openai.deepseek-reasoning-replay] DeepSeek's thinking mode: the request after a tool round carries the round's reasoning_content, from the journal's transcript", async () => {
     const w = workspaceIn(cleanups, "model: deepseek-reasoner\n");
     const env = { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-recorded", OPENAI_MODEL: "deepseek-reasoner" };

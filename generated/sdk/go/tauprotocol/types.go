@@ -539,7 +539,12 @@ type ToolCall struct {
 	// The raw argument JSON exactly as the model produced it; replayed verbatim.
 	ArgumentsJSON string `json:"arguments_json" cbor:"arguments_json"`
 	CallID        string `json:"call_id" cbor:"call_id"`
-	Tool          string `json:"tool" cbor:"tool"`
+	// Gemini's opaque signature of the thinking behind this call
+	// (`extra_content.google.thought_signature`
+	// on its OpenAI-compatible endpoint), sent back with the call
+	// (SPEC-provider-chat-completions).
+	ThoughtSignature *string `json:"thought_signature,omitempty" cbor:"thought_signature,omitempty"`
+	Tool             string  `json:"tool" cbor:"tool"`
 }
 
 type ToolSpec struct {
