@@ -11,7 +11,7 @@ import { checkRuntimeDir } from "../transport/runtime-dir.js";
 import { EXIT_OK, TauError, printError } from "./errors.js";
 import { startRunDaemon, type RunOptions } from "./run-daemon.js";
 import type { RunPrompt } from "./run-args.js";
-import { sanitize } from "./ui/index.js";
+import { CUT_SHORT, sanitize } from "./ui/index.js";
 import { SessionClient, type Delivery } from "./session-client.js";
 import type { RunPrinter } from "./run-printer.js";
 import { RunJsonPrinter } from "./run-json-printer.js";
@@ -34,11 +34,6 @@ function runtimeDirProblem(dir: string): string | undefined {
   }
 }
 
-/** The notice for an answer that ended short, by finish reason. */
-const CUT_SHORT = {
-  length: "the answer is incomplete: it reached the model's output limit (finish_reason length)",
-  content_filter: "the answer is incomplete: the provider's content filter stopped it (finish_reason content_filter)",
-} as const;
 
 /** How much of the end of a daemon's log is read for its last word. */
 const LOG_TAIL_BYTES = 8_192;

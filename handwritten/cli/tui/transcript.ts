@@ -1,7 +1,7 @@
 // The transcript: delivered session events folded into display items (prompts, streamed answers,
 // tool rows, shell commands, notices) per agent, and each item rendered to styled rows for a
 // width. Every untrusted string goes through `sanitize`/`escapeLabel` before it becomes a span.
-import { DEFAULT_THEME, MarkdownStream, endWithoutTrailingNewlines, renderToolRow, sanitize, truncateEnd, wrap, wrapHead, wrapTail } from "../ui/index.js";
+import { DEFAULT_THEME, MarkdownStream, cutShortNotice, endWithoutTrailingNewlines, renderToolRow, sanitize, truncateEnd, wrap, wrapHead, wrapTail } from "../ui/index.js";
 import type { SafeText, StyledLine, Theme, ThemeKey, ToolStatus } from "../ui/index.js";
 import { agentIdOf, type Event } from "../../protocol/index.js";
 
@@ -221,6 +221,9 @@ export class Transcript {
         // The durable response names its calls: their rows come from here, live or replayed (the
         // tool.request that follows live, and whose record may be outside a replay, finds them).
         for (const call of e.data.tool_calls) this.toolRow(a, call.call_id, call.tool, call.arguments_json);
+        // An answer cut short says so (the same words as `tau run`), live and replayed alike.
+        const short = e.data.tool_calls.length === 0 ? cutShortNotice(e.data.finish_reason) : undefined;
+        if (short !== undefined) this.push(a, { kind: "notice", level: "warning", text: short, done: true });
         return true;
       }
       case "provider.response_failed":
