@@ -2,7 +2,9 @@
 // is never a command-line argument (it would land in shell history and `ps`): it comes from
 // standard input (`--api-key-stdin`) or, on a terminal, from a prompt that does not echo.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { closeSync, constants, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { randomHex } from "../startup/random.js";
 import {
   ConfigError,
   SecretError,
@@ -14,6 +16,7 @@ import {
   readSecret,
   removeProfileDropIn,
   removeSecret,
+  secretPath,
   secretValueProblem,
   writeProfileDropIn,
   writeSecret,
@@ -129,17 +132,53 @@ export async function addProfile(configRoot: string, input: AddProfileInput): Pr
     models: [...input.models],
     ...(input.apiKey !== undefined ? { api_key_secret: secretName } : {}),
   };
-  const secret = input.apiKey !== undefined ? writeSecret(configRoot, secretName, input.apiKey) : undefined;
-  if (input.apiKey === undefined) removeSecret(configRoot, secretName);
+  // What a --force replaces is kept, byte for byte, until the new profile loads: a failure puts it back.
+  const dropInPath = profileDropInPath(configRoot, input.name);
+  const keyPath = secretPath(configRoot, secretName);
+  const before = { dropIn: readPrevious(dropInPath), key: readPrevious(keyPath) };
+  let secret: string | undefined;
   // The drop-in must be written and the merged configuration must still load; otherwise undo this
-  // profile (its key file included) and say why.
+  // profile (its key file included), restore what it replaced, and say why.
   try {
+    secret = input.apiKey !== undefined ? writeSecret(configRoot, secretName, input.apiKey) : undefined;
     const dropIn = await writeProfileDropIn(configRoot, input.name, profile);
     await loadHarnessConfig(configRoot);
+    if (input.apiKey === undefined) removeSecret(configRoot, secretName); // the replaced profile's key
     return { dropIn, ...(secret ? { secret } : {}) };
   } catch (err) {
-    removeProfileDropIn(configRoot, input.name);
-    if (secret) removeSecret(configRoot, secretName);
+    restore(dropInPath, before.dropIn, () => removeProfileDropIn(configRoot, input.name));
+    restore(keyPath, before.key, () => removeSecret(configRoot, secretName));
+    throw err;
+  }
+}
+
+/** A file's bytes before a change (undefined when there is none), bounded like any key or drop-in. */
+function readPrevious(path: string): Buffer | undefined {
+  try {
+    if (statSync(path).size > 1024 * 1024) throw new ConfigError(`${path} is larger than 1 MiB; move it away first`);
+    return readFileSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+}
+
+/** Puts a file back as it was (0600, through a temporary file and a rename), or removes it when there was none. */
+function restore(path: string, bytes: Buffer | undefined, remove: () => void): void {
+  if (bytes === undefined) return void remove();
+  const tmp = join(dirname(path), `.restore.${process.pid}.${randomHex(6)}.tmp`);
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  try {
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
     throw err;
   }
 }

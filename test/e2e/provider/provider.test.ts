@@ -177,6 +177,28 @@ describe("tau provider", () => {
     expect(readFileSync(join(home, "config", "secrets", "provider-work"), "utf8")).toBe(KEY);
   });
 
+  it("[provider.add.force-failure-keeps-old] a --force replacement that fails leaves the old profile and its key exactly as they were", async () => {
+    const { env, home } = workspace();
+    const add = await runTau(["provider", "add", "work", "--base-url", fake.baseUrl, "--model", "fake-model", "--api-key-stdin", "--no-check"], { env, input: "sk-old-key-123456\n" });
+    expect(add.code, add.stderr).toBe(0);
+    const secret = join(home, "config", "secrets", "provider-work");
+    const dropIn = join(home, "config", "harness.d", "provider-work.yaml");
+    const before = [readFileSync(dropIn), readFileSync(secret)];
+    // 65 models: the new drop-in is refused after its key was written.
+    const models = Array.from({ length: 65 }, (_, i) => `m${i}`).join(",");
+    const bad = await runTau(["provider", "add", "work", "--force", "--base-url", fake.baseUrl, "--model", models, "--api-key-stdin", "--no-check"], { env, input: "sk-new-key-999999\n" });
+    expect(bad.code).toBe(exitCodeOf("TAU-E0201"));
+    expect(bad.stderr).toContain("providers.work.models");
+    expect([readFileSync(dropIn), readFileSync(secret)]).toEqual(before);
+    expect(mode(secret)).toBe(0o600);
+    expect(readdirSync(join(home, "config", "secrets"))).toEqual(["provider-work"]); // no temporary left behind
+    // Replacing it with a profile without a key removes the old key only once the new one holds.
+    const keyless = await runTau(["provider", "add", "work", "--force", "--base-url", fake.baseUrl, "--model", "other-model", "--no-api-key", "--no-check"], { env });
+    expect(keyless.code, keyless.stderr).toBe(0);
+    expect(readdirSync(join(home, "config", "secrets"))).toEqual([]);
+    expect(readFileSync(dropIn, "utf8")).toContain("other-model");
+  });
+
   it("[provider.add.hidden-prompt] on a terminal, prompts for the key without echoing it", async () => {
     const { env, home } = workspace();
     const KEY = "sk-typed-on-a-terminal-42";
