@@ -3,6 +3,9 @@
 // process group with output to the session's log file, or prints a `tau dev print-*` preview.
 import { mark } from "../startup/timeline.js";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DAEMON_LOG, SESSIONS_DIR } from "../startup/launch-facts.js";
+import { watchDaemonLog } from "./daemon-log.js";
 import { resolveRoots } from "../config/index.js";
 import { cleanupDebugLogs } from "../store/index.js";
 import { superviseExtensions } from "./extensions.js";
@@ -68,6 +71,8 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     process.exit(1);
   });
   mark("daemon harness open");
+  // Its log (stdout and stderr, opened by the launcher) stays bounded however long it runs.
+  if (!args.ephemeral) watchDaemonLog(join(roots.state, SESSIONS_DIR, harness.sessionId, DAEMON_LOG));
   let stopping = false;
   // Extensions start while the socket is being published: both take a process start's time.
   const supervisor: Supervisor = superviseExtensions(harness, {
