@@ -103,6 +103,8 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     await t.waitFor(ready, "ready");
     t.type("change it\r");
     await t.waitFor(has("edited"), "the answer");
+    // The outcome and diff come with the tool's display, which may land after the answer on a busy machine.
+    await t.waitFor((_s, all) => all.includes("edit ok  greeting.txt") && all.includes("+hello tau"), "the edit's outcome and diff");
     const all = t.all();
     const header = all.findIndex((l) => l === "edit ok  greeting.txt");
     expect(header, all.join("\n")).toBeGreaterThanOrEqual(0);
