@@ -493,7 +493,7 @@ export type InterceptRequestMessage = {
   };
 };
 
-export type InternalPromptKind = "context_size_alert" | "watch_update" | "long_wait";
+export type InternalPromptKind = "context_size_alert" | "watch_update" | "long_wait" | "sandbox_state";
 
 /**
  * One record of a framed journal (`events.cbor`, `restore-events.cbor`, prompt history):

@@ -87,6 +87,7 @@ export const CONSUMERS = {
     "provider.models_declared": ["provider.models_updated", "harness.models_available", "harness.notice", "agent.stats_updated"],
     "provider.response_delta_reported": ["provider.response_updated"],
     "provider.retry_reported": ["provider.retry_scheduled"],
+    "sandbox.state_reported": [],
     "agent.prompt_submitted": [
       "agent.prompt_started",
       "agent.prompt_failed",

@@ -185,6 +185,8 @@ interface AgentLoop extends TranscriptFold {
   /** Context-size alerts crossed (daemon-local) and those waiting for the next round start. */
   readonly alerted: Set<string>;
   pendingAlerts: ContextAlert[];
+  /** The sandbox's newest state change, not yet in this agent's context. */
+  pendingSandbox?: string;
 }
 
 /**
@@ -198,6 +200,8 @@ const TRANSCRIPT_LOAD_STEP_BYTES = 4 * 1024 * 1024;
 
 export class PromptEngine {
   private readonly agents = new Map<string, AgentLoop>();
+  /** The last sandbox state reported (SPEC-sandbox), once one was. */
+  private sandboxState: string | undefined;
   /** model id → provider instance and model info, from provider.models_updated. */
   private readonly models = new Map<string, { instance: string; info: ModelInfo }>();
   private readonly modelsByInstance = new Map<string, ModelInfo[]>();
@@ -438,6 +442,20 @@ export class PromptEngine {
     }
     l.queue.push({ promptId: c.data.prompt_id });
     if (!l.turn) this.background(this.dispatch(c.data.agent_id));
+  }
+
+  /**
+   * The sandbox of the shell commands changed state: every agent learns it at its next round's start,
+   * as a steered harness prompt (SPEC-sandbox, "The model's view"). The first state a daemon hears
+   * is its starting point, not a change; only the newest change is delivered.
+   */
+  onSandboxState(c: Committed<"sandbox.state_reported">): void {
+    const previous = this.sandboxState;
+    if (c.data.state === "pending") return;
+    this.sandboxState = c.data.state;
+    if (previous === undefined || previous === c.data.state) return;
+    const text = sandboxStateText(c.data.state, c.data.reason, c.data.fix);
+    for (const l of this.agents.values()) l.pendingSandbox = text;
   }
 
   onModelSelect(c: Committed<"ui.model_select">): void {
@@ -1119,6 +1137,11 @@ export class PromptEngine {
 
   /** Queued alerts enter at this round's start, as steered harness prompts (SPEC-compaction). */
   private async deliverAlerts(agentId: string, l: AgentLoop): Promise<void> {
+    const sandbox = l.pendingSandbox;
+    l.pendingSandbox = undefined;
+    if (sandbox !== undefined) {
+      await this.port.publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "harness_internal", mode: "steer", text: sandbox, internal_kind: "sandbox_state" });
+    }
     for (const a of l.pendingAlerts.splice(0)) {
       const pct = Math.round(a.threshold * 100);
       await this.port.publish("agent.prompt_submitted", {
@@ -1131,6 +1154,21 @@ export class PromptEngine {
         alert: a.name,
       });
     }
+  }
+}
+
+/** What an agent is told when the sandbox of its shell commands changes state. */
+export function sandboxStateText(state: string, reason?: string, fix?: string): string {
+  const why = reason ? ` (${reason})` : "";
+  switch (state) {
+    case "active":
+      return "[sandbox] Your shell commands run in the sandbox again: writes outside the workspace, reads of protected files and connections to hosts not on the allowlist are blocked or need the user's approval.";
+    case "suspended":
+      return `[sandbox] The user suspended the sandbox${why}: your shell commands now run with the user's full rights until it is switched back on. Take the same care as before.`;
+    case "bypassed":
+      return `[sandbox] The sandbox is bypassed${why}: your shell commands run with the user's full rights.`;
+    default:
+      return `[sandbox] The sandbox is blocked${why}: your shell commands are refused until the user fixes it${fix ? ` (${fix})` : ""}. Do not try to work around it.`;
   }
 }
 

@@ -574,6 +574,7 @@ class AgentPromptStarted:
 class InternalPromptKind(Enum):
     CONTEXT_SIZE_ALERT = "context_size_alert"
     LONG_WAIT = "long_wait"
+    SANDBOX_STATE = "sandbox_state"
     WATCH_UPDATE = "watch_update"
 
 

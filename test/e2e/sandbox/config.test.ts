@@ -81,4 +81,25 @@ describe("sandbox configuration and states", () => {
     const second = await s.shell("echo again");
     expect(second.output).toBe("again\n[exit code 0]");
   });
+
+  it("[sandbox.state.model-told] a change of state reaches the model as a hidden message at its next round, never as a shell-result note", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const userTexts = () => (fake.chatRequests.at(-1)?.body as { messages: Array<{ role: string; content?: unknown }> }).messages.filter((m) => m.role === "user").map((m) => String(m.content));
+    expect((await s.shell("echo before")).output).toBe("before\n[exit code 0]");
+    expect(userTexts().some((t) => t.startsWith("[sandbox]"))).toBe(false);
+    expect((await s.command("off")).ok).toBe(true);
+    await s.next("sandbox.state_reported", (d) => d.state === "suspended");
+    const off = await s.shell("echo during");
+    expect(off.output).toBe("during\n[exit code 0]"); // no note in the result
+    const told = userTexts().filter((t) => t.startsWith("[sandbox]"));
+    expect(told).toEqual([expect.stringContaining("The user suspended the sandbox")]);
+    // Told once: the next prompt carries no new message.
+    await s.shell("echo again");
+    expect(userTexts().filter((t) => t.startsWith("[sandbox]"))).toHaveLength(1);
+    expect((await s.command("on")).ok).toBe(true);
+    await s.next("sandbox.state_reported", (d) => d.state === "active");
+    await s.shell("echo after");
+    expect(userTexts().filter((t) => t.startsWith("[sandbox]")).at(-1)).toContain("run in the sandbox again");
+  });
 });

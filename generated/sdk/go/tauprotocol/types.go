@@ -715,8 +715,8 @@ type SandboxStateReported struct {
 	Fix *string `json:"fix,omitempty" cbor:"fix,omitempty"`
 	// Why the sandbox is in this state (a missing dependency, a configuration error,
 	// `--no-sandbox`).
-	Reason *string      `json:"reason,omitempty" cbor:"reason,omitempty"`
-	State  SandboxState `json:"state" cbor:"state"`
+	Reason *string   `json:"reason,omitempty" cbor:"reason,omitempty"`
+	State  StateEnum `json:"state" cbor:"state"`
 }
 
 type SessionAgentLoaded struct {
@@ -1206,6 +1206,7 @@ type InternalPromptKind string
 const (
 	ContextSizeAlert InternalPromptKind = "context_size_alert"
 	LongWait         InternalPromptKind = "long_wait"
+	SandboxState     InternalPromptKind = "sandbox_state"
 	WatchUpdate      InternalPromptKind = "watch_update"
 )
 
@@ -1446,14 +1447,14 @@ const (
 	SandboxDiagnosticOutcomeRevoked      SandboxDiagnosticOutcome = "revoked"
 )
 
-type SandboxState string
+type StateEnum string
 
 const (
-	Active              SandboxState = "active"
-	Bypassed            SandboxState = "bypassed"
-	SandboxStateBlocked SandboxState = "blocked"
-	SandboxStatePending SandboxState = "pending"
-	Suspended           SandboxState = "suspended"
+	Active              StateEnum = "active"
+	Bypassed            StateEnum = "bypassed"
+	SandboxStateBlocked StateEnum = "blocked"
+	SandboxStatePending StateEnum = "pending"
+	Suspended           StateEnum = "suspended"
 )
 
 type SessionCurrentRequestMessageName string

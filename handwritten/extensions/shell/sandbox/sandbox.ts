@@ -211,22 +211,15 @@ export class Sandbox {
     });
   }
 
-  /** The one-line note a `shell` result starts with when the state changed since this agent last heard. */
+  /**
+   * The one-line note an agent's first `shell` result starts with when tau was started without the
+   * sandbox. Later changes of state reach every agent from the harness, as a hidden message at its
+   * next round (SPEC-sandbox, "The model's view").
+   */
   private stateNote(agentId: string): string {
-    const key = this.state;
-    const previous = this.noted.get(agentId);
-    this.noted.set(agentId, key);
-    if (previous === key || (previous === undefined && key === "active")) return "";
-    switch (key) {
-      case "active":
-        return "[sandbox: on again — commands run sandboxed (writes outside the project, credential reads and hosts off the allowlist are refused unless the user approves)]\n";
-      case "suspended":
-        return "[sandbox: off for this session (:sandbox off) — commands run with the user's full rights]\n";
-      case "bypassed":
-        return "[sandbox: not in use (the user started tau without it) — commands run with the user's full rights]\n";
-      default:
-        return "";
-    }
+    const first = !this.noted.has(agentId);
+    this.noted.set(agentId, this.state);
+    return first && this.state === "bypassed" ? "[sandbox: not in use (the user started tau without it) — commands run with the user's full rights]\n" : "";
   }
 
   // ---- the shell tool --------------------------------------------------------------------------
