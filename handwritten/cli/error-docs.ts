@@ -79,7 +79,7 @@ export const ERROR_DOCS = {
     commands: "tau run",
     meaning: "The model given with --model is not one the providers list; the message names close matches. Nothing was sent to a model.",
   },
-  "TAU-E0118": { commands: "tau session rm", meaning: "A session named is not saved, or its prefix matches several; nothing was removed." },
+  "TAU-E0118": { commands: "tau session rm, tau run --resume/--continue", meaning: "A session named is not saved, or its prefix matches several (or, for --continue, this folder has none); nothing was removed or sent." },
   "TAU-E0201": {
     commands: "tau run, tau, tau attach, tau resume, tau provider",
     meaning:
@@ -111,7 +111,7 @@ export const ERROR_DOCS = {
   },
   "TAU-E0306": { commands: "tau agent trace, tau run", meaning: "The reader of the output went away (a closed pipe, as with `| head`): the export stops, or the run's prompt is cancelled, quietly." },
   "TAU-E0307": { commands: "tau session stats", meaning: "The session, or one of its agents' journals, could not be read or failed validation; nothing was written." },
-  "TAU-E0308": { commands: "tau session rm", meaning: "A session could not be removed: a daemon is running it (end it first) or its files could not be moved; the other sessions named were still removed." },
+  "TAU-E0308": { commands: "tau session rm, tau run --resume/--continue", meaning: "A daemon is running the session (end it, or tau attach it): it was not removed or continued. For rm, its files may also not have moved; the other sessions named were still removed." },
   "TAU-E0401": {
     commands: "tau run",
     meaning:

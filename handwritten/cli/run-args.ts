@@ -96,8 +96,13 @@ export function runArgsOf(values: RunFlagValues, text?: string): ParsedRunArgs {
     ...(values["no-sandbox"] === true ? ["sandbox.enabled=false"] : []),
     ...(values["sandbox-config"] !== undefined ? [`sandbox.config_file=${JSON.stringify(resolve(values["sandbox-config"]))}`] : []),
   ];
+  if (values.continue === true && values.resume !== undefined) return { ok: false, code: "TAU-E0101", message: "tau run: give --continue or --resume ID, not both\nSee: tau run --help" };
+  const resume = values.continue === true ? ({ last: true } as const) : values.resume !== undefined ? { session: values.resume } : undefined;
+  if (resume !== undefined && values.ephemeral === true) return { ok: false, code: "TAU-E0101", message: "tau run: --ephemeral keeps no session, so it cannot continue one\nSee: tau run --help" };
+  if (resume !== undefined && "session" in resume && (resume.session ?? "").trim() === "") return { ok: false, code: "TAU-E0101", message: "tau run: --resume needs a session id (tau session list --all shows them)\nSee: tau run --help" };
   const options: RunOptions = {
     json: values.json === true,
+    ...(resume !== undefined ? { resume } : {}),
     ...(skill !== undefined ? { skill } : {}),
     ephemeral: values.ephemeral === true,
     ...(values.model ? { model: values.model } : {}),

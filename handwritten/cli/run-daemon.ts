@@ -16,6 +16,10 @@ export interface RunOptions {
   readonly harnessConfig?: readonly string[];
   /** A skill whose body is submitted with the prompt text as the user's own words (SPEC-skills). */
   readonly skill?: string;
+  /** Continue a saved session: this project's most recent (`--continue`), or the one an id or prefix names (`--resume`). */
+  readonly resume?: { readonly last: true } | { readonly session: string };
+  /** Resolved from `resume`: the saved session's agent the prompt goes to (none: a new agent). */
+  readonly agentId?: string;
 }
 
 /**

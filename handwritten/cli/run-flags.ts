@@ -19,6 +19,8 @@ export const RUN_FLAGS = {
   "prompt-stdin": { type: "boolean", description: "Read the prompt from standard input." },
   json: { type: "boolean", description: "Stream every event as one JSON line instead of printing the answer." },
   ephemeral: { type: "boolean", description: "Keep no session files." },
+  continue: { type: "boolean", description: "Continue this project's most recently active saved session: the prompt goes to its agent, with the conversation so far." },
+  resume: { type: "string", description: "Continue the saved session with this id (or a unique prefix of one), as --continue does." },
   model: { type: "string", description: "The model to use (provider/model or a model id)." },
   skill: { type: "string", description: "Load this skill (SKILL.md) as the prompt; -p TEXT, if given, follows it as your own words." },
   "harness-config": { type: "string", multiple: true, description: "Override one harness.yaml key for this run (KEY=VALUE, dotted keys; repeatable)." },

@@ -9,8 +9,10 @@
 import { mark, markStart } from "../startup/timeline.js";
 import { abandonDaemon, loadFastBundle } from "../transport/launch.js";
 import { TauError, exitWithError } from "./errors.js";
-import { NO_PROMPT, parseRunArgs, readPromptStdin, type RunRefusal } from "./run-args.js";
-import { startRunDaemon, takeEarlyDaemon } from "./run-daemon.js";
+import { NO_PROMPT, parseRunArgs, readPromptStdin, type RunPrompt, type RunRefusal } from "./run-args.js";
+import { startRunDaemon, takeEarlyDaemon, type RunOptions } from "./run-daemon.js";
+import { resolveRoots } from "../config/paths.js";
+import { startOwnedDaemon } from "./owned-daemon.js";
 
 type RunPromptBundle = typeof import("./run-prompt.js");
 
@@ -29,6 +31,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   let { options } = parsed.args;
+  if (options.resume !== undefined) return continueSession(parsed.args.prompt, parsed.args.promptStdin !== "no", options);
   const early = await takeEarlyDaemon(options);
   const daemon = early ?? startRunDaemon(options);
   mark(early ? "run daemon adopted" : "run daemon spawned");
@@ -50,11 +53,54 @@ export async function main(argv: readonly string[]): Promise<void> {
   } finally {
     rest.settled();
   }
-  // Once everything is written and closed (the event loop is empty), leave through process.exit:
-  // it skips tearing down the heap and the environment (DECISION-startup-budget).
+  leaveWhenDone();
+}
+
+/** Once everything is written and closed (the event loop is empty), leave through process.exit: it
+ * skips tearing down the heap and the environment (DECISION-startup-budget). */
+function leaveWhenDone(): void {
   mark("run returned");
   process.once("beforeExit", () => {
     mark("run beforeExit");
     process.exit();
   });
+}
+
+/** How long a run waits for a session it would continue to stop running (its last run's daemon closing). */
+const RESUME_WAIT_MS = 3_000;
+
+/**
+ * `--continue` / `--resume ID`: the prompt is read, the saved session and its agent are found, and
+ * only then is that session's daemon started (a daemon the launcher script started for a new
+ * session stood down: entries/run-early-daemon.ts). Nothing of the saved session is ever removed here.
+ */
+async function continueSession(given: RunPrompt | undefined, fromStdin: boolean, options: RunOptions): Promise<void> {
+  const early = await takeEarlyDaemon(options);
+  if (early) await abandonDaemon(early); // a new session's, started before the flags were read
+  let prompt = given;
+  if (fromStdin) {
+    const read = readPromptStdin(options.skill);
+    if (!read.ok) return exitWithError(new TauError(read.code, read.message));
+    prompt = read.prompt;
+    if (read.skill !== undefined) options = { ...options, skill: read.skill };
+  }
+  const rest = loadFastBundle<RunPromptBundle>("run-prompt");
+  try {
+    const roots = resolveRoots();
+    const resume = options.resume as NonNullable<RunOptions["resume"]>;
+    let target = rest.exports.resumeTarget(roots.state, process.cwd(), resume);
+    // The daemon of a run that just ended may still be closing its journals (`tau run A; tau run
+    // --continue B`): a session found running is given a moment to stop before the run is refused.
+    for (const until = Date.now() + RESUME_WAIT_MS; !target.ok && target.code === "TAU-E0308" && Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      target = rest.exports.resumeTarget(roots.state, process.cwd(), resume);
+    }
+    if (!target.ok) return exitWithError(new TauError(target.code, target.message));
+    const daemon = startOwnedDaemon(roots, { resume: target.sessionId, overrides: options.harnessConfig ?? [] });
+    mark("run daemon spawned");
+    process.exitCode = await rest.exports.runPrompt(prompt ?? { text: "", literal: false }, { ...options, ...(target.agentId !== undefined ? { agentId: target.agentId } : {}) }, daemon);
+  } finally {
+    rest.settled();
+  }
+  leaveWhenDone();
 }

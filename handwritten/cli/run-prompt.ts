@@ -13,6 +13,7 @@ import { startRunDaemon, type RunOptions } from "./run-daemon.js";
 import type { RunPrompt } from "./run-args.js";
 import { CUT_SHORT, sanitize } from "./ui/index.js";
 import { SessionClient, type Delivery } from "./session-client.js";
+export { resumeTarget } from "./run-resume.js";
 import type { RunPrinter } from "./run-printer.js";
 import { RunJsonPrinter } from "./run-json-printer.js";
 import { RunTextPrinter } from "./run-text-printer.js";
@@ -83,7 +84,8 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
       const reason = (starting.options.ephemeral ? undefined : lastDaemonMessage(starting.logPath)) ?? runtimeDirProblem(roots.runtime);
       return printError(new TauError("TAU-E0401", `tau: ${reason ? `${reason} (${err.message})` : err.message}`));
     }
-    await abandonDaemon(starting);
+    // A saved session the run continued is the user's, not the run's: it is never taken back.
+    if (o.resume === undefined) await abandonDaemon(starting);
     return printError(new TauError("TAU-E0201", `tau: ${mistake}`));
   }
   const sessionId = daemon.session_id;
@@ -152,7 +154,8 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
   client.subscribe(["harness.models_available", "harness.notice"], live);
   // The agent is made while the providers start (reading AGENTS.md and skills is off the critical
   // path); the prompt is submitted once a model is available.
-  const agentCreated = client.createAgent({ ...(o.model ? { model: o.model } : {}), ...(o.ephemeral ? { ephemeral: true } : {}) });
+  // A continued session's agent goes on (a --model switches it first); otherwise a new agent.
+  const agentCreated = o.agentId !== undefined ? continued(client, o.agentId, o.model) : client.createAgent({ ...(o.model ? { model: o.model } : {}), ...(o.ephemeral ? { ephemeral: true } : {}) });
   agentCreated.catch(() => {}); // awaited below
   const timer = setTimeout(() => resolveOutcome("no_provider"), PROVIDER_WAIT_MS);
   await Promise.race([models, outcome]);
@@ -196,4 +199,10 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
   }
   const code = result === "cancelled" ? "TAU-E0501" : result === "no_provider" ? "TAU-E0302" : "TAU-E0301";
   return printError(new TauError(code, `tau: the prompt ${result === "cancelled" ? "was cancelled" : "failed"}${failure ? `: ${sanitize(failure)}` : ""}`));
+}
+
+/** The agent of a continued session, its model switched first when the run names one. */
+async function continued(client: SessionClient, agentId: string, model: string | undefined): Promise<string> {
+  if (model !== undefined) client.emit("ui.model_select", { agent_id: agentId, model });
+  return agentId;
 }

@@ -23,8 +23,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   const parsed = parseRunArgs(argv.slice(2));
-  if (!parsed.ok || parsed.args.options.ephemeral) removeLaunchFolder(launch.sessionId);
-  if (!parsed.ok) return;
+  // A run that continues a saved session starts that session's daemon itself: this one stands down.
+  const resumes = parsed.ok && parsed.args.options.resume !== undefined;
+  if (!parsed.ok || parsed.args.options.ephemeral || resumes) removeLaunchFolder(launch.sessionId);
+  if (!parsed.ok || resumes) return;
   const o = parsed.args.options;
   // The script made the log with the user's umask, inside a folder only they can enter: 0600 now.
   if (!o.ephemeral) chmodLog(launch.sessionId);

@@ -238,3 +238,25 @@ function alive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/**
+ * Of a session's agents, the one a user's prompt continues: not started by another agent, not
+ * ephemeral, the most recently written; its checkpoint says who started it. An agent whose
+ * checkpoint cannot be read is still a candidate (most agents a user starts have no creator).
+ */
+export function agentToContinue(stateDir: string, agents: readonly string[]): string | undefined {
+  let best: { id: string; at: number } | undefined;
+  for (const id of agents) {
+    const dir = agentDir(stateDir, id);
+    const fold = readCheckpointFile(path.join(dir, "meta.json"))?.fold as { created_by?: unknown; ephemeral?: unknown; creator?: unknown } | undefined;
+    if (fold?.created_by !== undefined || fold?.ephemeral === true || fold?.creator === "agent") continue;
+    let at: number;
+    try {
+      at = fs.statSync(path.join(dir, "events.cbor")).mtimeMs;
+    } catch {
+      continue;
+    }
+    if (!best || at > best.at || (at === best.at && id > best.id)) best = { id, at };
+  }
+  return best?.id;
+}
