@@ -198,6 +198,8 @@ export type CliConfig = {
   /** The interactive UI's theme: `default`, or the name of a file in the config root's `themes/` folder. */
   theme?: ShortText;
   editor?: EditorConfig;
+  /** Keys of the UI's actions, by action. */
+  keys?: KeyBindings;
 };
 
 /** Compaction settings (SPEC-compaction). */
@@ -505,6 +507,24 @@ export type JournalRecord = {
   parent: Count | null;
   source: RecordSource;
   recorded_at: Micros;
+};
+
+/**
+ * Keys of the interactive UI's actions (SPEC-configuration, "Key bindings"): `escape`, `ctrl-LETTER`
+ * or `alt-LETTER`, or `none` to leave the action without a key. A key the prompt editor uses, or one
+ * bound to another action, is refused.
+ */
+export type KeyBindings = {
+  /** Interrupt the running turn. Default `escape`. */
+  interrupt?: ShortText;
+  /** Show a tool's whole output, or its tail again. Default `ctrl-o`. */
+  expand_tool_output?: ShortText;
+  /** Redraw the screen. Default `ctrl-l`. */
+  redraw?: ShortText;
+  /** Show a page of the agent's earlier history, further back each time (as `:history`). Default `alt-h`. */
+  history_page?: ShortText;
+  /** Switch to the next agent of the session (as `:agent switch`). Default `alt-n`. */
+  next_agent?: ShortText;
 };
 
 export type MessageRole = "system" | "user" | "assistant" | "tool";
