@@ -61,12 +61,12 @@ export function keyName(key: Key): string | undefined {
   return undefined;
 }
 
-/** `Ctrl-O`, `Esc`, `Alt-H`: a key as help text names it. */
+/** `Ctrl-O`, `Esc`, `Alt-H`, `Alt-Enter`: a key as help text names it. */
 export function keyLabel(name: string): string {
   if (name === "escape") return "Esc";
   if (name === "none") return "(no key)";
-  const [mod, k] = name.split("-") as [string, string];
-  return `${mod.charAt(0).toUpperCase()}${mod.slice(1)}-${k.toUpperCase()}`;
+  const cap = (w: string) => (w.length === 1 ? w.toUpperCase() : `${w.charAt(0).toUpperCase()}${w.slice(1)}`);
+  return name.split("-").map(cap).join("-");
 }
 
 export interface Bindings {
