@@ -4,6 +4,9 @@ import type { JsonSchema } from "./typespec.js";
 import { CodegenError } from "./errors.js";
 
 const IGNORED_KEYWORDS = new Set([
+  // Annotations for readers (the configuration reference on the docs site); no effect on types.
+  "default",
+  "examples",
   "$schema",
   "$id",
   "description",

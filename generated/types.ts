@@ -200,6 +200,8 @@ export type CliConfig = {
   /** The interactive UI's theme: `default`, or the name of a file in the config root's `themes/` folder. */
   theme?: ShortText;
   editor?: EditorConfig;
+  /** Keys of the UI's actions, by action. */
+  keys?: KeyBindings;
 };
 
 /** Compaction settings (SPEC-compaction). */
@@ -242,7 +244,9 @@ export type ConfigureMessage = {
 
 /** An advisory the model receives once a response's context use crosses `threshold` of the window. */
 export type ContextAlert = {
+  /** The alert's name. */
   name: string;
+  /** The fraction of the context window at which it fires. */
   threshold: number;
   /** The advisory text; a default naming the threshold when absent. */
   text?: string;
@@ -254,7 +258,9 @@ export type Count = number;
 export type Creator = "ui" | "extension" | "harness" | "agent";
 
 export type DebugLogConfig = {
+  /** Write the debug log (SPEC-debug-log). */
   enable?: boolean;
+  /** Days a debug log is kept before it is deleted. */
   retention_days?: number;
 };
 
@@ -288,7 +294,7 @@ export type DisconnectMessage = {
 export type EditorConfig = {
   /** Most screen rows the prompt editor takes; a longer draft scrolls within them. */
   max_lines?: number;
-  /** Most entries of the prompt history the editor offers (Up, Ctrl-R); 0 offers none. */
+  /** Most entries of the prompt history the editor offers (Up, Ctrl-R); 0 offers none. All when absent. */
   history_size?: number;
 };
 
@@ -322,26 +328,34 @@ export type EventEnvelope = {
 };
 
 export type ExtensionConfig = {
+  /** The instance's name: its events, tools and secrets are known by it. */
   name: InstanceName;
+  /** `false` keeps the entry but does not start it. */
   enable?: boolean;
   /** A required extension that fails to start fails session startup. */
   require?: boolean;
+  /** What the extension is (SPEC-extension-host): it decides which events it may publish. */
   kind?: ExtensionKind;
   /** The executable and its arguments; first-party extensions use `["tau", "ext", NAME]`. */
   command: Array<ShortText>;
   /** Wrapper argv placed before `command`, such as `["bwrap", …]` or `["ssh", "host"]`. */
   prefix?: Array<ShortText>;
+  /** Arguments placed after `command`. */
   suffix?: Array<ShortText>;
+  /** The folder the extension starts in; the project root when absent. */
   cwd?: PathText;
+  /** Settings handed to the extension in `configure`, as written. */
   config?: Record<string, unknown>;
   /** Secret names to resolve and hand over in `configure` only. */
   secrets?: Array<InstanceName>;
+  /** Put before the name of each tool the extension declares. */
   tool_prefix?: string;
   /**
    * Tools this extension may call with its own `tool.request` (exact names after prefixing, or
    * `"*"` for any); none when absent. Its calls never enter an agent's transcript.
    */
   call_tools?: Array<ShortText>;
+  /** Seconds the extension has to become ready after it starts. */
   startup_timeout_seconds?: number;
 };
 
@@ -407,6 +421,7 @@ export type HarnessConfig = {
    */
   model_info?: Record<string, ModelMetadata>;
   debug_log?: DebugLogConfig;
+  /** A file whose text replaces the built-in system prompt template. */
   system_prompt_template?: PathText;
   /** The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension. */
   sandbox?: SandboxLaunch;
@@ -509,6 +524,24 @@ export type JournalRecord = {
   recorded_at: Micros;
 };
 
+/**
+ * Keys of the interactive UI's actions (SPEC-configuration, "Key bindings"): `escape`, `ctrl-LETTER`
+ * or `alt-LETTER`, or `none` to leave the action without a key. A key the prompt editor uses, or one
+ * bound to another action, is refused.
+ */
+export type KeyBindings = {
+  /** Interrupt the running turn. */
+  interrupt?: ShortText;
+  /** Show a tool's whole output, or its tail again; again with none running, the next older tool's. */
+  expand_tool_output?: ShortText;
+  /** Redraw the screen. */
+  redraw?: ShortText;
+  /** Show a page of the agent's earlier history, further back each time (as `:history`). */
+  history_page?: ShortText;
+  /** Switch to the next agent of the session (as `:agent switch`). */
+  next_agent?: ShortText;
+};
+
 export type MessageRole = "system" | "user" | "assistant" | "tool";
 
 /** Microseconds since the Unix epoch. */
@@ -545,10 +578,15 @@ export type ModelListing = "configured" | "pending" | "listed";
  * declares and the built-in table. Prices are USD per million tokens.
  */
 export type ModelMetadata = {
+  /** Tokens the model reads at most, prompt and answer together. */
   context_window?: Count;
+  /** Tokens the model writes at most in one answer. */
   max_output_tokens?: Count;
+  /** USD per million input tokens. */
   input_cost?: number;
+  /** USD per million output tokens. */
   output_cost?: number;
+  /** USD per million cached input tokens; the input price when absent. */
   cached_input_cost?: number;
 };
 
@@ -641,9 +679,9 @@ export type ProviderProfile = {
   models: Array<ShortText>;
   /** The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none. */
   api_key_secret?: InstanceName;
-  /** How kept reasoning is sent back to this endpoint; `auto` when absent. */
+  /** How kept reasoning is sent back to this endpoint. */
   reasoning_replay?: ReasoningReplay;
-  /** Ask the endpoint for its models (`GET /models`) once per session; true when absent. */
+  /** Ask the endpoint for its models (`GET /models`) once per session. */
   list_models?: boolean;
 };
 
@@ -835,7 +873,9 @@ export type Revision = {
  * `group:NAME` or `tag:NAME`; `allow_tools` grants tools that are off by default (`agent_compact`).
  */
 export type RolePolicy = {
+  /** Tools the role's agents may not use. */
   deny_tools?: Array<ShortText>;
+  /** Tools, off by default, that the role's agents may use. */
   allow_tools?: Array<ShortText>;
   /** One line saying what the role is for: listed to agents that may start agents (SPEC-agent-team). */
   description?: ShortText;
@@ -904,6 +944,7 @@ export type SandboxCommandResult = {
 export type SandboxConfig = {
   /** `false` runs model commands unsandboxed (state `bypassed`). */
   enabled?: boolean;
+  /** Whether a denied access asks the user or is refused at once with the fix. */
   mode?: SandboxMode;
   network?: SandboxNetworkConfig;
   filesystem?: SandboxFilesystemConfig;
@@ -925,9 +966,11 @@ export type SandboxDiagnosticRecorded = {
 
 /** Paths, absolute or relative to the project root, `~` and `$VAR` expanded (SPEC-sandbox). */
 export type SandboxFilesystemConfig = {
+  /** Paths the model's commands may not read. */
   deny_read?: Array<PathText>;
   /** Re-allowed inside a denied region. */
   allow_read?: Array<PathText>;
+  /** Paths the model's commands may write, besides the project. */
   allow_write?: Array<PathText>;
   /** Refused even inside an allowed region. */
   deny_write?: Array<PathText>;

@@ -11,13 +11,31 @@ import { COMMANDS } from "../../handwritten/cli/commands.js";
 import { errorEntries } from "../../handwritten/cli/error-docs.js";
 import { EXIT_CODES } from "../../handwritten/cli/errors.js";
 import { buildSite } from "./site.js";
+import { COMMAND_SPECS } from "../../handwritten/cli/tui/command-mode.js";
+import { KEY_ACTIONS, RESERVED_KEYS, keyLabel } from "../../handwritten/cli/tui/bindings.js";
+import { DEFAULT_THEME, NAMED_COLORS, THEME_KEYS } from "../../handwritten/cli/ui/index.js";
+import { STYLE_KEYS } from "../../handwritten/cli/ui/style.js";
 
 /** A file the generator writes at the top of its output, so it never clears a folder it did not make. */
 export const MARKER = ".tau-docs-site";
 const MARKER_TEXT = "This folder is written by `npm run docs` (codegen/docs/). Its contents are replaced on every build.\n";
 
 export async function generateSite(root: string): Promise<Map<string, string>> {
-  const files = await buildSite({ root, commands: COMMANDS, errors: { errors: errorEntries(), exitCodes: EXIT_CODES } });
+  const files = await buildSite({
+    root,
+    commands: COMMANDS,
+    errors: { errors: errorEntries(), exitCodes: EXIT_CODES },
+    guide: {
+      colonCommands: COMMAND_SPECS,
+      keyActions: KEY_ACTIONS,
+      reservedKeys: RESERVED_KEYS,
+      keyLabel,
+      themeKeys: THEME_KEYS,
+      defaultTheme: DEFAULT_THEME,
+      styleKeys: STYLE_KEYS,
+      namedColors: NAMED_COLORS,
+    },
+  });
   return new Map([[MARKER, MARKER_TEXT], ...files]);
 }
 

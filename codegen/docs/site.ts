@@ -17,6 +17,7 @@ import { renderErrors, type ErrorsInput } from "./errors.js";
 import { scanTestLocations, SCANNED_DIRS } from "./tests.js";
 import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
+import { GUIDE_PAGES, GUIDE_STYLE, commandsPage, configurationPage, providersPage, sessionsPage, startPage, type GuideContext, type GuideInput } from "./guide.js";
 
 export interface SiteInput {
   root: string;
@@ -24,6 +25,8 @@ export interface SiteInput {
   commands: Record<string, unknown>;
   /** The CLI's error codes and exit statuses, which the errors page lists. */
   errors: ErrorsInput;
+  /** The interactive UI's command, key and theme tables, which the user pages list. */
+  guide: GuideInput;
 }
 
 const DOCUMENTS = [
@@ -120,22 +123,41 @@ function indexPage(ctx: Ctx): string {
   const { events, messages, records } = ctx.tables;
   const gates = records.filter((r) => r.kind === "GATE");
   const enforced = gates.filter((g) => g.status === "enforced").length;
-  const cards: Array<[string, string, string]> = [
+  const users: Array<[string, string, string]> = [
+    [GUIDE_PAGES.start, "Getting started", "Set up, run a first prompt, connect a model."],
+    [GUIDE_PAGES.configuration, "Configuration", "Every key of harness.yaml, cli.yaml, sandbox.yaml, provider profiles and themes: type, default, example."],
+    [GUIDE_PAGES.commands, "Commands and keys", "The colon commands of the interactive UI and its keys, and how to rebind them."],
+    [GUIDE_PAGES.providers, "Providers", "Connect OpenAI-compatible endpoints and choose models."],
+    [GUIDE_PAGES.sessions, "Sessions", "Detach, attach, resume; list and delete saved sessions."],
+    ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
+    ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
+  ];
+  const security = ctx.documents.get("SECURITY.md");
+  if (security) users.push([security.page, "Security", "What tau trusts, what its sandbox protects and what it does not; how to report a problem."]);
+  const contributors: Array<[string, string, string]> = [
     ["matrix.html", "Authority matrix", `${events.length} events × ${CONCRETE_CLASSES.length} publisher classes: who may publish, where it is stored, what follows.`],
     ["events.html", "Event catalog", `${events.length} event payloads with every field, type and requirement.`],
     ["messages.html", "Wire messages", `${messages.length} protocol messages and their payloads, by direction.`],
     ["models.html", "Shared models", "Types the events and messages share, journal records and configuration files."],
     ["gates.html", "Gates", `${gates.length} invariants (${enforced} enforced) and the tests that enforce them.`],
-    ["cli.html", "CLI help", "Every tau command, its flags and examples."],
-    ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];
-  for (const [, d] of ctx.documents) cards.push([d.page, d.label, d.label === "README" ? "What tau is and how to run it." : "Security model and how to report a problem."]);
-  const parts = [
-    "<h1>tau contracts</h1>",
-    '<p class="lead">tau is a Unix-first coding-agent harness. This site is generated from the same sources as its code — the records in <code>records/</code>, the TypeSpec contract in <code>spec/</code> and the tables codegen derives from them — so it cannot drift from what tau enforces.</p>',
+  const readme = ctx.documents.get("README.md");
+  if (readme) contributors.push([readme.page, "README", "What tau is, how to build, test and benchmark it."]);
+  const cards = (list: Array<[string, string, string]>) => [
     '<ul class="cards">',
-    ...cards.map(([p, title, text]) => `<li><a href="${esc(href(page, p))}"><strong>${esc(title)}</strong><span>${esc(text)}</span></a></li>`),
+    ...list.map(([p, title, text]) => `<li><a href="${esc(href(page, p))}"><strong>${esc(title)}</strong><span>${esc(text)}</span></a></li>`),
     "</ul>",
+  ];
+  const parts = [
+    "<h1>tau</h1>",
+    '<p class="lead">tau is a coding agent for your terminal: fast to start, it works in the folder you start it in, runs the model\'s commands in a sandbox, and keeps every session so you can detach, attach and resume. This site is generated from the same sources as its code, so it says what tau does.</p>',
+    '<section class="users" id="users"><h2>Using tau</h2>',
+    ...cards(users),
+    "</section>",
+    '<section class="contributors" id="contributors"><h2>Contracts, for contributors and extension authors</h2>',
+    "<p>The records in <code>records/</code>, the TypeSpec contract in <code>spec/</code> and the tables codegen derives from them.</p>",
+    ...cards(contributors),
+    "</section>",
     '<h2 id="records">Records</h2>',
     "<p>One rule or one component per record. Links between records are resolved; every record page lists the records that link to it.</p>",
   ];
@@ -476,6 +498,11 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
     messageBySchema: new Map(tables.messages.map((m) => [schemaIdOf(m.model), m])),
     nav: [
       { page: "index.html", label: "Overview" },
+      { page: GUIDE_PAGES.start, label: "Start" },
+      { page: GUIDE_PAGES.configuration, label: "Configuration" },
+      { page: GUIDE_PAGES.commands, label: "Commands" },
+      { page: GUIDE_PAGES.providers, label: "Providers" },
+      { page: GUIDE_PAGES.sessions, label: "Sessions" },
       { page: "matrix.html", label: "Authority" },
       { page: "events.html", label: "Events" },
       { page: "messages.html", label: "Messages" },
@@ -504,7 +531,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
   problems.throwIfAny();
 
   const files = new Map<string, string>();
-  files.set("style.css", STYLE);
+  files.set("style.css", STYLE + GUIDE_STYLE);
   files.set("index.html", indexPage(ctx));
   for (const r of records) files.set(recordPage(r.id), recordPageHtml(ctx, r, backlinks));
   files.set("matrix.html", matrixPage(ctx));
@@ -518,6 +545,24 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
   const specLink = ctx.recordsById.has("SPEC-cli-errors") ? codeLink("errors.html", recordPage("SPEC-cli-errors"), "SPEC-cli-errors") : "<code>SPEC-cli-errors</code>";
   files.set("errors.html", layout({ path: "errors.html", title: "Errors", body: renderErrors(input.errors, errorsInline, specLink), nav: ctx.nav }));
   for (const doc of documents.values()) files.set(doc.page, documentPage(ctx, doc));
+  const guide: GuideContext = {
+    md: ctx.md,
+    env: (p) => envFor(ctx, p),
+    schemas,
+    records: ctx.recordsById,
+    commands: readCommands(input.commands),
+    readme: documents.get("README.md")?.text,
+    recordPage,
+    hasSecurity: documents.has("SECURITY.md"),
+  };
+  const guidePages: Array<[string, string, string]> = [
+    [GUIDE_PAGES.start, "Getting started", startPage(guide)],
+    [GUIDE_PAGES.configuration, "Configuration", configurationPage(guide, input.guide)],
+    [GUIDE_PAGES.commands, "Commands and keys", commandsPage(guide, input.guide)],
+    [GUIDE_PAGES.providers, "Providers", providersPage(guide)],
+    [GUIDE_PAGES.sessions, "Sessions", sessionsPage(guide)],
+  ];
+  for (const [path, title, body] of guidePages) files.set(path, layout({ path, title, body, nav: ctx.nav, wide: path === GUIDE_PAGES.configuration }));
 
   const sorted = new Map([...files.entries()].sort(([a], [b]) => cmp(a, b)));
   for (const p of checkLinks(sorted)) problems.add(`site/${p.page}`, p.detail);

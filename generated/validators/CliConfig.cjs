@@ -7,10 +7,162 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateCliConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CliConfig.json","type":"object","properties":{"theme":{"$ref":"ShortText.json","description":"The interactive UI's theme: `default`, or the name of a file in the config root's `themes/` folder."},"editor":{"$ref":"EditorConfig.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"cli.yaml"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CliConfig.json","type":"object","properties":{"theme":{"$ref":"ShortText.json","default":"default","examples":["calm"],"description":"The interactive UI's theme: `default`, or the name of a file in the config root's `themes/` folder."},"editor":{"$ref":"EditorConfig.json"},"keys":{"$ref":"KeyBindings.json","description":"Keys of the UI's actions, by action."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"cli.yaml"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
-const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EditorConfig.json","type":"object","properties":{"max_lines":{"type":"integer","minimum":1,"maximum":1000,"description":"Most screen rows the prompt editor takes; a longer draft scrolls within them."},"history_size":{"type":"integer","minimum":0,"maximum":100000,"description":"Most entries of the prompt history the editor offers (Up, Ctrl-R); 0 offers none."}},"unevaluatedProperties":{"not":{}}};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EditorConfig.json","type":"object","properties":{"max_lines":{"type":"integer","minimum":1,"maximum":1000,"examples":[20],"description":"Most screen rows the prompt editor takes; a longer draft scrolls within them."},"history_size":{"type":"integer","minimum":0,"maximum":100000,"examples":[1000],"description":"Most entries of the prompt history the editor offers (Up, Ctrl-R); 0 offers none. All when absent."}},"unevaluatedProperties":{"not":{}}};
 const func0 = codePointLength;
+const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"KeyBindings.json","type":"object","properties":{"interrupt":{"$ref":"ShortText.json","default":"escape","examples":["ctrl-x"],"description":"Interrupt the running turn."},"expand_tool_output":{"$ref":"ShortText.json","default":"ctrl-o","examples":["alt-o"],"description":"Show a tool's whole output, or its tail again; again with none running, the next older tool's."},"redraw":{"$ref":"ShortText.json","default":"ctrl-l","examples":["none"],"description":"Redraw the screen."},"history_page":{"$ref":"ShortText.json","default":"alt-h","examples":["ctrl-t"],"description":"Show a page of the agent's earlier history, further back each time (as `:history`)."},"next_agent":{"$ref":"ShortText.json","default":"alt-n","examples":["ctrl-n"],"description":"Switch to the next agent of the session (as `:agent switch`)."}},"unevaluatedProperties":{"not":{}},"description":"Keys of the interactive UI's actions (SPEC-configuration, \"Key bindings\"): `escape`, `ctrl-LETTER`\nor `alt-LETTER`, or `none` to leave the action without a key. A key the prompt editor uses, or one\nbound to another action, is refused."};
+
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="KeyBindings.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.interrupt !== undefined){
+let data0 = data.interrupt;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func0(data0) > 1024){
+validate1.errors = [{instancePath:instancePath+"/interrupt",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/interrupt",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.expand_tool_output !== undefined){
+let data1 = data.expand_tool_output;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func0(data1) > 1024){
+validate1.errors = [{instancePath:instancePath+"/expand_tool_output",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/expand_tool_output",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.redraw !== undefined){
+let data2 = data.redraw;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func0(data2) > 1024){
+validate1.errors = [{instancePath:instancePath+"/redraw",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/redraw",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.history_page !== undefined){
+let data3 = data.history_page;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func0(data3) > 1024){
+validate1.errors = [{instancePath:instancePath+"/history_page",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/history_page",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.next_agent !== undefined){
+let data4 = data.next_agent;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data4 === "string"){
+if(func0(data4) > 1024){
+validate1.errors = [{instancePath:instancePath+"/next_agent",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/next_agent",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((key0 !== "interrupt") && (key0 !== "expand_tool_output")) && (key0 !== "redraw")) && (key0 !== "history_page")) && (key0 !== "next_agent")){
+const _errs17 = errors;
+validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs17 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate1.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate1.errors = vErrors;
+return errors === 0;
+}
+validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="CliConfig.json" */;
@@ -132,14 +284,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.keys !== undefined){
+const _errs14 = errors;
+if(!(validate1(data.keys, {instancePath:instancePath+"/keys",parentData:data,parentDataProperty:"keys",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key1 in data){
-if((key1 !== "theme") && (key1 !== "editor")){
-const _errs15 = errors;
+if(((key1 !== "theme") && (key1 !== "editor")) && (key1 !== "keys")){
+const _errs16 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs15 === errors;
+var valid5 = _errs16 === errors;
 if(!valid5){
 break;
+}
 }
 }
 }

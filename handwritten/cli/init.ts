@@ -50,6 +50,14 @@ editor:
   max_lines: 20
   # Most prompt-history entries offered by Up and Ctrl-R (0: none).
   history_size: 1000
+# Keys of the UI's actions: escape, ctrl-LETTER, alt-LETTER, or none. Keys the editor uses
+# (ctrl-a, ctrl-r, …) are refused, and so is a key bound twice. The defaults:
+# keys:
+#   interrupt: escape
+#   expand_tool_output: ctrl-o
+#   redraw: ctrl-l
+#   history_page: alt-h
+#   next_agent: alt-n
 `;
 
 export interface InitOutcome {

@@ -172,19 +172,20 @@ export function mergeLayer(a: Record<string, unknown>, b: Record<string, unknown
 /**
  * `<config>/cli.yaml`, the interactive UI's settings, validated like harness.yaml (file, line and
  * key on every error; unknown keys refused); a `theme` must name a theme file in `themes/` (or be
- * `default`), so a typo is reported at start instead of silently ignored.
+ * `default`), so a typo is reported at start instead of silently ignored. `check` is the caller's
+ * own check of the valid value (the UI's key bindings), reported with file, line and key alike.
  */
-export async function loadCliConfig(configRoot: string): Promise<CliConfig> {
+export async function loadCliConfig(configRoot: string, check?: (value: CliConfig) => ValueProblem | undefined): Promise<CliConfig> {
   const themes = join(configRoot, "themes");
   const checkTheme = (value: CliConfig): ValueProblem | undefined => {
-    if (value.theme === undefined || value.theme === "default") return undefined;
+    if (value.theme === undefined || value.theme === "default") return check?.(value);
     let names: string[] = [];
     try {
       names = readdirSync(themes).filter((n) => /\.(ya?ml|json)$/.test(n)).map((n) => n.replace(/\.(ya?ml|json)$/, ""));
     } catch {
       // no themes folder: only the default theme
     }
-    if (names.includes(value.theme)) return undefined;
+    if (names.includes(value.theme)) return check?.(value);
     return { path: ["theme"], message: `no theme ${JSON.stringify(value.theme)}; themes: ${["default", ...names.sort()].join(", ")} (theme files live in ${themes})` };
   };
   return (await loadConfigFile<CliConfig>(join(configRoot, "cli.yaml"), validateCliConfig, checkTheme)) ?? {};

@@ -9,7 +9,8 @@ import { Editor } from "./editor.js";
 import { MAX_COMPLETIONS_SHOWN, completeLine, helpText, historyText, parseInput, type ParsedInput } from "./command-mode.js";
 import { Transcript, type AgentView, type Item } from "./transcript.js";
 import { Scrollback, type DrawSettings } from "./scrollback.js";
-import { editorRows } from "./editor-rows.js";
+import { editorRows, emptyPromptHint } from "./editor-rows.js";
+import { DEFAULT_BINDINGS, keyName, resolveBindings, type Bindings, type KeyAction } from "./bindings.js";
 import { fitStatus, statusParts } from "./status.js";
 import { InlineView } from "./view.js";
 import {
@@ -86,6 +87,10 @@ export class TuiApp {
   readonly diagnostics: Diagnostics;
   private view: InlineView;
   private theme: Theme = DEFAULT_THEME;
+  /** cli.yaml `keys:` over the defaults. */
+  private bindings: Bindings = DEFAULT_BINDINGS;
+  /** Where the last expand (Ctrl-O) of a finished tool was: a second one goes to the next older tool. */
+  private expandedAt: number | undefined;
   /** The saved sessions of the state folder (set by the entry; none until then). */
   savedSessions: () => SavedSession[] = () => [];
   /** cli.yaml `editor.max_lines`: most rows the prompt editor takes. */
@@ -143,8 +148,13 @@ export class TuiApp {
     return this.historySize === undefined ? all : this.historySize === 0 ? [] : all.slice(-this.historySize);
   }
 
-  /** Applies cli.yaml (validated, its theme known to exist): the theme and the editor's limits. */
+  /** Applies cli.yaml (validated, its theme and keys known to be usable): the theme, the keys and the editor's limits. */
   configure(cli: CliConfig): void {
+    if (cli.keys !== undefined) {
+      const b = resolveBindings(cli.keys);
+      if ("path" in b) this.note("error", `cli.yaml: ${b.path.join(".")}: ${b.message}`);
+      else this.bindings = b;
+    }
     if (cli.editor?.max_lines !== undefined) this.editorMaxLines = cli.editor.max_lines;
     if (cli.editor?.history_size !== undefined) {
       this.historySize = cli.editor.history_size;
@@ -320,21 +330,43 @@ export class TuiApp {
       return;
     }
     if (key.kind === "ctrl" && key.key === "d" && this.editor.text === "") return this.leave("quit");
-    // Esc interrupts the running turn (a history search takes it first, to close).
-    if (key.kind === "escape" && this.editor.search === undefined) {
-      if (this.current()?.busy) this.cancel();
-      return;
-    }
-    // Ctrl-O: a tool's whole output, or back to its tail (SPEC-terminal-presentation, "Tools in view").
-    if (key.kind === "ctrl" && key.key === "o") return this.toggleToolOutput();
+    // A bound key runs its action (cli.yaml `keys:`); an open history search takes Esc first, to close.
+    const name = keyName(key);
+    const bound = name === undefined ? undefined : this.bindings.byKey.get(name);
+    if (bound !== "expand_tool_output") this.expandedAt = undefined;
+    if (bound !== undefined && !(name === "escape" && this.editor.search !== undefined)) return this.act(bound);
     // A sandbox prompt takes the keys it offers until it is answered (the editor keeps its text).
     if (this.approvals.length > 0 && key.kind === "text" && this.answerApproval(key.text)) return;
-    // Ctrl-L redraws the screen as a resize does: the newest finished rows, then the live region.
-    if (key.kind === "ctrl" && key.key === "l") return this.resized();
     if (key.kind === "tab" && this.editor.search === undefined) return this.complete();
     const action = this.editor.apply(key);
     if (action.kind === "refused") this.note("warning", "the prompt is at its size limit; the input was not added");
     if (action.kind === "submit") this.submit(action.text);
+  }
+
+  /** What a bound key does (SPEC-configuration, "Key bindings"). */
+  private act(action: KeyAction): void {
+    switch (action) {
+      case "interrupt":
+        // With nothing running, nothing changes.
+        if (this.current()?.busy) this.cancel();
+        return;
+      case "expand_tool_output":
+        return this.toggleToolOutput();
+      case "redraw":
+        // As a resize does: the newest finished rows, then the live region.
+        return this.resized();
+      case "history_page": {
+        const client = this.session?.client;
+        if (!client || this.focus === "") return this.note("error", "not attached to a session yet");
+        void this.olderHistory(client).catch((err: unknown) => this.note("error", (err as Error).message));
+        return;
+      }
+      case "next_agent": {
+        const ids = [...this.transcript.agents.keys()].filter((id) => id !== "");
+        if (ids.length < 2) return this.note("info", "this session has one agent (:agent new starts another)");
+        return this.switchTo(ids[(ids.indexOf(this.focus) + 1) % ids.length] as string);
+      }
+    }
   }
 
   /**
@@ -402,7 +434,7 @@ export class TuiApp {
     const client = this.session?.client;
     switch (name) {
       case "help":
-        return this.note("info", helpText(args[0]));
+        return this.note("info", helpText(args[0], undefined, this.bindings));
       case "quit":
       case "detach":
       case "quit-session":
@@ -559,23 +591,29 @@ export class TuiApp {
   /**
    * Ctrl-O: the newest running tool or command switches between the tail of its output and all of
    * it; with none running, the newest finished one's whole output is written below (its row above
-   * is in the terminal's scrollback already, where it cannot change).
+   * is in the terminal's scrollback already, where it cannot change), and each further press with no
+   * other key between writes the next older one's.
    */
   private toggleToolOutput(): void {
     const a = this.current();
     if (a === undefined) return;
-    for (let i = a.items.length - 1; i >= 0; i--) {
+    const from = this.expandedAt !== undefined ? this.expandedAt - 1 : a.items.length - 1;
+    for (let i = Math.min(from, a.items.length - 1); i >= 0; i--) {
       const it = a.items[i] as Item;
       if (it.kind !== "tool" && it.kind !== "shell") continue;
+      // Copies written by an earlier press are not tools of their own.
+      if ((it.kind === "tool" ? it.callId : it.requestId).endsWith("#shown")) continue;
       if (!it.done) {
+        if (this.expandedAt !== undefined) continue;
         it.expanded = it.expanded !== true;
         return;
       }
+      this.expandedAt = i;
       // A copy under a key of its own: events for the call keep finding the row they belong to.
       this.local(it.kind === "tool" ? { ...it, callId: `${it.callId}#shown`, expanded: true } : { ...it, requestId: `${it.requestId}#shown`, expanded: true });
       return;
     }
-    this.note("info", "no tool output to show");
+    this.note("info", this.expandedAt !== undefined ? "no older tool output to show" : "no tool output to show");
   }
 
   private cancel(): void {
@@ -722,7 +760,7 @@ export class TuiApp {
   private liveBlock(width: number): { committed: Block; live: Block; cursor: CursorPosition } {
     // While the history replays nothing of it is written: only its newest rows will be.
     const { committed, live } = this.replaying ? { committed: [], live: [] } : this.scrollback.split(this.transcript.agent(this.focus), width, this.drawSettings());
-    const editor = editorRows(this.editor, width, this.theme, this.editorMaxLines);
+    const editor = editorRows(this.editor, width, this.theme, this.editorMaxLines, emptyPromptHint(this.bindings.byAction.interrupt));
     const dialog = this.approvalRows(width);
     const rows: StyledLine[] = [...live, [], ...dialog, ...editor.rows, this.statusRow(width)];
     return { committed, live: rows, cursor: { row: live.length + 1 + dialog.length + editor.cursor.row, col: editor.cursor.col } };

@@ -3,6 +3,8 @@
 // marker; `!cmd` / `!!cmd` run a user shell command; everything else (including `/text`) is prompt
 // text. Unknown or malformed commands fail here, locally, with a message a user can act on.
 
+import { DEFAULT_BINDINGS, KEY_ACTIONS, keyLabel, type Bindings } from "./bindings.js";
+
 export interface CommandSpec {
   readonly name: string;
   readonly usage: string;
@@ -121,7 +123,7 @@ export function draftText(raw: string): string {
   return raw;
 }
 
-export function helpText(name?: string, specs: readonly CommandSpec[] = COMMAND_SPECS): string {
+export function helpText(name?: string, specs: readonly CommandSpec[] = COMMAND_SPECS, bindings: Bindings = DEFAULT_BINDINGS): string {
   if (name !== undefined) {
     const spec = specs.find((s) => s.name === name.replace(/^:/, ""));
     if (!spec) return `unknown command :${name} — :help lists the commands`;
@@ -132,7 +134,9 @@ export function helpText(name?: string, specs: readonly CommandSpec[] = COMMAND_
     "!COMMAND — run a shell command; its output enters the agent's context",
     "!!COMMAND — run a shell command; its output stays in this terminal",
     "::TEXT — send TEXT starting with ':' to the model",
-    "Keys: Enter sends, Alt-Enter or Ctrl-J adds a line, Up/Down browse history, Ctrl-R searches it, Tab completes a command or model name, Esc interrupts the running turn, Ctrl-O shows a tool's whole output (or its tail again), Ctrl-C cancels or clears, Ctrl-D on an empty line quits",
+    "Keys: Enter sends, Alt-Enter or Ctrl-J adds a line, Up/Down browse history, Ctrl-R searches it, Tab completes a command or model name, Ctrl-C cancels or clears, Ctrl-D on an empty line quits",
+    ...KEY_ACTIONS.filter((a) => bindings.byAction[a.action] !== "none").map((a) => `${keyLabel(bindings.byAction[a.action])} — ${a.summary}`),
+    "(cli.yaml keys: binds these; :help lists them as bound)",
   ].join("\n");
 }
 

@@ -13,6 +13,7 @@ import { SessionClient } from "../session-client.js";
 import type { HistoryPort } from "./app.js";
 import { startOwnedDaemon } from "../owned-daemon.js";
 import { pickSession } from "./session-picker.js";
+import { resolveBindings } from "./bindings.js";
 
 export type Target = { kind: "launch"; resume?: string } | { kind: "attach"; row: SessionRow } | { kind: "started"; daemon: StartedDaemon };
 
@@ -23,7 +24,10 @@ export type Target = { kind: "launch"; resume?: string } | { kind: "attach"; row
 export async function checkConfig(roots: Roots, overrides: readonly string[], started?: StartedDaemon): Promise<CliConfig> {
   try {
     await loadHarnessConfig(roots.config, overrides);
-    return await loadCliConfig(roots.config);
+    return await loadCliConfig(roots.config, (value) => {
+      const b = resolveBindings(value.keys);
+      return "path" in b ? b : undefined;
+    });
   } catch (err) {
     if (started) await abandonDaemon(started); // leaves nothing of the session behind
     if (err instanceof ConfigError) throw new TauError("TAU-E0201", err.message);

@@ -1,24 +1,27 @@
 // The prompt editor as rows of the live region: its lines wrapped by grapheme at the width, a `› `
 // lead on the first row, and where the cursor is; or the history search line while one is open.
 import type { Editor } from "./editor.js";
+import { keyLabel } from "./bindings.js";
 import { clusterWidth, columns, graphemes, sanitize, truncateEnd, truncateMiddle } from "../ui/index.js";
 import type { CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
 
-/** What the empty prompt shows. */
-export const EMPTY_PROMPT_HINT = "type a prompt · :help for commands · Esc interrupts";
+/** What the empty prompt shows, naming the key bound to `interrupt` (none: not mentioned). */
+export function emptyPromptHint(interruptKey: string): string {
+  return `type a prompt · :help for commands${interruptKey === "none" ? "" : ` · ${keyLabel(interruptKey)} interrupts`}`;
+}
 
 /**
  * The editor's rows at `width`; past `maxRows` (cli.yaml `editor.max_lines`) only a window of that
  * many rows around the cursor shows, so a long draft never pushes the transcript off the screen.
  */
-export function editorRows(editor: Editor, width: number, theme: Theme, maxRows = Infinity): { rows: StyledLine[]; cursor: CursorPosition } {
-  const all = allEditorRows(editor, width, theme);
+export function editorRows(editor: Editor, width: number, theme: Theme, maxRows = Infinity, hint = emptyPromptHint("escape")): { rows: StyledLine[]; cursor: CursorPosition } {
+  const all = allEditorRows(editor, width, theme, hint);
   if (all.rows.length <= maxRows) return all;
   const first = Math.max(0, Math.min(all.cursor.row - maxRows + 1, all.rows.length - maxRows));
   return { rows: all.rows.slice(first, first + maxRows), cursor: { row: all.cursor.row - first, col: all.cursor.col } };
 }
 
-function allEditorRows(editor: Editor, width: number, theme: Theme): { rows: StyledLine[]; cursor: CursorPosition } {
+function allEditorRows(editor: Editor, width: number, theme: Theme, emptyHint: string): { rows: StyledLine[]; cursor: CursorPosition } {
   const t = theme.styles;
   const search = editor.search;
   if (search) {
@@ -29,7 +32,7 @@ function allEditorRows(editor: Editor, width: number, theme: Theme): { rows: Sty
   // The empty prompt says how to get help, in muted text behind the cursor.
   const lines = editor.lineTexts;
   if (lines.length === 1 && lines[0] === "" && prefix > 0) {
-    const hint = truncateEnd(EMPTY_PROMPT_HINT as SafeText, width - prefix);
+    const hint = truncateEnd(emptyHint as SafeText, width - prefix);
     return { rows: [[{ text: "› " as SafeText, style: t.prompt }, ...(hint !== "" ? [{ text: hint, style: t.muted }] : [])]], cursor: { row: 0, col: prefix } };
   }
   const avail = Math.max(1, width - prefix);

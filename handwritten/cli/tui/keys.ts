@@ -22,7 +22,9 @@ export type Key =
         | "tab"
         | "escape";
     }
-  | { readonly kind: "ctrl"; readonly key: string };
+  | { readonly kind: "ctrl"; readonly key: string }
+  /** Alt (Meta) with a lower-case letter or a digit, as ESC followed by it: bindable, never text. */
+  | { readonly kind: "alt"; readonly key: string };
 
 /** Largest bracketed paste kept; the rest of a larger paste is dropped (and said so). */
 export const PASTE_MAX_CHARS = 1024 * 1024;
@@ -198,7 +200,8 @@ function parseEscape(s: string, i: number): Parsed {
   if (next === "f") return { length: 2, key: { kind: "word-right" } };
   if (next === "\x7f") return { length: 2, key: { kind: "ctrl", key: "w" } };
   if (next === "\x1b") return { length: 1, key: { kind: "escape" } };
-  // ESC + anything else (an Alt chord we do not bind, or an OSC/DCS string a terminal would never
-  // send as input): drop the ESC and its next character.
+  if (/^[a-z0-9]$/.test(next)) return { length: 2, key: { kind: "alt", key: next } };
+  // ESC + anything else (another Alt chord, or an OSC/DCS string a terminal would never send as
+  // input): drop the ESC and its next character.
   return { length: 2 };
 }

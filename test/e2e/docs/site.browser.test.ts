@@ -188,11 +188,84 @@ describe("documentation site in headless Chromium", () => {
     expect(admitted).toEqual([]);
   });
 
+  it("[docs.site.user-pages] the front page leads with the user pages; getting started shows the README's commands and tau provider add", async () => {
+    await page.goto(`${origin}/index.html`, { waitUntil: "load" });
+    const sections = await page.$$eval("main section[id]", (els) => els.map((e) => e.id));
+    expect(sections.slice(0, 2)).toEqual(["users", "contributors"]);
+    const userLinks = await page.$$eval("#users ul.cards a", (as) => as.map((a) => a.getAttribute("href") ?? ""));
+    expect(userLinks).toEqual(expect.arrayContaining(["start.html", "configuration.html", "commands.html", "providers.html", "sessions.html", "security.html"]));
+    for (const p of ["start.html", "configuration.html", "commands.html", "providers.html", "sessions.html"]) expect(visits.has(p), p).toBe(true);
+    await page.goto(`${origin}/start.html`, { waitUntil: "load" });
+    const terminal = (await page.$$eval("main pre.terminal", (els) => els.map((e) => e.textContent ?? ""))).join("\n");
+    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    const commands = (/```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "").trim().split("\n");
+    expect(commands.length).toBe(2);
+    for (const c of commands) expect(terminal).toContain(`$ ${c}`);
+    expect(terminal).toMatch(/\$ tau provider add \S+ --base-url https:\/\/\S+ --model \S+ --api-key-stdin/);
+    expect(terminal).toContain("$ tau\n");
+  });
+
+  it("[docs.site.config-every-key] the configuration page has a row for every key of every configuration file, with its type and an example", async () => {
+    // The keys, walked here from the generated schemas on their own (not by the generator's walker).
+    const schemaDir = join(REPO_ROOT, "generated", "schemas");
+    const all = new Map<string, Record<string, unknown>>(
+      readdirSync(schemaDir).filter((f) => f.endsWith(".json")).map((f) => [f, JSON.parse(readFileSync(join(schemaDir, f), "utf8")) as Record<string, unknown>]),
+    );
+    type S = Record<string, unknown>;
+    const expected: string[] = [];
+    for (const rootSchema of all.values()) {
+      const file = rootSchema["x-tau-config"];
+      if (typeof file !== "string") continue;
+      const defs = (rootSchema.$defs ?? {}) as Record<string, S>;
+      const deref = (s: S): S => {
+        const ref = s.$ref;
+        if (typeof ref !== "string") return s;
+        const t = ref.startsWith("#/$defs/") ? defs[ref.slice(8)] : all.get(ref);
+        return t ? { ...deref(t), ...s, $ref: undefined } : s;
+      };
+      const named = (s: S) => Object.keys((s.properties ?? {}) as S).length > 0;
+      const walk = (s: S, prefix: string) => {
+        for (const [name, raw] of Object.entries((s.properties ?? {}) as Record<string, S>)) {
+          const p = deref(raw);
+          const path = `${prefix}${name}`;
+          expected.push(`${file} ${path}`);
+          if (named(p)) walk(p, `${path}.`);
+          const values = p.unevaluatedProperties as S | undefined;
+          if (p.type === "object" && !named(p) && values && !("not" in values) && named(deref(values))) walk(deref(values), `${path}.${{ providers: "NAME", model_info: "MODEL", roles: "ROLE" }[name] ?? "KEY"}.`);
+          if (p.type === "array" && p.items && named(deref(p.items as S))) walk(deref(p.items as S), `${path}[].`);
+        }
+      };
+      walk(rootSchema, "");
+    }
+    expect(expected.length).toBeGreaterThan(60);
+    expect(expected).toContain("cli.yaml keys.interrupt");
+    expect(expected).toContain("harness.yaml providers.NAME.base_url");
+    await page.goto(`${origin}/configuration.html`, { waitUntil: "load" });
+    const rows = await page.$$eval("tr[data-key]", (trs) =>
+      trs.map((tr) => ({ key: `${tr.getAttribute("data-file")} ${tr.getAttribute("data-key")}`, type: tr.children[1]?.textContent ?? "", example: tr.querySelector("td.example pre")?.textContent ?? "" })),
+    );
+    expect(rows.map((r) => r.key).filter((k) => !k.startsWith("theme ")).sort()).toEqual([...expected].sort());
+    for (const r of rows.filter((x) => !x.key.startsWith("theme "))) expect(r.type, r.key).not.toBe("");
+    // Every value key shows an example naming its own last segment.
+    for (const r of rows.filter((x) => expected.includes(x.key) && !x.type.startsWith("section") && !x.type.startsWith("map of name → entry") && !x.type.includes("entries (keys below)"))) {
+      const last = r.key.split(/[ .]/).at(-1)?.replace("[]", "") ?? "";
+      expect(r.example, r.key).toContain(`${last}:`);
+    }
+    // The theme's every style slot, and the keys page's every action, link back to here.
+    expect(rows.filter((r) => r.key.startsWith("theme styles.")).length).toBeGreaterThan(20);
+    await page.goto(`${origin}/commands.html`, { waitUntil: "load" });
+    const actions = await page.$$eval("tr[data-action] a", (as) => as.map((a) => a.getAttribute("href") ?? ""));
+    expect(actions.length).toBeGreaterThanOrEqual(5);
+    for (const a of actions) expect(a).toMatch(/^configuration\.html#key-cli\.yaml-keys\./);
+  });
+
   it("writes screenshots of the index and the matrix page to test-results/docs/", async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     for (const [path, name] of [
       ["index.html", "index.png"],
       ["matrix.html", "matrix.png"],
+      ["start.html", "start.png"],
+      ["configuration.html", "configuration.png"],
     ] as const) {
       await page.goto(`${origin}/${path}`, { waitUntil: "load" });
       const file = join(ARTIFACTS, name);

@@ -1,0 +1,346 @@
+// The user documentation of the site: getting started, the configuration reference (from the
+// configuration schemas), colon commands and keys (from the command and key tables the UI itself
+// uses), providers and sessions (from the CLI's command help and the records). Each page is built
+// from those sources; the prose here only joins them.
+import type MarkdownIt from "markdown-it";
+import type { JsonSchema } from "../typespec.js";
+import type { ParsedRecord } from "../records.js";
+import { codeLink, esc, fragment, link } from "./html.js";
+import { renderBlock, renderInline, type RenderEnv } from "./markdown.js";
+import type { CommandHelp } from "./cli.js";
+import { configKeys, yamlSnippet, yamlValue, type ConfigKey } from "./config-keys.js";
+
+/** The interactive UI's tables, as the UI declares them (handwritten/cli/tui/). */
+export interface GuideInput {
+  readonly colonCommands: ReadonlyArray<{ readonly name: string; readonly usage: string; readonly summary: string }>;
+  readonly keyActions: ReadonlyArray<{ readonly action: string; readonly default: string; readonly summary: string }>;
+  readonly reservedKeys: ReadonlyArray<{ readonly key: string; readonly what: string }>;
+  readonly keyLabel: (name: string) => string;
+  readonly themeKeys: readonly string[];
+  readonly defaultTheme: { readonly styles: Readonly<Record<string, object>> };
+  readonly styleKeys: readonly string[];
+  readonly namedColors: readonly string[];
+}
+
+export interface GuideContext {
+  readonly md: MarkdownIt;
+  readonly env: (page: string) => RenderEnv;
+  readonly schemas: ReadonlyMap<string, JsonSchema>;
+  readonly records: ReadonlyMap<string, ParsedRecord>;
+  readonly commands: readonly CommandHelp[];
+  readonly readme: string | undefined;
+  readonly recordPage: (id: string) => string;
+  readonly hasSecurity: boolean;
+}
+
+export const GUIDE_PAGES = {
+  start: "start.html",
+  configuration: "configuration.html",
+  commands: "commands.html",
+  providers: "providers.html",
+  sessions: "sessions.html",
+} as const;
+
+/** A configuration file of the reference: its schema's `x-tau-config` name, where it lives, what it is for. */
+const CONFIG_FILES: ReadonlyArray<{ file: string; where: string; what: string }> = [
+  {
+    file: "harness.yaml",
+    where: "`CONFIG/harness.yaml`, then every `CONFIG/harness.d/*.yaml` in name order (at most 64), then `--harness-config KEY=VALUE`",
+    what: "The session daemon's settings: extensions, provider profiles, the model, compaction, roles. Maps merge key by key, `extensions` by name, other lists are replaced whole.",
+  },
+  {
+    file: "cli.yaml",
+    where: "`CONFIG/cli.yaml`",
+    what: "The interactive UI's settings (`tau`, `tau attach`, `tau resume`): theme, editor, keys. `tau init` writes a commented sample.",
+  },
+  {
+    file: "sandbox.yaml",
+    where: "`CONFIG/sandbox.yaml`, and a trusted project's `.tau/sandbox.yaml` (or `--sandbox-config FILE` instead of both)",
+    what: "The sandbox of the model's `shell` commands: whether it is on, whether it asks, the hosts and paths it allows.",
+  },
+];
+
+function keyId(file: string, path: string): string {
+  return fragment("key", `${file}-${path}`);
+}
+
+function para(ctx: GuideContext, page: string, text: string): string {
+  return `<p>${renderInline(ctx.md, text, ctx.env(page))}</p>`;
+}
+
+function terminal(lines: readonly string[]): string {
+  return `<pre class="terminal"><code>${lines.map((l) => esc(l)).join("\n")}</code></pre>`;
+}
+
+function command(ctx: GuideContext, id: string): CommandHelp {
+  const c = ctx.commands.find((x) => x.id === id);
+  if (!c) throw new Error(`the docs name a command tau does not have: ${id}`);
+  return c;
+}
+
+/** A command's usage, description and flags, with a link to its full help. */
+function commandBrief(ctx: GuideContext, page: string, id: string): string {
+  const c = command(ctx, id);
+  const inline = (t: string) => renderInline(ctx.md, t, ctx.env(page));
+  const parts = [`<h3 id="${esc(fragment("cmd", id))}"><code>tau ${esc(c.words)}</code></h3>`, `<p>${inline(c.summary)} ${link(page, "cli.html", "Full help", fragment("cmd", id))}.</p>`];
+  if (c.description) parts.push(`<p>${inline(c.description)}</p>`);
+  parts.push(terminal([`$ ${c.usage}`]));
+  if (c.flags.length > 0) {
+    parts.push('<dl class="flags">');
+    for (const f of c.flags) parts.push(`<dt><code>${esc(`${f.char ? `-${f.char}, ` : ""}--${f.name}`)}</code></dt><dd>${inline(f.description)}</dd>`);
+    parts.push("</dl>");
+  }
+  return parts.join("\n");
+}
+
+/** A record's section, rendered (its links resolved to record pages), under a note naming the record. */
+function recordSection(ctx: GuideContext, page: string, id: string, section: string): string {
+  const r = ctx.records.get(id);
+  const text = r?.sections.get(section);
+  if (text === undefined) throw new Error(`the docs quote ${id}, "${section}", which does not exist`);
+  // Sub-headings of the section become h3/h4, below the page's own h2.
+  const body = text.replace(/^### /gm, "#### ");
+  return `<div class="quoted">${renderBlock(ctx.md, body, ctx.env(page))}<p class="muted">From ${codeLink(page, ctx.recordPage(id), id)}, “${esc(section)}”, the rule tau follows.</p></div>`;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export function startPage(ctx: GuideContext): string {
+  const page = GUIDE_PAGES.start;
+  const first = /```sh\n([\s\S]*?)```/.exec(ctx.readme ?? "")?.[1]?.trimEnd().split("\n") ?? [];
+  const add = command(ctx, "provider:add");
+  const run = command(ctx, "run");
+  return [
+    "<h1>Getting started</h1>",
+    '<p class="lead">tau is a coding agent for your terminal: it reads and changes the files of the folder you start it in, runs commands there (in a sandbox), and keeps every session so you can leave and come back.</p>',
+    '<h2 id="install">Set up and run a first prompt</h2>',
+    para(ctx, page, "From a checkout of tau, on Node 20 or newer (the same two commands as the README):"),
+    terminal(first.map((l) => `$ ${l}`)),
+    para(
+      ctx,
+      page,
+      "With no model configured, tau answers with a clearly labelled offline demo that still makes a real tool call in your folder, so you can see it work before you connect a model. `npm link` puts `tau` on your PATH; otherwise run `./bin/tau.cjs`.",
+    ),
+    '<h2 id="first-prompt">Your first session</h2>',
+    para(ctx, page, "Start the interactive UI in the folder you want to work on, and type a prompt:"),
+    terminal(["$ cd ~/src/my-project", "$ tau", "› what does this project do, and how are its tests run?"]),
+    para(
+      ctx,
+      page,
+      "Enter sends; Alt-Enter adds a line. While the agent works you see its answer, its tool calls with their live output and a timer, and the status line (model, context used, tokens and cost). Esc interrupts the running turn; `:help` lists the commands; `:quit` leaves. A line starting with `!` runs a shell command yourself.",
+    ),
+    `<p>Every key and command is on ${link(page, GUIDE_PAGES.commands, "Commands and keys")}.</p>`,
+    para(ctx, page, "For one prompt without the UI (scripts, CI), `tau run` prints the answer and exits:"),
+    terminal([`$ tau run "list the TODO comments in src/"`, "$ git diff | tau run - --json"]),
+    `<p>${esc(run.summary)} ${link(page, "cli.html", "All of its flags", fragment("cmd", "run"))}.</p>`,
+    '<h2 id="connect">Connect a model</h2>',
+    para(ctx, page, `tau talks to any OpenAI-compatible endpoint. ${add.summary} The key is read from standard input (or a prompt that does not echo), never from the command line:`),
+    terminal([
+      "$ tau provider add example --base-url https://api.example.com/v1 --model model-large,model-small --api-key-stdin < ~/example.key",
+      "$ tau provider list",
+    ]),
+    para(ctx, page, "tau asks the endpoint for its models first and writes nothing if it does not answer. Then start `tau` again: the status line shows the model, and `:model` (Tab completes) switches between the models the endpoint serves."),
+    `<p>More on ${link(page, GUIDE_PAGES.providers, "Providers")}: several profiles, environment variables, prices and context windows.</p>`,
+    '<h2 id="next">Next</h2>',
+    "<ul>",
+    `<li>${link(page, GUIDE_PAGES.configuration, "Configuration")}: every key of <code>harness.yaml</code>, <code>cli.yaml</code>, <code>sandbox.yaml</code>, provider profiles and themes.</li>`,
+    `<li>${link(page, GUIDE_PAGES.sessions, "Sessions")}: leave a session running, attach to it, resume it later, list and delete saved ones.</li>`,
+    ctx.hasSecurity ? `<li>${link(page, "security.html", "Security")}: what tau trusts, what the sandbox protects and what it does not.</li>` : "",
+    `<li>${link(page, "cli.html", "CLI reference")} and ${link(page, "errors.html", "errors")}: every command, flag, error code and exit status.</li>`,
+    "</ul>",
+  ]
+    .filter((p) => p !== "")
+    .join("\n");
+}
+
+function keyTable(ctx: GuideContext, page: string, file: string, keys: readonly ConfigKey[]): string {
+  const env = ctx.env(page);
+  const rows = keys.map((k) => {
+    const depth = k.path.split(/\.|\[\]\./).length - 1;
+    const example = k.example ?? k.default;
+    const exampleHtml = k.section || example === undefined ? '<span class="muted">—</span>' : `<pre class="yaml"><code>${esc(yamlSnippet(k.path, example))}</code></pre>`;
+    const def = k.default === undefined ? `<span class="muted">${k.required ? "required" : "none"}</span>` : `<code>${esc(yamlValue(k.default))}</code>`;
+    return [
+      `<tr id="${esc(keyId(file, k.path))}" data-key="${esc(k.path)}" data-file="${esc(file)}">`,
+      `<td class="field depth-${Math.min(depth, 4)}"><code>${esc(k.path)}</code></td>`,
+      `<td>${esc(k.type)}</td>`,
+      `<td>${def}</td>`,
+      `<td>${k.description ? renderInline(ctx.md, k.description, env) : ""}</td>`,
+      `<td class="example">${exampleHtml}</td>`,
+      "</tr>",
+    ].join("");
+  });
+  return [
+    '<table class="config-keys">',
+    "<thead><tr><th>key</th><th>type</th><th>default</th><th>what it does</th><th>example</th></tr></thead>",
+    "<tbody>",
+    ...rows,
+    "</tbody></table>",
+  ].join("\n");
+}
+
+/** The schema whose `x-tau-config` is `file`. */
+function configSchema(ctx: GuideContext, file: string): JsonSchema {
+  for (const s of ctx.schemas.values()) if (s["x-tau-config"] === file) return s;
+  throw new Error(`no configuration schema for ${file}`);
+}
+
+export function configurationPage(ctx: GuideContext, input: GuideInput): string {
+  const page = GUIDE_PAGES.configuration;
+  const parts = [
+    "<h1>Configuration</h1>",
+    '<p class="lead">Every key tau reads, generated from the schemas that validate the files (<code>spec/config.tsp</code>): its type, its default and an example. Every file is optional; tau runs with none.</p>',
+    para(
+      ctx,
+      page,
+      "`CONFIG` is `$TAU_HOME/config` when `TAU_HOME` is set, else `$XDG_CONFIG_HOME/tau`, else `~/.config/tau`. Files are YAML, at most 1 MiB. An unknown key, a wrong type or a value out of range stops tau with the file, the line and the key (`…/cli.yaml:3: keys.redraw: ctrl-o is already bound to expand_tool_output`) and exit status 2; nothing is silently ignored. `tau init` writes commented samples of `harness.yaml` and `cli.yaml`.",
+    ),
+    '<nav class="toc"><ul>',
+    ...CONFIG_FILES.map((f) => `<li>${link(page, page, f.file, fragment("file", f.file))}</li>`),
+    `<li>${link(page, page, "provider profiles", "file-provider-profiles")}</li>`,
+    `<li>${link(page, page, "themes", "file-themes")}</li>`,
+    "</ul></nav>",
+  ];
+  for (const f of CONFIG_FILES) {
+    const keys = configKeys(configSchema(ctx, f.file), ctx.schemas);
+    parts.push(`<h2 id="${esc(fragment("file", f.file))}"><code>${esc(f.file)}</code></h2>`);
+    parts.push(para(ctx, page, f.what));
+    parts.push(para(ctx, page, `Read from ${f.where}.`));
+    if (f.file === "cli.yaml") {
+      parts.push(`<p>The keys of <code>keys</code> are the UI's actions; ${link(page, GUIDE_PAGES.commands, "Commands and keys", "keys")} lists them with the keys the editor keeps for itself, which cannot be bound.</p>`);
+    }
+    parts.push(keyTable(ctx, page, f.file, keys));
+  }
+  parts.push('<h2 id="file-provider-profiles">Provider profiles</h2>');
+  parts.push(
+    `<p>A provider profile is the ${link(page, page, "providers", keyId("harness.yaml", "providers"))} entry of <code>harness.yaml</code>. <code>tau provider add NAME</code> writes it as the drop-in <code>CONFIG/harness.d/provider-NAME.yaml</code> and its key as <code>CONFIG/secrets/provider-NAME</code> (mode 0600); its keys are ${link(page, page, "providers.NAME.*", keyId("harness.yaml", "providers.NAME.base_url"))} above. See ${link(page, GUIDE_PAGES.providers, "Providers")}.</p>`,
+  );
+  parts.push(terminal(["# CONFIG/harness.d/provider-example.yaml, as tau provider add writes it", "providers:", "  example:", "    base_url: https://api.example.com/v1", "    models: [model-large, model-small]", "    api_key_secret: provider-example"]));
+  parts.push('<h2 id="file-themes">Themes</h2>');
+  parts.push(
+    para(
+      ctx,
+      page,
+      "A theme is a file `CONFIG/themes/NAME.yaml` (or `.json`) chosen by `theme: NAME` in cli.yaml or `:theme NAME` in the UI. It has a `name` and `styles`: any of the style slots below, each a map of " +
+        input.styleKeys.map((k) => `\`${k}\``).join(", ") +
+        ". A colour is a name (" +
+        input.namedColors.join(", ") +
+        "), a palette index 0–255 or `#rrggbb`; flags are `true` or `false`. A slot the theme leaves out keeps its default. Themes hold styles only, never escape bytes: anything else is refused with the file and the key.",
+    ),
+  );
+  parts.push(terminal(["# CONFIG/themes/calm.yaml", "name: calm", "styles:", "  status: { fg: blue, inverse: true }", "  mdHeading: { fg: '#5f87af', bold: true }"]));
+  parts.push('<table class="config-keys"><thead><tr><th>style slot</th><th>default</th></tr></thead><tbody>');
+  for (const k of input.themeKeys) {
+    const style = input.defaultTheme.styles[k] ?? {};
+    const shown = Object.keys(style).length === 0 ? '<span class="muted">the terminal\'s own</span>' : `<code>${esc(yamlValue(style))}</code>`;
+    parts.push(`<tr id="${esc(keyId("theme", `styles.${k}`))}" data-key="styles.${esc(k)}" data-file="theme"><td><code>styles.${esc(k)}</code></td><td>${shown}</td></tr>`);
+  }
+  parts.push("</tbody></table>");
+  return parts.join("\n");
+}
+
+export function commandsPage(ctx: GuideContext, input: GuideInput): string {
+  const page = GUIDE_PAGES.commands;
+  const inline = (t: string) => renderInline(ctx.md, t, ctx.env(page));
+  const parts = [
+    "<h1>Commands and keys</h1>",
+    '<p class="lead">What you can type and press in the interactive UI, from the tables the UI itself reads (<code>handwritten/cli/tui/</code>), so this page and <code>:help</code> say the same.</p>',
+    '<h2 id="input">What a line means</h2>',
+    "<table><thead><tr><th>you type</th><th>what happens</th></tr></thead><tbody>",
+    "<tr><td><code>text</code></td><td>a prompt for the agent (also <code>/text</code>)</td></tr>",
+    "<tr><td><code>:command …</code></td><td>a command of the UI (below); it never reaches the model, known or not</td></tr>",
+    "<tr><td><code>::text</code></td><td>sends <code>:text</code> to the model as it is</td></tr>",
+    "<tr><td><code>!command</code></td><td>runs a shell command; its output enters the agent's context</td></tr>",
+    "<tr><td><code>!!command</code></td><td>runs a shell command; its output stays in your terminal</td></tr>",
+    "</tbody></table>",
+    '<h2 id="colon-commands">Colon commands</h2>',
+    "<p>Tab completes a command's name, and a model's name after <code>:model </code>. <code>:help COMMAND</code> explains one.</p>",
+    '<table class="summary"><thead><tr><th>command</th><th>what it does</th></tr></thead><tbody>',
+  ];
+  for (const c of input.colonCommands) {
+    const forms = c.usage.split(" | ").map((u) => `<code>${esc(u)}</code>`).join("<br>");
+    parts.push(`<tr id="${esc(fragment("colon", c.name))}" data-command="${esc(c.name)}"><td>${forms}</td><td>${inline(c.summary)}</td></tr>`);
+  }
+  parts.push("</tbody></table>");
+  parts.push('<h2 id="keys">Keys</h2>');
+  parts.push(
+    `<p>The UI's actions and their keys. Each can be bound to another key in ${link(page, GUIDE_PAGES.configuration, "cli.yaml", keyId("cli.yaml", "keys"))} (<code>escape</code>, <code>ctrl-LETTER</code>, <code>alt-LETTER</code>, or <code>none</code>); <code>:help</code> shows them as bound.</p>`,
+  );
+  parts.push('<table class="summary"><thead><tr><th>default key</th><th>action (cli.yaml)</th><th>what it does</th></tr></thead><tbody>');
+  for (const a of input.keyActions) {
+    parts.push(
+      `<tr data-action="${esc(a.action)}"><td><kbd>${esc(input.keyLabel(a.default))}</kbd></td><td>${codeLink(page, GUIDE_PAGES.configuration, `keys.${a.action}`, keyId("cli.yaml", `keys.${a.action}`))}</td><td>${inline(a.summary)}</td></tr>`,
+    );
+  }
+  parts.push("</tbody></table>");
+  parts.push('<h3 id="editor-keys">Keys the editor keeps</h3><p>These cannot be bound to an action.</p>');
+  parts.push('<table class="summary"><thead><tr><th>key</th><th>what it does</th></tr></thead><tbody>');
+  for (const r of input.reservedKeys) parts.push(`<tr><td><kbd>${esc(input.keyLabel(r.key))}</kbd></td><td>${esc(r.what)}</td></tr>`);
+  parts.push("</tbody></table>");
+  return parts.join("\n");
+}
+
+export function providersPage(ctx: GuideContext): string {
+  const page = GUIDE_PAGES.providers;
+  return [
+    "<h1>Providers</h1>",
+    '<p class="lead">tau reaches models through OpenAI-compatible endpoints: a hosted service, a gateway, or a server on your own machine. Each endpoint is a named profile; its models are called <code>NAME/model</code>.</p>',
+    '<h2 id="profiles">Profiles</h2>',
+    commandBrief(ctx, page, "provider:add"),
+    commandBrief(ctx, page, "provider:list"),
+    commandBrief(ctx, page, "provider:remove"),
+    `<p>A profile's keys are on ${link(page, GUIDE_PAGES.configuration, "Configuration", keyId("harness.yaml", "providers"))}.</p>`,
+    '<h2 id="environment">Without a profile</h2>',
+    para(ctx, page, "For a quick try, the environment is enough; the key is handed to tau's processes on a pipe, never left in their environment:"),
+    terminal(["$ OPENAI_BASE_URL=https://api.example.com/v1 OPENAI_API_KEY=… OPENAI_MODEL=model-large tau"]),
+    '<h2 id="choosing">Choosing a model</h2>',
+    para(
+      ctx,
+      page,
+      "`model:` in harness.yaml sets the model of new agents; `tau run --model M` sets it for one run; `:model` lists the models and `:model NAME` switches the current agent (Tab completes). `model_info:` tells tau a model's context window and prices when the endpoint does not, so the status line can show context used and cost.",
+    ),
+    '<h2 id="rules">The rules</h2>',
+    recordSection(ctx, page, "SPEC-configuration", "Provider profiles"),
+  ].join("\n");
+}
+
+export function sessionsPage(ctx: GuideContext): string {
+  const page = GUIDE_PAGES.sessions;
+  return [
+    "<h1>Sessions</h1>",
+    '<p class="lead">A session is one conversation, with its agents, in one project folder. It runs in a daemon of its own, so it keeps working when you close the terminal, and it is saved as it goes, so you can continue it days later.</p>',
+    '<h2 id="leaving">Leaving and coming back</h2>',
+    para(
+      ctx,
+      page,
+      "In the UI, `:detach` leaves the session running (a long task goes on); `:quit` leaves, and a session this terminal started ends once no UI is attached; `:quit-session` ends it for everyone. The session's title is the first line of its first prompt (or, when enabled, a short title the model writes).",
+    ),
+    commandBrief(ctx, page, "attach"),
+    commandBrief(ctx, page, "resume"),
+    '<h2 id="listing">Listing and deleting</h2>',
+    commandBrief(ctx, page, "session:list"),
+    commandBrief(ctx, page, "session:rm"),
+    para(ctx, page, "In the UI, `:sessions WORDS` lists the saved sessions whose title, project or id hold every word."),
+    '<h2 id="where">Where sessions are kept</h2>',
+    para(
+      ctx,
+      page,
+      "In the state folder: `$TAU_HOME/state` when `TAU_HOME` is set, else `$XDG_STATE_HOME/tau`, else `~/.local/state/tau`; one folder per session and per agent, mode 0700. `tau run --ephemeral` keeps nothing.",
+    ),
+    '<h2 id="rules">The rules</h2>',
+    recordSection(ctx, page, "SPEC-session-lifecycle", "Rules"),
+  ].join("\n");
+}
+
+export const GUIDE_STYLE = `
+pre.yaml { margin: 0; padding: 0.35rem 0.5rem; font-size: 0.82rem; }
+table.config-keys { width: 100%; table-layout: fixed; }
+table.config-keys th:nth-child(1) { width: 20%; }
+table.config-keys th:nth-child(2) { width: 13%; }
+table.config-keys th:nth-child(3) { width: 9%; }
+table.config-keys th:nth-child(5) { width: 26%; }
+table.config-keys td { overflow-wrap: anywhere; }
+kbd { font-family: var(--mono); font-size: 0.85em; padding: 0.05em 0.4em; border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4px; background: var(--panel); white-space: nowrap; }
+div.quoted { border-left: 4px solid var(--line); padding: 0 1rem; }
+section.users, section.contributors { margin-top: 1.5rem; }
+`;
