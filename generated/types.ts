@@ -932,6 +932,29 @@ export type SandboxNetworkConfig = {
 
 export type SandboxPermissionKind = "network" | "filesystem_read" | "filesystem_write";
 
+/** A native classifier's decision: approval needs probability ≥ 0.95 and confidence ≥ 0.95. */
+export type SandboxReviewDecision = {
+  decision: SandboxReviewVerdict;
+  /** The model's probability that the exception is authorised by the user and low-risk. */
+  probability: number;
+  /** How sure the model is of that probability. */
+  confidence: number;
+  /** One line of reasoning; never shown as authority, never persisted. */
+  reason: string;
+};
+
+/** A risk-label (guardian-style) classifier's answer: approves only on `low`. */
+export type SandboxReviewRisk = {
+  risk_level: SandboxReviewRiskLevel;
+  /** Whether the user's own messages authorise the exception. */
+  user_authorized: boolean;
+  reason: string;
+};
+
+export type SandboxReviewRiskLevel = "low" | "medium" | "high";
+
+export type SandboxReviewVerdict = "approve" | "escalate";
+
 export type SandboxState = "pending" | "active" | "bypassed" | "suspended" | "blocked";
 
 export type SandboxStateReported = {
