@@ -76,6 +76,8 @@ export declare const validateSandboxCommandResult: GeneratedValidator;
 export declare const validateSandboxConfig: GeneratedValidator;
 export declare const validateSandboxDiagnosticRecorded: GeneratedValidator;
 export declare const validateSandboxReviewDecision: GeneratedValidator;
+export declare const validateSandboxReviewRequest: GeneratedValidator;
+export declare const validateSandboxReviewResult: GeneratedValidator;
 export declare const validateSandboxReviewRisk: GeneratedValidator;
 export declare const validateSandboxStateReported: GeneratedValidator;
 export declare const validateSessionAgentLoaded: GeneratedValidator;

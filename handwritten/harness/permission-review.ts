@@ -275,3 +275,37 @@ export function decideReview(raw: string, adapter: ReviewAdapter): ReviewVerdict
 export function reviewRequest(input: string, adapter: ReviewAdapter): { system: string; messages: { role: "user"; text: string }[] } {
   return { system: REVIEW_SYSTEM_PROMPT[adapter], messages: [{ role: "user", text: input }] };
 }
+
+/** A provider message as the transcript holds it (the parts a review reads). */
+interface TranscriptMessage {
+  readonly role: string;
+  readonly text?: string;
+  readonly tool_calls?: readonly { readonly call_id: string; readonly tool: string; readonly arguments_json: string }[];
+  readonly call_id?: string;
+  readonly is_error?: boolean;
+}
+
+const USER_ENVELOPE = /^<user>\n([\s\S]*)\n<\/user>$/;
+
+/**
+ * An agent's transcript as review records: a `<user>` prompt is an ordinary user message; a
+ * compaction summary, another agent's words and a `!cmd` output put in context are excluded
+ * (custom); reasoning is never read; assistant text, each tool call and each result are supplementary.
+ */
+export function transcriptRecords(messages: readonly TranscriptMessage[]): ReviewRecord[] {
+  const out: ReviewRecord[] = [];
+  for (const m of messages) {
+    if (m.role === "user") {
+      const text = m.text ?? "";
+      const user = USER_ENVELOPE.exec(text);
+      if (user) out.push({ role: "user", text: user[1] as string });
+      else out.push({ role: text.startsWith("<summary>") ? "summary" : "custom", text });
+    } else if (m.role === "assistant") {
+      if (m.text !== undefined && m.text !== "") out.push({ role: "assistant", text: m.text });
+      for (const c of m.tool_calls ?? []) out.push({ role: "tool_call", id: c.call_id, tool: c.tool, arguments: c.arguments_json });
+    } else if (m.role === "tool") {
+      out.push({ role: "tool_result", id: m.call_id ?? "", text: m.text ?? "", ...(m.is_error ? { is_error: true } : {}) });
+    }
+  }
+  return out;
+}
