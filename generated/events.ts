@@ -52,6 +52,8 @@ export const EVENT_NAMES = [
   "sandbox.command_request",
   "sandbox.command_result",
   "sandbox.diagnostic_recorded",
+  "sandbox.review_request",
+  "sandbox.review_result",
   "sandbox.state_reported",
   "session.agent_loaded",
   "session.agent_unloaded",
@@ -142,6 +144,8 @@ export interface EventPayloads {
   "sandbox.command_request": T.SandboxCommandRequest;
   "sandbox.command_result": T.SandboxCommandResult;
   "sandbox.diagnostic_recorded": T.SandboxDiagnosticRecorded;
+  "sandbox.review_request": T.SandboxReviewRequest;
+  "sandbox.review_result": T.SandboxReviewResult;
   "sandbox.state_reported": T.SandboxStateReported;
   "session.agent_loaded": T.SessionAgentLoaded;
   "session.agent_unloaded": T.SessionAgentUnloaded;
@@ -237,6 +241,8 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "sandbox.command_request": { name: "sandbox.command_request", family: "sandbox", model: "SandboxCommandRequest", description: "`:sandbox ARGS…` typed in a UI; answered by `sandbox.command_result` with the same request id.", validate: V.validateSandboxCommandRequest },
   "sandbox.command_result": { name: "sandbox.command_result", family: "sandbox", model: "SandboxCommandResult", description: "", validate: V.validateSandboxCommandResult },
   "sandbox.diagnostic_recorded": { name: "sandbox.diagnostic_recorded", family: "sandbox", model: "SandboxDiagnosticRecorded", description: "A safe diagnostic: no command, target or output. Persisted in the session; restored on resume.", validate: V.validateSandboxDiagnosticRecorded },
+  "sandbox.review_request": { name: "sandbox.review_request", family: "sandbox", model: "SandboxReviewRequest", description: "The shell extension asks the harness to review a permission request with the user's classifier\nbefore the manual prompt (SPEC-sandbox-reviewer); answered by a directed `sandbox.review_result`.", validate: V.validateSandboxReviewRequest },
+  "sandbox.review_result": { name: "sandbox.review_result", family: "sandbox", model: "SandboxReviewResult", description: "", validate: V.validateSandboxReviewResult },
   "sandbox.state_reported": { name: "sandbox.state_reported", family: "sandbox", model: "SandboxStateReported", description: "", validate: V.validateSandboxStateReported },
   "session.agent_loaded": { name: "session.agent_loaded", family: "session", model: "SessionAgentLoaded", description: "", validate: V.validateSessionAgentLoaded },
   "session.agent_unloaded": { name: "session.agent_unloaded", family: "session", model: "SessionAgentUnloaded", description: "", validate: V.validateSessionAgentUnloaded },

@@ -52,6 +52,8 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "sandbox.command_request": "transient",
   "sandbox.command_result": "transient",
   "sandbox.diagnostic_recorded": "session",
+  "sandbox.review_request": "transient",
+  "sandbox.review_result": "directed",
   "sandbox.state_reported": "snapshot",
   "session.agent_loaded": "session",
   "session.agent_unloaded": "session",

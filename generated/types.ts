@@ -196,6 +196,9 @@ export type AvailableModel = {
 /** Bounded body text (prompts, answers, tool output); the frame cap bounds it further. */
 export type BodyText = string;
 
+/** A classifier model: `provider/model`. */
+export type ClassifierId = string;
+
 export type CliConfig = {
   /** The interactive UI's theme: `default`, or the name of a file in the config root's `themes/` folder. */
   theme?: ShortText;
@@ -948,12 +951,19 @@ export type SandboxConfig = {
   mode?: SandboxMode;
   network?: SandboxNetworkConfig;
   filesystem?: SandboxFilesystemConfig;
+  /**
+   * The automatic permission reviewer (SPEC-sandbox-reviewer): a configured provider model
+   * (`provider/model`), or `false` for manual approvals only.
+   */
+  classifier?: ClassifierId | false;
+  /** How long an automatic review may take before the manual prompt is shown instead. Default 60. */
+  classifier_timeout_seconds?: number;
 };
 
 /** The choices a prompt offers: `allow` / `deny` for a host; the three below for a filesystem denial. */
 export type SandboxDecision = "allow" | "allow_retry" | "allow_adapt" | "deny";
 
-export type SandboxDiagnosticOutcome = "blocked" | "prompted" | "allowed" | "allowed_adapt" | "denied" | "revoked" | "refused" | "replay_succeeded" | "replay_failed";
+export type SandboxDiagnosticOutcome = "blocked" | "prompted" | "allowed" | "allowed_adapt" | "denied" | "revoked" | "refused" | "replay_succeeded" | "replay_failed" | "review_approved" | "review_escalated" | "review_invalid" | "review_failed" | "review_skipped";
 
 /** A safe diagnostic: no command, target or output. Persisted in the session; restored on resume. */
 export type SandboxDiagnosticRecorded = {
@@ -962,6 +972,10 @@ export type SandboxDiagnosticRecorded = {
   call_id?: Id;
   /** Microseconds since the Unix epoch when it happened. */
   at: Micros;
+  /** An automatic review's classifier (`provider/model`). */
+  classifier?: ShortText;
+  /** An automatic review's recognised label (`approve`, `escalate`, `low`, `medium`, `high`) or why it was skipped or failed. */
+  label?: ShortText;
 };
 
 /** Paths, absolute or relative to the project root, `~` and `$VAR` expanded (SPEC-sandbox). */
@@ -997,6 +1011,66 @@ export type SandboxNetworkConfig = {
 };
 
 export type SandboxPermissionKind = "network" | "filesystem_read" | "filesystem_write";
+
+/** A native classifier's decision: approval needs probability ≥ 0.95 and confidence ≥ 0.95. */
+export type SandboxReviewDecision = {
+  decision: SandboxReviewVerdict;
+  /** The model's probability that the exception is authorised by the user and low-risk. */
+  probability: number;
+  /** How sure the model is of that probability. */
+  confidence: number;
+  /** One line of reasoning; never shown as authority, never persisted. */
+  reason: string;
+};
+
+export type SandboxReviewOutcome = "approved" | "escalated" | "invalid" | "failed" | "skipped" | "unavailable";
+
+/**
+ * The shell extension asks the harness to review a permission request with the user's classifier
+ * before the manual prompt (SPEC-sandbox-reviewer); answered by a directed `sandbox.review_result`.
+ */
+export type SandboxReviewRequest = {
+  review_id: Id;
+  agent_id: Id;
+  call_id?: Id;
+  /** The classifier: a configured provider model, `provider/model`. */
+  classifier: ShortText;
+  kind: SandboxPermissionKind;
+  /** `HOST:PORT`, or the path the exception opens. */
+  target: ShortText;
+  /** The failed command, or (network) the command running when the connection was made, unverified. */
+  command: string;
+  /** Every scope the exception opens, broader ones included. */
+  scopes: Array<ShortText>;
+  /** The output line that nominated a filesystem request. */
+  evidence?: ShortText;
+  evidence_provenance?: ShortText;
+  /** How long the review may take (`classifier_timeout_seconds`); the harness's default when absent. */
+  timeout_ms?: number;
+};
+
+export type SandboxReviewResult = {
+  review_id: Id;
+  outcome: SandboxReviewOutcome;
+  /** The recognised label (`approve`, `escalate`, `low`, `medium`, `high`). */
+  label?: ShortText;
+  /** Why it was skipped or failed, in tau's words (never the provider's text). */
+  reason?: ShortText;
+  /** What the review's request used, for the owning tool result. */
+  usage?: Usage;
+};
+
+/** A risk-label (guardian-style) classifier's answer: approves only on `low`. */
+export type SandboxReviewRisk = {
+  risk_level: SandboxReviewRiskLevel;
+  /** Whether the user's own messages authorise the exception. */
+  user_authorized: boolean;
+  reason: string;
+};
+
+export type SandboxReviewRiskLevel = "low" | "medium" | "high";
+
+export type SandboxReviewVerdict = "approve" | "escalate";
 
 export type SandboxState = "pending" | "active" | "bypassed" | "suspended" | "blocked";
 

@@ -7,8 +7,9 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateSandboxConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxConfig.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` runs model commands unsandboxed (state `bypassed`)."},"mode":{"$ref":"SandboxMode.json","default":"interactive","description":"Whether a denied access asks the user or is refused at once with the fix."},"network":{"$ref":"SandboxNetworkConfig.json"},"filesystem":{"$ref":"SandboxFilesystemConfig.json"}},"unevaluatedProperties":{"not":{}},"x-tau-config":"sandbox.yaml"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxConfig.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` runs model commands unsandboxed (state `bypassed`)."},"mode":{"$ref":"SandboxMode.json","default":"interactive","description":"Whether a denied access asks the user or is refused at once with the fix."},"network":{"$ref":"SandboxNetworkConfig.json"},"filesystem":{"$ref":"SandboxFilesystemConfig.json"},"classifier":{"anyOf":[{"$ref":"ClassifierId.json"},{"type":"boolean","const":false}],"description":"The automatic permission reviewer (SPEC-sandbox-reviewer): a configured provider model\n(`provider/model`), or `false` for manual approvals only."},"classifier_timeout_seconds":{"type":"integer","minimum":1,"maximum":600,"description":"How long an automatic review may take before the manual prompt is shown instead. Default 60."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"sandbox.yaml"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxMode.json","type":"string","enum":["interactive","non-interactive"],"description":"Whether the sandbox may ask the user (`interactive`) or refuses at once with the fix (`non-interactive`)."};
+const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ClassifierId.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}/[^\\s]{1,255}$","description":"A classifier model: `provider/model`."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxNetworkConfig.json","type":"object","properties":{"allowed_domains":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["registry.npmjs.org","*.github.com"]],"maxItems":1024,"description":"Allowed hosts: `example.com`, `*.example.com`, optionally `:PORT`; the list replaces the default one."},"denied_domains":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["metadata.google.internal"]],"maxItems":1024,"description":"Hosts always refused, never asked about."}},"unevaluatedProperties":{"not":{}},"description":"Hosts the sandboxed `shell` tool may reach through the sandbox's proxies (SPEC-sandbox)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const func0 = codePointLength;
@@ -368,6 +369,7 @@ return errors === 0;
 }
 validate3.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}/[^\\s]{1,255}$", "u");
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="SandboxConfig.json" */;
@@ -435,14 +437,128 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((((key0 !== "enabled") && (key0 !== "mode")) && (key0 !== "network")) && (key0 !== "filesystem")){
+if(data.classifier !== undefined){
+let data4 = data.classifier;
+const _errs8 = errors;
 const _errs9 = errors;
+let valid2 = false;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(!pattern0.test(data4)){
+const err0 = {instancePath:instancePath+"/classifier",schemaPath:"ClassifierId.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}/[^\\s]{1,255}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}/[^\\s]{1,255}$"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath:instancePath+"/classifier",schemaPath:"ClassifierId.json/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+var _valid0 = _errs10 === errors;
+valid2 = valid2 || _valid0;
+const _errs13 = errors;
+if(typeof data4 !== "boolean"){
+const err2 = {instancePath:instancePath+"/classifier",schemaPath:"#/properties/classifier/anyOf/1/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(false !== data4){
+const err3 = {instancePath:instancePath+"/classifier",schemaPath:"#/properties/classifier/anyOf/1/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs13 === errors;
+valid2 = valid2 || _valid0;
+if(!valid2){
+const err4 = {instancePath:instancePath+"/classifier",schemaPath:"#/properties/classifier/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate0.errors = vErrors;
+return false;
+}
+else {
+errors = _errs9;
+if(vErrors !== null){
+if(_errs9){
+vErrors.length = _errs9;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.classifier_timeout_seconds !== undefined){
+let data5 = data.classifier_timeout_seconds;
+const _errs15 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate0.errors = [{instancePath:instancePath+"/classifier_timeout_seconds",schemaPath:"#/properties/classifier_timeout_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs15){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 600 || isNaN(data5)){
+validate0.errors = [{instancePath:instancePath+"/classifier_timeout_seconds",schemaPath:"#/properties/classifier_timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"}];
+return false;
+}
+else {
+if(data5 < 1 || isNaN(data5)){
+validate0.errors = [{instancePath:instancePath+"/classifier_timeout_seconds",schemaPath:"#/properties/classifier_timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((key0 !== "enabled") && (key0 !== "mode")) && (key0 !== "network")) && (key0 !== "filesystem")) && (key0 !== "classifier")) && (key0 !== "classifier_timeout_seconds")){
+const _errs18 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid2 = _errs9 === errors;
-if(!valid2){
+var valid4 = _errs18 === errors;
+if(!valid4){
 break;
+}
+}
 }
 }
 }

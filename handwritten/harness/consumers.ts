@@ -86,6 +86,8 @@ export const CONSUMERS = {
     ],
     "provider.models_declared": ["provider.models_updated", "harness.models_available", "harness.notice", "agent.stats_updated"],
     "provider.response_delta_reported": ["provider.response_updated"],
+    /** An automatic permission review (SPEC-sandbox-reviewer): one tool-less round, its answer directed to the requester. */
+    "sandbox.review_request": ["provider.request", "provider.request_part", "provider.cancel_request", "sandbox.review_result"],
     "provider.retry_reported": ["provider.retry_scheduled"],
     "sandbox.state_reported": [],
     "agent.prompt_submitted": [
@@ -108,6 +110,7 @@ export const CONSUMERS = {
       "agent.prompt_submitted",
     ],
     "provider.response_finished_reported": [
+      "sandbox.review_result",
       "provider.response_finished",
       "agent.stats_updated",
       "tool.request",
@@ -129,6 +132,7 @@ export const CONSUMERS = {
       "harness.notice",
     ],
     "provider.response_failed_reported": [
+      "sandbox.review_result",
       "agent.prompt_started",
       "agent.prompt_failed",
       "provider.request",

@@ -206,6 +206,7 @@ export class Harness {
     consumers.consume("prompts", "provider.response_failed_reported", (c) => p.onFailedReported(c));
     consumers.consume("prompts", "provider.retry_reported", (c) => p.onRetryReported(c));
     consumers.consume("prompts", "sandbox.state_reported", (c) => p.onSandboxState(c));
+    consumers.consume("prompts", "sandbox.review_request", (c) => p.onReviewRequest(c));
     consumers.consume("prompts", "provider.tool_result", (c) => p.onToolOutcome(c));
     consumers.consume("prompts", "provider.tool_error", (c) => p.onToolOutcome(c));
     // A cancel reaches the agent's tool calls first, then its turn (consumers run in registration order).

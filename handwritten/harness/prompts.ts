@@ -28,6 +28,7 @@ import { agentEnvelope } from "./agent-tools.js";
 import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
+import { REVIEW_TIMEOUT_MS, adapterOf, buildReviewInput, decideReview, reviewRequest, transcriptRecords, type ReviewAdapter } from "./permission-review.js";
 import { SUMMARY_SYSTEM_PROMPT, applySummary, chooseCut, emptyTranscript, estimateAfterSummary, estimateTokens, summaryRequestText, type Transcript } from "./compaction.js";
 
 /** Compaction and alert settings (SPEC-compaction), with their defaults applied. */
@@ -120,6 +121,21 @@ interface Turn {
   /** When the turn started, on the monotonic clock (long-wait notifications, SPEC-agent-team). */
   readonly startedAt: number;
 }
+
+/** An automatic permission review under way (SPEC-sandbox-reviewer): one tool-less round 0. */
+interface ActiveReview {
+  readonly id: string;
+  readonly agentId: string;
+  /** The extension instance that asked: the result is directed to it. */
+  readonly requester: string;
+  readonly model: string;
+  readonly instance: string;
+  readonly generation: number;
+  readonly adapter: ReviewAdapter;
+  readonly timer: NodeJS.Timeout;
+}
+
+type ReviewAnswer = Omit<EventPayloads["sandbox.review_result"], "review_id">;
 
 /** A compaction under way (SPEC-compaction): its summary request is the owner's round 0. */
 interface ActiveCompaction {
@@ -215,6 +231,8 @@ export class PromptEngine {
   private readonly warnedUnlisted = new Set<string>();
   /** Dispatches waiting for the listings under way. */
   private listingWaiters: Array<() => void> = [];
+  /** Automatic permission reviews under way, by review id (their prompt id). */
+  private readonly reviews = new Map<string, ActiveReview>();
 
   constructor(private readonly port: PromptPort) {}
 
@@ -670,6 +688,71 @@ export class PromptEngine {
     return undefined;
   }
 
+  /** The review a report answers, by the same exact ownership. */
+  private ownerReview(c: Committed<ProviderReport>): ActiveReview | undefined {
+    const rv = this.reviews.get(c.data.prompt_id);
+    const p = c.publisher;
+    return rv && c.data.round === 0 && p.instance === rv.instance && p.generation === rv.generation ? rv : undefined;
+  }
+
+  /**
+   * `sandbox.review_request` (SPEC-sandbox-reviewer): the review input from the agent's transcript,
+   * one tool-less round to the classifier's provider, the decision rule's outcome directed back.
+   */
+  async onReviewRequest(c: Committed<"sandbox.review_request">): Promise<void> {
+    const d = c.data;
+    const requester = c.publisher.instance;
+    if (requester === undefined || this.reviews.has(d.review_id)) return;
+    const answer = (a: ReviewAnswer): void => void this.port.directToInstance(requester, "sandbox.review_result", { review_id: d.review_id, ...a });
+    const tr = this.agents.get(d.agent_id)?.transcript;
+    // A transcript not loaded, or cut by a compaction, lacks required user intent.
+    if (tr === undefined || tr.cut > 0) return answer({ outcome: "skipped", reason: "incomplete" });
+    const input = buildReviewInput({
+      permission: {
+        kind: d.kind,
+        target: d.target,
+        command: d.command,
+        scopes: d.scopes,
+        ...(d.evidence !== undefined ? { evidence: { text: d.evidence, provenance: d.evidence_provenance ?? "unknown" } } : {}),
+      },
+      records: transcriptRecords(tr.messages),
+    });
+    if (!input.ok) return answer({ outcome: "skipped", reason: input.skip });
+    const target = this.route(d.classifier, true);
+    const generation = typeof target === "object" && "instance" in target ? this.port.generationOf(target.instance) : undefined;
+    if (typeof target !== "object" || !("instance" in target) || generation === undefined) return answer({ outcome: "unavailable", reason: `no running provider serves ${d.classifier}` });
+    const adapter = adapterOf(d.classifier);
+    const request = reviewRequest(input.text, adapter);
+    const timer = setTimeout(() => {
+      const rv = this.reviews.get(d.review_id);
+      if (rv === undefined) return;
+      this.port.directToInstance(rv.instance, "provider.cancel_request", { prompt_id: rv.id, round: 0 });
+      this.endReview(rv, { outcome: "failed", reason: "timeout" });
+    }, d.timeout_ms ?? REVIEW_TIMEOUT_MS);
+    const rv: ActiveReview = { id: d.review_id, agentId: d.agent_id, requester, model: target.model, instance: target.instance, generation, adapter, timer };
+    this.reviews.set(rv.id, rv);
+    const problem = await this.port.sendProviderCall(target.instance, generation, {
+      agent_id: d.agent_id,
+      prompt_id: rv.id,
+      round: 0,
+      model: target.model,
+      system: request.system,
+      messages: request.messages,
+      tools: [],
+    });
+    if (problem !== undefined && this.reviews.get(rv.id) === rv) {
+      this.port.directToInstance(rv.instance, "provider.cancel_request", { prompt_id: rv.id, round: 0 });
+      this.endReview(rv, { outcome: "failed", reason: "the review request could not be sent" });
+    }
+  }
+
+  private endReview(rv: ActiveReview, a: ReviewAnswer): void {
+    if (this.reviews.get(rv.id) !== rv) return;
+    this.reviews.delete(rv.id);
+    clearTimeout(rv.timer);
+    this.port.directToInstance(rv.requester, "sandbox.review_result", { review_id: rv.id, ...a, ...(a.reason !== undefined ? { reason: fitText(a.reason) } : {}) });
+  }
+
   /** The compaction a report answers, by the same exact ownership. */
   private ownerCompaction(c: Committed<ProviderReport>): { agentId: string; l: AgentLoop; k: ActiveCompaction } | undefined {
     const p = c.publisher;
@@ -705,6 +788,17 @@ export class PromptEngine {
   }
 
   async onFinishedReported(c: Committed<"provider.response_finished_reported">): Promise<void> {
+    const rv = this.ownerReview(c);
+    if (rv) {
+      const verdict = decideReview(c.data.text, rv.adapter);
+      const usage = c.data.usage;
+      const l = this.agents.get(rv.agentId);
+      if (l && usage) this.account(rv.agentId, l, rv.model, usage, "summary");
+      return this.endReview(rv, {
+        ...(verdict.outcome === "invalid" ? { outcome: "invalid", reason: verdict.note } : { outcome: verdict.outcome, label: verdict.label }),
+        ...(usage ? { usage } : {}),
+      });
+    }
     const k = this.ownerCompaction(c);
     if (k) return this.summarized(k.agentId, k.l, k.k, c.data.text, c.data.usage);
     const o = this.ownerTurn(c);
@@ -853,6 +947,8 @@ export class PromptEngine {
   }
 
   async onFailedReported(c: Committed<"provider.response_failed_reported">): Promise<void> {
+    const rv = this.ownerReview(c);
+    if (rv) return this.endReview(rv, { outcome: "failed", reason: `provider error (${c.data.error_class})` });
     const k = this.ownerCompaction(c);
     if (k) return this.compactionFailed(k.agentId, k.l, k.k, `the summary request failed (${c.data.error_class}): ${c.data.diagnostic}`);
     const o = this.ownerTurn(c);
@@ -898,6 +994,9 @@ export class PromptEngine {
     if (this.modelsGeneration.get(instance) === generation) {
       this.modelsGeneration.delete(instance);
       this.setModels(instance, [], undefined);
+    }
+    for (const rv of [...this.reviews.values()]) {
+      if (rv.instance === instance && rv.generation === generation) this.endReview(rv, { outcome: "failed", reason: `the ${instance} provider exited` });
     }
     for (const [agentId, l] of this.agents) {
       const k = l.compaction;

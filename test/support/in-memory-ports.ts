@@ -193,6 +193,7 @@ export class InMemoryHarness {
     registry.consume("prompts", "provider.response_failed_reported", (c) => p.onFailedReported(c));
     registry.consume("prompts", "provider.retry_reported", (c) => p.onRetryReported(c));
     registry.consume("prompts", "sandbox.state_reported", (c) => p.onSandboxState(c));
+    registry.consume("prompts", "sandbox.review_request", (c) => p.onReviewRequest(c));
     registry.consume("prompts", "provider.tool_result", (c) => p.onToolOutcome(c));
     registry.consume("prompts", "provider.tool_error", (c) => p.onToolOutcome(c));
     registry.consume("tools", "agent.cancel_request", (c) => t.cancelAgent(c.data.agent_id));

@@ -2635,6 +2635,11 @@ class SandboxDiagnosticOutcome(Enum):
     REFUSED = "refused"
     REPLAY_FAILED = "replay_failed"
     REPLAY_SUCCEEDED = "replay_succeeded"
+    REVIEW_APPROVED = "review_approved"
+    REVIEW_ESCALATED = "review_escalated"
+    REVIEW_FAILED = "review_failed"
+    REVIEW_INVALID = "review_invalid"
+    REVIEW_SKIPPED = "review_skipped"
     REVOKED = "revoked"
 
 
@@ -2649,6 +2654,13 @@ class SandboxDiagnosticRecorded:
     kind: SandboxPermissionKind
     outcome: SandboxDiagnosticOutcome
     call_id: Optional[str] = None
+    classifier: Optional[str] = None
+    """An automatic review's classifier (`provider/model`)."""
+
+    label: Optional[str] = None
+    """An automatic review's recognised label (`approve`, `escalate`, `low`, `medium`, `high`)
+    or why it was skipped or failed.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'SandboxDiagnosticRecorded':
@@ -2657,7 +2669,9 @@ class SandboxDiagnosticRecorded:
         kind = SandboxPermissionKind(obj.get("kind"))
         outcome = SandboxDiagnosticOutcome(obj.get("outcome"))
         call_id = from_union([from_str, from_none], obj.get("call_id"))
-        return SandboxDiagnosticRecorded(at, kind, outcome, call_id)
+        classifier = from_union([from_str, from_none], obj.get("classifier"))
+        label = from_union([from_str, from_none], obj.get("label"))
+        return SandboxDiagnosticRecorded(at, kind, outcome, call_id, classifier, label)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -2666,6 +2680,123 @@ class SandboxDiagnosticRecorded:
         result["outcome"] = to_enum(SandboxDiagnosticOutcome, self.outcome)
         if self.call_id is not None:
             result["call_id"] = from_union([from_str, from_none], self.call_id)
+        if self.classifier is not None:
+            result["classifier"] = from_union([from_str, from_none], self.classifier)
+        if self.label is not None:
+            result["label"] = from_union([from_str, from_none], self.label)
+        return result
+
+
+@dataclass
+class SandboxReviewRequest:
+    """The shell extension asks the harness to review a permission request with the user's
+    classifier
+    before the manual prompt (SPEC-sandbox-reviewer); answered by a directed
+    `sandbox.review_result`.
+    """
+    agent_id: str
+    classifier: str
+    """The classifier: a configured provider model, `provider/model`."""
+
+    command: str
+    """The failed command, or (network) the command running when the connection was made,
+    unverified.
+    """
+    kind: SandboxPermissionKind
+    review_id: str
+    scopes: List[str]
+    """Every scope the exception opens, broader ones included."""
+
+    target: str
+    """`HOST:PORT`, or the path the exception opens."""
+
+    call_id: Optional[str] = None
+    evidence: Optional[str] = None
+    """The output line that nominated a filesystem request."""
+
+    evidence_provenance: Optional[str] = None
+    timeout_ms: Optional[int] = None
+    """How long the review may take (`classifier_timeout_seconds`); the harness's default when
+    absent.
+    """
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxReviewRequest':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        classifier = from_str(obj.get("classifier"))
+        command = from_str(obj.get("command"))
+        kind = SandboxPermissionKind(obj.get("kind"))
+        review_id = from_str(obj.get("review_id"))
+        scopes = from_list(from_str, obj.get("scopes"))
+        target = from_str(obj.get("target"))
+        call_id = from_union([from_str, from_none], obj.get("call_id"))
+        evidence = from_union([from_str, from_none], obj.get("evidence"))
+        evidence_provenance = from_union([from_str, from_none], obj.get("evidence_provenance"))
+        timeout_ms = from_union([from_int, from_none], obj.get("timeout_ms"))
+        return SandboxReviewRequest(agent_id, classifier, command, kind, review_id, scopes, target, call_id, evidence, evidence_provenance, timeout_ms)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["classifier"] = from_str(self.classifier)
+        result["command"] = from_str(self.command)
+        result["kind"] = to_enum(SandboxPermissionKind, self.kind)
+        result["review_id"] = from_str(self.review_id)
+        result["scopes"] = from_list(from_str, self.scopes)
+        result["target"] = from_str(self.target)
+        if self.call_id is not None:
+            result["call_id"] = from_union([from_str, from_none], self.call_id)
+        if self.evidence is not None:
+            result["evidence"] = from_union([from_str, from_none], self.evidence)
+        if self.evidence_provenance is not None:
+            result["evidence_provenance"] = from_union([from_str, from_none], self.evidence_provenance)
+        if self.timeout_ms is not None:
+            result["timeout_ms"] = from_union([from_int, from_none], self.timeout_ms)
+        return result
+
+
+class SandboxReviewOutcome(Enum):
+    APPROVED = "approved"
+    ESCALATED = "escalated"
+    FAILED = "failed"
+    INVALID = "invalid"
+    SKIPPED = "skipped"
+    UNAVAILABLE = "unavailable"
+
+
+@dataclass
+class SandboxReviewResult:
+    outcome: SandboxReviewOutcome
+    review_id: str
+    label: Optional[str] = None
+    """The recognised label (`approve`, `escalate`, `low`, `medium`, `high`)."""
+
+    reason: Optional[str] = None
+    """Why it was skipped or failed, in tau's words (never the provider's text)."""
+
+    usage: Optional[Usage] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxReviewResult':
+        assert isinstance(obj, dict)
+        outcome = SandboxReviewOutcome(obj.get("outcome"))
+        review_id = from_str(obj.get("review_id"))
+        label = from_union([from_str, from_none], obj.get("label"))
+        reason = from_union([from_str, from_none], obj.get("reason"))
+        usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
+        return SandboxReviewResult(outcome, review_id, label, reason, usage)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["outcome"] = to_enum(SandboxReviewOutcome, self.outcome)
+        result["review_id"] = from_str(self.review_id)
+        if self.label is not None:
+            result["label"] = from_union([from_str, from_none], self.label)
+        if self.reason is not None:
+            result["reason"] = from_union([from_str, from_none], self.reason)
+        if self.usage is not None:
+            result["usage"] = from_union([lambda x: to_class(Usage, x), from_none], self.usage)
         return result
 
 
@@ -4784,6 +4915,22 @@ def sandbox_diagnostic_recorded_to_dict(x: SandboxDiagnosticRecorded) -> Any:
     return to_class(SandboxDiagnosticRecorded, x)
 
 
+def sandbox_review_request_from_dict(s: Any) -> SandboxReviewRequest:
+    return SandboxReviewRequest.from_dict(s)
+
+
+def sandbox_review_request_to_dict(x: SandboxReviewRequest) -> Any:
+    return to_class(SandboxReviewRequest, x)
+
+
+def sandbox_review_result_from_dict(s: Any) -> SandboxReviewResult:
+    return SandboxReviewResult.from_dict(s)
+
+
+def sandbox_review_result_to_dict(x: SandboxReviewResult) -> Any:
+    return to_class(SandboxReviewResult, x)
+
+
 def sandbox_state_reported_from_dict(s: Any) -> SandboxStateReported:
     return SandboxStateReported.from_dict(s)
 
@@ -5255,6 +5402,8 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "sandbox.command_request": SandboxCommandRequest,
     "sandbox.command_result": SandboxCommandResult,
     "sandbox.diagnostic_recorded": SandboxDiagnosticRecorded,
+    "sandbox.review_request": SandboxReviewRequest,
+    "sandbox.review_result": SandboxReviewResult,
     "sandbox.state_reported": SandboxStateReported,
     "session.agent_loaded": SessionAgentLoaded,
     "session.agent_unloaded": SessionAgentUnloaded,

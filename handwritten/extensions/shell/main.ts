@@ -33,6 +33,7 @@ export async function main(): Promise<void> {
   ext.on("sandbox.diagnostic_recorded", (e) => {
     if (e.replay) sandbox.restoreDiagnostic(e.data);
   });
+  ext.onDirect("sandbox.review_result", (data) => sandbox.reviewAnswered(data));
   ext.on("sandbox.approval_answer", (e) => {
     if (!e.replay) sandbox.answer(e.data.approval_id, e.data.decision);
   });

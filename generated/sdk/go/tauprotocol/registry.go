@@ -160,6 +160,10 @@ func NewEventPayload(name string) any {
 		return &SandboxCommandResult{}
 	case "sandbox.diagnostic_recorded":
 		return &SandboxDiagnosticRecorded{}
+	case "sandbox.review_request":
+		return &SandboxReviewRequest{}
+	case "sandbox.review_result":
+		return &SandboxReviewResult{}
 	case "sandbox.state_reported":
 		return &SandboxStateReported{}
 	case "session.agent_loaded":

@@ -704,10 +704,51 @@ type SandboxCommandResult struct {
 // resume.
 type SandboxDiagnosticRecorded struct {
 	// Microseconds since the Unix epoch when it happened.
-	At      int64                    `json:"at" cbor:"at"`
-	CallID  *string                  `json:"call_id,omitempty" cbor:"call_id,omitempty"`
-	Kind    SandboxPermissionKind    `json:"kind" cbor:"kind"`
+	At     int64   `json:"at" cbor:"at"`
+	CallID *string `json:"call_id,omitempty" cbor:"call_id,omitempty"`
+	// An automatic review's classifier (`provider/model`).
+	Classifier *string               `json:"classifier,omitempty" cbor:"classifier,omitempty"`
+	Kind       SandboxPermissionKind `json:"kind" cbor:"kind"`
+	// An automatic review's recognised label (`approve`, `escalate`, `low`, `medium`, `high`)
+	// or why it was skipped or failed.
+	Label   *string                  `json:"label,omitempty" cbor:"label,omitempty"`
 	Outcome SandboxDiagnosticOutcome `json:"outcome" cbor:"outcome"`
+}
+
+// The shell extension asks the harness to review a permission request with the user's
+// classifier
+// before the manual prompt (SPEC-sandbox-reviewer); answered by a directed
+// `sandbox.review_result`.
+type SandboxReviewRequest struct {
+	AgentID string  `json:"agent_id" cbor:"agent_id"`
+	CallID  *string `json:"call_id,omitempty" cbor:"call_id,omitempty"`
+	// The classifier: a configured provider model, `provider/model`.
+	Classifier string `json:"classifier" cbor:"classifier"`
+	// The failed command, or (network) the command running when the connection was made,
+	// unverified.
+	Command string `json:"command" cbor:"command"`
+	// The output line that nominated a filesystem request.
+	Evidence           *string               `json:"evidence,omitempty" cbor:"evidence,omitempty"`
+	EvidenceProvenance *string               `json:"evidence_provenance,omitempty" cbor:"evidence_provenance,omitempty"`
+	Kind               SandboxPermissionKind `json:"kind" cbor:"kind"`
+	ReviewID           string                `json:"review_id" cbor:"review_id"`
+	// Every scope the exception opens, broader ones included.
+	Scopes []string `json:"scopes" cbor:"scopes"`
+	// `HOST:PORT`, or the path the exception opens.
+	Target string `json:"target" cbor:"target"`
+	// How long the review may take (`classifier_timeout_seconds`); the harness's default when
+	// absent.
+	TimeoutMS *int64 `json:"timeout_ms,omitempty" cbor:"timeout_ms,omitempty"`
+}
+
+type SandboxReviewResult struct {
+	// The recognised label (`approve`, `escalate`, `low`, `medium`, `high`).
+	Label   *string              `json:"label,omitempty" cbor:"label,omitempty"`
+	Outcome SandboxReviewOutcome `json:"outcome" cbor:"outcome"`
+	// Why it was skipped or failed, in tau's words (never the provider's text).
+	Reason   *string `json:"reason,omitempty" cbor:"reason,omitempty"`
+	ReviewID string  `json:"review_id" cbor:"review_id"`
+	Usage    *Usage  `json:"usage,omitempty" cbor:"usage,omitempty"`
 }
 
 type SandboxStateReported struct {
@@ -1287,7 +1328,7 @@ type ErrorCode string
 
 const (
 	BadCbor          ErrorCode = "bad_cbor"
-	Invalid          ErrorCode = "invalid"
+	ErrorCodeInvalid ErrorCode = "invalid"
 	Overloaded       ErrorCode = "overloaded"
 	RevisionMismatch ErrorCode = "revision_mismatch"
 	SessionMismatch  ErrorCode = "session_mismatch"
@@ -1440,11 +1481,27 @@ const (
 	Refused                              SandboxDiagnosticOutcome = "refused"
 	ReplayFailed                         SandboxDiagnosticOutcome = "replay_failed"
 	ReplaySucceeded                      SandboxDiagnosticOutcome = "replay_succeeded"
+	ReviewApproved                       SandboxDiagnosticOutcome = "review_approved"
+	ReviewEscalated                      SandboxDiagnosticOutcome = "review_escalated"
+	ReviewFailed                         SandboxDiagnosticOutcome = "review_failed"
+	ReviewInvalid                        SandboxDiagnosticOutcome = "review_invalid"
+	ReviewSkipped                        SandboxDiagnosticOutcome = "review_skipped"
 	SandboxDiagnosticOutcomeAllowed      SandboxDiagnosticOutcome = "allowed"
 	SandboxDiagnosticOutcomeAllowedAdapt SandboxDiagnosticOutcome = "allowed_adapt"
 	SandboxDiagnosticOutcomeBlocked      SandboxDiagnosticOutcome = "blocked"
 	SandboxDiagnosticOutcomeDenied       SandboxDiagnosticOutcome = "denied"
 	SandboxDiagnosticOutcomeRevoked      SandboxDiagnosticOutcome = "revoked"
+)
+
+type SandboxReviewOutcome string
+
+const (
+	Approved                    SandboxReviewOutcome = "approved"
+	Escalated                   SandboxReviewOutcome = "escalated"
+	SandboxReviewOutcomeFailed  SandboxReviewOutcome = "failed"
+	SandboxReviewOutcomeInvalid SandboxReviewOutcome = "invalid"
+	Skipped                     SandboxReviewOutcome = "skipped"
+	Unavailable                 SandboxReviewOutcome = "unavailable"
 )
 
 type StateEnum string

@@ -16,6 +16,8 @@ export interface Denial {
   readonly protected: boolean;
   /** The path is inside a git folder whose hooks and config are protected (`git init` there included). */
   readonly gitFolder?: boolean;
+  /** The output line that named it (failure evidence for a review; the command controls it). */
+  readonly line?: string;
 }
 
 /**
@@ -100,12 +102,12 @@ export function findDenial(output: string, cwd: string, policy: EffectivePolicy)
         // deny-write entry: the grant is where it really lands.
         const target = realTarget(path);
         if (!writable(target, policy) || policy.denyWrite.some((d) => within(target, d)) || target !== path) {
-          return { access: "write", path, grant: nearestDirectory(target), protected: false };
+          return { access: "write", path, grant: nearestDirectory(target), protected: false, line };
         }
       }
     } else {
       const denied = paths.find((path) => readDenied(path, policy));
-      if (denied !== undefined) return { access: "read", path: denied, grant: denied, protected: false };
+      if (denied !== undefined) return { access: "read", path: denied, grant: denied, protected: false, line };
     }
   }
   return undefined;

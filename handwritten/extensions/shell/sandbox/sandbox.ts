@@ -13,6 +13,7 @@ import type {
   SandboxLaunch,
   SandboxMode,
   SandboxPermissionKind,
+  SandboxReviewResult,
   SandboxState,
 } from "../../../../generated/index.js";
 import { loadSandboxConfig, trustProject, type LoadedSandboxConfig, type Roots } from "../../../config/index.js";
@@ -27,6 +28,21 @@ import { DEFAULT_DENY_WRITE_PATTERNS, effectivePolicy, emptyGrants, originOf, ru
 export const SANDBOX_APPROVAL_MAX_WAIT_MS = 10 * 60_000;
 /** Diagnostics kept for `:sandbox doctor`. */
 export const SANDBOX_DIAGNOSTICS_KEPT = 50;
+/**
+ * An automatic review the harness has not answered in this long is treated as failed (the manual
+ * prompt follows); the harness's own limit (REVIEW_TIMEOUT_MS, 60 s) ends it sooner.
+ */
+export const SANDBOX_REVIEW_MAX_WAIT_MS = 90_000;
+/** What the harness is given beyond the review's own timeout before the sandbox stops waiting for it. */
+const SANDBOX_REVIEW_GRACE_MS = 30_000;
+
+/** How an automatic review ended for the sandbox: the harness's result, or revoked here. */
+type ReviewEnd = SandboxReviewResult | { readonly outcome: "revoked" };
+
+interface PendingReview {
+  readonly agentId: string;
+  readonly resolve: (end: ReviewEnd) => void;
+}
 
 type Runtime = (typeof import("@anthropic-ai/sandbox-runtime"))["SandboxManager"];
 
@@ -70,6 +86,8 @@ interface Diagnostic {
   readonly callId?: string;
   readonly at: number;
   readonly restored: boolean;
+  readonly classifier?: string;
+  readonly label?: string;
 }
 
 interface RunningCommand {
@@ -106,6 +124,9 @@ export class Sandbox {
   private readonly pending = new Map<string, PendingApproval>();
   private readonly hostPrompts = new Map<string, Promise<SandboxApprovalOutcome>>();
   private readonly diagnostics: Diagnostic[] = [];
+  private readonly reviews = new Map<string, PendingReview>();
+  /** Notes for a call's result from reviews made while it ran (its connections'), by call id. */
+  private readonly reviewNotes = new Map<string, string[]>();
   /** The state each agent's context last heard of (the note at the head of a `shell` result). */
   private readonly noted = new Map<string, string>();
   private readonly platform: NodeJS.Platform;
@@ -224,8 +245,18 @@ export class Sandbox {
 
   // ---- the shell tool --------------------------------------------------------------------------
 
-  /** Runs a model's `shell` call under the sandbox's current state. */
+  /** Runs a model's `shell` call under the sandbox's current state; reviews made for it are noted in its result. */
   async runShellTool(args: unknown, call: ShellCall): Promise<ToolResult> {
+    try {
+      const result = await this.runShellCall(args, call);
+      const notes = this.reviewNotes.get(call.callId) ?? [];
+      return notes.length === 0 ? result : { ...result, output: `${result.output}\n${notes.join("\n")}` };
+    } finally {
+      this.reviewNotes.delete(call.callId);
+    }
+  }
+
+  private async runShellCall(args: unknown, call: ShellCall): Promise<ToolResult> {
     const { command, timeoutSeconds } = shellArgs(args);
     throwIfCancelled(call.signal);
     await this.start();
@@ -265,16 +296,31 @@ export class Sandbox {
       this.diagnose("refused", kind, call.callId);
       return shellResult(command, first, timeoutSeconds, note, `\n[sandbox: ${denial.access} access to ${denial.path} was refused by the sandbox; nobody was asked (non-interactive). The user can allow it with \`${suggestion}\` in the interactive UI]`);
     }
-    const outcome = await this.ask(
-      { kind, target: denial.grant, choices: ["allow_retry", "allow_adapt", "deny"], agentId: call.agentId, callId: call.callId, command },
+    const reviewed = await this.review(
+      {
+        kind,
+        target: denial.grant,
+        command,
+        scopes: this.filesystemScopes(denial),
+        ...(denial.line !== undefined ? { evidence: denial.line } : {}),
+        agentId: call.agentId,
+        callId: call.callId,
+      },
       call.signal,
     );
+    const outcome: SandboxApprovalOutcome =
+      reviewed === "approved"
+        ? "allowed"
+        : reviewed === "revoked"
+          ? "revoked"
+          : await this.ask({ kind, target: denial.grant, choices: ["allow_retry", "allow_adapt", "deny"], agentId: call.agentId, callId: call.callId, command }, call.signal);
     if (outcome === "allowed") {
       const remaining = timeoutMs - elapsed;
       if (remaining <= 0) return shellResult(command, first, timeoutSeconds, note, "\n[sandbox: access was approved, but the command's time budget is used up, so it was not run again]");
       const replay = await this.runSandboxed(command, call, remaining, denial.access === "write" ? { write: denial.grant } : { read: denial.grant });
       this.diagnose(succeeded(replay) && replay.signal === null && !replay.timedOut ? "replay_succeeded" : "replay_failed", kind, call.callId);
-      const head = `${note}[first attempt]\n${shellBody(first, timeoutSeconds)}\n[sandbox: the user approved ${denial.access} access to ${denial.grant} for one run; the whole command was run again (side effects of the first attempt may already have happened)]\n`;
+      const who = reviewed === "approved" ? `the automatic reviewer (${this.classifier() ?? "classifier"}) approved` : "the user approved";
+      const head = `${note}[first attempt]\n${shellBody(first, timeoutSeconds)}\n[sandbox: ${who} ${denial.access} access to ${denial.grant} for one run; the whole command was run again (side effects of the first attempt may already have happened)]\n`;
       return shellResult(command, replay, timeoutSeconds, head);
     }
     if (outcome === "allowed_adapt") {
@@ -327,6 +373,19 @@ export class Sandbox {
       this.diagnose("refused", "network", this.soleCall()?.[0]);
       return deny(`${host} is not on the sandbox's network allowlist; the user can allow it with :sandbox network allow add ${host}`);
     }
+    const running = this.soleCall();
+    if (running !== undefined) {
+      const reviewed = await this.review({
+        kind: "network",
+        target,
+        command: running[1].command,
+        scopes: [`one connection to ${target}, now; the host is not added to the allowlist, and the connection is not limited to any request method (it may upload data)`],
+        agentId: running[1].agentId,
+        callId: running[0],
+      });
+      if (reviewed === "approved") return true;
+      if (reviewed === "revoked") return deny(`the request for ${host} was withdrawn`);
+    }
     let prompt = this.hostPrompts.get(target);
     if (prompt === undefined) {
       const sole = this.soleCall();
@@ -347,6 +406,86 @@ export class Sandbox {
   /** The one sandboxed command running, if exactly one is: the best attribution a connection gets. */
   private soleCall(): [string, RunningCommand] | undefined {
     return this.running.size === 1 ? [...this.running.entries()][0] : undefined;
+  }
+
+  /** The selected classifier (`provider/model`), or undefined for manual approvals only. */
+  classifier(): string | undefined {
+    const c = this.config().classifier;
+    return typeof c === "string" ? c : undefined;
+  }
+
+  /** Every scope a filesystem exception opens, broader ones included, in words for the reviewer. */
+  private filesystemScopes(denial: Denial): string[] {
+    if (denial.access === "write") {
+      return [
+        `${denial.grant} and everything below it become writable for one rerun of the whole command and what it starts (deny-write rules and protected paths still apply)`,
+        ...(denial.path !== denial.grant ? [`the reported path ${denial.path} is not an existing directory; the exception is its nearest existing directory ${denial.grant}`] : []),
+      ];
+    }
+    const rules = this.policy().denyRead.filter((rule) => within(denial.grant, rule));
+    return [
+      `${denial.grant} becomes readable for one rerun of the whole command and what it starts`,
+      ...rules.map((rule) => `the deny-read rule ${rule} is lifted as a whole for that rerun: everything under it becomes readable`),
+    ];
+  }
+
+  /**
+   * An automatic review before the manual prompt (SPEC-sandbox-reviewer): `approved`, `revoked`, or
+   * `manual` (no classifier, not interactive, or any other outcome). Safe diagnostics record it.
+   */
+  private async review(
+    r: { kind: SandboxPermissionKind; target: string; command: string; scopes: string[]; evidence?: string; agentId: string; callId?: string },
+    signal?: AbortSignal,
+  ): Promise<"approved" | "revoked" | "manual"> {
+    const classifier = this.classifier();
+    if (classifier === undefined || this.mode !== "interactive" || this.state !== "active") return "manual";
+    const id = `rv-${randomHex(8)}`;
+    const end = await new Promise<ReviewEnd>((resolve) => {
+      const finish = (e: ReviewEnd): void => {
+        if (!this.reviews.delete(id)) return;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(e);
+      };
+      const onAbort = (): void => finish({ outcome: "revoked" });
+      const timeoutSeconds = this.config().classifier_timeout_seconds;
+      const wait = timeoutSeconds === undefined ? SANDBOX_REVIEW_MAX_WAIT_MS : timeoutSeconds * 1000 + SANDBOX_REVIEW_GRACE_MS;
+      const timer = setTimeout(() => finish({ review_id: id, outcome: "failed", reason: "no answer from the harness" }), wait);
+      this.reviews.set(id, { agentId: r.agentId, resolve: finish });
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.o.host.emit("sandbox.review_request", {
+        review_id: id,
+        agent_id: r.agentId,
+        ...(r.callId !== undefined ? { call_id: r.callId } : {}),
+        classifier,
+        kind: r.kind,
+        target: firstLine(r.target, 1024),
+        command: r.command.slice(0, 65536),
+        scopes: r.scopes.slice(0, 8).map((x) => firstLine(x, 1024)),
+        ...(r.evidence !== undefined ? { evidence: firstLine(r.evidence, 1024), evidence_provenance: "the failed command's own output, which the command controls (it may be forged)" } : {}),
+        ...(timeoutSeconds !== undefined ? { timeout_ms: timeoutSeconds * 1000 } : {}),
+      });
+    });
+    if (end.outcome === "revoked") {
+      this.diagnose("revoked", r.kind, r.callId, { classifier });
+      return "revoked";
+    }
+    const diagnostic: SandboxDiagnosticOutcome =
+      end.outcome === "approved" ? "review_approved" : end.outcome === "escalated" ? "review_escalated" : end.outcome === "invalid" ? "review_invalid" : end.outcome === "skipped" ? "review_skipped" : "review_failed";
+    const label = end.label ?? (end.outcome === "skipped" || end.outcome === "unavailable" ? end.reason : end.outcome === "failed" ? (end.reason === "timeout" ? "timeout" : "provider_failure") : undefined);
+    this.diagnose(diagnostic, r.kind, r.callId, { classifier, ...(label !== undefined ? { label: firstLine(label, 64) } : {}) });
+    if (r.callId !== undefined && end.usage !== undefined) {
+      const notes = this.reviewNotes.get(r.callId) ?? [];
+      notes.push(`[sandbox: an automatic review by ${classifier} used ${end.usage.input_tokens} input and ${end.usage.output_tokens} output tokens]`);
+      this.reviewNotes.set(r.callId, notes);
+    }
+    return end.outcome === "approved" ? "approved" : "manual";
+  }
+
+  /** `sandbox.review_result` from the harness: settles its review unless it was revoked. */
+  reviewAnswered(result: SandboxReviewResult): void {
+    this.reviews.get(result.review_id)?.resolve(result);
   }
 
   /** Publishes a prompt and waits for its answer, its withdrawal or its deadline. */
@@ -406,11 +545,13 @@ export class Sandbox {
 
   /** A new user prompt to `agentId` withdraws the decisions pending for it. */
   userPrompted(agentId: string): void {
+    for (const r of [...this.reviews.values()]) if (r.agentId === agentId) r.resolve({ outcome: "revoked" });
     for (const p of [...this.pending.values()]) if (p.agentId === agentId) this.resolveApproval(p.id, "revoked");
   }
 
   /** A policy change withdraws every pending decision. */
   private revokeAll(): void {
+    for (const r of [...this.reviews.values()]) r.resolve({ outcome: "revoked" });
     for (const id of [...this.pending.keys()]) this.resolveApproval(id, "revoked");
   }
 
@@ -427,15 +568,23 @@ export class Sandbox {
 
   // ---- diagnostics -----------------------------------------------------------------------------
 
-  private diagnose(outcome: SandboxDiagnosticOutcome, kind: SandboxPermissionKind, callId: string | undefined): void {
+  private diagnose(outcome: SandboxDiagnosticOutcome, kind: SandboxPermissionKind, callId: string | undefined, review: { classifier?: string; label?: string } = {}): void {
     const at = Date.now() * 1000;
-    this.keep({ outcome, kind, ...(callId !== undefined ? { callId } : {}), at, restored: false });
-    this.o.host.emit("sandbox.diagnostic_recorded", { outcome, kind, ...(callId !== undefined ? { call_id: callId } : {}), at });
+    this.keep({ outcome, kind, ...(callId !== undefined ? { callId } : {}), at, restored: false, ...review });
+    this.o.host.emit("sandbox.diagnostic_recorded", { outcome, kind, ...(callId !== undefined ? { call_id: callId } : {}), at, ...review });
   }
 
   /** A diagnostic read back from the session's journal on resume: shown, never acted on. */
-  restoreDiagnostic(d: { outcome: SandboxDiagnosticOutcome; kind: SandboxPermissionKind; call_id?: string; at: number }): void {
-    this.keep({ outcome: d.outcome, kind: d.kind, ...(d.call_id !== undefined ? { callId: d.call_id } : {}), at: d.at, restored: true });
+  restoreDiagnostic(d: { outcome: SandboxDiagnosticOutcome; kind: SandboxPermissionKind; call_id?: string; at: number; classifier?: string; label?: string }): void {
+    this.keep({
+      outcome: d.outcome,
+      kind: d.kind,
+      ...(d.call_id !== undefined ? { callId: d.call_id } : {}),
+      at: d.at,
+      restored: true,
+      ...(d.classifier !== undefined ? { classifier: d.classifier } : {}),
+      ...(d.label !== undefined ? { label: d.label } : {}),
+    });
   }
 
   private keep(d: Diagnostic): void {
@@ -590,7 +739,8 @@ export class Sandbox {
       ...(this.diagnostics.length === 0
         ? ["  (none)"]
         : this.diagnostics.map(
-            (d) => `  ${new Date(d.at / 1000).toISOString()} ${d.kind} ${d.outcome}${d.callId ? ` call ${d.callId}` : ""}${d.restored ? " (restored)" : ""} — fix: ${fixFor(d)}`,
+            (d) =>
+              `  ${new Date(d.at / 1000).toISOString()} ${d.kind} ${d.outcome}${d.callId ? ` call ${d.callId}` : ""}${d.classifier ? ` by ${d.classifier}` : ""}${d.label ? ` (${d.label})` : ""}${d.restored ? " (restored)" : ""} — fix: ${fixFor(d)}`,
           )),
     ].join("\n");
   }
