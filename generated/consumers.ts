@@ -37,6 +37,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
   "session": {
     "agent.metadata_request": ["agent.metadata_set"],
     "agent.prompt_submitted": ["session.title_set"],
+    "session.handoff_request": ["session.handed_off","session.handoff_result"],
     "tool.unregister": [],
     "ui.create_agent": ["agent.metadata_set","agent.started","harness.notice","session.agent_loaded","ui.create_agent_result"],
     "ui.skill_load": ["agent.prompt_submitted","harness.notice","ui.skill_load_result"],
@@ -101,6 +102,9 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   ],
   "provider.tool_result": [
     { consumer: "prompts", event: "provider.tool_result", successors: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"], unlisted: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"] },
+  ],
+  "session.handoff_request": [
+    { consumer: "session", event: "session.handoff_request", successors: ["session.handed_off","session.handoff_result"], unlisted: [] },
   ],
   "shell.command_finished_reported": [
     { consumer: "shell", event: "shell.command_finished_reported", successors: ["shell.command_finished"], unlisted: [] },
