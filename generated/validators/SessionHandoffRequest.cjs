@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateSessionHandoffRequest = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionHandoffRequest.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json","description":"The source agent whose work continues."},"session_id":{"$ref":"Id.json","description":"The new session's id, minted by the extension so the dossier's first line can name it."},"dossier":{"$ref":"BodyText.json","minLength":1}},"required":["request_id","agent_id","session_id","dossier"],"unevaluatedProperties":{"not":{}},"description":"Asks the harness to create the replacement session `session_id` of this session, linked to it,\nwhose first user turn is `dossier`. Answered by the directed `session.handoff_result`.","x-tau-event":"session.handoff_request"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionHandoffRequest.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json","description":"The source agent whose work continues."},"session_id":{"$ref":"Id.json","description":"The new session's id, minted by the extension so the dossier's first line can name it."},"dossier":{"$ref":"BodyText.json"}},"required":["request_id","agent_id","session_id","dossier"],"unevaluatedProperties":{"not":{}},"description":"Asks the harness to create the replacement session `session_id` of this session, linked to it,\nwhose first user turn is `dossier`. Answered by the directed `session.handoff_result`.","x-tau-event":"session.handoff_request"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
@@ -112,14 +112,6 @@ return false;
 else {
 validate0.errors = [{instancePath:instancePath+"/dossier",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
-if(errors === _errs10){
-if(typeof data3 === "string"){
-if(func0(data3) < 1){
-validate0.errors = [{instancePath:instancePath+"/dossier",schemaPath:"#/properties/dossier/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
 }
 }
 var valid0 = _errs10 === errors;
