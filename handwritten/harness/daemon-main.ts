@@ -50,16 +50,12 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
   const { roots, config, extensions, fileSecrets, defaultModel, defaultProvider } = setup;
   mark("daemon harness loaded");
   let handoffSeed: HandoffSeed | undefined;
-  if (args.handoffSeed) {
-    try {
-      handoffSeed = readSeed(args.handoffSeed);
-    } catch (err) {
-      process.stderr.write(`tau daemon: the handoff seed ${args.handoffSeed} cannot be read: ${(err as Error).message}\n`);
-      process.exit(1);
-    }
-  }
   if (!args.ephemeral) cleanupDebugLogs(roots.state, config.debug_log?.retention_days !== undefined ? { windowMs: config.debug_log.retention_days * 86_400_000 } : {});
-  const harness = await Harness.open({
+  // A seed that cannot be read fails the start as a journal that cannot be opened does (below).
+  const seedRead = Promise.resolve().then(() => {
+    if (args.handoffSeed) handoffSeed = readSeed(args.handoffSeed);
+  });
+  const harness = await seedRead.then(() => Harness.open({
     ...(args.ephemeral ? {} : { stateDir: roots.state }),
     projectRoot: args.projectRoot,
     ...(args.resume ? { resume: args.resume } : {}),
@@ -92,7 +88,7 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
         ephemeral: false,
       });
     },
-  }).catch((err: unknown) => {
+  })).catch((err: unknown) => {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exit(1);
   });
