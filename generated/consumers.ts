@@ -39,6 +39,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
   "session": {
     "agent.metadata_request": ["agent.metadata_set"],
     "agent.prompt_submitted": ["session.title_set"],
+    "session.handoff_request": ["session.handed_off","session.handoff_result"],
     "tool.unregister": [],
     "ui.create_agent": ["agent.metadata_set","agent.started","harness.notice","session.agent_loaded","ui.create_agent_result"],
     "ui.skill_load": ["agent.prompt_submitted","harness.notice","ui.skill_load_result"],
@@ -109,6 +110,9 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   ],
   "sandbox.state_reported": [
     { consumer: "prompts", event: "sandbox.state_reported", successors: [], unlisted: [] },
+  ],
+  "session.handoff_request": [
+    { consumer: "session", event: "session.handoff_request", successors: ["session.handed_off","session.handoff_result"], unlisted: [] },
   ],
   "shell.command_finished_reported": [
     { consumer: "shell", event: "shell.command_finished_reported", successors: ["shell.command_finished"], unlisted: [] },

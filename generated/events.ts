@@ -29,6 +29,9 @@ export const EVENT_NAMES = [
   "extension.ready",
   "extension.restarting",
   "extension.starting",
+  "handoff.command_request",
+  "handoff.command_result",
+  "handoff.state_reported",
   "harness.models_available",
   "harness.notice",
   "provider.cancel_request",
@@ -57,6 +60,10 @@ export const EVENT_NAMES = [
   "sandbox.state_reported",
   "session.agent_loaded",
   "session.agent_unloaded",
+  "session.handed_off",
+  "session.handoff_request",
+  "session.handoff_result",
+  "session.lineage_set",
   "session.replay_complete",
   "session.shutdown",
   "session.started",
@@ -121,6 +128,9 @@ export interface EventPayloads {
   "extension.ready": T.ExtensionReady;
   "extension.restarting": T.ExtensionRestarting;
   "extension.starting": T.ExtensionStarting;
+  "handoff.command_request": T.HandoffCommandRequest;
+  "handoff.command_result": T.HandoffCommandResult;
+  "handoff.state_reported": T.HandoffStateReported;
   "harness.models_available": T.HarnessModelsAvailable;
   "harness.notice": T.HarnessNotice;
   "provider.cancel_request": T.ProviderCancelRequest;
@@ -149,6 +159,10 @@ export interface EventPayloads {
   "sandbox.state_reported": T.SandboxStateReported;
   "session.agent_loaded": T.SessionAgentLoaded;
   "session.agent_unloaded": T.SessionAgentUnloaded;
+  "session.handed_off": T.SessionHandedOff;
+  "session.handoff_request": T.SessionHandoffRequest;
+  "session.handoff_result": T.SessionHandoffResult;
+  "session.lineage_set": T.SessionLineageSet;
   "session.replay_complete": T.SessionReplayComplete;
   "session.shutdown": T.SessionShutdown;
   "session.started": T.SessionStarted;
@@ -218,6 +232,9 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "extension.ready": { name: "extension.ready", family: "extension", model: "ExtensionReady", description: "", validate: V.validateExtensionReady },
   "extension.restarting": { name: "extension.restarting", family: "extension", model: "ExtensionRestarting", description: "", validate: V.validateExtensionRestarting },
   "extension.starting": { name: "extension.starting", family: "extension", model: "ExtensionStarting", description: "", validate: V.validateExtensionStarting },
+  "handoff.command_request": { name: "handoff.command_request", family: "handoff", model: "HandoffCommandRequest", description: "`:handoff ARGS…` typed in a UI for its focused agent; answered by `handoff.command_result`.", validate: V.validateHandoffCommandRequest },
+  "handoff.command_result": { name: "handoff.command_result", family: "handoff", model: "HandoffCommandResult", description: "", validate: V.validateHandoffCommandResult },
+  "handoff.state_reported": { name: "handoff.state_reported", family: "handoff", model: "HandoffStateReported", description: "The handoff of one agent, for UIs: phase, deferred prompt count and context usage.", validate: V.validateHandoffStateReported },
   "harness.models_available": { name: "harness.models_available", family: "harness", model: "HarnessModelsAvailable", description: "", validate: V.validateHarnessModelsAvailable },
   "harness.notice": { name: "harness.notice", family: "harness", model: "HarnessNotice", description: "", validate: V.validateHarnessNotice },
   "provider.cancel_request": { name: "provider.cancel_request", family: "provider", model: "ProviderCancelRequest", description: "", validate: V.validateProviderCancelRequest },
@@ -246,6 +263,10 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "sandbox.state_reported": { name: "sandbox.state_reported", family: "sandbox", model: "SandboxStateReported", description: "", validate: V.validateSandboxStateReported },
   "session.agent_loaded": { name: "session.agent_loaded", family: "session", model: "SessionAgentLoaded", description: "", validate: V.validateSessionAgentLoaded },
   "session.agent_unloaded": { name: "session.agent_unloaded", family: "session", model: "SessionAgentUnloaded", description: "", validate: V.validateSessionAgentUnloaded },
+  "session.handed_off": { name: "session.handed_off", family: "session", model: "SessionHandedOff", description: "This session was handed off: its work continues in `successor_session_id` (the source's fact).", validate: V.validateSessionHandedOff },
+  "session.handoff_request": { name: "session.handoff_request", family: "session", model: "SessionHandoffRequest", description: "Asks the harness to create the replacement session `session_id` of this session, linked to it,\nwhose first user turn is `dossier`. Answered by the directed `session.handoff_result`.", validate: V.validateSessionHandoffRequest },
+  "session.handoff_result": { name: "session.handoff_result", family: "session", model: "SessionHandoffResult", description: "Directed to the requesting extension only.", validate: V.validateSessionHandoffResult },
+  "session.lineage_set": { name: "session.lineage_set", family: "session", model: "SessionLineageSet", description: "This session continues `parent_session_id` (the replacement's fact, among its first records).", validate: V.validateSessionLineageSet },
   "session.replay_complete": { name: "session.replay_complete", family: "session", model: "SessionReplayComplete", description: "Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one is live.", validate: V.validateSessionReplayComplete },
   "session.shutdown": { name: "session.shutdown", family: "session", model: "SessionShutdown", description: "", validate: V.validateSessionShutdown },
   "session.started": { name: "session.started", family: "session", model: "SessionStarted", description: "", validate: V.validateSessionStarted },

@@ -68,6 +68,11 @@ export type AgentInternalPromptRequest = {
   agent_id: Id;
   mode: PromptMode;
   text: BodyText;
+  /**
+   * Restricts the tools the model is offered and may call to these (exact, prefixed names) for
+   * this prompt's turn only; every later turn has the agent's usual tools again (SPEC-handoff).
+   */
+  only_tools?: Array<ShortText>;
 };
 
 /** A request to set (or, with null, clear) one metadata key; `display_name` is presentation only. */
@@ -134,6 +139,8 @@ export type AgentPromptSubmitted = {
   internal_kind?: InternalPromptKind;
   /** The configured name of the context-size alert this prompt delivers. */
   alert?: ShortText;
+  /** The only tools this prompt's turn offers and runs (an extension's `only_tools`, SPEC-handoff). */
+  only_tools?: Array<ShortText>;
 };
 
 /** Ends the replay of one agent's journal to a subscriber. */
@@ -411,6 +418,30 @@ export type ExtensionStarting = {
 
 /** Why a response ended (SPEC-provider-chat-completions, "Finish reasons"). */
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter";
+
+/** `:handoff ARGS…` typed in a UI for its focused agent; answered by `handoff.command_result`. */
+export type HandoffCommandRequest = {
+  request_id: Id;
+  agent_id: Id;
+  args: Array<ShortText>;
+};
+
+export type HandoffCommandResult = {
+  request_id: Id;
+  ok: boolean;
+  text: BodyText;
+};
+
+export type HandoffPhase = "idle" | "requested" | "confirming" | "deferring" | "writing" | "cutover";
+
+/** The handoff of one agent, for UIs: phase, deferred prompt count and context usage. */
+export type HandoffStateReported = {
+  agent_id: Id;
+  phase: HandoffPhase;
+  deferred: number;
+  /** One line for a status bar or `:handoff status`. */
+  text: ShortText;
+};
 
 export type HarnessConfig = {
   extensions?: Array<ExtensionConfig>;
@@ -1109,6 +1140,40 @@ export type SessionCurrentResultMessage = {
     project_root: PathText;
     pid: number;
   };
+};
+
+/** This session was handed off: its work continues in `successor_session_id` (the source's fact). */
+export type SessionHandedOff = {
+  successor_session_id: Id;
+  agent_id: Id;
+};
+
+/**
+ * Asks the harness to create the replacement session `session_id` of this session, linked to it,
+ * whose first user turn is `dossier`. Answered by the directed `session.handoff_result`.
+ */
+export type SessionHandoffRequest = {
+  request_id: Id;
+  /** The source agent whose work continues. */
+  agent_id: Id;
+  /** The new session's id, minted by the extension so the dossier's first line can name it. */
+  session_id: Id;
+  dossier: BodyText;
+};
+
+/** Directed to the requesting extension only. */
+export type SessionHandoffResult = {
+  request_id: Id;
+  ok: boolean;
+  session_id?: Id;
+  /** Bounded, sanitized reason on refusal. */
+  error?: ShortText;
+};
+
+/** This session continues `parent_session_id` (the replacement's fact, among its first records). */
+export type SessionLineageSet = {
+  parent_session_id: Id;
+  parent_agent_id: Id;
 };
 
 /** Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one is live. */

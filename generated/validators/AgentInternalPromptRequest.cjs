@@ -7,10 +7,11 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateAgentInternalPromptRequest = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentInternalPromptRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"}},"required":["agent_id","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.internal_prompt_request"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentInternalPromptRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"only_tools":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"Restricts the tools the model is offered and may call to these (exact, prefixed names) for\nthis prompt's turn only; every later turn has the agent's usual tools again (SPEC-handoff)."}},"required":["agent_id","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.internal_prompt_request"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptMode.json","type":"string","enum":["queue","steer"]};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
+const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
 
@@ -94,14 +95,67 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((key0 !== "agent_id") && (key0 !== "mode")) && (key0 !== "text")){
-const _errs11 = errors;
-validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.only_tools !== undefined){
+let data3 = data.only_tools;
+const _errs10 = errors;
+if(errors === _errs10){
+if(Array.isArray(data3)){
+if(data3.length > 64){
+validate0.errors = [{instancePath:instancePath+"/only_tools",schemaPath:"#/properties/only_tools/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
 return false;
-var valid4 = _errs11 === errors;
+}
+else {
+if(data3.length < 1){
+validate0.errors = [{instancePath:instancePath+"/only_tools",schemaPath:"#/properties/only_tools/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid4 = true;
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 === "string"){
+if(func0(data4) > 1024){
+validate0.errors = [{instancePath:instancePath+"/only_tools/" + i0,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/only_tools/" + i0,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs12 === errors;
 if(!valid4){
 break;
+}
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/only_tools",schemaPath:"#/properties/only_tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "agent_id") && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "only_tools")){
+const _errs16 = errors;
+validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs16 === errors;
+if(!valid6){
+break;
+}
 }
 }
 }

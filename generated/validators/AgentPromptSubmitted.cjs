@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateAgentPromptSubmitted = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptSubmitted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"source":{"$ref":"PromptSource.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"submitter":{"$ref":"InstanceName.json","description":"The configured instance that submitted an extension prompt."},"sender":{"$ref":"Id.json","description":"The agent that sent a prompt of source `agent` (its task, or an `agent_message`)."},"literal":{"type":"boolean","description":"Typed with the `::` escape: the text is literal and no command consumer may interpret it."},"internal_kind":{"$ref":"InternalPromptKind.json","description":"A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text."},"alert":{"$ref":"ShortText.json","description":"The configured name of the context-size alert this prompt delivers."}},"required":["agent_id","prompt_id","source","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.prompt_submitted"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptSubmitted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"source":{"$ref":"PromptSource.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"submitter":{"$ref":"InstanceName.json","description":"The configured instance that submitted an extension prompt."},"sender":{"$ref":"Id.json","description":"The agent that sent a prompt of source `agent` (its task, or an `agent_message`)."},"literal":{"type":"boolean","description":"Typed with the `::` escape: the text is literal and no command consumer may interpret it."},"internal_kind":{"$ref":"InternalPromptKind.json","description":"A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text."},"alert":{"$ref":"ShortText.json","description":"The configured name of the context-size alert this prompt delivers."},"only_tools":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"The only tools this prompt's turn offers and runs (an extension's `only_tools`, SPEC-handoff)."}},"required":["agent_id","prompt_id","source","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.prompt_submitted"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptSource.json","type":"string","enum":["human_ui","extension","harness_internal","agent"],"description":"Where a prompt came from; decides the provider envelope."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptMode.json","type":"string","enum":["queue","steer"]};
@@ -233,14 +233,67 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "source")) && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "submitter")) && (key0 !== "sender")) && (key0 !== "literal")) && (key0 !== "internal_kind")) && (key0 !== "alert")){
-const _errs31 = errors;
-validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.only_tools !== undefined){
+let data10 = data.only_tools;
+const _errs30 = errors;
+if(errors === _errs30){
+if(Array.isArray(data10)){
+if(data10.length > 64){
+validate0.errors = [{instancePath:instancePath+"/only_tools",schemaPath:"#/properties/only_tools/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
 return false;
-var valid10 = _errs31 === errors;
+}
+else {
+if(data10.length < 1){
+validate0.errors = [{instancePath:instancePath+"/only_tools",schemaPath:"#/properties/only_tools/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid10 = true;
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+const _errs32 = errors;
+const _errs33 = errors;
+if(errors === _errs33){
+if(typeof data11 === "string"){
+if(func0(data11) > 1024){
+validate0.errors = [{instancePath:instancePath+"/only_tools/" + i0,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/only_tools/" + i0,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid10 = _errs32 === errors;
 if(!valid10){
 break;
+}
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/only_tools",schemaPath:"#/properties/only_tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs30 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "source")) && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "submitter")) && (key0 !== "sender")) && (key0 !== "literal")) && (key0 !== "internal_kind")) && (key0 !== "alert")) && (key0 !== "only_tools")){
+const _errs36 = errors;
+validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid12 = _errs36 === errors;
+if(!valid12){
+break;
+}
 }
 }
 }

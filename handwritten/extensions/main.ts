@@ -5,6 +5,7 @@ const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
   "test-dummy": () => import("./test-dummy/main.js"),
   shell: () => import("./shell/main.js"),
   provider: () => import("./provider/main.js"),
+  handoff: () => import("./handoff/main.js"),
 };
 
 export async function main(argv: readonly string[]): Promise<void> {

@@ -17,6 +17,7 @@ export const CONSUMERS = {
     "agent.metadata_request": ["agent.metadata_set"],
     "agent.prompt_submitted": ["session.title_set"],
     "tool.unregister": [],
+    "session.handoff_request": ["session.handed_off", "session.handoff_result"],
   },
   /** ToolRouter (tools.ts). */
   tools: {

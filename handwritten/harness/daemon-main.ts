@@ -2,7 +2,7 @@
 // the harness for one session in the foreground, or with --detach re-launches the daemon in its own
 // process group with output to the session's log file, or prints a `tau dev print-*` preview.
 import { mark } from "../startup/timeline.js";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DAEMON_LOG, SESSIONS_DIR } from "../startup/launch-facts.js";
 import { watchDaemonLog } from "./daemon-log.js";
@@ -12,7 +12,7 @@ import { superviseExtensions } from "./extensions.js";
 import type { DaemonArgs, DaemonSetup } from "./daemon-start.js";
 import type { EarlyExtension, Supervisor } from "../host/index.js";
 import { DAEMON_INSTANCE_ENV, LAUNCH_TIMEOUT_MS, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, selfCommand } from "../transport/index.js";
-import { Harness } from "./harness.js";
+import { Harness, type HandoffSeed } from "./harness.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
 import { compactionSettings } from "./prompts.js";
@@ -52,8 +52,13 @@ export async function launchDetached(args: DaemonArgs, argv: readonly string[]):
 export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Map<string, EarlyExtension>): Promise<void> {
   const { roots, config, extensions, fileSecrets, defaultModel, defaultProvider } = setup;
   mark("daemon harness loaded");
+  let handoffSeed: HandoffSeed | undefined;
   if (!args.ephemeral) cleanupDebugLogs(roots.state, config.debug_log?.retention_days !== undefined ? { windowMs: config.debug_log.retention_days * 86_400_000 } : {});
-  const harness = await Harness.open({
+  // A seed that cannot be read fails the start as a journal that cannot be opened does (below).
+  const seedRead = Promise.resolve().then(() => {
+    if (args.handoffSeed) handoffSeed = readSeed(args.handoffSeed);
+  });
+  const harness = await seedRead.then(() => Harness.open({
     ...(args.ephemeral ? {} : { stateDir: roots.state }),
     projectRoot: args.projectRoot,
     ...(args.resume ? { resume: args.resume } : {}),
@@ -66,7 +71,27 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     ...(config.model_info ? { modelInfo: config.model_info } : {}),
     compaction: compactionSettings(config),
     ...(config.roles ? { roles: config.roles } : {}),
-  }).catch((err: unknown) => {
+    // A handoff's replacement runs with this daemon's configuration: its project and overrides.
+    launchReplacement: async ({ sessionId, seedPath }) => {
+      await launchDaemon({
+        tauCommand: selfCommand(),
+        runtimeDir: roots.runtime,
+        stateDir: roots.state,
+        sessionId,
+        args: [
+          "--session-id",
+          sessionId,
+          "--project-root",
+          args.projectRoot,
+          ...(args.exitWhenUisLeave ? ["--exit-when-uis-leave"] : []),
+          ...args.overrides.flatMap((kv) => ["--harness-config", kv]),
+          "--handoff-seed",
+          seedPath,
+        ],
+        ephemeral: false,
+      });
+    },
+  })).catch((err: unknown) => {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exit(1);
   });
@@ -116,10 +141,36 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
   try {
     await started;
     mark("daemon extensions started");
+    if (handoffSeed && args.handoffSeed) {
+      await harness.seedFromHandoff(handoffSeed);
+      rmSync(args.handoffSeed, { force: true });
+    }
   } catch (err) {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     await stop("startup_failed", 1);
   }
+}
+
+/** A handoff seed (SPEC-handoff), checked field by field; at most 16 MiB. */
+function readSeed(path: string): HandoffSeed {
+  const text = readFileSync(path, "utf8");
+  if (text.length > 16 * 1024 * 1024) throw new Error("it is too large");
+  const v = JSON.parse(text) as Record<string, unknown>;
+  const str = (k: string, optional = false): string | undefined => {
+    const x = v[k];
+    if (x === undefined && optional) return undefined;
+    if (typeof x !== "string" || x === "") throw new Error(`its ${k} is not text`);
+    return x;
+  };
+  const role = str("role", true);
+  const model = str("model", true);
+  return {
+    parent_session_id: str("parent_session_id") as string,
+    parent_agent_id: str("parent_agent_id") as string,
+    dossier: str("dossier") as string,
+    ...(role !== undefined ? { role } : {}),
+    ...(model !== undefined ? { model } : {}),
+  };
 }
 
 /**

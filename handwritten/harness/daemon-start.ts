@@ -24,6 +24,8 @@ export interface DaemonArgs {
   /** Render preview mode (`tau dev print-*`): print and exit, storing nothing. */
   print?: "system-prompt" | "tools" | "prompt";
   printText?: string;
+  /** A handoff's replacement session: the seed its source wrote (SPEC-handoff). */
+  handoffSeed?: string;
 }
 
 const USAGE =
@@ -50,8 +52,10 @@ export function parseDaemonArgs(argv: readonly string[], cwd: string): DaemonArg
       if (v !== "system-prompt" && v !== "tools" && v !== "prompt") throw new Error(`--print takes system-prompt, tools or prompt\n${USAGE}`);
       args.print = v;
     } else if (a === "--print-text") args.printText = value();
+    else if (a === "--handoff-seed") args.handoffSeed = resolve(cwd, value());
     else throw new Error(`unknown daemon argument ${JSON.stringify(a)}\n${USAGE}`);
   }
+  if (args.handoffSeed && (args.resume || args.ephemeral)) throw new Error(`--handoff-seed starts a new persisted session\n${USAGE}`);
   if (args.resume && (args.sessionId || args.ephemeral)) throw new Error(`--resume cannot be combined with --session-id or --ephemeral\n${USAGE}`);
   return args;
 }

@@ -1,7 +1,7 @@
 // The harness: one session's state, built from committed events. It owns the bus, the journals and
 // the consumers that turn requests into canonical facts (SPEC-session-lifecycle,
 // SPEC-agent-lifecycle, SPEC-agent-metadata, SPEC-ui-commands).
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Bus, type Committed, type Event, type PublishOutcome, type PublisherEnvelope } from "../bus/index.js";
 import {
@@ -59,6 +59,11 @@ export interface HarnessOptions {
   readonly roles?: Readonly<Record<string, RolePolicy>>;
   /** Long-wait thresholds in seconds (tests; LONG_WAIT_THRESHOLDS_S otherwise). */
   readonly longWaitThresholdsS?: readonly number[];
+  /**
+   * Starts the replacement daemon of a handoff (SPEC-handoff) with this daemon's own configuration,
+   * for session `sessionId` seeded from `seedPath`; resolves once it is up. Absent: no handoff.
+   */
+  readonly launchReplacement?: (o: { sessionId: string; seedPath: string }) => Promise<void>;
 }
 
 /** What tool routing needs from whoever supervises extensions. */
@@ -142,6 +147,7 @@ export class Harness {
     consumers.consume("session", "ui.skill_load", (c) => this.onSkillLoad(c));
     consumers.consume("session", "agent.metadata_request", (c) => this.onMetadataRequest(c));
     consumers.consume("session", "agent.prompt_submitted", (c) => this.onPromptSubmitted(c));
+    consumers.consume("session", "session.handoff_request", (c) => this.onHandoffRequest(c));
     this.tools = new ToolRouter({
       publish: (name, data) => void this.publishHarness(name, data),
       direct: (generation, name, data) => void this.sendDirected(generation, name, data),
@@ -274,6 +280,71 @@ export class Harness {
     });
     if (options.resume) await h.prompts.settleRestored(new Map([...h.agents].map(([id, a]) => [id, a.fold])));
     return h;
+  }
+
+  /**
+   * A handoff's replacement session (SPEC-handoff): the lineage fact, one agent with the source
+   * agent's role and model, and the dossier as its first user turn. The daemon calls it once its
+   * extensions started, so the turn finds its provider.
+   */
+  async seedFromHandoff(seed: HandoffSeed): Promise<void> {
+    await this.publishHarness("session.lineage_set", { parent_session_id: seed.parent_session_id, parent_agent_id: seed.parent_agent_id });
+    const agentId = mintId("a");
+    const problem = await this.createAgent({ agentId, creator: "harness", role: seed.role, model: seed.model });
+    if (problem !== undefined) throw new Error(`the handoff's agent could not be created: ${problem}`);
+    await this.publishHarness("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "human_ui", mode: "queue", text: seed.dossier });
+  }
+
+  /** One handoff request is handled at a time. */
+  private handoffBusy = false;
+
+  /**
+   * `session.handoff_request` (SPEC-handoff): a live extension asks for the replacement session of
+   * this one. Checked, then the replacement's seed is written, its daemon started with this
+   * daemon's configuration, and `session.handed_off` committed; the requester is always answered.
+   */
+  private async onHandoffRequest(c: Committed<"session.handoff_request">): Promise<void> {
+    const req = c.data;
+    const gen = c.publisher.generation;
+    const instance = c.publisher.instance;
+    if (c.publisher.class !== "extension" || gen === undefined || instance === undefined || !this.extensions.isLive(instance, gen)) return;
+    const answer = (ok: boolean, error?: string) =>
+      this.sendDirected(gen, "session.handoff_result", { request_id: req.request_id, ok, ...(ok ? { session_id: req.session_id } : { error: sanitizeLine(error ?? "refused").slice(0, 1024) }) });
+    const stateDir = this.options.stateDir;
+    const launch = this.options.launchReplacement;
+    if (this.ephemeral || stateDir === undefined) return void answer(false, "an ephemeral session cannot be handed off");
+    if (launch === undefined) return void answer(false, "this daemon cannot start a replacement session");
+    const agent = this.agents.get(req.agent_id);
+    if (!agent || agent.fold.ephemeral) return void answer(false, `unknown agent ${req.agent_id}`);
+    if (req.session_id === this.sessionId || !/^s-[A-Za-z0-9_-]{1,100}$/.test(req.session_id)) return void answer(false, "the new session id is not a fresh session id");
+    const problem = dossierProblem(req.dossier, req.session_id);
+    if (problem !== undefined) return void answer(false, problem);
+    if (this.handoffBusy) return void answer(false, "a handoff of this session is already being created");
+    this.handoffBusy = true;
+    try {
+      const dir = join(stateDir, "sessions", req.session_id);
+      if (existsSync(dir)) return void answer(false, `session ${req.session_id} exists already`);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const seed: HandoffSeed = {
+        parent_session_id: this.sessionId,
+        parent_agent_id: agent.id,
+        dossier: req.dossier,
+        ...(agent.fold.role !== undefined ? { role: agent.fold.role } : {}),
+        ...(agent.fold.model !== undefined ? { model: agent.fold.model } : {}),
+      };
+      const seedPath = join(dir, HANDOFF_SEED_FILE);
+      const tmp = `${seedPath}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify(seed), { mode: 0o600 });
+      renameSync(tmp, seedPath);
+      await launch({ sessionId: req.session_id, seedPath });
+      const o = await this.publishHarness("session.handed_off", { successor_session_id: req.session_id, agent_id: agent.id });
+      if (o.status !== "committed") return void answer(false, "the replacement started, but the handoff could not be recorded");
+      answer(true);
+    } catch (err) {
+      answer(false, `the replacement session could not be started: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      this.handoffBusy = false;
+    }
   }
 
   /** Every journal of the session, for replay: the session's, the restore stream, each agent's. */
@@ -673,6 +744,27 @@ export class Harness {
     await this.writeback?.flush(500);
     this.writeback?.close();
   }
+}
+
+/** What a handoff's source harness hands its replacement (SPEC-handoff), as JSON in HANDOFF_SEED_FILE. */
+export interface HandoffSeed {
+  readonly parent_session_id: string;
+  readonly parent_agent_id: string;
+  readonly dossier: string;
+  readonly role?: string;
+  readonly model?: string;
+}
+
+/** The seed's file in the replacement session's folder; removed once the replacement started from it. */
+export const HANDOFF_SEED_FILE = "handoff-seed.json";
+
+/** Why a dossier cannot be a replacement's first turn: empty, a NUL, or a first line that does not name the new session. */
+export function dossierProblem(dossier: string, sessionId: string): string | undefined {
+  if (dossier.trim() === "") return "the dossier is empty";
+  if (dossier.includes("\u0000")) return "the dossier holds a NUL character";
+  const first = dossier.split("\n", 1)[0] ?? "";
+  if (!first.includes(sessionId)) return `the dossier's first line does not name the new session ${sessionId}`;
+  return undefined;
 }
 
 /** One line of text with no control characters (for directed error strings). */

@@ -98,6 +98,8 @@ export interface PromptPort {
 
 interface Queued {
   readonly promptId: string;
+  /** The only tools this prompt's turn offers and runs (SPEC-handoff); all of the agent's when absent. */
+  readonly onlyTools?: readonly string[];
 }
 
 interface Turn {
@@ -120,6 +122,8 @@ interface Turn {
   selfCompact: { callId: string; instructions?: string } | undefined;
   /** When the turn started, on the monotonic clock (long-wait notifications, SPEC-agent-team). */
   readonly startedAt: number;
+  /** The only tools this turn offers and runs (its prompt's `only_tools`). */
+  readonly onlyTools: ReadonlySet<string> | undefined;
 }
 
 /** An automatic permission review under way (SPEC-sandbox-reviewer): one tool-less round 0. */
@@ -442,13 +446,16 @@ export class PromptEngine {
     const agentId = c.data.agent_id;
     const p = c.publisher;
     if (!this.port.hasAgent(agentId) || p.instance === undefined || this.port.generationOf(p.instance) !== p.generation) return;
+    // A restricted prompt is a turn of its own: steering it into another turn would restrict that one.
+    const only = c.data.only_tools;
     void this.port.publish("agent.prompt_submitted", {
       agent_id: agentId,
       prompt_id: mintId("p"),
       source: "extension",
-      mode: c.data.mode,
+      mode: only !== undefined ? "queue" : c.data.mode,
       text: c.data.text,
       submitter: p.instance,
+      ...(only !== undefined ? { only_tools: only } : {}),
     });
   }
 
@@ -458,7 +465,7 @@ export class PromptEngine {
       l.steering.push(c.data.prompt_id);
       return;
     }
-    l.queue.push({ promptId: c.data.prompt_id });
+    l.queue.push({ promptId: c.data.prompt_id, ...(c.data.only_tools !== undefined ? { onlyTools: c.data.only_tools } : {}) });
     if (!l.turn) this.background(this.dispatch(c.data.agent_id));
   }
 
@@ -617,6 +624,7 @@ export class PromptEngine {
       answered: false,
       selfCompact: undefined,
       startedAt: performance.now(),
+      onlyTools: next.onlyTools !== undefined ? new Set(next.onlyTools) : undefined,
     };
     await this.startRound(agentId, l);
   }
@@ -640,7 +648,7 @@ export class PromptEngine {
       model: t.model,
       system: this.port.systemPrompt(agentId),
       messages: closeDanglingCalls((l.transcript as Transcript).messages),
-      tools: this.port.tools(agentId),
+      tools: this.port.tools(agentId).filter((tool) => t.onlyTools === undefined || t.onlyTools.has(tool.name)),
     };
     const problem = await this.port.sendProviderCall(t.instance, t.generation, call);
     if (problem === undefined || l.turn !== t || t.cancelled) return;
@@ -854,6 +862,11 @@ export class PromptEngine {
     }
     for (const call of routed) t.openCalls.add(call.call_id);
     for (const call of routed) {
+      if (t.onlyTools !== undefined && !t.onlyTools.has(call.tool)) {
+        // A restricted turn (SPEC-handoff) runs nothing it did not offer.
+        if (!(await error(call, `tool ${call.tool} is not available in this turn; only ${[...t.onlyTools].join(", ")} may be called`))) return this.fail(agentId, l, "protocol", "could not record a tool call's outcome");
+        continue;
+      }
       if (call.tool === "compact" || call.tool === "agent_compact") {
         // The harness's own tools: answered by the harness, never routed to an extension.
         const refusal = this.harnessCall(agentId, t, call);

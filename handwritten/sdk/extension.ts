@@ -35,6 +35,16 @@ export interface ToolDefinition {
   run(args: unknown, ctx: ToolContext): Promise<ToolResult>;
 }
 
+/** An interceptor's answer (SPEC-event-publication, "Interception"): protected events always pass. */
+export type InterceptVerdict = { readonly action: "pass" } | { readonly action: "drop" } | { readonly action: "replace"; readonly data: Record<string, unknown> };
+
+/** What an interceptor is asked about: the event before it commits, and who published it. */
+export interface InterceptedEvent {
+  readonly name: EventName;
+  readonly data: Record<string, unknown>;
+  readonly publisher: { readonly class: string; readonly generation?: number; readonly instance?: string };
+}
+
 /** A tool failure whose message is meant for the model and the user. */
 export class ToolFailure extends Error {
   override name = "ToolFailure";
@@ -102,6 +112,7 @@ export class Extension {
   private readonly running = new Map<string, AbortController>();
   private readonly handlers = new Map<string, Array<(e: DeliveredEvent) => void>>();
   private readonly directHandlers = new Map<string, (data: Record<string, unknown>) => void>();
+  private interceptor: ((e: InterceptedEvent) => InterceptVerdict) | undefined;
   private requests: { assembler: ProviderCallAssembler; handler: (call: ProviderCall) => void } | undefined;
 
   private constructor(
@@ -165,6 +176,16 @@ export class Extension {
   registerTool(tool: ToolDefinition): void {
     this.tools.set(tool.name, tool);
     this.emit("tool.registration_declared", { name: tool.name, description: tool.description, parameters: tool.parameters });
+  }
+
+  /**
+   * Intercepts events matching `selectors` before they commit: `handler` answers at once (the
+   * harness passes an event whose answer takes longer than 5 s). One interceptor per extension;
+   * a handler that throws passes the event.
+   */
+  intercept(selectors: string[], priority: number, handler: (e: InterceptedEvent) => InterceptVerdict): void {
+    this.interceptor = handler;
+    void this.post({ message: "intercept", payload: { selectors: selectors as never, priority } });
   }
 
   subscribe(historical: string[], live: string[]): void {
@@ -236,6 +257,17 @@ export class Extension {
       if (this.requests && this.takeRequestPiece(e)) return; // a head or part of a prompt round
       if (e.name === "tool.cancel_request") this.running.get(e.data.call_id)?.abort();
       else this.directHandlers.get(e.name)?.(e.data);
+    } else if (m.message === "intercept_request") {
+      const { id, event, publisher } = m.payload;
+      let verdict: InterceptVerdict = { action: "pass" };
+      try {
+        if (this.interceptor) verdict = this.interceptor({ name: event.name as EventName, data: event.data, publisher: publisher as InterceptedEvent["publisher"] });
+      } catch {
+        verdict = { action: "pass" };
+      }
+      const payload =
+        verdict.action === "replace" ? { id, action: "replace" as const, replacement: { name: event.name, data: verdict.data } } : { id, action: verdict.action };
+      void this.post({ message: "intercept_reply", payload });
     } else if (m.message === "disconnect") {
       this.conn.close("harness disconnected");
     }

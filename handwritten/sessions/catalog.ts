@@ -39,6 +39,9 @@ export interface SavedSession {
   readonly agents: readonly string[];
   /** Whether the listing had a summary to read (sessions from before summaries have none). */
   readonly summarized: boolean;
+  /** The session this one continues (a handoff), and the one it was handed off to (SPEC-handoff). */
+  readonly parent?: string;
+  readonly successor?: string;
 }
 
 export class SessionCatalogError extends Error {
@@ -134,6 +137,8 @@ export function describeSession(stateDir: string, id: string): SavedSession {
     ...(pid !== null ? { running_pid: pid } : {}),
     agents,
     summarized: summary !== undefined,
+    ...(summary?.parent !== undefined ? { parent: summary.parent } : {}),
+    ...(summary?.successor !== undefined ? { successor: summary.successor } : {}),
   };
 }
 

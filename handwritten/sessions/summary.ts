@@ -13,6 +13,10 @@ export interface SessionSummary {
   readonly title?: string;
   /** The agents loaded at the journal's end, sorted. */
   readonly agents: readonly string[];
+  /** The session this one continues (a handoff's `session.lineage_set`, SPEC-handoff). */
+  readonly parent?: string;
+  /** The session this one was handed off to (its latest `session.handed_off`). */
+  readonly successor?: string;
 }
 
 /**
@@ -35,6 +39,8 @@ export class SessionSummaryFold {
   private title: string | undefined;
   private readonly agents = new Set<string>();
   private createdAt: number | undefined;
+  private parent: string | undefined;
+  private successor: string | undefined;
 
   constructor(private readonly projectRoot: string) {}
 
@@ -47,6 +53,8 @@ export class SessionSummaryFold {
     if (name === "session.agent_loaded" && typeof data.agent_id === "string") this.agents.add(data.agent_id);
     else if (name === "session.agent_unloaded" && typeof data.agent_id === "string") this.agents.delete(data.agent_id);
     else if (name === "session.title_set" && typeof data.title === "string") this.title = data.title;
+    else if (name === "session.lineage_set" && typeof data.parent_session_id === "string") this.parent = data.parent_session_id;
+    else if (name === "session.handed_off" && typeof data.successor_session_id === "string") this.successor = data.successor_session_id;
   }
 
   value(now: number): SessionSummary {
@@ -56,6 +64,8 @@ export class SessionSummaryFold {
       created_at: this.createdAt ?? now,
       ...(this.title !== undefined ? { title: this.title } : {}),
       agents: [...this.agents].sort(),
+      ...(this.parent !== undefined ? { parent: this.parent } : {}),
+      ...(this.successor !== undefined ? { successor: this.successor } : {}),
     };
   }
 }
@@ -63,10 +73,19 @@ export class SessionSummaryFold {
 /** A summary read back from a checkpoint's fold, checked field by field; undefined when it is not one. */
 export function parseSessionSummary(fold: Record<string, unknown> | undefined): SessionSummary | undefined {
   if (fold === undefined || fold.summary !== 1) return undefined;
-  const { project_root, created_at, title, agents } = fold;
+  const { project_root, created_at, title, agents, parent, successor } = fold;
   if (typeof project_root !== "string" || project_root.length > 4096) return undefined;
   if (typeof created_at !== "number" || !Number.isSafeInteger(created_at) || created_at < 0) return undefined;
   if (title !== undefined && (typeof title !== "string" || title.length > 1024)) return undefined;
   if (!Array.isArray(agents) || agents.length > 100_000 || !agents.every((a) => typeof a === "string")) return undefined;
-  return { summary: 1, project_root, created_at, ...(title !== undefined ? { title } : {}), agents: agents as string[] };
+  const link = (v: unknown): v is string => typeof v === "string" && v.length > 0 && v.length <= 128;
+  return {
+    summary: 1,
+    project_root,
+    created_at,
+    ...(title !== undefined ? { title } : {}),
+    agents: agents as string[],
+    ...(link(parent) ? { parent } : {}),
+    ...(link(successor) ? { successor } : {}),
+  };
 }

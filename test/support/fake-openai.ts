@@ -34,6 +34,8 @@ export interface ScriptedResponse {
   headers?: Record<string, string>;
   /** Milliseconds to wait before sending the status line and headers. */
   headersDelayMs?: number;
+  /** Sends nothing until this settles (a test holds a response until it has done something else). */
+  gate?: Promise<unknown>;
   /** Body chunks, written in order (a string is a chunk with no delay). */
   chunks?: (string | ScriptedChunk)[];
   /**
@@ -221,6 +223,7 @@ async function serve(res: ServerResponse, s: ScriptedResponse): Promise<void> {
   });
   // timing-under-test: a scripted delay is the slow server a test asked for
   await wait(s.headersDelayMs ?? 0);
+  if (s.gate) await s.gate;
   if (gone) return;
   res.writeHead(s.status ?? 200, s.headers ?? { "content-type": "text/event-stream", "cache-control": "no-cache" });
   res.flushHeaders();

@@ -12,7 +12,7 @@ outside the 32-bit range, such as `recorded_at`, as floats: decode an integral f
 """
 
 from dataclasses import dataclass
-from typing import Optional, Any, Dict, List, TypeVar, Type, cast, Callable
+from typing import Optional, Any, List, Dict, TypeVar, Type, cast, Callable
 from enum import Enum
 
 
@@ -64,6 +64,11 @@ def to_class(c: Type[T], x: Any) -> dict:
     return cast(Any, x).to_dict()
 
 
+def from_list(f: Callable[[Any], T], x: Any) -> List[T]:
+    assert isinstance(x, list)
+    return [f(y) for y in x]
+
+
 def from_bool(x: Any) -> bool:
     assert isinstance(x, bool)
     return x
@@ -72,11 +77,6 @@ def from_bool(x: Any) -> bool:
 def from_dict(f: Callable[[Any], T], x: Any) -> Dict[str, T]:
     assert isinstance(x, dict)
     return { k: f(v) for (k, v) in x.items() }
-
-
-def from_list(f: Callable[[Any], T], x: Any) -> List[T]:
-    assert isinstance(x, list)
-    return [f(y) for y in x]
 
 
 @dataclass
@@ -321,6 +321,12 @@ class AgentInternalPromptRequest:
     agent_id: str
     mode: PromptMode
     text: str
+    only_tools: Optional[List[str]] = None
+    """Restricts the tools the model is offered and may call to these (exact, prefixed names)
+    for
+    this prompt's turn only; every later turn has the agent's usual tools again
+    (SPEC-handoff).
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'AgentInternalPromptRequest':
@@ -328,13 +334,16 @@ class AgentInternalPromptRequest:
         agent_id = from_str(obj.get("agent_id"))
         mode = PromptMode(obj.get("mode"))
         text = from_str(obj.get("text"))
-        return AgentInternalPromptRequest(agent_id, mode, text)
+        only_tools = from_union([lambda x: from_list(from_str, x), from_none], obj.get("only_tools"))
+        return AgentInternalPromptRequest(agent_id, mode, text, only_tools)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["agent_id"] = from_str(self.agent_id)
         result["mode"] = to_enum(PromptMode, self.mode)
         result["text"] = from_str(self.text)
+        if self.only_tools is not None:
+            result["only_tools"] = from_union([lambda x: from_list(from_str, x), from_none], self.only_tools)
         return result
 
 
@@ -601,6 +610,10 @@ class AgentPromptSubmitted:
     literal: Optional[bool] = None
     """Typed with the `::` escape: the text is literal and no command consumer may interpret it."""
 
+    only_tools: Optional[List[str]] = None
+    """The only tools this prompt's turn offers and runs (an extension's `only_tools`,
+    SPEC-handoff).
+    """
     sender: Optional[str] = None
     """The agent that sent a prompt of source `agent` (its task, or an `agent_message`)."""
 
@@ -618,9 +631,10 @@ class AgentPromptSubmitted:
         alert = from_union([from_str, from_none], obj.get("alert"))
         internal_kind = from_union([InternalPromptKind, from_none], obj.get("internal_kind"))
         literal = from_union([from_bool, from_none], obj.get("literal"))
+        only_tools = from_union([lambda x: from_list(from_str, x), from_none], obj.get("only_tools"))
         sender = from_union([from_str, from_none], obj.get("sender"))
         submitter = from_union([from_str, from_none], obj.get("submitter"))
-        return AgentPromptSubmitted(agent_id, mode, prompt_id, source, text, alert, internal_kind, literal, sender, submitter)
+        return AgentPromptSubmitted(agent_id, mode, prompt_id, source, text, alert, internal_kind, literal, only_tools, sender, submitter)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -635,6 +649,8 @@ class AgentPromptSubmitted:
             result["internal_kind"] = from_union([lambda x: to_enum(InternalPromptKind, x), from_none], self.internal_kind)
         if self.literal is not None:
             result["literal"] = from_union([from_bool, from_none], self.literal)
+        if self.only_tools is not None:
+            result["only_tools"] = from_union([lambda x: from_list(from_str, x), from_none], self.only_tools)
         if self.sender is not None:
             result["sender"] = from_union([from_str, from_none], self.sender)
         if self.submitter is not None:
@@ -1368,6 +1384,90 @@ class ExtensionStarting:
         result["attempt"] = from_int(self.attempt)
         result["instance"] = from_str(self.instance)
         result["kind"] = to_enum(ExtensionKind, self.kind)
+        return result
+
+
+@dataclass
+class HandoffCommandRequest:
+    """`:handoff ARGS…` typed in a UI for its focused agent; answered by
+    `handoff.command_result`.
+    """
+    agent_id: str
+    args: List[str]
+    request_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'HandoffCommandRequest':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        args = from_list(from_str, obj.get("args"))
+        request_id = from_str(obj.get("request_id"))
+        return HandoffCommandRequest(agent_id, args, request_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["args"] = from_list(from_str, self.args)
+        result["request_id"] = from_str(self.request_id)
+        return result
+
+
+@dataclass
+class HandoffCommandResult:
+    ok: bool
+    request_id: str
+    text: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'HandoffCommandResult':
+        assert isinstance(obj, dict)
+        ok = from_bool(obj.get("ok"))
+        request_id = from_str(obj.get("request_id"))
+        text = from_str(obj.get("text"))
+        return HandoffCommandResult(ok, request_id, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["ok"] = from_bool(self.ok)
+        result["request_id"] = from_str(self.request_id)
+        result["text"] = from_str(self.text)
+        return result
+
+
+class HandoffPhase(Enum):
+    CONFIRMING = "confirming"
+    CUTOVER = "cutover"
+    DEFERRING = "deferring"
+    IDLE = "idle"
+    REQUESTED = "requested"
+    WRITING = "writing"
+
+
+@dataclass
+class HandoffStateReported:
+    """The handoff of one agent, for UIs: phase, deferred prompt count and context usage."""
+
+    agent_id: str
+    deferred: int
+    phase: HandoffPhase
+    text: str
+    """One line for a status bar or `:handoff status`."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'HandoffStateReported':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        deferred = from_int(obj.get("deferred"))
+        phase = HandoffPhase(obj.get("phase"))
+        text = from_str(obj.get("text"))
+        return HandoffStateReported(agent_id, deferred, phase, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["deferred"] = from_int(self.deferred)
+        result["phase"] = to_enum(HandoffPhase, self.phase)
+        result["text"] = from_str(self.text)
         return result
 
 
@@ -2956,6 +3056,113 @@ class SessionCurrentResultMessage:
         result: dict = {}
         result["message"] = to_enum(SessionCurrentResultMessageName, self.message)
         result["payload"] = to_class(SessionCurrentResultMessagePayload, self.payload)
+        return result
+
+
+@dataclass
+class SessionHandedOff:
+    """This session was handed off: its work continues in `successor_session_id` (the source's
+    fact).
+    """
+    agent_id: str
+    successor_session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionHandedOff':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        successor_session_id = from_str(obj.get("successor_session_id"))
+        return SessionHandedOff(agent_id, successor_session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["successor_session_id"] = from_str(self.successor_session_id)
+        return result
+
+
+@dataclass
+class SessionHandoffRequest:
+    """Asks the harness to create the replacement session `session_id` of this session, linked
+    to it,
+    whose first user turn is `dossier`. Answered by the directed `session.handoff_result`.
+    """
+    agent_id: str
+    """The source agent whose work continues."""
+
+    dossier: str
+    request_id: str
+    session_id: str
+    """The new session's id, minted by the extension so the dossier's first line can name it."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionHandoffRequest':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        dossier = from_str(obj.get("dossier"))
+        request_id = from_str(obj.get("request_id"))
+        session_id = from_str(obj.get("session_id"))
+        return SessionHandoffRequest(agent_id, dossier, request_id, session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["dossier"] = from_str(self.dossier)
+        result["request_id"] = from_str(self.request_id)
+        result["session_id"] = from_str(self.session_id)
+        return result
+
+
+@dataclass
+class SessionHandoffResult:
+    """Directed to the requesting extension only."""
+
+    ok: bool
+    request_id: str
+    error: Optional[str] = None
+    """Bounded, sanitized reason on refusal."""
+
+    session_id: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionHandoffResult':
+        assert isinstance(obj, dict)
+        ok = from_bool(obj.get("ok"))
+        request_id = from_str(obj.get("request_id"))
+        error = from_union([from_str, from_none], obj.get("error"))
+        session_id = from_union([from_str, from_none], obj.get("session_id"))
+        return SessionHandoffResult(ok, request_id, error, session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["ok"] = from_bool(self.ok)
+        result["request_id"] = from_str(self.request_id)
+        if self.error is not None:
+            result["error"] = from_union([from_str, from_none], self.error)
+        if self.session_id is not None:
+            result["session_id"] = from_union([from_str, from_none], self.session_id)
+        return result
+
+
+@dataclass
+class SessionLineageSet:
+    """This session continues `parent_session_id` (the replacement's fact, among its first
+    records).
+    """
+    parent_agent_id: str
+    parent_session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionLineageSet':
+        assert isinstance(obj, dict)
+        parent_agent_id = from_str(obj.get("parent_agent_id"))
+        parent_session_id = from_str(obj.get("parent_session_id"))
+        return SessionLineageSet(parent_agent_id, parent_session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["parent_agent_id"] = from_str(self.parent_agent_id)
+        result["parent_session_id"] = from_str(self.parent_session_id)
         return result
 
 
@@ -4683,6 +4890,30 @@ def extension_starting_to_dict(x: ExtensionStarting) -> Any:
     return to_class(ExtensionStarting, x)
 
 
+def handoff_command_request_from_dict(s: Any) -> HandoffCommandRequest:
+    return HandoffCommandRequest.from_dict(s)
+
+
+def handoff_command_request_to_dict(x: HandoffCommandRequest) -> Any:
+    return to_class(HandoffCommandRequest, x)
+
+
+def handoff_command_result_from_dict(s: Any) -> HandoffCommandResult:
+    return HandoffCommandResult.from_dict(s)
+
+
+def handoff_command_result_to_dict(x: HandoffCommandResult) -> Any:
+    return to_class(HandoffCommandResult, x)
+
+
+def handoff_state_reported_from_dict(s: Any) -> HandoffStateReported:
+    return HandoffStateReported.from_dict(s)
+
+
+def handoff_state_reported_to_dict(x: HandoffStateReported) -> Any:
+    return to_class(HandoffStateReported, x)
+
+
 def harness_models_available_from_dict(s: Any) -> HarnessModelsAvailable:
     return HarnessModelsAvailable.from_dict(s)
 
@@ -4969,6 +5200,38 @@ def session_current_result_message_from_dict(s: Any) -> SessionCurrentResultMess
 
 def session_current_result_message_to_dict(x: SessionCurrentResultMessage) -> Any:
     return to_class(SessionCurrentResultMessage, x)
+
+
+def session_handed_off_from_dict(s: Any) -> SessionHandedOff:
+    return SessionHandedOff.from_dict(s)
+
+
+def session_handed_off_to_dict(x: SessionHandedOff) -> Any:
+    return to_class(SessionHandedOff, x)
+
+
+def session_handoff_request_from_dict(s: Any) -> SessionHandoffRequest:
+    return SessionHandoffRequest.from_dict(s)
+
+
+def session_handoff_request_to_dict(x: SessionHandoffRequest) -> Any:
+    return to_class(SessionHandoffRequest, x)
+
+
+def session_handoff_result_from_dict(s: Any) -> SessionHandoffResult:
+    return SessionHandoffResult.from_dict(s)
+
+
+def session_handoff_result_to_dict(x: SessionHandoffResult) -> Any:
+    return to_class(SessionHandoffResult, x)
+
+
+def session_lineage_set_from_dict(s: Any) -> SessionLineageSet:
+    return SessionLineageSet.from_dict(s)
+
+
+def session_lineage_set_to_dict(x: SessionLineageSet) -> Any:
+    return to_class(SessionLineageSet, x)
 
 
 def session_replay_complete_from_dict(s: Any) -> SessionReplayComplete:
@@ -5379,6 +5642,9 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "extension.ready": ExtensionReady,
     "extension.restarting": ExtensionRestarting,
     "extension.starting": ExtensionStarting,
+    "handoff.command_request": HandoffCommandRequest,
+    "handoff.command_result": HandoffCommandResult,
+    "handoff.state_reported": HandoffStateReported,
     "harness.models_available": HarnessModelsAvailable,
     "harness.notice": HarnessNotice,
     "provider.cancel_request": ProviderCancelRequest,
@@ -5407,6 +5673,10 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "sandbox.state_reported": SandboxStateReported,
     "session.agent_loaded": SessionAgentLoaded,
     "session.agent_unloaded": SessionAgentUnloaded,
+    "session.handed_off": SessionHandedOff,
+    "session.handoff_request": SessionHandoffRequest,
+    "session.handoff_result": SessionHandoffResult,
+    "session.lineage_set": SessionLineageSet,
     "session.replay_complete": SessionReplayComplete,
     "session.shutdown": SessionShutdown,
     "session.started": SessionStarted,

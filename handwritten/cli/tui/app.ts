@@ -121,6 +121,9 @@ export class TuiApp {
   private readonly waiting: ParsedInput[] = [];
   /** The sandbox's prompts waiting for an answer, oldest first: the first one is the dialog shown. */
   private readonly approvals: SandboxApprovalRequested[] = [];
+  /** `:handoff` requests this UI sent, and whether a handoff is under way (`handoff.state_reported`). */
+  private readonly handoffRequests = new Set<string>();
+  private handoffBusy = false;
   /** `:sandbox` requests this UI sent, by request id (a silent one is the `pending` asked on attach). */
   private readonly sandboxRequests = new Map<string, { silent: boolean }>();
 
@@ -253,6 +256,9 @@ export class TuiApp {
         this.sandboxCommand(["pending"], true);
         continue;
       }
+      if (ev.name === "handoff.command_result" && this.handoffRequests.delete(ev.data.request_id)) this.note(ev.data.ok ? "info" : "error", ev.data.text);
+      if (ev.name === "handoff.state_reported") this.handoffBusy = ev.data.phase === "deferring" || ev.data.phase === "writing" || ev.data.phase === "cutover";
+      if (ev.name === "session.handed_off" && !d.replay) this.note("info", `handoff: the work continues in session ${ev.data.successor_session_id}; tau attach ${ev.data.successor_session_id}`);
       if (ev.name.startsWith("sandbox.")) {
         this.sandboxEvent(d);
         changed = true;
@@ -439,6 +445,8 @@ export class TuiApp {
       case "detach":
       case "quit-session":
       case "new":
+        // A handoff under way holds the user's prompts for the new session: no switching meanwhile (SPEC-handoff).
+        if (this.handoffBusy) return this.note("error", ":new is refused while a handoff is under way; :handoff cancel ends it");
         return this.leave(name);
       case "cancel":
         return this.cancel();
@@ -468,6 +476,13 @@ export class TuiApp {
         return this.olderHistory(client);
       case "sandbox":
         return this.sandboxCommand(args, false);
+      case "handoff": {
+        // The handoff extension answers with `handoff.command_result` (SPEC-handoff).
+        const request_id = `r-hof-${process.pid}-${this.nextRequest++}`;
+        this.handoffRequests.add(request_id);
+        client.emit("handoff.command_request", { request_id, agent_id: this.focus, args: args.length > 0 ? [...args] : ["start"] });
+        return;
+      }
       case "compact":
         client.emit("ui.compact_request", { agent_id: this.focus, ...(args[0] !== undefined ? { instructions: args[0] } : {}) });
         return;

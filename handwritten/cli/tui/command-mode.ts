@@ -44,6 +44,14 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   { name: "theme", usage: ":theme [NAME]", summary: "list themes, or switch to one", min: 0, max: 1 },
   { name: "sessions", usage: ":sessions [WORDS]", summary: "list the saved sessions (title, age, project), or those matching every word; tau resume ID continues one", min: 0, max: 1, rest: true },
   {
+    name: "handoff",
+    usage: ":handoff [start | status | ready | wait | cancel | recover [resume|abandon]]",
+    summary: "continue this agent's work in a fresh, linked session from a model-written dossier",
+    min: 0,
+    max: 2,
+    subcommands: ["start", "status", "ready", "wait", "cancel", "recover"],
+  },
+  {
     name: "sandbox",
     usage:
       ":sandbox show | :sandbox doctor | :sandbox on|off | :sandbox mode interactive|non-interactive | :sandbox network allow|deny add|remove HOST | :sandbox filesystem allow-write|allow-read|deny-read add|remove PATH | :sandbox trust",

@@ -65,8 +65,8 @@ describe("saved sessions", () => {
     // The table: one row per session, newest first.
     const table = await runTau(["session", "list", "--all"], { env: w.env });
     const lines = table.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^SESSION\s+STATE\s+AGE\s+SIZE\s+TITLE\s+PROJECT$/);
-    expect(lines[1]).toMatch(new RegExp(`^${second}\\s+saved\\s+\\S+\\s+[\\d.]+ KiB\\s+write the release notes\\s+${w.project}$`));
+    expect(lines[0]).toMatch(/^SESSION\s+STATE\s+AGE\s+SIZE\s+LINEAGE\s+TITLE\s+PROJECT$/);
+    expect(lines[1]).toMatch(new RegExp(`^${second}\\s+saved\\s+\\S+\\s+[\\d.]+ KiB\\s+-\\s+write the release notes\\s+${w.project}$`));
     expect(lines[2]).toContain("fix the flaky sandbox test");
 
     // Listing reads no journal: with every journal's bytes replaced by garbage, it says the same

@@ -114,6 +114,12 @@ func NewEventPayload(name string) any {
 		return &ExtensionRestarting{}
 	case "extension.starting":
 		return &ExtensionStarting{}
+	case "handoff.command_request":
+		return &HandoffCommandRequest{}
+	case "handoff.command_result":
+		return &HandoffCommandResult{}
+	case "handoff.state_reported":
+		return &HandoffStateReported{}
 	case "harness.models_available":
 		return &HarnessModelsAvailable{}
 	case "harness.notice":
@@ -170,6 +176,14 @@ func NewEventPayload(name string) any {
 		return &SessionAgentLoaded{}
 	case "session.agent_unloaded":
 		return &SessionAgentUnloaded{}
+	case "session.handed_off":
+		return &SessionHandedOff{}
+	case "session.handoff_request":
+		return &SessionHandoffRequest{}
+	case "session.handoff_result":
+		return &SessionHandoffResult{}
+	case "session.lineage_set":
+		return &SessionLineageSet{}
 	case "session.replay_complete":
 		return &SessionReplayComplete{}
 	case "session.shutdown":

@@ -80,7 +80,12 @@ type Usage struct {
 type AgentInternalPromptRequest struct {
 	AgentID string     `json:"agent_id" cbor:"agent_id"`
 	Mode    PromptMode `json:"mode" cbor:"mode"`
-	Text    string     `json:"text" cbor:"text"`
+	// Restricts the tools the model is offered and may call to these (exact, prefixed names)
+	// for
+	// this prompt's turn only; every later turn has the agent's usual tools again
+	// (SPEC-handoff).
+	OnlyTools []string `json:"only_tools,omitempty" cbor:"only_tools,omitempty"`
+	Text      string   `json:"text" cbor:"text"`
 }
 
 // A request to set (or, with null, clear) one metadata key; `display_name` is presentation
@@ -147,9 +152,12 @@ type AgentPromptSubmitted struct {
 	Alert        *string             `json:"alert,omitempty" cbor:"alert,omitempty"`
 	InternalKind *InternalPromptKind `json:"internal_kind,omitempty" cbor:"internal_kind,omitempty"`
 	// Typed with the `::` escape: the text is literal and no command consumer may interpret it.
-	Literal  *bool      `json:"literal,omitempty" cbor:"literal,omitempty"`
-	Mode     PromptMode `json:"mode" cbor:"mode"`
-	PromptID string     `json:"prompt_id" cbor:"prompt_id"`
+	Literal *bool      `json:"literal,omitempty" cbor:"literal,omitempty"`
+	Mode    PromptMode `json:"mode" cbor:"mode"`
+	// The only tools this prompt's turn offers and runs (an extension's `only_tools`,
+	// SPEC-handoff).
+	OnlyTools []string `json:"only_tools,omitempty" cbor:"only_tools,omitempty"`
+	PromptID  string   `json:"prompt_id" cbor:"prompt_id"`
 	// The agent that sent a prompt of source `agent` (its task, or an `agent_message`).
 	Sender *string      `json:"sender,omitempty" cbor:"sender,omitempty"`
 	Source PromptSource `json:"source" cbor:"source"`
@@ -342,6 +350,29 @@ type ExtensionStarting struct {
 	Attempt  int64         `json:"attempt" cbor:"attempt"`
 	Instance string        `json:"instance" cbor:"instance"`
 	Kind     ExtensionKind `json:"kind" cbor:"kind"`
+}
+
+// `:handoff ARGS…` typed in a UI for its focused agent; answered by
+// `handoff.command_result`.
+type HandoffCommandRequest struct {
+	AgentID   string   `json:"agent_id" cbor:"agent_id"`
+	Args      []string `json:"args" cbor:"args"`
+	RequestID string   `json:"request_id" cbor:"request_id"`
+}
+
+type HandoffCommandResult struct {
+	Ok        bool   `json:"ok" cbor:"ok"`
+	RequestID string `json:"request_id" cbor:"request_id"`
+	Text      string `json:"text" cbor:"text"`
+}
+
+// The handoff of one agent, for UIs: phase, deferred prompt count and context usage.
+type HandoffStateReported struct {
+	AgentID  string       `json:"agent_id" cbor:"agent_id"`
+	Deferred int64        `json:"deferred" cbor:"deferred"`
+	Phase    HandoffPhase `json:"phase" cbor:"phase"`
+	// One line for a status bar or `:handoff status`.
+	Text string `json:"text" cbor:"text"`
 }
 
 type HarnessModelsAvailable struct {
@@ -788,6 +819,41 @@ type SessionCurrentResultMessagePayload struct {
 	ProjectRoot string `json:"project_root" cbor:"project_root"`
 	RequestID   string `json:"request_id" cbor:"request_id"`
 	SessionID   string `json:"session_id" cbor:"session_id"`
+}
+
+// This session was handed off: its work continues in `successor_session_id` (the source's
+// fact).
+type SessionHandedOff struct {
+	AgentID            string `json:"agent_id" cbor:"agent_id"`
+	SuccessorSessionID string `json:"successor_session_id" cbor:"successor_session_id"`
+}
+
+// Asks the harness to create the replacement session `session_id` of this session, linked
+// to it,
+// whose first user turn is `dossier`. Answered by the directed `session.handoff_result`.
+type SessionHandoffRequest struct {
+	// The source agent whose work continues.
+	AgentID   string `json:"agent_id" cbor:"agent_id"`
+	Dossier   string `json:"dossier" cbor:"dossier"`
+	RequestID string `json:"request_id" cbor:"request_id"`
+	// The new session's id, minted by the extension so the dossier's first line can name it.
+	SessionID string `json:"session_id" cbor:"session_id"`
+}
+
+// Directed to the requesting extension only.
+type SessionHandoffResult struct {
+	// Bounded, sanitized reason on refusal.
+	Error     *string `json:"error,omitempty" cbor:"error,omitempty"`
+	Ok        bool    `json:"ok" cbor:"ok"`
+	RequestID string  `json:"request_id" cbor:"request_id"`
+	SessionID *string `json:"session_id,omitempty" cbor:"session_id,omitempty"`
+}
+
+// This session continues `parent_session_id` (the replacement's fact, among its first
+// records).
+type SessionLineageSet struct {
+	ParentAgentID   string `json:"parent_agent_id" cbor:"parent_agent_id"`
+	ParentSessionID string `json:"parent_session_id" cbor:"parent_session_id"`
 }
 
 // Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one
@@ -1352,6 +1418,17 @@ const (
 	ExtensionNoticeRequest ExtensionNoticeRequestMessageName = "extension_notice_request"
 )
 
+type HandoffPhase string
+
+const (
+	Confirming            HandoffPhase = "confirming"
+	Cutover               HandoffPhase = "cutover"
+	Deferring             HandoffPhase = "deferring"
+	HandoffPhaseIdle      HandoffPhase = "idle"
+	HandoffPhaseRequested HandoffPhase = "requested"
+	Writing               HandoffPhase = "writing"
+)
+
 type HelloMessageName string
 
 const (
@@ -1529,10 +1606,10 @@ const (
 type ShutdownReason string
 
 const (
-	LastUILeft    ShutdownReason = "last_ui_left"
-	Requested     ShutdownReason = "requested"
-	Signal        ShutdownReason = "signal"
-	StartupFailed ShutdownReason = "startup_failed"
+	LastUILeft              ShutdownReason = "last_ui_left"
+	ShutdownReasonRequested ShutdownReason = "requested"
+	Signal                  ShutdownReason = "signal"
+	StartupFailed           ShutdownReason = "startup_failed"
 )
 
 type SessionTitleOrigin string
@@ -1598,9 +1675,9 @@ type AgentRunState string
 const (
 	AgentRunStateCancelled   AgentRunState = "cancelled"
 	AgentRunStateFailed      AgentRunState = "failed"
+	AgentRunStateIdle        AgentRunState = "idle"
 	AgentRunStateInterrupted AgentRunState = "interrupted"
 	AgentRunStateWaiting     AgentRunState = "waiting"
-	Idle                     AgentRunState = "idle"
 	Queued                   AgentRunState = "queued"
 	Running                  AgentRunState = "running"
 	Unloaded                 AgentRunState = "unloaded"

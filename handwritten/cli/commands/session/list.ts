@@ -20,9 +20,9 @@ export function formatRows(rows: readonly SessionRow[]): string {
 /** Longest title shown in a table row (the JSON form has it whole). */
 const TITLE_COLUMNS = 48;
 
-/** The table of saved sessions: id, state, age, size, title and project, escaped for one line each. */
+/** The table of saved sessions: id, state, age, size, lineage, title and project, escaped for one line each. */
 export function formatSavedRows(rows: readonly SavedSession[], now: number): string {
-  const header = ["SESSION", "STATE", "AGE", "SIZE", "TITLE", "PROJECT"];
+  const header = ["SESSION", "STATE", "AGE", "SIZE", "LINEAGE", "TITLE", "PROJECT"];
   const cells = rows.map((r) => {
     const title = escapeForLine(r.title ?? "(untitled)");
     const chars = [...title];
@@ -31,6 +31,7 @@ export function formatSavedRows(rows: readonly SavedSession[], now: number): str
       r.running_pid !== undefined ? "running" : "saved",
       formatAge(now - r.last_active),
       formatBytes(r.bytes),
+      lineage(r),
       chars.length > TITLE_COLUMNS ? `${chars.slice(0, TITLE_COLUMNS - 1).join("")}…` : title,
       escapeForLine(r.project_root ?? "?"),
     ];
@@ -38,6 +39,12 @@ export function formatSavedRows(rows: readonly SavedSession[], now: number): str
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => [...(c[i] ?? "")].length)));
   const line = (c: string[]) => c.map((cell, i) => (i === c.length - 1 ? cell : cell + " ".repeat((widths[i] ?? 0) - [...cell].length))).join("  ").trimEnd();
   return [line(header), ...cells.map(line)].join("\n");
+}
+
+/** A handoff's links (SPEC-handoff): `from ID`, `to ID`, both, or `-`. */
+function lineage(r: SavedSession): string {
+  const parts = [...(r.parent !== undefined ? [`from ${escapeForLine(r.parent)}`] : []), ...(r.successor !== undefined ? [`to ${escapeForLine(r.successor)}`] : [])];
+  return parts.length > 0 ? parts.join(", ") : "-";
 }
 
 /** The JSON form of a saved session. */
@@ -52,6 +59,8 @@ export function savedJson(r: SavedSession): Record<string, unknown> {
     running: r.running_pid !== undefined,
     ...(r.running_pid !== undefined ? { pid: r.running_pid } : {}),
     agents: r.agents,
+    parent: r.parent ?? null,
+    successor: r.successor ?? null,
   };
 }
 
@@ -73,7 +82,7 @@ export default class SessionList extends Command {
   static override examples = ["<%= config.bin %> session list", "<%= config.bin %> session list --all", "<%= config.bin %> session list --all --json"];
   static override flags = {
     all: Flags.boolean({ description: "List every saved session, running or not." }),
-    json: Flags.boolean({ description: "Print a JSON array (running daemons: {session_id, project_root, pid, socket}; --all: {session_id, title, project_root, created_at, last_active, bytes, running, pid?, agents})." }),
+    json: Flags.boolean({ description: "Print a JSON array (running daemons: {session_id, project_root, pid, socket}; --all: {session_id, title, project_root, created_at, last_active, bytes, running, pid?, agents, parent, successor})." }),
   };
 
   async run(): Promise<void> {

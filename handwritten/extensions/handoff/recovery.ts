@@ -1,0 +1,147 @@
+// The handoff's recovery file and its dossier assembly (SPEC-handoff, DECISION-handoff-files):
+// deterministic code, no model. The file is Markdown a person can read; a first-line comment holds
+// the state and each prompt's length, so a prompt that itself contains a marker line reads back
+// exactly as typed.
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+/** A recovery file larger than this is refused rather than read. */
+export const RECOVERY_MAX_BYTES = 64 * 1024 * 1024;
+
+export type RecoveryPhase = "requested" | "confirming" | "deferring" | "writing" | "cutover";
+
+export interface RecoveryState {
+  readonly session: string;
+  readonly agent: string;
+  readonly phase: RecoveryPhase;
+  /** The replacement session's id, once minted (writing, cutover). */
+  readonly newSession?: string;
+  /** The prompts deferred so far, verbatim, in arrival order. */
+  readonly deferred: readonly string[];
+}
+
+const HEADER = "<!-- tau-handoff-recovery ";
+
+/** `--- Deferred Prompt N of M ---` */
+export function deferredMarker(n: number, m: number): string {
+  return `--- Deferred Prompt ${n} of ${m} ---`;
+}
+
+/** The deferred prompts as they follow a dossier or fill a recovery file: each under its marker. */
+export function deferredBlock(prompts: readonly string[]): string {
+  return prompts.map((p, i) => `${deferredMarker(i + 1, prompts.length)}\n${p}\n`).join("");
+}
+
+/** The recovery file's head: the state comment, a readable summary, and one blank line. */
+function recoveryHead(s: Omit<RecoveryState, "deferred">, lengths: readonly number[]): string {
+  const meta = { v: 1, session: s.session, agent: s.agent, phase: s.phase, ...(s.newSession ? { new_session: s.newSession } : {}), lengths };
+  return [
+    `${HEADER}${JSON.stringify(meta)} -->`,
+    "# tau handoff recovery",
+    "",
+    `session: ${s.session}`,
+    `agent: ${s.agent}`,
+    `phase: ${s.phase}`,
+    ...(s.newSession ? [`new session: ${s.newSession}`] : []),
+    `deferred prompts: ${lengths.length}`,
+    "",
+    "",
+  ].join("\n");
+}
+
+export function formatRecovery(s: RecoveryState): string {
+  return recoveryHead(s, s.deferred.map((p) => p.length)) + deferredBlock(s.deferred);
+}
+
+export class RecoveryFormatError extends Error {
+  override name = "RecoveryFormatError";
+}
+
+export function parseRecovery(text: string): RecoveryState {
+  const nl = text.indexOf("\n");
+  const first = nl < 0 ? text : text.slice(0, nl);
+  if (!first.startsWith(HEADER) || !first.endsWith(" -->")) throw new RecoveryFormatError("it does not start with the handoff recovery header");
+  let meta: { v?: unknown; session?: unknown; agent?: unknown; phase?: unknown; new_session?: unknown; lengths?: unknown };
+  try {
+    meta = JSON.parse(first.slice(HEADER.length, -4)) as typeof meta;
+  } catch {
+    throw new RecoveryFormatError("its header is not JSON");
+  }
+  const phases: RecoveryPhase[] = ["requested", "confirming", "deferring", "writing", "cutover"];
+  if (meta.v !== 1 || typeof meta.session !== "string" || typeof meta.agent !== "string" || !phases.includes(meta.phase as RecoveryPhase)) {
+    throw new RecoveryFormatError("its header lacks the session, agent or phase");
+  }
+  if (!Array.isArray(meta.lengths) || !meta.lengths.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) throw new RecoveryFormatError("its header lacks the prompt lengths");
+  const lengths = meta.lengths as number[];
+  const deferred: string[] = [];
+  const head = recoveryHead({ session: meta.session, agent: meta.agent, phase: meta.phase as RecoveryPhase, ...(typeof meta.new_session === "string" ? { newSession: meta.new_session } : {}) }, lengths);
+  if (!text.startsWith(head)) throw new RecoveryFormatError("its summary does not match its header");
+  // The prompts follow the head: each marker line, the prompt, one line break.
+  let at = head.length;
+  for (let i = 0; i < lengths.length; i++) {
+    const marker = `${deferredMarker(i + 1, lengths.length)}\n`;
+    if (!text.startsWith(marker, at)) throw new RecoveryFormatError(`the marker of deferred prompt ${i + 1} is missing`);
+    at += marker.length;
+    const len = lengths[i] as number;
+    if (at + len > text.length || text[at + len] !== "\n") throw new RecoveryFormatError(`deferred prompt ${i + 1} is cut short`);
+    deferred.push(text.slice(at, at + len));
+    at += len + 1;
+  }
+  return {
+    session: meta.session,
+    agent: meta.agent,
+    phase: meta.phase as RecoveryPhase,
+    ...(typeof meta.new_session === "string" ? { newSession: meta.new_session } : {}),
+    deferred,
+  };
+}
+
+/** Writes `text` to `path` atomically: a temporary file in the same folder (0600), synced, renamed over it. */
+export function writeAtomic(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = join(dirname(path), `.${process.pid}.${Date.now()}.tmp`);
+  const fd = openSync(tmp, "w", 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+/** The recovery file, or undefined when there is none; a file that cannot be parsed throws. */
+export function readRecovery(path: string): RecoveryState | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+  if (text.length > RECOVERY_MAX_BYTES) throw new RecoveryFormatError("it is too large");
+  return parseRecovery(text);
+}
+
+export function removeRecovery(path: string): void {
+  rmSync(path, { force: true });
+}
+
+/**
+ * The dossier the replacement session receives: a first line naming both sessions, the model's
+ * content, then every deferred prompt under its marker, in order.
+ */
+export function assembleDossier(o: { source: string; target: string; content: string; deferred: readonly string[] }): string {
+  const head = `# Handoff from session ${o.source} to session ${o.target}\n\n`;
+  const body = o.content.endsWith("\n") ? o.content : `${o.content}\n`;
+  if (o.deferred.length === 0) return head + body;
+  return `${head}${body}\nThe user typed these prompts while the handoff was being prepared; handle them in this order, after reading the above.\n\n${deferredBlock(o.deferred)}`;
+}
+
+/** Why submitted dossier content is refused: empty, a NUL, or larger than `max` characters. */
+export function contentProblem(content: unknown, max: number): string | undefined {
+  if (typeof content !== "string" || content.trim() === "") return "content must be non-empty text";
+  if (content.includes("\u0000")) return "content must not contain NUL characters";
+  if (content.length > max) return `content must be at most ${max} characters`;
+  return undefined;
+}

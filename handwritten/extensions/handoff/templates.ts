@@ -1,0 +1,91 @@
+// Handoff templates (SPEC-handoff, "Templates"): resolved at each use, first found wins — the
+// project's `.tau/handoff/<name>`, the global `<config root>/handoff/<name>`, the built-in text.
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+/** A template file larger than this is skipped. */
+export const TEMPLATE_MAX_BYTES = 64 * 1024;
+
+export type TemplateName = "call.md" | "dossier.md";
+
+export const BUILTIN_TEMPLATES: Readonly<Record<TemplateName, string>> = {
+  "call.md": [
+    "The user asked to hand this session off to a fresh session (correlation key {{key}}).",
+    "",
+    "Stop starting new work. When you are at a safe point, call `{{go_tool}}` with the key {{key}}.",
+    "If the user must first decide whether you should go on now, call `{{go_deferred_tool}}` with the same key instead.",
+    "Do not write the handoff yet: you will be asked for it next.",
+  ].join("\n"),
+  "dossier.md": [
+    "Write the continuation dossier for the fresh session that will continue this work. It becomes that",
+    "session's first user message, and the new model sees nothing else of this session.",
+    "",
+    "Include: the goal and the user's instructions and preferences; what is done, with file paths;",
+    "what is in progress and the exact next steps; decisions made and why; open questions; anything that",
+    "only this conversation knows. Mark anything that still needs the user's approval as such: the",
+    "dossier grants no permission of its own.",
+    "",
+    "The source session's journal (for exact facts, if you can read it): {{journal_path}}",
+    "",
+    "Submit the whole dossier as Markdown with one call of `{{submit_tool}}` with id {{submission_id}}.",
+    "Do not call any other tool.",
+  ].join("\n"),
+};
+
+export interface ResolvedTemplate {
+  readonly text: string;
+  /** `project`, `global` or `builtin`, with the file for the first two. */
+  readonly origin: "project" | "global" | "builtin";
+  readonly path?: string;
+}
+
+/**
+ * The template `name`: the first of the project's, the global and the built-in one that is usable.
+ * A candidate that exists but is larger than TEMPLATE_MAX_BYTES, unreadable, not a file or holds a
+ * NUL is skipped, and `warn` says why.
+ */
+export function resolveTemplate(name: TemplateName, roots: { project: string; config: string }, warn: (text: string) => void = () => {}): ResolvedTemplate {
+  const candidates: Array<[ResolvedTemplate["origin"], string]> = [
+    ["project", join(roots.project, ".tau", "handoff", name)],
+    ["global", join(roots.config, "handoff", name)],
+  ];
+  for (const [origin, path] of candidates) {
+    let size: number;
+    try {
+      const st = statSync(path);
+      if (!st.isFile()) {
+        warn(`handoff template ${path} is not a file; skipped`);
+        continue;
+      }
+      size = st.size;
+    } catch {
+      continue; // absent: the next candidate
+    }
+    if (size > TEMPLATE_MAX_BYTES) {
+      warn(`handoff template ${path} is larger than ${TEMPLATE_MAX_BYTES} bytes; skipped`);
+      continue;
+    }
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (err) {
+      warn(`handoff template ${path} cannot be read (${(err as Error).message}); skipped`);
+      continue;
+    }
+    if (text.includes("\u0000")) {
+      warn(`handoff template ${path} holds a NUL character; skipped`);
+      continue;
+    }
+    if (text.trim() === "") {
+      warn(`handoff template ${path} is empty; skipped`);
+      continue;
+    }
+    return { text, origin, path };
+  }
+  return { text: BUILTIN_TEMPLATES[name], origin: "builtin" };
+}
+
+/** Replaces each `{{name}}` with its value; unknown placeholders stay as written. */
+export function fillTemplate(text: string, values: Readonly<Record<string, string>>): string {
+  return text.replace(/\{\{([a-z_]+)\}\}/g, (whole, key: string) => values[key] ?? whole);
+}

@@ -1,0 +1,101 @@
+// Session handoff end to end (SPEC-handoff, GATE-handoff): `:handoff` → readiness with a random key
+// → GO → two prompts typed in the deferral window → the writer turn, offered only the submit tool →
+// the replacement session, linked, whose first user turn is the dossier and both prompts in order.
+import { describe, expect, it } from "vitest";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { waitFor } from "../../support/daemon.js";
+import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
+import { runTau } from "../../support/run-tau.js";
+import { textResponse, type FakeOpenAI } from "../../support/fake-openai.js";
+import { attach, command, createAgent, daemon, delivered, handoffWorkspace, kill, messages, runningSession, scriptHandoff, toolNames } from "./support.js";
+
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s), { perTest: true });
+const cleanups = useCleanups();
+
+describe("session handoff through real daemons", () => {
+  it("[handoff.e2e.two-deferred-prompts] start → GO → two deferred prompts → dossier → a linked replacement whose first turn is the dossier and both prompts in order", async () => {
+    const w = handoffWorkspace(fake, cleanups);
+    let release!: () => void;
+    scriptHandoff(fake, { afterGo: new Promise<void>((r) => (release = r)) });
+    const d = await daemon(w.env, ["--project-root", w.project], cleanups);
+    const c = await attach(d, cleanups);
+    const agentId = await createAgent(c);
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "first, some work" });
+    await delivered(c, "agent.outer_turn_finished", (x) => x.outcome === "completed");
+
+    const started = await command(c, agentId, "h1", "start");
+    expect(started.ok).toBe(true);
+    // GO answered: the window is open while the GO turn's last answer is held.
+    await delivered(c, "handoff.state_reported", (x) => x.phase === "deferring");
+    const first = "deferred one: please also update the README\n  (indented line kept)";
+    const second = "deferred two: --- Deferred Prompt 1 of 1 --- is just text here";
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: first });
+    await delivered(c, "handoff.state_reported", (x) => x.deferred === 1);
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: second });
+    await delivered(c, "handoff.state_reported", (x) => x.deferred === 2);
+    // Written to the recovery file before it was taken.
+    const recovery = join(w.home, "state", "ext", "handoff", `recovery-${d.session_id}.md`);
+    const held = readFileSync(recovery, "utf8");
+    expect(held).toContain(`--- Deferred Prompt 1 of 2 ---\n${first}\n--- Deferred Prompt 2 of 2 ---\n${second}\n`);
+    release();
+
+    const handedOff = await delivered(c, "session.handed_off");
+    const successor = String(handedOff.successor_session_id);
+    // The writer turn was offered the submit tool and nothing else.
+    const writer = fake.chatRequests.find((r) => /with id [0-9a-f]{16}/.test(JSON.stringify(messages(r).at(-1))))!;
+    expect(toolNames(writer)).toEqual(["handoff_submit"]);
+    // The deferred prompts never reached the source agent as prompts.
+    expect(fake.chatRequests.some((r) => r !== writer && JSON.stringify(messages(r).slice(-1)).includes("deferred one") && !JSON.stringify(messages(r).at(-1)).includes("# Handoff"))).toBe(false);
+
+    // The replacement runs; its first user turn is the dossier and both prompts, in order.
+    let row: Awaited<ReturnType<typeof runningSession>>;
+    await waitFor(async () => (row = await runningSession(w.home, successor)) !== undefined, "the replacement daemon", 30_000);
+    cleanups.push(() => kill(row!.pid));
+    const c2 = await attach(row!, cleanups);
+    await waitFor(() => fake.chatRequests.some((r) => JSON.stringify(messages(r)).includes("# Handoff from session")), "the replacement's first request", 30_000);
+    const firstTurn = fake.chatRequests.find((r) => JSON.stringify(messages(r)).includes("# Handoff from session"))!;
+    const user = messages(firstTurn).filter((m) => m.role === "user");
+    expect(user).toHaveLength(1);
+    const dossier = String(user[0]!.content);
+    expect(dossier.split("\n").find((l) => l.includes("# Handoff"))).toBe(`# Handoff from session ${d.session_id} to session ${successor}`);
+    expect(dossier).toContain("DOSSIER-BODY");
+    const i1 = dossier.indexOf(`--- Deferred Prompt 1 of 2 ---\n${first}\n`);
+    const i2 = dossier.indexOf(`--- Deferred Prompt 2 of 2 ---\n${second}\n`);
+    expect(i1).toBeGreaterThan(dossier.indexOf("DOSSIER-BODY"));
+    expect(i2).toBeGreaterThan(i1);
+    await delivered(c2, "agent.outer_turn_finished", (x) => x.outcome === "completed");
+    // The recovery file is gone; the project's dossier file is there.
+    await waitFor(() => !existsSync(recovery), "the recovery file's removal", 10_000);
+    expect(readFileSync(join(w.project, ".tau", `handoff_${d.session_id}.md`), "utf8")).toContain(`to session ${successor}`);
+
+    // Lineage in `tau session list --all` and its JSON.
+    await waitFor(async () => {
+      const r = await runTau(["session", "list", "--all", "--json"], { env: w.env });
+      const rows = JSON.parse(r.stdout) as Array<{ session_id: string; parent: string | null; successor: string | null }>;
+      return rows.find((x) => x.session_id === successor)?.parent === d.session_id && rows.find((x) => x.session_id === d.session_id)?.successor === successor;
+    }, "the lineage in the listing", 15_000);
+    const table = await runTau(["session", "list", "--all"], { env: w.env });
+    expect(table.stdout).toContain(`from ${d.session_id}`);
+    expect(table.stdout).toContain(`to ${successor}`);
+  }, 180_000);
+
+  it("[handoff.only-tools.one-turn] after the writer's restricted turn, the agent's next turn has all its tools again", async () => {
+    const w = handoffWorkspace(fake, cleanups, { writer_attempts: 1 });
+    // The writer answers with text and no submission: the handoff fails after its one attempt.
+    scriptHandoff(fake, { writer: () => textResponse("I will not submit") });
+    const d = await daemon(w.env, ["--project-root", w.project], cleanups);
+    const c = await attach(d, cleanups);
+    const agentId = await createAgent(c);
+    await command(c, agentId, "h1", "start");
+    await delivered(c, "handoff.state_reported", (x) => x.phase === "idle");
+    const writer = fake.chatRequests.find((r) => /with id [0-9a-f]{16}/.test(JSON.stringify(messages(r).at(-1))))!;
+    expect(toolNames(writer)).toEqual(["handoff_submit"]);
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "back to normal work" });
+    await waitFor(() => fake.chatRequests.some((r) => JSON.stringify(messages(r).at(-1)).includes("back to normal work")), "the next turn's request", 30_000);
+    const next = fake.chatRequests.find((r) => JSON.stringify(messages(r).at(-1)).includes("back to normal work"))!;
+    expect(toolNames(next)).toEqual(expect.arrayContaining(["handoff_submit", "handoff_go", "read", "shell"]));
+    expect(toolNames(next).length).toBeGreaterThan(5);
+  }, 120_000);
+});

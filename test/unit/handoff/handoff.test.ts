@@ -1,0 +1,78 @@
+// The handoff extension's deterministic parts (SPEC-handoff): template precedence, the recovery
+// file's round trip, dossier assembly and the submission checks. Real files in a temporary folder.
+import { afterEach, describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BUILTIN_TEMPLATES, resolveTemplate } from "../../../handwritten/extensions/handoff/templates.js";
+import { assembleDossier, contentProblem, formatRecovery, parseRecovery, readRecovery, writeAtomic } from "../../../handwritten/extensions/handoff/recovery.js";
+import { dossierProblem } from "../../../handwritten/harness/harness.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), "tau-handoff-"));
+  dirs.push(d);
+  return d;
+}
+
+describe("handoff templates", () => {
+  it("[handoff.templates.precedence] project .tau/handoff/ wins over the global config root, which wins over the built-in; unusable files are skipped with a warning", () => {
+    const root = tmp();
+    const roots = { project: join(root, "project"), config: join(root, "config") };
+    expect(resolveTemplate("call.md", roots)).toEqual({ text: BUILTIN_TEMPLATES["call.md"], origin: "builtin" });
+    mkdirSync(join(roots.config, "handoff"), { recursive: true });
+    writeFileSync(join(roots.config, "handoff", "call.md"), "GLOBAL {{key}}");
+    expect(resolveTemplate("call.md", roots)).toMatchObject({ text: "GLOBAL {{key}}", origin: "global" });
+    mkdirSync(join(roots.project, ".tau", "handoff"), { recursive: true });
+    writeFileSync(join(roots.project, ".tau", "handoff", "call.md"), "PROJECT {{key}}");
+    expect(resolveTemplate("call.md", roots)).toMatchObject({ text: "PROJECT {{key}}", origin: "project" });
+    // The other template is resolved on its own.
+    expect(resolveTemplate("dossier.md", roots).origin).toBe("builtin");
+    // A project file with a NUL is skipped, with a warning: the global one is used.
+    writeFileSync(join(roots.project, ".tau", "handoff", "call.md"), "bad\u0000file");
+    const warnings: string[] = [];
+    expect(resolveTemplate("call.md", roots, (w) => warnings.push(w)).origin).toBe("global");
+    expect(warnings[0]).toContain("NUL");
+    // Too large: skipped as well.
+    writeFileSync(join(roots.config, "handoff", "call.md"), "x".repeat(64 * 1024 + 1));
+    expect(resolveTemplate("call.md", roots, (w) => warnings.push(w)).origin).toBe("builtin");
+    expect(warnings.at(-1)).toContain("larger than");
+  });
+});
+
+describe("handoff recovery file and dossier", () => {
+  it("[handoff.submit.validation] content must be non-empty, NUL-free and bounded; the harness also requires the first line to name the new session", () => {
+    expect(contentProblem("", 10)).toContain("non-empty");
+    expect(contentProblem("   \n", 10)).toContain("non-empty");
+    expect(contentProblem(42, 10)).toContain("non-empty");
+    expect(contentProblem("a\u0000b", 10)).toContain("NUL");
+    expect(contentProblem("x".repeat(11), 10)).toContain("at most 10");
+    expect(contentProblem("fine", 10)).toBeUndefined();
+    const dossier = assembleDossier({ source: "s-a", target: "s-b", content: "BODY", deferred: [] });
+    expect(dossierProblem(dossier, "s-b")).toBeUndefined();
+    expect(dossierProblem(dossier, "s-c")).toContain("first line");
+    expect(dossierProblem("", "s-b")).toContain("empty");
+    expect(dossierProblem("# to s-b\n\u0000", "s-b")).toContain("NUL");
+  });
+
+  it("[handoff.recovery.round-trip] deferred prompts read back verbatim and in order, markers inside a prompt included; the file is replaced atomically", () => {
+    const prompts = ["one\nwith two lines", "--- Deferred Prompt 1 of 1 ---\nlooks like a marker", "", "  indented  "];
+    const state = { session: "s-1", agent: "a-1", phase: "deferring" as const, newSession: "s-2", deferred: prompts };
+    const text = formatRecovery(state);
+    expect(text).toContain("--- Deferred Prompt 2 of 4 ---\n--- Deferred Prompt 1 of 1 ---\nlooks like a marker\n");
+    expect(parseRecovery(text)).toEqual(state);
+    expect(() => parseRecovery(text.slice(0, -3))).toThrow();
+    const path = join(tmp(), "ext", "recovery-s-1.md");
+    writeAtomic(path, text);
+    expect(readRecovery(path)).toEqual(state);
+    writeAtomic(path, formatRecovery({ ...state, deferred: [] }));
+    expect(readRecovery(path)?.deferred).toEqual([]);
+    expect(readRecovery(join(tmp(), "absent.md"))).toBeUndefined();
+    const dossier = assembleDossier({ source: "s-1", target: "s-2", content: "BODY", deferred: prompts.slice(0, 2) });
+    expect(dossier.split("\n")[0]).toBe("# Handoff from session s-1 to session s-2");
+    expect(dossier.indexOf("--- Deferred Prompt 1 of 2 ---\none\nwith two lines\n")).toBeGreaterThan(dossier.indexOf("BODY"));
+  });
+});
