@@ -407,7 +407,9 @@ export class PromptEngine {
     const configured = this.port.defaultModel();
     if (configured !== undefined) {
       const slash = configured.indexOf("/");
-      const id = slash > 0 && configured.slice(0, slash) === instance ? configured.slice(slash + 1) : this.modelsByInstance.size === 1 ? configured : undefined;
+      // `other/model` may name another provider whose listing is not in yet: only a bare id is taken
+      // to be this provider's when it is the only one so far.
+      const id = slash > 0 && configured.slice(0, slash) === instance ? configured.slice(slash + 1) : slash < 0 && this.modelsByInstance.size === 1 ? configured : undefined;
       if (id !== undefined && !listed.includes(id) && !unlisted.includes(id)) unlisted.push(id);
     }
     const lines: string[] = [];
