@@ -464,6 +464,11 @@ export type HarnessConfig = {
   context_alerts?: Array<ContextAlert>;
   /** Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction). */
   roles?: Record<string, RolePolicy>;
+  /**
+   * A model (`provider/model`) that writes each new session's title after its first answer, in a
+   * tool-less request of its own; absent (the default), the title is the first prompt's first line.
+   */
+  title_model?: ShortText;
 };
 
 export type HarnessModelsAvailable = {
@@ -1198,7 +1203,7 @@ export type SessionStarted = {
   ephemeral: boolean;
 };
 
-export type SessionTitleOrigin = "first_prompt" | "user";
+export type SessionTitleOrigin = "first_prompt" | "user" | "model";
 
 /** The session's title, shown by listings and the resume picker: one line, no control characters. */
 export type SessionTitleSet = {

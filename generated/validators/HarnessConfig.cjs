@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateHarnessConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction)."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction)."},"title_model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"A model (`provider/model`) that writes each new session's title after its first answer, in a\ntool-less request of its own; absent (the default), the title is the first prompt's first line."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema23 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"Write the debug log (SPEC-debug-log)."},"retention_days":{"type":"integer","minimum":0,"maximum":3650,"default":14,"description":"Days a debug log is kept before it is deleted."}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
@@ -453,7 +453,7 @@ return errors === 0;
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema11 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}};
-const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"api":{"$ref":"ProviderApi.json","description":"The wire API the endpoint speaks; `chat_completions` when absent."},"base_url":{"$ref":"ShortText.json","examples":["https://api.example.com/v1"],"pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["model-large","model-small"]],"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","examples":["provider-example"],"description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."},"reasoning_replay":{"$ref":"ReasoningReplay.json","default":"auto","description":"How kept reasoning is sent back to this endpoint."},"list_models":{"type":"boolean","default":true,"description":"Ask the endpoint for its models (`GET /models`) once per session."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}}};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"api":{"$ref":"ProviderApi.json","default":"chat_completions","description":"The wire API the endpoint speaks; `chat_completions` when absent."},"base_url":{"$ref":"ShortText.json","examples":["https://api.example.com/v1"],"pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["model-large","model-small"]],"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","examples":["provider-example"],"description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."},"reasoning_replay":{"$ref":"ReasoningReplay.json","default":"auto","description":"How kept reasoning is sent back to this endpoint."},"list_models":{"type":"boolean","default":true,"description":"Ask the endpoint for its models (`GET /models`) once per session."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}}};
 const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderApi.json","type":"string","enum":["chat_completions","responses"],"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`.The wire API a provider endpoint speaks (SPEC-provider-responses)."};
 const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningReplay.json","type":"string","enum":["auto","reasoning_content","reasoning","none"],"description":"How an assistant message's kept reasoning is sent back to a chat-completions server\n(SPEC-provider-chat-completions, \"Reasoning sent back\"): `auto` decides per model, `reasoning_content`\nputs it in every assistant message's `reasoning_content` (DeepSeek's thinking mode needs it),\n`reasoning` in `reasoning` when there is any, `none` never sends it."};
 const pattern2 = new RegExp("^https?://[^\\s]+$", "u");
@@ -1679,14 +1679,37 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key2 in data){
-if((((((((((key2 !== "extensions") && (key2 !== "providers")) && (key2 !== "model")) && (key2 !== "model_info")) && (key2 !== "debug_log")) && (key2 !== "system_prompt_template")) && (key2 !== "sandbox")) && (key2 !== "compaction")) && (key2 !== "context_alerts")) && (key2 !== "roles")){
+if(data.title_model !== undefined){
+let data19 = data.title_model;
+const _errs39 = errors;
 const _errs40 = errors;
+if(errors === _errs40){
+if(typeof data19 === "string"){
+if(func0(data19) > 1024){
+validate0.errors = [{instancePath:instancePath+"/title_model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/title_model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs39 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key2 in data){
+if(((((((((((key2 !== "extensions") && (key2 !== "providers")) && (key2 !== "model")) && (key2 !== "model_info")) && (key2 !== "debug_log")) && (key2 !== "system_prompt_template")) && (key2 !== "sandbox")) && (key2 !== "compaction")) && (key2 !== "context_alerts")) && (key2 !== "roles")) && (key2 !== "title_model")){
+const _errs43 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid11 = _errs40 === errors;
-if(!valid11){
+var valid12 = _errs43 === errors;
+if(!valid12){
 break;
+}
 }
 }
 }

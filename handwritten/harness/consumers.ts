@@ -112,6 +112,7 @@ export const CONSUMERS = {
     ],
     "provider.response_finished_reported": [
       "sandbox.review_result",
+      "session.title_set",
       "provider.response_finished",
       "agent.stats_updated",
       "tool.request",

@@ -69,6 +69,7 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     ...(defaultModel ? { defaultModel } : {}),
     ...(defaultProvider ? { defaultProvider } : {}),
     ...(config.model_info ? { modelInfo: config.model_info } : {}),
+    ...(config.title_model ? { titleModel: config.title_model } : {}),
     compaction: compactionSettings(config),
     ...(config.roles ? { roles: config.roles } : {}),
     // A handoff's replacement runs with this daemon's configuration: its project and overrides.
@@ -107,6 +108,7 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     ...(early ? { early } : {}),
   });
   const started = supervisor.start(extensions);
+  harness.prompts.whileExtensionsStart(started);
   mark("daemon extensions spawned");
   started.catch(() => {}); // handled where it is awaited below
   const stop = async (reason: "last_ui_left" | "signal" | "requested" | "startup_failed", code = 0) => {

@@ -52,6 +52,8 @@ export interface HarnessOptions {
   readonly defaultProvider?: string;
   /** Model metadata from the configuration (`model_info`), by model id or `provider/model`. */
   readonly modelInfo?: Readonly<Record<string, ModelMetadata>>;
+  /** `title_model` (harness.yaml): the model that writes each new session's title after its first answer. */
+  readonly titleModel?: string;
   readonly systemTemplate?: string;
   /** Compaction and context-size alert settings (SPEC-compaction); defaults when absent. */
   readonly compaction?: Partial<CompactionSettings>;
@@ -183,6 +185,7 @@ export class Harness {
       defaultModel: () => options.defaultModel,
       defaultProvider: () => options.defaultProvider,
       modelInfo: () => options.modelInfo,
+      titleModel: () => options.titleModel,
       warn: (m) => options.warn?.(m),
       agentRecords: (agentId, from, to, maxBytes) => {
         const log = this.agents.get(agentId)?.log;
@@ -439,6 +442,7 @@ export class Harness {
     const title = titleFromPrompt(c.data.text);
     if (title === undefined) return;
     this.titleRequested = true;
+    this.prompts.titleFromAnswerOf(c.data.agent_id, c.data.prompt_id, c.data.text);
     await this.publishHarness("session.title_set", { title, origin: "first_prompt" });
   }
 

@@ -29,6 +29,7 @@ import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
 import { REVIEW_TIMEOUT_MS, adapterOf, buildReviewInput, decideReview, reviewRequest, transcriptRecords, type ReviewAdapter } from "./permission-review.js";
+import { titleFromPrompt } from "../sessions/index.js";
 import { SUMMARY_SYSTEM_PROMPT, applySummary, chooseCut, emptyTranscript, estimateAfterSummary, estimateTokens, summaryRequestText, type Transcript } from "./compaction.js";
 
 /** Compaction and alert settings (SPEC-compaction), with their defaults applied. */
@@ -90,6 +91,8 @@ export interface PromptPort {
   defaultProvider?(): string | undefined;
   /** Model metadata from the configuration (`model_info`), by model id or `provider/model`. */
   modelInfo?(): Readonly<Record<string, ModelMetadata>> | undefined;
+  /** The model that writes a new session's title after its first answer (`title_model`), if any. */
+  titleModel?(): string | undefined;
   warn(message: string): void;
   /** An agent journal's records (for loading a resumed agent's transcript) and its length. */
   agentRecords: AgentRecords;
@@ -140,6 +143,25 @@ interface ActiveReview {
 }
 
 type ReviewAnswer = Omit<EventPayloads["sandbox.review_result"], "review_id">;
+
+/** The title request of a session (`title_model`): one tool-less round after the first answer. */
+interface ActiveTitle {
+  readonly id: string;
+  readonly agentId: string;
+  /** `title_model` as configured (what a notice names). */
+  readonly wanted: string;
+  readonly model: string;
+  readonly instance: string;
+  readonly generation: number;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** How long a title may take before the first-prompt title simply stays. */
+export const TITLE_TIMEOUT_MS = 30_000;
+
+const TITLE_SYSTEM_PROMPT =
+  "You name conversations. Reply with a title for the conversation below: at most eight words, plain text on one line, " +
+  "no quotes, no punctuation at the end, in the language of the user's request. Reply with the title only.";
 
 /** A compaction under way (SPEC-compaction): its summary request is the owner's round 0. */
 interface ActiveCompaction {
@@ -220,6 +242,9 @@ const TRANSCRIPT_LOAD_STEP_BYTES = 4 * 1024 * 1024;
 
 export class PromptEngine {
   private readonly agents = new Map<string, AgentLoop>();
+  /** The first human prompt whose answer the session's title is written from (`title_model`). */
+  private titleFor: { agentId: string; promptId: string; text: string } | undefined;
+  private title: ActiveTitle | undefined;
   /** The last sandbox state reported (SPEC-sandbox), once one was. */
   private sandboxState: string | undefined;
   /** model id → provider instance and model info, from provider.models_updated. */
@@ -235,6 +260,8 @@ export class PromptEngine {
   private readonly warnedUnlisted = new Set<string>();
   /** Dispatches waiting for the listings under way. */
   private listingWaiters: Array<() => void> = [];
+  /** Settles once the daemon's extensions have started (or failed to); absent when none are starting. */
+  private extensionsStarting: Promise<void> | undefined;
   /** Automatic permission reviews under way, by review id (their prompt id). */
   private readonly reviews = new Map<string, ActiveReview>();
 
@@ -437,6 +464,21 @@ export class PromptEngine {
     });
   }
 
+  /**
+   * The daemon's extensions are starting (their `extension.ready` is not published yet): prompts
+   * submitted meanwhile wait for the start to settle instead of finding no provider.
+   */
+  whileExtensionsStart(started: Promise<unknown>): void {
+    const settled: Promise<void> = started.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.extensionsStarting = settled;
+    void settled.then(() => {
+      if (this.extensionsStarting === settled) this.extensionsStarting = undefined;
+    });
+  }
+
   /** A human prompt from an attached UI becomes the durable submission fact. */
   onUiPromptSubmit(c: Committed<"ui.prompt_submit">): void {
     const agentId = c.data.agent_id;
@@ -574,6 +616,13 @@ export class PromptEngine {
       return this.dispatch(agentId);
     }
     if (l.queue.length === 0) return;
+    // Prompts that arrive while the extensions start wait for them: their providers decide the model.
+    if (this.extensionsStarting !== undefined) {
+      l.awaitingModels = true;
+      await this.extensionsStarting;
+      l.awaitingModels = false;
+      return this.dispatch(agentId, waited);
+    }
     if (this.resolveModel(l, waited) === "wait") {
       l.awaitingModels = true;
       await this.listingsSettled(MODEL_LISTING_WAIT_MS);
@@ -798,6 +847,17 @@ export class PromptEngine {
   }
 
   async onFinishedReported(c: Committed<"provider.response_finished_reported">): Promise<void> {
+    const ti = this.ownerTitle(c);
+    if (ti) {
+      this.endTitle();
+      const l = this.agents.get(ti.agentId);
+      if (l && c.data.usage) this.account(ti.agentId, l, ti.model, c.data.usage, "summary");
+      // Cleaned like a prompt's title; quotes a model adds anyway are dropped. Nothing usable: the first-prompt title stays.
+      const title = titleFromPrompt(c.data.text.replace(/^[\s"'“”‘’`*#]+|[\s"'“”‘’`*.]+$/g, ""));
+      if (title === undefined) return this.titleFailed(ti.wanted, "an empty answer");
+      await this.port.publish("session.title_set", { title, origin: "model" });
+      return;
+    }
     const rv = this.ownerReview(c);
     if (rv) {
       const verdict = decideReview(c.data.text, rv.adapter);
@@ -962,6 +1022,8 @@ export class PromptEngine {
   }
 
   async onFailedReported(c: Committed<"provider.response_failed_reported">): Promise<void> {
+    const ti = this.ownerTitle(c);
+    if (ti) return this.titleFailed(ti.wanted, `provider error (${c.data.error_class})`);
     const rv = this.ownerReview(c);
     if (rv) return this.endReview(rv, { outcome: "failed", reason: `provider error (${c.data.error_class})` });
     const k = this.ownerCompaction(c);
@@ -1055,7 +1117,65 @@ export class PromptEngine {
     // Steered prompts that found no later round of this turn run as turns of their own.
     for (const id of l.steering.splice(0)) if (l.unsent.has(id)) l.queue.push({ promptId: id });
     await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: t.promptId, outcome, rounds: t.round + 1 });
+    if (outcome === "completed" && this.titleFor?.promptId === t.promptId) this.background(this.requestTitle(l));
     this.background(this.dispatch(agentId));
+  }
+
+  /**
+   * The session's first human prompt (the harness titled the session from it): with `title_model`
+   * set, its answer is followed by a title request (SPEC-session-lifecycle, "Titles").
+   */
+  titleFromAnswerOf(agentId: string, promptId: string, text: string): void {
+    if (this.port.titleModel?.() === undefined || this.titleFor !== undefined) return;
+    this.titleFor = { agentId, promptId, text };
+  }
+
+  /** One tool-less round to the title model: the first prompt and its answer in, a title out. */
+  private async requestTitle(l: AgentLoop): Promise<void> {
+    const ask = this.titleFor;
+    const wanted = this.port.titleModel?.();
+    if (ask === undefined || wanted === undefined || this.title !== undefined) return;
+    const answer = [...(l.transcript?.messages ?? [])].reverse().find((m) => m.role === "assistant" && (m.text ?? "") !== "")?.text ?? "";
+    const target = this.route(wanted, true);
+    const generation = typeof target === "object" && "instance" in target ? this.port.generationOf(target.instance) : undefined;
+    if (typeof target !== "object" || !("instance" in target) || generation === undefined) return this.titleFailed(wanted, "no running provider serves it");
+    const id = mintId("c");
+    const timer = setTimeout(() => {
+      if (this.title?.id !== id) return;
+      this.port.directToInstance(target.instance, "provider.cancel_request", { prompt_id: id, round: 0 });
+      this.titleFailed(wanted, `no answer within ${TITLE_TIMEOUT_MS / 1000} s`);
+    }, TITLE_TIMEOUT_MS);
+    timer.unref?.();
+    this.title = { id, agentId: ask.agentId, wanted, model: target.model, instance: target.instance, generation, timer };
+    const clip = (s: string) => (s.length > 4000 ? `${s.slice(0, 4000)}…` : s);
+    const problem = await this.port.sendProviderCall(target.instance, generation, {
+      agent_id: ask.agentId,
+      prompt_id: id,
+      round: 0,
+      model: target.model,
+      system: TITLE_SYSTEM_PROMPT,
+      messages: [{ role: "user", text: `The user asked:\n${clip(ask.text)}\n\nThe answer began:\n${clip(answer)}` }],
+      tools: [],
+    });
+    if (problem !== undefined && this.title?.id === id) this.titleFailed(wanted, "the request could not be sent");
+  }
+
+  /** The first-prompt title stays; the user is told once why the configured model wrote none. */
+  private titleFailed(wanted: string, why: string): void {
+    this.endTitle();
+    void this.port.publish("harness.notice", { level: "info", text: fitText(`title_model ${wanted} wrote no session title (${why}); the first prompt's line stays the title`), mandatory: false });
+  }
+
+  private endTitle(): void {
+    if (this.title) clearTimeout(this.title.timer);
+    this.title = undefined;
+  }
+
+  /** The title round a report answers, by exact ownership (prompt, round, instance, generation). */
+  private ownerTitle(c: Committed<ProviderReport>): ActiveTitle | undefined {
+    const t = this.title;
+    const p = c.publisher;
+    return t && t.id === c.data.prompt_id && c.data.round === 0 && p.instance === t.instance && p.generation === t.generation ? t : undefined;
   }
 
   /** Work started from a consumer and not awaited: a failure is reported, never an unhandled rejection. */

@@ -3249,6 +3249,7 @@ class SessionStarted:
 
 class SessionTitleOrigin(Enum):
     FIRST_PROMPT = "first_prompt"
+    MODEL = "model"
     USER = "user"
 
 

@@ -2,8 +2,10 @@
 // "Models"): the real `tau run` and daemon, the provider's GET /models, what it decides and what the
 // session shows.
 import { describe, expect, it } from "vitest";
-import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { TAU_BIN } from "../../support/paths.js";
 import { runTau } from "../../support/run-tau.js";
 import { isAlive, startDaemon, waitFor } from "../../support/daemon.js";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
@@ -181,5 +183,39 @@ describe("model choice", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(modelOf(0)).toBe("anything-goes");
+  });
+});
+
+describe("prompts during the daemon's start", () => {
+  it("[provider.start.prompt-waits-for-extensions] a prompt submitted before the providers have started waits for them and is answered", async () => {
+    // The provider extension starts only once the test opens the gate: the prompt surely comes first.
+    const gate = join(mkdtempSync(join(tmpdir(), "tau-gate-")), "open");
+    cleanups.push(() => rmSync(dirname(gate), { recursive: true, force: true }));
+    const yaml = JSON.stringify({
+      model: "fake-model",
+      extensions: [
+        {
+          name: "provider",
+          kind: "provider",
+          command: ["sh", "-c", `while [ ! -e '${gate}' ]; do sleep 0.02; done; exec '${process.execPath}' '${TAU_BIN}' ext provider`],
+          config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "fake-model" }] },
+          startup_timeout_seconds: 30,
+        },
+      ],
+    });
+    const w = workspaceIn(cleanups, yaml);
+    const { client } = await session({ ...w, env: { ...w.env, OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined } });
+    const seen: Delivery[] = [];
+    client.onDeliver((x) => seen.push(x));
+    client.subscribe(["agent.prompt_submitted", "agent.prompt_failed", "provider.response_finished", "extension.ready"], ["*"]);
+    const agent = await client.createAgent();
+    fake.enqueue(textResponse("answered after the start"));
+    client.emit("ui.prompt_submit", { agent_id: agent, mode: "queue", text: "hello early" });
+    await waitFor(() => seen.some((d) => d.event.name === "agent.prompt_submitted"), "the daemon to take the prompt");
+    expect(seen.some((d) => d.event.name === "extension.ready")).toBe(false);
+    writeFileSync(gate, "");
+    await waitFor(() => seen.some((d) => d.event.name === "provider.response_finished" || d.event.name === "agent.prompt_failed"), "the answer or a failure", 30_000);
+    expect(seen.filter((d) => d.event.name === "agent.prompt_failed")).toEqual([]);
+    expect(seen.find((d) => d.event.name === "provider.response_finished")?.event.data).toMatchObject({ agent_id: agent, text: "answered after the start" });
   });
 });

@@ -28,7 +28,8 @@ const policy: EffectivePolicy = {
 
 describe("findDenial", () => {
   it("names the path a write error names, and grants its nearest existing folder", () => {
-    expect(findDenial(`/usr/bin/bash: line 1: ${outside}/new/f.txt: Read-only file system\n`, project, policy)).toEqual({ access: "write", path: join(outside, "new", "f.txt"), grant: outside, protected: false });
+    const line = `/usr/bin/bash: line 1: ${outside}/new/f.txt: Read-only file system`;
+    expect(findDenial(`${line}\n`, project, policy)).toEqual({ access: "write", path: join(outside, "new", "f.txt"), grant: outside, protected: false, line });
     expect(findDenial(`touch: cannot touch '${outside}/a': Read-only file system`, project, policy)).toMatchObject({ path: join(outside, "a"), grant: outside });
   });
 

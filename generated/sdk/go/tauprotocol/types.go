@@ -1616,6 +1616,7 @@ type SessionTitleOrigin string
 
 const (
 	FirstPrompt            SessionTitleOrigin = "first_prompt"
+	Model                  SessionTitleOrigin = "model"
 	SessionTitleOriginUser SessionTitleOrigin = "user"
 )
 
