@@ -69,8 +69,9 @@ export interface HarnessOptions {
   readonly launchReplacement?: (o: { sessionId: string; seedPath: string }) => Promise<void>;
   /** The runtime folder where other sessions' daemons are found (peer messaging, SPEC-peer-messaging). */
   readonly runtimeDir?: string;
-  /** The peer-message admission budget (tests; DEFAULT_PEER_BUDGET otherwise). */
+  /** The peer-message admission budget and its monotonic clock in ms (tests; DEFAULT_PEER_BUDGET and performance.now otherwise). */
   readonly peerBudget?: PeerBudget;
+  readonly peerClock?: () => number;
 }
 
 /** What tool routing needs from whoever supervises extensions. */
@@ -258,6 +259,7 @@ export class Harness {
             .map((a) => ({ agent_id: a.id, busy: p.activity(a.id) !== undefined, ...(a.fold.metadata.display_name !== undefined ? { display_name: a.fold.metadata.display_name } : {}) })),
       },
       options.peerBudget,
+      options.peerClock,
     );
     this.peerOutbox = new PeerOutbox({ runtimeDir: options.runtimeDir, sessionId });
     consumers.consume("agents", "tool.request", (c) => team.onToolRequest(c));
