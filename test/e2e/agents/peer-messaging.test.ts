@@ -5,6 +5,7 @@
 // Raw peer connections then show deduplication on a resend, the per-sender budget's refusal and
 // the refusal of hostile and oversize peer frames.
 import { describe, expect, it } from "vitest";
+import { chmodSync } from "node:fs";
 import { join } from "node:path";
 import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
 import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
@@ -188,6 +189,15 @@ describe("peer messaging between two running sessions", () => {
     header.writeUInt32BE(16 * 1024 * 1024 + 1);
     raw.conn.sendFrame(header);
     expect(await raw.conn.closed).toBeDefined();
+    // Same user only: while the runtime folder is not private (0700), no peer is admitted at all.
+    const runtime = join(home, "runtime");
+    chmodSync(runtime, 0o750);
+    const outsider = await TestClient.connect(b.socket);
+    cleanups.push(() => outsider.close());
+    outsider.send({ message: "hello", payload: { revision: { ...REVISION }, role: "peer" } });
+    expect((await outsider.next((m) => m.message === "error")).payload).toEqual({ code: "unauthorized" });
+    expect(await outsider.conn.closed).toBeDefined();
+    chmodSync(runtime, 0o700);
     // The daemon goes on: a valid message is still admitted, and nothing refused was recorded.
     expect((await ask(p, { request_id: "pm-after", ...base, text: "after" })).status).toBe("accepted");
     await waitFor(() => peerPrompts(home, target).length >= 2, "the admitted prompts recorded", 10_000);
