@@ -164,7 +164,8 @@ export class PeerOutbox {
   async send(from: string, to: string, text: string): Promise<{ ok: boolean; text: string }> {
     const m = ADDRESS.exec(to);
     if (!m) return { ok: false, text: "to must be SESSION_ID/AGENT_ID (peer_list shows them)" };
-    const [, session, agent] = m as unknown as [string, string, string];
+    const session = m[1] ?? "";
+    const agent = m[2] ?? "";
     if (session === this.o.sessionId) return { ok: false, text: "that is this session: use agent_message" };
     if (text === "" || text.length > PEER_TEXT_MAX_CHARS) return { ok: false, text: `a peer message holds 1 to ${PEER_TEXT_MAX_CHARS} characters` };
     if (this.o.runtimeDir === undefined) return { ok: false, text: "this daemon has no runtime folder to find other sessions in" };
