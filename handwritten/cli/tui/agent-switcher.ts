@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { NavigationMode, RosterRow } from "../../../generated/index.js";
-import { escapeLabel } from "../ui/index.js";
+import { escapeLabel, sanitize, truncateEnd } from "../ui/index.js";
 
 /** Most rows handed to the picker, and most bytes of its input. */
 export const PICKER_MAX_ROWS = 4096;
@@ -18,11 +18,26 @@ export const PICKER_TIMEOUT_MS = 120_000;
 /** fzf's fixed arguments: one choice, the id (first field) hidden from matching and display. */
 export const FZF_ARGS: readonly string[] = ["--no-multi", "--delimiter=\t", "--with-nth=2..", "--height=40%", "--layout=reverse", "--prompt=agent> "];
 
+// The harness's escape of model-authored titles and names (SPEC-agent-team, "Work status"), for a
+// title the UI reads from an event: it is shown as the roster shows it.
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff<>"\\]/g;
+
+/** A model-authored title as the roster shows it: controls, structural Unicode and delimiters as `\u{…}`. */
+export function escapeTitle(text: string): string {
+  return text.replace(UNSAFE, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16)}}`);
+}
+
+/** A roster string (escaped by the harness already): made terminal-safe and cut to `cols`. */
+function shown(text: string, cols: number): string {
+  return truncateEnd(sanitize(text, { newlines: "escape" }), cols);
+}
+
 /** One line of an agent, without its tree indent: name and id, state, mode, work status. */
 export function agentLine(r: RosterRow): string {
-  const name = r.display_name !== undefined && r.display_name !== "" ? `${escapeLabel(r.display_name, { maxColumns: 32 })} ` : "";
+  const name = r.display_name !== undefined && r.display_name !== "" ? `${shown(r.display_name, 32)} ` : "";
   const mode = r.navigation !== undefined && r.navigation !== "active" ? ` (${r.navigation})` : "";
-  const work = r.work_phase !== undefined ? ` · ${escapeLabel(r.work_phase, { maxColumns: 16 })}${r.work_title !== undefined && r.work_title !== "" ? `: ${escapeLabel(r.work_title, { maxColumns: 80 })}` : ""}` : "";
+  const work = r.work_phase !== undefined ? ` · ${shown(r.work_phase, 16)}${r.work_title !== undefined && r.work_title !== "" ? `: ${shown(r.work_title, 80)}` : ""}` : "";
   return `${name}[${escapeLabel(r.agent_id)}] ${r.status}${mode}${work}`;
 }
 

@@ -2,6 +2,7 @@
 // prompt —, what the UI is doing, the context used, and the session's tokens and cost. Parts are
 // dropped least useful first until the line fits; at 40 columns the state and model still show.
 import type { AgentView } from "./transcript.js";
+import { escapeTitle } from "./agent-switcher.js";
 import { agentLabel, columns, escapeLabel, sanitize, truncateEnd, truncateMiddle, type SafeText } from "../ui/index.js";
 
 export interface StatusPart {
@@ -40,7 +41,7 @@ export function statusParts(s: { agent: AgentView | undefined; agents: readonly 
   parts.push({ text: s.state, keep: 9 });
   // The shown agent's work status: model-authored, so escaped and bounded first.
   if (a?.work !== undefined) {
-    const title = escapeLabel(a.work.title, { maxColumns: 60 });
+    const title = truncateEnd(sanitize(escapeTitle(a.work.title)), 60);
     parts.push({ text: title === "" ? a.work.phase : `${a.work.phase}: ${title}`, keep: 2, short: a.work.phase });
   }
   if (a?.contextWindow) parts.push({ text: `ctx ${Math.min(999, Math.round((100 * a.contextTokens) / a.contextWindow))}%`, keep: 6 });
