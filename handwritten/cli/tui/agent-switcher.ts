@@ -125,6 +125,7 @@ export type PickerOutcome = { kind: "chosen"; agentId: string } | { kind: "cance
 export function runFzf(file: string, input: string, timeoutMs = PICKER_TIMEOUT_MS): Promise<PickerOutcome> {
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const done = (o: PickerOutcome) => {
       if (settled) return;
       settled = true;
@@ -137,7 +138,7 @@ export function runFzf(file: string, input: string, timeoutMs = PICKER_TIMEOUT_M
     } catch (err) {
       return done({ kind: "error", message: `fzf could not be started: ${(err as Error).message}` });
     }
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       child.kill("SIGTERM");
       done({ kind: "error", message: `fzf took longer than ${Math.round(timeoutMs / 1000)} s and was ended` });
     }, timeoutMs);

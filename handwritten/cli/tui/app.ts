@@ -132,6 +132,8 @@ export class TuiApp {
   private readonly navigation = new Map<string, NavigationMode>();
   /** While the picker (fzf) has the terminal, this UI draws nothing and reads no keys. */
   private pickerOpen = false;
+  /** The terminal was given back (`stop`): a picker ending later must not take it again. */
+  private stopped = false;
   /** The environment the picker is looked up in (PATH). */
   pickerEnv: NodeJS.ProcessEnv = process.env;
 
@@ -203,6 +205,7 @@ export class TuiApp {
 
   /** Gives the terminal back: cursor below the UI, modes restored. */
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.frameTimer);
     clearTimeout(this.escTimer);
     clearTimeout(this.tickTimer);
@@ -616,17 +619,15 @@ export class TuiApp {
     this.io.input.pause();
     this.io.output.write(`${this.view.finish()}\x1b[0m\x1b[?7h\x1b[?2004l`);
     this.io.input.setRawMode?.(false);
-    let outcome;
-    try {
-      outcome = await runFzf(fzf, input);
-    } finally {
-      this.io.input.setRawMode?.(true);
-      this.io.output.write("\x1b[?2004h\x1b[?7l");
-      this.io.input.on("data", this.onData);
-      this.io.input.resume();
-      this.pickerOpen = false;
-      this.resized();
-    }
+    // runFzf never rejects: every outcome, an error included, comes back here.
+    const outcome = await runFzf(fzf, input);
+    this.pickerOpen = false;
+    if (this.stopped) return;
+    this.io.input.setRawMode?.(true);
+    this.io.output.write("\x1b[?2004h\x1b[?7l");
+    this.io.input.on("data", this.onData);
+    this.io.input.resume();
+    this.resized();
     if (outcome.kind === "cancelled") return this.note("info", "no agent chosen");
     if (outcome.kind === "error") return this.note("error", outcome.message);
     const fresh = await client.roster();
