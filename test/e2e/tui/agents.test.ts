@@ -3,10 +3,11 @@
 // escaped work status; `:agent NAME` and the cycle key switch the shown transcript, the prompts'
 // target and the status line; a stub `fzf` first on PATH picks an agent, and its cancel changes nothing.
 import { afterAll, describe, expect, it } from "vitest";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { roundTrip, spawnTau, type PtyTau } from "../../support/pty.js";
+import { findOnPath } from "../../../handwritten/cli/tui/agent-switcher.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
 
 let fake!: FakeOpenAI;
@@ -124,6 +125,15 @@ describe("the agent switcher in a pseudo-terminal", () => {
     await t.waitFor(has("is not in this session"), "the stale choice refused", 20_000);
     expect(status()).toContain(`[${child}]`);
     await roundTrip(t);
+  }, 60_000);
+
+  // Without fzf on PATH (the stub removed; skipped where a real fzf is installed) the key lists the tree.
+  it.skipIf(findOnPath("fzf", process.env.PATH) !== undefined)("[tui.agents.no-fzf] without fzf the pick key shows the built-in agent tree and changes nothing", async () => {
+    rmSync(join(stubDir, "fzf"));
+    const before = t.all().filter((l) => l.startsWith("agents (:agent NAME|ID switches")).length;
+    t.type("\x1ba");
+    await t.waitFor((_s, all) => all.filter((l) => l.startsWith("agents (:agent NAME|ID switches")).length > before, "the built-in tree", 20_000);
+    expect(status()).toContain(`[${child}]`);
     t.type(":quit\r");
     await t.exited;
   }, 60_000);
