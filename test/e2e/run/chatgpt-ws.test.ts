@@ -96,5 +96,8 @@ describe("tau on the chatgpt_ws family", () => {
     const files = [...filesUnder(join(w.home, "state")), ...filesUnder(join(w.home, "runtime"))];
     expect(files.some((f) => f.endsWith("events.jsonl"))).toBe(true);
     for (const f of files) for (const t of tokens) expect(readFileSync(f).includes(t), f).toBe(false);
+    // The connection's lifecycle was published, credential-free: the endpoint and nothing else.
+    const noticed = files.map((f) => readFileSync(f, "utf8")).join("\n");
+    expect(noticed).toContain(`chatgpt_ws: connected to ws://127.0.0.1:${fake.port}/backend-api/codex/responses`);
   });
 });
