@@ -190,7 +190,14 @@ export async function listProfiles(configRoot: string): Promise<Array<{ name: st
   const config = await loadHarnessConfig(configRoot);
   return profilesOf(config).map(([name, p]) => {
     let key = "none";
-    if (p.api_key_secret) {
+    if (p.api === "chatgpt_ws") {
+      const oauth = `${profileSecretName(name)}-oauth`;
+      try {
+        key = readSecret(configRoot, oauth) === undefined ? `not signed in (tau provider login ${name})` : `secrets/${oauth}`;
+      } catch (err) {
+        key = `unreadable: ${(err as Error).message}`;
+      }
+    } else if (p.api_key_secret) {
       try {
         key = readSecret(configRoot, p.api_key_secret) === undefined ? `missing (secrets/${p.api_key_secret})` : `secrets/${p.api_key_secret}`;
       } catch (err) {

@@ -36,6 +36,8 @@ describe("tau on the chatgpt_ws family", () => {
     const add = await runTau(["provider", "add", "cx", "--api", "chatgpt_ws", "--base-url", fake.baseUrl, "--auth-url", fake.authUrl, "--model", "gpt-fake"], { env });
     expect(add.code, add.stderr).toBe(0);
     expect(add.stdout).toContain("sign in with: tau provider login cx");
+    const before = await runTau(["provider", "list", "--json"], { env });
+    expect(JSON.parse(before.stdout)).toEqual([{ name: "cx", base_url: fake.baseUrl, models: ["gpt-fake"], key: "not signed in (tau provider login cx)" }]);
     fake.pendingPolls = 1; // the user enters the code after the first poll
     const login = await runTau(["provider", "login", "cx"], { env });
     expect(login.code, login.stderr).toBe(0);
@@ -47,6 +49,9 @@ describe("tau on the chatgpt_ws family", () => {
     expect(fake.valid.has(tokens.access_token)).toBe(true);
     expect(tokens.account_id).toBe("acct-fake-1");
     for (const t of [tokens.access_token, tokens.refresh_token, tokens.id_token]) expect(login.stdout + login.stderr + add.stdout + add.stderr).not.toContain(t);
+    const after = await runTau(["provider", "list", "--json"], { env });
+    expect(JSON.parse(after.stdout)[0].key).toBe("secrets/provider-cx-oauth");
+    expect(after.stdout).not.toContain(tokens.access_token);
     expect(fake.oauthCalls.map((c) => c.path)).toEqual(["/api/accounts/deviceauth/usercode", "/api/accounts/deviceauth/token", "/api/accounts/deviceauth/token", "/oauth/token"]);
     // `tau provider remove` removes the sign-in file with the profile.
     const removed = await runTau(["provider", "remove", "cx"], { env });

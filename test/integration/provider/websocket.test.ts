@@ -162,7 +162,7 @@ describe("the chatgpt_ws family", () => {
     }
   });
 
-  it("[provider.ws.errors] a wrapped error event is classified by its status; a usage limit names its reset and is not retried past the cap", async () => {
+  it("[provider.ws.errors] a wrapped error event is classified by its status; a usage limit is not retried past the cap and holds the next request back; a close before completion is retried on a new connection", async () => {
     const tokens = signIn();
     const c = client();
     fake.enqueue({ frames: [JSON.stringify({ type: "error", status: 400, error: { type: "invalid_request_error", code: "bad_thing", message: "no" } })] });
@@ -170,10 +170,26 @@ describe("the chatgpt_ws family", () => {
     expect(bad.report).toMatchObject({ error_class: "invalid_request", diagnostic: expect.stringContaining("code=bad_thing") });
     fake.enqueue({ frames: [JSON.stringify({ type: "error", status: 429, error: { type: "usage_limit_reached", message: "limit", resets_in_seconds: 7200 } })] });
     const limited = await run(c);
-    c.close();
     expect(limited.report).toMatchObject({ error_class: "rate_limited" });
     expect(limited.attempts).toBe(1);
-    expectNoToken(tokens, bad, limited);
+    // The usage limit is remembered: the next request is refused unsent, naming the reset.
+    const sent = fake.requests.length;
+    const paced = await run(c);
+    c.close();
+    expect(paced.report).toMatchObject({ error_class: "rate_limited", diagnostic: expect.stringMatching(/^quota codex\.usage_limit at 100% \(resets in \d+ s\): not sent/) });
+    expect(fake.requests.length).toBe(sent);
+    // A close before the response completed, nothing streamed yet: retried on a new connection.
+    const c2 = client();
+    const created = JSON.stringify({ type: "response.created", response: { id: "r", status: "in_progress" } });
+    fake.enqueue({ frames: [created], closeWith: 1011 }, answer("second try"));
+    const before = fake.connections;
+    const closed = await run(c2);
+    c2.close();
+    expect(closed.status === "finished" && closed.report.text).toBe("second try");
+    expect(closed.attempts).toBe(2);
+    expect(fake.connections - before).toBe(2);
+    expect(notices.some((n) => /^info: retrying ws:\/\/127\.0\.0\.1:\d+\/backend-api\/codex\/responses in \d+ ms \(network\)$/.test(n))).toBe(true);
+    expectNoToken(tokens, bad, limited, closed);
   });
 
   it("[provider.ws.quota-pacing] an exhausted window makes the next request wait for its reset with a notice; one resetting past the bound is refused unsent", async () => {
