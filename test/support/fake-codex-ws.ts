@@ -4,6 +4,7 @@
 // sign-in and token endpoints under `{auth}`. It checks the bearer token of every upgrade against
 // the access tokens it issued, so refreshes are real.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { ScriptedResponse } from "./fake-openai.js";
@@ -54,10 +55,14 @@ export class FakeCodex {
   #open = new Set<Socket>();
   port = 0;
 
-  static async start(): Promise<FakeCodex> {
+  #scheme = "http";
+
+  /** With `tls`, the stand-in serves https and wss with that certificate. */
+  static async start(o: { tls?: { key: Buffer; cert: Buffer } } = {}): Promise<FakeCodex> {
     const f = new FakeCodex();
-    f.#server = createServer((req, res) => f.#http(req, res));
-    f.#server.on("connection", (s: Socket) => {
+    f.#scheme = o.tls ? "https" : "http";
+    f.#server = o.tls ? createTlsServer(o.tls, (req, res) => f.#http(req, res)) : createServer((req, res) => f.#http(req, res));
+    f.#server.on(o.tls ? "secureConnection" : "connection", (s: Socket) => {
       f.#open.add(s);
       s.on("close", () => f.#open.delete(s));
     });
@@ -68,11 +73,11 @@ export class FakeCodex {
   }
 
   get baseUrl(): string {
-    return `http://127.0.0.1:${this.port}/backend-api/codex`;
+    return `${this.#scheme}://127.0.0.1:${this.port}/backend-api/codex`;
   }
 
   get authUrl(): string {
-    return `http://127.0.0.1:${this.port}/auth`;
+    return `${this.#scheme}://127.0.0.1:${this.port}/auth`;
   }
 
   enqueue(...scripts: WsScript[]): void {

@@ -15,6 +15,7 @@ import { ChatgptWsClient } from "../../../handwritten/extensions/provider/chatgp
 import { TokenSource, readTokens, writeTokens, type OAuthTokens } from "../../../handwritten/extensions/provider/oauth.js";
 import type { RoundResult } from "../../../handwritten/extensions/provider/round.js";
 import { FakeCodex, framesOf } from "../../support/fake-codex-ws.js";
+import { selfSignedCertificate } from "../../support/tls.js";
 import { responsesStream } from "../../support/fake-responses.js";
 
 const SECRET = "provider-cx-oauth";
@@ -159,6 +160,42 @@ describe("the chatgpt_ws family", () => {
       await viaProxy.close();
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => proxy.close(() => r()));
+    }
+  });
+
+  it("[provider.ws.tls] wss verifies the server's certificate whatever NODE_TLS_REJECT_UNAUTHORIZED says; a deferred extra CA is trusted", async () => {
+    const pki = selfSignedCertificate();
+    const secure = await FakeCodex.start({ tls: { key: pki.key, cert: pki.cert } });
+    const saved = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    const plain = createEgressPolicy({ env: {}, extraCaFile: pki.dir + "/none.pem" });
+    const trusting = createEgressPolicy({ env: {}, extraCaFile: pki.certFile });
+    const t = secure.issue();
+    writeTokens(root, SECRET, { access_token: t.access_token, refresh_token: t.refresh_token, expires_at: Date.now() + 3600_000 });
+    const on = (e: EgressPolicy) => new ChatgptWsClient({ baseUrl: secure.baseUrl, tokens: new TokenSource(e, root, SECRET, "cx", secure.authUrl), notice: (l, text) => notices.push(`${l}: ${text}`) });
+    const warnings = process.listeners("warning");
+    process.removeAllListeners("warning"); // node warns about the missing extra CA file and the variable
+    try {
+      process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+      const c = on(plain);
+      const refused = await run(c, plain);
+      c.close();
+      expect(refused.report).toMatchObject({ error_class: "network", diagnostic: expect.stringContaining("TLS") });
+      expect(refused.attempts).toBe(1);
+      expect(secure.requests).toHaveLength(0);
+      const c2 = on(trusting);
+      secure.enqueue(answer("over wss"));
+      const ok = await run(c2, trusting);
+      c2.close();
+      expect(ok.status === "finished" && ok.report.text).toBe("over wss");
+      expect(secure.upgrades).toHaveLength(1);
+    } finally {
+      if (saved === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = saved;
+      for (const w of warnings) process.on("warning", w);
+      await plain.close();
+      await trusting.close();
+      await secure.close();
+      pki.dispose();
     }
   });
 
