@@ -120,7 +120,7 @@ describe("the chatgpt_ws family", () => {
     expectNoToken(tokens, r);
   });
 
-  it("[provider.ws.frame-bound] a frame over the bound fails the round as a protocol error, unretried", async () => {
+  it("[provider.ws.frame-bound] a frame over the bound fails the round as a protocol error, unretried; a silence over the idle bound is a timeout", async () => {
     signIn();
     const c = client({ maxFrameBytes: 1024 });
     fake.enqueue({ frames: [JSON.stringify({ type: "response.output_text.delta", output_index: 0, delta: "x".repeat(4096) })] });
@@ -128,6 +128,12 @@ describe("the chatgpt_ws family", () => {
     c.close();
     expect(r.report).toMatchObject({ error_class: "protocol", diagnostic: expect.stringContaining("larger than 1024 bytes") });
     expect(r.attempts).toBe(1);
+    // A silence longer than the idle bound ends the round as a timeout.
+    const c2 = client();
+    fake.enqueue({ frames: [JSON.stringify({ type: "response.created", response: { id: "r", status: "in_progress" } })] });
+    const silent = await c2.run(request(), { egress, retry: { maxAttempts: 1 }, timeouts: { idleMs: 200 } });
+    c2.close();
+    expect(silent.report).toMatchObject({ error_class: "timeout", diagnostic: expect.stringContaining("TAU_EGRESS_BODY_TIMEOUT") });
   });
 
   it("[provider.ws.proxy] the upgrade goes through the configured proxy's tunnel", async () => {
