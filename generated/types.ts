@@ -737,7 +737,7 @@ export type PromptSource = "human_ui" | "extension" | "harness_internal" | "agen
  * A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension
  * instance of the same name, so its models are addressed as `NAME/model`.The wire API a provider endpoint speaks (SPEC-provider-responses).
  */
-export type ProviderApi = "chat_completions" | "responses";
+export type ProviderApi = "chat_completions" | "responses" | "chatgpt_ws";
 
 export type ProviderCancelRequest = {
   prompt_id: Id;
@@ -792,6 +792,8 @@ export type ProviderProfile = {
   reasoning_replay?: ReasoningReplay;
   /** Ask the endpoint for its models (`GET /models`) once per session. */
   list_models?: boolean;
+  /** chatgpt_ws: the sign-in issuer `tau provider login` and token refreshes use; `https://auth.openai.com` when absent. */
+  auth_url?: ShortText;
 };
 
 /**
