@@ -24,8 +24,12 @@ async function readRequest(stdin: NodeJS.ReadableStream): Promise<LoginRequest> 
     parts.push(b);
   }
   const v = JSON.parse(Buffer.concat(parts).toString("utf8")) as Record<string, unknown>;
-  for (const k of ["config_root", "secret", "auth_url"]) if (typeof v[k] !== "string") throw new Error(`${k} must be a string`);
-  return v as unknown as LoginRequest;
+  const field = (k: keyof LoginRequest): string => {
+    const x = v[k];
+    if (typeof x !== "string") throw new Error(`${k} must be a string`);
+    return x;
+  };
+  return { config_root: field("config_root"), secret: field("secret"), auth_url: field("auth_url") };
 }
 
 export async function deviceLogin(stdin: NodeJS.ReadableStream = process.stdin, stdout: NodeJS.WritableStream = process.stdout, stderr: NodeJS.WritableStream = process.stderr): Promise<number> {

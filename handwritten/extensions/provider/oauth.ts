@@ -93,10 +93,14 @@ export function readTokens(configRoot: string, secret: string): OAuthTokens | un
   } catch {
     throw new OAuthError(`the sign-in file (secrets/${secret}) is not valid JSON; sign in again`, true);
   }
-  if (!isObject(v) || str(v.access_token) === undefined || str(v.refresh_token) === undefined || typeof v.expires_at !== "number") {
+  const access = isObject(v) ? str(v.access_token) : undefined;
+  const refresh = isObject(v) ? str(v.refresh_token) : undefined;
+  if (!isObject(v) || access === undefined || refresh === undefined || typeof v.expires_at !== "number") {
     throw new OAuthError(`the sign-in file (secrets/${secret}) is incomplete; sign in again`, true);
   }
-  return v as unknown as OAuthTokens;
+  const id = str(v.id_token);
+  const account = str(v.account_id);
+  return { access_token: access, refresh_token: refresh, expires_at: v.expires_at, ...(id !== undefined ? { id_token: id } : {}), ...(account !== undefined ? { account_id: account } : {}) };
 }
 
 /** Writes a profile's tokens (one JSON line, 0600, atomically). */
