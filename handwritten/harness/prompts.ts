@@ -817,6 +817,12 @@ export class PromptEngine {
       ...(child !== undefined ? { child } : {}),
     });
     if (!input.ok) return answer({ outcome: "skipped", reason: input.skip });
+    // The classifier must name its provider (or be a model one declares): an id no provider declares
+    // is never handed to another provider, which would switch the reviewer silently.
+    const slash = d.classifier.indexOf("/");
+    if (!this.models.has(d.classifier) && (slash <= 0 || this.port.generationOf(d.classifier.slice(0, slash)) === undefined)) {
+      return answer({ outcome: "unavailable", reason: `no running provider serves ${d.classifier}` });
+    }
     const target = this.route(d.classifier, true);
     const generation = typeof target === "object" && "instance" in target ? this.port.generationOf(target.instance) : undefined;
     if (typeof target !== "object" || !("instance" in target) || generation === undefined) return answer({ outcome: "unavailable", reason: `no running provider serves ${d.classifier}` });
@@ -883,23 +889,25 @@ export class PromptEngine {
    */
   private async userIntent(agentId: string, l: AgentLoop): Promise<readonly string[]> {
     const s = (l.intent ??= { at: 0, unsent: new Map(), messages: [] });
-    while (l.intentReading !== undefined) await l.intentReading;
-    l.intentReading = (async () => {
-      try {
-        for (;;) {
-          const end = this.port.agentRecordCount(agentId);
-          if (s.at >= end) break;
-          const records = this.port.agentRecords(agentId, s.at, end, TRANSCRIPT_LOAD_STEP_BYTES);
-          if (records.length === 0) break;
-          for (const e of records) foldUserIntent(s, e);
-          s.at += records.length;
-          if (s.at < this.port.agentRecordCount(agentId)) await new Promise((resolve) => setImmediate(resolve));
-        }
-      } finally {
-        l.intentReading = undefined;
+    // One read at a time: a later review waits for the one under way, then reads what came after it.
+    while (l.intentReading !== undefined) await l.intentReading.catch(() => {});
+    const reading = (async () => {
+      for (;;) {
+        const end = this.port.agentRecordCount(agentId);
+        if (s.at >= end) break;
+        const records = this.port.agentRecords(agentId, s.at, end, TRANSCRIPT_LOAD_STEP_BYTES);
+        if (records.length === 0) break;
+        for (const e of records) foldUserIntent(s, e);
+        s.at += records.length;
+        if (s.at < this.port.agentRecordCount(agentId)) await new Promise((resolve) => setImmediate(resolve));
       }
     })();
-    await l.intentReading;
+    l.intentReading = reading;
+    try {
+      await reading;
+    } finally {
+      if (l.intentReading === reading) l.intentReading = undefined;
+    }
     return [...s.messages];
   }
 
