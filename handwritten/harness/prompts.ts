@@ -799,6 +799,9 @@ export class PromptEngine {
       if (parent !== undefined) await this.ensureTranscript(d.agent_id, cl);
       // The user's messages come from the whole journal: a compaction's cut never shortens them.
       users = await this.userIntent(owner, ol);
+      // A user direction submitted but not yet in the conversation may change what the user wants:
+      // no inference until it enters (the manual prompt follows).
+      if ((ol.intent?.unsent.size ?? 0) > 0) return answer({ outcome: "skipped", reason: "queued_direction" });
       records = transcriptRecords(ol.transcript?.messages ?? []).filter((r) => r.role !== "user");
       if (parent !== undefined) child = { agentId: d.agent_id, ...childRecords(cl.transcript?.messages ?? []) };
     } catch {
@@ -1545,7 +1548,11 @@ function foldUserIntent(s: UserIntent, e: Event): void {
       break;
     }
     case "agent.outer_turn_finished":
+    case "agent.prompt_cancelled":
       s.unsent.delete(e.data.prompt_id);
+      break;
+    case "agent.prompt_failed":
+      if (e.data.prompt_id !== undefined) s.unsent.delete(e.data.prompt_id);
       break;
   }
 }

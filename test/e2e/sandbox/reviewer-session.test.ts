@@ -163,6 +163,22 @@ describe("reviews and the session's history", () => {
   }, 120_000);
 });
 
+describe("reviews and queued directions", () => {
+  it("[sandbox.review.queued-direction-skips] a user direction queued while the command ran, not yet in the conversation, skips the review: the manual prompt follows", async () => {
+    const { s, outside } = await session(`classifier: ${CLASSIFIER}\n`);
+    // The command waits for the test's go file (the project is writable), then writes outside.
+    const go = join(s.w.project, "go");
+    const callId = await reviewedCall(s, "write it", `while [ ! -e ${go} ]; do sleep 0.05; done; echo hi > ${join(outside, "f")}`, []);
+    fake.enqueue(textResponse("the queued one answered"));
+    s.client.emit("ui.prompt_submit", { agent_id: s.agentId, mode: "queue", text: "actually, do not write outside" });
+    await s.next("agent.prompt_submitted", (d) => d.text === "actually, do not write outside");
+    writeFileSync(go, "");
+    await denyPrompt(s, callId, outside);
+    expect(reviewInputs()).toHaveLength(0);
+    expect((await s.command("doctor")).text).toMatch(/review_skipped call \S+ agent \S+ by provider\/fake-model \(queued_direction\) \(not attempted\)/);
+  }, 120_000);
+});
+
 describe("a child agent's review", () => {
   it("[sandbox.review.subagent-parent] a child's permission review is made with its parent's user intent; the child's task is assistant direction, never the user's", async () => {
     const { s, outside } = await session(`classifier: ${CLASSIFIER}\n`);
