@@ -18,6 +18,10 @@ export const MESSAGE_NAMES = [
   "intercept_reply",
   "intercept_request",
   "notice",
+  "peer_agents_request",
+  "peer_agents_result",
+  "peer_message_request",
+  "peer_message_result",
   "ready",
   "session_current_request",
   "session_current_result",
@@ -52,6 +56,10 @@ export type WireMessage =
   | T.InterceptReplyMessage
   | T.InterceptRequestMessage
   | T.NoticeMessage
+  | T.PeerAgentsRequestMessage
+  | T.PeerAgentsResultMessage
+  | T.PeerMessageRequestMessage
+  | T.PeerMessageResultMessage
   | T.ReadyMessage
   | T.SessionCurrentRequestMessage
   | T.SessionCurrentResultMessage
@@ -81,6 +89,10 @@ export interface MessagePayloads {
   "intercept_reply": T.InterceptReplyMessage["payload"];
   "intercept_request": T.InterceptRequestMessage["payload"];
   "notice": T.NoticeMessage["payload"];
+  "peer_agents_request": T.PeerAgentsRequestMessage["payload"];
+  "peer_agents_result": T.PeerAgentsResultMessage["payload"];
+  "peer_message_request": T.PeerMessageRequestMessage["payload"];
+  "peer_message_result": T.PeerMessageResultMessage["payload"];
   "ready": T.ReadyMessage["payload"];
   "session_current_request": T.SessionCurrentRequestMessage["payload"];
   "session_current_result": T.SessionCurrentResultMessage["payload"];
@@ -118,6 +130,10 @@ export const MESSAGES: { readonly [N in MessageName]: MessageInfo } = {
   "intercept_reply": { name: "intercept_reply", direction: "to_harness", model: "InterceptReplyMessage", description: "", validate: V.validateInterceptReplyMessage },
   "intercept_request": { name: "intercept_request", direction: "from_harness", model: "InterceptRequestMessage", description: "", validate: V.validateInterceptRequestMessage },
   "notice": { name: "notice", direction: "from_harness", model: "NoticeMessage", description: "A directed notice to one requester (tree listings, stats, admission results).", validate: V.validateNoticeMessage },
+  "peer_agents_request": { name: "peer_agents_request", direction: "to_harness", model: "PeerAgentsRequestMessage", description: "The agents a peer may address (peer connections only).", validate: V.validatePeerAgentsRequestMessage },
+  "peer_agents_result": { name: "peer_agents_result", direction: "from_harness", model: "PeerAgentsResultMessage", description: "", validate: V.validatePeerAgentsResultMessage },
+  "peer_message_request": { name: "peer_message_request", direction: "to_harness", model: "PeerMessageRequestMessage", description: "A message from an agent of another running session of the same user (peer connections only;\nSPEC-peer-messaging). `request_id` is the message id: a resend carries the same one.", validate: V.validatePeerMessageRequestMessage },
+  "peer_message_result": { name: "peer_message_result", direction: "from_harness", model: "PeerMessageResultMessage", description: "", validate: V.validatePeerMessageResultMessage },
   "ready": { name: "ready", direction: "to_harness", model: "ReadyMessage", description: "", validate: V.validateReadyMessage },
   "session_current_request": { name: "session_current_request", direction: "to_harness", model: "SessionCurrentRequestMessage", description: "", validate: V.validateSessionCurrentRequestMessage },
   "session_current_result": { name: "session_current_result", direction: "from_harness", model: "SessionCurrentResultMessage", description: "", validate: V.validateSessionCurrentResultMessage },

@@ -133,6 +133,8 @@ export type AgentPromptSubmitted = {
   submitter?: InstanceName;
   /** The agent that sent a prompt of source `agent` (its task, or an `agent_message`). */
   sender?: Id;
+  /** Who sent a prompt of source `peer`: the sending session, its agent, and the message id (SPEC-peer-messaging). */
+  peer?: PeerSender;
   /** Typed with the `::` escape: the text is literal and no command consumer may interpret it. */
   literal?: boolean;
   /** A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text. */
@@ -644,10 +646,68 @@ export type NoticeMessage = {
 /** A filesystem path as text. */
 export type PathText = string;
 
+export type PeerAgentRow = {
+  agent_id: Id;
+  /** Its display name, escaped: presentation only, never routing. */
+  display_name?: ShortText;
+  /** Whether it has a turn or prompts under way. */
+  busy: boolean;
+};
+
+/** The agents a peer may address (peer connections only). */
+export type PeerAgentsRequestMessage = {
+  message: "peer_agents_request";
+  payload: {
+    request_id: Id;
+  };
+};
+
+export type PeerAgentsResultMessage = {
+  message: "peer_agents_result";
+  payload: {
+    request_id: Id;
+    session_id: Id;
+    agents: Array<PeerAgentRow>;
+  };
+};
+
 /** Who published an event, stamped by the harness; never taken from the peer. */
 export type PeerClass = "harness" | "extension" | "ui_attached" | "ui_embedded" | "socket_other" | "peer_external";
 
-export type PeerRole = "extension" | "ui" | "client";
+/**
+ * A message from an agent of another running session of the same user (peer connections only;
+ * SPEC-peer-messaging). `request_id` is the message id: a resend carries the same one.
+ */
+export type PeerMessageRequestMessage = {
+  message: "peer_message_request";
+  payload: {
+    request_id: Id;
+    from_session: Id;
+    from_agent: Id;
+    to_agent: Id;
+    text: string;
+  };
+};
+
+export type PeerMessageResultMessage = {
+  message: "peer_message_result";
+  payload: {
+    request_id: Id;
+    status: PeerMessageStatus;
+    reason?: ShortText;
+  };
+};
+
+export type PeerMessageStatus = "accepted" | "duplicate" | "refused";
+
+export type PeerRole = "extension" | "ui" | "client" | "peer";
+
+/** The stable ids naming a peer message's sender; never a display name. */
+export type PeerSender = {
+  session_id: Id;
+  agent_id: Id;
+  message_id: Id;
+};
 
 /** One entry of the global prompt history shared by all UIs of the user. */
 export type PromptHistoryRecord = {
@@ -661,7 +721,7 @@ export type PromptHistoryRecord = {
 export type PromptMode = "queue" | "steer";
 
 /** Where a prompt came from; decides the provider envelope. */
-export type PromptSource = "human_ui" | "extension" | "harness_internal" | "agent";
+export type PromptSource = "human_ui" | "extension" | "harness_internal" | "agent" | "peer";
 
 /**
  * A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension

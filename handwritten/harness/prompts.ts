@@ -25,6 +25,7 @@ import { mintId } from "./ids.js";
 import { addUsage, emptyUsageTotals, type AgentUsageTotals } from "./agent-fold.js";
 import { userEnvelope } from "./context.js";
 import { agentEnvelope } from "./agent-tools.js";
+import { peerEnvelope } from "./peer-messaging.js";
 import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
@@ -1568,7 +1569,14 @@ function foldTranscript(f: TranscriptFold, e: Event, seq: number): void {
     case "agent.prompt_submitted":
       f.unsent.set(e.data.prompt_id, {
         // Only the user's prompts get the `<user>` envelope; another agent's words are framed as its (SPEC-agent-team).
-        text: e.data.source === "human_ui" ? userEnvelope(e.data.text) : e.data.source === "agent" ? agentEnvelope(e.data.sender ?? "unknown", e.data.text) : e.data.text,
+        text:
+          e.data.source === "human_ui"
+            ? userEnvelope(e.data.text)
+            : e.data.source === "agent"
+              ? agentEnvelope(e.data.sender ?? "unknown", e.data.text)
+              : e.data.source === "peer"
+                ? peerEnvelope(e.data.peer ?? { session_id: "unknown", agent_id: "unknown", message_id: "unknown" }, e.data.text)
+                : e.data.text,
         steer: e.data.mode === "steer",
       });
       break;

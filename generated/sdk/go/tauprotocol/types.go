@@ -156,14 +156,22 @@ type AgentPromptSubmitted struct {
 	Mode    PromptMode `json:"mode" cbor:"mode"`
 	// The only tools this prompt's turn offers and runs (an extension's `only_tools`,
 	// SPEC-handoff).
-	OnlyTools []string `json:"only_tools,omitempty" cbor:"only_tools,omitempty"`
-	PromptID  string   `json:"prompt_id" cbor:"prompt_id"`
+	OnlyTools []string    `json:"only_tools,omitempty" cbor:"only_tools,omitempty"`
+	Peer      *PeerSender `json:"peer,omitempty" cbor:"peer,omitempty"`
+	PromptID  string      `json:"prompt_id" cbor:"prompt_id"`
 	// The agent that sent a prompt of source `agent` (its task, or an `agent_message`).
 	Sender *string      `json:"sender,omitempty" cbor:"sender,omitempty"`
 	Source PromptSource `json:"source" cbor:"source"`
 	// The configured instance that submitted an extension prompt.
 	Submitter *string `json:"submitter,omitempty" cbor:"submitter,omitempty"`
 	Text      string  `json:"text" cbor:"text"`
+}
+
+// The stable ids naming a peer message's sender; never a display name.
+type PeerSender struct {
+	AgentID   string `json:"agent_id" cbor:"agent_id"`
+	MessageID string `json:"message_id" cbor:"message_id"`
+	SessionID string `json:"session_id" cbor:"session_id"`
 }
 
 // Ends the replay of one agent's journal to a subscriber.
@@ -472,6 +480,62 @@ type NoticeMessagePayload struct {
 	Level     NoticeLevel `json:"level" cbor:"level"`
 	RequestID *string     `json:"request_id,omitempty" cbor:"request_id,omitempty"`
 	Text      string      `json:"text" cbor:"text"`
+}
+
+// The agents a peer may address (peer connections only).
+type PeerAgentsRequestMessage struct {
+	Message PeerAgentsRequestMessageName    `json:"message" cbor:"message"`
+	Payload PeerAgentsRequestMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type PeerAgentsRequestMessagePayload struct {
+	RequestID string `json:"request_id" cbor:"request_id"`
+}
+
+type PeerAgentsResultMessage struct {
+	Message PeerAgentsResultMessageName    `json:"message" cbor:"message"`
+	Payload PeerAgentsResultMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type PeerAgentsResultMessagePayload struct {
+	Agents    []PeerAgentRow `json:"agents" cbor:"agents"`
+	RequestID string         `json:"request_id" cbor:"request_id"`
+	SessionID string         `json:"session_id" cbor:"session_id"`
+}
+
+type PeerAgentRow struct {
+	AgentID string `json:"agent_id" cbor:"agent_id"`
+	// Whether it has a turn or prompts under way.
+	Busy bool `json:"busy" cbor:"busy"`
+	// Its display name, escaped: presentation only, never routing.
+	DisplayName *string `json:"display_name,omitempty" cbor:"display_name,omitempty"`
+}
+
+// A message from an agent of another running session of the same user (peer connections
+// only;
+// SPEC-peer-messaging). `request_id` is the message id: a resend carries the same one.
+type PeerMessageRequestMessage struct {
+	Message PeerMessageRequestMessageName    `json:"message" cbor:"message"`
+	Payload PeerMessageRequestMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type PeerMessageRequestMessagePayload struct {
+	FromAgent   string `json:"from_agent" cbor:"from_agent"`
+	FromSession string `json:"from_session" cbor:"from_session"`
+	RequestID   string `json:"request_id" cbor:"request_id"`
+	Text        string `json:"text" cbor:"text"`
+	ToAgent     string `json:"to_agent" cbor:"to_agent"`
+}
+
+type PeerMessageResultMessage struct {
+	Message PeerMessageResultMessageName    `json:"message" cbor:"message"`
+	Payload PeerMessageResultMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type PeerMessageResultMessagePayload struct {
+	Reason    *string           `json:"reason,omitempty" cbor:"reason,omitempty"`
+	RequestID string            `json:"request_id" cbor:"request_id"`
+	Status    PeerMessageStatus `json:"status" cbor:"status"`
 }
 
 type ProviderCancelRequest struct {
@@ -1345,6 +1409,7 @@ const (
 	HumanUI               PromptSource = "human_ui"
 	PromptSourceAgent     PromptSource = "agent"
 	PromptSourceExtension PromptSource = "extension"
+	PromptSourcePeer      PromptSource = "peer"
 )
 
 type Creator string
@@ -1460,6 +1525,7 @@ type PeerRole string
 const (
 	Client            PeerRole = "client"
 	PeerRoleExtension PeerRole = "extension"
+	PeerRolePeer      PeerRole = "peer"
 	PeerRoleUI        PeerRole = "ui"
 )
 
@@ -1493,6 +1559,38 @@ type NoticeMessageName string
 
 const (
 	Notice NoticeMessageName = "notice"
+)
+
+type PeerAgentsRequestMessageName string
+
+const (
+	PeerAgentsRequest PeerAgentsRequestMessageName = "peer_agents_request"
+)
+
+type PeerAgentsResultMessageName string
+
+const (
+	PeerAgentsResult PeerAgentsResultMessageName = "peer_agents_result"
+)
+
+type PeerMessageRequestMessageName string
+
+const (
+	PeerMessageRequest PeerMessageRequestMessageName = "peer_message_request"
+)
+
+type PeerMessageResultMessageName string
+
+const (
+	PeerMessageResult PeerMessageResultMessageName = "peer_message_result"
+)
+
+type PeerMessageStatus string
+
+const (
+	Accepted                 PeerMessageStatus = "accepted"
+	Duplicate                PeerMessageStatus = "duplicate"
+	PeerMessageStatusRefused PeerMessageStatus = "refused"
 )
 
 // What a provider's model list is (SPEC-provider-chat-completions, "Model listing").
@@ -1590,7 +1688,6 @@ type SandboxDiagnosticOutcome string
 
 const (
 	Prompted                             SandboxDiagnosticOutcome = "prompted"
-	Refused                              SandboxDiagnosticOutcome = "refused"
 	ReplayFailed                         SandboxDiagnosticOutcome = "replay_failed"
 	ReplaySucceeded                      SandboxDiagnosticOutcome = "replay_succeeded"
 	ReviewApproved                       SandboxDiagnosticOutcome = "review_approved"
@@ -1602,6 +1699,7 @@ const (
 	SandboxDiagnosticOutcomeAllowedAdapt SandboxDiagnosticOutcome = "allowed_adapt"
 	SandboxDiagnosticOutcomeBlocked      SandboxDiagnosticOutcome = "blocked"
 	SandboxDiagnosticOutcomeDenied       SandboxDiagnosticOutcome = "denied"
+	SandboxDiagnosticOutcomeRefused      SandboxDiagnosticOutcome = "refused"
 	SandboxDiagnosticOutcomeRevoked      SandboxDiagnosticOutcome = "revoked"
 )
 
