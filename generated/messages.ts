@@ -30,6 +30,8 @@ export const MESSAGE_NAMES = [
   "ui_detach_request",
   "ui_history_request",
   "ui_history_result",
+  "ui_navigation_request",
+  "ui_navigation_result",
   "ui_roster_request",
   "ui_roster_result",
   "ui_session_accepted",
@@ -68,6 +70,8 @@ export type WireMessage =
   | T.UiDetachRequestMessage
   | T.UiHistoryRequestMessage
   | T.UiHistoryResultMessage
+  | T.UiNavigationRequestMessage
+  | T.UiNavigationResultMessage
   | T.UiRosterRequestMessage
   | T.UiRosterResultMessage
   | T.UiSessionAcceptedMessage
@@ -101,6 +105,8 @@ export interface MessagePayloads {
   "ui_detach_request": T.UiDetachRequestMessage["payload"];
   "ui_history_request": T.UiHistoryRequestMessage["payload"];
   "ui_history_result": T.UiHistoryResultMessage["payload"];
+  "ui_navigation_request": T.UiNavigationRequestMessage["payload"];
+  "ui_navigation_result": T.UiNavigationResultMessage["payload"];
   "ui_roster_request": T.UiRosterRequestMessage["payload"];
   "ui_roster_result": T.UiRosterResultMessage["payload"];
   "ui_session_accepted": T.UiSessionAcceptedMessage["payload"];
@@ -142,6 +148,8 @@ export const MESSAGES: { readonly [N in MessageName]: MessageInfo } = {
   "ui_detach_request": { name: "ui_detach_request", direction: "to_harness", model: "UiDetachRequestMessage", description: "", validate: V.validateUiDetachRequestMessage },
   "ui_history_request": { name: "ui_history_request", direction: "to_harness", model: "UiHistoryRequestMessage", description: "A page of one agent's history, older than what a bounded attach replayed (only attached UIs).", validate: V.validateUiHistoryRequestMessage },
   "ui_history_result": { name: "ui_history_result", direction: "from_harness", model: "UiHistoryResultMessage", description: "", validate: V.validateUiHistoryResultMessage },
+  "ui_navigation_request": { name: "ui_navigation_request", direction: "to_harness", model: "UiNavigationRequestMessage", description: "Sets one agent's navigation mode (only attached UIs; anything else gets a content-free refusal).\nAnswered to the requester alone with `ui_navigation_result`; nothing is published or journaled.", validate: V.validateUiNavigationRequestMessage },
+  "ui_navigation_result": { name: "ui_navigation_result", direction: "from_harness", model: "UiNavigationResultMessage", description: "", validate: V.validateUiNavigationResultMessage },
   "ui_roster_request": { name: "ui_roster_request", direction: "to_harness", model: "UiRosterRequestMessage", description: "The session's agents, a page at a time (only attached UIs; SPEC-agent-team, \"Roster\"): ordered by\nagent id, from after `cursor`.", validate: V.validateUiRosterRequestMessage },
   "ui_roster_result": { name: "ui_roster_result", direction: "from_harness", model: "UiRosterResultMessage", description: "", validate: V.validateUiRosterResultMessage },
   "ui_session_accepted": { name: "ui_session_accepted", direction: "from_harness", model: "UiSessionAcceptedMessage", description: "", validate: V.validateUiSessionAcceptedMessage },

@@ -581,6 +581,10 @@ export type KeyBindings = {
   history_page?: ShortText;
   /** Switch to the next agent of the session (as `:agent switch`). */
   next_agent?: ShortText;
+  /** Switch to the previous agent of the session. */
+  previous_agent?: ShortText;
+  /** Pick an agent from a list (`fzf` when it is on PATH, else the built-in list of `:agents`). */
+  pick_agent?: ShortText;
 };
 
 export type MessageRole = "system" | "user" | "assistant" | "tool";
@@ -630,6 +634,12 @@ export type ModelMetadata = {
   /** USD per million cached input tokens; the input price when absent. */
   cached_input_cost?: number;
 };
+
+/**
+ * How the UIs present an agent (SPEC-agent-navigation): UI control state only, never durable, never
+ * published; it authorizes nothing (loading, routing, prompts, watches, execution).
+ */
+export type NavigationMode = "active" | "active_auto" | "suspended";
 
 export type NoticeLevel = "debug" | "info" | "warning" | "error" | "critical";
 
@@ -995,6 +1005,8 @@ export type RosterRow = {
   role?: ShortText;
   created_at: Micros;
   status: AgentRunState;
+  /** How the UIs present it (SPEC-agent-navigation); absent when it is not loaded. */
+  navigation?: NavigationMode;
   /** Its current work-status phase and title (model-authored; the title is escaped). */
   work_phase?: ShortText;
   work_title?: ShortText;
@@ -1565,6 +1577,29 @@ export type UiHistoryResultMessage = {
 export type UiModelSelect = {
   agent_id: Id;
   model: ShortText;
+};
+
+/**
+ * Sets one agent's navigation mode (only attached UIs; anything else gets a content-free refusal).
+ * Answered to the requester alone with `ui_navigation_result`; nothing is published or journaled.
+ */
+export type UiNavigationRequestMessage = {
+  message: "ui_navigation_request";
+  payload: {
+    request_id: Id;
+    agent_id: Id;
+    mode: NavigationMode;
+  };
+};
+
+export type UiNavigationResultMessage = {
+  message: "ui_navigation_result";
+  payload: {
+    request_id: Id;
+    agent_id: Id;
+    /** The mode the agent has now. */
+    mode: NavigationMode;
+  };
 };
 
 export type UiPromptDraft = {

@@ -131,6 +131,8 @@ export declare const validateUiFocus: GeneratedValidator;
 export declare const validateUiHistoryRequestMessage: GeneratedValidator;
 export declare const validateUiHistoryResultMessage: GeneratedValidator;
 export declare const validateUiModelSelect: GeneratedValidator;
+export declare const validateUiNavigationRequestMessage: GeneratedValidator;
+export declare const validateUiNavigationResultMessage: GeneratedValidator;
 export declare const validateUiPromptDraft: GeneratedValidator;
 export declare const validateUiPromptSubmit: GeneratedValidator;
 export declare const validateUiRosterRequestMessage: GeneratedValidator;

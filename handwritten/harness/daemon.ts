@@ -270,6 +270,14 @@ export class DaemonFront {
         conn.send({ message: "ui_roster_result", payload: { request_id, ...page } });
         return;
       }
+      case "ui_navigation_request": {
+        // UI control state: answered to the requester alone, never published or journaled (SPEC-agent-navigation).
+        const { request_id, agent_id, mode } = message.payload;
+        const now = this.harness.navigation.request(agent_id, mode);
+        if (now === undefined) return void refuseContentFree(conn, request_id, "invalid");
+        conn.send({ message: "ui_navigation_result", payload: { request_id, agent_id, mode: now } });
+        return;
+      }
       case "ui_tree_request":
         conn.send({ message: "notice", payload: { level: "info", text: this.tree(), request_id: message.payload.request_id } });
         return;

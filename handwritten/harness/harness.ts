@@ -30,6 +30,7 @@ import { openJournalHistory } from "./history.js";
 import { CHECKPOINT_EVERY_BYTES, HISTORY_PAGE_BYTES, HISTORY_PAGE_MAX_EVENTS } from "./limits.js";
 import type { ExtensionCounters } from "../host/index.js";
 import { AgentTeam, lastAnswerOf } from "./agent-team.js";
+import { Navigation } from "./navigation.js";
 import { SessionSummaryFold, titleFromPrompt } from "../sessions/index.js";
 
 export const HARNESS: PublisherEnvelope = Object.freeze({ class: "harness" });
@@ -129,6 +130,11 @@ export class Harness {
   /** Peer messaging (SPEC-peer-messaging): messages from other sessions in, the model's out. */
   readonly peerInbox: PeerInbox;
   private readonly peerOutbox: PeerOutbox;
+  /** How the UIs present each agent: in memory only, never journaled (SPEC-agent-navigation). */
+  readonly navigation = new Navigation((agentId) => {
+    const agent = this.agents.get(agentId);
+    return agent === undefined ? null : agent.fold.creator;
+  });
 
   private constructor(
     readonly sessionId: string,
@@ -179,6 +185,7 @@ export class Harness {
     }
     this.prompts = new PromptEngine({
       publish: async (name, data) => (await this.publishHarness(name, data)).status === "committed",
+      humanPromptAdmitted: (agentId) => this.navigation.humanPromptAdmitted(agentId),
       directToInstance: (instance, name, data) => {
         const generation = this.extensions.generationOf(instance);
         return generation !== undefined && this.sendDirected(generation, name, data);
@@ -596,7 +603,12 @@ export class Harness {
 
   /** A page of the roster for `ui_roster_request` (SPEC-agent-team, "Roster"). */
   rosterPage(o: { includeUnloaded: boolean; cursor?: string; limit?: number }): ReturnType<AgentTeam["roster"]> {
-    return this.team.roster(o, (agentId) => this.prompts.activity(agentId));
+    const page = this.team.roster(o, (agentId) => this.prompts.activity(agentId));
+    for (const row of page.rows) {
+      const mode = row.loaded ? this.navigation.modeOf(row.agent_id) : undefined;
+      if (mode !== undefined) row.navigation = mode;
+    }
+    return page;
   }
 
   /**

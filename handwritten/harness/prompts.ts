@@ -69,6 +69,8 @@ export const MODEL_LISTING_WAIT_MS = 10_000;
 
 export interface PromptPort {
   publish<N extends EventName>(name: N, data: EventPayloads[N]): Promise<boolean>;
+  /** A UI's human prompt was admitted for the agent (its navigation becomes `active`). */
+  humanPromptAdmitted?(agentId: string): void;
   /** Sends a directed event to the live connection of a provider instance; false if none. */
   directToInstance<N extends EventName>(instance: string, name: N, data: EventPayloads[N]): boolean;
   /**
@@ -504,7 +506,12 @@ export class PromptEngine {
   onUiPromptSubmit(c: Committed<"ui.prompt_submit">): void {
     const agentId = c.data.agent_id;
     if (!this.port.hasAgent(agentId)) return;
-    void this.port.publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "human_ui", mode: c.data.mode, text: c.data.text, ...(c.data.literal === true ? { literal: true } : {}) });
+    void this.port
+      .publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "human_ui", mode: c.data.mode, text: c.data.text, ...(c.data.literal === true ? { literal: true } : {}) })
+      // Admitted from a UI's intake: its agent is the one the user follows (SPEC-agent-navigation).
+      .then((admitted) => {
+        if (admitted && c.publisher.class === "ui_attached") this.port.humanPromptAdmitted?.(agentId);
+      });
   }
 
   onInternalPromptRequest(c: Committed<"agent.internal_prompt_request">): void {

@@ -4525,6 +4525,111 @@ class UIModelSelect:
         return result
 
 
+class UINavigationRequestMessageName(Enum):
+    UI_NAVIGATION_REQUEST = "ui_navigation_request"
+
+
+class NavigationMode(Enum):
+    """How the UIs present an agent (SPEC-agent-navigation): UI control state only, never
+    durable, never
+    published; it authorizes nothing (loading, routing, prompts, watches, execution).
+    """
+    ACTIVE = "active"
+    ACTIVE_AUTO = "active_auto"
+    SUSPENDED = "suspended"
+
+
+@dataclass
+class UINavigationRequestMessagePayload:
+    agent_id: str
+    mode: NavigationMode
+    request_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UINavigationRequestMessagePayload':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        mode = NavigationMode(obj.get("mode"))
+        request_id = from_str(obj.get("request_id"))
+        return UINavigationRequestMessagePayload(agent_id, mode, request_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["mode"] = to_enum(NavigationMode, self.mode)
+        result["request_id"] = from_str(self.request_id)
+        return result
+
+
+@dataclass
+class UINavigationRequestMessage:
+    """Sets one agent's navigation mode (only attached UIs; anything else gets a content-free
+    refusal).
+    Answered to the requester alone with `ui_navigation_result`; nothing is published or
+    journaled.
+    """
+    message: UINavigationRequestMessageName
+    payload: UINavigationRequestMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UINavigationRequestMessage':
+        assert isinstance(obj, dict)
+        message = UINavigationRequestMessageName(obj.get("message"))
+        payload = UINavigationRequestMessagePayload.from_dict(obj.get("payload"))
+        return UINavigationRequestMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(UINavigationRequestMessageName, self.message)
+        result["payload"] = to_class(UINavigationRequestMessagePayload, self.payload)
+        return result
+
+
+class UINavigationResultMessageName(Enum):
+    UI_NAVIGATION_RESULT = "ui_navigation_result"
+
+
+@dataclass
+class UINavigationResultMessagePayload:
+    agent_id: str
+    mode: NavigationMode
+    request_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UINavigationResultMessagePayload':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        mode = NavigationMode(obj.get("mode"))
+        request_id = from_str(obj.get("request_id"))
+        return UINavigationResultMessagePayload(agent_id, mode, request_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["mode"] = to_enum(NavigationMode, self.mode)
+        result["request_id"] = from_str(self.request_id)
+        return result
+
+
+@dataclass
+class UINavigationResultMessage:
+    message: UINavigationResultMessageName
+    payload: UINavigationResultMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UINavigationResultMessage':
+        assert isinstance(obj, dict)
+        message = UINavigationResultMessageName(obj.get("message"))
+        payload = UINavigationResultMessagePayload.from_dict(obj.get("payload"))
+        return UINavigationResultMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(UINavigationResultMessageName, self.message)
+        result["payload"] = to_class(UINavigationResultMessagePayload, self.payload)
+        return result
+
+
 @dataclass
 class UIPromptDraft:
     agent_id: str
@@ -4660,6 +4765,7 @@ class RosterRow:
     display_name: Optional[str] = None
     """The display name its metadata holds, escaped."""
 
+    navigation: Optional[NavigationMode] = None
     parent_id: Optional[str] = None
     """Its parent: only from a valid creation record (or the UI that created it under one)."""
 
@@ -4679,11 +4785,12 @@ class RosterRow:
         status = AgentRunState(obj.get("status"))
         creator = from_union([from_str, from_none], obj.get("creator"))
         display_name = from_union([from_str, from_none], obj.get("display_name"))
+        navigation = from_union([NavigationMode, from_none], obj.get("navigation"))
         parent_id = from_union([from_str, from_none], obj.get("parent_id"))
         role = from_union([from_str, from_none], obj.get("role"))
         work_phase = from_union([from_str, from_none], obj.get("work_phase"))
         work_title = from_union([from_str, from_none], obj.get("work_title"))
-        return RosterRow(agent_id, created_at, ephemeral, loaded, status, creator, display_name, parent_id, role, work_phase, work_title)
+        return RosterRow(agent_id, created_at, ephemeral, loaded, status, creator, display_name, navigation, parent_id, role, work_phase, work_title)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -4696,6 +4803,8 @@ class RosterRow:
             result["creator"] = from_union([from_str, from_none], self.creator)
         if self.display_name is not None:
             result["display_name"] = from_union([from_str, from_none], self.display_name)
+        if self.navigation is not None:
+            result["navigation"] = from_union([lambda x: to_enum(NavigationMode, x), from_none], self.navigation)
         if self.parent_id is not None:
             result["parent_id"] = from_union([from_str, from_none], self.parent_id)
         if self.role is not None:
@@ -5870,6 +5979,22 @@ def ui_model_select_to_dict(x: UIModelSelect) -> Any:
     return to_class(UIModelSelect, x)
 
 
+def ui_navigation_request_message_from_dict(s: Any) -> UINavigationRequestMessage:
+    return UINavigationRequestMessage.from_dict(s)
+
+
+def ui_navigation_request_message_to_dict(x: UINavigationRequestMessage) -> Any:
+    return to_class(UINavigationRequestMessage, x)
+
+
+def ui_navigation_result_message_from_dict(s: Any) -> UINavigationResultMessage:
+    return UINavigationResultMessage.from_dict(s)
+
+
+def ui_navigation_result_message_to_dict(x: UINavigationResultMessage) -> Any:
+    return to_class(UINavigationResultMessage, x)
+
+
 def ui_prompt_draft_from_dict(s: Any) -> UIPromptDraft:
     return UIPromptDraft.from_dict(s)
 
@@ -5970,6 +6095,8 @@ MESSAGE_TYPES: Dict[str, Any] = {
     "ui_detach_request": UIDetachRequestMessage,
     "ui_history_request": UIHistoryRequestMessage,
     "ui_history_result": UIHistoryResultMessage,
+    "ui_navigation_request": UINavigationRequestMessage,
+    "ui_navigation_result": UINavigationResultMessage,
     "ui_roster_request": UIRosterRequestMessage,
     "ui_roster_result": UIRosterResultMessage,
     "ui_session_accepted": UISessionAcceptedMessage,

@@ -17,7 +17,11 @@ describe("command mode", () => {
     expect(parseInput(":")).toMatchObject({ kind: "error" });
     expect(parseInput(":frobnicate x")).toMatchObject({ kind: "error", message: expect.stringContaining("unknown command :frobnicate") });
     expect(parseInput(":quit now")).toEqual({ kind: "error", message: "usage: :quit" });
-    expect(parseInput(":agent fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :agent") });
+    // `:agent NAME` names the agent to show (SPEC-agent-navigation); other commands keep their sub-commands.
+    expect(parseInput(":agent fly")).toMatchObject({ kind: "command", args: ["fly"] });
+    expect(parseInput(":agents fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :agents") });
+    expect(parseInput(":agents")).toMatchObject({ kind: "command", args: [] });
+    expect(parseInput(":sandbox fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :sandbox") });
     expect(parseInput(":skill")).toMatchObject({ kind: "error" });
     expect(parseInput("!")).toMatchObject({ kind: "error" });
     expect(parseInput("!!  ")).toMatchObject({ kind: "error" });

@@ -56,6 +56,10 @@ func NewMessage(name string) any {
 		return &UIHistoryRequestMessage{}
 	case "ui_history_result":
 		return &UIHistoryResultMessage{}
+	case "ui_navigation_request":
+		return &UINavigationRequestMessage{}
+	case "ui_navigation_result":
+		return &UINavigationResultMessage{}
 	case "ui_roster_request":
 		return &UIRosterRequestMessage{}
 	case "ui_roster_result":

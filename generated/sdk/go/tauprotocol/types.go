@@ -1227,6 +1227,32 @@ type UIModelSelect struct {
 	Model   string `json:"model" cbor:"model"`
 }
 
+// Sets one agent's navigation mode (only attached UIs; anything else gets a content-free
+// refusal).
+// Answered to the requester alone with `ui_navigation_result`; nothing is published or
+// journaled.
+type UINavigationRequestMessage struct {
+	Message UINavigationRequestMessageName    `json:"message" cbor:"message"`
+	Payload UINavigationRequestMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type UINavigationRequestMessagePayload struct {
+	AgentID   string         `json:"agent_id" cbor:"agent_id"`
+	Mode      NavigationMode `json:"mode" cbor:"mode"`
+	RequestID string         `json:"request_id" cbor:"request_id"`
+}
+
+type UINavigationResultMessage struct {
+	Message UINavigationResultMessageName    `json:"message" cbor:"message"`
+	Payload UINavigationResultMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type UINavigationResultMessagePayload struct {
+	AgentID   string         `json:"agent_id" cbor:"agent_id"`
+	Mode      NavigationMode `json:"mode" cbor:"mode"`
+	RequestID string         `json:"request_id" cbor:"request_id"`
+}
+
 type UIPromptDraft struct {
 	AgentID string `json:"agent_id" cbor:"agent_id"`
 	Text    string `json:"text" cbor:"text"`
@@ -1278,9 +1304,10 @@ type RosterRow struct {
 	// Who created it: `ui`, `extension`, `harness` or `agent`.
 	Creator *string `json:"creator,omitempty" cbor:"creator,omitempty"`
 	// The display name its metadata holds, escaped.
-	DisplayName *string `json:"display_name,omitempty" cbor:"display_name,omitempty"`
-	Ephemeral   bool    `json:"ephemeral" cbor:"ephemeral"`
-	Loaded      bool    `json:"loaded" cbor:"loaded"`
+	DisplayName *string         `json:"display_name,omitempty" cbor:"display_name,omitempty"`
+	Ephemeral   bool            `json:"ephemeral" cbor:"ephemeral"`
+	Loaded      bool            `json:"loaded" cbor:"loaded"`
+	Navigation  *NavigationMode `json:"navigation,omitempty" cbor:"navigation,omitempty"`
 	// Its parent: only from a valid creation record (or the UI that created it under one).
 	ParentID *string       `json:"parent_id,omitempty" cbor:"parent_id,omitempty"`
 	Role     *string       `json:"role,omitempty" cbor:"role,omitempty"`
@@ -1717,11 +1744,11 @@ const (
 type StateEnum string
 
 const (
-	Active              StateEnum = "active"
-	Bypassed            StateEnum = "bypassed"
-	SandboxStateBlocked StateEnum = "blocked"
-	SandboxStatePending StateEnum = "pending"
-	Suspended           StateEnum = "suspended"
+	Bypassed              StateEnum = "bypassed"
+	SandboxStateActive    StateEnum = "active"
+	SandboxStateBlocked   StateEnum = "blocked"
+	SandboxStatePending   StateEnum = "pending"
+	SandboxStateSuspended StateEnum = "suspended"
 )
 
 type SessionCurrentRequestMessageName string
@@ -1789,6 +1816,29 @@ type UIHistoryResultMessageName string
 
 const (
 	UIHistoryResult UIHistoryResultMessageName = "ui_history_result"
+)
+
+type UINavigationRequestMessageName string
+
+const (
+	UINavigationRequest UINavigationRequestMessageName = "ui_navigation_request"
+)
+
+// How the UIs present an agent (SPEC-agent-navigation): UI control state only, never
+// durable, never
+// published; it authorizes nothing (loading, routing, prompts, watches, execution).
+type NavigationMode string
+
+const (
+	ActiveAuto              NavigationMode = "active_auto"
+	NavigationModeActive    NavigationMode = "active"
+	NavigationModeSuspended NavigationMode = "suspended"
+)
+
+type UINavigationResultMessageName string
+
+const (
+	UINavigationResult UINavigationResultMessageName = "ui_navigation_result"
 )
 
 type UIRosterRequestMessageName string
