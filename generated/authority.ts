@@ -67,6 +67,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "sandbox.approval_answer": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: [], record: "SPEC-sandbox" },
   "sandbox.approval_requested": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: [], record: "SPEC-sandbox" },
   "sandbox.approval_resolved": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: [], record: "SPEC-sandbox" },
+  "sandbox.classifier_selected": { publishers: ["ext:tool","ext:core"], persistence: "session", protected: false, successors: [], record: "SPEC-sandbox-reviewer" },
   "sandbox.command_request": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: [], record: "SPEC-sandbox" },
   "sandbox.command_result": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: [], record: "SPEC-sandbox" },
   "sandbox.diagnostic_recorded": { publishers: ["ext:tool","ext:core"], persistence: "session", protected: false, successors: [], record: "SPEC-sandbox" },

@@ -52,6 +52,7 @@ export const EVENT_NAMES = [
   "sandbox.approval_answer",
   "sandbox.approval_requested",
   "sandbox.approval_resolved",
+  "sandbox.classifier_selected",
   "sandbox.command_request",
   "sandbox.command_result",
   "sandbox.diagnostic_recorded",
@@ -151,6 +152,7 @@ export interface EventPayloads {
   "sandbox.approval_answer": T.SandboxApprovalAnswer;
   "sandbox.approval_requested": T.SandboxApprovalRequested;
   "sandbox.approval_resolved": T.SandboxApprovalResolved;
+  "sandbox.classifier_selected": T.SandboxClassifierSelected;
   "sandbox.command_request": T.SandboxCommandRequest;
   "sandbox.command_result": T.SandboxCommandResult;
   "sandbox.diagnostic_recorded": T.SandboxDiagnosticRecorded;
@@ -255,6 +257,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "sandbox.approval_answer": { name: "sandbox.approval_answer", family: "sandbox", model: "SandboxApprovalAnswer", description: "", validate: V.validateSandboxApprovalAnswer },
   "sandbox.approval_requested": { name: "sandbox.approval_requested", family: "sandbox", model: "SandboxApprovalRequested", description: "A prompt every attached UI shows until one answers or it is resolved otherwise. Never persisted.", validate: V.validateSandboxApprovalRequested },
   "sandbox.approval_resolved": { name: "sandbox.approval_resolved", family: "sandbox", model: "SandboxApprovalResolved", description: "", validate: V.validateSandboxApprovalResolved },
+  "sandbox.classifier_selected": { name: "sandbox.classifier_selected", family: "sandbox", model: "SandboxClassifierSelected", description: "The session's reviewer selection (`:sandbox classifier`, SPEC-sandbox-reviewer \"Selection\"): it\nwins over the configuration and is read back on resume.", validate: V.validateSandboxClassifierSelected },
   "sandbox.command_request": { name: "sandbox.command_request", family: "sandbox", model: "SandboxCommandRequest", description: "`:sandbox ARGS…` typed in a UI; answered by `sandbox.command_result` with the same request id.", validate: V.validateSandboxCommandRequest },
   "sandbox.command_result": { name: "sandbox.command_result", family: "sandbox", model: "SandboxCommandResult", description: "", validate: V.validateSandboxCommandResult },
   "sandbox.diagnostic_recorded": { name: "sandbox.diagnostic_recorded", family: "sandbox", model: "SandboxDiagnosticRecorded", description: "A safe diagnostic: no command, target or output. Persisted in the session; restored on resume.", validate: V.validateSandboxDiagnosticRecorded },

@@ -52,6 +52,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "sandbox.approval_answer": "transient",
   "sandbox.approval_requested": "transient",
   "sandbox.approval_resolved": "transient",
+  "sandbox.classifier_selected": "session",
   "sandbox.command_request": "transient",
   "sandbox.command_result": "transient",
   "sandbox.diagnostic_recorded": "session",

@@ -1035,12 +1035,31 @@ export type SandboxApprovalRequested = {
   call_id?: Id;
   /** The command's first line, for the user to judge by. */
   command?: ShortText;
+  /**
+   * The automatic reviewer is offered for setup with this prompt (SPEC-sandbox-reviewer,
+   * "Selection"): `first` (none was ever selected), `unavailable` (the selected one is gone or lacks
+   * credentials). The UI shows how to choose one or keep manual approvals.
+   */
+  classifier_setup?: SandboxClassifierSetup;
 };
 
 export type SandboxApprovalResolved = {
   approval_id: Id;
   outcome: SandboxApprovalOutcome;
 };
+
+export type SandboxClassifierChoice = "model" | "manual" | "default";
+
+/**
+ * The session's reviewer selection (`:sandbox classifier`, SPEC-sandbox-reviewer "Selection"): it
+ * wins over the configuration and is read back on resume.
+ */
+export type SandboxClassifierSelected = {
+  choice: SandboxClassifierChoice;
+  classifier?: ShortText;
+};
+
+export type SandboxClassifierSetup = "first" | "unavailable";
 
 /** `:sandbox ARGS…` typed in a UI; answered by `sandbox.command_result` with the same request id. */
 export type SandboxCommandRequest = {
@@ -1086,6 +1105,12 @@ export type SandboxDiagnosticRecorded = {
   classifier?: ShortText;
   /** An automatic review's recognised label (`approve`, `escalate`, `low`, `medium`, `high`) or why it was skipped or failed. */
   label?: ShortText;
+  /** An automatic review's outcome: whether a request reached the classifier (false: skipped before one was sent). */
+  attempted?: boolean;
+  /** The agent whose command asked. */
+  agent_id?: Id;
+  /** A child agent's review made by its parent: the parent (SPEC-sandbox-reviewer, "Subagents"). */
+  parent_id?: Id;
 };
 
 /** Paths, absolute or relative to the project root, `~` and `$VAR` expanded (SPEC-sandbox). */
@@ -1168,6 +1193,8 @@ export type SandboxReviewResult = {
   reason?: ShortText;
   /** What the review's request used, for the owning tool result. */
   usage?: Usage;
+  /** A child agent's review made by its parent (SPEC-sandbox-reviewer, "Subagents"): the parent's id. */
+  parent_id?: Id;
 };
 
 /** A risk-label (guardian-style) classifier's answer: approves only on `low`. */

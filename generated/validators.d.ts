@@ -78,6 +78,7 @@ export declare const validateReadyMessage: GeneratedValidator;
 export declare const validateSandboxApprovalAnswer: GeneratedValidator;
 export declare const validateSandboxApprovalRequested: GeneratedValidator;
 export declare const validateSandboxApprovalResolved: GeneratedValidator;
+export declare const validateSandboxClassifierSelected: GeneratedValidator;
 export declare const validateSandboxCommandRequest: GeneratedValidator;
 export declare const validateSandboxCommandResult: GeneratedValidator;
 export declare const validateSandboxConfig: GeneratedValidator;

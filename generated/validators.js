@@ -92,6 +92,7 @@ export const validateReadyMessage = /* @__PURE__ */ lazy("ReadyMessage");
 export const validateSandboxApprovalAnswer = /* @__PURE__ */ lazy("SandboxApprovalAnswer");
 export const validateSandboxApprovalRequested = /* @__PURE__ */ lazy("SandboxApprovalRequested");
 export const validateSandboxApprovalResolved = /* @__PURE__ */ lazy("SandboxApprovalResolved");
+export const validateSandboxClassifierSelected = /* @__PURE__ */ lazy("SandboxClassifierSelected");
 export const validateSandboxCommandRequest = /* @__PURE__ */ lazy("SandboxCommandRequest");
 export const validateSandboxCommandResult = /* @__PURE__ */ lazy("SandboxCommandResult");
 export const validateSandboxConfig = /* @__PURE__ */ lazy("SandboxConfig");

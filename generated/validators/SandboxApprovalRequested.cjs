@@ -7,11 +7,12 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateSandboxApprovalRequested = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApprovalRequested.json","type":"object","properties":{"approval_id":{"$ref":"Id.json"},"kind":{"$ref":"SandboxPermissionKind.json"},"target":{"$ref":"ShortText.json","description":"The host (`HOST:PORT`) or the path asked for."},"choices":{"type":"array","items":{"$ref":"SandboxDecision.json"},"minItems":2,"maxItems":4},"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"command":{"$ref":"ShortText.json","description":"The command's first line, for the user to judge by."}},"required":["approval_id","kind","target","choices"],"unevaluatedProperties":{"not":{}},"description":"A prompt every attached UI shows until one answers or it is resolved otherwise. Never persisted.","x-tau-event":"sandbox.approval_requested"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApprovalRequested.json","type":"object","properties":{"approval_id":{"$ref":"Id.json"},"kind":{"$ref":"SandboxPermissionKind.json"},"target":{"$ref":"ShortText.json","description":"The host (`HOST:PORT`) or the path asked for."},"choices":{"type":"array","items":{"$ref":"SandboxDecision.json"},"minItems":2,"maxItems":4},"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"command":{"$ref":"ShortText.json","description":"The command's first line, for the user to judge by."},"classifier_setup":{"$ref":"SandboxClassifierSetup.json","description":"The automatic reviewer is offered for setup with this prompt (SPEC-sandbox-reviewer,\n\"Selection\"): `first` (none was ever selected), `unavailable` (the selected one is gone or lacks\ncredentials). The UI shows how to choose one or keep manual approvals."}},"required":["approval_id","kind","target","choices"],"unevaluatedProperties":{"not":{}},"description":"A prompt every attached UI shows until one answers or it is resolved otherwise. Never persisted.","x-tau-event":"sandbox.approval_requested"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxPermissionKind.json","type":"string","enum":["network","filesystem_read","filesystem_write"]};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxDecision.json","type":"string","enum":["allow","allow_retry","allow_adapt","deny"],"description":"The choices a prompt offers: `allow` / `deny` for a host; the three below for a filesystem denial."};
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxClassifierSetup.json","type":"string","enum":["first","unavailable"]};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
 
@@ -208,14 +209,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.classifier_setup !== undefined){
+let data8 = data.classifier_setup;
+const _errs24 = errors;
+if(typeof data8 !== "string"){
+validate0.errors = [{instancePath:instancePath+"/classifier_setup",schemaPath:"SandboxClassifierSetup.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data8 === "first") || (data8 === "unavailable"))){
+validate0.errors = [{instancePath:instancePath+"/classifier_setup",schemaPath:"SandboxClassifierSetup.json/enum",keyword:"enum",params:{allowedValues: schema8.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(((((((key0 !== "approval_id") && (key0 !== "kind")) && (key0 !== "target")) && (key0 !== "choices")) && (key0 !== "agent_id")) && (key0 !== "call_id")) && (key0 !== "command")){
-const _errs25 = errors;
+if((((((((key0 !== "approval_id") && (key0 !== "kind")) && (key0 !== "target")) && (key0 !== "choices")) && (key0 !== "agent_id")) && (key0 !== "call_id")) && (key0 !== "command")) && (key0 !== "classifier_setup")){
+const _errs28 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid9 = _errs25 === errors;
-if(!valid9){
+var valid10 = _errs28 === errors;
+if(!valid10){
 break;
+}
 }
 }
 }

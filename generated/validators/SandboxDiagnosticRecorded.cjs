@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateSandboxDiagnosticRecorded = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxDiagnosticRecorded.json","type":"object","properties":{"outcome":{"$ref":"SandboxDiagnosticOutcome.json"},"kind":{"$ref":"SandboxPermissionKind.json"},"call_id":{"$ref":"Id.json"},"at":{"$ref":"Micros.json","description":"Microseconds since the Unix epoch when it happened."},"classifier":{"$ref":"ShortText.json","description":"An automatic review's classifier (`provider/model`)."},"label":{"$ref":"ShortText.json","description":"An automatic review's recognised label (`approve`, `escalate`, `low`, `medium`, `high`) or why it was skipped or failed."}},"required":["outcome","kind","at"],"unevaluatedProperties":{"not":{}},"description":"A safe diagnostic: no command, target or output. Persisted in the session; restored on resume.","x-tau-event":"sandbox.diagnostic_recorded"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxDiagnosticRecorded.json","type":"object","properties":{"outcome":{"$ref":"SandboxDiagnosticOutcome.json"},"kind":{"$ref":"SandboxPermissionKind.json"},"call_id":{"$ref":"Id.json"},"at":{"$ref":"Micros.json","description":"Microseconds since the Unix epoch when it happened."},"classifier":{"$ref":"ShortText.json","description":"An automatic review's classifier (`provider/model`)."},"label":{"$ref":"ShortText.json","description":"An automatic review's recognised label (`approve`, `escalate`, `low`, `medium`, `high`) or why it was skipped or failed."},"attempted":{"type":"boolean","description":"An automatic review's outcome: whether a request reached the classifier (false: skipped before one was sent)."},"agent_id":{"$ref":"Id.json","description":"The agent whose command asked."},"parent_id":{"$ref":"Id.json","description":"A child agent's review made by its parent: the parent (SPEC-sandbox-reviewer, \"Subagents\")."}},"required":["outcome","kind","at"],"unevaluatedProperties":{"not":{}},"description":"A safe diagnostic: no command, target or output. Persisted in the session; restored on resume.","x-tau-event":"sandbox.diagnostic_recorded"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxDiagnosticOutcome.json","type":"string","enum":["blocked","prompted","allowed","allowed_adapt","denied","revoked","refused","replay_succeeded","replay_failed","review_approved","review_escalated","review_invalid","review_failed","review_skipped"]};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxPermissionKind.json","type":"string","enum":["network","filesystem_read","filesystem_write"]};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
@@ -163,14 +163,73 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.attempted !== undefined){
+const _errs19 = errors;
+if(typeof data.attempted !== "boolean"){
+validate0.errors = [{instancePath:instancePath+"/attempted",schemaPath:"#/properties/attempted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agent_id !== undefined){
+let data7 = data.agent_id;
+const _errs21 = errors;
+const _errs22 = errors;
+if(errors === _errs22){
+if(typeof data7 === "string"){
+if(!pattern0.test(data7)){
+validate0.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.parent_id !== undefined){
+let data8 = data.parent_id;
+const _errs24 = errors;
+const _errs25 = errors;
+if(errors === _errs25){
+if(typeof data8 === "string"){
+if(!pattern0.test(data8)){
+validate0.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((((((key0 !== "outcome") && (key0 !== "kind")) && (key0 !== "call_id")) && (key0 !== "at")) && (key0 !== "classifier")) && (key0 !== "label")){
-const _errs20 = errors;
+if(((((((((key0 !== "outcome") && (key0 !== "kind")) && (key0 !== "call_id")) && (key0 !== "at")) && (key0 !== "classifier")) && (key0 !== "label")) && (key0 !== "attempted")) && (key0 !== "agent_id")) && (key0 !== "parent_id")){
+const _errs28 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs20 === errors;
-if(!valid7){
+var valid9 = _errs28 === errors;
+if(!valid9){
 break;
+}
+}
+}
 }
 }
 }

@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateSandboxReviewResult = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxReviewResult.json","type":"object","properties":{"review_id":{"$ref":"Id.json"},"outcome":{"$ref":"SandboxReviewOutcome.json"},"label":{"$ref":"ShortText.json","description":"The recognised label (`approve`, `escalate`, `low`, `medium`, `high`)."},"reason":{"$ref":"ShortText.json","description":"Why it was skipped or failed, in tau's words (never the provider's text)."},"usage":{"$ref":"Usage.json","description":"What the review's request used, for the owning tool result."}},"required":["review_id","outcome"],"unevaluatedProperties":{"not":{}},"x-tau-event":"sandbox.review_result"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxReviewResult.json","type":"object","properties":{"review_id":{"$ref":"Id.json"},"outcome":{"$ref":"SandboxReviewOutcome.json"},"label":{"$ref":"ShortText.json","description":"The recognised label (`approve`, `escalate`, `low`, `medium`, `high`)."},"reason":{"$ref":"ShortText.json","description":"Why it was skipped or failed, in tau's words (never the provider's text)."},"usage":{"$ref":"Usage.json","description":"What the review's request used, for the owning tool result."},"parent_id":{"$ref":"Id.json","description":"A child agent's review made by its parent (SPEC-sandbox-reviewer, \"Subagents\"): the parent's id."}},"required":["review_id","outcome"],"unevaluatedProperties":{"not":{}},"x-tau-event":"sandbox.review_result"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxReviewOutcome.json","type":"string","enum":["approved","escalated","invalid","failed","skipped","unavailable"]};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
@@ -318,14 +318,37 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((((key0 !== "review_id") && (key0 !== "outcome")) && (key0 !== "label")) && (key0 !== "reason")) && (key0 !== "usage")){
+if(data.parent_id !== undefined){
+let data5 = data.parent_id;
+const _errs14 = errors;
 const _errs15 = errors;
+if(errors === _errs15){
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+validate0.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/parent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((key0 !== "review_id") && (key0 !== "outcome")) && (key0 !== "label")) && (key0 !== "reason")) && (key0 !== "usage")) && (key0 !== "parent_id")){
+const _errs18 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs15 === errors;
-if(!valid5){
+var valid6 = _errs18 === errors;
+if(!valid6){
 break;
+}
 }
 }
 }

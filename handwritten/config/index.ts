@@ -21,6 +21,7 @@ export {
   expandPath,
   loadSandboxConfig,
   projectTrusted,
+  rememberClassifier,
   trustProject,
   type LoadedSandboxConfig,
   type SandboxConfigFile,

@@ -2,7 +2,7 @@
 // project only, or one `--sandbox-config FILE` instead of both. Maps merge key by key, lists replace
 // whole; `~` and `$VAR` are expanded in paths; control characters and unset variables are errors
 // that name the file, the line and the key. Project trust is a line in `<config>/trusted-projects`.
-import { appendFileSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { validateSandboxConfig, type SandboxConfig } from "../../generated/index.js";
@@ -195,4 +195,31 @@ export async function loadSandboxConfig(s: SandboxConfigSources): Promise<Loaded
     recordOrigins(origins, layer, name);
   }
   return { config: merged as SandboxConfig, origins, files, warnings };
+}
+
+/**
+ * Remembers the automatic reviewer in the global `<config>/sandbox.yaml` (`:sandbox classifier …
+ * --global`, SPEC-sandbox-reviewer "Selection"): sets `classifier` (a model, or false) or removes it
+ * (undefined), keeping the rest of the file and its comments; written whole through a temporary file.
+ * A file that does not parse is refused, never rewritten. Returns the file's path.
+ */
+export async function rememberClassifier(configRoot: string, value: string | false | undefined): Promise<string> {
+  const { parseDocument, isMap } = await import("yaml");
+  const path = join(configRoot, "sandbox.yaml");
+  let text = "";
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw new ConfigError(`${path}: ${(err as Error).message}`);
+  }
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) throw new ConfigError(`${path} does not parse (${doc.errors[0]?.message.split("\n")[0] ?? "invalid YAML"}); correct it first`);
+  if (doc.contents !== null && !isMap(doc.contents)) throw new ConfigError(`${path} is not a map of settings; correct it first`);
+  if (value === undefined) doc.delete("classifier");
+  else doc.set("classifier", value);
+  mkdirSync(configRoot, { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, doc.contents === null && value === undefined ? "" : doc.toString(), { mode: 0o600 });
+  renameSync(tmp, path);
+  return path;
 }

@@ -208,6 +208,11 @@ export class Harness {
         return (log?.readRange(from, to, maxBytes) ?? []).map((r) => recordEvent(r, log?.path ?? null));
       },
       agentRecordCount: (agentId) => this.agents.get(agentId)?.log.nextSeq ?? 0,
+      parentOf: (agentId) => {
+        const fold = this.agents.get(agentId)?.fold;
+        if (fold?.parent_id !== undefined && this.agents.has(fold.parent_id) && !this.unloaded.has(fold.parent_id)) return fold.parent_id;
+        return fold?.creator === "agent" ? null : undefined;
+      },
     });
     const shell = new ShellCommandRouter({
       publish: (name, data) => void this.publishHarness(name, data),

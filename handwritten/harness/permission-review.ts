@@ -286,6 +286,7 @@ interface TranscriptMessage {
 }
 
 const USER_ENVELOPE = /^<user>\n([\s\S]*)\n<\/user>$/;
+const AGENT_ENVELOPE = /^<agent_message from="[^"]*">\n([\s\S]*)\n<\/agent_message>$/;
 
 /**
  * An agent's transcript as review records: a `<user>` prompt is an ordinary user message; a
@@ -308,4 +309,22 @@ export function transcriptRecords(messages: readonly TranscriptMessage[]): Revie
     }
   }
   return out;
+}
+
+/**
+ * A child agent's transcript as review records (SPEC-sandbox-reviewer, "Subagents"): its task (the
+ * first message another agent sent it) and every later direction from an agent or a prompt of its
+ * own are `user` records here, which the review input attributes as assistant direction, never as
+ * the user's words; the rest as `transcriptRecords`.
+ */
+export function childRecords(messages: readonly TranscriptMessage[]): { task: string; records: ReviewRecord[] } {
+  let task: string | undefined;
+  const records: ReviewRecord[] = [];
+  for (const r of transcriptRecords(messages)) {
+    const direction = r.role === "custom" ? AGENT_ENVELOPE.exec(r.text)?.[1] : undefined;
+    if (direction !== undefined && task === undefined) task = direction;
+    else if (direction !== undefined) records.push({ role: "user", text: direction });
+    else records.push(r);
+  }
+  return { task: task ?? "", records };
 }

@@ -29,7 +29,7 @@ import { peerEnvelope } from "./peer-messaging.js";
 import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
-import { REVIEW_TIMEOUT_MS, adapterOf, buildReviewInput, decideReview, reviewRequest, transcriptRecords, type ReviewAdapter } from "./permission-review.js";
+import { REVIEW_TIMEOUT_MS, adapterOf, buildReviewInput, childRecords, decideReview, reviewRequest, transcriptRecords, type ReviewAdapter, type ReviewRecord } from "./permission-review.js";
 import { titleFromPrompt } from "../sessions/index.js";
 import { SUMMARY_SYSTEM_PROMPT, applySummary, chooseCut, emptyTranscript, estimateAfterSummary, estimateTokens, summaryRequestText, type Transcript } from "./compaction.js";
 
@@ -100,6 +100,11 @@ export interface PromptPort {
   /** An agent journal's records (for loading a resumed agent's transcript) and its length. */
   agentRecords: AgentRecords;
   agentRecordCount(agentId: string): number;
+  /**
+   * The parent of an agent another agent started, while it is a member of the session (a review is
+   * delegated to it); `null` for such an agent without that connection; undefined for a top-level agent.
+   */
+  parentOf?(agentId: string): string | null | undefined;
 }
 
 interface Queued {
@@ -143,6 +148,18 @@ interface ActiveReview {
   readonly generation: number;
   readonly adapter: ReviewAdapter;
   readonly timer: NodeJS.Timeout;
+  /** A child's review delegated to its parent: the parent, and its journal's length when the review began. */
+  readonly delegated?: { readonly parent: string; readonly at: number };
+}
+
+/**
+ * The ordinary user messages of an agent's whole journal, folded as far as `at` (SPEC-sandbox-reviewer):
+ * required review input that a compaction never shortens, read from the journal, not the transcript.
+ */
+interface UserIntent {
+  at: number;
+  readonly unsent: Map<string, { text: string; steer: boolean }>;
+  readonly messages: string[];
 }
 
 type ReviewAnswer = Omit<EventPayloads["sandbox.review_result"], "review_id">;
@@ -232,6 +249,9 @@ interface AgentLoop extends TranscriptFold {
   pendingAlerts: ContextAlert[];
   /** The sandbox's newest state change, not yet in this agent's context. */
   pendingSandbox?: string;
+  /** The user's messages read from the whole journal for reviews, and a read under way. */
+  intent?: UserIntent;
+  intentReading?: Promise<void>;
 }
 
 /**
@@ -771,9 +791,31 @@ export class PromptEngine {
     const requester = c.publisher.instance;
     if (requester === undefined || this.reviews.has(d.review_id)) return;
     const answer = (a: ReviewAnswer): void => void this.port.directToInstance(requester, "sandbox.review_result", { review_id: d.review_id, ...a });
-    const tr = this.agents.get(d.agent_id)?.transcript;
-    // A transcript not loaded, or cut by a compaction, lacks required user intent.
-    if (tr === undefined || tr.cut > 0) return answer({ outcome: "skipped", reason: "incomplete" });
+    // A child agent's review is its parent's: the parent's user intent and context (SPEC-sandbox-reviewer,
+    // "Subagents"); a child without that connection stays manual.
+    const parent = this.port.parentOf?.(d.agent_id);
+    if (parent === null) return answer({ outcome: "skipped", reason: "no_parent" });
+    const owner = parent ?? d.agent_id;
+    const ol = this.agents.get(owner);
+    const cl = this.agents.get(d.agent_id);
+    if (ol === undefined || cl === undefined || !this.port.hasAgent(owner)) return answer({ outcome: "skipped", reason: "incomplete" });
+    let users: readonly string[];
+    let child: { agentId: string; task: string; records: ReviewRecord[] } | undefined;
+    let records: ReviewRecord[];
+    try {
+      await this.ensureTranscript(owner, ol);
+      if (parent !== undefined) await this.ensureTranscript(d.agent_id, cl);
+      // The user's messages come from the whole journal: a compaction's cut never shortens them.
+      users = await this.userIntent(owner, ol);
+      // A user direction submitted but not yet in the conversation may change what the user wants:
+      // no inference until it enters (the manual prompt follows).
+      if ((ol.intent?.unsent.size ?? 0) > 0) return answer({ outcome: "skipped", reason: "queued_direction" });
+      records = transcriptRecords(ol.transcript?.messages ?? []).filter((r) => r.role !== "user");
+      if (parent !== undefined) child = { agentId: d.agent_id, ...childRecords(cl.transcript?.messages ?? []) };
+    } catch {
+      return answer({ outcome: "skipped", reason: "incomplete" });
+    }
+    const delegatedAt = parent !== undefined ? this.port.agentRecordCount(parent) : undefined;
     const input = buildReviewInput({
       permission: {
         kind: d.kind,
@@ -782,9 +824,16 @@ export class PromptEngine {
         scopes: d.scopes,
         ...(d.evidence !== undefined ? { evidence: { text: d.evidence, provenance: d.evidence_provenance ?? "unknown" } } : {}),
       },
-      records: transcriptRecords(tr.messages),
+      records: [...users.map((text): ReviewRecord => ({ role: "user", text })), ...records],
+      ...(child !== undefined ? { child } : {}),
     });
     if (!input.ok) return answer({ outcome: "skipped", reason: input.skip });
+    // The classifier must name its provider (or be a model one declares): an id no provider declares
+    // is never handed to another provider, which would switch the reviewer silently.
+    const slash = d.classifier.indexOf("/");
+    if (!this.models.has(d.classifier) && (slash <= 0 || this.port.generationOf(d.classifier.slice(0, slash)) === undefined)) {
+      return answer({ outcome: "unavailable", reason: `no running provider serves ${d.classifier}` });
+    }
     const target = this.route(d.classifier, true);
     const generation = typeof target === "object" && "instance" in target ? this.port.generationOf(target.instance) : undefined;
     if (typeof target !== "object" || !("instance" in target) || generation === undefined) return answer({ outcome: "unavailable", reason: `no running provider serves ${d.classifier}` });
@@ -796,10 +845,20 @@ export class PromptEngine {
       this.port.directToInstance(rv.instance, "provider.cancel_request", { prompt_id: rv.id, round: 0 });
       this.endReview(rv, { outcome: "failed", reason: "timeout" });
     }, d.timeout_ms ?? REVIEW_TIMEOUT_MS);
-    const rv: ActiveReview = { id: d.review_id, agentId: d.agent_id, requester, model: target.model, instance: target.instance, generation, adapter, timer };
+    const rv: ActiveReview = {
+      id: d.review_id,
+      agentId: owner,
+      requester,
+      model: target.model,
+      instance: target.instance,
+      generation,
+      adapter,
+      timer,
+      ...(parent !== undefined && delegatedAt !== undefined ? { delegated: { parent, at: delegatedAt } } : {}),
+    };
     this.reviews.set(rv.id, rv);
     const problem = await this.port.sendProviderCall(target.instance, generation, {
-      agent_id: d.agent_id,
+      agent_id: owner,
       prompt_id: rv.id,
       round: 0,
       model: target.model,
@@ -817,7 +876,50 @@ export class PromptEngine {
     if (this.reviews.get(rv.id) !== rv) return;
     this.reviews.delete(rv.id);
     clearTimeout(rv.timer);
-    this.port.directToInstance(rv.requester, "sandbox.review_result", { review_id: rv.id, ...a, ...(a.reason !== undefined ? { reason: fitText(a.reason) } : {}) });
+    // A delegated approval stands only while the parent's user directions are unchanged.
+    if (a.outcome === "approved" && rv.delegated !== undefined && this.userDirected(rv.delegated.parent, rv.delegated.at)) {
+      a = { outcome: "skipped", reason: "intent_changed", ...(a.usage !== undefined ? { usage: a.usage } : {}) };
+    }
+    const by = rv.delegated !== undefined ? { parent_id: rv.delegated.parent } : {};
+    this.port.directToInstance(rv.requester, "sandbox.review_result", { review_id: rv.id, ...a, ...by, ...(a.reason !== undefined ? { reason: fitText(a.reason) } : {}) });
+  }
+
+  /** Whether a user prompt reached `agentId`'s journal at or after `from`. */
+  private userDirected(agentId: string, from: number): boolean {
+    const end = this.port.agentRecordCount(agentId);
+    try {
+      return this.port.agentRecords(agentId, from, end, TRANSCRIPT_LOAD_STEP_BYTES).some((e) => e.name === "agent.prompt_submitted" && e.data.source === "human_ui");
+    } catch {
+      return true;
+    }
+  }
+
+  /**
+   * The ordinary user messages of an agent's whole journal, in order, never shortened: read on from
+   * where the last review stopped, step by step (other work runs between steps).
+   */
+  private async userIntent(agentId: string, l: AgentLoop): Promise<readonly string[]> {
+    const s = (l.intent ??= { at: 0, unsent: new Map(), messages: [] });
+    // One read at a time: a later review waits for the one under way, then reads what came after it.
+    while (l.intentReading !== undefined) await l.intentReading.catch(() => {});
+    const reading = (async () => {
+      for (;;) {
+        const end = this.port.agentRecordCount(agentId);
+        if (s.at >= end) break;
+        const records = this.port.agentRecords(agentId, s.at, end, TRANSCRIPT_LOAD_STEP_BYTES);
+        if (records.length === 0) break;
+        for (const e of records) foldUserIntent(s, e);
+        s.at += records.length;
+        if (s.at < this.port.agentRecordCount(agentId)) await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    l.intentReading = reading;
+    try {
+      await reading;
+    } finally {
+      if (l.intentReading === reading) l.intentReading = undefined;
+    }
+    return [...s.messages];
   }
 
   /** The compaction a report answers, by the same exact ownership. */
@@ -1430,6 +1532,37 @@ function closeDanglingCalls(messages: readonly ProviderMessage[]): ProviderMessa
     }
   }
   return out;
+}
+
+/** Folds one record into the user's messages: a user prompt counts once it entered the conversation (as the transcript's fold). */
+function foldUserIntent(s: UserIntent, e: Event): void {
+  switch (e.name) {
+    case "agent.prompt_submitted":
+      if (e.data.source === "human_ui") s.unsent.set(e.data.prompt_id, { text: e.data.text, steer: e.data.mode === "steer" });
+      break;
+    case "agent.prompt_started": {
+      const own = e.data.prompt_id;
+      for (const [id, p] of [...s.unsent]) {
+        if (p.steer && id !== own) {
+          s.messages.push(p.text);
+          s.unsent.delete(id);
+        }
+      }
+      const mine = s.unsent.get(own);
+      if (e.data.round === 0 && mine) {
+        s.messages.push(mine.text);
+        s.unsent.delete(own);
+      }
+      break;
+    }
+    case "agent.outer_turn_finished":
+    case "agent.prompt_cancelled":
+      s.unsent.delete(e.data.prompt_id);
+      break;
+    case "agent.prompt_failed":
+      if (e.data.prompt_id !== undefined) s.unsent.delete(e.data.prompt_id);
+      break;
+  }
 }
 
 /** Folds one record (at journal position `seq`) into a transcript and its prompts not yet sent, in journal order. */

@@ -46,6 +46,8 @@ export class InMemoryHarness {
   readonly journals = new Map<string, Event[]>();
   /** instance → live generation. */
   readonly live = new Map<string, number>();
+  /** A child agent's parent (`null`: started by an agent whose parent is not in the session). */
+  readonly parents = new Map<string, string | null>();
   readonly callAllowance = new Map<string, Set<string>>();
   readonly restarting = new Set<string>();
   /** Events whose publication fails (the commit refused, as an append failure would). */
@@ -94,6 +96,7 @@ export class InMemoryHarness {
         return (this.journals.get(agentId) ?? []).slice(from, to);
       },
       agentRecordCount: (agentId) => this.journals.get(agentId)?.length ?? 0,
+      parentOf: (agentId) => this.parents.get(agentId),
     };
     this.prompts = new PromptEngine(promptPort);
     const toolPort: ToolRouterPort = {

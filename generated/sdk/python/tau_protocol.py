@@ -2856,6 +2856,11 @@ class SandboxApprovalAnswer:
         return result
 
 
+class SandboxClassifierSetup(Enum):
+    FIRST = "first"
+    UNAVAILABLE = "unavailable"
+
+
 class SandboxPermissionKind(Enum):
     FILESYSTEM_READ = "filesystem_read"
     FILESYSTEM_WRITE = "filesystem_write"
@@ -2875,6 +2880,7 @@ class SandboxApprovalRequested:
 
     agent_id: Optional[str] = None
     call_id: Optional[str] = None
+    classifier_setup: Optional[SandboxClassifierSetup] = None
     command: Optional[str] = None
     """The command's first line, for the user to judge by."""
 
@@ -2887,8 +2893,9 @@ class SandboxApprovalRequested:
         target = from_str(obj.get("target"))
         agent_id = from_union([from_str, from_none], obj.get("agent_id"))
         call_id = from_union([from_str, from_none], obj.get("call_id"))
+        classifier_setup = from_union([SandboxClassifierSetup, from_none], obj.get("classifier_setup"))
         command = from_union([from_str, from_none], obj.get("command"))
-        return SandboxApprovalRequested(approval_id, choices, kind, target, agent_id, call_id, command)
+        return SandboxApprovalRequested(approval_id, choices, kind, target, agent_id, call_id, classifier_setup, command)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -2900,6 +2907,8 @@ class SandboxApprovalRequested:
             result["agent_id"] = from_union([from_str, from_none], self.agent_id)
         if self.call_id is not None:
             result["call_id"] = from_union([from_str, from_none], self.call_id)
+        if self.classifier_setup is not None:
+            result["classifier_setup"] = from_union([lambda x: to_enum(SandboxClassifierSetup, x), from_none], self.classifier_setup)
         if self.command is not None:
             result["command"] = from_union([from_str, from_none], self.command)
         return result
@@ -2928,6 +2937,36 @@ class SandboxApprovalResolved:
         result: dict = {}
         result["approval_id"] = from_str(self.approval_id)
         result["outcome"] = to_enum(SandboxApprovalOutcome, self.outcome)
+        return result
+
+
+class SandboxClassifierChoice(Enum):
+    DEFAULT = "default"
+    MANUAL = "manual"
+    MODEL = "model"
+
+
+@dataclass
+class SandboxClassifierSelected:
+    """The session's reviewer selection (`:sandbox classifier`, SPEC-sandbox-reviewer
+    "Selection"): it
+    wins over the configuration and is read back on resume.
+    """
+    choice: SandboxClassifierChoice
+    classifier: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxClassifierSelected':
+        assert isinstance(obj, dict)
+        choice = SandboxClassifierChoice(obj.get("choice"))
+        classifier = from_union([from_str, from_none], obj.get("classifier"))
+        return SandboxClassifierSelected(choice, classifier)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["choice"] = to_enum(SandboxClassifierChoice, self.choice)
+        if self.classifier is not None:
+            result["classifier"] = from_union([from_str, from_none], self.classifier)
         return result
 
 
@@ -3002,6 +3041,13 @@ class SandboxDiagnosticRecorded:
 
     kind: SandboxPermissionKind
     outcome: SandboxDiagnosticOutcome
+    agent_id: Optional[str] = None
+    """The agent whose command asked."""
+
+    attempted: Optional[bool] = None
+    """An automatic review's outcome: whether a request reached the classifier (false: skipped
+    before one was sent).
+    """
     call_id: Optional[str] = None
     classifier: Optional[str] = None
     """An automatic review's classifier (`provider/model`)."""
@@ -3010,6 +3056,10 @@ class SandboxDiagnosticRecorded:
     """An automatic review's recognised label (`approve`, `escalate`, `low`, `medium`, `high`)
     or why it was skipped or failed.
     """
+    parent_id: Optional[str] = None
+    """A child agent's review made by its parent: the parent (SPEC-sandbox-reviewer,
+    "Subagents").
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'SandboxDiagnosticRecorded':
@@ -3017,22 +3067,31 @@ class SandboxDiagnosticRecorded:
         at = from_int(obj.get("at"))
         kind = SandboxPermissionKind(obj.get("kind"))
         outcome = SandboxDiagnosticOutcome(obj.get("outcome"))
+        agent_id = from_union([from_str, from_none], obj.get("agent_id"))
+        attempted = from_union([from_bool, from_none], obj.get("attempted"))
         call_id = from_union([from_str, from_none], obj.get("call_id"))
         classifier = from_union([from_str, from_none], obj.get("classifier"))
         label = from_union([from_str, from_none], obj.get("label"))
-        return SandboxDiagnosticRecorded(at, kind, outcome, call_id, classifier, label)
+        parent_id = from_union([from_str, from_none], obj.get("parent_id"))
+        return SandboxDiagnosticRecorded(at, kind, outcome, agent_id, attempted, call_id, classifier, label, parent_id)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["at"] = from_int(self.at)
         result["kind"] = to_enum(SandboxPermissionKind, self.kind)
         result["outcome"] = to_enum(SandboxDiagnosticOutcome, self.outcome)
+        if self.agent_id is not None:
+            result["agent_id"] = from_union([from_str, from_none], self.agent_id)
+        if self.attempted is not None:
+            result["attempted"] = from_union([from_bool, from_none], self.attempted)
         if self.call_id is not None:
             result["call_id"] = from_union([from_str, from_none], self.call_id)
         if self.classifier is not None:
             result["classifier"] = from_union([from_str, from_none], self.classifier)
         if self.label is not None:
             result["label"] = from_union([from_str, from_none], self.label)
+        if self.parent_id is not None:
+            result["parent_id"] = from_union([from_str, from_none], self.parent_id)
         return result
 
 
@@ -3121,6 +3180,10 @@ class SandboxReviewResult:
     label: Optional[str] = None
     """The recognised label (`approve`, `escalate`, `low`, `medium`, `high`)."""
 
+    parent_id: Optional[str] = None
+    """A child agent's review made by its parent (SPEC-sandbox-reviewer, "Subagents"): the
+    parent's id.
+    """
     reason: Optional[str] = None
     """Why it was skipped or failed, in tau's words (never the provider's text)."""
 
@@ -3132,9 +3195,10 @@ class SandboxReviewResult:
         outcome = SandboxReviewOutcome(obj.get("outcome"))
         review_id = from_str(obj.get("review_id"))
         label = from_union([from_str, from_none], obj.get("label"))
+        parent_id = from_union([from_str, from_none], obj.get("parent_id"))
         reason = from_union([from_str, from_none], obj.get("reason"))
         usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
-        return SandboxReviewResult(outcome, review_id, label, reason, usage)
+        return SandboxReviewResult(outcome, review_id, label, parent_id, reason, usage)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -3142,6 +3206,8 @@ class SandboxReviewResult:
         result["review_id"] = from_str(self.review_id)
         if self.label is not None:
             result["label"] = from_union([from_str, from_none], self.label)
+        if self.parent_id is not None:
+            result["parent_id"] = from_union([from_str, from_none], self.parent_id)
         if self.reason is not None:
             result["reason"] = from_union([from_str, from_none], self.reason)
         if self.usage is not None:
@@ -5513,6 +5579,14 @@ def sandbox_approval_resolved_to_dict(x: SandboxApprovalResolved) -> Any:
     return to_class(SandboxApprovalResolved, x)
 
 
+def sandbox_classifier_selected_from_dict(s: Any) -> SandboxClassifierSelected:
+    return SandboxClassifierSelected.from_dict(s)
+
+
+def sandbox_classifier_selected_to_dict(x: SandboxClassifierSelected) -> Any:
+    return to_class(SandboxClassifierSelected, x)
+
+
 def sandbox_command_request_from_dict(s: Any) -> SandboxCommandRequest:
     return SandboxCommandRequest.from_dict(s)
 
@@ -6078,6 +6152,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "sandbox.approval_answer": SandboxApprovalAnswer,
     "sandbox.approval_requested": SandboxApprovalRequested,
     "sandbox.approval_resolved": SandboxApprovalResolved,
+    "sandbox.classifier_selected": SandboxClassifierSelected,
     "sandbox.command_request": SandboxCommandRequest,
     "sandbox.command_result": SandboxCommandResult,
     "sandbox.diagnostic_recorded": SandboxDiagnosticRecorded,

@@ -80,6 +80,14 @@ export const HISTORY_PAGE_RECORDS = 200;
 
 
 
+/** What the UI says when the sandbox offers the automatic reviewer's setup with a prompt. */
+const CLASSIFIER_SETUP: Record<"first" | "unavailable", string> = {
+  first:
+    "sandbox: an automatic reviewer can answer requests like this one before you are asked: choose one with :sandbox classifier provider/model (add --global to remember it), or keep manual approvals with :sandbox classifier false. Answer this request below.",
+  unavailable:
+    "sandbox: the selected automatic reviewer is unavailable (removed, or its credentials are missing), so you are asked instead: choose another with :sandbox classifier provider/model, or keep manual approvals with :sandbox classifier false. Answer this request below.",
+};
+
 export class TuiApp {
   private readonly keys = new KeyDecoder();
   private readonly editor = new Editor();
@@ -754,6 +762,8 @@ export class TuiApp {
       case "sandbox.approval_requested":
         if (d.replay || this.approvals.some((a) => a.approval_id === ev.data.approval_id)) return;
         this.approvals.push(ev.data);
+        // The automatic reviewer's setup offer (SPEC-sandbox-reviewer, "Selection"): answer this prompt by hand, set one up, or keep manual.
+        if (ev.data.classifier_setup !== undefined) this.note("info", CLASSIFIER_SETUP[ev.data.classifier_setup]);
         return;
       case "sandbox.approval_resolved": {
         const i = this.approvals.findIndex((a) => a.approval_id === ev.data.approval_id);

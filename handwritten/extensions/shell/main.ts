@@ -20,18 +20,21 @@ export async function main(): Promise<void> {
   const workdirs = new Map<string, string>();
   // The model's `shell` commands run in the sandbox (SPEC-sandbox); `!cmd` user commands do not.
   const sandbox = new Sandbox({
-    host: { emit: (name, data) => void ext.emit(name as never, data as never) },
+    host: { emit: (name, data) => ext.emit(name as never, data as never) },
     projectRoot,
     roots: resolveRoots(),
     ...(isLaunch(ext.config.sandbox) ? { launch: ext.config.sandbox } : {}),
   });
   ext.onHarnessGone(() => sandbox.stop());
   ext.subscribe(
-    ["agent.metadata_set", "sandbox.diagnostic_recorded"],
+    ["agent.metadata_set", "sandbox.diagnostic_recorded", "sandbox.classifier_selected"],
     ["agent.metadata_set", "shell.command_started", "sandbox.approval_answer", "sandbox.command_request", "agent.prompt_submitted"],
   );
   ext.on("sandbox.diagnostic_recorded", (e) => {
     if (e.replay) sandbox.restoreDiagnostic(e.data);
+  });
+  ext.on("sandbox.classifier_selected", (e) => {
+    if (e.replay) sandbox.restoreSelection(e.data);
   });
   ext.onDirect("sandbox.review_result", (data) => sandbox.reviewAnswered(data));
   ext.on("sandbox.approval_answer", (e) => {

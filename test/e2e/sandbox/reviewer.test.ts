@@ -84,7 +84,7 @@ describe("the automatic permission reviewer", () => {
     expect(input.permission.scopes[0]).toContain(`${outside} and everything below it become writable`);
     // The grant was for that one replay: the session's policy is unchanged.
     expect((await s.command("show")).text).not.toContain(`  ${outside}\n`);
-    expect((await s.command("doctor")).text).toMatch(new RegExp(`filesystem_write review_approved call ${callId} by ${CLASSIFIER} \\(approve\\)`));
+    expect((await s.command("doctor")).text).toMatch(new RegExp(`filesystem_write review_approved call ${callId} agent \\S+ by ${CLASSIFIER} \\(approve\\)`));
   });
 
   it("[sandbox.review.e2e-below-threshold] probability 0.94 shows the manual prompt", async () => {
@@ -114,7 +114,7 @@ describe("the automatic permission reviewer", () => {
     const high = answer(JSON.stringify({ risk_level: "high", user_authorized: true, reason: "writes outside the project" }));
     await expectManual(s, await reviewedCall(s, "write it", `echo hi > ${join(outside, "f")}`, [high]), outside);
     expect(reviewRequests()[0]?.system).toContain('"risk_level"');
-    expect((await s.command("doctor")).text).toMatch(/review_escalated call \S+ by provider\/guardian \(high\)/);
+    expect((await s.command("doctor")).text).toMatch(/review_escalated call \S+ agent \S+ by provider\/guardian \(high\)/);
   });
 
   it("[sandbox.review.e2e-provider-500] a provider 500 shows the manual prompt", async () => {

@@ -65,6 +65,36 @@ export class SandboxSession {
     return new SandboxSession(w, d, c, String(m.payload.event.data.agent_id), fake);
   }
 
+  /**
+   * Ends this session's daemon (SIGKILL, its extensions too) and resumes the session in a new one,
+   * attached as a UI that also reads the sandbox's state back.
+   */
+  async resume(cleanups: Array<() => void>): Promise<SandboxSession> {
+    this.client.close();
+    for (const pid of processTree(this.daemon.pid).reverse()) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    const d = await startDaemon(this.w.env, ["--resume", this.daemon.session_id, "--project-root", this.w.project]);
+    cleanups.push(() => {
+      for (const pid of processTree(d.pid).reverse()) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+    });
+    const c = await TestClient.ui(d.socket, d.session_id);
+    cleanups.push(() => c.close());
+    c.send({ message: "subscribe", payload: { historical: ["harness.models_available", "sandbox.state_reported"], live: ["*"] } });
+    await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000);
+    return new SandboxSession(this.w, d, c, this.agentId, this.fake);
+  }
+
   /** The next delivered event named `name` (and matching `pred`), taken out of the inbox. */
   async next(name: string, pred: (d: Record<string, unknown>) => boolean = () => true, ms = 30_000): Promise<Record<string, unknown>> {
     const m = await this.client.next((x) => x.message === "deliver" && x.payload.event.name === name && pred(x.payload.event.data), ms, name);

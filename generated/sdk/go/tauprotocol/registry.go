@@ -172,6 +172,8 @@ func NewEventPayload(name string) any {
 		return &SandboxApprovalRequested{}
 	case "sandbox.approval_resolved":
 		return &SandboxApprovalResolved{}
+	case "sandbox.classifier_selected":
+		return &SandboxClassifierSelected{}
 	case "sandbox.command_request":
 		return &SandboxCommandRequest{}
 	case "sandbox.command_result":

@@ -766,10 +766,11 @@ type SandboxApprovalAnswer struct {
 // A prompt every attached UI shows until one answers or it is resolved otherwise. Never
 // persisted.
 type SandboxApprovalRequested struct {
-	AgentID    *string           `json:"agent_id,omitempty" cbor:"agent_id,omitempty"`
-	ApprovalID string            `json:"approval_id" cbor:"approval_id"`
-	CallID     *string           `json:"call_id,omitempty" cbor:"call_id,omitempty"`
-	Choices    []SandboxDecision `json:"choices" cbor:"choices"`
+	AgentID         *string                 `json:"agent_id,omitempty" cbor:"agent_id,omitempty"`
+	ApprovalID      string                  `json:"approval_id" cbor:"approval_id"`
+	CallID          *string                 `json:"call_id,omitempty" cbor:"call_id,omitempty"`
+	Choices         []SandboxDecision       `json:"choices" cbor:"choices"`
+	ClassifierSetup *SandboxClassifierSetup `json:"classifier_setup,omitempty" cbor:"classifier_setup,omitempty"`
 	// The command's first line, for the user to judge by.
 	Command *string               `json:"command,omitempty" cbor:"command,omitempty"`
 	Kind    SandboxPermissionKind `json:"kind" cbor:"kind"`
@@ -780,6 +781,14 @@ type SandboxApprovalRequested struct {
 type SandboxApprovalResolved struct {
 	ApprovalID string                 `json:"approval_id" cbor:"approval_id"`
 	Outcome    SandboxApprovalOutcome `json:"outcome" cbor:"outcome"`
+}
+
+// The session's reviewer selection (`:sandbox classifier`, SPEC-sandbox-reviewer
+// "Selection"): it
+// wins over the configuration and is read back on resume.
+type SandboxClassifierSelected struct {
+	Choice     SandboxClassifierChoice `json:"choice" cbor:"choice"`
+	Classifier *string                 `json:"classifier,omitempty" cbor:"classifier,omitempty"`
 }
 
 // `:sandbox ARGS…` typed in a UI; answered by `sandbox.command_result` with the same
@@ -798,9 +807,14 @@ type SandboxCommandResult struct {
 // A safe diagnostic: no command, target or output. Persisted in the session; restored on
 // resume.
 type SandboxDiagnosticRecorded struct {
+	// The agent whose command asked.
+	AgentID *string `json:"agent_id,omitempty" cbor:"agent_id,omitempty"`
 	// Microseconds since the Unix epoch when it happened.
-	At     int64   `json:"at" cbor:"at"`
-	CallID *string `json:"call_id,omitempty" cbor:"call_id,omitempty"`
+	At int64 `json:"at" cbor:"at"`
+	// An automatic review's outcome: whether a request reached the classifier (false: skipped
+	// before one was sent).
+	Attempted *bool   `json:"attempted,omitempty" cbor:"attempted,omitempty"`
+	CallID    *string `json:"call_id,omitempty" cbor:"call_id,omitempty"`
 	// An automatic review's classifier (`provider/model`).
 	Classifier *string               `json:"classifier,omitempty" cbor:"classifier,omitempty"`
 	Kind       SandboxPermissionKind `json:"kind" cbor:"kind"`
@@ -808,6 +822,9 @@ type SandboxDiagnosticRecorded struct {
 	// or why it was skipped or failed.
 	Label   *string                  `json:"label,omitempty" cbor:"label,omitempty"`
 	Outcome SandboxDiagnosticOutcome `json:"outcome" cbor:"outcome"`
+	// A child agent's review made by its parent: the parent (SPEC-sandbox-reviewer,
+	// "Subagents").
+	ParentID *string `json:"parent_id,omitempty" cbor:"parent_id,omitempty"`
 }
 
 // The shell extension asks the harness to review a permission request with the user's
@@ -840,6 +857,9 @@ type SandboxReviewResult struct {
 	// The recognised label (`approve`, `escalate`, `low`, `medium`, `high`).
 	Label   *string              `json:"label,omitempty" cbor:"label,omitempty"`
 	Outcome SandboxReviewOutcome `json:"outcome" cbor:"outcome"`
+	// A child agent's review made by its parent (SPEC-sandbox-reviewer, "Subagents"): the
+	// parent's id.
+	ParentID *string `json:"parent_id,omitempty" cbor:"parent_id,omitempty"`
 	// Why it was skipped or failed, in tau's words (never the provider's text).
 	Reason   *string `json:"reason,omitempty" cbor:"reason,omitempty"`
 	ReviewID string  `json:"review_id" cbor:"review_id"`
@@ -1659,6 +1679,13 @@ const (
 	Deny       SandboxDecision = "deny"
 )
 
+type SandboxClassifierSetup string
+
+const (
+	First                             SandboxClassifierSetup = "first"
+	SandboxClassifierSetupUnavailable SandboxClassifierSetup = "unavailable"
+)
+
 type SandboxPermissionKind string
 
 const (
@@ -1674,6 +1701,14 @@ const (
 	SandboxApprovalOutcomeAllowedAdapt SandboxApprovalOutcome = "allowed_adapt"
 	SandboxApprovalOutcomeDenied       SandboxApprovalOutcome = "denied"
 	SandboxApprovalOutcomeRevoked      SandboxApprovalOutcome = "revoked"
+)
+
+type SandboxClassifierChoice string
+
+const (
+	Default                      SandboxClassifierChoice = "default"
+	Manual                       SandboxClassifierChoice = "manual"
+	SandboxClassifierChoiceModel SandboxClassifierChoice = "model"
 )
 
 type SandboxDiagnosticOutcome string
@@ -1698,12 +1733,12 @@ const (
 type SandboxReviewOutcome string
 
 const (
-	Approved                    SandboxReviewOutcome = "approved"
-	Escalated                   SandboxReviewOutcome = "escalated"
-	SandboxReviewOutcomeFailed  SandboxReviewOutcome = "failed"
-	SandboxReviewOutcomeInvalid SandboxReviewOutcome = "invalid"
-	Skipped                     SandboxReviewOutcome = "skipped"
-	Unavailable                 SandboxReviewOutcome = "unavailable"
+	Approved                        SandboxReviewOutcome = "approved"
+	Escalated                       SandboxReviewOutcome = "escalated"
+	SandboxReviewOutcomeFailed      SandboxReviewOutcome = "failed"
+	SandboxReviewOutcomeInvalid     SandboxReviewOutcome = "invalid"
+	SandboxReviewOutcomeUnavailable SandboxReviewOutcome = "unavailable"
+	Skipped                         SandboxReviewOutcome = "skipped"
 )
 
 type StateEnum string
@@ -1740,9 +1775,9 @@ const (
 type SessionTitleOrigin string
 
 const (
-	FirstPrompt            SessionTitleOrigin = "first_prompt"
-	Model                  SessionTitleOrigin = "model"
-	SessionTitleOriginUser SessionTitleOrigin = "user"
+	FirstPrompt             SessionTitleOrigin = "first_prompt"
+	SessionTitleOriginModel SessionTitleOrigin = "model"
+	SessionTitleOriginUser  SessionTitleOrigin = "user"
 )
 
 type SubscribeMessageName string

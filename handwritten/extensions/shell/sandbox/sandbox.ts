@@ -16,7 +16,7 @@ import type {
   SandboxReviewResult,
   SandboxState,
 } from "../../../../generated/index.js";
-import { loadSandboxConfig, trustProject, type LoadedSandboxConfig, type Roots } from "../../../config/index.js";
+import { loadSandboxConfig, rememberClassifier, trustProject, type LoadedSandboxConfig, type Roots } from "../../../config/index.js";
 import { randomHex } from "../../../startup/random.js";
 import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
 import { ToolError, runShell, shellArgs, shellBody, shellResult, type ShellOutcome, type ToolResult } from "../tools/index.js";
@@ -48,8 +48,12 @@ type Runtime = (typeof import("@anthropic-ai/sandbox-runtime"))["SandboxManager"
 
 /** What the sandbox needs of its extension: publishing, and nothing else. */
 export interface SandboxHost {
-  emit(name: string, data: Record<string, unknown>): void;
+  /** Publishes; may say whether the event was handed to the harness (`queued`) or not. */
+  emit(name: string, data: Record<string, unknown>): unknown;
 }
+
+/** A classifier id as `sandbox.yaml` accepts it (ClassifierId): `provider/model`. */
+const CLASSIFIER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\/[^\s]{1,255}$/;
 
 export interface SandboxOptions {
   readonly host: SandboxHost;
@@ -88,6 +92,22 @@ interface Diagnostic {
   readonly restored: boolean;
   readonly classifier?: string;
   readonly label?: string;
+  /** An automatic review's outcome: whether a request reached the classifier. */
+  readonly attempted?: boolean;
+  readonly agentId?: string;
+  /** A child's review made by its parent. */
+  readonly parentId?: string;
+  /** The session journal did not take it: kept in memory only. */
+  unstored?: boolean;
+}
+
+/** Safe review facts a diagnostic carries (SPEC-sandbox-reviewer, "Diagnostics"). */
+interface ReviewFacts {
+  classifier?: string;
+  label?: string;
+  attempted?: boolean;
+  agentId?: string;
+  parentId?: string;
 }
 
 interface RunningCommand {
@@ -127,6 +147,11 @@ export class Sandbox {
   private readonly reviews = new Map<string, PendingReview>();
   /** Notes for a call's result from reviews made while it ran (its connections'), by call id. */
   private readonly reviewNotes = new Map<string, string[]>();
+  /** The session's reviewer choice (`:sandbox classifier`): a model, false (manual), or none (the configuration's). */
+  private sessionClassifier: string | false | undefined;
+  /** Setup offered with the next manual prompt: nothing selected yet, or the selected classifier is gone. */
+  private setupOffer: "first" | "unavailable" | undefined;
+  private setupOffered = false;
   /** The state each agent's context last heard of (the note at the head of a `shell` result). */
   private readonly noted = new Map<string, string>();
   private readonly platform: NodeJS.Platform;
@@ -316,7 +341,12 @@ export class Sandbox {
           : await this.ask({ kind, target: denial.grant, choices: ["allow_retry", "allow_adapt", "deny"], agentId: call.agentId, callId: call.callId, command }, call.signal);
     if (outcome === "allowed") {
       const remaining = timeoutMs - elapsed;
-      if (remaining <= 0) return shellResult(command, first, timeoutSeconds, note, "\n[sandbox: access was approved, but the command's time budget is used up, so it was not run again]");
+      if (remaining <= 0) {
+        if (reviewed === "approved") this.diagnose("revoked", kind, call.callId, { ...this.classifierFact(), label: "time_budget", agentId: call.agentId });
+        return shellResult(command, first, timeoutSeconds, note, "\n[sandbox: access was approved, but the command's time budget is used up, so it was not run again]");
+      }
+      // The reviewer's grant applied (a manual one is recorded as its prompt resolves).
+      if (reviewed === "approved") this.diagnose("allowed", kind, call.callId, { ...this.classifierFact(), agentId: call.agentId });
       const replay = await this.runSandboxed(command, call, remaining, denial.access === "write" ? { write: denial.grant } : { read: denial.grant });
       this.diagnose(succeeded(replay) && replay.signal === null && !replay.timedOut ? "replay_succeeded" : "replay_failed", kind, call.callId);
       const who = reviewed === "approved" ? `the automatic reviewer (${this.classifier() ?? "classifier"}) approved` : "the user approved";
@@ -383,7 +413,10 @@ export class Sandbox {
         agentId: running[1].agentId,
         callId: running[0],
       });
-      if (reviewed === "approved") return true;
+      if (reviewed === "approved") {
+        this.diagnose("allowed", "network", running[0], { ...this.classifierFact(), agentId: running[1].agentId });
+        return true;
+      }
       if (reviewed === "revoked") return deny(`the request for ${host} was withdrawn`);
     }
     let prompt = this.hostPrompts.get(target);
@@ -410,8 +443,26 @@ export class Sandbox {
 
   /** The selected classifier (`provider/model`), or undefined for manual approvals only. */
   classifier(): string | undefined {
-    const c = this.config().classifier;
+    const c = this.selection().value;
     return typeof c === "string" ? c : undefined;
+  }
+
+  /** The effective reviewer selection and where it came from: the session's choice wins over the configuration. */
+  selection(): { value: string | false | undefined; from: string } {
+    if (this.sessionClassifier !== undefined) return { value: this.sessionClassifier, from: "session" };
+    const c = this.config().classifier;
+    if (c !== undefined) return { value: c, from: originOf(this.loaded?.origins ?? {}, "classifier") };
+    return { value: undefined, from: "default" };
+  }
+
+  private classifierFact(): { classifier?: string } {
+    const c = this.classifier();
+    return c !== undefined ? { classifier: c } : {};
+  }
+
+  /** `sandbox.classifier_selected` read back on resume: the session's choice again. */
+  restoreSelection(d: { choice: "model" | "manual" | "default"; classifier?: string }): void {
+    this.sessionClassifier = d.choice === "manual" ? false : d.choice === "model" && d.classifier !== undefined && CLASSIFIER_ID.test(d.classifier) ? d.classifier : undefined;
   }
 
   /** Every scope a filesystem exception opens, broader ones included, in words for the reviewer. */
@@ -437,8 +488,12 @@ export class Sandbox {
     r: { kind: SandboxPermissionKind; target: string; command: string; scopes: string[]; evidence?: string; agentId: string; callId?: string },
     signal?: AbortSignal,
   ): Promise<"approved" | "revoked" | "manual"> {
-    const classifier = this.classifier();
-    if (classifier === undefined || this.mode !== "interactive" || this.state !== "active") return "manual";
+    if (this.mode !== "interactive" || this.state !== "active") return "manual";
+    const selected = this.selection().value;
+    // Nothing selected yet: the first manual prompt offers setup (SPEC-sandbox-reviewer, "Selection").
+    if (selected === undefined && !this.setupOffered) this.setupOffer = "first";
+    if (typeof selected !== "string") return "manual";
+    const classifier = selected;
     const id = `rv-${randomHex(8)}`;
     const end = await new Promise<ReviewEnd>((resolve) => {
       const finish = (e: ReviewEnd): void => {
@@ -468,13 +523,24 @@ export class Sandbox {
       });
     });
     if (end.outcome === "revoked") {
-      this.diagnose("revoked", r.kind, r.callId, { classifier });
+      this.diagnose("revoked", r.kind, r.callId, { classifier, agentId: r.agentId });
       return "revoked";
     }
     const diagnostic: SandboxDiagnosticOutcome =
       end.outcome === "approved" ? "review_approved" : end.outcome === "escalated" ? "review_escalated" : end.outcome === "invalid" ? "review_invalid" : end.outcome === "skipped" ? "review_skipped" : "review_failed";
-    const label = end.label ?? (end.outcome === "skipped" || end.outcome === "unavailable" ? end.reason : end.outcome === "failed" ? (end.reason === "timeout" ? "timeout" : "provider_failure") : undefined);
-    this.diagnose(diagnostic, r.kind, r.callId, { classifier, ...(label !== undefined ? { label: firstLine(label, 64) } : {}) });
+    const label =
+      end.label ??
+      (end.outcome === "unavailable" ? "unavailable" : end.outcome === "skipped" ? end.reason : end.outcome === "failed" ? (end.reason === "timeout" ? "timeout" : "provider_failure") : undefined);
+    // A removed or credential-unavailable classifier is offered for setup again; it is never replaced silently.
+    if (end.outcome === "unavailable") this.setupOffer = "unavailable";
+    const attempted = end.outcome === "approved" || end.outcome === "escalated" || end.outcome === "invalid" || (end.outcome === "failed" && end.reason !== "the review request could not be sent");
+    this.diagnose(diagnostic, r.kind, r.callId, {
+      classifier,
+      ...(label !== undefined ? { label: firstLine(label, 64) } : {}),
+      attempted,
+      agentId: r.agentId,
+      ...(end.parent_id !== undefined ? { parentId: end.parent_id } : {}),
+    });
     if (r.callId !== undefined && end.usage !== undefined) {
       const notes = this.reviewNotes.get(r.callId) ?? [];
       notes.push(`[sandbox: an automatic review by ${classifier} used ${end.usage.input_tokens} input and ${end.usage.output_tokens} output tokens]`);
@@ -502,7 +568,10 @@ export class Sandbox {
       ...(r.agentId !== undefined ? { agent_id: r.agentId } : {}),
       ...(r.callId !== undefined ? { call_id: r.callId } : {}),
       ...(r.command !== undefined ? { command: firstLine(r.command) } : {}),
+      ...(this.setupOffer !== undefined ? { classifier_setup: this.setupOffer } : {}),
     };
+    if (this.setupOffer !== undefined) this.setupOffered = true;
+    this.setupOffer = undefined;
     return new Promise<SandboxApprovalOutcome>((resolve) => {
       const onAbort = (): void => this.resolveApproval(id, "revoked");
       const timer = setTimeout(onAbort, SANDBOX_APPROVAL_MAX_WAIT_MS);
@@ -568,14 +637,43 @@ export class Sandbox {
 
   // ---- diagnostics -----------------------------------------------------------------------------
 
-  private diagnose(outcome: SandboxDiagnosticOutcome, kind: SandboxPermissionKind, callId: string | undefined, review: { classifier?: string; label?: string } = {}): void {
+  private diagnose(outcome: SandboxDiagnosticOutcome, kind: SandboxPermissionKind, callId: string | undefined, review: ReviewFacts = {}): void {
     const at = Date.now() * 1000;
-    this.keep({ outcome, kind, ...(callId !== undefined ? { callId } : {}), at, restored: false, ...review });
-    this.o.host.emit("sandbox.diagnostic_recorded", { outcome, kind, ...(callId !== undefined ? { call_id: callId } : {}), at, ...review });
+    const kept: Diagnostic = { outcome, kind, ...(callId !== undefined ? { callId } : {}), at, restored: false, ...review };
+    this.keep(kept);
+    const { agentId, parentId, ...facts } = review;
+    const sent = this.o.host.emit("sandbox.diagnostic_recorded", {
+      outcome,
+      kind,
+      ...(callId !== undefined ? { call_id: callId } : {}),
+      at,
+      ...facts,
+      ...(agentId !== undefined ? { agent_id: agentId } : {}),
+      ...(parentId !== undefined ? { parent_id: parentId } : {}),
+    });
+    // Not handed to the session journal: permission handling goes on; the doctor keeps it and warns.
+    void Promise.resolve(sent).then(
+      (r) => {
+        if (r !== undefined && r !== "queued") kept.unstored = true;
+      },
+      () => {
+        kept.unstored = true;
+      },
+    );
   }
 
   /** A diagnostic read back from the session's journal on resume: shown, never acted on. */
-  restoreDiagnostic(d: { outcome: SandboxDiagnosticOutcome; kind: SandboxPermissionKind; call_id?: string; at: number; classifier?: string; label?: string }): void {
+  restoreDiagnostic(d: {
+    outcome: SandboxDiagnosticOutcome;
+    kind: SandboxPermissionKind;
+    call_id?: string;
+    at: number;
+    classifier?: string;
+    label?: string;
+    attempted?: boolean;
+    agent_id?: string;
+    parent_id?: string;
+  }): void {
     this.keep({
       outcome: d.outcome,
       kind: d.kind,
@@ -584,6 +682,9 @@ export class Sandbox {
       restored: true,
       ...(d.classifier !== undefined ? { classifier: d.classifier } : {}),
       ...(d.label !== undefined ? { label: d.label } : {}),
+      ...(d.attempted !== undefined ? { attempted: d.attempted } : {}),
+      ...(d.agent_id !== undefined ? { agentId: d.agent_id } : {}),
+      ...(d.parent_id !== undefined ? { parentId: d.parent_id } : {}),
     });
   }
 
@@ -599,7 +700,7 @@ export class Sandbox {
     await this.start();
     const [verb, ...rest] = args;
     const usage =
-      "usage: :sandbox show | doctor | on | off | mode interactive|non-interactive | network allow|deny add|remove HOST | filesystem allow-write|allow-read|deny-read add|remove PATH | trust | pending";
+      "usage: :sandbox show | doctor | on | off | mode interactive|non-interactive | network allow|deny add|remove HOST | filesystem allow-write|allow-read|deny-read add|remove PATH | classifier provider/model|false|default [--global] | trust | pending";
     switch (verb) {
       case undefined:
       case "show":
@@ -622,6 +723,8 @@ export class Sandbox {
         return this.networkCommand(rest, usage);
       case "filesystem":
         return this.filesystemCommand(rest, usage);
+      case "classifier":
+        return this.classifierCommand(rest);
       case "trust": {
         const project = trustProject(this.o.roots.config, this.o.projectRoot);
         const reloaded = await this.reload();
@@ -675,6 +778,50 @@ export class Sandbox {
     return { ok: true, text: `filesystem ${list}: ${op === "add" ? "added" : "removed"} ${path} (this session only)` };
   }
 
+  /**
+   * `:sandbox classifier provider/model|false|default [--global]` (SPEC-sandbox-reviewer, "Selection"):
+   * saved with the session (it wins over the configuration and comes back on resume), or remembered
+   * in the global sandbox.yaml with `--global` (the session's own choice is then withdrawn).
+   */
+  private async classifierCommand(rest: readonly string[]): Promise<{ ok: boolean; text: string }> {
+    const global = rest.includes("--global");
+    const values = rest.filter((r) => r !== "--global");
+    const usage = "usage: :sandbox classifier provider/model|false|default [--global] — a configured provider model reviews permission requests before the manual prompt; false keeps manual approvals; default withdraws the session's choice";
+    if (values.length === 0 && !global) return { ok: true, text: `${this.selectionLine()}\n${usage}` };
+    const [raw] = values;
+    if (values.length !== 1 || raw === undefined) return { ok: false, text: usage };
+    const value: string | false | undefined = raw === "false" ? false : raw === "default" ? undefined : raw;
+    if (typeof value === "string" && !CLASSIFIER_ID.test(value)) return { ok: false, text: `${raw} is not a provider/model id; ${usage}` };
+    if (global) {
+      let path: string;
+      try {
+        path = await rememberClassifier(this.o.roots.config, value);
+      } catch (err) {
+        return { ok: false, text: `not remembered: ${(err as Error).message}` };
+      }
+      this.selectSession(undefined);
+      const reloaded = await this.reload();
+      const overridden = this.o.launch?.config_file !== undefined ? ` (this run reads --sandbox-config instead, so it applies from the next run without it)` : "";
+      return { ok: reloaded, text: reloaded ? `remembered in ${path}${overridden}\n${this.selectionLine()}` : `remembered in ${path}, but the configuration does not load: ${this.reason ?? ""}` };
+    }
+    this.selectSession(value);
+    return { ok: true, text: `${this.selectionLine()}${value === undefined ? "" : " — saved with this session"}` };
+  }
+
+  private selectSession(value: string | false | undefined): void {
+    const had = this.sessionClassifier;
+    this.sessionClassifier = value;
+    if (had === undefined && value === undefined) return;
+    this.o.host.emit("sandbox.classifier_selected", value === undefined ? { choice: "default" } : value === false ? { choice: "manual" } : { choice: "model", classifier: value });
+  }
+
+  /** The effective reviewer and where it came from, as `:sandbox show` says it. */
+  private selectionLine(): string {
+    const s = this.selection();
+    const what = s.value === undefined ? "none selected (manual approvals; the first permission prompt offers setup)" : s.value === false ? "false (manual approvals)" : s.value;
+    return `classifier: ${what} (${s.from})`;
+  }
+
   private async reload(): Promise<boolean> {
     this.revokeAll();
     if (!(await this.loadConfig())) return false;
@@ -693,6 +840,7 @@ export class Sandbox {
       `sandbox: ${this.state}${this.reason ? ` — ${this.reason}` : ""}`,
       ...(this.fix ? [`fix: ${this.fix}`] : []),
       `mode: ${this.mode} ${this.modeOverride ? "(session)" : this.o.launch?.approval === "never" ? "(--approval never)" : from("mode")}`,
+      this.selectionLine(),
       `network allowed ${from("network.allowed_domains")}${this.grants.allowDomains.size ? " + session" : ""}:`,
       list(p.allowedDomains),
       `network denied ${from("network.denied_domains")}${this.grants.denyDomains.size ? " + session" : ""}:`,
@@ -710,8 +858,32 @@ export class Sandbox {
     ].join("\n");
   }
 
+  /**
+   * The automatic reviews among the recent diagnostics, counted apart (SPEC-sandbox-reviewer,
+   * "Diagnostics"): attempted reviews and skips, escalations, invalid answers and provider failures,
+   * and what the reviewer's approvals came to (a grant applied, or withdrawn before it was).
+   */
+  private reviewSummary(): string[] {
+    const reviews = this.diagnostics.filter((d) => d.outcome.startsWith("review_"));
+    const count = (pred: (d: Diagnostic) => boolean, list: readonly Diagnostic[] = reviews): number => list.filter(pred).length;
+    const attempted = reviews.filter((d) => d.attempted !== false && d.outcome !== "review_skipped");
+    const notAttempted = reviews.filter((d) => !attempted.includes(d));
+    const reasons = new Map<string, number>();
+    for (const d of notAttempted) reasons.set(d.label ?? "unknown", (reasons.get(d.label ?? "unknown") ?? 0) + 1);
+    const granted = this.diagnostics.filter((d) => d.classifier !== undefined && (d.outcome === "allowed" || (d.outcome === "revoked" && d.label === "time_budget")));
+    const withdrawn = count((d) => d.outcome === "revoked" && d.classifier !== undefined && d.label === undefined, this.diagnostics);
+    return [
+      `automatic reviewer: ${this.selectionLine().slice("classifier: ".length)}`,
+      `  reviews attempted: ${attempted.length} — approved ${count((d) => d.outcome === "review_approved", attempted)}, escalated by the model ${count((d) => d.outcome === "review_escalated", attempted)}, invalid answers ${count((d) => d.outcome === "review_invalid", attempted)}, provider failures ${count((d) => d.outcome === "review_failed", attempted)} (timeouts ${count((d) => d.outcome === "review_failed" && d.label === "timeout", attempted)})`,
+      `  reviews not attempted: ${notAttempted.length}${reasons.size > 0 ? ` — ${[...reasons].map(([r, n]) => `${r} ${n}`).join(", ")}` : ""}`,
+      `  reviews withdrawn before an answer (cancelled, a new prompt, a policy change): ${withdrawn}`,
+      `  grants after an approved review: applied ${count((d) => d.outcome === "allowed", granted)}, not applied (time budget used up) ${count((d) => d.outcome === "revoked", granted)}`,
+    ];
+  }
+
   doctor(): string {
     const files = this.loaded?.files ?? [];
+    const unstored = this.diagnostics.filter((d) => d.unstored === true).length;
     const runtimeWarnings = this.runtime?.getLinuxGlobPatternWarnings?.() ?? [];
     const fixFor = (d: Diagnostic): string => {
       switch (d.outcome) {
@@ -735,12 +907,14 @@ export class Sandbox {
       "configuration files:",
       ...(files.length === 0 ? ["  (none read)"] : files.map((f) => `  ${f.path} (${f.layer}): ${f.status}${f.error ? ` — ${f.error}` : ""}`)),
       ...(this.loaded?.warnings ?? []).map((w) => `warning: ${w}`),
+      ...this.reviewSummary(),
+      ...(unstored > 0 ? [`warning: ${unstored} diagnostic(s) could not be stored in the session; they are kept in memory only and will not come back on resume`] : []),
       `recent sandbox events (last ${SANDBOX_DIAGNOSTICS_KEPT}):`,
       ...(this.diagnostics.length === 0
         ? ["  (none)"]
         : this.diagnostics.map(
             (d) =>
-              `  ${new Date(d.at / 1000).toISOString()} ${d.kind} ${d.outcome}${d.callId ? ` call ${d.callId}` : ""}${d.classifier ? ` by ${d.classifier}` : ""}${d.label ? ` (${d.label})` : ""}${d.restored ? " (restored)" : ""} — fix: ${fixFor(d)}`,
+              `  ${new Date(d.at / 1000).toISOString()} ${d.kind} ${d.outcome}${d.callId ? ` call ${d.callId}` : ""}${d.agentId ? ` agent ${d.agentId}` : ""}${d.classifier ? ` by ${d.classifier}` : ""}${d.parentId ? ` for parent ${d.parentId}` : ""}${d.label ? ` (${d.label})` : ""}${d.attempted === false ? " (not attempted)" : ""}${d.restored ? " (restored)" : ""}${d.unstored ? " (not stored)" : ""} — fix: ${fixFor(d)}`,
           )),
     ].join("\n");
   }
