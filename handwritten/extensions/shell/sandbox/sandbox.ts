@@ -22,6 +22,7 @@ import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
 import { ToolError, runShell, shellArgs, shellBody, shellResult, type ShellOutcome, type ToolResult } from "../tools/index.js";
 import { throwIfCancelled } from "../tools/errors.js";
 import { findDenial, realTarget, type Denial } from "./denials.js";
+import { createdDuring, isGitControlPath, quarantine, scanProject, type ProjectScan } from "./project-scan.js";
 import { DEFAULT_DENY_WRITE_PATTERNS, effectivePolicy, emptyGrants, originOf, runtimeConfig, within, type EffectivePolicy, type SessionGrants } from "./policy.js";
 
 /** A decision not answered in this long is withdrawn (revoked): a run with nobody to answer never hangs. */
@@ -343,14 +344,16 @@ export class Sandbox {
   protectedWrite(absolute: string): string | undefined {
     if (this.state === "bypassed" || this.state === "suspended") return undefined;
     const target = realTarget(absolute);
-    const hit = this.policy().protected.find((p) => within(target, p) || within(absolute, p));
+    const hit = this.policy().protected.find((p) => within(target, p) || within(absolute, p)) ?? [target, absolute].find(isGitControlPath);
     if (hit === undefined) return undefined;
     return `${absolute} is protected (tau's configuration, the project's .tau/, git hooks and config, shell start-up files): the model's tools cannot change it. The user can, with a command of their own (!cmd) or an editor.`;
   }
 
   private async runSandboxed(command: string, call: ShellCall, timeoutMs: number, extra: { write?: string; read?: string }): Promise<ShellOutcome> {
     const runtime = this.runtime as Runtime;
-    const config = this.runtimeConfig(extra);
+    const policy = this.policy();
+    const before = scanProject(this.o.projectRoot);
+    const config = runtimeConfig(policy, this.o.projectRoot, extra, before);
     const wrapped = await runtime.wrapWithSandbox(command, "bash", config as never, undefined, { commandId: randomHex(16) });
     this.running.set(call.callId, { agentId: call.agentId, command });
     this.sandboxedRunning++;
@@ -360,7 +363,22 @@ export class Sandbox {
       this.running.delete(call.callId);
       // The runtime's mount points for missing protected paths go once no sandboxed command runs.
       if (--this.sandboxedRunning === 0) runtime.cleanupAfterCommand();
+      this.checkCreated(before, policy, call.callId);
     }
+  }
+
+  /**
+   * What bubblewrap could not bind because it did not exist when the command started: credential
+   * files and git control files the command created are moved out of the project (SPEC-sandbox,
+   * "Created during a command"); the call's result says where.
+   */
+  private checkCreated(before: ProjectScan, policy: EffectivePolicy, callId: string): void {
+    const findings = createdDuring(before, scanProject(this.o.projectRoot), { credentials: policy.defaultDenyWrite });
+    if (findings.length === 0) return;
+    const into = join(this.o.roots.state, "sandbox-quarantine", `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomHex(4)}`);
+    const notes = this.reviewNotes.get(callId) ?? [];
+    notes.push(...quarantine(findings, this.o.projectRoot, into));
+    this.reviewNotes.set(callId, notes);
   }
 
   // ---- approvals -------------------------------------------------------------------------------
@@ -704,9 +722,10 @@ export class Sandbox {
       `write allowed ${from("filesystem.allow_write")}${this.grants.allowWrite.size ? " + session" : ""} (and the commands' own temporary folder):`,
       list(p.allowWrite.filter((w) => w !== process.env.CLAUDE_CODE_TMPDIR)),
       `write denied ${from("filesystem.deny_write")}:`,
-      list(p.defaultDenyWrite ? DEFAULT_DENY_WRITE_PATTERNS.map((d) => `${d} (in the project, as found when a command starts)`) : p.denyWrite),
+      list(p.defaultDenyWrite ? DEFAULT_DENY_WRITE_PATTERNS.map((d) => `${d} (in the project: read-only as found when a command starts; one the command creates is moved out after it)`) : p.denyWrite),
       "protected (always read-only, existing or not):",
       list(p.protected),
+      "  and every git folder's hooks, config and commondir in the project (nested repositories, submodules, bare ones; one a command creates is checked after it)",
     ].join("\n");
   }
 
