@@ -116,3 +116,36 @@ describe("what a sandboxed command creates", () => {
     expect(existsSync(join(p, "notes.txt"))).toBe(true);
   });
 });
+
+describe("the reused wrap", () => {
+  it("[sandbox.run.wrap-reused-until-disk-changes] one wrap serves commands while nothing it depends on changes, and is rebuilt when a protected path appears", async () => {
+    // The deny-read names a folder that does not exist yet.
+    const s = await SandboxSession.start(fake, cleanups, { globalYaml: 'filesystem:\n  deny_read: ["$TAU_HOME/secret-later"]\n' });
+    const secret = join(s.w.home, "secret-later");
+    const p = s.w.project;
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    for (let i = 0; i < 3; i++) expect((await s.shell("echo hi")).output).toBe("hi\n[exit code 0]");
+    expect((await s.command("doctor")).text).toMatch(/sandbox wraps: 1 built, 2 reused/);
+    // The command reaches the sandbox whole, and is gone from its environment.
+    expect((await s.shell(`printf '%s|' "a b" 'c'"'"'d'; env | grep -c ${"TAU_SANDBOX_COMMAND"}`)).output).toBe("a b|c'd|0\n[exit code 1]");
+
+    // What appears on the host between commands is protected in the next one.
+    mkdirSync(secret);
+    writeFileSync(join(secret, "token"), "s3cret\n");
+    const read = await s.callShell(`cat ${join(secret, "token")}`);
+    s.answer((await s.approval()).approval_id, "deny");
+    expect((await s.result(read)).output).not.toContain("s3cret");
+    git(p, "init", "-q", "later");
+    const hook = await s.shell("echo evil > later/.git/hooks/pre-commit");
+    expect(hook.output).not.toContain("[exit code 0]");
+    expect(existsSync(join(p, "later", ".git", "hooks", "pre-commit"))).toBe(false);
+    writeFileSync(join(p, ".env"), "KEY=user\n");
+    expect((await s.shell("echo KEY=model > .env")).output).toContain("Read-only file system");
+    expect(readFileSync(join(p, ".env"), "utf8")).toBe("KEY=user\n");
+    const doctor = (await s.command("doctor")).text;
+    const built = Number(/sandbox wraps: (\d+) built/.exec(doctor)?.[1]);
+    expect(built).toBeGreaterThanOrEqual(4);
+    // No mount point of a protected path is left in the project between commands.
+    expect(readdirSync(p).sort()).toEqual([".env", "later"]);
+  });
+});

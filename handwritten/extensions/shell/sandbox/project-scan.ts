@@ -2,7 +2,7 @@
 // "Created during a command"): before it, the credential files and git folders whose protection
 // bubblewrap applies (it can only bind what exists); after it, what the command created that those
 // rules cover, which is moved out of the project into tau's state folder (never deleted).
-import { cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 /** How deep below the project root the default deny-write patterns are looked for. */
@@ -39,6 +39,8 @@ export interface ProjectScan {
   readonly commondirs: ReadonlyMap<string, string>;
   /** The entry limit was reached: what lies beyond was not looked at. */
   readonly truncated: boolean;
+  /** Every entry walked (path, kind, a link's target) and each git folder's control files: what the runtime's wrap can depend on. */
+  readonly listing: string;
 }
 
 function readSmall(path: string): string | undefined {
@@ -51,12 +53,21 @@ function readSmall(path: string): string | undefined {
   }
 }
 
+function linkTarget(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return "?";
+  }
+}
+
 /** Walks the project (never following a symbolic link, never into node_modules). */
 export function scanProject(root: string): ProjectScan {
   const credentials = new Set<string>();
   const gitDirs = new Set<string>();
   const gitFiles = new Map<string, string>();
   const commondirs = new Map<string, string>();
+  const listing: string[] = [];
   let seen = 0;
   let truncated = false;
   const list = (dir: string): import("node:fs").Dirent[] | undefined => {
@@ -68,6 +79,7 @@ export function scanProject(root: string): ProjectScan {
   };
   const addGitDir = (dir: string, entries: import("node:fs").Dirent[] | undefined): void => {
     gitDirs.add(dir);
+    listing.push(`git ${dir} ${["HEAD", ...GIT_CONTROL_FILES].map((f) => (existsSync(join(dir, f)) ? "1" : "0")).join("")}`);
     const common = readSmall(join(dir, "commondir"));
     if (common !== undefined) commondirs.set(dir, common);
     // Submodules' and worktrees' git folders live inside this one, and nest (modules/a/modules/b).
@@ -94,6 +106,7 @@ export function scanProject(root: string): ProjectScan {
     for (const e of entries) {
       if (++seen > SCAN_MAX_ENTRIES) return void (truncated = true);
       const path = join(dir, e.name);
+      listing.push(`${path} ${e.isDirectory() ? "d" : e.isSymbolicLink() ? `l ${linkTarget(path)}` : e.isFile() ? "f" : "o"}`);
       if (e.name === ".git") {
         if (e.isDirectory()) addGitDir(path, list(path));
         else if (e.isFile()) gitFiles.set(path, readSmall(path) ?? "");
@@ -105,7 +118,7 @@ export function scanProject(root: string): ProjectScan {
     }
   };
   walk(root, 1);
-  return { credentials, gitDirs, gitFiles, commondirs, truncated };
+  return { credentials, gitDirs, gitFiles, commondirs, truncated, listing: listing.join("\n") };
 }
 
 /** The literal deny-write paths a scan adds: each git folder's control files (missing ones too). */

@@ -1,6 +1,7 @@
 // The sandbox of the `shell` tool (SPEC-sandbox): its states, the runtime it drives
 // (@anthropic-ai/sandbox-runtime, loaded after the extension is ready), approvals asked of every
 // attached UI, the `:sandbox` commands and the safe diagnostics.
+import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -23,6 +24,7 @@ import { ToolError, runShell, shellArgs, shellBody, shellResult, type ShellOutco
 import { throwIfCancelled } from "../tools/errors.js";
 import { findDenial, realTarget, type Denial } from "./denials.js";
 import { createdDuring, isGitControlPath, quarantine, scanProject, type ProjectScan } from "./project-scan.js";
+import { SANDBOX_COMMAND_ENV, WRAPPED_COMMAND, diskKey, ensureEmptyDir, planMounts, removeMountPoints, type WrapPlan } from "./wrap-cache.js";
 import { DEFAULT_DENY_WRITE_PATTERNS, effectivePolicy, emptyGrants, originOf, runtimeConfig, within, type EffectivePolicy, type SessionGrants } from "./policy.js";
 
 /** A decision not answered in this long is withdrawn (revoked): a run with nobody to answer never hangs. */
@@ -132,6 +134,14 @@ export class Sandbox {
   private readonly noted = new Map<string, string>();
   private readonly platform: NodeJS.Platform;
   private readonly env: NodeJS.ProcessEnv;
+  /** The last wrap the runtime built, while it may be reused. */
+  private lastWrap: WrapPlan | undefined;
+  /** Wraps the runtime built whose cleanup is still owed to it. */
+  private runtimeWraps = 0;
+  /** How many wraps the runtime built and how many were reused, for `:sandbox doctor`. */
+  private readonly wrapCounts = { built: 0, reused: 0 };
+  /** Mount points of the commands run since no sandboxed command last ran. */
+  private readonly usedMountPoints: string[] = [];
 
   constructor(private readonly o: SandboxOptions) {
     this.platform = o.platform ?? process.platform;
@@ -354,17 +364,49 @@ export class Sandbox {
     const policy = this.policy();
     const before = scanProject(this.o.projectRoot);
     const config = runtimeConfig(policy, this.o.projectRoot, extra, before);
-    const wrapped = await runtime.wrapWithSandbox(command, "bash", config as never, undefined, { commandId: randomHex(16) });
+    const plan = await this.wrap(runtime, config, before);
     this.running.set(call.callId, { agentId: call.agentId, command });
     this.sandboxedRunning++;
+    this.usedMountPoints.push(...plan.mountPoints);
     try {
-      return await runShell({ command, wrapped, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+      // The command reaches the wrap in the environment (WRAPPED_COMMAND takes it out again).
+      const env = { ...process.env, [SANDBOX_COMMAND_ENV]: command };
+      return await runShell({ command, wrapped: plan.wrapped, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
     } finally {
       this.running.delete(call.callId);
-      // The runtime's mount points for missing protected paths go once no sandboxed command runs.
-      if (--this.sandboxedRunning === 0) runtime.cleanupAfterCommand();
+      if (--this.sandboxedRunning === 0) this.afterAll(runtime);
       this.checkCreated(before, policy, call.callId);
     }
+  }
+
+  /**
+   * The wrap for a command: the last one again when it was built for the same runtime
+   * configuration and the same disk (SPEC-sandbox, "Reusing the wrap"), else a new one.
+   */
+  private async wrap(runtime: Runtime, config: ReturnType<typeof runtimeConfig>, scan: ProjectScan): Promise<WrapPlan> {
+    const fs = config.filesystem;
+    const paths = [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite, process.cwd()].map((e) => (typeof e === "string" ? e : e.path));
+    // Only bubblewrap's wrap is read here (its mount points); elsewhere each command is wrapped anew.
+    const disk = this.platform === "linux" ? diskKey(scan, paths) : undefined;
+    const key = disk === undefined ? undefined : createHash("sha256").update(JSON.stringify(config)).update(disk).digest("hex");
+    const last = this.lastWrap;
+    if (key !== undefined && last !== undefined && last.key === key && this.sandboxedRunning === 0 && ensureEmptyDir(last.emptyDir)) {
+      this.wrapCounts.reused++;
+      return last;
+    }
+    this.wrapCounts.built++;
+    const wrapped = await runtime.wrapWithSandbox(WRAPPED_COMMAND, "bash", config as never, undefined, { commandId: randomHex(16) });
+    this.runtimeWraps++;
+    const mounts = planMounts(wrapped);
+    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir };
+    this.lastWrap = key !== undefined && mounts !== undefined ? plan : undefined;
+    return plan;
+  }
+
+  /** Once no sandboxed command runs: the mount points bubblewrap made for missing protected paths go, the runtime's with them. */
+  private afterAll(runtime: Runtime): void {
+    removeMountPoints(this.usedMountPoints.splice(0));
+    for (; this.runtimeWraps > 0; this.runtimeWraps--) runtime.cleanupAfterCommand();
   }
 
   /**
@@ -581,6 +623,7 @@ export class Sandbox {
 
   private updateNetwork(): void {
     if (this.runtime === undefined) return;
+    this.lastWrap = undefined;
     this.runtime.updateConfig(this.runtimeConfig() as never);
   }
 
@@ -750,6 +793,7 @@ export class Sandbox {
       `platform: ${this.platform}; mode: ${this.mode}`,
       `dependencies: ${this.runtime === undefined && this.dependencyErrors.length === 0 ? "not checked (the sandbox is not in use)" : this.dependencyErrors.length === 0 ? "bwrap, socat, rg found" : `missing ${this.dependencyErrors.join(", ")}`}`,
       ...this.dependencyWarnings.map((w) => `warning: ${w}`),
+      `sandbox wraps: ${this.wrapCounts.built} built, ${this.wrapCounts.reused} reused`,
       ...runtimeWarnings.map((w) => `warning: a pattern the sandbox cannot apply on this platform: ${w}`),
       "configuration files:",
       ...(files.length === 0 ? ["  (none read)"] : files.map((f) => `  ${f.path} (${f.layer}): ${f.status}${f.error ? ` — ${f.error}` : ""}`)),
@@ -767,6 +811,7 @@ export class Sandbox {
   /** Ends the runtime (its proxies) when the extension leaves. */
   async stop(): Promise<void> {
     this.revokeAll();
+    this.lastWrap = undefined;
     await this.runtime?.reset().catch(() => {});
   }
 }
