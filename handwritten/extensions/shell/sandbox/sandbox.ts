@@ -407,6 +407,9 @@ export class Sandbox {
   private afterAll(runtime: Runtime): void {
     removeMountPoints(this.usedMountPoints.splice(0));
     for (; this.runtimeWraps > 0; this.runtimeWraps--) runtime.cleanupAfterCommand();
+    // The empty folder a reused wrap made again is this extension's to remove (rmdir: only while empty).
+    const emptyDir = this.lastWrap?.emptyDir;
+    if (emptyDir !== undefined) removeMountPoints([emptyDir]);
   }
 
   /**
