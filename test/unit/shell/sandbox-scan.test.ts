@@ -109,7 +109,11 @@ describe("the reused wrap's key", () => {
     const p = project();
     file(join(p, "there"));
     const wrapped = `bwrap --ro-bind / / --ro-bind /dev/null ${join(p, "there")} --ro-bind /dev/null ${join(p, "missing")} --ro-bind /tmp/claude-empty-x ${join(p, ".git")} -- bash -c x`;
-    expect(planMounts(wrapped)).toEqual({ mountPoints: [join(p, "missing"), join(p, ".git")], emptyDir: "/tmp/claude-empty-x" });
+    expect(planMounts(wrapped)).toEqual({
+      mountPoints: [join(p, "missing"), join(p, ".git")],
+      emptyDir: "/tmp/claude-empty-x",
+      paths: ["/", "/dev/null", join(p, "there"), join(p, "missing"), join(p, ".git")],
+    });
     expect(planMounts(`bwrap --ro-bind /dev/null '${join(p, "a b")}' -- bash`)).toBeUndefined();
     expect(planMounts("bwrap --args 3 -- bash")).toBeUndefined();
   });

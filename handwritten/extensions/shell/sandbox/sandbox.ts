@@ -385,7 +385,8 @@ export class Sandbox {
    */
   private async wrap(runtime: Runtime, config: ReturnType<typeof runtimeConfig>, scan: ProjectScan): Promise<WrapPlan> {
     const fs = config.filesystem;
-    const paths = [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite, process.cwd()].map((e) => (typeof e === "string" ? e : e.path));
+    // The last wrap's own paths count too (the runtime adds some): one that went makes it rebuild.
+    const paths = [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite, process.cwd()].map((e) => (typeof e === "string" ? e : e.path)).concat(this.lastWrap?.paths ?? []);
     // Only bubblewrap's wrap is read here (its mount points); elsewhere each command is wrapped anew.
     const disk = this.platform === "linux" ? diskKey(scan, paths) : undefined;
     const key = disk === undefined ? undefined : createHash("sha256").update(JSON.stringify(config)).update(disk).digest("hex");
@@ -398,7 +399,7 @@ export class Sandbox {
     const wrapped = await runtime.wrapWithSandbox(WRAPPED_COMMAND, "bash", config as never, undefined, { commandId: randomHex(16) });
     this.runtimeWraps++;
     const mounts = planMounts(wrapped);
-    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir };
+    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: mounts?.paths ?? [] };
     this.lastWrap = key !== undefined && mounts !== undefined ? plan : undefined;
     return plan;
   }

@@ -23,6 +23,8 @@ export interface WrapPlan {
   readonly mountPoints: readonly string[];
   /** The runtime's empty folder its read-only mount points bind from, when the wrap uses one. */
   readonly emptyDir: string | undefined;
+  /** Every path bubblewrap's arguments name (the runtime's own additions included): part of the next key. */
+  readonly paths: readonly string[];
 }
 
 function statLine(path: string): string {
@@ -73,7 +75,7 @@ export function diskKey(scan: ProjectScan, paths: readonly string[]): string | u
  * now. Undefined when the wrap cannot be reused: its arguments come through a file (`--args`), or
  * a bind's path is quoted (spaces and the like), which this does not read.
  */
-export function planMounts(wrapped: string): { mountPoints: string[]; emptyDir: string | undefined } | undefined {
+export function planMounts(wrapped: string): { mountPoints: string[]; emptyDir: string | undefined; paths: string[] } | undefined {
   const head = wrapped.slice(0, wrapped.indexOf(" -- "));
   if (head.length === 0 || / --args /.test(head)) return undefined;
   const mountPoints: string[] = [];
@@ -84,7 +86,9 @@ export function planMounts(wrapped: string): { mountPoints: string[]; emptyDir: 
     if (/\/claude-empty-[^/]+$/.test(source)) emptyDir = source;
     if (!exists(target)) mountPoints.push(target);
   }
-  return { mountPoints, emptyDir };
+  // The empty folder is left out: the runtime removes it when idle, and a reuse makes it again.
+  const paths = [...new Set(head.split(" ").filter((w) => w.startsWith("/") && w !== emptyDir))];
+  return { mountPoints, emptyDir, paths };
 }
 
 function exists(path: string): boolean {
