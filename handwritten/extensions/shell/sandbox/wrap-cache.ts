@@ -81,7 +81,8 @@ export function planMounts(wrapped: string): { mountPoints: string[]; emptyDir: 
   const mountPoints: string[] = [];
   let emptyDir: string | undefined;
   for (const m of head.matchAll(/ --ro-bind (\S+) (\S+)/g)) {
-    const [, source, target] = m as unknown as [string, string, string];
+    const source = m[1] ?? "";
+    const target = m[2] ?? "";
     if (/['"\\$`]/.test(source) || /['"\\$`]/.test(target)) return undefined;
     if (/\/claude-empty-[^/]+$/.test(source)) emptyDir = source;
     if (!exists(target)) mountPoints.push(target);
