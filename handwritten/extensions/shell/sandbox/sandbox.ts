@@ -140,6 +140,7 @@ export class Sandbox {
   private runtimeWraps = 0;
   /** How many wraps the runtime built and how many were reused, for `:sandbox doctor`. */
   private readonly wrapCounts = { built: 0, reused: 0 };
+  private exitHandled = false;
   /** Mount points of the commands run since no sandboxed command last ran. */
   private readonly usedMountPoints: string[] = [];
 
@@ -368,6 +369,11 @@ export class Sandbox {
     this.running.set(call.callId, { agentId: call.agentId, command });
     this.sandboxedRunning++;
     this.usedMountPoints.push(...plan.mountPoints);
+    // Should the extension exit while a reused wrap's command runs (the runtime knows only its own).
+    if (!this.exitHandled) {
+      this.exitHandled = true;
+      process.once("exit", () => removeMountPoints(this.usedMountPoints));
+    }
     try {
       // The command reaches the wrap in the environment (WRAPPED_COMMAND takes it out again).
       const env = { ...process.env, [SANDBOX_COMMAND_ENV]: command };
