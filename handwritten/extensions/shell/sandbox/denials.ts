@@ -5,6 +5,7 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, resolve } from "node:path";
 import { within, type EffectivePolicy } from "./policy.js";
+import { isGitControlPath } from "./project-scan.js";
 
 export interface Denial {
   readonly access: "read" | "write";
@@ -90,7 +91,7 @@ export function findDenial(output: string, cwd: string, policy: EffectivePolicy)
     if (!write && !read && !protectedOnly) continue;
     const paths = candidates(line, write ? WRITE_ERROR : read ? READ_ERROR : PROTECTED_ERROR).map((c) => resolve(cwd, c.startsWith("~/") ? c.replace("~", homedir()) : c));
     // A protected path named anywhere on the line is the reason (never offered for approval).
-    const guarded = paths.find((path) => policy.protected.some((p) => within(path, p)));
+    const guarded = paths.find((path) => policy.protected.some((p) => within(path, p)) || isGitControlPath(path));
     if ((write || protectedOnly) && guarded !== undefined) return { access: "write", path: guarded, grant: guarded, protected: true };
     if (protectedOnly) continue;
     if (write) {

@@ -1,10 +1,10 @@
 // The sandbox's effective policy (SPEC-sandbox): the defaults, the loaded sandbox.yaml layers and
 // the session's grants, turned into the runtime's configuration for one command.
-import { readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve, sep } from "node:path";
 import type { SandboxConfig } from "../../../../generated/index.js";
 import type { Roots, SandboxLayer } from "../../../config/index.js";
+import { scanProject, scannedDenyWrite, type ProjectScan } from "./project-scan.js";
 
 /** A developer's network allowlist: package registries, git forges, model providers, localhost. */
 export const DEFAULT_ALLOWED_DOMAINS: readonly string[] = [
@@ -62,38 +62,6 @@ export function defaultAllowWrite(projectRoot: string): string[] {
 
 /** File names the default deny-write covers (as shown by `:sandbox show`). */
 export const DEFAULT_DENY_WRITE_PATTERNS: readonly string[] = [".env*", "*.pem", "*.key"];
-
-/** How deep below the project root the default deny-write patterns are looked for. */
-export const DENY_WRITE_SCAN_DEPTH = 3;
-/** Most directory entries looked at in one scan (a huge tree is not walked whole before each command). */
-export const DENY_WRITE_SCAN_MAX_ENTRIES = 20_000;
-
-function matchesDenyWrite(name: string): boolean {
-  return name.startsWith(".env") || name.endsWith(".pem") || name.endsWith(".key");
-}
-
-/** Files in the project (to DENY_WRITE_SCAN_DEPTH) that the default deny-write patterns name. */
-export function denyWriteMatches(projectRoot: string): string[] {
-  const found: string[] = [];
-  let seen = 0;
-  const walk = (dir: string, depth: number): void => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (++seen > DENY_WRITE_SCAN_MAX_ENTRIES) return;
-      const path = join(dir, e.name);
-      if (e.isDirectory()) {
-        if (depth < DENY_WRITE_SCAN_DEPTH && e.name !== "node_modules" && e.name !== ".git") walk(path, depth + 1);
-      } else if (matchesDenyWrite(e.name)) found.push(path);
-    }
-  };
-  walk(projectRoot, 1);
-  return found;
-}
 
 /**
  * Paths no command may write, whatever the configuration says, existing or not: the project's
@@ -159,18 +127,20 @@ export function effectivePolicy(config: SandboxConfig, projectRoot: string, root
 type LiteralEntry = { path: string; literal: true };
 type PathEntry = string | LiteralEntry;
 
-/** The runtime's configuration for one command; `extraWrite` / `extraRead` are a replay's one-off grant. */
+/**
+ * The runtime's configuration for one command; `extra` is a replay's one-off grant. `scan` is the
+ * project as found just before the command (its credential files and git folders are bound
+ * read-only); without one the project is scanned here.
+ */
 export function runtimeConfig(
   policy: EffectivePolicy,
   projectRoot: string,
   extra: { write?: string; read?: string } = {},
+  scan: ProjectScan = scanProject(projectRoot),
 ): { network: { allowedDomains: string[]; deniedDomains: string[] }; filesystem: { denyRead: PathEntry[]; allowRead: PathEntry[]; allowWrite: PathEntry[]; denyWrite: PathEntry[] } } {
   const literal = (path: string): LiteralEntry => ({ path, literal: true });
-  const denyWrite: PathEntry[] = [
-    ...policy.denyWrite,
-    ...(policy.defaultDenyWrite ? denyWriteMatches(projectRoot).map(literal) : []),
-    ...policy.protected.map(literal),
-  ];
+  const literals = [...new Set([...scannedDenyWrite(scan, policy.defaultDenyWrite), ...policy.protected])];
+  const denyWrite: PathEntry[] = [...policy.denyWrite, ...literals.map(literal)];
   const denyRead = extra.read === undefined ? policy.denyRead : policy.denyRead.filter((p) => !within(extra.read as string, p));
   return {
     network: { allowedDomains: [...policy.allowedDomains], deniedDomains: [...policy.deniedDomains] },

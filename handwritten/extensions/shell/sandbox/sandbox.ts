@@ -1,6 +1,7 @@
 // The sandbox of the `shell` tool (SPEC-sandbox): its states, the runtime it drives
 // (@anthropic-ai/sandbox-runtime, loaded after the extension is ready), approvals asked of every
 // attached UI, the `:sandbox` commands and the safe diagnostics.
+import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -22,6 +23,8 @@ import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
 import { ToolError, runShell, shellArgs, shellBody, shellResult, type ShellOutcome, type ToolResult } from "../tools/index.js";
 import { throwIfCancelled } from "../tools/errors.js";
 import { findDenial, realTarget, type Denial } from "./denials.js";
+import { createdDuring, isGitControlPath, quarantine, scanProject, type ProjectScan } from "./project-scan.js";
+import { SANDBOX_COMMAND_ENV, WRAPPED_COMMAND, diskKey, ensureEmptyDir, planMounts, removeMountPoints, type WrapPlan } from "./wrap-cache.js";
 import { DEFAULT_DENY_WRITE_PATTERNS, effectivePolicy, emptyGrants, originOf, runtimeConfig, within, type EffectivePolicy, type SessionGrants } from "./policy.js";
 
 /** A decision not answered in this long is withdrawn (revoked): a run with nobody to answer never hangs. */
@@ -156,6 +159,15 @@ export class Sandbox {
   private readonly noted = new Map<string, string>();
   private readonly platform: NodeJS.Platform;
   private readonly env: NodeJS.ProcessEnv;
+  /** The last wrap the runtime built, while it may be reused. */
+  private lastWrap: WrapPlan | undefined;
+  /** Wraps the runtime built whose cleanup is still owed to it. */
+  private runtimeWraps = 0;
+  /** How many wraps the runtime built and how many were reused, for `:sandbox doctor`. */
+  private readonly wrapCounts = { built: 0, reused: 0 };
+  private exitHandled = false;
+  /** Mount points of the commands run since no sandboxed command last ran. */
+  private readonly usedMountPoints: string[] = [];
 
   constructor(private readonly o: SandboxOptions) {
     this.platform = o.platform ?? process.platform;
@@ -373,24 +385,82 @@ export class Sandbox {
   protectedWrite(absolute: string): string | undefined {
     if (this.state === "bypassed" || this.state === "suspended") return undefined;
     const target = realTarget(absolute);
-    const hit = this.policy().protected.find((p) => within(target, p) || within(absolute, p));
+    const hit = this.policy().protected.find((p) => within(target, p) || within(absolute, p)) ?? [target, absolute].find(isGitControlPath);
     if (hit === undefined) return undefined;
     return `${absolute} is protected (tau's configuration, the project's .tau/, git hooks and config, shell start-up files): the model's tools cannot change it. The user can, with a command of their own (!cmd) or an editor.`;
   }
 
   private async runSandboxed(command: string, call: ShellCall, timeoutMs: number, extra: { write?: string; read?: string }): Promise<ShellOutcome> {
     const runtime = this.runtime as Runtime;
-    const config = this.runtimeConfig(extra);
-    const wrapped = await runtime.wrapWithSandbox(command, "bash", config as never, undefined, { commandId: randomHex(16) });
+    const policy = this.policy();
+    const before = scanProject(this.o.projectRoot);
+    const config = runtimeConfig(policy, this.o.projectRoot, extra, before);
+    const plan = await this.wrap(runtime, config, before);
     this.running.set(call.callId, { agentId: call.agentId, command });
     this.sandboxedRunning++;
+    this.usedMountPoints.push(...plan.mountPoints);
+    // Should the extension exit while a reused wrap's command runs (the runtime knows only its own).
+    if (!this.exitHandled) {
+      this.exitHandled = true;
+      process.once("exit", () => removeMountPoints(this.usedMountPoints));
+    }
     try {
-      return await runShell({ command, wrapped, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+      // The command reaches the wrap in the environment (WRAPPED_COMMAND takes it out again).
+      const env = { ...process.env, [SANDBOX_COMMAND_ENV]: command };
+      return await runShell({ command, wrapped: plan.wrapped, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
     } finally {
       this.running.delete(call.callId);
-      // The runtime's mount points for missing protected paths go once no sandboxed command runs.
-      if (--this.sandboxedRunning === 0) runtime.cleanupAfterCommand();
+      if (--this.sandboxedRunning === 0) this.afterAll(runtime);
+      this.checkCreated(before, policy, call.callId);
     }
+  }
+
+  /**
+   * The wrap for a command: the last one again when it was built for the same runtime
+   * configuration and the same disk (SPEC-sandbox, "Reusing the wrap"), else a new one.
+   */
+  private async wrap(runtime: Runtime, config: ReturnType<typeof runtimeConfig>, scan: ProjectScan): Promise<WrapPlan> {
+    const fs = config.filesystem;
+    // The last wrap's own paths count too (the runtime adds some): one that went makes it rebuild.
+    const paths = [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite, process.cwd()].map((e) => (typeof e === "string" ? e : e.path)).concat(this.lastWrap?.paths ?? []);
+    // Only bubblewrap's wrap is read here (its mount points); elsewhere each command is wrapped anew.
+    const disk = this.platform === "linux" ? diskKey(scan, paths) : undefined;
+    const key = disk === undefined ? undefined : createHash("sha256").update(JSON.stringify(config)).update(disk).digest("hex");
+    const last = this.lastWrap;
+    if (key !== undefined && last !== undefined && last.key === key && this.sandboxedRunning === 0 && ensureEmptyDir(last.emptyDir)) {
+      this.wrapCounts.reused++;
+      return last;
+    }
+    this.wrapCounts.built++;
+    const wrapped = await runtime.wrapWithSandbox(WRAPPED_COMMAND, "bash", config as never, undefined, { commandId: randomHex(16) });
+    this.runtimeWraps++;
+    const mounts = planMounts(wrapped);
+    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: mounts?.paths ?? [] };
+    this.lastWrap = key !== undefined && mounts !== undefined ? plan : undefined;
+    return plan;
+  }
+
+  /** Once no sandboxed command runs: the mount points bubblewrap made for missing protected paths go, the runtime's with them. */
+  private afterAll(runtime: Runtime): void {
+    removeMountPoints(this.usedMountPoints.splice(0));
+    for (; this.runtimeWraps > 0; this.runtimeWraps--) runtime.cleanupAfterCommand();
+    // The empty folder a reused wrap made again is this extension's to remove (rmdir: only while empty).
+    const emptyDir = this.lastWrap?.emptyDir;
+    if (emptyDir !== undefined) removeMountPoints([emptyDir]);
+  }
+
+  /**
+   * What bubblewrap could not bind because it did not exist when the command started: credential
+   * files and git control files the command created are moved out of the project (SPEC-sandbox,
+   * "Created during a command"); the call's result says where.
+   */
+  private checkCreated(before: ProjectScan, policy: EffectivePolicy, callId: string): void {
+    const findings = createdDuring(before, scanProject(this.o.projectRoot), { credentials: policy.defaultDenyWrite });
+    if (findings.length === 0) return;
+    const into = join(this.o.roots.state, "sandbox-quarantine", `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomHex(4)}`);
+    const notes = this.reviewNotes.get(callId) ?? [];
+    notes.push(...quarantine(findings, this.o.projectRoot, into));
+    this.reviewNotes.set(callId, notes);
   }
 
   // ---- approvals -------------------------------------------------------------------------------
@@ -632,6 +702,7 @@ export class Sandbox {
 
   private updateNetwork(): void {
     if (this.runtime === undefined) return;
+    this.lastWrap = undefined;
     this.runtime.updateConfig(this.runtimeConfig() as never);
   }
 
@@ -852,9 +923,10 @@ export class Sandbox {
       `write allowed ${from("filesystem.allow_write")}${this.grants.allowWrite.size ? " + session" : ""} (and the commands' own temporary folder):`,
       list(p.allowWrite.filter((w) => w !== process.env.CLAUDE_CODE_TMPDIR)),
       `write denied ${from("filesystem.deny_write")}:`,
-      list(p.defaultDenyWrite ? DEFAULT_DENY_WRITE_PATTERNS.map((d) => `${d} (in the project, as found when a command starts)`) : p.denyWrite),
+      list(p.defaultDenyWrite ? DEFAULT_DENY_WRITE_PATTERNS.map((d) => `${d} (in the project: read-only as found when a command starts; one the command creates is moved out after it)`) : p.denyWrite),
       "protected (always read-only, existing or not):",
       list(p.protected),
+      "  and every git folder's hooks, config and commondir in the project (nested repositories, submodules, bare ones; one a command creates is checked after it)",
     ].join("\n");
   }
 
@@ -903,6 +975,7 @@ export class Sandbox {
       `platform: ${this.platform}; mode: ${this.mode}`,
       `dependencies: ${this.runtime === undefined && this.dependencyErrors.length === 0 ? "not checked (the sandbox is not in use)" : this.dependencyErrors.length === 0 ? "bwrap, socat, rg found" : `missing ${this.dependencyErrors.join(", ")}`}`,
       ...this.dependencyWarnings.map((w) => `warning: ${w}`),
+      `sandbox wraps: ${this.wrapCounts.built} built, ${this.wrapCounts.reused} reused`,
       ...runtimeWarnings.map((w) => `warning: a pattern the sandbox cannot apply on this platform: ${w}`),
       "configuration files:",
       ...(files.length === 0 ? ["  (none read)"] : files.map((f) => `  ${f.path} (${f.layer}): ${f.status}${f.error ? ` — ${f.error}` : ""}`)),
@@ -922,6 +995,7 @@ export class Sandbox {
   /** Ends the runtime (its proxies) when the extension leaves. */
   async stop(): Promise<void> {
     this.revokeAll();
+    this.lastWrap = undefined;
     await this.runtime?.reset().catch(() => {});
   }
 }
