@@ -360,8 +360,9 @@ export class TuiApp {
     const bound = name === undefined ? undefined : this.bindings.byKey.get(name);
     if (bound !== "expand_tool_output") this.expandedAt = undefined;
     if (bound !== undefined && !(name === "escape" && this.editor.search !== undefined)) return this.act(bound);
-    // A sandbox prompt takes the keys it offers until it is answered (the editor keeps its text).
-    if (this.approvals.length > 0 && key.kind === "text" && this.answerApproval(key.text)) return;
+    // A sandbox prompt takes the keys it offers until it is answered (the editor keeps its text),
+    // except while a colon command is being typed: `:sandbox classifier …` answers the reviewer offer.
+    if (this.approvals.length > 0 && key.kind === "text" && !this.editor.text.trimStart().startsWith(":") && this.answerApproval(key.text)) return;
     if (key.kind === "tab" && this.editor.search === undefined) return this.complete();
     const action = this.editor.apply(key);
     if (action.kind === "refused") this.note("warning", "the prompt is at its size limit; the input was not added");
@@ -801,6 +802,14 @@ export class TuiApp {
   private answerApproval(text: string): boolean {
     const a = this.approvals[0];
     if (a === undefined) return false;
+    // The reviewer setup offer's own keys: they set the reviewer up and leave the request to answer.
+    if (a.classifier_setup !== undefined && (text.toLowerCase() === "r" || text.toLowerCase() === "k")) {
+      this.approvals[0] = { ...a, classifier_setup: undefined };
+      if (text.toLowerCase() === "k") this.sandboxCommand(["classifier", "false"], false);
+      else this.editor.setText(":sandbox classifier ");
+      this.schedule();
+      return true;
+    }
     const choice = a.choices.find((c) => TuiApp.CHOICE_KEYS[c].key === text.toLowerCase());
     if (choice === undefined) return false;
     this.session?.client.emit("sandbox.approval_answer", { approval_id: a.approval_id, decision: choice });
@@ -816,6 +825,7 @@ export class TuiApp {
       `sandbox: the model's command wants to ${what}${this.approvals.length > 1 ? ` (1 of ${this.approvals.length})` : ""}`,
       ...(a.command !== undefined ? [`  command: ${a.command}`] : []),
       `  ${a.choices.map((c) => TuiApp.CHOICE_KEYS[c].label).join("   ")}`,
+      ...(a.classifier_setup !== undefined ? ["  automatic reviewer: [r] choose a model (Tab lists them)   [k] keep manual approvals"] : []),
     ];
     return lines.map((l) => [{ text: truncateMiddle(sanitize(l, { newlines: "escape" }), width), style: this.theme.styles.status }]);
   }

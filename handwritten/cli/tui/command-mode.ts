@@ -58,11 +58,11 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   {
     name: "sandbox",
     usage:
-      ":sandbox show | :sandbox doctor | :sandbox on|off | :sandbox mode interactive|non-interactive | :sandbox network allow|deny add|remove HOST | :sandbox filesystem allow-write|allow-read|deny-read add|remove PATH | :sandbox trust",
-    summary: "the sandbox of the model's shell commands: show, diagnose, switch, widen for this session, trust this project",
+      ":sandbox show | :sandbox doctor | :sandbox on|off | :sandbox mode interactive|non-interactive | :sandbox network allow|deny add|remove HOST | :sandbox filesystem allow-write|allow-read|deny-read add|remove PATH | :sandbox trust | :sandbox classifier provider/model|false|default [--global]",
+    summary: "the sandbox of the model's shell commands: show, diagnose, switch, widen for this session, trust this project, choose its automatic reviewer",
     min: 1,
     max: 4,
-    subcommands: ["show", "doctor", "on", "off", "mode", "network", "filesystem", "trust", "pending"],
+    subcommands: ["show", "doctor", "on", "off", "mode", "network", "filesystem", "trust", "pending", "classifier"],
   },
 ];
 
@@ -172,6 +172,13 @@ export function completeLine(line: string, models: readonly { provider: string; 
   if (command) {
     const names = specs.map((s) => s.name).filter((n) => n.startsWith(command[2] as string));
     return complete(`${command[1]}:`, command[2] as string, names, " ");
+  }
+  // A reviewer is always named `provider/model` (SPEC-sandbox-reviewer).
+  const reviewer = /^(\s*:sandbox\s+classifier\s+)(\S*)$/u.exec(line);
+  if (reviewer) {
+    const typed = reviewer[2] as string;
+    const names = [...new Set(models.map((m) => `${m.provider}/${m.id}`)), "false"].filter((n) => n.startsWith(typed));
+    return complete(reviewer[1] as string, typed, names.sort(), "");
   }
   const model = /^(\s*:model\s+)(\S*)$/u.exec(line);
   if (model) {

@@ -61,4 +61,46 @@ describe("the sandbox in the interactive UI", () => {
     a.type(":quit-session\r");
     expect((await a.exited).exitCode).toBe(0);
   });
+
+  it("[sandbox.review.setup-offer-keys] the first prompt's reviewer offer is answered from the dialog: [r] starts :sandbox classifier with completion, [k] keeps manual approvals", async () => {
+    const w = workspace();
+    const outside = join(w.home, "outside");
+    mkdirSync(outside);
+    const write = (n: number) => toolCallResponse([{ id: `call_${n}`, name: "shell", arguments: [JSON.stringify({ command: `echo hi > ${join(outside, `f${n}.txt`)}` })] }]);
+    fake.enqueue(write(1), textResponse("first refused"));
+    const t = start(w);
+    await t.waitFor(has(" · ready"), "the session to be ready");
+    t.type("write the file\r");
+    await t.waitFor(has("automatic reviewer: [r] choose a model (Tab lists them)   [k] keep manual approvals"), "the offer in the dialog");
+    // [r]: the command is typed for the user; while it is typed, the dialog's keys go to the editor.
+    t.type("r");
+    await t.waitFor(has(":sandbox classifier "), "the command in the editor");
+    t.type("provider/fake\t");
+    await t.waitFor(has(":sandbox classifier provider/fake-model"), "the completed reviewer");
+    t.type("\r");
+    await t.waitFor(seen("classifier: provider/fake-model (session) — saved with this session"), "the selection");
+    // The request itself is still there to answer, without the offer.
+    expect(t.screen().some((l) => l.includes(`wants to write to ${outside}`))).toBe(true);
+    expect(t.screen().some((l) => l.includes("automatic reviewer: [r]"))).toBe(false);
+    t.type("d");
+    await t.waitFor(seen("first refused"), "the turn to go on");
+    t.type(":quit-session\r");
+    expect((await t.exited).exitCode).toBe(0);
+
+    // [k] in another session: manual approvals are kept, said so, and the request stays to answer.
+    const w2 = workspace();
+    mkdirSync(join(w2.home, "outside"));
+    fake.enqueue(toolCallResponse([{ id: "call_k", name: "shell", arguments: [JSON.stringify({ command: `echo hi > ${join(w2.home, "outside", "k.txt")}` })] }]), textResponse("second refused"));
+    const u = start(w2);
+    await u.waitFor(has(" · ready"), "the second session to be ready");
+    u.type("write it\r");
+    await u.waitFor(has("automatic reviewer: [r]"), "the offer");
+    u.type("k");
+    await u.waitFor(seen("classifier: false (manual approvals) (session)"), "manual kept");
+    expect(u.screen().some((l) => l.includes("wants to write to"))).toBe(true);
+    u.type("d");
+    await u.waitFor(seen("second refused"), "the turn to go on");
+    u.type(":quit-session\r");
+    expect((await u.exited).exitCode).toBe(0);
+  });
 });
