@@ -26,6 +26,7 @@ import { ResumeError, publisherToSource, recordEvent, reopenAgent, sessionMember
 import { agentIdOf, eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
 import { type AgentStarted, type EventName, type EventPayloads, type ModelMetadata, type Publisher, type RolePolicy, type UiSkillLoadResult } from "../../generated/index.js";
 import { mintId } from "./ids.js";
+import { DAEMON_LOG } from "../startup/launch-facts.js";
 import type { Peer } from "./peers.js";
 import { emptyAgentFold, foldAgentRecord, type AgentFold } from "./agent-fold.js";
 import { openJournalHistory } from "./history.js";
@@ -352,6 +353,11 @@ export class Harness {
       writeFileSync(tmp, JSON.stringify(seed), { mode: 0o600 });
       renameSync(tmp, seedPath);
       await launch({ sessionId: req.session_id, seedPath });
+      // The replacement deletes its seed once its lineage, agent and dossier turn are committed: only
+      // then is the handoff recorded, so a UI that follows it finds the agent and its first turn.
+      if (!(await fileGone(seedPath, REPLACEMENT_SEEDED_MS))) {
+        return void answer(false, `the replacement session ${req.session_id} started but did not take its dossier within ${REPLACEMENT_SEEDED_MS / 1000} s (its log: ${join(dir, DAEMON_LOG)})`);
+      }
       // Fault injection for the crash tests (GATE-handoff, handoff.crash.*): stop for good between the
       // replacement's start and the record of the handoff, so a test can SIGKILL exactly there.
       if (process.env.TAU_HANDOFF_HOLD_AT === "launched") await new Promise<never>(() => {});
@@ -805,6 +811,19 @@ export function lineageParentOf(stateDir: string, sessionId: string): string | u
     return undefined;
   }
   return parent;
+}
+
+/** How long a handoff waits for its replacement to take the dossier (its extensions start first). */
+const REPLACEMENT_SEEDED_MS = 120_000;
+
+/** Resolves true once `path` no longer exists, false after `ms`. */
+async function fileGone(path: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (existsSync(path)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
 }
 
 /** One line of text with no control characters (for directed error strings). */

@@ -98,7 +98,7 @@ export function parseInput(raw: string, specs: readonly CommandSpec[] = COMMAND_
     if (!spec) return { kind: "error", message: `unknown command :${name} — :help lists the commands; '::${name}' sends it as text` };
     const args = splitArgs(m[2] as string, spec);
     if (args.length < spec.min || args.length > spec.max) return { kind: "error", message: `usage: ${spec.usage}` };
-    if (spec.subcommands && !spec.subcommands.includes(args[0] as string)) return { kind: "error", message: `usage: ${spec.usage}` };
+    if (spec.subcommands && args.length > 0 && !spec.subcommands.includes(args[0] as string)) return { kind: "error", message: `usage: ${spec.usage}` };
     return { kind: "command", spec, args };
   }
   if (body.startsWith("!!")) {

@@ -73,6 +73,8 @@ export async function runningSession(home: string, sessionId: string): Promise<{
 }
 
 export interface ScriptHooks {
+  /** Answers the readiness template with GO-with-deferral (the user chooses Ready / Wait / Cancel). */
+  deferredGo?: boolean;
   /** Held: the answer to the readiness template (the GO call). */
   call?: Promise<unknown>;
   /** Held until the test has typed its deferred prompts: the answer to GO's tool result. */
@@ -97,7 +99,7 @@ export function scriptHandoff(fake: FakeOpenAI, hooks: ScriptHooks = {}): void {
       return textResponse("tool seen");
     }
     const key = /correlation key ([0-9a-f]{32})/.exec(lastText)?.[1];
-    if (key) return { ...toolCallResponse([{ id: `call_go_${r.rawBody.length}`, name: "handoff_go", arguments: JSON.stringify({ key }) }]), ...(hooks.call ? { gate: hooks.call } : {}) };
+    if (key) return { ...toolCallResponse([{ id: `call_go_${r.rawBody.length}`, name: hooks.deferredGo ? "handoff_go_deferred" : "handoff_go", arguments: JSON.stringify({ key }) }]), ...(hooks.call ? { gate: hooks.call } : {}) };
     const id = /with id ([0-9a-f]{16})/.exec(lastText)?.[1];
     if (id) {
       const custom = hooks.writer?.(r, id);
