@@ -214,6 +214,10 @@ export class TuiApp {
   run(session: SessionPort): Promise<Exit> {
     this.session = session;
     this.focus = "";
+    // What a handoff of the last session reported does not hold for this one.
+    this.handoffBusy = false;
+    this.handoffConfirm = undefined;
+    this.handoffWaited = false;
     const client = session.client;
     const exit = new Promise<Exit>((resolve) => (this.ended = resolve));
     client.onDeliver((d) => this.deliver(d));
@@ -465,7 +469,7 @@ export class TuiApp {
       case "quit-session":
       case "new":
         // A handoff under way holds the user's prompts for the new session: no switching meanwhile (SPEC-handoff).
-        if (this.handoffBusy) return this.note("error", ":new is refused while a handoff is under way; :handoff cancel ends it");
+        if (name === "new" && this.handoffBusy) return this.note("error", ":new is refused while a handoff is under way; :handoff cancel ends it");
         return this.leave(name);
       case "cancel":
         return this.cancel();

@@ -78,5 +78,8 @@ describe("the handoff in the terminal UI", () => {
     await t.waitFor((_s, all) => all.some((l) => l.includes("typed in the window, for the new session")), "the held prompt in the dossier", 60_000);
     expect(count(t, "--- Deferred Prompt 1 of 1 ---")).toBe(1);
     expect(readdirSync(join(w.home, "state", "sessions")).sort()).toEqual([source, successor].sort());
+    // The replacement's UI is not in a handoff: :quit leaves.
+    t.type(":quit\r");
+    expect((await t.exited).exitCode).toBe(0);
   }, 180_000);
 });
