@@ -1,10 +1,12 @@
 // Time to first token through tau, per provider wire family (SPEC-provider-chat-completions,
-// SPEC-provider-responses): from the moment a loopback model server writes the first answer bytes
+// SPEC-provider-responses, SPEC-provider-websocket): from the moment a loopback model server writes the first answer bytes
 // of a streamed response to the moment an attached UI client receives them as
 // `provider.response_updated` — through the provider extension's parsing, its report to the daemon,
 // the harness and the UI connection. Baseline in the same run: the same bytes over a raw loopback
 // TCP socket (server write → client read). Prints p50/p99; asserts nothing.
 import { createServer, type ServerResponse } from "node:http";
+import { mkdirSync } from "node:fs";
+import { WebSocketServer } from "ws";
 import { createConnection, createServer as createTcpServer, type AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -43,19 +45,49 @@ async function modelServer(): Promise<{ baseUrl: string; firstWrite: number[]; c
       (req.url?.endsWith("/responses") ? responses : chat)(res);
     });
   });
+  // chatgpt_ws: the same events, one JSON text frame each, on a WebSocket upgraded from GET …/responses.
+  const wss = new WebSocketServer({ server, perMessageDeflate: false });
+  wss.on("connection", (ws) => {
+    ws.on("message", () => {
+      const ev = (type: string, d: Record<string, unknown>) => JSON.stringify({ type, ...d });
+      ws.send(ev("response.created", { response: { id: "r", status: "in_progress" } }));
+      ws.send(ev("response.output_item.added", { output_index: 0, item: { type: "message", id: "m", content: [] } }));
+      setTimeout(() => {
+        firstWrite.push(performance.now());
+        ws.send(ev("response.output_text.delta", { item_id: "m", output_index: 0, content_index: 0, delta: "Hello" }));
+        ws.send(ev("response.completed", { response: { id: "r", status: "completed", output: [{ type: "message", id: "m", content: [{ type: "output_text", text: "Hello" }] }] } }));
+      }, 20);
+    });
+  });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as AddressInfo).port;
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, firstWrite, close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    firstWrite,
+    close: () =>
+      new Promise((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
-async function family(profile: "chat_completions" | "responses"): Promise<number[]> {
+async function family(profile: "chat_completions" | "responses" | "chatgpt_ws"): Promise<number[]> {
   const server = await modelServer();
   const h = tauHome();
   let d: StartedDaemon | undefined;
   try {
+    // chatgpt_ws reads a sign-in's tokens from its 0600 file; the stand-in accepts any.
+    const oauth = profile === "chatgpt_ws" ? { oauth_secret: "provider-bench-oauth" } : {};
+    if (profile === "chatgpt_ws") {
+      mkdirSync(join(h.home, "config", "secrets"), { recursive: true, mode: 0o700 });
+      writeFileSync(join(h.home, "config", "secrets", "provider-bench-oauth"), JSON.stringify({ access_token: "bench-access", refresh_token: "bench-refresh", expires_at: Date.now() + 86_400_000 }), { mode: 0o600 });
+    }
     writeFileSync(
       join(h.home, "config", "harness.yaml"),
-      JSON.stringify({ model: "m", extensions: [{ name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile, base_url: server.baseUrl, models: [{ id: "m" }], list_models: false } }] }),
+      JSON.stringify({ model: "m", extensions: [{ name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile, base_url: server.baseUrl, models: [{ id: "m" }], list_models: false, ...oauth } }] }),
     );
     d = await startDaemon(h.env, ["--project-root", h.home]);
     const c = await TestClient.ui(d.socket, d.session_id);
@@ -113,7 +145,7 @@ export async function run(): Promise<void> {
   const raw = await rawSocket();
   const rawP50 = percentile(raw, 50);
   console.log(`raw loopback socket (baseline)   p50 ${fmt(rawP50, 3).padStart(8)} ms   p99 ${fmt(percentile(raw, 99), 3).padStart(8)} ms   (${raw.length} rounds)`);
-  for (const f of ["chat_completions", "responses"] as const) {
+  for (const f of ["chat_completions", "responses", "chatgpt_ws"] as const) {
     const t = await family(f);
     const p50 = percentile(t, 50);
     console.log(`${f.padEnd(16)} first token  p50 ${fmt(p50, 2).padStart(8)} ms   p99 ${fmt(percentile(t, 99), 2).padStart(8)} ms   (${t.length} rounds; p50 ${fmt(p50 - rawP50, 2)} ms over the raw socket, ${(p50 / rawP50).toFixed(0)}x)`);

@@ -18,6 +18,10 @@ export const MESSAGE_NAMES = [
   "intercept_reply",
   "intercept_request",
   "notice",
+  "peer_agents_request",
+  "peer_agents_result",
+  "peer_message_request",
+  "peer_message_result",
   "ready",
   "session_current_request",
   "session_current_result",
@@ -26,6 +30,8 @@ export const MESSAGE_NAMES = [
   "ui_detach_request",
   "ui_history_request",
   "ui_history_result",
+  "ui_navigation_request",
+  "ui_navigation_result",
   "ui_roster_request",
   "ui_roster_result",
   "ui_session_accepted",
@@ -52,6 +58,10 @@ export type WireMessage =
   | T.InterceptReplyMessage
   | T.InterceptRequestMessage
   | T.NoticeMessage
+  | T.PeerAgentsRequestMessage
+  | T.PeerAgentsResultMessage
+  | T.PeerMessageRequestMessage
+  | T.PeerMessageResultMessage
   | T.ReadyMessage
   | T.SessionCurrentRequestMessage
   | T.SessionCurrentResultMessage
@@ -60,6 +70,8 @@ export type WireMessage =
   | T.UiDetachRequestMessage
   | T.UiHistoryRequestMessage
   | T.UiHistoryResultMessage
+  | T.UiNavigationRequestMessage
+  | T.UiNavigationResultMessage
   | T.UiRosterRequestMessage
   | T.UiRosterResultMessage
   | T.UiSessionAcceptedMessage
@@ -81,6 +93,10 @@ export interface MessagePayloads {
   "intercept_reply": T.InterceptReplyMessage["payload"];
   "intercept_request": T.InterceptRequestMessage["payload"];
   "notice": T.NoticeMessage["payload"];
+  "peer_agents_request": T.PeerAgentsRequestMessage["payload"];
+  "peer_agents_result": T.PeerAgentsResultMessage["payload"];
+  "peer_message_request": T.PeerMessageRequestMessage["payload"];
+  "peer_message_result": T.PeerMessageResultMessage["payload"];
   "ready": T.ReadyMessage["payload"];
   "session_current_request": T.SessionCurrentRequestMessage["payload"];
   "session_current_result": T.SessionCurrentResultMessage["payload"];
@@ -89,6 +105,8 @@ export interface MessagePayloads {
   "ui_detach_request": T.UiDetachRequestMessage["payload"];
   "ui_history_request": T.UiHistoryRequestMessage["payload"];
   "ui_history_result": T.UiHistoryResultMessage["payload"];
+  "ui_navigation_request": T.UiNavigationRequestMessage["payload"];
+  "ui_navigation_result": T.UiNavigationResultMessage["payload"];
   "ui_roster_request": T.UiRosterRequestMessage["payload"];
   "ui_roster_result": T.UiRosterResultMessage["payload"];
   "ui_session_accepted": T.UiSessionAcceptedMessage["payload"];
@@ -118,6 +136,10 @@ export const MESSAGES: { readonly [N in MessageName]: MessageInfo } = {
   "intercept_reply": { name: "intercept_reply", direction: "to_harness", model: "InterceptReplyMessage", description: "", validate: V.validateInterceptReplyMessage },
   "intercept_request": { name: "intercept_request", direction: "from_harness", model: "InterceptRequestMessage", description: "", validate: V.validateInterceptRequestMessage },
   "notice": { name: "notice", direction: "from_harness", model: "NoticeMessage", description: "A directed notice to one requester (tree listings, stats, admission results).", validate: V.validateNoticeMessage },
+  "peer_agents_request": { name: "peer_agents_request", direction: "to_harness", model: "PeerAgentsRequestMessage", description: "The agents a peer may address (peer connections only).", validate: V.validatePeerAgentsRequestMessage },
+  "peer_agents_result": { name: "peer_agents_result", direction: "from_harness", model: "PeerAgentsResultMessage", description: "", validate: V.validatePeerAgentsResultMessage },
+  "peer_message_request": { name: "peer_message_request", direction: "to_harness", model: "PeerMessageRequestMessage", description: "A message from an agent of another running session of the same user (peer connections only;\nSPEC-peer-messaging). `request_id` is the message id: a resend carries the same one.", validate: V.validatePeerMessageRequestMessage },
+  "peer_message_result": { name: "peer_message_result", direction: "from_harness", model: "PeerMessageResultMessage", description: "", validate: V.validatePeerMessageResultMessage },
   "ready": { name: "ready", direction: "to_harness", model: "ReadyMessage", description: "", validate: V.validateReadyMessage },
   "session_current_request": { name: "session_current_request", direction: "to_harness", model: "SessionCurrentRequestMessage", description: "", validate: V.validateSessionCurrentRequestMessage },
   "session_current_result": { name: "session_current_result", direction: "from_harness", model: "SessionCurrentResultMessage", description: "", validate: V.validateSessionCurrentResultMessage },
@@ -126,6 +148,8 @@ export const MESSAGES: { readonly [N in MessageName]: MessageInfo } = {
   "ui_detach_request": { name: "ui_detach_request", direction: "to_harness", model: "UiDetachRequestMessage", description: "", validate: V.validateUiDetachRequestMessage },
   "ui_history_request": { name: "ui_history_request", direction: "to_harness", model: "UiHistoryRequestMessage", description: "A page of one agent's history, older than what a bounded attach replayed (only attached UIs).", validate: V.validateUiHistoryRequestMessage },
   "ui_history_result": { name: "ui_history_result", direction: "from_harness", model: "UiHistoryResultMessage", description: "", validate: V.validateUiHistoryResultMessage },
+  "ui_navigation_request": { name: "ui_navigation_request", direction: "to_harness", model: "UiNavigationRequestMessage", description: "Sets one agent's navigation mode (only attached UIs; anything else gets a content-free refusal).\nAnswered to the requester alone with `ui_navigation_result`; nothing is published or journaled.", validate: V.validateUiNavigationRequestMessage },
+  "ui_navigation_result": { name: "ui_navigation_result", direction: "from_harness", model: "UiNavigationResultMessage", description: "", validate: V.validateUiNavigationResultMessage },
   "ui_roster_request": { name: "ui_roster_request", direction: "to_harness", model: "UiRosterRequestMessage", description: "The session's agents, a page at a time (only attached UIs; SPEC-agent-team, \"Roster\"): ordered by\nagent id, from after `cursor`.", validate: V.validateUiRosterRequestMessage },
   "ui_roster_result": { name: "ui_roster_result", direction: "from_harness", model: "UiRosterResultMessage", description: "", validate: V.validateUiRosterResultMessage },
   "ui_session_accepted": { name: "ui_session_accepted", direction: "from_harness", model: "UiSessionAcceptedMessage", description: "", validate: V.validateUiSessionAcceptedMessage },

@@ -133,6 +133,8 @@ export type AgentPromptSubmitted = {
   submitter?: InstanceName;
   /** The agent that sent a prompt of source `agent` (its task, or an `agent_message`). */
   sender?: Id;
+  /** Who sent a prompt of source `peer`: the sending session, its agent, and the message id (SPEC-peer-messaging). */
+  peer?: PeerSender;
   /** Typed with the `::` escape: the text is literal and no command consumer may interpret it. */
   literal?: boolean;
   /** A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text. */
@@ -579,6 +581,10 @@ export type KeyBindings = {
   history_page?: ShortText;
   /** Switch to the next agent of the session (as `:agent switch`). */
   next_agent?: ShortText;
+  /** Switch to the previous agent of the session. */
+  previous_agent?: ShortText;
+  /** Pick an agent from a list (`fzf` when it is on PATH, else the built-in list of `:agents`). */
+  pick_agent?: ShortText;
 };
 
 export type MessageRole = "system" | "user" | "assistant" | "tool";
@@ -629,6 +635,12 @@ export type ModelMetadata = {
   cached_input_cost?: number;
 };
 
+/**
+ * How the UIs present an agent (SPEC-agent-navigation): UI control state only, never durable, never
+ * published; it authorizes nothing (loading, routing, prompts, watches, execution).
+ */
+export type NavigationMode = "active" | "active_auto" | "suspended";
+
 export type NoticeLevel = "debug" | "info" | "warning" | "error" | "critical";
 
 /** A directed notice to one requester (tree listings, stats, admission results). */
@@ -644,10 +656,68 @@ export type NoticeMessage = {
 /** A filesystem path as text. */
 export type PathText = string;
 
+export type PeerAgentRow = {
+  agent_id: Id;
+  /** Its display name, escaped: presentation only, never routing. */
+  display_name?: ShortText;
+  /** Whether it has a turn or prompts under way. */
+  busy: boolean;
+};
+
+/** The agents a peer may address (peer connections only). */
+export type PeerAgentsRequestMessage = {
+  message: "peer_agents_request";
+  payload: {
+    request_id: Id;
+  };
+};
+
+export type PeerAgentsResultMessage = {
+  message: "peer_agents_result";
+  payload: {
+    request_id: Id;
+    session_id: Id;
+    agents: Array<PeerAgentRow>;
+  };
+};
+
 /** Who published an event, stamped by the harness; never taken from the peer. */
 export type PeerClass = "harness" | "extension" | "ui_attached" | "ui_embedded" | "socket_other" | "peer_external";
 
-export type PeerRole = "extension" | "ui" | "client";
+/**
+ * A message from an agent of another running session of the same user (peer connections only;
+ * SPEC-peer-messaging). `request_id` is the message id: a resend carries the same one.
+ */
+export type PeerMessageRequestMessage = {
+  message: "peer_message_request";
+  payload: {
+    request_id: Id;
+    from_session: Id;
+    from_agent: Id;
+    to_agent: Id;
+    text: string;
+  };
+};
+
+export type PeerMessageResultMessage = {
+  message: "peer_message_result";
+  payload: {
+    request_id: Id;
+    status: PeerMessageStatus;
+    reason?: ShortText;
+  };
+};
+
+export type PeerMessageStatus = "accepted" | "duplicate" | "refused";
+
+export type PeerRole = "extension" | "ui" | "client" | "peer";
+
+/** The stable ids naming a peer message's sender; never a display name. */
+export type PeerSender = {
+  session_id: Id;
+  agent_id: Id;
+  message_id: Id;
+};
 
 /** One entry of the global prompt history shared by all UIs of the user. */
 export type PromptHistoryRecord = {
@@ -661,13 +731,13 @@ export type PromptHistoryRecord = {
 export type PromptMode = "queue" | "steer";
 
 /** Where a prompt came from; decides the provider envelope. */
-export type PromptSource = "human_ui" | "extension" | "harness_internal" | "agent";
+export type PromptSource = "human_ui" | "extension" | "harness_internal" | "agent" | "peer";
 
 /**
  * A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension
  * instance of the same name, so its models are addressed as `NAME/model`.The wire API a provider endpoint speaks (SPEC-provider-responses).
  */
-export type ProviderApi = "chat_completions" | "responses";
+export type ProviderApi = "chat_completions" | "responses" | "chatgpt_ws";
 
 export type ProviderCancelRequest = {
   prompt_id: Id;
@@ -722,6 +792,8 @@ export type ProviderProfile = {
   reasoning_replay?: ReasoningReplay;
   /** Ask the endpoint for its models (`GET /models`) once per session. */
   list_models?: boolean;
+  /** chatgpt_ws: the sign-in issuer `tau provider login` and token refreshes use; `https://auth.openai.com` when absent. */
+  auth_url?: ShortText;
 };
 
 /**
@@ -935,6 +1007,8 @@ export type RosterRow = {
   role?: ShortText;
   created_at: Micros;
   status: AgentRunState;
+  /** How the UIs present it (SPEC-agent-navigation); absent when it is not loaded. */
+  navigation?: NavigationMode;
   /** Its current work-status phase and title (model-authored; the title is escaped). */
   work_phase?: ShortText;
   work_title?: ShortText;
@@ -1478,6 +1552,29 @@ export type UiHistoryResultMessage = {
 export type UiModelSelect = {
   agent_id: Id;
   model: ShortText;
+};
+
+/**
+ * Sets one agent's navigation mode (only attached UIs; anything else gets a content-free refusal).
+ * Answered to the requester alone with `ui_navigation_result`; nothing is published or journaled.
+ */
+export type UiNavigationRequestMessage = {
+  message: "ui_navigation_request";
+  payload: {
+    request_id: Id;
+    agent_id: Id;
+    mode: NavigationMode;
+  };
+};
+
+export type UiNavigationResultMessage = {
+  message: "ui_navigation_result";
+  payload: {
+    request_id: Id;
+    agent_id: Id;
+    /** The mode the agent has now. */
+    mode: NavigationMode;
+  };
 };
 
 export type UiPromptDraft = {

@@ -7,17 +7,130 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateAgentPromptSubmitted = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptSubmitted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"source":{"$ref":"PromptSource.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"submitter":{"$ref":"InstanceName.json","description":"The configured instance that submitted an extension prompt."},"sender":{"$ref":"Id.json","description":"The agent that sent a prompt of source `agent` (its task, or an `agent_message`)."},"literal":{"type":"boolean","description":"Typed with the `::` escape: the text is literal and no command consumer may interpret it."},"internal_kind":{"$ref":"InternalPromptKind.json","description":"A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text."},"alert":{"$ref":"ShortText.json","description":"The configured name of the context-size alert this prompt delivers."},"only_tools":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"The only tools this prompt's turn offers and runs (an extension's `only_tools`, SPEC-handoff)."}},"required":["agent_id","prompt_id","source","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.prompt_submitted"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptSubmitted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"source":{"$ref":"PromptSource.json"},"mode":{"$ref":"PromptMode.json"},"text":{"$ref":"BodyText.json"},"submitter":{"$ref":"InstanceName.json","description":"The configured instance that submitted an extension prompt."},"sender":{"$ref":"Id.json","description":"The agent that sent a prompt of source `agent` (its task, or an `agent_message`)."},"peer":{"$ref":"PeerSender.json","description":"Who sent a prompt of source `peer`: the sending session, its agent, and the message id (SPEC-peer-messaging)."},"literal":{"type":"boolean","description":"Typed with the `::` escape: the text is literal and no command consumer may interpret it."},"internal_kind":{"$ref":"InternalPromptKind.json","description":"A harness-owned advisory (source `harness_internal`): which kind, never inferred from the text."},"alert":{"$ref":"ShortText.json","description":"The configured name of the context-size alert this prompt delivers."},"only_tools":{"type":"array","items":{"$ref":"ShortText.json"},"minItems":1,"maxItems":64,"description":"The only tools this prompt's turn offers and runs (an extension's `only_tools`, SPEC-handoff)."}},"required":["agent_id","prompt_id","source","mode","text"],"unevaluatedProperties":{"not":{}},"x-tau-event":"agent.prompt_submitted"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
-const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptSource.json","type":"string","enum":["human_ui","extension","harness_internal","agent"],"description":"Where a prompt came from; decides the provider envelope."};
+const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptSource.json","type":"string","enum":["human_ui","extension","harness_internal","agent","peer"],"description":"Where a prompt came from; decides the provider envelope."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptMode.json","type":"string","enum":["queue","steer"]};
 const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
-const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InternalPromptKind.json","type":"string","enum":["context_size_alert","watch_update","long_wait","sandbox_state"]};
-const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InternalPromptKind.json","type":"string","enum":["context_size_alert","watch_update","long_wait","sandbox_state"]};
+const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const pattern2 = new RegExp("^[a-z][a-z0-9_-]{0,63}$", "u");
 const func0 = codePointLength;
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PeerSender.json","type":"object","properties":{"session_id":{"$ref":"Id.json"},"agent_id":{"$ref":"Id.json"},"message_id":{"$ref":"Id.json"}},"required":["session_id","agent_id","message_id"],"unevaluatedProperties":{"not":{}},"description":"The stable ids naming a peer message's sender; never a display name."};
+
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="PeerSender.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.agent_id === undefined) && (missing0 = "agent_id"))) || ((data.message_id === undefined) && (missing0 = "message_id"))){
+validate1.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.session_id !== undefined){
+let data0 = data.session_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern0.test(data0)){
+validate1.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/session_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agent_id !== undefined){
+let data1 = data.agent_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern0.test(data1)){
+validate1.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.message_id !== undefined){
+let data2 = data.message_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern0.test(data2)){
+validate1.errors = [{instancePath:instancePath+"/message_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/message_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "session_id") && (key0 !== "agent_id")) && (key0 !== "message_id")){
+const _errs11 = errors;
+validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs11 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate1.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate1.errors = vErrors;
+return errors === 0;
+}
+validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="AgentPromptSubmitted.json" */;
@@ -89,7 +202,7 @@ if(typeof data2 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/source",schemaPath:"PromptSource.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((data2 === "human_ui") || (data2 === "extension")) || (data2 === "harness_internal")) || (data2 === "agent"))){
+if(!(((((data2 === "human_ui") || (data2 === "extension")) || (data2 === "harness_internal")) || (data2 === "agent")) || (data2 === "peer"))){
 validate0.errors = [{instancePath:instancePath+"/source",schemaPath:"PromptSource.json/enum",keyword:"enum",params:{allowedValues: schema3.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -182,11 +295,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.literal !== undefined){
+if(data.peer !== undefined){
 const _errs22 = errors;
-if(typeof data.literal !== "boolean"){
-validate0.errors = [{instancePath:instancePath+"/literal",schemaPath:"#/properties/literal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
+if(!(validate1(data.peer, {instancePath:instancePath+"/peer",parentData:data,parentDataProperty:"peer",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs22 === errors;
 }
@@ -194,30 +307,42 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.literal !== undefined){
+const _errs23 = errors;
+if(typeof data.literal !== "boolean"){
+validate0.errors = [{instancePath:instancePath+"/literal",schemaPath:"#/properties/literal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs23 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.internal_kind !== undefined){
-let data8 = data.internal_kind;
-const _errs24 = errors;
-if(typeof data8 !== "string"){
+let data9 = data.internal_kind;
+const _errs25 = errors;
+if(typeof data9 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/internal_kind",schemaPath:"InternalPromptKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((data8 === "context_size_alert") || (data8 === "watch_update")) || (data8 === "long_wait")) || (data8 === "sandbox_state"))){
-validate0.errors = [{instancePath:instancePath+"/internal_kind",schemaPath:"InternalPromptKind.json/enum",keyword:"enum",params:{allowedValues: schema8.enum},message:"must be equal to one of the allowed values"}];
+if(!((((data9 === "context_size_alert") || (data9 === "watch_update")) || (data9 === "long_wait")) || (data9 === "sandbox_state"))){
+validate0.errors = [{instancePath:instancePath+"/internal_kind",schemaPath:"InternalPromptKind.json/enum",keyword:"enum",params:{allowedValues: schema12.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs25 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.alert !== undefined){
-let data9 = data.alert;
-const _errs27 = errors;
+let data10 = data.alert;
 const _errs28 = errors;
-if(errors === _errs28){
-if(typeof data9 === "string"){
-if(func0(data9) > 1024){
+const _errs29 = errors;
+if(errors === _errs29){
+if(typeof data10 === "string"){
+if(func0(data10) > 1024){
 validate0.errors = [{instancePath:instancePath+"/alert",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -227,36 +352,36 @@ validate0.errors = [{instancePath:instancePath+"/alert",schemaPath:"ShortText.js
 return false;
 }
 }
-var valid0 = _errs27 === errors;
+var valid0 = _errs28 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.only_tools !== undefined){
-let data10 = data.only_tools;
-const _errs30 = errors;
-if(errors === _errs30){
-if(Array.isArray(data10)){
-if(data10.length > 64){
+let data11 = data.only_tools;
+const _errs31 = errors;
+if(errors === _errs31){
+if(Array.isArray(data11)){
+if(data11.length > 64){
 validate0.errors = [{instancePath:instancePath+"/only_tools",schemaPath:"#/properties/only_tools/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
 return false;
 }
 else {
-if(data10.length < 1){
+if(data11.length < 1){
 validate0.errors = [{instancePath:instancePath+"/only_tools",schemaPath:"#/properties/only_tools/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
 var valid10 = true;
-const len0 = data10.length;
+const len0 = data11.length;
 for(let i0=0; i0<len0; i0++){
-let data11 = data10[i0];
-const _errs32 = errors;
+let data12 = data11[i0];
 const _errs33 = errors;
-if(errors === _errs33){
-if(typeof data11 === "string"){
-if(func0(data11) > 1024){
+const _errs34 = errors;
+if(errors === _errs34){
+if(typeof data12 === "string"){
+if(func0(data12) > 1024){
 validate0.errors = [{instancePath:instancePath+"/only_tools/" + i0,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -266,7 +391,7 @@ validate0.errors = [{instancePath:instancePath+"/only_tools/" + i0,schemaPath:"S
 return false;
 }
 }
-var valid10 = _errs32 === errors;
+var valid10 = _errs33 === errors;
 if(!valid10){
 break;
 }
@@ -279,20 +404,21 @@ validate0.errors = [{instancePath:instancePath+"/only_tools",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs30 === errors;
+var valid0 = _errs31 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "source")) && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "submitter")) && (key0 !== "sender")) && (key0 !== "literal")) && (key0 !== "internal_kind")) && (key0 !== "alert")) && (key0 !== "only_tools")){
-const _errs36 = errors;
+if((((((((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "source")) && (key0 !== "mode")) && (key0 !== "text")) && (key0 !== "submitter")) && (key0 !== "sender")) && (key0 !== "peer")) && (key0 !== "literal")) && (key0 !== "internal_kind")) && (key0 !== "alert")) && (key0 !== "only_tools")){
+const _errs37 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid12 = _errs36 === errors;
+var valid12 = _errs37 === errors;
 if(!valid12){
 break;
+}
 }
 }
 }

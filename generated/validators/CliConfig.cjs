@@ -11,7 +11,7 @@ const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"EditorConfig.json","type":"object","properties":{"max_lines":{"type":"integer","minimum":1,"maximum":1000,"examples":[20],"description":"Most screen rows the prompt editor takes; a longer draft scrolls within them."},"history_size":{"type":"integer","minimum":0,"maximum":100000,"examples":[1000],"description":"Most entries of the prompt history the editor offers (Up, Ctrl-R); 0 offers none. All when absent."}},"unevaluatedProperties":{"not":{}}};
 const func0 = codePointLength;
-const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"KeyBindings.json","type":"object","properties":{"interrupt":{"$ref":"ShortText.json","default":"escape","examples":["ctrl-x"],"description":"Interrupt the running turn."},"expand_tool_output":{"$ref":"ShortText.json","default":"ctrl-o","examples":["alt-o"],"description":"Show a tool's whole output, or its tail again; again with none running, the next older tool's."},"redraw":{"$ref":"ShortText.json","default":"ctrl-l","examples":["none"],"description":"Redraw the screen."},"history_page":{"$ref":"ShortText.json","default":"alt-h","examples":["ctrl-t"],"description":"Show a page of the agent's earlier history, further back each time (as `:history`)."},"next_agent":{"$ref":"ShortText.json","default":"alt-n","examples":["ctrl-n"],"description":"Switch to the next agent of the session (as `:agent switch`)."}},"unevaluatedProperties":{"not":{}},"description":"Keys of the interactive UI's actions (SPEC-configuration, \"Key bindings\"): `escape`, `ctrl-LETTER`\nor `alt-LETTER`, or `none` to leave the action without a key. A key the prompt editor uses, or one\nbound to another action, is refused."};
+const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"KeyBindings.json","type":"object","properties":{"interrupt":{"$ref":"ShortText.json","default":"escape","examples":["ctrl-x"],"description":"Interrupt the running turn."},"expand_tool_output":{"$ref":"ShortText.json","default":"ctrl-o","examples":["alt-o"],"description":"Show a tool's whole output, or its tail again; again with none running, the next older tool's."},"redraw":{"$ref":"ShortText.json","default":"ctrl-l","examples":["none"],"description":"Redraw the screen."},"history_page":{"$ref":"ShortText.json","default":"alt-h","examples":["ctrl-t"],"description":"Show a page of the agent's earlier history, further back each time (as `:history`)."},"next_agent":{"$ref":"ShortText.json","default":"alt-n","examples":["ctrl-n"],"description":"Switch to the next agent of the session (as `:agent switch`)."},"previous_agent":{"$ref":"ShortText.json","default":"alt-p","examples":["ctrl-p"],"description":"Switch to the previous agent of the session."},"pick_agent":{"$ref":"ShortText.json","default":"alt-a","examples":["ctrl-b"],"description":"Pick an agent from a list (`fzf` when it is on PATH, else the built-in list of `:agents`)."}},"unevaluatedProperties":{"not":{}},"description":"Keys of the interactive UI's actions (SPEC-configuration, \"Key bindings\"): `escape`, `ctrl-LETTER`\nor `alt-LETTER`, or `none` to leave the action without a key. A key the prompt editor uses, or one\nbound to another action, is refused."};
 
 function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="KeyBindings.json" */;
@@ -136,14 +136,60 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((((key0 !== "interrupt") && (key0 !== "expand_tool_output")) && (key0 !== "redraw")) && (key0 !== "history_page")) && (key0 !== "next_agent")){
+if(data.previous_agent !== undefined){
+let data5 = data.previous_agent;
+const _errs16 = errors;
 const _errs17 = errors;
+if(errors === _errs17){
+if(typeof data5 === "string"){
+if(func0(data5) > 1024){
+validate1.errors = [{instancePath:instancePath+"/previous_agent",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/previous_agent",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.pick_agent !== undefined){
+let data6 = data.pick_agent;
+const _errs19 = errors;
+const _errs20 = errors;
+if(errors === _errs20){
+if(typeof data6 === "string"){
+if(func0(data6) > 1024){
+validate1.errors = [{instancePath:instancePath+"/pick_agent",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/pick_agent",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((((key0 !== "interrupt") && (key0 !== "expand_tool_output")) && (key0 !== "redraw")) && (key0 !== "history_page")) && (key0 !== "next_agent")) && (key0 !== "previous_agent")) && (key0 !== "pick_agent")){
+const _errs23 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid6 = _errs17 === errors;
-if(!valid6){
+var valid8 = _errs23 === errors;
+if(!valid8){
 break;
+}
+}
 }
 }
 }

@@ -9,9 +9,9 @@ function codePointLength(s) {
 exports.validateHarnessConfig = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction)."},"title_model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"A model (`provider/model`) that writes each new session's title after its first answer, in a\ntool-less request of its own; absent (the default), the title is the first prompt's first line."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
-const schema23 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"Write the debug log (SPEC-debug-log)."},"retention_days":{"type":"integer","minimum":0,"maximum":3650,"default":14,"description":"Days a debug log is kept before it is deleted."}},"unevaluatedProperties":{"not":{}}};
+const schema24 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"Write the debug log (SPEC-debug-log)."},"retention_days":{"type":"integer","minimum":0,"maximum":3650,"default":14,"description":"Days a debug log is kept before it is deleted."}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
-const schema30 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ContextAlert.json","type":"object","properties":{"name":{"type":"string","examples":["half-full"],"pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"The alert's name."},"threshold":{"type":"number","examples":[0.5],"minimum":0,"maximum":1,"description":"The fraction of the context window at which it fires."},"text":{"type":"string","examples":["Half of the context is used: finish the current step before starting another."],"maxLength":4096,"description":"The advisory text; a default naming the threshold when absent."}},"required":["name","threshold"],"unevaluatedProperties":{"not":{}},"description":"An advisory the model receives once a response's context use crosses `threshold` of the window."};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ContextAlert.json","type":"object","properties":{"name":{"type":"string","examples":["half-full"],"pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"The alert's name."},"threshold":{"type":"number","examples":[0.5],"minimum":0,"maximum":1,"description":"The fraction of the context window at which it fires."},"text":{"type":"string","examples":["Half of the context is used: finish the current step before starting another."],"maxLength":4096,"description":"The advisory text; a default naming the threshold when absent."}},"required":["name","threshold"],"unevaluatedProperties":{"not":{}},"description":"An advisory the model receives once a response's context use crosses `threshold` of the window."};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json","examples":["search"],"description":"The instance's name: its events, tools and secrets are known by it."},"enable":{"type":"boolean","default":true,"description":"`false` keeps the entry but does not start it."},"require":{"type":"boolean","default":false,"description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json","default":"tool","description":"What the extension is (SPEC-extension-host): it decides which events it may publish."},"command":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["node","./tools/search.mjs"]],"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["ssh","buildhost"]],"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["--verbose"]],"maxItems":256,"description":"Arguments placed after `command`."},"cwd":{"$ref":"PathText.json","examples":["/srv/tools"],"description":"The folder the extension starts in; the project root when absent."},"config":{"$ref":"#/$defs/RecordUnknown","examples":[{"index":"./search-index","max_results":50}],"description":"Settings handed to the extension in `configure`, as written."},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"examples":[["search-api-key"]],"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string","default":"","examples":["search_"],"description":"Put before the name of each tool the extension declares."},"call_tools":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["shell"]],"maxItems":256,"description":"Tools this extension may call with its own `tool.request` (exact names after prefixing, or\n`\"*\"` for any); none when absent. Its calls never enter an agent's transcript."},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"default":2,"description":"Seconds the extension has to become ready after it starts."}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionKind.json","type":"string","enum":["tool","core","provider","action"],"description":"Configured extension kinds; the harness grants publication authority by kind."};
@@ -453,8 +453,8 @@ return errors === 0;
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema11 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}};
-const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"api":{"$ref":"ProviderApi.json","default":"chat_completions","description":"The wire API the endpoint speaks; `chat_completions` when absent."},"base_url":{"$ref":"ShortText.json","examples":["https://api.example.com/v1"],"pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["model-large","model-small"]],"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","examples":["provider-example"],"description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."},"reasoning_replay":{"$ref":"ReasoningReplay.json","default":"auto","description":"How kept reasoning is sent back to this endpoint."},"list_models":{"type":"boolean","default":true,"description":"Ask the endpoint for its models (`GET /models`) once per session."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}}};
-const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderApi.json","type":"string","enum":["chat_completions","responses"],"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`.The wire API a provider endpoint speaks (SPEC-provider-responses)."};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderProfile.json","type":"object","properties":{"api":{"$ref":"ProviderApi.json","default":"chat_completions","description":"The wire API the endpoint speaks; `chat_completions` when absent."},"base_url":{"$ref":"ShortText.json","examples":["https://api.example.com/v1"],"pattern":"^https?://[^\\s]+$","description":"The endpoint's base URL, such as `https://api.example.com/v1`."},"models":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["model-large","model-small"]],"minItems":1,"maxItems":64,"description":"Model ids served by this endpoint; the first one is this profile's default."},"api_key_secret":{"$ref":"InstanceName.json","examples":["provider-example"],"description":"The secret holding the API key (`<config>/secrets/NAME`); absent for a server that needs none."},"reasoning_replay":{"$ref":"ReasoningReplay.json","default":"auto","description":"How kept reasoning is sent back to this endpoint."},"list_models":{"type":"boolean","default":true,"description":"Ask the endpoint for its models (`GET /models`) once per session."},"auth_url":{"$ref":"ShortText.json","examples":["https://auth.example.com"],"pattern":"^https?://[^\\s]+$","description":"chatgpt_ws: the sign-in issuer `tau provider login` and token refreshes use; `https://auth.openai.com` when absent."}},"required":["base_url","models"],"unevaluatedProperties":{"not":{}}};
+const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderApi.json","type":"string","enum":["chat_completions","responses","chatgpt_ws"],"description":"A named OpenAI-compatible endpoint (`tau provider add`): it runs as a provider extension\ninstance of the same name, so its models are addressed as `NAME/model`.The wire API a provider endpoint speaks (SPEC-provider-responses)."};
 const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningReplay.json","type":"string","enum":["auto","reasoning_content","reasoning","none"],"description":"How an assistant message's kept reasoning is sent back to a chat-completions server\n(SPEC-provider-chat-completions, \"Reasoning sent back\"): `auto` decides per model, `reasoning_content`\nputs it in every assistant message's `reasoning_content` (DeepSeek's thinking mode needs it),\n`reasoning` in `reasoning` when there is any, `none` never sends it."};
 const pattern2 = new RegExp("^https?://[^\\s]+$", "u");
 
@@ -484,7 +484,7 @@ if(typeof data0 !== "string"){
 validate4.errors = [{instancePath:instancePath+"/api",schemaPath:"ProviderApi.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((data0 === "chat_completions") || (data0 === "responses"))){
+if(!(((data0 === "chat_completions") || (data0 === "responses")) || (data0 === "chatgpt_ws"))){
 validate4.errors = [{instancePath:instancePath+"/api",schemaPath:"ProviderApi.json/enum",keyword:"enum",params:{allowedValues: schema13.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -627,14 +627,45 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((((((key0 !== "api") && (key0 !== "base_url")) && (key0 !== "models")) && (key0 !== "api_key_secret")) && (key0 !== "reasoning_replay")) && (key0 !== "list_models")){
+if(data.auth_url !== undefined){
+let data7 = data.auth_url;
+const _errs20 = errors;
 const _errs21 = errors;
+if(errors === _errs21){
+if(typeof data7 === "string"){
+if(func0(data7) > 1024){
+validate4.errors = [{instancePath:instancePath+"/auth_url",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate4.errors = [{instancePath:instancePath+"/auth_url",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+if(errors === _errs20){
+if(typeof data7 === "string"){
+if(!pattern2.test(data7)){
+validate4.errors = [{instancePath:instancePath+"/auth_url",schemaPath:"#/properties/auth_url/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""}];
+return false;
+}
+}
+}
+var valid0 = _errs20 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((((key0 !== "api") && (key0 !== "base_url")) && (key0 !== "models")) && (key0 !== "api_key_secret")) && (key0 !== "reasoning_replay")) && (key0 !== "list_models")) && (key0 !== "auth_url")){
+const _errs24 = errors;
 validate4.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs21 === errors;
-if(!valid7){
+var valid8 = _errs24 === errors;
+if(!valid8){
 break;
+}
 }
 }
 }
@@ -691,9 +722,9 @@ return errors === 0;
 }
 validate3.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema19 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}};
-const schema20 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelMetadata.json","type":"object","properties":{"context_window":{"$ref":"Count.json","examples":[128000],"description":"Tokens the model reads at most, prompt and answer together."},"max_output_tokens":{"$ref":"Count.json","examples":[16384],"description":"Tokens the model writes at most in one answer."},"input_cost":{"type":"number","examples":[2.5],"minimum":0,"description":"USD per million input tokens."},"output_cost":{"type":"number","examples":[10],"minimum":0,"description":"USD per million output tokens."},"cached_input_cost":{"type":"number","examples":[1.25],"minimum":0,"description":"USD per million cached input tokens; the input price when absent."}},"unevaluatedProperties":{"not":{}},"description":"What is known of a model (SPEC-provider-chat-completions, \"Model metadata\"): it overrides what the provider\ndeclares and the built-in table. Prices are USD per million tokens."};
-const schema21 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
+const schema20 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}};
+const schema21 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelMetadata.json","type":"object","properties":{"context_window":{"$ref":"Count.json","examples":[128000],"description":"Tokens the model reads at most, prompt and answer together."},"max_output_tokens":{"$ref":"Count.json","examples":[16384],"description":"Tokens the model writes at most in one answer."},"input_cost":{"type":"number","examples":[2.5],"minimum":0,"description":"USD per million input tokens."},"output_cost":{"type":"number","examples":[10],"minimum":0,"description":"USD per million output tokens."},"cached_input_cost":{"type":"number","examples":[1.25],"minimum":0,"description":"USD per million cached input tokens; the input price when absent."}},"unevaluatedProperties":{"not":{}},"description":"What is known of a model (SPEC-provider-chat-completions, \"Model metadata\"): it overrides what the provider\ndeclares and the built-in table. Prices are USD per million tokens."};
+const schema22 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 
 function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ModelMetadata.json" */;
@@ -889,8 +920,8 @@ return errors === 0;
 }
 validate7.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema25 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","examples":["./ci-sandbox.yaml"],"description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","default":"on-request","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."}},"unevaluatedProperties":{"not":{}}};
-const schema27 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
+const schema26 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","examples":["./ci-sandbox.yaml"],"description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","default":"on-request","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."}},"unevaluatedProperties":{"not":{}}};
+const schema28 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="SandboxLaunch.json" */;
@@ -947,7 +978,7 @@ validate11.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxA
 return false;
 }
 if(!((data2 === "never") || (data2 === "on-request"))){
-validate11.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/enum",keyword:"enum",params:{allowedValues: schema27.enum},message:"must be equal to one of the allowed values"}];
+validate11.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/enum",keyword:"enum",params:{allowedValues: schema28.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -981,7 +1012,7 @@ return errors === 0;
 }
 validate11.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema28 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CompactionConfig.json","type":"object","properties":{"auto_threshold":{"type":"number","default":0.8,"minimum":0,"maximum":1,"description":"Compact automatically once a response's context use reaches this fraction of the model's\ncontext window; 0 turns automatic compaction off. Default 0.8."},"keep_recent_tokens":{"type":"integer","minimum":0,"maximum":10000000,"default":20000,"description":"About how many tokens of the most recent transcript a compaction keeps verbatim. Default 20000."},"context_window":{"$ref":"Count.json","examples":[128000],"minimum":1,"description":"The context window for models whose provider does not declare one."}},"unevaluatedProperties":{"not":{}},"description":"Compaction settings (SPEC-compaction)."};
+const schema29 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"CompactionConfig.json","type":"object","properties":{"auto_threshold":{"type":"number","default":0.8,"minimum":0,"maximum":1,"description":"Compact automatically once a response's context use reaches this fraction of the model's\ncontext window; 0 turns automatic compaction off. Default 0.8."},"keep_recent_tokens":{"type":"integer","minimum":0,"maximum":10000000,"default":20000,"description":"About how many tokens of the most recent transcript a compaction keeps verbatim. Default 20000."},"context_window":{"$ref":"Count.json","examples":[128000],"minimum":1,"description":"The context window for models whose provider does not declare one."}},"unevaluatedProperties":{"not":{}},"description":"Compaction settings (SPEC-compaction)."};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="CompactionConfig.json" */;
@@ -1111,8 +1142,8 @@ return errors === 0;
 }
 validate13.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema31 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}};
-const schema32 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RolePolicy.json","type":"object","properties":{"deny_tools":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["shell","group:write"]],"maxItems":256,"description":"Tools the role's agents may not use."},"allow_tools":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["agent_compact"]],"maxItems":256,"description":"Tools, off by default, that the role's agents may use."},"description":{"$ref":"ShortText.json","examples":["reads the code and reports; changes nothing"],"description":"One line saying what the role is for: listed to agents that may start agents (SPEC-agent-team)."},"prompt":{"type":"string","examples":["You review code. Report problems with file and line; do not edit files."],"maxLength":16384,"description":"Appended to the system prompt of the role's agents."}},"unevaluatedProperties":{"not":{}},"description":"Tools revoked from or granted to the agents of one role. An entry is an exact tool name,\n`group:NAME` or `tag:NAME`; `allow_tools` grants tools that are off by default (`agent_compact`)."};
+const schema32 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}};
+const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RolePolicy.json","type":"object","properties":{"deny_tools":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["shell","group:write"]],"maxItems":256,"description":"Tools the role's agents may not use."},"allow_tools":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["agent_compact"]],"maxItems":256,"description":"Tools, off by default, that the role's agents may use."},"description":{"$ref":"ShortText.json","examples":["reads the code and reports; changes nothing"],"description":"One line saying what the role is for: listed to agents that may start agents (SPEC-agent-team)."},"prompt":{"type":"string","examples":["You review code. Report problems with file and line; do not edit files."],"maxLength":16384,"description":"Appended to the system prompt of the role's agents."}},"unevaluatedProperties":{"not":{}},"description":"Tools revoked from or granted to the agents of one role. An entry is an exact tool name,\n`group:NAME` or `tag:NAME`; `allow_tools` grants tools that are off by default (`agent_compact`)."};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="RolePolicy.json" */;

@@ -9,7 +9,7 @@ function codePointLength(s) {
 exports.validateHelloMessage = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HelloMessage.json","type":"object","properties":{"message":{"type":"string","const":"hello"},"payload":{"type":"object","properties":{"revision":{"$ref":"Revision.json"},"role":{"$ref":"PeerRole.json"},"session_id":{"$ref":"Id.json","description":"For UIs: the session the UI expects to attach to; a mismatch is refused."},"client":{"$ref":"ShortText.json","description":"Free-form client label for diagnostics only; never authority."}},"required":["revision","role"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"hello"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Revision.json","type":"object","properties":{"major":{"type":"integer","minimum":0,"maximum":65535},"minor":{"type":"integer","minimum":0,"maximum":65535}},"required":["major","minor"],"unevaluatedProperties":{"not":{}},"description":"A protocol revision: equal continues, same major warns once, other major is refused."};
-const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PeerRole.json","type":"string","enum":["extension","ui","client"]};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PeerRole.json","type":"string","enum":["extension","ui","client","peer"]};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
@@ -161,7 +161,7 @@ if(typeof data6 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/payload/role",schemaPath:"PeerRole.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data6 === "extension") || (data6 === "ui")) || (data6 === "client"))){
+if(!((((data6 === "extension") || (data6 === "ui")) || (data6 === "client")) || (data6 === "peer"))){
 validate0.errors = [{instancePath:instancePath+"/payload/role",schemaPath:"PeerRole.json/enum",keyword:"enum",params:{allowedValues: schema2.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }

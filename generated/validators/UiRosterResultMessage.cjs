@@ -9,12 +9,13 @@ function codePointLength(s) {
 exports.validateUiRosterResultMessage = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiRosterResultMessage.json","type":"object","properties":{"message":{"type":"string","const":"ui_roster_result"},"payload":{"type":"object","properties":{"request_id":{"$ref":"Id.json"},"rows":{"type":"array","items":{"$ref":"RosterRow.json"},"maxItems":256},"total":{"$ref":"Count.json","description":"Agents the roster holds in all (loaded, and unloaded when asked for)."},"next_cursor":{"$ref":"Id.json","description":"Where the next page starts; absent on the last page."}},"required":["request_id","rows","total"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"from_harness","x-tau-message":"ui_roster_result"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
-const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
+const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
-const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RosterRow.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"display_name":{"$ref":"ShortText.json","description":"The display name its metadata holds, escaped."},"loaded":{"type":"boolean"},"ephemeral":{"type":"boolean"},"parent_id":{"$ref":"Id.json","description":"Its parent: only from a valid creation record (or the UI that created it under one)."},"creator":{"$ref":"ShortText.json","description":"Who created it: `ui`, `extension`, `harness` or `agent`."},"role":{"$ref":"ShortText.json"},"created_at":{"$ref":"Micros.json"},"status":{"$ref":"AgentRunState.json"},"work_phase":{"$ref":"ShortText.json","description":"Its current work-status phase and title (model-authored; the title is escaped)."},"work_title":{"$ref":"ShortText.json"}},"required":["agent_id","loaded","ephemeral","created_at","status"],"unevaluatedProperties":{"not":{}}};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"RosterRow.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"display_name":{"$ref":"ShortText.json","description":"The display name its metadata holds, escaped."},"loaded":{"type":"boolean"},"ephemeral":{"type":"boolean"},"parent_id":{"$ref":"Id.json","description":"Its parent: only from a valid creation record (or the UI that created it under one)."},"creator":{"$ref":"ShortText.json","description":"Who created it: `ui`, `extension`, `harness` or `agent`."},"role":{"$ref":"ShortText.json"},"created_at":{"$ref":"Micros.json"},"status":{"$ref":"AgentRunState.json"},"navigation":{"$ref":"NavigationMode.json","description":"How the UIs present it (SPEC-agent-navigation); absent when it is not loaded."},"work_phase":{"$ref":"ShortText.json","description":"Its current work-status phase and title (model-authored; the title is escaped)."},"work_title":{"$ref":"ShortText.json"}},"required":["agent_id","loaded","ephemeral","created_at","status"],"unevaluatedProperties":{"not":{}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Micros.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"Microseconds since the Unix epoch."};
 const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentRunState.json","type":"string","enum":["running","queued","waiting","idle","interrupted","cancelled","failed","unloaded"],"description":"What an agent is doing now."};
+const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"NavigationMode.json","type":"string","enum":["active","active_auto","suspended"],"description":"How the UIs present an agent (SPEC-agent-navigation): UI control state only, never durable, never\npublished; it authorizes nothing (loading, routing, prompts, watches, execution)."};
 const func0 = codePointLength;
 
 function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -215,13 +216,30 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.work_phase !== undefined){
-let data9 = data.work_phase;
+if(data.navigation !== undefined){
+let data9 = data.navigation;
 const _errs26 = errors;
-const _errs27 = errors;
-if(errors === _errs27){
-if(typeof data9 === "string"){
-if(func0(data9) > 1024){
+if(typeof data9 !== "string"){
+validate1.errors = [{instancePath:instancePath+"/navigation",schemaPath:"NavigationMode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data9 === "active") || (data9 === "active_auto")) || (data9 === "suspended"))){
+validate1.errors = [{instancePath:instancePath+"/navigation",schemaPath:"NavigationMode.json/enum",keyword:"enum",params:{allowedValues: schema10.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.work_phase !== undefined){
+let data10 = data.work_phase;
+const _errs29 = errors;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data10 === "string"){
+if(func0(data10) > 1024){
 validate1.errors = [{instancePath:instancePath+"/work_phase",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -231,19 +249,19 @@ validate1.errors = [{instancePath:instancePath+"/work_phase",schemaPath:"ShortTe
 return false;
 }
 }
-var valid0 = _errs26 === errors;
+var valid0 = _errs29 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.work_title !== undefined){
-let data10 = data.work_title;
-const _errs29 = errors;
-const _errs30 = errors;
-if(errors === _errs30){
-if(typeof data10 === "string"){
-if(func0(data10) > 1024){
+let data11 = data.work_title;
+const _errs32 = errors;
+const _errs33 = errors;
+if(errors === _errs33){
+if(typeof data11 === "string"){
+if(func0(data11) > 1024){
 validate1.errors = [{instancePath:instancePath+"/work_title",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -253,20 +271,21 @@ validate1.errors = [{instancePath:instancePath+"/work_title",schemaPath:"ShortTe
 return false;
 }
 }
-var valid0 = _errs29 === errors;
+var valid0 = _errs32 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((((((((((key0 !== "agent_id") && (key0 !== "display_name")) && (key0 !== "loaded")) && (key0 !== "ephemeral")) && (key0 !== "parent_id")) && (key0 !== "creator")) && (key0 !== "role")) && (key0 !== "created_at")) && (key0 !== "status")) && (key0 !== "work_phase")) && (key0 !== "work_title")){
-const _errs33 = errors;
+if((((((((((((key0 !== "agent_id") && (key0 !== "display_name")) && (key0 !== "loaded")) && (key0 !== "ephemeral")) && (key0 !== "parent_id")) && (key0 !== "creator")) && (key0 !== "role")) && (key0 !== "created_at")) && (key0 !== "status")) && (key0 !== "navigation")) && (key0 !== "work_phase")) && (key0 !== "work_title")){
+const _errs36 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid10 = _errs33 === errors;
-if(!valid10){
+var valid11 = _errs36 === errors;
+if(!valid11){
 break;
+}
 }
 }
 }

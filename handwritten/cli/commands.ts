@@ -5,6 +5,7 @@ import Attach from "./commands/attach.js";
 import Init from "./commands/init.js";
 import ProviderAdd from "./commands/provider/add.js";
 import ProviderList from "./commands/provider/list.js";
+import ProviderLogin from "./commands/provider/login.js";
 import ProviderRemove from "./commands/provider/remove.js";
 import Resume from "./commands/resume.js";
 import Run from "./commands/run.js";
@@ -22,6 +23,7 @@ export const COMMANDS = {
   init: Init,
   "provider:add": ProviderAdd,
   "provider:list": ProviderList,
+  "provider:login": ProviderLogin,
   "provider:remove": ProviderRemove,
   resume: Resume,
   run: Run,

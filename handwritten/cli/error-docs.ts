@@ -134,6 +134,7 @@ export const ERROR_DOCS = {
     meaning: "The launcher script could not start a run's daemon beside its client (no setsid or /proc, no sessions folder yet); the client starts it instead. Seen by no user.",
   },
   "TAU-E0406": { commands: "tau provider add", meaning: "The endpoint did not answer its model listing (unreachable, refused the key, no /models, too slow or too large an answer); no profile or key file was written. --no-check adds it without asking." },
+  "TAU-E0407": { commands: "tau provider login", meaning: "The ChatGPT sign-in did not complete (unreachable issuer, device code sign-in not offered, the code not entered in time, a refused exchange); the sign-in file was not written." },
   "TAU-E0501": {
     commands: "tau run",
     meaning: "The prompt was cancelled (Ctrl-C).",

@@ -53,6 +53,7 @@ export const TAU_ERRORS = {
   "TAU-E0404": "unavailable",
   "TAU-E0405": "not_started",
   "TAU-E0406": "unavailable",
+  "TAU-E0407": "unavailable",
   "TAU-E0501": "cancelled",
 } as const satisfies Record<`TAU-E${string}`, ErrorKind>;
 

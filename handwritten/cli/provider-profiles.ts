@@ -31,7 +31,9 @@ export interface AddProfileInput {
   readonly baseUrl: string;
   readonly models: readonly string[];
   /** The wire API; chat completions when absent. */
-  readonly api?: "chat_completions" | "responses";
+  readonly api?: "chat_completions" | "responses" | "chatgpt_ws";
+  /** chatgpt_ws: the sign-in issuer, when not the default. */
+  readonly authUrl?: string;
   /** The key, or undefined for a server that needs none. */
   readonly apiKey: string | undefined;
   readonly force: boolean;
@@ -131,6 +133,7 @@ export async function addProfile(configRoot: string, input: AddProfileInput): Pr
     base_url: input.baseUrl,
     models: [...input.models],
     ...(input.apiKey !== undefined ? { api_key_secret: secretName } : {}),
+    ...(input.authUrl !== undefined ? { auth_url: input.authUrl } : {}),
   };
   // What a --force replaces is kept, byte for byte, until the new profile loads: a failure puts it back.
   const dropInPath = profileDropInPath(configRoot, input.name);
@@ -187,7 +190,14 @@ export async function listProfiles(configRoot: string): Promise<Array<{ name: st
   const config = await loadHarnessConfig(configRoot);
   return profilesOf(config).map(([name, p]) => {
     let key = "none";
-    if (p.api_key_secret) {
+    if (p.api === "chatgpt_ws") {
+      const oauth = `${profileSecretName(name)}-oauth`;
+      try {
+        key = readSecret(configRoot, oauth) === undefined ? `not signed in (tau provider login ${name})` : `secrets/${oauth}`;
+      } catch (err) {
+        key = `unreadable: ${(err as Error).message}`;
+      }
+    } else if (p.api_key_secret) {
       try {
         key = readSecret(configRoot, p.api_key_secret) === undefined ? `missing (secrets/${p.api_key_secret})` : `secrets/${p.api_key_secret}`;
       } catch (err) {
@@ -201,7 +211,8 @@ export async function listProfiles(configRoot: string): Promise<Array<{ name: st
 export function removeProfile(configRoot: string, name: string): { dropIn: boolean; secret: boolean } {
   const problem = profileNameProblem(name);
   if (problem) throw new ConfigError(problem);
-  return { dropIn: removeProfileDropIn(configRoot, name), secret: removeSecret(configRoot, profileSecretName(name)) };
+  const oauth = removeSecret(configRoot, `${profileSecretName(name)}-oauth`); // a chatgpt_ws profile's sign-in
+  return { dropIn: removeProfileDropIn(configRoot, name), secret: removeSecret(configRoot, profileSecretName(name)) || oauth };
 }
 
 /** Reads all of standard input (bounded); the trailing newline is dropped. */
@@ -245,5 +256,43 @@ export function readHiddenLine(prompt: string, stdin: NodeJS.ReadStream = proces
       }
     };
     stdin.on("data", onData);
+  });
+}
+
+/** The answer of a sign-in. */
+export type LoginResult = { readonly ok: true; readonly file: string } | { readonly ok: false; readonly reason: string };
+
+/**
+ * Signs a chatgpt_ws profile in (SPEC-provider-websocket, "Sign-in"): runs the device code flow in
+ * the provider extension's `--login` mode, so it goes out under the provider egress policy. What the
+ * user must do reaches the terminal on standard error; the tokens go to the 0600 sign-in file only.
+ */
+export async function loginProfile(configRoot: string, name: string): Promise<LoginResult> {
+  const problem = profileNameProblem(name);
+  if (problem) throw new ConfigError(problem);
+  const profile = profilesOf(await loadHarnessConfig(configRoot)).find(([n]) => n === name)?.[1];
+  if (profile === undefined) throw new ConfigError(`no provider profile named ${name}; add one with \`tau provider add ${name} --api chatgpt_ws …\``);
+  if (profile.api !== "chatgpt_ws") throw new ConfigError(`provider profile ${name} is not a chatgpt_ws profile; only those sign in`);
+  const [command, ...args] = selfCommand() as [string, ...string[]];
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, value] of Object.entries(process.env)) if (!isSecretVariable(k)) env[k] = value;
+  return new Promise((resolve) => {
+    const child = spawn(command, [...args, "ext", "provider", "--login"], { env, stdio: ["pipe", "pipe", "inherit"] });
+    let out = "";
+    child.on("error", (err) => resolve({ ok: false, reason: `the sign-in could not start: ${err.message}` }));
+    child.stdin.on("error", () => {});
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      if (out.length < 64 * 1024) out += d;
+    });
+    child.on("close", () => {
+      try {
+        const v = JSON.parse(out.trim().split("\n").pop() ?? "") as { ok?: unknown; file?: unknown; reason?: unknown };
+        if (v.ok === true && typeof v.file === "string") resolve({ ok: true, file: v.file });
+        else resolve({ ok: false, reason: typeof v.reason === "string" ? v.reason : "the sign-in gave no answer" });
+      } catch {
+        resolve({ ok: false, reason: "the sign-in gave no answer" });
+      }
+    });
+    child.stdin.end(`${JSON.stringify({ config_root: configRoot, secret: `${profileSecretName(name)}-oauth`, auth_url: profile.auth_url ?? "https://auth.openai.com" })}\n`);
   });
 }

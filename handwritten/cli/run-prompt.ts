@@ -131,7 +131,8 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
     printer.agentEvent(d);
     switch (e.name) {
       case "agent.prompt_submitted":
-        promptId = e.data.prompt_id;
+        // The run's own prompt, not one another agent or session sent this agent meanwhile.
+        if (promptId === undefined && e.data.source === "human_ui") promptId = e.data.prompt_id;
         break;
       case "provider.response_finished":
         cutShort = e.data.finish_reason === "length" || e.data.finish_reason === "content_filter" ? e.data.finish_reason : undefined;
@@ -140,6 +141,7 @@ export async function runPrompt(input: RunPrompt, o: RunOptions, started?: Start
         failure = `${e.data.error_class}: ${e.data.diagnostic}`;
         break;
       case "agent.prompt_failed":
+        if (e.data.prompt_id !== promptId) break;
         failure = e.data.diagnostic;
         failedCode = e.data.code;
         resolveOutcome("failed");

@@ -2,7 +2,7 @@
 // the headless `tau run` and the interactive UI.
 import { connectUnix, type Connection } from "../transport/index.js";
 import { REVISION, carriedDelivery, carriedEvent, type EventDelivery } from "../protocol/index.js";
-import type { EventName, EventPayloads, UiCreateAgent, WireMessage } from "../../generated/index.js";
+import type { EventName, EventPayloads, NavigationMode, RosterRow, UiCreateAgent, WireMessage } from "../../generated/index.js";
 
 /** A delivered event, typed by its name (the reader checked it against its schema). */
 export type Delivery = EventDelivery;
@@ -73,6 +73,38 @@ export class SessionClient {
     const m = await answer;
     if (m.message !== "ui_history_result") throw new Error("the session has no history for that agent");
     return m.payload;
+  }
+
+  /**
+   * The session's agents from the roster (SPEC-agent-team), every page up to `maxRows` (the rest is
+   * counted in `total`, not fetched).
+   */
+  async roster(o: { includeUnloaded?: boolean; maxRows?: number } = {}): Promise<{ rows: RosterRow[]; total: number }> {
+    const maxRows = o.maxRows ?? 4096;
+    const rows: RosterRow[] = [];
+    let cursor: string | undefined;
+    let total = 0;
+    do {
+      const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
+      const answer = this.wait((m) => (m.message === "ui_roster_result" || m.message === "error") && m.payload.request_id === request_id);
+      this.conn.send({ message: "ui_roster_request", payload: { request_id, include_unloaded: o.includeUnloaded === true, ...(cursor !== undefined ? { cursor } : {}) } });
+      const m = await answer;
+      if (m.message !== "ui_roster_result") throw new Error("the session refused to list its agents");
+      rows.push(...m.payload.rows);
+      total = m.payload.total;
+      cursor = m.payload.next_cursor;
+    } while (cursor !== undefined && rows.length < maxRows);
+    return { rows: rows.slice(0, maxRows), total };
+  }
+
+  /** Sets an agent's navigation mode (SPEC-agent-navigation); resolves with the mode it has now. */
+  async setNavigation(agentId: string, mode: NavigationMode): Promise<NavigationMode> {
+    const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
+    const answer = this.wait((m) => (m.message === "ui_navigation_result" || m.message === "error") && m.payload.request_id === request_id);
+    this.conn.send({ message: "ui_navigation_request", payload: { request_id, agent_id: agentId, mode } });
+    const m = await answer;
+    if (m.message !== "ui_navigation_result") throw new Error(`the session has no loaded agent ${agentId}`);
+    return m.payload.mode;
   }
 
   emit<N extends EventName>(name: N, data: EventPayloads[N]): void {

@@ -55,6 +55,8 @@ export function profileExtension(name: string, p: ProviderProfile): ExtensionCon
       ...(p.api_key_secret ? { api_key_secret: p.api_key_secret } : {}),
       ...(p.reasoning_replay ? { reasoning_replay: p.reasoning_replay } : {}),
       ...(p.list_models === false ? { list_models: false } : {}),
+      // chatgpt_ws reads its sign-in's tokens itself (they are refreshed and written back): only the file's name travels
+      ...(p.api === "chatgpt_ws" ? { oauth_secret: `provider-${name}-oauth`, ...(p.auth_url ? { auth_url: p.auth_url } : {}) } : {}),
     },
     ...(p.api_key_secret ? { secrets: [p.api_key_secret] } : {}),
   };

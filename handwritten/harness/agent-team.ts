@@ -49,6 +49,9 @@ export interface AgentTeamPort {
   unloadedIds(): readonly string[];
   /** An agent's current turn and when it started (monotonic ms). */
   currentTurn(agentId: string): { promptId: string; startedAt: number } | undefined;
+  /** Peer messaging (SPEC-peer-messaging): delivers to `SESSION/AGENT` of another session, or lists them. */
+  peerSend?(from: string, to: string, text: string): Promise<{ ok: boolean; text: string }>;
+  peerList?(): Promise<string>;
   warn(message: string): void;
 }
 
@@ -243,6 +246,10 @@ export class AgentTeam {
         return void this.watch(call, args, tool === "agent_watch");
       case "work_status":
         return void this.workStatus(call, args);
+      case "peer_message":
+        return void this.peerMessage(call, args);
+      case "peer_list":
+        return void this.peerList(call);
     }
   }
 
@@ -306,6 +313,20 @@ export class AgentTeam {
     const ok = await this.port.publish("agent.prompt_submitted", { agent_id: target, prompt_id: mintId("p"), source: "agent", sender: call.agentId, mode: "queue", text });
     if (!ok) return this.error(call, "the message could not be recorded");
     await this.result(call, `message queued for agent ${target}`);
+  }
+
+  private async peerMessage(call: Call, args: Args): Promise<void> {
+    const to = args.to;
+    const text = args.text;
+    if (typeof to !== "string" || typeof text !== "string") return this.error(call, "peer_message needs to (SESSION_ID/AGENT_ID) and text");
+    if (!this.port.peerSend) return this.error(call, "peer messaging is not available in this session");
+    const r = await this.port.peerSend(call.agentId, to, text);
+    return r.ok ? this.result(call, r.text) : this.error(call, r.text);
+  }
+
+  private async peerList(call: Call): Promise<void> {
+    if (!this.port.peerList) return this.error(call, "peer messaging is not available in this session");
+    await this.result(call, await this.port.peerList());
   }
 
   private isDescendant(agentId: string, ancestor: string): boolean {

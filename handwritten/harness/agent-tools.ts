@@ -89,6 +89,30 @@ export const AGENT_TOOL_DEFINITIONS: readonly AgentToolDefinition[] = [
     tags: ["status"],
     onByDefault: true,
   },
+  // Peer messaging (SPEC-peer-messaging): off by default, granted by role policy (`tag:peer`).
+  {
+    name: "peer_message",
+    description:
+      "Send a message to an agent of another running tau session of this user, addressed SESSION_ID/AGENT_ID (peer_list shows them). " +
+      "It reads it as a framed message from you, not as its user's words. Each session admits only a few messages per minute from another.",
+    parameters: {
+      type: "object",
+      properties: { to: { type: "string", maxLength: 257 }, text: { type: "string", maxLength: 65536 } },
+      required: ["to", "text"],
+      additionalProperties: false,
+    },
+    group: "peers",
+    tags: ["peer"],
+    onByDefault: false,
+  },
+  {
+    name: "peer_list",
+    description: "List the other running tau sessions of this user and the agents each lets you message with peer_message.",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+    group: "peers",
+    tags: ["peer"],
+    onByDefault: false,
+  },
 ];
 
 export const AGENT_TOOL_NAMES: ReadonlySet<string> = new Set(AGENT_TOOL_DEFINITIONS.map((t) => t.name));

@@ -11,7 +11,7 @@ import { cleanupDebugLogs } from "../store/index.js";
 import { superviseExtensions } from "./extensions.js";
 import type { DaemonArgs, DaemonSetup } from "./daemon-start.js";
 import type { EarlyExtension, Supervisor } from "../host/index.js";
-import { DAEMON_INSTANCE_ENV, LAUNCH_TIMEOUT_MS, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, selfCommand } from "../transport/index.js";
+import { DAEMON_INSTANCE_ENV, LAUNCH_TIMEOUT_MS, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, sameUserBoundaryProblem, selfCommand } from "../transport/index.js";
 import { Harness, type HandoffSeed } from "./harness.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
@@ -72,6 +72,7 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     ...(config.title_model ? { titleModel: config.title_model } : {}),
     compaction: compactionSettings(config),
     ...(config.roles ? { roles: config.roles } : {}),
+    runtimeDir: roots.runtime,
     // A handoff's replacement runs with this daemon's configuration: its project and overrides.
     launchReplacement: async ({ sessionId, seedPath }) => {
       await launchDaemon({
@@ -119,7 +120,13 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     await harness.shutdown(reason).catch(() => {});
     process.exit(code);
   };
-  const front = new DaemonFront(harness, { exitWhenUisLeave: args.exitWhenUisLeave, onIdle: () => void stop("last_ui_left"), onEndRequested: () => void stop("requested") });
+  let socketPath: string | undefined;
+  const front = new DaemonFront(harness, {
+    exitWhenUisLeave: args.exitWhenUisLeave,
+    onIdle: () => void stop("last_ui_left"),
+    onEndRequested: () => void stop("requested"),
+    peerBoundaryProblem: () => (socketPath === undefined ? "the socket is not published yet" : sameUserBoundaryProblem(socketPath)),
+  });
   const instance = process.env[DAEMON_INSTANCE_ENV] ? instanceFromEnv() : mintInstance();
   const endpoint = await publishDaemonEndpoint({
     runtimeDir: roots.runtime,
@@ -133,6 +140,7 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     await harness.shutdown("startup_failed").catch(() => {});
     process.exit(1);
   });
+  socketPath = endpoint.socketPath;
   mark("daemon endpoint published");
   front.expectFirstUi(LAUNCH_TIMEOUT_MS);
   removeOwnPairOnExit(roots.runtime, endpoint.stem);

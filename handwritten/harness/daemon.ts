@@ -13,12 +13,19 @@ export interface DaemonPolicy {
   readonly onIdle: () => void;
   /** An attached UI asked to end the session for everyone (`ui_session_end_request`). */
   readonly onEndRequested?: () => void;
+  /**
+   * Why this daemon's socket is not inside the user's private boundary now (its runtime folder
+   * 0700 and socket 0600, both the user's), or undefined; a peer is admitted only when it is.
+   * Absent: no peer is admitted.
+   */
+  readonly peerBoundaryProblem?: () => string | undefined;
 }
 
 type PeerState =
   | { readonly kind: "new" }
   | { readonly kind: "ui"; readonly generation: number; readonly publisher: PublisherEnvelope; detached: boolean; subscriptions: number[] }
-  | { readonly kind: "client"; readonly generation: number };
+  | { readonly kind: "client"; readonly generation: number }
+  | { readonly kind: "peer"; readonly generation: number; inFlight: number };
 
 /** A new socket connection must send its first message (`hello`, or a client RPC) within this long. */
 export const HELLO_DEADLINE_MS = 10_000;
@@ -30,6 +37,10 @@ export const HELLO_DEADLINE_MS = 10_000;
 export const MAX_PENDING_PEERS = 64;
 export const MAX_CLIENT_PEERS = 128;
 export const MAX_UI_PEERS = 64;
+/** Peer-messaging connections from other daemons (SPEC-peer-messaging); a newcomer beyond takes the oldest's place. */
+export const MAX_PEER_CONNECTIONS = 32;
+/** Peer messages one peer connection may have waiting for their answer. */
+export const MAX_PEER_IN_FLIGHT = 16;
 
 /** The connections of one class, oldest first. */
 class PeerClass {
@@ -73,6 +84,7 @@ export class DaemonFront {
   private readonly pending = new PeerClass(MAX_PENDING_PEERS, "too many connections waiting to say hello");
   private readonly clients = new PeerClass(MAX_CLIENT_PEERS, "too many client connections");
   private readonly uis = new PeerClass(MAX_UI_PEERS, "too many attached UIs");
+  private readonly peerConns = new PeerClass(MAX_PEER_CONNECTIONS, "too many peer connections");
 
   constructor(
     private readonly harness: Harness,
@@ -110,11 +122,16 @@ export class DaemonFront {
         clearTimeout(helloTimer);
         this.pending.delete(conn);
         if (state.kind === "client") this.clients.admitEvicting(conn);
+        else if (state.kind === "peer") this.peerConns.admitEvicting(conn);
         else this.uis.add(conn);
         return;
       }
       if (state.kind === "client") {
         this.serveClient(conn, message);
+        return;
+      }
+      if (state.kind === "peer") {
+        this.servePeer(conn, state, message);
         return;
       }
       this.serveUi(conn, state, message);
@@ -124,8 +141,9 @@ export class DaemonFront {
       this.pending.delete(conn);
       this.clients.delete(conn);
       this.uis.delete(conn);
+      this.peerConns.delete(conn);
       const s = state as PeerState;
-      if (s.kind === "new") return;
+      if (s.kind === "new" || s.kind === "peer") return;
       this.harness.removePeer(s.generation);
       if (s.kind !== "ui") return;
       for (const id of s.subscriptions) this.harness.bus.unsubscribe(id);
@@ -152,6 +170,16 @@ export class DaemonFront {
       conn.send({ message: "notice", payload: { level: "warning", text: `this daemon speaks protocol ${REVISION.major}.${REVISION.minor}; your client speaks ${major}.${minor}, continuing` } });
     }
     const generation = this.nextGeneration++;
+    if (message.payload.role === "peer") {
+      // Same user only: the socket must still be where only this user can connect (SPEC-peer-messaging).
+      const problem = this.policy.peerBoundaryProblem ? this.policy.peerBoundaryProblem() : "peer messaging is off";
+      if (problem !== undefined) {
+        refuseContentFree(conn, undefined, "unauthorized");
+        conn.close(`peer refused: ${problem}`);
+        return { kind: "new" };
+      }
+      return { kind: "peer", generation, inFlight: 0 };
+    }
     if (message.payload.role !== "ui") return { kind: "client", generation };
     if (message.payload.session_id !== undefined && message.payload.session_id !== this.harness.sessionId) {
       refuseContentFree(conn, undefined, "session_mismatch");
@@ -179,6 +207,37 @@ export class DaemonFront {
     if (handleClientRpc(conn, message, () => this.sessionInfo()) === "answered") return;
     if (message.message === "disconnect") return void conn.close("peer disconnected");
     refuseContentFree(conn, requestIdOf(message));
+  }
+
+  /**
+   * A peer daemon (SPEC-peer-messaging): its messages and its agent listing, the client RPCs, and a
+   * content-free refusal for everything else. Every message is answered to its `request_id`.
+   */
+  private servePeer(conn: Connection, state: PeerState & { kind: "peer" }, message: WireMessage): void {
+    switch (message.message) {
+      case "peer_message_request": {
+        const request_id = message.payload.request_id;
+        if (state.inFlight >= MAX_PEER_IN_FLIGHT) {
+          conn.send({ message: "peer_message_result", payload: { request_id, status: "refused", reason: `at most ${MAX_PEER_IN_FLIGHT} messages may wait for their answer on one connection` } });
+          return;
+        }
+        state.inFlight++;
+        void this.harness.peerInbox.receive(message.payload).then((answer) => {
+          state.inFlight--;
+          conn.send({ message: "peer_message_result", payload: { request_id, ...answer } });
+        });
+        return;
+      }
+      case "peer_agents_request":
+        conn.send({ message: "peer_agents_result", payload: { request_id: message.payload.request_id, session_id: this.harness.sessionId, agents: this.harness.peerInbox.agents() } });
+        return;
+      case "disconnect":
+        conn.close("peer disconnected");
+        return;
+      default:
+        if (handleClientRpc(conn, message, () => this.sessionInfo()) === "answered") return;
+        refuseContentFree(conn, requestIdOf(message));
+    }
   }
 
   private serveUi(conn: Connection, state: PeerState & { kind: "ui" }, message: WireMessage): void {
@@ -209,6 +268,14 @@ export class DaemonFront {
         const { request_id, include_unloaded, cursor, limit } = message.payload;
         const page = this.harness.rosterPage({ includeUnloaded: include_unloaded, ...(cursor !== undefined ? { cursor } : {}), ...(limit !== undefined ? { limit } : {}) });
         conn.send({ message: "ui_roster_result", payload: { request_id, ...page } });
+        return;
+      }
+      case "ui_navigation_request": {
+        // UI control state: answered to the requester alone, never published or journaled (SPEC-agent-navigation).
+        const { request_id, agent_id, mode } = message.payload;
+        const now = this.harness.navigation.request(agent_id, mode);
+        if (now === undefined) return void refuseContentFree(conn, request_id, "invalid");
+        conn.send({ message: "ui_navigation_result", payload: { request_id, agent_id, mode: now } });
         return;
       }
       case "ui_tree_request":

@@ -27,12 +27,14 @@ import { agentIdOf, eventProblem, fitText, splitProviderCall, type ProviderCall 
 import { type AgentStarted, type EventName, type EventPayloads, type ModelMetadata, type Publisher, type RolePolicy, type UiSkillLoadResult } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import { DAEMON_LOG } from "../startup/launch-facts.js";
+import { PeerInbox, PeerOutbox, type PeerBudget } from "./peer-messaging.js";
 import type { Peer } from "./peers.js";
 import { emptyAgentFold, foldAgentRecord, type AgentFold } from "./agent-fold.js";
 import { openJournalHistory } from "./history.js";
 import { CHECKPOINT_EVERY_BYTES, HISTORY_PAGE_BYTES, HISTORY_PAGE_MAX_EVENTS } from "./limits.js";
 import type { ExtensionCounters } from "../host/index.js";
 import { AgentTeam, lastAnswerOf } from "./agent-team.js";
+import { Navigation } from "./navigation.js";
 import { SessionSummaryFold, titleFromPrompt } from "../sessions/index.js";
 
 export const HARNESS: PublisherEnvelope = Object.freeze({ class: "harness" });
@@ -70,6 +72,11 @@ export interface HarnessOptions {
    * for session `sessionId` seeded from `seedPath`; resolves once it is up. Absent: no handoff.
    */
   readonly launchReplacement?: (o: { sessionId: string; seedPath: string }) => Promise<void>;
+  /** The runtime folder where other sessions' daemons are found (peer messaging, SPEC-peer-messaging). */
+  readonly runtimeDir?: string;
+  /** The peer-message admission budget and its monotonic clock in ms (tests; DEFAULT_PEER_BUDGET and performance.now otherwise). */
+  readonly peerBudget?: PeerBudget;
+  readonly peerClock?: () => number;
 }
 
 /** What tool routing needs from whoever supervises extensions. */
@@ -124,6 +131,14 @@ export class Harness {
   readonly team: AgentTeam;
   /** Agents that left the session, from its journal (the roster's unloaded history). */
   private readonly unloaded = new Set<string>();
+  /** Peer messaging (SPEC-peer-messaging): messages from other sessions in, the model's out. */
+  readonly peerInbox: PeerInbox;
+  private readonly peerOutbox: PeerOutbox;
+  /** How the UIs present each agent: in memory only, never journaled (SPEC-agent-navigation). */
+  readonly navigation = new Navigation((agentId) => {
+    const agent = this.agents.get(agentId);
+    return agent === undefined ? null : agent.fold.creator;
+  });
 
   private constructor(
     readonly sessionId: string,
@@ -174,6 +189,7 @@ export class Harness {
     }
     this.prompts = new PromptEngine({
       publish: async (name, data) => (await this.publishHarness(name, data)).status === "committed",
+      humanPromptAdmitted: (agentId) => this.navigation.humanPromptAdmitted(agentId),
       directToInstance: (instance, name, data) => {
         const generation = this.extensions.generationOf(instance);
         return generation !== undefined && this.sendDirected(generation, name, data);
@@ -237,9 +253,26 @@ export class Harness {
       lastAnswer: (agentId) => this.lastAnswer(agentId),
       unloadedIds: () => [...this.unloaded],
       currentTurn: (agentId) => p.currentTurn(agentId),
+      peerSend: (from, to, text) => this.peerOutbox.send(from, to, text),
+      peerList: () => this.peerOutbox.list(),
       warn: (m) => options.warn?.(m),
     }, options.longWaitThresholdsS !== undefined ? { longWaitThresholdsS: options.longWaitThresholdsS } : {});
     const team = this.team;
+    this.peerInbox = new PeerInbox(
+      {
+        sessionId,
+        addressable: (agentId) => this.agents.get(agentId)?.fold.ephemeral === false,
+        publish: async (name, data) => (await this.publishHarness(name, data)).status === "committed",
+        agents: () =>
+          [...this.agents.values()]
+            .filter((a) => !a.fold.ephemeral)
+            .sort((a, b) => (a.id < b.id ? -1 : 1))
+            .map((a) => ({ agent_id: a.id, busy: p.activity(a.id) !== undefined, ...(a.fold.metadata.display_name !== undefined ? { display_name: a.fold.metadata.display_name } : {}) })),
+      },
+      options.peerBudget,
+      options.peerClock,
+    );
+    this.peerOutbox = new PeerOutbox({ runtimeDir: options.runtimeDir, sessionId });
     consumers.consume("agents", "tool.request", (c) => team.onToolRequest(c));
     consumers.consume("agents", "agent.outer_turn_finished", (c) => team.onTurnFinished(c));
     consumers.consume("agents", "agent.prompt_failed", () => team.settle());
@@ -586,7 +619,12 @@ export class Harness {
 
   /** A page of the roster for `ui_roster_request` (SPEC-agent-team, "Roster"). */
   rosterPage(o: { includeUnloaded: boolean; cursor?: string; limit?: number }): ReturnType<AgentTeam["roster"]> {
-    return this.team.roster(o, (agentId) => this.prompts.activity(agentId));
+    const page = this.team.roster(o, (agentId) => this.prompts.activity(agentId));
+    for (const row of page.rows) {
+      const mode = row.loaded ? this.navigation.modeOf(row.agent_id) : undefined;
+      if (mode !== undefined) row.navigation = mode;
+    }
+    return page;
   }
 
   /**

@@ -25,6 +25,7 @@ import { mintId } from "./ids.js";
 import { addUsage, emptyUsageTotals, type AgentUsageTotals } from "./agent-fold.js";
 import { userEnvelope } from "./context.js";
 import { agentEnvelope } from "./agent-tools.js";
+import { peerEnvelope } from "./peer-messaging.js";
 import { agentIdOf } from "../protocol/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
@@ -68,6 +69,8 @@ export const MODEL_LISTING_WAIT_MS = 10_000;
 
 export interface PromptPort {
   publish<N extends EventName>(name: N, data: EventPayloads[N]): Promise<boolean>;
+  /** A UI's human prompt was admitted for the agent (its navigation becomes `active`). */
+  humanPromptAdmitted?(agentId: string): void;
   /** Sends a directed event to the live connection of a provider instance; false if none. */
   directToInstance<N extends EventName>(instance: string, name: N, data: EventPayloads[N]): boolean;
   /**
@@ -483,7 +486,12 @@ export class PromptEngine {
   onUiPromptSubmit(c: Committed<"ui.prompt_submit">): void {
     const agentId = c.data.agent_id;
     if (!this.port.hasAgent(agentId)) return;
-    void this.port.publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "human_ui", mode: c.data.mode, text: c.data.text, ...(c.data.literal === true ? { literal: true } : {}) });
+    void this.port
+      .publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "human_ui", mode: c.data.mode, text: c.data.text, ...(c.data.literal === true ? { literal: true } : {}) })
+      // Admitted from a UI's intake: its agent is the one the user follows (SPEC-agent-navigation).
+      .then((admitted) => {
+        if (admitted && c.publisher.class === "ui_attached") this.port.humanPromptAdmitted?.(agentId);
+      });
   }
 
   onInternalPromptRequest(c: Committed<"agent.internal_prompt_request">): void {
@@ -1435,7 +1443,14 @@ function foldTranscript(f: TranscriptFold, e: Event, seq: number): void {
     case "agent.prompt_submitted":
       f.unsent.set(e.data.prompt_id, {
         // Only the user's prompts get the `<user>` envelope; another agent's words are framed as its (SPEC-agent-team).
-        text: e.data.source === "human_ui" ? userEnvelope(e.data.text) : e.data.source === "agent" ? agentEnvelope(e.data.sender ?? "unknown", e.data.text) : e.data.text,
+        text:
+          e.data.source === "human_ui"
+            ? userEnvelope(e.data.text)
+            : e.data.source === "agent"
+              ? agentEnvelope(e.data.sender ?? "unknown", e.data.text)
+              : e.data.source === "peer"
+                ? peerEnvelope(e.data.peer ?? { session_id: "unknown", agent_id: "unknown", message_id: "unknown" }, e.data.text)
+                : e.data.text,
         steer: e.data.mode === "steer",
       });
       break;

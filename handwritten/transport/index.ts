@@ -82,3 +82,17 @@ export {
   type LaunchedDaemon,
   type StartedDaemon,
 } from "./launch.js";
+export {
+  PEER_ATTEMPT_DEADLINE_MS,
+  PEER_MAX_FRAME_BYTES,
+  PEER_RESEND_BACKOFF_MS,
+  PEER_SEND_ATTEMPTS,
+  PEER_TEXT_MAX_CHARS,
+  askPeerAgents,
+  sameUserBoundaryProblem,
+  sendPeerMessage,
+  type PeerAgents,
+  type PeerDelivery,
+  type PeerMessage,
+  type PeerSendOptions,
+} from "./peer-client.js";

@@ -587,6 +587,30 @@ class InternalPromptKind(Enum):
     WATCH_UPDATE = "watch_update"
 
 
+@dataclass
+class PeerSender:
+    """The stable ids naming a peer message's sender; never a display name."""
+
+    agent_id: str
+    message_id: str
+    session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'PeerSender':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        message_id = from_str(obj.get("message_id"))
+        session_id = from_str(obj.get("session_id"))
+        return PeerSender(agent_id, message_id, session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["message_id"] = from_str(self.message_id)
+        result["session_id"] = from_str(self.session_id)
+        return result
+
+
 class PromptSource(Enum):
     """Where a prompt came from; decides the provider envelope."""
 
@@ -594,6 +618,7 @@ class PromptSource(Enum):
     EXTENSION = "extension"
     HARNESS_INTERNAL = "harness_internal"
     HUMAN_UI = "human_ui"
+    PEER = "peer"
 
 
 @dataclass
@@ -614,6 +639,7 @@ class AgentPromptSubmitted:
     """The only tools this prompt's turn offers and runs (an extension's `only_tools`,
     SPEC-handoff).
     """
+    peer: Optional[PeerSender] = None
     sender: Optional[str] = None
     """The agent that sent a prompt of source `agent` (its task, or an `agent_message`)."""
 
@@ -632,9 +658,10 @@ class AgentPromptSubmitted:
         internal_kind = from_union([InternalPromptKind, from_none], obj.get("internal_kind"))
         literal = from_union([from_bool, from_none], obj.get("literal"))
         only_tools = from_union([lambda x: from_list(from_str, x), from_none], obj.get("only_tools"))
+        peer = from_union([PeerSender.from_dict, from_none], obj.get("peer"))
         sender = from_union([from_str, from_none], obj.get("sender"))
         submitter = from_union([from_str, from_none], obj.get("submitter"))
-        return AgentPromptSubmitted(agent_id, mode, prompt_id, source, text, alert, internal_kind, literal, only_tools, sender, submitter)
+        return AgentPromptSubmitted(agent_id, mode, prompt_id, source, text, alert, internal_kind, literal, only_tools, peer, sender, submitter)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -651,6 +678,8 @@ class AgentPromptSubmitted:
             result["literal"] = from_union([from_bool, from_none], self.literal)
         if self.only_tools is not None:
             result["only_tools"] = from_union([lambda x: from_list(from_str, x), from_none], self.only_tools)
+        if self.peer is not None:
+            result["peer"] = from_union([lambda x: to_class(PeerSender, x), from_none], self.peer)
         if self.sender is not None:
             result["sender"] = from_union([from_str, from_none], self.sender)
         if self.submitter is not None:
@@ -1597,6 +1626,7 @@ class HelloMessageName(Enum):
 class PeerRole(Enum):
     CLIENT = "client"
     EXTENSION = "extension"
+    PEER = "peer"
     UI = "ui"
 
 
@@ -1835,6 +1865,225 @@ class NoticeMessage:
         result: dict = {}
         result["message"] = to_enum(NoticeMessageName, self.message)
         result["payload"] = to_class(NoticeMessagePayload, self.payload)
+        return result
+
+
+class PeerAgentsRequestMessageName(Enum):
+    PEER_AGENTS_REQUEST = "peer_agents_request"
+
+
+@dataclass
+class PeerAgentsRequestMessagePayload:
+    request_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'PeerAgentsRequestMessagePayload':
+        assert isinstance(obj, dict)
+        request_id = from_str(obj.get("request_id"))
+        return PeerAgentsRequestMessagePayload(request_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["request_id"] = from_str(self.request_id)
+        return result
+
+
+@dataclass
+class PeerAgentsRequestMessage:
+    """The agents a peer may address (peer connections only)."""
+
+    message: PeerAgentsRequestMessageName
+    payload: PeerAgentsRequestMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'PeerAgentsRequestMessage':
+        assert isinstance(obj, dict)
+        message = PeerAgentsRequestMessageName(obj.get("message"))
+        payload = PeerAgentsRequestMessagePayload.from_dict(obj.get("payload"))
+        return PeerAgentsRequestMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(PeerAgentsRequestMessageName, self.message)
+        result["payload"] = to_class(PeerAgentsRequestMessagePayload, self.payload)
+        return result
+
+
+class PeerAgentsResultMessageName(Enum):
+    PEER_AGENTS_RESULT = "peer_agents_result"
+
+
+@dataclass
+class PeerAgentRow:
+    agent_id: str
+    busy: bool
+    """Whether it has a turn or prompts under way."""
+
+    display_name: Optional[str] = None
+    """Its display name, escaped: presentation only, never routing."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'PeerAgentRow':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        busy = from_bool(obj.get("busy"))
+        display_name = from_union([from_str, from_none], obj.get("display_name"))
+        return PeerAgentRow(agent_id, busy, display_name)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["busy"] = from_bool(self.busy)
+        if self.display_name is not None:
+            result["display_name"] = from_union([from_str, from_none], self.display_name)
+        return result
+
+
+@dataclass
+class PeerAgentsResultMessagePayload:
+    agents: List[PeerAgentRow]
+    request_id: str
+    session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'PeerAgentsResultMessagePayload':
+        assert isinstance(obj, dict)
+        agents = from_list(PeerAgentRow.from_dict, obj.get("agents"))
+        request_id = from_str(obj.get("request_id"))
+        session_id = from_str(obj.get("session_id"))
+        return PeerAgentsResultMessagePayload(agents, request_id, session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agents"] = from_list(lambda x: to_class(PeerAgentRow, x), self.agents)
+        result["request_id"] = from_str(self.request_id)
+        result["session_id"] = from_str(self.session_id)
+        return result
+
+
+@dataclass
+class PeerAgentsResultMessage:
+    message: PeerAgentsResultMessageName
+    payload: PeerAgentsResultMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'PeerAgentsResultMessage':
+        assert isinstance(obj, dict)
+        message = PeerAgentsResultMessageName(obj.get("message"))
+        payload = PeerAgentsResultMessagePayload.from_dict(obj.get("payload"))
+        return PeerAgentsResultMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(PeerAgentsResultMessageName, self.message)
+        result["payload"] = to_class(PeerAgentsResultMessagePayload, self.payload)
+        return result
+
+
+class PeerMessageRequestMessageName(Enum):
+    PEER_MESSAGE_REQUEST = "peer_message_request"
+
+
+@dataclass
+class PeerMessageRequestMessagePayload:
+    from_agent: str
+    from_session: str
+    request_id: str
+    text: str
+    to_agent: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'PeerMessageRequestMessagePayload':
+        assert isinstance(obj, dict)
+        from_agent = from_str(obj.get("from_agent"))
+        from_session = from_str(obj.get("from_session"))
+        request_id = from_str(obj.get("request_id"))
+        text = from_str(obj.get("text"))
+        to_agent = from_str(obj.get("to_agent"))
+        return PeerMessageRequestMessagePayload(from_agent, from_session, request_id, text, to_agent)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["from_agent"] = from_str(self.from_agent)
+        result["from_session"] = from_str(self.from_session)
+        result["request_id"] = from_str(self.request_id)
+        result["text"] = from_str(self.text)
+        result["to_agent"] = from_str(self.to_agent)
+        return result
+
+
+@dataclass
+class PeerMessageRequestMessage:
+    """A message from an agent of another running session of the same user (peer connections
+    only;
+    SPEC-peer-messaging). `request_id` is the message id: a resend carries the same one.
+    """
+    message: PeerMessageRequestMessageName
+    payload: PeerMessageRequestMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'PeerMessageRequestMessage':
+        assert isinstance(obj, dict)
+        message = PeerMessageRequestMessageName(obj.get("message"))
+        payload = PeerMessageRequestMessagePayload.from_dict(obj.get("payload"))
+        return PeerMessageRequestMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(PeerMessageRequestMessageName, self.message)
+        result["payload"] = to_class(PeerMessageRequestMessagePayload, self.payload)
+        return result
+
+
+class PeerMessageResultMessageName(Enum):
+    PEER_MESSAGE_RESULT = "peer_message_result"
+
+
+class PeerMessageStatus(Enum):
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    REFUSED = "refused"
+
+
+@dataclass
+class PeerMessageResultMessagePayload:
+    request_id: str
+    status: PeerMessageStatus
+    reason: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'PeerMessageResultMessagePayload':
+        assert isinstance(obj, dict)
+        request_id = from_str(obj.get("request_id"))
+        status = PeerMessageStatus(obj.get("status"))
+        reason = from_union([from_str, from_none], obj.get("reason"))
+        return PeerMessageResultMessagePayload(request_id, status, reason)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["request_id"] = from_str(self.request_id)
+        result["status"] = to_enum(PeerMessageStatus, self.status)
+        if self.reason is not None:
+            result["reason"] = from_union([from_str, from_none], self.reason)
+        return result
+
+
+@dataclass
+class PeerMessageResultMessage:
+    message: PeerMessageResultMessageName
+    payload: PeerMessageResultMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'PeerMessageResultMessage':
+        assert isinstance(obj, dict)
+        message = PeerMessageResultMessageName(obj.get("message"))
+        payload = PeerMessageResultMessagePayload.from_dict(obj.get("payload"))
+        return PeerMessageResultMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(PeerMessageResultMessageName, self.message)
+        result["payload"] = to_class(PeerMessageResultMessagePayload, self.payload)
         return result
 
 
@@ -4210,6 +4459,111 @@ class UIModelSelect:
         return result
 
 
+class UINavigationRequestMessageName(Enum):
+    UI_NAVIGATION_REQUEST = "ui_navigation_request"
+
+
+class NavigationMode(Enum):
+    """How the UIs present an agent (SPEC-agent-navigation): UI control state only, never
+    durable, never
+    published; it authorizes nothing (loading, routing, prompts, watches, execution).
+    """
+    ACTIVE = "active"
+    ACTIVE_AUTO = "active_auto"
+    SUSPENDED = "suspended"
+
+
+@dataclass
+class UINavigationRequestMessagePayload:
+    agent_id: str
+    mode: NavigationMode
+    request_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UINavigationRequestMessagePayload':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        mode = NavigationMode(obj.get("mode"))
+        request_id = from_str(obj.get("request_id"))
+        return UINavigationRequestMessagePayload(agent_id, mode, request_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["mode"] = to_enum(NavigationMode, self.mode)
+        result["request_id"] = from_str(self.request_id)
+        return result
+
+
+@dataclass
+class UINavigationRequestMessage:
+    """Sets one agent's navigation mode (only attached UIs; anything else gets a content-free
+    refusal).
+    Answered to the requester alone with `ui_navigation_result`; nothing is published or
+    journaled.
+    """
+    message: UINavigationRequestMessageName
+    payload: UINavigationRequestMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UINavigationRequestMessage':
+        assert isinstance(obj, dict)
+        message = UINavigationRequestMessageName(obj.get("message"))
+        payload = UINavigationRequestMessagePayload.from_dict(obj.get("payload"))
+        return UINavigationRequestMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(UINavigationRequestMessageName, self.message)
+        result["payload"] = to_class(UINavigationRequestMessagePayload, self.payload)
+        return result
+
+
+class UINavigationResultMessageName(Enum):
+    UI_NAVIGATION_RESULT = "ui_navigation_result"
+
+
+@dataclass
+class UINavigationResultMessagePayload:
+    agent_id: str
+    mode: NavigationMode
+    request_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UINavigationResultMessagePayload':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        mode = NavigationMode(obj.get("mode"))
+        request_id = from_str(obj.get("request_id"))
+        return UINavigationResultMessagePayload(agent_id, mode, request_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["mode"] = to_enum(NavigationMode, self.mode)
+        result["request_id"] = from_str(self.request_id)
+        return result
+
+
+@dataclass
+class UINavigationResultMessage:
+    message: UINavigationResultMessageName
+    payload: UINavigationResultMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UINavigationResultMessage':
+        assert isinstance(obj, dict)
+        message = UINavigationResultMessageName(obj.get("message"))
+        payload = UINavigationResultMessagePayload.from_dict(obj.get("payload"))
+        return UINavigationResultMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(UINavigationResultMessageName, self.message)
+        result["payload"] = to_class(UINavigationResultMessagePayload, self.payload)
+        return result
+
+
 @dataclass
 class UIPromptDraft:
     agent_id: str
@@ -4345,6 +4699,7 @@ class RosterRow:
     display_name: Optional[str] = None
     """The display name its metadata holds, escaped."""
 
+    navigation: Optional[NavigationMode] = None
     parent_id: Optional[str] = None
     """Its parent: only from a valid creation record (or the UI that created it under one)."""
 
@@ -4364,11 +4719,12 @@ class RosterRow:
         status = AgentRunState(obj.get("status"))
         creator = from_union([from_str, from_none], obj.get("creator"))
         display_name = from_union([from_str, from_none], obj.get("display_name"))
+        navigation = from_union([NavigationMode, from_none], obj.get("navigation"))
         parent_id = from_union([from_str, from_none], obj.get("parent_id"))
         role = from_union([from_str, from_none], obj.get("role"))
         work_phase = from_union([from_str, from_none], obj.get("work_phase"))
         work_title = from_union([from_str, from_none], obj.get("work_title"))
-        return RosterRow(agent_id, created_at, ephemeral, loaded, status, creator, display_name, parent_id, role, work_phase, work_title)
+        return RosterRow(agent_id, created_at, ephemeral, loaded, status, creator, display_name, navigation, parent_id, role, work_phase, work_title)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -4381,6 +4737,8 @@ class RosterRow:
             result["creator"] = from_union([from_str, from_none], self.creator)
         if self.display_name is not None:
             result["display_name"] = from_union([from_str, from_none], self.display_name)
+        if self.navigation is not None:
+            result["navigation"] = from_union([lambda x: to_enum(NavigationMode, x), from_none], self.navigation)
         if self.parent_id is not None:
             result["parent_id"] = from_union([from_str, from_none], self.parent_id)
         if self.role is not None:
@@ -4971,6 +5329,38 @@ def notice_message_to_dict(x: NoticeMessage) -> Any:
     return to_class(NoticeMessage, x)
 
 
+def peer_agents_request_message_from_dict(s: Any) -> PeerAgentsRequestMessage:
+    return PeerAgentsRequestMessage.from_dict(s)
+
+
+def peer_agents_request_message_to_dict(x: PeerAgentsRequestMessage) -> Any:
+    return to_class(PeerAgentsRequestMessage, x)
+
+
+def peer_agents_result_message_from_dict(s: Any) -> PeerAgentsResultMessage:
+    return PeerAgentsResultMessage.from_dict(s)
+
+
+def peer_agents_result_message_to_dict(x: PeerAgentsResultMessage) -> Any:
+    return to_class(PeerAgentsResultMessage, x)
+
+
+def peer_message_request_message_from_dict(s: Any) -> PeerMessageRequestMessage:
+    return PeerMessageRequestMessage.from_dict(s)
+
+
+def peer_message_request_message_to_dict(x: PeerMessageRequestMessage) -> Any:
+    return to_class(PeerMessageRequestMessage, x)
+
+
+def peer_message_result_message_from_dict(s: Any) -> PeerMessageResultMessage:
+    return PeerMessageResultMessage.from_dict(s)
+
+
+def peer_message_result_message_to_dict(x: PeerMessageResultMessage) -> Any:
+    return to_class(PeerMessageResultMessage, x)
+
+
 def provider_cancel_request_from_dict(s: Any) -> ProviderCancelRequest:
     return ProviderCancelRequest.from_dict(s)
 
@@ -5515,6 +5905,22 @@ def ui_model_select_to_dict(x: UIModelSelect) -> Any:
     return to_class(UIModelSelect, x)
 
 
+def ui_navigation_request_message_from_dict(s: Any) -> UINavigationRequestMessage:
+    return UINavigationRequestMessage.from_dict(s)
+
+
+def ui_navigation_request_message_to_dict(x: UINavigationRequestMessage) -> Any:
+    return to_class(UINavigationRequestMessage, x)
+
+
+def ui_navigation_result_message_from_dict(s: Any) -> UINavigationResultMessage:
+    return UINavigationResultMessage.from_dict(s)
+
+
+def ui_navigation_result_message_to_dict(x: UINavigationResultMessage) -> Any:
+    return to_class(UINavigationResultMessage, x)
+
+
 def ui_prompt_draft_from_dict(s: Any) -> UIPromptDraft:
     return UIPromptDraft.from_dict(s)
 
@@ -5603,6 +6009,10 @@ MESSAGE_TYPES: Dict[str, Any] = {
     "intercept_reply": InterceptReplyMessage,
     "intercept_request": InterceptRequestMessage,
     "notice": NoticeMessage,
+    "peer_agents_request": PeerAgentsRequestMessage,
+    "peer_agents_result": PeerAgentsResultMessage,
+    "peer_message_request": PeerMessageRequestMessage,
+    "peer_message_result": PeerMessageResultMessage,
     "ready": ReadyMessage,
     "session_current_request": SessionCurrentRequestMessage,
     "session_current_result": SessionCurrentResultMessage,
@@ -5611,6 +6021,8 @@ MESSAGE_TYPES: Dict[str, Any] = {
     "ui_detach_request": UIDetachRequestMessage,
     "ui_history_request": UIHistoryRequestMessage,
     "ui_history_result": UIHistoryResultMessage,
+    "ui_navigation_request": UINavigationRequestMessage,
+    "ui_navigation_result": UINavigationResultMessage,
     "ui_roster_request": UIRosterRequestMessage,
     "ui_roster_result": UIRosterResultMessage,
     "ui_session_accepted": UISessionAcceptedMessage,

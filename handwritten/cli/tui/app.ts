@@ -10,9 +10,10 @@ import { MAX_COMPLETIONS_SHOWN, completeLine, helpText, historyText, parseInput,
 import { Transcript, type AgentView, type Item } from "./transcript.js";
 import { Scrollback, type DrawSettings } from "./scrollback.js";
 import { editorRows, emptyPromptHint } from "./editor-rows.js";
-import { DEFAULT_BINDINGS, keyName, resolveBindings, type Bindings, type KeyAction } from "./bindings.js";
+import { DEFAULT_BINDINGS, keyLabel, keyName, resolveBindings, type Bindings, type KeyAction } from "./bindings.js";
 import { fitStatus, statusParts } from "./status.js";
 import { InlineView } from "./view.js";
+import { agentTree, cycleAgent, findOnPath, pickerInput, runFzf } from "./agent-switcher.js";
 import {
   DEFAULT_THEME,
   Diagnostics,
@@ -27,7 +28,7 @@ import {
   truncateMiddle,
 } from "../ui/index.js";
 import type { Block, CursorPosition, SafeText, StyledLine, Theme } from "../ui/index.js";
-import { PERSISTENCE, type CliConfig, type SandboxApprovalRequested, type SandboxDecision } from "../../../generated/index.js";
+import { PERSISTENCE, type CliConfig, type NavigationMode, type RosterRow, type SandboxApprovalRequested, type SandboxDecision } from "../../../generated/index.js";
 import { checkModelChoice } from "../../config/models.js";
 import type { SavedSession } from "../../sessions/index.js";
 import { ageLabel } from "../../sessions/format.js";
@@ -133,6 +134,15 @@ export class TuiApp {
   /** `:sandbox` requests this UI sent, by request id (a silent one is the `pending` asked on attach). */
   private readonly sandboxRequests = new Map<string, { silent: boolean }>();
 
+  /** The agents' navigation modes as this UI last learned them (the roster, its own requests). */
+  private readonly navigation = new Map<string, NavigationMode>();
+  /** While the picker (fzf) has the terminal, this UI draws nothing and reads no keys. */
+  private pickerOpen = false;
+  /** The terminal was given back (`stop`): a picker ending later must not take it again. */
+  private stopped = false;
+  /** The environment the picker is looked up in (PATH). */
+  pickerEnv: NodeJS.ProcessEnv = process.env;
+
   private history: HistoryPort = { entries: () => [], append: () => {} };
 
   constructor(
@@ -201,6 +211,7 @@ export class TuiApp {
 
   /** Gives the terminal back: cursor below the UI, modes restored. */
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.frameTimer);
     clearTimeout(this.escTimer);
     clearTimeout(this.tickTimer);
@@ -390,10 +401,19 @@ export class TuiApp {
         void this.olderHistory(client).catch((err: unknown) => this.note("error", (err as Error).message));
         return;
       }
-      case "next_agent": {
+      case "next_agent":
+      case "previous_agent": {
         const ids = [...this.transcript.agents.keys()].filter((id) => id !== "");
         if (ids.length < 2) return this.note("info", "this session has one agent (:agent new starts another)");
-        return this.switchTo(ids[(ids.indexOf(this.focus) + 1) % ids.length] as string);
+        const next = cycleAgent(ids, this.focus, action === "next_agent" ? 1 : -1, (id) => this.navigation.get(id));
+        if (next === undefined) return this.note("info", "every other agent is suspended (:agent activate NAME brings one back)");
+        return this.switchTo(next);
+      }
+      case "pick_agent": {
+        const client = this.session?.client;
+        if (!client) return this.note("error", "not attached to a session yet");
+        void this.pickAgent(client).catch((err: unknown) => this.note("error", (err as Error).message));
+        return;
       }
     }
   }
@@ -439,6 +459,8 @@ export class TuiApp {
         if (!client || this.focus === "" || this.transcript.models.length === 0) return void this.waiting.push(parsed);
         const busy = this.current()?.busy === true;
         client.emit("ui.prompt_submit", { agent_id: this.focus, mode: busy ? this.settings.mode : "queue", text: parsed.text, ...(parsed.literal ? { literal: true } : {}) });
+        // The harness makes the agent a human prompt reached active (SPEC-agent-navigation).
+        this.navigation.set(this.focus, "active");
         return;
       }
       case "shell": {
@@ -495,6 +517,8 @@ export class TuiApp {
       }
       case "agent":
         return this.agentCommand(client, args);
+      case "agents":
+        return args[0] === "pick" ? this.pickAgent(client) : this.listAgents(client);
       case "history":
         return this.olderHistory(client);
       case "sandbox":
@@ -546,14 +570,21 @@ export class TuiApp {
 
   private async agentCommand(client: SessionClient, args: readonly string[]): Promise<void> {
     const [sub, arg] = args;
+    if (!["new", "switch", "name", "list", "suspend", "activate"].includes(sub as string)) return this.agentCommand(client, ["switch", args.join(" ")]);
+    if (sub === "suspend" || sub === "activate") {
+      const id = arg === undefined ? this.focus : this.agentNamed(arg);
+      if (id === undefined || id === "") return;
+      const mode = await client.setNavigation(id, sub === "suspend" ? "suspended" : "active");
+      this.navigation.set(id, mode);
+      return this.note("info", `agent ${agentLabel(id, this.transcript.agent(id).name)} is ${mode}${mode === "suspended" ? " (it still runs; agent cycling skips it)" : ""}`);
+    }
     if (sub === "new") {
       const id = await client.createAgent(arg !== undefined ? { display_name: arg } : {});
       this.switchTo(id);
     } else if (sub === "switch") {
       if (arg === undefined) return this.note("error", "usage: :agent switch ID|NAME");
-      const match = [...this.transcript.agents.values()].filter((a) => a.id === arg || a.name === arg);
-      if (match.length !== 1) return this.note("error", match.length === 0 ? `no agent is called ${arg}; :agent list shows them` : `several agents are called ${arg}; use the id`);
-      this.switchTo((match[0] as AgentView).id);
+      const id = this.agentNamed(arg);
+      if (id !== undefined) this.switchTo(id);
     } else if (sub === "name") {
       if (arg === undefined) return this.note("error", "usage: :agent name NAME");
       client.emit("agent.metadata_request", { agent_id: this.focus, key: "display_name", value: arg });
@@ -561,6 +592,66 @@ export class TuiApp {
       const rows = [...this.transcript.agents.values()].filter((a) => a.id !== "").map((a) => `${a.id === this.focus ? "*" : " "} ${agentLabel(a.id, a.name)}${a.busy ? " (working)" : ""}`);
       this.note("info", rows.length > 0 ? rows.join("\n") : "(no agents)");
     }
+  }
+
+  /** The agent with this id or name, or undefined (and a note saying why) when not exactly one. */
+  private agentNamed(arg: string): string | undefined {
+    const match = [...this.transcript.agents.values()].filter((a) => a.id !== "" && (a.id === arg || a.name === arg));
+    if (match.length === 1) return (match[0] as AgentView).id;
+    this.note("error", match.length === 0 ? `no agent is called ${arg}; :agents shows them` : `several agents are called ${arg}; use the id`);
+    return undefined;
+  }
+
+  /** The session's loaded agents from the roster; their navigation modes are kept. */
+  private async rosterRows(client: SessionClient): Promise<{ rows: RosterRow[]; total: number }> {
+    const page = await client.roster();
+    for (const r of page.rows) if (r.navigation !== undefined) this.navigation.set(r.agent_id, r.navigation);
+    return page;
+  }
+
+  /** `:agents`: the session's agents as a tree, each with its state and work status. */
+  private async listAgents(client: SessionClient): Promise<void> {
+    const { rows, total } = await this.rosterRows(client);
+    if (rows.length === 0) return this.note("info", "(no agents)");
+    const more = total > rows.length ? `\n… ${total - rows.length} more not listed` : "";
+    this.note("info", `agents (:agent NAME|ID switches; ${keyLabel(this.bindings.byAction.next_agent)} cycles):\n${agentTree(rows, this.focus).join("\n")}${more}`);
+  }
+
+  /**
+   * `:agents pick` / the pick key: fzf from PATH chooses an agent, or without fzf the tree is
+   * listed. The chosen id is checked against a fresh roster before it is shown; a cancel, an error
+   * or a stale choice changes nothing (SPEC-agent-navigation).
+   */
+  private async pickAgent(client: SessionClient): Promise<void> {
+    const fzf = findOnPath("fzf", this.pickerEnv.PATH);
+    if (fzf === undefined) return this.listAgents(client);
+    if (this.pickerOpen) return;
+    const { rows } = await this.rosterRows(client);
+    const loaded = rows.filter((r) => r.loaded);
+    if (loaded.length === 0) return this.note("info", "(no agents)");
+    const input = pickerInput(loaded, this.focus);
+    this.draw();
+    this.pickerOpen = true;
+    // The terminal goes to fzf as the shell would hand it over, and comes back whatever happens.
+    this.io.input.off("data", this.onData);
+    this.io.input.pause();
+    this.io.output.write(`${this.view.finish()}\x1b[0m\x1b[?7h\x1b[?2004l`);
+    this.io.input.setRawMode?.(false);
+    // runFzf never rejects: every outcome, an error included, comes back here.
+    const outcome = await runFzf(fzf, input);
+    this.pickerOpen = false;
+    if (this.stopped) return;
+    this.io.input.setRawMode?.(true);
+    this.io.output.write("\x1b[?2004h\x1b[?7l");
+    this.io.input.on("data", this.onData);
+    this.io.input.resume();
+    this.resized();
+    if (outcome.kind === "cancelled") return this.note("info", "no agent chosen");
+    if (outcome.kind === "error") return this.note("error", outcome.message);
+    const fresh = await client.roster();
+    const still = fresh.rows.find((r) => r.agent_id === outcome.agentId && r.loaded);
+    if (still === undefined) return this.note("error", `the chosen agent ${agentLabel(outcome.agentId, undefined)} is not in this session (any more); nothing changed`);
+    this.switchTo(still.agent_id);
   }
 
   private switchTo(id: string): void {
@@ -837,6 +928,7 @@ export class TuiApp {
 
   /** Draws one frame now. */
   draw(): void {
+    if (this.pickerOpen) return;
     const timer = this.diagnostics.begin("renderer", diagnosticName("frame"));
     clearTimeout(this.frameTimer);
     this.frameTimer = undefined;
@@ -850,6 +942,7 @@ export class TuiApp {
   }
 
   private resized(): void {
+    if (this.pickerOpen) return;
     const width = this.cols;
     const tail = this.scrollback.rewrite(this.transcript.agent(this.focus), width, this.drawSettings());
     const { committed, live, cursor } = this.liveBlock(width);

@@ -19,6 +19,8 @@ export const KEY_ACTIONS: readonly KeyActionSpec[] = [
   { action: "redraw", default: "ctrl-l", summary: "redraw the screen" },
   { action: "history_page", default: "alt-h", summary: "show a page of this agent's earlier history, further back each time (as :history)" },
   { action: "next_agent", default: "alt-n", summary: "switch to the next agent of the session" },
+  { action: "previous_agent", default: "alt-p", summary: "switch to the previous agent of the session" },
+  { action: "pick_agent", default: "alt-a", summary: "pick an agent from a list (fzf when it is on PATH, else the :agents tree)" },
 ];
 
 /** Keys the prompt editor and the UI keep: never bindable. */

@@ -16,6 +16,8 @@ export interface CommandSpec {
   readonly rest?: boolean;
   /** Allowed first arguments (sub-commands), when the command has them. */
   readonly subcommands?: readonly string[];
+  /** A first argument that is no sub-command is a name the command takes (`:agent NAME`). */
+  readonly freeFirst?: boolean;
   /** Arguments are secrets: redacted from echo, history and drafts. */
   readonly sensitive?: boolean;
 }
@@ -28,13 +30,15 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   { name: "new", usage: ":new", summary: "leave this session and start a fresh one", min: 0, max: 0 },
   {
     name: "agent",
-    usage: ":agent new [NAME] | :agent switch ID|NAME | :agent name NAME | :agent list",
-    summary: "create, switch to, name or list agents",
+    usage: ":agent ID|NAME | :agent new [NAME] | :agent switch ID|NAME | :agent name NAME | :agent list | :agent suspend|activate [ID|NAME]",
+    summary: "switch to, create, name or list agents; suspend one (agent cycling skips it) or make it active again",
     min: 1,
     max: 2,
     rest: true,
-    subcommands: ["new", "switch", "name", "list"],
+    subcommands: ["new", "switch", "name", "list", "suspend", "activate"],
+    freeFirst: true,
   },
+  { name: "agents", usage: ":agents [pick]", summary: "the session's agents as a tree with their state and work status; pick: choose one (fzf when on PATH)", min: 0, max: 1, subcommands: ["pick"] },
   { name: "model", usage: ":model [MODEL]", summary: "show the models, or select one for this agent", min: 0, max: 1 },
   { name: "cancel", usage: ":cancel", summary: "cancel this agent's running prompt", min: 0, max: 0 },
   { name: "compact", usage: ":compact [INSTRUCTIONS]", summary: "replace this agent's earlier conversation by a summary (now, or after its turn)", min: 0, max: 1, rest: true },
@@ -98,7 +102,7 @@ export function parseInput(raw: string, specs: readonly CommandSpec[] = COMMAND_
     if (!spec) return { kind: "error", message: `unknown command :${name} — :help lists the commands; '::${name}' sends it as text` };
     const args = splitArgs(m[2] as string, spec);
     if (args.length < spec.min || args.length > spec.max) return { kind: "error", message: `usage: ${spec.usage}` };
-    if (spec.subcommands && args.length > 0 && !spec.subcommands.includes(args[0] as string)) return { kind: "error", message: `usage: ${spec.usage}` };
+    if (spec.subcommands && args.length > 0 && !spec.subcommands.includes(args[0] as string) && spec.freeFirst !== true) return { kind: "error", message: `usage: ${spec.usage}` };
     return { kind: "command", spec, args };
   }
   if (body.startsWith("!!")) {

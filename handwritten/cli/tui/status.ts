@@ -2,6 +2,7 @@
 // prompt —, what the UI is doing, the context used, and the session's tokens and cost. Parts are
 // dropped least useful first until the line fits; at 40 columns the state and model still show.
 import type { AgentView } from "./transcript.js";
+import { escapeTitle } from "./agent-switcher.js";
 import { agentLabel, columns, escapeLabel, sanitize, truncateEnd, truncateMiddle, type SafeText } from "../ui/index.js";
 
 export interface StatusPart {
@@ -38,6 +39,11 @@ export function statusParts(s: { agent: AgentView | undefined; agents: readonly 
   }
   if (model !== undefined) parts.push({ text: model, keep: 7, short: truncateMiddle(model, 16) });
   parts.push({ text: s.state, keep: 9 });
+  // The shown agent's work status: model-authored, so escaped and bounded first.
+  if (a?.work !== undefined) {
+    const title = truncateEnd(sanitize(escapeTitle(a.work.title)), 60);
+    parts.push({ text: title === "" ? a.work.phase : `${a.work.phase}: ${title}`, keep: 2, short: a.work.phase });
+  }
   if (a?.contextWindow) parts.push({ text: `ctx ${Math.min(999, Math.round((100 * a.contextTokens) / a.contextWindow))}%`, keep: 6 });
   if (input > 0 || output > 0) parts.push({ text: `↑${input} ↓${output}`, keep: 3, short: `↑${compactCount(input)} ↓${compactCount(output)}` });
   if (cost > 0) parts.push({ text: `$${cost.toFixed(4)}`, keep: 4, short: `$${cost.toFixed(2)}` });

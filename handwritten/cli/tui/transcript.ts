@@ -50,6 +50,8 @@ export interface AgentView {
   costUsd: number;
   contextTokens: number;
   contextWindow?: number;
+  /** Its work status (`work_status`): model-authored, escaped wherever it is shown. */
+  work?: { phase: string; title: string };
 }
 
 
@@ -188,6 +190,10 @@ export class Transcript {
         return true;
       case "agent.metadata_set":
         if (e.data.key === "display_name") a.name = e.data.value ?? undefined;
+        return true;
+      case "agent.work_status_set":
+        // Model-authored: kept as sent, escaped wherever it is shown.
+        a.work = { phase: e.data.phase, title: e.data.title };
         return true;
       case "agent.prompt_submitted":
         // A harness advisory is shown as what it is, never as something the user typed.

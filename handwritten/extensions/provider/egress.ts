@@ -74,7 +74,29 @@ export interface EgressPolicy {
    * until a request is made. Best effort: a spare that fails or closes is simply not used.
    */
   preconnect(url: URL | string): void;
+  /**
+   * How a WebSocket client opens `url` (ws: or wss:) under the policy: through the proxy's tunnel
+   * when one applies (already TLS-secured for wss:), else directly with the policy's TLS options.
+   * Redirects and bounds are the client's to enforce (ws-transport.ts).
+   */
+  webSocketOptions(url: URL, signal?: AbortSignal): Promise<WebSocketConnectOptions>;
   close(): Promise<void>;
+}
+
+/** What a WebSocket client is given to connect under the policy. */
+export interface WebSocketConnectOptions {
+  /** The tunnel through the proxy, when one applies to the URL. */
+  readonly createConnection?: () => Socket;
+  readonly rejectUnauthorized: true;
+  readonly secureContext?: SecureContext;
+}
+
+/** The http(s) URL a ws(s) URL is reached through (what proxy selection and the tunnel see). */
+export function httpUrlOf(url: URL): URL {
+  const out = new URL(url.href);
+  if (url.protocol === "ws:") out.protocol = "http:";
+  else if (url.protocol === "wss:") out.protocol = "https:";
+  return out;
 }
 
 /** A 3xx response: redirects are not followed. */
@@ -256,6 +278,19 @@ class Egress implements EgressPolicy {
       clearTimeout(timer);
       if (this.#spares.get(key) === socket) this.#spares.delete(key);
     });
+  }
+
+  async webSocketOptions(target: URL, signal?: AbortSignal): Promise<WebSocketConnectOptions> {
+    if (target.protocol !== "ws:" && target.protocol !== "wss:") throw new EgressConfigError(`unsupported URL scheme ${target.protocol.slice(0, 16)}`);
+    if (this.#closed) throw new EgressConfigError("the egress policy is closed");
+    signal?.throwIfAborted();
+    const url = httpUrlOf(target);
+    // node's TLS (and crypto) is loaded for wss: only
+    const tlsOptions: TlsOptions = target.protocol === "wss:" ? this.#tlsOptions() : { rejectUnauthorized: true };
+    const proxy = selectProxy(this.settings, url);
+    if (proxy === undefined) return tlsOptions;
+    const socket = await this.#tunnel(proxy, url, signal);
+    return { ...tlsOptions, createConnection: () => socket };
   }
 
   /** Destroys `req` when its new connection is not established (and, for https, secured) in time. */

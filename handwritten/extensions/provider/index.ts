@@ -25,8 +25,11 @@ export type {
 } from "./chat-completions.js";
 export { MAX_REASONING_ITEMS, RESPONSES, buildResponsesBody, mapResponsesUsage, responsesUrl, streamResponses } from "./responses.js";
 export type { ResponsesBody, ResponsesInputItem } from "./responses.js";
-export { endpointUrl, streamRound } from "./round.js";
-export type { RoundResult, RoundStream, StreamRoundOptions, WireFamily } from "./round.js";
+export { HTTP_SSE, endpointUrl, streamRound } from "./round.js";
+export type { Attempt, RoundResult, RoundStream, StreamRoundOptions, Transport, WireFamily } from "./round.js";
+// The chatgpt_ws family (chatgpt-ws.ts, ws-transport.ts, oauth.ts, quota.ts) is not re-exported
+// here: it loads the `ws` package, which only its own profile should pay for (main.ts imports it
+// for that profile alone).
 export {
   EGRESS_CONNECT_TIMEOUT_MS,
   EgressConfigError,

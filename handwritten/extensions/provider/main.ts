@@ -1,7 +1,8 @@
 // `tau ext provider` (kind provider): serves directed `provider.request`s with one profile —
 // `chat_completions` (any OpenAI-compatible endpoint over HTTP + SSE), `responses` (the Responses
-// API, streamed, stateless with encrypted reasoning carried back) or `scripted` (offline demo) —
-// and reports through the provider.*_reported family (SPEC-provider-execution).
+// API, streamed, stateless with encrypted reasoning carried back), `chatgpt_ws` (the Responses
+// event stream over a WebSocket, signed in with ChatGPT; SPEC-provider-websocket) or `scripted`
+// (offline demo) — and reports through the provider.*_reported family (SPEC-provider-execution).
 import { mark } from "../../startup/timeline.js";
 import { Extension } from "../../sdk/index.js";
 import type { ModelInfo, ReasoningReplay } from "../../../generated/index.js";
@@ -10,9 +11,14 @@ import type { EgressPolicy } from "./index.js";
 import { SCRIPTED_MODEL, scriptedTurn } from "./scripted.js";
 import { readProxySettings } from "./proxy-settings.js";
 import { declaredModels, type ModelListingResult } from "./declared-models.js";
+import { DeltaBatcher } from "./delta-batcher.js";
 
-interface ProviderConfig {
-  profile?: "chat_completions" | "responses" | "scripted";
+export interface ProviderConfig {
+  profile?: "chat_completions" | "responses" | "chatgpt_ws" | "scripted";
+  /** chatgpt_ws: the secret holding the sign-in's tokens (`tau provider login`). */
+  oauth_secret?: string;
+  /** chatgpt_ws: the sign-in issuer; DEFAULT_AUTH_URL when absent. */
+  auth_url?: string;
   base_url?: string;
   models?: ModelInfo[];
   /** Name of the configure secret holding the API key. */
@@ -31,10 +37,19 @@ export async function main(args: readonly string[] = []): Promise<void> {
     process.exitCode = await probeModels();
     return;
   }
+  if (args[0] === "--login") {
+    const { deviceLogin } = await import("./login.js");
+    process.exitCode = await deviceLogin();
+    return;
+  }
   const ext = await Extension.connect();
   const cfg = ext.config as ProviderConfig;
   const profile = cfg.profile ?? "scripted";
-  if (profile !== "chat_completions" && profile !== "responses" && profile !== "scripted") return ext.configError("profile must be chat_completions, responses or scripted");
+  if (profile === "chatgpt_ws") {
+    const { serveChatgptWs } = await import("./chatgpt-ws-main.js");
+    return serveChatgptWs(ext, cfg);
+  }
+  if (profile !== "chat_completions" && profile !== "responses" && profile !== "scripted") return ext.configError("profile must be chat_completions, responses, chatgpt_ws or scripted");
   const http = profile !== "scripted"; // the profiles that talk to a server over HTTP
   if (http && !cfg.base_url) return ext.configError(`${profile} needs base_url`);
   const models: ModelInfo[] = profile === "scripted" ? [{ id: SCRIPTED_MODEL, context_window: 32_000 }] : (cfg.models ?? []);
@@ -178,41 +193,4 @@ async function runHttp(
   if (signal.aborted) return;
   if (result.status === "finished") void ext.emit("provider.response_finished_reported", result.report);
   else void ext.emit("provider.response_failed_reported", result.report);
-}
-
-/**
- * Stream deltas, gathered until the current burst of the response has been read: a server that
- * sends a token per event would otherwise cost the harness a frame per token. A batch is flushed on
- * the next turn of the event loop, and always before the response's last report.
- */
-class DeltaBatcher {
-  private text = "";
-  private reasoning = "";
-  private scheduled = false;
-
-  constructor(
-    private readonly ext: Extension,
-    private readonly req: ProviderCall,
-  ) {}
-
-  add(text: string | undefined, reasoning: string | undefined): void {
-    this.text += text ?? "";
-    this.reasoning += reasoning ?? "";
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
-  }
-
-  flush(): void {
-    this.scheduled = false;
-    if (this.text === "" && this.reasoning === "") return;
-    void this.ext.emit("provider.response_delta_reported", {
-      prompt_id: this.req.prompt_id,
-      round: this.req.round,
-      ...(this.text ? { text: this.text } : {}),
-      ...(this.reasoning ? { reasoning: this.reasoning } : {}),
-    });
-    this.text = "";
-    this.reasoning = "";
-  }
 }

@@ -1,6 +1,8 @@
 // What every wire family of the provider shares (SPEC-provider-execution): the bounds, the endpoint
-// URL, one streamed HTTP attempt through the egress policy, and the round with its retries. A family
-// (chat completions, responses) says only how its request body is built and its stream is read.
+// URL, the transport interface with its HTTP + SSE transport (one streamed attempt through the
+// egress policy), and the round with its retries. A family (chat completions, responses) says only
+// how its request body is built and its stream is read; a transport (HTTP_SSE here, a WebSocket in
+// ws-transport.ts) says how the request is carried (SPEC-provider-websocket).
 import { mark } from "../../startup/timeline.js";
 import type { ErrorClass, ProviderResponseFailedReported, ProviderResponseFinishedReported, ReasoningReplay } from "../../../generated/index.js";
 import type { ProviderCall } from "../../protocol/provider-request.js";
@@ -68,6 +70,26 @@ export interface RoundStream {
   readonly complete: boolean;
   /** The finished report, or a ProviderFailure when what came is not a whole answer. */
   report(req: ProviderCall): ProviderResponseFinishedReported;
+}
+
+/** What one attempt of a round is given, whatever carries it. */
+export interface Attempt {
+  readonly req: ProviderCall;
+  readonly url: URL;
+  readonly headers: Record<string, string>;
+  readonly payload: string;
+  readonly opts: StreamRoundOptions;
+  readonly shared: { emitted: boolean };
+  readonly family: WireFamily;
+}
+
+/**
+ * What carries a wire family's request and its stream of events: HTTP with a server-sent event
+ * stream (HTTP_SSE), or a WebSocket (ws-transport.ts). It throws ProviderFailure (or anything
+ * classifyThrown understands) for a failed attempt; the round decides about retries.
+ */
+export interface Transport {
+  attempt(a: Attempt): Promise<ProviderResponseFinishedReported>;
 }
 
 /** A wire family: its endpoint, its request body and how its stream is read. */
@@ -187,6 +209,9 @@ async function readBounded(body: ResponseBody): Promise<Uint8Array> {
   return Buffer.concat(parts);
 }
 
+/** HTTP POST with a server-sent event stream as the answer. */
+export const HTTP_SSE: Transport = { attempt: ({ req, url, headers, payload, opts, shared, family }) => attempt(req, url, headers, payload, opts, shared, family) };
+
 async function attempt(
   req: ProviderCall,
   url: URL,
@@ -255,7 +280,7 @@ async function attempt(
  * that happen before any delta was emitted, and returns the finished or failed report. Never
  * rejects for provider, network or protocol failures; a throwing callback is rethrown.
  */
-export async function streamRound(request: ProviderCall, profile: ProviderProfile, opts: StreamRoundOptions, family: WireFamily): Promise<RoundResult> {
+export async function streamRound(request: ProviderCall, profile: ProviderProfile, opts: StreamRoundOptions, family: WireFamily, transport: Transport = HTTP_SSE): Promise<RoundResult> {
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
   const shared = { emitted: false };
   const secrets = [profile.apiKey];
@@ -287,7 +312,7 @@ export async function streamRound(request: ProviderCall, profile: ProviderProfil
     if (opts.signal?.aborted) return failed(new ProviderFailure("cancelled", "request cancelled"), n - 1);
     let failure: ProviderFailure;
     try {
-      const report = await attempt(request, url, headers, payload, opts, shared, family);
+      const report = await transport.attempt({ req: request, url, headers, payload, opts, shared, family });
       return { status: "finished", report, attempts: n };
     } catch (err) {
       if (err instanceof CallbackError) throw err.original;

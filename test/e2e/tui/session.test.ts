@@ -300,10 +300,11 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     fake.enqueue(textResponse("only this one"));
     const t = start(w);
     await t.waitFor(ready, "ready");
-    for (const line of [":frobnicate the secret plan", ":quit now please", ":agent fly", ":set", ":help", ":model", ":"]) t.type(`${line}\r`);
+    for (const line of [":frobnicate the secret plan", ":quit now please", ":agent fly", ":sandbox fly", ":set", ":help", ":model", ":"]) t.type(`${line}\r`);
     await t.waitFor(seen("unknown command :frobnicate"), "the local error");
     await t.waitFor(seen("usage: :quit"), "the usage error");
-    await t.waitFor(seen("usage: :agent"), "the sub-command error");
+    await t.waitFor(seen("usage: :sandbox"), "the sub-command error");
+    await t.waitFor(seen("no agent is called fly"), "the unknown agent error");
     await t.waitFor(seen("an empty command"), "the empty command error");
     t.type("/help is prompt text\r");
     await t.waitFor(has("only this one"), "the answer to the one prompt");

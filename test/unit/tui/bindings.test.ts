@@ -5,7 +5,7 @@ import { helpText } from "../../../handwritten/cli/tui/command-mode.js";
 
 describe("key bindings", () => {
   it("[tui.keys.resolve] defaults, rebinding, unbinding, and every refusal with the key path it belongs to", () => {
-    expect(DEFAULT_BINDINGS.byAction).toEqual({ interrupt: "escape", expand_tool_output: "ctrl-o", redraw: "ctrl-l", history_page: "alt-h", next_agent: "alt-n" });
+    expect(DEFAULT_BINDINGS.byAction).toEqual({ interrupt: "escape", expand_tool_output: "ctrl-o", redraw: "ctrl-l", history_page: "alt-h", next_agent: "alt-n", previous_agent: "alt-p", pick_agent: "alt-a" });
     for (const a of KEY_ACTIONS) expect(RESERVED_KEYS.some((r) => r.key === a.default), a.action).toBe(false);
     const moved = resolveBindings({ interrupt: "ctrl-x", expand_tool_output: "escape", next_agent: "none" });
     expect("path" in moved).toBe(false);

@@ -17,11 +17,14 @@ describe("command mode", () => {
     expect(parseInput(":")).toMatchObject({ kind: "error" });
     expect(parseInput(":frobnicate x")).toMatchObject({ kind: "error", message: expect.stringContaining("unknown command :frobnicate") });
     expect(parseInput(":quit now")).toEqual({ kind: "error", message: "usage: :quit" });
-    expect(parseInput(":agent fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :agent") });
-    // A command whose subcommand may be left out (:handoff starts one) takes none; a wrong one is refused.
+    // `:agent NAME` names the agent to show (SPEC-agent-navigation); other commands keep their sub-commands.
+    expect(parseInput(":agent fly")).toMatchObject({ kind: "command", args: ["fly"] });
+    expect(parseInput(":agents fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :agents") });
+    expect(parseInput(":agents")).toMatchObject({ kind: "command", args: [] });
+    expect(parseInput(":sandbox fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :sandbox") });
+    // :handoff alone starts one; a wrong subcommand is refused.
     expect(parseInput(":handoff")).toMatchObject({ kind: "command", args: [] });
     expect(parseInput(":handoff fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :handoff") });
-    expect(parseInput(":sandbox")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :sandbox") });
     expect(parseInput(":skill")).toMatchObject({ kind: "error" });
     expect(parseInput("!")).toMatchObject({ kind: "error" });
     expect(parseInput("!!  ")).toMatchObject({ kind: "error" });

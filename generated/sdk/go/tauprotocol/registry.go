@@ -32,6 +32,14 @@ func NewMessage(name string) any {
 		return &InterceptRequestMessage{}
 	case "notice":
 		return &NoticeMessage{}
+	case "peer_agents_request":
+		return &PeerAgentsRequestMessage{}
+	case "peer_agents_result":
+		return &PeerAgentsResultMessage{}
+	case "peer_message_request":
+		return &PeerMessageRequestMessage{}
+	case "peer_message_result":
+		return &PeerMessageResultMessage{}
 	case "ready":
 		return &ReadyMessage{}
 	case "session_current_request":
@@ -48,6 +56,10 @@ func NewMessage(name string) any {
 		return &UIHistoryRequestMessage{}
 	case "ui_history_result":
 		return &UIHistoryResultMessage{}
+	case "ui_navigation_request":
+		return &UINavigationRequestMessage{}
+	case "ui_navigation_result":
+		return &UINavigationResultMessage{}
 	case "ui_roster_request":
 		return &UIRosterRequestMessage{}
 	case "ui_roster_result":

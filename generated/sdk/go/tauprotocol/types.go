@@ -156,14 +156,22 @@ type AgentPromptSubmitted struct {
 	Mode    PromptMode `json:"mode" cbor:"mode"`
 	// The only tools this prompt's turn offers and runs (an extension's `only_tools`,
 	// SPEC-handoff).
-	OnlyTools []string `json:"only_tools,omitempty" cbor:"only_tools,omitempty"`
-	PromptID  string   `json:"prompt_id" cbor:"prompt_id"`
+	OnlyTools []string    `json:"only_tools,omitempty" cbor:"only_tools,omitempty"`
+	Peer      *PeerSender `json:"peer,omitempty" cbor:"peer,omitempty"`
+	PromptID  string      `json:"prompt_id" cbor:"prompt_id"`
 	// The agent that sent a prompt of source `agent` (its task, or an `agent_message`).
 	Sender *string      `json:"sender,omitempty" cbor:"sender,omitempty"`
 	Source PromptSource `json:"source" cbor:"source"`
 	// The configured instance that submitted an extension prompt.
 	Submitter *string `json:"submitter,omitempty" cbor:"submitter,omitempty"`
 	Text      string  `json:"text" cbor:"text"`
+}
+
+// The stable ids naming a peer message's sender; never a display name.
+type PeerSender struct {
+	AgentID   string `json:"agent_id" cbor:"agent_id"`
+	MessageID string `json:"message_id" cbor:"message_id"`
+	SessionID string `json:"session_id" cbor:"session_id"`
 }
 
 // Ends the replay of one agent's journal to a subscriber.
@@ -472,6 +480,62 @@ type NoticeMessagePayload struct {
 	Level     NoticeLevel `json:"level" cbor:"level"`
 	RequestID *string     `json:"request_id,omitempty" cbor:"request_id,omitempty"`
 	Text      string      `json:"text" cbor:"text"`
+}
+
+// The agents a peer may address (peer connections only).
+type PeerAgentsRequestMessage struct {
+	Message PeerAgentsRequestMessageName    `json:"message" cbor:"message"`
+	Payload PeerAgentsRequestMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type PeerAgentsRequestMessagePayload struct {
+	RequestID string `json:"request_id" cbor:"request_id"`
+}
+
+type PeerAgentsResultMessage struct {
+	Message PeerAgentsResultMessageName    `json:"message" cbor:"message"`
+	Payload PeerAgentsResultMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type PeerAgentsResultMessagePayload struct {
+	Agents    []PeerAgentRow `json:"agents" cbor:"agents"`
+	RequestID string         `json:"request_id" cbor:"request_id"`
+	SessionID string         `json:"session_id" cbor:"session_id"`
+}
+
+type PeerAgentRow struct {
+	AgentID string `json:"agent_id" cbor:"agent_id"`
+	// Whether it has a turn or prompts under way.
+	Busy bool `json:"busy" cbor:"busy"`
+	// Its display name, escaped: presentation only, never routing.
+	DisplayName *string `json:"display_name,omitempty" cbor:"display_name,omitempty"`
+}
+
+// A message from an agent of another running session of the same user (peer connections
+// only;
+// SPEC-peer-messaging). `request_id` is the message id: a resend carries the same one.
+type PeerMessageRequestMessage struct {
+	Message PeerMessageRequestMessageName    `json:"message" cbor:"message"`
+	Payload PeerMessageRequestMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type PeerMessageRequestMessagePayload struct {
+	FromAgent   string `json:"from_agent" cbor:"from_agent"`
+	FromSession string `json:"from_session" cbor:"from_session"`
+	RequestID   string `json:"request_id" cbor:"request_id"`
+	Text        string `json:"text" cbor:"text"`
+	ToAgent     string `json:"to_agent" cbor:"to_agent"`
+}
+
+type PeerMessageResultMessage struct {
+	Message PeerMessageResultMessageName    `json:"message" cbor:"message"`
+	Payload PeerMessageResultMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type PeerMessageResultMessagePayload struct {
+	Reason    *string           `json:"reason,omitempty" cbor:"reason,omitempty"`
+	RequestID string            `json:"request_id" cbor:"request_id"`
+	Status    PeerMessageStatus `json:"status" cbor:"status"`
 }
 
 type ProviderCancelRequest struct {
@@ -1143,6 +1207,32 @@ type UIModelSelect struct {
 	Model   string `json:"model" cbor:"model"`
 }
 
+// Sets one agent's navigation mode (only attached UIs; anything else gets a content-free
+// refusal).
+// Answered to the requester alone with `ui_navigation_result`; nothing is published or
+// journaled.
+type UINavigationRequestMessage struct {
+	Message UINavigationRequestMessageName    `json:"message" cbor:"message"`
+	Payload UINavigationRequestMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type UINavigationRequestMessagePayload struct {
+	AgentID   string         `json:"agent_id" cbor:"agent_id"`
+	Mode      NavigationMode `json:"mode" cbor:"mode"`
+	RequestID string         `json:"request_id" cbor:"request_id"`
+}
+
+type UINavigationResultMessage struct {
+	Message UINavigationResultMessageName    `json:"message" cbor:"message"`
+	Payload UINavigationResultMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type UINavigationResultMessagePayload struct {
+	AgentID   string         `json:"agent_id" cbor:"agent_id"`
+	Mode      NavigationMode `json:"mode" cbor:"mode"`
+	RequestID string         `json:"request_id" cbor:"request_id"`
+}
+
 type UIPromptDraft struct {
 	AgentID string `json:"agent_id" cbor:"agent_id"`
 	Text    string `json:"text" cbor:"text"`
@@ -1194,9 +1284,10 @@ type RosterRow struct {
 	// Who created it: `ui`, `extension`, `harness` or `agent`.
 	Creator *string `json:"creator,omitempty" cbor:"creator,omitempty"`
 	// The display name its metadata holds, escaped.
-	DisplayName *string `json:"display_name,omitempty" cbor:"display_name,omitempty"`
-	Ephemeral   bool    `json:"ephemeral" cbor:"ephemeral"`
-	Loaded      bool    `json:"loaded" cbor:"loaded"`
+	DisplayName *string         `json:"display_name,omitempty" cbor:"display_name,omitempty"`
+	Ephemeral   bool            `json:"ephemeral" cbor:"ephemeral"`
+	Loaded      bool            `json:"loaded" cbor:"loaded"`
+	Navigation  *NavigationMode `json:"navigation,omitempty" cbor:"navigation,omitempty"`
 	// Its parent: only from a valid creation record (or the UI that created it under one).
 	ParentID *string       `json:"parent_id,omitempty" cbor:"parent_id,omitempty"`
 	Role     *string       `json:"role,omitempty" cbor:"role,omitempty"`
@@ -1325,6 +1416,7 @@ const (
 	HumanUI               PromptSource = "human_ui"
 	PromptSourceAgent     PromptSource = "agent"
 	PromptSourceExtension PromptSource = "extension"
+	PromptSourcePeer      PromptSource = "peer"
 )
 
 type Creator string
@@ -1440,6 +1532,7 @@ type PeerRole string
 const (
 	Client            PeerRole = "client"
 	PeerRoleExtension PeerRole = "extension"
+	PeerRolePeer      PeerRole = "peer"
 	PeerRoleUI        PeerRole = "ui"
 )
 
@@ -1473,6 +1566,38 @@ type NoticeMessageName string
 
 const (
 	Notice NoticeMessageName = "notice"
+)
+
+type PeerAgentsRequestMessageName string
+
+const (
+	PeerAgentsRequest PeerAgentsRequestMessageName = "peer_agents_request"
+)
+
+type PeerAgentsResultMessageName string
+
+const (
+	PeerAgentsResult PeerAgentsResultMessageName = "peer_agents_result"
+)
+
+type PeerMessageRequestMessageName string
+
+const (
+	PeerMessageRequest PeerMessageRequestMessageName = "peer_message_request"
+)
+
+type PeerMessageResultMessageName string
+
+const (
+	PeerMessageResult PeerMessageResultMessageName = "peer_message_result"
+)
+
+type PeerMessageStatus string
+
+const (
+	Accepted                 PeerMessageStatus = "accepted"
+	Duplicate                PeerMessageStatus = "duplicate"
+	PeerMessageStatusRefused PeerMessageStatus = "refused"
 )
 
 // What a provider's model list is (SPEC-provider-chat-completions, "Model listing").
@@ -1555,7 +1680,6 @@ type SandboxDiagnosticOutcome string
 
 const (
 	Prompted                             SandboxDiagnosticOutcome = "prompted"
-	Refused                              SandboxDiagnosticOutcome = "refused"
 	ReplayFailed                         SandboxDiagnosticOutcome = "replay_failed"
 	ReplaySucceeded                      SandboxDiagnosticOutcome = "replay_succeeded"
 	ReviewApproved                       SandboxDiagnosticOutcome = "review_approved"
@@ -1567,6 +1691,7 @@ const (
 	SandboxDiagnosticOutcomeAllowedAdapt SandboxDiagnosticOutcome = "allowed_adapt"
 	SandboxDiagnosticOutcomeBlocked      SandboxDiagnosticOutcome = "blocked"
 	SandboxDiagnosticOutcomeDenied       SandboxDiagnosticOutcome = "denied"
+	SandboxDiagnosticOutcomeRefused      SandboxDiagnosticOutcome = "refused"
 	SandboxDiagnosticOutcomeRevoked      SandboxDiagnosticOutcome = "revoked"
 )
 
@@ -1584,11 +1709,11 @@ const (
 type StateEnum string
 
 const (
-	Active              StateEnum = "active"
-	Bypassed            StateEnum = "bypassed"
-	SandboxStateBlocked StateEnum = "blocked"
-	SandboxStatePending StateEnum = "pending"
-	Suspended           StateEnum = "suspended"
+	Bypassed              StateEnum = "bypassed"
+	SandboxStateActive    StateEnum = "active"
+	SandboxStateBlocked   StateEnum = "blocked"
+	SandboxStatePending   StateEnum = "pending"
+	SandboxStateSuspended StateEnum = "suspended"
 )
 
 type SessionCurrentRequestMessageName string
@@ -1656,6 +1781,29 @@ type UIHistoryResultMessageName string
 
 const (
 	UIHistoryResult UIHistoryResultMessageName = "ui_history_result"
+)
+
+type UINavigationRequestMessageName string
+
+const (
+	UINavigationRequest UINavigationRequestMessageName = "ui_navigation_request"
+)
+
+// How the UIs present an agent (SPEC-agent-navigation): UI control state only, never
+// durable, never
+// published; it authorizes nothing (loading, routing, prompts, watches, execution).
+type NavigationMode string
+
+const (
+	ActiveAuto              NavigationMode = "active_auto"
+	NavigationModeActive    NavigationMode = "active"
+	NavigationModeSuspended NavigationMode = "suspended"
+)
+
+type UINavigationResultMessageName string
+
+const (
+	UINavigationResult UINavigationResultMessageName = "ui_navigation_result"
 )
 
 type UIRosterRequestMessageName string

@@ -21,7 +21,11 @@ export default class ProviderAdd extends Command {
   static override flags = {
     "base-url": Flags.string({ description: "The endpoint's base URL (http:// or https://).", required: true }),
     model: Flags.string({ description: "A model id; repeat the flag or give a comma list. The first is the profile's default.", multiple: true, required: true }),
-    api: Flags.string({ description: "The wire API the endpoint speaks: chat_completions (POST /chat/completions, the default) or responses (POST /responses).", options: ["chat_completions", "responses"] }),
+    api: Flags.string({
+      description: "The wire API the endpoint speaks: chat_completions (POST /chat/completions, the default), responses (POST /responses) or chatgpt_ws (the Responses events over a WebSocket, signed in with `tau provider login NAME`; no key, no check).",
+      options: ["chat_completions", "responses", "chatgpt_ws"],
+    }),
+    "auth-url": Flags.string({ description: "chatgpt_ws: the sign-in issuer (https://auth.openai.com when absent)." }),
     "api-key-stdin": Flags.boolean({ description: "Read the API key from standard input.", exclusive: ["no-api-key"] }),
     "no-api-key": Flags.boolean({ description: "The server needs no key." }),
     force: Flags.boolean({ description: "Replace an existing profile of the same name." }),
@@ -34,14 +38,19 @@ export default class ProviderAdd extends Command {
     try {
       const bad = profileNameProblem(args.name) ?? baseUrlProblem(flags["base-url"]);
       if (bad) throw new ConfigError(bad);
+      const ws = flags.api === "chatgpt_ws";
+      if (flags["auth-url"] !== undefined && !ws) throw new ConfigError("--auth-url is for --api chatgpt_ws only");
+      const authBad = flags["auth-url"] === undefined ? undefined : baseUrlProblem(flags["auth-url"]);
+      if (authBad) throw new ConfigError(authBad.replace("--base-url", "--auth-url"));
+      if (ws && flags["api-key-stdin"]) throw new ConfigError("chatgpt_ws takes no key: sign in with `tau provider login NAME` after adding the profile");
       let apiKey: string | undefined;
       if (flags["api-key-stdin"]) apiKey = await readKeyFromStdin();
-      else if (!flags["no-api-key"]) {
+      else if (!flags["no-api-key"] && !ws) {
         if (!process.stdin.isTTY) throw new ConfigError("give the key on standard input with --api-key-stdin (or --no-api-key for a server that needs none)");
         apiKey = await readHiddenLine(`API key for ${args.name} (input hidden): `);
       }
       const models = modelList(flags.model);
-      if (!flags["no-check"]) {
+      if (!flags["no-check"] && !ws) {
         process.stderr.write(`checking ${flags["base-url"]} …\n`);
         const check = await checkEndpoint(flags["base-url"], apiKey);
         if (!check.ok) {
@@ -55,10 +64,12 @@ export default class ProviderAdd extends Command {
         }
         this.log(`the endpoint answered: ${check.models.length} model${check.models.length === 1 ? "" : "s"}`);
       }
-      const r = await addProfile(roots.config, { name: args.name, baseUrl: flags["base-url"], models, apiKey, force: flags.force, ...(flags.api === "responses" ? { api: "responses" as const } : {}) });
+      const api = flags.api === "responses" || flags.api === "chatgpt_ws" ? { api: flags.api as "responses" | "chatgpt_ws" } : {};
+      const r = await addProfile(roots.config, { name: args.name, baseUrl: flags["base-url"], models, apiKey, force: flags.force, ...api, ...(flags["auth-url"] !== undefined ? { authUrl: flags["auth-url"] } : {}) });
       this.log(`wrote ${r.dropIn}`);
       if (r.secret) this.log(`wrote ${r.secret} (mode 0600)`);
       this.log(`models: ${models.map((m) => `${args.name}/${m}`).join(", ")}`);
+      if (ws) this.log(`sign in with: tau provider login ${args.name}`);
     } catch (err) {
       if (err instanceof ConfigError) this.error(err.message, errorOptions(new TauError("TAU-E0201", err.message)));
       if (err instanceof SecretError) this.error(err.message, errorOptions(new TauError("TAU-E0202", err.message)));

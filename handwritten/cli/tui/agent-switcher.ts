@@ -1,0 +1,167 @@
+// The agent switcher (SPEC-agent-navigation, "The interactive UI"): the session's agents as a tree
+// from the roster, and the optional `fzf` picker — resolved on PATH, run directly with fixed
+// arguments, its input, output and time bounded. Every roster string is escaped before it is shown
+// or handed to fzf (the harness escaped names and titles already; this is the UI's own pass).
+import { spawn } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, isAbsolute, join } from "node:path";
+import type { NavigationMode, RosterRow } from "../../../generated/index.js";
+import { escapeLabel, sanitize, truncateEnd } from "../ui/index.js";
+
+/** Most rows handed to the picker, and most bytes of its input. */
+export const PICKER_MAX_ROWS = 4096;
+export const PICKER_MAX_INPUT_BYTES = 1024 * 1024;
+/** Most bytes of the picker's answer read; a longer answer is an error. */
+export const PICKER_MAX_OUTPUT_BYTES = 4096;
+/** The picker is ended after this long. */
+export const PICKER_TIMEOUT_MS = 120_000;
+/** fzf's fixed arguments: one choice, the id (first field) hidden from matching and display. */
+export const FZF_ARGS: readonly string[] = ["--no-multi", "--delimiter=\t", "--with-nth=2..", "--height=40%", "--layout=reverse", "--prompt=agent> "];
+
+// The harness's escape of model-authored titles and names (SPEC-agent-team, "Work status"), for a
+// title the UI reads from an event: it is shown as the roster shows it.
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff<>"\\]/g;
+
+/** A model-authored title as the roster shows it: controls, structural Unicode and delimiters as `\u{…}`. */
+export function escapeTitle(text: string): string {
+  return text.replace(UNSAFE, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16)}}`);
+}
+
+/** A roster string (escaped by the harness already): made terminal-safe and cut to `cols`. */
+function shown(text: string, cols: number): string {
+  return truncateEnd(sanitize(text, { newlines: "escape" }), cols);
+}
+
+/** One line of an agent, without its tree indent: name and id, state, mode, work status. */
+export function agentLine(r: RosterRow): string {
+  const name = r.display_name !== undefined && r.display_name !== "" ? `${shown(r.display_name, 32)} ` : "";
+  const mode = r.navigation !== undefined && r.navigation !== "active" ? ` (${r.navigation})` : "";
+  const work = r.work_phase !== undefined ? ` · ${shown(r.work_phase, 16)}${r.work_title !== undefined && r.work_title !== "" ? `: ${shown(r.work_title, 80)}` : ""}` : "";
+  return `${name}[${escapeLabel(r.agent_id)}] ${r.status}${mode}${work}`;
+}
+
+/**
+ * The agents as a tree, each child under its parent (in id order); an agent whose parent is not in
+ * the list is a root. `focus` is marked with `*`.
+ */
+export function agentTree(rows: readonly RosterRow[], focus: string): string[] {
+  return agentTreeRows(rows, focus).map((t) => t.text);
+}
+
+function agentTreeRows(rows: readonly RosterRow[], focus: string): Array<{ id: string; text: string }> {
+  const ids = new Set(rows.map((r) => r.agent_id));
+  const children = new Map<string | undefined, RosterRow[]>();
+  for (const r of rows) {
+    const parent = r.parent_id !== undefined && ids.has(r.parent_id) && r.parent_id !== r.agent_id ? r.parent_id : undefined;
+    const list = children.get(parent) ?? [];
+    list.push(r);
+    children.set(parent, list);
+  }
+  const out: Array<{ id: string; text: string }> = [];
+  const seen = new Set<string>();
+  const walk = (parent: string | undefined, depth: number) => {
+    for (const r of (children.get(parent) ?? []).sort((x, y) => (x.agent_id < y.agent_id ? -1 : 1))) {
+      if (seen.has(r.agent_id)) continue;
+      seen.add(r.agent_id);
+      out.push({ id: r.agent_id, text: `${r.agent_id === focus ? "*" : " "} ${"  ".repeat(depth)}${depth > 0 ? "└ " : ""}${agentLine(r)}` });
+      walk(r.agent_id, depth + 1);
+    }
+  };
+  walk(undefined, 0);
+  // Rows a parent cycle left out (never from a valid roster) still show, as roots.
+  for (const r of rows) if (!seen.has(r.agent_id)) out.push({ id: r.agent_id, text: `${r.agent_id === focus ? "*" : " "} ${agentLine(r)}` });
+  return out;
+}
+
+/** The next agent to show from `focus` (`step` 1 or -1): loaded ones in id order, suspended ones skipped. */
+export function cycleAgent(ids: readonly string[], focus: string, step: 1 | -1, modeOf: (id: string) => NavigationMode | undefined): string | undefined {
+  const sorted = [...ids].sort();
+  const n = sorted.length;
+  const at = sorted.indexOf(focus);
+  for (let k = 1; k <= n; k++) {
+    const i = at < 0 ? (step > 0 ? k - 1 : n - k) : (((at + step * k) % n) + n) % n;
+    const id = sorted[i] as string;
+    if (id === focus) return undefined;
+    if (modeOf(id) !== "suspended") return id;
+  }
+  return undefined;
+}
+
+/** The executable `fzf` on PATH, if there is one (the same user's PATH: trusted local code). */
+export function findOnPath(name: string, path: string | undefined): string | undefined {
+  for (const dir of (path ?? "").split(delimiter)) {
+    if (dir === "" || !isAbsolute(dir)) continue;
+    const file = join(dir, name);
+    try {
+      if (!statSync(file).isFile()) continue;
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** The picker's input: a line per agent, its id first (tab-separated), every field escaped. */
+export function pickerInput(rows: readonly RosterRow[], focus: string): string {
+  let out = "";
+  for (const t of agentTreeRows(rows.slice(0, PICKER_MAX_ROWS), focus)) {
+    const next = `${escapeLabel(t.id)}\t${t.text.replace(/\t/g, " ")}\n`;
+    if (Buffer.byteLength(out) + Buffer.byteLength(next) > PICKER_MAX_INPUT_BYTES) break;
+    out += next;
+  }
+  return out;
+}
+
+export type PickerOutcome = { kind: "chosen"; agentId: string } | { kind: "cancelled" } | { kind: "error"; message: string };
+
+/**
+ * Runs fzf at `file` with the fixed arguments and `input` on its standard input; its interface is
+ * drawn on the terminal (fzf opens it itself). Bounded: its answer up to PICKER_MAX_OUTPUT_BYTES,
+ * its time to `timeoutMs`. Exit 1 (no match) or 130 (cancelled) is a cancel.
+ */
+export function runFzf(file: string, input: string, timeoutMs = PICKER_TIMEOUT_MS): Promise<PickerOutcome> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const done = (o: PickerOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(o);
+    };
+    let child;
+    try {
+      child = spawn(file, [...FZF_ARGS], { stdio: ["pipe", "pipe", "inherit"], shell: false });
+    } catch (err) {
+      return done({ kind: "error", message: `fzf could not be started: ${(err as Error).message}` });
+    }
+    timer = setTimeout(() => {
+      child.kill("SIGTERM");
+      done({ kind: "error", message: `fzf took longer than ${Math.round(timeoutMs / 1000)} s and was ended` });
+    }, timeoutMs);
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    child.stdout.on("data", (b: Buffer) => {
+      bytes += b.length;
+      if (bytes > PICKER_MAX_OUTPUT_BYTES) {
+        child.kill("SIGTERM");
+        return done({ kind: "error", message: "fzf's answer was too long; nothing was chosen" });
+      }
+      chunks.push(b);
+    });
+    child.on("error", (err) => done({ kind: "error", message: `fzf could not be started: ${err.message}` }));
+    child.stdin.on("error", () => {}); // fzf may exit before it reads everything
+    child.on("close", (code, signal) => {
+      if (code === 1 || code === 130) return done({ kind: "cancelled" });
+      if (code !== 0) return done({ kind: "error", message: `fzf ended with ${signal ?? `exit ${code}`}; nothing was chosen` });
+      const line = Buffer.concat(chunks).toString("utf8").split("\n")[0] ?? "";
+      const agentId = line.split("\t")[0]?.trim() ?? "";
+      if (agentId === "") return done({ kind: "cancelled" });
+      done({ kind: "chosen", agentId });
+    });
+    child.stdin.end(input);
+  });
+}

@@ -1,0 +1,108 @@
+// `tau provider add --api chatgpt_ws`, `tau provider login` and `tau run` against a loopback
+// stand-in of the ChatGPT WebSocket endpoint and its sign-in (SPEC-provider-websocket), through the
+// real CLI, daemon, provider and shell extensions: the device code sign-in writes a 0600 token file;
+// a run makes a tool call and answers over one kept WebSocket connection; an expired token is
+// refreshed and written back; no token is in any output, journal, log or runtime file.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runTau } from "../../support/run-tau.js";
+import { waitForOwnedDaemons } from "../../support/daemon.js";
+import { useCleanups, workspaceIn } from "../../support/e2e.js";
+import { FakeCodex, framesOf } from "../../support/fake-codex-ws.js";
+import { responsesStream } from "../../support/fake-responses.js";
+import { exitCodeOf } from "../../../handwritten/cli/errors.js";
+
+const cleanups = useCleanups();
+let fake!: FakeCodex;
+beforeEach(async () => {
+  fake = await FakeCodex.start();
+});
+afterEach(async () => {
+  await fake.close();
+});
+
+const NO_OPENAI = { OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined, OPENAI_MODEL: undefined, TAU_SECRET_OPENAI_API_KEY: undefined };
+const mode = (p: string) => statSync(p).mode & 0o777;
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((d) => d.isFile())
+    .map((d) => join(d.parentPath, d.name));
+
+describe("tau on the chatgpt_ws family", () => {
+  it("[provider.oauth.device-login] `tau provider login` runs the device code sign-in and writes a 0600 token file; no token is printed", async () => {
+    const w = workspaceIn(cleanups, "debug_log:\n  enable: true\n");
+    const env = { ...w.env, ...NO_OPENAI };
+    const add = await runTau(["provider", "add", "cx", "--api", "chatgpt_ws", "--base-url", fake.baseUrl, "--auth-url", fake.authUrl, "--model", "gpt-fake"], { env });
+    expect(add.code, add.stderr).toBe(0);
+    expect(add.stdout).toContain("sign in with: tau provider login cx");
+    const before = await runTau(["provider", "list", "--json"], { env });
+    expect(JSON.parse(before.stdout)).toEqual([{ name: "cx", base_url: fake.baseUrl, models: ["gpt-fake"], key: "not signed in (tau provider login cx)" }]);
+    fake.pendingPolls = 1; // the user enters the code after the first poll
+    const login = await runTau(["provider", "login", "cx"], { env });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toContain(`open ${fake.authUrl}/codex/device in a browser and enter the code ABCD-1234`);
+    const file = join(w.home, "config", "secrets", "provider-cx-oauth");
+    expect(login.stdout).toBe(`signed in; wrote ${file} (mode 0600)\n`);
+    expect(mode(file)).toBe(0o600);
+    const tokens = JSON.parse(readFileSync(file, "utf8")) as { access_token: string; refresh_token: string; id_token: string; account_id: string };
+    expect(fake.valid.has(tokens.access_token)).toBe(true);
+    expect(tokens.account_id).toBe("acct-fake-1");
+    for (const t of [tokens.access_token, tokens.refresh_token, tokens.id_token]) expect(login.stdout + login.stderr + add.stdout + add.stderr).not.toContain(t);
+    const after = await runTau(["provider", "list", "--json"], { env });
+    expect(JSON.parse(after.stdout)[0].key).toBe("secrets/provider-cx-oauth");
+    expect(after.stdout).not.toContain(tokens.access_token);
+    expect(fake.oauthCalls.map((c) => c.path)).toEqual(["/api/accounts/deviceauth/usercode", "/api/accounts/deviceauth/token", "/api/accounts/deviceauth/token", "/oauth/token"]);
+    // `tau provider remove` removes the sign-in file with the profile.
+    const removed = await runTau(["provider", "remove", "cx"], { env });
+    expect(removed.code).toBe(0);
+    expect(existsSync(file)).toBe(false);
+    // A sign-in the issuer does not offer exits with its code and writes nothing.
+    const again = await runTau(["provider", "add", "cx", "--api", "chatgpt_ws", "--base-url", fake.baseUrl, "--auth-url", `${fake.authUrl}/nowhere`, "--model", "gpt-fake"], { env });
+    expect(again.code, again.stderr).toBe(0);
+    const refused = await runTau(["provider", "login", "cx"], { env });
+    expect(refused.code).toBe(exitCodeOf("TAU-E0407"));
+    expect(refused.stderr).toBe("tau: provider login: this server does not offer device code sign-in (HTTP 404); the sign-in file was not written [TAU-E0407]\n");
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it("[provider.ws.run-e2e] a tool call and an answer over one kept WebSocket; an expired token is refreshed and written back; no token anywhere", async () => {
+    const w = workspaceIn(cleanups, `debug_log:\n  enable: true\nproviders:\n  cx:\n    api: chatgpt_ws\n    base_url: ${fake.baseUrl}\n    auth_url: ${fake.authUrl}\n    models: [gpt-fake]\nmodel: cx/gpt-fake\n`);
+    const env = { ...w.env, ...NO_OPENAI };
+    writeFileSync(join(w.project, "notes.txt"), "the answer is 42\n");
+    // Signed in earlier; the access token has expired since.
+    const first = fake.issue();
+    const file = join(w.home, "config", "secrets", "provider-cx-oauth");
+    mkdirSync(join(w.home, "config", "secrets"), { recursive: true, mode: 0o700 });
+    writeFileSync(file, JSON.stringify({ access_token: first.access_token, refresh_token: first.refresh_token, id_token: first.id_token, expires_at: Date.now() - 1000, account_id: "acct-fake-1" }), { mode: 0o600 });
+    fake.enqueue(
+      { frames: framesOf(responsesStream([{ type: "function_call", id: "fc_1", call_id: "call_read_1", name: "read", arguments: '{"path":"notes.txt"}' }], { deltaChars: 5 })) },
+      { frames: [JSON.stringify({ type: "codex.rate_limits", rate_limits: { primary: { used_percent: 12, window_minutes: 300, reset_at: Math.floor(Date.now() / 1000) + 3600 } } }), ...framesOf(responsesStream([{ type: "message", id: "msg_2", text: "The notes say 42." }], { usage: { input_tokens: 700, output_tokens: 8 } }))] },
+    );
+    const r = await runTau(["run", "--json", "-p", "what do the notes say?"], { env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { name?: string; data?: Record<string, unknown> });
+    const finished = lines.filter((l) => l.name === "provider.response_finished").map((l) => l.data);
+    expect(finished).toEqual([expect.objectContaining({ finish_reason: "tool_calls" }), expect.objectContaining({ finish_reason: "stop", text: "The notes say 42." })]);
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests.map((q) => q.connection)).toEqual([fake.connections, fake.connections]); // one kept connection
+    const second = fake.requests[1]?.body as { type: string; input: Array<{ type?: string; call_id?: string; output?: string }> };
+    expect(second.type).toBe("response.create");
+    expect(second.input.at(-1)).toMatchObject({ type: "function_call_output", call_id: "call_read_1", output: expect.stringContaining("the answer is 42") });
+    // Refreshed before the first request, and written back 0600.
+    const now = JSON.parse(readFileSync(file, "utf8")) as { access_token: string; refresh_token: string };
+    expect(now.access_token).not.toBe(first.access_token);
+    expect(mode(file)).toBe(0o600);
+    expect(fake.upgrades.map((u) => u.headers.authorization)).toEqual([`Bearer ${now.access_token}`]);
+    // No token in the run's output, nor in any journal, log or runtime file.
+    waitForOwnedDaemons(w.home);
+    const tokens = [first.access_token, first.refresh_token, first.id_token, now.access_token, now.refresh_token];
+    for (const t of tokens) expect(r.stdout + r.stderr).not.toContain(t);
+    const files = [...filesUnder(join(w.home, "state")), ...filesUnder(join(w.home, "runtime"))];
+    expect(files.some((f) => f.endsWith("events.jsonl"))).toBe(true);
+    for (const f of files) for (const t of tokens) expect(readFileSync(f).includes(t), f).toBe(false);
+    // The connection's lifecycle was published, credential-free: the endpoint and nothing else.
+    const noticed = files.map((f) => readFileSync(f, "utf8")).join("\n");
+    expect(noticed).toContain(`chatgpt_ws: connected to ws://127.0.0.1:${fake.port}/backend-api/codex/responses`);
+  });
+});
