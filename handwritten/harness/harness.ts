@@ -9,6 +9,9 @@ import {
   mirrorDebugEvent,
   openFileStateStore,
   openMemoryStateStore,
+  journalPath,
+  replayJournal,
+  validateJournalRecord,
   type EventLog,
   type JournalRecord,
   type StateStore,
@@ -23,6 +26,7 @@ import { ResumeError, publisherToSource, recordEvent, reopenAgent, sessionMember
 import { agentIdOf, eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
 import { type AgentStarted, type EventName, type EventPayloads, type ModelMetadata, type Publisher, type RolePolicy, type UiSkillLoadResult } from "../../generated/index.js";
 import { mintId } from "./ids.js";
+import { DAEMON_LOG } from "../startup/launch-facts.js";
 import { PeerInbox, PeerOutbox, type PeerBudget } from "./peer-messaging.js";
 import type { Peer } from "./peers.js";
 import { emptyAgentFold, foldAgentRecord, type AgentFold } from "./agent-fold.js";
@@ -364,7 +368,16 @@ export class Harness {
     this.handoffBusy = true;
     try {
       const dir = join(stateDir, "sessions", req.session_id);
-      if (existsSync(dir)) return void answer(false, `session ${req.session_id} exists already`);
+      if (existsSync(dir)) {
+        // A request repeated after a crash (`:handoff recover resume`): a replacement this session
+        // already created is found by its lineage and only recorded, never created a second time.
+        const parent = lineageParentOf(stateDir, req.session_id);
+        if (parent !== this.sessionId) {
+          return void answer(false, parent === undefined ? `session ${req.session_id} exists already and continues no session` : `session ${req.session_id} exists already and continues session ${parent}`);
+        }
+        const o = await this.publishHarness("session.handed_off", { successor_session_id: req.session_id, agent_id: agent.id });
+        return void answer(o.status === "committed", o.status === "committed" ? undefined : "the replacement exists, but the handoff could not be recorded");
+      }
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       const seed: HandoffSeed = {
         parent_session_id: this.sessionId,
@@ -378,6 +391,14 @@ export class Harness {
       writeFileSync(tmp, JSON.stringify(seed), { mode: 0o600 });
       renameSync(tmp, seedPath);
       await launch({ sessionId: req.session_id, seedPath });
+      // The replacement deletes its seed once its lineage, agent and dossier turn are committed: only
+      // then is the handoff recorded, so a UI that follows it finds the agent and its first turn.
+      if (!(await fileGone(seedPath, REPLACEMENT_SEEDED_MS))) {
+        return void answer(false, `the replacement session ${req.session_id} started but did not take its dossier within ${REPLACEMENT_SEEDED_MS / 1000} s (its log: ${join(dir, DAEMON_LOG)})`);
+      }
+      // Fault injection for the crash tests (GATE-handoff, handoff.crash.*): stop for good between the
+      // replacement's start and the record of the handoff, so a test can SIGKILL exactly there.
+      if (process.env.TAU_HANDOFF_HOLD_AT === "launched") await new Promise<never>(() => {});
       const o = await this.publishHarness("session.handed_off", { successor_session_id: req.session_id, agent_id: agent.id });
       if (o.status !== "committed") return void answer(false, "the replacement started, but the handoff could not be recorded");
       answer(true);
@@ -812,6 +833,40 @@ export function dossierProblem(dossier: string, sessionId: string): string | und
   const first = dossier.split("\n", 1)[0] ?? "";
   if (!first.includes(sessionId)) return `the dossier's first line does not name the new session ${sessionId}`;
   return undefined;
+}
+
+/**
+ * The session `sessionId` continues (its `session.lineage_set`), read from its journal without
+ * writing or locking it; undefined when it has none or cannot be read.
+ */
+export function lineageParentOf(stateDir: string, sessionId: string): string | undefined {
+  let parent: string | undefined;
+  try {
+    replayJournal<JournalRecord>(journalPath(stateDir, "session", sessionId), {
+      validate: validateJournalRecord,
+      collect: false,
+      onRecord: (r) => {
+        const p = (r.event.data as { parent_session_id?: unknown }).parent_session_id;
+        if (r.event.name === "session.lineage_set" && typeof p === "string") parent = p;
+      },
+    });
+  } catch {
+    return undefined;
+  }
+  return parent;
+}
+
+/** How long a handoff waits for its replacement to take the dossier (its extensions start first). */
+const REPLACEMENT_SEEDED_MS = 120_000;
+
+/** Resolves true once `path` no longer exists, false after `ms`. */
+async function fileGone(path: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (existsSync(path)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
 }
 
 /** One line of text with no control characters (for directed error strings). */

@@ -35,7 +35,8 @@ import { ageLabel } from "../../sessions/format.js";
 import { agentIdOf, checkedEvent } from "../../protocol/index.js";
 
 /** How the UI left its session. */
-export type Exit = "quit" | "detach" | "quit-session" | "new" | "lost";
+/** `switch`: the session was handed off; the UI attaches to `handedOffTo` (SPEC-handoff). */
+export type Exit = "quit" | "detach" | "quit-session" | "new" | "switch" | "lost";
 
 export interface TerminalIo {
   readonly input: NodeJS.ReadableStream & { setRawMode?: (raw: boolean) => unknown; isTTY?: boolean };
@@ -133,6 +134,11 @@ export class TuiApp {
   /** `:handoff` requests this UI sent, and whether a handoff is under way (`handoff.state_reported`). */
   private readonly handoffRequests = new Set<string>();
   private handoffBusy = false;
+  /** The agent whose handoff waits for the Ready / Wait / Cancel choice, unless this UI chose Wait. */
+  private handoffConfirm: string | undefined;
+  private handoffWaited = false;
+  /** The session a handoff continued this one in: the UI attaches to it when it leaves with `switch`. */
+  handedOffTo: string | undefined;
   /** `:sandbox` requests this UI sent, by request id (a silent one is the `pending` asked on attach). */
   private readonly sandboxRequests = new Map<string, { silent: boolean }>();
 
@@ -227,6 +233,10 @@ export class TuiApp {
   run(session: SessionPort): Promise<Exit> {
     this.session = session;
     this.focus = "";
+    // What a handoff of the last session reported does not hold for this one.
+    this.handoffBusy = false;
+    this.handoffConfirm = undefined;
+    this.handoffWaited = false;
     const client = session.client;
     const exit = new Promise<Exit>((resolve) => (this.ended = resolve));
     client.onDeliver((d) => this.deliver(d));
@@ -276,8 +286,19 @@ export class TuiApp {
         continue;
       }
       if (ev.name === "handoff.command_result" && this.handoffRequests.delete(ev.data.request_id)) this.note(ev.data.ok ? "info" : "error", ev.data.text);
-      if (ev.name === "handoff.state_reported") this.handoffBusy = ev.data.phase === "deferring" || ev.data.phase === "writing" || ev.data.phase === "cutover";
-      if (ev.name === "session.handed_off" && !d.replay) this.note("info", `handoff: the work continues in session ${ev.data.successor_session_id}; tau attach ${ev.data.successor_session_id}`);
+      if (ev.name === "handoff.state_reported") {
+        this.handoffBusy = ev.data.phase === "deferring" || ev.data.phase === "writing" || ev.data.phase === "cutover";
+        const confirm = ev.data.phase === "confirming" ? ev.data.agent_id : undefined;
+        if (confirm !== this.handoffConfirm) this.handoffWaited = false;
+        this.handoffConfirm = confirm;
+        changed = true;
+      }
+      if (ev.name === "session.handed_off" && !d.replay) {
+        // The work goes on in the replacement: this UI attaches to it (main.ts, Exit `switch`).
+        this.note("info", `handoff: the work continues in session ${ev.data.successor_session_id}`);
+        this.handedOffTo = ev.data.successor_session_id;
+        setImmediate(() => this.leave("switch"));
+      }
       if (ev.name.startsWith("sandbox.")) {
         this.sandboxEvent(d);
         changed = true;
@@ -363,6 +384,8 @@ export class TuiApp {
     // A sandbox prompt takes the keys it offers until it is answered (the editor keeps its text),
     // except while a colon command is being typed: `:sandbox classifier …` answers the reviewer offer.
     if (this.approvals.length > 0 && key.kind === "text" && !this.editor.text.trimStart().startsWith(":") && this.answerApproval(key.text)) return;
+    // So does the handoff's Ready / Wait / Cancel choice, while it is shown over an empty editor.
+    if (this.editor.text === "" && this.handoffRows(80).length > 0 && key.kind === "text" && this.answerHandoff(key.text)) return;
     if (key.kind === "tab" && this.editor.search === undefined) return this.complete();
     const action = this.editor.apply(key);
     if (action.kind === "refused") this.note("warning", "the prompt is at its size limit; the input was not added");
@@ -477,7 +500,7 @@ export class TuiApp {
       case "quit-session":
       case "new":
         // A handoff under way holds the user's prompts for the new session: no switching meanwhile (SPEC-handoff).
-        if (this.handoffBusy) return this.note("error", ":new is refused while a handoff is under way; :handoff cancel ends it");
+        if (name === "new" && this.handoffBusy) return this.note("error", ":new is refused while a handoff is under way; :handoff cancel ends it");
         return this.leave(name);
       case "cancel":
         return this.cancel();
@@ -509,13 +532,8 @@ export class TuiApp {
         return this.olderHistory(client);
       case "sandbox":
         return this.sandboxCommand(args, false);
-      case "handoff": {
-        // The handoff extension answers with `handoff.command_result` (SPEC-handoff).
-        const request_id = `r-hof-${process.pid}-${this.nextRequest++}`;
-        this.handoffRequests.add(request_id);
-        client.emit("handoff.command_request", { request_id, agent_id: this.focus, args: args.length > 0 ? [...args] : ["start"] });
-        return;
-      }
+      case "handoff":
+        return this.handoffCommand(args);
       case "compact":
         client.emit("ui.compact_request", { agent_id: this.focus, ...(args[0] !== undefined ? { instructions: args[0] } : {}) });
         return;
@@ -816,6 +834,31 @@ export class TuiApp {
     return true;
   }
 
+  /** The handoff's choice (SPEC-handoff "Readiness"), shown for the focused agent once no sandbox prompt is. */
+  private handoffRows(width: number): StyledLine[] {
+    if (this.approvals.length > 0 || this.handoffWaited || this.handoffConfirm === undefined || this.handoffConfirm !== this.focus) return [];
+    const lines = ["handoff: the agent is ready to write its handoff dossier", "  [r] ready: go ahead   [w] wait: keep working   [c] cancel the handoff"];
+    return lines.map((l) => [{ text: truncateMiddle(sanitize(l, { newlines: "escape" }), width), style: this.theme.styles.status }]);
+  }
+
+  private answerHandoff(text: string): boolean {
+    const verb = ({ r: "ready", w: "wait", c: "cancel" } as Record<string, string>)[text.toLowerCase()];
+    if (verb === undefined) return false;
+    if (verb === "wait") this.handoffWaited = true;
+    this.handoffCommand([verb]);
+    this.schedule();
+    return true;
+  }
+
+  private handoffCommand(args: readonly string[]): void {
+    const client = this.session?.client;
+    if (!client) return;
+    // The handoff extension answers with `handoff.command_result` (SPEC-handoff).
+    const request_id = `r-hof-${process.pid}-${this.nextRequest++}`;
+    this.handoffRequests.add(request_id);
+    client.emit("handoff.command_request", { request_id, agent_id: this.focus, args: args.length > 0 ? [...args] : ["start"] });
+  }
+
   private approvalRows(width: number): StyledLine[] {
     const a = this.approvals[0];
     if (a === undefined) return [];
@@ -887,7 +930,7 @@ export class TuiApp {
     // While the history replays nothing of it is written: only its newest rows will be.
     const { committed, live } = this.replaying ? { committed: [], live: [] } : this.scrollback.split(this.transcript.agent(this.focus), width, this.drawSettings());
     const editor = editorRows(this.editor, width, this.theme, this.editorMaxLines, emptyPromptHint(this.bindings.byAction.interrupt));
-    const dialog = this.approvalRows(width);
+    const dialog = [...this.approvalRows(width), ...this.handoffRows(width)];
     const rows: StyledLine[] = [...live, [], ...dialog, ...editor.rows, this.statusRow(width)];
     return { committed, live: rows, cursor: { row: live.length + 1 + dialog.length + editor.cursor.row, col: editor.cursor.col } };
   }

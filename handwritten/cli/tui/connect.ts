@@ -57,6 +57,12 @@ async function pick<T>(what: string, rows: readonly T[], label: (row: T) => stri
   }
 }
 
+/** A session to attach to: its running daemon, or (none running) a daemon that resumes it. */
+export async function targetOf(roots: Roots, sessionId: string): Promise<Target> {
+  const row = (await running(roots)).find((r) => r.session_id === sessionId);
+  return row !== undefined ? { kind: "attach", row } : { kind: "launch", resume: sessionId };
+}
+
 async function running(roots: Roots): Promise<readonly SessionRow[]> {
   try {
     return (await listSessions(roots.runtime)).rows;

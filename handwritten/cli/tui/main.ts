@@ -126,6 +126,10 @@ export async function main(argv: readonly string[]): Promise<void> {
         await Promise.race([session.client.conn.closed, new Promise((r) => setTimeout(r, END_WAIT_MS))]);
         session.client.close();
       }
+      if (exit === "switch" && app.handedOffTo !== undefined) {
+        next = await c.targetOf(roots, app.handedOffTo);
+        continue;
+      }
       if (exit !== "new") break;
       next = { kind: "launch" };
     }

@@ -2,7 +2,7 @@
 // harness for everything it cannot do itself — prompts into the agent (`agent.internal_prompt_request`,
 // `only_tools` for the writer's turn) and the replacement session (`session.handoff_request`) — and
 // holds the user's prompts of the deferral window by intercepting them before they commit.
-import { existsSync, mkdirSync, openSync, closeSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { Extension, ToolFailure, type DeliveredEvent } from "../../sdk/index.js";
 import { resolveRoots } from "../../config/index.js";
@@ -38,7 +38,14 @@ function settingsOf(config: Record<string, unknown>): Settings {
   };
 }
 
-type Phase = RecoveryPhase;
+type Phase = Exclude<RecoveryPhase, "releasing">;
+
+/**
+ * Fault injection for the crash tests (GATE-handoff, handoff.crash.*): with TAU_HANDOFF_HOLD_AT set
+ * to a step's name, the extension announces the step with a notice and stops there for good, so a
+ * test can SIGKILL the daemon at exactly that point. Unset (always, outside those tests): no effect.
+ */
+const HOLD_AT = process.env.TAU_HANDOFF_HOLD_AT;
 type PromptKind = "call" | "reminder" | "writer";
 
 interface Active {
@@ -79,6 +86,20 @@ export async function main(): Promise<void> {
   const usage = new Map<string, { tokens: number; window?: number }>();
   const autoAttempts = new Map<string, number>();
   const pendingCutover = new Map<string, (r: { ok: boolean; error?: string }) => void>();
+  /**
+   * Per agent, the ids of the prompts of this extension its journal holds (replayed and live), in
+   * order, and which of them started a turn: a prompt submitted but never started when the daemon
+   * stopped is closed as interrupted at the next start, so only a started one has reached the agent.
+   */
+  const ourPrompts = new Map<string, string[]>();
+  const startedPrompts = new Set<string>();
+  const promptWaiters = new Set<() => void>();
+  let releasing = 0;
+  const hold = async (step: string): Promise<void> => {
+    if (HOLD_AT !== step) return;
+    ext.notice("info", `handoff held at ${step} (TAU_HANDOFF_HOLD_AT)`);
+    await new Promise<never>(() => {});
+  };
 
   const report = () => {
     if (!active) return;
@@ -146,6 +167,7 @@ export async function main(): Promise<void> {
     if (active) throw new ToolFailure(`a handoff is already under way (${active.phase}); one at a time per session`);
     // An ephemeral session keeps no journal to link the replacement to.
     if (!existsSync(join(roots.state, "sessions", sessionId, "events.cbor"))) throw new ToolFailure("an ephemeral session cannot be handed off");
+    if (releasing > 0) throw new ToolFailure("the last handoff's deferred prompts are still being handed to the agent; start again once it has taken them");
     if (readRecovery(recoveryPath) !== undefined) throw new ToolFailure("a handoff of this session left a recovery file; :handoff recover shows it, then resume or abandon it");
     const a: Active = { agentId, manual, phase: "requested", key: randomHex(16), deferred: [], submitted: false, writerAttempts: 0, reminded: false };
     active = a;
@@ -188,14 +210,55 @@ export async function main(): Promise<void> {
     if (a.reminder) clearTimeout(a.reminder);
     if (a.retry) clearTimeout(a.retry);
     active = undefined;
-    for (const text of a.deferred) void ext.emit("agent.internal_prompt_request", { agent_id: a.agentId, mode: "queue", text });
+    void release(a.agentId, a.deferred).catch((err: unknown) => warn(`the handoff's deferred prompts: ${(err as Error).message}`));
+    reportIdle(a.agentId);
+    if (why !== "") ext.notice("info", `handoff ended: ${why}`.slice(0, 1024));
+  }
+
+  /** How many of the agent's prompts of ours after the first `base` have started a turn. */
+  const startedAfter = (agentId: string, base: number): number => (ourPrompts.get(agentId) ?? []).slice(base).filter((id) => startedPrompts.has(id)).length;
+  const waitForStarted = (agentId: string, base: number, count: number): Promise<void> =>
+    new Promise((resolve) => {
+      const check = () => {
+        if (startedAfter(agentId, base) < count) return;
+        promptWaiters.delete(check);
+        resolve();
+      };
+      promptWaiters.add(check);
+      check();
+    });
+
+  /**
+   * Sends deferred prompts to the agent, in order, exactly once, even across crashes: the recovery
+   * file first records the release and how many prompts of ours the agent's journal held before it
+   * (`releaseBase`); a resumed release counts those since that started a turn (they run in order,
+   * so they are the first ones) and sends only the rest. The file is deleted once every one started.
+   */
+  async function release(agentId: string, deferred: readonly string[], base?: number): Promise<number> {
+    // Prompts of ours already asked for but not yet committed count as before the release.
+    const releaseBase = base ?? (ourPrompts.get(agentId)?.length ?? 0) + expected.filter((x) => x.agentId === agentId).length;
+    releasing++;
+    try {
+      if (deferred.length > 0) writeAtomic(recoveryPath, formatRecovery({ session: sessionId, agent: agentId, phase: "releasing", deferred, releaseBase }));
+      const sent = Math.min(deferred.length, startedAfter(agentId, releaseBase));
+      for (const [i, text] of deferred.slice(sent).entries()) {
+        void ext.emit("agent.internal_prompt_request", { agent_id: agentId, mode: "queue", text });
+        if (i === 0) await hold("release");
+      }
+      await waitForStarted(agentId, releaseBase, deferred.length);
+      removeRecoveryWarn();
+      return deferred.length - sent;
+    } finally {
+      releasing--;
+    }
+  }
+
+  function removeRecoveryWarn(): void {
     try {
       removeRecovery(recoveryPath);
     } catch (err) {
       warn(`the handoff's recovery file ${recoveryPath} could not be deleted: ${(err as Error).message}`);
     }
-    reportIdle(a.agentId);
-    if (why !== "") ext.notice("info", `handoff ended: ${why}`.slice(0, 1024));
   }
 
   function writeDossierFile(dossier: string): string {
@@ -224,17 +287,14 @@ export async function main(): Promise<void> {
       end(a, `the dossier file could not be written (${(err as Error).message})`);
       throw new ToolFailure(`the handoff failed: the dossier file could not be written (${(err as Error).message})`);
     }
-    const requestId = `ho-${randomHex(8)}`;
-    const result = await new Promise<{ ok: boolean; error?: string }>((resolve) => {
-      pendingCutover.set(requestId, resolve);
-      void ext.emit("session.handoff_request", { request_id: requestId, agent_id: a.agentId, session_id: target, dossier });
-    });
-    pendingCutover.delete(requestId);
+    await hold("dossier");
+    const result = await requestCutover(a.agentId, target, dossier);
     if (!result.ok) {
       end(a, `the replacement session was not created (${result.error ?? "refused"})`);
       throw new ToolFailure(`the handoff failed: ${result.error ?? "refused"}`);
     }
     active = undefined;
+    await hold("cutover");
     try {
       removeRecovery(recoveryPath);
     } catch (err) {
@@ -242,6 +302,14 @@ export async function main(): Promise<void> {
     }
     reportIdle(a.agentId);
     return `handoff complete: the work continues in session ${target} (dossier: ${file}). End your turn now.`;
+  }
+
+  function requestCutover(agentId: string, target: string, dossier: string): Promise<{ ok: boolean; error?: string }> {
+    const requestId = `ho-${randomHex(8)}`;
+    return new Promise<{ ok: boolean; error?: string }>((resolve) => {
+      pendingCutover.set(requestId, resolve);
+      void ext.emit("session.handoff_request", { request_id: requestId, agent_id: agentId, session_id: target, dossier });
+    }).finally(() => pendingCutover.delete(requestId));
   }
 
   ext.onDirect("session.handoff_result", (r) => pendingCutover.get(r.request_id)?.({ ok: r.ok, ...(r.error !== undefined ? { error: r.error } : {}) }));
@@ -311,12 +379,16 @@ export async function main(): Promise<void> {
 
   // ---- events ------------------------------------------------------------------------------
   ext.subscribe(
-    ["session.handed_off"],
+    ["session.handed_off", "agent.prompt_submitted", "agent.prompt_started"],
     ["session.handed_off", "handoff.command_request", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished", "agent.prompt_failed", "agent.stats_updated", "agent.compaction_committed"],
   );
   ext.on("session.handed_off", (e) => void handedOff.add(e.data.successor_session_id));
   ext.on("agent.prompt_submitted", (e) => {
-    if (e.replay || e.data.source !== "extension" || e.data.submitter !== ext.instance) return;
+    if (e.data.source !== "extension" || e.data.submitter !== ext.instance) return;
+    const ids = ourPrompts.get(e.data.agent_id) ?? [];
+    ids.push(e.data.prompt_id);
+    ourPrompts.set(e.data.agent_id, ids);
+    if (e.replay) return;
     const i = expected.findIndex((x) => x.agentId === e.data.agent_id);
     if (i < 0) return;
     const kind = (expected.splice(i, 1)[0] as { kind: PromptKind }).kind;
@@ -326,6 +398,10 @@ export async function main(): Promise<void> {
     else a.writerPromptId = e.data.prompt_id;
   });
   ext.on("agent.prompt_started", (e) => {
+    if (ourPrompts.get(e.data.agent_id)?.includes(e.data.prompt_id)) {
+      startedPrompts.add(e.data.prompt_id);
+      for (const w of [...promptWaiters]) w();
+    }
     const a = active;
     if (e.replay || !a || e.data.prompt_id !== a.writerPromptId || a.phase !== "deferring") return;
     setPhase(a, "writing");
@@ -376,15 +452,16 @@ export async function main(): Promise<void> {
   ext.on("handoff.command_request", (e) => {
     if (e.replay) return;
     const { request_id, agent_id, args } = e.data;
-    const answer = (ok: boolean, text: string) => void ext.emit("handoff.command_result", { request_id, ok, text });
-    try {
-      answer(true, command(agent_id, args));
-    } catch (err) {
-      answer(false, (err as Error).message);
-    }
+    const answer = (ok: boolean, text: string) => void ext.emit("handoff.command_result", { request_id, ok, text: text.slice(0, 1024) });
+    Promise.resolve()
+      .then(() => command(agent_id, args))
+      .then(
+        (text) => answer(true, text),
+        (err: unknown) => answer(false, (err as Error).message),
+      );
   });
 
-  function command(agentId: string, args: readonly string[]): string {
+  function command(agentId: string, args: readonly string[]): string | Promise<string> {
     const [verb = "start", sub] = args;
     const a = active;
     switch (verb) {
@@ -411,11 +488,29 @@ export async function main(): Promise<void> {
     }
   }
 
-  function recover(agentId: string, sub: string | undefined): string {
+  /** The dossier a crashed cutover left in the project, when its first line names this handoff's new session. */
+  function leftDossier(newSession: string): string | undefined {
+    const path = join(project, ".tau", `handoff_${sessionId}.md`);
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch {
+      return undefined;
+    }
+    return text.split("\n", 1)[0] === `# Handoff from session ${sessionId} to session ${newSession}` && contentProblem(text, DOSSIER_MAX_CHARS * 2) === undefined ? text : undefined;
+  }
+
+  /**
+   * `:handoff recover`: shows, resumes or abandons what a crashed handoff left. Resuming is itself
+   * crash-safe: a cutover whose replacement exists is only recorded (the harness finds it by its
+   * lineage and creates nothing again), one whose dossier was written is completed, and otherwise
+   * the deferred prompts are released to the agent skipping those its journal already holds.
+   */
+  async function recover(agentId: string, sub: string | undefined): Promise<string> {
     if (active) throw new Error(`a handoff is under way (${active.phase}); :handoff cancel ends it`);
     const r = readRecovery(recoveryPath);
     if (!r) return "no handoff recovery file for this session";
-    const crossed = r.newSession !== undefined && (handedOff.has(r.newSession) || existsSync(join(roots.state, "sessions", r.newSession, "events.cbor")));
+    const crossed = r.newSession !== undefined && handedOff.has(r.newSession);
     const what = `recovery file ${recoveryPath}: phase ${r.phase}, ${r.deferred.length} deferred prompt(s)${crossed ? `, already handed off to ${r.newSession}` : ""}`;
     if (sub === undefined) return `${what}; :handoff recover resume or :handoff recover abandon`;
     if (sub === "abandon") {
@@ -429,9 +524,21 @@ export async function main(): Promise<void> {
       return `${what}: nothing to send; deleted`;
     }
     const target = r.agent || agentId;
-    for (const text of r.deferred) void ext.emit("agent.internal_prompt_request", { agent_id: target, mode: "queue", text });
-    removeRecovery(recoveryPath);
-    return `${what}: ${r.deferred.length} prompt(s) sent to agent ${target}, in order; deleted`;
+    if (r.phase === "cutover" && r.newSession !== undefined) {
+      const dossier = leftDossier(r.newSession);
+      if (dossier !== undefined) {
+        const result = await requestCutover(target, r.newSession, dossier);
+        if (!result.ok) throw new Error(`${what}: the cutover could not be completed (${result.error ?? "refused"}); the file is kept`);
+        removeRecovery(recoveryPath);
+        return `${what}: cutover completed; the work continues in session ${r.newSession} (tau attach ${r.newSession}); deleted`;
+      }
+      if (existsSync(join(roots.state, "sessions", r.newSession, "events.cbor"))) {
+        removeRecovery(recoveryPath);
+        return `${what}: session ${r.newSession} exists; nothing to send; deleted`;
+      }
+    }
+    const sent = await release(target, r.deferred, r.phase === "releasing" ? r.releaseBase : undefined);
+    return `${what}: ${sent} prompt(s) sent to agent ${target}, in order (${r.deferred.length - sent} already sent before); deleted`;
   }
 
   ext.ready();

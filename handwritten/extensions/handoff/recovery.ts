@@ -8,7 +8,9 @@ import { dirname, join } from "node:path";
 /** A recovery file larger than this is refused rather than read. */
 export const RECOVERY_MAX_BYTES = 64 * 1024 * 1024;
 
-export type RecoveryPhase = "requested" | "confirming" | "deferring" | "writing" | "cutover";
+/** `releasing`: the handoff ended without a cutover and its deferred prompts are being sent to the agent. */
+export type RecoveryPhase = "requested" | "confirming" | "deferring" | "writing" | "cutover" | "releasing";
+const PHASES: readonly RecoveryPhase[] = ["requested", "confirming", "deferring", "writing", "cutover", "releasing"];
 
 export interface RecoveryState {
   readonly session: string;
@@ -18,6 +20,12 @@ export interface RecoveryState {
   readonly newSession?: string;
   /** The prompts deferred so far, verbatim, in arrival order. */
   readonly deferred: readonly string[];
+  /**
+   * While releasing: how many prompts of this extension the agent's journal held before the first
+   * deferred one was sent. Those committed after it are deferred prompts already sent, which a
+   * resumed release skips: none is sent twice.
+   */
+  readonly releaseBase?: number;
 }
 
 const HEADER = "<!-- tau-handoff-recovery ";
@@ -34,7 +42,7 @@ export function deferredBlock(prompts: readonly string[]): string {
 
 /** The recovery file's head: the state comment, a readable summary, and one blank line. */
 function recoveryHead(s: Omit<RecoveryState, "deferred">, lengths: readonly number[]): string {
-  const meta = { v: 1, session: s.session, agent: s.agent, phase: s.phase, ...(s.newSession ? { new_session: s.newSession } : {}), lengths };
+  const meta = { v: 1, session: s.session, agent: s.agent, phase: s.phase, ...(s.newSession ? { new_session: s.newSession } : {}), ...(s.releaseBase !== undefined ? { release_base: s.releaseBase } : {}), lengths };
   return [
     `${HEADER}${JSON.stringify(meta)} -->`,
     "# tau handoff recovery",
@@ -43,6 +51,7 @@ function recoveryHead(s: Omit<RecoveryState, "deferred">, lengths: readonly numb
     `agent: ${s.agent}`,
     `phase: ${s.phase}`,
     ...(s.newSession ? [`new session: ${s.newSession}`] : []),
+    ...(s.releaseBase !== undefined ? [`release base: ${s.releaseBase}`] : []),
     `deferred prompts: ${lengths.length}`,
     "",
     "",
@@ -61,20 +70,24 @@ export function parseRecovery(text: string): RecoveryState {
   const nl = text.indexOf("\n");
   const first = nl < 0 ? text : text.slice(0, nl);
   if (!first.startsWith(HEADER) || !first.endsWith(" -->")) throw new RecoveryFormatError("it does not start with the handoff recovery header");
-  let meta: { v?: unknown; session?: unknown; agent?: unknown; phase?: unknown; new_session?: unknown; lengths?: unknown };
+  let meta: { v?: unknown; session?: unknown; agent?: unknown; phase?: unknown; new_session?: unknown; release_base?: unknown; lengths?: unknown };
   try {
     meta = JSON.parse(first.slice(HEADER.length, -4)) as typeof meta;
   } catch {
     throw new RecoveryFormatError("its header is not JSON");
   }
-  const phases: RecoveryPhase[] = ["requested", "confirming", "deferring", "writing", "cutover"];
-  if (meta.v !== 1 || typeof meta.session !== "string" || typeof meta.agent !== "string" || !phases.includes(meta.phase as RecoveryPhase)) {
+  if (meta.v !== 1 || typeof meta.session !== "string" || typeof meta.agent !== "string" || !PHASES.includes(meta.phase as RecoveryPhase)) {
     throw new RecoveryFormatError("its header lacks the session, agent or phase");
   }
+  if (meta.release_base !== undefined && !(Number.isSafeInteger(meta.release_base) && (meta.release_base as number) >= 0)) throw new RecoveryFormatError("its release base is not a count");
+  const releaseBase = meta.release_base as number | undefined;
   if (!Array.isArray(meta.lengths) || !meta.lengths.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) throw new RecoveryFormatError("its header lacks the prompt lengths");
   const lengths = meta.lengths as number[];
   const deferred: string[] = [];
-  const head = recoveryHead({ session: meta.session, agent: meta.agent, phase: meta.phase as RecoveryPhase, ...(typeof meta.new_session === "string" ? { newSession: meta.new_session } : {}) }, lengths);
+  const head = recoveryHead(
+    { session: meta.session, agent: meta.agent, phase: meta.phase as RecoveryPhase, ...(typeof meta.new_session === "string" ? { newSession: meta.new_session } : {}), ...(releaseBase !== undefined ? { releaseBase } : {}) },
+    lengths,
+  );
   if (!text.startsWith(head)) throw new RecoveryFormatError("its summary does not match its header");
   // The prompts follow the head: each marker line, the prompt, one line break.
   let at = head.length;
@@ -92,6 +105,7 @@ export function parseRecovery(text: string): RecoveryState {
     agent: meta.agent,
     phase: meta.phase as RecoveryPhase,
     ...(typeof meta.new_session === "string" ? { newSession: meta.new_session } : {}),
+    ...(releaseBase !== undefined ? { releaseBase } : {}),
     deferred,
   };
 }

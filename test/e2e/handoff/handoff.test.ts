@@ -53,7 +53,9 @@ describe("session handoff through real daemons", () => {
     let row: Awaited<ReturnType<typeof runningSession>>;
     await waitFor(async () => (row = await runningSession(w.home, successor)) !== undefined, "the replacement daemon", 30_000);
     cleanups.push(() => kill(row!.pid));
-    const c2 = await attach(row!, cleanups);
+    // The replacement took its dossier before the source recorded the handoff, so its first turn may
+    // be over before this UI attaches: the model's requests show it.
+    await attach(row!, cleanups);
     await waitFor(() => fake.chatRequests.some((r) => JSON.stringify(messages(r)).includes("# Handoff from session")), "the replacement's first request", 30_000);
     const firstTurn = fake.chatRequests.find((r) => JSON.stringify(messages(r)).includes("# Handoff from session"))!;
     const user = messages(firstTurn).filter((m) => m.role === "user");
@@ -65,7 +67,6 @@ describe("session handoff through real daemons", () => {
     const i2 = dossier.indexOf(`--- Deferred Prompt 2 of 2 ---\n${second}\n`);
     expect(i1).toBeGreaterThan(dossier.indexOf("DOSSIER-BODY"));
     expect(i2).toBeGreaterThan(i1);
-    await delivered(c2, "agent.outer_turn_finished", (x) => x.outcome === "completed");
     // The recovery file is gone; the project's dossier file is there.
     await waitFor(() => !existsSync(recovery), "the recovery file's removal", 10_000);
     expect(readFileSync(join(w.project, ".tau", `handoff_${d.session_id}.md`), "utf8")).toContain(`to session ${successor}`);

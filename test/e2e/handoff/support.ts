@@ -73,6 +73,14 @@ export async function runningSession(home: string, sessionId: string): Promise<{
 }
 
 export interface ScriptHooks {
+  /** Answers the readiness template with GO-with-deferral (the user chooses Ready / Wait / Cancel). */
+  deferredGo?: boolean;
+  /** Answers the readiness template (and its reminder) with this instead of GO. */
+  callAnswer?: (r: ReceivedRequest) => ScriptedResponse | undefined;
+  /** Answers any other prompt with this instead of a plain answer. */
+  other?: (r: ReceivedRequest, lastText: string) => ScriptedResponse | undefined;
+  /** Held: the answer to the readiness template (the GO call). */
+  call?: Promise<unknown>;
   /** Held until the test has typed its deferred prompts: the answer to GO's tool result. */
   afterGo?: Promise<unknown>;
   /** The dossier content the model submits. */
@@ -95,7 +103,9 @@ export function scriptHandoff(fake: FakeOpenAI, hooks: ScriptHooks = {}): void {
       return textResponse("tool seen");
     }
     const key = /correlation key ([0-9a-f]{32})/.exec(lastText)?.[1];
-    if (key) return toolCallResponse([{ id: `call_go_${r.rawBody.length}`, name: "handoff_go", arguments: JSON.stringify({ key }) }]);
+    const callAnswer = key ? hooks.callAnswer?.(r) : undefined;
+    if (callAnswer) return callAnswer;
+    if (key) return { ...toolCallResponse([{ id: `call_go_${r.rawBody.length}`, name: hooks.deferredGo ? "handoff_go_deferred" : "handoff_go", arguments: JSON.stringify({ key }) }]), ...(hooks.call ? { gate: hooks.call } : {}) };
     const id = /with id ([0-9a-f]{16})/.exec(lastText)?.[1];
     if (id) {
       const custom = hooks.writer?.(r, id);
@@ -103,6 +113,6 @@ export function scriptHandoff(fake: FakeOpenAI, hooks: ScriptHooks = {}): void {
       return toolCallResponse([{ id: `call_submit_${id}`, name: "handoff_submit", arguments: JSON.stringify({ id, content: hooks.dossier ?? "DOSSIER-BODY: the goal, the state, the next steps." }) }]);
     }
     if (lastText.includes("# Handoff from session")) return textResponse("continuing in the new session");
-    return textResponse("plain answer");
+    return hooks.other?.(r, lastText) ?? textResponse("plain answer");
   });
 }

@@ -71,6 +71,11 @@ describe("handoff recovery file and dossier", () => {
     writeAtomic(path, formatRecovery({ ...state, deferred: [] }));
     expect(readRecovery(path)?.deferred).toEqual([]);
     expect(readRecovery(join(tmp(), "absent.md"))).toBeUndefined();
+    // A release in progress keeps its base: how many of the extension's prompts came before it.
+    const releasing = { session: "s-1", agent: "a-1", phase: "releasing" as const, deferred: prompts, releaseBase: 7 };
+    expect(parseRecovery(formatRecovery(releasing))).toEqual(releasing);
+    expect(formatRecovery(releasing)).toContain("release base: 7\n");
+    expect(() => parseRecovery(formatRecovery(releasing).replace('"release_base":7', '"release_base":-1'))).toThrow(/release base/);
     const dossier = assembleDossier({ source: "s-1", target: "s-2", content: "BODY", deferred: prompts.slice(0, 2) });
     expect(dossier.split("\n")[0]).toBe("# Handoff from session s-1 to session s-2");
     expect(dossier.indexOf("--- Deferred Prompt 1 of 2 ---\none\nwith two lines\n")).toBeGreaterThan(dossier.indexOf("BODY"));

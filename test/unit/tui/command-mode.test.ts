@@ -22,6 +22,9 @@ describe("command mode", () => {
     expect(parseInput(":agents fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :agents") });
     expect(parseInput(":agents")).toMatchObject({ kind: "command", args: [] });
     expect(parseInput(":sandbox fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :sandbox") });
+    // :handoff alone starts one; a wrong subcommand is refused.
+    expect(parseInput(":handoff")).toMatchObject({ kind: "command", args: [] });
+    expect(parseInput(":handoff fly")).toMatchObject({ kind: "error", message: expect.stringContaining("usage: :handoff") });
     expect(parseInput(":skill")).toMatchObject({ kind: "error" });
     expect(parseInput("!")).toMatchObject({ kind: "error" });
     expect(parseInput("!!  ")).toMatchObject({ kind: "error" });
