@@ -1,7 +1,7 @@
 // The sandbox of the `shell` tool (SPEC-sandbox): its states, the runtime it drives
 // (@anthropic-ai/sandbox-runtime, loaded after the extension is ready), approvals asked of every
 // attached UI, the `:sandbox` commands and the safe diagnostics.
-import { createHash } from "node:crypto";
+import { builtin } from "../../../startup/builtin.js";
 import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -26,6 +26,9 @@ import { findDenial, realTarget, type Denial } from "./denials.js";
 import { createdDuring, isGitControlPath, quarantine, scanProject, type ProjectScan } from "./project-scan.js";
 import { SANDBOX_COMMAND_ENV, WRAPPED_COMMAND, diskKey, ensureEmptyDir, planMounts, removeMountPoints, type WrapPlan } from "./wrap-cache.js";
 import { DEFAULT_DENY_WRITE_PATTERNS, effectivePolicy, emptyGrants, originOf, runtimeConfig, within, type EffectivePolicy, type SessionGrants } from "./policy.js";
+
+// node:crypto is loaded on the first wrap, not at start-up (a bundle start-up test guards it).
+const createHash = (algorithm: string): import("node:crypto").Hash => builtin<typeof import("node:crypto")>("crypto").createHash(algorithm);
 
 /** A decision not answered in this long is withdrawn (revoked): a run with nobody to answer never hangs. */
 export const SANDBOX_APPROVAL_MAX_WAIT_MS = 10 * 60_000;

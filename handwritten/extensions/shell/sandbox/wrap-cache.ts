@@ -5,10 +5,13 @@
 // every command for as long as nothing it was built from has changed: the same runtime
 // configuration, and the same disk as far as the wrap can depend on it. When in doubt the wrap is
 // built again; a stale one could leave a path that appeared since unprotected.
-import { createHash } from "node:crypto";
+import { builtin } from "../../../startup/builtin.js";
 import { lstatSync, mkdirSync, readdirSync, readlinkSync, rmdirSync, unlinkSync, chmodSync } from "node:fs";
 import { dirname } from "node:path";
 import type { ProjectScan } from "./project-scan.js";
+
+// node:crypto is loaded on the first wrap, not at start-up (a bundle start-up test guards it).
+const createHash = (algorithm: string): import("node:crypto").Hash => builtin<typeof import("node:crypto")>("crypto").createHash(algorithm);
 
 /** The environment variable that carries the command into the reusable wrap. */
 export const SANDBOX_COMMAND_ENV = "TAU_SANDBOX_COMMAND";
