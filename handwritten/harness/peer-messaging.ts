@@ -91,6 +91,8 @@ export class PeerInbox {
         mode: "queue",
         text: req.text,
       })
+      // A publication that throws (the daemon stopping) is a refusal too, never an unhandled rejection.
+      .catch(() => false)
       .then((ok): PeerAnswer => (ok ? { status: "accepted" } : { status: "refused", reason: "the message could not be recorded" }));
     const entry = { at: now, outcome };
     this.seen.set(key, entry);
