@@ -118,7 +118,7 @@ describe("prompt history across processes", () => {
       const mine = r.records.filter((x) => x.session_id === tag).map((x) => x.text);
       expect(mine).toEqual(Array.from({ length: n }, (_, i) => `${tag}-${i}`));
     }
-    // The appends really interleaved (each process waited for the other's lock at least once).
+    // The appends really interleaved (the children pace themselves so that they must: see the fixture).
     let switches = 0;
     for (let i = 1; i < r.records.length; i++) if (r.records[i]!.session_id !== r.records[i - 1]!.session_id) switches++;
     console.log(`[prompt-history.concurrent-appends] ${switches} writer switches over ${2 * n} appends`);
