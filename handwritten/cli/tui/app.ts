@@ -381,6 +381,12 @@ export class TuiApp {
     const bound = name === undefined ? undefined : this.bindings.byKey.get(name);
     if (bound !== "expand_tool_output") this.expandedAt = undefined;
     if (bound !== undefined && !(name === "escape" && this.editor.search !== undefined)) return this.act(bound);
+    // Keys typed ahead may arrive in one chunk: while a dialog takes single keys, each is its own
+    // key, as when typed slowly ("r" then "provider/…" is the offer's key, then the editor's text).
+    if (key.kind === "text" && [...key.text].length > 1 && (this.approvals.length > 0 || this.handoffRows(80).length > 0)) {
+      for (const ch of key.text) this.key({ kind: "text", text: ch });
+      return;
+    }
     // A sandbox prompt takes the keys it offers until it is answered (the editor keeps its text),
     // except while a colon command is being typed: `:sandbox classifier …` answers the reviewer offer.
     if (this.approvals.length > 0 && key.kind === "text" && !this.editor.text.trimStart().startsWith(":") && this.answerApproval(key.text)) return;

@@ -246,23 +246,25 @@ export class Transcript {
       // A call's outcome: its output from the durable transcript fact (or, live, from tool.result),
       // its final status and display from tool.result_display (kept in the agent's journal too), so
       // an attached or resumed UI shows what the live one did (SPEC-tool-routing).
+      // Only the display ends the row: the ephemeral tool.result may overtake the durable facts,
+      // and a row ended early would leave the live region before its diff arrived.
       case "provider.tool_result":
-        this.toolOutcome(a, e.data.call_id, e.data.tool, "ok", e.data.output);
+        this.toolOutcome(a, e.data.call_id, e.data.tool, "ok", e.data.output, false);
         return true;
       case "provider.tool_error":
-        this.toolOutcome(a, e.data.call_id, e.data.tool, "error", e.data.error);
+        this.toolOutcome(a, e.data.call_id, e.data.tool, "error", e.data.error, false);
         return true;
       case "tool.result":
-        this.toolOutcome(a, e.data.call_id, e.data.tool, e.data.outcome, e.data.output);
+        this.toolOutcome(a, e.data.call_id, e.data.tool, e.data.outcome, e.data.output, false);
         return true;
       case "tool.result_display": {
-        const it = this.toolOutcome(a, e.data.call_id, e.data.tool, e.data.outcome);
+        const it = this.toolOutcome(a, e.data.call_id, e.data.tool, e.data.outcome, undefined, true);
         if (e.data.display.diff !== undefined) it.diff = e.data.display.diff;
         return true;
       }
       case "tool.progress": {
         const it = this.find(a, "tool", e.data.call_id);
-        if (!it || it.done) return false;
+        if (!it || it.done || it.status !== "running") return false;
         const text = (it.progress ?? "") + e.data.text;
         it.progress = text.length > LIVE_OUTPUT_MAX_CHARS ? text.slice(text.length - LIVE_OUTPUT_MAX_CHARS) : text;
         return true;
@@ -329,8 +331,8 @@ export class Transcript {
     return true;
   }
 
-  /** Ends a tool call's row with `status` (and `output`, when the event carries it). */
-  private toolOutcome(a: AgentView, callId: string, tool: string, status: ToolStatus, output?: string): Extract<Item, { kind: "tool" }> {
+  /** Gives a tool call's row its `status` (and `output`, when the event carries it); `end` ends the row. */
+  private toolOutcome(a: AgentView, callId: string, tool: string, status: ToolStatus, output: string | undefined, end: boolean): Extract<Item, { kind: "tool" }> {
     let it = this.find(a, "tool", callId);
     if (!it) {
       it = { kind: "tool", callId, tool, args: "", status: "running", done: false };
@@ -338,11 +340,13 @@ export class Transcript {
     }
     it.status = status;
     if (output !== undefined) it.output = output;
-    it.done = true;
     // What only a running call shows: a finished one is the same live and replayed.
     delete it.progress;
     delete it.startedAt;
-    this.open.get(a)?.delete(it);
+    if (end) {
+      it.done = true;
+      this.open.get(a)?.delete(it);
+    }
     return it;
   }
 
@@ -363,7 +367,8 @@ export class Transcript {
     for (const it of open) {
       if (it.kind === "assistant" && !it.done) it.done = true;
       if (it.kind === "tool" && !it.done) {
-        it.status = "cancelled";
+        // A call whose outcome came but not its display keeps the outcome.
+        if (it.status === "running") it.status = "cancelled";
         it.done = true;
         delete it.progress;
         delete it.startedAt;

@@ -98,11 +98,37 @@ describe("the transcript in memory", () => {
     t.apply({ name: "tool.started", data: { agent_id: "a-1", call_id: "call_old", tool: "read", owner: "shell", arguments_json: "{}" } });
     for (let i = 0; i < 100; i++) t.apply(submitted(`p${i}`));
     t.apply({ name: "tool.result", data: { agent_id: "a-1", call_id: "call_old", tool: "read", outcome: "ok", output: "done" } });
+    // The outcome is shown at once; the row ends with its display.
+    expect(t.agent("a-1").items[0]).toMatchObject({ status: "ok", output: "done", done: false });
+    t.apply({ name: "tool.result_display", data: { agent_id: "a-1", call_id: "call_old", tool: "read", outcome: "ok", display: { summary: "done" } } });
     expect(t.agent("a-1").items[0]).toMatchObject({ status: "ok", output: "done", done: true });
     for (let i = 0; i < TRANSCRIPT_MAX_ITEMS; i++) t.apply(submitted(`q${i}`));
     // The row left the transcript: a late result makes a new one rather than changing a lost one.
     t.apply({ name: "tool.result", data: { agent_id: "a-1", call_id: "call_old", tool: "read", outcome: "error", output: "late" } });
     expect(t.agent("a-1").items.at(-1)).toMatchObject({ kind: "tool", callId: "call_old", status: "error", output: "late" });
+  });
+
+  it("a tool row ends with its display, whichever of its outcome events comes first, so the diff is never lost", () => {
+    for (const order of [
+      ["tool.result", "provider.tool_result", "tool.result_display"],
+      ["provider.tool_result", "tool.result", "tool.result_display"],
+    ]) {
+      const t = new Transcript();
+      t.apply({ name: "tool.started", data: { agent_id: "a-1", call_id: "c1", tool: "edit", owner: "shell", arguments_json: "{}" } });
+      const events = {
+        "tool.result": { name: "tool.result", data: { agent_id: "a-1", call_id: "c1", tool: "edit", outcome: "ok", output: "edited" } },
+        "provider.tool_result": { name: "provider.tool_result", data: { agent_id: "a-1", prompt_id: "p", call_id: "c1", tool: "edit", output: "edited" } },
+        "tool.result_display": { name: "tool.result_display", data: { agent_id: "a-1", call_id: "c1", tool: "edit", outcome: "ok", display: { summary: "done", diff: "-a\n+b\n" } } },
+      } as const;
+      for (const name of order.slice(0, 2)) {
+        t.apply(events[name as keyof typeof events]);
+        expect(t.agent("a-1").items[0]).toMatchObject({ status: "ok", done: false });
+      }
+      // Progress after the outcome is not shown (the call is over).
+      expect(t.apply({ name: "tool.progress", data: { agent_id: "a-1", call_id: "c1", text: "late" } })).toBe(false);
+      t.apply(events["tool.result_display"]);
+      expect(t.agent("a-1").items[0]).toMatchObject({ status: "ok", done: true, diff: "-a\n+b\n" });
+    }
   });
 
   it("a failure closes the streams and running tools still open, and only those", () => {
