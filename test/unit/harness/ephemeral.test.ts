@@ -115,11 +115,16 @@ describe("agent creation", () => {
       return append(input);
     };
     // This kit's agent journals only: an earlier test's kit may still be closing its own.
-    const agentFds = () => openFds().filter((p) => p.startsWith(k.stateDir as string) && p.includes("/agents/")).length;
-    const fdsBefore = agentFds();
+    // The write-back worker opens descriptors of its own while it syncs: counted once it is idle.
+    const writeback = (k.h as unknown as { writeback: { flush(timeoutMs: number): Promise<boolean> } }).writeback;
+    const agentFds = async () => {
+      expect(await writeback.flush(10_000)).toBe(true);
+      return openFds().filter((p) => p.startsWith(k.stateDir as string) && p.includes("/agents/")).length;
+    };
+    const fdsBefore = await agentFds();
     await expect(k.createAgent()).rejects.toThrow("could not record the agent in the session");
     expect(k.h.agents.size).toBe(0);
-    expect(agentFds()).toBe(fdsBefore);
+    expect(await agentFds()).toBe(fdsBefore);
     sessionLog.append = append;
     const agent = await k.createAgent();
     expect(k.h.agents.has(agent)).toBe(true);
