@@ -263,11 +263,12 @@ export function readHiddenLine(prompt: string, stdin: NodeJS.ReadStream = proces
 export type LoginResult = { readonly ok: true; readonly file: string } | { readonly ok: false; readonly reason: string };
 
 /**
- * Signs a chatgpt_ws profile in (SPEC-provider-websocket, "Sign-in"): runs the device code flow in
- * the provider extension's `--login` mode, so it goes out under the provider egress policy. What the
- * user must do reaches the terminal on standard error; the tokens go to the 0600 sign-in file only.
+ * Signs a chatgpt_ws profile in (SPEC-provider-websocket, "Sign-in"): runs the device code flow (or,
+ * `browser`, the redirect flow on this machine's loopback) in the provider extension's `--login`
+ * mode, so it goes out under the provider egress policy. What the user must do reaches the terminal
+ * on standard error; the tokens go to the 0600 sign-in file only.
  */
-export async function loginProfile(configRoot: string, name: string): Promise<LoginResult> {
+export async function loginProfile(configRoot: string, name: string, how: { browser?: boolean; port?: number; open?: boolean } = {}): Promise<LoginResult> {
   const problem = profileNameProblem(name);
   if (problem) throw new ConfigError(problem);
   const profile = profilesOf(await loadHarnessConfig(configRoot)).find(([n]) => n === name)?.[1];
@@ -293,6 +294,14 @@ export async function loginProfile(configRoot: string, name: string): Promise<Lo
         resolve({ ok: false, reason: "the sign-in gave no answer" });
       }
     });
-    child.stdin.end(`${JSON.stringify({ config_root: configRoot, secret: `${profileSecretName(name)}-oauth`, auth_url: profile.auth_url ?? "https://auth.openai.com" })}\n`);
+    const request = {
+      config_root: configRoot,
+      secret: `${profileSecretName(name)}-oauth`,
+      auth_url: profile.auth_url ?? "https://auth.openai.com",
+      method: how.browser === true ? "browser" : "device",
+      ...(how.port !== undefined ? { port: how.port } : {}),
+      ...(how.open !== undefined ? { open: how.open } : {}),
+    };
+    child.stdin.end(`${JSON.stringify(request)}\n`);
   });
 }

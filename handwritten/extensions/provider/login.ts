@@ -1,10 +1,13 @@
-// `tau ext provider --login`: the ChatGPT device code sign-in that `tau provider login NAME` runs
-// (SPEC-provider-websocket, "Sign-in"), in the provider extension so it goes out under the same
+// `tau ext provider --login`: the ChatGPT sign-in that `tau provider login NAME` runs — the device
+// code flow, or with `--browser` the redirect flow of browser-login.ts (SPEC-provider-websocket,
+// "Sign-in") — in the provider extension so it goes out under the same
 // egress policy as every provider call. The request is one JSON line on standard input; what the
 // user must do is written to standard error; the answer is one JSON line on standard output. The
 // tokens go to their 0600 file only: no output of this process carries one.
+import { spawn } from "node:child_process";
+import { BROWSER_LOGIN_PORT, browserLogin } from "./browser-login.js";
 import { createEgressPolicy } from "./egress.js";
-import { OAuthError, completeDeviceLogin, requestDeviceCode, writeTokens } from "./oauth.js";
+import { OAuthError, type OAuthTokens, completeDeviceLogin, requestDeviceCode, writeTokens } from "./oauth.js";
 
 const MAX_REQUEST_BYTES = 16 * 1024;
 
@@ -12,6 +15,12 @@ interface LoginRequest {
   config_root: string;
   secret: string;
   auth_url: string;
+  /** The sign-in: device code (the default) or a browser on this machine. */
+  method: "device" | "browser";
+  /** The browser sign-in's loopback port. */
+  port: number;
+  /** Whether the browser sign-in opens the address itself (else it is only shown). */
+  open: boolean;
 }
 
 async function readRequest(stdin: NodeJS.ReadableStream): Promise<LoginRequest> {
@@ -29,10 +38,28 @@ async function readRequest(stdin: NodeJS.ReadableStream): Promise<LoginRequest> 
     if (typeof x !== "string") throw new Error(`${k} must be a string`);
     return x;
   };
-  return { config_root: field("config_root"), secret: field("secret"), auth_url: field("auth_url") };
+  const method = v.method ?? "device";
+  if (method !== "device" && method !== "browser") throw new Error("method must be device or browser");
+  const port = v.port ?? BROWSER_LOGIN_PORT;
+  if (typeof port !== "number" || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error("port must be a port number");
+  if (v.open !== undefined && typeof v.open !== "boolean") throw new Error("open must be true or false");
+  return { config_root: field("config_root"), secret: field("secret"), auth_url: field("auth_url"), method, port, open: v.open !== false };
 }
 
-export async function deviceLogin(stdin: NodeJS.ReadableStream = process.stdin, stdout: NodeJS.WritableStream = process.stdout, stderr: NodeJS.WritableStream = process.stderr): Promise<number> {
+/** Opens `url` in the desktop's browser when there is one; a failure only leaves the address shown. */
+function openBrowser(url: string): void {
+  const command = process.platform === "darwin" ? "open" : process.env.DISPLAY || process.env.WAYLAND_DISPLAY ? "xdg-open" : undefined;
+  if (command === undefined) return;
+  try {
+    const child = spawn(command, [url], { stdio: "ignore", detached: true });
+    child.on("error", () => {});
+    child.unref();
+  } catch {
+    // The address is on the terminal already.
+  }
+}
+
+export async function signIn(stdin: NodeJS.ReadableStream = process.stdin, stdout: NodeJS.WritableStream = process.stdout, stderr: NodeJS.WritableStream = process.stderr): Promise<number> {
   let request: LoginRequest;
   try {
     request = await readRequest(stdin);
@@ -42,9 +69,20 @@ export async function deviceLogin(stdin: NodeJS.ReadableStream = process.stdin, 
   }
   const egress = createEgressPolicy({});
   try {
-    const code = await requestDeviceCode(egress, request.auth_url);
-    stderr.write(`To sign in, open ${code.verificationUrl} in a browser and enter the code ${code.userCode}\n(it expires in 15 minutes; never share it). Waiting…\n`);
-    const tokens = await completeDeviceLogin(egress, request.auth_url, code, (ms) => new Promise((r) => setTimeout(r, ms)));
+    let tokens: OAuthTokens;
+    if (request.method === "browser") {
+      tokens = await browserLogin(egress, request.auth_url, {
+        port: request.port,
+        onUrl: (url) => {
+          stderr.write(`To sign in, open this address in a browser on this machine (it waits 15 minutes at most):\n${url}\nWaiting…\n`);
+          if (request.open) openBrowser(url);
+        },
+      });
+    } else {
+      const code = await requestDeviceCode(egress, request.auth_url);
+      stderr.write(`To sign in, open ${code.verificationUrl} in a browser and enter the code ${code.userCode}\n(it expires in 15 minutes; never share it). Waiting…\n`);
+      tokens = await completeDeviceLogin(egress, request.auth_url, code, (ms) => new Promise((r) => setTimeout(r, ms)));
+    }
     const file = writeTokens(request.config_root, request.secret, tokens);
     stdout.write(`${JSON.stringify({ ok: true, file })}\n`);
     return 0;

@@ -38,8 +38,8 @@ export async function main(args: readonly string[] = []): Promise<void> {
     return;
   }
   if (args[0] === "--login") {
-    const { deviceLogin } = await import("./login.js");
-    process.exitCode = await deviceLogin();
+    const { signIn } = await import("./login.js");
+    process.exitCode = await signIn();
     return;
   }
   const ext = await Extension.connect();

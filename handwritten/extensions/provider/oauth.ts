@@ -137,7 +137,8 @@ async function call(egress: EgressPolicy, url: URL, body: string, contentType: s
   return { status: res.statusCode, body: parsed };
 }
 
-function issuer(authUrl: string): URL {
+/** The issuer's URL from a profile's `auth_url`, checked (http or https, no credentials). */
+export function issuerUrl(authUrl: string): URL {
   let url: URL;
   try {
     url = new URL(authUrl);
@@ -153,7 +154,7 @@ const at = (base: URL, path: string): URL => new URL(`${base.pathname.replace(/\
 /** Trades a refresh token for new tokens. A refusal (400/401) means the sign-in is gone. */
 export async function refreshTokens(egress: EgressPolicy, authUrl: string, tokens: OAuthTokens, nowMs = Date.now(), signal?: AbortSignal): Promise<OAuthTokens> {
   const body = JSON.stringify({ client_id: OAUTH_CLIENT_ID, grant_type: "refresh_token", refresh_token: tokens.refresh_token, scope: "openid profile email" });
-  const res = await call(egress, at(issuer(authUrl), "/oauth/token"), body, "application/json", signal);
+  const res = await call(egress, at(issuerUrl(authUrl), "/oauth/token"), body, "application/json", signal);
   if (res.status === 400 || res.status === 401) throw new OAuthError(`the sign-in was refused when refreshed (HTTP ${res.status}); run \`tau provider login\` again`, true);
   if (res.status < 200 || res.status >= 300) throw new OAuthError(`refreshing the sign-in failed (HTTP ${res.status})`);
   return tokensFrom(res.body, tokens, nowMs);
@@ -169,7 +170,7 @@ export interface DeviceCode {
 }
 
 export async function requestDeviceCode(egress: EgressPolicy, authUrl: string): Promise<DeviceCode> {
-  const base = issuer(authUrl);
+  const base = issuerUrl(authUrl);
   const res = await call(egress, at(base, "/api/accounts/deviceauth/usercode"), JSON.stringify({ client_id: OAUTH_CLIENT_ID }), "application/json");
   if (res.status === 404) throw new OAuthError("this server does not offer device code sign-in (HTTP 404)");
   if (res.status < 200 || res.status >= 300 || !isObject(res.body)) throw new OAuthError(`asking for a device code failed (HTTP ${res.status})`);
@@ -186,7 +187,7 @@ export async function requestDeviceCode(egress: EgressPolicy, authUrl: string): 
  * then trades the authorization code for tokens.
  */
 export async function completeDeviceLogin(egress: EgressPolicy, authUrl: string, code: DeviceCode, sleep: (ms: number) => Promise<void>, nowMs: () => number = Date.now): Promise<OAuthTokens> {
-  const base = issuer(authUrl);
+  const base = issuerUrl(authUrl);
   const deadline = nowMs() + DEVICE_LOGIN_MAX_MS;
   let grant: Record<string, unknown> | undefined;
   for (;;) {
@@ -202,12 +203,17 @@ export async function completeDeviceLogin(egress: EgressPolicy, authUrl: string,
   const authorization = str(grant.authorization_code);
   const verifier = str(grant.code_verifier);
   if (authorization === undefined || verifier === undefined) throw new OAuthError("the sign-in answer has no authorization code");
+  return exchangeAuthorizationCode(egress, base, { code: authorization, redirectUri: at(base, "/deviceauth/callback").href, verifier }, nowMs);
+}
+
+/** Trades an authorization code and its PKCE verifier for tokens (both sign-ins end here). */
+export async function exchangeAuthorizationCode(egress: EgressPolicy, base: URL, grant: { code: string; redirectUri: string; verifier: string }, nowMs: () => number = Date.now): Promise<OAuthTokens> {
   const form = new URLSearchParams({
     grant_type: "authorization_code",
-    code: authorization,
-    redirect_uri: at(base, "/deviceauth/callback").href,
+    code: grant.code,
+    redirect_uri: grant.redirectUri,
     client_id: OAUTH_CLIENT_ID,
-    code_verifier: verifier,
+    code_verifier: grant.verifier,
   }).toString();
   const res = await call(egress, at(base, "/oauth/token"), form, "application/x-www-form-urlencoded");
   if (res.status < 200 || res.status >= 300) throw new OAuthError(`trading the authorization code for tokens failed (HTTP ${res.status})`);

@@ -1,11 +1,15 @@
 // `tau provider add --api chatgpt_ws`, `tau provider login` and `tau run` against a loopback
 // stand-in of the ChatGPT WebSocket endpoint and its sign-in (SPEC-provider-websocket), through the
-// real CLI, daemon, provider and shell extensions: the device code sign-in writes a 0600 token file;
+// real CLI, daemon, provider and shell extensions: the device code and browser sign-ins write a 0600 token file;
 // a run makes a tool call and answers over one kept WebSocket connection; an expired token is
 // refreshed and written back; no token is in any output, journal, log or runtime file.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { TAU_BIN } from "../../support/paths.js";
+import { waitFor } from "../../support/wait.js";
 import { runTau } from "../../support/run-tau.js";
 import { waitForOwnedDaemons } from "../../support/daemon.js";
 import { useCleanups, workspaceIn } from "../../support/e2e.js";
@@ -63,6 +67,72 @@ describe("tau on the chatgpt_ws family", () => {
     const refused = await runTau(["provider", "login", "cx"], { env });
     expect(refused.code).toBe(exitCodeOf("TAU-E0407"));
     expect(refused.stderr).toBe("tau: provider login: this server does not offer device code sign-in (HTTP 404); the sign-in file was not written [TAU-E0407]\n");
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it("[provider.oauth.browser-login] `tau provider login --browser` takes the issuer's redirect on the loopback with PKCE; a wrong state is ignored, a refusal writes nothing", async () => {
+    const w = workspaceIn(cleanups);
+    const env = { ...process.env, ...w.env, ...NO_OPENAI, DISPLAY: undefined, WAYLAND_DISPLAY: undefined };
+    const add = await runTau(["provider", "add", "cx", "--api", "chatgpt_ws", "--base-url", fake.baseUrl, "--auth-url", fake.authUrl, "--model", "gpt-fake"], { env });
+    expect(add.code, add.stderr).toBe(0);
+    const file = join(w.home, "config", "secrets", "provider-cx-oauth");
+    // The user's side: the address tau shows, opened by the test as a browser would after signing in.
+    const login = () => {
+      const child = spawn(process.execPath, [TAU_BIN, "provider", "login", "cx", "--browser", "--port", "0", "--no-open"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      const out = { stdout: "", stderr: "" };
+      child.stdout.setEncoding("utf8").on("data", (d: string) => (out.stdout += d));
+      child.stderr.setEncoding("utf8").on("data", (d: string) => (out.stderr += d));
+      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+      const address = async (): Promise<URL> => {
+        await waitFor(() => /\nhttp\S+\n/.test(out.stderr), "the sign-in address", 20_000);
+        return new URL((/\n(http\S+)\n/.exec(out.stderr) as RegExpExecArray)[1] as string);
+      };
+      return { out, exited, address };
+    };
+    const visit = async (redirect: string, params: Record<string, string>, path = "/auth/callback") => {
+      const u = new URL(redirect);
+      const at = new URL(`http://127.0.0.1:${u.port}${path}`);
+      for (const [k, v] of Object.entries(params)) at.searchParams.set(k, v);
+      const res = await fetch(at);
+      return { status: res.status, text: await res.text() };
+    };
+
+    const a = login();
+    const url = await a.address();
+    expect(url.origin + url.pathname).toBe(`${fake.authUrl}/oauth/authorize`);
+    const q = Object.fromEntries(url.searchParams);
+    expect(q).toMatchObject({ response_type: "code", client_id: expect.any(String), code_challenge_method: "S256", scope: expect.stringContaining("offline_access") });
+    expect(q.redirect_uri).toMatch(/^http:\/\/localhost:\d+\/auth\/callback$/);
+    expect(q.state?.length).toBeGreaterThanOrEqual(40);
+    // Another local process cannot end or steer the sign-in: a wrong state, no state, another path.
+    expect((await visit(q.redirect_uri as string, { code: "stolen", state: "x".repeat((q.state as string).length) })).status).toBe(400);
+    expect((await visit(q.redirect_uri as string, { code: "stolen" })).status).toBe(400);
+    expect((await visit(q.redirect_uri as string, { code: "stolen", state: q.state as string }, "/elsewhere")).status).toBe(404);
+    expect(existsSync(file)).toBe(false);
+    const done = await visit(q.redirect_uri as string, { code: "browser-code-1", state: q.state as string });
+    expect(done).toMatchObject({ status: 200, text: expect.stringContaining("Signed in to tau") });
+    expect(await a.exited, a.out.stderr).toBe(0);
+    expect(a.out.stdout).toBe(`signed in; wrote ${file} (mode 0600)\n`);
+    expect(mode(file)).toBe(0o600);
+    const tokens = JSON.parse(readFileSync(file, "utf8")) as { access_token: string; refresh_token: string; id_token: string };
+    expect(fake.valid.has(tokens.access_token)).toBe(true);
+    for (const t of [tokens.access_token, tokens.refresh_token, tokens.id_token]) expect(a.out.stdout + a.out.stderr).not.toContain(t);
+    // The code was traded with the verifier whose S256 hash the authorization page was given.
+    expect(fake.oauthCalls.map((c) => c.path)).toEqual(["/oauth/token"]);
+    const form = new URLSearchParams(fake.oauthCalls[0]?.body);
+    expect(Object.fromEntries(form)).toMatchObject({ grant_type: "authorization_code", code: "browser-code-1", redirect_uri: q.redirect_uri, client_id: q.client_id });
+    expect(createHash("sha256").update(form.get("code_verifier") ?? "").digest("base64url")).toBe(q.code_challenge);
+
+    // The issuer's refusal (with the right state) ends the sign-in: TAU-E0407, nothing written.
+    const removed = await runTau(["provider", "remove", "cx"], { env });
+    expect(removed.code).toBe(0);
+    expect((await runTau(["provider", "add", "cx", "--api", "chatgpt_ws", "--base-url", fake.baseUrl, "--auth-url", fake.authUrl, "--model", "gpt-fake"], { env })).code).toBe(0);
+    const b = login();
+    const refusedAt = Object.fromEntries((await b.address()).searchParams);
+    expect(refusedAt.state).not.toBe(q.state);
+    expect((await visit(refusedAt.redirect_uri as string, { error: "access_denied", state: refusedAt.state as string })).status).toBe(400);
+    expect(await b.exited).toBe(exitCodeOf("TAU-E0407"));
+    expect(b.out.stderr).toContain("tau: provider login: the issuer refused the sign-in (access_denied); the sign-in file was not written [TAU-E0407]");
     expect(existsSync(file)).toBe(false);
   });
 
