@@ -365,8 +365,10 @@ export class Sandbox {
       const replay = await this.runSandboxed(command, call, remaining, denial.access === "write" ? { write: denial.grant } : { read: denial.grant });
       this.diagnose(succeeded(replay) && replay.signal === null && !replay.timedOut ? "replay_succeeded" : "replay_failed", kind, call.callId);
       const who = reviewed === "approved" ? `the automatic reviewer (${this.classifier() ?? "classifier"}) approved` : "the user approved";
-      const head = `${note}[first attempt]\n${shellBody(first, timeoutSeconds)}\n[sandbox: ${who} ${denial.access} access to ${denial.grant} for one run; the whole command was run again (side effects of the first attempt may already have happened)]\n`;
-      return shellResult(command, replay, timeoutSeconds, head);
+      // The replay has only what the first attempt left of the timeout, and its result says so.
+      const left = `${Math.max(0.1, Math.round(remaining / 100) / 10)} s`;
+      const head = `${note}[first attempt]\n${shellBody(first, timeoutSeconds)}\n[sandbox: ${who} ${denial.access} access to ${denial.grant} for one run; the whole command was run again within the ${left} its first attempt left of the ${timeoutSeconds} s timeout (side effects of the first attempt may already have happened)]\n`;
+      return shellResult(command, replay, `${left} (what the first attempt left of the ${timeoutSeconds} s timeout)`, head);
     }
     if (outcome === "allowed_adapt") {
       if (denial.access === "write") this.grants.allowWrite.add(denial.grant);
