@@ -108,6 +108,50 @@ describe("the sandboxed shell tool", () => {
     expect((await s.shell(`cat ${join(s.w.home, "secret", "token")}`)).output).toBe("TOP-SECRET\n[exit code 0]");
   });
 
+  it("[sandbox.fs.default-deny-read-ssh] by default a private key in ~/.ssh cannot be read, while known_hosts and the public key can", async () => {
+    // HOME is the test's own temporary home, so the default deny-read applies to its ~/.ssh.
+    const s = await SandboxSession.start(fake, cleanups, { env: (w) => ({ HOME: w.home }) });
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const ssh = join(s.w.home, ".ssh");
+    mkdirSync(ssh, { mode: 0o700 });
+    writeFileSync(join(ssh, "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\nPRIVATE-KEY-BYTES\n", { mode: 0o600 });
+    writeFileSync(join(ssh, "id_ed25519.pub"), "ssh-ed25519 PUBLIC-KEY-BYTES user@host\n");
+    writeFileSync(join(ssh, "known_hosts"), "github.com ssh-ed25519 KNOWN-HOST-KEY\n");
+    expect((await s.command("show")).text).toContain(`read denied (default):\n  ${ssh}\n`);
+
+    const callId = await s.callShell(`cat ${join(ssh, "id_ed25519")}`);
+    const ask = await s.approval();
+    expect(ask).toMatchObject({ kind: "filesystem_read", target: join(ssh, "id_ed25519"), call_id: callId });
+    s.answer(ask.approval_id, "deny");
+    const r = await s.result(callId);
+    expect(r.output).not.toContain("PRIVATE-KEY-BYTES");
+    expect(r.output).toContain("[exit code 1]");
+    expect((await s.shell(`cat ${join(ssh, "known_hosts")}`)).output).toBe("github.com ssh-ed25519 KNOWN-HOST-KEY\n[exit code 0]");
+    expect((await s.shell(`cat ${join(ssh, "id_ed25519.pub")}`)).output).toBe("ssh-ed25519 PUBLIC-KEY-BYTES user@host\n[exit code 0]");
+  });
+
+  it("[sandbox.fs.replay-within-remaining-time] a replay after allow_retry runs only within the time the first attempt left, and its result says so", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const outside = join(s.w.home, "outside");
+    mkdirSync(outside);
+    const counter = join(s.w.project, "attempts");
+    // Of a 6 s timeout the first attempt spends 4 s before its write outside fails; the replay is
+    // left at most 2 s, too few for its 4 s sleep: it is cut before it counts or writes anything.
+    const callId = await s.callShell(`echo start >> ${counter}; sleep 4; echo done >> ${counter}; echo hello > ${join(outside, "f")}`, 6);
+    const ask = await s.approval();
+    expect(ask).toMatchObject({ kind: "filesystem_write", target: outside, call_id: callId });
+    s.answer(ask.approval_id, "allow_retry");
+    const r = await s.result(callId);
+    expect(r.output).toContain("[first attempt]");
+    expect(r.output).toContain("Read-only file system");
+    expect(r.output).toMatch(/the whole command was run again within the ([01](\.\d)?|2) s its first attempt left of the 6 s timeout/);
+    expect(r.output).toMatch(/\[timed out after ([01](\.\d)?|2) s \(what the first attempt left of the 6 s timeout\); the command's process group was killed\]$/);
+    // The replay started (it counted its start) and was cut in its sleep.
+    expect(readFileSync(counter, "utf8")).toBe("start\ndone\nstart\n");
+    expect(existsSync(join(outside, "f"))).toBe(false);
+  });
+
   it("[sandbox.fs.protected-missing] a protected path that does not exist yet cannot be created from inside, and is never offered", async () => {
     const s = await SandboxSession.start(fake, cleanups);
     expect(await s.settled()).toMatchObject({ state: "active" });

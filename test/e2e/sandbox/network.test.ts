@@ -67,6 +67,45 @@ describe("the sandbox's network", () => {
     expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(0);
   });
 
+  it("[sandbox.net.concurrent-asks-one-prompt] concurrent connections to one host share one prompt; allowing releases them all; a later connection asks again", async () => {
+    const port = await loopback();
+    // A reviewer that escalates every request: each connection's review is an event the test can
+    // wait for, so the answer is given only once both connections are waiting on the prompt.
+    const s = await SandboxSession.start(fake, cleanups, { globalYaml: "network:\n  allowed_domains: [only.example]\nclassifier: provider/fake-model\n" });
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const escalate = () => textResponse(JSON.stringify({ decision: "approve", probability: 0.2, confidence: 0.9, reason: "not sure" }));
+    const escalated = () => s.next("sandbox.diagnostic_recorded", (d) => d.kind === "network" && d.outcome === "review_escalated");
+
+    // One command, two connections at once to the same host.
+    const callId = "call_sbx_pair";
+    const both = `${fetchCommand(port)} > one.txt & ${fetchCommand(port)} > two.txt & wait; cat one.txt two.txt`;
+    fake.enqueue(toolCallResponse([{ id: callId, name: "shell", arguments: [JSON.stringify({ command: both })] }]), escalate(), escalate(), textResponse("noted"));
+    s.client.emit("ui.prompt_submit", { agent_id: s.agentId, mode: "queue", text: "fetch it twice" });
+    const ask = await s.approval();
+    expect(ask).toMatchObject({ kind: "network", target: `127.0.0.1:${port}`, call_id: callId });
+    await escalated();
+    await escalated();
+    // Both connections are waiting, on the one prompt: nothing reached the server, nothing else was asked.
+    expect(hits).toBe(0);
+    expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(0);
+    s.answer(ask.approval_id, "allow");
+    const r = await s.result(callId);
+    expect(r.output).toBe("hello from the host\nhello from the host\n[exit code 0]");
+    expect(hits).toBe(2);
+    expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(0);
+
+    // The approval was for those connections only: a later one asks again.
+    const later = "call_sbx_later";
+    fake.enqueue(toolCallResponse([{ id: later, name: "shell", arguments: [JSON.stringify({ command: fetchCommand(port) })] }]), escalate(), textResponse("noted"));
+    s.client.emit("ui.prompt_submit", { agent_id: s.agentId, mode: "queue", text: "fetch it again" });
+    const again = await s.approval();
+    expect(again).toMatchObject({ kind: "network", target: `127.0.0.1:${port}`, call_id: later });
+    expect(again.approval_id).not.toBe(ask.approval_id);
+    s.answer(again.approval_id, "allow");
+    expect((await s.result(later)).output).toBe("hello from the host\n[exit code 0]");
+    expect(hits).toBe(3);
+  });
+
   it("[sandbox.net.no-daemon-socket] a sandboxed command cannot open the daemon's socket", async () => {
     const s = await SandboxSession.start(fake, cleanups);
     expect(await s.settled()).toMatchObject({ state: "active" });

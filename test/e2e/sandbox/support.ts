@@ -16,8 +16,8 @@ export interface SandboxSessionOptions {
   readonly trusted?: boolean;
   /** Extra daemon arguments (`--harness-config sandbox.enabled=false`, …). */
   readonly daemonArgs?: readonly string[];
-  /** The daemon's environment on top of the workspace's (PATH without bwrap, …). */
-  readonly env?: NodeJS.ProcessEnv;
+  /** The daemon's environment on top of the workspace's (PATH without bwrap, …), or made from the workspace (HOME in it, …). */
+  readonly env?: NodeJS.ProcessEnv | ((w: Workspace) => NodeJS.ProcessEnv);
 }
 
 export interface Delivered {
@@ -38,7 +38,8 @@ export class SandboxSession {
 
   static async start(fake: FakeOpenAI, cleanups: Array<() => void>, o: SandboxSessionOptions = {}): Promise<SandboxSession> {
     const base = workspaceIn(cleanups);
-    const w: Workspace = { ...base, env: { ...base.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model", ...(o.env ?? {}) } };
+    const extra = typeof o.env === "function" ? o.env(base) : (o.env ?? {});
+    const w: Workspace = { ...base, env: { ...base.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model", ...extra } };
     if (o.globalYaml !== undefined) writeFileSync(join(w.home, "config", "sandbox.yaml"), o.globalYaml);
     if (o.projectYaml !== undefined) {
       mkdirSync(join(w.project, ".tau"), { recursive: true });
@@ -92,7 +93,10 @@ export class SandboxSession {
     cleanups.push(() => c.close());
     c.send({ message: "subscribe", payload: { historical: ["harness.models_available", "sandbox.state_reported"], live: ["*"] } });
     await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000);
-    return new SandboxSession(this.w, d, c, this.agentId, this.fake);
+    const resumed = new SandboxSession(this.w, d, c, this.agentId, this.fake);
+    // Call ids go on from this session's: the resumed agent's history holds them.
+    resumed.calls = this.calls;
+    return resumed;
   }
 
   /** The next delivered event named `name` (and matching `pred`), taken out of the inbox. */

@@ -151,7 +151,7 @@ export class Sandbox {
   private readonly hostPrompts = new Map<string, Promise<SandboxApprovalOutcome>>();
   private readonly diagnostics: Diagnostic[] = [];
   private readonly reviews = new Map<string, PendingReview>();
-  /** Notes for a call's result from reviews made while it ran (its connections'), by call id. */
+  /** Notes for a call's result from what happened while it ran (its connections' reviews and refusals, quarantined files), by call id. */
   private readonly reviewNotes = new Map<string, string[]>();
   /** The session's reviewer choice (`:sandbox classifier`): a model, false (manual), or none (the configuration's). */
   private sessionClassifier: string | false | undefined;
@@ -365,8 +365,10 @@ export class Sandbox {
       const replay = await this.runSandboxed(command, call, remaining, denial.access === "write" ? { write: denial.grant } : { read: denial.grant });
       this.diagnose(succeeded(replay) && replay.signal === null && !replay.timedOut ? "replay_succeeded" : "replay_failed", kind, call.callId);
       const who = reviewed === "approved" ? `the automatic reviewer (${this.classifier() ?? "classifier"}) approved` : "the user approved";
-      const head = `${note}[first attempt]\n${shellBody(first, timeoutSeconds)}\n[sandbox: ${who} ${denial.access} access to ${denial.grant} for one run; the whole command was run again (side effects of the first attempt may already have happened)]\n`;
-      return shellResult(command, replay, timeoutSeconds, head);
+      // The replay has only what the first attempt left of the timeout, and its result says so.
+      const left = `${Math.max(0.1, Math.round(remaining / 100) / 10)} s`;
+      const head = `${note}[first attempt]\n${shellBody(first, timeoutSeconds)}\n[sandbox: ${who} ${denial.access} access to ${denial.grant} for one run; the whole command was run again within the ${left} its first attempt left of the ${timeoutSeconds} s timeout (side effects of the first attempt may already have happened)]\n`;
+      return shellResult(command, replay, `${left} (what the first attempt left of the ${timeoutSeconds} s timeout)`, head);
     }
     if (outcome === "allowed_adapt") {
       if (denial.access === "write") this.grants.allowWrite.add(denial.grant);
@@ -473,7 +475,11 @@ export class Sandbox {
     const deny = (reason: string) => ({ allow: false as const, reason });
     if (this.grants.denyDomains.has(host)) return deny(`${host} was refused for this session`);
     if (this.state !== "active" || this.mode === "non-interactive") {
-      this.diagnose("refused", "network", this.soleCall()?.[0]);
+      const sole = this.soleCall();
+      this.diagnose("refused", "network", sole?.[0]);
+      // The proxy's refusal of a plain HTTP request carries no reason: the call's result names the fix.
+      const why = this.mode === "non-interactive" ? "non-interactive" : `the sandbox is ${this.state}`;
+      if (sole !== undefined) this.addNote(sole[0], `[sandbox: a connection to ${target} was refused: ${host} is not on the network allowlist and nobody was asked (${why}); the user can allow it with \`:sandbox network allow add ${host}\` in the interactive UI]`);
       return deny(`${host} is not on the sandbox's network allowlist; the user can allow it with :sandbox network allow add ${host}`);
     }
     const running = this.soleCall();
@@ -507,6 +513,13 @@ export class Sandbox {
       return deny(`the user refused ${host} for this session`);
     }
     return deny(`the request for ${host} was withdrawn`);
+  }
+
+  /** A note for a call's result (once per text). */
+  private addNote(callId: string, text: string): void {
+    const notes = this.reviewNotes.get(callId) ?? [];
+    if (!notes.includes(text)) notes.push(text);
+    this.reviewNotes.set(callId, notes);
   }
 
   /** The one sandboxed command running, if exactly one is: the best attribution a connection gets. */

@@ -408,9 +408,9 @@ interface ShellArgs {
   timeout_seconds?: number;
 }
 
-/** The closing status line of a `shell` result. */
-export function shellStatus(outcome: ShellOutcome, timeoutSeconds: number): string {
-  if (outcome.timedOut) return `[timed out after ${timeoutSeconds} s; the command's process group was killed]`;
+/** The closing status line of a `shell` result; the timeout as seconds, or in words (a sandbox replay's remaining time). */
+export function shellStatus(outcome: ShellOutcome, timeout: number | string): string {
+  if (outcome.timedOut) return `[timed out after ${typeof timeout === "number" ? `${timeout} s` : timeout}; the command's process group was killed]`;
   if (outcome.cancelled) return "[cancelled; the command's process group was killed]";
   if (outcome.signal !== null) return `[killed by signal ${outcome.signal}]`;
   return `[exit code ${outcome.exitCode ?? "unknown"}]`;
@@ -450,13 +450,13 @@ export const shellTool: Tool = {
 };
 
 /** The output and exit status of a finished command, as the model reads them. */
-export function shellBody(outcome: ShellOutcome, timeoutSeconds: number): string {
+export function shellBody(outcome: ShellOutcome, timeoutSeconds: number | string): string {
   const body = outcome.output === "" ? "(no output)\n" : outcome.output.endsWith("\n") ? outcome.output : `${outcome.output}\n`;
   return `${body}${shellStatus(outcome, timeoutSeconds)}`;
 }
 
 /** A `shell` result (a cancelled command is a `cancelled` ToolError carrying its output). */
-export function shellResult(command: string, outcome: ShellOutcome, timeoutSeconds: number, prefix = "", suffix = ""): ToolResult {
+export function shellResult(command: string, outcome: ShellOutcome, timeoutSeconds: number | string, prefix = "", suffix = ""): ToolResult {
   const status = shellStatus(outcome, timeoutSeconds);
   const output = `${prefix}${shellBody(outcome, timeoutSeconds)}${suffix}`;
   if (outcome.cancelled) throw new ToolError("cancelled", output);
