@@ -293,6 +293,13 @@ export function providersPage(ctx: GuideContext): string {
     '<h2 id="environment">Without a profile</h2>',
     para(ctx, page, "For a quick try, the environment is enough; the key is handed to tau's processes on a pipe, never left in their environment:"),
     terminal(["$ OPENAI_BASE_URL=https://api.example.com/v1 OPENAI_API_KEY=… OPENAI_MODEL=model-large tau"]),
+    '<h2 id="chatgpt">Signing in with ChatGPT</h2>',
+    para(
+      ctx,
+      page,
+      "A `chatgpt_ws` profile (`tau provider add NAME --api chatgpt_ws …`) uses a ChatGPT sign-in instead of a key. `tau provider login NAME` shows a one-time code to enter in any browser (it works over SSH); `--browser` opens the sign-in page in a browser on this machine instead. The tokens stay in a 0600 file and are refreshed by the provider; none is ever printed.",
+    ),
+    commandBrief(ctx, page, "provider:login"),
     '<h2 id="choosing">Choosing a model</h2>',
     para(
       ctx,
