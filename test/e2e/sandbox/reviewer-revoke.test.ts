@@ -4,8 +4,10 @@
 // "Selection"; GATE-sandbox-reviewer). The classifier's answer is held back by the loopback server
 // until the test has withdrawn the review, then let go: a late approval must grant nothing.
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest, type ScriptedResponse } from "../../support/fake-openai.js";
 import { waitFor } from "../../support/wait.js";
@@ -128,6 +130,42 @@ describe("a pending automatic review is withdrawn", () => {
     const doctor = (await s.command("doctor")).text;
     expect(doctor).toContain(WITHDRAWN(2));
     expect(doctor).toContain("  grants after an approved review: applied 0, not applied (time budget used up) 0");
+  }, 60_000);
+});
+
+describe("a pending review of a connection", () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    server = undefined;
+  });
+
+  it("[sandbox.review.revoked-cancel-connection] cancelling the prompt withdraws its connection's pending review: a late approval releases nothing", async () => {
+    let hits = 0;
+    server = createServer((_req, res) => {
+      hits++;
+      res.end("hello from the host\n");
+    });
+    await new Promise<void>((r) => server?.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as AddressInfo).port;
+    const { s } = await session(`classifier: ${CLASSIFIER}\nnetwork:\n  allowed_domains: [only.example]\n`);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const command = `curl -sS -f --noproxy '' -m 30 http://127.0.0.1:${port}/`;
+    fake.enqueue(toolCallResponse([{ id: "call_conn", name: "shell", arguments: [JSON.stringify({ command })] }]), { ...approval(), gate }, textResponse("noted"));
+    s.client.emit("ui.prompt_submit", { agent_id: s.agentId, mode: "queue", text: `fetch http://127.0.0.1:${port}/` });
+    await waitFor(() => reviews().length === 1, "the connection's review request at the classifier", 30_000);
+    s.client.emit("agent.cancel_request", { agent_id: s.agentId });
+    await s.next("tool.result", (d) => d.call_id === "call_conn");
+    await s.next("agent.outer_turn_finished", (d) => d.outcome === "cancelled");
+    release();
+    await s.next("agent.stats_updated", (d) => (d.usage as { input_tokens: number }).input_tokens >= REVIEW_TOKENS);
+    const doctor = (await s.command("doctor")).text;
+    expect(doctor).toMatch(new RegExp(`network revoked call call_conn agent \\S+ by ${CLASSIFIER} — fix`));
+    expect(doctor).not.toMatch(/network allowed call call_conn/);
+    expect(doctor).toContain(WITHDRAWN(1));
+    expect(doctor).toContain("  grants after an approved review: applied 0, not applied (time budget used up) 0");
+    expect(hits).toBe(0);
   }, 60_000);
 });
 
