@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
-import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest, type ScriptedResponse } from "../../support/fake-openai.js";
+import { FakeOpenAI, errorResponse, textResponse, toolCallResponse, type ReceivedRequest, type ScriptedResponse } from "../../support/fake-openai.js";
 import { waitFor } from "../../support/wait.js";
 import { SandboxSession } from "./support.js";
 
@@ -225,5 +225,29 @@ describe("a classifier no running provider serves", () => {
     expect(fake.unscripted).toBe(0);
     expect((await s.command("show")).text).toContain("classifier: provider/unlisted-model (global)");
     expect((await s.command("doctor")).text).toMatch(/filesystem_write review_failed call \S+ agent \S+ by provider\/unlisted-model \(unavailable\) \(not attempted\)/);
+  }, 60_000);
+
+  it("[sandbox.review.unavailable-no-credentials] a running provider without credentials (its server refuses the review) is unavailable: setup is offered, the selection stays, no other provider is used", async () => {
+    const keyless = await FakeOpenAI.start();
+    cleanups.push(() => void keyless.close());
+    // What a server answers a request without a usable key.
+    keyless.enqueue(errorResponse(401, { message: "no API key provided", type: "invalid_request_error", code: "invalid_api_key" }));
+    const harnessYaml = `model: fake-model\nproviders:\n  keyless:\n    base_url: ${keyless.baseUrl}\n    models: [keyless-model]\n    list_models: false\n`;
+    const { s, outside } = await session("classifier: keyless/keyless-model\n", harnessYaml);
+    await modelsWhere(s, (d) => Array.isArray(d.models) && d.models.some((m: { provider?: string }) => m.provider === "keyless"));
+    const ask = await manualPrompt(s, outside);
+    expect(ask.classifier_setup).toBe("unavailable");
+    // The review went to the provider it names, without a key, once; never to another provider.
+    expect(keyless.chatRequests).toHaveLength(1);
+    expect(reviews(keyless)).toHaveLength(1);
+    expect(keyless.chatRequests[0]?.headers.authorization).toBeUndefined();
+    expect(reviews()).toHaveLength(0);
+    expect((await s.command("show")).text).toContain("classifier: keyless/keyless-model (global)");
+    expect((await s.command("doctor")).text).toMatch(/filesystem_write review_failed call \S+ agent \S+ by keyless\/keyless-model \(unavailable\) \(not attempted\)/);
+    // The next permission prompt, after the offer: the selection is still the user's, reviewed again (and offered again).
+    keyless.enqueue(errorResponse(401, { message: "no API key provided", type: "invalid_request_error", code: "invalid_api_key" }));
+    expect((await manualPrompt(s, outside)).classifier_setup).toBe("unavailable");
+    expect(reviews(keyless)).toHaveLength(2);
+    expect(reviews()).toHaveLength(0);
   }, 60_000);
 });
