@@ -1135,7 +1135,9 @@ export class PromptEngine {
     const ti = this.ownerTitle(c);
     if (ti) return this.titleFailed(ti.wanted, `provider error (${c.data.error_class})`);
     const rv = this.ownerReview(c);
-    if (rv) return this.endReview(rv, { outcome: "failed", reason: `provider error (${c.data.error_class})` });
+    // A provider whose server refuses its credentials cannot serve the classifier (SPEC-sandbox-reviewer,
+    // "Selection"): unavailable, offered for setup again; any other error is transient.
+    if (rv) return this.endReview(rv, c.data.error_class === "authentication" ? { outcome: "unavailable", reason: `the ${rv.instance} provider's credentials were refused` } : { outcome: "failed", reason: `provider error (${c.data.error_class})` });
     const k = this.ownerCompaction(c);
     if (k) return this.compactionFailed(k.agentId, k.l, k.k, `the summary request failed (${c.data.error_class}): ${c.data.diagnostic}`);
     const o = this.ownerTurn(c);

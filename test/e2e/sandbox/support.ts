@@ -18,6 +18,8 @@ export interface SandboxSessionOptions {
   readonly daemonArgs?: readonly string[];
   /** The daemon's environment on top of the workspace's (PATH without bwrap, …), or made from the workspace (HOME in it, …). */
   readonly env?: NodeJS.ProcessEnv | ((w: Workspace) => NodeJS.ProcessEnv);
+  /** The global harness.yaml (default: the fake server's model). */
+  readonly harnessYaml?: string;
 }
 
 export interface Delivered {
@@ -37,7 +39,7 @@ export class SandboxSession {
   ) {}
 
   static async start(fake: FakeOpenAI, cleanups: Array<() => void>, o: SandboxSessionOptions = {}): Promise<SandboxSession> {
-    const base = workspaceIn(cleanups);
+    const base = o.harnessYaml !== undefined ? workspaceIn(cleanups, o.harnessYaml) : workspaceIn(cleanups);
     const extra = typeof o.env === "function" ? o.env(base) : (o.env ?? {});
     const w: Workspace = { ...base, env: { ...base.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model", ...extra } };
     if (o.globalYaml !== undefined) writeFileSync(join(w.home, "config", "sandbox.yaml"), o.globalYaml);

@@ -119,6 +119,8 @@ interface ReviewFacts {
 interface RunningCommand {
   readonly agentId: string;
   readonly command: string;
+  /** The call's cancellation: it withdraws a pending review of the command's connections. */
+  readonly signal: AbortSignal;
 }
 
 const INSTALL_HINT: Record<string, string> = {
@@ -401,7 +403,7 @@ export class Sandbox {
     const before = scanProject(this.o.projectRoot);
     const config = runtimeConfig(policy, this.o.projectRoot, extra, before);
     const plan = await this.wrap(runtime, config, before);
-    this.running.set(call.callId, { agentId: call.agentId, command });
+    this.running.set(call.callId, { agentId: call.agentId, command, signal: call.signal });
     this.sandboxedRunning++;
     this.usedMountPoints.push(...plan.mountPoints);
     // Should the extension exit while a reused wrap's command runs (the runtime knows only its own).
@@ -484,14 +486,17 @@ export class Sandbox {
     }
     const running = this.soleCall();
     if (running !== undefined) {
-      const reviewed = await this.review({
-        kind: "network",
-        target,
-        command: running[1].command,
-        scopes: [`one connection to ${target}, now; the host is not added to the allowlist, and the connection is not limited to any request method (it may upload data)`],
-        agentId: running[1].agentId,
-        callId: running[0],
-      });
+      const reviewed = await this.review(
+        {
+          kind: "network",
+          target,
+          command: running[1].command,
+          scopes: [`one connection to ${target}, now; the host is not added to the allowlist, and the connection is not limited to any request method (it may upload data)`],
+          agentId: running[1].agentId,
+          callId: running[0],
+        },
+        running[1].signal,
+      );
       if (reviewed === "approved") {
         this.diagnose("allowed", "network", running[0], { ...this.classifierFact(), agentId: running[1].agentId });
         return true;
