@@ -104,6 +104,14 @@ export type AgentOuterTurnFinished = {
 export type AgentPromptCancelled = {
   agent_id: Id;
   prompt_id: Id;
+  /**
+   * The round whose answer had begun streaming when the cancel came, with what UIs were shown of
+   * it (`provider.response_updated` is not kept): an attached or resumed UI shows the same partial
+   * answer. For display only: it never enters the conversation sent to a model.
+   */
+  round?: number;
+  shown_text?: BodyText;
+  shown_reasoning?: BodyText;
 };
 
 /** A prompt that failed before it reached a provider: bounded, sanitized diagnostics only. */

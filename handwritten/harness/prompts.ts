@@ -1173,7 +1173,10 @@ export class PromptEngine {
     if (!l || !t || (c.data.prompt_id !== undefined && c.data.prompt_id !== t.promptId)) return;
     t.cancelled = true;
     this.port.directToInstance(t.instance, "provider.cancel_request", { prompt_id: t.promptId, round: t.round });
-    await this.port.publish("agent.prompt_cancelled", { agent_id: agentId, prompt_id: t.promptId });
+    // What UIs were shown of the round's answer is kept with the cancel (the deltas are not), so a
+    // replay shows the same partial answer; text still unsent to them stays unshown.
+    const shown = t.answered ? {} : { ...(t.text !== "" ? { shown_text: t.text } : {}), ...(t.reasoning !== "" ? { shown_reasoning: t.reasoning } : {}) };
+    await this.port.publish("agent.prompt_cancelled", { agent_id: agentId, prompt_id: t.promptId, ...(Object.keys(shown).length > 0 ? { round: t.round, ...shown } : {}) });
     await this.finish(agentId, l, "cancelled");
   }
 

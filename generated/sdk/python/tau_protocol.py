@@ -505,18 +505,36 @@ class AgentOuterTurnFinished:
 class AgentPromptCancelled:
     agent_id: str
     prompt_id: str
+    round: Optional[int] = None
+    """The round whose answer had begun streaming when the cancel came, with what UIs were shown
+    of
+    it (`provider.response_updated` is not kept): an attached or resumed UI shows the same
+    partial
+    answer. For display only: it never enters the conversation sent to a model.
+    """
+    shown_reasoning: Optional[str] = None
+    shown_text: Optional[str] = None
 
     @staticmethod
     def from_dict(obj: Any) -> 'AgentPromptCancelled':
         assert isinstance(obj, dict)
         agent_id = from_str(obj.get("agent_id"))
         prompt_id = from_str(obj.get("prompt_id"))
-        return AgentPromptCancelled(agent_id, prompt_id)
+        round = from_union([from_int, from_none], obj.get("round"))
+        shown_reasoning = from_union([from_str, from_none], obj.get("shown_reasoning"))
+        shown_text = from_union([from_str, from_none], obj.get("shown_text"))
+        return AgentPromptCancelled(agent_id, prompt_id, round, shown_reasoning, shown_text)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["agent_id"] = from_str(self.agent_id)
         result["prompt_id"] = from_str(self.prompt_id)
+        if self.round is not None:
+            result["round"] = from_union([from_int, from_none], self.round)
+        if self.shown_reasoning is not None:
+            result["shown_reasoning"] = from_union([from_str, from_none], self.shown_reasoning)
+        if self.shown_text is not None:
+            result["shown_text"] = from_union([from_str, from_none], self.shown_text)
         return result
 
 

@@ -100,6 +100,11 @@ export class Transcript {
   private readonly keyed = new Map<AgentView, Map<string, Item>>();
   /** Per agent, items pushed unfinished that a failure or cancellation closes (a superset). */
   private readonly open = new Map<AgentView, Set<Item>>();
+  /**
+   * Rows of calls that were requested (`tool.request` or `tool.started` seen): the harness ends
+   * each with an outcome and its display, even after the turn was cancelled, so only that ends them.
+   */
+  private readonly requested = new WeakSet<Item>();
 
   agent(id: string): AgentView {
     let a = this.agents.get(id);
@@ -241,8 +246,12 @@ export class Transcript {
         this.push(a, { kind: "notice", level: "warning", text: `retrying the model request (${e.data.error_class || "transient error"})`, done: true });
         return true;
       case "tool.started":
-      case "tool.request":
-        return this.toolRow(a, e.data.call_id, e.data.tool, e.data.arguments_json);
+      case "tool.request": {
+        const made = this.toolRow(a, e.data.call_id, e.data.tool, e.data.arguments_json);
+        const it = this.find(a, "tool", e.data.call_id);
+        if (it && !it.done) this.requested.add(it);
+        return made;
+      }
       // A call's outcome: its output from the durable transcript fact (or, live, from tool.result),
       // its final status and display from tool.result_display (kept in the agent's journal too), so
       // an attached or resumed UI shows what the live one did (SPEC-tool-routing).
@@ -300,12 +309,19 @@ export class Transcript {
         return true;
       case "agent.prompt_cancelled":
         a.busy = false;
+        // The answer as far as UIs were shown it: live it is there already, replayed it is made here.
+        if (e.data.round !== undefined && (e.data.shown_text !== undefined || e.data.shown_reasoning !== undefined)) {
+          const it = this.answer(a, `${e.data.prompt_id}#${e.data.round}`);
+          it.text = e.data.shown_text ?? "";
+          it.reasoning = e.data.shown_reasoning ?? "";
+        }
         this.closeStreams(a);
         this.push(a, { kind: "notice", level: "warning", text: "the prompt was cancelled", done: true });
         return true;
       case "agent.outer_turn_finished":
         a.busy = false;
-        this.closeStreams(a);
+        // A turn closed by a resume after the session stopped: no outcome of its calls is coming.
+        this.closeStreams(a, e.data.outcome === "dispatch_uncertain" || e.data.outcome === "interrupted");
         if (e.data.outcome === "dispatch_uncertain") {
           this.push(a, { kind: "notice", level: "warning", text: "the session stopped while the model was answering; that prompt is not resent automatically", done: true });
         } else if (e.data.outcome === "interrupted") {
@@ -360,12 +376,17 @@ export class Transcript {
     return it;
   }
 
-  /** Ends streams left open by a failure or cancellation, so they can leave the live region. */
-  private closeStreams(a: AgentView): void {
+  /**
+   * Ends streams left open by a failure or cancellation, so they can leave the live region. A
+   * requested call's row stays open for its outcome (a cancelled call may still end `ok`, and its
+   * diff comes with its display), unless `all`: the session stopped, and no outcome is coming.
+   */
+  private closeStreams(a: AgentView, all = false): void {
     const open = this.open.get(a);
     if (!open) return;
-    for (const it of open) {
+    for (const it of [...open]) {
       if (it.kind === "assistant" && !it.done) it.done = true;
+      if (it.kind === "tool" && !it.done && this.requested.has(it) && !all) continue;
       if (it.kind === "tool" && !it.done) {
         // A call whose outcome came but not its display keeps the outcome.
         if (it.status === "running") it.status = "cancelled";
@@ -373,8 +394,8 @@ export class Transcript {
         delete it.progress;
         delete it.startedAt;
       }
+      open.delete(it);
     }
-    open.clear();
   }
 }
 

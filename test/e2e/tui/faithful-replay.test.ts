@@ -1,9 +1,10 @@
 // What an attached or resumed UI shows equals what the live UI showed (GATE-faithful-replay): random
 // sessions (answers, reasoning, tool calls that succeed, fail, edit with a diff or name no tool,
-// retries and failed requests) run through a real daemon with the real provider and shell
-// extensions against a loopback model server. One client folds the session live from its start
-// into the UI's transcript; a second attaches as `tau` does (a windowed replay) and folds the
-// replay; after the daemon stops and the session resumes, a third does the same.
+// retries, failed requests, answers cut short by the output limit or the content filter, and turns
+// cancelled while the answer streams or while a tool runs) run through a real daemon with the real
+// provider and shell extensions against a loopback model server. One client folds the session live
+// from its start into the UI's transcript; a second attaches as `tau` does (a windowed replay) and
+// folds the replay; after the daemon stops and the session resumes, a third does the same.
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { writeFileSync } from "node:fs";
@@ -11,7 +12,7 @@ import { join } from "node:path";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { isAlive, startDaemon } from "../../support/daemon.js";
 import { waitFor } from "../../support/wait.js";
-import { errorResponse, textResponse, toolCallResponse, type FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
+import { completionChunk, errorResponse, sseEvent, textResponse, toolCallResponse, type FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
 import { SessionClient, type Delivery } from "../../../handwritten/cli/session-client.js";
 import { Transcript, type AgentView } from "../../../handwritten/cli/tui/transcript.js";
 import { REPLAY_RECENT_RECORDS } from "../../../handwritten/cli/tui/app.js";
@@ -22,8 +23,13 @@ const cleanups = useCleanups();
 
 /** One tool call a scripted model makes. */
 type Call = "echo" | "exit-code" | "read-missing" | "edit" | "no-such-tool";
-/** How a prompt's last round ends. */
-type Ending = "answer" | "reasoned-answer" | "refused-request" | "retried-answer";
+/**
+ * How a prompt's last round ends: an answer (with reasoning, after a retry, cut short by the output
+ * limit or the content filter), a refused request, or the user's cancel while the answer streams
+ * or while a slow shell call runs.
+ */
+type Ending = "answer" | "reasoned-answer" | "refused-request" | "retried-answer" | "length" | "content-filter" | "cancel-streaming" | "cancel-tool";
+const CANCELS: readonly Ending[] = ["cancel-streaming", "cancel-tool"];
 interface PromptPlan {
   readonly rounds: readonly (readonly Call[])[];
   readonly ending: Ending;
@@ -31,7 +37,7 @@ interface PromptPlan {
 
 const promptPlan: fc.Arbitrary<PromptPlan> = fc.record({
   rounds: fc.array(fc.array(fc.constantFrom<Call>("echo", "exit-code", "read-missing", "edit", "no-such-tool"), { minLength: 1, maxLength: 3 }), { maxLength: 2 }),
-  ending: fc.constantFrom<Ending>("answer", "reasoned-answer", "refused-request", "retried-answer"),
+  ending: fc.constantFrom<Ending>("answer", "reasoned-answer", "refused-request", "retried-answer", "length", "content-filter", "cancel-streaming", "cancel-tool"),
 });
 
 let callSeq = 0;
@@ -66,6 +72,27 @@ function responses(plan: PromptPlan, i: number): ScriptedResponse[] {
       break;
     case "retried-answer":
       out.push(errorResponse(429, { message: "slow down" }, { "retry-after-ms": "1" }), textResponse(`answer ${i} after a retry`, { usage }));
+      break;
+    case "length":
+      out.push(textResponse(["the first half ", `of answer ${i}`], { usage, finishReason: "length" }));
+      break;
+    case "content-filter":
+      out.push(textResponse(`partly ${i}`, { usage, finishReason: "content_filter" }));
+      break;
+    case "cancel-streaming":
+      // Part of an answer (and its reasoning), then nothing until the cancel closes the request.
+      out.push({
+        chunks: [
+          sseEvent(completionChunk({ role: "assistant", content: "" })),
+          sseEvent(completionChunk({ reasoning_content: `pondering ${i}` })),
+          sseEvent(completionChunk({ content: `partial ${i}` })),
+        ],
+        end: "hang",
+      });
+      break;
+    case "cancel-tool":
+      // A shell call that runs until the cancel ends it.
+      out.push(toolCallResponse([{ id: `call_${++callSeq}`, name: "shell", arguments: JSON.stringify({ command: `echo slow-${i}; sleep 60` }) }], { usage }));
       break;
   }
   return out;
@@ -120,10 +147,21 @@ describe("attach and resume replay what the live UI showed", () => {
           fake.enqueue(...responses(plan, i));
           const before = f.deliveries.length;
           live.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: `prompt ${i}` });
+          if (CANCELS.includes(plan.ending)) {
+            // The user cancels once the live UI shows the partial answer, or the slow call's output.
+            const shows = (x: Delivery) =>
+              plan.ending === "cancel-streaming"
+                ? x.event.name === "provider.response_updated" && (x.event.data.text_delta ?? "").includes(`partial ${i}`)
+                : x.event.name === "tool.progress" && x.event.data.text.includes(`slow-${i}`);
+            await waitFor(() => f.deliveries.slice(before).some(shows), `prompt ${i} to be under way`, { timeoutMs: 30_000 });
+            live.emit("agent.cancel_request", { agent_id: agentId });
+          }
           await waitFor(() => f.deliveries.slice(before).some((x) => x.event.name === "agent.outer_turn_finished"), `prompt ${i} to finish`, { timeoutMs: 30_000 });
         }
         // The usage of the last response reaches the live UI too.
         await waitFor(() => f.transcript.agents.get(agentId)?.busy === false, "the agent to be idle");
+        // A cancelled call's row ends with its outcome, which may come after its turn ended.
+        await waitFor(() => f.transcript.agents.get(agentId)?.items.every((it) => it.kind !== "tool" || it.done) === true, "every tool row to end");
         const liveView = shown(f.transcript.agents.get(agentId));
         live.close();
         // The property would pass on an empty transcript: the live one holds every prompt.
@@ -142,7 +180,25 @@ describe("attach and resume replay what the live UI showed", () => {
         process.kill(resumed.pid, "SIGTERM");
         await waitFor(() => !isAlive(resumed.pid), "the resumed daemon to stop", { timeoutMs: 15_000 });
       }),
-      { numRuns: 4 },
+      {
+        numRuns: 4,
+        // Every run begins with each way an answer is cut short or cancelled, after a failing call.
+        examples: [
+          [
+            [
+              { rounds: [["exit-code", "echo"]], ending: "cancel-streaming" },
+              { rounds: [["edit"]], ending: "cancel-tool" },
+              { rounds: [], ending: "length" },
+            ],
+          ],
+          [
+            [
+              { rounds: [["read-missing"]], ending: "content-filter" },
+              { rounds: [], ending: "cancel-tool" },
+            ],
+          ],
+        ],
+      },
     );
   }, 300_000);
 });

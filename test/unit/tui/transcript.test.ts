@@ -131,17 +131,41 @@ describe("the transcript in memory", () => {
     }
   });
 
-  it("a failure closes the streams and running tools still open, and only those", () => {
+  it("a cancel closes the streams and the rows of calls never requested; a requested call's row waits for its display", () => {
     const t = new Transcript();
     t.apply({ name: "provider.response_updated", data: { agent_id: "a-1", prompt_id: "p", round: 1, text_delta: "partial", reasoning_delta: "" } });
     t.apply({ name: "tool.started", data: { agent_id: "a-1", call_id: "c1", tool: "read", owner: "shell", arguments_json: "{}" } });
     t.apply({ name: "tool.started", data: { agent_id: "a-1", call_id: "c2", tool: "read", owner: "shell", arguments_json: "{}" } });
     t.apply({ name: "tool.result", data: { agent_id: "a-1", call_id: "c2", tool: "read", outcome: "ok", output: "x" } });
+    // Named by a response (its tool call cut short by the output limit), never requested.
+    t.apply({
+      name: "provider.response_finished",
+      data: { agent_id: "a-1", prompt_id: "p", round: 2, model: "m", text: "", tool_calls: [{ call_id: "c3", tool: "read", arguments_json: "{}" }], finish_reason: "length" },
+    });
     t.apply({ name: "agent.prompt_cancelled", data: { agent_id: "a-1", prompt_id: "p" } });
-    const [answer, c1, c2] = t.agent("a-1").items;
+    t.apply({ name: "agent.outer_turn_finished", data: { agent_id: "a-1", prompt_id: "p", outcome: "cancelled", rounds: 3 } });
+    const [answer, c1, c2, , c3] = t.agent("a-1").items;
     expect(answer).toMatchObject({ kind: "assistant", text: "partial", done: true });
-    expect(c1).toMatchObject({ status: "cancelled", done: true });
+    expect(c3).toMatchObject({ status: "cancelled", done: true });
+    expect(c1).toMatchObject({ status: "running", done: false });
+    expect(c2).toMatchObject({ status: "ok", done: false });
+    // The cancelled call's outcome may be `ok` after all: its display says so.
+    t.apply({ name: "tool.result_display", data: { agent_id: "a-1", call_id: "c1", tool: "read", outcome: "ok", display: { summary: "done" } } });
+    expect(c1).toMatchObject({ status: "ok", done: true });
+    // A turn a resume closes after the session stopped: no outcome is coming.
+    t.apply({ name: "agent.outer_turn_finished", data: { agent_id: "a-1", prompt_id: "p", outcome: "dispatch_uncertain", rounds: 3 } });
     expect(c2).toMatchObject({ status: "ok", done: true });
+  });
+
+  it("a cancel's shown answer makes the answer an attached UI did not see stream, and matches the one it did", () => {
+    const cancelled = { name: "agent.prompt_cancelled", data: { agent_id: "a-1", prompt_id: "p", round: 0, shown_text: "half an ans", shown_reasoning: "hmm" } } as const;
+    const live = new Transcript();
+    live.apply({ name: "provider.response_updated", data: { agent_id: "a-1", prompt_id: "p", round: 0, text_delta: "half an ans", reasoning_delta: "hmm" } });
+    live.apply(cancelled);
+    const replayed = new Transcript();
+    replayed.apply(cancelled);
+    expect(replayed.agent("a-1").items).toEqual(live.agent("a-1").items);
+    expect(replayed.agent("a-1").items[0]).toMatchObject({ kind: "assistant", text: "half an ans", reasoning: "hmm", done: true });
   });
 });
 

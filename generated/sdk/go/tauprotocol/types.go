@@ -127,6 +127,14 @@ type AgentOuterTurnFinished struct {
 type AgentPromptCancelled struct {
 	AgentID  string `json:"agent_id" cbor:"agent_id"`
 	PromptID string `json:"prompt_id" cbor:"prompt_id"`
+	// The round whose answer had begun streaming when the cancel came, with what UIs were shown
+	// of
+	// it (`provider.response_updated` is not kept): an attached or resumed UI shows the same
+	// partial
+	// answer. For display only: it never enters the conversation sent to a model.
+	Round          *int64  `json:"round,omitempty" cbor:"round,omitempty"`
+	ShownReasoning *string `json:"shown_reasoning,omitempty" cbor:"shown_reasoning,omitempty"`
+	ShownText      *string `json:"shown_text,omitempty" cbor:"shown_text,omitempty"`
 }
 
 // A prompt that failed before it reached a provider: bounded, sanitized diagnostics only.
