@@ -23,6 +23,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
     "agent.cancel_request": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_cancelled","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
     "agent.internal_prompt_request": ["agent.prompt_submitted"],
     "agent.prompt_submitted": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
+    "handoff.state_reported": [],
     "provider.models_declared": ["agent.stats_updated","harness.models_available","harness.notice","provider.models_updated"],
     "provider.response_delta_reported": ["provider.response_updated"],
     "provider.response_failed_reported": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result","sandbox.review_result"],
@@ -83,6 +84,9 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   "agent.prompt_submitted": [
     { consumer: "prompts", event: "agent.prompt_submitted", successors: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"], unlisted: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"] },
     { consumer: "session", event: "agent.prompt_submitted", successors: ["session.title_set"], unlisted: [] },
+  ],
+  "handoff.state_reported": [
+    { consumer: "prompts", event: "handoff.state_reported", successors: [], unlisted: [] },
   ],
   "provider.models_declared": [
     { consumer: "prompts", event: "provider.models_declared", successors: ["agent.stats_updated","harness.models_available","harness.notice","provider.models_updated"], unlisted: [] },

@@ -91,6 +91,7 @@ export const CONSUMERS = {
     "sandbox.review_request": ["provider.request", "provider.request_part", "provider.cancel_request", "sandbox.review_result"],
     "provider.retry_reported": ["provider.retry_scheduled"],
     "sandbox.state_reported": [],
+    "handoff.state_reported": [],
     "agent.prompt_submitted": [
       "agent.prompt_started",
       "agent.prompt_failed",

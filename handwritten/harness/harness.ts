@@ -201,6 +201,7 @@ export class Harness {
       tools: (agentId) => this.toolListing(agentId),
       harnessToolAllowed: (agentId, name) => this.harnessToolAllowed(agentId, name),
       isLiveUi: (generation) => generation !== undefined && this.peers.get(generation)?.publisher.class === "ui_attached",
+      isLiveExtension: (instance, generation) => this.extensions.isLive(instance, generation),
       compaction: { ...DEFAULT_COMPACTION, ...options.compaction },
       defaultModel: () => options.defaultModel,
       defaultProvider: () => options.defaultProvider,
@@ -240,6 +241,7 @@ export class Harness {
     consumers.consume("prompts", "provider.response_failed_reported", (c) => p.onFailedReported(c));
     consumers.consume("prompts", "provider.retry_reported", (c) => p.onRetryReported(c));
     consumers.consume("prompts", "sandbox.state_reported", (c) => p.onSandboxState(c));
+    consumers.consume("prompts", "handoff.state_reported", (c) => p.onHandoffState(c));
     consumers.consume("prompts", "sandbox.review_request", (c) => p.onReviewRequest(c));
     consumers.consume("prompts", "provider.tool_result", (c) => p.onToolOutcome(c));
     consumers.consume("prompts", "provider.tool_error", (c) => p.onToolOutcome(c));

@@ -88,6 +88,8 @@ export interface PromptPort {
   harnessToolAllowed(agentId: string, name: string): boolean;
   /** Whether a connection generation is an attached UI still connected. */
   isLiveUi(generation: number | undefined): boolean;
+  /** Whether an extension instance's connection of that generation is still the live one. */
+  isLiveExtension(instance: string, generation: number): boolean;
   compaction: CompactionSettings;
   defaultModel(): string | undefined;
   /** Without a default model: the provider instance whose first declared model is the default. */
@@ -270,6 +272,11 @@ export class PromptEngine {
   private title: ActiveTitle | undefined;
   /** The last sandbox state reported (SPEC-sandbox), once one was. */
   private sandboxState: string | undefined;
+  /**
+   * Agents whose handoff deferral window is open (SPEC-handoff), by the extension connection that
+   * reported it: their compaction waits, since the dossier is being written from the conversation.
+   */
+  private readonly handoffWindows = new Map<string, { instance: string; generation: number }>();
   /** model id → provider instance and model info, from provider.models_updated. */
   private readonly models = new Map<string, { instance: string; info: ModelInfo }>();
   private readonly modelsByInstance = new Map<string, ModelInfo[]>();
@@ -553,6 +560,33 @@ export class PromptEngine {
     if (previous === undefined || previous === c.data.state) return;
     const text = sandboxStateText(c.data.state, c.data.reason, c.data.fix);
     for (const l of this.agents.values()) l.pendingSandbox = text;
+  }
+
+  /**
+   * A handoff's phase for an agent (SPEC-handoff, "Deferral window"): from a live extension,
+   * `deferring`, `writing` or `cutover` holds the agent's compaction; any other phase from the same
+   * instance ends the hold, as does the end of the reporting connection.
+   */
+  onHandoffState(c: Committed<"handoff.state_reported">): void {
+    const { instance, generation } = c.publisher;
+    if (c.publisher.class !== "extension" || instance === undefined || generation === undefined || !this.port.isLiveExtension(instance, generation)) return;
+    const agentId = c.data.agent_id;
+    if (c.data.phase === "deferring" || c.data.phase === "writing" || c.data.phase === "cutover") {
+      if (this.port.hasAgent(agentId)) this.handoffWindows.set(agentId, { instance, generation });
+    } else if (this.handoffWindows.get(agentId)?.instance === instance) {
+      this.handoffWindows.delete(agentId);
+    }
+  }
+
+  /** Why the agent's compaction must wait now (its handoff window is open), or undefined. */
+  private compactionHeld(agentId: string): string | undefined {
+    const w = this.handoffWindows.get(agentId);
+    if (w === undefined) return undefined;
+    if (!this.port.isLiveExtension(w.instance, w.generation)) {
+      this.handoffWindows.delete(agentId);
+      return undefined;
+    }
+    return "a handoff of this agent is under way and its dossier is written from this conversation; compaction waits until the handoff ends";
   }
 
   onModelSelect(c: Committed<"ui.model_select">): void {
@@ -1075,6 +1109,8 @@ export class PromptEngine {
     const target = typeof args.agent_id === "string" ? args.agent_id : "";
     if (target === agentId) return "agent_compact compacts another agent; use compact for your own conversation";
     if (!this.port.hasAgent(target)) return `unknown agent ${JSON.stringify(target.slice(0, 128))}`;
+    const held = this.compactionHeld(target);
+    if (held !== undefined) return `agent ${target}: ${held}`;
     const tl = this.loop(target);
     // A busy target would make two agents wait on each other's turns: it is refused instead.
     if (tl.turn || tl.compaction || tl.queue.length > 0) return `agent ${target} is busy; compact it once it is idle`;
@@ -1330,6 +1366,8 @@ export class PromptEngine {
     const { autoThreshold } = this.port.compaction;
     const window = this.contextWindow(l.turn?.model ?? this.currentTarget(l)?.model);
     if (!l.contextFresh || autoThreshold <= 0 || window === undefined) return undefined;
+    // During a handoff window the use is weighed again at the first round after it.
+    if (this.compactionHeld(agentId) !== undefined) return undefined;
     l.contextFresh = false;
     if (l.contextTokens < autoThreshold * window) return undefined;
     return owing(await this.compact(agentId, l, { trigger: "auto" }, l.turn?.openCalls ?? new Set()));
@@ -1343,6 +1381,9 @@ export class PromptEngine {
   private async compact(agentId: string, l: AgentLoop, req: CompactionRequest, open: ReadonlySet<string>): Promise<CompactionOutcome> {
     const refused = (note: string): CompactionOutcome => ({ ok: false, note, recorded: false });
     if (l.compaction) return refused("a compaction of this agent is already under way");
+    // A successor still runs: the debt of a failed compaction comes before any round.
+    const held = req.trigger === "successor" ? undefined : this.compactionHeld(agentId);
+    if (held !== undefined) return refused(held);
     const tr = l.transcript;
     if (!tr) return refused("the agent's transcript is not loaded");
     const b = chooseCut(tr, open, this.port.compaction.keepRecentTokens);

@@ -86,6 +86,7 @@ export class InMemoryHarness {
       tools: () => [...this.tools.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
       harnessToolAllowed: () => true,
       isLiveUi: (generation) => generation !== undefined,
+      isLiveExtension: (instance, generation) => this.live.get(instance) === generation,
       compaction: DEFAULT_COMPACTION,
       defaultModel: () => this.defaultModel,
       defaultProvider: () => this.defaultProvider,
@@ -196,6 +197,7 @@ export class InMemoryHarness {
     registry.consume("prompts", "provider.response_failed_reported", (c) => p.onFailedReported(c));
     registry.consume("prompts", "provider.retry_reported", (c) => p.onRetryReported(c));
     registry.consume("prompts", "sandbox.state_reported", (c) => p.onSandboxState(c));
+    registry.consume("prompts", "handoff.state_reported", (c) => p.onHandoffState(c));
     registry.consume("prompts", "sandbox.review_request", (c) => p.onReviewRequest(c));
     registry.consume("prompts", "provider.tool_result", (c) => p.onToolOutcome(c));
     registry.consume("prompts", "provider.tool_error", (c) => p.onToolOutcome(c));

@@ -253,6 +253,7 @@ export async function main(): Promise<void> {
     }
   }
 
+  /** Deletes the recovery file; a failure is reported as a warning notice, never thrown (SPEC-handoff). */
   function removeRecoveryWarn(): void {
     try {
       removeRecovery(recoveryPath);
@@ -295,11 +296,7 @@ export async function main(): Promise<void> {
     }
     active = undefined;
     await hold("cutover");
-    try {
-      removeRecovery(recoveryPath);
-    } catch (err) {
-      warn(`the handoff's recovery file ${recoveryPath} could not be deleted: ${(err as Error).message}`);
-    }
+    removeRecoveryWarn();
     reportIdle(a.agentId);
     return `handoff complete: the work continues in session ${target} (dossier: ${file}). End your turn now.`;
   }

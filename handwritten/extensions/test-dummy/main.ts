@@ -1,8 +1,9 @@
 // `tau ext test-dummy` (disabled unless configured): a small extension for end-to-end tests.
 // Its config chooses tools and behaviours: {tools?: ["echo","sleep","progress","crash","fail","env"],
-// config_error?: string, never_ready?: boolean, driver?: boolean}. A driver turns custom events
+// config_error?: string, never_ready?: boolean, driver?: boolean, ready_gate?: string}. A driver turns custom events
 // `extension.event {category: "test", name: "call", payload: {agent_id, call_id, tool, arguments}}`
 // from a UI into `tool.request`s, so tests can route calls without a model.
+import { existsSync } from "node:fs";
 import { Extension, ToolFailure, type ToolDefinition } from "../../sdk/index.js";
 
 const TOOLS: Record<string, ToolDefinition> = {
@@ -71,6 +72,17 @@ export async function main(): Promise<void> {
     ext.registerTool(tool);
   }
   if (cfg.never_ready) return;
+  // A start gate: a file at `ready_gate` when it starts keeps it from becoming ready until the file is gone.
+  const gate = (ext.config as { ready_gate?: unknown }).ready_gate;
+  if (typeof gate === "string" && existsSync(gate)) {
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (existsSync(gate)) return;
+        clearInterval(timer);
+        resolve();
+      }, 20);
+    });
+  }
   if ((ext.config as { driver?: boolean }).driver) {
     ext.subscribe([], ["extension.event"]);
     ext.on("extension.event", (e) => {

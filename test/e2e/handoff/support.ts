@@ -11,9 +11,11 @@ export const messages = (r: ReceivedRequest): Msg[] => (r.body as { messages: Ms
 export const toolNames = (r: ReceivedRequest): string[] => ((r.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name).sort();
 const text = (m: Msg | undefined): string => (typeof m?.content === "string" ? m.content : JSON.stringify(m?.content ?? ""));
 
-export function handoffWorkspace(fake: FakeOpenAI, cleanups: Array<() => void>, handoffConfig: Record<string, unknown> = {}): Workspace {
+/** `extra`: more harness.yaml keys (`roles`, …). */
+export function handoffWorkspace(fake: FakeOpenAI, cleanups: Array<() => void>, handoffConfig: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Workspace {
   const yaml = JSON.stringify({
     model: "fake-model",
+    ...extra,
     extensions: [
       { name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "fake-model", context_window: 100_000 }] }, startup_timeout_seconds: 30 },
       { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
@@ -83,6 +85,8 @@ export interface ScriptHooks {
   call?: Promise<unknown>;
   /** Held until the test has typed its deferred prompts: the answer to GO's tool result. */
   afterGo?: Promise<unknown>;
+  /** Answers GO's tool result with this instead of a plain answer. */
+  goResult?: (r: ReceivedRequest) => ScriptedResponse | undefined;
   /** The dossier content the model submits. */
   dossier?: string;
   /** Answers the writer template with this instead of the submit call. */
@@ -98,7 +102,7 @@ export function scriptHandoff(fake: FakeOpenAI, hooks: ScriptHooks = {}): void {
     if (last?.role === "tool") {
       const prev = [...ms].reverse().find((m) => m.role === "assistant" && m.tool_calls?.some((t) => t.id === last.tool_call_id));
       const name = prev?.tool_calls?.find((t) => t.id === last.tool_call_id)?.function.name;
-      if (name === "handoff_go") return { ...textResponse("ready to write"), ...(hooks.afterGo ? { gate: hooks.afterGo } : {}) };
+      if (name === "handoff_go") return { ...(hooks.goResult?.(r) ?? textResponse("ready to write")), ...(hooks.afterGo ? { gate: hooks.afterGo } : {}) };
       if (name === "handoff_submit") return textResponse("dossier submitted");
       return textResponse("tool seen");
     }
