@@ -378,15 +378,17 @@ export class Transcript {
 
   /**
    * Ends streams left open by a failure or cancellation, so they can leave the live region. A
-   * requested call's row stays open for its outcome (a cancelled call may still end `ok`, and its
-   * diff comes with its display), unless `all`: the session stopped, and no outcome is coming.
+   * requested call's row without an outcome stays open for it (a cancelled call may still end
+   * `ok`), unless `all`: the session stopped, and no outcome is coming.
    */
   private closeStreams(a: AgentView, all = false): void {
     const open = this.open.get(a);
     if (!open) return;
     for (const it of [...open]) {
       if (it.kind === "assistant" && !it.done) it.done = true;
-      if (it.kind === "tool" && !it.done && this.requested.has(it) && !all) continue;
+      // A call still without an outcome may yet report one; one with an outcome (its display may
+      // be missing from an older journal) ends here, or it would hold the rows after it in view.
+      if (it.kind === "tool" && !it.done && this.requested.has(it) && !all && it.status === "running") continue;
       if (it.kind === "tool" && !it.done) {
         // A call whose outcome came but not its display keeps the outcome.
         if (it.status === "running") it.status = "cancelled";

@@ -129,7 +129,8 @@ describe("a handoff carries no new authority", () => {
     await delivered(r, "agent.outer_turn_finished", (x) => x.agent_id === replacementId, 30_000);
     const refused = await fetchThroughShell(r, replacementId, "in the replacement");
     expect(refused).not.toContain("hello from the host");
-    expect(refused).toMatch(/\[exit code [1-9]\d*\]$/);
+    expect(refused).toMatch(/\[exit code [1-9]\d*\]\n/);
+    expect(refused).toContain("nobody was asked (non-interactive)");
     expect(hits).toBe(1);
     expect(r.deliveries().some((x) => x.name === "sandbox.approval_requested")).toBe(false);
   }, 180_000);
