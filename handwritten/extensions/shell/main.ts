@@ -40,8 +40,10 @@ export async function main(): Promise<void> {
   ext.on("sandbox.approval_answer", (e) => {
     if (!e.replay) sandbox.answer(e.data.approval_id, e.data.decision);
   });
+  // Only the user's own prompt (steered or queued) withdraws their pending decisions: another
+  // agent's message, a peer's, an extension's or the harness's (a watch update) is no answer of theirs.
   ext.on("agent.prompt_submitted", (e) => {
-    if (!e.replay) sandbox.userPrompted(e.data.agent_id);
+    if (!e.replay && e.data.source === "human_ui") sandbox.userPrompted(e.data.agent_id);
   });
   ext.on("sandbox.command_request", (e) => {
     if (e.replay) return;

@@ -289,11 +289,17 @@ export class Sandbox {
 
   /** Runs a model's `shell` call under the sandbox's current state; reviews made for it are noted in its result. */
   async runShellTool(args: unknown, call: ShellCall): Promise<ToolResult> {
+    // Cancelling the call withdraws the prompts its connections wait on (a filesystem prompt
+    // listens to the signal itself); one left when the call ends has nobody left to wait for it.
+    const revoke = (): void => this.revokeCall(call.callId);
+    call.signal.addEventListener("abort", revoke, { once: true });
     try {
       const result = await this.runShellCall(args, call);
       const notes = this.reviewNotes.get(call.callId) ?? [];
       return notes.length === 0 ? result : { ...result, output: `${result.output}\n${notes.join("\n")}` };
     } finally {
+      call.signal.removeEventListener("abort", revoke);
+      this.revokeCall(call.callId);
       this.reviewNotes.delete(call.callId);
     }
   }
@@ -517,6 +523,14 @@ export class Sandbox {
       this.updateNetwork();
       return deny(`the user refused ${host} for this session`);
     }
+    // The proxy's refusal does not say why: the call's result does (SPEC-sandbox, "Approvals").
+    const callId = running?.[0];
+    if (callId !== undefined && this.running.has(callId)) {
+      const notes = this.reviewNotes.get(callId) ?? [];
+      const note = `[sandbox: the connection to ${target} was refused: its approval was withdrawn (the call was cancelled, a new prompt, a policy change, or no answer in time)]`;
+      if (!notes.includes(note)) notes.push(note);
+      this.reviewNotes.set(callId, notes);
+    }
     return deny(`the request for ${host} was withdrawn`);
   }
 
@@ -707,6 +721,11 @@ export class Sandbox {
   userPrompted(agentId: string): void {
     for (const r of [...this.reviews.values()]) if (r.agentId === agentId) r.resolve({ outcome: "revoked" });
     for (const p of [...this.pending.values()]) if (p.agentId === agentId) this.resolveApproval(p.id, "revoked");
+  }
+
+  /** A call cancelled or ended withdraws the prompts still pending for it. */
+  private revokeCall(callId: string): void {
+    for (const p of [...this.pending.values()]) if (p.callId === callId) this.resolveApproval(p.id, "revoked");
   }
 
   /** A policy change withdraws every pending decision. */
