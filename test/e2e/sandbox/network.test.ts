@@ -59,8 +59,11 @@ describe("the sandbox's network", () => {
     s.answer(ask2.approval_id, "deny");
     const denied = await s.result(second);
     expect(denied.output).not.toContain("hello from the host");
-    expect(denied.output).toMatch(/\[exit code [1-9]\d*\]$/);
+    expect(denied.output).toMatch(/\[exit code [1-9]\d*\]\n/);
+    // The proxy's refusal says nothing of why: the result does, so the model does not retry it.
+    expect(denied.output).toContain(`[sandbox: a connection to 127.0.0.1:${port} was refused: the user refused 127.0.0.1 for this session]`);
     const third = await s.shell(fetchCommand(port));
+    // Refused by the proxy's own deny list: no question, and nothing the extension sees.
     expect(third.output).toMatch(/\[exit code [1-9]\d*\]$/);
     expect(hits).toBe(1);
     // The third was refused without a prompt (the two above were taken from the inbox as they came).

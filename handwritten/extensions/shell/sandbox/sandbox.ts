@@ -481,11 +481,16 @@ export class Sandbox {
   private async askNetwork(host: string, port: number | undefined): Promise<boolean | { allow: false; reason: string }> {
     const target = port === undefined ? host : `${host}:${port}`;
     const deny = (reason: string) => ({ allow: false as const, reason });
-    if (this.grants.denyDomains.has(host)) return deny(`${host} was refused for this session`);
+    // The proxy's refusal of a plain HTTP request carries no reason: each refusal below names its
+    // own in the call's result (SPEC-sandbox, "Approvals").
+    const refusedByUser = (callId: string | undefined) => {
+      if (callId !== undefined && this.running.has(callId)) this.addNote(callId, `[sandbox: a connection to ${target} was refused: the user refused ${host} for this session]`);
+      return deny(`the user refused ${host} for this session`);
+    };
+    if (this.grants.denyDomains.has(host)) return refusedByUser(this.soleCall()?.[0]);
     if (this.state !== "active" || this.mode === "non-interactive") {
       const sole = this.soleCall();
       this.diagnose("refused", "network", sole?.[0]);
-      // The proxy's refusal of a plain HTTP request carries no reason: the call's result names the fix.
       const why = this.mode === "non-interactive" ? "non-interactive" : `the sandbox is ${this.state}`;
       if (sole !== undefined) this.addNote(sole[0], `[sandbox: a connection to ${target} was refused: ${host} is not on the network allowlist and nobody was asked (${why}); the user can allow it with \`:sandbox network allow add ${host}\` in the interactive UI]`);
       return deny(`${host} is not on the sandbox's network allowlist; the user can allow it with :sandbox network allow add ${host}`);
@@ -521,15 +526,11 @@ export class Sandbox {
     if (outcome === "denied") {
       this.grants.denyDomains.add(host);
       this.updateNetwork();
-      return deny(`the user refused ${host} for this session`);
+      return refusedByUser(running?.[0]);
     }
-    // The proxy's refusal does not say why: the call's result does (SPEC-sandbox, "Approvals").
     const callId = running?.[0];
     if (callId !== undefined && this.running.has(callId)) {
-      const notes = this.reviewNotes.get(callId) ?? [];
-      const note = `[sandbox: the connection to ${target} was refused: its approval was withdrawn (the call was cancelled, a new prompt, a policy change, or no answer in time)]`;
-      if (!notes.includes(note)) notes.push(note);
-      this.reviewNotes.set(callId, notes);
+      this.addNote(callId, `[sandbox: the connection to ${target} was refused: its approval was withdrawn (the call was cancelled, a new prompt, a policy change, or no answer in time)]`);
     }
     return deny(`the request for ${host} was withdrawn`);
   }
