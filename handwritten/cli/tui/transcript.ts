@@ -105,8 +105,6 @@ export class Transcript {
    * each with an outcome and its display, even after the turn was cancelled, so only that ends them.
    */
   private readonly requested = new WeakSet<Item>();
-  /** Requested rows left open by a turn's end, waiting for their outcome (see closeStreams). */
-  private readonly lingering = new WeakMap<Item, number>();
 
   agent(id: string): AgentView {
     let a = this.agents.get(id);
@@ -323,7 +321,7 @@ export class Transcript {
       case "agent.outer_turn_finished":
         a.busy = false;
         // A turn closed by a resume after the session stopped: no outcome of its calls is coming.
-        this.closeStreams(a, e.data.outcome === "dispatch_uncertain" || e.data.outcome === "interrupted", true);
+        this.closeStreams(a, e.data.outcome === "dispatch_uncertain" || e.data.outcome === "interrupted");
         if (e.data.outcome === "dispatch_uncertain") {
           this.push(a, { kind: "notice", level: "warning", text: "the session stopped while the model was answering; that prompt is not resent automatically", done: true });
         } else if (e.data.outcome === "interrupted") {
@@ -383,23 +381,14 @@ export class Transcript {
    * requested call's row without an outcome stays open for it (a cancelled call may still end
    * `ok`), unless `all`: the session stopped, and no outcome is coming.
    */
-  private closeStreams(a: AgentView, all = false, turnEnd = false): void {
+  private closeStreams(a: AgentView, all = false): void {
     const open = this.open.get(a);
     if (!open) return;
     for (const it of [...open]) {
       if (it.kind === "assistant" && !it.done) it.done = true;
       // A call still without an outcome may yet report one; one with an outcome (its display may
       // be missing from an older journal) ends here, or it would hold the rows after it in view.
-      // One still waiting when a later turn ends lost its outcome (a crash after the cancel): it
-      // ends then, so it holds the rows after it in view for one turn at most.
-      if (it.kind === "tool" && !it.done && this.requested.has(it) && !all && it.status === "running") {
-        if (!turnEnd) continue;
-        const waited = this.lingering.get(it) ?? 0;
-        if (waited === 0) {
-          this.lingering.set(it, 1);
-          continue;
-        }
-      }
+      if (it.kind === "tool" && !it.done && this.requested.has(it) && !all && it.status === "running") continue;
       if (it.kind === "tool" && !it.done) {
         // A call whose outcome came but not its display keeps the outcome.
         if (it.status === "running") it.status = "cancelled";
