@@ -145,14 +145,16 @@ describe("attach and resume replay what the live UI showed", () => {
         const agentId = await live.createAgent();
         for (const [i, plan] of plans.entries()) {
           fake.enqueue(...responses(plan, i));
+          const slowCall = `call_${callSeq}`; // a cancel-tool plan's last call
           const before = f.deliveries.length;
           live.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: `prompt ${i}` });
           if (CANCELS.includes(plan.ending)) {
-            // The user cancels once the live UI shows the partial answer, or the slow call's output.
+            // The user cancels once the live UI shows the partial answer, or the slow call running
+            // (its started fact: its progress is transient, and a loaded machine may coalesce it).
             const shows = (x: Delivery) =>
               plan.ending === "cancel-streaming"
                 ? x.event.name === "provider.response_updated" && (x.event.data.text_delta ?? "").includes(`partial ${i}`)
-                : x.event.name === "tool.progress" && x.event.data.text.includes(`slow-${i}`);
+                : x.event.name === "tool.started" && x.event.data.call_id === slowCall;
             await waitFor(() => f.deliveries.slice(before).some(shows), `prompt ${i} to be under way`, { timeoutMs: 30_000 });
             live.emit("agent.cancel_request", { agent_id: agentId });
           }
