@@ -3,10 +3,9 @@
 // model, the replacement session starts with the source's configuration (its `--harness-config`
 // overrides), its agent with the source agent's role, and none of the source session's own sandbox
 // grants or choices.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useLoopbackHost } from "../sandbox/support.js";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { TestClient, waitFor } from "../../support/daemon.js";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
@@ -17,22 +16,8 @@ let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
-let server: Server | undefined;
-let hits = 0;
-afterEach(async () => {
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-  server = undefined;
-});
-
-async function loopback(): Promise<number> {
-  hits = 0;
-  server = createServer((_req, res) => {
-    hits++;
-    res.end("hello from the host\n");
-  });
-  await new Promise<void>((r) => server?.listen(0, "127.0.0.1", () => r()));
-  return (server.address() as AddressInfo).port;
-}
+/** The host outside the sandbox the commands connect to. */
+const host = useLoopbackHost();
 
 /** Attaches a UI, live on everything and given the agents' creations and finished turns, once the models and the handoff tools are there. */
 async function attachWithAgents(d: { socket: string; session_id: string }): Promise<TestClient> {
@@ -63,7 +48,7 @@ async function fetchThroughShell(c: TestClient, agentId: string, tag: string): P
 
 describe("a handoff carries no new authority", () => {
   it("[handoff.authority.no-broader] the replacement starts with the source's configuration overrides and agent role, and without the source session's sandbox grants, classifier choice or :sandbox off", async () => {
-    const port = await loopback();
+    const port = await host.start();
     const w = handoffWorkspace(fake, cleanups, {}, {
       // Without its role the replacement's agent would get the default policy, which grants more.
       roles: { default: { allow_tools: ["agent_compact"] }, narrow: { deny_tools: ["compact", "group:agents"] } },
@@ -93,7 +78,7 @@ describe("a handoff carries no new authority", () => {
     expect(sourceShow).toMatch(/network allowed .* \+ session:\n(.*\n)*  127\.0\.0\.1\n/);
     // The grant works in the source: the fetch goes through, unasked.
     expect(await fetchThroughShell(c, agentId, "in the source")).toBe("hello from the host\n[exit code 0]");
-    expect(hits).toBe(1);
+    expect(host.hits).toBe(1);
     const sourceRequest = fake.chatRequests.find((r) => JSON.stringify(messages(r).at(-1)).includes("FETCH-IT in the source"))!;
     const sourceTools = toolNames(sourceRequest);
     expect(sourceTools).toContain("shell");
@@ -131,7 +116,7 @@ describe("a handoff carries no new authority", () => {
     expect(refused).not.toContain("hello from the host");
     expect(refused).toMatch(/\[exit code [1-9]\d*\]\n/);
     expect(refused).toContain("nobody was asked (non-interactive)");
-    expect(hits).toBe(1);
+    expect(host.hits).toBe(1);
     expect(r.deliveries().some((x) => x.name === "sandbox.approval_requested")).toBe(false);
   }, 180_000);
 });

@@ -2,35 +2,18 @@
 // loopback HTTP server (SPEC-sandbox, "Commands" and "Approvals"): each takes effect on the next
 // command, and none of them survives a resume of the session.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
-import { SandboxSession } from "./support.js";
+import { SandboxSession, useLoopbackHost } from "./support.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
-let server: Server | undefined;
-let hits = 0;
-afterEach(async () => {
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-  server = undefined;
-});
-
-/** A loopback HTTP server answering every request; its port. */
-async function loopback(): Promise<number> {
-  hits = 0;
-  server = createServer((_req, res) => {
-    hits++;
-    res.end("hello from the host\n");
-  });
-  await new Promise<void>((r) => server?.listen(0, "127.0.0.1", () => r()));
-  return (server.address() as AddressInfo).port;
-}
+/** The host outside the sandbox the commands connect to. */
+const host = useLoopbackHost();
 
 // Through the sandbox's proxy (HTTP_PROXY), as in network.test.ts. Without -f: a refusal's body is shown.
 const fetchCommand = (port: number) => `curl -sS --noproxy '' -m 20 http://127.0.0.1:${port}/`;
@@ -51,30 +34,30 @@ const ALLOW_ONLY_EXAMPLE = "network:\n  allowed_domains: [only.example]\n";
 
 describe("the :sandbox commands", () => {
   it("[sandbox.commands.network-and-mode] network allow|deny add|remove and mode take effect on the next command", async () => {
-    const port = await loopback();
+    const port = await host.start();
     const s = await SandboxSession.start(fake, cleanups, { globalYaml: ALLOW_ONLY_EXAMPLE });
     expect(await s.settled()).toMatchObject({ state: "active" });
 
     // allow add: the connection succeeds without asking.
     expect(await s.command("network", "allow", "add", "127.0.0.1")).toEqual({ ok: true, text: "network allow: added 127.0.0.1 (this session only)" });
     expect((await s.shell(fetchCommand(port))).output).toBe("hello from the host\n[exit code 0]");
-    expect(hits).toBe(1);
+    expect(host.hits).toBe(1);
     expect(prompts(s)).toHaveLength(0);
 
     // allow remove: it asks again.
     expect((await s.command("network", "allow", "remove", "127.0.0.1")).ok).toBe(true);
     expect((await asked(s, fetchCommand(port), "network", "allow")).output).toBe("hello from the host\n[exit code 0]");
-    expect(hits).toBe(2);
+    expect(host.hits).toBe(2);
 
     // deny add: refused at once, without asking; deny remove: it asks again.
     expect((await s.command("network", "deny", "add", "127.0.0.1")).ok).toBe(true);
     const denied = await s.shell(fetchCommand(port));
     expect(denied.output).not.toContain("hello from the host");
     expect(prompts(s)).toHaveLength(0);
-    expect(hits).toBe(2);
+    expect(host.hits).toBe(2);
     expect((await s.command("network", "deny", "remove", "127.0.0.1")).ok).toBe(true);
     expect((await asked(s, fetchCommand(port), "network", "allow")).output).toBe("hello from the host\n[exit code 0]");
-    expect(hits).toBe(3);
+    expect(host.hits).toBe(3);
 
     // mode non-interactive: a host no rule allows is refused at once, and the result names the fix.
     expect(await s.command("mode", "non-interactive")).toEqual({ ok: true, text: "sandbox mode: non-interactive (for this session)" });
@@ -82,12 +65,12 @@ describe("the :sandbox commands", () => {
     expect(refused.output).not.toContain("hello from the host");
     expect(refused.output).toContain(`[sandbox: a connection to 127.0.0.1:${port} was refused: 127.0.0.1 is not on the network allowlist and nobody was asked (non-interactive); the user can allow it with \`:sandbox network allow add 127.0.0.1\` in the interactive UI]`);
     expect(prompts(s)).toHaveLength(0);
-    expect(hits).toBe(3);
+    expect(host.hits).toBe(3);
     // mode interactive: it asks again.
     expect((await s.command("mode", "interactive")).ok).toBe(true);
     const refusedByUser = await asked(s, fetchCommand(port), "network", "deny");
     expect(refusedByUser.output).not.toContain("hello from the host");
-    expect(hits).toBe(3);
+    expect(host.hits).toBe(3);
   });
 
   it("[sandbox.commands.filesystem] filesystem allow-write|allow-read|deny-read add|remove take effect on the next command", async () => {
@@ -133,7 +116,7 @@ describe("the :sandbox commands", () => {
   });
 
   it("[sandbox.commands.grants-not-resumed] session grants and the session's mode do not survive a resume of the session", async () => {
-    const port = await loopback();
+    const port = await host.start();
     const s = await SandboxSession.start(fake, cleanups, { globalYaml: ALLOW_ONLY_EXAMPLE });
     expect(await s.settled()).toMatchObject({ state: "active" });
     const outside = join(s.w.home, "outside");
@@ -144,7 +127,7 @@ describe("the :sandbox commands", () => {
     expect((await s.shell(fetchCommand(port))).output).toBe("hello from the host\n[exit code 0]");
     expect((await s.shell(`echo before > ${join(outside, "before.txt")}`)).output).toBe("(no output)\n[exit code 0]");
     expect(prompts(s)).toHaveLength(0);
-    expect(hits).toBe(1);
+    expect(host.hits).toBe(1);
 
     const resumed = await s.resume(cleanups);
     expect(await resumed.settled()).toMatchObject({ state: "active" });
@@ -156,7 +139,7 @@ describe("the :sandbox commands", () => {
     // same write is refused again and asks.
     const fetched = await asked(resumed, fetchCommand(port), "network", "deny");
     expect(fetched.output).not.toContain("hello from the host");
-    expect(hits).toBe(1);
+    expect(host.hits).toBe(1);
     const written = await asked(resumed, `echo after > ${join(outside, "after.txt")}`, "filesystem_write", "deny");
     expect(written.output).toContain("Read-only file system");
     expect(existsSync(join(outside, "after.txt"))).toBe(false);

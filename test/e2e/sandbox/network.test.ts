@@ -1,36 +1,19 @@
 // The sandbox's network isolation and the headless policy through a real daemon, real bubblewrap
 // and a loopback HTTP server (SPEC-sandbox, GATE-sandbox).
 import { existsSync, mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { runTau } from "../../support/run-tau.js";
-import { SandboxSession } from "./support.js";
+import { SandboxSession, useLoopbackHost } from "./support.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
-let server: Server | undefined;
-let hits = 0;
-afterEach(async () => {
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-  server = undefined;
-});
-
-/** A loopback HTTP server answering every request; its port. */
-async function loopback(): Promise<number> {
-  hits = 0;
-  server = createServer((_req, res) => {
-    hits++;
-    res.end("hello from the host\n");
-  });
-  await new Promise<void>((r) => server?.listen(0, "127.0.0.1", () => r()));
-  return (server.address() as AddressInfo).port;
-}
+/** The host outside the sandbox the commands connect to. */
+const host = useLoopbackHost();
 
 // Through the sandbox's proxy (HTTP_PROXY): without `--noproxy ''` curl would go straight to the
 // sandbox's own loopback, which has nothing listening.
@@ -38,7 +21,7 @@ const fetchCommand = (port: number) => `curl -sS -f --noproxy '' -m 20 http://12
 
 describe("the sandbox's network", () => {
   it("[sandbox.net.loopback-asks] a loopback host off the allowlist waits for approval, succeeds after it, and fails after a denial", async () => {
-    const port = await loopback();
+    const port = await host.start();
     const s = await SandboxSession.start(fake, cleanups, { globalYaml: "network:\n  allowed_domains: [only.example]\n" });
     expect(await s.settled()).toMatchObject({ state: "active" });
 
@@ -46,11 +29,11 @@ describe("the sandbox's network", () => {
     const ask = await s.approval();
     expect(ask).toMatchObject({ kind: "network", target: `127.0.0.1:${port}`, choices: ["allow", "deny"], call_id: callId });
     // The connection waits for the answer: nothing reached the server yet.
-    expect(hits).toBe(0);
+    expect(host.hits).toBe(0);
     s.answer(ask.approval_id, "allow");
     const allowed = await s.result(callId);
     expect(allowed.output).toBe("hello from the host\n[exit code 0]");
-    expect(hits).toBe(1);
+    expect(host.hits).toBe(1);
 
     // Approval released only that connection: the next one asks again; a denial refuses it, and
     // every later connection to that host is refused at once, without asking.
@@ -65,13 +48,13 @@ describe("the sandbox's network", () => {
     const third = await s.shell(fetchCommand(port));
     // Refused by the proxy's own deny list: no question, and nothing the extension sees.
     expect(third.output).toMatch(/\[exit code [1-9]\d*\]$/);
-    expect(hits).toBe(1);
+    expect(host.hits).toBe(1);
     // The third was refused without a prompt (the two above were taken from the inbox as they came).
     expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(0);
   });
 
   it("[sandbox.net.concurrent-asks-one-prompt] concurrent connections to one host share one prompt; allowing releases them all; a later connection asks again", async () => {
-    const port = await loopback();
+    const port = await host.start();
     // A reviewer that escalates every request: each connection's review is an event the test can
     // wait for, so the answer is given only once both connections are waiting on the prompt.
     const s = await SandboxSession.start(fake, cleanups, { globalYaml: "network:\n  allowed_domains: [only.example]\nclassifier: provider/fake-model\n" });
@@ -89,12 +72,12 @@ describe("the sandbox's network", () => {
     await escalated();
     await escalated();
     // Both connections are waiting, on the one prompt: nothing reached the server, nothing else was asked.
-    expect(hits).toBe(0);
+    expect(host.hits).toBe(0);
     expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(0);
     s.answer(ask.approval_id, "allow");
     const r = await s.result(callId);
     expect(r.output).toBe("hello from the host\nhello from the host\n[exit code 0]");
-    expect(hits).toBe(2);
+    expect(host.hits).toBe(2);
     expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(0);
 
     // The approval was for those connections only: a later one asks again.
@@ -106,7 +89,7 @@ describe("the sandbox's network", () => {
     expect(again.approval_id).not.toBe(ask.approval_id);
     s.answer(again.approval_id, "allow");
     expect((await s.result(later)).output).toBe("hello from the host\n[exit code 0]");
-    expect(hits).toBe(3);
+    expect(host.hits).toBe(3);
   });
 
   it("[sandbox.net.no-daemon-socket] a sandboxed command cannot open the daemon's socket", async () => {

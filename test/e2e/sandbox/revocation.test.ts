@@ -3,35 +3,18 @@
 // "Approvals"): the prompt closes as `revoked` in every UI, the waiting connection or command gets
 // the deny outcome at once, the result says so, and a late answer grants nothing.
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
-import { SandboxSession } from "./support.js";
+import { SandboxSession, useLoopbackHost } from "./support.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
-let server: Server | undefined;
-let hits = 0;
-afterEach(async () => {
-  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-  server = undefined;
-});
-
-/** A loopback HTTP server answering every request; its port. */
-async function loopback(): Promise<number> {
-  hits = 0;
-  server = createServer((_req, res) => {
-    hits++;
-    res.end("hello from the host\n");
-  });
-  await new Promise<void>((r) => server?.listen(0, "127.0.0.1", () => r()));
-  return (server.address() as AddressInfo).port;
-}
+/** The host outside the sandbox the commands connect to. */
+const host = useLoopbackHost();
 
 // Through the sandbox's proxy; curl's own limit (60 s) is far beyond the test's, so a connection
 // left waiting would fail the test rather than end by itself.
@@ -68,7 +51,7 @@ async function answerLate(s: SandboxSession, approvalId: string, decision: strin
 
 describe("revoking a pending network approval", () => {
   it("[sandbox.net.revoked-on-cancel] cancelling the agent's turn revokes the prompt its command's connection waits on; a late allow lets nothing through", async () => {
-    const port = await loopback();
+    const port = await host.start();
     const s = await networkSession();
     const callId = await s.callShell(fetchCommand(port));
     const approvalId = await pendingFor(s, callId, "network");
@@ -77,11 +60,11 @@ describe("revoking a pending network approval", () => {
     expect(await s.next("tool.result", (d) => d.call_id === callId)).toMatchObject({ outcome: "cancelled" });
     expect(await s.next("agent.outer_turn_finished")).toMatchObject({ outcome: "cancelled" });
     await answerLate(s, approvalId, "allow");
-    expect(hits).toBe(0);
+    expect(host.hits).toBe(0);
   });
 
   it("[sandbox.net.revoked-on-new-prompt] a new user prompt to the agent, steered or queued, revokes its pending connection prompt: the connection is refused at once and the result says why", async () => {
-    const port = await loopback();
+    const port = await host.start();
     const s = await networkSession();
     // Steered: it joins the current turn at its next round, after the refused call's result.
     const steered = await s.callShell(fetchCommand(port));
@@ -104,11 +87,11 @@ describe("revoking a pending network approval", () => {
     expect(r2.output).toContain("its approval was withdrawn");
     await s.next("agent.outer_turn_finished");
     await answerLate(s, second, "allow");
-    expect(hits).toBe(0);
+    expect(host.hits).toBe(0);
   });
 
   it("[sandbox.net.kept-on-agent-message] a prompt from another agent is no user prompt: the pending connection prompt stays, and the user's allow still lets it through", async () => {
-    const port = await loopback();
+    const port = await host.start();
     const s = await networkSession();
     s.client.emit("ui.create_agent", { request_id: "r-other" });
     const created = await s.client.next((m) => m.message === "direct" && m.payload.event.data.request_id === "r-other");
@@ -130,11 +113,11 @@ describe("revoking a pending network approval", () => {
     s.answer(approvalId, "allow");
     expect(await s.next("sandbox.approval_resolved", (d) => d.approval_id === approvalId)).toMatchObject({ outcome: "allowed" });
     expect((await s.next("tool.result", (d) => d.call_id === "call_fetch")).output).toBe("hello from the host\n[exit code 0]");
-    expect(hits).toBe(1);
+    expect(host.hits).toBe(1);
   });
 
   it("[sandbox.net.revoked-on-policy-change] a policy change (:sandbox network allow add, :sandbox off) revokes the pending connection prompt: refused at once, a late allow lets nothing through", async () => {
-    const port = await loopback();
+    const port = await host.start();
     const s = await networkSession();
     const before = await s.callShell(fetchCommand(port));
     const first = await pendingFor(s, before, "network");
@@ -153,7 +136,7 @@ describe("revoking a pending network approval", () => {
     expect(r2.output).toContain("The requested URL returned error: 403");
     expect(r2.output).toContain("its approval was withdrawn");
     await answerLate(s, second, "allow");
-    expect(hits).toBe(0);
+    expect(host.hits).toBe(0);
   });
 });
 

@@ -2,7 +2,10 @@
 // real bubblewrap: a session in which a test has the model call `shell` and answers the sandbox's
 // prompts as an attached UI would (SPEC-sandbox).
 import { mkdirSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import { TestClient, startDaemon, type StartedDaemon } from "../../support/daemon.js";
 import { processTree, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
@@ -158,4 +161,32 @@ export class SandboxSession {
     const r = await this.next("sandbox.command_result", (d) => d.request_id === request_id);
     return { ok: r.ok === true, text: String(r.text) };
   }
+}
+
+/**
+ * A loopback HTTP server standing in for a host outside the sandbox: it answers every request with
+ * "hello from the host" and counts them (`hits`); closed after each test. Call where tests are declared.
+ */
+export function useLoopbackHost(): { start(): Promise<number>; readonly hits: number } {
+  let server: Server | undefined;
+  let hits = 0;
+  afterEach(async () => {
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    server = undefined;
+  });
+  return {
+    get hits() {
+      return hits;
+    },
+    async start() {
+      hits = 0;
+      const s = createServer((_req, res) => {
+        hits++;
+        res.end("hello from the host\n");
+      });
+      server = s;
+      await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
+      return (s.address() as AddressInfo).port;
+    },
+  };
 }
