@@ -840,6 +840,13 @@ export type ProviderResponseFailed = {
   round: number;
   error_class: ErrorClass;
   diagnostic: ShortText;
+  /**
+   * What UIs were shown of the round's answer before it failed (`provider.response_updated` is not
+   * kept): an attached or resumed UI shows the same partial answer. For display only: it never
+   * enters the conversation sent to a model.
+   */
+  shown_text?: BodyText;
+  shown_reasoning?: BodyText;
 };
 
 export type ProviderResponseFailedReported = {

@@ -7,10 +7,11 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateProviderResponseFailed = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFailed.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"},"diagnostic":{"$ref":"ShortText.json"}},"required":["agent_id","prompt_id","round","error_class","diagnostic"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_failed"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFailed.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"error_class":{"$ref":"ErrorClass.json"},"diagnostic":{"$ref":"ShortText.json"},"shown_text":{"$ref":"BodyText.json","description":"What UIs were shown of the round's answer before it failed (`provider.response_updated` is not\nkept): an attached or resumed UI shows the same partial answer. For display only: it never\nenters the conversation sent to a model."},"shown_reasoning":{"$ref":"BodyText.json"}},"required":["agent_id","prompt_id","round","error_class","diagnostic"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_failed"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ErrorClass.json","type":"string","enum":["rate_limited","server_error","network","timeout","context_window_exceeded","authentication","invalid_request","protocol","cancelled"]};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
+const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
 
@@ -143,14 +144,60 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "error_class")) && (key0 !== "diagnostic")){
+if(data.shown_text !== undefined){
+let data5 = data.shown_text;
+const _errs15 = errors;
 const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data5 === "string"){
+if(func0(data5) > 8388608){
+validate0.errors = [{instancePath:instancePath+"/shown_text",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/shown_text",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.shown_reasoning !== undefined){
+let data6 = data.shown_reasoning;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data6 === "string"){
+if(func0(data6) > 8388608){
+validate0.errors = [{instancePath:instancePath+"/shown_reasoning",schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/shown_reasoning",schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "error_class")) && (key0 !== "diagnostic")) && (key0 !== "shown_text")) && (key0 !== "shown_reasoning")){
+const _errs22 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs16 === errors;
-if(!valid5){
+var valid7 = _errs22 === errors;
+if(!valid7){
 break;
+}
+}
 }
 }
 }

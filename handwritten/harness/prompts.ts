@@ -1238,12 +1238,14 @@ export class PromptEngine {
     const t = l.turn;
     if (!t) return;
     this.flushDelta(agentId, t);
+    // What UIs were shown of the answer is kept with the failure, as with a cancel (the deltas are not).
     await this.port.publish("provider.response_failed", {
       agent_id: agentId,
       prompt_id: t.promptId,
       round: t.round,
       error_class: errorClass,
       diagnostic: fitText(diagnostic),
+      ...(t.answered ? {} : { ...(t.text !== "" ? { shown_text: t.text } : {}), ...(t.reasoning !== "" ? { shown_reasoning: t.reasoning } : {}) }),
     });
     await this.finish(agentId, l, "failed");
   }

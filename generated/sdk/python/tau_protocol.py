@@ -2494,6 +2494,14 @@ class ProviderResponseFailed:
     error_class: ErrorClass
     prompt_id: str
     round: int
+    shown_reasoning: Optional[str] = None
+    shown_text: Optional[str] = None
+    """What UIs were shown of the round's answer before it failed (`provider.response_updated`
+    is not
+    kept): an attached or resumed UI shows the same partial answer. For display only: it
+    never
+    enters the conversation sent to a model.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'ProviderResponseFailed':
@@ -2503,7 +2511,9 @@ class ProviderResponseFailed:
         error_class = ErrorClass(obj.get("error_class"))
         prompt_id = from_str(obj.get("prompt_id"))
         round = from_int(obj.get("round"))
-        return ProviderResponseFailed(agent_id, diagnostic, error_class, prompt_id, round)
+        shown_reasoning = from_union([from_str, from_none], obj.get("shown_reasoning"))
+        shown_text = from_union([from_str, from_none], obj.get("shown_text"))
+        return ProviderResponseFailed(agent_id, diagnostic, error_class, prompt_id, round, shown_reasoning, shown_text)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -2512,6 +2522,10 @@ class ProviderResponseFailed:
         result["error_class"] = to_enum(ErrorClass, self.error_class)
         result["prompt_id"] = from_str(self.prompt_id)
         result["round"] = from_int(self.round)
+        if self.shown_reasoning is not None:
+            result["shown_reasoning"] = from_union([from_str, from_none], self.shown_reasoning)
+        if self.shown_text is not None:
+            result["shown_text"] = from_union([from_str, from_none], self.shown_text)
         return result
 
 

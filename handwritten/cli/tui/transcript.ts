@@ -239,6 +239,7 @@ export class Transcript {
         return true;
       }
       case "provider.response_failed":
+        this.shownAnswer(a, e.data.prompt_id, e.data.round, e.data.shown_text, e.data.shown_reasoning);
         this.closeStreams(a);
         this.push(a, { kind: "notice", level: "error", text: `the model request failed: ${e.data.error_class}: ${e.data.diagnostic}`, done: true });
         return true;
@@ -309,12 +310,7 @@ export class Transcript {
         return true;
       case "agent.prompt_cancelled":
         a.busy = false;
-        // The answer as far as UIs were shown it: live it is there already, replayed it is made here.
-        if (e.data.round !== undefined && (e.data.shown_text !== undefined || e.data.shown_reasoning !== undefined)) {
-          const it = this.answer(a, `${e.data.prompt_id}#${e.data.round}`);
-          it.text = e.data.shown_text ?? "";
-          it.reasoning = e.data.shown_reasoning ?? "";
-        }
+        if (e.data.round !== undefined) this.shownAnswer(a, e.data.prompt_id, e.data.round, e.data.shown_text, e.data.shown_reasoning);
         this.closeStreams(a);
         this.push(a, { kind: "notice", level: "warning", text: "the prompt was cancelled", done: true });
         return true;
@@ -364,6 +360,17 @@ export class Transcript {
       this.open.get(a)?.delete(it);
     }
     return it;
+  }
+
+  /**
+   * The answer of a round cut by a cancel or a failure as far as UIs were shown it: live it is there
+   * already, replayed it is made here (the deltas are not kept).
+   */
+  private shownAnswer(a: AgentView, promptId: string, round: number, text: string | undefined, reasoning: string | undefined): void {
+    if (text === undefined && reasoning === undefined) return;
+    const it = this.answer(a, `${promptId}#${round}`);
+    it.text = text ?? "";
+    it.reasoning = reasoning ?? "";
   }
 
   /** The answer item of a prompt round, made when its first event arrives. */

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { isAlive, startDaemon } from "../../support/daemon.js";
 import { waitFor } from "../../support/wait.js";
-import { completionChunk, errorResponse, sseEvent, textResponse, toolCallResponse, type FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
+import { completionChunk, disconnectAfter, errorResponse, sseEvent, textResponse, toolCallResponse, type FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
 import { SessionClient, type Delivery } from "../../../handwritten/cli/session-client.js";
 import { Transcript, type AgentView } from "../../../handwritten/cli/tui/transcript.js";
 import { REPLAY_RECENT_RECORDS } from "../../../handwritten/cli/tui/app.js";
@@ -28,7 +28,7 @@ type Call = "echo" | "exit-code" | "read-missing" | "edit" | "no-such-tool";
  * limit or the content filter), a refused request, or the user's cancel while the answer streams
  * or while a slow shell call runs.
  */
-type Ending = "answer" | "reasoned-answer" | "refused-request" | "retried-answer" | "length" | "content-filter" | "cancel-streaming" | "cancel-tool";
+type Ending = "answer" | "reasoned-answer" | "refused-request" | "retried-answer" | "length" | "content-filter" | "cancel-streaming" | "cancel-tool" | "failed-after-text";
 const CANCELS: readonly Ending[] = ["cancel-streaming", "cancel-tool"];
 interface PromptPlan {
   readonly rounds: readonly (readonly Call[])[];
@@ -37,7 +37,7 @@ interface PromptPlan {
 
 const promptPlan: fc.Arbitrary<PromptPlan> = fc.record({
   rounds: fc.array(fc.array(fc.constantFrom<Call>("echo", "exit-code", "read-missing", "edit", "no-such-tool"), { minLength: 1, maxLength: 3 }), { maxLength: 2 }),
-  ending: fc.constantFrom<Ending>("answer", "reasoned-answer", "refused-request", "retried-answer", "length", "content-filter", "cancel-streaming", "cancel-tool"),
+  ending: fc.constantFrom<Ending>("answer", "reasoned-answer", "refused-request", "retried-answer", "length", "content-filter", "cancel-streaming", "cancel-tool", "failed-after-text"),
 });
 
 let callSeq = 0;
@@ -89,6 +89,16 @@ function responses(plan: PromptPlan, i: number): ScriptedResponse[] {
         ],
         end: "hang",
       });
+      break;
+    case "failed-after-text":
+      // Part of an answer, then the connection drops: not retried once output streamed, the round fails.
+      out.push(
+        disconnectAfter([
+          sseEvent(completionChunk({ role: "assistant", content: "" })),
+          sseEvent(completionChunk({ reasoning_content: `musing ${i}` })),
+          sseEvent(completionChunk({ content: `cut off ${i}` })),
+        ]),
+      );
       break;
     case "cancel-tool":
       // A shell call that runs until the cancel ends it.
@@ -197,6 +207,7 @@ describe("attach and resume replay what the live UI showed", () => {
             [
               { rounds: [["read-missing"]], ending: "content-filter" },
               { rounds: [], ending: "cancel-tool" },
+              { rounds: [], ending: "failed-after-text" },
             ],
           ],
         ],

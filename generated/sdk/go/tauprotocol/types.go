@@ -664,11 +664,18 @@ type ProviderResponseDeltaReported struct {
 }
 
 type ProviderResponseFailed struct {
-	AgentID    string     `json:"agent_id" cbor:"agent_id"`
-	Diagnostic string     `json:"diagnostic" cbor:"diagnostic"`
-	ErrorClass ErrorClass `json:"error_class" cbor:"error_class"`
-	PromptID   string     `json:"prompt_id" cbor:"prompt_id"`
-	Round      int64      `json:"round" cbor:"round"`
+	AgentID        string     `json:"agent_id" cbor:"agent_id"`
+	Diagnostic     string     `json:"diagnostic" cbor:"diagnostic"`
+	ErrorClass     ErrorClass `json:"error_class" cbor:"error_class"`
+	PromptID       string     `json:"prompt_id" cbor:"prompt_id"`
+	Round          int64      `json:"round" cbor:"round"`
+	ShownReasoning *string    `json:"shown_reasoning,omitempty" cbor:"shown_reasoning,omitempty"`
+	// What UIs were shown of the round's answer before it failed (`provider.response_updated`
+	// is not
+	// kept): an attached or resumed UI shows the same partial answer. For display only: it
+	// never
+	// enters the conversation sent to a model.
+	ShownText *string `json:"shown_text,omitempty" cbor:"shown_text,omitempty"`
 }
 
 type ProviderResponseFailedReported struct {
