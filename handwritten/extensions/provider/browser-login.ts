@@ -52,8 +52,13 @@ export async function browserLogin(egress: EgressPolicy, authUrl: string, o: Bro
   // The browser's tab is answered once the exchange is done, so it can say how it ended.
   let pending: ServerResponse | undefined;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    if (req.method !== "GET" || url.pathname !== BROWSER_LOGIN_CALLBACK || pending !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(req.url ?? "/", "http://localhost");
+    } catch {
+      // A request target no URL parser takes: answered like any other stranger's.
+    }
+    if (url === undefined || req.method !== "GET" || url.pathname !== BROWSER_LOGIN_CALLBACK || pending !== undefined) {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
       return;
     }

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { TAU_BIN } from "../../support/paths.js";
 import { waitFor } from "../../support/wait.js";
@@ -108,6 +109,15 @@ describe("tau on the chatgpt_ws family", () => {
     expect((await visit(q.redirect_uri as string, { code: "stolen", state: "x".repeat((q.state as string).length) })).status).toBe(400);
     expect((await visit(q.redirect_uri as string, { code: "stolen" })).status).toBe(400);
     expect((await visit(q.redirect_uri as string, { code: "stolen", state: q.state as string }, "/elsewhere")).status).toBe(404);
+    // A request target no URL parser takes is answered, and the sign-in keeps waiting.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(q.redirect_uri as string).port), "127.0.0.1", () => socket.end("GET http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+      let got = "";
+      socket.setEncoding("utf8").on("data", (d: string) => (got += d));
+      socket.on("close", () => resolve(got));
+      socket.on("error", reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 404 /);
     expect(existsSync(file)).toBe(false);
     const done = await visit(q.redirect_uri as string, { code: "browser-code-1", state: q.state as string });
     expect(done).toMatchObject({ status: 200, text: expect.stringContaining("Signed in to tau") });
