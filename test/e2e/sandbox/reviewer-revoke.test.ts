@@ -4,14 +4,12 @@
 // "Selection"; GATE-sandbox-reviewer). The classifier's answer is held back by the loopback server
 // until the test has withdrawn the review, then let go: a late approval must grant nothing.
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { FakeOpenAI, errorResponse, textResponse, toolCallResponse, type ReceivedRequest, type ScriptedResponse } from "../../support/fake-openai.js";
 import { waitFor } from "../../support/wait.js";
-import { SandboxSession } from "./support.js";
+import { SandboxSession, useLoopbackHost } from "./support.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -134,20 +132,10 @@ describe("a pending automatic review is withdrawn", () => {
 });
 
 describe("a pending review of a connection", () => {
-  let server: Server | undefined;
-  afterEach(async () => {
-    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-    server = undefined;
-  });
+  const host = useLoopbackHost();
 
   it("[sandbox.review.revoked-cancel-connection] cancelling the prompt withdraws its connection's pending review: a late approval releases nothing", async () => {
-    let hits = 0;
-    server = createServer((_req, res) => {
-      hits++;
-      res.end("hello from the host\n");
-    });
-    await new Promise<void>((r) => server?.listen(0, "127.0.0.1", () => r()));
-    const port = (server.address() as AddressInfo).port;
+    const port = await host.start();
     const { s } = await session(`classifier: ${CLASSIFIER}\nnetwork:\n  allowed_domains: [only.example]\n`);
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -165,7 +153,7 @@ describe("a pending review of a connection", () => {
     expect(doctor).not.toMatch(/network allowed call call_conn/);
     expect(doctor).toContain(WITHDRAWN(1));
     expect(doctor).toContain("  grants after an approved review: applied 0, not applied (time budget used up) 0");
-    expect(hits).toBe(0);
+    expect(host.hits).toBe(0);
   }, 60_000);
 });
 

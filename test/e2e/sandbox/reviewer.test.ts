@@ -2,13 +2,11 @@
 // loopback model as the classifier (SPEC-sandbox-reviewer, GATE-sandbox-reviewer): the scripted
 // decision decides whether the exception is granted at once or the usual manual prompt is shown.
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { errorResponse, textResponse, toolCallResponse, type FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
-import { SandboxSession } from "./support.js";
+import { SandboxSession, useLoopbackHost } from "./support.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -147,20 +145,10 @@ describe("the automatic permission reviewer", () => {
 });
 
 describe("the automatic reviewer and connections", () => {
-  let server: Server | undefined;
-  afterEach(async () => {
-    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-    server = undefined;
-  });
+  const host = useLoopbackHost();
 
   it("[sandbox.review.e2e-network-one-connection] an approved connection is released alone; the next one is reviewed again", async () => {
-    let hits = 0;
-    server = createServer((_req, res) => {
-      hits++;
-      res.end("hello from the host\n");
-    });
-    await new Promise<void>((r) => server?.listen(0, "127.0.0.1", () => r()));
-    const port = (server.address() as AddressInfo).port;
+    const port = await host.start();
     const s = await SandboxSession.start(fake, cleanups, { globalYaml: `classifier: ${CLASSIFIER}\nnetwork:\n  allowed_domains: [only.example]\n` });
     expect(await s.settled()).toMatchObject({ state: "active" });
     const fetch = `curl -sS -f --noproxy '' -m 20 http://127.0.0.1:${port}/`;
@@ -168,7 +156,7 @@ describe("the automatic reviewer and connections", () => {
     const r = await s.result(first);
     expect(r.output).toContain("hello from the host");
     expect(r.output).toContain(`an automatic review by ${CLASSIFIER} used 321 input and 12 output tokens`);
-    expect(hits).toBe(1);
+    expect(host.hits).toBe(1);
     const input = JSON.parse(reviewRequests()[0]?.user ?? "{}") as { permission: Record<string, unknown> };
     expect(input.permission).toMatchObject({ kind: "network", target: `127.0.0.1:${port}`, active_command: fetch });
     // Not added to the allowlist: the next connection is reviewed again (escalated: the manual prompt).
@@ -177,6 +165,6 @@ describe("the automatic reviewer and connections", () => {
     expect(ask).toMatchObject({ kind: "network", target: `127.0.0.1:${port}` });
     s.answer(ask.approval_id, "deny");
     expect((await s.result(second)).output).not.toContain("hello from the host");
-    expect(hits).toBe(1);
+    expect(host.hits).toBe(1);
   });
 });

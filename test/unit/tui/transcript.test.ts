@@ -162,30 +162,18 @@ describe("the transcript in memory", () => {
     expect(t.agent("a-1").items.find((i) => i.kind === "tool" && i.callId === "c4")).toMatchObject({ status: "cancelled", done: true });
   });
 
-  it("a failure's shown answer makes the answer an attached UI did not see stream, and matches the one it did", () => {
-    const failed = {
-      name: "provider.response_failed",
-      data: { agent_id: "a-1", prompt_id: "p", round: 1, error_class: "network", diagnostic: "the connection was reset", shown_text: "half an ans", shown_reasoning: "hmm" },
-    } as const;
-    const live = new Transcript();
-    live.apply({ name: "provider.response_updated", data: { agent_id: "a-1", prompt_id: "p", round: 1, text_delta: "half an ans", reasoning_delta: "hmm" } });
-    live.apply(failed);
-    const replayed = new Transcript();
-    replayed.apply(failed);
-    expect(replayed.agent("a-1").items).toEqual(live.agent("a-1").items);
-    expect(replayed.agent("a-1").items[0]).toMatchObject({ kind: "assistant", text: "half an ans", reasoning: "hmm", done: true });
-    expect(replayed.agent("a-1").items[1]).toMatchObject({ kind: "notice", level: "error" });
-  });
-
-  it("a cancel's shown answer makes the answer an attached UI did not see stream, and matches the one it did", () => {
-    const cancelled = { name: "agent.prompt_cancelled", data: { agent_id: "a-1", prompt_id: "p", round: 0, shown_text: "half an ans", shown_reasoning: "hmm" } } as const;
+  it.each([
+    ["failure", { name: "provider.response_failed", data: { agent_id: "a-1", prompt_id: "p", round: 0, error_class: "network", diagnostic: "the connection was reset", shown_text: "half an ans", shown_reasoning: "hmm" } }],
+    ["cancel", { name: "agent.prompt_cancelled", data: { agent_id: "a-1", prompt_id: "p", round: 0, shown_text: "half an ans", shown_reasoning: "hmm" } }],
+  ] as const)("a %s's shown answer makes the answer an attached UI did not see stream, and matches the one it did", (_kind, ended) => {
     const live = new Transcript();
     live.apply({ name: "provider.response_updated", data: { agent_id: "a-1", prompt_id: "p", round: 0, text_delta: "half an ans", reasoning_delta: "hmm" } });
-    live.apply(cancelled);
+    live.apply(ended);
     const replayed = new Transcript();
-    replayed.apply(cancelled);
+    replayed.apply(ended);
     expect(replayed.agent("a-1").items).toEqual(live.agent("a-1").items);
     expect(replayed.agent("a-1").items[0]).toMatchObject({ kind: "assistant", text: "half an ans", reasoning: "hmm", done: true });
+    expect(replayed.agent("a-1").items[1]).toMatchObject({ kind: "notice" });
   });
 });
 
