@@ -30,7 +30,8 @@ export class FrameIndex {
 
   constructor(
     private readonly io: JournalIo,
-    private readonly fd: number,
+    /** The journal's descriptor, opened again if it was given back since the last read. */
+    private readonly fd: () => number,
     private readonly file: string,
   ) {}
 
@@ -109,7 +110,7 @@ export class FrameIndex {
       if (pos < chunkStart || pos + FRAME_HEADER_BYTES > chunkStart + chunk.length) {
         chunk = Buffer.allocUnsafe(Math.min(HEADER_READ_BYTES, end - pos));
         chunkStart = pos;
-        chunk = chunk.subarray(0, readFully(this.io, this.fd, chunk, pos));
+        chunk = chunk.subarray(0, readFully(this.io, this.fd(), chunk, pos));
         if (chunk.length < FRAME_HEADER_BYTES) throw new StoreError("journal_corrupt", `${this.file}: short read at ${pos}`);
       }
       const at = pos - chunkStart;

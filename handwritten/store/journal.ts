@@ -16,7 +16,7 @@ import {
   StoreError,
 } from "./errors.js";
 import { nodeIo, readFully, type JournalIo } from "./io.js";
-import { FRAME_HEADER_BYTES, MAX_RECORD_BYTES, SCAN_CHUNK_BYTES } from "./limits.js";
+import { FRAME_HEADER_BYTES, MAX_OPEN_JOURNAL_DESCRIPTORS, MAX_RECORD_BYTES, SCAN_CHUNK_BYTES } from "./limits.js";
 import { acquireJournalLock, type LockHandle } from "./lock.js";
 import { FrameIndex, plausibleAnchors } from "./frame-index.js";
 import type { RecordValidator, SemanticValidator, ValidationResult } from "./validate.js";
@@ -218,9 +218,18 @@ export interface OpenReport {
   resumedFrom: ScanStart | null;
 }
 
+/**
+ * The file journals of this process whose descriptor is open, least recently used first (a Set
+ * keeps insertion order; a use moves its journal to the end). At most MAX_OPEN_JOURNAL_DESCRIPTORS.
+ */
+const openDescriptors = new Set<{ park(): void }>();
+
 export class FileJournal<R extends SeqRecord> implements Journal<R> {
   readonly path: string;
-  readonly fd: number;
+  /** Open, or undefined while given back to the pool (the writer lock stays held). */
+  private openFd: number | undefined;
+  /** The file this writer opened: a descriptor opened again must be this very file, unchanged. */
+  private readonly identity: { dev: number; ino: number };
   readonly report: OpenReport;
   private _end: number;
   private _nextSeq: number;
@@ -234,9 +243,11 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
   private index: FrameIndex;
 
   private constructor(p: string, fd: number, lock: LockHandle, opts: FileJournalOptions<R>, scan: ScanResult, report: OpenReport, index: FrameIndex) {
-    this.index = index;
     this.path = p;
-    this.fd = fd;
+    this.openFd = fd;
+    const st = fs.fstatSync(fd);
+    this.identity = { dev: st.dev, ino: st.ino };
+    this.index = index;
     this.lock = lock;
     this.opts = opts;
     this.io = opts.io ?? nodeIo;
@@ -258,7 +269,9 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
       fd = fs.openSync(abs, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
       const resume = opts.resumeFrom?.(fd);
       const start = resume ? { offset: resume.offset, seq: resume.seq } : undefined;
-      const index = new FrameIndex(io, fd, abs);
+      let journal: FileJournal<R> | undefined;
+      // Reads go through the journal's descriptor once it exists (it may be given back and reopened).
+      const index = new FrameIndex(io, () => (journal ? journal.fd : fd), abs);
       if (resume?.anchors && plausibleAnchors(resume.anchors, resume.seq, resume.offset)) index.seed(resume.anchors);
       const scan = scanFrames(io, fd, abs, { ...opts, onRecord: (r: R, at: number) => (index.noteFrame(r.seq, at), opts.onRecord?.(r, at)) }, start);
       let recovered: OpenReport["recovered"] = null;
@@ -267,12 +280,58 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
         recovered = { removedBytes: scan.tornTail.bytes, offset: scan.tornTail.offset };
         opts.onRecover?.(scan.tornTail);
       }
-      return new FileJournal(abs, fd, lock, opts, scan, { recovered, records: scan.records, resumedFrom: start ?? null }, index);
+      journal = new FileJournal(abs, fd, lock, opts, scan, { recovered, records: scan.records, resumedFrom: start ?? null }, index);
+      makeRoomForDescriptor();
+      openDescriptors.add(journal);
+      return journal;
     } catch (err) {
       if (fd >= 0) fs.closeSync(fd);
       lock.release();
       throw err;
     }
+  }
+
+  /**
+   * The journal's descriptor, opened again when it was given back: the file must still be the one
+   * this writer holds, with exactly its accepted bytes, or the journal fails closed (poisoned).
+   */
+  get fd(): number {
+    if (this.closed) throw new StoreError("journal_closed", `${this.path} is closed`);
+    if (this.openFd !== undefined) {
+      openDescriptors.delete(this);
+      openDescriptors.add(this);
+      return this.openFd;
+    }
+    if (this.poison !== undefined) throw new JournalPoisonedError(this.path, this.poison);
+    makeRoomForDescriptor();
+    // Failing to open (EMFILE, say) is an error for this one use; the journal is unchanged.
+    const fd = fs.openSync(this.path, fs.constants.O_RDWR | fs.constants.O_NOFOLLOW);
+    let st: fs.Stats;
+    try {
+      st = fs.fstatSync(fd);
+    } catch (err) {
+      fs.closeSync(fd);
+      throw err;
+    }
+    if (st.dev !== this.identity.dev || st.ino !== this.identity.ino || st.size !== this._end) {
+      fs.closeSync(fd);
+      const err = new StoreError("journal_corrupt", `${this.path} was replaced or changed by another writer while tau held its lock (${st.size} bytes, ${this._end} expected)`);
+      this.poison = err;
+      poisonedPaths.set(this.path, err);
+      throw err;
+    }
+    this.openFd = fd;
+    openDescriptors.add(this);
+    return fd;
+  }
+
+  /** Gives the descriptor back until the next use; the writer lock stays held. */
+  park(): void {
+    if (this.openFd === undefined) return;
+    openDescriptors.delete(this);
+    const fd = this.openFd;
+    this.openFd = undefined;
+    fs.closeSync(fd);
   }
 
   get nextSeq(): number {
@@ -354,7 +413,7 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     } catch (err) {
       // Anchors a checkpoint gave that do not fit the file: find every one from the start again.
       if (!(err instanceof StoreError) || !this.index.seeded) throw err;
-      this.index = new FrameIndex(this.io, this.fd, this.path);
+      this.index = new FrameIndex(this.io, () => this.fd, this.path);
       return f(this.index);
     }
   }
@@ -392,9 +451,18 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
 
   close(): void {
     if (this.closed) return;
+    this.park();
     this.closed = true;
-    fs.closeSync(this.fd);
     this.lock.release();
+  }
+}
+
+/** Gives back the least recently used journal descriptor while the pool is full. */
+function makeRoomForDescriptor(): void {
+  while (openDescriptors.size >= MAX_OPEN_JOURNAL_DESCRIPTORS) {
+    const oldest = openDescriptors.values().next().value;
+    if (oldest === undefined) return;
+    oldest.park();
   }
 }
 

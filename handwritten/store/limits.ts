@@ -20,6 +20,13 @@ export const FRAME_ANCHOR_EVERY = 256;
 /** Chosen: blocks of frame offsets (FRAME_ANCHOR_EVERY each) a journal keeps after reading them. */
 export const FRAME_INDEX_CACHED_BLOCKS = 64;
 
+/**
+ * Chosen: journals of this process whose descriptor stays open at once. A journal not used for a
+ * while gives its descriptor back (its writer lock stays held) and opens it again when next used,
+ * so a session of a thousand idle agents holds no descriptor per agent (SPEC-journal-storage).
+ */
+export const MAX_OPEN_JOURNAL_DESCRIPTORS = 64;
+
 /** Chosen: how many times takeover of a dead holder's lock is retried before giving up. */
 export const LOCK_TAKEOVER_ATTEMPTS = 8;
 
