@@ -5,4 +5,6 @@ export { SANDBOX_APPROVAL_MAX_WAIT_MS } from "./approvals.js";
 export { SANDBOX_DIAGNOSTICS_KEPT } from "./diagnostics.js";
 export { SANDBOX_REVIEW_MAX_WAIT_MS } from "./review.js";
 export { findDenial, type Denial } from "./denials.js";
-export { DEFAULT_ALLOWED_DOMAINS, effectivePolicy, emptyGrants, protectedPaths, runtimeConfig, within, type EffectivePolicy, type SessionGrants } from "./policy.js";
+export type { FileCall } from "./file-access.js";
+export { fileRules, readRefusal, writeVerdict, PROTECTED_FOLDERS, PROTECTED_NAMES, type Enforcement, type FileRules, type WriteVerdict } from "./file-policy.js";
+export { DEFAULT_ALLOWED_DOMAINS, effectivePolicy, emptyGrants, hostCodePaths, protectedPaths, runtimeConfig, secretPaths, within, type EffectivePolicy, type SessionGrants } from "./policy.js";

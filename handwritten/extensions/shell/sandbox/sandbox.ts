@@ -6,20 +6,20 @@
 //   review.ts        the automatic reviewer (selection, one review asked of the harness)
 //   approvals.ts     the manual prompts and their revocation
 //   commands.ts      the `:sandbox` commands; doctor.ts: what `show` and `doctor` say
+//   file-access.ts   the file tools under the same policy (file-policy.ts judges a path)
 //   diagnostics.ts   the safe diagnostics
 // The policy files (policy.ts, denials.ts, project-scan.ts, wrap-cache.ts) are pure.
 import type { SandboxDecision, SandboxMode, SandboxReviewResult, SandboxState } from "../../../../generated/index.js";
-import type { ToolResult } from "../tools/index.js";
+import type { FileAccess, ToolResult } from "../tools/index.js";
 import { Approvals } from "./approvals.js";
 import { SandboxCommands, type CommandAnswer } from "./commands.js";
-import { realTarget } from "./denials.js";
 import { Diagnostics, type StoredDiagnostic } from "./diagnostics.js";
 import { doctorText, showText } from "./doctor.js";
 import { SandboxLifecycle } from "./lifecycle.js";
 import { CallNotes } from "./notes.js";
 import { ShellOrchestrator } from "./orchestrator.js";
-import { within, type EffectivePolicy } from "./policy.js";
-import { isGitControlPath } from "./project-scan.js";
+import { FileToolAccess, type FileCall } from "./file-access.js";
+import type { EffectivePolicy } from "./policy.js";
 import { Reviewer } from "./review.js";
 import { SandboxedRunner } from "./runner.js";
 import type { SandboxOptions, ShellCall } from "./types.js";
@@ -32,6 +32,7 @@ export class Sandbox {
   private readonly approvals: Approvals;
   private readonly orchestrator: ShellOrchestrator;
   private readonly commands: SandboxCommands;
+  private readonly files: FileToolAccess;
 
   constructor(private readonly o: SandboxOptions) {
     const notes = new CallNotes();
@@ -46,6 +47,7 @@ export class Sandbox {
     const parts = { life: this.life, runner: this.runner, reviewer: this.reviewer, approvals: this.approvals, diagnostics: this.diagnostics, notes };
     this.orchestrator = new ShellOrchestrator(parts);
     this.commands = new SandboxCommands(o, parts);
+    this.files = new FileToolAccess(parts, o.projectRoot);
   }
 
   get state(): SandboxState {
@@ -79,19 +81,13 @@ export class Sandbox {
   }
 
   /**
-   * Why the `write` or `edit` tool may not change `absolute`, or undefined: the protected paths
-   * (tau's configuration and state, the project's `.tau/`, git hooks and config, shell start-up
-   * files) stay out of the model's file tools too, or a model could switch the sandbox off, trust
-   * its own project or plant a hook that runs outside it. Where a symbolic link leads is what is
-   * judged. Only while the sandbox is in force: `--no-sandbox` and `:sandbox off` give the model's
-   * tools the user's full rights, as they do its commands.
+   * The filesystem policy for one call of a file tool (`read`, `write`, `edit`, `grep`, `find`,
+   * `ls`): the sandbox's own, so a grant counts for commands and tools alike; a write outside the
+   * writable set is asked like a command's; the protected paths stay refused even while the user
+   * has the sandbox off. Call once the sandbox has started.
    */
-  protectedWrite(absolute: string): string | undefined {
-    if (this.life.state === "bypassed" || this.life.state === "suspended") return undefined;
-    const target = realTarget(absolute);
-    const hit = this.policy().protected.find((p) => within(target, p) || within(absolute, p)) ?? [target, absolute].find(isGitControlPath);
-    if (hit === undefined) return undefined;
-    return `${absolute} is protected (tau's configuration, the project's .tau/, git hooks and config, shell start-up files): the model's tools cannot change it. The user can, with a command of their own (!cmd) or an editor.`;
+  fileAccess(call: FileCall): FileAccess {
+    return this.files.access(call);
   }
 
   /** The selected classifier (`provider/model`), or undefined for manual approvals only. */
