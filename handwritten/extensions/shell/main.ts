@@ -5,7 +5,7 @@ import { Extension, ToolFailure } from "../../sdk/index.js";
 import type { SandboxLaunch } from "../../../generated/index.js";
 import { resolveRoots } from "../../config/index.js";
 import { Sandbox } from "./sandbox/index.js";
-import { changeWorkdir, endStartedGroups, limits, resolvePath, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
+import { changeWorkdir, endStartedGroups, limits, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
 
 /** User shell commands (`!cmd`) run at most this long. */
 export const USER_COMMAND_TIMEOUT_MS = 600_000;
@@ -71,15 +71,11 @@ export async function main(): Promise<void> {
           throw new ToolFailure((err as Error).message);
         });
         if (sandboxed) return sandbox.runShellTool(args, { callId: ctx.callId, agentId: ctx.agentId, cwd, signal: ctx.signal, onProgress: (t) => ctx.progress(t) });
-        if (tool.name === "write" || tool.name === "edit") {
-          const path = typeof args === "object" && args !== null ? (args as { path?: unknown }).path : undefined;
-          if (typeof path === "string") {
-            await sandbox.start();
-            const refused = sandbox.protectedWrite(resolvePath(cwd, path));
-            if (refused !== undefined) throw new ToolFailure(refused);
-          }
-        }
-        return tool.run(args, { cwd, signal: ctx.signal, onProgress: (t) => ctx.progress(t) });
+        // The file tools obey the sandbox's filesystem policy (SPEC-sandbox, "Scope"): its state and
+        // configuration are known once it has started.
+        await sandbox.start();
+        const access = sandbox.fileAccess({ agentId: ctx.agentId, callId: ctx.callId, tool: tool.name });
+        return tool.run(args, { cwd, signal: ctx.signal, onProgress: (t) => ctx.progress(t), access });
       },
     });
   }

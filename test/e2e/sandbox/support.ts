@@ -117,9 +117,13 @@ export class SandboxSession {
 
   /** Has the model call `shell` with `command`; resolves with the call id once the call started. */
   async callShell(command: string, timeoutSeconds?: number): Promise<string> {
+    return this.callTool("shell", { command, ...(timeoutSeconds !== undefined ? { timeout_seconds: timeoutSeconds } : {}) });
+  }
+
+  /** Has the model call the tool `name` with `args`; resolves with the call id once the call started. */
+  async callTool(name: string, args: Record<string, unknown>): Promise<string> {
     const callId = `call_sbx_${++this.calls}`;
-    const args = JSON.stringify({ command, ...(timeoutSeconds !== undefined ? { timeout_seconds: timeoutSeconds } : {}) });
-    this.fake.enqueue(toolCallResponse([{ id: callId, name: "shell", arguments: [args] }]), textResponse("noted"));
+    this.fake.enqueue(toolCallResponse([{ id: callId, name, arguments: [JSON.stringify(args)] }]), textResponse("noted"));
     this.client.emit("ui.prompt_submit", { agent_id: this.agentId, mode: "queue", text: `run ${callId}` });
     await this.next("tool.started", (d) => d.call_id === callId);
     return callId;

@@ -82,7 +82,9 @@ describe("sandbox.yaml", () => {
     const l = layout();
     const policy = effectivePolicy({}, l.project, l.roots, emptyGrants());
     expect(policy.allowedDomains).toEqual(expect.arrayContaining(["registry.npmjs.org", "pypi.org", "github.com", "api.openai.com", "localhost"]));
-    expect(policy.denyRead).toEqual([join(homedir(), ".ssh"), join(homedir(), ".aws"), join(homedir(), ".gnupg")]);
+    // tau's own stored keys and sign-in tokens are denied too, whatever deny_read says.
+    expect(policy.denyRead).toEqual([join(homedir(), ".ssh"), join(homedir(), ".aws"), join(homedir(), ".gnupg"), join(l.roots.config, "secrets"), join(l.roots.state, "secrets")]);
+    expect(effectivePolicy({ filesystem: { deny_read: ["/elsewhere"] } }, l.project, l.roots, emptyGrants()).denyRead).toEqual(["/elsewhere", join(l.roots.config, "secrets"), join(l.roots.state, "secrets")]);
     expect(policy.allowRead).toEqual(expect.arrayContaining([join(homedir(), ".ssh", "known_hosts"), join(homedir(), ".ssh", "*.pub")]));
     expect(policy.allowWrite[0]).toBe(l.project);
     writeFileSync(join(l.project, ".env.local"), "K=V\n");
@@ -96,6 +98,13 @@ describe("sandbox.yaml", () => {
         { path: join(l.project, ".tau"), literal: true },
         { path: join(l.project, ".git", "hooks"), literal: true },
         { path: l.roots.config, literal: true },
+        // What runs code on the host from the home folder.
+        { path: join(homedir(), ".gitconfig"), literal: true },
+        { path: join(homedir(), ".zshenv"), literal: true },
+        { path: join(homedir(), ".bash_login"), literal: true },
+        { path: join(homedir(), ".config", "git"), literal: true },
+        { path: join(homedir(), ".config", "fish"), literal: true },
+        { path: join(homedir(), ".ssh", "authorized_keys"), literal: true },
       ]),
     );
     // A configured list replaces the default one whole.

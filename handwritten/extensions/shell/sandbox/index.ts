@@ -1,4 +1,10 @@
 // The sandbox of the shell extension's `shell` tool (SPEC-sandbox).
-export { Sandbox, SANDBOX_APPROVAL_MAX_WAIT_MS, SANDBOX_DIAGNOSTICS_KEPT, type SandboxHost, type SandboxOptions, type ShellCall } from "./sandbox.js";
+export { Sandbox } from "./sandbox.js";
+export type { SandboxHost, SandboxOptions, ShellCall } from "./types.js";
+export { SANDBOX_APPROVAL_MAX_WAIT_MS } from "./approvals.js";
+export { SANDBOX_DIAGNOSTICS_KEPT } from "./diagnostics.js";
+export { SANDBOX_REVIEW_MAX_WAIT_MS } from "./review.js";
 export { findDenial, type Denial } from "./denials.js";
-export { DEFAULT_ALLOWED_DOMAINS, effectivePolicy, emptyGrants, protectedPaths, runtimeConfig, within, type EffectivePolicy, type SessionGrants } from "./policy.js";
+export type { FileCall } from "./file-access.js";
+export { fileRules, readRefusal, writeVerdict, PROTECTED_FOLDERS, PROTECTED_NAMES, type Enforcement, type FileRules, type WriteVerdict } from "./file-policy.js";
+export { DEFAULT_ALLOWED_DOMAINS, effectivePolicy, emptyGrants, hostCodePaths, protectedPaths, runtimeConfig, secretPaths, within, type EffectivePolicy, type SessionGrants } from "./policy.js";

@@ -63,22 +63,51 @@ export function defaultAllowWrite(projectRoot: string): string[] {
 /** File names the default deny-write covers (as shown by `:sandbox show`). */
 export const DEFAULT_DENY_WRITE_PATTERNS: readonly string[] = [".env*", "*.pem", "*.key"];
 
+/** The shell start-up files of bash and zsh in the home folder (fish's are in its configuration folder). */
+export const SHELL_STARTUP_FILES: readonly string[] = [".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshenv", ".zprofile", ".zshrc", ".zlogin", ".zlogout"];
+
+/**
+ * What runs code on the host when the user logs in, starts a shell, runs git or connects over ssh,
+ * in the home folder: the shell start-up files (`$ZDOTDIR`'s too), git's global configuration,
+ * fish's configuration, ssh's per-user files, and what desktops and service managers start.
+ */
+export function hostCodePaths(env: NodeJS.ProcessEnv = process.env): string[] {
+  const h = home();
+  const xdg = env.XDG_CONFIG_HOME ? [env.XDG_CONFIG_HOME] : [];
+  const configDirs = [...new Set([join(h, ".config"), ...xdg])];
+  const zdot = env.ZDOTDIR && env.ZDOTDIR !== h ? [".zshenv", ".zprofile", ".zshrc", ".zlogin", ".zlogout"].map((f) => join(env.ZDOTDIR as string, f)) : [];
+  return [
+    ...SHELL_STARTUP_FILES.map((f) => join(h, f)),
+    ...zdot,
+    join(h, ".gitconfig"),
+    ...configDirs.flatMap((c) => [join(c, "git"), join(c, "fish"), join(c, "autostart"), join(c, "systemd"), join(c, "environment.d")]),
+    ...["authorized_keys", "authorized_keys2", "config", "rc", "environment"].map((f) => join(h, ".ssh", f)),
+    join(h, "Library", "LaunchAgents"),
+  ];
+}
+
 /**
  * Paths no command may write, whatever the configuration says, existing or not: the project's
- * `.tau/` and git hooks and config, the shell start-up files, and tau's own roots.
+ * `.tau/` and git hooks and config, its shell start-up files, what runs code on the host from the
+ * home folder (hostCodePaths), and tau's own roots.
  */
-export function protectedPaths(projectRoot: string, roots: Roots): string[] {
+export function protectedPaths(projectRoot: string, roots: Roots, env: NodeJS.ProcessEnv = process.env): string[] {
   const rc = [".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile"];
   return [
     join(projectRoot, ".tau"),
     join(projectRoot, ".git", "hooks"),
     join(projectRoot, ".git", "config"),
     ...rc.map((f) => join(projectRoot, f)),
-    ...rc.map((f) => join(home(), f)),
+    ...hostCodePaths(env),
     roots.config,
     roots.state,
     roots.runtime,
   ];
+}
+
+/** tau's stored provider keys and sign-in tokens (`secrets/` of the config root, and of the state root, read too): never readable by default. */
+export function secretPaths(roots: Roots): string[] {
+  return [join(roots.config, "secrets"), join(roots.state, "secrets")];
 }
 
 /** The session's own changes (`:sandbox …` commands and "allow but let the model adapt"); never persisted. */
@@ -114,7 +143,8 @@ export function effectivePolicy(config: SandboxConfig, projectRoot: string, root
   return {
     allowedDomains: [...(net.allowed_domains ?? DEFAULT_ALLOWED_DOMAINS), ...grants.allowDomains],
     deniedDomains: [...(net.denied_domains ?? []), ...grants.denyDomains],
-    denyRead: [...(fs.deny_read ?? defaultDenyRead()), ...grants.denyRead],
+    // tau's own secrets are denied whatever list is configured; only an allow-read can open them.
+    denyRead: [...(fs.deny_read ?? defaultDenyRead()), ...secretPaths(roots), ...grants.denyRead],
     allowRead: [...(fs.allow_read ?? defaultAllowRead()), ...grants.allowRead],
     allowWrite: [...(fs.allow_write ?? defaultAllowWrite(projectRoot)), ...grants.allowWrite],
     denyWrite: [...(fs.deny_write ?? [])],

@@ -177,10 +177,11 @@ export const editTool: Tool = {
     const { path, edits } = validateArgs<EditArgs>("edit", parameters, args);
     throwIfCancelled(ctx.signal);
     const absolute = resolvePath(ctx.cwd, path);
-    const { text } = await readTextFile(absolute, path, EDIT_MAX_FILE_BYTES, "edit");
+    const { text, real } = await readTextFile(absolute, path, EDIT_MAX_FILE_BYTES, "edit", ctx.access);
     const updated = applyEdits(text, edits, path);
     throwIfCancelled(ctx.signal);
-    await writeFileAtomic(absolute, path, updated);
+    // Written where it was read (the real path, no link left to swap), judged again there.
+    await writeFileAtomic(real, path, updated, { signal: ctx.signal, ...(ctx.access ? { access: ctx.access } : {}) });
     const { diff, added, removed } = unifiedDiff(path, text, updated);
     const count = edits.length;
     const output = `Edited ${path}: ${count} replacement${count === 1 ? "" : "s"} (+${added} -${removed} lines).`;

@@ -1,8 +1,9 @@
-// File helpers shared by the tools: binary detection, bounded text reads and atomic replacement.
-import { mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+// File helpers shared by the tools: binary detection, bounded text reads and atomic replacement,
+// each where the path lands and under the policy when there is one (landing.ts, types.ts).
 import { BINARY_SNIFF_BYTES } from "./limits.js";
-import { ToolError, describeFsError, errnoCode } from "./errors.js";
+import { ToolError, describeFsError } from "./errors.js";
+import { opener, type Landed } from "./landing.js";
+import type { FileAccess } from "./types.js";
 
 /** A file is binary when its first `BINARY_SNIFF_BYTES` bytes hold a NUL byte. */
 export function looksBinary(bytes: Uint8Array): boolean {
@@ -15,28 +16,48 @@ export interface TextFile {
   text: string;
   /** Permission bits of the file. */
   mode: number;
+  /** Where the file really is (links resolved, as opened). */
+  real: string;
 }
 
 /**
- * Reads a whole text file of at most `maxBytes` bytes, refusing directories, binary files and
- * larger files with messages that name `shown` (the path as the model gave it).
+ * Opens `absolute` for reading where it lands (links followed) and refuses it when the policy
+ * denies reading it, as named or as landed; the caller closes the handle. Messages name `shown`.
  */
-export async function readTextFile(absolute: string, shown: string, maxBytes: number, verb = "read"): Promise<TextFile> {
-  let info;
+export async function openForRead(absolute: string, shown: string, verb: string, access: FileAccess | undefined): Promise<Landed> {
+  const refuse = (path: string): void => {
+    const why = access?.readRefusal(path);
+    if (why !== undefined) throw new ToolError("failed", `Cannot ${verb} ${shown}: ${why}`);
+  };
+  // Named in a denied region: refused before it is even opened (its existence is not told either).
+  refuse(absolute);
+  const landed = await opener()
+    .openFile(absolute)
+    .catch((error: unknown) => {
+      throw new ToolError("failed", `Cannot ${verb} ${shown}: ${describeFsError(error)}.`);
+    });
   try {
-    info = await stat(absolute);
+    refuse(landed.real);
   } catch (error) {
-    throw new ToolError("failed", `Cannot ${verb} ${shown}: ${describeFsError(error)}.`);
+    await landed.handle.close();
+    throw error;
   }
-  if (info.isDirectory()) throw new ToolError("failed", `Cannot ${verb} ${shown}: it is a directory.`);
-  if (!info.isFile()) throw new ToolError("failed", `Cannot ${verb} ${shown}: it is not a regular file.`);
-  if (info.size > maxBytes) {
-    throw new ToolError("failed", `Cannot ${verb} ${shown}: it is ${info.size} bytes, more than the ${maxBytes}-byte limit.`);
-  }
-  const handle = await open(absolute, "r").catch((error: unknown) => {
-    throw new ToolError("failed", `Cannot ${verb} ${shown}: ${describeFsError(error)}.`);
-  });
+  return landed;
+}
+
+/**
+ * Reads a whole text file of at most `maxBytes` bytes, refusing directories, binary files, larger
+ * files and what the policy denies, with messages that name `shown` (the path as the model gave it).
+ */
+export async function readTextFile(absolute: string, shown: string, maxBytes: number, verb = "read", access?: FileAccess): Promise<TextFile> {
+  const { handle, real } = await openForRead(absolute, shown, verb, access);
   try {
+    const info = await handle.stat();
+    if (info.isDirectory()) throw new ToolError("failed", `Cannot ${verb} ${shown}: it is a directory.`);
+    if (!info.isFile()) throw new ToolError("failed", `Cannot ${verb} ${shown}: it is not a regular file.`);
+    if (info.size > maxBytes) {
+      throw new ToolError("failed", `Cannot ${verb} ${shown}: it is ${info.size} bytes, more than the ${maxBytes}-byte limit.`);
+    }
     const buffer = Buffer.alloc(maxBytes + 1);
     let length = 0;
     for (;;) {
@@ -49,7 +70,7 @@ export async function readTextFile(absolute: string, shown: string, maxBytes: nu
     }
     const bytes = buffer.subarray(0, length);
     if (looksBinary(bytes)) throw new ToolError("failed", `Cannot ${verb} ${shown}: it is a binary file.`);
-    return { text: bytes.toString("utf8"), mode: info.mode & 0o7777 };
+    return { text: bytes.toString("utf8"), mode: info.mode & 0o7777, real };
   } finally {
     await handle.close();
   }
@@ -58,51 +79,29 @@ export async function readTextFile(absolute: string, shown: string, maxBytes: nu
 export interface AtomicWriteOutcome {
   /** The file existed before (its mode was kept). */
   existed: boolean;
-  /** The path actually replaced (a symbolic link's target). */
+  /** Where the file was written (a symbolic link's target, no link in it). */
   target: string;
 }
 
 /**
- * Replaces `absolute` with `content` atomically: a temporary file in the same folder, written,
- * flushed, given the existing file's mode, then renamed over it. A symbolic link is followed so the
- * link stays a link. Parent folders are created.
+ * Replaces `absolute` with `content` atomically where it lands (landing.ts): a symbolic link is
+ * followed so the link stays a link, missing parent folders are created, and the policy (when
+ * there is one) judges the real path before anything is created.
  */
-export async function writeFileAtomic(absolute: string, shown: string, content: string): Promise<AtomicWriteOutcome> {
-  let target = absolute;
-  let mode: number | undefined;
+export async function writeFileAtomic(
+  absolute: string,
+  shown: string,
+  content: string,
+  o: { access?: FileAccess; signal?: AbortSignal } = {},
+): Promise<AtomicWriteOutcome> {
+  const open = opener();
+  const spot = await open.findWriteSpot(absolute, shown);
   try {
-    target = await realpath(absolute);
-    const info = await stat(target);
-    if (info.isDirectory()) throw new ToolError("failed", `Cannot write ${shown}: it is a directory.`);
-    if (!info.isFile()) throw new ToolError("failed", `Cannot write ${shown}: it is not a regular file.`);
-    mode = info.mode & 0o7777;
+    if (o.access !== undefined) await o.access.checkWrite({ real: spot.real, requested: absolute, content, signal: o.signal ?? new AbortController().signal });
   } catch (error) {
-    if (error instanceof ToolError) throw error;
-    if (errnoCode(error) !== "ENOENT") throw new ToolError("failed", `Cannot write ${shown}: ${describeFsError(error)}.`);
-    target = absolute;
+    await spot.folder.handle.close();
+    throw error;
   }
-  const folder = dirname(target);
-  try {
-    await mkdir(folder, { recursive: true });
-  } catch (error) {
-    throw new ToolError("failed", `Cannot create the folder of ${shown}: ${describeFsError(error)}.`);
-  }
-  // O_EXCL ("wx") makes the name safe; the random part only avoids a leftover of an earlier process.
-  // (Math.random, not node:crypto: loading that would cost every shell extension start ~7 ms.)
-  const temporary = join(folder, `.${basename(target)}.tau-${process.pid}-${Math.random().toString(36).slice(2, 12)}.tmp`);
-  try {
-    const handle = await open(temporary, "wx", 0o666);
-    try {
-      await handle.writeFile(content, "utf8");
-      if (mode !== undefined) await handle.chmod(mode);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, target);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw new ToolError("failed", `Cannot write ${shown}: ${describeFsError(error)}.`);
-  }
-  return { existed: mode !== undefined, target };
+  await open.replace(spot, content, shown);
+  return { existed: spot.mode !== undefined, target: spot.real };
 }

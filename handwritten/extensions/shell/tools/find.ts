@@ -4,11 +4,12 @@ import type { Dirent } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { FIND_MAX_RESULTS, LS_MAX_ENTRIES, MAX_PATH_CHARS, MAX_PATTERN_CHARS } from "./limits.js";
-import { ToolError, describeFsError, throwIfCancelled } from "./errors.js";
+import { ToolError, describeFsError, errnoCode, throwIfCancelled } from "./errors.js";
 import { compileGlob } from "./glob.js";
 import { displayPath, resolvePath } from "./paths.js";
 import { defineParameters, validateArgs } from "./schema.js";
-import type { Tool, ToolContext, ToolResult } from "./types.js";
+import { opener, type Landed } from "./landing.js";
+import type { FileAccess, Tool, ToolContext, ToolResult } from "./types.js";
 import { walkFiles } from "./walk.js";
 
 async function requireFolder(absolute: string, shown: string, verb: string): Promise<void> {
@@ -58,7 +59,7 @@ export interface FindOutcome {
 }
 
 /** Files under the folder `root` whose path relative to it matches `pattern`, at most `limit`. */
-export async function findFiles(root: string, pattern: string, limit: number, signal: AbortSignal): Promise<FindOutcome> {
+export async function findFiles(root: string, pattern: string, limit: number, signal: AbortSignal, access?: FileAccess): Promise<FindOutcome> {
   let matches;
   try {
     matches = compileGlob(pattern);
@@ -66,7 +67,7 @@ export async function findFiles(root: string, pattern: string, limit: number, si
     throw new ToolError("invalid_arguments", `Invalid arguments for find: argument "pattern" is not a valid glob (${(error as Error).message}).`);
   }
   const paths: string[] = [];
-  for await (const entry of walkFiles(root, { signal })) {
+  for await (const entry of walkFiles(root, { signal, ...(access ? { access } : {}) })) {
     if (!matches(entry.relative)) continue;
     if (paths.length >= limit) return { paths, truncated: true };
     paths.push(entry.absolute);
@@ -85,7 +86,7 @@ export const findTool: Tool = {
     throwIfCancelled(ctx.signal);
     const root = resolvePath(ctx.cwd, path);
     await requireFolder(root, path, "search");
-    const outcome = await findFiles(root, pattern, limit, ctx.signal);
+    const outcome = await findFiles(root, pattern, limit, ctx.signal, ctx.access);
     const lines = outcome.paths.map((absolute) => displayPath(ctx.cwd, absolute));
     if (lines.length === 0) lines.push("No files found.");
     if (outcome.truncated) {
@@ -122,27 +123,52 @@ interface LsArgs {
   limit?: number;
 }
 
-async function isFolder(folder: string, entry: Dirent): Promise<boolean> {
+async function isFolder(folder: Landed, entry: Dirent): Promise<boolean> {
   if (entry.isDirectory()) return true;
   if (!entry.isSymbolicLink()) return false;
-  return stat(join(folder, entry.name)).then(
+  return stat(opener().at(folder, entry.name)).then(
     (info) => info.isDirectory(),
     () => false,
   );
 }
 
-/** The names in `folder`, sorted, folders (and links to folders) with a trailing `/`. */
-export async function listFolder(folder: string, shown: string): Promise<string[]> {
-  let entries: Dirent[];
+export interface Listing {
+  /** The names, sorted, folders (and links to folders) with a trailing `/`. */
+  names: string[];
+  /** Entries left out because the policy denies reading them. */
+  hidden: boolean;
+}
+
+/**
+ * The entries of the folder `absolute` (opened where it lands), sorted; an entry the policy denies
+ * reading is left out, so a listing never names a denied file.
+ */
+export async function listFolder(absolute: string, shown: string, access?: FileAccess): Promise<Listing> {
+  const open = opener();
+  const folder = await open.openFolder(absolute).catch((error: unknown) => {
+    throw new ToolError("failed", `Cannot list ${shown}: ${errnoCode(error) === "ENOTDIR" ? "it is not a folder" : describeFsError(error)}.`);
+  });
   try {
-    entries = await readdir(folder, { withFileTypes: true });
-  } catch (error) {
-    throw new ToolError("failed", `Cannot list ${shown}: ${describeFsError(error)}.`);
+    let entries: Dirent[];
+    try {
+      entries = await open.list(folder);
+    } catch (error) {
+      throw new ToolError("failed", `Cannot list ${shown}: ${describeFsError(error)}.`);
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const names: string[] = [];
+    let hidden = false;
+    for (const entry of entries) {
+      if (access?.readRefusal(join(folder.real, entry.name)) !== undefined) {
+        hidden = true;
+        continue;
+      }
+      names.push((await isFolder(folder, entry)) ? `${entry.name}/` : entry.name);
+    }
+    return { names, hidden };
+  } finally {
+    await folder.handle.close();
   }
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const names: string[] = [];
-  for (const entry of entries) names.push((await isFolder(folder, entry)) ? `${entry.name}/` : entry.name);
-  return names;
 }
 
 export const lsTool: Tool = {
@@ -154,12 +180,13 @@ export const lsTool: Tool = {
     throwIfCancelled(ctx.signal);
     const folder = resolvePath(ctx.cwd, path);
     await requireFolder(folder, path, "list");
-    const names = await listFolder(folder, path);
+    const { names, hidden } = await listFolder(folder, path, ctx.access);
     const shownNames = names.slice(0, limit);
     const lines = shownNames.length === 0 ? ["(empty folder)"] : [...shownNames];
     if (names.length > limit) {
       lines.push("", `[${names.length - limit} more entries not shown (${names.length} in total). Use find or shell to filter.]`);
     }
+    if (hidden) lines.push("", "[Some entries are not shown: the filesystem policy denies reading them.]");
     return { output: lines.join("\n"), display: { title: `ls ${path}`, summary: `${names.length} entr${names.length === 1 ? "y" : "ies"}` } };
   },
 };

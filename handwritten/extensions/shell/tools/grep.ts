@@ -1,16 +1,17 @@
 // The `grep` tool: a regular-expression search with ripgrep when it is on PATH and a JS walk
 // otherwise; both engines select the same files and print the same lines (SPEC-shell-tools).
 import { constants } from "node:fs";
-import { access, open, stat } from "node:fs/promises";
+import { access, stat, type FileHandle } from "node:fs/promises";
 import { basename, delimiter, dirname, join, resolve as resolveFrom } from "node:path";
 import { BINARY_SNIFF_BYTES, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_CHARS, GREP_MAX_MATCHES, MAX_PATH_CHARS, MAX_PATTERN_CHARS, SKIPPED_DIRECTORY_NAMES } from "./limits.js";
 import { ToolError, describeFsError, throwIfCancelled } from "./errors.js";
-import { looksBinary } from "./files.js";
+import { looksBinary, openForRead } from "./files.js";
+import { opener, type Landed } from "./landing.js";
 import { compileGlob } from "./glob.js";
 import { displayPath, resolvePath } from "./paths.js";
 import { defineParameters, validateArgs } from "./schema.js";
 import { withoutSecrets } from "../../../config/index.js";
-import type { Tool, ToolContext, ToolResult } from "./types.js";
+import type { FileAccess, Tool, ToolContext, ToolResult } from "./types.js";
 import { walkFiles } from "./walk.js";
 import { builtin } from "../../../startup/builtin.js";
 
@@ -39,6 +40,8 @@ export interface GrepQuery {
   /** Most matches to return; one more is looked for to know whether the list is complete. */
   limit: number;
   signal: AbortSignal;
+  /** The policy: files it denies reading are not searched, and never named. */
+  access?: FileAccess;
 }
 
 export interface GrepOutcome {
@@ -191,9 +194,8 @@ function compilePattern(query: GrepQuery): RegExp {
   }
 }
 
-async function searchFile(absolute: string, regex: RegExp, query: GrepQuery, matches: GrepMatch[]): Promise<boolean> {
-  const handle = await open(absolute, "r").catch(() => undefined);
-  if (handle === undefined) return false;
+/** Searches an open file; `absolute` names it in matches. True when more than `limit` lines match. */
+async function searchFile(handle: FileHandle, absolute: string, regex: RegExp, query: GrepQuery, matches: GrepMatch[]): Promise<boolean> {
   let bytes: Buffer;
   try {
     const info = await handle.stat();
@@ -201,8 +203,6 @@ async function searchFile(absolute: string, regex: RegExp, query: GrepQuery, mat
     bytes = await handle.readFile();
   } catch {
     return false;
-  } finally {
-    await handle.close();
   }
   if (looksBinary(bytes)) return false;
   const text = bytes.toString("utf8");
@@ -222,12 +222,11 @@ async function searchFile(absolute: string, regex: RegExp, query: GrepQuery, mat
   return false;
 }
 
-async function searchWithJs(query: GrepQuery): Promise<GrepOutcome> {
+async function searchWithJs(query: GrepQuery, root: Landed | undefined): Promise<GrepOutcome> {
   const regex = compilePattern(query);
   const matches: GrepMatch[] = [];
-  const info = await stat(query.root);
-  if (info.isFile()) {
-    const truncated = await searchFile(query.root, regex, query, matches);
+  if (root !== undefined) {
+    const truncated = await searchFile(root.handle, query.root, regex, query, matches);
     return { matches, truncated, engine: "js" };
   }
   const glob = query.glob === undefined ? undefined : compileGlob(query.glob);
@@ -238,10 +237,50 @@ async function searchWithJs(query: GrepQuery): Promise<GrepOutcome> {
       ? undefined
       : (entry: { relative: string; isDirectory: boolean; gitignored: boolean }): boolean =>
           entry.isDirectory ? glob(entry.relative) || !entry.gitignored : glob(entry.relative);
-  for await (const entry of walkFiles(query.root, { signal: query.signal, ...(accept === undefined ? {} : { accept }) })) {
-    if (await searchFile(entry.absolute, regex, query, matches)) return { matches, truncated: true, engine: "js" };
+  const walk = walkFiles(query.root, { signal: query.signal, ...(accept === undefined ? {} : { accept }), ...(query.access ? { access: query.access } : {}) });
+  for await (const entry of walk) {
+    // Opened through its folder, never through a link; judged where it landed.
+    const file = await opener().openChild(entry.folder, entry.name, "file");
+    if (file === undefined) continue;
+    try {
+      if (query.access?.readRefusal(file.real) !== undefined) continue;
+      if (await searchFile(file.handle, entry.absolute, regex, query, matches)) return { matches, truncated: true, engine: "js" };
+    } finally {
+      await file.handle.close();
+    }
   }
   return { matches, truncated: false, engine: "js" };
+}
+
+/**
+ * ripgrep opens files by name, so a folder swapped for a link while it searches could make it read
+ * a file the policy denies. Under a policy, each match it reports is kept only when the same line,
+ * read again where the file lands now and allowed there, says the same: what came from anywhere
+ * else is dropped, so nothing of a denied file can reach the output.
+ */
+async function confirmMatches(outcome: GrepOutcome, access: FileAccess): Promise<GrepOutcome> {
+  const byPath = new Map<string, GrepMatch[]>();
+  for (const m of outcome.matches) byPath.set(m.path, [...(byPath.get(m.path) ?? []), m]);
+  const kept = new Set<GrepMatch>();
+  for (const [path, found] of byPath) {
+    let lines: string[];
+    try {
+      const { handle } = await openForRead(path, path, "search", access);
+      try {
+        const info = await handle.stat();
+        if (!info.isFile() || info.size > GREP_MAX_FILE_BYTES) continue;
+        const bytes = await handle.readFile();
+        if (looksBinary(bytes)) continue;
+        lines = bytes.toString("utf8").split("\n");
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      continue;
+    }
+    for (const m of found) if (m.line >= 1 && cutLine(lines[m.line - 1] ?? "") === m.text) kept.add(m);
+  }
+  return { ...outcome, matches: outcome.matches.filter((m) => kept.has(m)) };
 }
 
 /** Searches with the chosen engine ("auto": ripgrep when on PATH, the JS engine otherwise). */
@@ -253,23 +292,25 @@ export async function grepSearch(query: GrepQuery, engine: GrepEngine | "auto" =
   } catch (error) {
     throw new ToolError("failed", `Cannot search ${shown}: ${describeFsError(error)}.`);
   }
-  if (info.isFile()) {
-    // An explicitly named binary file is refused the same way by both engines.
-    const handle = await open(query.root, "r");
-    try {
+  if (!info.isFile() && !info.isDirectory()) throw new ToolError("failed", `Cannot search ${shown}: it is not a file or folder.`);
+  // An explicitly named file is opened where it lands and judged there; a binary one is refused the
+  // same way by both engines.
+  const file = info.isFile() ? await openForRead(query.root, shown, "search", query.access) : undefined;
+  try {
+    if (file !== undefined) {
       const head = Buffer.alloc(BINARY_SNIFF_BYTES);
-      const { bytesRead } = await handle.read(head, 0, head.length, 0);
+      const { bytesRead } = await file.handle.read(head, 0, head.length, 0);
       if (looksBinary(head.subarray(0, bytesRead))) throw new ToolError("failed", `Cannot search ${shown}: it is a binary file.`);
-    } finally {
-      await handle.close();
     }
-  } else if (!info.isDirectory()) {
-    throw new ToolError("failed", `Cannot search ${shown}: it is not a file or folder.`);
+    throwIfCancelled(query.signal);
+    const rg = engine === "js" ? undefined : await findRipgrep();
+    if (engine === "rg" && rg === undefined) throw new ToolError("failed", "ripgrep (rg) is not installed.");
+    if (rg === undefined) return await searchWithJs(query, file);
+    const outcome = await searchWithRipgrep(rg, query, file !== undefined);
+    return query.access === undefined ? outcome : await confirmMatches(outcome, query.access);
+  } finally {
+    await file?.handle.close();
   }
-  throwIfCancelled(query.signal);
-  const rg = engine === "js" ? undefined : await findRipgrep();
-  if (engine === "rg" && rg === undefined) throw new ToolError("failed", "ripgrep (rg) is not installed.");
-  return rg === undefined ? searchWithJs(query) : searchWithRipgrep(rg, query, info.isFile());
 }
 
 // ---- the tool ----------------------------------------------------------------------------------
@@ -357,6 +398,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
           shown: path ?? ".",
           limit,
           signal: ctx.signal,
+          ...(ctx.access === undefined ? {} : { access: ctx.access }),
           ...(glob === undefined ? {} : { glob }),
           ...(ignore_case === undefined ? {} : { ignoreCase: ignore_case }),
           ...(literal === undefined ? {} : { literal }),

@@ -1,6 +1,5 @@
 // The `read` tool: a line range of a text file with line numbers, bounded per line and in total,
 // read in chunks so neither a huge file nor a huge line is ever held whole (SPEC-shell-tools).
-import { open, stat } from "node:fs/promises";
 import {
   BINARY_SNIFF_BYTES,
   MAX_PATH_CHARS,
@@ -9,11 +8,11 @@ import {
   READ_MAX_OFFSET,
   READ_MAX_OUTPUT_BYTES,
 } from "./limits.js";
-import { ToolError, describeFsError, throwIfCancelled } from "./errors.js";
-import { looksBinary } from "./files.js";
+import { ToolError, throwIfCancelled } from "./errors.js";
+import { looksBinary, openForRead } from "./files.js";
 import { resolvePath } from "./paths.js";
 import { defineParameters, validateArgs } from "./schema.js";
-import type { Tool, ToolContext, ToolResult } from "./types.js";
+import type { FileAccess, Tool, ToolContext, ToolResult } from "./types.js";
 
 const CHUNK_BYTES = 64 * 1024;
 /** Bytes of one line kept before it is known to be too long (a code point is at most 4 bytes). */
@@ -51,19 +50,12 @@ function finishLine(pieces: Buffer[], totalBytes: number): { text: string; cut: 
 }
 
 /** Reads lines `offset` … `offset + limit - 1` (1-based) of a regular file. */
-export async function readRange(absolute: string, shown: string, offset: number, limit: number, signal: AbortSignal): Promise<ReadRange> {
-  let info;
+export async function readRange(absolute: string, shown: string, offset: number, limit: number, signal: AbortSignal, access?: FileAccess): Promise<ReadRange> {
+  const { handle } = await openForRead(absolute, shown, "read", access);
   try {
-    info = await stat(absolute);
-  } catch (error) {
-    throw new ToolError("failed", `Cannot read ${shown}: ${describeFsError(error)}.`);
-  }
-  if (info.isDirectory()) throw new ToolError("failed", `Cannot read ${shown}: it is a directory (use ls to list it).`);
-  if (!info.isFile()) throw new ToolError("failed", `Cannot read ${shown}: it is not a regular file.`);
-  const handle = await open(absolute, "r").catch((error: unknown) => {
-    throw new ToolError("failed", `Cannot read ${shown}: ${describeFsError(error)}.`);
-  });
-  try {
+    const info = await handle.stat();
+    if (info.isDirectory()) throw new ToolError("failed", `Cannot read ${shown}: it is a directory (use ls to list it).`);
+    if (!info.isFile()) throw new ToolError("failed", `Cannot read ${shown}: it is not a regular file.`);
     const buffer = Buffer.alloc(CHUNK_BYTES);
     const lines: ReadLine[] = [];
     let outputBytes = 0;
@@ -185,7 +177,7 @@ export const readTool: Tool = {
   async run(args: unknown, ctx: ToolContext): Promise<ToolResult> {
     const { path, offset = 1, limit = READ_MAX_LINES } = validateArgs<ReadArgs>("read", parameters, args);
     throwIfCancelled(ctx.signal);
-    const range = await readRange(resolvePath(ctx.cwd, path), path, offset, limit, ctx.signal);
+    const range = await readRange(resolvePath(ctx.cwd, path), path, offset, limit, ctx.signal, ctx.access);
     if (range.lines.length === 0) {
       if (range.totalLines === 0 && offset === 1) return { output: `(${path} is empty)`, display: { title: `read ${path}`, summary: "empty file" } };
       throw new ToolError(

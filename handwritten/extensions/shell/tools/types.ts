@@ -10,6 +10,23 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Throttled progress text for the UI (never part of the result). */
   onProgress?(text: string): void;
+  /** The filesystem policy the file tools obey; without one they have the user's full rights. */
+  readonly access?: FileAccess;
+}
+
+/**
+ * What the file tools may read and write (SPEC-sandbox, "Scope"). Every path given is where a file
+ * really is or will be (no link in it), found from an open descriptor (landing.ts); `requested` is
+ * the path as the model named it, resolved but with its links.
+ */
+export interface FileAccess {
+  /** Why `real` may not be read (or listed, or searched), or undefined when it may. */
+  readRefusal(real: string): string | undefined;
+  /**
+   * Resolves once a write of `content` to `real` may go ahead — the user may be asked first — and
+   * throws a ToolError saying why not otherwise.
+   */
+  checkWrite(w: { real: string; requested: string; content: string; signal: AbortSignal }): Promise<void>;
 }
 
 export interface ToolDisplay {

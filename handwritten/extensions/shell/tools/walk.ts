@@ -5,11 +5,12 @@
 // trailing `/` for folders only, a `/` inside anchoring to the file's folder, and the glob dialect
 // of glob.ts). Parent folders' and global ignore files are not read.
 import type { Dirent } from "node:fs";
-import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { SKIPPED_DIRECTORY_NAMES } from "./limits.js";
 import { throwIfCancelled } from "./errors.js";
 import { globToRegExp } from "./glob.js";
+import { opener, type Landed } from "./landing.js";
+import type { FileAccess } from "./types.js";
 
 interface IgnoreRule {
   negate: boolean;
@@ -76,31 +77,54 @@ export interface WalkEntry {
   isDirectory: boolean;
   /** A `.gitignore` rule excludes it. */
   gitignored: boolean;
+  /** Where it really is (the opened folder's real path and its name). */
+  real: string;
+  /** Its folder, open while the entry is being handled: open the entry through it (`Opener.openChild`). */
+  folder: Landed;
 }
 
 export interface WalkOptions {
   signal: AbortSignal;
   /** Whether to enter a folder / yield a file; default: not gitignored. */
   accept?: (entry: WalkEntry) => boolean;
+  /** The policy: a file it denies reading is never yielded (folders are still walked, for files re-allowed in them). */
+  access?: FileAccess;
 }
 
 const defaultAccept = (entry: WalkEntry): boolean => !entry.gitignored;
 
-/** Yields the accepted regular files under the folder `root`, in sorted depth-first order. */
+/** The text of `.gitignore` in an open folder (never through a link); "" when there is none. */
+async function readIgnoreFile(folder: Landed): Promise<string> {
+  const file = await opener().openChild(folder, ".gitignore", "file");
+  if (file === undefined) return "";
+  try {
+    return (await file.handle.stat()).isFile() ? await file.handle.readFile("utf8") : "";
+  } catch {
+    return "";
+  } finally {
+    await file.handle.close();
+  }
+}
+
+/**
+ * Yields the accepted regular files under the folder `root`, in sorted depth-first order. Each
+ * folder is opened once and what is below it is reached through it without following a link, so
+ * a folder swapped for a link while the walk runs cannot lead it elsewhere.
+ */
 export async function* walkFiles(root: string, options: WalkOptions): AsyncGenerator<WalkEntry> {
   const accept = options.accept ?? defaultAccept;
-  async function* visit(folder: string, relative: string, stack: readonly IgnoreFile[]): AsyncGenerator<WalkEntry> {
+  const open = opener();
+  async function* visit(folder: Landed, absolute: string, relative: string, stack: readonly IgnoreFile[]): AsyncGenerator<WalkEntry> {
     throwIfCancelled(options.signal);
     let entries: Dirent[];
     try {
-      entries = await readdir(folder, { withFileTypes: true });
+      entries = await open.list(folder);
     } catch {
       return; // unreadable folders are skipped, as ripgrep does
     }
     let here = stack;
     if (entries.some((entry) => entry.name === ".gitignore" && entry.isFile())) {
-      const text = await readFile(join(folder, ".gitignore"), "utf8").catch(() => "");
-      here = [...stack, { base: relative === "" ? "" : `${relative}/`, rules: parseGitignore(text) }];
+      here = [...stack, { base: relative === "" ? "" : `${relative}/`, rules: parseGitignore(await readIgnoreFile(folder)) }];
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
@@ -109,16 +133,37 @@ export async function* walkFiles(root: string, options: WalkOptions): AsyncGener
       if (isDirectory && SKIPPED_DIRECTORY_NAMES.includes(entry.name)) continue;
       const childRelative = relative === "" ? entry.name : `${relative}/${entry.name}`;
       const walkEntry: WalkEntry = {
-        absolute: join(folder, entry.name),
+        absolute: join(absolute, entry.name),
         relative: childRelative,
         name: entry.name,
         isDirectory,
         gitignored: ignoredBy(here, childRelative, entry.name, isDirectory),
+        real: join(folder.real, entry.name),
+        folder,
       };
       if (!accept(walkEntry)) continue;
-      if (isDirectory) yield* visit(walkEntry.absolute, childRelative, here);
-      else yield walkEntry;
+      if (!isDirectory) {
+        if (options.access?.readRefusal(walkEntry.real) === undefined) yield walkEntry;
+        continue;
+      }
+      const child = await open.openChild(folder, entry.name, "folder");
+      if (child === undefined) continue; // gone, or swapped for a link meanwhile
+      try {
+        yield* visit(child, walkEntry.absolute, childRelative, here);
+      } finally {
+        await child.handle.close();
+      }
     }
   }
-  yield* visit(root, "", []);
+  let top: Landed;
+  try {
+    top = await open.openFolder(root);
+  } catch {
+    return;
+  }
+  try {
+    yield* visit(top, root, "", []);
+  } finally {
+    await top.handle.close();
+  }
 }

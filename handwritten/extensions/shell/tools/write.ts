@@ -40,13 +40,14 @@ export const writeTool: Tool = {
     const { path, content } = validateArgs<WriteArgs>("write", parameters, args);
     throwIfCancelled(ctx.signal);
     const absolute = resolvePath(ctx.cwd, path);
-    // The previous content, for the display diff only; an unreadable old file just has no diff.
-    const before = await readTextFile(absolute, path, EDIT_MAX_FILE_BYTES).then(
+    // The previous content, for the display diff only; an unreadable old file (one the policy
+    // denies reading included) just has no diff.
+    const before = await readTextFile(absolute, path, EDIT_MAX_FILE_BYTES, "read", ctx.access).then(
       (file) => file.text,
       () => undefined,
     );
     throwIfCancelled(ctx.signal);
-    const { existed } = await writeFileAtomic(absolute, path, content);
+    const { existed } = await writeFileAtomic(absolute, path, content, { signal: ctx.signal, ...(ctx.access ? { access: ctx.access } : {}) });
     const lines = countLines(content);
     const bytes = Buffer.byteLength(content);
     const output = `${existed ? "Replaced" : "Created"} ${path} (${lines} line${lines === 1 ? "" : "s"}, ${bytes} byte${bytes === 1 ? "" : "s"}).`;

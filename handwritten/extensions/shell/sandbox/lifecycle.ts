@@ -1,0 +1,182 @@
+// The sandbox's runtime and state (SPEC-sandbox, "States" and "Configuration"): it loads
+// sandbox.yaml's layers, checks the dependencies, sets up @anthropic-ai/sandbox-runtime (after the
+// extension is ready), reports every state it enters, holds the session's grants and mode, and
+// pushes policy changes to the runtime. Nothing here asks the user or runs a command.
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import type { SandboxConfig, SandboxMode, SandboxState } from "../../../../generated/index.js";
+import { loadSandboxConfig, type LoadedSandboxConfig } from "../../../config/index.js";
+import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
+import { effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
+import { firstLine, type SandboxOptions } from "./types.js";
+
+export type Runtime = (typeof import("@anthropic-ai/sandbox-runtime"))["SandboxManager"];
+
+/** The runtime's answer to a connection no rule decides: allow, or refuse with a reason. */
+export type NetworkVerdict = boolean | { allow: false; reason: string };
+
+export interface LifecycleHooks {
+  /** Asks about a connection to a host no rule decides (the runtime's proxy waits on it). */
+  readonly askNetwork: (host: string, port: number | undefined) => Promise<NetworkVerdict>;
+  /** The runtime's configuration changed: a wrap built before it is stale. */
+  readonly configPushed: () => void;
+}
+
+const INSTALL_HINT: Record<string, string> = {
+  linux:
+    "install bubblewrap, socat and ripgrep (Debian/Ubuntu: sudo apt-get install bubblewrap socat ripgrep; Fedora: sudo dnf install bubblewrap socat ripgrep; Arch: sudo pacman -S bubblewrap socat ripgrep)",
+  darwin: "install ripgrep (brew install ripgrep); sandbox-exec comes with macOS",
+};
+const BYPASS_HINT = "or start tau with --no-sandbox to run model commands with your full rights";
+
+export class SandboxLifecycle {
+  state: SandboxState = "pending";
+  reason: string | undefined;
+  fix: string | undefined;
+  loaded: LoadedSandboxConfig | undefined;
+  runtime: Runtime | undefined;
+  dependencyErrors: string[] = [];
+  dependencyWarnings: string[] = [];
+  /** The session's own grants and refusals (`:sandbox` commands, approvals); never persisted. */
+  readonly grants: SessionGrants = emptyGrants();
+  /** `:sandbox mode` for this session. */
+  modeOverride: SandboxMode | undefined;
+  /** `:sandbox off` for this session. */
+  userSuspended = false;
+  readonly platform: NodeJS.Platform;
+  readonly env: NodeJS.ProcessEnv;
+  private started: Promise<void> | undefined;
+
+  constructor(
+    private readonly o: SandboxOptions,
+    private readonly hooks: LifecycleHooks,
+  ) {
+    this.platform = o.platform ?? process.platform;
+    this.env = o.env ?? process.env;
+  }
+
+  /** Sets the sandbox up (once); `shell` calls wait for it. */
+  start(): Promise<void> {
+    this.started ??= this.setUp().catch((err: unknown) => this.block(`the sandbox runtime failed to start: ${(err as Error).message}`, `${INSTALL_HINT[this.platform] ?? ""}; ${BYPASS_HINT}`));
+    return this.started;
+  }
+
+  private async setUp(): Promise<void> {
+    this.report();
+    if (this.o.launch?.enabled === false) return this.enter("bypassed", "--no-sandbox: model commands run with your full rights");
+    if (!(await this.loadConfig())) return;
+    if (this.loaded?.config.enabled === false) return this.enter("bypassed", `enabled: false in ${this.originFile("enabled")}: model commands run with your full rights`);
+    if (this.platform !== "linux" && this.platform !== "darwin") {
+      return this.block(`the sandbox runs on Linux and macOS only, not on ${this.platform}`, `start tau with --no-sandbox to run model commands with your full rights`);
+    }
+    const { SandboxManager } = loadRuntime();
+    const check = SandboxManager.checkDependencies();
+    this.dependencyErrors = check.errors;
+    this.dependencyWarnings = check.warnings;
+    if (check.errors.length > 0) {
+      return this.block(`missing: ${check.errors.join(", ")}`, `${INSTALL_HINT[this.platform] ?? "install the missing programs"}, then start tau again; ${BYPASS_HINT}`);
+    }
+    // The runtime's TMPDIR for commands: a folder of this user's, made writable below.
+    process.env.CLAUDE_CODE_TMPDIR = this.commandTmpdir();
+    await SandboxManager.initialize(this.runtimeConfig() as never, (request) => this.hooks.askNetwork(request.host, request.port), false);
+    this.runtime = SandboxManager;
+    this.enter(this.userSuspended ? "suspended" : "active");
+  }
+
+  /** Loads sandbox.yaml's layers; false (and blocked) on an error. */
+  private async loadConfig(): Promise<boolean> {
+    try {
+      this.loaded = await loadSandboxConfig({
+        configRoot: this.o.roots.config,
+        projectRoot: this.o.projectRoot,
+        ...(this.o.launch?.config_file !== undefined ? { overrideFile: this.o.launch.config_file } : {}),
+        env: this.env,
+      });
+      return true;
+    } catch (err) {
+      this.block(`invalid sandbox configuration: ${(err as Error).message}`, "correct the file at that line, then start tau again");
+      return false;
+    }
+  }
+
+  private originFile(key: string): string {
+    const layer = originOf(this.loaded?.origins ?? {}, key);
+    return this.loaded?.files.find((f) => f.layer === layer && f.status === "loaded")?.path ?? layer;
+  }
+
+  private commandTmpdir(): string {
+    const dir = join(tmpdir(), `tau-sandbox-${process.getuid?.() ?? 0}`);
+    ensureRuntimeDir(dir);
+    return dir;
+  }
+
+  config(): SandboxConfig {
+    return this.loaded?.config ?? {};
+  }
+
+  policy(): EffectivePolicy {
+    const p = effectivePolicy(this.config(), this.o.projectRoot, this.o.roots, this.grants);
+    return { ...p, allowWrite: [...p.allowWrite, ...(process.env.CLAUDE_CODE_TMPDIR ? [process.env.CLAUDE_CODE_TMPDIR] : [])] };
+  }
+
+  runtimeConfig(extra: { write?: string; read?: string } = {}): ReturnType<typeof runtimeConfig> {
+    return runtimeConfig(this.policy(), this.o.projectRoot, extra);
+  }
+
+  get mode(): SandboxMode {
+    if (this.modeOverride !== undefined) return this.modeOverride;
+    if (this.o.launch?.approval === "never") return "non-interactive";
+    return this.config().mode ?? "interactive";
+  }
+
+  enter(state: SandboxState, reason?: string, fix?: string): void {
+    this.state = state;
+    this.reason = [reason, ...(this.loaded?.warnings ?? [])].filter((r): r is string => r !== undefined).join("; ") || undefined;
+    this.fix = fix;
+    this.report();
+  }
+
+  private block(reason: string, fix: string): void {
+    this.enter("blocked", reason, fix);
+  }
+
+  private report(): void {
+    this.o.host.emit("sandbox.state_reported", {
+      state: this.state,
+      ...(this.reason !== undefined ? { reason: firstLine(this.reason, 1024) } : {}),
+      ...(this.fix !== undefined ? { fix: firstLine(this.fix, 1024) } : {}),
+    });
+  }
+
+  /** Hands the runtime the policy as it is now (a network grant or refusal, a reload). */
+  updateNetwork(): void {
+    if (this.runtime === undefined) return;
+    this.hooks.configPushed();
+    this.runtime.updateConfig(this.runtimeConfig() as never);
+  }
+
+  /** Reads sandbox.yaml again (the caller revoked what was pending); false when it does not load. */
+  async reload(): Promise<boolean> {
+    if (!(await this.loadConfig())) return false;
+    if (this.runtime !== undefined) this.updateNetwork();
+    if (this.state === "blocked" && this.runtime !== undefined) this.enter(this.userSuspended ? "suspended" : "active");
+    else this.enter(this.state, this.state === "active" ? undefined : this.reason);
+    return true;
+  }
+
+  /** Ends the runtime (its proxies). */
+  async stop(): Promise<void> {
+    await this.runtime?.reset().catch(() => {});
+  }
+}
+
+/**
+ * The runtime, loaded from node_modules when the sandbox is set up: never inlined into the shell
+ * extension's bundle (it is large, and finds its own helper programs next to its files), and not
+ * through import(), which a bundle compiled with a code cache cannot run (Node 20.19 loads ES
+ * modules with require).
+ */
+function loadRuntime(): typeof import("@anthropic-ai/sandbox-runtime") {
+  return createRequire(import.meta.url)("@anthropic-ai/sandbox-runtime") as typeof import("@anthropic-ai/sandbox-runtime");
+}

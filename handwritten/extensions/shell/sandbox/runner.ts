@@ -1,0 +1,139 @@
+// Runs one command inside the sandbox runtime (SPEC-sandbox, "Reusing the wrap" and "Created during
+// a command"): the project walk before it, a wrap built or reused, the command run, the mount points
+// bubblewrap made removed once no sandboxed command runs, and what the command created that the
+// rules cover moved out of the project. It keeps which sandboxed commands are running, the only
+// attribution a connection gets.
+import { builtin } from "../../../startup/builtin.js";
+import { join } from "node:path";
+import { randomHex } from "../../../startup/random.js";
+import { runShell, type ShellOutcome } from "../tools/index.js";
+import type { SandboxLifecycle, Runtime } from "./lifecycle.js";
+import type { CallNotes } from "./notes.js";
+import { runtimeConfig, type EffectivePolicy } from "./policy.js";
+import { createdDuring, quarantine, scanProject, type ProjectScan } from "./project-scan.js";
+import type { ShellCall } from "./types.js";
+import { SANDBOX_COMMAND_ENV, WRAPPED_COMMAND, diskKey, ensureEmptyDir, planMounts, removeMountPoints, type WrapPlan } from "./wrap-cache.js";
+
+// node:crypto is loaded on the first wrap, not at start-up (a bundle start-up test guards it).
+const createHash = (algorithm: string): import("node:crypto").Hash => builtin<typeof import("node:crypto")>("crypto").createHash(algorithm);
+
+/** A sandboxed command while it runs. */
+export interface RunningCommand {
+  readonly agentId: string;
+  readonly command: string;
+  /** The call's cancellation: it withdraws a pending review of the command's connections. */
+  readonly signal: AbortSignal;
+}
+
+/** A replay's one-off grant. */
+export interface OneOffGrant {
+  write?: string;
+  read?: string;
+}
+
+export class SandboxedRunner {
+  private readonly running = new Map<string, RunningCommand>();
+  private sandboxedRunning = 0;
+  /** The last wrap the runtime built, while it may be reused. */
+  private lastWrap: WrapPlan | undefined;
+  /** Wraps the runtime built whose cleanup is still owed to it. */
+  private runtimeWraps = 0;
+  /** How many wraps the runtime built and how many were reused, for `:sandbox doctor`. */
+  readonly wrapCounts = { built: 0, reused: 0 };
+  private exitHandled = false;
+  /** Mount points of the commands run since no sandboxed command last ran. */
+  private readonly usedMountPoints: string[] = [];
+
+  constructor(
+    private readonly life: SandboxLifecycle,
+    private readonly o: { readonly projectRoot: string; readonly stateRoot: string },
+    private readonly notes: CallNotes,
+  ) {}
+
+  /** Runs `command` sandboxed for `call`, within `timeoutMs`, with a replay's one-off grant. */
+  async run(command: string, call: ShellCall, timeoutMs: number, extra: OneOffGrant): Promise<ShellOutcome> {
+    const runtime = this.life.runtime as Runtime;
+    const policy = this.life.policy();
+    const before = scanProject(this.o.projectRoot);
+    const config = runtimeConfig(policy, this.o.projectRoot, extra, before);
+    const plan = await this.wrap(runtime, config, before);
+    this.running.set(call.callId, { agentId: call.agentId, command, signal: call.signal });
+    this.sandboxedRunning++;
+    this.usedMountPoints.push(...plan.mountPoints);
+    // Should the extension exit while a reused wrap's command runs (the runtime knows only its own).
+    if (!this.exitHandled) {
+      this.exitHandled = true;
+      process.once("exit", () => removeMountPoints(this.usedMountPoints));
+    }
+    try {
+      // The command reaches the wrap in the environment (WRAPPED_COMMAND takes it out again).
+      const env = { ...process.env, [SANDBOX_COMMAND_ENV]: command };
+      return await runShell({ command, wrapped: plan.wrapped, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+    } finally {
+      this.running.delete(call.callId);
+      if (--this.sandboxedRunning === 0) this.afterAll(runtime);
+      this.checkCreated(before, policy, call.callId);
+    }
+  }
+
+  /** The one sandboxed command running, if exactly one is: the best attribution a connection gets. */
+  soleCall(): [string, RunningCommand] | undefined {
+    return this.running.size === 1 ? [...this.running.entries()][0] : undefined;
+  }
+
+  /** Whether the call's sandboxed command is running now. */
+  isRunning(callId: string): boolean {
+    return this.running.has(callId);
+  }
+
+  /** The policy changed: the last wrap is not reused. */
+  dropWrap(): void {
+    this.lastWrap = undefined;
+  }
+
+  /**
+   * The wrap for a command: the last one again when it was built for the same runtime
+   * configuration and the same disk (SPEC-sandbox, "Reusing the wrap"), else a new one.
+   */
+  private async wrap(runtime: Runtime, config: ReturnType<typeof runtimeConfig>, scan: ProjectScan): Promise<WrapPlan> {
+    const fs = config.filesystem;
+    // The last wrap's own paths count too (the runtime adds some): one that went makes it rebuild.
+    const paths = [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite, process.cwd()].map((e) => (typeof e === "string" ? e : e.path)).concat(this.lastWrap?.paths ?? []);
+    // Only bubblewrap's wrap is read here (its mount points); elsewhere each command is wrapped anew.
+    const disk = this.life.platform === "linux" ? diskKey(scan, paths) : undefined;
+    const key = disk === undefined ? undefined : createHash("sha256").update(JSON.stringify(config)).update(disk).digest("hex");
+    const last = this.lastWrap;
+    if (key !== undefined && last !== undefined && last.key === key && this.sandboxedRunning === 0 && ensureEmptyDir(last.emptyDir)) {
+      this.wrapCounts.reused++;
+      return last;
+    }
+    this.wrapCounts.built++;
+    const wrapped = await runtime.wrapWithSandbox(WRAPPED_COMMAND, "bash", config as never, undefined, { commandId: randomHex(16) });
+    this.runtimeWraps++;
+    const mounts = planMounts(wrapped);
+    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: mounts?.paths ?? [] };
+    this.lastWrap = key !== undefined && mounts !== undefined ? plan : undefined;
+    return plan;
+  }
+
+  /** Once no sandboxed command runs: the mount points bubblewrap made for missing protected paths go, the runtime's with them. */
+  private afterAll(runtime: Runtime): void {
+    removeMountPoints(this.usedMountPoints.splice(0));
+    for (; this.runtimeWraps > 0; this.runtimeWraps--) runtime.cleanupAfterCommand();
+    // The empty folder a reused wrap made again is this extension's to remove (rmdir: only while empty).
+    const emptyDir = this.lastWrap?.emptyDir;
+    if (emptyDir !== undefined) removeMountPoints([emptyDir]);
+  }
+
+  /**
+   * What bubblewrap could not bind because it did not exist when the command started: credential
+   * files and git control files the command created are moved out of the project (SPEC-sandbox,
+   * "Created during a command"); the call's result says where.
+   */
+  private checkCreated(before: ProjectScan, policy: EffectivePolicy, callId: string): void {
+    const findings = createdDuring(before, scanProject(this.o.projectRoot), { credentials: policy.defaultDenyWrite });
+    if (findings.length === 0) return;
+    const into = join(this.o.stateRoot, "sandbox-quarantine", `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomHex(4)}`);
+    this.notes.push(callId, ...quarantine(findings, this.o.projectRoot, into));
+  }
+}
