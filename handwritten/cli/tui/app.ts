@@ -7,13 +7,14 @@
 // session client (the same wire events a scripted socket client can send: headless parity).
 import type { SessionClient, Delivery } from "../session-client.js";
 import type { Key } from "./keys.js";
-import { runCommand, type CommandHost, type Settings } from "./colon-commands.js";
+import { COLON_COMMANDS, helpText, runCommand, type CommandHost, type Settings } from "./colon-commands.js";
 import { Transcript, type AgentView, type Item } from "./transcript.js";
 import { Scrollback, type DrawSettings } from "./scrollback.js";
 import { DEFAULT_BINDINGS, keyLabel, keyName, resolveBindings, type Bindings, type KeyAction } from "./bindings.js";
 import { fitStatus, statusParts } from "./status.js";
 import { InlineView } from "./view.js";
 import { AgentSwitcher } from "./agent-switcher.js";
+import { ModelSelector } from "./model-selector.js";
 import { SandboxDialog } from "./sandbox-dialog.js";
 import { HandoffDialog } from "./handoff-dialog.js";
 import { HistoryPages, REPLAY_RECENT_RECORDS } from "./history-pages.js";
@@ -119,10 +120,11 @@ export class TuiApp {
     this.commands = {
       ui: this.ui,
       settings: this.settings,
-      bindings: () => this.bindings,
+      help: (name) => helpText(name, COLON_COMMANDS, this.bindings),
       themes: this.themes,
       sessions: this.sessions,
       agents: this.agents,
+      models: new ModelSelector(this.ui),
       history: this.pages,
       sandbox: this.sandbox,
       handoff: this.handoff,

@@ -2,14 +2,16 @@
 // each command's name, its arguments, its help and its handler. Parsing and Tab completion
 // (command-mode.ts), `:help`, the app's dispatch and the documentation site all read this table.
 // A handler acts through the components the app lends it (`CommandHost`), and through the session
-// client only by wire events a scripted socket client could send too (headless parity).
+// client only by wire events a scripted socket client could send too (headless parity). `tau run`
+// parses its prompt with this table too, so a handler reaches no module of its own at run time:
+// what it needs comes in through the host.
 import type { SessionClient } from "../session-client.js";
-import { checkModelChoice } from "../../config/models.js";
 import { DEFAULT_BINDINGS, KEY_ACTIONS, keyLabel, type Bindings } from "./bindings.js";
 import type { Exit, UiContext } from "./context.js";
 import type { AgentSwitcher } from "./agent-switcher.js";
 import type { HandoffDialog } from "./handoff-dialog.js";
 import type { HistoryPages } from "./history-pages.js";
+import type { ModelSelector } from "./model-selector.js";
 import type { SandboxDialog } from "./sandbox-dialog.js";
 import type { SessionList } from "./session-picker.js";
 import type { Themes } from "./themes.js";
@@ -41,10 +43,12 @@ export interface Settings {
 export interface CommandHost {
   readonly ui: UiContext;
   readonly settings: Settings;
-  bindings(): Bindings;
+  /** `:help`'s text (helpText below), with the keys as this terminal binds them. */
+  help(name: string | undefined): string;
   readonly themes: Themes;
   readonly sessions: SessionList;
   readonly agents: AgentSwitcher;
+  readonly models: ModelSelector;
   readonly history: HistoryPages;
   readonly sandbox: SandboxDialog;
   readonly handoff: HandoffDialog;
@@ -78,7 +82,7 @@ export const COLON_COMMANDS: readonly ColonCommand[] = [
     summary: "list commands, or explain one",
     min: 0,
     max: 1,
-    run: (host, [name]) => host.ui.note("info", helpText(name, COLON_COMMANDS, host.bindings())),
+    run: (host, [name]) => host.ui.note("info", host.help(name)),
   },
   { name: "quit", usage: ":quit", summary: "leave; a session this terminal started ends when no UI is left", min: 0, max: 0, run: (host) => host.leave("quit") },
   { name: "detach", usage: ":detach", summary: "leave and keep the session running (re-attach with tau attach)", min: 0, max: 0, run: (host) => host.leave("detach") },
@@ -114,7 +118,7 @@ export const COLON_COMMANDS: readonly ColonCommand[] = [
     attached: true,
     run: (host, args, client) => (args[0] === "pick" ? host.agents.pick(client) : host.agents.list(client)),
   },
-  { name: "model", usage: ":model [MODEL]", summary: "show the models, or select one for this agent", min: 0, max: 1, attached: true, run: selectModel },
+  { name: "model", usage: ":model [MODEL]", summary: "show the models, or select one for this agent", min: 0, max: 1, attached: true, run: (host, [model], client) => host.models.command(client, model) },
   { name: "cancel", usage: ":cancel", summary: "cancel this agent's running prompt", min: 0, max: 0, run: (host) => host.cancel() },
   {
     name: "compact",
@@ -208,19 +212,6 @@ export function helpText(name?: string, specs: readonly CommandSpec[] = COLON_CO
     ...KEY_ACTIONS.filter((a) => bindings.byAction[a.action] !== "none").map((a) => `${keyLabel(bindings.byAction[a.action])} — ${a.summary}`),
     "(cli.yaml keys: binds these; :help lists them as bound)",
   ].join("\n");
-}
-
-/** `:model [MODEL]`: lists the models, or selects one, checked against what the providers list. */
-function selectModel(host: CommandHost, [model]: Args, client: SessionClient): void {
-  const { transcript } = host.ui;
-  if (model === undefined) {
-    const models = transcript.models.map((m) => `${m.provider}/${m.id}`);
-    return host.ui.note("info", models.length > 0 ? `models: ${models.join(", ")} — current: ${host.ui.current()?.model ?? "default"}` : "no model is available yet");
-  }
-  // Refused here, with close matches, before anything is sent.
-  const choice = checkModelChoice(model, { models: transcript.models, listed_providers: transcript.listedProviders });
-  if (!choice.ok) return host.ui.note("error", `${choice.message} — :model lists the models`);
-  client.emit("ui.model_select", { agent_id: host.ui.focus(), model });
 }
 
 /** `:set [SETTING [VALUE]]`: this terminal's settings. */
