@@ -3,8 +3,8 @@
 // (command-mode.ts), `:help`, the app's dispatch and the documentation site all read this table.
 // A handler acts through the components the app lends it (`CommandHost`), and through the session
 // client only by wire events a scripted socket client could send too (headless parity). `tau run`
-// parses its prompt with this table too, so a handler reaches no module of its own at run time:
-// what it needs comes in through the host.
+// parses its prompt with this table too, so this file imports only types and the key bindings (for
+// `helpText`): what a handler needs at run time comes in through the host.
 import type { SessionClient } from "../session-client.js";
 import { DEFAULT_BINDINGS, KEY_ACTIONS, keyLabel, type Bindings } from "./bindings.js";
 import type { Exit, UiContext } from "./context.js";
