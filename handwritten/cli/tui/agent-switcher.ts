@@ -1,12 +1,16 @@
-// The agent switcher (SPEC-agent-navigation, "The interactive UI"): the session's agents as a tree
-// from the roster, and the optional `fzf` picker — resolved on PATH, run directly with fixed
-// arguments, its input, output and time bounded. Every roster string is escaped before it is shown
-// or handed to fzf (the harness escaped names and titles already; this is the UI's own pass).
+// The agent switcher (SPEC-agent-navigation, "The interactive UI"): `:agent`, `:agents` and the
+// keys that cycle and pick agents; the session's agents as a tree from the roster, and the optional
+// `fzf` picker — resolved on PATH, run directly with fixed arguments, its input, output and time
+// bounded. Every roster string is escaped before it is shown or handed to fzf (the harness escaped
+// names and titles already; this is the UI's own pass).
 import { spawn } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { NavigationMode, RosterRow } from "../../../generated/index.js";
-import { escapeLabel, sanitize, truncateEnd } from "../ui/index.js";
+import type { SessionClient } from "../session-client.js";
+import { agentLabel, escapeLabel, sanitize, truncateEnd } from "../ui/index.js";
+import type { AgentView } from "./transcript.js";
+import type { UiContext } from "./context.js";
 
 /** Most rows handed to the picker, and most bytes of its input. */
 export const PICKER_MAX_ROWS = 4096;
@@ -164,4 +168,128 @@ export function runFzf(file: string, input: string, timeoutMs = PICKER_TIMEOUT_M
     });
     child.stdin.end(input);
   });
+}
+
+/** What the switcher needs of the app besides its context: to show another agent, and the terminal for fzf. */
+export interface SwitcherHost {
+  /** Shows agent `id`: its transcript, its status line; prompts go to it. */
+  focusOn(id: string): void;
+  /** The key that cycles to the next agent, as `:help` names it. */
+  nextAgentKey(): string;
+  /**
+   * Hands the terminal to `run` (a program drawing on it itself) and takes it back, whatever
+   * happens; undefined when the UI gave the terminal up meanwhile.
+   */
+  lendTerminal<T>(run: () => Promise<T>): Promise<T | undefined>;
+  /** The terminal is lent: a second picker is not started. */
+  terminalLent(): boolean;
+}
+
+const AGENT_SUBCOMMANDS = ["new", "switch", "name", "list", "suspend", "activate"];
+
+export class AgentSwitcher {
+  /** The agents' navigation modes as this UI last learned them (the roster, its own requests). */
+  private readonly navigation = new Map<string, NavigationMode>();
+  /** The environment the picker is looked up in (PATH). */
+  env: NodeJS.ProcessEnv = process.env;
+
+  constructor(
+    private readonly ui: UiContext,
+    private readonly host: SwitcherHost,
+  ) {}
+
+  /** A human prompt reached `id`: the harness makes it active (SPEC-agent-navigation). */
+  prompted(id: string): void {
+    this.navigation.set(id, "active");
+  }
+
+  /** The next (`step` 1) or previous agent, skipping suspended ones. */
+  cycle(step: 1 | -1): void {
+    const ids = [...this.ui.transcript.agents.keys()].filter((id) => id !== "");
+    if (ids.length < 2) return this.ui.note("info", "this session has one agent (:agent new starts another)");
+    const next = cycleAgent(ids, this.ui.focus(), step, (id) => this.navigation.get(id));
+    if (next === undefined) return this.ui.note("info", "every other agent is suspended (:agent activate NAME brings one back)");
+    return this.switchTo(next);
+  }
+
+  /** `:agent ARGS`. */
+  async command(client: SessionClient, args: readonly string[]): Promise<void> {
+    const [sub, arg] = args;
+    if (!AGENT_SUBCOMMANDS.includes(sub as string)) return this.command(client, ["switch", args.join(" ")]);
+    const focus = this.ui.focus();
+    if (sub === "suspend" || sub === "activate") {
+      const id = arg === undefined ? focus : this.named(arg);
+      if (id === undefined || id === "") return;
+      const mode = await client.setNavigation(id, sub === "suspend" ? "suspended" : "active");
+      this.navigation.set(id, mode);
+      return this.ui.note("info", `agent ${agentLabel(id, this.ui.transcript.agent(id).name)} is ${mode}${mode === "suspended" ? " (it still runs; agent cycling skips it)" : ""}`);
+    }
+    if (sub === "new") {
+      const id = await client.createAgent(arg !== undefined ? { display_name: arg } : {});
+      this.switchTo(id);
+    } else if (sub === "switch") {
+      if (arg === undefined) return this.ui.note("error", "usage: :agent switch ID|NAME");
+      const id = this.named(arg);
+      if (id !== undefined) this.switchTo(id);
+    } else if (sub === "name") {
+      if (arg === undefined) return this.ui.note("error", "usage: :agent name NAME");
+      client.emit("agent.metadata_request", { agent_id: focus, key: "display_name", value: arg });
+    } else {
+      const rows = [...this.ui.transcript.agents.values()].filter((a) => a.id !== "").map((a) => `${a.id === focus ? "*" : " "} ${agentLabel(a.id, a.name)}${a.busy ? " (working)" : ""}`);
+      this.ui.note("info", rows.length > 0 ? rows.join("\n") : "(no agents)");
+    }
+  }
+
+  /** `:agents`: the session's agents as a tree, each with its state and work status. */
+  async list(client: SessionClient): Promise<void> {
+    const { rows, total } = await this.rosterRows(client);
+    if (rows.length === 0) return this.ui.note("info", "(no agents)");
+    const more = total > rows.length ? `\n… ${total - rows.length} more not listed` : "";
+    this.ui.note("info", `agents (:agent NAME|ID switches; ${this.host.nextAgentKey()} cycles):\n${agentTree(rows, this.ui.focus()).join("\n")}${more}`);
+  }
+
+  /**
+   * `:agents pick` / the pick key: fzf from PATH chooses an agent, or without fzf the tree is
+   * listed. The chosen id is checked against a fresh roster before it is shown; a cancel, an error
+   * or a stale choice changes nothing (SPEC-agent-navigation).
+   */
+  async pick(client: SessionClient): Promise<void> {
+    const fzf = findOnPath("fzf", this.env.PATH);
+    if (fzf === undefined) return this.list(client);
+    if (this.host.terminalLent()) return;
+    const { rows } = await this.rosterRows(client);
+    const loaded = rows.filter((r) => r.loaded);
+    if (loaded.length === 0) return this.ui.note("info", "(no agents)");
+    const input = pickerInput(loaded, this.ui.focus());
+    // runFzf never rejects: every outcome, an error included, comes back here.
+    const outcome = await this.host.lendTerminal(() => runFzf(fzf, input));
+    if (outcome === undefined) return;
+    if (outcome.kind === "cancelled") return this.ui.note("info", "no agent chosen");
+    if (outcome.kind === "error") return this.ui.note("error", outcome.message);
+    const fresh = await client.roster();
+    const still = fresh.rows.find((r) => r.agent_id === outcome.agentId && r.loaded);
+    if (still === undefined) return this.ui.note("error", `the chosen agent ${agentLabel(outcome.agentId, undefined)} is not in this session (any more); nothing changed`);
+    this.switchTo(still.agent_id);
+  }
+
+  /** The session's loaded agents from the roster; their navigation modes are kept. */
+  private async rosterRows(client: SessionClient): Promise<{ rows: RosterRow[]; total: number }> {
+    const page = await client.roster();
+    for (const r of page.rows) if (r.navigation !== undefined) this.navigation.set(r.agent_id, r.navigation);
+    return page;
+  }
+
+  /** The agent with this id or name, or undefined (and a note saying why) when not exactly one. */
+  private named(arg: string): string | undefined {
+    const match = [...this.ui.transcript.agents.values()].filter((a) => a.id !== "" && (a.id === arg || a.name === arg));
+    if (match.length === 1) return (match[0] as AgentView).id;
+    this.ui.note("error", match.length === 0 ? `no agent is called ${arg}; :agents shows them` : `several agents are called ${arg}; use the id`);
+    return undefined;
+  }
+
+  private switchTo(id: string): void {
+    this.host.focusOn(id);
+    this.ui.transcript.agent(id);
+    this.ui.note("info", `agent ${agentLabel(id, this.ui.transcript.agent(id).name)}`);
+  }
 }

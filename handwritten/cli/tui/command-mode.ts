@@ -3,68 +3,11 @@
 // marker; `!cmd` / `!!cmd` run a user shell command; everything else (including `/text`) is prompt
 // text. Unknown or malformed commands fail here, locally, with a message a user can act on.
 
-import { DEFAULT_BINDINGS, KEY_ACTIONS, keyLabel, type Bindings } from "./bindings.js";
+import { COLON_COMMANDS, type CommandSpec } from "./colon-commands.js";
 
-export interface CommandSpec {
-  readonly name: string;
-  readonly usage: string;
-  readonly summary: string;
-  /** Fewest and most arguments (words; the last one may take the rest of the line when `rest`). */
-  readonly min: number;
-  readonly max: number;
-  /** The last argument takes the rest of the line verbatim. */
-  readonly rest?: boolean;
-  /** Allowed first arguments (sub-commands), when the command has them. */
-  readonly subcommands?: readonly string[];
-  /** A first argument that is no sub-command is a name the command takes (`:agent NAME`). */
-  readonly freeFirst?: boolean;
-  /** Arguments are secrets: redacted from echo, history and drafts. */
-  readonly sensitive?: boolean;
-}
-
-export const COMMAND_SPECS: readonly CommandSpec[] = [
-  { name: "help", usage: ":help [COMMAND]", summary: "list commands, or explain one", min: 0, max: 1 },
-  { name: "quit", usage: ":quit", summary: "leave; a session this terminal started ends when no UI is left", min: 0, max: 0 },
-  { name: "detach", usage: ":detach", summary: "leave and keep the session running (re-attach with tau attach)", min: 0, max: 0 },
-  { name: "quit-session", usage: ":quit-session", summary: "end the session for every attached UI", min: 0, max: 0 },
-  { name: "new", usage: ":new", summary: "leave this session and start a fresh one", min: 0, max: 0 },
-  {
-    name: "agent",
-    usage: ":agent ID|NAME | :agent new [NAME] | :agent switch ID|NAME | :agent name NAME | :agent list | :agent suspend|activate [ID|NAME]",
-    summary: "switch to, create, name or list agents; suspend one (agent cycling skips it) or make it active again",
-    min: 1,
-    max: 2,
-    rest: true,
-    subcommands: ["new", "switch", "name", "list", "suspend", "activate"],
-    freeFirst: true,
-  },
-  { name: "agents", usage: ":agents [pick]", summary: "the session's agents as a tree with their state and work status; pick: choose one (fzf when on PATH)", min: 0, max: 1, subcommands: ["pick"] },
-  { name: "model", usage: ":model [MODEL]", summary: "show the models, or select one for this agent", min: 0, max: 1 },
-  { name: "cancel", usage: ":cancel", summary: "cancel this agent's running prompt", min: 0, max: 0 },
-  { name: "compact", usage: ":compact [INSTRUCTIONS]", summary: "replace this agent's earlier conversation by a summary (now, or after its turn)", min: 0, max: 1, rest: true },
-  { name: "history", usage: ":history", summary: "show this agent's earlier history, a page further back each time", min: 0, max: 0 },
-  { name: "skill", usage: ":skill NAME [TEXT]", summary: "load a skill into this agent, with optional text", min: 1, max: 2, rest: true },
-  { name: "set", usage: ":set [SETTING [VALUE]]", summary: "show or change a setting of this terminal", min: 0, max: 2 },
-  { name: "theme", usage: ":theme [NAME]", summary: "list themes, or switch to one", min: 0, max: 1 },
-  { name: "sessions", usage: ":sessions [WORDS]", summary: "list the saved sessions (title, age, project), or those matching every word; tau resume ID continues one", min: 0, max: 1, rest: true },
-  {
-    name: "handoff",
-    usage: ":handoff [start | status | ready | wait | cancel | recover [resume|abandon]]",
-    summary: "continue this agent's work in a fresh, linked session from a model-written dossier",
-    min: 0,
-    max: 2,
-    subcommands: ["start", "status", "ready", "wait", "cancel", "recover"],
-  },
-  {
-    name: "sandbox",
-    usage:
-      ":sandbox show | :sandbox doctor | :sandbox on|off | :sandbox mode interactive|non-interactive | :sandbox network allow|deny add|remove HOST | :sandbox filesystem allow-write|allow-read|deny-read add|remove PATH | :sandbox trust | :sandbox classifier provider/model|false|default [--global]",
-    summary: "the sandbox of the model's shell commands: show, diagnose, switch, widen for this session, trust this project, choose its automatic reviewer",
-    min: 1,
-    max: 4,
-    subcommands: ["show", "doctor", "on", "off", "mode", "network", "filesystem", "trust", "pending", "classifier"],
-  },
-];
+// The command table is declared in colon-commands.ts; these names are what the documentation site
+// and the tests read.
+export { COLON_COMMANDS as COMMAND_SPECS, helpText, type CommandSpec } from "./colon-commands.js";
 
 export type ParsedInput =
   | { readonly kind: "empty" }
@@ -89,7 +32,7 @@ function splitArgs(text: string, spec: CommandSpec): string[] {
   return out;
 }
 
-export function parseInput(raw: string, specs: readonly CommandSpec[] = COMMAND_SPECS): ParsedInput {
+export function parseInput(raw: string, specs: readonly CommandSpec[] = COLON_COMMANDS): ParsedInput {
   const lead = raw.length - raw.trimStart().length;
   const body = raw.slice(lead);
   if (body === "") return { kind: "empty" };
@@ -135,23 +78,6 @@ export function draftText(raw: string): string {
   return raw;
 }
 
-export function helpText(name?: string, specs: readonly CommandSpec[] = COMMAND_SPECS, bindings: Bindings = DEFAULT_BINDINGS): string {
-  if (name !== undefined) {
-    const spec = specs.find((s) => s.name === name.replace(/^:/, ""));
-    if (!spec) return `unknown command :${name} — :help lists the commands`;
-    return `${spec.usage}\n  ${spec.summary}`;
-  }
-  return [
-    ...specs.map((s) => `${s.usage.split(" | ")[0]} — ${s.summary}`),
-    "!COMMAND — run a shell command; its output enters the agent's context",
-    "!!COMMAND — run a shell command; its output stays in this terminal",
-    "::TEXT — send TEXT starting with ':' to the model",
-    "Keys: Enter sends, Alt-Enter or Ctrl-J adds a line, Up/Down browse history, Ctrl-R searches it, Tab completes a command or model name, Ctrl-C cancels or clears, Ctrl-D on an empty line quits",
-    ...KEY_ACTIONS.filter((a) => bindings.byAction[a.action] !== "none").map((a) => `${keyLabel(bindings.byAction[a.action])} — ${a.summary}`),
-    "(cli.yaml keys: binds these; :help lists them as bound)",
-  ].join("\n");
-}
-
 /** Most candidates a completion lists when it cannot choose one. */
 export const MAX_COMPLETIONS_SHOWN = 20;
 
@@ -167,7 +93,7 @@ export interface Completion {
  * `:model ` (a model id, or `provider/id` for one several providers declare or once a `/` is typed).
  * Undefined when the line is not one of those.
  */
-export function completeLine(line: string, models: readonly { provider: string; id: string }[], specs: readonly CommandSpec[] = COMMAND_SPECS): Completion | undefined {
+export function completeLine(line: string, models: readonly { provider: string; id: string }[], specs: readonly CommandSpec[] = COLON_COMMANDS): Completion | undefined {
   const command = /^(\s*):(\S*)$/u.exec(line);
   if (command) {
     const names = specs.map((s) => s.name).filter((n) => n.startsWith(command[2] as string));

@@ -1,9 +1,12 @@
-// The resume picker: saved sessions by title, age and project, filtered as the user types, on the
-// plain terminal before the interactive UI takes it. The model (filtering, moving, the rows it
-// shows) is separate from the terminal driver, which restores the terminal however it ends.
+// Saved sessions in the terminal: the resume picker (by title, age and project, filtered as the user
+// types, on the plain terminal before the interactive UI takes it) and the interactive UI's
+// `:sessions` list. The picker's model (filtering, moving, the rows it shows) is separate from the
+// terminal driver, which restores the terminal however it ends.
 import { sanitize, truncateEnd } from "../ui/index.js";
 import { KeyDecoder, type Key } from "./keys.js";
 import { ageLabel } from "../../sessions/format.js";
+import type { SavedSession } from "../../sessions/index.js";
+import type { UiContext } from "./context.js";
 
 export interface PickerEntry {
   readonly id: string;
@@ -19,6 +22,20 @@ export const PICKER_ROWS = 10;
 const FILTER_MAX_CHARS = 200;
 /** How long a lone ESC waits for the rest of a sequence before it counts as the Escape key. */
 const ESC_WAIT_MS = 50;
+
+/** Most sessions `:sessions` lists. */
+const SESSIONS_SHOWN = 20;
+
+/** The words of a filter, lower case. */
+function filterWords(filter: string): string[] {
+  return filter.toLowerCase().split(/\s+/).filter(Boolean);
+}
+
+/** Whether a session's title, project or id hold every word (case-insensitive). */
+function holdsEvery(words: readonly string[], title: string | undefined, project: string | undefined, id: string): boolean {
+  const hay = `${title ?? ""}\n${project ?? ""}\n${id}`.toLowerCase();
+  return words.every((w) => hay.includes(w));
+}
 
 /** Text from a session's summary (a file anyone with the state folder could edit) as one safe line. */
 function oneLine(text: string): string {
@@ -37,12 +54,9 @@ export class PickerModel {
 
   /** Entries whose title, project or id contain every word of the filter (case-insensitive). */
   matches(): PickerEntry[] {
-    const words = this.filter.toLowerCase().split(/\s+/).filter(Boolean);
+    const words = filterWords(this.filter);
     if (words.length === 0) return [...this.entries];
-    return this.entries.filter((e) => {
-      const hay = `${e.title ?? ""}\n${e.project ?? ""}\n${e.id}`.toLowerCase();
-      return words.every((w) => hay.includes(w));
-    });
+    return this.entries.filter((e) => holdsEvery(words, e.title, e.project, e.id));
   }
 
   /** Applies a key: the chosen entry on Enter, null when the user gave up, undefined to go on. */
@@ -152,4 +166,32 @@ export function pickSession(entries: readonly PickerEntry[], io: { input: NodeJS
     input.resume();
     draw();
   });
+}
+
+/** `:sessions [WORDS]` in the interactive UI. */
+export class SessionList {
+  /** The saved sessions of the state folder (set by the entry; none until then). */
+  source: () => SavedSession[] = () => [];
+
+  constructor(private readonly ui: Pick<UiContext, "note" | "sessionId">) {}
+
+  /** The saved sessions, newest first, or those whose title, project or id hold every word. */
+  list(filter: string | undefined): void {
+    let rows: SavedSession[];
+    try {
+      rows = this.source();
+    } catch (err) {
+      return this.ui.note("error", `the saved sessions could not be listed: ${(err as Error).message}`);
+    }
+    const words = filterWords(filter ?? "");
+    const shown = rows.filter((r) => holdsEvery(words, r.title, r.project_root, r.id));
+    if (shown.length === 0) return this.ui.note("info", rows.length === 0 ? "no saved sessions" : `no saved session matches ${filter ?? ""}`);
+    const now = Date.now();
+    const lines = shown.slice(0, SESSIONS_SHOWN).map((r) => {
+      const here = r.id === this.ui.sessionId() ? " (this one)" : r.running_pid !== undefined ? " (running)" : "";
+      return `${r.title ?? "(untitled)"}  ·  ${ageLabel(now - r.last_active)}  ·  ${r.project_root ?? "?"}  ·  ${r.id}${here}`;
+    });
+    const more = shown.length > SESSIONS_SHOWN ? `\n… ${shown.length - SESSIONS_SHOWN} more (tau session list --all shows every one)` : "";
+    this.ui.note("info", `saved sessions (tau resume ID continues one):\n${lines.join("\n")}${more}`);
+  }
 }

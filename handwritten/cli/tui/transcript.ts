@@ -186,6 +186,14 @@ export class Transcript {
     const agentId = agentIdOf(e);
     if (agentId === undefined || agentId === "") return false;
     const a = this.agent(agentId);
+    return this.agentEvent(a, e) ?? this.answerEvent(a, e) ?? this.callEvent(a, e) ?? false;
+  }
+
+  /**
+   * An agent's own facts: its model, name and work status, its prompts' lifecycle, compaction and
+   * usage. Undefined when `e` is none of them (as for the two below).
+   */
+  private agentEvent(a: AgentView, e: Event): boolean | undefined {
     switch (e.name) {
       case "agent.started":
         if (e.data.model !== undefined) a.model = e.data.model;
@@ -219,6 +227,42 @@ export class Transcript {
         a.busy = true;
         if (e.data.model !== "") a.model = e.data.model;
         return true;
+      case "agent.prompt_failed":
+        a.busy = false;
+        this.closeStreams(a);
+        this.push(a, { kind: "notice", level: "error", text: `the prompt failed: ${e.data.diagnostic}`, done: true });
+        return true;
+      case "agent.prompt_cancelled":
+        a.busy = false;
+        if (e.data.round !== undefined) this.shownAnswer(a, e.data.prompt_id, e.data.round, e.data.shown_text, e.data.shown_reasoning);
+        this.closeStreams(a);
+        this.push(a, { kind: "notice", level: "warning", text: "the prompt was cancelled", done: true });
+        return true;
+      case "agent.outer_turn_finished":
+        a.busy = false;
+        // A turn closed by a resume after the session stopped: no outcome of its calls is coming.
+        this.closeStreams(a, e.data.outcome === "dispatch_uncertain" || e.data.outcome === "interrupted");
+        if (e.data.outcome === "dispatch_uncertain") {
+          this.push(a, { kind: "notice", level: "warning", text: "the session stopped while the model was answering; that prompt is not resent automatically", done: true });
+        } else if (e.data.outcome === "interrupted") {
+          this.push(a, { kind: "notice", level: "warning", text: "the session stopped before a queued prompt started; it was not sent (send it again if you still want it)", done: true });
+        }
+        return true;
+      case "agent.stats_updated":
+        a.inputTokens = e.data.usage.input_tokens;
+        a.outputTokens = e.data.usage.output_tokens;
+        a.costUsd = e.data.cost_usd ?? a.costUsd;
+        a.contextTokens = e.data.context_tokens ?? a.contextTokens;
+        if (e.data.context_window !== undefined) a.contextWindow = e.data.context_window;
+        return true;
+      default:
+        return undefined;
+    }
+  }
+
+  /** A model answer streaming, finished, failed or retried. */
+  private answerEvent(a: AgentView, e: Event): boolean | undefined {
+    switch (e.name) {
       case "provider.response_updated": {
         const it = this.answer(a, `${e.data.prompt_id}#${e.data.round}`);
         it.text += e.data.text_delta ?? "";
@@ -246,6 +290,14 @@ export class Transcript {
       case "provider.retry_scheduled":
         this.push(a, { kind: "notice", level: "warning", text: `retrying the model request (${e.data.error_class || "transient error"})`, done: true });
         return true;
+      default:
+        return undefined;
+    }
+  }
+
+  /** A tool call's or a user shell command's row: made, its progress and its outcome. */
+  private callEvent(a: AgentView, e: Event): boolean | undefined {
+    switch (e.name) {
       case "tool.started":
       case "tool.request": {
         const made = this.toolRow(a, e.data.call_id, e.data.tool, e.data.arguments_json);
@@ -303,36 +355,8 @@ export class Transcript {
         delete it.startedAt;
         return true;
       }
-      case "agent.prompt_failed":
-        a.busy = false;
-        this.closeStreams(a);
-        this.push(a, { kind: "notice", level: "error", text: `the prompt failed: ${e.data.diagnostic}`, done: true });
-        return true;
-      case "agent.prompt_cancelled":
-        a.busy = false;
-        if (e.data.round !== undefined) this.shownAnswer(a, e.data.prompt_id, e.data.round, e.data.shown_text, e.data.shown_reasoning);
-        this.closeStreams(a);
-        this.push(a, { kind: "notice", level: "warning", text: "the prompt was cancelled", done: true });
-        return true;
-      case "agent.outer_turn_finished":
-        a.busy = false;
-        // A turn closed by a resume after the session stopped: no outcome of its calls is coming.
-        this.closeStreams(a, e.data.outcome === "dispatch_uncertain" || e.data.outcome === "interrupted");
-        if (e.data.outcome === "dispatch_uncertain") {
-          this.push(a, { kind: "notice", level: "warning", text: "the session stopped while the model was answering; that prompt is not resent automatically", done: true });
-        } else if (e.data.outcome === "interrupted") {
-          this.push(a, { kind: "notice", level: "warning", text: "the session stopped before a queued prompt started; it was not sent (send it again if you still want it)", done: true });
-        }
-        return true;
-      case "agent.stats_updated":
-        a.inputTokens = e.data.usage.input_tokens;
-        a.outputTokens = e.data.usage.output_tokens;
-        a.costUsd = e.data.cost_usd ?? a.costUsd;
-        a.contextTokens = e.data.context_tokens ?? a.contextTokens;
-        if (e.data.context_window !== undefined) a.contextWindow = e.data.context_window;
-        return true;
       default:
-        return false;
+        return undefined;
     }
   }
 

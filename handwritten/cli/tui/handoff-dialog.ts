@@ -1,0 +1,85 @@
+// The handoff in the interactive UI (SPEC-handoff): `:handoff` requests and their answers, the
+// Ready / Wait / Cancel choice shown for the focused agent ("Readiness"), and the move to the session
+// the work continues in.
+import type { Delivery } from "../session-client.js";
+import type { StyledLine, Theme } from "../ui/index.js";
+import type { Editor } from "./editor.js";
+import { dialogRows, type Dialog, type Exit, type UiContext } from "./context.js";
+
+const VERBS: Record<string, string> = { r: "ready", w: "wait", c: "cancel" };
+
+export class HandoffDialog implements Dialog {
+  /** `:handoff` requests this UI sent. */
+  private readonly requests = new Set<string>();
+  /** A handoff is under way (`handoff.state_reported`): `:new` is refused meanwhile. */
+  busy = false;
+  /** The agent whose handoff waits for the Ready / Wait / Cancel choice, unless this UI chose Wait. */
+  private confirm: string | undefined;
+  private waited = false;
+  /** The session a handoff continued this one in: the UI attaches to it when it leaves with `switch`. */
+  handedOffTo: string | undefined;
+
+  constructor(
+    private readonly ui: UiContext,
+    private readonly leave: (how: Exit) => void,
+  ) {}
+
+  /** A new session is attached: what a handoff of the last one reported does not hold for it. */
+  attach(): void {
+    this.busy = false;
+    this.confirm = undefined;
+    this.waited = false;
+  }
+
+  /** Shown for the focused agent while its handoff waits for the choice and this UI did not choose Wait. */
+  get open(): boolean {
+    return !this.waited && this.confirm !== undefined && this.confirm === this.ui.focus();
+  }
+
+  /** `:handoff ARGS` for the focused agent. */
+  command(args: readonly string[]): void {
+    const client = this.ui.client();
+    if (!client) return;
+    // The handoff extension answers with `handoff.command_result` (SPEC-handoff).
+    const request_id = this.ui.requestId("hof");
+    this.requests.add(request_id);
+    client.emit("handoff.command_request", { request_id, agent_id: this.ui.focus(), args: args.length > 0 ? [...args] : ["start"] });
+  }
+
+  /** A handoff event or `session.handed_off`; true when the dialog changed. */
+  deliver(d: Delivery): boolean {
+    const ev = d.event;
+    if (ev.name === "handoff.command_result" && this.requests.delete(ev.data.request_id)) this.ui.note(ev.data.ok ? "info" : "error", ev.data.text);
+    if (ev.name === "handoff.state_reported") {
+      this.busy = ev.data.phase === "deferring" || ev.data.phase === "writing" || ev.data.phase === "cutover";
+      const confirm = ev.data.phase === "confirming" ? ev.data.agent_id : undefined;
+      if (confirm !== this.confirm) this.waited = false;
+      this.confirm = confirm;
+      return true;
+    }
+    if (ev.name === "session.handed_off" && !d.replay) {
+      // The work goes on in the replacement: this UI attaches to it (main.ts, Exit `switch`).
+      this.ui.note("info", `handoff: the work continues in session ${ev.data.successor_session_id}`);
+      this.handedOffTo = ev.data.successor_session_id;
+      setImmediate(() => this.leave("switch"));
+    }
+    return false;
+  }
+
+  /** The choice's keys, while it is shown over an empty editor. */
+  key(text: string, editor: Editor): boolean {
+    if (editor.text !== "") return false;
+    const verb = VERBS[text.toLowerCase()];
+    if (verb === undefined) return false;
+    if (verb === "wait") this.waited = true;
+    this.command([verb]);
+    this.ui.schedule();
+    return true;
+  }
+
+  rows(width: number, theme: Theme): StyledLine[] {
+    if (!this.open) return [];
+    const lines = ["handoff: the agent is ready to write its handoff dossier", "  [r] ready: go ahead   [w] wait: keep working   [c] cancel the handoff"];
+    return dialogRows(lines, width, theme);
+  }
+}
