@@ -45,9 +45,11 @@ describe("the host's loopback", () => {
 
     // One connection after another: each waits on its own prompt, and nothing reached the
     // service before the prompt was answered.
-    const callId = await s.callShell(SPELLINGS.map((h, i) => `${fetch(h, port, `try-${i}`)} || echo "failed ${h}"`).join("; "));
+    // The last goes through the sandbox's SOCKS proxy instead (the runtime's ALL_PROXY for other protocols).
+    const tries = [...SPELLINGS.map((h, i) => `${fetch(h, port, `try-${i}`)} || echo "failed ${h}"`), `curl -sS --noproxy '' -m 30 -x "$FTP_PROXY" http://localhost:${port}/try-${SPELLINGS.length} || echo "failed socks"`];
+    const callId = await s.callShell(tries.join("; "));
     const targets: string[] = [];
-    for (let i = 0; i < SPELLINGS.length; i++) {
+    for (let i = 0; i < tries.length; i++) {
       const ask = await s.approval();
       expect(ask).toMatchObject({ kind: "network", agent_id: s.agentId, call_id: callId });
       targets.push(String(ask.target));
@@ -55,8 +57,10 @@ describe("the host's loopback", () => {
       s.answer(ask.approval_id, "allow");
     }
     const r = await s.result(callId);
-    expect(targets).toHaveLength(SPELLINGS.length);
+    expect(targets).toHaveLength(tries.length);
     expect(r.output).toContain("hello from the host");
+    // Allowed, the SOCKS connection did reach the service: that way was asked about too.
+    expect(host.paths).toContain(`/try-${SPELLINGS.length}`);
     expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(0);
 
     // Granted for the session: localhost is reached unasked.
