@@ -1037,19 +1037,37 @@ export type SandboxApprovalAnswer = {
   decision: SandboxDecision;
 };
 
+/** A call a prompt names: its agent, its id and its command's first line. */
+export type SandboxApprovalCall = {
+  agent_id: Id;
+  call_id: Id;
+  command: ShortText;
+};
+
 export type SandboxApprovalOutcome = "allowed" | "allowed_adapt" | "denied" | "revoked";
 
-/** A prompt every attached UI shows until one answers or it is resolved otherwise. Never persisted. */
+/**
+ * A prompt every attached UI shows until one answers or it is resolved otherwise. Never persisted.
+ * It always names the agent, the call and the command it is about (SPEC-sandbox, "Approvals").
+ */
 export type SandboxApprovalRequested = {
   approval_id: Id;
   kind: SandboxPermissionKind;
   /** The host (`HOST:PORT`) or the path asked for. */
   target: ShortText;
   choices: Array<SandboxDecision>;
-  agent_id?: Id;
-  call_id?: Id;
+  /** The agent whose command asked (the first of several, see `other_calls`). */
+  agent_id: Id;
+  /** The `shell` call that asked. */
+  call_id: Id;
   /** The command's first line, for the user to judge by. */
-  command?: ShortText;
+  command: ShortText;
+  /**
+   * A connection made while other sandboxed commands ran too: the runtime does not tell which of
+   * them made it, so the prompt names every one (the first above, the others here), and is
+   * withdrawn when any of them ends or is cancelled.
+   */
+  other_calls?: Array<SandboxApprovalCall>;
   /**
    * The automatic reviewer is offered for setup with this prompt (SPEC-sandbox-reviewer,
    * "Selection"): `first` (none was ever selected), `unavailable` (the selected one is gone or lacks

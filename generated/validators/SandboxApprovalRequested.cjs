@@ -7,14 +7,127 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateSandboxApprovalRequested = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApprovalRequested.json","type":"object","properties":{"approval_id":{"$ref":"Id.json"},"kind":{"$ref":"SandboxPermissionKind.json"},"target":{"$ref":"ShortText.json","description":"The host (`HOST:PORT`) or the path asked for."},"choices":{"type":"array","items":{"$ref":"SandboxDecision.json"},"minItems":2,"maxItems":4},"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"command":{"$ref":"ShortText.json","description":"The command's first line, for the user to judge by."},"classifier_setup":{"$ref":"SandboxClassifierSetup.json","description":"The automatic reviewer is offered for setup with this prompt (SPEC-sandbox-reviewer,\n\"Selection\"): `first` (none was ever selected), `unavailable` (the selected one is gone or lacks\ncredentials). The UI shows how to choose one or keep manual approvals."}},"required":["approval_id","kind","target","choices"],"unevaluatedProperties":{"not":{}},"description":"A prompt every attached UI shows until one answers or it is resolved otherwise. Never persisted.","x-tau-event":"sandbox.approval_requested"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApprovalRequested.json","type":"object","properties":{"approval_id":{"$ref":"Id.json"},"kind":{"$ref":"SandboxPermissionKind.json"},"target":{"$ref":"ShortText.json","description":"The host (`HOST:PORT`) or the path asked for."},"choices":{"type":"array","items":{"$ref":"SandboxDecision.json"},"minItems":2,"maxItems":4},"agent_id":{"$ref":"Id.json","description":"The agent whose command asked (the first of several, see `other_calls`)."},"call_id":{"$ref":"Id.json","description":"The `shell` call that asked."},"command":{"$ref":"ShortText.json","description":"The command's first line, for the user to judge by."},"other_calls":{"type":"array","items":{"$ref":"SandboxApprovalCall.json"},"maxItems":15,"description":"A connection made while other sandboxed commands ran too: the runtime does not tell which of\nthem made it, so the prompt names every one (the first above, the others here), and is\nwithdrawn when any of them ends or is cancelled."},"classifier_setup":{"$ref":"SandboxClassifierSetup.json","description":"The automatic reviewer is offered for setup with this prompt (SPEC-sandbox-reviewer,\n\"Selection\"): `first` (none was ever selected), `unavailable` (the selected one is gone or lacks\ncredentials). The UI shows how to choose one or keep manual approvals."}},"required":["approval_id","kind","target","choices","agent_id","call_id","command"],"unevaluatedProperties":{"not":{}},"description":"A prompt every attached UI shows until one answers or it is resolved otherwise. Never persisted.\nIt always names the agent, the call and the command it is about (SPEC-sandbox, \"Approvals\").","x-tau-event":"sandbox.approval_requested"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxPermissionKind.json","type":"string","enum":["network","filesystem_read","filesystem_write"]};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxDecision.json","type":"string","enum":["allow","allow_retry","allow_adapt","deny"],"description":"The choices a prompt offers: `allow` / `deny` for a host; the three below for a filesystem denial."};
-const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxClassifierSetup.json","type":"string","enum":["first","unavailable"]};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxClassifierSetup.json","type":"string","enum":["first","unavailable"]};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApprovalCall.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"call_id":{"$ref":"Id.json"},"command":{"$ref":"ShortText.json"}},"required":["agent_id","call_id","command"],"unevaluatedProperties":{"not":{}},"description":"A call a prompt names: its agent, its id and its command's first line."};
+
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="SandboxApprovalCall.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.agent_id === undefined) && (missing0 = "agent_id")) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.command === undefined) && (missing0 = "command"))){
+validate1.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.agent_id !== undefined){
+let data0 = data.agent_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern0.test(data0)){
+validate1.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/agent_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+let data1 = data.call_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(!pattern0.test(data1)){
+validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.command !== undefined){
+let data2 = data.command;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func0(data2) > 1024){
+validate1.errors = [{instancePath:instancePath+"/command",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/command",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "agent_id") && (key0 !== "call_id")) && (key0 !== "command")){
+const _errs11 = errors;
+validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs11 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate1.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate1.errors = vErrors;
+return errors === 0;
+}
+validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="SandboxApprovalRequested.json" */;
@@ -30,7 +143,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.approval_id === undefined) && (missing0 = "approval_id")) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.target === undefined) && (missing0 = "target"))) || ((data.choices === undefined) && (missing0 = "choices"))){
+if((((((((data.approval_id === undefined) && (missing0 = "approval_id")) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.target === undefined) && (missing0 = "target"))) || ((data.choices === undefined) && (missing0 = "choices"))) || ((data.agent_id === undefined) && (missing0 = "agent_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.command === undefined) && (missing0 = "command"))){
 validate0.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -209,16 +322,35 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.classifier_setup !== undefined){
-let data8 = data.classifier_setup;
+if(data.other_calls !== undefined){
+let data8 = data.other_calls;
 const _errs24 = errors;
-if(typeof data8 !== "string"){
-validate0.errors = [{instancePath:instancePath+"/classifier_setup",schemaPath:"SandboxClassifierSetup.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs24){
+if(Array.isArray(data8)){
+if(data8.length > 15){
+validate0.errors = [{instancePath:instancePath+"/other_calls",schemaPath:"#/properties/other_calls/maxItems",keyword:"maxItems",params:{limit: 15},message:"must NOT have more than 15 items"}];
 return false;
 }
-if(!((data8 === "first") || (data8 === "unavailable"))){
-validate0.errors = [{instancePath:instancePath+"/classifier_setup",schemaPath:"SandboxClassifierSetup.json/enum",keyword:"enum",params:{allowedValues: schema8.enum},message:"must be equal to one of the allowed values"}];
+else {
+var valid9 = true;
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
+const _errs26 = errors;
+if(!(validate1(data8[i1], {instancePath:instancePath+"/other_calls/" + i1,parentData:data8,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+errors = vErrors.length;
+}
+var valid9 = _errs26 === errors;
+if(!valid9){
+break;
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/other_calls",schemaPath:"#/properties/other_calls/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
+}
 }
 var valid0 = _errs24 === errors;
 }
@@ -226,14 +358,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.classifier_setup !== undefined){
+let data10 = data.classifier_setup;
+const _errs27 = errors;
+if(typeof data10 !== "string"){
+validate0.errors = [{instancePath:instancePath+"/classifier_setup",schemaPath:"SandboxClassifierSetup.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data10 === "first") || (data10 === "unavailable"))){
+validate0.errors = [{instancePath:instancePath+"/classifier_setup",schemaPath:"SandboxClassifierSetup.json/enum",keyword:"enum",params:{allowedValues: schema12.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((((((((key0 !== "approval_id") && (key0 !== "kind")) && (key0 !== "target")) && (key0 !== "choices")) && (key0 !== "agent_id")) && (key0 !== "call_id")) && (key0 !== "command")) && (key0 !== "classifier_setup")){
-const _errs28 = errors;
+if(((((((((key0 !== "approval_id") && (key0 !== "kind")) && (key0 !== "target")) && (key0 !== "choices")) && (key0 !== "agent_id")) && (key0 !== "call_id")) && (key0 !== "command")) && (key0 !== "other_calls")) && (key0 !== "classifier_setup")){
+const _errs31 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid10 = _errs28 === errors;
-if(!valid10){
+var valid11 = _errs31 === errors;
+if(!valid11){
 break;
+}
 }
 }
 }

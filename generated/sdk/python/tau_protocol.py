@@ -2900,49 +2900,86 @@ class SandboxPermissionKind(Enum):
 
 
 @dataclass
+class SandboxApprovalCall:
+    """A call a prompt names: its agent, its id and its command's first line."""
+
+    agent_id: str
+    call_id: str
+    command: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SandboxApprovalCall':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        call_id = from_str(obj.get("call_id"))
+        command = from_str(obj.get("command"))
+        return SandboxApprovalCall(agent_id, call_id, command)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["call_id"] = from_str(self.call_id)
+        result["command"] = from_str(self.command)
+        return result
+
+
+@dataclass
 class SandboxApprovalRequested:
     """A prompt every attached UI shows until one answers or it is resolved otherwise. Never
     persisted.
+    It always names the agent, the call and the command it is about (SPEC-sandbox,
+    "Approvals").
     """
+    agent_id: str
+    """The agent whose command asked (the first of several, see `other_calls`)."""
+
     approval_id: str
+    call_id: str
+    """The `shell` call that asked."""
+
     choices: List[SandboxDecision]
+    command: str
+    """The command's first line, for the user to judge by."""
+
     kind: SandboxPermissionKind
     target: str
     """The host (`HOST:PORT`) or the path asked for."""
 
-    agent_id: Optional[str] = None
-    call_id: Optional[str] = None
     classifier_setup: Optional[SandboxClassifierSetup] = None
-    command: Optional[str] = None
-    """The command's first line, for the user to judge by."""
+    other_calls: Optional[List[SandboxApprovalCall]] = None
+    """A connection made while other sandboxed commands ran too: the runtime does not tell which
+    of
+    them made it, so the prompt names every one (the first above, the others here), and is
+    withdrawn when any of them ends or is cancelled.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'SandboxApprovalRequested':
         assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
         approval_id = from_str(obj.get("approval_id"))
+        call_id = from_str(obj.get("call_id"))
         choices = from_list(SandboxDecision, obj.get("choices"))
+        command = from_str(obj.get("command"))
         kind = SandboxPermissionKind(obj.get("kind"))
         target = from_str(obj.get("target"))
-        agent_id = from_union([from_str, from_none], obj.get("agent_id"))
-        call_id = from_union([from_str, from_none], obj.get("call_id"))
         classifier_setup = from_union([SandboxClassifierSetup, from_none], obj.get("classifier_setup"))
-        command = from_union([from_str, from_none], obj.get("command"))
-        return SandboxApprovalRequested(approval_id, choices, kind, target, agent_id, call_id, classifier_setup, command)
+        other_calls = from_union([lambda x: from_list(SandboxApprovalCall.from_dict, x), from_none], obj.get("other_calls"))
+        return SandboxApprovalRequested(agent_id, approval_id, call_id, choices, command, kind, target, classifier_setup, other_calls)
 
     def to_dict(self) -> dict:
         result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
         result["approval_id"] = from_str(self.approval_id)
+        result["call_id"] = from_str(self.call_id)
         result["choices"] = from_list(lambda x: to_enum(SandboxDecision, x), self.choices)
+        result["command"] = from_str(self.command)
         result["kind"] = to_enum(SandboxPermissionKind, self.kind)
         result["target"] = from_str(self.target)
-        if self.agent_id is not None:
-            result["agent_id"] = from_union([from_str, from_none], self.agent_id)
-        if self.call_id is not None:
-            result["call_id"] = from_union([from_str, from_none], self.call_id)
         if self.classifier_setup is not None:
             result["classifier_setup"] = from_union([lambda x: to_enum(SandboxClassifierSetup, x), from_none], self.classifier_setup)
-        if self.command is not None:
-            result["command"] = from_union([from_str, from_none], self.command)
+        if self.other_calls is not None:
+            result["other_calls"] = from_union([lambda x: from_list(lambda x: to_class(SandboxApprovalCall, x), x), from_none], self.other_calls)
         return result
 
 

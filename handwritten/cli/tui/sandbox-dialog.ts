@@ -112,7 +112,8 @@ export class SandboxDialog implements Dialog {
       a.kind === "network" ? `connect to ${a.target}` : a.kind === "filesystem_write" ? `write to ${a.target}` : `read ${a.target}`;
     const lines = [
       `sandbox: the model's command wants to ${what}${this.approvals.length > 1 ? ` (1 of ${this.approvals.length})` : ""}`,
-      ...(a.command !== undefined ? [`  command: ${a.command}`] : []),
+      `  command: ${a.command}`,
+      `  asked by call ${a.call_id} of agent ${a.agent_id}${a.other_calls?.length ? `, or by one of the other commands running: ${a.other_calls.map((c) => `call ${c.call_id} of agent ${c.agent_id} (${c.command})`).join(", ")}` : ""}`,
       `  ${a.choices.map((c) => CHOICE_KEYS[c].label).join("   ")}`,
       ...(a.classifier_setup !== undefined ? ["  automatic reviewer: [r] choose a model (Tab lists them)   [k] keep manual approvals"] : []),
     ];

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { runTau } from "../../support/run-tau.js";
+import { waitFor } from "../../support/wait.js";
 import { SandboxSession, useLoopbackHost } from "./support.js";
 
 let fake!: FakeOpenAI;
@@ -55,22 +56,23 @@ describe("the sandbox's network", () => {
 
   it("[sandbox.net.concurrent-asks-one-prompt] concurrent connections to one host share one prompt; allowing releases them all; a later connection asks again", async () => {
     const port = await host.start();
-    // A reviewer that escalates every request: each connection's review is an event the test can
-    // wait for, so the answer is given only once both connections are waiting on the prompt.
+    // A reviewer that escalates: the two connections share one review, then one prompt.
     const s = await SandboxSession.start(fake, cleanups, { globalYaml: "network:\n  allowed_domains: [only.example]\nclassifier: provider/fake-model\n" });
     expect(await s.settled()).toMatchObject({ state: "active" });
     const escalate = () => textResponse(JSON.stringify({ decision: "approve", probability: 0.2, confidence: 0.9, reason: "not sure" }));
     const escalated = () => s.next("sandbox.diagnostic_recorded", (d) => d.kind === "network" && d.outcome === "review_escalated");
+    // The doctor counts the connections held by the proxy: the answer is given once both wait.
+    const bothWaiting = () => waitFor(async () => (await s.command("doctor")).text.includes("connections waiting for a decision: 2\n"), "both connections waiting", { timeoutMs: 30_000, pollMs: 50 });
 
     // One command, two connections at once to the same host.
     const callId = "call_sbx_pair";
     const both = `${fetchCommand(port)} > one.txt & ${fetchCommand(port)} > two.txt & wait; cat one.txt two.txt`;
-    fake.enqueue(toolCallResponse([{ id: callId, name: "shell", arguments: [JSON.stringify({ command: both })] }]), escalate(), escalate(), textResponse("noted"));
+    fake.enqueue(toolCallResponse([{ id: callId, name: "shell", arguments: [JSON.stringify({ command: both })] }]), escalate(), textResponse("noted"));
     s.client.emit("ui.prompt_submit", { agent_id: s.agentId, mode: "queue", text: "fetch it twice" });
     const ask = await s.approval();
     expect(ask).toMatchObject({ kind: "network", target: `127.0.0.1:${port}`, call_id: callId });
     await escalated();
-    await escalated();
+    await bothWaiting();
     // Both connections are waiting, on the one prompt: nothing reached the server, nothing else was asked.
     expect(host.hits).toBe(0);
     expect(s.client.deliveries().filter((d) => d.name === "sandbox.approval_requested")).toHaveLength(0);

@@ -169,28 +169,40 @@ export class SandboxSession {
 
 /**
  * A loopback HTTP server standing in for a host outside the sandbox: it answers every request with
- * "hello from the host" and counts them (`hits`); closed after each test. Call where tests are declared.
+ * "hello from the host" and counts them (`hits`) and their paths (`paths`); closed after each test. `start({ ipv6: true })`
+ * listens on `::1` too, at the same port. Call where tests are declared.
  */
-export function useLoopbackHost(): { start(): Promise<number>; readonly hits: number } {
-  let server: Server | undefined;
+export function useLoopbackHost(): { start(o?: { ipv6?: boolean }): Promise<number>; readonly hits: number; readonly paths: readonly string[] } {
+  let servers: Server[] = [];
   let hits = 0;
+  const paths: string[] = [];
   afterEach(async () => {
-    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-    server = undefined;
+    await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    servers = [];
   });
+  const listen = async (port: number, address: string): Promise<number> => {
+    const s = createServer((req, res) => {
+      hits++;
+      paths.push(req.url ?? "");
+      res.end("hello from the host\n");
+    });
+    servers.push(s);
+    await new Promise<void>((r) => s.listen(port, address, () => r()));
+    return (s.address() as AddressInfo).port;
+  };
   return {
     get hits() {
       return hits;
     },
-    async start() {
+    get paths() {
+      return paths;
+    },
+    async start(o = {}) {
       hits = 0;
-      const s = createServer((_req, res) => {
-        hits++;
-        res.end("hello from the host\n");
-      });
-      server = s;
-      await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
-      return (s.address() as AddressInfo).port;
+      paths.length = 0;
+      const port = await listen(0, "127.0.0.1");
+      if (o.ipv6 === true) await listen(port, "::1");
+      return port;
     },
   };
 }

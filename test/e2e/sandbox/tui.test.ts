@@ -39,6 +39,7 @@ describe("the sandbox in the interactive UI", () => {
     await t.waitFor(has(`sandbox: the model's command wants to write to ${outside}`), "the approval dialog");
     expect(t.screen().some((l) => l.includes("[a] allow and retry") && l.includes("[m] allow, let the model adapt") && l.includes("[d] deny"))).toBe(true);
     expect(t.screen().some((l) => l.includes(`command: echo hi > ${target}`))).toBe(true);
+    expect(t.screen().some((l) => l.includes("asked by call call_w of agent "))).toBe(true);
     // No automatic reviewer was ever chosen: the first prompt offers its setup (SPEC-sandbox-reviewer, "Selection").
     await t.waitFor(seen("an automatic reviewer can answer requests like this one"), "the reviewer's setup offer");
 

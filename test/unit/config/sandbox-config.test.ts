@@ -81,7 +81,9 @@ describe("sandbox.yaml", () => {
   it("[sandbox.policy.defaults] the defaults: developer allowlist, credential reads denied, protected paths literal (so a missing one is covered)", () => {
     const l = layout();
     const policy = effectivePolicy({}, l.project, l.roots, emptyGrants());
-    expect(policy.allowedDomains).toEqual(expect.arrayContaining(["registry.npmjs.org", "pypi.org", "github.com", "api.openai.com", "localhost"]));
+    expect(policy.allowedDomains).toEqual(expect.arrayContaining(["registry.npmjs.org", "pypi.org", "github.com", "api.openai.com"]));
+    // The host's loopback is not on it: its services are asked about like any other host.
+    for (const loopback of ["localhost", "127.0.0.1", "[::1]", "::1"]) expect(policy.allowedDomains).not.toContain(loopback);
     // tau's own stored keys and sign-in tokens are denied too, whatever deny_read says.
     expect(policy.denyRead).toEqual([join(homedir(), ".ssh"), join(homedir(), ".aws"), join(homedir(), ".gnupg"), join(l.roots.config, "secrets"), join(l.roots.state, "secrets")]);
     expect(effectivePolicy({ filesystem: { deny_read: ["/elsewhere"] } }, l.project, l.roots, emptyGrants()).denyRead).toEqual(["/elsewhere", join(l.roots.config, "secrets"), join(l.roots.state, "secrets")]);
@@ -110,6 +112,6 @@ describe("sandbox.yaml", () => {
     // A configured list replaces the default one whole.
     const narrowed = effectivePolicy({ network: { allowed_domains: ["only.example"] } }, l.project, l.roots, emptyGrants());
     expect(narrowed.allowedDomains).toEqual(["only.example"]);
-    expect(DEFAULT_ALLOWED_DOMAINS).toContain("127.0.0.1");
+    expect(DEFAULT_ALLOWED_DOMAINS).not.toContain("127.0.0.1");
   });
 });

@@ -780,17 +780,33 @@ type SandboxApprovalAnswer struct {
 
 // A prompt every attached UI shows until one answers or it is resolved otherwise. Never
 // persisted.
+// It always names the agent, the call and the command it is about (SPEC-sandbox,
+// "Approvals").
 type SandboxApprovalRequested struct {
-	AgentID         *string                 `json:"agent_id,omitempty" cbor:"agent_id,omitempty"`
-	ApprovalID      string                  `json:"approval_id" cbor:"approval_id"`
-	CallID          *string                 `json:"call_id,omitempty" cbor:"call_id,omitempty"`
+	// The agent whose command asked (the first of several, see `other_calls`).
+	AgentID    string `json:"agent_id" cbor:"agent_id"`
+	ApprovalID string `json:"approval_id" cbor:"approval_id"`
+	// The `shell` call that asked.
+	CallID          string                  `json:"call_id" cbor:"call_id"`
 	Choices         []SandboxDecision       `json:"choices" cbor:"choices"`
 	ClassifierSetup *SandboxClassifierSetup `json:"classifier_setup,omitempty" cbor:"classifier_setup,omitempty"`
 	// The command's first line, for the user to judge by.
-	Command *string               `json:"command,omitempty" cbor:"command,omitempty"`
+	Command string                `json:"command" cbor:"command"`
 	Kind    SandboxPermissionKind `json:"kind" cbor:"kind"`
+	// A connection made while other sandboxed commands ran too: the runtime does not tell which
+	// of
+	// them made it, so the prompt names every one (the first above, the others here), and is
+	// withdrawn when any of them ends or is cancelled.
+	OtherCalls []SandboxApprovalCall `json:"other_calls,omitempty" cbor:"other_calls,omitempty"`
 	// The host (`HOST:PORT`) or the path asked for.
 	Target string `json:"target" cbor:"target"`
+}
+
+// A call a prompt names: its agent, its id and its command's first line.
+type SandboxApprovalCall struct {
+	AgentID string `json:"agent_id" cbor:"agent_id"`
+	CallID  string `json:"call_id" cbor:"call_id"`
+	Command string `json:"command" cbor:"command"`
 }
 
 type SandboxApprovalResolved struct {

@@ -1,40 +1,51 @@
-// The manual prompts of the sandbox (SPEC-sandbox, "Approvals"): each is published to every
-// attached UI as `sandbox.approval_requested`, answered by the first `sandbox.approval_answer`,
-// closed everywhere with `sandbox.approval_resolved`, and withdrawn (revoked) by a cancel, a new
-// user prompt, a policy change or its deadline. Concurrent asks for one host share one prompt.
+// The manual prompts of the sandbox (SPEC-sandbox, "Approvals"): each names the calls it is about
+// (agent, call, command), is published to every attached UI as `sandbox.approval_requested`,
+// answered by the first `sandbox.approval_answer`, closed everywhere with
+// `sandbox.approval_resolved`, and withdrawn (revoked) by a cancel or the end of any call it names,
+// a new user prompt to its agent, a policy change or its deadline. A call has at most
+// SANDBOX_PROMPTS_PER_CALL open at once; connection asks in flight (a review, then a prompt) are
+// guarded here too, so one revocation reaches every stage.
 import type { SandboxApprovalOutcome, SandboxDecision, SandboxPermissionKind } from "../../../../generated/index.js";
 import { randomHex } from "../../../startup/random.js";
 import type { Diagnostics } from "./diagnostics.js";
 import type { Reviewer } from "./review.js";
+import type { CallRef } from "./runner.js";
 import { firstLine, type SandboxHost } from "./types.js";
 
 /** A decision not answered in this long is withdrawn (revoked): a run with nobody to answer never hangs. */
 export const SANDBOX_APPROVAL_MAX_WAIT_MS = 10 * 60_000;
+/** The most approval requests one call may have open at once; more are refused at once. */
+export const SANDBOX_PROMPTS_PER_CALL = 16;
 
-/** What a prompt asks. */
+/** What a prompt asks, and about which calls (the first is the one shown first; never empty). */
 export interface AskRequest {
   kind: SandboxPermissionKind;
   target: string;
   choices: SandboxDecision[];
-  agentId?: string;
-  callId?: string;
-  command?: string;
+  calls: readonly CallRef[];
 }
 
 interface PendingApproval {
   readonly id: string;
   readonly kind: SandboxPermissionKind;
   readonly choices: readonly SandboxDecision[];
-  readonly agentId?: string;
-  readonly callId?: string;
+  readonly calls: readonly CallRef[];
   readonly payload: Record<string, unknown>;
   readonly resolve: (outcome: SandboxApprovalOutcome) => void;
   readonly timer: NodeJS.Timeout;
 }
 
+/** An ask in flight for some calls (a connection's review, then its prompt): aborted when any of them is revoked. */
+export interface AskGuard {
+  readonly calls: readonly CallRef[];
+  readonly controller: AbortController;
+}
+
+const names = (calls: readonly CallRef[], pred: (c: CallRef) => boolean): boolean => calls.some(pred);
+
 export class Approvals {
   private readonly pending = new Map<string, PendingApproval>();
-  private readonly hostPrompts = new Map<string, Promise<SandboxApprovalOutcome>>();
+  private readonly guards = new Set<AskGuard>();
 
   constructor(
     private readonly host: SandboxHost,
@@ -46,14 +57,14 @@ export class Approvals {
   ask(r: AskRequest, signal?: AbortSignal): Promise<SandboxApprovalOutcome> {
     const id = `sbx-${randomHex(8)}`;
     const setup = this.reviewer.takeSetupOffer();
+    const [first, ...others] = r.calls;
     const payload = {
       approval_id: id,
       kind: r.kind,
       target: firstLine(r.target, 1024),
       choices: r.choices,
-      ...(r.agentId !== undefined ? { agent_id: r.agentId } : {}),
-      ...(r.callId !== undefined ? { call_id: r.callId } : {}),
-      ...(r.command !== undefined ? { command: firstLine(r.command) } : {}),
+      ...(first !== undefined ? { agent_id: first.agentId, call_id: first.callId, command: firstLine(first.command) } : {}),
+      ...(others.length > 0 ? { other_calls: others.map((c) => ({ agent_id: c.agentId, call_id: c.callId, command: firstLine(c.command) })) } : {}),
       ...(setup !== undefined ? { classifier_setup: setup } : {}),
     };
     return new Promise<SandboxApprovalOutcome>((resolve) => {
@@ -63,8 +74,7 @@ export class Approvals {
         id,
         kind: r.kind,
         choices: r.choices,
-        ...(r.agentId !== undefined ? { agentId: r.agentId } : {}),
-        ...(r.callId !== undefined ? { callId: r.callId } : {}),
+        calls: r.calls,
         payload,
         timer,
         resolve: (outcome) => {
@@ -74,20 +84,30 @@ export class Approvals {
       });
       if (signal?.aborted) return onAbort();
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.diagnostics.record("prompted", r.kind, r.callId);
+      this.diagnostics.record("prompted", r.kind, first?.callId);
       this.host.emit("sandbox.approval_requested", payload);
     });
   }
 
-  /** The prompt about a connection to `target`: one shared by every connection waiting on that host. */
-  askHost(target: string, r: () => AskRequest): Promise<SandboxApprovalOutcome> {
-    let prompt = this.hostPrompts.get(target);
-    if (prompt === undefined) {
-      prompt = this.ask(r());
-      this.hostPrompts.set(target, prompt);
-      void prompt.finally(() => this.hostPrompts.delete(target));
-    }
-    return prompt;
+  /** Guards an ask in flight for `calls` until `release`: revoking any of them aborts it. */
+  guard(calls: readonly CallRef[]): AskGuard {
+    const g: AskGuard = { calls, controller: new AbortController() };
+    this.guards.add(g);
+    return g;
+  }
+
+  release(g: AskGuard): void {
+    this.guards.delete(g);
+  }
+
+  /** How many approval requests the call has open: connection asks in flight and its own prompt. */
+  openFor(callId: string): number {
+    const mine = (c: CallRef): boolean => c.callId === callId;
+    let n = 0;
+    for (const g of this.guards) if (names(g.calls, mine)) n++;
+    // A connection's prompt is counted by its guard.
+    for (const p of this.pending.values()) if (p.kind !== "network" && names(p.calls, mine)) n++;
+    return n;
   }
 
   private resolve(id: string, outcome: SandboxApprovalOutcome): void {
@@ -95,7 +115,7 @@ export class Approvals {
     if (p === undefined) return;
     this.pending.delete(id);
     clearTimeout(p.timer);
-    this.diagnostics.record(outcome, p.kind, p.callId);
+    this.diagnostics.record(outcome, p.kind, p.calls[0]?.callId);
     this.host.emit("sandbox.approval_resolved", { approval_id: id, outcome });
     p.resolve(outcome);
   }
@@ -107,20 +127,27 @@ export class Approvals {
     this.resolve(id, decision === "deny" ? "denied" : decision === "allow_adapt" ? "allowed_adapt" : "allowed");
   }
 
+  /** Withdraws every ask and prompt that names a call matching `pred`. */
+  private revokeWhere(pred: (c: CallRef) => boolean): void {
+    for (const g of [...this.guards]) if (names(g.calls, pred)) g.controller.abort();
+    for (const p of [...this.pending.values()]) if (names(p.calls, pred)) this.resolve(p.id, "revoked");
+  }
+
   /** A new user prompt to `agentId` withdraws the decisions pending for it (its reviews first). */
   userPrompted(agentId: string): void {
     this.reviewer.revokeAgent(agentId);
-    for (const p of [...this.pending.values()]) if (p.agentId === agentId) this.resolve(p.id, "revoked");
+    this.revokeWhere((c) => c.agentId === agentId);
   }
 
-  /** A call cancelled or ended withdraws the prompts still pending for it. */
+  /** A call cancelled or ended withdraws every request that names it. */
   revokeCall(callId: string): void {
-    for (const p of [...this.pending.values()]) if (p.callId === callId) this.resolve(p.id, "revoked");
+    this.revokeWhere((c) => c.callId === callId);
   }
 
   /** A policy change withdraws every pending decision (reviews first). */
   revokeAll(): void {
     this.reviewer.revokeAll();
+    for (const g of [...this.guards]) g.controller.abort();
     for (const id of [...this.pending.keys()]) this.resolve(id, "revoked");
   }
 

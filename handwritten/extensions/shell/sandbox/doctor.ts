@@ -2,6 +2,7 @@
 // "Diagnostics"): the effective policy and where each value came from; the runtime's state, its
 // dependencies and configuration files, the automatic reviews counted apart, and the recent
 // diagnostics with suggested fixes.
+import type { ConnectionAsks } from "./connections.js";
 import type { Diagnostic, Diagnostics } from "./diagnostics.js";
 import { SANDBOX_DIAGNOSTICS_KEPT } from "./diagnostics.js";
 import type { SandboxLifecycle } from "./lifecycle.js";
@@ -15,6 +16,7 @@ export interface ReportParts {
   readonly life: SandboxLifecycle;
   readonly reviewer: Reviewer;
   readonly runner: SandboxedRunner;
+  readonly connections: ConnectionAsks;
   readonly diagnostics: Diagnostics;
 }
 
@@ -90,7 +92,7 @@ function diagnosticLine(d: Diagnostic, life: SandboxLifecycle): string {
 }
 
 /** `:sandbox doctor`: the runtime, its dependencies and files, the reviews, the recent diagnostics. */
-export function doctorText({ life, reviewer, runner, diagnostics }: ReportParts): string {
+export function doctorText({ life, reviewer, runner, connections, diagnostics }: ReportParts): string {
   const files = life.loaded?.files ?? [];
   const recent = diagnostics.recent;
   const unstored = recent.filter((d) => d.unstored === true).length;
@@ -103,6 +105,7 @@ export function doctorText({ life, reviewer, runner, diagnostics }: ReportParts)
     `dependencies: ${life.runtime === undefined && deps.length === 0 ? "not checked (the sandbox is not in use)" : deps.length === 0 ? "bwrap, socat, rg found" : `missing ${deps.join(", ")}`}`,
     ...life.dependencyWarnings.map((w) => `warning: ${w}`),
     `sandbox wraps: ${runner.wrapCounts.built} built, ${runner.wrapCounts.reused} reused`,
+    `connections waiting for a decision: ${connections.waiting}`,
     ...runtimeWarnings.map((w) => `warning: a pattern the sandbox cannot apply on this platform: ${w}`),
     "configuration files:",
     ...(files.length === 0 ? ["  (none read)"] : files.map((f) => `  ${f.path} (${f.layer}): ${f.status}${f.error ? ` — ${f.error}` : ""}`)),

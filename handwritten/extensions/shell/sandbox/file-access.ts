@@ -55,7 +55,7 @@ export class FileToolAccess {
       );
     }
     const outcome = await approvals.ask(
-      { kind: "filesystem_write", target: grant, choices: ["allow_retry", "allow_adapt", "deny"], agentId: call.agentId, callId: call.callId, command: `${call.tool} ${w.requested}` },
+      { kind: "filesystem_write", target: grant, choices: ["allow_retry", "allow_adapt", "deny"], calls: [{ agentId: call.agentId, callId: call.callId, command: `${call.tool} ${w.requested}` }] },
       w.signal,
     );
     if (outcome === "allowed") return;

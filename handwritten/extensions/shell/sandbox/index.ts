@@ -1,7 +1,8 @@
 // The sandbox of the shell extension's `shell` tool (SPEC-sandbox).
 export { Sandbox } from "./sandbox.js";
 export type { SandboxHost, SandboxOptions, ShellCall } from "./types.js";
-export { SANDBOX_APPROVAL_MAX_WAIT_MS } from "./approvals.js";
+export { SANDBOX_APPROVAL_MAX_WAIT_MS, SANDBOX_PROMPTS_PER_CALL } from "./approvals.js";
+export { SANDBOX_CALLS_NAMED_MAX } from "./connections.js";
 export { SANDBOX_DIAGNOSTICS_KEPT } from "./diagnostics.js";
 export { SANDBOX_REVIEW_MAX_WAIT_MS } from "./review.js";
 export { findDenial, type Denial } from "./denials.js";

@@ -1,7 +1,7 @@
 // The sequence of one model `shell` call under the sandbox (SPEC-sandbox, "Approvals"): the first
 // attempt; at a filesystem denial the refusals no approval can open, then the automatic review,
-// then the manual prompt; an approval's one replay within the time the first attempt left. And the
-// same review → prompt sequence for a connection to a host no rule decides.
+// then the manual prompt; an approval's one replay within the time the first attempt left. (A
+// connection's review and prompt are connections.ts's.)
 import { statSync } from "node:fs";
 import type { SandboxApprovalOutcome, SandboxPermissionKind } from "../../../../generated/index.js";
 import { ToolError, runShell, shellArgs, shellBody, shellResult, type ShellOutcome, type ToolResult } from "../tools/index.js";
@@ -9,7 +9,7 @@ import { throwIfCancelled } from "../tools/errors.js";
 import type { Approvals } from "./approvals.js";
 import { findDenial, type Denial } from "./denials.js";
 import type { Diagnostics } from "./diagnostics.js";
-import type { NetworkVerdict, SandboxLifecycle } from "./lifecycle.js";
+import type { SandboxLifecycle } from "./lifecycle.js";
 import type { CallNotes } from "./notes.js";
 import { within } from "./policy.js";
 import type { Reviewer, ReviewVerdict } from "./review.js";
@@ -48,8 +48,9 @@ export class ShellOrchestrator {
 
   /** Runs a model's `shell` call under the sandbox's current state; reviews made for it are noted in its result. */
   async runShellTool(args: unknown, call: ShellCall): Promise<ToolResult> {
-    // Cancelling the call withdraws the prompts its connections wait on (a filesystem prompt
-    // listens to the signal itself); one left when the call ends has nobody left to wait for it.
+    // Cancelling the call (its turn cancelled included) withdraws every request that names it: its
+    // connections' reviews and prompts (a filesystem prompt listens to the signal itself); one left
+    // when the call ends has nobody left to wait for it, so no prompt outlives its call or turn.
     const revoke = (): void => this.p.approvals.revokeCall(call.callId);
     call.signal.addEventListener("abort", revoke, { once: true });
     try {
@@ -121,7 +122,7 @@ export class ShellOrchestrator {
         ? "allowed"
         : reviewed === "revoked"
           ? "revoked"
-          : await this.p.approvals.ask({ kind, target: denial.grant, choices: ["allow_retry", "allow_adapt", "deny"], agentId: call.agentId, callId: call.callId, command }, call.signal);
+          : await this.p.approvals.ask({ kind, target: denial.grant, choices: ["allow_retry", "allow_adapt", "deny"], calls: [{ agentId: call.agentId, callId: call.callId, command }] }, call.signal);
     if (outcome === "allowed") return this.replay(a, call, reviewed);
     if (outcome === "allowed_adapt") {
       const grants = this.p.life.grants;
@@ -185,65 +186,6 @@ export class ShellOrchestrator {
       `${denial.grant} becomes readable for one rerun of the whole command and what it starts`,
       ...rules.map((rule) => `the deny-read rule ${rule} is lifted as a whole for that rerun: everything under it becomes readable`),
     ];
-  }
-
-  /**
-   * A connection to a host no rule decides (the runtime's proxy waits on the answer): refused at
-   * once when the host was refused or nobody may be asked, else reviewed, else asked — one prompt
-   * for every connection waiting on that host.
-   */
-  async askNetwork(host: string, port: number | undefined): Promise<NetworkVerdict> {
-    const { life, runner, reviewer, approvals, diagnostics, notes } = this.p;
-    const target = port === undefined ? host : `${host}:${port}`;
-    const deny = (reason: string) => ({ allow: false as const, reason });
-    // The proxy's refusal of a plain HTTP request carries no reason: each refusal below names its
-    // own in the call's result (SPEC-sandbox, "Approvals").
-    const refusedByUser = (callId: string | undefined) => {
-      if (callId !== undefined && runner.isRunning(callId)) notes.once(callId, `[sandbox: a connection to ${target} was refused: the user refused ${host} for this session]`);
-      return deny(`the user refused ${host} for this session`);
-    };
-    if (life.grants.denyDomains.has(host)) return refusedByUser(runner.soleCall()?.[0]);
-    if (life.state !== "active" || life.mode === "non-interactive") {
-      const sole = runner.soleCall();
-      diagnostics.record("refused", "network", sole?.[0]);
-      const why = life.mode === "non-interactive" ? "non-interactive" : `the sandbox is ${life.state}`;
-      if (sole !== undefined) notes.once(sole[0], `[sandbox: a connection to ${target} was refused: ${host} is not on the network allowlist and nobody was asked (${why}); the user can allow it with \`:sandbox network allow add ${host}\` in the interactive UI]`);
-      return deny(`${host} is not on the sandbox's network allowlist; the user can allow it with :sandbox network allow add ${host}`);
-    }
-    const running = runner.soleCall();
-    if (running !== undefined) {
-      const reviewed = await reviewer.review(
-        {
-          kind: "network",
-          target,
-          command: running[1].command,
-          scopes: [`one connection to ${target}, now; the host is not added to the allowlist, and the connection is not limited to any request method (it may upload data)`],
-          agentId: running[1].agentId,
-          callId: running[0],
-        },
-        running[1].signal,
-      );
-      if (reviewed === "approved") {
-        diagnostics.record("allowed", "network", running[0], { ...reviewer.classifierFact(), agentId: running[1].agentId });
-        return true;
-      }
-      if (reviewed === "revoked") return deny(`the request for ${host} was withdrawn`);
-    }
-    const outcome = await approvals.askHost(target, () => {
-      const sole = runner.soleCall();
-      return { kind: "network", target, choices: ["allow", "deny"], ...(sole ? { agentId: sole[1].agentId, callId: sole[0], command: sole[1].command } : {}) };
-    });
-    if (outcome === "allowed") return true;
-    if (outcome === "denied") {
-      life.grants.denyDomains.add(host);
-      life.updateNetwork();
-      return refusedByUser(running?.[0]);
-    }
-    const callId = running?.[0];
-    if (callId !== undefined && runner.isRunning(callId)) {
-      notes.once(callId, `[sandbox: the connection to ${target} was refused: its approval was withdrawn (the call was cancelled, a new prompt, a policy change, or no answer in time)]`);
-    }
-    return deny(`the request for ${host} was withdrawn`);
   }
 }
 

@@ -6,7 +6,7 @@ import type { SandboxConfig } from "../../../../generated/index.js";
 import type { Roots, SandboxLayer } from "../../../config/index.js";
 import { scanProject, scannedDenyWrite, type ProjectScan } from "./project-scan.js";
 
-/** A developer's network allowlist: package registries, git forges, model providers, localhost. */
+/** A developer's network allowlist: package registries, git forges, model providers. */
 export const DEFAULT_ALLOWED_DOMAINS: readonly string[] = [
   // package registries
   "registry.npmjs.org",
@@ -40,10 +40,8 @@ export const DEFAULT_ALLOWED_DOMAINS: readonly string[] = [
   "api.mistral.ai",
   "api.groq.com",
   "api.deepseek.com",
-  // this machine
-  "localhost",
-  "127.0.0.1",
-  "[::1]",
+  // Not this machine's loopback (`localhost`, `127.0.0.1`, `[::1]` …): its services (tau's own
+  // among them) are asked about like any other host, until the user grants one.
 ];
 
 const home = (): string => homedir();

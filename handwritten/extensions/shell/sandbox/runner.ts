@@ -17,13 +17,21 @@ import { SANDBOX_COMMAND_ENV, WRAPPED_COMMAND, diskKey, ensureEmptyDir, planMoun
 // node:crypto is loaded on the first wrap, not at start-up (a bundle start-up test guards it).
 const createHash = (algorithm: string): import("node:crypto").Hash => builtin<typeof import("node:crypto")>("crypto").createHash(algorithm);
 
-/** A sandboxed command while it runs. */
-export interface RunningCommand {
+/** A sandboxed command while it runs: the call, its agent and the command, as a prompt names them. */
+export interface CallRef {
   readonly agentId: string;
+  readonly callId: string;
   readonly command: string;
-  /** The call's cancellation: it withdraws a pending review of the command's connections. */
-  readonly signal: AbortSignal;
 }
+
+/**
+ * Run first, before the sandbox starts: closes every descriptor above 2 the shell inherited, so
+ * neither bubblewrap, its init (what `/proc/1/fd` shows inside), the runtime's bridges nor the
+ * command holds one. Node's own descriptors are close-on-exec; what is left came to tau from its
+ * parent (a socket, a pipe), and tau hands none to a command on purpose.
+ */
+export const CLOSE_INHERITED_FDS =
+  'for __tau_fd in /dev/fd/*; do __tau_fd=${__tau_fd##*/}; case $__tau_fd in 0|1|2|*[!0-9]*) ;; *) exec {__tau_fd}>&- ;; esac; done; unset __tau_fd';
 
 /** A replay's one-off grant. */
 export interface OneOffGrant {
@@ -32,7 +40,7 @@ export interface OneOffGrant {
 }
 
 export class SandboxedRunner {
-  private readonly running = new Map<string, RunningCommand>();
+  private readonly running = new Map<string, CallRef>();
   private sandboxedRunning = 0;
   /** The last wrap the runtime built, while it may be reused. */
   private lastWrap: WrapPlan | undefined;
@@ -57,7 +65,7 @@ export class SandboxedRunner {
     const before = scanProject(this.o.projectRoot);
     const config = runtimeConfig(policy, this.o.projectRoot, extra, before);
     const plan = await this.wrap(runtime, config, before);
-    this.running.set(call.callId, { agentId: call.agentId, command, signal: call.signal });
+    this.running.set(call.callId, { agentId: call.agentId, callId: call.callId, command });
     this.sandboxedRunning++;
     this.usedMountPoints.push(...plan.mountPoints);
     // Should the extension exit while a reused wrap's command runs (the runtime knows only its own).
@@ -68,7 +76,7 @@ export class SandboxedRunner {
     try {
       // The command reaches the wrap in the environment (WRAPPED_COMMAND takes it out again).
       const env = { ...process.env, [SANDBOX_COMMAND_ENV]: command };
-      return await runShell({ command, wrapped: plan.wrapped, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+      return await runShell({ command, wrapped: `${CLOSE_INHERITED_FDS}\n${plan.wrapped}`, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
     } finally {
       this.running.delete(call.callId);
       if (--this.sandboxedRunning === 0) this.afterAll(runtime);
@@ -76,9 +84,12 @@ export class SandboxedRunner {
     }
   }
 
-  /** The one sandboxed command running, if exactly one is: the best attribution a connection gets. */
-  soleCall(): [string, RunningCommand] | undefined {
-    return this.running.size === 1 ? [...this.running.entries()][0] : undefined;
+  /**
+   * The sandboxed commands running now, oldest first: all a connection can be attributed to (the
+   * runtime tells which host it is for, not which command made it).
+   */
+  runningCalls(): CallRef[] {
+    return [...this.running.values()];
   }
 
   /** Whether the call's sandboxed command is running now. */

@@ -2,9 +2,10 @@
 // composes the parts, each with one job —
 //   lifecycle.ts     the runtime, its state and the session's policy
 //   runner.ts        one command inside the runtime (wraps, mount points, created files)
-//   orchestrator.ts  a `shell` call: attempt → review / ask → replay; a connection's review / ask
+//   orchestrator.ts  a `shell` call: attempt → review / ask → replay
+//   connections.ts   a connection to a host no rule decides: one review / ask per host, shared
 //   review.ts        the automatic reviewer (selection, one review asked of the harness)
-//   approvals.ts     the manual prompts and their revocation
+//   approvals.ts     the manual prompts, their bound per call and their revocation
 //   commands.ts      the `:sandbox` commands; doctor.ts: what `show` and `doctor` say
 //   file-access.ts   the file tools under the same policy (file-policy.ts judges a path)
 //   diagnostics.ts   the safe diagnostics
@@ -13,8 +14,9 @@ import type { SandboxDecision, SandboxMode, SandboxReviewResult, SandboxState } 
 import type { FileAccess, ToolResult } from "../tools/index.js";
 import { Approvals } from "./approvals.js";
 import { SandboxCommands, type CommandAnswer } from "./commands.js";
+import { ConnectionAsks } from "./connections.js";
 import { Diagnostics, type StoredDiagnostic } from "./diagnostics.js";
-import { doctorText, showText } from "./doctor.js";
+import { doctorText, showText, type ReportParts } from "./doctor.js";
 import { SandboxLifecycle } from "./lifecycle.js";
 import { CallNotes } from "./notes.js";
 import { ShellOrchestrator } from "./orchestrator.js";
@@ -30,6 +32,7 @@ export class Sandbox {
   private readonly diagnostics: Diagnostics;
   private readonly reviewer: Reviewer;
   private readonly approvals: Approvals;
+  private readonly connections: ConnectionAsks;
   private readonly orchestrator: ShellOrchestrator;
   private readonly commands: SandboxCommands;
   private readonly files: FileToolAccess;
@@ -37,14 +40,15 @@ export class Sandbox {
   constructor(private readonly o: SandboxOptions) {
     const notes = new CallNotes();
     this.life = new SandboxLifecycle(o, {
-      askNetwork: (host, port) => this.orchestrator.askNetwork(host, port),
+      askNetwork: (host, port) => this.connections.ask(host, port),
       configPushed: () => this.runner.dropWrap(),
     });
     this.runner = new SandboxedRunner(this.life, { projectRoot: o.projectRoot, stateRoot: o.roots.state }, notes);
     this.diagnostics = new Diagnostics(o.host);
     this.reviewer = new Reviewer(o.host, this.life, this.diagnostics, notes);
     this.approvals = new Approvals(o.host, this.diagnostics, this.reviewer);
-    const parts = { life: this.life, runner: this.runner, reviewer: this.reviewer, approvals: this.approvals, diagnostics: this.diagnostics, notes };
+    this.connections = new ConnectionAsks({ life: this.life, runner: this.runner, reviewer: this.reviewer, approvals: this.approvals, diagnostics: this.diagnostics, notes });
+    const parts = { life: this.life, runner: this.runner, reviewer: this.reviewer, approvals: this.approvals, connections: this.connections, diagnostics: this.diagnostics, notes };
     this.orchestrator = new ShellOrchestrator(parts);
     this.commands = new SandboxCommands(o, parts);
     this.files = new FileToolAccess(parts, o.projectRoot);
@@ -143,8 +147,8 @@ export class Sandbox {
     return doctorText(this.parts());
   }
 
-  private parts(): { life: SandboxLifecycle; reviewer: Reviewer; runner: SandboxedRunner; diagnostics: Diagnostics } {
-    return { life: this.life, reviewer: this.reviewer, runner: this.runner, diagnostics: this.diagnostics };
+  private parts(): ReportParts {
+    return { life: this.life, reviewer: this.reviewer, runner: this.runner, connections: this.connections, diagnostics: this.diagnostics };
   }
 
   /** Ends the runtime (its proxies) when the extension leaves. */
