@@ -15,7 +15,7 @@ import { DAEMON_INSTANCE_ENV, LAUNCH_TIMEOUT_MS, instanceFromEnv, launchDaemon, 
 import { Harness, type HandoffSeed } from "./harness.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
-import { compactionSettings } from "./prompts.js";
+import { compactionSettings } from "./compactor.js";
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };

@@ -17,7 +17,8 @@ import {
   type StateStore,
 } from "../store/index.js";
 import { ToolRouter } from "./tools.js";
-import { DEFAULT_COMPACTION, PromptEngine, type CompactionSettings } from "./prompts.js";
+import { PromptEngine } from "./prompts.js";
+import { DEFAULT_COMPACTION, type CompactionSettings } from "./compactor.js";
 import { HARNESS_TOOLS, harnessToolAllowed, policyOf } from "./tool-policy.js";
 import { ShellCommandRouter } from "./shell-commands.js";
 import { ConsumerRegistry } from "./consumers.js";
