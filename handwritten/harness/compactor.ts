@@ -4,7 +4,7 @@
 // committed, its summary requested in a tool-less round 0, then the summary recorded and committed.
 // A handoff's deferral window holds it (SPEC-handoff).
 import type { Committed, Event } from "../bus/index.js";
-import type { ContextAlert, EventName, EventPayloads, HarnessConfig, Usage } from "../../generated/index.js";
+import type { ContextAlert, EventName, EventPayloads, HarnessConfig } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";

@@ -15,6 +15,7 @@ import { UsageMeter } from "./usage.js";
 import { Alerts } from "./alerts.js";
 import { Conversations, foldTranscript, type AgentRecords } from "./conversation.js";
 import { TurnLoop } from "./turn-loop.js";
+import { PromptIntake } from "./prompt-intake.js";
 import { Compactor, type CompactionSettings } from "./compactor.js";
 import { PermissionReviewer } from "./permission-reviewer.js";
 import { Titles } from "./titles.js";
@@ -83,6 +84,7 @@ export class PromptEngine {
   private readonly usage: UsageMeter;
   private readonly alerts: Alerts;
   private readonly conversations: Conversations;
+  private readonly intake: PromptIntake;
   private readonly turns: TurnLoop;
   private readonly compactor: Compactor;
   private readonly reviewer: PermissionReviewer;
@@ -96,6 +98,7 @@ export class PromptEngine {
     this.alerts = new Alerts(port, this.models, loops);
     this.conversations = new Conversations(port);
     const { models, usage, alerts, conversations } = this;
+    this.intake = new PromptIntake(port);
     this.titles = new Titles(port, { loops, router, models, usage, background });
     this.compactor = new Compactor(port, { loops, router, models, usage, alerts, dispatch: (agentId) => this.turns.dispatchSoon(agentId) });
     this.turns = new TurnLoop(port, { loops, router, models, usage, alerts, conversations, compaction: this.compactor, titles: this.titles, background });
@@ -187,11 +190,11 @@ export class PromptEngine {
   // The agent loop's consumers (consumers.ts, `prompts`), each handed to the owner of its event.
 
   onUiPromptSubmit(c: Committed<"ui.prompt_submit">): void {
-    this.turns.onUiPromptSubmit(c);
+    this.intake.onUiPromptSubmit(c);
   }
 
   onInternalPromptRequest(c: Committed<"agent.internal_prompt_request">): void {
-    this.turns.onInternalPromptRequest(c);
+    this.intake.onInternalPromptRequest(c);
   }
 
   onPromptSubmitted(c: Committed<"agent.prompt_submitted">): void {
@@ -199,7 +202,7 @@ export class PromptEngine {
   }
 
   onModelSelect(c: Committed<"ui.model_select">): void {
-    this.turns.onModelSelect(c);
+    this.intake.onModelSelect(c);
   }
 
   onCompactRequest(c: Committed<"ui.compact_request">): void {

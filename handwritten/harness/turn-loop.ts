@@ -4,7 +4,6 @@
 // through tool rounds, and closed by `agent.outer_turn_finished`.
 import type { Committed } from "../bus/index.js";
 import type { AgentPromptFailed, ErrorClass, EventName, EventPayloads, ProviderResponseFinished, ToolCall } from "../../generated/index.js";
-import { mintId } from "./ids.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
 import type { AgentLoop, AgentLoops, CompactionOutcome, CompactionRequest, Queued, Turn } from "./agent-loop-state.js";
@@ -21,12 +20,9 @@ export const DELTA_SAMPLE_INTERVAL_MS = 1000;
 
 export interface TurnLoopPort {
   publish<N extends EventName>(name: N, data: EventPayloads[N]): Promise<boolean>;
-  /** A UI's human prompt was admitted for the agent (its navigation becomes `active`). */
-  humanPromptAdmitted?(agentId: string): void;
   directToInstance<N extends EventName>(instance: string, name: N, data: EventPayloads[N]): boolean;
   sendProviderCall(instance: string, generation: number, call: ProviderCall): Promise<string | undefined>;
   generationOf(instance: string): number | undefined;
-  hasAgent(agentId: string): boolean;
   systemPrompt(agentId: string): string;
   tools(agentId: string): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
   harnessToolAllowed(agentId: string, name: string): boolean;
@@ -80,35 +76,6 @@ export class TurnLoop implements RoundOwner<Turn> {
     ({ loops: this.loops, router: this.router, models: this.models, usage: this.usage, alerts: this.alerts, conversations: this.conversations, compaction: this.compaction, titles: this.titles, background: this.background } = deps);
   }
 
-  /** A human prompt from an attached UI becomes the durable submission fact. */
-  onUiPromptSubmit(c: Committed<"ui.prompt_submit">): void {
-    const agentId = c.data.agent_id;
-    if (!this.port.hasAgent(agentId)) return;
-    void this.port
-      .publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "human_ui", mode: c.data.mode, text: c.data.text, ...(c.data.literal === true ? { literal: true } : {}) })
-      // Admitted from a UI's intake: its agent is the one the user follows (SPEC-agent-navigation).
-      .then((admitted) => {
-        if (admitted && c.publisher.class === "ui_attached") this.port.humanPromptAdmitted?.(agentId);
-      });
-  }
-
-  onInternalPromptRequest(c: Committed<"agent.internal_prompt_request">): void {
-    const agentId = c.data.agent_id;
-    const p = c.publisher;
-    if (!this.port.hasAgent(agentId) || p.instance === undefined || this.port.generationOf(p.instance) !== p.generation) return;
-    // A restricted prompt is a turn of its own: steering it into another turn would restrict that one.
-    const only = c.data.only_tools;
-    void this.port.publish("agent.prompt_submitted", {
-      agent_id: agentId,
-      prompt_id: mintId("p"),
-      source: "extension",
-      mode: only !== undefined ? "queue" : c.data.mode,
-      text: c.data.text,
-      submitter: p.instance,
-      ...(only !== undefined ? { only_tools: only } : {}),
-    });
-  }
-
   onPromptSubmitted(c: Committed<"agent.prompt_submitted">): void {
     const s = this.loops.of(c.data.agent_id).prompts;
     if (c.data.mode === "steer" && s.turn) {
@@ -117,12 +84,6 @@ export class TurnLoop implements RoundOwner<Turn> {
     }
     s.queue.push({ promptId: c.data.prompt_id, ...(c.data.only_tools !== undefined ? { onlyTools: c.data.only_tools } : {}) });
     if (!s.turn) this.background(this.dispatch(c.data.agent_id));
-  }
-
-  onModelSelect(c: Committed<"ui.model_select">): void {
-    const agentId = c.data.agent_id;
-    if (!this.port.hasAgent(agentId)) return;
-    void this.port.publish("agent.model_set", { agent_id: agentId, model: c.data.model });
   }
 
   /** What an agent's loop is doing (SPEC-agent-team's roster): a turn or compaction, prompts waiting, or nothing. */
