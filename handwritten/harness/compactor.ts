@@ -83,7 +83,12 @@ export class Compactor implements RoundOwner<ActiveCompaction>, TurnCompaction {
     private readonly port: CompactorPort,
     deps: CompactorDeps,
   ) {
-    ({ loops: this.loops, router: this.router, models: this.models, usage: this.usage, alerts: this.alerts, dispatch: this.dispatch } = deps);
+    this.loops = deps.loops;
+    this.router = deps.router;
+    this.models = deps.models;
+    this.usage = deps.usage;
+    this.alerts = deps.alerts;
+    this.dispatch = deps.dispatch;
   }
 
   /** The compaction debt an agent's journal records, as its records commit. */

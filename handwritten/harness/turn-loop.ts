@@ -73,7 +73,15 @@ export class TurnLoop implements RoundOwner<Turn> {
     private readonly port: TurnLoopPort,
     deps: TurnLoopDeps,
   ) {
-    ({ loops: this.loops, router: this.router, models: this.models, usage: this.usage, alerts: this.alerts, conversations: this.conversations, compaction: this.compaction, titles: this.titles, background: this.background } = deps);
+    this.loops = deps.loops;
+    this.router = deps.router;
+    this.models = deps.models;
+    this.usage = deps.usage;
+    this.alerts = deps.alerts;
+    this.conversations = deps.conversations;
+    this.compaction = deps.compaction;
+    this.titles = deps.titles;
+    this.background = deps.background;
   }
 
   onPromptSubmitted(c: Committed<"agent.prompt_submitted">): void {
