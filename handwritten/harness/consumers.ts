@@ -10,7 +10,7 @@ import type { EventName } from "../../generated/index.js";
 import type { Consumer } from "../bus/index.js";
 
 export const CONSUMERS = {
-  /** Harness: agents, metadata and skills (harness.ts). */
+  /** The session: agents, metadata, skills, titles (session-requests.ts), handoffs (handoff-request.ts), snapshots (harness.ts). */
   session: {
     "ui.create_agent": ["agent.started", "session.agent_loaded", "agent.metadata_set", "ui.create_agent_result", "harness.notice"],
     "ui.skill_load": ["agent.prompt_submitted", "ui.skill_load_result", "harness.notice"],
@@ -58,7 +58,7 @@ export const CONSUMERS = {
     "shell.command_finished_reported": ["shell.command_finished"],
   },
   /**
-   * PromptEngine, the agent loop (prompts.ts). Whatever may start a round, fail it or end a turn
+   * The agent loop (prompts.ts and the owners it puts together). Whatever may start a round, fail it or end a turn
    * (which starts the next queued prompt) may publish all of the loop's facts: each entry spells
    * them out, since the table is read as literals.
    */

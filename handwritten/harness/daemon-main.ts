@@ -12,10 +12,11 @@ import { superviseExtensions } from "./extensions.js";
 import type { DaemonArgs, DaemonSetup } from "./daemon-start.js";
 import type { EarlyExtension, Supervisor } from "../host/index.js";
 import { DAEMON_INSTANCE_ENV, LAUNCH_TIMEOUT_MS, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, sameUserBoundaryProblem, selfCommand } from "../transport/index.js";
-import { Harness, type HandoffSeed } from "./harness.js";
+import { Harness, type HarnessOptions } from "./harness.js";
+import type { HandoffSeed } from "./handoff-request.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
-import { compactionSettings } from "./prompts.js";
+import { compactionSettings } from "./compactor.js";
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -50,7 +51,7 @@ export async function launchDetached(args: DaemonArgs, argv: readonly string[]):
  * extension processes the first part already started.
  */
 export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Map<string, EarlyExtension>): Promise<void> {
-  const { roots, config, extensions, fileSecrets, defaultModel, defaultProvider } = setup;
+  const { roots, config, extensions, fileSecrets } = setup;
   mark("daemon harness loaded");
   let handoffSeed: HandoffSeed | undefined;
   if (!args.ephemeral) cleanupDebugLogs(roots.state, config.debug_log?.retention_days !== undefined ? { windowMs: config.debug_log.retention_days * 86_400_000 } : {});
@@ -58,42 +59,7 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
   const seedRead = Promise.resolve().then(() => {
     if (args.handoffSeed) handoffSeed = readSeed(args.handoffSeed);
   });
-  const harness = await seedRead.then(() => Harness.open({
-    ...(args.ephemeral ? {} : { stateDir: roots.state }),
-    projectRoot: args.projectRoot,
-    ...(args.resume ? { resume: args.resume } : {}),
-    ...(args.sessionId ? { sessionId: args.sessionId } : {}),
-    warn: (m) => process.stderr.write(`tau daemon: ${m}\n`),
-    debugLog: config.debug_log?.enable !== false,
-    configRoot: roots.config,
-    ...(defaultModel ? { defaultModel } : {}),
-    ...(defaultProvider ? { defaultProvider } : {}),
-    ...(config.model_info ? { modelInfo: config.model_info } : {}),
-    ...(config.title_model ? { titleModel: config.title_model } : {}),
-    compaction: compactionSettings(config),
-    ...(config.roles ? { roles: config.roles } : {}),
-    runtimeDir: roots.runtime,
-    // A handoff's replacement runs with this daemon's configuration: its project and overrides.
-    launchReplacement: async ({ sessionId, seedPath }) => {
-      await launchDaemon({
-        tauCommand: selfCommand(),
-        runtimeDir: roots.runtime,
-        stateDir: roots.state,
-        sessionId,
-        args: [
-          "--session-id",
-          sessionId,
-          "--project-root",
-          args.projectRoot,
-          ...(args.exitWhenUisLeave ? ["--exit-when-uis-leave"] : []),
-          ...args.overrides.flatMap((kv) => ["--harness-config", kv]),
-          "--handoff-seed",
-          seedPath,
-        ],
-        ephemeral: false,
-      });
-    },
-  })).catch((err: unknown) => {
+  const harness = await seedRead.then(() => Harness.open(harnessOptions(args, setup))).catch((err: unknown) => {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exit(1);
   });
@@ -159,6 +125,47 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     await stop("startup_failed", 1);
   }
+}
+
+/** The harness of `tau daemon`: its session, configuration, and how it starts a handoff's replacement. */
+function harnessOptions(args: DaemonArgs, setup: DaemonSetup): HarnessOptions {
+  const { roots, config, defaultModel, defaultProvider } = setup;
+  return {
+    ...(args.ephemeral ? {} : { stateDir: roots.state }),
+    projectRoot: args.projectRoot,
+    ...(args.resume ? { resume: args.resume } : {}),
+    ...(args.sessionId ? { sessionId: args.sessionId } : {}),
+    warn: (m) => process.stderr.write(`tau daemon: ${m}\n`),
+    debugLog: config.debug_log?.enable !== false,
+    configRoot: roots.config,
+    ...(defaultModel ? { defaultModel } : {}),
+    ...(defaultProvider ? { defaultProvider } : {}),
+    ...(config.model_info ? { modelInfo: config.model_info } : {}),
+    ...(config.title_model ? { titleModel: config.title_model } : {}),
+    compaction: compactionSettings(config),
+    ...(config.roles ? { roles: config.roles } : {}),
+    runtimeDir: roots.runtime,
+    // A handoff's replacement runs with this daemon's configuration: its project and overrides.
+    launchReplacement: async ({ sessionId, seedPath }) => {
+      await launchDaemon({
+        tauCommand: selfCommand(),
+        runtimeDir: roots.runtime,
+        stateDir: roots.state,
+        sessionId,
+        args: [
+          "--session-id",
+          sessionId,
+          "--project-root",
+          args.projectRoot,
+          ...(args.exitWhenUisLeave ? ["--exit-when-uis-leave"] : []),
+          ...args.overrides.flatMap((kv) => ["--harness-config", kv]),
+          "--handoff-seed",
+          seedPath,
+        ],
+        ephemeral: false,
+      });
+    },
+  };
 }
 
 /** A handoff seed (SPEC-handoff), checked field by field; at most 16 MiB. */

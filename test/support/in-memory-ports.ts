@@ -7,7 +7,8 @@ import { PERSISTENCE, type EventName, type EventPayloads, type ModelMetadata } f
 import type { Committed, Event, PublisherEnvelope } from "../../handwritten/bus/index.js";
 import { agentIdOf, checkedEvent } from "../../handwritten/protocol/index.js";
 import { emptyAgentFold, foldAgentRecord } from "../../handwritten/harness/agent-fold.js";
-import { DEFAULT_COMPACTION, PromptEngine, type PromptPort } from "../../handwritten/harness/prompts.js";
+import { PromptEngine, type PromptPort } from "../../handwritten/harness/prompts.js";
+import { DEFAULT_COMPACTION } from "../../handwritten/harness/compactor.js";
 import { ToolRouter, type ToolRouterPort } from "../../handwritten/harness/tools.js";
 import { ConsumerRegistry } from "../../handwritten/harness/consumers.js";
 import type { ProviderCall } from "../../handwritten/protocol/provider-request.js";

@@ -9,7 +9,7 @@ import { validateCliConfig, validateHarnessConfig, validateSandboxConfig, type G
 import { KEY_ACTIONS, resolveBindings } from "../../../handwritten/cli/tui/bindings.js";
 import { DEFAULT_STARTUP_TIMEOUT_SECONDS } from "../../../handwritten/host/limits.js";
 import { DEBUG_LOG_RETENTION_MS } from "../../../handwritten/store/limits.js";
-import { DEFAULT_COMPACTION } from "../../../handwritten/harness/prompts.js";
+import { DEFAULT_COMPACTION } from "../../../handwritten/harness/compactor.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
 type Json = Record<string, unknown>;

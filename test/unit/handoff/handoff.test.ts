@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUILTIN_TEMPLATES, resolveTemplate } from "../../../handwritten/extensions/handoff/templates.js";
 import { assembleDossier, contentProblem, formatRecovery, parseRecovery, readRecovery, writeAtomic } from "../../../handwritten/extensions/handoff/recovery.js";
-import { dossierProblem } from "../../../handwritten/harness/harness.js";
+import { dossierProblem } from "../../../handwritten/harness/handoff-request.js";
 
 const dirs: string[] = [];
 afterEach(() => {

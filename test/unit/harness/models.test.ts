@@ -3,7 +3,7 @@
 // listing names, the unlisted-model warning and the metadata that reaches the UIs and the cost.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { extensionPublisher, InMemoryHarness } from "../../support/in-memory-ports.js";
-import { MODEL_LISTING_WAIT_MS } from "../../../handwritten/harness/prompts.js";
+import { MODEL_LISTING_WAIT_MS } from "../../../handwritten/harness/model-registry.js";
 import type { ModelInfo, ModelListing } from "../../../generated/index.js";
 
 const UI = { class: "ui_attached" } as const;

@@ -3,7 +3,7 @@
 // tool-routing.test.ts and test/e2e/run cover the same paths end to end).
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { extensionPublisher, InMemoryHarness } from "../../support/in-memory-ports.js";
-import { DELTA_SAMPLE_INTERVAL_MS } from "../../../handwritten/harness/prompts.js";
+import { DELTA_SAMPLE_INTERVAL_MS } from "../../../handwritten/harness/turn-loop.js";
 import { renderItem, Transcript } from "../../../handwritten/cli/tui/transcript.js";
 import type { Event } from "../../../handwritten/bus/index.js";
 import type { ToolCall } from "../../../generated/index.js";
