@@ -36,6 +36,11 @@ export function emitEvents(t: Tables): string {
 
 export function emitMessages(t: Tables): string {
   const lines = [HEADER, 'import type * as T from "./types.js";', 'import * as V from "./validators.js";', 'import type { GeneratedValidator } from "./validators.js";', ""];
+  lines.push(
+    "/** The protocol revision this build speaks (spec/common.tsp, Revision's `x-tau-current`; SPEC-wire-protocol). */",
+    `export const PROTOCOL_REVISION: { readonly major: number; readonly minor: number } = Object.freeze({ major: ${t.revision.major}, minor: ${t.revision.minor} });`,
+    "",
+  );
   lines.push("export const MESSAGE_NAMES = [");
   for (const m of t.messages) lines.push(`  ${q(m.name)},`);
   lines.push("] as const;", "", "export type MessageName = (typeof MESSAGE_NAMES)[number];", "");

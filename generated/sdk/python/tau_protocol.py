@@ -7,8 +7,8 @@ lists, strings and numbers, then `message_from_dict` gives the typed message and
 `event_data_from_dict` the typed payload of an event it carries. To send, build a message from
 these classes with keyword arguments (fields come required first, then by name, not in the spec's
 order) and encode its `to_dict()` as CBOR. `from_dict` refuses a value of the wrong shape with
-AssertionError (ValueError for an enum), so not under `python -O`. The harness writes integers
-outside the 32-bit range, such as `recorded_at`, as floats: decode an integral float as an int.
+AssertionError (ValueError for an enum), so not under `python -O`. `hello` carries
+`PROTOCOL_REVISION`, the revision these types describe. Integer fields travel as CBOR integers.
 """
 
 from dataclasses import dataclass
@@ -6243,6 +6243,10 @@ def message_from_dict(obj: Any) -> Any:
 def event_data_from_dict(name: str, data: Any) -> Any:
     """The typed payload of event `name`; KeyError for an event name this module does not know."""
     return EVENT_PAYLOAD_TYPES[name].from_dict(data)
+
+
+# The protocol revision these types describe (SPEC-wire-protocol, "Revision"): `hello` carries it.
+PROTOCOL_REVISION = Revision(major=1, minor=0)
 
 
 def event_envelope(name: str, data: Any) -> EventEnvelope:

@@ -3,8 +3,9 @@
 // Package tauprotocol holds tau's wire messages and event payloads as Go types, for extensions
 // written in Go. Every frame on an extension's stdin and stdout is a 4-byte big-endian length and one
 // CBOR map {message, payload} (records/SPEC-wire-protocol.md); the struct tags name the keys for
-// encoding/json and for CBOR libraries alike. The harness writes integers outside the 32-bit range,
-// such as recorded_at, as floats: decode with a decoder that reads an integral float into an int64.
+// encoding/json and for CBOR libraries alike (github.com/fxamacker/cbor/v2 reads and writes them as
+// they are). Integer fields travel as CBOR integers; a required list or map left nil is written as an
+// empty one, never as null (marshal.go). hello carries ProtocolRevision, the revision these types describe.
 package tauprotocol
 
 type AgentCancelRequest struct {
