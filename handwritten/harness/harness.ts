@@ -24,7 +24,8 @@ import { ConsumerRegistry } from "./consumers.js";
 import { AgentContext, type ContextHolder, type ToolListing } from "./agent-context.js";
 import { ResumeError, publisherToSource, recordEvent, reopenAgent, sessionMembers } from "./session-restore.js";
 import { agentIdOf, eventProblem, fitText, splitProviderCall, type ProviderCall } from "../protocol/index.js";
-import { type AgentStarted, type EventName, type EventPayloads, type ModelMetadata, type Publisher, type RolePolicy, type UiSkillLoadResult } from "../../generated/index.js";
+import { type AgentStarted, type EventName, type EventPayloads, type ExtensionConfig, type ModelMetadata, type Publisher, type RolePolicy, type UiSkillLoadResult } from "../../generated/index.js";
+import { providerEndpoint } from "../config/index.js";
 import { mintId } from "./ids.js";
 import { DAEMON_LOG } from "../startup/launch-facts.js";
 import { PeerInbox, PeerOutbox, type PeerBudget } from "./peer-messaging.js";
@@ -91,6 +92,8 @@ export interface ExtensionLiveness {
   mayReturn(instance: string): boolean;
   /** Protocol counters per configured extension (`ui_debug_event_stats_request`). */
   counters(): readonly ExtensionCounters[];
+  /** The configuration an instance runs with (where a provider's rounds go: `providerEndpoint`). */
+  configOf?(instance: string): ExtensionConfig | undefined;
 }
 
 export interface AgentState extends ContextHolder {
@@ -195,6 +198,10 @@ export class Harness {
         return generation !== undefined && this.sendDirected(generation, name, data);
       },
       sendProviderCall: (instance, generation, call) => this.sendProviderCall(instance, generation, call),
+      providerEndpoint: (instance) => {
+        const config = this.extensions.configOf?.(instance);
+        return config ? providerEndpoint(config) : undefined;
+      },
       generationOf: (instance) => this.extensions.generationOf(instance),
       hasAgent: (agentId) => this.agents.has(agentId),
       systemPrompt: (agentId) => this.systemPromptFor(agentId),

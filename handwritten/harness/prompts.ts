@@ -15,6 +15,7 @@ import type {
   ModelInfo,
   ModelListing,
   ModelMetadata,
+  ProviderEndpoint,
   ProviderMessage,
   ProviderResponseFinished,
   ToolCall,
@@ -78,6 +79,8 @@ export interface PromptPort {
    * backpressure; resolves with why it could not be sent, or undefined once it all is queued.
    */
   sendProviderCall(instance: string, generation: number, call: ProviderCall): Promise<string | undefined>;
+  /** Where a provider instance's rounds go, as its configuration says (recorded in `agent.prompt_started`). */
+  providerEndpoint?(instance: string): ProviderEndpoint | undefined;
   /** Generation of the live connection of an instance. */
   generationOf(instance: string): number | undefined;
   hasAgent(agentId: string): boolean;
@@ -751,7 +754,8 @@ export class PromptEngine {
     t.answered = false;
     await this.deliverAlerts(agentId, l);
     if (l.turn !== t || t.cancelled) return;
-    const ok = await this.port.publish("agent.prompt_started", { agent_id: agentId, prompt_id: t.promptId, round: t.round, model: t.model });
+    const provider = this.port.providerEndpoint?.(t.instance);
+    const ok = await this.port.publish("agent.prompt_started", { agent_id: agentId, prompt_id: t.promptId, round: t.round, model: t.model, ...(provider ? { provider } : {}) });
     if (l.turn !== t || t.cancelled) return;
     if (!ok) return this.abandon(agentId, l, "journal", "could not record the start of the prompt in the agent's journal; nothing was sent to the provider");
     const call: ProviderCall = {

@@ -474,6 +474,11 @@ export class Supervisor {
       .map((i) => ({ instance: i.name, kind: i.kind, phase: i.phase, generation: i.generation, restarts: i.restarts.length, ...i.counters }));
   }
 
+  /** The configuration an instance runs with. */
+  configOf(instance: string): ExtensionConfig | undefined {
+    return this.instances.get(instance)?.config;
+  }
+
   toolPrefix(instance: string): string {
     return this.instances.get(instance)?.config.tool_prefix ?? "";
   }

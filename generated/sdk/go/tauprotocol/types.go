@@ -149,10 +149,27 @@ type AgentPromptFailed struct {
 
 // Content-free: committed before the full prompt goes to the provider.
 type AgentPromptStarted struct {
-	AgentID  string `json:"agent_id" cbor:"agent_id"`
-	Model    string `json:"model" cbor:"model"`
-	PromptID string `json:"prompt_id" cbor:"prompt_id"`
-	Round    int64  `json:"round" cbor:"round"`
+	AgentID  string            `json:"agent_id" cbor:"agent_id"`
+	Model    string            `json:"model" cbor:"model"`
+	PromptID string            `json:"prompt_id" cbor:"prompt_id"`
+	Provider *ProviderEndpoint `json:"provider,omitempty" cbor:"provider,omitempty"`
+	Round    int64             `json:"round" cbor:"round"`
+}
+
+// The provider instance a round goes to, and what its configuration says of the endpoint it
+// talks
+// to (SPEC-trace-export, "otlp"): the API family and the base URL's host and port, for
+// tau's own
+// provider extension; only the instance for any other provider extension.
+type ProviderEndpoint struct {
+	// tau's provider profile: `chat_completions`, `responses`, `chatgpt_ws` (all streamed) or
+	// `scripted`.
+	API      *string `json:"api,omitempty" cbor:"api,omitempty"`
+	Instance string  `json:"instance" cbor:"instance"`
+	// The base URL's host name (never its credentials, path or query).
+	ServerAddress *string `json:"server_address,omitempty" cbor:"server_address,omitempty"`
+	// The base URL's port, or its scheme's default.
+	ServerPort *int64 `json:"server_port,omitempty" cbor:"server_port,omitempty"`
 }
 
 type AgentPromptSubmitted struct {
