@@ -36,6 +36,11 @@ export function emitEvents(t: Tables): string {
 
 export function emitMessages(t: Tables): string {
   const lines = [HEADER, 'import type * as T from "./types.js";', 'import * as V from "./validators.js";', 'import type { GeneratedValidator } from "./validators.js";', ""];
+  lines.push(
+    "/** The protocol revision this build speaks (spec/common.tsp, Revision's `x-tau-current`; SPEC-wire-protocol). */",
+    `export const PROTOCOL_REVISION: { readonly major: number; readonly minor: number } = Object.freeze({ major: ${t.revision.major}, minor: ${t.revision.minor} });`,
+    "",
+  );
   lines.push("export const MESSAGE_NAMES = [");
   for (const m of t.messages) lines.push(`  ${q(m.name)},`);
   lines.push("] as const;", "", "export type MessageName = (typeof MESSAGE_NAMES)[number];", "");
@@ -180,7 +185,8 @@ export function emitConformanceTest(t: Tables): string {
   const lines = [
     HEADER,
     'import { describe, expect, it } from "vitest";',
-    'import { admit, publisherFromClass } from "../../handwritten/bus/index.js";',
+    'import { admit, judge, publisherFromClass } from "../../handwritten/bus/index.js";',
+    'import { eventProblem } from "../../handwritten/protocol/index.js";',
     "",
     "// One admit/deny case per event × publisher class, run against the real admission function.",
     "const CASES: ReadonlyArray<readonly [string, string, boolean]> = [",
@@ -193,10 +199,21 @@ export function emitConformanceTest(t: Tables): string {
   lines.push(
     "];",
     "",
+    "// Data no event's schema admits (every payload is a closed map): authority is judged first, so",
+    "// a class that may not publish the event is told `unauthorized`, never what its schema wants.",
+    'const PROBE = { "\\u0000 not a field of any event": true };',
+    "",
     'describe("authority matrix conformance", () => {',
     '  it.each(CASES)("[authority.conformance.matrix] %s from %s admitted: %s", (event, cls, allowed) => {',
     "    const result = admit(event, publisherFromClass(cls));",
     "    expect(result.ok).toBe(allowed);",
+    "  });",
+    "",
+    '  it.each(CASES)("[authority.conformance.before-schema] %s from %s with data its schema refuses: %s → invalid, else unauthorized", (event, cls, allowed) => {',
+    "    expect(eventProblem({ name: event, data: PROBE })?.code).toBe(\"invalid\");",
+    "    const result = judge({ name: event, data: PROBE }, publisherFromClass(cls));",
+    "    expect(result).toMatchObject({ ok: false, reason: allowed ? \"invalid\" : \"unauthorized\" });",
+    "    if (!allowed) expect(result).not.toHaveProperty(\"detail\");",
     "  });",
     "});",
     "",

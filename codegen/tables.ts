@@ -25,6 +25,8 @@ export interface Tables {
   events: EventEntry[];
   messages: MessageEntry[];
   records: ParsedRecord[];
+  /** The protocol revision this build speaks: `x-tau-current` of spec/common.tsp's Revision. */
+  revision: { major: number; minor: number };
 }
 
 const DIRECTIONS = ["to_harness", "from_harness", "both"];
@@ -97,7 +99,19 @@ export function buildTables(schemas: Map<string, JsonSchema>, records: ParsedRec
   }
   events.sort((a, b) => cmp(a.name, b.name));
   messages.sort((a, b) => cmp(a.name, b.name));
-  return { events, messages, records };
+  return { events, messages, records, revision: currentRevision(schemas, problems) };
+}
+
+function currentRevision(schemas: Map<string, JsonSchema>, problems: Problems): Tables["revision"] {
+  const current = schemas.get("Revision.json")?.["x-tau-current"] as { major?: unknown; minor?: unknown } | undefined;
+  const part = (v: unknown) => (Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffff ? (v as number) : undefined);
+  const major = part(current?.major);
+  const minor = part(current?.minor);
+  if (major === undefined || minor === undefined) {
+    problems.add("spec/common.tsp (model Revision)", "Revision needs x-tau-current: the protocol revision this build speaks, as #{ major, minor }");
+    return { major: 0, minor: 0 };
+  }
+  return { major, minor };
 }
 
 export function cmp(a: string, b: string): number {

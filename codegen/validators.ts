@@ -54,7 +54,8 @@ function newAjv(validateSchema: boolean): Ajv2020 {
     strictTypes: false,
     validateSchema,
   });
-  ajv.addVocabulary(VENDOR_KEYWORDS);
+  // `x-tau-current` annotates a shared model (Revision) with this build's value; it makes no schema a root.
+  ajv.addVocabulary([...VENDOR_KEYWORDS, "x-tau-current"]);
   return ajv;
 }
 

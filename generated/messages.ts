@@ -4,6 +4,9 @@ import type * as T from "./types.js";
 import * as V from "./validators.js";
 import type { GeneratedValidator } from "./validators.js";
 
+/** The protocol revision this build speaks (spec/common.tsp, Revision's `x-tau-current`; SPEC-wire-protocol). */
+export const PROTOCOL_REVISION: { readonly major: number; readonly minor: number } = Object.freeze({ major: 1, minor: 0 });
+
 export const MESSAGE_NAMES = [
   "config_error",
   "configure",

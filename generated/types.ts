@@ -129,6 +129,8 @@ export type AgentPromptStarted = {
   prompt_id: Id;
   round: number;
   model: ShortText;
+  /** Where the round goes: absent in journals written before rounds recorded it. */
+  provider?: ProviderEndpoint;
 };
 
 export type AgentPromptSubmitted = {
@@ -750,6 +752,21 @@ export type ProviderApi = "chat_completions" | "responses" | "chatgpt_ws";
 export type ProviderCancelRequest = {
   prompt_id: Id;
   round: number;
+};
+
+/**
+ * The provider instance a round goes to, and what its configuration says of the endpoint it talks
+ * to (SPEC-trace-export, "otlp"): the API family and the base URL's host and port, for tau's own
+ * provider extension; only the instance for any other provider extension.
+ */
+export type ProviderEndpoint = {
+  instance: InstanceName;
+  /** tau's provider profile: `chat_completions`, `responses`, `chatgpt_ws` (all streamed) or `scripted`. */
+  api?: ShortText;
+  /** The base URL's host name (never its credentials, path or query). */
+  server_address?: ShortText;
+  /** The base URL's port, or its scheme's default. */
+  server_port?: number;
 };
 
 export type ProviderMessage = {

@@ -68,8 +68,9 @@ def encode(value, depth=0):
 
 
 def _number(value):
-    # The harness writes integers from 2^32 up (timestamps in microseconds, for one) as 64-bit
-    # floats, as JavaScript does; an integral float is read back as the integer it stands for.
+    # The harness writes integers as CBOR integers; older writers wrote those from 2^32 up
+    # (timestamps in microseconds, for one) as 64-bit floats, so an integral float is read back as
+    # the integer it stands for.
     if value.is_integer() and abs(value) <= MAX_SAFE_INTEGER:
         return int(value)
     return value

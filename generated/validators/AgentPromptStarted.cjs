@@ -7,11 +7,154 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateAgentPromptStarted = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"}},"required":["agent_id","prompt_id","round","model"],"unevaluatedProperties":{"not":{}},"description":"Content-free: committed before the full prompt goes to the provider.","x-tau-event":"agent.prompt_started"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentPromptStarted.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"provider":{"$ref":"ProviderEndpoint.json","description":"Where the round goes: absent in journals written before rounds recorded it."}},"required":["agent_id","prompt_id","round","model"],"unevaluatedProperties":{"not":{}},"description":"Content-free: committed before the full prompt goes to the provider.","x-tau-event":"agent.prompt_started"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
+const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderEndpoint.json","type":"object","properties":{"instance":{"$ref":"InstanceName.json"},"api":{"$ref":"ShortText.json","description":"tau's provider profile: `chat_completions`, `responses`, `chatgpt_ws` (all streamed) or `scripted`."},"server_address":{"$ref":"ShortText.json","description":"The base URL's host name (never its credentials, path or query)."},"server_port":{"type":"integer","minimum":0,"maximum":65535,"description":"The base URL's port, or its scheme's default."}},"required":["instance"],"unevaluatedProperties":{"not":{}},"description":"The provider instance a round goes to, and what its configuration says of the endpoint it talks\nto (SPEC-trace-export, \"otlp\"): the API family and the base URL's host and port, for tau's own\nprovider extension; only the instance for any other provider extension."};
+const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
+const pattern2 = new RegExp("^[a-z][a-z0-9_-]{0,63}$", "u");
+
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="ProviderEndpoint.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.instance === undefined) && (missing0 = "instance")){
+validate1.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.instance !== undefined){
+let data0 = data.instance;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern2.test(data0)){
+validate1.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/instance",schemaPath:"InstanceName.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.api !== undefined){
+let data1 = data.api;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func0(data1) > 1024){
+validate1.errors = [{instancePath:instancePath+"/api",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/api",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.server_address !== undefined){
+let data2 = data.server_address;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func0(data2) > 1024){
+validate1.errors = [{instancePath:instancePath+"/server_address",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/server_address",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.server_port !== undefined){
+let data3 = data.server_port;
+const _errs10 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate1.errors = [{instancePath:instancePath+"/server_port",schemaPath:"#/properties/server_port/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 65535 || isNaN(data3)){
+validate1.errors = [{instancePath:instancePath+"/server_port",schemaPath:"#/properties/server_port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate1.errors = [{instancePath:instancePath+"/server_port",schemaPath:"#/properties/server_port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "instance") && (key0 !== "api")) && (key0 !== "server_address")) && (key0 !== "server_port")){
+const _errs13 = errors;
+validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate1.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate1.errors = vErrors;
+return errors === 0;
+}
+validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="AgentPromptStarted.json" */;
@@ -125,14 +268,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.provider !== undefined){
+const _errs12 = errors;
+if(!(validate1(data.provider, {instancePath:instancePath+"/provider",parentData:data,parentDataProperty:"provider",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")){
-const _errs13 = errors;
+if(((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "provider")){
+const _errs14 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs13 === errors;
+var valid4 = _errs14 === errors;
 if(!valid4){
 break;
+}
 }
 }
 }

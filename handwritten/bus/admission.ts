@@ -1,7 +1,9 @@
 // Admission: may this publisher publish this event? Decided only by the generated authority matrix
 // and what the harness configured and authenticated about the publisher (SPEC-event-publication).
+// Authority is judged before the schema, so a peer learns nothing of an event it may not publish.
 import { AUTHORITY, isEventName, type EventName } from "../../generated/index.js";
 import type { ExtensionKind, PeerClass } from "../../generated/index.js";
+import { eventProblem, type Event } from "../protocol/index.js";
 
 /** What the harness knows about a publisher: never taken from a peer's own claims. */
 export interface PublisherIdentity {
@@ -63,4 +65,27 @@ export function admit(event: string, publisher: PublisherIdentity): AdmissionRes
   const row = AUTHORITY[event];
   if (row.publishers.some((entry) => rowAdmits(entry, publisher, cls))) return { ok: true, event };
   return { ok: false, reason: "unauthorized" };
+}
+
+/** A publication as it arrives from a peer: a name and data, neither admitted nor validated yet. */
+export interface UnjudgedEvent {
+  readonly name: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+export type Judgement =
+  | { readonly ok: true; readonly event: Event }
+  | { readonly ok: false; readonly reason: "unknown_event" | "unauthorized" | "invalid"; readonly detail?: string };
+
+/**
+ * Authority first, then the schema: an unknown event, or one the publisher's class may not publish,
+ * is refused whatever its data (`unknown_event` and `unauthorized` say nothing of a schema); only an
+ * event the publisher may publish has its data checked against its schema (`invalid`).
+ */
+export function judge(input: UnjudgedEvent, publisher: PublisherIdentity): Judgement {
+  const admission = admit(input.name, publisher);
+  if (!admission.ok) return admission;
+  const problem = eventProblem(input);
+  if (problem) return { ok: false, reason: "invalid", detail: problem.message };
+  return { ok: true, event: input as Event };
 }

@@ -5,7 +5,7 @@
 import { mark, timelineOn } from "../startup/timeline.js";
 import { encodeFrame, eventProblem, type Event } from "../protocol/index.js";
 import { AUTHORITY, PERSISTENCE, type EventName, type EventPayloads, type Persistence, type Publisher } from "../../generated/index.js";
-import { admit, type PublisherIdentity } from "./admission.js";
+import { judge, type PublisherIdentity, type UnjudgedEvent } from "./admission.js";
 import { bestMatch, selectorMatches, type SelectorKind } from "./selectors.js";
 import { INTERCEPT_DEADLINE_MS, PIPELINE_QUEUE_ITEMS, SUBSCRIBER_QUEUE_BYTES, SUBSCRIBER_QUEUE_ITEMS } from "./limits.js";
 
@@ -21,13 +21,10 @@ export interface EventInput<N extends EventName = EventName> {
   readonly data: EventPayloads[N];
 }
 
-/** A publication as it arrives from a peer: a name and data, neither admitted nor validated yet. */
 export type { Event };
 
-export interface PeerEventInput {
-  readonly name: string;
-  readonly data: Readonly<Record<string, unknown>>;
-}
+/** A publication as it arrives from a peer: a name and data, neither admitted nor validated yet. */
+export type PeerEventInput = UnjudgedEvent;
 
 interface CommittedEvent<K extends EventName> {
   readonly name: K;
@@ -243,21 +240,20 @@ export class Bus {
   }
 
   /**
-   * A publication whose name and data came over the wire: admission checks the name, the event's
-   * schema the data (as for tau's own publications, which the compiler already holds to it).
+   * A publication whose name and data came over the wire: admission checks the name and the
+   * publisher's authority first, the event's schema the data after (`judge`; as for tau's own
+   * publications, which the compiler already holds to it).
    */
   publishFromPeer(input: PeerEventInput, publisher: PublisherEnvelope): Promise<PublishOutcome> {
-    const admission = admit(input.name, publisher);
-    if (!admission.ok) return Promise.resolve({ status: "refused", reason: admission.reason });
-    const problem = eventProblem(input);
-    if (problem) return Promise.resolve({ status: "refused", reason: "invalid", detail: problem.message });
+    const verdict = judge(input, publisher);
+    if (!verdict.ok) return Promise.resolve({ status: "refused", reason: verdict.reason, ...(verdict.detail !== undefined ? { detail: verdict.detail } : {}) });
     if (this.queue.length >= PIPELINE_QUEUE_ITEMS) return Promise.resolve({ status: "refused", reason: "overloaded" });
     const env = freeze({ ...publisher });
     return new Promise((resolve) => {
       // The bus takes ownership of `data`: it is frozen at commit and shared with every reader.
       const data = input.data;
-      const ephemeral = this.options.ephemeral?.(admitted(admission.event, data)) === true;
-      this.queue.push({ name: admission.event, data, publisher: env, ephemeral, resolve });
+      const ephemeral = this.options.ephemeral?.(verdict.event) === true;
+      this.queue.push({ name: verdict.event.name, data, publisher: env, ephemeral, resolve });
       if (!this.running) void this.run();
     });
   }

@@ -1,6 +1,6 @@
 // The publication pipeline: admission, interception, commit, broadcast, replay (SPEC-event-publication).
-export { admit, publisherFromClass, tableClassOf } from "./admission.js";
-export type { AdmissionResult, PublisherIdentity } from "./admission.js";
+export { admit, judge, publisherFromClass, tableClassOf } from "./admission.js";
+export type { AdmissionResult, Judgement, PublisherIdentity, UnjudgedEvent } from "./admission.js";
 export { Bus, nowMicros } from "./bus.js";
 export type {
   BusOptions,

@@ -11,6 +11,7 @@ export {
   profileNameProblem,
   profileSecretName,
   profilesOf,
+  providerEndpoint,
   removeProfileDropIn,
   sessionDefault,
   writeProfileDropIn,

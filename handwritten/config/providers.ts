@@ -5,7 +5,7 @@
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { randomHex } from "../startup/random.js";
-import { validateHarnessConfig, type ExtensionConfig, type HarnessConfig, type ProviderProfile } from "../../generated/index.js";
+import { validateHarnessConfig, type ExtensionConfig, type HarnessConfig, type ProviderEndpoint, type ProviderProfile } from "../../generated/index.js";
 import { ConfigError, MAX_DROP_INS } from "./load.js";
 import { SecretError, readSecret } from "./secrets.js";
 
@@ -60,6 +60,28 @@ export function profileExtension(name: string, p: ProviderProfile): ExtensionCon
     },
     ...(p.api_key_secret ? { secrets: [p.api_key_secret] } : {}),
   };
+}
+
+/**
+ * What a provider extension's configuration says of where its rounds go (`agent.prompt_started`'s
+ * `provider`, SPEC-trace-export "otlp"): for tau's own provider extension its profile and its base
+ * URL's host and port (its scheme's default when the URL names none); for any other, the instance.
+ */
+export function providerEndpoint(ext: ExtensionConfig): ProviderEndpoint {
+  const [program, sub, name] = ext.command;
+  if (program !== "tau" || sub !== "ext" || name !== "provider") return { instance: ext.name };
+  const config = (ext.config ?? {}) as { profile?: unknown; base_url?: unknown };
+  const api = typeof config.profile === "string" ? config.profile : "scripted";
+  let url: URL | undefined;
+  try {
+    url = typeof config.base_url === "string" ? new URL(config.base_url) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (api === "scripted" || url === undefined || url.hostname === "") return { instance: ext.name, api };
+  const port = url.port !== "" ? Number(url.port) : url.protocol === "http:" || url.protocol === "ws:" ? 80 : 443;
+  // A bracketed IPv6 literal is the address without its brackets.
+  return { instance: ext.name, api, server_address: url.hostname.replace(/^\[(.*)\]$/, "$1"), server_port: port };
 }
 
 /**

@@ -1,6 +1,6 @@
 // What a harness is opened with (its options) and what it needs from whoever supervises the
 // extensions (the daemon's supervisor fills it in once extensions run).
-import type { ModelMetadata, RolePolicy } from "../../generated/index.js";
+import type { ExtensionConfig, ModelMetadata, RolePolicy } from "../../generated/index.js";
 import type { ExtensionCounters } from "../host/index.js";
 import type { CompactionSettings } from "./compactor.js";
 import type { PeerBudget } from "./peer-messaging.js";
@@ -57,4 +57,6 @@ export interface ExtensionLiveness {
   mayReturn(instance: string): boolean;
   /** Protocol counters per configured extension (`ui_debug_event_stats_request`). */
   counters(): readonly ExtensionCounters[];
+  /** The configuration an instance runs with (where a provider's rounds go: `providerEndpoint`). */
+  configOf?(instance: string): ExtensionConfig | undefined;
 }

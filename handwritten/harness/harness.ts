@@ -14,6 +14,7 @@ import { AgentContext, type ContextHolder, type ToolListing } from "./agent-cont
 import { ResumeError, recordEvent, reopenAgent, sessionMembers } from "./session-restore.js";
 import { agentIdOf, eventProblem, splitProviderCall, type ProviderCall } from "../protocol/index.js";
 import type { EventName, EventPayloads } from "../../generated/index.js";
+import { providerEndpoint } from "../config/index.js";
 import { mintId } from "./ids.js";
 import { PeerInbox, PeerOutbox } from "./peer-messaging.js";
 import type { Peer } from "./peers.js";
@@ -414,6 +415,10 @@ export class Harness {
         return generation !== undefined && this.sendDirected(generation, name, data);
       },
       sendProviderCall: (instance, generation, call) => this.sendProviderCall(instance, generation, call),
+      providerEndpoint: (instance) => {
+        const config = this.extensions.configOf?.(instance);
+        return config ? providerEndpoint(config) : undefined;
+      },
       generationOf: (instance) => this.extensions.generationOf(instance),
       hasAgent: (agentId) => this.agents.has(agentId),
       systemPrompt: (agentId) => this.systemPromptFor(agentId),

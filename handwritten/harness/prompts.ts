@@ -4,7 +4,7 @@
 // usage accounting, round-start alerts and the conversation fold serve them; per-agent state is
 // agent-loop-state.ts. This is the loop's surface to the harness: its port in, its consumers out.
 import type { Committed, Event } from "../bus/index.js";
-import type { EventName, EventPayloads, ModelMetadata } from "../../generated/index.js";
+import type { EventName, EventPayloads, ModelMetadata, ProviderEndpoint } from "../../generated/index.js";
 import { agentIdOf } from "../protocol/index.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
 import type { AgentUsageTotals } from "./agent-fold.js";
@@ -31,6 +31,8 @@ export interface PromptPort {
    * backpressure; resolves with why it could not be sent, or undefined once it all is queued.
    */
   sendProviderCall(instance: string, generation: number, call: ProviderCall): Promise<string | undefined>;
+  /** Where a provider instance's rounds go, as its configuration says (recorded in `agent.prompt_started`). */
+  providerEndpoint?(instance: string): ProviderEndpoint | undefined;
   /** Generation of the live connection of an instance. */
   generationOf(instance: string): number | undefined;
   hasAgent(agentId: string): boolean;

@@ -3,7 +3,7 @@
 // `agent.prompt_started` commits, turned from provider reports into canonical facts, continued
 // through tool rounds, and closed by `agent.outer_turn_finished`.
 import type { Committed } from "../bus/index.js";
-import type { AgentPromptFailed, ErrorClass, EventName, EventPayloads, ProviderResponseFinished, ToolCall } from "../../generated/index.js";
+import type { AgentPromptFailed, ErrorClass, EventName, EventPayloads, ProviderEndpoint, ProviderResponseFinished, ToolCall } from "../../generated/index.js";
 import { fitText } from "../protocol/text.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
 import type { AgentLoop, AgentLoops, CompactionOutcome, CompactionRequest, Queued, Turn } from "./agent-loop-state.js";
@@ -22,6 +22,8 @@ export interface TurnLoopPort {
   publish<N extends EventName>(name: N, data: EventPayloads[N]): Promise<boolean>;
   directToInstance<N extends EventName>(instance: string, name: N, data: EventPayloads[N]): boolean;
   sendProviderCall(instance: string, generation: number, call: ProviderCall): Promise<string | undefined>;
+  /** Where a provider instance's rounds go, as its configuration says (recorded in `agent.prompt_started`). */
+  providerEndpoint?(instance: string): ProviderEndpoint | undefined;
   generationOf(instance: string): number | undefined;
   systemPrompt(agentId: string): string;
   tools(agentId: string): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
@@ -232,7 +234,8 @@ export class TurnLoop implements RoundOwner<Turn> {
     t.answered = false;
     await this.alerts.deliver(agentId, l);
     if (l.prompts.turn !== t || t.cancelled) return;
-    const ok = await this.port.publish("agent.prompt_started", { agent_id: agentId, prompt_id: t.promptId, round: t.round, model: t.model });
+    const provider = this.port.providerEndpoint?.(t.instance);
+    const ok = await this.port.publish("agent.prompt_started", { agent_id: agentId, prompt_id: t.promptId, round: t.round, model: t.model, ...(provider ? { provider } : {}) });
     if (l.prompts.turn !== t || t.cancelled) return;
     if (!ok) return this.abandon(agentId, l, "journal", "could not record the start of the prompt in the agent's journal; nothing was sent to the provider");
     const call: ProviderCall = {

@@ -4,9 +4,9 @@
 // budget. Every process gets a new connection generation.
 import type { ChildProcess } from "node:child_process";
 import type { ExtensionConfig, ExtensionKind, ExtensionNotice, WireMessage } from "../../generated/index.js";
-import { REVISION, carriedEvent, compareRevision, type Event, type WireError } from "../protocol/index.js";
+import { REVISION, compareRevision, type Event, type WireError } from "../protocol/index.js";
 import { Connection, codeForWireError, refuseContentFree, type CloseReason } from "../transport/index.js";
-import type { Bus, PublisherEnvelope } from "../bus/index.js";
+import { judge, type Bus, type PublisherEnvelope, type UnjudgedEvent } from "../bus/index.js";
 import { DEFAULT_STARTUP_TIMEOUT_SECONDS, MAX_STAGED_BYTES, MAX_STAGED_EMITS, RESPAWN_BUDGET, RESPAWN_WINDOW_MS, STOP_GRACE_MS, respawnDelay } from "./limits.js";
 import { extensionArgv, spawnDiagnostic, spawnExtension, type EarlyExtension } from "./spawn.js";
 import { addPeerInterceptor, connectionSink, replyFromPeer } from "./peer-bus.js";
@@ -324,7 +324,7 @@ export class Supervisor {
           });
           return;
         }
-        return this.stage(i, conn, carriedEvent(m.payload.event));
+        return this.stageEmit(i, conn, m.payload.event);
       case "ready":
         if (i.phase !== "configuring") return;
         i.phase = "ready";
@@ -350,6 +350,19 @@ export class Supervisor {
         // UI-only requests from an extension are silently denied.
         return;
     }
+  }
+
+  /**
+   * An emit before activation is judged as it would be once live — authority, then schema — and
+   * staged only when it passes, so what is staged is a typed event and a refusal says no more than
+   * a live one would.
+   */
+  private stageEmit(i: Instance, conn: Connection, event: UnjudgedEvent): void {
+    const verdict = judge(event, i.envelope());
+    if (verdict.ok) return this.stage(i, conn, verdict.event);
+    i.counters.refused++;
+    refuseContentFree(conn, undefined, verdict.reason === "invalid" ? "invalid" : "unauthorized");
+    if (DECLARATIONS.has(event.name)) this.host.notice("warning", `extension "${i.name}": ${event.name} refused (${verdict.reason})`, false, i.name);
   }
 
   /** Before activation, emits and notice requests are staged under count and byte bounds, in order. */
@@ -459,6 +472,11 @@ export class Supervisor {
     return [...this.instances.values()]
       .sort((a, b) => (a.name < b.name ? -1 : 1))
       .map((i) => ({ instance: i.name, kind: i.kind, phase: i.phase, generation: i.generation, restarts: i.restarts.length, ...i.counters }));
+  }
+
+  /** The configuration an instance runs with. */
+  configOf(instance: string): ExtensionConfig | undefined {
+    return this.instances.get(instance)?.config;
   }
 
   toolPrefix(instance: string): string {

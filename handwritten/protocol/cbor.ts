@@ -13,8 +13,52 @@ const { Encoder } = createRequire(import.meta.url)("cbor-x/index-no-eval") as ty
 
 const encoder = new Encoder({ useRecords: false, mapsAsObjects: true, tagUint8Array: false, variableMapSize: true });
 
+/** Encodes `value` as plain CBOR; every safe integer becomes a CBOR integer (`cborIntegers`). */
 export function encodeCbor(value: unknown): Buffer {
-  return encoder.encode(value);
+  return encoder.encode(cborIntegers(value));
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * `value` with every safe integer outside the 32-bit range (such as `recorded_at`) as a bigint.
+ * cbor-x writes a number below −2^32 or from 2^32 up as a 64-bit float, whatever the schema says;
+ * a bigint it writes as a CBOR integer with an 8-byte argument, as other languages' encoders do, so
+ * integer-typed fields reach Go, Python or Rust readers as integers (SPEC-wire-protocol, "Frames").
+ * Only the maps and arrays on the path to such a number are copied; everything else is shared. An
+ * integral number beyond ±(2^53 − 1) stays a float (it names no exact integer, and no schema admits
+ * it as one). Only plain objects and arrays are walked: byte strings and other values pass as they are.
+ */
+export function cborIntegers(value: unknown): unknown {
+  if (typeof value === "number") return value > 0xffffffff || value < -0x100000000 ? wide(value) : value;
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const widened = cborIntegers(item);
+      if (widened !== item) (out ??= value.slice())[i] = widened;
+    }
+    return out ?? value;
+  }
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return value;
+  const map = value as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
+  for (const key in map) {
+    if (!hasOwn.call(map, key)) continue;
+    const item = map[key];
+    const widened = cborIntegers(item);
+    if (widened === item) continue;
+    out ??= { ...map };
+    // defineProperty, not assignment: a `__proto__` key stays a key (assignment would set the prototype).
+    Object.defineProperty(out, key, { value: widened, enumerable: true, writable: true, configurable: true });
+  }
+  return out ?? value;
+}
+
+function wide(n: number): number | bigint {
+  return Number.isSafeInteger(n) ? BigInt(n) : n;
 }
 
 /**

@@ -1,7 +1,7 @@
 // The wire protocol: frames, plain CBOR, message validation and revisions (SPEC-wire-protocol).
 export { FRAME_HEADER_BYTES, MAX_DEPTH, MAX_FRAME_BYTES, MAX_FRAME_ITEMS, REVISION } from "./limits.js";
 export { WireError, type WireErrorCode } from "./errors.js";
-export { decodeCbor, encodeCbor } from "./cbor.js";
+export { cborIntegers, decodeCbor, encodeCbor } from "./cbor.js";
 export { FrameReader, encodeFrame, type FrameResult } from "./frame.js";
 export {
   MessageReader,

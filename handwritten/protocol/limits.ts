@@ -1,4 +1,5 @@
 // Protocol bounds, named once (SPEC-wire-protocol).
+import { PROTOCOL_REVISION } from "../../generated/index.js";
 
 /** Largest frame body a reader accepts; a larger length is refused before the body is read. */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
@@ -15,5 +16,5 @@ export const MAX_FRAME_ITEMS = 524_288;
 /** Deepest nesting of maps and arrays a decoded frame may have. */
 export const MAX_DEPTH = 64;
 
-/** The protocol revision this build speaks. */
-export const REVISION = { major: 1, minor: 0 } as const;
+/** The protocol revision this build speaks: spec/common.tsp's, also in the Go and Python contracts. */
+export const REVISION = PROTOCOL_REVISION;

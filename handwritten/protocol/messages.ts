@@ -1,5 +1,7 @@
-// Message validation: every inbound frame is checked against the generated validators (and the
-// event payload against its event's schema) before any handler sees it.
+// Message validation: every inbound frame is checked against the generated validators before any
+// handler sees it, and the payload of an event the harness sends against its event's schema. The
+// payload of an event a peer `emit`s is judged at admission instead, after the publisher's authority
+// (SPEC-event-publication, "Admission"), so a peer learns nothing of an event it may not publish.
 import {
   type DeliverMessage,
   EVENTS,
@@ -20,7 +22,8 @@ import { MAX_FRAME_BYTES } from "./limits.js";
 /** Which end is reading: the harness accepts `to_harness` messages, peers `from_harness` ones. */
 export type Side = "harness" | "peer";
 
-const EVENT_CARRIERS = new Set<MessageName>(["emit", "deliver", "direct", "intercept_request"]);
+/** Messages whose event's payload the reader checks: the harness's. An `emit` is judged at admission. */
+const EVENT_CARRIERS = new Set<MessageName>(["deliver", "direct", "intercept_request"]);
 
 // The generated tables as Maps: a name just decoded from a frame is a fresh string, and a Map finds
 // it with one hash lookup, about half the cost of `Object.hasOwn` and indexing on the table object.
@@ -73,7 +76,10 @@ export function agentIdOf(e: Event): string | undefined {
   return "agent_id" in e.data ? e.data.agent_id : undefined;
 }
 
-/** The event a message `parseMessage` accepted carries: its data passed its name's schema there. */
+/**
+ * The event a `deliver`, `direct` or `intercept_request` message `parseMessage` accepted carries: its
+ * data passed its name's schema there. (An `emit`'s event has not: it goes through admission.)
+ */
 export function carriedEvent(event: EventEnvelope): Event {
   return event as Event;
 }

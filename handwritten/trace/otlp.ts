@@ -7,6 +7,7 @@
 // (`loadOtlp`), so no other command pays for it. Ids are derived from the agent and prompt ids, so
 // exporting the same journal twice names the same traces and spans (a collector deduplicates them).
 import { createHash } from "node:crypto";
+import type { ProviderEndpoint } from "../../generated/index.js";
 import type { Event } from "../protocol/index.js";
 import { PriceTable, roundCost, type PriceOf } from "./cost.js";
 
@@ -26,10 +27,12 @@ export async function loadOtlp(): Promise<OtlpSerializers> {
 // GenAI semantic conventions (checked against @opentelemetry/semantic-conventions in the tests).
 export const GEN_AI = {
   operation: "gen_ai.operation.name",
+  providerName: "gen_ai.provider.name",
   agentId: "gen_ai.agent.id",
   agentName: "gen_ai.agent.name",
   conversationId: "gen_ai.conversation.id",
   requestModel: "gen_ai.request.model",
+  requestStream: "gen_ai.request.stream",
   responseModel: "gen_ai.response.model",
   finishReasons: "gen_ai.response.finish_reasons",
   inputTokens: "gen_ai.usage.input_tokens",
@@ -41,8 +44,56 @@ export const GEN_AI = {
   toolCallId: "gen_ai.tool.call.id",
   toolType: "gen_ai.tool.type",
   errorType: "error.type",
+  serverAddress: "server.address",
+  serverPort: "server.port",
   serviceName: "service.name",
 } as const;
+
+/** tau's provider profiles that speak the OpenAI API family, every one streamed. */
+const OPENAI_APIS: ReadonlySet<string> = new Set(["chat_completions", "responses", "chatgpt_ws"]);
+
+/** Endpoints whose provider has a well-known `gen_ai.provider.name` value, by host. */
+const KNOWN_PROVIDER_HOSTS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^api\.openai\.com$|^chatgpt\.com$/, "openai"],
+  [/\.openai\.azure\.com$/, "azure.ai.openai"],
+  [/\.services\.ai\.azure\.com$|^models\.inference\.ai\.azure\.com$/, "azure.ai.inference"],
+  [/^api\.anthropic\.com$/, "anthropic"],
+  [/^bedrock-runtime\.[a-z0-9-]+\.amazonaws\.com$/, "aws.bedrock"],
+  [/^api\.cohere\.(ai|com)$/, "cohere"],
+  [/^api\.deepseek\.com$/, "deepseek"],
+  [/^generativelanguage\.googleapis\.com$/, "gcp.gemini"],
+  [/(^|\.)aiplatform\.googleapis\.com$/, "gcp.vertex_ai"],
+  [/^api\.groq\.com$/, "groq"],
+  [/^api\.mistral\.ai$/, "mistral_ai"],
+  [/^api\.moonshot\.(ai|cn)$/, "moonshot_ai"],
+  [/^api\.perplexity\.ai$/, "perplexity"],
+  [/^api\.x\.ai$/, "x_ai"],
+];
+
+/**
+ * `gen_ai.provider.name` of a round's endpoint (SPEC-trace-export, "otlp"): a well-known value for a
+ * well-known host; `openai` for any other endpoint of tau's OpenAI-API profiles (the API flavour,
+ * as the conventions allow; `server.address` names the actual system); `tau.scripted` for the
+ * offline demo; a provider extension of tau's that is not its own provider, by its instance name.
+ */
+export function providerName(p: ProviderEndpoint): string {
+  if (p.api === "scripted") return "tau.scripted";
+  if (p.api === undefined || !OPENAI_APIS.has(p.api)) return p.instance;
+  const host = (p.server_address ?? "").toLowerCase();
+  return KNOWN_PROVIDER_HOSTS.find(([re]) => re.test(host))?.[1] ?? "openai";
+}
+
+/** The conventions' provider and server attributes of a round sent to `p`. */
+function endpointAttributes(p: ProviderEndpoint): Attributes {
+  const a: Attributes = { [GEN_AI.providerName]: providerName(p) };
+  if (p.server_address !== undefined) {
+    a[GEN_AI.serverAddress] = p.server_address;
+    if (p.server_port !== undefined) a[GEN_AI.serverPort] = p.server_port;
+  }
+  // Set only for a streamed request: unset, the conventions read a request as not streamed.
+  if (p.api !== undefined && OPENAI_APIS.has(p.api)) a[GEN_AI.requestStream] = true;
+  return a;
+}
 
 /** The conventions name no cost attribute; tau's own namespace carries it. */
 export const TAU_COST_USD = "tau.usage.cost_usd";
@@ -88,6 +139,9 @@ function id(bytes: number, ...parts: Array<string | number>): string {
 
 interface RoundState {
   round: number;
+  model: string | undefined;
+  provider: ProviderEndpoint | undefined;
+  finishReason: string | null;
   spanId: string;
   start: number;
   end: number | null;
@@ -116,8 +170,17 @@ interface PromptState {
   source: string | null;
   rounds: RoundState[];
   tools: Map<string, ToolState>;
-  tokens: { input: number; output: number };
+  /** Sums over the rounds that reported usage; null while none has (never a made-up zero). */
+  usage: UsageSums | null;
   cost: number | null;
+}
+
+interface UsageSums {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheCreation?: number;
+  reasoning?: number;
 }
 
 /** Where a workflow member came from: its creator's `execute_tool` span for the creating call. */
@@ -157,7 +220,7 @@ export class OtlpProjection {
   private prompt(id: string, at: number): PromptState {
     let p = this.open.get(id);
     if (!p) {
-      p = { id, traceId: id ? this.traceIdOf(id) : "", rootId: id ? this.rootIdOf(id) : "", submitted: null, started: null, finished: null, last: at, outcome: null, source: null, rounds: [], tools: new Map(), tokens: { input: 0, output: 0 }, cost: null };
+      p = { id, traceId: id ? this.traceIdOf(id) : "", rootId: id ? this.rootIdOf(id) : "", submitted: null, started: null, finished: null, last: at, outcome: null, source: null, rounds: [], tools: new Map(), usage: null, cost: null };
       this.open.set(id, p);
     }
     p.last = Math.max(p.last, at);
@@ -191,9 +254,12 @@ export class OtlpProjection {
       case "agent.prompt_started": {
         const p = this.prompt(e.data.prompt_id, at);
         p.started ??= at;
-        const attributes: Attributes = { [GEN_AI.operation]: "chat", "tau.round": e.data.round };
+        const provider = e.data.provider;
+        const attributes: Attributes = { [GEN_AI.operation]: "chat", ...(provider ? endpointAttributes(provider) : {}), "tau.round": e.data.round };
         if (e.data.model !== undefined) attributes[GEN_AI.requestModel] = e.data.model;
-        p.rounds.push({ round: e.data.round, spanId: id(8, "tau.span", this.agentId, p.id, "round", e.data.round, p.rounds.length), start: at, end: null, attributes, events: [], error: null });
+        if (this.sessionId) attributes[GEN_AI.conversationId] = this.sessionId;
+        const spanId = id(8, "tau.span", this.agentId, p.id, "round", e.data.round, p.rounds.length);
+        p.rounds.push({ round: e.data.round, model: e.data.model, provider, finishReason: null, spanId, start: at, end: null, attributes, events: [], error: null });
         return;
       }
       case "provider.retry_scheduled": {
@@ -206,18 +272,15 @@ export class OtlpProjection {
         const r = p.rounds.findLast((x) => x.round === e.data.round && x.end === null);
         if (!r) return;
         r.end = at;
+        r.finishReason = e.data.finish_reason;
         const a = r.attributes;
         a[GEN_AI.responseModel] = e.data.model;
         a[GEN_AI.finishReasons] = [e.data.finish_reason];
         const u = e.data.usage;
         if (u) {
-          a[GEN_AI.inputTokens] = u.input_tokens;
-          a[GEN_AI.outputTokens] = u.output_tokens;
-          if (u.cache_read_tokens !== undefined) a[GEN_AI.cacheReadTokens] = u.cache_read_tokens;
-          if (u.cache_write_tokens !== undefined) a[GEN_AI.cacheCreationTokens] = u.cache_write_tokens;
-          if (u.reasoning_tokens !== undefined) a[GEN_AI.reasoningTokens] = u.reasoning_tokens;
-          p.tokens.input += u.input_tokens;
-          p.tokens.output += u.output_tokens;
+          const sums: UsageSums = { input: u.input_tokens, output: u.output_tokens, cacheRead: u.cache_read_tokens, cacheCreation: u.cache_write_tokens, reasoning: u.reasoning_tokens };
+          Object.assign(a, usageAttributes(sums));
+          p.usage = addUsage(p.usage, sums);
         }
         const cost = roundCost(this.prices, e.data.model, u, e.data.cost);
         if (cost) {
@@ -299,20 +362,8 @@ export class OtlpProjection {
   private spans(p: PromptState, incomplete: boolean): SpanRecord[] {
     const start = p.submitted ?? p.started ?? p.last;
     const end = p.finished ?? p.last;
-    const root: Attributes = { [GEN_AI.operation]: "invoke_agent", [GEN_AI.agentId]: this.agentId, [GEN_AI.agentName]: "tau", "tau.prompt.id": p.id };
-    if (this.sessionId) root[GEN_AI.conversationId] = this.sessionId;
-    if (p.source) root["tau.prompt.source"] = p.source;
-    root["tau.prompt.outcome"] = p.outcome ?? "unfinished";
-    root["tau.prompt.rounds"] = p.rounds.length;
-    if (p.submitted !== null && p.started !== null && p.started >= p.submitted) root["tau.prompt.queued_us"] = p.started - p.submitted;
-    root[GEN_AI.inputTokens] = p.tokens.input;
-    root[GEN_AI.outputTokens] = p.tokens.output;
-    if (p.cost !== null) root[TAU_COST_USD] = p.cost;
-    if (incomplete) root["tau.incomplete"] = true;
     const failed = p.outcome === "failed" || p.outcome === "dispatch_uncertain" ? p.outcome : null;
-    const from = this.workflow.origin?.span;
-    const links = from ? [{ context: { traceId: from.traceId, spanId: from.spanId, traceFlags: SAMPLED }, attributes: { "tau.link": "created_by" }, droppedAttributesCount: 0 }] : [];
-    const out = [this.span(p, p.rootId, null, "invoke_agent tau", KIND_INTERNAL, start, end, root, failed, [], links)];
+    const out = [this.span(p, p.rootId, null, "invoke_agent tau", KIND_INTERNAL, start, end, this.rootAttributes(p, incomplete, failed), failed, [], this.originLinks())];
     for (const r of p.rounds) {
       if (r.end === null) r.attributes["tau.incomplete"] = true;
       const model = (r.attributes[GEN_AI.responseModel] ?? r.attributes[GEN_AI.requestModel]) as string | undefined;
@@ -324,4 +375,50 @@ export class OtlpProjection {
     }
     return out;
   }
+
+  /**
+   * The `invoke_agent` span's attributes: the provider and model of its first round, the finish
+   * reason of its last finished round, usage summed over the rounds that reported it (absent when
+   * none did: a prompt that failed before any answer reports no tokens, not zero).
+   */
+  private rootAttributes(p: PromptState, incomplete: boolean, failed: string | null): Attributes {
+    const first = p.rounds[0];
+    const root: Attributes = { [GEN_AI.operation]: "invoke_agent" };
+    if (first?.provider) root[GEN_AI.providerName] = providerName(first.provider);
+    Object.assign(root, { [GEN_AI.agentId]: this.agentId, [GEN_AI.agentName]: "tau", "tau.prompt.id": p.id });
+    if (this.sessionId) root[GEN_AI.conversationId] = this.sessionId;
+    if (first?.model !== undefined) root[GEN_AI.requestModel] = first.model;
+    const lastReason = p.rounds.findLast((r) => r.finishReason !== null)?.finishReason;
+    if (lastReason) root[GEN_AI.finishReasons] = [lastReason];
+    if (failed) root[GEN_AI.errorType] = p.rounds.findLast((r) => r.error !== null)?.error ?? failed;
+    if (p.source) root["tau.prompt.source"] = p.source;
+    root["tau.prompt.outcome"] = p.outcome ?? "unfinished";
+    root["tau.prompt.rounds"] = p.rounds.length;
+    if (p.submitted !== null && p.started !== null && p.started >= p.submitted) root["tau.prompt.queued_us"] = p.started - p.submitted;
+    if (p.usage) Object.assign(root, usageAttributes(p.usage));
+    if (p.cost !== null) root[TAU_COST_USD] = p.cost;
+    if (incomplete) root["tau.incomplete"] = true;
+    return root;
+  }
+
+  /** A workflow child's link to the call that created it. */
+  private originLinks(): SpanRecord["links"] {
+    const from = this.workflow.origin?.span;
+    return from ? [{ context: { traceId: from.traceId, spanId: from.spanId, traceFlags: SAMPLED }, attributes: { "tau.link": "created_by" }, droppedAttributesCount: 0 }] : [];
+  }
+}
+
+function addUsage(sum: UsageSums | null, u: UsageSums): UsageSums {
+  const add = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : a + b);
+  if (sum === null) return { ...u };
+  return { input: sum.input + u.input, output: sum.output + u.output, cacheRead: add(sum.cacheRead, u.cacheRead), cacheCreation: add(sum.cacheCreation, u.cacheCreation), reasoning: add(sum.reasoning, u.reasoning) };
+}
+
+/** The conventions' usage attributes: each count only when it was reported. */
+function usageAttributes(u: UsageSums): Attributes {
+  const a: Attributes = { [GEN_AI.inputTokens]: u.input, [GEN_AI.outputTokens]: u.output };
+  if (u.cacheRead !== undefined) a[GEN_AI.cacheReadTokens] = u.cacheRead;
+  if (u.cacheCreation !== undefined) a[GEN_AI.cacheCreationTokens] = u.cacheCreation;
+  if (u.reasoning !== undefined) a[GEN_AI.reasoningTokens] = u.reasoning;
+  return a;
 }

@@ -104,6 +104,40 @@ function retryAfterMs(res: Response, fallback: number): number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** What a system error code means, said plainly; the code follows in parentheses. */
+const NETWORK_CODES: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  EPIPE: "connection closed",
+  UND_ERR_SOCKET: "connection closed",
+  ETIMEDOUT: "connection timed out",
+  UND_ERR_CONNECT_TIMEOUT: "connection timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  EADDRNOTAVAIL: "address not available",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host name lookup failed",
+};
+
+/**
+ * Why a request to the collector got no answer, named (`connection refused to URL (ECONNREFUSED)`)
+ * from fetch's error and its causes, never a bare error class: a system error code said plainly, a
+ * TLS failure, or a port fetch never connects to.
+ */
+export function networkFailure(err: unknown, ep: Pick<OtlpEndpoint, "url" | "shown">): string {
+  const causes: Array<{ code?: unknown; message?: unknown }> = [];
+  for (let c = (err as { cause?: unknown } | null)?.cause; c !== null && typeof c === "object" && causes.length < 8; c = (c as { cause?: unknown }).cause) {
+    causes.push(c as (typeof causes)[number]);
+    const inner = (c as { errors?: unknown }).errors; // an AggregateError: one per address tried
+    if (Array.isArray(inner)) for (const e of inner) if (e !== null && typeof e === "object") causes.push(e as (typeof causes)[number]);
+  }
+  const code = causes.map((c) => c.code).find((c): c is string => typeof c === "string");
+  if (code !== undefined && NETWORK_CODES[code] !== undefined) return `${NETWORK_CODES[code]} to ${ep.shown} (${code})`;
+  if (code !== undefined && /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) return `TLS handshake with ${ep.shown} failed (${clean(code, 60)})`;
+  if (causes.some((c) => c.message === "bad port")) return `port ${ep.url.port} is one fetch never connects to (${ep.shown})`;
+  return `network error reaching ${ep.shown} (${code !== undefined ? clean(code, 60) : "no system error code"})`;
+}
+
 export interface PostOptions {
   /** Delay before the first retry, doubled for each next (default 500 ms). */
   backoffMs?: number;
@@ -131,13 +165,13 @@ export function otlpPoster(ep: OtlpEndpoint, otlp: OtlpSerializers, opts: PostOp
         });
         body = await boundedBody(res, OTLP_MAX_RESPONSE_BYTES);
       } catch (err) {
-        const e = err as Error & { cause?: { code?: string } };
-        const why = e.name === "TimeoutError" ? `did not answer within ${ep.timeoutMs} ms` : `could not be reached (${clean(e.cause?.code ?? e.name, 40)})`;
         if (attempt < OTLP_ATTEMPTS) {
           await sleep(backoff * 2 ** (attempt - 1));
           continue;
         }
-        throw new TraceError(`the collector at ${ep.shown} ${why}`);
+        const e = err as Error;
+        if (e.name === "TimeoutError") throw new TraceError(`the collector at ${ep.shown} did not answer within ${ep.timeoutMs} ms`);
+        throw new TraceError(`${networkFailure(err, ep)} after ${attempt} attempts`);
       }
       if (res.status >= 200 && res.status < 300) {
         let partial: { rejectedSpans?: number; errorMessage?: string } | undefined;

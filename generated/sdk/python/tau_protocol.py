@@ -7,8 +7,8 @@ lists, strings and numbers, then `message_from_dict` gives the typed message and
 `event_data_from_dict` the typed payload of an event it carries. To send, build a message from
 these classes with keyword arguments (fields come required first, then by name, not in the spec's
 order) and encode its `to_dict()` as CBOR. `from_dict` refuses a value of the wrong shape with
-AssertionError (ValueError for an enum), so not under `python -O`. The harness writes integers
-outside the 32-bit range, such as `recorded_at`, as floats: decode an integral float as an int.
+AssertionError (ValueError for an enum), so not under `python -O`. `hello` carries
+`PROTOCOL_REVISION`, the revision these types describe. Integer fields travel as CBOR integers.
 """
 
 from dataclasses import dataclass
@@ -572,6 +572,46 @@ class AgentPromptFailed:
 
 
 @dataclass
+class ProviderEndpoint:
+    """The provider instance a round goes to, and what its configuration says of the endpoint it
+    talks
+    to (SPEC-trace-export, "otlp"): the API family and the base URL's host and port, for
+    tau's own
+    provider extension; only the instance for any other provider extension.
+    """
+    instance: str
+    api: Optional[str] = None
+    """tau's provider profile: `chat_completions`, `responses`, `chatgpt_ws` (all streamed) or
+    `scripted`.
+    """
+    server_address: Optional[str] = None
+    """The base URL's host name (never its credentials, path or query)."""
+
+    server_port: Optional[int] = None
+    """The base URL's port, or its scheme's default."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ProviderEndpoint':
+        assert isinstance(obj, dict)
+        instance = from_str(obj.get("instance"))
+        api = from_union([from_str, from_none], obj.get("api"))
+        server_address = from_union([from_str, from_none], obj.get("server_address"))
+        server_port = from_union([from_int, from_none], obj.get("server_port"))
+        return ProviderEndpoint(instance, api, server_address, server_port)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["instance"] = from_str(self.instance)
+        if self.api is not None:
+            result["api"] = from_union([from_str, from_none], self.api)
+        if self.server_address is not None:
+            result["server_address"] = from_union([from_str, from_none], self.server_address)
+        if self.server_port is not None:
+            result["server_port"] = from_union([from_int, from_none], self.server_port)
+        return result
+
+
+@dataclass
 class AgentPromptStarted:
     """Content-free: committed before the full prompt goes to the provider."""
 
@@ -579,6 +619,7 @@ class AgentPromptStarted:
     model: str
     prompt_id: str
     round: int
+    provider: Optional[ProviderEndpoint] = None
 
     @staticmethod
     def from_dict(obj: Any) -> 'AgentPromptStarted':
@@ -587,7 +628,8 @@ class AgentPromptStarted:
         model = from_str(obj.get("model"))
         prompt_id = from_str(obj.get("prompt_id"))
         round = from_int(obj.get("round"))
-        return AgentPromptStarted(agent_id, model, prompt_id, round)
+        provider = from_union([ProviderEndpoint.from_dict, from_none], obj.get("provider"))
+        return AgentPromptStarted(agent_id, model, prompt_id, round, provider)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -595,6 +637,8 @@ class AgentPromptStarted:
         result["model"] = from_str(self.model)
         result["prompt_id"] = from_str(self.prompt_id)
         result["round"] = from_int(self.round)
+        if self.provider is not None:
+            result["provider"] = from_union([lambda x: to_class(ProviderEndpoint, x), from_none], self.provider)
         return result
 
 
@@ -6280,6 +6324,10 @@ def message_from_dict(obj: Any) -> Any:
 def event_data_from_dict(name: str, data: Any) -> Any:
     """The typed payload of event `name`; KeyError for an event name this module does not know."""
     return EVENT_PAYLOAD_TYPES[name].from_dict(data)
+
+
+# The protocol revision these types describe (SPEC-wire-protocol, "Revision"): `hello` carries it.
+PROTOCOL_REVISION = Revision(major=1, minor=0)
 
 
 def event_envelope(name: str, data: Any) -> EventEnvelope:

@@ -71,7 +71,7 @@ describe("the view quicktype is given", () => {
     ["Id.json", { $id: "Id.json", type: "string", pattern: "^[a-z]+$", maxLength: 128 }],
     ["Envelope.json", { $id: "Envelope.json", type: "object", properties: { name: { type: "string", format: "x" } }, required: ["name"], unevaluatedProperties: { not: {} } }],
   ]);
-  const tables = { messages: [{ name: "ping", direction: "both", model: "PingMessage", description: "" }], events: [], records: [] } as Tables;
+  const tables = { messages: [{ name: "ping", direction: "both", model: "PingMessage", description: "" }], events: [], records: [], revision: { major: 1, minor: 0 } } as Tables;
 
   it("names types after their models and properties, seals objects, and keeps only what shapes a type", () => {
     const view = contractView(schemas, tables);

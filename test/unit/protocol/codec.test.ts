@@ -136,25 +136,36 @@ describe("wire codec", () => {
   });
 
   it("classifies unknown messages, wrong directions, invalid payloads and unknown events", () => {
-    const cases: Array<[unknown, string]> = [
-      [{ message: "nope", payload: {} }, "unknown_message"],
-      [{ message: "configure", payload: {} }, "unknown_message"],
-      [{ message: "hello", payload: { revision: { major: 1 }, role: "ui" } }, "invalid"],
-      [{ message: "hello", payload: { revision: { major: 1, minor: 0 }, role: "ui", extra: 1 } }, "invalid"],
-      [{ message: "emit", payload: { event: { name: "made.up", data: {} } } }, "unknown_message"],
-      [{ message: "emit", payload: { event: { name: "ui.focus", data: { focused: "yes" } } } }, "invalid"],
-      [[1, 2], "invalid"],
+    const deliver = (event: unknown) => ({ message: "deliver", payload: { event, seq: 1, recorded_at: 2, publisher: { class: "harness" } } });
+    const cases: Array<[unknown, "harness" | "peer", string]> = [
+      [{ message: "nope", payload: {} }, "harness", "unknown_message"],
+      [{ message: "configure", payload: {} }, "harness", "unknown_message"],
+      [{ message: "hello", payload: { revision: { major: 1 }, role: "ui" } }, "harness", "invalid"],
+      [{ message: "hello", payload: { revision: { major: 1, minor: 0 }, role: "ui", extra: 1 } }, "harness", "invalid"],
+      [{ message: "emit", payload: { event: { name: "ui.focus", data: [] } } }, "harness", "invalid"],
+      [deliver({ name: "made.up", data: {} }), "peer", "unknown_message"],
+      [deliver({ name: "ui.focus", data: { focused: "yes" } }), "peer", "invalid"],
+      [[1, 2], "harness", "invalid"],
     ];
-    for (const [value, code] of cases) {
-      const r = parseMessage(value, "harness");
+    for (const [value, side, code] of cases) {
+      const r = parseMessage(value, side);
       expect(r.ok).toBe(false);
       expect(!r.ok && r.error.code).toBe(code);
     }
   });
 
+  it("[bus.admission.authority-before-schema] leaves an emitted event's payload to admission: the reader checks the envelope only", () => {
+    // Whether `made.up` exists, and what ui.focus's data must be, is told only to a publisher that
+    // may publish them (SPEC-event-publication, "Admission").
+    for (const event of [{ name: "made.up", data: {} }, { name: "ui.focus", data: { focused: "yes" } }, { name: "agent.prompt_submitted", data: { bogus: 1 } }]) {
+      expect(parseMessage({ message: "emit", payload: { event } }, "harness")).toEqual({ ok: true, message: { message: "emit", payload: { event } } });
+    }
+  });
+
   it("error descriptions never echo field values", () => {
     const secret = "sk-very-secret-value";
-    const r = parseMessage({ message: "emit", payload: { event: { name: "ui.focus", data: { focused: secret } } } }, "harness");
+    const r = parseMessage({ message: "deliver", payload: { event: { name: "ui.focus", data: { focused: secret } }, seq: 1, recorded_at: 2, publisher: { class: "harness" } } }, "peer");
+    expect(r.ok).toBe(false);
     expect(!r.ok && r.error.message).not.toContain(secret);
   });
 

@@ -1,8 +1,8 @@
 // The contracts codegen writes for extensions in other languages (generated/sdk/): the Python
 // module imports with python3 and carries what the harness writes through its types and back, and
 // what it builds passes the harness's own validation, for every message and event; the Go package
-// is well-formed and its structs follow every message and event schema (`go` is not installed here,
-// so a structural reading stands in for the compiler).
+// is well-formed and its structs follow every message and event schema (a structural reading that
+// needs no Go toolchain; test/integration/transport/go-contracts.test.ts compiles and runs it).
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { spawnSync } from "node:child_process";
@@ -30,8 +30,8 @@ function framesOf(bytes: Buffer): unknown[] {
   });
 }
 
-// What the harness sends an extension, as the harness writes it (cbor-x writes integers from 2^32 up,
-// such as recorded_at, as 64-bit floats).
+// What the harness sends an extension, as the harness writes it (integers from 2^32 up, such as
+// recorded_at, as CBOR integers with 8-byte arguments).
 const FROM_HARNESS = [
   {
     message: "configure",
@@ -93,10 +93,10 @@ for wrong in ({"message": "hello", "payload": {"role": "extension"}}, {"message"
     except (AssertionError, ValueError, KeyError):
         channel.send({"refused": True})
 
-# What an extension sends, built from the types.
-major, minor = PROTOCOL_REVISION
+# What an extension sends, built from the types; the module's revision is the frame helper's.
+assert (tp.PROTOCOL_REVISION.major, tp.PROTOCOL_REVISION.minor) == PROTOCOL_REVISION
 emit = lambda name, data: tp.EmitMessage(message=tp.EmitMessageName.EMIT, payload=tp.EmitMessagePayload(event=tp.event_envelope(name, data)))
-channel.send(tp.HelloMessage(message=tp.HelloMessageName.HELLO, payload=tp.HelloMessagePayload(revision=tp.Revision(major=major, minor=minor), role=tp.PeerRole.EXTENSION)))
+channel.send(tp.HelloMessage(message=tp.HelloMessageName.HELLO, payload=tp.HelloMessagePayload(revision=tp.PROTOCOL_REVISION, role=tp.PeerRole.EXTENSION)))
 channel.send(emit("tool.registration_declared", tp.ToolRegistrationDeclared(name="word_frequency", description="d", parameters={"type": "object"})))
 channel.send(tp.SubscribeMessage(message=tp.SubscribeMessageName.SUBSCRIBE, payload=tp.SubscribeMessagePayload(historical=[], live=["tool.started"])))
 channel.send(tp.ReadyMessage(message=tp.ReadyMessageName.READY, payload=tp.ReadyMessagePayload()))
@@ -242,6 +242,8 @@ interface GoPackage {
   readonly names: string[];
   /** `case "name": return &Type{}` of each registry function, by function. */
   readonly registry: Map<string, Map<string, string>>;
+  /** Each package-level `var Name = Type{Field: N, …}` of integers, by name. */
+  readonly vars: Map<string, { type: string; fields: Record<string, number> }>;
 }
 
 /**
@@ -250,7 +252,7 @@ interface GoPackage {
  * is not one of these forms, a name declared twice, a type used but never declared.
  */
 function readGo(files: readonly string[]): GoPackage {
-  const pkg: GoPackage = { packages: [], structs: new Map(), strings: new Map(), names: [], registry: new Map() };
+  const pkg: GoPackage = { packages: [], structs: new Map(), strings: new Map(), names: [], registry: new Map(), vars: new Map() };
   for (const file of files) {
     let state: "top" | "struct" | "const" | "func" = "top";
     let fields: GoField[] = [];
@@ -272,7 +274,11 @@ function readGo(files: readonly string[]): GoPackage {
           pkg.names.push(m[1]!);
           pkg.strings.set(m[1]!, []);
         } else if (line === "const (") state = "const";
-        else if ((m = /^func (\w+)\(\w+ string\) any \{$/.exec(line))) {
+        else if ((m = /^var (\w+) = (\w+)\{((?:\w+: \d+(?:, )?)*)\}$/.exec(line))) {
+          pkg.names.push(m[1]!);
+          const fields = Object.fromEntries(m[3]!.split(", ").map((f) => f.split(": ")).map(([k, v]) => [k!, Number(v)]));
+          pkg.vars.set(m[1]!, { type: m[2]!, fields });
+        } else if ((m = /^func (\w+)\(\w+ string\) any \{$/.exec(line))) {
           pkg.names.push(m[1]!);
           pkg.registry.set(m[1]!, (cases = new Map()));
           state = "func";
@@ -403,6 +409,10 @@ function checkGoContracts(types: string, registry: string): void {
     expect(new Set(goNames).size, `${struct}: a field name twice`).toBe(goNames.length);
   }
 
+  // The revision hello carries is this build's, in a declared struct.
+  expect(pkg.vars.get("ProtocolRevision")).toEqual({ type: "Revision", fields: { Major: REVISION.major, Minor: REVISION.minor } });
+  expect(pkg.structs.has("Revision")).toBe(true);
+
   // The registry maps every message and event name to the struct that follows its schema.
   expect([...pkg.registry.keys()].sort()).toEqual(["NewEventPayload", "NewMessage"]);
   const messages = pkg.registry.get("NewMessage")!;
@@ -452,7 +462,7 @@ describe("the Go contracts", () => {
   });
 
   const gofmt = spawnSync("gofmt", ["-h"]).error === undefined;
-  it.skipIf(!gofmt)("parse and are formatted as gofmt formats them (gofmt is not installed here: skipped)", () => {
+  it.skipIf(!gofmt)(`parse and are formatted as gofmt formats them${gofmt ? "" : " (skipped: gofmt is not installed)"}`, () => {
     const r = spawnSync("gofmt", ["-l", "-e", GO_DIR], { encoding: "utf8" });
     expect(r.stderr).toBe("");
     expect(r.stdout).toBe("");

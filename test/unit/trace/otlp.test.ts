@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import * as semconv from "@opentelemetry/semantic-conventions/incubating";
 import { afterEach, describe, expect, it } from "vitest";
-import { GEN_AI, OtlpProjection, exportTrace, loadOtlp, postTrace, type PriceOf } from "../../../handwritten/trace/index.js";
+import { GEN_AI, OtlpProjection, exportTrace, loadOtlp, networkFailure, otlpEndpoint, postTrace, type PriceOf } from "../../../handwritten/trace/index.js";
+import { createServer } from "node:net";
 import type { Event } from "../../../handwritten/protocol/index.js";
 import { FIXTURE_AGENT } from "../../fixtures/trace/make-fixture.js";
 import { REPO_ROOT } from "../../support/paths.js";
@@ -98,10 +99,12 @@ describe("OTLP projection", () => {
     const c = semconv as Record<string, unknown>;
     expect(GEN_AI).toMatchObject({
       operation: c.ATTR_GEN_AI_OPERATION_NAME,
+      providerName: c.ATTR_GEN_AI_PROVIDER_NAME,
       agentId: c.ATTR_GEN_AI_AGENT_ID,
       agentName: c.ATTR_GEN_AI_AGENT_NAME,
       conversationId: c.ATTR_GEN_AI_CONVERSATION_ID,
       requestModel: c.ATTR_GEN_AI_REQUEST_MODEL,
+      requestStream: c.ATTR_GEN_AI_REQUEST_STREAM,
       responseModel: c.ATTR_GEN_AI_RESPONSE_MODEL,
       finishReasons: c.ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
       inputTokens: c.ATTR_GEN_AI_USAGE_INPUT_TOKENS,
@@ -113,8 +116,12 @@ describe("OTLP projection", () => {
       toolCallId: c.ATTR_GEN_AI_TOOL_CALL_ID,
       toolType: c.ATTR_GEN_AI_TOOL_TYPE,
       errorType: c.ATTR_ERROR_TYPE,
+      serverAddress: c.ATTR_SERVER_ADDRESS,
+      serverPort: c.ATTR_SERVER_PORT,
       serviceName: c.ATTR_SERVICE_NAME,
     });
+    // Every name is one the conventions define (no constant was left undefined above).
+    for (const name of Object.values(GEN_AI)) expect(Object.values(c), name).toContain(name);
     expect([c.GEN_AI_OPERATION_NAME_VALUE_CHAT, c.GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL, c.GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT]).toEqual(["chat", "execute_tool", "invoke_agent"]);
   });
 
@@ -135,5 +142,35 @@ describe("OTLP projection", () => {
     expect(root.attributes).toMatchObject({ "tau.incomplete": true, "tau.prompt.outcome": "unfinished" });
     const tool = spans.find((s) => s.name === "execute_tool shell") as NormalSpan;
     expect([tool.start, tool.end, tool.attributes["tau.incomplete"]]).toEqual(["5000000", "5000000", true]);
+  });
+});
+
+describe("a collector that cannot be reached", () => {
+  /** What fetch threw for `url`. */
+  async function fetchError(url: string): Promise<unknown> {
+    try {
+      await fetch(url, { method: "POST", signal: AbortSignal.timeout(10_000) });
+    } catch (err) {
+      return err;
+    }
+    throw new Error(`${url} answered`);
+  }
+
+  it("[trace.otlp.post-errors] is named by what went wrong, said plainly with its code, never by an error class", async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as { port: number }).port;
+    await new Promise((r) => server.close(r)); // nothing listens there now
+    for (const host of ["127.0.0.1", "localhost"]) {
+      const ep = otlpEndpoint(`http://${host}:${port}`, {});
+      expect(networkFailure(await fetchError(ep.url.href), ep)).toBe(`connection refused to http://${host}:${port}/v1/traces (ECONNREFUSED)`);
+    }
+    // A port fetch will not connect to fails without a system error code.
+    const blocked = otlpEndpoint("http://127.0.0.1:1/", {});
+    expect(networkFailure(await fetchError(blocked.url.href), blocked)).toBe("port 1 is one fetch never connects to (http://127.0.0.1:1/v1/traces)");
+    const unknownHost = otlpEndpoint("http://no-such-host.invalid:4318", {});
+    expect(networkFailure(await fetchError(unknownHost.url.href), unknownHost)).toMatch(/^(host not found|host name lookup failed) to http:\/\/no-such-host\.invalid:4318\/v1\/traces \((ENOTFOUND|EAI_AGAIN)\)$/);
+    // Nothing to go on: said so, not "(TypeError)".
+    expect(networkFailure(new TypeError("fetch failed"), blocked)).toBe("network error reaching http://127.0.0.1:1/v1/traces (no system error code)");
   });
 });

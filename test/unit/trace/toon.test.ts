@@ -6,6 +6,8 @@ import { decode } from "@toon-format/toon";
 import { beforeAll, describe, expect, it } from "vitest";
 import { compactRecord, loadToon, toonHeader, toonItem, type ToonLib } from "../../../handwritten/trace/index.js";
 import type { JournalRecord } from "../../../handwritten/store/index.js";
+import { EVENTS, EVENT_NAMES, PERSISTENCE } from "../../../generated/index.js";
+import { arbitraryForId } from "../../support/schema-arbitrary.js";
 
 /** Index of a raw C0 control other than a line break, DEL, or a UTF-8-encoded C1 control; -1 if none. */
 function rawControlAt(bytes: Buffer): number {
@@ -57,5 +59,26 @@ describe("TOON items", () => {
     ];
     const out = toonHeader(records.length) + records.map((r) => toonItem(toon, r)).join("");
     expect(decode(out, { strict: true })).toEqual(records);
+  });
+});
+
+/** A TOON 4.0 header form (keyed `[N:]` or a nested field group `{a{b}}`) on a header line, outside quotes. */
+const V4_HEADER = /^ *(?:- )?(?:"(?:[^"\\]|\\.)*"|[A-Za-z_][\w.]*)?\[\d+(?::[\t|]?|[\t|]?\]\{[^}]*\{)/;
+
+describe("TOON version", () => {
+  it("[trace.toon.version] every agent-journal event, sampled from its schema, needs nothing newer than TOON 3.1: no keyed or nested-group tabular header (4.0)", () => {
+    const agentEvents = EVENT_NAMES.filter((name) => PERSISTENCE[name] === "agent");
+    expect(agentEvents.length).toBeGreaterThan(10);
+    agentEvents.forEach((name, i) => {
+      for (const data of fc.sample(arbitraryForId(`${EVENTS[name].model}.json`), { numRuns: 40, seed: 500 + i })) {
+        const item = toonItem(toon, compactRecord({ seq: 1, event: { name, data }, parent: null, source: { class: "harness" }, recorded_at: 2 } as JournalRecord, true));
+        for (const line of item.split("\n")) expect(V4_HEADER.test(line), `${name}: ${line}`).toBe(false);
+      }
+    });
+    // What does need 3.1: the \uXXXX escape of a control character, and `key: []`.
+    expect(toonItem(toon, { seq: 1, text: "bell\u0007", list: [] })).toBe('  - seq: 1\n    text: "bell\\u0007"\n    list: []\n');
+    // The check sees the 4.0 forms where the encoder writes them.
+    const v4 = toonItem(toon, { seq: 1, by_model: { a: { n: 1 }, b: { n: 2 } }, rows: [{ id: 1, u: { n: "x" } }, { id: 2, u: { n: "y" } }] });
+    expect(v4.split("\n").filter((line) => V4_HEADER.test(line))).toHaveLength(2);
   });
 });

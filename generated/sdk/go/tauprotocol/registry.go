@@ -2,6 +2,9 @@
 
 package tauprotocol
 
+// ProtocolRevision is the revision these types describe (SPEC-wire-protocol, "Revision"): hello carries it.
+var ProtocolRevision = Revision{Major: 1, Minor: 0}
+
 // NewMessage returns a new, empty value of the type of wire message `name` (spec/wire.tsp), or nil
 // for a name this package does not know.
 func NewMessage(name string) any {

@@ -3,8 +3,9 @@
 // Package tauprotocol holds tau's wire messages and event payloads as Go types, for extensions
 // written in Go. Every frame on an extension's stdin and stdout is a 4-byte big-endian length and one
 // CBOR map {message, payload} (records/SPEC-wire-protocol.md); the struct tags name the keys for
-// encoding/json and for CBOR libraries alike. The harness writes integers outside the 32-bit range,
-// such as recorded_at, as floats: decode with a decoder that reads an integral float into an int64.
+// encoding/json and for CBOR libraries alike (github.com/fxamacker/cbor/v2 reads and writes them as
+// they are). Integer fields travel as CBOR integers; a required list or map left nil is written as an
+// empty one, never as null (marshal.go). hello carries ProtocolRevision, the revision these types describe.
 package tauprotocol
 
 type AgentCancelRequest struct {
@@ -148,10 +149,27 @@ type AgentPromptFailed struct {
 
 // Content-free: committed before the full prompt goes to the provider.
 type AgentPromptStarted struct {
-	AgentID  string `json:"agent_id" cbor:"agent_id"`
-	Model    string `json:"model" cbor:"model"`
-	PromptID string `json:"prompt_id" cbor:"prompt_id"`
-	Round    int64  `json:"round" cbor:"round"`
+	AgentID  string            `json:"agent_id" cbor:"agent_id"`
+	Model    string            `json:"model" cbor:"model"`
+	PromptID string            `json:"prompt_id" cbor:"prompt_id"`
+	Provider *ProviderEndpoint `json:"provider,omitempty" cbor:"provider,omitempty"`
+	Round    int64             `json:"round" cbor:"round"`
+}
+
+// The provider instance a round goes to, and what its configuration says of the endpoint it
+// talks
+// to (SPEC-trace-export, "otlp"): the API family and the base URL's host and port, for
+// tau's own
+// provider extension; only the instance for any other provider extension.
+type ProviderEndpoint struct {
+	// tau's provider profile: `chat_completions`, `responses`, `chatgpt_ws` (all streamed) or
+	// `scripted`.
+	API      *string `json:"api,omitempty" cbor:"api,omitempty"`
+	Instance string  `json:"instance" cbor:"instance"`
+	// The base URL's host name (never its credentials, path or query).
+	ServerAddress *string `json:"server_address,omitempty" cbor:"server_address,omitempty"`
+	// The base URL's port, or its scheme's default.
+	ServerPort *int64 `json:"server_port,omitempty" cbor:"server_port,omitempty"`
 }
 
 type AgentPromptSubmitted struct {
