@@ -40,7 +40,10 @@ export class Conversations {
   ensure(agentId: string, l: AgentLoop): Promise<void> {
     const s = l.conversation;
     if (s.transcript) return Promise.resolve();
-    s.loading ??= (async () => {
+    if (s.loading) return s.loading;
+    // Cleared a step after it is set: a load with nothing to wait for ends within this call, and
+    // clearing it inside would be undone by the assignment (the agent then stayed "running" forever).
+    const loading = (async () => {
       const fold: TranscriptFold = { transcript: emptyTranscript(), unsent: new Map(), summaries: new Map() };
       // A compacted journal is read from its last cut (or an earlier waiting prompt's submission):
       // every message before it is in the summary, which is recorded after the cut.
@@ -56,9 +59,11 @@ export class Conversations {
       s.transcript = fold.transcript;
       s.unsent = fold.unsent;
       s.summaries = fold.summaries;
-      s.loading = undefined;
-    })();
-    return s.loading;
+    })().finally(() => {
+      if (s.loading === loading) s.loading = undefined;
+    });
+    s.loading = loading;
+    return loading;
   }
 
   /** A load that failed is forgotten, so the next prompt tries again. */
