@@ -32,7 +32,12 @@ export interface AgentFold {
    * submission of a prompt still waiting then, if earlier (its text enters the transcript later).
    */
   transcript_from?: number;
-  /** The seq of each waiting prompt's `agent.prompt_submitted`. */
+  /**
+   * The seq of each waiting prompt's `agent.prompt_submitted`, and of each prompt a round took in
+   * while a compaction was open whose cut is after its submission: its text is in the suffix the
+   * compaction keeps, so the transcript must be loaded from its submission (kept until that
+   * compaction ends).
+   */
   submitted_seq?: Record<string, number>;
   /** `agent.metadata_set` (display names, working directory, …). */
   metadata: Record<string, string>;
@@ -115,8 +120,10 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       delete f.compacting;
       delete f.owed;
       f.cut = e.data.cut_seq;
-      // A waiting prompt without a known submission (none should be) makes the load start at 0.
-      f.transcript_from = Math.min(e.data.cut_seq, ...Object.keys(f.waiting).map((id) => f.submitted_seq?.[id] ?? 0));
+      // A waiting prompt without a known submission (none should be) makes the load start at 0;
+      // so does the submission of one taken in while this compaction was open (see submitted_seq).
+      f.transcript_from = Math.min(e.data.cut_seq, ...Object.keys(f.waiting).map((id) => f.submitted_seq?.[id] ?? 0), ...Object.values(f.submitted_seq ?? {}));
+      keepWaitingSubmissions(f);
       // The context is now the summary and the suffix, as the harness estimated it at the commit.
       if (e.data.context_tokens !== undefined) f.usage.context_tokens = e.data.context_tokens;
       break;
@@ -125,6 +132,7 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       delete f.compacting;
       // A successor that fails too leaves the first watermark owed: it is never replaced.
       f.owed ??= { id: e.data.compaction_id, watermark: e.data.watermark };
+      keepWaitingSubmissions(f);
       break;
     case "agent.model_set":
       f.model = e.data.model;
@@ -143,7 +151,8 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       for (const [id, steer] of Object.entries(f.waiting)) {
         if (!steer && id !== pid) continue;
         delete f.waiting[id];
-        delete f.submitted_seq?.[id];
+        const submitted = f.submitted_seq?.[id];
+        if (f.compacting === undefined || submitted === undefined || submitted >= f.compacting.cut_seq) delete f.submitted_seq?.[id];
       }
       f.open[pid] = e.data.round + 1;
       break;
@@ -158,6 +167,11 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       if (e.data.usage) addUsage(f.usage, e.data.model, e.data.usage.input_tokens, e.data.usage.output_tokens, e.data.usage.cache_read_tokens ?? 0);
       break;
   }
+}
+
+/** Once a compaction ends, only waiting prompts' submissions are kept. */
+function keepWaitingSubmissions(f: AgentFold): void {
+  for (const id of Object.keys(f.submitted_seq ?? {})) if (!(id in f.waiting)) delete f.submitted_seq?.[id];
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
