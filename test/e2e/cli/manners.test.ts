@@ -7,7 +7,7 @@ import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { TAU_BIN } from "../../support/paths.js";
 import { spawnTau } from "../../support/pty.js";
 import { textResponse, type FakeOpenAI } from "../../support/fake-openai.js";
-import { NO_PROMPT, STDIN_PROMPT_MAX_BYTES, STDIN_TOO_LARGE, TWO_PROMPTS } from "../../../handwritten/cli/run-args.js";
+import { NO_PROMPT, STDIN_PROMPT_MAX_BYTES, STDIN_TOO_LARGE, TWO_PROMPTS } from "../../../handwritten/cli/run/index.js";
 import { exitCodeOf } from "../../../handwritten/cli/errors.js";
 
 let fake!: FakeOpenAI;

@@ -11,7 +11,7 @@ import { Errors } from "@oclif/core";
 import { ERROR_DOCS, errorEntries } from "../../../handwritten/cli/error-docs.js";
 import { EXIT_CODES, EXIT_OK, TAU_ERRORS, TauError, exitCodeOf, type TauErrorCode } from "../../../handwritten/cli/errors.js";
 import { throughExitMap } from "../../../handwritten/cli/main.js";
-import { NO_PROMPT } from "../../../handwritten/cli/run-args.js";
+import { NO_PROMPT } from "../../../handwritten/cli/run/index.js";
 import { HEAD_END } from "../../../handwritten/cli/launcher-script.js";
 import { REPO_ROOT, TAU_BIN } from "../../support/paths.js";
 import { runTau } from "../../support/run-tau.js";

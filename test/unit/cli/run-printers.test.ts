@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RunJsonPrinter } from "../../../handwritten/cli/run-json-printer.js";
-import { RunTextPrinter } from "../../../handwritten/cli/run-text-printer.js";
+import { RunJsonPrinter, RunTextPrinter } from "../../../handwritten/cli/run/index.js";
 import type { Delivery } from "../../../handwritten/cli/session-client.js";
 
 const delivery = (seq: number, name: string, data: Record<string, unknown>, replay = false): Delivery =>

@@ -6,15 +6,15 @@
 // dist/fast/run-prompt.cjs, loaded while the daemon boots. Where it can, the `tau` launcher script
 // has already started the daemon, in parallel with this process (see bin/tau.cjs): it is adopted
 // here instead.
-import { mark, markStart } from "../startup/timeline.js";
-import { abandonDaemon, loadFastBundle } from "../transport/launch.js";
-import { TauError, exitWithError } from "./errors.js";
-import { NO_PROMPT, parseRunArgs, readPromptStdin, type RunPrompt, type RunRefusal } from "./run-args.js";
-import { startRunDaemon, takeEarlyDaemon, type RunOptions } from "./run-daemon.js";
-import { resolveRoots } from "../config/paths.js";
-import { startOwnedDaemon } from "./owned-daemon.js";
+import { mark, markStart } from "../../startup/timeline.js";
+import { abandonDaemon, loadFastBundle } from "../../transport/launch.js";
+import { TauError, exitWithError } from "../errors.js";
+import { NO_PROMPT, parseRunArgs, readPromptStdin, type RunPrompt, type RunRefusal } from "./args.js";
+import { startRunDaemon, takeEarlyDaemon, type RunOptions } from "./daemon.js";
+import { resolveRoots } from "../../config/paths.js";
+import { startOwnedDaemon } from "../owned-daemon.js";
 
-type RunPromptBundle = typeof import("./run-prompt.js");
+type RunPromptBundle = typeof import("./prompt.js");
 
 export async function main(argv: readonly string[]): Promise<void> {
   markStart("run");

@@ -1,4 +1,4 @@
-// `tau run`'s flags, declared once (GATE-cli-declared-once). The fast path's parser (run-args.ts),
+// `tau run`'s flags, declared once (GATE-cli-declared-once). The fast path's parser (args.ts),
 // the command framework's `run` command (commands/run.ts, which answers `tau run --help` and gives
 // the docs site its CLI page) and the `tau` launcher script (which looks for --ephemeral before the
 // client has even started: cli/launcher-script.ts) are all made from this table. Plain data: it is

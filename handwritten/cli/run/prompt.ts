@@ -1,29 +1,29 @@
 // Runs one prompt headless against an owned daemon; shared by the `tau run` command and its
 // fast path in bin/tau.cjs (which must not load the command framework). What it prints is the
-// printer's (run-text-printer.ts, run-json-printer.ts); the exit status is decided here.
+// printer's (text-printer.ts, json-printer.ts); the exit status is decided here.
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { mark, timelineOn } from "../startup/timeline.js";
-import { agentIdOf } from "../protocol/index.js";
-import { resolveRoots } from "../config/paths.js";
-import { RuntimeDirError } from "../transport/errors.js";
-import { DaemonExitedError, abandonDaemon, loadFastBundle, waitForDaemon, type StartedDaemon } from "../transport/launch.js";
-import { checkRuntimeDir } from "../transport/runtime-dir.js";
-import { EXIT_OK, TauError, printError } from "./errors.js";
-import { startRunDaemon, type RunOptions } from "./run-daemon.js";
-import type { RunPrompt } from "./run-args.js";
-import { CUT_SHORT, sanitize } from "./ui/index.js";
-import { SessionClient, type Delivery } from "./session-client.js";
-export { resumeTarget } from "./run-resume.js";
-import type { RunPrinter } from "./run-printer.js";
-import { RunJsonPrinter } from "./run-json-printer.js";
-import { RunTextPrinter } from "./run-text-printer.js";
+import { mark, timelineOn } from "../../startup/timeline.js";
+import { agentIdOf } from "../../protocol/index.js";
+import { resolveRoots } from "../../config/paths.js";
+import { RuntimeDirError } from "../../transport/errors.js";
+import { DaemonExitedError, abandonDaemon, loadFastBundle, waitForDaemon, type StartedDaemon } from "../../transport/launch.js";
+import { checkRuntimeDir } from "../../transport/runtime-dir.js";
+import { EXIT_OK, TauError, printError } from "../errors.js";
+import { startRunDaemon, type RunOptions } from "./daemon.js";
+import type { RunPrompt } from "./args.js";
+import { CUT_SHORT, sanitize } from "../ui/index.js";
+import { SessionClient, type Delivery } from "../session-client.js";
+export { resumeTarget } from "./resume.js";
+import type { RunPrinter } from "./printer.js";
+import { RunJsonPrinter } from "./json-printer.js";
+import { RunTextPrinter } from "./text-printer.js";
 
 /** How long `tau run` waits for a provider to declare models. */
 export const PROVIDER_WAIT_MS = 60_000;
 
-export type { RunOptions } from "./run-daemon.js";
+export type { RunOptions } from "./daemon.js";
 
-type RunConfig = typeof import("./run-config.js");
+type RunConfig = typeof import("./config.js");
 
 /** What makes the runtime folder unusable, if anything (nothing is created or changed). */
 function runtimeDirProblem(dir: string): string | undefined {

@@ -1,8 +1,8 @@
 // `tau run --json`: every event of the run's agent, one JSON object per line on stdout, in the
 // order the daemon committed them (`seq`), replayed ones marked. The events themselves say how the
 // run went, so nothing else is printed on stdout.
-import type { RunPrinter } from "./run-printer.js";
-import type { Delivery } from "./session-client.js";
+import type { RunPrinter } from "./printer.js";
+import type { Delivery } from "../session-client.js";
 
 export class RunJsonPrinter implements RunPrinter {
   readonly live = ["*"] as const;
