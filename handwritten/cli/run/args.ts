@@ -36,6 +36,8 @@ export interface RunRefusal {
   readonly ok: false;
   readonly code: TauErrorCode;
   readonly message: string;
+  /** The command line asked for --json and its flags could be read: the refusal writes the closing line. */
+  readonly json?: true;
 }
 
 export type ParsedRunArgs = { readonly ok: true; readonly args: RunArgs } | RunRefusal;
@@ -62,9 +64,10 @@ export function parseRunArgs(argv: readonly string[]): ParsedRunArgs {
     return { ok: false, code: "TAU-E0101", message: `tau run: ${(err as Error).message}\nSee: tau run --help` };
   }
   if (positionals.length > 1) {
-    return { ok: false, code: "TAU-E0101", message: `tau run: one prompt argument, not ${positionals.length} (quote it: tau run "fix the failing test")\nSee: tau run --help` };
+    return { ok: false, code: "TAU-E0101", message: `tau run: one prompt argument, not ${positionals.length} (quote it: tau run "fix the failing test")\nSee: tau run --help`, ...(values.json === true ? { json: true } : {}) };
   }
-  return runArgsOf(values, positionals[0]);
+  const parsed = runArgsOf(values, positionals[0]);
+  return parsed.ok || values.json !== true ? parsed : { ...parsed, json: true };
 }
 
 /**

@@ -28,7 +28,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     const early = await takeEarlyDaemon({ json: false, ephemeral: false });
     if (early) await abandonDaemon(early);
     const r = refusal ?? (parsed as RunRefusal);
-    refuse(new TauError(r.code, r.message), parsed.ok && parsed.args.options.json);
+    refuse(new TauError(r.code, r.message), parsed.ok ? parsed.args.options.json : parsed.json === true);
     return;
   }
   let { options } = parsed.args;
@@ -59,7 +59,7 @@ export async function main(argv: readonly string[]): Promise<void> {
 
 /**
  * A run refused before its daemon was reached: its error on stderr and, with --json, the stream's
- * closing line (a command line that could not be parsed has no --json to honour: stderr only).
+ * closing line (a command line whose flags could not be read has no --json to honour: stderr only).
  */
 function refuse(err: TauError, json: boolean): void {
   exitWithError(err);

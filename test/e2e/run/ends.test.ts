@@ -3,7 +3,7 @@
 // says how the run ended, every line valid against the run stream's schema (spec/run-stream.tsp).
 // The real `tau` binary, its daemon and extensions against the loopback model server.
 import type { ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EXIT_CODES, exitCodeOf, type TauErrorCode } from "../../../handwritten/cli/errors.js";
@@ -215,6 +215,25 @@ describe("tau run --json", () => {
     expect(validateRunStreamLine({ ...first, extra: 1 })).toBe(false);
     const end = lines.at(-1) as StreamLine;
     expect(validateRunStreamLine({ ...end, data: { ...end.data, status: "fine" } })).toBe(false);
+  });
+
+  it("[run.json.refused-early] a run refused before it has an agent writes only the closing line; a command line whose flags cannot be read writes nothing on stdout", async () => {
+    const w = workspace();
+    const colon = await runTau(["run", "--json", ":model x"], { env: w.env, cwd: w.project });
+    expect(colon.code).toBe(exitCodeOf("TAU-E0103"));
+    const refused = stream(colon);
+    expect(refused).toHaveLength(1);
+    expect(endOf(refused)).toMatchObject({ status: "usage", exit_code: exitCodeOf("TAU-E0103"), code: "TAU-E0103" });
+    expect(endOf(refused).agent_id).toBeUndefined();
+    // A configuration mistake the daemon stops on.
+    writeFileSync(join(w.home, "config", "harness.yaml"), "model: [unclosed\n");
+    const config = await runTau(["run", "--json", "-p", "hi"], { env: w.env, cwd: w.project });
+    expect(config.code, config.stderr).toBe(exitCodeOf("TAU-E0201"));
+    expect(stream(config).map((l) => l.event)).toEqual(["run.ended"]);
+    expect(endOf(stream(config))).toMatchObject({ status: "config", code: "TAU-E0201" });
+    const unreadable = await runTau(["run", "--json", "--bogus", "-p", "hi"], { env: w.env, cwd: w.project });
+    expect(unreadable.code).toBe(exitCodeOf("TAU-E0101"));
+    expect(unreadable.stdout).toBe("");
   });
 
   it("[run.json.continued-agent-started] a run that continues a saved session begins with its agent's agent.started, replayed", async () => {
