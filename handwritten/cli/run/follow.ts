@@ -81,16 +81,16 @@ export class RunFollower {
   /**
    * The run's agent is `agentId`. A new agent's `agent.started` is on its way (the daemon committed
    * it before it answered, but may deliver it after): its events are held until it comes. A
-   * continued agent's started before this run: its `agent.started` is read from its journal, and
-   * so is a new agent's whose start was let go from a full hold.
+   * continued agent's started before this run: its `agent.started` is read with `readStart` (from
+   * its journal: startedFromJournal), and so is a new agent's whose start was let go from a full hold.
    */
-  async follow(client: SessionClient, agentId: string, continued: boolean): Promise<void> {
+  async follow(agentId: string, continued: boolean, readStart: () => Promise<Delivery | undefined>): Promise<void> {
     this.agentId = agentId;
     const held = (this.held ?? []).filter((d) => agentIdOf(d.event) === agentId);
     this.held = held;
     if (held.some((d) => this.isStart(d))) return this.release();
     if (!continued && !this.overflowed) return;
-    const first = await startedFromJournal(client, agentId).catch(() => undefined);
+    const first = await readStart().catch(() => undefined);
     if (first) this.agentEvent(first);
     this.release();
   }
@@ -135,7 +135,7 @@ export class RunFollower {
  * history does not say who published a record; `agent.started` has one publisher, the harness (its
  * authority row, SPEC-agent-lifecycle).
  */
-async function startedFromJournal(client: SessionClient, agentId: string): Promise<Delivery | undefined> {
+export async function startedFromJournal(client: SessionClient, agentId: string): Promise<Delivery | undefined> {
   const page = await client.historyPage(agentId, 1, 1);
   const record = page.first === 0 ? page.records[0] : undefined;
   if (record?.event.name !== "agent.started") return undefined;

@@ -11,7 +11,7 @@ import type { RunPrompt } from "./args.js";
 import { CUT_SHORT, sanitize } from "../ui/index.js";
 import { SessionClient, type Delivery } from "../session-client.js";
 import { COMPLETED, endWith, type RunEnd } from "./ends.js";
-import { RunFollower, type Outcome } from "./follow.js";
+import { RunFollower, startedFromJournal, type Outcome } from "./follow.js";
 import { RunOutput } from "./output.js";
 import { daemonLost, reachDaemon } from "./reach.js";
 export { resumeTarget } from "./resume.js";
@@ -81,7 +81,8 @@ async function follow(client: SessionClient, follower: RunFollower, output: RunO
     clearTimeout(timer);
     if (!follower.ended) {
       try {
-        await follower.follow(client, await agentCreated, o.agentId !== undefined);
+        const agentId = await agentCreated;
+        await follower.follow(agentId, o.agentId !== undefined, () => startedFromJournal(client, agentId));
         if (!follower.ended) await submit(client, follower, input, o);
         submitted = true;
         mark("run submitted");
