@@ -87,7 +87,8 @@ async function follow(client: SessionClient, follower: RunFollower, output: RunO
         submitted = true;
         mark("run submitted");
       } catch (err) {
-        follower.end({ kind: "refused", diagnostic: (err as Error).message });
+        // A request the connection's end cut short is the daemon's loss (reported as it closed), not a refusal.
+        if (client.conn.closeReason === undefined) follower.end({ kind: "refused", diagnostic: (err as Error).message });
       }
     }
     const outcome = await follower.outcome;
