@@ -165,11 +165,11 @@ export async function buildAll(): Promise<void> {
     build({
       ...common,
       entryPoints: {
-        "fast/run": "handwritten/cli/run-main.ts",
-        // Loaded by fast/run after it has started the daemon (see run-main.ts).
-        "fast/run-prompt": "handwritten/cli/run-prompt.ts",
-        // Loaded by fast/run-prompt only when its daemon exited before it started (run-config.ts).
-        "fast/run-config": "handwritten/cli/run-config.ts",
+        "fast/run": "handwritten/cli/run/main.ts",
+        // Loaded by fast/run after it has started the daemon (see run/main.ts).
+        "fast/run-prompt": "handwritten/cli/run/prompt.ts",
+        // Loaded by fast/run-prompt only when its daemon exited before it started (run/config.ts).
+        "fast/run-config": "handwritten/cli/run/config.ts",
         // The daemon the `tau` launcher script starts for a `tau run` beside its client (bin/tau.cjs).
         "fast/run-early-daemon": "handwritten/entries/run-early-daemon.ts",
         // The daemon starts its extensions from a first part, then loads the harness (daemon-start.ts).

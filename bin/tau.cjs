@@ -39,7 +39,7 @@ __TAU_SECRETS__
 # */
 "use strict";
 // The lines above and the two constants below are written by the build from the launch facts
-// (handwritten/startup/launch-facts.ts), `tau run`'s flags (cli/run-flags.ts) and the exit map
+// (handwritten/startup/launch-facts.ts), `tau run`'s flags (cli/run/flags.ts) and the exit map
 // (cli/errors.ts): change those, then `npm run build`; a test fails while this file differs.
 const LAUNCH = {
   versionFlags: ["--version", "-v"],
@@ -84,7 +84,7 @@ const SECRET_LINE = /^(OPENAI_API_KEY|TAU_SECRET_[A-Za-z0-9_]+)=(.*)$/s;
 // that log. The shell itself only forks, so the client's start waits for none of it. The client alone
 // is told the child's pid, in TAU_RUN_DAEMON (an inherited value is cleared first); it adopts the
 // daemon once it is sure the pid is its own child and reads the session and the instance from the
-// child's command line (cli/run-daemon.ts). Both parse the run's arguments with the same parser, so
+// child's command line (cli/run/daemon.ts). Both parse the run's arguments with the same parser, so
 // both know whether the run goes ahead. Where a step is unavailable (no setsid or /proc, no sessions
 // folder yet) or the client asks for help, the child exits or nothing is started, and the client
 // starts the daemon itself. The id format, the state root and these arguments are launch facts

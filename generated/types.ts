@@ -1046,6 +1046,68 @@ export type RosterRow = {
   work_title?: ShortText;
 };
 
+/** What the closing line says. */
+export type RunEnd = {
+  status: RunEndStatus;
+  /** The status the `tau` process exits with. */
+  exit_code: number;
+  /** The error's code; absent when the run completed. */
+  code?: RunErrorCode;
+  /** What happened, in tau's words: the error's message (without its `tau: ` prefix and code), or `the prompt completed`. */
+  message: ShortText;
+  /** The run's agent, once it existed. */
+  agent_id?: Id;
+  /** The run's prompt, once the daemon acknowledged it. */
+  prompt_id?: Id;
+  /** The version of this line format. */
+  format_version: 1;
+};
+
+/** The stream's last line, written once whatever the run's end (unless the reader of the output went away). */
+export type RunEndLine = {
+  /** Always `run.ended`: no event of tau's has this name. */
+  event: "run.ended";
+  /** When the run ended, in microseconds since the Unix epoch. */
+  at_us: Micros;
+  /** How the run ended. */
+  data: RunEnd;
+};
+
+/**
+ * How a run ended: `completed`, or the kind of the error it ended with, which decides its exit
+ * status (SPEC-cli-errors).
+ */
+export type RunEndStatus = "completed" | "failed" | "refused" | "unreachable" | "cut_short" | "daemon_lost" | "cancelled" | "usage" | "config" | "unavailable";
+
+/** A TAU-E error code (SPEC-cli-errors). */
+export type RunErrorCode = string;
+
+/** An event of the run's agent, as the session's daemon delivered it. */
+export type RunEventLine = {
+  /** The daemon's commit sequence; for a replayed event (`replay`), its position in the agent's journal. */
+  seq: Count;
+  /** When the event was recorded, in microseconds since the Unix epoch (`recorded_at`). */
+  at_us: Micros;
+  /** The event's name. */
+  event: WireEventName;
+  /** Who published it: the peer class, with `:instance` for an extension (`harness`, `ui_attached`, `extension:shell`). */
+  by: RunEventSource;
+  /** The event's payload, valid against the schema of its name. */
+  data: Record<string, unknown>;
+  /** Set on an event recorded before the run began: the `agent.started` of a continued session's agent. */
+  replay?: true;
+};
+
+/** Who published an event: the peer class, with `:instance` for an extension (as a trace's `by`). */
+export type RunEventSource = string;
+
+/**
+ * One line of `tau run --json`, format version 1: an event of the run's agent (the first is its
+ * `agent.started`), or the closing line that ends the stream. The field names are those of
+ * `tau agent trace --format jsonl`.
+ */
+export type RunStreamLine = RunEventLine | RunEndLine;
+
 /** How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`). */
 export type SandboxApproval = "never" | "on-request";
 

@@ -75,6 +75,7 @@ export declare const validateProviderRetryScheduled: GeneratedValidator;
 export declare const validateProviderToolError: GeneratedValidator;
 export declare const validateProviderToolResult: GeneratedValidator;
 export declare const validateReadyMessage: GeneratedValidator;
+export declare const validateRunStreamLine: GeneratedValidator;
 export declare const validateSandboxApprovalAnswer: GeneratedValidator;
 export declare const validateSandboxApprovalRequested: GeneratedValidator;
 export declare const validateSandboxApprovalResolved: GeneratedValidator;

@@ -89,6 +89,7 @@ export const validateProviderRetryScheduled = /* @__PURE__ */ lazy("ProviderRetr
 export const validateProviderToolError = /* @__PURE__ */ lazy("ProviderToolError");
 export const validateProviderToolResult = /* @__PURE__ */ lazy("ProviderToolResult");
 export const validateReadyMessage = /* @__PURE__ */ lazy("ReadyMessage");
+export const validateRunStreamLine = /* @__PURE__ */ lazy("RunStreamLine");
 export const validateSandboxApprovalAnswer = /* @__PURE__ */ lazy("SandboxApprovalAnswer");
 export const validateSandboxApprovalRequested = /* @__PURE__ */ lazy("SandboxApprovalRequested");
 export const validateSandboxApprovalResolved = /* @__PURE__ */ lazy("SandboxApprovalResolved");

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { AggregateCodegenError, CodegenError } from "../errors.js";
 import { writeTree } from "../main.js";
 import { COMMANDS } from "../../handwritten/cli/commands.js";
-import { errorEntries } from "../../handwritten/cli/error-docs.js";
+import { RUN_ENDS, errorEntries } from "../../handwritten/cli/error-docs.js";
 import { EXIT_CODES } from "../../handwritten/cli/errors.js";
 import { buildSite } from "./site.js";
 import { COMMAND_SPECS } from "../../handwritten/cli/tui/command-mode.js";
@@ -24,7 +24,7 @@ export async function generateSite(root: string): Promise<Map<string, string>> {
   const files = await buildSite({
     root,
     commands: COMMANDS,
-    errors: { errors: errorEntries(), exitCodes: EXIT_CODES },
+    errors: { errors: errorEntries(), exitCodes: EXIT_CODES, runEnds: RUN_ENDS },
     guide: {
       colonCommands: COMMAND_SPECS,
       keyActions: KEY_ACTIONS,

@@ -14,6 +14,7 @@ import { createMarkdown, newEnv, renderBlock, renderInline, type RenderEnv } fro
 import { defsOf, fieldRows, fieldTable, hasFields, typeHtml, type TypeContext } from "./schema.js";
 import { readCommands, renderCli } from "./cli.js";
 import { renderErrors, type ErrorsInput } from "./errors.js";
+import { RUN_STREAM_PAGE, RUN_STREAM_SCHEMA_FILE, renderRunStream, runStreamSchema } from "./run-stream.js";
 import { scanTestLocations, SCANNED_DIRS } from "./tests.js";
 import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
@@ -378,10 +379,12 @@ function modelsPage(ctx: Ctx): string {
   }
   const refLink = refLinkFor(ctx);
   const models = [...ctx.schemas.keys()].filter((id) => !ctx.eventBySchema.has(id) && !ctx.messageBySchema.has(id));
-  const groupOf = (s: JsonSchema): string => (typeof s["x-tau-config"] === "string" ? "config" : typeof s["x-tau-record"] === "string" ? "record" : "shared");
+  const groupOf = (s: JsonSchema): string =>
+    typeof s["x-tau-config"] === "string" ? "config" : typeof s["x-tau-record"] === "string" ? "record" : typeof s["x-tau-format"] === "string" ? "format" : "shared";
   const groups: Array<[string, string, string]> = [
     ["shared", "Shared models", "Types that event payloads and messages share."],
     ["record", "Journal records", "What tau writes to disk, frame by frame."],
+    ["format", "Output formats", "What tau writes for scripts to read."],
     ["config", "Configuration files", "The files tau reads its configuration from, validated by the same schemas."],
   ];
   const parts = [
@@ -403,6 +406,7 @@ function modelsPage(ctx: Ctx): string {
       const facts = [`<dt>schema</dt><dd><code>generated/schemas/${esc(id)}</code></dd>`];
       if (typeof schema["x-tau-config"] === "string") facts.push(`<dt>file</dt><dd><code>${esc(schema["x-tau-config"])}</code></dd>`);
       if (typeof schema["x-tau-record"] === "string") facts.push(`<dt>record of</dt><dd>${esc(schema["x-tau-record"])}</dd>`);
+      if (typeof schema["x-tau-format"] === "string") facts.push(`<dt>format of</dt><dd>${link(page, RUN_STREAM_PAGE, schema["x-tau-format"])}</dd>`);
       if (!hasFields(schema)) facts.push(`<dt>type</dt><dd>${typeHtml(schema, tctx)}</dd>`);
       const users = [...(usedBy.get(id) ?? [])].sort().filter((u) => u !== id);
       if (users.length > 0) {
@@ -462,6 +466,18 @@ function gatesPage(ctx: Ctx): string {
   return layout({ path: page, title: "Gates", body: parts.join("\n"), nav: ctx.nav });
 }
 
+function runStreamPage(ctx: Ctx): string {
+  const page = RUN_STREAM_PAGE;
+  const recordLinkOn = (id: string) => (ctx.recordsById.has(id) ? codeLink(page, recordPage(id), id) : `<code>${esc(id)}</code>`);
+  return renderRunStream({
+    schemas: ctx.schemas,
+    md: ctx.md,
+    env: envFor(ctx, page),
+    typeCtx: (schema) => typeCtx(ctx, page, schema),
+    recordLinks: { manners: recordLinkOn("SPEC-cli-manners"), trace: recordLinkOn("SPEC-trace-export") },
+  });
+}
+
 function documentPage(ctx: Ctx, doc: { page: string; label: string; text: string }): string {
   const env = envFor(ctx, doc.page);
   const html = renderBlock(ctx.md, doc.text, env);
@@ -510,6 +526,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: "gates.html", label: "Gates" },
       { page: "cli.html", label: "CLI" },
       { page: "errors.html", label: "Errors" },
+      { page: RUN_STREAM_PAGE, label: "Run stream" },
       ...[...documents.values()].map((d) => ({ page: d.page, label: d.label })),
     ],
   };
@@ -542,8 +559,11 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
   const inline = (text: string) => renderInline(ctx.md, text, envFor(ctx, "cli.html"));
   files.set("cli.html", layout({ path: "cli.html", title: "CLI help", body: renderCli(readCommands(input.commands), inline), nav: ctx.nav }));
   const errorsInline = (text: string) => renderInline(ctx.md, text, envFor(ctx, "errors.html"));
-  const specLink = ctx.recordsById.has("SPEC-cli-errors") ? codeLink("errors.html", recordPage("SPEC-cli-errors"), "SPEC-cli-errors") : "<code>SPEC-cli-errors</code>";
-  files.set("errors.html", layout({ path: "errors.html", title: "Errors", body: renderErrors(input.errors, errorsInline, specLink), nav: ctx.nav }));
+  const recordLinkOn = (page: string, id: string) => (ctx.recordsById.has(id) ? codeLink(page, recordPage(id), id) : `<code>${esc(id)}</code>`);
+  const runLinks = { manners: recordLinkOn("errors.html", "SPEC-cli-manners"), stream: link("errors.html", RUN_STREAM_PAGE, "the run stream") };
+  files.set("errors.html", layout({ path: "errors.html", title: "Errors", body: renderErrors(input.errors, errorsInline, recordLinkOn("errors.html", "SPEC-cli-errors"), runLinks), nav: ctx.nav }));
+  files.set(RUN_STREAM_PAGE, layout({ path: RUN_STREAM_PAGE, title: "tau run --json", body: runStreamPage(ctx), nav: ctx.nav }));
+  files.set(RUN_STREAM_SCHEMA_FILE, `${JSON.stringify(runStreamSchema(schemas), null, 2)}\n`);
   for (const doc of documents.values()) files.set(doc.page, documentPage(ctx, doc));
   const guide: GuideContext = {
     md: ctx.md,

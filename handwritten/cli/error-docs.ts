@@ -3,6 +3,7 @@
 // bundles, which need only the codes and kinds, do not carry the text; the type makes this table
 // list exactly the codes errors.ts declares.
 import { TAU_ERRORS, type ErrorKind, type TauErrorCode } from "./errors.js";
+import type { RunStatus } from "./run/ends.js";
 
 export interface ErrorDoc {
   /** The commands that report it. */
@@ -91,11 +92,11 @@ export const ERROR_DOCS = {
   },
   "TAU-E0301": {
     commands: "tau run",
-    meaning: "The prompt failed: the provider's error or the failure that ended the turn follows the message.",
+    meaning: "The prompt failed: the provider answered with an error (after its retries), or the turn failed in tau; the error follows the message.",
   },
   "TAU-E0302": {
     commands: "tau run",
-    meaning: "No provider declared a model in time (60 s), so the prompt was never sent.",
+    meaning: "No provider declared a model in time (60 s), so the prompt was never sent (a refused run).",
   },
   "TAU-E0303": {
     commands: "tau provider remove",
@@ -112,6 +113,10 @@ export const ERROR_DOCS = {
   "TAU-E0306": { commands: "tau agent trace, tau run", meaning: "The reader of the output went away (a closed pipe, as with `| head`): the export stops, or the run's prompt is cancelled, quietly." },
   "TAU-E0307": { commands: "tau session stats", meaning: "The session, or one of its agents' journals, could not be read or failed validation; nothing was written." },
   "TAU-E0308": { commands: "tau session rm, tau run --resume/--continue", meaning: "A daemon is running the session (end it, or tau attach it): it was not removed or continued. For rm, its files may also not have moved; the other sessions named were still removed." },
+  "TAU-E0309": {
+    commands: "tau run",
+    meaning: "The prompt was refused before it was sent: no provider serves the model asked for (the message names close matches), or the agent, the skill or the prompt itself was refused.",
+  },
   "TAU-E0401": {
     commands: "tau run",
     meaning:
@@ -135,6 +140,14 @@ export const ERROR_DOCS = {
   },
   "TAU-E0406": { commands: "tau provider add", meaning: "The endpoint did not answer its model listing (unreachable, refused the key, no /models, too slow or too large an answer); no profile or key file was written. --no-check adds it without asking." },
   "TAU-E0407": { commands: "tau provider login", meaning: "The ChatGPT sign-in did not complete (unreachable issuer, device code sign-in not offered, the code not entered in time, a refused exchange); the sign-in file was not written." },
+  "TAU-E0408": {
+    commands: "tau run",
+    meaning: "The provider could not be reached, or the connection to it broke or timed out, after its retries: the error follows the message. Trying again later may succeed.",
+  },
+  "TAU-E0409": {
+    commands: "tau run",
+    meaning: "The session's daemon went away (killed, or it exited) before the prompt's outcome was known: the prompt may have run partly, and its tools may have acted. The message names the daemon's log.",
+  },
   "TAU-E0501": {
     commands: "tau run",
     meaning: "The prompt was cancelled (Ctrl-C).",
@@ -151,3 +164,62 @@ export function errorEntries(): Record<TauErrorCode, ErrorEntry> {
   for (const code of Object.keys(TAU_ERRORS) as TauErrorCode[]) out[code] = { kind: TAU_ERRORS[code], ...ERROR_DOCS[code] };
   return out;
 }
+
+/** One way a `tau run` ends (SPEC-cli-manners, "How a run ends"). */
+export interface RunEndDoc {
+  readonly status: RunStatus;
+  /** The codes a run that ends so reports (their kind is the status). */
+  readonly codes: readonly TauErrorCode[];
+  /** What the run prints on stderr (on the closing line of --json, without `tau: ` and the code). */
+  readonly message: string;
+  readonly meaning: string;
+}
+
+/** Every way a `tau run` ends, in the order the docs list them; the exit status is the status's (EXIT_CODES). */
+export const RUN_ENDS: readonly RunEndDoc[] = [
+  { status: "completed", codes: [], message: "nothing (`the prompt completed` on the closing line)", meaning: "The prompt's turn completed and its answer is whole." },
+  {
+    status: "failed",
+    codes: ["TAU-E0301", "TAU-E0306", "TAU-E0308"],
+    message: "`tau: the prompt failed: CLASS: DIAGNOSTIC`",
+    meaning: "The provider answered with an error (after its retries: authentication, a bad request, the context window, a server error), or the turn failed in tau. Also a continued session that is running (TAU-E0308), and a reader of the output that went away (TAU-E0306: nothing is printed, no closing line).",
+  },
+  {
+    status: "refused",
+    codes: ["TAU-E0309", "TAU-E0302"],
+    message: "`tau: the prompt was refused: WHY`",
+    meaning: "Nothing was sent to a model: no provider serves the model asked for, no provider declared a model within 60 s (TAU-E0302), or the agent, the skill or the prompt was refused.",
+  },
+  {
+    status: "unreachable",
+    codes: ["TAU-E0408"],
+    message: "`tau: the provider could not be reached: CLASS: DIAGNOSTIC`",
+    meaning: "The provider could not be reached, or the connection to it broke or timed out (error class `network` or `timeout`), after its retries. Trying again later may succeed.",
+  },
+  {
+    status: "cut_short",
+    codes: ["TAU-E0304"],
+    message: "`tau: the answer is incomplete: …` (text output only; the events say it with --json)",
+    meaning: "The answer came but is not whole: it reached the model's output limit, or a content filter stopped it.",
+  },
+  {
+    status: "daemon_lost",
+    codes: ["TAU-E0409"],
+    message: "`tau: the session's daemon (pid N) is gone (it was killed or exited) before the prompt finished; the prompt's outcome is unknown; its log: PATH`",
+    meaning: "The connection to the session's daemon ended before the prompt's outcome: it may have run partly, and its tools may have acted.",
+  },
+  { status: "cancelled", codes: ["TAU-E0501"], message: "`tau: the prompt was cancelled`", meaning: "The user interrupted the run (Ctrl-C, SIGINT); a prompt already sent was cancelled first." },
+  {
+    status: "usage",
+    codes: ["TAU-E0101", "TAU-E0102", "TAU-E0103", "TAU-E0104", "TAU-E0105", "TAU-E0107", "TAU-E0108", "TAU-E0117", "TAU-E0118"],
+    message: "`tau run: …`, the refusal in its own words",
+    meaning: "The command line or the prompt cannot be run as given; nothing was sent. A command line that cannot be parsed writes no closing line.",
+  },
+  { status: "config", codes: ["TAU-E0201"], message: "`tau: FILE:LINE: …`", meaning: "The configuration is wrong; nothing was sent and the run's new session was removed." },
+  {
+    status: "unavailable",
+    codes: ["TAU-E0401"],
+    message: "`tau: REASON (the tau daemon exited before it started; see LOG)`",
+    meaning: "The session's daemon exited before its socket was up (an unusable runtime folder, most often).",
+  },
+];

@@ -1,5 +1,5 @@
 // The head of bin/tau.cjs, written by the build (build.ts) from the facts it shares with the rest of
-// tau: the launch facts (startup/launch-facts.ts), `tau run`'s flags (run-flags.ts) and the exit map
+// tau: the launch facts (startup/launch-facts.ts), `tau run`'s flags (run/flags.ts) and the exit map
 // (errors.ts). Never edited by hand: a test fails while the committed file differs from what this
 // writes (GATE-cli-declared-once), and `npm run build` rewrites it.
 //
@@ -36,7 +36,7 @@ import {
   formatId,
 } from "../startup/launch-facts.js";
 import { exitCodeOf, type TauErrorCode } from "./errors.js";
-import { EPHEMERAL_FLAG } from "./run-flags.js";
+import { EPHEMERAL_FLAG } from "./run/index.js";
 
 /** What starts each line of the head after the first, for sh and for JavaScript. */
 export const SCRIPT_LINE = '":" //;';
@@ -160,7 +160,7 @@ export function launcherHead(): string {
     launcherShell(),
     '"use strict";\n',
     "// The lines above and the two constants below are written by the build from the launch facts\n",
-    "// (handwritten/startup/launch-facts.ts), `tau run`'s flags (cli/run-flags.ts) and the exit map\n",
+    "// (handwritten/startup/launch-facts.ts), `tau run`'s flags (cli/run/flags.ts) and the exit map\n",
     "// (cli/errors.ts): change those, then `npm run build`; a test fails while this file differs.\n",
     `const LAUNCH = {\n${constants}\n};\n`,
     `const SECRET_LINE = ${secretLinePattern().toString()};\n`,

@@ -2,7 +2,7 @@
 // the headless `tau run` and the interactive UI.
 import { connectUnix, type Connection } from "../transport/index.js";
 import { REVISION, carriedDelivery, carriedEvent, type EventDelivery } from "../protocol/index.js";
-import type { EventName, EventPayloads, NavigationMode, RosterRow, UiCreateAgent, WireMessage } from "../../generated/index.js";
+import type { EventName, EventPayloads, NavigationMode, RosterRow, Selector, UiCreateAgent, WireMessage } from "../../generated/index.js";
 
 /** A delivered event, typed by its name (the reader checked it against its schema). */
 export type Delivery = EventDelivery;
@@ -61,8 +61,8 @@ export class SessionClient {
   }
 
   /** `recent`: replay at most that many of each journal's most recent records (a bounded attach). */
-  subscribe(historical: string[], live: string[], recent?: number): void {
-    this.conn.send({ message: "subscribe", payload: { historical: historical as never, live: live as never, ...(recent !== undefined ? { recent } : {}) } });
+  subscribe(historical: readonly Selector[], live: readonly Selector[], recent?: number): void {
+    this.conn.send({ message: "subscribe", payload: { historical: [...historical], live: [...live], ...(recent !== undefined ? { recent } : {}) } });
   }
 
   /** A page of one agent's history before journal position `before` (its end when absent). */

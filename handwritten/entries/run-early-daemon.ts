@@ -14,7 +14,9 @@ import { DAEMON_COMMAND, DAEMON_LOG, FOR_RUN_FLAG, SESSIONS_DIR } from "../start
 import { EXIT_CODES, TauError, exitWithError } from "../cli/errors.js";
 import { ownedDaemonArgs } from "../cli/owned-daemon.js";
 import { DAEMON_INSTANCE_ENV } from "../transport/limits.js";
-import { parseEarlyLaunch, parseRunArgs } from "../cli/run-args.js";
+// The small files it needs, not cli/run/index.ts: that would bring the run's client (protocol,
+// session client) into this start-up bundle.
+import { parseEarlyLaunch, parseRunArgs } from "../cli/run/args.js";
 
 export async function main(argv: readonly string[]): Promise<void> {
   const launch = parseEarlyLaunch([DAEMON_COMMAND, FOR_RUN_FLAG, ...argv], 0);

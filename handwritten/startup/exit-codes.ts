@@ -14,10 +14,18 @@ export const EXIT_CODES = {
   usage: 2,
   /** A configuration file, a provider profile or a secret file is wrong: the message names what to fix. */
   config: 2,
-  /** The work was attempted and did not succeed (a failed prompt, no provider, nothing to remove). */
+  /** The work was attempted and did not succeed (a failed prompt, a provider's error, nothing to remove). */
   failed: 1,
-  /** Something tau needs is missing or unusable (its daemon exited, the runtime folder, the build). */
+  /** Something tau needs is missing or unusable (its daemon exited before it started, the runtime folder, the build). */
   unavailable: 1,
+  /** The prompt was never sent: no model serves it, no provider declared one in time, the agent or skill was refused. */
+  refused: 4,
+  /** The provider could not be reached, or the connection to it was lost (a network error or a timeout, after the retries). */
+  unreachable: 5,
+  /** The answer came but is incomplete: it reached the output limit, or a content filter stopped it. */
+  cut_short: 6,
+  /** The session's daemon went away (it was killed or exited) before the prompt's outcome was known. */
+  daemon_lost: 7,
   /** The user interrupted the run (128 + SIGINT). */
   cancelled: 130,
   /** The launcher script's background child could not set a run's daemon up; the client starts one itself. Never a user's to see. */

@@ -1,5 +1,5 @@
 // Runs the real `tau` binary as a child process and captures its output.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { TAU_BIN } from "./paths.js";
 
 export interface TauRun {
@@ -9,8 +9,14 @@ export interface TauRun {
   stderr: string;
 }
 
-/** `asCommand`: run bin/tau.cjs itself, through its `#!` line, as a shell does; otherwise `node bin/tau.cjs`. */
-export function runTau(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; asCommand?: boolean } = {}): Promise<TauRun> {
+/**
+ * `asCommand`: run bin/tau.cjs itself, through its `#!` line, as a shell does; otherwise `node
+ * bin/tau.cjs`. `onSpawn` is given the process at once (a test that signals it while it runs).
+ */
+export function runTau(
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; asCommand?: boolean; onSpawn?: (child: ChildProcess) => void } = {},
+): Promise<TauRun> {
   return new Promise((resolve, reject) => {
     const [command, argv] = opts.asCommand ? [TAU_BIN, args] : [process.execPath, [TAU_BIN, ...args]];
     const child = spawn(command, argv, {
@@ -18,6 +24,7 @@ export function runTau(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: st
       env: { ...process.env, ...opts.env },
       stdio: ["pipe", "pipe", "pipe"],
     });
+    opts.onSpawn?.(child);
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));

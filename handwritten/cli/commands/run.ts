@@ -1,13 +1,11 @@
 // `tau run -p "…"`: one prompt to completion, headless. Starts a daemon it owns (which exits when
-// this client leaves), prints the answer (or, with --json, every event as a JSON line), and exits as
-// errors.ts maps: 0 on success, 1 on failure, 2 on a usage or configuration mistake, 130 on cancel.
-// bin/tau.cjs answers `tau run` on its fast path (run-main.ts); this command serves `tau run --help`
-// and the docs site, with its flags made from the same table (run-flags.ts).
+// this client leaves), prints the answer (or, with --json, every event as a JSON line and a closing
+// line), and exits with the status of how the run ended (run/ends.ts, SPEC-cli-manners).
+// bin/tau.cjs answers `tau run` on its fast path (run/main.ts); this command serves `tau run --help`
+// and the docs site, with its flags made from the same table (run/flags.ts).
 import { Args, Command, Flags, type Interfaces } from "@oclif/core";
 import { TauError, errorOptions } from "../errors.js";
-import { runPrompt } from "../run-prompt.js";
-import { NO_PROMPT, readPromptStdin, runArgsOf } from "../run-args.js";
-import { RUN_FLAGS, type RunFlag, type RunFlagName } from "../run-flags.js";
+import { NO_PROMPT, RUN_FLAGS, readPromptStdin, runArgsOf, runPrompt, type RunFlag, type RunFlagName } from "../run/index.js";
 
 type Flag<K extends RunFlagName> = (typeof RUN_FLAGS)[K];
 type OclifRunFlags = {

@@ -7,7 +7,7 @@ import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { TAU_BIN } from "../../support/paths.js";
 import { spawnTau } from "../../support/pty.js";
 import { textResponse, type FakeOpenAI } from "../../support/fake-openai.js";
-import { NO_PROMPT, STDIN_PROMPT_MAX_BYTES, STDIN_TOO_LARGE, TWO_PROMPTS } from "../../../handwritten/cli/run-args.js";
+import { NO_PROMPT, STDIN_PROMPT_MAX_BYTES, STDIN_TOO_LARGE, TWO_PROMPTS } from "../../../handwritten/cli/run/index.js";
 import { exitCodeOf } from "../../../handwritten/cli/errors.js";
 
 let fake!: FakeOpenAI;
@@ -100,7 +100,7 @@ describe("a prompt, however it is given", () => {
     expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain("explain the diff");
     const dash = await runTau(["run", "-", "--json"], { env: env(), input: "from the dash" });
     expect(dash.code).toBe(0);
-    expect(dash.stdout).toContain('"name":"provider.response_finished"');
+    expect(dash.stdout).toContain('"event":"provider.response_finished"');
     expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain("from the dash");
     // An empty pipe is no prompt.
     const empty = await runTau(["run"], { env: env(), input: "" });

@@ -36,7 +36,7 @@ interface Visit {
 }
 
 function serve(dir: string): Promise<{ server: Server; origin: string }> {
-  const types: Record<string, string> = { ".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8" };
+  const types: Record<string, string> = { ".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8", ".json": "application/json" };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const rel = normalize(decodeURIComponent(url.pathname)).replace(/^[/\\]+/, "");
@@ -59,6 +59,8 @@ function serve(dir: string): Promise<{ server: Server; origin: string }> {
 describe("documentation site in headless Chromium", () => {
   let out = "";
   let site = new Map<string, string>();
+  /** Files of the site that are not pages (the stylesheet, the run stream's schema document). */
+  let assets = new Set<string>();
   let server: Server | undefined;
   let origin = "";
   let browser: Browser | undefined;
@@ -113,6 +115,11 @@ describe("documentation site in headless Chromium", () => {
         .sort()
         .map((p) => [p, p]),
     );
+    assets = new Set(
+      readdirSync(out, { recursive: true, encoding: "utf8" })
+        .map((p) => p.split(sep).join("/"))
+        .filter((p) => !p.endsWith(".html") && statSync(join(out, p)).isFile()),
+    );
     ({ server, origin } = await serve(out));
     browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
@@ -163,7 +170,7 @@ describe("documentation site in headless Chromium", () => {
         const target = u.pathname.replace(/^\//, "");
         const dest = visits.get(target);
         if (!dest) {
-          broken.push(`${v.path} → ${l}: no such page`);
+          if (!assets.has(target)) broken.push(`${v.path} → ${l}: no such page`);
           continue;
         }
         const frag = decodeURIComponent(u.hash.replace(/^#/, ""));
@@ -172,6 +179,13 @@ describe("documentation site in headless Chromium", () => {
     }
     expect(checked).toBeGreaterThan(500);
     expect(broken).toEqual([]);
+  });
+
+  it("the run stream's page links its schema document, served whole as JSON Schema", async () => {
+    expect(visits.get("run-stream.html")?.links.some((l) => new URL(l).pathname === "/run-stream.schema.json")).toBe(true);
+    const res = await page.request.get(`${origin}/run-stream.schema.json`);
+    expect(res.status()).toBe(200);
+    expect(await res.json()).toMatchObject({ $schema: "https://json-schema.org/draft/2020-12/schema", $ref: "RunStreamLine.json" });
   });
 
   it("[docs.site.matrix-lists-every-event] the authority matrix has one row per registered event", async () => {

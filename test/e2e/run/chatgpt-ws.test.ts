@@ -161,8 +161,8 @@ describe("tau on the chatgpt_ws family", () => {
     );
     const r = await runTau(["run", "--json", "-p", "what do the notes say?"], { env, cwd: w.project });
     expect(r.code, r.stderr).toBe(0);
-    const lines = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { name?: string; data?: Record<string, unknown> });
-    const finished = lines.filter((l) => l.name === "provider.response_finished").map((l) => l.data);
+    const lines = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { event?: string; data?: Record<string, unknown> });
+    const finished = lines.filter((l) => l.event === "provider.response_finished").map((l) => l.data);
     expect(finished).toEqual([expect.objectContaining({ finish_reason: "tool_calls" }), expect.objectContaining({ finish_reason: "stop", text: "The notes say 42." })]);
     expect(fake.requests).toHaveLength(2);
     expect(fake.requests.map((q) => q.connection)).toEqual([fake.connections, fake.connections]); // one kept connection

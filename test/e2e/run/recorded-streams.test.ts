@@ -11,6 +11,7 @@ import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { REPO_ROOT } from "../../support/paths.js";
 import { FakeOpenAI, textResponse, type ScriptedResponse } from "../../support/fake-openai.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
+import { exitCodeOf } from "../../../handwritten/cli/errors.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -74,12 +75,12 @@ const CASES: Case[] = [
   {
     fixture: "recorded/openai-gpt4o-length.sse",
     id: "run.openai.incomplete-answer-notice",
-    expect: { code: 1, stdout: '{"\n', stderr: [INCOMPLETE_LENGTH], finished: { text: '{"', finish_reason: "length", usage: { input_tokens: 79, output_tokens: 1, reasoning_tokens: 0 } } },
+    expect: { code: exitCodeOf("TAU-E0304"), stdout: '{"\n', stderr: [INCOMPLETE_LENGTH], finished: { text: '{"', finish_reason: "length", usage: { input_tokens: 79, output_tokens: 1, reasoning_tokens: 0 } } },
   },
   {
     fixture: "synthetic/azure-content-filter.sse",
     id: "run.openai.incomplete-answer-notice",
-    expect: { code: 1, stdout: "The story begins in a dark alley\n", stderr: [INCOMPLETE_FILTER], finished: { text: "The story begins in a dark alley", finish_reason: "content_filter" } },
+    expect: { code: exitCodeOf("TAU-E0304"), stdout: "The story begins in a dark alley\n", stderr: [INCOMPLETE_FILTER], finished: { text: "The story begins in a dark alley", finish_reason: "content_filter" } },
   },
   {
     fixture: "recorded/openai-gpt4o-three-choices.sse",
@@ -308,7 +309,7 @@ describe("recorded streams through tau run", () => {
 
   it("[run.openai.refusal-shown] a refusal (delta.refusal) is printed and kept as the answer", () => checkAll("run.openai.refusal-shown"));
 
-  it("[run.openai.incomplete-answer-notice] an answer cut short by length or a content filter is printed, with a one-line notice and exit status 1", () =>
+  it("[run.openai.incomplete-answer-notice] an answer cut short by length or a content filter is printed, with a one-line notice and the cut-short exit status", () =>
     checkAll("run.openai.incomplete-answer-notice"));
 
   it("[run.openai.content-parts] content streamed as lists of parts (Mistral magistral) keeps its text and its thinking", () => checkAll("run.openai.content-parts"));

@@ -50,7 +50,7 @@ describe("tau run on the Responses API", () => {
     const lines = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(JSON.stringify(lines)).toContain("The notes say 42.");
     // The responses as the journal keeps them: usage mapped, the reasoning item with its response.
-    const responses = lines.filter((l) => l.name === "provider.response_finished").map((l) => l.data as Record<string, unknown>);
+    const responses = lines.filter((l) => l.event === "provider.response_finished").map((l) => l.data as Record<string, unknown>);
     expect(responses.map((d) => d.usage)).toEqual([
       { input_tokens: 500, output_tokens: 30, cache_read_tokens: 0, reasoning_tokens: 20 },
       { input_tokens: 700, output_tokens: 8, cache_read_tokens: 500, reasoning_tokens: 0 },

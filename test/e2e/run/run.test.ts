@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { runTau } from "../../support/run-tau.js";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { REPO_ROOT } from "../../support/paths.js";
+import { exitCodeOf } from "../../../handwritten/cli/errors.js";
 import { FakeOpenAI, disconnectAfter, errorResponse, replayResponse, sseEvent, completionChunk, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { cassetteReplay, loadCassette } from "../../../handwritten/extensions/provider/index.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
@@ -128,9 +129,10 @@ describe("tau run", () => {
     fake.enqueue(errorResponse(429, { code: "rate_limit_exceeded", type: "requests" }, { "retry-after": "0" }), textResponse("after a retry"));
     const r1 = await runTau(["run", "-p", "hi", "--json"], { env: openai(env), cwd: project });
     expect(r1.code).toBe(0);
-    const events = r1.stdout.trim().split("\n").map((l) => JSON.parse(l) as { name: string; data: Record<string, unknown> });
-    expect(events.find((e) => e.name === "provider.retry_scheduled")?.data).toMatchObject({ error_class: "rate_limited", attempt: 1 });
-    expect(events.at(-1)).toMatchObject({ name: "agent.outer_turn_finished", data: { outcome: "completed" } });
+    const events = r1.stdout.trim().split("\n").map((l) => JSON.parse(l) as { event: string; data: Record<string, unknown> });
+    expect(events.find((e) => e.event === "provider.retry_scheduled")?.data).toMatchObject({ error_class: "rate_limited", attempt: 1 });
+    expect(events.at(-2)).toMatchObject({ event: "agent.outer_turn_finished", data: { outcome: "completed" } });
+    expect(events.at(-1)).toMatchObject({ event: "run.ended", data: { status: "completed", exit_code: 0 } });
 
     let before = fake.chatRequests.length;
     fake.enqueue(errorResponse(400, { code: "context_length_exceeded", message: "too long: sk-test-key" }));
@@ -160,7 +162,7 @@ describe("tau run", () => {
     expect(r1.stderr).toContain("protocol");
     fake.enqueue(disconnectAfter([sseEvent(completionChunk({ content: "partial answer" }))]));
     const r2 = await runTau(["run", "-p", "y"], { env: openai(env), cwd: project });
-    expect(r2.code).toBe(1);
+    expect(r2.code).toBe(exitCodeOf("TAU-E0408")); // the connection to the provider was lost
     expect(r2.stderr).toContain("network");
   });
 
@@ -172,8 +174,8 @@ describe("tau run", () => {
     const updates = r.stdout
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as { name: string; data: { text_delta?: string } })
-      .filter((e) => e.name === "provider.response_updated");
+      .map((l) => JSON.parse(l) as { event: string; data: { text_delta?: string } })
+      .filter((e) => e.event === "provider.response_updated");
     expect(updates.length).toBeGreaterThanOrEqual(2);
     expect(updates.map((u) => u.data.text_delta).join("")).toBe("one two three");
 

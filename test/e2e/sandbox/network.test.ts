@@ -116,8 +116,8 @@ describe("the sandbox's network", () => {
     const result = r.stdout
       .split("\n")
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { name: string; data: Record<string, unknown> })
-      .find((e) => e.name === "tool.result");
+      .map((l) => JSON.parse(l) as { event: string; data: Record<string, unknown> })
+      .find((e) => e.event === "tool.result");
     expect(String(result?.data.output)).toContain(`:sandbox filesystem allow-write add ${outside}`);
     expect(String(result?.data.output)).toContain("nobody was asked (non-interactive)");
     expect(existsSync(join(outside, "f"))).toBe(false);

@@ -135,10 +135,10 @@ describe("choosing the automatic reviewer", () => {
     const events = r.stdout
       .split("\n")
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { name: string; data: Record<string, unknown> });
-    expect(String(events.find((e) => e.name === "tool.result")?.data.output)).toContain(`:sandbox filesystem allow-write add ${outside}`);
+      .map((l) => JSON.parse(l) as { event: string; data: Record<string, unknown> });
+    expect(String(events.find((e) => e.event === "tool.result")?.data.output)).toContain(`:sandbox filesystem allow-write add ${outside}`);
     expect(fake.requests.filter(isReview)).toHaveLength(0);
-    expect(events.some((e) => e.name === "sandbox.approval_requested")).toBe(false);
+    expect(events.some((e) => e.event === "sandbox.approval_requested")).toBe(false);
     expect(existsSync(join(outside, "f"))).toBe(false);
   }, 120_000);
 });

@@ -5,6 +5,7 @@ import { runTau } from "../../support/run-tau.js";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
+import { exitCodeOf } from "../../../handwritten/cli/errors.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s));
@@ -69,11 +70,11 @@ describe("skills through the real tau binary", () => {
     const { env, project } = workspace();
     const before = fake.chatRequests.length;
     const r = await runTau(["run", "--skill", "nope", "-p", "x"], { env, cwd: project });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(exitCodeOf("TAU-E0309")); // refused: nothing was sent
     expect(r.stderr).toContain('unknown skill "nope"; known skills: greet, release-notes');
     expect(fake.chatRequests.length).toBe(before);
     const skipped = await runTau(["run", "--skill", "broken"], { env, cwd: project });
-    expect(skipped.code).toBe(1);
+    expect(skipped.code).toBe(exitCodeOf("TAU-E0309"));
     expect(skipped.stderr).toContain("broken/SKILL.md: front matter has no `description`");
     expect(fake.chatRequests.length).toBe(before);
   });

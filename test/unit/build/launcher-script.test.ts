@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveRoots } from "../../../handwritten/config/paths.js";
 import { launcherHead, withLauncherHead } from "../../../handwritten/cli/launcher-script.js";
-import { parseEarlyLaunch, parseRunArgs } from "../../../handwritten/cli/run-args.js";
+import { parseEarlyLaunch, parseRunArgs } from "../../../handwritten/cli/run/index.js";
 import { mintId } from "../../../handwritten/harness/ids.js";
 import {
   DAEMON_LOG,

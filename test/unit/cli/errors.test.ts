@@ -11,7 +11,7 @@ import { Errors } from "@oclif/core";
 import { ERROR_DOCS, errorEntries } from "../../../handwritten/cli/error-docs.js";
 import { EXIT_CODES, EXIT_OK, TAU_ERRORS, TauError, exitCodeOf, type TauErrorCode } from "../../../handwritten/cli/errors.js";
 import { throughExitMap } from "../../../handwritten/cli/main.js";
-import { NO_PROMPT } from "../../../handwritten/cli/run-args.js";
+import { NO_PROMPT } from "../../../handwritten/cli/run/index.js";
 import { HEAD_END } from "../../../handwritten/cli/launcher-script.js";
 import { REPO_ROOT, TAU_BIN } from "../../support/paths.js";
 import { runTau } from "../../support/run-tau.js";
@@ -49,8 +49,14 @@ describe("the CLI's exit statuses", () => {
   it("[cli.errors.one-exit-map] each kind keeps its exit status, and each code exits as its kind", () => {
     // The statuses scripts already rely on: changing one is a breaking change, not a refactoring.
     expect(EXIT_OK).toBe(0);
-    expect(EXIT_CODES).toEqual({ usage: 2, config: 2, failed: 1, unavailable: 1, cancelled: 130, not_started: 3 });
-    const group: Record<string, string[]> = { "01": ["usage"], "02": ["config"], "03": ["failed"], "04": ["unavailable", "not_started"], "05": ["cancelled"] };
+    expect(EXIT_CODES).toEqual({ usage: 2, config: 2, failed: 1, unavailable: 1, refused: 4, unreachable: 5, cut_short: 6, daemon_lost: 7, cancelled: 130, not_started: 3 });
+    const group: Record<string, string[]> = {
+      "01": ["usage"],
+      "02": ["config"],
+      "03": ["failed", "refused", "cut_short"],
+      "04": ["unavailable", "not_started", "unreachable", "daemon_lost"],
+      "05": ["cancelled"],
+    };
     for (const code of codes) {
       expect(code).toMatch(/^TAU-E\d{4}$/);
       const kind = TAU_ERRORS[code];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NO_PROMPT, headlessPrompt, parseRunArgs } from "../../../handwritten/cli/run-args.js";
+import { NO_PROMPT, headlessPrompt, parseRunArgs } from "../../../handwritten/cli/run/index.js";
 
 describe("a headless prompt is read as the interactive UI reads a line", () => {
   it("[run.colon.headless-reading] text, ::escapes, :skill, refusals and an empty prompt", () => {

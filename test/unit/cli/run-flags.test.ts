@@ -1,4 +1,4 @@
-// `tau run`'s flags are declared once (run-flags.ts): the command framework's `run` command, the fast
+// `tau run`'s flags are declared once (run/flags.ts): the command framework's `run` command, the fast
 // path's parser, `tau run --help` and the launcher script all follow the table.
 import { Parser } from "@oclif/core";
 import { readFileSync } from "node:fs";
@@ -6,8 +6,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import Run from "../../../handwritten/cli/commands/run.js";
 import { launcherShell } from "../../../handwritten/cli/launcher-script.js";
-import { parseRunArgs } from "../../../handwritten/cli/run-args.js";
-import { EPHEMERAL_FLAG, RUN_FLAGS, type RunFlag } from "../../../handwritten/cli/run-flags.js";
+import { EPHEMERAL_FLAG, RUN_FLAGS, parseRunArgs, type RunFlag } from "../../../handwritten/cli/run/index.js";
 import { runTau } from "../../support/run-tau.js";
 import { TAU_BIN } from "../../support/paths.js";
 

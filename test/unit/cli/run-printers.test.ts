@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { RunJsonPrinter } from "../../../handwritten/cli/run-json-printer.js";
-import { RunTextPrinter } from "../../../handwritten/cli/run-text-printer.js";
+import { RunJsonPrinter, RunTextPrinter } from "../../../handwritten/cli/run/index.js";
 import type { Delivery } from "../../../handwritten/cli/session-client.js";
 
-const delivery = (seq: number, name: string, data: Record<string, unknown>, replay = false): Delivery =>
-  ({ seq, event: { name, data }, ...(replay ? { replay: true } : {}) }) as unknown as Delivery;
+const delivery = (seq: number, name: string, data: Record<string, unknown>, replay = false, publisher: Delivery["publisher"] = { class: "harness" }): Delivery =>
+  ({ seq, recorded_at: 1_000_000 + seq, publisher, event: { name, data }, ...(replay ? { replay: true } : {}) }) as unknown as Delivery;
 
 function capture() {
   const out: string[] = [];
@@ -37,15 +36,17 @@ describe("tau run's printers", () => {
     expect(c.out.join("")).toBe("part\n");
   });
 
-  it("json: one object per event with its seq, replayed ones marked, nothing else", () => {
+  it("json: one object per event with a trace line's fields (seq, at_us, event, by, data), replayed ones marked, nothing else", () => {
     const c = capture();
     const p = new RunJsonPrinter(c.stdout);
     p.agentEvent(delivery(7, "provider.response_updated", { text_delta: "a\nb" }));
     p.agentEvent(delivery(8, "agent.prompt_submitted", { prompt_id: "p1" }, true));
+    p.agentEvent(delivery(9, "tool.result", { tool: "shell" }, false, { class: "extension", instance: "shell", kind: "tool", generation: 3 }));
     p.endText();
     expect(c.out.map((l) => JSON.parse(l))).toEqual([
-      { seq: 7, name: "provider.response_updated", data: { text_delta: "a\nb" } },
-      { seq: 8, name: "agent.prompt_submitted", data: { prompt_id: "p1" }, replay: true },
+      { seq: 7, at_us: 1_000_007, event: "provider.response_updated", by: "harness", data: { text_delta: "a\nb" } },
+      { seq: 8, at_us: 1_000_008, event: "agent.prompt_submitted", by: "harness", data: { prompt_id: "p1" }, replay: true },
+      { seq: 9, at_us: 1_000_009, event: "tool.result", by: "extension:shell", data: { tool: "shell" } },
     ]);
     expect(c.out.every((l) => l.endsWith("\n") && !l.slice(0, -1).includes("\n"))).toBe(true);
     expect(p.live).toEqual(["*"]);

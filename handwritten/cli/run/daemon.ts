@@ -1,13 +1,13 @@
 // Starting the owned daemon of a `tau run`, or adopting the one the `tau` launcher script started for
-// it. Kept apart from run-prompt.ts, and importing the small files it needs rather than their
+// it. Kept apart from prompt.ts, and importing the small files it needs rather than their
 // folders' index.ts, so the fast path can start the daemon before the protocol, the validators and
 // the client are initialised.
-import { resolveRoots, type Roots } from "../config/paths.js";
+import { resolveRoots, type Roots } from "../../config/paths.js";
 import { readFileSync } from "node:fs";
-import { RUN_DAEMON_ENV } from "../startup/launch-facts.js";
-import { adoptDaemon, parentOf, type StartedDaemon } from "../transport/launch.js";
-import { parseEarlyLaunch } from "./run-args.js";
-import { startOwnedDaemon } from "./owned-daemon.js";
+import { RUN_DAEMON_ENV } from "../../startup/launch-facts.js";
+import { adoptDaemon, parentOf, type StartedDaemon } from "../../transport/launch.js";
+import { parseEarlyLaunch } from "./args.js";
+import { startOwnedDaemon } from "../owned-daemon.js";
 
 export interface RunOptions {
   readonly json: boolean;

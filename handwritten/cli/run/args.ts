@@ -1,15 +1,15 @@
 // `tau run`'s arguments on its fast path. The client parses them, and so does a daemon that the `tau`
 // launcher script started for the run in parallel (`tau daemon --for-run`): one parser, so both reach
 // the same answer on whether the run goes ahead and with which daemon arguments. The flags are those
-// of run-flags.ts, which the oclif `run` command (serving `tau run --help`) is made from too.
+// of flags.ts, which the oclif `run` command (serving `tau run --help`) is made from too.
 import { resolve } from "node:path";
 import { readSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../startup/launch-facts.js";
-import type { TauErrorCode } from "./errors.js";
-import type { RunOptions } from "./run-daemon.js";
-import { parseArgsOptions, type RunFlagValues } from "./run-flags.js";
-import { parseInput } from "./tui/command-mode.js";
+import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../../startup/launch-facts.js";
+import type { TauErrorCode } from "../errors.js";
+import type { RunOptions } from "./daemon.js";
+import { parseArgsOptions, type RunFlagValues } from "./flags.js";
+import { parseInput } from "../tui/command-mode.js";
 
 /** The text a run submits; `literal` when the user escaped a leading colon (`::text`). */
 export interface RunPrompt {
@@ -36,6 +36,8 @@ export interface RunRefusal {
   readonly ok: false;
   readonly code: TauErrorCode;
   readonly message: string;
+  /** The command line asked for --json and its flags could be read: the refusal writes the closing line. */
+  readonly json?: true;
 }
 
 export type ParsedRunArgs = { readonly ok: true; readonly args: RunArgs } | RunRefusal;
@@ -62,9 +64,10 @@ export function parseRunArgs(argv: readonly string[]): ParsedRunArgs {
     return { ok: false, code: "TAU-E0101", message: `tau run: ${(err as Error).message}\nSee: tau run --help` };
   }
   if (positionals.length > 1) {
-    return { ok: false, code: "TAU-E0101", message: `tau run: one prompt argument, not ${positionals.length} (quote it: tau run "fix the failing test")\nSee: tau run --help` };
+    return { ok: false, code: "TAU-E0101", message: `tau run: one prompt argument, not ${positionals.length} (quote it: tau run "fix the failing test")\nSee: tau run --help`, ...(values.json === true ? { json: true } : {}) };
   }
-  return runArgsOf(values, positionals[0]);
+  const parsed = runArgsOf(values, positionals[0]);
+  return parsed.ok || values.json !== true ? parsed : { ...parsed, json: true };
 }
 
 /**
@@ -189,7 +192,7 @@ function readStdin(): string | undefined {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** The prompt on standard input, bounded and read as the interactive UI reads a line (run-main.ts, commands/run.ts). */
+/** The prompt on standard input, bounded and read as the interactive UI reads a line (main.ts, commands/run.ts). */
 export function readPromptStdin(skill: string | undefined): HeadlessPrompt {
   const text = readStdin();
   return text === undefined ? { ok: false, code: "TAU-E0108", message: STDIN_TOO_LARGE } : headlessPrompt(text, skill);

@@ -1,8 +1,8 @@
 // `tau run`'s text output: the answer's text on stdout as it streams, a line per tool result on
 // stderr, and every message about the run on a line of its own after the text.
-import type { RunPrinter } from "./run-printer.js";
-import type { Delivery } from "./session-client.js";
-import { sanitize } from "./ui/index.js";
+import type { RunPrinter } from "./printer.js";
+import type { Delivery } from "../session-client.js";
+import { sanitize } from "../ui/index.js";
 
 export class RunTextPrinter implements RunPrinter {
   readonly live = [

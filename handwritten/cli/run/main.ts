@@ -6,15 +6,16 @@
 // dist/fast/run-prompt.cjs, loaded while the daemon boots. Where it can, the `tau` launcher script
 // has already started the daemon, in parallel with this process (see bin/tau.cjs): it is adopted
 // here instead.
-import { mark, markStart } from "../startup/timeline.js";
-import { abandonDaemon, loadFastBundle } from "../transport/launch.js";
-import { TauError, exitWithError } from "./errors.js";
-import { NO_PROMPT, parseRunArgs, readPromptStdin, type RunPrompt, type RunRefusal } from "./run-args.js";
-import { startRunDaemon, takeEarlyDaemon, type RunOptions } from "./run-daemon.js";
-import { resolveRoots } from "../config/paths.js";
-import { startOwnedDaemon } from "./owned-daemon.js";
+import { mark, markStart } from "../../startup/timeline.js";
+import { abandonDaemon, loadFastBundle } from "../../transport/launch.js";
+import { TauError, exitWithError } from "../errors.js";
+import { NO_PROMPT, parseRunArgs, readPromptStdin, type RunPrompt, type RunRefusal } from "./args.js";
+import { startRunDaemon, takeEarlyDaemon, type RunOptions } from "./daemon.js";
+import { resolveRoots } from "../../config/paths.js";
+import { startOwnedDaemon } from "../owned-daemon.js";
+import { closingLine, endWith } from "./ends.js";
 
-type RunPromptBundle = typeof import("./run-prompt.js");
+type RunPromptBundle = typeof import("./prompt.js");
 
 export async function main(argv: readonly string[]): Promise<void> {
   markStart("run");
@@ -27,7 +28,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     const early = await takeEarlyDaemon({ json: false, ephemeral: false });
     if (early) await abandonDaemon(early);
     const r = refusal ?? (parsed as RunRefusal);
-    exitWithError(new TauError(r.code, r.message));
+    refuse(new TauError(r.code, r.message), parsed.ok ? parsed.args.options.json : parsed.json === true);
     return;
   }
   let { options } = parsed.args;
@@ -40,7 +41,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     const read = readPromptStdin(options.skill);
     if (!read.ok) {
       await abandonDaemon(daemon);
-      exitWithError(new TauError(read.code, read.message));
+      refuse(new TauError(read.code, read.message), options.json);
       return;
     }
     prompt = read.prompt;
@@ -54,6 +55,15 @@ export async function main(argv: readonly string[]): Promise<void> {
     rest.settled();
   }
   leaveWhenDone();
+}
+
+/**
+ * A run refused before its daemon was reached: its error on stderr and, with --json, the stream's
+ * closing line (a command line whose flags could not be read has no --json to honour: stderr only).
+ */
+function refuse(err: TauError, json: boolean): void {
+  exitWithError(err);
+  if (json) process.stdout.write(closingLine(endWith(err)));
 }
 
 /** Once everything is written and closed (the event loop is empty), leave through process.exit: it
@@ -80,7 +90,7 @@ async function continueSession(given: RunPrompt | undefined, fromStdin: boolean,
   let prompt = given;
   if (fromStdin) {
     const read = readPromptStdin(options.skill);
-    if (!read.ok) return exitWithError(new TauError(read.code, read.message));
+    if (!read.ok) return refuse(new TauError(read.code, read.message), options.json);
     prompt = read.prompt;
     if (read.skill !== undefined) options = { ...options, skill: read.skill };
   }
@@ -95,7 +105,7 @@ async function continueSession(given: RunPrompt | undefined, fromStdin: boolean,
       await new Promise((resolve) => setTimeout(resolve, 25));
       target = rest.exports.resumeTarget(roots.state, process.cwd(), resume);
     }
-    if (!target.ok) return exitWithError(new TauError(target.code, target.message));
+    if (!target.ok) return refuse(new TauError(target.code, target.message), options.json);
     const daemon = startOwnedDaemon(roots, { resume: target.sessionId, overrides: options.harnessConfig ?? [] });
     mark("run daemon spawned");
     process.exitCode = await rest.exports.runPrompt(prompt ?? { text: "", literal: false }, { ...options, ...(target.agentId !== undefined ? { agentId: target.agentId } : {}) }, daemon);

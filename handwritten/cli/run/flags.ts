@@ -1,4 +1,4 @@
-// `tau run`'s flags, declared once (GATE-cli-declared-once). The fast path's parser (run-args.ts),
+// `tau run`'s flags, declared once (GATE-cli-declared-once). The fast path's parser (args.ts),
 // the command framework's `run` command (commands/run.ts, which answers `tau run --help` and gives
 // the docs site its CLI page) and the `tau` launcher script (which looks for --ephemeral before the
 // client has even started: cli/launcher-script.ts) are all made from this table. Plain data: it is
@@ -17,7 +17,7 @@ export interface RunFlag {
 export const RUN_FLAGS = {
   prompt: { type: "string", char: "p", description: "The prompt text." },
   "prompt-stdin": { type: "boolean", description: "Read the prompt from standard input." },
-  json: { type: "boolean", description: "Stream every event as one JSON line instead of printing the answer." },
+  json: { type: "boolean", description: "Stream the run's events as JSON lines instead of printing the answer: its agent's agent.started first, a run.ended line saying how the run ended last." },
   ephemeral: { type: "boolean", description: "Keep no session files." },
   continue: { type: "boolean", description: "Continue this project's most recently active saved session: the prompt goes to its agent, with the conversation so far." },
   resume: { type: "string", description: "Continue the saved session with this id (or a unique prefix of one), as --continue does." },

@@ -1,7 +1,7 @@
-// What `tau run` prints of its agent's events: the answer as text (run-text-printer.ts) or every
-// event as a JSON line (run-json-printer.ts). The run itself (run-prompt.ts) starts the daemon,
-// submits the prompt and decides the exit status; a printer only writes.
-import type { Delivery } from "./session-client.js";
+// What `tau run` prints of its agent's events: the answer as text (text-printer.ts) or every
+// event as a JSON line (json-printer.ts). The run itself (prompt.ts) starts the daemon,
+// submits the prompt and decides how the run ended (ends.ts); a printer only writes.
+import type { Delivery } from "../session-client.js";
 
 export interface RunPrinter {
   /** The live events the printer needs of the run's agent (`*` for all). */

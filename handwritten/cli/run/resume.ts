@@ -1,9 +1,9 @@
 // `tau run --continue` / `--resume ID`: which saved session a run continues, and which of its agents
 // the prompt goes to (SPEC-cli-manners, "Continuing a session"). Read-only: summaries, checkpoints
 // and file times, never a journal's records.
-import { SessionCatalogError, agentToContinue, describeSession, listSavedSessions, resolveSavedSession } from "../sessions/index.js";
-import type { TauErrorCode } from "./errors.js";
-import type { RunOptions } from "./run-daemon.js";
+import { SessionCatalogError, agentToContinue, describeSession, listSavedSessions, resolveSavedSession } from "../../sessions/index.js";
+import type { TauErrorCode } from "../errors.js";
+import type { RunOptions } from "./daemon.js";
 
 /** Why a run cannot continue the session asked for (plain data: it crosses bundles). */
 export interface ResumeRefusal {
