@@ -75,6 +75,21 @@ export type AgentInternalPromptRequest = {
   only_tools?: Array<ShortText>;
 };
 
+/**
+ * Bounds on agents that start agents (SPEC-agent-team, "Bounds"): an `agent_start` past one of them
+ * is refused with a tool error that names the bound and its setting.
+ */
+export type AgentLimits = {
+  /** Most agents one agent may start. Default 16. */
+  children_per_agent?: number;
+  /** Deepest an agent may be below one the user started (whose depth is 0); 0 lets no agent start agents. Default 4. */
+  max_depth?: number;
+  /** Most agents a session holds (all agents, the user's included). Default 128. */
+  agents_per_session?: number;
+  /** Most `agent_start` calls that start an agent in any 60 seconds, in the whole session. Default 60. */
+  starts_per_minute?: number;
+};
+
 /** A request to set (or, with null, clear) one metadata key; `display_name` is presentation only. */
 export type AgentMetadataRequest = {
   agent_id: Id;
@@ -476,6 +491,8 @@ export type HarnessConfig = {
   context_alerts?: Array<ContextAlert>;
   /** Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction). */
   roles?: Record<string, RolePolicy>;
+  /** Bounds on agents that start agents (SPEC-agent-team, "Bounds"). */
+  agent_limits?: AgentLimits;
   /**
    * A model (`provider/model`) that writes each new session's title after its first answer, in a
    * tool-less request of its own; absent (the default), the title is the first prompt's first line.

@@ -7,11 +7,12 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateHarnessConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction)."},"title_model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"A model (`provider/model`) that writes each new session's title after its first answer, in a\ntool-less request of its own; absent (the default), the title is the first prompt's first line."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction)."},"agent_limits":{"$ref":"AgentLimits.json","description":"Bounds on agents that start agents (SPEC-agent-team, \"Bounds\")."},"title_model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"A model (`provider/model`) that writes each new session's title after its first answer, in a\ntool-less request of its own; absent (the default), the title is the first prompt's first line."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema24 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"Write the debug log (SPEC-debug-log)."},"retention_days":{"type":"integer","minimum":0,"maximum":3650,"default":14,"description":"Days a debug log is kept before it is deleted."}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
 const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ContextAlert.json","type":"object","properties":{"name":{"type":"string","examples":["half-full"],"pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"The alert's name."},"threshold":{"type":"number","examples":[0.5],"minimum":0,"maximum":1,"description":"The fraction of the context window at which it fires."},"text":{"type":"string","examples":["Half of the context is used: finish the current step before starting another."],"maxLength":4096,"description":"The advisory text; a default naming the threshold when absent."}},"required":["name","threshold"],"unevaluatedProperties":{"not":{}},"description":"An advisory the model receives once a response's context use crosses `threshold` of the window."};
+const schema37 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"AgentLimits.json","type":"object","properties":{"children_per_agent":{"type":"integer","minimum":0,"maximum":256,"default":16,"examples":[16],"description":"Most agents one agent may start. Default 16."},"max_depth":{"type":"integer","minimum":0,"maximum":64,"default":4,"examples":[4],"description":"Deepest an agent may be below one the user started (whose depth is 0); 0 lets no agent start agents. Default 4."},"agents_per_session":{"type":"integer","minimum":1,"maximum":10000,"default":128,"examples":[128],"description":"Most agents a session holds (all agents, the user's included). Default 128."},"starts_per_minute":{"type":"integer","minimum":1,"maximum":10000,"default":60,"examples":[60],"description":"Most `agent_start` calls that start an agent in any 60 seconds, in the whole session. Default 60."}},"unevaluatedProperties":{"not":{}},"description":"Bounds on agents that start agents (SPEC-agent-team, \"Bounds\"): an `agent_start` past one of them\nis refused with a tool error that names the bound and its setting."};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionConfig.json","type":"object","properties":{"name":{"$ref":"InstanceName.json","examples":["search"],"description":"The instance's name: its events, tools and secrets are known by it."},"enable":{"type":"boolean","default":true,"description":"`false` keeps the entry but does not start it."},"require":{"type":"boolean","default":false,"description":"A required extension that fails to start fails session startup."},"kind":{"$ref":"ExtensionKind.json","default":"tool","description":"What the extension is (SPEC-extension-host): it decides which events it may publish."},"command":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["node","./tools/search.mjs"]],"minItems":1,"maxItems":256,"description":"The executable and its arguments; first-party extensions use `[\"tau\", \"ext\", NAME]`."},"prefix":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["ssh","buildhost"]],"maxItems":256,"description":"Wrapper argv placed before `command`, such as `[\"bwrap\", …]` or `[\"ssh\", \"host\"]`."},"suffix":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["--verbose"]],"maxItems":256,"description":"Arguments placed after `command`."},"cwd":{"$ref":"PathText.json","examples":["/srv/tools"],"description":"The folder the extension starts in; the project root when absent."},"config":{"$ref":"#/$defs/RecordUnknown","examples":[{"index":"./search-index","max_results":50}],"description":"Settings handed to the extension in `configure`, as written."},"secrets":{"type":"array","items":{"$ref":"InstanceName.json"},"examples":[["search-api-key"]],"maxItems":64,"description":"Secret names to resolve and hand over in `configure` only."},"tool_prefix":{"type":"string","default":"","examples":["search_"],"description":"Put before the name of each tool the extension declares."},"call_tools":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["shell"]],"maxItems":256,"description":"Tools this extension may call with its own `tool.request` (exact names after prefixing, or\n`\"*\"` for any); none when absent. Its calls never enter an agent's transcript."},"startup_timeout_seconds":{"type":"integer","minimum":1,"maximum":3600,"default":2,"description":"Seconds the extension has to become ready after it starts."}},"required":["name","command"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionKind.json","type":"string","enum":["tool","core","provider","action"],"description":"Configured extension kinds; the harness grants publication authority by kind."};
@@ -1710,19 +1711,138 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.title_model !== undefined){
-let data19 = data.title_model;
+if(data.agent_limits !== undefined){
+let data19 = data.agent_limits;
 const _errs39 = errors;
 const _errs40 = errors;
 if(errors === _errs40){
-if(typeof data19 === "string"){
-if(func0(data19) > 1024){
-validate0.errors = [{instancePath:instancePath+"/title_model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.children_per_agent !== undefined){
+let data20 = data19.children_per_agent;
+const _errs42 = errors;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/children_per_agent",schemaPath:"AgentLimits.json/properties/children_per_agent/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs42){
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 256 || isNaN(data20)){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/children_per_agent",schemaPath:"AgentLimits.json/properties/children_per_agent/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"}];
+return false;
+}
+else {
+if(data20 < 0 || isNaN(data20)){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/children_per_agent",schemaPath:"AgentLimits.json/properties/children_per_agent/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
+}
+}
+var valid12 = _errs42 === errors;
+}
 else {
-validate0.errors = [{instancePath:instancePath+"/title_model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+var valid12 = true;
+}
+if(valid12){
+if(data19.max_depth !== undefined){
+let data21 = data19.max_depth;
+const _errs44 = errors;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/max_depth",schemaPath:"AgentLimits.json/properties/max_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs44){
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 64 || isNaN(data21)){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/max_depth",schemaPath:"AgentLimits.json/properties/max_depth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"}];
+return false;
+}
+else {
+if(data21 < 0 || isNaN(data21)){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/max_depth",schemaPath:"AgentLimits.json/properties/max_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid12 = _errs44 === errors;
+}
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data19.agents_per_session !== undefined){
+let data22 = data19.agents_per_session;
+const _errs46 = errors;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/agents_per_session",schemaPath:"AgentLimits.json/properties/agents_per_session/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs46){
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 10000 || isNaN(data22)){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/agents_per_session",schemaPath:"AgentLimits.json/properties/agents_per_session/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"}];
+return false;
+}
+else {
+if(data22 < 1 || isNaN(data22)){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/agents_per_session",schemaPath:"AgentLimits.json/properties/agents_per_session/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid12 = _errs46 === errors;
+}
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data19.starts_per_minute !== undefined){
+let data23 = data19.starts_per_minute;
+const _errs48 = errors;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/starts_per_minute",schemaPath:"AgentLimits.json/properties/starts_per_minute/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs48){
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 10000 || isNaN(data23)){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/starts_per_minute",schemaPath:"AgentLimits.json/properties/starts_per_minute/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"}];
+return false;
+}
+else {
+if(data23 < 1 || isNaN(data23)){
+validate0.errors = [{instancePath:instancePath+"/agent_limits/starts_per_minute",schemaPath:"AgentLimits.json/properties/starts_per_minute/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid12 = _errs48 === errors;
+}
+else {
+var valid12 = true;
+}
+if(valid12){
+for(const key2 in data19){
+if((((key2 !== "children_per_agent") && (key2 !== "max_depth")) && (key2 !== "agents_per_session")) && (key2 !== "starts_per_minute")){
+const _errs51 = errors;
+validate0.errors = [{instancePath:instancePath+"/agent_limits/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"AgentLimits.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid13 = _errs51 === errors;
+if(!valid13){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/agent_limits",schemaPath:"AgentLimits.json/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -1732,14 +1852,37 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key2 in data){
-if(((((((((((key2 !== "extensions") && (key2 !== "providers")) && (key2 !== "model")) && (key2 !== "model_info")) && (key2 !== "debug_log")) && (key2 !== "system_prompt_template")) && (key2 !== "sandbox")) && (key2 !== "compaction")) && (key2 !== "context_alerts")) && (key2 !== "roles")) && (key2 !== "title_model")){
-const _errs43 = errors;
-validate0.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.title_model !== undefined){
+let data25 = data.title_model;
+const _errs53 = errors;
+const _errs54 = errors;
+if(errors === _errs54){
+if(typeof data25 === "string"){
+if(func0(data25) > 1024){
+validate0.errors = [{instancePath:instancePath+"/title_model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
-var valid12 = _errs43 === errors;
-if(!valid12){
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/title_model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs53 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key3 in data){
+if((((((((((((key3 !== "extensions") && (key3 !== "providers")) && (key3 !== "model")) && (key3 !== "model_info")) && (key3 !== "debug_log")) && (key3 !== "system_prompt_template")) && (key3 !== "sandbox")) && (key3 !== "compaction")) && (key3 !== "context_alerts")) && (key3 !== "roles")) && (key3 !== "agent_limits")) && (key3 !== "title_model")){
+const _errs57 = errors;
+validate0.errors = [{instancePath:instancePath+"/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid15 = _errs57 === errors;
+if(!valid15){
 break;
+}
 }
 }
 }

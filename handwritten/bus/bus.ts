@@ -7,7 +7,7 @@ import { encodeFrame, eventProblem, type Event } from "../protocol/index.js";
 import { AUTHORITY, PERSISTENCE, type EventName, type EventPayloads, type Persistence, type Publisher } from "../../generated/index.js";
 import { judge, type PublisherIdentity, type UnjudgedEvent } from "./admission.js";
 import { bestMatch, selectorMatches, type SelectorKind } from "./selectors.js";
-import { INTERCEPT_DEADLINE_MS, PIPELINE_QUEUE_ITEMS, SUBSCRIBER_QUEUE_BYTES, SUBSCRIBER_QUEUE_ITEMS } from "./limits.js";
+import { INTERCEPT_DEADLINE_MS, PIPELINE_QUEUE_ITEMS, SUBSCRIBER_HIGH_WATER_ITEMS, SUBSCRIBER_QUEUE_BYTES, SUBSCRIBER_QUEUE_ITEMS } from "./limits.js";
 
 /** The immutable publisher envelope the harness stamps on every publication. */
 export interface PublisherEnvelope extends PublisherIdentity {
@@ -76,6 +76,8 @@ export interface Sink {
    * the subscriber went away.
    */
   offerBatchAsync?(deliveries: readonly Delivery[], frames: readonly Buffer[]): Promise<"queued" | "closed">;
+  /** Deliveries queued and not yet taken by the subscriber (see SUBSCRIBER_HIGH_WATER_ITEMS). */
+  backlog?(): number;
   close(reason: string): void;
 }
 
@@ -270,10 +272,17 @@ export class Bus {
           outcome = { status: "failed", error: err instanceof Error ? err : new Error(String(err)) };
         }
         job.resolve(outcome);
+        // A subscriber falling behind gets its connection written before the next commit.
+        if (this.queue.length > 0 && this.backlogged()) await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } finally {
       this.running = false;
     }
+  }
+
+  private backlogged(): boolean {
+    for (const sub of this.subscriptions.values()) if ((sub.sink.backlog?.() ?? 0) > SUBSCRIBER_HIGH_WATER_ITEMS) return true;
+    return false;
   }
 
   private async process(job: Job): Promise<PublishOutcome> {

@@ -22,4 +22,4 @@ export type {
 } from "./bus.js";
 export { MemorySink } from "./memory-sink.js";
 export { selectorMatches, selectorKind } from "./selectors.js";
-export { INTERCEPT_DEADLINE_MS, PIPELINE_QUEUE_ITEMS, SUBSCRIBER_QUEUE_BYTES, SUBSCRIBER_QUEUE_ITEMS } from "./limits.js";
+export { INTERCEPT_DEADLINE_MS, PIPELINE_QUEUE_ITEMS, SUBSCRIBER_HIGH_WATER_ITEMS, SUBSCRIBER_QUEUE_BYTES, SUBSCRIBER_QUEUE_ITEMS } from "./limits.js";

@@ -3,6 +3,13 @@
 /** Items a subscriber's delivery queue may hold before the subscriber is cut off. */
 export const SUBSCRIBER_QUEUE_ITEMS = 1024;
 
+/**
+ * A subscriber holding more than this many deliveries makes the pipeline yield to I/O between
+ * publications, so its connection is written while it reads (a burst of commits runs in
+ * microtasks otherwise, and a reader that keeps up would still reach the bound and be cut off).
+ */
+export const SUBSCRIBER_HIGH_WATER_ITEMS = 256;
+
 /** Encoded bytes a subscriber's delivery queue may hold before the subscriber is cut off. */
 export const SUBSCRIBER_QUEUE_BYTES = 64 * 1024 * 1024;
 

@@ -4,7 +4,7 @@
 // answers the roster. A child's words reach another agent only inside an exact-close frame that
 // names it, as tool output or a harness prompt: never as the user's instruction.
 import type { Committed } from "../bus/index.js";
-import type { EventName, EventPayloads, RolePolicy, RosterRow } from "../../generated/index.js";
+import type { AgentLimits, EventName, EventPayloads, RolePolicy, RosterRow } from "../../generated/index.js";
 import type { JournalRecord } from "../store/index.js";
 import type { AgentFold } from "./agent-fold.js";
 import { AGENT_TOOL_NAMES, WORK_PHASES, cutText, escapeUntrusted, exactCloseFrame, workTitleProblem, type WorkPhaseName } from "./agent-tools.js";
@@ -15,9 +15,17 @@ export const AGENT_RESULT_MAX_CHARS = 16 * 1024;
 /** Default and most seconds an `agent_wait` waits. */
 export const AGENT_WAIT_DEFAULT_S = 300;
 export const AGENT_WAIT_MAX_S = 600;
-/** Most agents one `agent_wait` names, and most children one agent may have. */
+/** Most agents one `agent_wait` names. */
 export const AGENT_WAIT_MAX_TARGETS = 64;
-export const MAX_CHILDREN_PER_AGENT = 64;
+/** The team bounds when harness.yaml's `agent_limits` sets none (SPEC-agent-team, "Bounds"). */
+export const DEFAULT_AGENT_LIMITS: Readonly<Required<AgentLimits>> = Object.freeze({
+  children_per_agent: 16,
+  max_depth: 4,
+  agents_per_session: 128,
+  starts_per_minute: 60,
+});
+/** The window `starts_per_minute` counts starts in (ms). */
+export const AGENT_START_WINDOW_MS = 60_000;
 /** Longest task or message one agent sends another (UTF-16 units), as the tools' schemas say. */
 export const AGENT_TEXT_MAX_CHARS = 65_536;
 /** Most rows in a roster page. */
@@ -82,12 +90,20 @@ export class AgentTeam {
   private longWaitTimer: NodeJS.Timeout | undefined;
   private longWaitDraining = false;
   private readonly thresholds: readonly number[];
+  private readonly limits: Readonly<Required<AgentLimits>>;
+  /** When each agent start of the last AGENT_START_WINDOW_MS began (monotonic ms), oldest first. */
+  private readonly recentStarts: number[] = [];
+  /** Watch updates held for a watcher until it can take them in one prompt (see onTurnFinished): the newest per watched agent. */
+  private readonly heldUpdates = new Map<string, Map<string, string>>();
+  /** Each watcher's watch-update prompt submitted and not yet ended (queued or running). */
+  private readonly pendingWake = new Map<string, string>();
 
   constructor(
     private readonly port: AgentTeamPort,
-    options: { longWaitThresholdsS?: readonly number[] } = {},
+    options: { longWaitThresholdsS?: readonly number[]; limits?: AgentLimits } = {},
   ) {
     this.thresholds = [...(options.longWaitThresholdsS ?? LONG_WAIT_THRESHOLDS_S)].sort((a, b) => a - b);
+    this.limits = { ...DEFAULT_AGENT_LIMITS, ...options.limits };
   }
 
   /**
@@ -281,7 +297,11 @@ export class AgentTeam {
     if (name !== undefined && (typeof name !== "string" || name.length === 0 || name.length > 128 || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name))) {
       return this.error(call, "display_name must be one line of at most 128 characters");
     }
-    if (this.childrenOf(call.agentId).length >= MAX_CHILDREN_PER_AGENT) return this.error(call, `an agent may start at most ${MAX_CHILDREN_PER_AGENT} agents`);
+    // The bounds are checked and the start counted in one step with the child's registration
+    // (startChild registers it before its first await), so parallel calls cannot both pass one.
+    const refused = this.startRefusal(call.agentId);
+    if (refused !== undefined) return this.error(call, refused);
+    this.recentStarts.push(performance.now());
     const agentId = mintId("a");
     this.starting.add(agentId);
     try {
@@ -301,6 +321,42 @@ export class AgentTeam {
       this.settle();
     }
     await this.result(call, JSON.stringify({ agent_id: agentId, ...(role !== undefined ? { role } : {}), status: "started" }));
+  }
+
+  /** Why `parent` may not start an agent now (SPEC-agent-team, "Bounds"), or undefined. */
+  private startRefusal(parent: string): string | undefined {
+    const { children_per_agent, max_depth, agents_per_session, starts_per_minute } = this.limits;
+    const how = "agent_start was refused, nothing was started";
+    const depth = this.depthOf(parent) + 1;
+    if (depth > max_depth) {
+      return `${how}: the agent would be ${depth} levels below the user's agent, and agent_limits.max_depth is ${max_depth}; do the work yourself or hand it back to your parent`;
+    }
+    const children = this.childrenOf(parent).length;
+    if (children >= children_per_agent) {
+      return `${how}: you already started ${children} agents, and agent_limits.children_per_agent is ${children_per_agent}; give more work to the agents you have (agent_message) or wait for them`;
+    }
+    const agents = this.port.agentIds().length;
+    if (agents >= agents_per_session) {
+      return `${how}: the session already has ${agents} agents, and agent_limits.agents_per_session is ${agents_per_session}; reuse the agents you have`;
+    }
+    const now = performance.now();
+    while (this.recentStarts.length > 0 && now - (this.recentStarts[0] as number) >= AGENT_START_WINDOW_MS) this.recentStarts.shift();
+    if (this.recentStarts.length >= starts_per_minute) {
+      const wait = Math.ceil((AGENT_START_WINDOW_MS - (now - (this.recentStarts[0] as number))) / 1000);
+      return `${how}: ${this.recentStarts.length} agents were started in the last minute, and agent_limits.starts_per_minute is ${starts_per_minute}; try again in ${wait} s or reuse the agents you have`;
+    }
+    return undefined;
+  }
+
+  /** How many parents up an agent's chain goes to one that no agent started (0 for that one). */
+  private depthOf(agentId: string): number {
+    const seen = new Set<string>();
+    let depth = 0;
+    for (let at = this.port.fold(agentId)?.parent_id; at !== undefined && !seen.has(at); at = this.port.fold(at)?.parent_id) {
+      seen.add(at);
+      depth++;
+    }
+    return depth;
   }
 
   private async message(call: Call, args: Args): Promise<void> {
@@ -425,17 +481,47 @@ export class AgentTeam {
     void this.result(w, frames.join("\n"));
   }
 
-  /** A turn ended (or a prompt failed before it started): waiters may be answered, watchers told. */
+  /**
+   * A turn ended (or a prompt failed before it started): waiters may be answered, watchers told.
+   * Watch updates are coalesced: a watcher has at most one wake prompt at a time — updates that
+   * arrive while its wake is queued or running, or while it runs any other turn, are held (the
+   * newest per watched agent) and reach it together in one prompt once that turn ends, so a chain
+   * or lattice of watchers cannot multiply one change into many turns.
+   */
   onTurnFinished(c: Committed<"agent.outer_turn_finished">): void {
     this.settle();
     const target = c.data.agent_id;
     const watchers = this.watchersOf(target).filter((w) => this.port.fold(w));
-    if (watchers.length === 0) return;
-    const answer = this.port.lastAnswer(target) ?? "(no answer)";
-    const text = exactCloseFrame("watch_update", { agent: target, outcome: c.data.outcome }, cutText(answer, AGENT_RESULT_MAX_CHARS));
-    for (const w of watchers) {
-      void this.port.publish("agent.prompt_submitted", { agent_id: w, prompt_id: mintId("p"), source: "harness_internal", internal_kind: "watch_update", mode: "queue", text });
+    if (watchers.length > 0) {
+      const answer = this.port.lastAnswer(target) ?? "(no answer)";
+      const text = exactCloseFrame("watch_update", { agent: target, outcome: c.data.outcome }, cutText(answer, AGENT_RESULT_MAX_CHARS));
+      for (const w of watchers) {
+        let held = this.heldUpdates.get(w);
+        if (!held) this.heldUpdates.set(w, (held = new Map()));
+        // The newest update from one agent replaces an older one still held.
+        held.delete(target);
+        held.set(target, text);
+      }
     }
+    // The watcher's own wake ended (its turn, or its closing unstarted): the next may be sent.
+    if (this.pendingWake.get(target) === c.data.prompt_id) this.pendingWake.delete(target);
+    for (const w of [...this.heldUpdates.keys()]) this.wake(w);
+  }
+
+  /** Submits a watcher's held updates as one prompt, once it runs no turn and no wake of its waits. */
+  private wake(watcher: string): void {
+    const held = this.heldUpdates.get(watcher);
+    if (!held || held.size === 0 || this.pendingWake.has(watcher) || this.port.currentTurn(watcher) !== undefined) return;
+    if (!this.port.fold(watcher)) {
+      this.heldUpdates.delete(watcher);
+      return;
+    }
+    this.heldUpdates.delete(watcher);
+    const prompt_id = mintId("p");
+    this.pendingWake.set(watcher, prompt_id);
+    void this.port.publish("agent.prompt_submitted", { agent_id: watcher, prompt_id, source: "harness_internal", internal_kind: "watch_update", mode: "queue", text: [...held.values()].join("\n") }).then((ok) => {
+      if (!ok && this.pendingWake.get(watcher) === prompt_id) this.pendingWake.delete(watcher);
+    });
   }
 
   /** A cancel reaches the cancelled agent's children (and, through theirs, every descendant). */

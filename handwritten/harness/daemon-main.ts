@@ -144,6 +144,7 @@ function harnessOptions(args: DaemonArgs, setup: DaemonSetup): HarnessOptions {
     ...(config.title_model ? { titleModel: config.title_model } : {}),
     compaction: compactionSettings(config),
     ...(config.roles ? { roles: config.roles } : {}),
+    ...(config.agent_limits ? { agentLimits: config.agent_limits } : {}),
     runtimeDir: roots.runtime,
     // A handoff's replacement runs with this daemon's configuration: its project and overrides.
     launchReplacement: async ({ sessionId, seedPath }) => {

@@ -1,6 +1,6 @@
 // What a harness is opened with (its options) and what it needs from whoever supervises the
 // extensions (the daemon's supervisor fills it in once extensions run).
-import type { ExtensionConfig, ModelMetadata, RolePolicy } from "../../generated/index.js";
+import type { AgentLimits, ExtensionConfig, ModelMetadata, RolePolicy } from "../../generated/index.js";
 import type { ExtensionCounters } from "../host/index.js";
 import type { CompactionSettings } from "./compactor.js";
 import type { PeerBudget } from "./peer-messaging.js";
@@ -33,6 +33,8 @@ export interface HarnessOptions {
   readonly roles?: Readonly<Record<string, RolePolicy>>;
   /** Long-wait thresholds in seconds (tests; LONG_WAIT_THRESHOLDS_S otherwise). */
   readonly longWaitThresholdsS?: readonly number[];
+  /** Bounds on agents that start agents (`agent_limits` in harness.yaml; SPEC-agent-team, "Bounds"). */
+  readonly agentLimits?: AgentLimits;
   /**
    * Starts the replacement daemon of a handoff (SPEC-handoff) with this daemon's own configuration,
    * for session `sessionId` seeded from `seedPath`; resolves once it is up. Absent: no handoff.

@@ -188,7 +188,10 @@ export class Harness {
     });
     this.prompts = new PromptEngine(this.promptPort());
     this.shellCommands = new ShellCommandRouter({ publish: (name, data) => void this.publishHarness(name, data), shellTool: () => this.tools.tools.get("shell"), hasAgent, isLive });
-    this.team = new AgentTeam(this.teamPort(), options.longWaitThresholdsS !== undefined ? { longWaitThresholdsS: options.longWaitThresholdsS } : {});
+    this.team = new AgentTeam(this.teamPort(), {
+      ...(options.longWaitThresholdsS !== undefined ? { longWaitThresholdsS: options.longWaitThresholdsS } : {}),
+      ...(options.agentLimits !== undefined ? { limits: options.agentLimits } : {}),
+    });
     this.peerInbox = new PeerInbox({ sessionId, addressable: (agentId) => this.agents.get(agentId)?.fold.ephemeral === false, publish: (name, data) => this.committed(name, data), agents: () => this.peerRoster() }, options.peerBudget, options.peerClock);
     this.peerOutbox = new PeerOutbox({ runtimeDir: options.runtimeDir, sessionId });
     this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team });

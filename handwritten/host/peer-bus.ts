@@ -15,6 +15,7 @@ export function connectionSink(conn: Connection): Sink {
     // A replay keeps little queued at a time: the peer's pace, not the queue's bound, sets its memory.
     offerBatchAsync: async (_d: readonly Delivery[], frames: readonly Buffer[]) =>
       (await conn.whenBelow(REPLAY_QUEUED_BYTES)) && (await conn.sendFramesAsync(frames)) === "queued" ? "queued" : "closed",
+    backlog: () => conn.stats().items,
     close: (reason) => conn.close(reason),
   };
 }

@@ -115,8 +115,12 @@ describe("agent tools through the harness", () => {
       [b, c, false],
       [c, a, true],
     ]);
-    // A watcher is told when its target finishes a turn: a harness prompt, marked, never a user one.
+    // A watcher is told when its target finishes a turn: a harness prompt, marked, never a user one
+    // (held while the watcher runs a turn of its own, and sent once that turn ends).
     await answer(p, await nextOf(p, a, 2), { text: "A's answer </watch_update> tail" });
+    await until(() => k.committed("agent.outer_turn_finished", (d) => d.agent_id === a).length === 1, "A's turn's end");
+    expect(k.committed("agent.prompt_submitted", (d) => d.agent_id === c && d.internal_kind === "watch_update")).toHaveLength(0);
+    await answer(p, await nextOf(p, c, 3), { text: "C is done" });
     await until(() => k.committed("agent.prompt_submitted", (d) => d.agent_id === c && d.internal_kind === "watch_update").length > 0, "the watch prompt");
     const told = k.committed("agent.prompt_submitted", (d) => d.agent_id === c && d.internal_kind === "watch_update")[0]!;
     expect(told).toMatchObject({ source: "harness_internal", mode: "queue" });
@@ -298,5 +302,82 @@ describe("agent tools through the harness", () => {
     await new Promise((r) => setTimeout(r, 600)); // timing-under-test: longer than every threshold
     expect(notices(watcher)).toHaveLength(2);
     expect(notices(late)).toHaveLength(1);
+  });
+
+  it("[agent-team.bounds.refused-readable] children per agent, depth and agents per session are bounded; a start past one is refused, naming the bound, and starts nothing", async () => {
+    const k = await kit({ agentLimits: { children_per_agent: 2, max_depth: 2, agents_per_session: 4 } });
+    const p = await provider(k);
+    const lead = await k.createAgent();
+    await submit(k, lead, "delegate");
+    const hl = await nextOf(p, lead);
+    // Three starts in one round, in parallel: two pass, the third meets children_per_agent.
+    await answer(p, hl, { calls: ["s1", "s2", "s3"].map((id) => ({ call_id: id, tool: "agent_start", args: { task: `work ${id}` } })) });
+    const [o1, o2, o3] = [await outcome(k, "s1"), await outcome(k, "s2"), await outcome(k, "s3")];
+    expect([o1.ok, o2.ok, o3.ok]).toEqual([true, true, false]);
+    expect(o3.text).toContain("agent_limits.children_per_agent is 2");
+    const child = JSON.parse(o1.text).agent_id as string;
+    // The child (depth 1) starts a grandchild (depth 2): the session now holds 4 agents.
+    const hc = await nextOf(p, child);
+    await answer(p, hc, { calls: [{ call_id: "g1", tool: "agent_start", args: { task: "deeper" } }] });
+    const grandchild = JSON.parse((await outcome(k, "g1")).text).agent_id as string;
+    // The grandchild may not go deeper ...
+    const hg = await nextOf(p, grandchild);
+    const deep = await call(k, p, hg, "d1", "agent_start", { task: "deeper still" });
+    expect(deep.ok).toBe(false);
+    expect(deep.text).toContain("agent_limits.max_depth is 2");
+    // ... and the session is full for the second child too.
+    const other = JSON.parse(o2.text).agent_id as string;
+    const full = await call(k, p, await nextOf(p, other), "f1", "agent_start", { task: "one more" });
+    expect(full.ok).toBe(false);
+    expect(full.text).toContain("agent_limits.agents_per_session is 4");
+    expect(k.h.rosterPage({ includeUnloaded: false }).total).toBe(4);
+    expect(k.committed("agent.started")).toHaveLength(4);
+  });
+
+  it("[agent-team.bounds.starts-per-minute] starts in a minute are bounded; the refusal says when to try again", async () => {
+    const k = await kit({ agentLimits: { starts_per_minute: 2 } });
+    const p = await provider(k);
+    const lead = await k.createAgent();
+    await submit(k, lead, "delegate");
+    await answer(p, await nextOf(p, lead), { calls: ["s1", "s2", "s3"].map((id) => ({ call_id: id, tool: "agent_start", args: { task: `work ${id}` } })) });
+    const third = await outcome(k, "s3");
+    expect([(await outcome(k, "s1")).ok, (await outcome(k, "s2")).ok, third.ok]).toEqual([true, true, false]);
+    expect(third.text).toMatch(/agent_limits.starts_per_minute is 2; try again in \d+ s/);
+  });
+
+  it("[agent-team.watch.coalesced] a watcher is woken by at most one prompt at a time: updates that arrive while it runs are held and reach it together", async () => {
+    const k = await kit();
+    const p = await provider(k);
+    const [watcher, a, b] = [await k.createAgent(), await k.createAgent(), await k.createAgent()];
+    await submit(k, watcher, "watch them");
+    const hw = await nextOf(p, watcher);
+    await answer(p, hw, { calls: [{ call_id: "w1", tool: "agent_watch", args: { agent_id: a } }, { call_id: "w2", tool: "agent_watch", args: { agent_id: b } }] });
+    await outcome(k, "w2");
+    // The watcher is still in its turn while a finishes twice and b once.
+    const hw1 = await nextOf(p, watcher, 1);
+    for (const [agent, text] of [[a, "a first"], [b, "b only"], [a, "a second"]] as const) {
+      const before = k.committed("agent.outer_turn_finished", (d) => d.agent_id === agent).length;
+      await submit(k, agent, "work");
+      const h = await nextOf(p, agent, heads(p).filter((x) => x.agent_id === agent).length);
+      await answer(p, h, { text });
+      await until(() => k.committed("agent.outer_turn_finished", (d) => d.agent_id === agent).length === before + 1, `${agent}'s turn`);
+    }
+    expect(k.committed("agent.prompt_submitted", (d) => d.agent_id === watcher && d.internal_kind === "watch_update")).toHaveLength(0);
+    await answer(p, hw1, { text: "watching" });
+    // One prompt, the newest update per watched agent.
+    await until(() => k.committed("agent.prompt_submitted", (d) => d.agent_id === watcher && d.internal_kind === "watch_update").length === 1, "the watcher's wake");
+    const wake = k.committed("agent.prompt_submitted", (d) => d.agent_id === watcher && d.internal_kind === "watch_update")[0]!;
+    expect(String(wake.text)).toContain("b only");
+    expect(String(wake.text)).toContain("a second");
+    expect(String(wake.text)).not.toContain("a first");
+    // A change while that wake runs waits for its end, then comes alone.
+    const hwake = await nextOf(p, watcher, 2);
+    await submit(k, b, "again");
+    await answer(p, await nextOf(p, b, 1), { text: "b again" });
+    await until(() => k.committed("agent.outer_turn_finished", (d) => d.agent_id === b).length === 2, "b's second turn");
+    expect(k.committed("agent.prompt_submitted", (d) => d.agent_id === watcher && d.internal_kind === "watch_update")).toHaveLength(1);
+    await answer(p, hwake, { text: "noted" });
+    await until(() => k.committed("agent.prompt_submitted", (d) => d.agent_id === watcher && d.internal_kind === "watch_update").length === 2, "the second wake");
+    expect(String(k.committed("agent.prompt_submitted", (d) => d.agent_id === watcher && d.internal_kind === "watch_update")[1]?.text)).toContain("b again");
   });
 });
