@@ -341,23 +341,13 @@ export class Harness {
     return this.context.preview(kind, text, this.promptSnapshot(undefined).tools, (m) => this.options.warn?.(m));
   }
 
-  /**
-   * What a prompt of an agent is told and may call (SPEC-tool-routing, "Tool policy by role"): the
-   * harness's and the extensions' tools its role's policy and `only_tools` leave, and its system
-   * prompt — the template with its frozen context, then its role's addendum, the role catalog only
-   * while `agent_start` is offered. The turn loop captures one at each prompt's first round.
-   */
+  /** What a prompt of an agent is told and may call (prompt-snapshot.ts), taken at its first round. */
   promptSnapshot(agentId: string | undefined, onlyTools?: ReadonlySet<string>): PromptSnapshot {
     const agent = agentId === undefined ? undefined : this.agents.get(agentId);
     const role = agent?.fold.role;
-    return new PromptSnapshot({
-      role,
-      policy: policyOf(this.options.roles, role),
-      harnessTools: HARNESS_TOOLS.values(),
-      registry: this.tools.tools,
-      onlyTools,
-      system: (offers) => this.context.systemPrompt(agent) + this.team.promptAddendum(role, offers("agent_start")),
-    });
+    const policy = policyOf(this.options.roles, role);
+    const system = (offers: (name: string) => boolean) => this.context.systemPrompt(agent) + this.team.promptAddendum(role, offers("agent_start"));
+    return new PromptSnapshot({ role, policy, harnessTools: HARNESS_TOOLS.values(), registry: this.tools.tools, onlyTools, system });
   }
 
   /** The system prompt an agent's next prompt gets (its snapshot's). */
