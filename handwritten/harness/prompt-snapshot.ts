@@ -61,11 +61,6 @@ export class PromptSnapshot {
     this.system = s.system((name) => this.offered.has(name));
   }
 
-  /** Whether the prompt offers tool `name`. */
-  offers(name: string): boolean {
-    return this.offered.has(name);
-  }
-
   /**
    * Why a call of tool `name` in this prompt is not run, or undefined when it may run: a tool the
    * prompt offered that is gone now, or belongs to another extension than the one that offered it,
