@@ -1,8 +1,10 @@
 // `tau ext test-dummy` (disabled unless configured): a small extension for end-to-end tests.
 // Its config chooses tools and behaviours: {tools?: ["echo","sleep","progress","crash","fail","env"],
-// config_error?: string, never_ready?: boolean, driver?: boolean, ready_gate?: string}. A driver turns custom events
+// group?: string, tags?: string[] (declared with every tool), config_error?: string, never_ready?: boolean,
+// driver?: boolean, ready_gate?: string}. A driver turns custom events
 // `extension.event {category: "test", name: "call", payload: {agent_id, call_id, tool, arguments}}`
-// from a UI into `tool.request`s, so tests can route calls without a model.
+// from a UI into `tool.request`s, so tests can route calls without a model; `name: "register"` or
+// `"unregister"` with `payload: {tool}` declares or withdraws one of its test tools while it runs.
 import { existsSync } from "node:fs";
 import { Extension, ToolFailure, type ToolDefinition } from "../../sdk/index.js";
 
@@ -62,14 +64,15 @@ const TOOLS: Record<string, ToolDefinition> = {
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
-  const cfg = ext.config as { tools?: string[]; config_error?: string; never_ready?: boolean };
+  const cfg = ext.config as { tools?: string[]; group?: string; tags?: string[]; config_error?: string; never_ready?: boolean };
+  const labels = { ...(cfg.group !== undefined ? { group: cfg.group } : {}), ...(cfg.tags !== undefined ? { tags: cfg.tags } : {}) };
   // Secrets arrive only in configure; say which names arrived, never their values.
   process.stderr.write(`test-dummy ${ext.instance}: configured with secrets ${JSON.stringify(Object.keys(ext.configuration.secrets))}\n`);
   if (cfg.config_error) return ext.configError(cfg.config_error);
   for (const name of cfg.tools ?? ["echo"]) {
     const tool = TOOLS[name];
     if (!tool) return ext.configError(`unknown test tool ${name}`);
-    ext.registerTool(tool);
+    ext.registerTool({ ...tool, ...labels });
   }
   if (cfg.never_ready) return;
   // A start gate: a file at `ready_gate` when it starts keeps it from becoming ready until the file is gone.
@@ -86,9 +89,12 @@ export async function main(): Promise<void> {
   if ((ext.config as { driver?: boolean }).driver) {
     ext.subscribe([], ["extension.event"]);
     ext.on("extension.event", (e) => {
-      if (e.replay || e.data.category !== "test" || e.data.name !== "call") return;
+      if (e.replay || e.data.category !== "test") return;
       // A custom event's payload is free-form: the driver takes what it needs only when it is there.
       const { agent_id, call_id, tool, arguments: args } = e.data.payload;
+      if (e.data.name === "register" && typeof tool === "string" && TOOLS[tool]) return ext.registerTool({ ...TOOLS[tool], ...labels });
+      if (e.data.name === "unregister" && typeof tool === "string") return ext.unregisterTool(tool);
+      if (e.data.name !== "call") return;
       if (typeof agent_id !== "string" || typeof call_id !== "string" || typeof tool !== "string") return;
       ext.emit("tool.request", { agent_id, call_id, tool, arguments_json: JSON.stringify(args ?? {}) });
     });
