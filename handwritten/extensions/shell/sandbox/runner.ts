@@ -1,16 +1,19 @@
 // Runs one command inside the sandbox runtime (SPEC-sandbox, "Reusing the wrap" and "Created during
 // a command"): the project walk before it, a wrap built or reused, the command run, the mount points
-// bubblewrap made removed once no sandboxed command runs, and what the command created that the
-// rules cover moved out of the project. It keeps which sandboxed commands are running, the only
+// bubblewrap made (never in the project) removed once no sandboxed command runs, and what the command
+// created that the rules cover moved out of the project; while commands run, a record on disk lets
+// a start after a crash do that check. It keeps which sandboxed commands are running, the only
 // attribution a connection gets.
 import { builtin } from "../../../startup/builtin.js";
 import { join } from "node:path";
 import { randomHex } from "../../../startup/random.js";
-import { runShell, type ShellOutcome } from "../tools/index.js";
+import { mark } from "../../../startup/timeline.js";
+import { reapIfOrphaned, runShell, type ShellOutcome } from "../tools/index.js";
 import type { SandboxLifecycle, Runtime } from "./lifecycle.js";
 import type { CallNotes } from "./notes.js";
-import { runtimeConfig, type EffectivePolicy } from "./policy.js";
-import { createdDuring, quarantine, scanProject, type ProjectScan } from "./project-scan.js";
+import { runtimeConfig, watchedPaths, type EffectivePolicy } from "./policy.js";
+import { createdDuring, quarantine, scanProject, unboundProtected, type ProjectScan, type Watched } from "./project-scan.js";
+import { RunningRecord, recordsDir } from "./running-record.js";
 import type { ShellCall } from "./types.js";
 import { SANDBOX_COMMAND_ENV, WRAPPED_COMMAND, diskKey, ensureEmptyDir, planMounts, removeMountPoints, type WrapPlan } from "./wrap-cache.js";
 
@@ -49,14 +52,19 @@ export class SandboxedRunner {
   /** How many wraps the runtime built and how many were reused, for `:sandbox doctor`. */
   readonly wrapCounts = { built: 0, reused: 0 };
   private exitHandled = false;
-  /** Mount points of the commands run since no sandboxed command last ran. */
-  private readonly usedMountPoints: string[] = [];
+  /** Mount points (outside the project) of the commands run since no sandboxed command last ran, each listed with the reaper. */
+  private readonly usedMountPoints = new Map<string, () => void>();
+  /** The protected paths each running command's check watches (they did not exist when it started). */
+  private readonly watching = new Map<string, readonly Watched[]>();
+  private readonly record: RunningRecord;
 
   constructor(
     private readonly life: SandboxLifecycle,
     private readonly o: { readonly projectRoot: string; readonly stateRoot: string },
     private readonly notes: CallNotes,
-  ) {}
+  ) {
+    this.record = new RunningRecord(recordsDir(o.stateRoot), o.projectRoot);
+  }
 
   /** Runs `command` sandboxed for `call`, within `timeoutMs`, with a replay's one-off grant. */
   async run(command: string, call: ShellCall, timeoutMs: number, extra: OneOffGrant): Promise<ShellOutcome> {
@@ -64,24 +72,39 @@ export class SandboxedRunner {
     const policy = this.life.policy();
     const before = scanProject(this.o.projectRoot);
     const config = runtimeConfig(policy, this.o.projectRoot, extra, before);
+    mark("sandbox command scanned");
     const plan = await this.wrap(runtime, config, before);
+    mark("sandbox command wrapped");
+    const watched = unboundProtected(before, this.o.projectRoot, watchedPaths(policy));
     this.running.set(call.callId, { agentId: call.agentId, callId: call.callId, command });
+    this.watching.set(call.callId, watched);
     this.sandboxedRunning++;
-    this.usedMountPoints.push(...plan.mountPoints);
+    for (const m of [...plan.mountPoints, ...(plan.emptyDir !== undefined ? [plan.emptyDir] : [])]) {
+      if (!this.usedMountPoints.has(m)) this.usedMountPoints.set(m, reapIfOrphaned({ kind: "mount", path: m }));
+    }
+    // On disk before the command starts: a start after a crash checks what it leaves.
+    this.updateRecord();
     // Should the extension exit while a reused wrap's command runs (the runtime knows only its own).
     if (!this.exitHandled) {
       this.exitHandled = true;
-      process.once("exit", () => removeMountPoints(this.usedMountPoints));
+      process.once("exit", () => removeMountPoints([...this.usedMountPoints.keys()]));
     }
     try {
       // The command reaches the wrap in the environment (WRAPPED_COMMAND takes it out again).
       const env = { ...process.env, [SANDBOX_COMMAND_ENV]: command };
       return await runShell({ command, wrapped: `${CLOSE_INHERITED_FDS}\n${plan.wrapped}`, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
     } finally {
+      mark("sandbox command ended");
       this.running.delete(call.callId);
+      this.checkCreated(before, policy, call.callId, watched);
+      this.watching.delete(call.callId);
       if (--this.sandboxedRunning === 0) this.afterAll(runtime);
-      this.checkCreated(before, policy, call.callId);
+      else this.updateRecord();
     }
+  }
+
+  private updateRecord(): void {
+    this.record.update([...this.watching.values()].flat(), [...this.usedMountPoints.keys()]);
   }
 
   /**
@@ -129,11 +152,14 @@ export class SandboxedRunner {
 
   /** Once no sandboxed command runs: the mount points bubblewrap made for missing protected paths go, the runtime's with them. */
   private afterAll(runtime: Runtime): void {
-    removeMountPoints(this.usedMountPoints.splice(0));
+    removeMountPoints([...this.usedMountPoints.keys()]);
     for (; this.runtimeWraps > 0; this.runtimeWraps--) runtime.cleanupAfterCommand();
     // The empty folder a reused wrap made again is this extension's to remove (rmdir: only while empty).
     const emptyDir = this.lastWrap?.emptyDir;
     if (emptyDir !== undefined) removeMountPoints([emptyDir]);
+    for (const release of this.usedMountPoints.values()) release();
+    this.usedMountPoints.clear();
+    this.record.clear();
   }
 
   /**
@@ -141,8 +167,8 @@ export class SandboxedRunner {
    * files and git control files the command created are moved out of the project (SPEC-sandbox,
    * "Created during a command"); the call's result says where.
    */
-  private checkCreated(before: ProjectScan, policy: EffectivePolicy, callId: string): void {
-    const findings = createdDuring(before, scanProject(this.o.projectRoot), { credentials: policy.defaultDenyWrite });
+  private checkCreated(before: ProjectScan, policy: EffectivePolicy, callId: string, watched: readonly Watched[]): void {
+    const findings = createdDuring(before, scanProject(this.o.projectRoot), { credentials: policy.defaultDenyWrite, watched });
     if (findings.length === 0) return;
     const into = join(this.o.stateRoot, "sandbox-quarantine", `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomHex(4)}`);
     this.notes.push(callId, ...quarantine(findings, this.o.projectRoot, into));

@@ -70,9 +70,14 @@ export class Sandbox {
     return this.life.mode;
   }
 
-  /** Sets the sandbox up (once); `shell` calls wait for it. */
+  /** Sets the sandbox up (once): the policy, then the runtime; `shell` calls wait for it. */
   start(): Promise<void> {
     return this.life.start();
+  }
+
+  /** Resolves once the policy is loaded (the file tools need no more; the runtime may still be setting up). */
+  async policyReady(): Promise<void> {
+    await this.life.loadPolicy();
   }
 
   policy(): EffectivePolicy {
@@ -88,7 +93,7 @@ export class Sandbox {
    * The filesystem policy for one call of a file tool (`read`, `write`, `edit`, `grep`, `find`,
    * `ls`): the sandbox's own, so a grant counts for commands and tools alike; a write outside the
    * writable set is asked like a command's; the protected paths stay refused even while the user
-   * has the sandbox off. Call once the sandbox has started.
+   * has the sandbox off. Call once the policy is loaded (`policyReady`).
    */
   fileAccess(call: FileCall): FileAccess {
     return this.files.access(call);
