@@ -5,7 +5,7 @@
 // policy changes to the runtime. Nothing here asks the user or runs a command.
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { tmpdir } from "node:os";
 import type { SandboxConfig, SandboxMode, SandboxState } from "../../../../generated/index.js";
 import { loadSandboxConfig, type LoadedSandboxConfig } from "../../../config/index.js";
@@ -26,6 +26,8 @@ export interface LifecycleHooks {
   readonly askNetwork: (host: string, port: number | undefined) => Promise<NetworkVerdict>;
   /** The runtime's configuration changed: a wrap built before it is stale. */
   readonly configPushed: () => void;
+  /** The runtime is up: the wrap for the policy is built ahead of the first command. */
+  readonly runtimeUp: () => Promise<void>;
 }
 
 const INSTALL_HINT: Record<string, string> = {
@@ -120,6 +122,8 @@ export class SandboxLifecycle {
     await this.leftovers.around(SandboxManager.initialize(this.runtimeConfig() as never, (request) => this.hooks.askNetwork(request.host, request.port), false));
     mark("sandbox runtime initialized");
     this.runtime = SandboxManager;
+    await this.hooks.runtimeUp();
+    mark("sandbox wrap built ahead");
     this.enter(this.userSuspended ? "suspended" : "active");
   }
 
@@ -129,7 +133,8 @@ export class SandboxLifecycle {
       this.loaded = await loadSandboxConfig({
         configRoot: this.o.roots.config,
         projectRoot: this.o.projectRoot,
-        ...(this.o.launch?.config_file !== undefined ? { overrideFile: this.o.launch.config_file } : {}),
+        // Against the project root, where the extension started: its working directory is the runtime's later.
+        ...(this.o.launch?.config_file !== undefined ? { overrideFile: resolve(this.o.projectRoot, this.o.launch.config_file) } : {}),
         env: this.env,
       });
       return true;

@@ -120,6 +120,25 @@ export class SandboxedRunner {
     return this.running.has(callId);
   }
 
+  /**
+   * Builds the wrap for the policy as it is now before any command asks for one (twice: the second
+   * is keyed on the paths the first names, see "Reusing the wrap"), so that the first command finds
+   * it ready. A failure here is the first command's to meet.
+   */
+  async buildAhead(): Promise<void> {
+    const runtime = this.life.runtime;
+    if (runtime === undefined || this.life.platform !== "linux") return;
+    try {
+      for (let i = 0; i < 2 && this.sandboxedRunning === 0; i++) {
+        const scan = scanProject(this.o.projectRoot);
+        await this.wrap(runtime, runtimeConfig(this.life.policy(), this.o.projectRoot, {}, scan), scan);
+      }
+    } catch {
+      this.lastWrap = undefined;
+    }
+    if (this.sandboxedRunning === 0) for (; this.runtimeWraps > 0; this.runtimeWraps--) runtime.cleanupAfterCommand();
+  }
+
   /** The policy changed: the last wrap is not reused. */
   dropWrap(): void {
     this.lastWrap = undefined;

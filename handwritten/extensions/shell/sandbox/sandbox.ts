@@ -42,6 +42,7 @@ export class Sandbox {
     this.life = new SandboxLifecycle(o, {
       askNetwork: (host, port) => this.connections.ask(host, port),
       configPushed: () => this.runner.dropWrap(),
+      runtimeUp: () => this.runner.buildAhead(),
     });
     this.runner = new SandboxedRunner(this.life, { projectRoot: o.projectRoot, stateRoot: o.roots.state }, notes);
     this.diagnostics = new Diagnostics(o.host);
