@@ -14,6 +14,7 @@ import { mark } from "../../../startup/timeline.js";
 import { RuntimeLeftovers } from "./bridges.js";
 import { effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
 import { recoverAfterCrash } from "./running-record.js";
+import { SharedNetwork } from "./shared-network.js";
 import { firstLine, type SandboxOptions } from "./types.js";
 
 export type Runtime = (typeof import("@anthropic-ai/sandbox-runtime"))["SandboxManager"];
@@ -58,6 +59,8 @@ export class SandboxLifecycle {
   private policyLoaded: Promise<boolean> | undefined;
   private started: Promise<void> | undefined;
   private readonly leftovers = new RuntimeLeftovers();
+  /** The network namespace the session's commands share (Linux), once the runtime's bridge is up. */
+  readonly network = new SharedNetwork();
 
   constructor(
     private readonly o: SandboxOptions,
@@ -122,8 +125,12 @@ export class SandboxLifecycle {
     await this.leftovers.around(SandboxManager.initialize(this.runtimeConfig() as never, (request) => this.hooks.askNetwork(request.host, request.port), false));
     mark("sandbox runtime initialized");
     this.runtime = SandboxManager;
+    const bridge = this.platform === "linux" ? SandboxManager.getLinuxHttpSocketPath() : undefined;
+    const network = bridge !== undefined ? this.network.start(bridge) : Promise.resolve(false);
     await this.hooks.runtimeUp();
     mark("sandbox wrap built ahead");
+    await network;
+    mark("sandbox network namespace up");
     this.enter(this.userSuspended ? "suspended" : "active");
   }
 
@@ -218,6 +225,7 @@ export class SandboxLifecycle {
 
   /** Ends the runtime (its proxies and bridges). */
   async stop(): Promise<void> {
+    this.network.stop();
     if (this.runtime === undefined) return;
     await this.runtime.reset().catch(() => {});
     this.leftovers.releaseAll();

@@ -14,6 +14,7 @@ import type { CallNotes } from "./notes.js";
 import { runtimeConfig, watchedPaths, type EffectivePolicy } from "./policy.js";
 import { createdDuring, quarantine, scanProject, unboundProtected, type ProjectScan, type Watched } from "./project-scan.js";
 import { RunningRecord, recordsDir } from "./running-record.js";
+import { enterSharedNetwork, sharedNetworkWrap } from "./shared-network.js";
 import type { ShellCall } from "./types.js";
 import { SANDBOX_COMMAND_ENV, WRAPPED_COMMAND, diskKey, ensureEmptyDir, planMounts, removeMountPoints, type WrapPlan } from "./wrap-cache.js";
 
@@ -35,6 +36,8 @@ export interface CallRef {
  */
 export const CLOSE_INHERITED_FDS =
   'for __tau_fd in /dev/fd/*; do __tau_fd=${__tau_fd##*/}; case $__tau_fd in 0|1|2|*[!0-9]*) ;; *) exec {__tau_fd}>&- ;; esac; done; unset __tau_fd';
+/** The same, keeping 3 and 4: the shared network namespace's descriptors, closed in turn right before bubblewrap starts. */
+export const CLOSE_INHERITED_FDS_BUT_NAMESPACES = CLOSE_INHERITED_FDS.replace("0|1|2|", "0|1|2|3|4|");
 
 /** A replay's one-off grant. */
 export interface OneOffGrant {
@@ -92,7 +95,11 @@ export class SandboxedRunner {
     try {
       // The command reaches the wrap in the environment (WRAPPED_COMMAND takes it out again).
       const env = { ...process.env, [SANDBOX_COMMAND_ENV]: command };
-      return await runShell({ command, wrapped: `${CLOSE_INHERITED_FDS}\n${plan.wrapped}`, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+      // In the session's network namespace when it is up and the wrap fits it; else as the runtime wrapped it.
+      const network = this.life.network;
+      const fds = plan.shared !== undefined && plan.bridge === network.bridge ? network.descriptors() : undefined;
+      const wrapped = fds !== undefined && plan.shared !== undefined ? `${CLOSE_INHERITED_FDS_BUT_NAMESPACES}\n${enterSharedNetwork(plan.shared)}` : `${CLOSE_INHERITED_FDS}\n${plan.wrapped}`;
+      return await runShell({ command, wrapped, ...(fds !== undefined ? { fds } : {}), env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
     } finally {
       mark("sandbox command ended");
       this.running.delete(call.callId);
@@ -164,7 +171,9 @@ export class SandboxedRunner {
     const wrapped = await runtime.wrapWithSandbox(WRAPPED_COMMAND, "bash", config as never, undefined, { commandId: randomHex(16) });
     this.runtimeWraps++;
     const mounts = planMounts(wrapped);
-    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: mounts?.paths ?? [] };
+    const bridge = this.life.platform === "linux" ? runtime.getLinuxHttpSocketPath() : undefined;
+    const shared = bridge !== undefined ? sharedNetworkWrap(wrapped, bridge) : undefined;
+    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: mounts?.paths ?? [], shared, bridge };
     this.lastWrap = key !== undefined && mounts !== undefined ? plan : undefined;
     return plan;
   }
