@@ -5,6 +5,7 @@
 // a start after a crash do that check. It keeps which sandboxed commands are running, the only
 // attribution a connection gets.
 import { builtin } from "../../../startup/builtin.js";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { randomHex } from "../../../startup/random.js";
 import { mark } from "../../../startup/timeline.js";
@@ -38,6 +39,18 @@ export const CLOSE_INHERITED_FDS =
   'for __tau_fd in /dev/fd/*; do __tau_fd=${__tau_fd##*/}; case $__tau_fd in 0|1|2|*[!0-9]*) ;; *) exec {__tau_fd}>&- ;; esac; done; unset __tau_fd';
 /** The same, keeping 3 and 4: the shared network namespace's descriptors, closed in turn right before bubblewrap starts. */
 export const CLOSE_INHERITED_FDS_BUT_NAMESPACES = CLOSE_INHERITED_FDS.replace("0|1|2|", "0|1|2|3|4|");
+
+/**
+ * Paths the runtime's wrap names on its own, whatever the configuration: the root and the devices it
+ * mounts, its temp folders, the npm log folder it makes writable, ssh's drop-in folder it hides,
+ * its bridge socket. Part of every key from the first wrap on; a path it names beyond these (and
+ * the configuration's) makes the next command build once more, as it joins the key.
+ */
+function runtimeOwnPaths(runtime: Runtime): string[] {
+  const bridge = runtime.getLinuxHttpSocketPath();
+  const tmp = process.env.CLAUDE_CODE_TMPDIR;
+  return ["/", "/dev", "/proc", "/tmp/claude", join(homedir(), ".npm", "_logs"), "/etc/ssh/ssh_config.d", ...(tmp !== undefined ? [tmp] : []), ...(bridge !== undefined ? [bridge] : [])];
+}
 
 /** A replay's one-off grant. */
 export interface OneOffGrant {
@@ -128,18 +141,15 @@ export class SandboxedRunner {
   }
 
   /**
-   * Builds the wrap for the policy as it is now before any command asks for one (twice: the second
-   * is keyed on the paths the first names, see "Reusing the wrap"), so that the first command finds
-   * it ready. A failure here is the first command's to meet.
+   * Builds the wrap for the policy as it is now before any command asks for one, so that the first
+   * command finds it ready. A failure here is the first command's to meet.
    */
   async buildAhead(): Promise<void> {
     const runtime = this.life.runtime;
     if (runtime === undefined || this.life.platform !== "linux") return;
     try {
-      for (let i = 0; i < 2 && this.sandboxedRunning === 0; i++) {
-        const scan = scanProject(this.o.projectRoot);
-        await this.wrap(runtime, runtimeConfig(this.life.policy(), this.o.projectRoot, {}, scan), scan);
-      }
+      const scan = scanProject(this.o.projectRoot);
+      await this.wrap(runtime, runtimeConfig(this.life.policy(), this.o.projectRoot, {}, scan), scan);
     } catch {
       this.lastWrap = undefined;
     }
@@ -157,8 +167,11 @@ export class SandboxedRunner {
    */
   private async wrap(runtime: Runtime, config: ReturnType<typeof runtimeConfig>, scan: ProjectScan): Promise<WrapPlan> {
     const fs = config.filesystem;
-    // The last wrap's own paths count too (the runtime adds some): one that went makes it rebuild.
-    const paths = [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite, process.cwd()].map((e) => (typeof e === "string" ? e : e.path)).concat(this.lastWrap?.paths ?? []);
+    // Beside the configuration's paths, those the runtime adds (its own, and the last wrap's): one
+    // that changes makes it rebuild. Taken before the build: when they cover every path the new
+    // wrap names, the key answers for it as built, and the next command reuses it.
+    const extra = [...new Set([...(this.lastWrap?.paths ?? []), ...runtimeOwnPaths(runtime)])];
+    const paths = [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite, process.cwd()].map((e) => (typeof e === "string" ? e : e.path)).concat(extra);
     // Only bubblewrap's wrap is read here (its mount points); elsewhere each command is wrapped anew.
     const disk = this.life.platform === "linux" ? diskKey(scan, paths) : undefined;
     const key = disk === undefined ? undefined : createHash("sha256").update(JSON.stringify(config)).update(disk).digest("hex");
@@ -173,7 +186,7 @@ export class SandboxedRunner {
     const mounts = planMounts(wrapped);
     const bridge = this.life.platform === "linux" ? runtime.getLinuxHttpSocketPath() : undefined;
     const shared = bridge !== undefined ? sharedNetworkWrap(wrapped, bridge) : undefined;
-    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: mounts?.paths ?? [], shared, bridge };
+    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: [...new Set([...extra, ...(mounts?.paths ?? [])])], shared, bridge };
     this.lastWrap = key !== undefined && mounts !== undefined ? plan : undefined;
     return plan;
   }

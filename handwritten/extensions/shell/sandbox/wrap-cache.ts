@@ -58,7 +58,8 @@ export function diskKey(scan: ProjectScan, paths: readonly string[]): string | u
   const h = createHash("sha256");
   h.update(scan.listing);
   const done = new Set<string>();
-  for (const raw of paths) {
+  // The same paths in any order make the same key.
+  for (const raw of [...new Set(paths)].sort()) {
     let path = raw;
     if (/[*?[\]{}]/.test(path)) {
       // Only a pattern in the last component (`~/.ssh/*.pub`): its folder's names are what it matches.
