@@ -37,8 +37,8 @@ export interface CallRef {
  */
 export const CLOSE_INHERITED_FDS =
   'for __tau_fd in /dev/fd/*; do __tau_fd=${__tau_fd##*/}; case $__tau_fd in 0|1|2|*[!0-9]*) ;; *) exec {__tau_fd}>&- ;; esac; done; unset __tau_fd';
-/** The same, keeping 3 and 4: the shared network namespace's descriptors, closed in turn right before bubblewrap starts. */
-export const CLOSE_INHERITED_FDS_BUT_NAMESPACES = CLOSE_INHERITED_FDS.replace("0|1|2|", "0|1|2|3|4|");
+/** The longest command line that carries the command itself (one argument of bash's: the kernel takes 128 KiB). */
+const COMMAND_LINE_MAX_BYTES = 120_000;
 
 /**
  * Paths the runtime's wrap names on its own, whatever the configuration: the root and the devices it
@@ -106,13 +106,10 @@ export class SandboxedRunner {
       process.once("exit", () => removeMountPoints([...this.usedMountPoints.keys()]));
     }
     try {
-      // The command reaches the wrap in the environment (WRAPPED_COMMAND takes it out again).
-      const env = { ...process.env, [SANDBOX_COMMAND_ENV]: command };
-      // In the session's network namespace when it is up and the wrap fits it; else as the runtime wrapped it.
-      const network = this.life.network;
-      const fds = plan.shared !== undefined && plan.bridge === network.bridge ? network.descriptors() : undefined;
-      const wrapped = fds !== undefined && plan.shared !== undefined ? `${CLOSE_INHERITED_FDS_BUT_NAMESPACES}\n${enterSharedNetwork(plan.shared)}` : `${CLOSE_INHERITED_FDS}\n${plan.wrapped}`;
-      return await runShell({ command, wrapped, ...(fds !== undefined ? { fds } : {}), env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+      const line = this.commandLine(plan, command);
+      // A wrap that does not carry the command takes it from the environment (WRAPPED_COMMAND takes it out again).
+      const env = line.carriesCommand ? process.env : { ...process.env, [SANDBOX_COMMAND_ENV]: command };
+      return await runShell({ command, wrapped: `${CLOSE_INHERITED_FDS}\n${line.text}`, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
     } finally {
       mark("sandbox command ended");
       this.running.delete(call.callId);
@@ -121,6 +118,22 @@ export class SandboxedRunner {
       if (--this.sandboxedRunning === 0) this.afterAll(runtime);
       else this.updateRecord();
     }
+  }
+
+  /**
+   * What starts the sandbox for `command`: in the session's network namespace when it is up and
+   * the wrap fits it, the seccomp helper running `bash -c COMMAND` itself (the command in its
+   * arguments, quoted; one that would make the line too long keeps the environment's way); else
+   * the runtime's wrap as built, which takes the command from the environment.
+   */
+  private commandLine(plan: WrapPlan, command: string): { text: string; carriesCommand: boolean } {
+    const network = this.life.network;
+    const fds = plan.shared !== undefined && plan.bridge === network.bridge ? network.descriptors() : undefined;
+    if (fds === undefined || plan.shared === undefined) return { text: plan.wrapped, carriesCommand: false };
+    // `bash -c COMMAND bash`: $0 is "bash", as for a command run without the sandbox.
+    const direct = enterSharedNetwork([...plan.shared.slice(0, -1), command, "bash"], fds);
+    if (Buffer.byteLength(direct) <= COMMAND_LINE_MAX_BYTES) return { text: direct, carriesCommand: true };
+    return { text: enterSharedNetwork(plan.shared, fds), carriesCommand: false };
   }
 
   private updateRecord(): void {

@@ -5,6 +5,7 @@
 // bubblewrap of its own whose relays are started once, and runs each command's bubblewrap inside
 // it (nsenter), without a namespace or relays of its own; everything else of the runtime's wrap —
 // the mounts, the seccomp helper, the environment with the proxy's address — stays as it built it.
+// The seccomp helper then runs the command itself (`bash -c COMMAND`).
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { builtin } from "../../../startup/builtin.js";
 import { processStart, reapIfOrphaned } from "../tools/index.js";
@@ -180,7 +181,7 @@ export class SharedNetwork {
     return true;
   }
 
-  /** The namespace descriptors for a command (passed as its 3 and 4), while the holder is up. */
+  /** The descriptors of the holder's user and network namespaces, while the holder is up. */
   descriptors(): [number, number] | undefined {
     if (this.fds === undefined || this.nsPid === undefined || processStart(this.nsPid) !== this.nsStart) return undefined;
     return this.fds;
@@ -210,9 +211,12 @@ export class SharedNetwork {
 }
 
 /**
- * The command line that runs `words` (a shared-network wrap) inside the namespaces on descriptors
- * 3 and 4, closing both before bubblewrap starts: the command gets 0–2 only.
+ * The command line that runs `words` (a shared-network wrap) inside the namespaces this process
+ * holds open (`descriptors`), named through /proc/<this pid>/fd: the command's processes never hold
+ * a descriptor of them. Should this process have closed them meanwhile, nsenter fails (the command
+ * is not run).
  */
-export function enterSharedNetwork(words: readonly string[]): string {
-  return `exec nsenter --preserve-credentials --user=/proc/self/fd/3 --net=/proc/self/fd/4 -- /bin/sh -c 'exec 3<&- 4<&- && exec "$@"' sh ${joinQuoted(words)}`;
+export function enterSharedNetwork(words: readonly string[], fds: readonly [number, number]): string {
+  const [user, net] = fds;
+  return `exec nsenter --preserve-credentials --user=/proc/${process.pid}/fd/${user} --net=/proc/${process.pid}/fd/${net} -- ${joinQuoted(words)}`;
 }

@@ -92,7 +92,9 @@ class Reaper {
   private spawn(): Child | undefined {
     let child: Child;
     try {
-      child = builtin<typeof import("node:child_process")>("child_process").spawn("bash", ["-c", REAPER_SCRIPT], {
+      // --norc: bash takes a socket on its input for a remote shell's and would read ~/.bashrc (and
+      // whatever that starts in the background would hold the pipe open).
+      child = builtin<typeof import("node:child_process")>("child_process").spawn("bash", ["--norc", "--noprofile", "-c", REAPER_SCRIPT], {
         argv0: "tau-shell-reaper",
         // A session of its own: a signal to this extension's group (a terminal's ^C, a group kill) does not reach it.
         detached: true,

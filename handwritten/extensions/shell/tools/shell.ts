@@ -160,8 +160,6 @@ export interface ShellRunOptions {
    * runs it, before anything else.
    */
   wrapped?: string;
-  /** Descriptors the shell gets as 3, 4, … (a sandbox's namespaces; `wrapped` closes them before its command runs). */
-  fds?: readonly number[];
   /** Overrides of the output bounds (tests only). */
   headBytes?: number;
   tailBytes?: number;
@@ -293,8 +291,8 @@ export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
       cwd: options.cwd,
       env: bash.env,
       detached: true,
-      stdio: ["ignore", "pipe", "pipe", ...(options.fds ?? [])],
-    }) as import("node:child_process").ChildProcessByStdio<null, import("node:stream").Readable, import("node:stream").Readable>;
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const pid = child.pid;
     if (pid === undefined) {
       child.once("error", (error) => reject(new ToolError("failed", `Cannot start bash: ${error.message}.`)));
