@@ -177,6 +177,17 @@ export class SharedNetwork {
     if (start === "-" || processStart(childPid) !== start || this.holder !== holder) return false;
     this.nsPid = childPid;
     this.nsStart = start;
+    // A bubblewrap started inside it, as commands' will be: where this machine refuses that (a
+    // security module, nsenter refused), commands get a namespace each, as the runtime wraps them.
+    const probe = cp.spawn("nsenter", ["--preserve-credentials", `--user=/proc/${process.pid}/fd/${user}`, `--net=/proc/${process.pid}/fd/${net}`, "--", "bwrap", "--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"], {
+      stdio: "ignore",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    });
+    const entered = await new Promise<boolean>((resolve) => {
+      probe.once("error", () => resolve(false));
+      probe.once("exit", (code) => resolve(code === 0));
+    });
+    if (!entered || this.holder !== holder) return false;
     this.bridge = bridge;
     return true;
   }
