@@ -44,13 +44,14 @@ function shellExtension(daemonPid: number): number {
   return pid;
 }
 
-/** The socket files the sandbox runtime of extension `ext` made: its bridges' and its proxy's. */
-function socketsOf(ext: number): string[] {
+/** The socket files the sandbox of extension `ext` made: the runtime's bridges' and its proxy's, and the one its shared network namespace's relays reach. */
+function socketsOf(ext: number, home: string): string[] {
   const bridges = processTree(ext).flatMap((p) => [...commandLine(p).matchAll(/UNIX-LISTEN:([^,\s]+)/g)].map((m) => m[1] as string));
   const proxy = readdirSync(tmpdir())
     .filter((n) => n.startsWith(`srt-mux-${ext}-`))
     .map((n) => join(tmpdir(), n));
-  return [...new Set([...bridges, ...proxy])];
+  const relays = join(home, "runtime", "sandbox", `${ext}.sock`);
+  return [...new Set([...bridges, ...proxy, ...(existsSync(relays) ? [relays] : [])])];
 }
 
 function gitStatus(project: string): string {
@@ -79,8 +80,8 @@ async function sleepingCommand(s: SandboxSession, ext: number): Promise<{ proces
   expect(below.some((p) => commandLine(p).startsWith("bwrap"))).toBe(true);
   expect(below.some((p) => commandLine(p).startsWith("socat"))).toBe(true);
   expect(below.some((p) => commandLine(p).startsWith("tau-shell-reaper"))).toBe(true);
-  const sockets = socketsOf(ext);
-  expect(sockets.length).toBeGreaterThan(0);
+  const sockets = socketsOf(ext, s.w.home);
+  expect(sockets.length).toBeGreaterThan(2);
   expect(sockets.every((f) => existsSync(f))).toBe(true);
   return { processes: below, sockets };
 }

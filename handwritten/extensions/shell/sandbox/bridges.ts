@@ -2,13 +2,15 @@
 // session"): on Linux it starts socat bridges (Unix sockets in the temp folder to its proxy) and
 // listens on a Unix socket of its own; it ends them on reset, but not when this process is killed.
 // They are listed with the reaper as soon as they appear, so they go with this process whatever ends it.
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { reapIfOrphaned } from "../tools/index.js";
 
 /** How often the runtime's children are looked for while it sets itself up. */
 const SCAN_INTERVAL_MS = 20;
+/** How many of the runtime's proxy sockets are looked for (one per set-up; a session sets up once, again after a reset). */
+const PROXY_SOCKETS_LOOKED_FOR = 8;
 
 export class RuntimeLeftovers {
   private readonly listed = new Map<string, () => void>();
@@ -51,14 +53,11 @@ export class RuntimeLeftovers {
         }
       }
     }
-    // The runtime's proxy listens on `srt-mux-<pid>-<n>.sock` in the temp folder.
-    let names: string[] = [];
-    try {
-      names = readdirSync(tmpdir()).filter((n) => n.startsWith(`srt-mux-${process.pid}-`) && n.endsWith(".sock"));
-    } catch {
-      // no temp folder to list
+    // The runtime's proxy listens on `srt-mux-<pid>-<n>.sock` in the temp folder, n counting its set-ups from 0.
+    for (let n = 0; n < PROXY_SOCKETS_LOOKED_FOR; n++) {
+      const path = join(tmpdir(), `srt-mux-${process.pid}-${n.toString(36)}.sock`);
+      if (existsSync(path)) this.listSocket(path);
     }
-    for (const n of names) this.listSocket(join(tmpdir(), n));
   }
 
   private listSocket(path: string): void {

@@ -59,7 +59,7 @@ export class SandboxLifecycle {
   private policyLoaded: Promise<boolean> | undefined;
   private started: Promise<void> | undefined;
   private readonly leftovers = new RuntimeLeftovers();
-  /** The network namespace the session's commands share (Linux), once the runtime's bridge is up. */
+  /** The network namespace the session's commands share (Linux), made while the runtime loads. */
   readonly network = new SharedNetwork();
 
   constructor(
@@ -104,29 +104,40 @@ export class SandboxLifecycle {
 
   private async setUp(): Promise<void> {
     if (!(await this.loadPolicy())) return;
+    mark("sandbox policy loaded");
     if (this.platform !== "linux" && this.platform !== "darwin") {
       return this.block(`the sandbox runs on Linux and macOS only, not on ${this.platform}`, `start tau with --no-sandbox to run model commands with your full rights`);
     }
+    // Made beside the runtime's loading: its processes start while this one loads the library.
+    const network = this.platform === "linux" ? this.network.start(this.proxySocket()) : Promise.resolve(false);
     const { SandboxManager } = loadRuntime();
     mark("sandbox runtime loaded");
-    const check = SandboxManager.checkDependencies();
-    mark("sandbox dependencies checked");
-    this.dependencyErrors = check.errors;
-    this.dependencyWarnings = check.warnings;
-    if (check.errors.length > 0) {
-      return this.block(`missing: ${check.errors.join(", ")}`, `${INSTALL_HINT[this.platform] ?? "install the missing programs"}, then start tau again; ${BYPASS_HINT}`);
-    }
     // The runtime's TMPDIR for commands: a folder of this user's, made writable below.
     process.env.CLAUDE_CODE_TMPDIR = this.commandTmpdir();
     // The runtime protects names it finds in its working directory (shell and editor settings, git
     // hooks) with mount points that bubblewrap makes there when they do not exist: it works from a
     // private empty folder instead, and tau protects the project's names without mount points (runner.ts).
     process.chdir(this.runtimeCwd());
-    await this.leftovers.around(SandboxManager.initialize(this.runtimeConfig() as never, (request) => this.hooks.askNetwork(request.host, request.port), false));
+    // Its proxy and bridges start while the dependencies are checked (the checks wait on programs):
+    // nothing runs a command before both are done, and a missing one blocks whatever set-up did.
+    const initialized = this.leftovers.around(SandboxManager.initialize(this.runtimeConfig() as never, (request) => this.hooks.askNetwork(request.host, request.port), false));
+    initialized.catch(() => {});
+    const check = SandboxManager.checkDependencies();
+    mark("sandbox dependencies checked");
+    this.dependencyErrors = check.errors;
+    this.dependencyWarnings = check.warnings;
+    if (check.errors.length > 0) {
+      // What set-up did is undone: a blocked sandbox runs no runtime.
+      await initialized.catch(() => {});
+      await SandboxManager.reset().catch(() => {});
+      this.leftovers.releaseAll();
+      return this.block(`missing: ${check.errors.join(", ")}`, `${INSTALL_HINT[this.platform] ?? "install the missing programs"}, then start tau again; ${BYPASS_HINT}`);
+    }
+    await initialized;
     mark("sandbox runtime initialized");
     this.runtime = SandboxManager;
-    const bridge = this.platform === "linux" ? SandboxManager.getLinuxHttpSocketPath() : undefined;
-    const network = bridge !== undefined ? this.network.start(bridge) : Promise.resolve(false);
+    const proxyPort = SandboxManager.getProxyPort();
+    if (proxyPort !== undefined) this.network.proxyUp(proxyPort);
     await this.hooks.runtimeUp();
     mark("sandbox wrap built ahead");
     await network;
@@ -160,6 +171,13 @@ export class SandboxLifecycle {
     const dir = join(tmpdir(), `tau-sandbox-${process.getuid?.() ?? 0}`);
     ensureRuntimeDir(dir);
     return dir;
+  }
+
+  /** Where the shared namespace's relays reach this process: a folder of this user's alone in tau's runtime root. */
+  private proxySocket(): string {
+    const dir = join(this.o.roots.runtime, "sandbox");
+    ensureRuntimeDir(dir);
+    return join(dir, `${process.pid}.sock`);
   }
 
   /** The runtime's working directory: an empty folder of this user's in tau's state root, which no command can write. */

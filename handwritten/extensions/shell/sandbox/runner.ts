@@ -128,7 +128,7 @@ export class SandboxedRunner {
    */
   private commandLine(plan: WrapPlan, command: string): { text: string; carriesCommand: boolean } {
     const network = this.life.network;
-    const fds = plan.shared !== undefined && plan.bridge === network.bridge ? network.descriptors() : undefined;
+    const fds = plan.shared !== undefined ? network.descriptors() : undefined;
     if (fds === undefined || plan.shared === undefined) return { text: plan.wrapped, carriesCommand: false };
     // `bash -c COMMAND bash`: $0 is "bash", as for a command run without the sandbox.
     const direct = enterSharedNetwork([...plan.shared.slice(0, -1), command, "bash"], fds);

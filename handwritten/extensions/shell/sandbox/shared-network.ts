@@ -2,11 +2,14 @@
 // runtime gives each command a network namespace of its own and, inside it, starts two socat
 // relays (3128 and 1080, to its bridge socket) and waits for them to listen before the command
 // runs: most of a sandboxed command's added time. tau keeps one such namespace instead, held by a
-// bubblewrap of its own whose relays are started once, and runs each command's bubblewrap inside
-// it (nsenter), without a namespace or relays of its own; everything else of the runtime's wrap —
-// the mounts, the seccomp helper, the environment with the proxy's address — stays as it built it.
-// The seccomp helper then runs the command itself (`bash -c COMMAND`).
-import { closeSync, openSync, readFileSync } from "node:fs";
+// bubblewrap of its own whose relays are started once — to a Unix socket of the extension's own,
+// which passes each connection on to the runtime's proxy once that is up, so the namespace is
+// made while the runtime still loads — and runs each command's bubblewrap inside it (nsenter),
+// without a namespace or relays of its own; everything else of the runtime's wrap — the mounts,
+// the seccomp helper, the environment with the proxy's address — stays as it built it. The
+// seccomp helper then runs the command itself (`bash -c COMMAND`).
+import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { builtin } from "../../../startup/builtin.js";
 import { processStart, reapIfOrphaned } from "../tools/index.js";
 
@@ -112,12 +115,18 @@ export class SharedNetwork {
   private fds: [number, number] | undefined;
   private release: Array<() => void> = [];
   private starting: Promise<boolean> | undefined;
-  /** The bridge socket the relays go to: a wrap is changed only for the same one. */
-  bridge: string | undefined;
+  private server: Server | undefined;
+  private socketPath: string | undefined;
+  private readonly waiting: Socket[] = [];
+  private proxyPort: number | undefined;
 
-  /** Starts the holder (once) with relays to `bridge`; false when it cannot be had (no nsenter, bubblewrap refused, relays not listening). */
-  start(bridge: string, socat = "socat"): Promise<boolean> {
-    this.starting ??= this.startOnce(bridge, socat)
+  /**
+   * Starts the holder (once), its relays to a Unix socket at `socketPath` that this process serves
+   * (a private folder's); false when it cannot be had (no nsenter, bubblewrap refused, relays not
+   * listening). Connections wait until `proxyUp` names the runtime's proxy.
+   */
+  start(socketPath: string, socat = "socat"): Promise<boolean> {
+    this.starting ??= this.startOnce(socketPath, socat)
       .catch(() => false)
       .then((up) => {
         if (!up) this.stop();
@@ -128,7 +137,13 @@ export class SharedNetwork {
 
   private async startOnce(bridge: string, socat: string): Promise<boolean> {
     const cp = builtin<typeof import("node:child_process")>("child_process");
-    if (cp.spawnSync("nsenter", ["--version"], { stdio: "ignore" }).status !== 0) return false;
+    if (Buffer.byteLength(bridge) > 100 || !(await this.serve(bridge))) return false;
+    const nsenter = await new Promise<boolean>((resolve) => {
+      const c = cp.spawn("nsenter", ["--version"], { stdio: "ignore" });
+      c.once("error", () => resolve(false));
+      c.once("exit", (code) => resolve(code === 0));
+    });
+    if (!nsenter) return false;
     const relay = (port: number): string =>
       `{ ${joinQuoted([socat])} TCP6-LISTEN:${port},ipv6only=0,fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} || exec ${joinQuoted([socat])} TCP4-LISTEN:${port},fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])}; } >/dev/null 2>&1 &`;
     const script = [...RELAY_PORTS.map(relay), "wait"].join("\n");
@@ -187,14 +202,53 @@ export class SharedNetwork {
       probe.once("error", () => resolve(false));
       probe.once("exit", (code) => resolve(code === 0));
     });
-    if (!entered || this.holder !== holder) return false;
-    this.bridge = bridge;
+    return entered && this.holder === holder;
+  }
+
+  /** Listens on `path` (removed first: it is this process's own name), listed with the reaper. */
+  private async serve(path: string): Promise<boolean> {
+    rmSync(path, { force: true });
+    const server = createServer((client) => this.accept(client));
+    server.unref();
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(path, () => resolve(true));
+    });
+    if (!listening) return false;
+    this.server = server;
+    this.socketPath = path;
+    this.release.push(reapIfOrphaned({ kind: "socket", path }));
     return true;
   }
 
-  /** The descriptors of the holder's user and network namespaces, while the holder is up. */
+  /** A connection from a relay: to the runtime's proxy, now or once it is up. */
+  private accept(client: Socket): void {
+    client.on("error", () => client.destroy());
+    if (this.proxyPort === undefined) {
+      client.pause();
+      this.waiting.push(client);
+      client.once("close", () => this.waiting.splice(this.waiting.indexOf(client) >>> 0, 1));
+      return;
+    }
+    const upstream = connect(this.proxyPort, "127.0.0.1");
+    upstream.setKeepAlive(true, 10_000);
+    upstream.on("error", () => client.destroy());
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.resume();
+  }
+
+  /** The runtime's proxy listens on `port` (its loopback): waiting connections go on to it. */
+  proxyUp(port: number): void {
+    this.proxyPort = port;
+    for (const client of this.waiting.splice(0)) this.accept(client);
+  }
+
+  /** The descriptors of the holder's user and network namespaces, while the holder is up and the runtime's proxy is known. */
   descriptors(): [number, number] | undefined {
-    if (this.fds === undefined || this.nsPid === undefined || processStart(this.nsPid) !== this.nsStart) return undefined;
+    if (this.fds === undefined || this.proxyPort === undefined || this.nsPid === undefined || processStart(this.nsPid) !== this.nsStart) return undefined;
     return this.fds;
   }
 
@@ -207,9 +261,13 @@ export class SharedNetwork {
     const holder = this.holder;
     this.holder = undefined;
     this.nsPid = undefined;
-    this.bridge = undefined;
     if (this.fds !== undefined) for (const fd of this.fds) closeSync(fd);
     this.fds = undefined;
+    for (const client of this.waiting.splice(0)) client.destroy();
+    this.server?.close();
+    this.server = undefined;
+    if (this.socketPath !== undefined) rmSync(this.socketPath, { force: true });
+    this.socketPath = undefined;
     if (holder?.pid !== undefined && holder.exitCode === null && holder.signalCode === null) {
       try {
         process.kill(-holder.pid, "SIGKILL");
