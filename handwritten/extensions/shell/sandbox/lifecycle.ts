@@ -11,7 +11,7 @@ import type { SandboxConfig, SandboxMode, SandboxState } from "../../../../gener
 import { loadSandboxConfig, type LoadedSandboxConfig } from "../../../config/index.js";
 import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
 import { mark } from "../../../startup/timeline.js";
-import { RuntimeLeftovers } from "./bridges.js";
+import { RuntimeLeftovers } from "./runtime-leftovers.js";
 import { effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
 import { recoverAfterCrash } from "./running-record.js";
 import { SharedNetwork } from "./shared-network.js";

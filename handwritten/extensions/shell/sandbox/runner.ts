@@ -199,7 +199,7 @@ export class SandboxedRunner {
     const mounts = planMounts(wrapped);
     const bridge = this.life.platform === "linux" ? runtime.getLinuxHttpSocketPath() : undefined;
     const shared = bridge !== undefined ? sharedNetworkWrap(wrapped, bridge) : undefined;
-    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: [...new Set([...extra, ...(mounts?.paths ?? [])])], shared, bridge };
+    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: [...new Set([...extra, ...(mounts?.paths ?? [])])], shared };
     this.lastWrap = key !== undefined && mounts !== undefined ? plan : undefined;
     return plan;
   }

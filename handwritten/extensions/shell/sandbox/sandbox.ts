@@ -1,7 +1,10 @@
 // The sandbox of the `shell` tool (SPEC-sandbox), as the shell extension sees it: one object that
 // composes the parts, each with one job —
-//   lifecycle.ts     the runtime, its state and the session's policy
-//   runner.ts        one command inside the runtime (wraps, mount points, created files)
+//   lifecycle.ts     the runtime, its state and the session's policy (runtime-leftovers.ts lists
+//                    the runtime's processes and sockets with the reaper)
+//   runner.ts        one command inside the runtime (wraps, mount points, created files; the record
+//                    of running commands is running-record.ts's)
+//   shared-network.ts  the network namespace the session's commands share
 //   orchestrator.ts  a `shell` call: attempt → review / ask → replay
 //   connections.ts   a connection to a host no rule decides: one review / ask per host, shared
 //   review.ts        the automatic reviewer (selection, one review asked of the harness)

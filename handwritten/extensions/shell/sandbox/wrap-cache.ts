@@ -33,8 +33,6 @@ export interface WrapPlan {
   readonly paths: readonly string[];
   /** The same wrap for the session's shared network namespace, when it has the shape for it (shared-network.ts). */
   readonly shared: readonly string[] | undefined;
-  /** The bridge socket `shared` relays to. */
-  readonly bridge: string | undefined;
 }
 
 function statLine(path: string): string {
