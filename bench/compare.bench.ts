@@ -6,9 +6,11 @@
 //
 //   TAU_BENCH_BASELINE=/path/to/other/checkout npx tsx bench/main.ts compare
 //
-// Without TAU_BENCH_BASELINE it prints how to run it and measures nothing.
+// Without TAU_BENCH_BASELINE it skips that comparison. Either way it pairs the same two-round job of
+// this checkout sandboxed (the default) against `--no-sandbox` (SPEC-sandbox, "Figures"), in
+// alternating order, and prints both medians, their ratio and the load average.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,10 +38,10 @@ function versionMs(c: Checkout): number {
   return performance.now() - start;
 }
 
-async function runJobMs(c: Checkout, env: NodeJS.ProcessEnv, cwd: string, fake: FakeOpenAI, i: number): Promise<number> {
+async function runJobMs(c: Checkout, env: NodeJS.ProcessEnv, cwd: string, fake: FakeOpenAI, i: number, extra: readonly string[] = []): Promise<number> {
   fake.enqueue(toolCallResponse([{ id: `call_${i}`, name: "shell", arguments: '{"command":"echo hi"}' }]), textResponse("It printed hi."));
   const start = performance.now();
-  const child = spawn(c.bin, ["run", "--ephemeral", "-p", "run echo hi"], { env, cwd, stdio: "ignore" });
+  const child = spawn(c.bin, ["run", "--ephemeral", ...extra, "-p", "run echo hi"], { env, cwd, stdio: "ignore" });
   const code = await new Promise<number | null>((r) => child.once("exit", r));
   if (code !== 0) throw new Error(`${c.bin} run exited ${code}`);
   return performance.now() - start;
@@ -50,9 +52,10 @@ function line(what: string, a: Checkout, am: number, b: Checkout, bm: number): v
 }
 
 export async function run(): Promise<void> {
+  await sandboxPairing();
   const baseDir = process.env.TAU_BENCH_BASELINE;
   if (!baseDir) {
-    console.log("skipped: set TAU_BENCH_BASELINE to another built checkout (e.g. main's) to compare start-up with this one");
+    console.log("checkouts: skipped (set TAU_BENCH_BASELINE to another built checkout, e.g. main's, to compare start-up with this one)");
     return;
   }
   const base = checkout("baseline", baseDir);
@@ -86,6 +89,56 @@ export async function run(): Promise<void> {
     for (const c of pair) await runJobMs(c, envOf(c), project, fake, n++); // warm-up
     for (let i = 0; i < runRounds; i++) for (const c of order(i)) jobs.get(c)?.push(await runJobMs(c, envOf(c), project, fake, n++));
     line(`tau run two-round job, median of ${runRounds}`, base, median(jobs.get(base) ?? []), mine, median(jobs.get(mine) ?? []));
+  } finally {
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** The load average (1, 5, 15 minutes), for the figures' context. */
+function loadAverage(): string {
+  try {
+    return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  } catch {
+    return "unknown";
+  }
+}
+
+/**
+ * The two-round job of this checkout sandboxed and with `--no-sandbox`, paired in one run
+ * (alternating which goes first), each in a TAU_HOME of its own: the sandbox's whole cost on a
+ * short job, its set-up included (SPEC-sandbox, "Figures").
+ */
+async function sandboxPairing(): Promise<void> {
+  const mine = checkout("this checkout", HERE);
+  const home = mkdtempSync(join(tmpdir(), "tau-bench-sandbox-pair-"));
+  const fake = await FakeOpenAI.start();
+  try {
+    const project = join(home, "project");
+    mkdirSync(project);
+    writeFileSync(join(project, "README.md"), "bench\n");
+    const modes = [
+      { label: "sandboxed", args: [] as string[] },
+      { label: "--no-sandbox", args: ["--no-sandbox"] },
+    ];
+    const envs = modes.map((m) => {
+      const h = join(home, m.label.replace(/\W/g, ""));
+      mkdirSync(join(h, "config"), { recursive: true });
+      writeFileSync(join(h, "config", "harness.yaml"), "model: fake-model\n");
+      return { ...process.env, TAU_HOME: h, OPENAI_API_KEY: "k", OPENAI_MODEL: "fake-model", OPENAI_BASE_URL: fake.baseUrl };
+    });
+    const rounds = Number(process.env.TAU_BENCH_RUN_ROUNDS ?? 15);
+    const times: number[][] = [[], []];
+    let n = 0;
+    for (const i of [0, 1]) await runJobMs(mine, envs[i] as NodeJS.ProcessEnv, project, fake, n++, modes[i]?.args); // warm-up
+    const before = loadAverage();
+    for (let r = 0; r < rounds; r++) {
+      for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) times[i]?.push(await runJobMs(mine, envs[i] as NodeJS.ProcessEnv, project, fake, n++, modes[i]?.args));
+    }
+    const [sandboxed, plain] = [median(times[0] ?? []), median(times[1] ?? [])];
+    console.log(
+      `tau run two-round job, median of ${rounds} paired: sandboxed ${fmt(sandboxed)} ms | --no-sandbox ${fmt(plain)} ms | ratio ${fmt(sandboxed / plain, 3)}x (goal <= 1.15x) | load average ${before} -> ${loadAverage()}`,
+    );
   } finally {
     await fake.close();
     rmSync(home, { recursive: true, force: true });

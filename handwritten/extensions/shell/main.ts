@@ -87,9 +87,9 @@ export async function main(): Promise<void> {
           throw new ToolFailure((err as Error).message);
         });
         if (sandboxed) return sandbox.runShellTool(args, { callId: ctx.callId, agentId: ctx.agentId, cwd, signal: ctx.signal, onProgress: (t) => ctx.progress(t) });
-        // The file tools obey the sandbox's filesystem policy (SPEC-sandbox, "Scope"): its state and
-        // configuration are known once it has started.
-        await sandbox.start();
+        // The file tools obey the sandbox's filesystem policy (SPEC-sandbox, "Scope"): they wait for
+        // its configuration to load, never for the runtime.
+        await sandbox.policyReady();
         const access = sandbox.fileAccess({ agentId: ctx.agentId, callId: ctx.callId, tool: tool.name });
         return tool.run(args, { cwd, signal: ctx.signal, onProgress: (t) => ctx.progress(t), access });
       },
@@ -148,12 +148,11 @@ export async function main(): Promise<void> {
     })();
   });
   ext.ready();
-  // Spawning needs node:child_process, kept out of start-up: loaded while the harness activates; the
-  // sandbox runtime (a large library) is set up after that, and the first `shell` call waits for it.
-  setImmediate(() => {
-    builtin("child_process");
-    void sandbox.start();
-  });
+  // The sandbox is set up from here, beside the session's first model request, so that the first
+  // `shell` call finds it ready (or waits only for what is left). node:child_process, kept out of
+  // start-up, is loaded with it.
+  builtin("child_process");
+  void sandbox.start();
 }
 
 /** What the model reads about the sandbox in the `shell` tool's description. */

@@ -152,22 +152,33 @@ describe("the sandboxed shell tool", () => {
     expect(existsSync(join(outside, "f"))).toBe(false);
   });
 
-  it("[sandbox.fs.protected-missing] a protected path that does not exist yet cannot be created from inside, and is never offered", async () => {
+  it("[sandbox.fs.protected-missing] a protected path that does not exist yet is no mount point: what a command makes of it is moved out after it, never offered", async () => {
     const s = await SandboxSession.start(fake, cleanups);
     expect(await s.settled()).toMatchObject({ state: "active" });
-    expect(existsSync(join(s.w.project, ".tau"))).toBe(false);
-    const r = await s.shell("mkdir -p .tau; echo 'enabled: false' > .tau/sandbox.yaml");
-    expect(r.output).toContain("is protected");
-    expect(existsSync(join(s.w.project, ".tau", "sandbox.yaml"))).toBe(false);
-    const hooks = await s.shell("mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit");
-    expect(hooks.output).not.toContain("[exit code 0]");
-    expect(existsSync(join(s.w.project, ".git", "hooks", "pre-commit"))).toBe(false);
+    const p = s.w.project;
+    expect(existsSync(join(p, ".tau"))).toBe(false);
+    const r = await s.shell("mkdir -p .tau; echo 'enabled: false' > .tau/sandbox.yaml; ls -A");
+    // Nothing stood in for it while the command ran: the command saw an empty project.
+    expect(r.output).toContain(".tau\n[exit code 0]");
+    expect(r.output).toContain(`moved ${join(p, ".tau")} out of the project`);
+    expect(existsSync(join(p, ".tau"))).toBe(false);
+    // git init in the project works; its hooks are samples and its config runs nothing: both kept.
+    const init = await s.shell("git init -q . && echo inited");
+    expect(init.output).toBe("inited\n[exit code 0]");
+    expect(existsSync(join(p, ".git", "config"))).toBe(true);
+    // From then on its hooks and config exist, and are read-only: refused as the protection, never offered.
+    const hook = await s.shell("echo evil > .git/hooks/pre-commit");
+    expect(hook.output).toContain(`${join(p, ".git", "hooks", "pre-commit")} is protected`);
+    expect(existsSync(join(p, ".git", "hooks", "pre-commit"))).toBe(false);
+    // A git folder without hooks: a hook a command makes is moved out after it.
+    rmSync(join(p, ".git", "hooks"), { recursive: true });
+    const made = await s.shell("mkdir .git/hooks && printf '#!/bin/sh\\necho evil\\n' > .git/hooks/pre-commit && echo made");
+    expect(made.output).toContain("made\n[exit code 0]");
+    expect(made.output).toContain(`moved ${join(p, ".git", "hooks", "pre-commit")} out of the project`);
+    expect(existsSync(join(p, ".git", "hooks", "pre-commit"))).toBe(false);
+    // Outside the writable set a missing start-up file stays uncreatable.
     const rc = await s.shell("echo evil >> ~/.bashrc");
     expect(rc.output).not.toContain("[exit code 0]");
-    // git init in the project would create its protected config: refused, with the way out, asking nothing.
-    const init = await s.shell("git init -q .");
-    expect(init.output).toContain("is in a git folder whose hooks and config are protected");
-    expect(init.output).toContain("!git init");
     // Nothing was asked about any of them.
     expect(s.client.deliveries().some((d) => d.name === "sandbox.approval_requested")).toBe(false);
   });

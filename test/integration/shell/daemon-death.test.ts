@@ -1,5 +1,6 @@
 // Commands the shell extension started do not outlive their daemon: killed (SIGKILL) or stopped in
-// order, the extension ends every process group it started before it exits (SPEC-shell-tools).
+// order, the extension ends every process group it started before it exits; killed itself, its
+// reaper ends them (SPEC-shell-tools).
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -104,6 +105,26 @@ describe("shell commands and the daemon's death", () => {
     // Bounded: the extension sees its input end at once, then gives SIGTERM a short grace.
     await waitFor(() => membersOf(groups).length === 0, "no process left in the commands' groups", 15_000).catch(() => {
       throw new Error(`still running after the daemon was killed: ${membersOf(groups).join(", ")}`);
+    });
+  });
+
+  it("[shell.exec.killed-extension] SIGKILL of the shell extension itself: its reaper ends every process group it started, running or left behind", async () => {
+    const s = await daemonWithShell();
+    const groups = await startCommands(s);
+    const ext = readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .find((p) => {
+        try {
+          const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+          return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === s.d.pid && readFileSync(`/proc/${p}/cmdline`, "utf8").includes("\0shell");
+        } catch {
+          return false;
+        }
+      });
+    expect(ext).toBeDefined();
+    process.kill(Number(ext), "SIGKILL");
+    await waitFor(() => membersOf(groups).length === 0, "no process left in the commands' groups", 15_000).catch(() => {
+      throw new Error(`still running after the extension was killed: ${membersOf(groups).join(", ")}`);
     });
   });
 

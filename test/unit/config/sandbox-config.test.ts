@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadSandboxConfig, projectTrusted, trustProject } from "../../../handwritten/config/index.js";
-import { effectivePolicy, emptyGrants, runtimeConfig, DEFAULT_ALLOWED_DOMAINS } from "../../../handwritten/extensions/shell/sandbox/index.js";
+import { effectivePolicy, emptyGrants, runtimeConfig, scanProject, unboundProtected, watchedPaths, DEFAULT_ALLOWED_DOMAINS } from "../../../handwritten/extensions/shell/sandbox/index.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -78,7 +78,7 @@ describe("sandbox.yaml", () => {
     expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} }))).toBe(`${file}:2: filesystem.allow_writes: unknown key`);
   });
 
-  it("[sandbox.policy.defaults] the defaults: developer allowlist, credential reads denied, protected paths literal (so a missing one is covered)", () => {
+  it("[sandbox.policy.defaults] the defaults: developer allowlist, credential reads denied, protected paths literal (so a missing one outside the project is covered; one inside it is watched, never a mount point)", () => {
     const l = layout();
     const policy = effectivePolicy({}, l.project, l.roots, emptyGrants());
     expect(policy.allowedDomains).toEqual(expect.arrayContaining(["registry.npmjs.org", "pypi.org", "github.com", "api.openai.com"]));
@@ -97,8 +97,8 @@ describe("sandbox.yaml", () => {
       expect.arrayContaining([
         { path: join(l.project, ".env.local"), literal: true },
         { path: join(l.project, "certs", "server.key"), literal: true },
+        // The project's .tau exists here (see layout): bound read-only.
         { path: join(l.project, ".tau"), literal: true },
-        { path: join(l.project, ".git", "hooks"), literal: true },
         { path: l.roots.config, literal: true },
         // What runs code on the host from the home folder.
         { path: join(homedir(), ".gitconfig"), literal: true },
@@ -107,6 +107,17 @@ describe("sandbox.yaml", () => {
         { path: join(homedir(), ".config", "git"), literal: true },
         { path: join(homedir(), ".config", "fish"), literal: true },
         { path: join(homedir(), ".ssh", "authorized_keys"), literal: true },
+      ]),
+    );
+    // The project's missing protected paths are not handed to the runtime (bubblewrap would make an
+    // empty read-only file or folder for each in the project): what a command makes of them is checked after it.
+    const denied = runtime.filesystem.denyWrite.map((e) => (typeof e === "string" ? e : e.path));
+    expect(denied).not.toContain(join(l.project, ".git", "hooks"));
+    expect(denied).not.toContain(join(l.project, ".bashrc"));
+    expect(unboundProtected(scanProject(l.project), l.project, watchedPaths(policy))).toEqual(
+      expect.arrayContaining([
+        { path: join(l.project, ".git", "hooks"), rule: "hooks" },
+        { path: join(l.project, ".bashrc"), rule: "whole" },
       ]),
     );
     // A configured list replaces the default one whole.

@@ -1,10 +1,12 @@
 // The project walks around a sandboxed command and the reused wrap's key (SPEC-sandbox, "Created
 // during a command", "Reusing the wrap"), on real files.
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createdDuring, gitConfigKeys, isGitControlPath, scanProject } from "../../../handwritten/extensions/shell/sandbox/project-scan.js";
+import { createdDuring, gitConfigKeys, isGitControlPath, scanProject, scannedDenyWrite, unboundProtected } from "../../../handwritten/extensions/shell/sandbox/project-scan.js";
+import { effectivePolicy, emptyGrants, runtimeConfig, watchedPaths } from "../../../handwritten/extensions/shell/sandbox/policy.js";
+import { RunningRecord, recordsDir, recoverAfterCrash } from "../../../handwritten/extensions/shell/sandbox/running-record.js";
 import { diskKey, planMounts } from "../../../handwritten/extensions/shell/sandbox/wrap-cache.js";
 
 const dirs: string[] = [];
@@ -74,6 +76,86 @@ describe("the project walk", () => {
     const found = createdDuring(before, scanProject(p), { credentials: true }).map((f) => f.path.slice(p.length + 1)).sort();
     expect(found).toEqual([".env.local", ".git/commondir", "made/.git/config", "made/.git/hooks/post-checkout", "ptr/.git"]);
     expect(createdDuring(before, scanProject(p), { credentials: false }).some((f) => f.path.endsWith(".env.local"))).toBe(false);
+  });
+});
+
+describe("protected paths in the project, without mount points", () => {
+  const roots = (p: string) => ({ config: join(p, "..", "cfg"), state: join(p, "..", "state"), runtime: join(p, "..", "run") });
+
+  it("binds the protected names that exist (to three levels) and the hooks and config that exist; watches the missing ones instead", () => {
+    const p = project();
+    file(join(p, ".git", "HEAD"));
+    file(join(p, ".git", "config"), "[core]\n");
+    file(join(p, ".gitmodules"));
+    file(join(p, "a", "b", ".vscode", "tasks.json"));
+    file(join(p, "a", "b", "c", "d", ".bashrc")); // deeper than three levels: not looked for
+    file(join(p, "sub", ".git"), "gitdir: ../.git/modules/sub\n");
+    const s = scanProject(p);
+    expect([...s.protectedFound].sort()).toEqual([join(p, ".gitmodules"), join(p, "a", "b", ".vscode")]);
+    expect([...s.missingControl]).toEqual([join(p, ".git", "hooks")]);
+    const bound = scannedDenyWrite(s, false);
+    expect(bound).toContain(join(p, ".git", "config"));
+    expect(bound).not.toContain(join(p, ".git", "hooks"));
+    const policy = effectivePolicy({}, p, roots(p), emptyGrants());
+    const watched = unboundProtected(s, p, watchedPaths(policy));
+    expect(watched).toContainEqual({ path: join(p, ".git", "hooks"), rule: "hooks" });
+    for (const name of [".tau", ".bashrc", ".idea", ".claude/commands", ".mcp.json"]) expect(watched).toContainEqual({ path: join(p, name), rule: "whole" });
+    expect(watched.some((w) => w.path === join(p, ".gitmodules") || w.path === join(p, ".git", "config"))).toBe(false);
+    // Nothing missing inside the project reaches the runtime: it would make a mount point there.
+    const denyWrite = runtimeConfig(policy, p, {}, s).filesystem.denyWrite.map((e) => (typeof e === "string" ? e : e.path));
+    const inProject = denyWrite.filter((d) => d.startsWith(`${p}/`));
+    expect(inProject.length).toBeGreaterThan(0);
+    expect(inProject.filter((d) => !existsSync(d))).toEqual([]);
+    // Outside the project a missing protected path is still bound (read-only where it is writable at all).
+    expect(denyWrite).toContain(join(roots(p).config));
+  });
+
+  it("moves out what a command made of the watched paths: a whole protected name, a new hooks folder's hooks, an unsafe config", () => {
+    const p = project();
+    file(join(p, ".git", "HEAD"));
+    const before = scanProject(p);
+    const watched = unboundProtected(before, p, [join(p, ".tau")]);
+    file(join(p, ".tau", "sandbox.yaml"), "enabled: false\n");
+    file(join(p, ".vscode", "tasks.json"));
+    file(join(p, ".git", "hooks", "pre-commit"));
+    file(join(p, ".git", "hooks", "pre-push.sample"));
+    file(join(p, ".git", "config"), "[core]\n\tfsmonitor = evil\n");
+    const found = createdDuring(before, scanProject(p), { credentials: true, watched }).map((f) => f.path.slice(p.length + 1)).sort();
+    expect(found).toEqual([".git/config", ".git/hooks/pre-commit", ".tau", ".vscode"]);
+    // A new top-level .git and its missing hooks are one finding per path.
+    const q = project();
+    const qBefore = scanProject(q);
+    const qWatched = unboundProtected(qBefore, q, [join(q, ".git", "hooks"), join(q, ".git", "config")]);
+    file(join(q, ".git", "HEAD"));
+    file(join(q, ".git", "hooks", "post-checkout"));
+    expect(createdDuring(qBefore, scanProject(q), { credentials: true, watched: qWatched }).map((f) => f.path.slice(q.length + 1))).toEqual([".git/hooks/post-checkout"]);
+  });
+
+  it("after a crash, checks the record a killed owner left for this project; a live owner's and another project's are left alone", () => {
+    const p = project();
+    const state = join(p, "..", `${p.split("/").pop() as string}-state`);
+    dirs.push(state);
+    const mine = new RunningRecord(recordsDir(state), p);
+    mine.update([{ path: join(p, ".tau"), rule: "whole" }], []);
+    // A killed owner's record: its pid is no live process's.
+    const dead = JSON.stringify({ pid: 999_999_999, start: "1", project: p, watched: [{ path: join(p, ".vscode"), rule: "whole" }, { path: "/etc/passwd", rule: "whole" }], mountPoints: [join(state, "mp")] });
+    writeFileSync(join(recordsDir(state), "999999999.json"), dead);
+    const other = JSON.stringify({ pid: 999_999_998, start: "1", project: "/elsewhere", watched: [], mountPoints: [] });
+    writeFileSync(join(recordsDir(state), "999999998.json"), other);
+    file(join(p, ".tau", "sandbox.yaml"));
+    file(join(p, ".vscode", "tasks.json"));
+    writeFileSync(join(state, "mp"), "");
+    const notes = recoverAfterCrash(state, p);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain(`after a command cut short (tau was killed), moved ${join(p, ".vscode")}`);
+    expect(existsSync(join(p, ".vscode"))).toBe(false);
+    expect(existsSync(join(state, "mp"))).toBe(false);
+    // This process's own record (alive) is not touched, nor is the path outside the project.
+    expect(existsSync(join(p, ".tau", "sandbox.yaml"))).toBe(true);
+    expect(existsSync("/etc/passwd")).toBe(true);
+    expect(readdirSync(recordsDir(state)).sort()).toEqual([`${process.pid}.json`, "999999998.json"]);
+    mine.clear();
+    expect(readdirSync(recordsDir(state))).toEqual(["999999998.json"]);
   });
 });
 

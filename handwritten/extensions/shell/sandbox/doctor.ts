@@ -106,6 +106,7 @@ export function doctorText({ life, reviewer, runner, connections, diagnostics }:
     ...life.dependencyWarnings.map((w) => `warning: ${w}`),
     `sandbox wraps: ${runner.wrapCounts.built} built, ${runner.wrapCounts.reused} reused`,
     `connections waiting for a decision: ${connections.waiting}`,
+    ...life.recovered,
     ...runtimeWarnings.map((w) => `warning: a pattern the sandbox cannot apply on this platform: ${w}`),
     "configuration files:",
     ...(files.length === 0 ? ["  (none read)"] : files.map((f) => `  ${f.path} (${f.layer}): ${f.status}${f.error ? ` — ${f.error}` : ""}`)),

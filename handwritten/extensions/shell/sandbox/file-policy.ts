@@ -5,7 +5,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { realTarget } from "./denials.js";
-import { DENY_WRITE_SCAN_DEPTH, matchesDenyWrite } from "./project-scan.js";
+import { DENY_WRITE_SCAN_DEPTH, PROTECTED_FOLDERS, PROTECTED_NAMES, matchesDenyWrite } from "./project-scan.js";
 import { within, type EffectivePolicy } from "./policy.js";
 
 /**
@@ -14,27 +14,6 @@ import { within, type EffectivePolicy } from "./policy.js";
  * have the user's rights except for the protected paths.
  */
 export type Enforcement = "full" | "protected";
-
-/** File names that run code on the host, wherever they are: shell start-up files and the runtime's own list. */
-export const PROTECTED_NAMES: readonly string[] = [
-  ".bashrc",
-  ".bash_profile",
-  ".bash_login",
-  ".bash_logout",
-  ".profile",
-  ".zshenv",
-  ".zprofile",
-  ".zshrc",
-  ".zlogin",
-  ".zlogout",
-  ".gitconfig",
-  ".gitmodules",
-  ".ripgreprc",
-  ".mcp.json",
-];
-
-/** Folders whose files editors and agents run (tasks, settings, launch configurations), wherever they are; the runtime denies them to commands too. */
-export const PROTECTED_FOLDERS: readonly string[] = [".vscode", ".idea", ".claude/commands", ".claude/agents"];
 
 /** A git folder's files and folders that run commands or name other files git reads. */
 const GIT_CONTROL_FILES = new Set(["config", "config.worktree", "commondir"]);

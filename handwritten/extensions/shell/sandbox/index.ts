@@ -7,5 +7,6 @@ export { SANDBOX_DIAGNOSTICS_KEPT } from "./diagnostics.js";
 export { SANDBOX_REVIEW_MAX_WAIT_MS } from "./review.js";
 export { findDenial, type Denial } from "./denials.js";
 export type { FileCall } from "./file-access.js";
-export { fileRules, readRefusal, writeVerdict, PROTECTED_FOLDERS, PROTECTED_NAMES, type Enforcement, type FileRules, type WriteVerdict } from "./file-policy.js";
-export { DEFAULT_ALLOWED_DOMAINS, effectivePolicy, emptyGrants, hostCodePaths, protectedPaths, runtimeConfig, secretPaths, within, type EffectivePolicy, type SessionGrants } from "./policy.js";
+export { PROTECTED_FOLDERS, PROTECTED_NAMES, scanProject, unboundProtected, type Watched } from "./project-scan.js";
+export { fileRules, readRefusal, writeVerdict, type Enforcement, type FileRules, type WriteVerdict } from "./file-policy.js";
+export { DEFAULT_ALLOWED_DOMAINS, effectivePolicy, emptyGrants, hostCodePaths, protectedPaths, runtimeConfig, secretPaths, watchedPaths, within, type EffectivePolicy, type SessionGrants } from "./policy.js";

@@ -1,14 +1,20 @@
 // The sandbox's runtime and state (SPEC-sandbox, "States" and "Configuration"): it loads
-// sandbox.yaml's layers, checks the dependencies, sets up @anthropic-ai/sandbox-runtime (after the
-// extension is ready), reports every state it enters, holds the session's grants and mode, and
-// pushes policy changes to the runtime. Nothing here asks the user or runs a command.
+// sandbox.yaml's layers (after checking what a command cut short by a crash left), checks the
+// dependencies, sets up @anthropic-ai/sandbox-runtime (from the extension's start, beside its first
+// model request), reports every state it enters, holds the session's grants and mode, and pushes
+// policy changes to the runtime. Nothing here asks the user or runs a command.
+import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { tmpdir } from "node:os";
 import type { SandboxConfig, SandboxMode, SandboxState } from "../../../../generated/index.js";
 import { loadSandboxConfig, type LoadedSandboxConfig } from "../../../config/index.js";
 import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
+import { mark } from "../../../startup/timeline.js";
+import { RuntimeLeftovers } from "./runtime-leftovers.js";
 import { effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
+import { recoverAfterCrash } from "./running-record.js";
+import { SharedNetwork } from "./shared-network.js";
 import { firstLine, type SandboxOptions } from "./types.js";
 
 export type Runtime = (typeof import("@anthropic-ai/sandbox-runtime"))["SandboxManager"];
@@ -21,6 +27,8 @@ export interface LifecycleHooks {
   readonly askNetwork: (host: string, port: number | undefined) => Promise<NetworkVerdict>;
   /** The runtime's configuration changed: a wrap built before it is stale. */
   readonly configPushed: () => void;
+  /** The runtime is up: the wrap for the policy is built ahead of the first command. */
+  readonly runtimeUp: () => Promise<void>;
 }
 
 const INSTALL_HINT: Record<string, string> = {
@@ -46,7 +54,13 @@ export class SandboxLifecycle {
   userSuspended = false;
   readonly platform: NodeJS.Platform;
   readonly env: NodeJS.ProcessEnv;
+  /** What the check after a crash moved out of the project (`:sandbox doctor`). */
+  readonly recovered: string[] = [];
+  private policyLoaded: Promise<boolean> | undefined;
   private started: Promise<void> | undefined;
+  private readonly leftovers = new RuntimeLeftovers();
+  /** The network namespace the session's commands share (Linux), made while the runtime loads. */
+  readonly network = new SharedNetwork();
 
   constructor(
     private readonly o: SandboxOptions,
@@ -62,25 +76,72 @@ export class SandboxLifecycle {
     return this.started;
   }
 
-  private async setUp(): Promise<void> {
+  /**
+   * Loads the policy (once): what a command cut short by a crash left is checked first, then
+   * sandbox.yaml's layers. The file tools wait for this only, never for the runtime. False when
+   * the sandbox is not to be set up (bypassed, or blocked by the configuration).
+   */
+  loadPolicy(): Promise<boolean> {
+    this.policyLoaded ??= this.loadPolicyOnce();
+    return this.policyLoaded;
+  }
+
+  private async loadPolicyOnce(): Promise<boolean> {
     this.report();
-    if (this.o.launch?.enabled === false) return this.enter("bypassed", "--no-sandbox: model commands run with your full rights");
-    if (!(await this.loadConfig())) return;
-    if (this.loaded?.config.enabled === false) return this.enter("bypassed", `enabled: false in ${this.originFile("enabled")}: model commands run with your full rights`);
+    // Before the configuration is read: a `.tau/sandbox.yaml` a killed command made is moved out first.
+    this.recovered.push(...recoverAfterCrash(this.o.roots.state, this.o.projectRoot));
+    if (this.o.launch?.enabled === false) {
+      this.enter("bypassed", "--no-sandbox: model commands run with your full rights");
+      return false;
+    }
+    if (!(await this.loadConfig())) return false;
+    if (this.loaded?.config.enabled === false) {
+      this.enter("bypassed", `enabled: false in ${this.originFile("enabled")}: model commands run with your full rights`);
+      return false;
+    }
+    return true;
+  }
+
+  private async setUp(): Promise<void> {
+    if (!(await this.loadPolicy())) return;
+    mark("sandbox policy loaded");
     if (this.platform !== "linux" && this.platform !== "darwin") {
       return this.block(`the sandbox runs on Linux and macOS only, not on ${this.platform}`, `start tau with --no-sandbox to run model commands with your full rights`);
     }
+    // Made beside the runtime's loading: its processes start while this one loads the library.
+    const network = this.platform === "linux" ? this.network.start(this.proxySocket()) : Promise.resolve(false);
     const { SandboxManager } = loadRuntime();
+    mark("sandbox runtime loaded");
+    // The runtime's TMPDIR for commands: a folder of this user's, made writable below.
+    process.env.CLAUDE_CODE_TMPDIR = this.commandTmpdir();
+    // The runtime protects names it finds in its working directory (shell and editor settings, git
+    // hooks) with mount points that bubblewrap makes there when they do not exist: it works from a
+    // private empty folder instead, and tau protects the project's names without mount points (runner.ts).
+    process.chdir(this.runtimeCwd());
+    // Its proxy and bridges start while the dependencies are checked (the checks wait on programs):
+    // nothing runs a command before both are done, and a missing one blocks whatever set-up did.
+    const initialized = this.leftovers.around(SandboxManager.initialize(this.runtimeConfig() as never, (request) => this.hooks.askNetwork(request.host, request.port), false));
+    initialized.catch(() => {});
     const check = SandboxManager.checkDependencies();
+    mark("sandbox dependencies checked");
     this.dependencyErrors = check.errors;
     this.dependencyWarnings = check.warnings;
     if (check.errors.length > 0) {
+      // What set-up did is undone: a blocked sandbox runs no runtime.
+      await initialized.catch(() => {});
+      await SandboxManager.reset().catch(() => {});
+      this.leftovers.releaseAll();
       return this.block(`missing: ${check.errors.join(", ")}`, `${INSTALL_HINT[this.platform] ?? "install the missing programs"}, then start tau again; ${BYPASS_HINT}`);
     }
-    // The runtime's TMPDIR for commands: a folder of this user's, made writable below.
-    process.env.CLAUDE_CODE_TMPDIR = this.commandTmpdir();
-    await SandboxManager.initialize(this.runtimeConfig() as never, (request) => this.hooks.askNetwork(request.host, request.port), false);
+    await initialized;
+    mark("sandbox runtime initialized");
     this.runtime = SandboxManager;
+    const proxyPort = SandboxManager.getProxyPort();
+    if (proxyPort !== undefined) this.network.proxyUp(proxyPort);
+    await this.hooks.runtimeUp();
+    mark("sandbox wrap built ahead");
+    await network;
+    mark("sandbox network namespace up");
     this.enter(this.userSuspended ? "suspended" : "active");
   }
 
@@ -90,7 +151,8 @@ export class SandboxLifecycle {
       this.loaded = await loadSandboxConfig({
         configRoot: this.o.roots.config,
         projectRoot: this.o.projectRoot,
-        ...(this.o.launch?.config_file !== undefined ? { overrideFile: this.o.launch.config_file } : {}),
+        // Against the project root, where the extension started: its working directory is the runtime's later.
+        ...(this.o.launch?.config_file !== undefined ? { overrideFile: resolve(this.o.projectRoot, this.o.launch.config_file) } : {}),
         env: this.env,
       });
       return true;
@@ -108,6 +170,20 @@ export class SandboxLifecycle {
   private commandTmpdir(): string {
     const dir = join(tmpdir(), `tau-sandbox-${process.getuid?.() ?? 0}`);
     ensureRuntimeDir(dir);
+    return dir;
+  }
+
+  /** Where the shared namespace's relays reach this process: a folder of this user's alone in tau's runtime root. */
+  private proxySocket(): string {
+    const dir = join(this.o.roots.runtime, "sandbox");
+    ensureRuntimeDir(dir);
+    return join(dir, `${process.pid}.sock`);
+  }
+
+  /** The runtime's working directory: an empty folder of this user's in tau's state root, which no command can write. */
+  private runtimeCwd(): string {
+    const dir = join(this.o.roots.state, "sandbox-cwd");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     return dir;
   }
 
@@ -165,9 +241,12 @@ export class SandboxLifecycle {
     return true;
   }
 
-  /** Ends the runtime (its proxies). */
+  /** Ends the runtime (its proxies and bridges). */
   async stop(): Promise<void> {
-    await this.runtime?.reset().catch(() => {});
+    this.network.stop();
+    if (this.runtime === undefined) return;
+    await this.runtime.reset().catch(() => {});
+    this.leftovers.releaseAll();
   }
 }
 

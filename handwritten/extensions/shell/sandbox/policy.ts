@@ -1,5 +1,6 @@
 // The sandbox's effective policy (SPEC-sandbox): the defaults, the loaded sandbox.yaml layers and
 // the session's grants, turned into the runtime's configuration for one command.
+import { lstatSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve, sep } from "node:path";
 import type { SandboxConfig } from "../../../../generated/index.js";
@@ -157,8 +158,10 @@ type PathEntry = string | LiteralEntry;
 
 /**
  * The runtime's configuration for one command; `extra` is a replay's one-off grant. `scan` is the
- * project as found just before the command (its credential files and git folders are bound
- * read-only); without one the project is scanned here.
+ * project as found just before the command (its credential files, protected names and git folders
+ * are bound read-only); without one the project is scanned here. A protected path inside the
+ * project that does not exist is left out: bubblewrap would make a mount point for it in the
+ * project (an empty read-only file or folder) — it is watched instead (`unboundProtected`).
  */
 export function runtimeConfig(
   policy: EffectivePolicy,
@@ -167,8 +170,12 @@ export function runtimeConfig(
   scan: ProjectScan = scanProject(projectRoot),
 ): { network: { allowedDomains: string[]; deniedDomains: string[] }; filesystem: { denyRead: PathEntry[]; allowRead: PathEntry[]; allowWrite: PathEntry[]; denyWrite: PathEntry[] } } {
   const literal = (path: string): LiteralEntry => ({ path, literal: true });
-  const literals = [...new Set([...scannedDenyWrite(scan, policy.defaultDenyWrite), ...policy.protected])];
-  const denyWrite: PathEntry[] = [...policy.denyWrite, ...literals.map(literal)];
+  const inProject = (p: string): boolean => p !== projectRoot && within(p, projectRoot);
+  const protectedBound = policy.protected.filter((p) => !inProject(p) || exists(p));
+  const literals = [...new Set([...scannedDenyWrite(scan, policy.defaultDenyWrite), ...protectedBound])];
+  // A configured entry inside the project that does not exist is watched like a protected path.
+  const configured = policy.denyWrite.filter((p) => hasPattern(p) || !inProject(p) || exists(p));
+  const denyWrite: PathEntry[] = [...configured, ...literals.map(literal)];
   const denyRead = extra.read === undefined ? policy.denyRead : policy.denyRead.filter((p) => !within(extra.read as string, p));
   return {
     network: { allowedDomains: [...policy.allowedDomains], deniedDomains: [...policy.deniedDomains] },
@@ -179,6 +186,25 @@ export function runtimeConfig(
       denyWrite,
     },
   };
+}
+
+/** Whether a configured path is a pattern (the runtime expands it to what exists). */
+export function hasPattern(path: string): boolean {
+  return /[*?[\]{}]/.test(path);
+}
+
+/** The paths watched when they do not exist: the protected paths and the configured deny-write paths. */
+export function watchedPaths(policy: EffectivePolicy): string[] {
+  return [...policy.protected, ...policy.denyWrite.filter((p) => !hasPattern(p))];
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `path` is `root` or inside it (both absolute, compared as text). */

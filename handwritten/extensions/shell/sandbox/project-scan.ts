@@ -1,7 +1,8 @@
 // What the sandbox looks for in the project around each sandboxed command (SPEC-sandbox,
-// "Created during a command"): before it, the credential files and git folders whose protection
-// bubblewrap applies (it can only bind what exists); after it, what the command created that those
-// rules cover, which is moved out of the project into tau's state folder (never deleted).
+// "Created during a command"): before it, the credential files, protected names and git folders
+// whose protection bubblewrap applies (it can only bind what exists, and tau makes no mount point in
+// the project for what does not); after it, what the command created that those rules cover, which
+// is moved out of the project into tau's state folder (never deleted).
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
@@ -11,6 +12,27 @@ export const DENY_WRITE_SCAN_DEPTH = 3;
 export const GIT_SCAN_DEPTH = 6;
 /** Most directory entries looked at in one scan (a huge tree is not walked whole around each command). */
 export const SCAN_MAX_ENTRIES = 20_000;
+/** File names that run code on the host, wherever they are: shell start-up files and the runtime's own list. */
+export const PROTECTED_NAMES: readonly string[] = [
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".bash_logout",
+  ".profile",
+  ".zshenv",
+  ".zprofile",
+  ".zshrc",
+  ".zlogin",
+  ".zlogout",
+  ".gitconfig",
+  ".gitmodules",
+  ".ripgreprc",
+  ".mcp.json",
+];
+
+/** Folders whose files editors and agents run (tasks, settings, launch configurations), wherever they are; the runtime denies them to commands too. */
+export const PROTECTED_FOLDERS: readonly string[] = [".vscode", ".idea", ".claude/commands", ".claude/agents"];
+
 /** A git folder's files that hold commands git runs, or name where they are: never the model's to write. */
 export const GIT_CONTROL_FILES: readonly string[] = ["hooks", "config", "commondir"];
 
@@ -31,6 +53,10 @@ export function isGitControlPath(path: string): boolean {
 export interface ProjectScan {
   /** Existing files the default deny-write patterns name. */
   readonly credentials: ReadonlySet<string>;
+  /** Existing protected names (PROTECTED_NAMES, PROTECTED_FOLDERS, to three levels) and the project's own `.git` file. */
+  readonly protectedFound: ReadonlySet<string>;
+  /** The `hooks` and `config` of found git folders that do not exist. */
+  readonly missingControl: ReadonlySet<string>;
   /** Git folders: `.git` folders, bare repositories (HEAD, objects/, refs/), and those in `.git/modules` and `.git/worktrees`. */
   readonly gitDirs: ReadonlySet<string>;
   /** `.git` files (a worktree's or a submodule's pointer to its git folder), with their text. */
@@ -64,6 +90,8 @@ function linkTarget(path: string): string {
 /** Walks the project (never following a symbolic link, never into node_modules). */
 export function scanProject(root: string): ProjectScan {
   const credentials = new Set<string>();
+  const protectedFound = new Set<string>();
+  const missingControl = new Set<string>();
   const gitDirs = new Set<string>();
   const gitFiles = new Map<string, string>();
   const commondirs = new Map<string, string>();
@@ -79,7 +107,10 @@ export function scanProject(root: string): ProjectScan {
   };
   const addGitDir = (dir: string, entries: import("node:fs").Dirent[] | undefined): void => {
     gitDirs.add(dir);
-    listing.push(`git ${dir} ${["HEAD", ...GIT_CONTROL_FILES].map((f) => (existsSync(join(dir, f)) ? "1" : "0")).join("")}`);
+    const present = ["HEAD", ...GIT_CONTROL_FILES].map((f) => existsSync(join(dir, f)));
+    listing.push(`git ${dir} ${present.map((p) => (p ? "1" : "0")).join("")}`);
+    if (!present[1]) missingControl.add(join(dir, "hooks"));
+    if (!present[2]) missingControl.add(join(dir, "config"));
     const common = readSmall(join(dir, "commondir"));
     if (common !== undefined) commondirs.set(dir, common);
     // Submodules' and worktrees' git folders live inside this one, and nest (modules/a/modules/b).
@@ -107,9 +138,14 @@ export function scanProject(root: string): ProjectScan {
       if (++seen > SCAN_MAX_ENTRIES) return void (truncated = true);
       const path = join(dir, e.name);
       listing.push(`${path} ${e.isDirectory() ? "d" : e.isSymbolicLink() ? `l ${linkTarget(path)}` : e.isFile() ? "f" : "o"}`);
+      if (depth <= DENY_WRITE_SCAN_DEPTH && isProtectedName(path)) protectedFound.add(path);
       if (e.name === ".git") {
         if (e.isDirectory()) addGitDir(path, list(path));
-        else if (e.isFile()) gitFiles.set(path, readSmall(path) ?? "");
+        else if (e.isFile()) {
+          gitFiles.set(path, readSmall(path) ?? "");
+          // The project's own pointer stays one (there are no .git/hooks while it is a file); git rewrites nested ones.
+          if (dir === root) protectedFound.add(path);
+        }
         continue;
       }
       if (e.isDirectory()) {
@@ -118,15 +154,64 @@ export function scanProject(root: string): ProjectScan {
     }
   };
   walk(root, 1);
-  return { credentials, gitDirs, gitFiles, commondirs, truncated, listing: listing.join("\n") };
+  return { credentials, protectedFound, missingControl, gitDirs, gitFiles, commondirs, truncated, listing: listing.join("\n") };
 }
 
-/** The literal deny-write paths a scan adds: each git folder's control files (missing ones too). */
+/** Whether a path's last component (or last two, `.claude/commands`) is a protected name. */
+function isProtectedName(path: string): boolean {
+  return PROTECTED_NAMES.some((n) => path.endsWith(`/${n}`)) || PROTECTED_FOLDERS.some((f) => path.endsWith(`/${f}`));
+}
+
+/**
+ * The literal deny-write paths a scan adds, all of them there now: the credential files, the
+ * protected names found, each git folder's hooks and config. What does not exist is not bound —
+ * bubblewrap would make a mount point for it in the project — but watched (`unboundProtected`).
+ */
 export function scannedDenyWrite(scan: ProjectScan, includeCredentials: boolean): string[] {
   const out: string[] = [];
   if (includeCredentials) out.push(...scan.credentials);
-  for (const dir of scan.gitDirs) for (const f of GIT_CONTROL_FILES) if (f !== "commondir") out.push(join(dir, f));
+  out.push(...scan.protectedFound);
+  for (const dir of scan.gitDirs) for (const f of ["hooks", "config"]) if (!scan.missingControl.has(join(dir, f))) out.push(join(dir, f));
   return out;
+}
+
+/**
+ * A protected path in the project that did not exist when a command started: what the command
+ * makes of it is checked afterwards (`watchedFindings`) — a git folder's `hooks` keep their samples
+ * only, its `config` only safe keys, anything else is moved out whole.
+ */
+export interface Watched {
+  readonly path: string;
+  readonly rule: "whole" | "hooks" | "config";
+}
+
+/**
+ * The protected paths inside the project that do not exist (SPEC-sandbox, "Created during a
+ * command"): the missing ones of `protectedPaths` (the policy's, tau's `.tau/` among them), the
+ * protected names at the project's root, and the missing hooks and config of its git folders.
+ */
+export function unboundProtected(scan: ProjectScan, root: string, protectedPaths: readonly string[]): Watched[] {
+  const out = new Map<string, Watched>();
+  const add = (path: string, rule: Watched["rule"]): void => {
+    if (!out.has(path) && !exists(path)) out.set(path, { path, rule });
+  };
+  for (const p of scan.missingControl) add(p, p.endsWith("/hooks") ? "hooks" : "config");
+  for (const p of protectedPaths) {
+    if (p === root || !p.startsWith(`${root}/`)) continue;
+    const inGit = dirname(p).endsWith("/.git") || scan.gitDirs.has(dirname(p));
+    add(p, inGit && p.endsWith("/hooks") ? "hooks" : inGit && p.endsWith("/config") ? "config" : "whole");
+  }
+  for (const n of [...PROTECTED_NAMES, ...PROTECTED_FOLDERS]) add(join(root, n), "whole");
+  return [...out.values()];
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Configuration keys a git folder made during a command may hold (anything else can run a command or load another file). */
@@ -172,14 +257,44 @@ export interface Finding {
   readonly why: string;
 }
 
+/** Non-sample hooks of a git folder's `hooks` and an unsafe `config`, as findings saying `whose`. */
+function gitControlFindings(dir: string, whose: string, parts: { hooks: boolean; config: boolean }): Finding[] {
+  const out: Finding[] = [];
+  if (parts.hooks) {
+    let hooks: string[] = [];
+    try {
+      hooks = readdirSync(join(dir, "hooks")).filter((n) => !n.endsWith(".sample"));
+    } catch {
+      // no hooks folder
+    }
+    for (const h of hooks) out.push({ path: join(dir, "hooks", h), why: `it is a hook of ${whose}, which git would run outside the sandbox` });
+  }
+  if (parts.config && !safeGitConfig(readSmall(join(dir, "config")))) {
+    out.push({ path: join(dir, "config"), why: `it is the config of ${whose}, with settings that can run commands or load other files` });
+  }
+  return out;
+}
+
+/** What became of protected paths that did not exist before a command (see `unboundProtected`). */
+export function watchedFindings(watched: readonly Watched[]): Finding[] {
+  const out: Finding[] = [];
+  for (const w of watched) {
+    if (!exists(w.path)) continue;
+    if (w.rule === "whole") out.push({ path: w.path, why: "it is a protected path (it runs code on the host, or configures tau or an editor), which a command may not create" });
+    else out.push(...gitControlFindings(dirname(w.path), "a git folder whose " + (w.rule === "hooks" ? "hooks folder" : "config") + " the command created", { hooks: w.rule === "hooks", config: w.rule === "config" }));
+  }
+  return out;
+}
+
 /**
  * What a command created (between `before` and `after`) that the deny-write rules and the git
  * protection cover: new credential files (when the default patterns apply), hooks and unsafe
- * config of git folders it made, a `commondir` it wrote into any git folder, and a new `.git`
- * file pointing anywhere but at a git folder already protected or checked here.
+ * config of git folders it made, a `commondir` it wrote into any git folder, a new `.git` file
+ * pointing anywhere but at a git folder already protected or checked here, and what it made of the
+ * protected paths that did not exist before it (`watched`). Each path once.
  */
-export function createdDuring(before: ProjectScan, after: ProjectScan, o: { credentials: boolean }): Finding[] {
-  const out: Finding[] = [];
+export function createdDuring(before: ProjectScan, after: ProjectScan, o: { credentials: boolean; watched?: readonly Watched[] }): Finding[] {
+  const out: Finding[] = watchedFindings(o.watched ?? []);
   if (o.credentials) for (const c of after.credentials) if (!before.credentials.has(c)) out.push({ path: c, why: "the deny-write rule for .env*, *.pem and *.key covers files a command creates too" });
   for (const dir of after.gitDirs) {
     const common = after.commondirs.get(dir);
@@ -187,16 +302,9 @@ export function createdDuring(before: ProjectScan, after: ProjectScan, o: { cred
     if (common !== undefined && before.commondirs.get(dir) !== common && !before.gitDirs.has(resolve(dir, common.trim()))) {
       out.push({ path: join(dir, "commondir"), why: "a git folder's commondir makes git read config and hooks from the folder it names" });
     }
-    if (before.gitDirs.has(dir)) continue; // its hooks and config were read-only during the command
-    let hooks: string[] = [];
-    try {
-      hooks = readdirSync(join(dir, "hooks")).filter((n) => !n.endsWith(".sample"));
-    } catch {
-      // no hooks folder
-    }
-    for (const h of hooks) out.push({ path: join(dir, "hooks", h), why: "it is a hook of a git folder the command created, which git would run outside the sandbox" });
-    const config = readSmall(join(dir, "config"));
-    if (!safeGitConfig(config)) out.push({ path: join(dir, "config"), why: "it is the config of a git folder the command created, with settings that can run commands or load other files" });
+    // An existing one's hooks and config were read-only during the command, or watched when missing.
+    if (before.gitDirs.has(dir)) continue;
+    out.push(...gitControlFindings(dir, "a git folder the command created", { hooks: true, config: true }));
   }
   for (const [file, text] of after.gitFiles) {
     if (before.gitFiles.get(file) === text) continue;
@@ -206,7 +314,9 @@ export function createdDuring(before: ProjectScan, after: ProjectScan, o: { cred
     if (target !== undefined && after.gitDirs.has(target)) continue;
     out.push({ path: file, why: "it is a .git file pointing at a git folder the sandbox does not protect (git would read config and hooks from there)" });
   }
-  return out;
+  // A path is moved once, whichever rules found it (a missing `.git/hooks` and the new `.git` around it).
+  const seen = new Set<string>();
+  return out.filter((f) => !seen.has(f.path) && seen.add(f.path) !== undefined);
 }
 
 /**

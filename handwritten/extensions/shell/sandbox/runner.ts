@@ -1,16 +1,21 @@
 // Runs one command inside the sandbox runtime (SPEC-sandbox, "Reusing the wrap" and "Created during
 // a command"): the project walk before it, a wrap built or reused, the command run, the mount points
-// bubblewrap made removed once no sandboxed command runs, and what the command created that the
-// rules cover moved out of the project. It keeps which sandboxed commands are running, the only
+// bubblewrap made (never in the project) removed once no sandboxed command runs, and what the command
+// created that the rules cover moved out of the project; while commands run, a record on disk lets
+// a start after a crash do that check. It keeps which sandboxed commands are running, the only
 // attribution a connection gets.
 import { builtin } from "../../../startup/builtin.js";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { randomHex } from "../../../startup/random.js";
-import { runShell, type ShellOutcome } from "../tools/index.js";
+import { mark } from "../../../startup/timeline.js";
+import { reapIfOrphaned, runShell, type ShellOutcome } from "../tools/index.js";
 import type { SandboxLifecycle, Runtime } from "./lifecycle.js";
 import type { CallNotes } from "./notes.js";
-import { runtimeConfig, type EffectivePolicy } from "./policy.js";
-import { createdDuring, quarantine, scanProject, type ProjectScan } from "./project-scan.js";
+import { runtimeConfig, watchedPaths, type EffectivePolicy } from "./policy.js";
+import { createdDuring, quarantine, scanProject, unboundProtected, type ProjectScan, type Watched } from "./project-scan.js";
+import { RunningRecord, recordsDir } from "./running-record.js";
+import { enterSharedNetwork, sharedNetworkWrap } from "./shared-network.js";
 import type { ShellCall } from "./types.js";
 import { SANDBOX_COMMAND_ENV, WRAPPED_COMMAND, diskKey, ensureEmptyDir, planMounts, removeMountPoints, type WrapPlan } from "./wrap-cache.js";
 
@@ -32,6 +37,20 @@ export interface CallRef {
  */
 export const CLOSE_INHERITED_FDS =
   'for __tau_fd in /dev/fd/*; do __tau_fd=${__tau_fd##*/}; case $__tau_fd in 0|1|2|*[!0-9]*) ;; *) exec {__tau_fd}>&- ;; esac; done; unset __tau_fd';
+/** The longest command line that carries the command itself (one argument of bash's: the kernel takes 128 KiB). */
+const COMMAND_LINE_MAX_BYTES = 120_000;
+
+/**
+ * Paths the runtime's wrap names on its own, whatever the configuration: the root and the devices it
+ * mounts, its temp folders, the npm log folder it makes writable, ssh's drop-in folder it hides,
+ * its bridge socket. Part of every key from the first wrap on; a path it names beyond these (and
+ * the configuration's) makes the next command build once more, as it joins the key.
+ */
+function runtimeOwnPaths(runtime: Runtime): string[] {
+  const bridge = runtime.getLinuxHttpSocketPath();
+  const tmp = process.env.CLAUDE_CODE_TMPDIR;
+  return ["/", "/dev", "/proc", "/tmp/claude", join(homedir(), ".npm", "_logs"), "/etc/ssh/ssh_config.d", ...(tmp !== undefined ? [tmp] : []), ...(bridge !== undefined ? [bridge] : [])];
+}
 
 /** A replay's one-off grant. */
 export interface OneOffGrant {
@@ -49,14 +68,19 @@ export class SandboxedRunner {
   /** How many wraps the runtime built and how many were reused, for `:sandbox doctor`. */
   readonly wrapCounts = { built: 0, reused: 0 };
   private exitHandled = false;
-  /** Mount points of the commands run since no sandboxed command last ran. */
-  private readonly usedMountPoints: string[] = [];
+  /** Mount points (outside the project) of the commands run since no sandboxed command last ran, each listed with the reaper. */
+  private readonly usedMountPoints = new Map<string, () => void>();
+  /** The protected paths each running command's check watches (they did not exist when it started). */
+  private readonly watching = new Map<string, readonly Watched[]>();
+  private readonly record: RunningRecord;
 
   constructor(
     private readonly life: SandboxLifecycle,
     private readonly o: { readonly projectRoot: string; readonly stateRoot: string },
     private readonly notes: CallNotes,
-  ) {}
+  ) {
+    this.record = new RunningRecord(recordsDir(o.stateRoot), o.projectRoot);
+  }
 
   /** Runs `command` sandboxed for `call`, within `timeoutMs`, with a replay's one-off grant. */
   async run(command: string, call: ShellCall, timeoutMs: number, extra: OneOffGrant): Promise<ShellOutcome> {
@@ -64,24 +88,56 @@ export class SandboxedRunner {
     const policy = this.life.policy();
     const before = scanProject(this.o.projectRoot);
     const config = runtimeConfig(policy, this.o.projectRoot, extra, before);
+    mark("sandbox command scanned");
     const plan = await this.wrap(runtime, config, before);
+    mark("sandbox command wrapped");
+    const watched = unboundProtected(before, this.o.projectRoot, watchedPaths(policy));
     this.running.set(call.callId, { agentId: call.agentId, callId: call.callId, command });
+    this.watching.set(call.callId, watched);
     this.sandboxedRunning++;
-    this.usedMountPoints.push(...plan.mountPoints);
+    for (const m of [...plan.mountPoints, ...(plan.emptyDir !== undefined ? [plan.emptyDir] : [])]) {
+      if (!this.usedMountPoints.has(m)) this.usedMountPoints.set(m, reapIfOrphaned({ kind: "mount", path: m }));
+    }
+    // On disk before the command starts: a start after a crash checks what it leaves.
+    this.updateRecord();
     // Should the extension exit while a reused wrap's command runs (the runtime knows only its own).
     if (!this.exitHandled) {
       this.exitHandled = true;
-      process.once("exit", () => removeMountPoints(this.usedMountPoints));
+      process.once("exit", () => removeMountPoints([...this.usedMountPoints.keys()]));
     }
     try {
-      // The command reaches the wrap in the environment (WRAPPED_COMMAND takes it out again).
-      const env = { ...process.env, [SANDBOX_COMMAND_ENV]: command };
-      return await runShell({ command, wrapped: `${CLOSE_INHERITED_FDS}\n${plan.wrapped}`, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+      const line = this.commandLine(plan, command);
+      // A wrap that does not carry the command takes it from the environment (WRAPPED_COMMAND takes it out again).
+      const env = line.carriesCommand ? process.env : { ...process.env, [SANDBOX_COMMAND_ENV]: command };
+      return await runShell({ command, wrapped: `${CLOSE_INHERITED_FDS}\n${line.text}`, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
     } finally {
+      mark("sandbox command ended");
       this.running.delete(call.callId);
+      this.checkCreated(before, policy, call.callId, watched);
+      this.watching.delete(call.callId);
       if (--this.sandboxedRunning === 0) this.afterAll(runtime);
-      this.checkCreated(before, policy, call.callId);
+      else this.updateRecord();
     }
+  }
+
+  /**
+   * What starts the sandbox for `command`: in the session's network namespace when it is up and
+   * the wrap fits it, the seccomp helper running `bash -c COMMAND` itself (the command in its
+   * arguments, quoted; one that would make the line too long keeps the environment's way); else
+   * the runtime's wrap as built, which takes the command from the environment.
+   */
+  private commandLine(plan: WrapPlan, command: string): { text: string; carriesCommand: boolean } {
+    const network = this.life.network;
+    const fds = plan.shared !== undefined ? network.descriptors() : undefined;
+    if (fds === undefined || plan.shared === undefined) return { text: plan.wrapped, carriesCommand: false };
+    // `bash -c COMMAND bash`: $0 is "bash", as for a command run without the sandbox.
+    const direct = enterSharedNetwork([...plan.shared.slice(0, -1), command, "bash"], fds);
+    if (Buffer.byteLength(direct) <= COMMAND_LINE_MAX_BYTES) return { text: direct, carriesCommand: true };
+    return { text: enterSharedNetwork(plan.shared, fds), carriesCommand: false };
+  }
+
+  private updateRecord(): void {
+    this.record.update([...this.watching.values()].flat(), [...this.usedMountPoints.keys()]);
   }
 
   /**
@@ -97,6 +153,22 @@ export class SandboxedRunner {
     return this.running.has(callId);
   }
 
+  /**
+   * Builds the wrap for the policy as it is now before any command asks for one, so that the first
+   * command finds it ready. A failure here is the first command's to meet.
+   */
+  async buildAhead(): Promise<void> {
+    const runtime = this.life.runtime;
+    if (runtime === undefined || this.life.platform !== "linux") return;
+    try {
+      const scan = scanProject(this.o.projectRoot);
+      await this.wrap(runtime, runtimeConfig(this.life.policy(), this.o.projectRoot, {}, scan), scan);
+    } catch {
+      this.lastWrap = undefined;
+    }
+    if (this.sandboxedRunning === 0) for (; this.runtimeWraps > 0; this.runtimeWraps--) runtime.cleanupAfterCommand();
+  }
+
   /** The policy changed: the last wrap is not reused. */
   dropWrap(): void {
     this.lastWrap = undefined;
@@ -108,8 +180,11 @@ export class SandboxedRunner {
    */
   private async wrap(runtime: Runtime, config: ReturnType<typeof runtimeConfig>, scan: ProjectScan): Promise<WrapPlan> {
     const fs = config.filesystem;
-    // The last wrap's own paths count too (the runtime adds some): one that went makes it rebuild.
-    const paths = [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite, process.cwd()].map((e) => (typeof e === "string" ? e : e.path)).concat(this.lastWrap?.paths ?? []);
+    // Beside the configuration's paths, those the runtime adds (its own, and the last wrap's): one
+    // that changes makes it rebuild. Taken before the build: when they cover every path the new
+    // wrap names, the key answers for it as built, and the next command reuses it.
+    const extra = [...new Set([...(this.lastWrap?.paths ?? []), ...runtimeOwnPaths(runtime)])];
+    const paths = [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite, process.cwd()].map((e) => (typeof e === "string" ? e : e.path)).concat(extra);
     // Only bubblewrap's wrap is read here (its mount points); elsewhere each command is wrapped anew.
     const disk = this.life.platform === "linux" ? diskKey(scan, paths) : undefined;
     const key = disk === undefined ? undefined : createHash("sha256").update(JSON.stringify(config)).update(disk).digest("hex");
@@ -122,18 +197,23 @@ export class SandboxedRunner {
     const wrapped = await runtime.wrapWithSandbox(WRAPPED_COMMAND, "bash", config as never, undefined, { commandId: randomHex(16) });
     this.runtimeWraps++;
     const mounts = planMounts(wrapped);
-    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: mounts?.paths ?? [] };
+    const bridge = this.life.platform === "linux" ? runtime.getLinuxHttpSocketPath() : undefined;
+    const shared = bridge !== undefined ? sharedNetworkWrap(wrapped, bridge) : undefined;
+    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: [...new Set([...extra, ...(mounts?.paths ?? [])])], shared };
     this.lastWrap = key !== undefined && mounts !== undefined ? plan : undefined;
     return plan;
   }
 
   /** Once no sandboxed command runs: the mount points bubblewrap made for missing protected paths go, the runtime's with them. */
   private afterAll(runtime: Runtime): void {
-    removeMountPoints(this.usedMountPoints.splice(0));
+    removeMountPoints([...this.usedMountPoints.keys()]);
     for (; this.runtimeWraps > 0; this.runtimeWraps--) runtime.cleanupAfterCommand();
     // The empty folder a reused wrap made again is this extension's to remove (rmdir: only while empty).
     const emptyDir = this.lastWrap?.emptyDir;
     if (emptyDir !== undefined) removeMountPoints([emptyDir]);
+    for (const release of this.usedMountPoints.values()) release();
+    this.usedMountPoints.clear();
+    this.record.clear();
   }
 
   /**
@@ -141,8 +221,8 @@ export class SandboxedRunner {
    * files and git control files the command created are moved out of the project (SPEC-sandbox,
    * "Created during a command"); the call's result says where.
    */
-  private checkCreated(before: ProjectScan, policy: EffectivePolicy, callId: string): void {
-    const findings = createdDuring(before, scanProject(this.o.projectRoot), { credentials: policy.defaultDenyWrite });
+  private checkCreated(before: ProjectScan, policy: EffectivePolicy, callId: string, watched: readonly Watched[]): void {
+    const findings = createdDuring(before, scanProject(this.o.projectRoot), { credentials: policy.defaultDenyWrite, watched });
     if (findings.length === 0) return;
     const into = join(this.o.stateRoot, "sandbox-quarantine", `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomHex(4)}`);
     this.notes.push(callId, ...quarantine(findings, this.o.projectRoot, into));

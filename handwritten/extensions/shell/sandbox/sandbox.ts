@@ -1,7 +1,10 @@
 // The sandbox of the `shell` tool (SPEC-sandbox), as the shell extension sees it: one object that
 // composes the parts, each with one job —
-//   lifecycle.ts     the runtime, its state and the session's policy
-//   runner.ts        one command inside the runtime (wraps, mount points, created files)
+//   lifecycle.ts     the runtime, its state and the session's policy (runtime-leftovers.ts lists
+//                    the runtime's processes and sockets with the reaper)
+//   runner.ts        one command inside the runtime (wraps, mount points, created files; the record
+//                    of running commands is running-record.ts's)
+//   shared-network.ts  the network namespace the session's commands share
 //   orchestrator.ts  a `shell` call: attempt → review / ask → replay
 //   connections.ts   a connection to a host no rule decides: one review / ask per host, shared
 //   review.ts        the automatic reviewer (selection, one review asked of the harness)
@@ -42,6 +45,7 @@ export class Sandbox {
     this.life = new SandboxLifecycle(o, {
       askNetwork: (host, port) => this.connections.ask(host, port),
       configPushed: () => this.runner.dropWrap(),
+      runtimeUp: () => this.runner.buildAhead(),
     });
     this.runner = new SandboxedRunner(this.life, { projectRoot: o.projectRoot, stateRoot: o.roots.state }, notes);
     this.diagnostics = new Diagnostics(o.host);
@@ -70,9 +74,14 @@ export class Sandbox {
     return this.life.mode;
   }
 
-  /** Sets the sandbox up (once); `shell` calls wait for it. */
+  /** Sets the sandbox up (once): the policy, then the runtime; `shell` calls wait for it. */
   start(): Promise<void> {
     return this.life.start();
+  }
+
+  /** Resolves once the policy is loaded (the file tools need no more; the runtime may still be setting up). */
+  async policyReady(): Promise<void> {
+    await this.life.loadPolicy();
   }
 
   policy(): EffectivePolicy {
@@ -88,7 +97,7 @@ export class Sandbox {
    * The filesystem policy for one call of a file tool (`read`, `write`, `edit`, `grep`, `find`,
    * `ls`): the sandbox's own, so a grant counts for commands and tools alike; a write outside the
    * writable set is asked like a command's; the protected paths stay refused even while the user
-   * has the sandbox off. Call once the sandbox has started.
+   * has the sandbox off. Call once the policy is loaded (`policyReady`).
    */
   fileAccess(call: FileCall): FileAccess {
     return this.files.access(call);

@@ -15,8 +15,11 @@ const createHash = (algorithm: string): import("node:crypto").Hash => builtin<ty
 
 /** The environment variable that carries the command into the reusable wrap. */
 export const SANDBOX_COMMAND_ENV = "TAU_SANDBOX_COMMAND";
-/** What the runtime wraps: the command from the environment, which is then removed from it. */
-export const WRAPPED_COMMAND = `exec env -u ${SANDBOX_COMMAND_ENV} bash -c "$${SANDBOX_COMMAND_ENV}"`;
+/**
+ * What the runtime wraps: the command from the environment, which the bash it runs in no longer
+ * exports (`export -n`), so the bash that runs the command (by exec, one process) never has it.
+ */
+export const WRAPPED_COMMAND = `export -n ${SANDBOX_COMMAND_ENV}; exec bash -c "$${SANDBOX_COMMAND_ENV}"`;
 
 export interface WrapPlan {
   readonly wrapped: string;
@@ -28,6 +31,8 @@ export interface WrapPlan {
   readonly emptyDir: string | undefined;
   /** Every path bubblewrap's arguments name (the runtime's own additions included): part of the next key. */
   readonly paths: readonly string[];
+  /** The same wrap for the session's shared network namespace, when it has the shape for it (shared-network.ts). */
+  readonly shared: readonly string[] | undefined;
 }
 
 function statLine(path: string): string {
@@ -51,7 +56,8 @@ export function diskKey(scan: ProjectScan, paths: readonly string[]): string | u
   const h = createHash("sha256");
   h.update(scan.listing);
   const done = new Set<string>();
-  for (const raw of paths) {
+  // The same paths in any order make the same key.
+  for (const raw of [...new Set(paths)].sort()) {
     let path = raw;
     if (/[*?[\]{}]/.test(path)) {
       // Only a pattern in the last component (`~/.ssh/*.pub`): its folder's names are what it matches.

@@ -1,8 +1,9 @@
 // The process groups commands run in (SPEC-shell-tools): whether one still has live members, how it
 // is signalled, and the set of every group this process started, so that all of them can be ended
-// when the extension's harness goes away.
+// when the extension's harness goes away — and, through the reaper, when this process itself dies.
 import { readFileSync, readdirSync } from "node:fs";
 import { SHELL_GROUP_PRUNE_INTERVAL_MS } from "./limits.js";
+import { reapIfOrphaned } from "./reaper.js";
 
 /**
  * The process groups of every live (not zombie) process, from one /proc scan, or undefined without
@@ -70,17 +71,22 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * process once the group is empty, so an empty group is forgotten at its command's end and within
  * SHELL_GROUP_PRUNE_INTERVAL_MS afterwards: a signal meant for it never reaches a stranger.
  */
-const startedGroups = new Set<number>();
+const startedGroups = new Map<number, () => void>();
 let pruneTimer: NodeJS.Timeout | undefined;
 
+/** Tracks a group this process started; the reaper ends it should this process die first. */
 export function trackGroup(pgid: number): void {
-  startedGroups.add(pgid);
+  if (!startedGroups.has(pgid)) startedGroups.set(pgid, reapIfOrphaned({ kind: "group", pid: pgid }));
   pruneTimer ??= setInterval(forgetEmptyGroups, SHELL_GROUP_PRUNE_INTERVAL_MS).unref();
 }
 
 /** Forgets every tracked group with no process left; one signal-0 probe per group. */
 export function forgetEmptyGroups(): void {
-  for (const pgid of startedGroups) if (!groupExists(pgid)) startedGroups.delete(pgid);
+  for (const [pgid, release] of startedGroups) {
+    if (groupExists(pgid)) continue;
+    startedGroups.delete(pgid);
+    release();
+  }
   if (startedGroups.size === 0 && pruneTimer !== undefined) {
     clearInterval(pruneTimer);
     pruneTimer = undefined;
@@ -94,7 +100,7 @@ export function forgetEmptyGroups(): void {
  */
 export async function endStartedGroups(graceMs: number): Promise<void> {
   forgetEmptyGroups();
-  const groups = [...startedGroups];
+  const groups = [...startedGroups.keys()];
   if (groups.length === 0) return;
   for (const pgid of groups) killGroup(pgid, "SIGTERM");
   const deadline = Date.now() + graceMs;

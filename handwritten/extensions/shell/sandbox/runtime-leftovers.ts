@@ -1,0 +1,85 @@
+// The runtime's own processes and sockets on the host (SPEC-sandbox, "Nothing outlives the
+// session"): on Linux it starts socat bridges (Unix sockets in the temp folder to its proxy) and
+// listens on a Unix socket of its own; it ends them on reset, but not when this process is killed.
+// They are listed with the reaper as soon as they appear, so they go with this process whatever ends it.
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { reapIfOrphaned } from "../tools/index.js";
+
+/** How often the runtime's children are looked for while it sets itself up. */
+const SCAN_INTERVAL_MS = 20;
+/** How many of the runtime's proxy sockets are looked for (one per set-up; a session sets up once, again after a reset). */
+const PROXY_SOCKETS_LOOKED_FOR = 8;
+
+export class RuntimeLeftovers {
+  private readonly listed = new Map<string, () => void>();
+
+  /** Looks for the runtime's bridges and sockets while `setUp` runs, and once more when it ends. */
+  async around<T>(setUp: Promise<T>): Promise<T> {
+    const timer = setInterval(() => this.scan(), SCAN_INTERVAL_MS);
+    try {
+      return await setUp;
+    } finally {
+      clearInterval(timer);
+      this.scan();
+    }
+  }
+
+  /** Lists what is new: socat children of this process (and the socket each listens on), and the runtime's own socket. */
+  scan(): void {
+    if (process.platform === "linux") {
+      for (const entry of childPids()) {
+        if (this.listed.has(`p${entry}`)) continue;
+        let stat: string;
+        try {
+          stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        } catch {
+          continue;
+        }
+        const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        if (ppid !== process.pid || comm !== "socat") continue;
+        this.listed.set(`p${entry}`, reapIfOrphaned({ kind: "process", pid: Number(entry) }));
+        let args: string[] = [];
+        try {
+          args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+        } catch {
+          // gone meanwhile
+        }
+        for (const a of args) {
+          const m = /^UNIX-LISTEN:([^,]+)/.exec(a);
+          if (m !== null) this.listSocket(m[1] as string);
+        }
+      }
+    }
+    // The runtime's proxy listens on `srt-mux-<pid>-<n>.sock` in the temp folder, n counting its set-ups from 0.
+    for (let n = 0; n < PROXY_SOCKETS_LOOKED_FOR; n++) {
+      const path = join(tmpdir(), `srt-mux-${process.pid}-${n.toString(36)}.sock`);
+      if (existsSync(path)) this.listSocket(path);
+    }
+  }
+
+  private listSocket(path: string): void {
+    if (!this.listed.has(`s${path}`)) this.listed.set(`s${path}`, reapIfOrphaned({ kind: "socket", path }));
+  }
+
+  /** The runtime ended them itself (reset): nothing left for the reaper. */
+  releaseAll(): void {
+    for (const release of this.listed.values()) release();
+    this.listed.clear();
+  }
+}
+
+/** This process's children: its main thread's list (the runtime spawns from it), else every process's parent read from /proc. */
+function childPids(): string[] {
+  try {
+    return readFileSync(`/proc/self/task/${process.pid}/children`, "utf8").trim().split(" ").filter((p) => p !== "");
+  } catch {
+    try {
+      return readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+    } catch {
+      return [];
+    }
+  }
+}

@@ -1,0 +1,291 @@
+// One network namespace for the session's commands (SPEC-sandbox, "The network namespace"). The
+// runtime gives each command a network namespace of its own and, inside it, starts two socat
+// relays (3128 and 1080, to its bridge socket) and waits for them to listen before the command
+// runs: most of a sandboxed command's added time. tau keeps one such namespace instead, held by a
+// bubblewrap of its own whose relays are started once — to a Unix socket of the extension's own,
+// which passes each connection on to the runtime's proxy once that is up, so the namespace is
+// made while the runtime still loads — and runs each command's bubblewrap inside it (nsenter),
+// without a namespace or relays of its own; everything else of the runtime's wrap — the mounts,
+// the seccomp helper, the environment with the proxy's address — stays as it built it. The
+// seccomp helper then runs the command itself (`bash -c COMMAND`).
+import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { builtin } from "../../../startup/builtin.js";
+import { processStart, reapIfOrphaned } from "../tools/index.js";
+
+/** The relays' ports inside the namespace: those the runtime's wrap points HTTP_PROXY and ALL_PROXY at. */
+const RELAY_PORTS = [3128, 1080] as const;
+/** How long the holder's relays get to listen before the shared namespace is given up (commands then get one each). */
+const READY_TIMEOUT_MS = 5_000;
+
+type Child = import("node:child_process").ChildProcess;
+
+/** A word of the runtime's quoting (`quote` in its shell-quote.js): a bare word, or single quotes with `'"'"'` for a quote. */
+export function splitQuoted(text: string): string[] | undefined {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (c === " ") {
+      if (!inWord) return undefined;
+      words.push(word);
+      word = "";
+      inWord = false;
+    } else if (c === "'") {
+      const end = text.indexOf("'", i + 1);
+      if (end === -1) return undefined;
+      word += text.slice(i + 1, end);
+      inWord = true;
+      i = end;
+    } else if (c === '"') {
+      if (text.slice(i, i + 3) !== `"'"`) return undefined;
+      word += "'";
+      inWord = true;
+      i += 2;
+    } else if (/[A-Za-z0-9_./:=@+,-]/.test(c)) {
+      word += c;
+      inWord = true;
+    } else return undefined;
+  }
+  if (inWord) words.push(word);
+  return words;
+}
+
+/** Quotes words as the runtime does. */
+export function joinQuoted(words: readonly string[]): string {
+  return words.map((w) => (w !== "" && /^[A-Za-z0-9_./:@+,-][A-Za-z0-9_./:=@+,-]*$/.test(w) ? w : `'${w.replace(/'/g, `'"'"'`)}'`)).join(" ");
+}
+
+/**
+ * The runtime's wrap made to run in the shared namespace: bubblewrap's arguments without
+ * `--unshare-net`, and as its command the seccomp helper running the command — the last line of
+ * the runtime's script, after its relays and its wait for them. bubblewrap starts the helper
+ * itself, with the helper's variable set last (`--setenv` after the runtime's `--unsetenv`, as the
+ * line's assignment did; no shell runs in between to change it). Undefined (the wrap then runs as
+ * the runtime built it) unless the wrap is exactly of the shape this knows: bubblewrap's words
+ * inline, one `--unshare-net`, the helper's variable cleared, a script whose relays go to `bridge`
+ * and whose last line is `SRT_ALLOW_NESTED_USERNS=0|1 HELPER SHELL -c COMMAND`.
+ */
+export function sharedNetworkWrap(wrapped: string, bridge: string): string[] | undefined {
+  const words = splitQuoted(wrapped);
+  if (words === undefined || !/(^|\/)bwrap$/.test(words[0] ?? "")) return undefined;
+  const end = words.indexOf("--");
+  if (end === -1 || words.length !== end + 4 || words[end + 2] !== "-c") return undefined;
+  const head = words.slice(0, end);
+  if (head.filter((w) => w === "--unshare-net").length !== 1 || head.includes("--args") || head[head.length - 2] !== "--unsetenv" || head[head.length - 1] !== HELPER_VARIABLE) return undefined;
+  const inner = splitQuoted(words[end + 3] as string);
+  if (inner === undefined || inner.length !== 3 || inner[0] !== words[end + 1] || inner[1] !== "-c") return undefined;
+  const lines = (inner[2] as string).split("\n");
+  const relays = lines.filter((l) => l.includes("-LISTEN:"));
+  if (relays.length !== 2 || !relays.every((l) => l.includes(`UNIX-CONNECT:${bridge} `))) return undefined;
+  const last = splitQuoted(lines[lines.length - 1] as string);
+  if (last === undefined || last.length !== 5 || !/^SRT_ALLOW_NESTED_USERNS=[01]$/.test(last[0] as string) || !(last[1] as string).startsWith("/") || last[3] !== "-c") return undefined;
+  const value = (last[0] as string).slice(HELPER_VARIABLE.length + 1);
+  return [...head.filter((w) => w !== "--unshare-net"), "--setenv", HELPER_VARIABLE, value, "--", ...last.slice(1)];
+}
+
+/** The variable the runtime's seccomp helper reads (whether nested user namespaces are allowed). */
+const HELPER_VARIABLE = "SRT_ALLOW_NESTED_USERNS";
+
+/** Whether `pid`'s network namespace has a TCP socket listening on `port` (IPv4 or IPv6). */
+function listening(pid: number, port: number): boolean {
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  for (const table of ["tcp6", "tcp"]) {
+    let text = "";
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, "utf8");
+    } catch {
+      continue; // not there: the other table
+    }
+    // "sl local_address rem_address st …": a local address ending in the port, state 0A (LISTEN).
+    for (const line of text.split("\n").slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (local?.endsWith(`:${hex}`) && state === "0A") return true;
+    }
+  }
+  return false;
+}
+
+export class SharedNetwork {
+  private holder: Child | undefined;
+  private nsPid: number | undefined;
+  private nsStart: string | undefined;
+  /** Descriptors of the holder's user and network namespaces, kept open while it is up. */
+  private fds: [number, number] | undefined;
+  private release: Array<() => void> = [];
+  private starting: Promise<boolean> | undefined;
+  private server: Server | undefined;
+  private socketPath: string | undefined;
+  private readonly waiting: Socket[] = [];
+  private proxyPort: number | undefined;
+
+  /**
+   * Starts the holder (once), its relays to a Unix socket at `socketPath` that this process serves
+   * (a private folder's); false when it cannot be had (no nsenter, bubblewrap refused, relays not
+   * listening). Connections wait until `proxyUp` names the runtime's proxy.
+   */
+  start(socketPath: string, socat = "socat"): Promise<boolean> {
+    this.starting ??= this.startOnce(socketPath, socat)
+      .catch(() => false)
+      .then((up) => {
+        if (!up) this.stop();
+        return up;
+      });
+    return this.starting;
+  }
+
+  private async startOnce(bridge: string, socat: string): Promise<boolean> {
+    const cp = builtin<typeof import("node:child_process")>("child_process");
+    if (Buffer.byteLength(bridge) > 100 || !(await this.serve(bridge))) return false;
+    const nsenter = await new Promise<boolean>((resolve) => {
+      const c = cp.spawn("nsenter", ["--version"], { stdio: "ignore" });
+      c.once("error", () => resolve(false));
+      c.once("exit", (code) => resolve(code === 0));
+    });
+    if (!nsenter) return false;
+    const relay = (port: number): string =>
+      `{ ${joinQuoted([socat])} TCP6-LISTEN:${port},ipv6only=0,fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} || exec ${joinQuoted([socat])} TCP4-LISTEN:${port},fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])}; } >/dev/null 2>&1 &`;
+    const script = [...RELAY_PORTS.map(relay), "wait"].join("\n");
+    const holder = cp.spawn("bwrap", ["--new-session", "--die-with-parent", "--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--info-fd", "3", "--", "bash", "-c", script], {
+      argv0: "bwrap",
+      // A group of its own, listed with the reaper: it goes with this process whatever ends it.
+      detached: true,
+      stdio: ["ignore", "ignore", "ignore", "pipe"],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    });
+    this.holder = holder;
+    holder.on("error", () => {});
+    if (holder.pid !== undefined) this.release.push(reapIfOrphaned({ kind: "group", pid: holder.pid }));
+    holder.once("exit", () => this.lost(holder));
+    holder.unref();
+    const info = holder.stdio[3] as import("node:stream").Readable | null;
+    (info as unknown as { unref?: () => void } | null)?.unref?.();
+    const childPid = await new Promise<number | undefined>((resolve) => {
+      let text = "";
+      const timer = setTimeout(() => resolve(undefined), READY_TIMEOUT_MS);
+      info?.on("data", (d: Buffer) => {
+        text += d.toString("utf8");
+        const m = /"child-pid":\s*(\d+)/.exec(text);
+        if (m !== null) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      });
+      info?.on("error", () => {});
+      holder.once("exit", () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      });
+    });
+    if (childPid === undefined || this.holder !== holder) return false;
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    while (!RELAY_PORTS.every((p) => listening(childPid, p))) {
+      if (Date.now() > deadline || this.holder !== holder) return false;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    // The namespaces are the holder child's while its start time is the one read before and after opening them.
+    const start = processStart(childPid);
+    const user = openSync(`/proc/${childPid}/ns/user`, "r");
+    const net = openSync(`/proc/${childPid}/ns/net`, "r");
+    this.fds = [user, net];
+    if (start === "-" || processStart(childPid) !== start || this.holder !== holder) return false;
+    this.nsPid = childPid;
+    this.nsStart = start;
+    // A bubblewrap started inside it, as commands' will be: where this machine refuses that (a
+    // security module, nsenter refused), commands get a namespace each, as the runtime wraps them.
+    const probe = cp.spawn("nsenter", ["--preserve-credentials", `--user=/proc/${process.pid}/fd/${user}`, `--net=/proc/${process.pid}/fd/${net}`, "--", "bwrap", "--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"], {
+      stdio: "ignore",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    });
+    const entered = await new Promise<boolean>((resolve) => {
+      probe.once("error", () => resolve(false));
+      probe.once("exit", (code) => resolve(code === 0));
+    });
+    return entered && this.holder === holder;
+  }
+
+  /** Listens on `path` (removed first: it is this process's own name), listed with the reaper. */
+  private async serve(path: string): Promise<boolean> {
+    rmSync(path, { force: true });
+    const server = createServer((client) => this.accept(client));
+    server.unref();
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(path, () => resolve(true));
+    });
+    if (!listening) return false;
+    this.server = server;
+    this.socketPath = path;
+    this.release.push(reapIfOrphaned({ kind: "socket", path }));
+    return true;
+  }
+
+  /** A connection from a relay: to the runtime's proxy, now or once it is up. */
+  private accept(client: Socket): void {
+    client.on("error", () => client.destroy());
+    if (this.proxyPort === undefined) {
+      client.pause();
+      this.waiting.push(client);
+      client.once("close", () => this.waiting.splice(this.waiting.indexOf(client) >>> 0, 1));
+      return;
+    }
+    const upstream = connect(this.proxyPort, "127.0.0.1");
+    upstream.setKeepAlive(true, 10_000);
+    upstream.on("error", () => client.destroy());
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.resume();
+  }
+
+  /** The runtime's proxy listens on `port` (its loopback): waiting connections go on to it. */
+  proxyUp(port: number): void {
+    this.proxyPort = port;
+    for (const client of this.waiting.splice(0)) this.accept(client);
+  }
+
+  /** The descriptors of the holder's user and network namespaces, while the holder is up and the runtime's proxy is known. */
+  descriptors(): [number, number] | undefined {
+    if (this.fds === undefined || this.proxyPort === undefined || this.nsPid === undefined || processStart(this.nsPid) !== this.nsStart) return undefined;
+    return this.fds;
+  }
+
+  private lost(holder: Child): void {
+    if (this.holder === holder) this.stop();
+  }
+
+  /** Ends the holder and forgets the namespace: later commands get one each, as the runtime wraps them. */
+  stop(): void {
+    const holder = this.holder;
+    this.holder = undefined;
+    this.nsPid = undefined;
+    if (this.fds !== undefined) for (const fd of this.fds) closeSync(fd);
+    this.fds = undefined;
+    for (const client of this.waiting.splice(0)) client.destroy();
+    this.server?.close();
+    this.server = undefined;
+    if (this.socketPath !== undefined) rmSync(this.socketPath, { force: true });
+    this.socketPath = undefined;
+    if (holder?.pid !== undefined && holder.exitCode === null && holder.signalCode === null) {
+      try {
+        process.kill(-holder.pid, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+    for (const r of this.release.splice(0)) r();
+  }
+}
+
+/**
+ * The command line that runs `words` (a shared-network wrap) inside the namespaces this process
+ * holds open (`descriptors`), named through /proc/<this pid>/fd: the command's processes never hold
+ * a descriptor of them. Should this process have closed them meanwhile, nsenter fails (the command
+ * is not run).
+ */
+export function enterSharedNetwork(words: readonly string[], fds: readonly [number, number]): string {
+  const [user, net] = fds;
+  return `exec nsenter --preserve-credentials --user=/proc/${process.pid}/fd/${user} --net=/proc/${process.pid}/fd/${net} -- ${joinQuoted(words)}`;
+}
