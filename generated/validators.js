@@ -7,18 +7,35 @@ import { fileURLToPath } from "node:url";
 const DIR = "./validators/";
 let requireFile;
 
-/** A validator that loads its schema's file on first use; `errors` is the loaded one's after each call. */
+/**
+ * A validator that loads its schema's file on first use; `errors` is the loaded one's after each call.
+ * A file that cannot be loaded (no descriptor left, say) fails that one call closed, with an error
+ * naming the schema and the cause but no path, and the next call tries again: never a throw.
+ */
 function lazy(name) {
   let loaded;
-  function validate(data) {
-    if (loaded === undefined) {
+  /** Loads the schema's file now, if it is not yet; the error's code when it cannot be. */
+  function load() {
+    if (loaded !== undefined) return undefined;
+    try {
       requireFile ??= createRequire(import.meta.url);
       loaded = requireFile(fileURLToPath(new URL(`${DIR}${name}.cjs`, import.meta.url)))[`validate${name}`];
+      return undefined;
+    } catch (error) {
+      return (error && typeof error.code === "string" && error.code) || "an error";
+    }
+  }
+  function validate(data) {
+    const cause = load();
+    if (cause !== undefined) {
+      validate.errors = [{ instancePath: "", schemaPath: "#", keyword: "unavailable", params: {}, message: `the ${name} validator could not be loaded (${cause}); nothing was accepted` }];
+      return false;
     }
     const valid = loaded(data);
     validate.errors = loaded.errors;
     return valid;
   }
+  validate.load = load;
   return validate;
 }
 
@@ -157,3 +174,18 @@ export const validateUiSessionEndRequestMessage = /* @__PURE__ */ lazy("UiSessio
 export const validateUiSkillLoad = /* @__PURE__ */ lazy("UiSkillLoad");
 export const validateUiSkillLoadResult = /* @__PURE__ */ lazy("UiSkillLoadResult");
 export const validateUiTreeRequestMessage = /* @__PURE__ */ lazy("UiTreeRequestMessage");
+
+/**
+ * Loads every validator's file now, a few per turn of the event loop, for a long-lived process
+ * that must not need a descriptor to validate later (when it may have none left). Resolves with
+ * the number that could not be loaded (they load on first use, as ever).
+ */
+export async function preloadValidators(perStep = 8) {
+  const all = [validateAgentCancelRequest, validateAgentCompactionCommitted, validateAgentCompactionFailed, validateAgentCompactionStarted, validateAgentCompactionSummarized, validateAgentInternalPromptRequest, validateAgentMetadataRequest, validateAgentMetadataSet, validateAgentModelSet, validateAgentOuterTurnFinished, validateAgentPromptCancelled, validateAgentPromptFailed, validateAgentPromptStarted, validateAgentPromptSubmitted, validateAgentReplayComplete, validateAgentStarted, validateAgentStatsUpdated, validateAgentWorkStatusSet, validateCliConfig, validateConfigErrorMessage, validateConfigureMessage, validateDeliverMessage, validateDirectMessage, validateDisconnectMessage, validateEmitMessage, validateErrorMessage, validateEventEnvelope, validateExtensionEvent, validateExtensionExited, validateExtensionNotice, validateExtensionNoticeRequestMessage, validateExtensionReady, validateExtensionRestarting, validateExtensionStarting, validateHandoffCommandRequest, validateHandoffCommandResult, validateHandoffStateReported, validateHarnessConfig, validateHarnessModelsAvailable, validateHarnessNotice, validateHelloMessage, validateInterceptMessage, validateInterceptReplyMessage, validateInterceptRequestMessage, validateJournalRecord, validateNoticeMessage, validatePeerAgentsRequestMessage, validatePeerAgentsResultMessage, validatePeerMessageRequestMessage, validatePeerMessageResultMessage, validatePromptHistoryRecord, validateProviderCancelRequest, validateProviderModelsDeclared, validateProviderModelsUpdated, validateProviderRequest, validateProviderRequestPart, validateProviderResponseDeltaReported, validateProviderResponseFailed, validateProviderResponseFailedReported, validateProviderResponseFinished, validateProviderResponseFinishedReported, validateProviderResponseUpdated, validateProviderRetryReported, validateProviderRetryScheduled, validateProviderToolError, validateProviderToolResult, validateReadyMessage, validateRunStreamLine, validateSandboxApprovalAnswer, validateSandboxApprovalRequested, validateSandboxApprovalResolved, validateSandboxClassifierSelected, validateSandboxCommandRequest, validateSandboxCommandResult, validateSandboxConfig, validateSandboxDiagnosticRecorded, validateSandboxReviewDecision, validateSandboxReviewRequest, validateSandboxReviewResult, validateSandboxReviewRisk, validateSandboxStateReported, validateSessionAgentLoaded, validateSessionAgentUnloaded, validateSessionCurrentRequestMessage, validateSessionCurrentResultMessage, validateSessionHandedOff, validateSessionHandoffRequest, validateSessionHandoffResult, validateSessionLineageSet, validateSessionReplayComplete, validateSessionShutdown, validateSessionStarted, validateSessionTitleSet, validateSessionWatchSet, validateShellCommandFinished, validateShellCommandFinishedReported, validateShellCommandProgress, validateShellCommandProgressReported, validateShellCommandRequest, validateShellCommandStarted, validateSubscribeMessage, validateToolCancelRequest, validateToolCancelledReported, validateToolErrorReported, validateToolProgress, validateToolProgressReported, validateToolRegister, validateToolRegistrationDeclared, validateToolRequest, validateToolResult, validateToolResultDisplay, validateToolResultReported, validateToolStarted, validateToolUnregister, validateToolUnregistrationDeclared, validateUiCompactRequest, validateUiCreateAgent, validateUiCreateAgentResult, validateUiDebugEventStatsRequestMessage, validateUiDetachRequestMessage, validateUiFocus, validateUiHistoryRequestMessage, validateUiHistoryResultMessage, validateUiModelSelect, validateUiNavigationRequestMessage, validateUiNavigationResultMessage, validateUiPromptDraft, validateUiPromptSubmit, validateUiRosterRequestMessage, validateUiRosterResultMessage, validateUiSessionAcceptedMessage, validateUiSessionEndRequestMessage, validateUiSkillLoad, validateUiSkillLoadResult, validateUiTreeRequestMessage];
+  let failed = 0;
+  for (let i = 0; i < all.length; i += perStep) {
+    for (const v of all.slice(i, i + perStep)) if (v.load() !== undefined) failed++;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return failed;
+}

@@ -17,6 +17,7 @@ import type { HandoffSeed } from "./handoff-request.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
 import { compactionSettings } from "./compactor.js";
+import { preloadValidators } from "../../generated/index.js";
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -117,6 +118,9 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
   try {
     await started;
     mark("daemon extensions started");
+    // Every schema validator is loaded once the session runs, a few at a time, so validating never
+    // needs a descriptor later: a daemon out of descriptors refuses work instead of every event.
+    void preloadValidators().then(() => mark("daemon validators loaded"));
     if (handoffSeed && args.handoffSeed) {
       await harness.seedFromHandoff(handoffSeed);
       rmSync(args.handoffSeed, { force: true });

@@ -313,7 +313,17 @@ export class Harness {
   }
 
   publishHarness<N extends EventName>(name: N, data: EventPayloads[N]): Promise<PublishOutcome> {
-    return this.bus.publish({ name, data }, HARNESS);
+    const outcome = this.bus.publish({ name, data }, HARNESS);
+    // Whoever answered a model's call, an outcome that could not be recorded ends its turn.
+    if (name === "provider.tool_result" || name === "provider.tool_error") {
+      const d = data as EventPayloads["provider.tool_result" | "provider.tool_error"];
+      void outcome.then((o) => {
+        if (o.status === "committed") return;
+        const why = o.status === "failed" ? ((o.error as NodeJS.ErrnoException).code ?? "the append failed") : o.status === "refused" ? o.reason : "dropped";
+        return this.prompts.outcomeLost(d.agent_id, d.prompt_id, d.call_id, why);
+      });
+    }
+    return outcome;
   }
 
   /** Publishes as the harness; true once committed. */

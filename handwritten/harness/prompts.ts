@@ -242,6 +242,11 @@ export class PromptEngine {
     return this.turns.onToolOutcome(c);
   }
 
+  /** A call's outcome was published but not committed: its turn cannot go on. */
+  outcomeLost(agentId: string, promptId: string, callId: string, why: string): Promise<void> {
+    return this.turns.outcomeLost(agentId, promptId, callId, why);
+  }
+
   onCancelRequest(c: Committed<"agent.cancel_request">): Promise<void> {
     return this.turns.onCancelRequest(c);
   }

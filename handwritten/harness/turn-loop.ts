@@ -415,6 +415,17 @@ export class TurnLoop implements RoundOwner<Turn> {
     this.resumeQueue(agentId, l);
   }
 
+  /**
+   * A call's outcome could not be committed (its journal refused the append: out of descriptors or
+   * space): the turn could never go on, so it is abandoned with why, not left waiting forever.
+   */
+  async outcomeLost(agentId: string, promptId: string, callId: string, why: string): Promise<void> {
+    const l = this.loops.find(agentId);
+    const t = l?.prompts.turn;
+    if (!l || !t || t.promptId !== promptId || t.cancelled || !t.openCalls.has(callId)) return;
+    await this.abandon(agentId, l, "journal", `the outcome of call ${callId} could not be recorded in the agent's journal (${why}); the turn was stopped`);
+  }
+
   /** A tool outcome of the current round: when the last one lands, the next round starts. */
   async onToolOutcome(c: Committed<"provider.tool_result" | "provider.tool_error">): Promise<void> {
     const agentId = c.data.agent_id;
@@ -488,10 +499,15 @@ export class TurnLoop implements RoundOwner<Turn> {
     const t = l.prompts.turn;
     if (!t) return;
     await this.port.publish("agent.prompt_failed", { agent_id: agentId, prompt_id: t.promptId, code, diagnostic: fitText(diagnostic) });
-    await this.finish(agentId, l, "failed");
+    await this.finish(agentId, l, "failed", true);
   }
 
-  private async finish(agentId: string, l: AgentLoop, outcome: "completed" | "cancelled" | "failed"): Promise<void> {
+  /**
+   * Ends the turn. Its end is recorded (`agent.outer_turn_finished`); when the journal refuses it,
+   * UIs are still told the turn is over by the transient `agent.prompt_failed` (unless the turn
+   * ended with one already), so no client waits forever for an end it will never see.
+   */
+  private async finish(agentId: string, l: AgentLoop, outcome: "completed" | "cancelled" | "failed", told = false): Promise<void> {
     const s = l.prompts;
     const t = s.turn;
     if (!t) return;
@@ -500,7 +516,11 @@ export class TurnLoop implements RoundOwner<Turn> {
     this.router.close(t);
     // Steered prompts that found no later round of this turn run as turns of their own.
     for (const id of s.steering.splice(0)) if (l.conversation.unsent.has(id)) s.queue.push({ promptId: id });
-    await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: t.promptId, outcome, rounds: t.round + 1 });
+    const recorded = await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: t.promptId, outcome, rounds: t.round + 1 });
+    if (!recorded && !told) {
+      const diagnostic = `the turn ended (${outcome}) but its end could not be recorded in the agent's journal`;
+      await this.port.publish("agent.prompt_failed", { agent_id: agentId, prompt_id: t.promptId, code: "journal", diagnostic });
+    }
     if (outcome === "completed") this.titles.turnCompleted(t.promptId, l);
     this.dispatchSoon(agentId);
   }

@@ -263,10 +263,10 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     const poisoned = poisonedPaths.get(abs);
     if (poisoned !== undefined) throw new JournalPoisonedError(abs, poisoned);
     const io = opts.io ?? nodeIo;
-    const lock = acquireJournalLock(abs);
+    const lock = withRoom(() => acquireJournalLock(abs));
     let fd = -1;
     try {
-      fd = fs.openSync(abs, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+      fd = withRoom(() => fs.openSync(abs, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600));
       const resume = opts.resumeFrom?.(fd);
       const start = resume ? { offset: resume.offset, seq: resume.seq } : undefined;
       let journal: FileJournal<R> | undefined;
@@ -305,7 +305,7 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     if (this.poison !== undefined) throw new JournalPoisonedError(this.path, this.poison);
     makeRoomForDescriptor();
     // Failing to open (EMFILE, say) is an error for this one use; the journal is unchanged.
-    const fd = fs.openSync(this.path, fs.constants.O_RDWR | fs.constants.O_NOFOLLOW);
+    const fd = withRoom(() => fs.openSync(this.path, fs.constants.O_RDWR | fs.constants.O_NOFOLLOW));
     let st: fs.Stats;
     try {
       st = fs.fstatSync(fd);
@@ -454,6 +454,23 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     this.park();
     this.closed = true;
     this.lock.release();
+  }
+}
+
+/**
+ * Runs `open`; when the process is out of descriptors, gives back the least recently used journal
+ * descriptor and tries again, so journals keep working while any of them holds one to spare.
+ */
+function withRoom<T>(open: () => T): T {
+  for (;;) {
+    try {
+      return open();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const oldest = openDescriptors.values().next().value;
+      if ((code !== "EMFILE" && code !== "ENFILE") || oldest === undefined) throw err;
+      oldest.park();
+    }
   }
 }
 
