@@ -46,7 +46,11 @@ export async function finish(s: SoakSession | undefined, home: string): Promise<
     await waitFor(() => left().length === 0, "the round's processes to end", { timeoutMs: LEFTOVER_WAIT_MS, pollMs: 50 });
   } catch {
     const rest = left();
-    for (const p of rest) v.push({ invariant: "leftover.processes", detail: `pid ${p.pid} (parent ${p.ppid}, session ${p.sid}) alive ${LEFTOVER_WAIT_MS / 1000} s after the round's end: ${p.cmd.slice(0, 200)}` });
+    const whose = (p: ProcInfo) => {
+      const d = s?.daemons.find((x) => x.sid === p.sid);
+      return d ? `the session of boot ${d.boot}'s daemon (${d.end})` : `session ${p.sid}`;
+    };
+    for (const p of rest) v.push({ invariant: "leftover.processes", detail: `pid ${p.pid} (parent ${p.ppid}, ${whose(p)}) alive ${LEFTOVER_WAIT_MS / 1000} s after the round's end: ${p.cmd.slice(0, 200)}` });
     for (const p of rest) killQuietly(p.pid);
   }
   const killed = new Set(s?.daemons.filter((d) => d.end === "killed").map((d) => d.pid) ?? []);

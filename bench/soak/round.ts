@@ -67,13 +67,25 @@ function soakError(e: unknown): Violation {
   return { invariant: "soak.error", detail: text };
 }
 
-/** Work the session still has: prompts open or waiting, an open compaction, a handoff under way. */
+/** Prompts the UIs were told were refused (`agent.prompt_failed`, transient), with the code. */
+function refused(s: SoakSession): Map<string, string> {
+  return new Map(s.allDeliveries().flatMap((d) => (d.name === "agent.prompt_failed" && d.data.prompt_id !== undefined ? [[String(d.data.prompt_id), String(d.data.code)] as const] : [])));
+}
+
+/**
+ * Work the session still has: prompts open or waiting, an open compaction, a handoff under way. A
+ * prompt the UI was told was refused is not waited for (refusedUnclosed reports it).
+ */
 function openWork(s: SoakSession): string[] {
   const out: string[] = [];
+  const failed = refused(s);
   for (const a of s.members()) {
     const recs = s.agentJournal(a);
     const started = new Set(recs.filter((r) => r.event.name === "agent.prompt_started").map((r) => String(r.event.data.prompt_id)));
-    for (const p of foldPrompts(recs).values()) if (p.outcome === undefined && (!p.taken || started.has(p.id))) out.push(`agent ${a}: prompt ${p.id} (${marksIn(p.text).join(",") || "unmarked"}) ${p.taken ? "running" : "waiting"}`);
+    for (const p of foldPrompts(recs).values()) {
+      if (p.outcome !== undefined || (p.taken && !started.has(p.id)) || (!p.taken && failed.has(p.id))) continue;
+      out.push(`agent ${a}: prompt ${p.id} (${marksIn(p.text).join(",") || "unmarked"}) ${p.taken ? "running" : "waiting"}`);
+    }
     const open = new Set<string>();
     for (const r of recs) {
       if (r.event.name === "agent.compaction_started") open.add(String(r.event.data.compaction_id));
@@ -117,6 +129,16 @@ async function settle(s: SoakSession, when: string): Promise<Violation[]> {
   }
 }
 
+/** Prompts refused live (`agent.prompt_failed`) whose journal still has no outcome for them. */
+function refusedUnclosed(s: SoakSession): Violation[] {
+  const failed = refused(s);
+  return s.members().flatMap((a) =>
+    [...foldPrompts(s.agentJournal(a)).values()]
+      .filter((p) => p.outcome === undefined && !p.taken && failed.has(p.id))
+      .map((p) => ({ invariant: "turns.unclosed" as const, detail: `agent ${a}: prompt ${p.id} (${marksIn(p.text).join(",") || "unmarked"}) was refused live (agent.prompt_failed, ${failed.get(p.id)}) but its journal records no outcome (no agent.outer_turn_finished)` })),
+  );
+}
+
 function ackedPrompts(s: SoakSession): Acked[] {
   return s.allDeliveries().flatMap((d) => (d.name === "agent.prompt_submitted" && !d.replay ? [{ agentId: String(d.data.agent_id), promptId: String(d.data.prompt_id), text: String(d.data.text), boot: d.boot }] : []));
 }
@@ -140,6 +162,7 @@ async function afterExtensionKill(s: SoakSession, plan: RoundPlan, report: KillR
   if (report.killed) await s.ready(report.inboxAtKill, target).catch((e: unknown) => v.push(soakError(e)));
   await recoverHandoff(s).catch((e: unknown) => v.push(soakError(e)));
   v.push(...(await settle(s, `after the ${target} extension was killed (the daemon running on)`)));
+  v.push(...refusedUnclosed(s));
   return v;
 }
 
@@ -174,7 +197,7 @@ async function afterKill(s: SoakSession, model: SoakModel, plan: RoundPlan, repo
   await s.start(true);
   model.boot = s.boot;
   await recoverHandoff(s);
-  v.push(...(await settle(s, "after the resume")));
+  v.push(...(await settle(s, "after the resume")), ...refusedUnclosed(s));
   const members = s.members();
   const histories = new Map<string, JournalRecord[]>();
   for (const a of members) histories.set(a, await s.history(a));

@@ -7,7 +7,7 @@
 // SPEC-agent-lifecycle's journal failure). Marked `it.fails` until fixed: flip it to `it` then.
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { TestClient, startDaemon, type StartedDaemon } from "../../support/daemon.js";
+import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
 import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
@@ -71,8 +71,13 @@ describe("a prompt queued when the provider dies (found by the soak)", () => {
     process.kill(provider as number, "SIGKILL");
     await delivered(c, "agent.prompt_failed", (x) => x.prompt_id === queued);
 
-    // Once the provider is back, a later prompt runs to its end: the refusal is long done by then.
-    await delivered(c, "harness.models_available", (x) => (x.models as unknown[]).length > 0);
+    // Once the provider is back (its models declared after its restart), a later prompt runs to its
+    // end: the refusal is long done by then.
+    const event = (m: (typeof c.inbox)[number], name: string) => m.message === "deliver" && m.payload.event.name === name;
+    await waitFor(() => {
+      const restart = c.inbox.findIndex((m) => event(m, "extension.starting"));
+      return restart >= 0 && c.inbox.slice(restart).some((m) => event(m, "harness.models_available") && m.message === "deliver" && (m.payload.event.data.models as unknown[]).length > 0);
+    }, "the provider's models after its restart", 30_000);
     fake.enqueue(textResponse("later answer"));
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "later" });
     const later = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "later")).prompt_id);
