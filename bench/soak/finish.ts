@@ -52,6 +52,7 @@ export async function finish(s: SoakSession | undefined, home: string): Promise<
     };
     for (const p of rest) v.push({ invariant: "leftover.processes", detail: `pid ${p.pid} (parent ${p.ppid}, ${whose(p)}) alive ${LEFTOVER_WAIT_MS / 1000} s after the round's end: ${p.cmd.slice(0, 200)}` });
     for (const p of rest) killQuietly(p.pid);
+    await waitFor(() => rest.every((p) => !stillAlive(p)), "the round's leftovers to die of SIGKILL", 5_000).catch(() => undefined);
   }
   const killed = new Set(s?.daemons.filter((d) => d.end === "killed").map((d) => d.pid) ?? []);
   let stalePairs = 0;
