@@ -126,6 +126,9 @@ async function main(): Promise<number> {
   return results.some((r) => r.violations.length > 0) || results.length === 0 ? 1 : 0;
 }
 
+// A promise of a round that was ended (its watchdog) may still reject: note it, go on.
+process.on("unhandledRejection", (e) => console.error(`soak: a late failure of an ended round: ${e instanceof Error ? e.message : String(e)}`));
+
 main().then(
   (code) => process.exit(code),
   (e: unknown) => {

@@ -61,6 +61,7 @@ function traceOf(s: SoakSession | undefined, model: SoakModel): string[] {
 }
 
 const SETTLE_MS = 30_000;
+const ROUND_MS = 300_000;
 
 function soakError(e: unknown): Violation {
   const text = e instanceof Error ? (e.stack ?? e.message).split("\n").slice(0, 4).join(" | ") : String(e);
@@ -225,13 +226,20 @@ export async function runRound(ctx: RoundContext, round: number): Promise<RoundR
   const violations: Violation[] = [];
   let s: SoakSession | undefined;
   let report: KillReport | undefined;
-  try {
+  const work = async () => {
     s = await SoakSession.create(home, { baseUrl: ctx.baseUrl, handoff: ctx.o.handoff, sandbox: ctx.o.sandbox });
     ctx.model.boot = 1;
     report = await driveToKill(s, ctx.model, plan);
     violations.push(...(await afterKill(s, ctx.model, plan, report)));
+  };
+  let watchdog: NodeJS.Timeout | undefined;
+  try {
+    // A round that hangs past its deadline is ended: finish() stops what it started.
+    await Promise.race([work(), new Promise<never>((_, reject) => (watchdog = setTimeout(() => reject(new Error(`the round did not end within ${ROUND_MS / 1000} s`)), ROUND_MS)))]);
   } catch (e) {
     violations.push(soakError(e));
+  } finally {
+    clearTimeout(watchdog);
   }
   s?.closeClients();
   const end = await finish(s, home);

@@ -35,7 +35,24 @@ export function printSummary(results: readonly RoundResult[], info: SummaryInfo)
     const rs = rounds(i);
     console.log(`  ${i}: ${count(i)}${rs.length > 0 ? ` (rounds ${rs.slice(0, 20).join(", ")}${rs.length > 20 ? ", …" : ""})` : ""}`);
   }
+  const kinds = new Map<string, number>();
+  for (const r of results) for (const v of r.violations) kinds.set(`${v.invariant}: ${kindOf(v.detail)}`, (kinds.get(`${v.invariant}: ${kindOf(v.detail)}`) ?? 0) + 1);
+  if (kinds.size > 0) {
+    console.log("violations by kind (ids, numbers and paths elided):");
+    for (const [k, n] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`  ${n} × ${k}`);
+  }
   console.log(`runtime pairs left by SIGKILLed daemons (by design, SPEC-runtime-discovery): ${results.reduce((n, r) => n + r.stalePairs, 0)}`);
   const ms = results.map((r) => r.ms);
   if (ms.length > 0) console.log(`round time: median ${(pct(ms, 50) / 1000).toFixed(1)} s, p95 ${(pct(ms, 95) / 1000).toFixed(1)} s, max ${(Math.max(...ms) / 1000).toFixed(1)} s`);
+}
+
+/** A violation's detail with what differs between occurrences elided, so alike ones count together. */
+function kindOf(detail: string): string {
+  return detail
+    .replace(/\/\S+/g, "…")
+    .replace(/\b[aps]-[0-9a-z]+-[0-9a-f]{12}\b/g, "ID")
+    .replace(/\br\d+[a-z]\d+\b/g, "MARK")
+    .replace(/\bcall_\S+/g, "CALL")
+    .replace(/\d+/g, "N")
+    .slice(0, 150);
 }
