@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { textResponse, toolCallResponse, type ReceivedRequest, type ScriptedResponse } from "../../test/support/fake-openai.js";
-import { marksIn, seenIn, seenList, type Action, type ModelRound, type Script } from "./script.js";
+import { currentIn, currentMark, marksIn, seenIn, seenList, type Action, type ModelRound, type Script } from "./script.js";
 
 export type Msg = { role: string; content?: unknown; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string };
 
@@ -114,18 +114,16 @@ export class SoakModel {
 
   /** The script and round a request answers: the last user message's mark, and the answers since. */
   private directive(messages: readonly Msg[]): { script: Script; round: number } | undefined {
-    let at = -1;
-    for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === "user") { at = i; break; }
-    if (at < 0) return undefined;
-    const id = marksIn(text(messages[at])).at(0);
-    const script = id === undefined ? undefined : this.scripts.get(id);
-    if (!script) return undefined;
-    return { script, round: messages.slice(at + 1).filter((m) => m.role === "assistant").length };
+    const at = turnOf(messages);
+    const script = at === undefined ? undefined : this.scripts.get(at.id);
+    return script && at ? { script, round: at.answers } : undefined;
   }
 
   private summary(messages: readonly Msg[], n: number): ScriptedResponse {
-    const marks = messages.slice(0, -1).flatMap((m) => (m.role === "user" ? [...marksIn(text(m)), ...seenIn(text(m))] : []));
-    const parts = [`SUMMARY (n${n}) `, seenList(marks)];
+    const prefix = messages.slice(0, -1);
+    const marks = prefix.flatMap((m) => (m.role === "user" ? [...marksIn(text(m)), ...seenIn(text(m))] : []));
+    const turn = turnOf(prefix);
+    const parts = [`SUMMARY (n${n}) `, seenList(marks), turn ? ` ${currentMark(turn.id, turn.answers)}` : ""];
     return { ...textResponse(parts, { usage: { prompt_tokens: 2_000, completion_tokens: 40 } }), headersDelayMs: this.pacing.summaryMs };
   }
 
@@ -152,6 +150,21 @@ export class SoakModel {
     if (lastText.includes("# Handoff from session")) return textResponse(`continuing (n${n})`, { usage: USUAL });
     return undefined;
   }
+}
+
+/**
+ * The turn a transcript is in: the prompt of its last user message and the answers since — or,
+ * when that message is a summary that cut a turn, that turn with the answers it summarized too.
+ */
+function turnOf(messages: readonly Msg[]): { id: string; answers: number } | undefined {
+  let at = -1;
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === "user") { at = i; break; }
+  if (at < 0) return undefined;
+  const since = messages.slice(at + 1).filter((m) => m.role === "assistant").length;
+  const id = marksIn(text(messages[at])).at(0);
+  if (id !== undefined) return { id, answers: since };
+  const cut = currentIn(text(messages[at]));
+  return cut ? { id: cut.id, answers: cut.answers + since } : undefined;
 }
 
 function call(a: Action, id: string, n: number): { id: string; name: string; arguments: string } {

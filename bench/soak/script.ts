@@ -1,7 +1,8 @@
 // What the soak's scripted model is told to do, and the marks it leaves in the text it reads and
 // writes: a prompt carries `[[soak:ID]]`, the id of a script of model rounds; every answer carries
 // a nonce `(nN)` (tool call ids end in `_nN`); a summary lists the prompt marks it summarized as
-// `{{seen:ID,ID}}`, so a transcript shows which prompts it still holds, verbatim or summarized.
+// `{{seen:ID,ID}}`, so a transcript shows which prompts it still holds, verbatim or summarized, and
+// the prompt whose turn it cut as `{{current:ID@N}}`.
 
 /** One tool call a model round makes. */
 export type Action =
@@ -24,6 +25,7 @@ export interface Script {
 
 const MARK = /\[\[soak:([A-Za-z0-9_]+)\]\]/g;
 const SEEN = /\{\{seen:([A-Za-z0-9_,]*)\}\}/g;
+const CURRENT = /\{\{current:([A-Za-z0-9_]+)@(\d+)\}\}/;
 
 export function promptText(id: string, words = "do the next piece of work"): string {
   return `[[soak:${id}]] ${words}`;
@@ -37,6 +39,19 @@ export function marksIn(text: string): string[] {
 /** The marks a summary says it summarized. */
 export function seenIn(text: string): string[] {
   return [...text.matchAll(SEEN)].flatMap((m) => (m[1] as string).split(",").filter((x) => x !== ""));
+}
+
+/**
+ * The prompt a summary cut in the middle of its turn, and how many answers of that turn it
+ * summarized (`{{current:ID@N}}`), so the model goes on with the turn's script after the cut.
+ */
+export function currentIn(text: string): { id: string; answers: number } | undefined {
+  const m = CURRENT.exec(text);
+  return m ? { id: m[1] as string, answers: Number(m[2]) } : undefined;
+}
+
+export function currentMark(id: string, answers: number): string {
+  return `{{current:${id}@${answers}}}`;
 }
 
 export function seenList(marks: Iterable<string>): string {

@@ -49,11 +49,11 @@ export function printSummary(results: readonly RoundResult[], info: SummaryInfo)
 /** A violation's detail with what differs between occurrences elided, so alike ones count together. */
 function kindOf(detail: string): string {
   return detail
+    .replace(/\b[aps]-[0-9a-z]+-[0-9a-f]{12}\b/g, "ID")
     .replace(/\/\S*\/([^\s/,]+)/g, "…/$1")
     .replace(/[0-9a-f]{8,}/g, "X")
-    .replace(/\b[aps]-[0-9a-z]+-[0-9a-f]{12}\b/g, "ID")
     .replace(/\br\d+[a-z]\d+\b/g, "MARK")
     .replace(/\bcall_\S+/g, "CALL")
-    .replace(/\d+/g, "N")
+    .replace(/(?<!boot )\d+/g, "N")
     .slice(0, 150);
 }
