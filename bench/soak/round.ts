@@ -3,16 +3,17 @@
 // and searched for leftovers (finish.ts).
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { waitFor } from "../../test/support/wait.js";
 import type { JournalRecord } from "../../handwritten/store/index.js";
-import { checkDeferred, checkPrompts, checkRequests, checkTools, checkTranscript, checkTurnsClosed, foldPrompts, type Acked, type Violation } from "./checks.js";
+import { checkDeferred, checkPrompts, checkRequests, checkTools, checkTranscript, checkTurnsClosed, type Acked, type Violation } from "./checks.js";
 import { driveToKill, turnEnd, type KillReport } from "./drive.js";
 import { finish } from "./finish.js";
 import type { SoakModel } from "./model.js";
 import { makePlan, type Phase, type RoundPlan, type Target } from "./plan.js";
 import { Rng } from "./rng.js";
-import { marksIn, promptText } from "./script.js";
+import { promptText } from "./script.js";
 import { SoakSession, readJournal } from "./session.js";
+import { recoverHandoff, refusedUnclosed, settle } from "./settle.js";
+import { traceOf } from "./trace.js";
 
 export interface SoakOptions {
   readonly handoff: boolean;
@@ -46,98 +47,11 @@ export interface RoundResult {
   readonly trace: readonly string[];
 }
 
-const TRACED = /^(agent\.(prompt_|outer_|compaction_|started)|tool\.(started|request)|provider\.tool_|handoff\.(state|command_result)|session\.handed_off|extension\.(exited|ready))/;
-
-function traceOf(s: SoakSession | undefined, model: SoakModel): string[] {
-  const out: string[] = [];
-  for (const d of s?.allDeliveries() ?? []) {
-    if (d.replay || !TRACED.test(d.name)) continue;
-    const x = d.data;
-    const brief = [x.agent_id, x.prompt_id, x.call_id, x.tool, x.round, x.mode, x.outcome, x.phase, x.deferred, x.trigger, x.ok, x.text === undefined ? undefined : String(x.text).slice(0, 60)].filter((v) => v !== undefined).join(" ");
-    out.push(`boot ${d.boot} ${d.name} ${brief}`);
-  }
-  for (const r of model.requests) out.push(`request boot ${r.boot} ${r.kind} ${r.script ?? ""}#${r.round ?? ""} ${r.key.slice(0, 100)}`);
-  return out;
-}
-
-const SETTLE_MS = 30_000;
 const ROUND_MS = 300_000;
 
 function soakError(e: unknown): Violation {
   const text = e instanceof Error ? (e.stack ?? e.message).split("\n").slice(0, 4).join(" | ") : String(e);
   return { invariant: "soak.error", detail: text };
-}
-
-/** Prompts the UIs were told were refused (`agent.prompt_failed`, transient), with the code. */
-function refused(s: SoakSession): Map<string, string> {
-  return new Map(s.allDeliveries().flatMap((d) => (d.name === "agent.prompt_failed" && d.data.prompt_id !== undefined ? [[String(d.data.prompt_id), String(d.data.code)] as const] : [])));
-}
-
-/**
- * Work the session still has: prompts open or waiting, an open compaction, a handoff under way. A
- * prompt the UI was told was refused is not waited for (refusedUnclosed reports it).
- */
-function openWork(s: SoakSession): string[] {
-  const out: string[] = [];
-  const failed = refused(s);
-  for (const a of s.members()) {
-    const recs = s.agentJournal(a);
-    const started = new Set(recs.filter((r) => r.event.name === "agent.prompt_started").map((r) => String(r.event.data.prompt_id)));
-    for (const p of foldPrompts(recs).values()) {
-      if (p.outcome !== undefined || (p.taken && !started.has(p.id)) || (!p.taken && failed.has(p.id))) continue;
-      out.push(`agent ${a}: prompt ${p.id} (${marksIn(p.text).join(",") || "unmarked"}) ${p.taken ? "running" : "waiting"}`);
-    }
-    const open = new Set<string>();
-    for (const r of recs) {
-      if (r.event.name === "agent.compaction_started") open.add(String(r.event.data.compaction_id));
-      if (r.event.name === "agent.compaction_committed" || r.event.name === "agent.compaction_failed") open.delete(String(r.event.data.compaction_id));
-    }
-    for (const c of open) out.push(`agent ${a}: compaction ${c} open`);
-  }
-  if (s.o.handoff && existsSync(s.recoveryFile())) out.push("a handoff recovery file");
-  // The handoff's latest state from its live process (one that exited took its handoff with it).
-  const log = s.deliveries();
-  for (let i = log.length - 1; i >= 0; i--) {
-    const d = log[i] as (typeof log)[number];
-    if (d.name === "extension.exited" && d.data.instance === "handoff") break;
-    if (d.name !== "handoff.state_reported") continue;
-    if (d.data.phase !== "idle") out.push(`handoff ${String(d.data.phase)}`);
-    break;
-  }
-  return out;
-}
-
-/** `:handoff recover resume` when a recovery file is there and no handoff runs (as a user does after a crash). */
-async function recoverHandoff(s: SoakSession): Promise<void> {
-  if (!s.o.handoff || !existsSync(s.recoveryFile())) return;
-  const id = s.handoffCommand(s.leadId, "recover", "resume");
-  await s.delivered((d) => d.name === "handoff.command_result" && d.data.request_id === id, "the handoff's recovery", 30_000);
-}
-
-/** Waits until the session has no work left; a handoff that hangs is cancelled once, as a user would. */
-async function settle(s: SoakSession, when: string): Promise<Violation[]> {
-  const quiet = () => openWork(s).length === 0;
-  try {
-    await waitFor(quiet, "the session to settle", { timeoutMs: SETTLE_MS, pollMs: 100 });
-    return [];
-  } catch {
-    if (openWork(s).some((w) => w.startsWith("handoff"))) {
-      s.handoffCommand(s.leadId, "cancel");
-      await recoverHandoff(s).catch(() => undefined);
-      if (await waitFor(quiet, "the session to settle after a cancel", { timeoutMs: SETTLE_MS, pollMs: 100 }).then(() => true, () => false)) return [];
-    }
-    return openWork(s).map((w) => ({ invariant: "turns.unclosed", detail: `still open ${SETTLE_MS / 1000} s ${when}: ${w}` }));
-  }
-}
-
-/** Prompts refused live (`agent.prompt_failed`) whose journal still has no outcome for them. */
-function refusedUnclosed(s: SoakSession): Violation[] {
-  const failed = refused(s);
-  return s.members().flatMap((a) =>
-    [...foldPrompts(s.agentJournal(a)).values()]
-      .filter((p) => p.outcome === undefined && !p.taken && failed.has(p.id))
-      .map((p) => ({ invariant: "turns.unclosed" as const, detail: `agent ${a}: prompt ${p.id} (${marksIn(p.text).join(",") || "unmarked"}) was refused live (agent.prompt_failed, ${failed.get(p.id)}) but its journal records no outcome (no agent.outer_turn_finished)` })),
-  );
 }
 
 function ackedPrompts(s: SoakSession): Acked[] {
