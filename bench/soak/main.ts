@@ -65,6 +65,10 @@ function parseArgs(argv: string[]): Args {
     else if (flag === "--no-build") a.build = false;
     else if (flag === "--verbose") o.verbose = true;
     else if (flag === "--dump") a.dump = value();
+    else if (flag === "--help" || flag === "-h") {
+      console.log(USAGE);
+      process.exit(0);
+    }
     else throw new Error(`unknown option ${flag}\n${USAGE}`);
   }
   if (Number.isNaN(a.budgetMs) || a.budgetMs <= 0) throw new Error("--budget-minutes needs a positive number");
