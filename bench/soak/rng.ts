@@ -8,12 +8,12 @@ export class Rng {
     this.state = seed >>> 0;
   }
 
-  /** The generator of round `round` under `seed` (independent of every other round's). */
+  /**
+   * The generator of round `round` under `seed`: seed and round are each mixed before they are
+   * combined, so neighbouring seeds do not share rounds.
+   */
   static forRound(seed: number, round: number): Rng {
-    let h = (seed ^ 0x9e3779b9) >>> 0;
-    h = Math.imul(h ^ (round + 0x7f4a7c15), 0x85ebca6b) >>> 0;
-    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35) >>> 0;
-    return new Rng((h ^ (h >>> 16)) >>> 0);
+    return new Rng(mix(mix(seed ^ 0x9e3779b9) ^ mix(Math.imul(round + 1, 0x27d4eb2d))));
   }
 
   /** A float in [0, 1). */
@@ -50,4 +50,12 @@ export class Rng {
     }
     return (entries.at(-1) as [K, number])[0];
   }
+}
+
+/** A 32-bit finalizer (murmur3's): every input bit reaches every output bit. */
+function mix(x: number): number {
+  let h = x >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
 }
