@@ -76,7 +76,12 @@ function parseArgs(argv: string[]): Args {
   return a;
 }
 
-function printRound(r: RoundResult, seed: number, total: number): void {
+/** The options a round's plan depends on, for its reproduction command. */
+function planFlags(o: SoakOptions): string {
+  return [o.phases ? ` --phases ${o.phases.join(",")}` : "", o.targets ? ` --targets ${o.targets.join(",")}` : "", o.handoff ? "" : " --no-handoff", o.sandbox ? "" : " --no-sandbox"].join("");
+}
+
+function printRound(r: RoundResult, seed: number, total: number, flags: string): void {
   for (const line of r.trace) console.log(`  | ${line}`);
   const t = r.plan.trigger;
   const what = `kill ${r.plan.kill.target}${r.killed ? "" : " (no process)"} in ${t.phase}${r.observed === "missed" ? " (phase missed)" : ""}`;
@@ -85,7 +90,7 @@ function printRound(r: RoundResult, seed: number, total: number): void {
     console.log(`${head}: ok`);
     return;
   }
-  console.log(`${head}: ${r.violations.length} violation(s) — reproduce: npm run soak -- --seed ${seed} --round ${r.round}`);
+  console.log(`${head}: ${r.violations.length} violation(s) — reproduce: npm run soak -- --seed ${seed} --round ${r.round}${flags}`);
   for (const v of r.violations) console.log(`  [${v.invariant}] ${v.detail}`);
   console.log(describePlan(r.plan).replace(/^/gm, "  plan: "));
   console.log(`  home kept: ${r.home}`);
@@ -120,7 +125,7 @@ async function main(): Promise<number> {
       for (const p of stray) killQuietly(p.pid);
       const result = { ...r, violations };
       results.push(result);
-      printRound(result, args.seed, last);
+      printRound(result, args.seed, last, planFlags(args.o));
     }
   } finally {
     await fake.close();
