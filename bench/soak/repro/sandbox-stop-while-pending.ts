@@ -1,6 +1,6 @@
 // Reproduction kept out of the suite (a race): found by the SIGKILL soak as socat bridges and
-// `claude-http-*.sock` files left after an orderly stop of a resumed daemon (e.g. `npm run soak --
-// --seed 11 --round 12`). An orderly stop (SIGTERM) of a daemon while its shell extension's sandbox
+// `claude-http-*.sock` files left after an orderly stop of a resumed daemon (rounds 18, 35 and 48
+// of `npm run soak -- --seed 31`; a replay of a round may not lose the race). An orderly stop (SIGTERM) of a daemon while its shell extension's sandbox
 // is still `pending` leaves the sandbox runtime's host-side bridge (`socat UNIX-LISTEN:…/claude-http-
 // *.sock`) running, and its socket file: the extension's stop resets the runtime only once it is set
 // (handwritten/extensions/shell/sandbox/sandbox.ts: `stop()` uses `this.runtime`, which `setUp()`

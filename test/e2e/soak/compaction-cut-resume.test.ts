@@ -1,4 +1,4 @@
-// Found by the SIGKILL soak (bench/soak, `npm run soak -- --seed 1 --round 4`): a compaction whose
+// Found by the SIGKILL soak (bench/soak, `npm run soak -- --seed 31 --round 41`): a compaction whose
 // cut falls at the start of a prompt's turn (the prompt submitted before the cut, its turn started at
 // it) keeps the prompt in the live transcript, but a resumed daemon loads the transcript from the
 // cut (SPEC-compaction, "Resume reads from the cut") and drops the prompt's text: the model then

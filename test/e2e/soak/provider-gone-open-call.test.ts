@@ -1,4 +1,4 @@
-// Found by the SIGKILL soak (bench/soak, `npm run soak -- --seed 11 --round 4`): when the provider
+// Found by the SIGKILL soak (bench/soak, `npm run soak -- --seed 31 --round 73`): when the provider
 // extension dies, every turn it served is failed at once, even one waiting for its tool calls with
 // nothing in flight at the provider, and the turn closes without answering its open calls. An
 // extension's call still reports after the turn closed; a harness tool's (`agent_wait` here) never

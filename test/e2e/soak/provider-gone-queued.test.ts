@@ -1,4 +1,4 @@
-// Found by the SIGKILL soak (bench/soak, `npm run soak -- --seed 1 --round 5`): when the provider
+// Found by the SIGKILL soak (bench/soak, `npm run soak -- --seed 31 --round 92`): when the provider
 // extension dies, a prompt queued behind the turn it cut is refused (`agent.prompt_failed`,
 // no_provider) while the provider respawns, but no `agent.outer_turn_finished` records that: the
 // agent's journal keeps the prompt waiting with no outcome for as long as the daemon runs, and the
