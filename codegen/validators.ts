@@ -54,8 +54,9 @@ function newAjv(validateSchema: boolean): Ajv2020 {
     strictTypes: false,
     validateSchema,
   });
-  // `x-tau-current` annotates a shared model (Revision) with this build's value; it makes no schema a root.
-  ajv.addVocabulary([...VENDOR_KEYWORDS, "x-tau-current"]);
+  // `x-tau-current` annotates a shared model (Revision) with this build's value, `x-tau-request` a
+  // message or event with what answers it; neither makes a schema a root.
+  ajv.addVocabulary([...VENDOR_KEYWORDS, "x-tau-current", "x-tau-request"]);
   return ajv;
 }
 

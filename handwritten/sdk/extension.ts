@@ -3,8 +3,31 @@
 // emits, deliveries and tool calls (SPEC-extension-supervision, SPEC-tool-routing).
 import { mark, markStart } from "../startup/timeline.js";
 import type { Readable, Writable } from "node:stream";
-import type { ConfigureMessage, EventName, EventPayloads, WireMessage } from "../../generated/index.js";
-import { ProviderCallAssembler, REVISION, carriedEvent, type Event, type ProviderCall } from "../protocol/index.js";
+import {
+  REQUESTS,
+  type ConfigureMessage,
+  type EventName,
+  type EventPayloads,
+  type RequestParams,
+  type RequestPayloads,
+  type RequestResults,
+  type RequestType,
+  type WireMessage,
+} from "../../generated/index.js";
+import {
+  ProviderCallAssembler,
+  REVISION,
+  answerEvent,
+  carriedEvent,
+  notify,
+  request,
+  type AnsweredRequestName,
+  type Event,
+  type EventRequestName,
+  type ProviderCall,
+  type RequestChannel,
+  type RequestOptions,
+} from "../protocol/index.js";
 import { Connection, type SendAsyncResult } from "../transport/index.js";
 
 export type Configuration = ConfigureMessage["payload"];
@@ -243,8 +266,36 @@ export class Extension {
   }
 
   notice(level: "info" | "warning" | "error", text: string): void {
-    void this.post({ message: "extension_notice_request", payload: { level, text } });
+    void notify(this.channel, REQUESTS.extension_notice_request, { level, text });
   }
+
+  /**
+   * Sends request `name` as spec/ declares it (`REQUESTS`, protocol/requests.ts) and resolves with
+   * its answer, or rejects with a RequestError (refused, or the harness went away first).
+   */
+  request<N extends AnsweredRequestName>(name: N, params: RequestParams[N], options?: RequestOptions): Promise<RequestResults[N]> {
+    return request(this.channel, REQUESTS[name], params as never, options) as Promise<RequestResults[N]>;
+  }
+
+  /**
+   * Answers event request `name` (one a UI publishes, such as `handoff.command_request`): each live
+   * delivery is handed to `handler`, and its result — or, when it throws, the declared refusal with
+   * the error's message — is published once, under the request's id.
+   */
+  serve<N extends EventRequestName>(name: N, handler: (request: RequestPayloads[N]) => RequestResults[N] | Promise<RequestResults[N]>): void {
+    const kind = REQUESTS[name] as RequestType<EventRequestName>;
+    this.subscribe([], [kind.name]);
+    this.on(kind.name, (e) => {
+      if (!e.replay) void answerEvent(kind, e.data as never, handler as never, (result, data) => void this.emit(result, data as never));
+    });
+  }
+
+  /** What requests travel on: every send through the one FIFO. */
+  private readonly channel: RequestChannel = {
+    send: (m) => this.post(m),
+    onMessage: (listener) => this.conn.onMessage(listener),
+    onClose: (listener) => this.conn.onClose(listener),
+  };
 
   /** Every message to the harness goes through here: one FIFO with backpressure, never a silent drop. */
   private async post(message: WireMessage, what: string = message.message): Promise<SendAsyncResult> {

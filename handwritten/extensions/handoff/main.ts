@@ -85,7 +85,6 @@ export async function main(): Promise<void> {
   /** Context usage per agent (`agent.stats_updated`), and automatic attempts since the last compaction. */
   const usage = new Map<string, { tokens: number; window?: number }>();
   const autoAttempts = new Map<string, number>();
-  const pendingCutover = new Map<string, (r: { ok: boolean; error?: string }) => void>();
   /**
    * Per agent, the ids of the prompts of this extension its journal holds (replayed and live), in
    * order, and which of them started a turn: a prompt submitted but never started when the daemon
@@ -301,15 +300,13 @@ export async function main(): Promise<void> {
     return `handoff complete: the work continues in session ${target} (dossier: ${file}). End your turn now.`;
   }
 
+  /** Asks the harness for the replacement session (SPEC-handoff); a refusal carries the harness's reason. */
   function requestCutover(agentId: string, target: string, dossier: string): Promise<{ ok: boolean; error?: string }> {
-    const requestId = `ho-${randomHex(8)}`;
-    return new Promise<{ ok: boolean; error?: string }>((resolve) => {
-      pendingCutover.set(requestId, resolve);
-      void ext.emit("session.handoff_request", { request_id: requestId, agent_id: agentId, session_id: target, dossier });
-    }).finally(() => pendingCutover.delete(requestId));
+    return ext.request("session.handoff_request", { agent_id: agentId, session_id: target, dossier }).then(
+      () => ({ ok: true }),
+      (err: unknown) => ({ ok: false, error: (err as Error).message }),
+    );
   }
-
-  ext.onDirect("session.handoff_result", (r) => pendingCutover.get(r.request_id)?.({ ok: r.ok, ...(r.error !== undefined ? { error: r.error } : {}) }));
 
   // ---- tools -------------------------------------------------------------------------------
   const keyArgs = { type: "object", properties: { key: { type: "string", maxLength: 128 } }, required: ["key"], additionalProperties: false };
@@ -377,7 +374,7 @@ export async function main(): Promise<void> {
   // ---- events ------------------------------------------------------------------------------
   ext.subscribe(
     ["session.handed_off", "agent.prompt_submitted", "agent.prompt_started"],
-    ["session.handed_off", "handoff.command_request", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished", "agent.prompt_failed", "agent.stats_updated", "agent.compaction_committed"],
+    ["session.handed_off", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished", "agent.prompt_failed", "agent.stats_updated", "agent.compaction_committed"],
   );
   ext.on("session.handed_off", (e) => void handedOff.add(e.data.successor_session_id));
   ext.on("agent.prompt_submitted", (e) => {
@@ -446,17 +443,8 @@ export async function main(): Promise<void> {
     if (!e.replay) autoAttempts.delete(e.data.agent_id);
   });
 
-  ext.on("handoff.command_request", (e) => {
-    if (e.replay) return;
-    const { request_id, agent_id, args } = e.data;
-    const answer = (ok: boolean, text: string) => void ext.emit("handoff.command_result", { request_id, ok, text: text.slice(0, 1024) });
-    Promise.resolve()
-      .then(() => command(agent_id, args))
-      .then(
-        (text) => answer(true, text),
-        (err: unknown) => answer(false, (err as Error).message),
-      );
-  });
+  // `:handoff ARGS` from a UI: the answer's text, or the error's message as the refusal.
+  ext.serve("handoff.command_request", async ({ agent_id, args }) => ({ text: (await command(agent_id, args)).slice(0, 1024) }));
 
   function command(agentId: string, args: readonly string[]): string | Promise<string> {
     const [verb = "start", sub] = args;

@@ -1,7 +1,7 @@
 // `tau ext shell`: the first-party shell tools (SPEC-shell-tools) and user shell commands
 // (`!cmd`, `!!cmd`; SPEC-shell-commands), served over the extension SDK.
 import { builtin } from "../../startup/builtin.js";
-import { Extension, ToolFailure } from "../../sdk/index.js";
+import { Extension, RequestRefusal, ToolFailure } from "../../sdk/index.js";
 import type { SandboxLaunch } from "../../../generated/index.js";
 import { resolveRoots } from "../../config/index.js";
 import { Sandbox } from "./sandbox/index.js";
@@ -28,7 +28,7 @@ export async function main(): Promise<void> {
   ext.onHarnessGone(() => sandbox.stop());
   ext.subscribe(
     ["agent.metadata_set", "sandbox.diagnostic_recorded", "sandbox.classifier_selected"],
-    ["agent.metadata_set", "shell.command_started", "sandbox.approval_answer", "sandbox.command_request", "agent.prompt_submitted"],
+    ["agent.metadata_set", "shell.command_started", "sandbox.approval_answer", "agent.prompt_submitted"],
   );
   ext.on("sandbox.diagnostic_recorded", (e) => {
     if (e.replay) sandbox.restoreDiagnostic(e.data);
@@ -45,13 +45,11 @@ export async function main(): Promise<void> {
   ext.on("agent.prompt_submitted", (e) => {
     if (!e.replay && e.data.source === "human_ui") sandbox.userPrompted(e.data.agent_id);
   });
-  ext.on("sandbox.command_request", (e) => {
-    if (e.replay) return;
-    const { request_id, args } = e.data;
-    void sandbox.command(args).then(
-      (r) => ext.emit("sandbox.command_result", { request_id, ok: r.ok, text: r.text }),
-      (err: unknown) => ext.emit("sandbox.command_result", { request_id, ok: false, text: (err as Error).message }),
-    );
+  // `:sandbox ARGS` from a UI: the command's text, or its failure as the refusal.
+  ext.serve("sandbox.command_request", async ({ args }) => {
+    const r = await sandbox.command(args);
+    if (!r.ok) throw new RequestRefusal<"sandbox.command_request">(r.text);
+    return { text: r.text };
   });
   ext.on("agent.metadata_set", (e) => {
     if (e.data.key !== "shell.cwd") return;
