@@ -168,7 +168,7 @@ function eventRequest(
   if (!answer.required.has("ok") || answer.properties.ok?.type !== "boolean") problems.add(file, `request ${name}: its result ${result.name} needs a required ok: boolean`);
   if (refusal === "" || !isString(answer.properties[refusal], schemas)) problems.add(file, `request ${name}: refusal must name a text field of ${result.name} (the reason when ok is false)`);
   const refusalMax = maxLengthOf(answer.properties[refusal], schemas);
-  if (refusal !== "" && refusalMax === 0) problems.add(file, `request ${name}: the refusal field ${refusal} of ${result.name} needs a maxLength`);
+  if (isString(answer.properties[refusal], schemas) && refusalMax === 0) problems.add(file, `request ${name}: the refusal field ${refusal} of ${result.name} needs a maxLength`);
   const success = Array.isArray(d.success) ? d.success.map(String) : [];
   if (d.success !== undefined && !Array.isArray(d.success)) problems.add(file, `request ${name}: success must be a list of the result's fields`);
   for (const f of success) {

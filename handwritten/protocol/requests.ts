@@ -211,6 +211,11 @@ export class RequestServer<C> {
     return this;
   }
 
+  /** The requests this server answers, by name. */
+  names(): string[] {
+    return [...this.served.keys()].sort();
+  }
+
   /** Whether `message` is a request this server answers and `caller` may send. */
   accepts(message: WireMessage, caller: RequestCaller): boolean {
     return this.served.get(message.message)?.kind.callers.includes(caller as never) === true;
