@@ -161,6 +161,7 @@ export function emitIndex(): string {
     'export * from "./events.js";',
     'export * from "./messages.js";',
     'export * from "./requests.js";',
+    'export * from "./settings.js";',
     'export * from "./authority.js";',
     'export * from "./consumers.js";',
     'export * from "./persistence.js";',

@@ -25,6 +25,7 @@ import {
 } from "./emit.js";
 import { scanTests } from "./tests-scan.js";
 import { buildRequests, emitRequests } from "./requests.js";
+import { buildSettings, emitSettings } from "./settings.js";
 import { emitConsumers, matrixOf, runConformance, scanInWorker } from "./conformance/index.js";
 
 export async function generate(root: string): Promise<Map<string, string>> {
@@ -42,7 +43,7 @@ async function generateWith(root: string, sdk: SdkEmitter): Promise<Map<string, 
   // handwritten/ is parsed on another thread while the spec compiles (codegen/conformance/).
   const handwritten = join(root, "handwritten");
   const scanning = scanInWorker(handwritten, root);
-  const { schemas, records, tables, requests } = await contractSources(root, problems).catch((err: unknown) => {
+  const { schemas, records, tables, requests, settings } = await contractSources(root, problems).catch((err: unknown) => {
     scanning.cancel();
     throw err;
   });
@@ -63,6 +64,7 @@ async function generateWith(root: string, sdk: SdkEmitter): Promise<Map<string, 
   files.set("events.ts", emitEvents(tables));
   files.set("messages.ts", emitMessages(tables));
   files.set("requests.ts", emitRequests(HEADER, requests));
+  files.set("settings.ts", emitSettings(HEADER, settings));
   files.set("authority.ts", emitAuthority(tables));
   files.set("persistence.ts", emitPersistence(tables));
   files.set("gates.ts", emitGates(tables));
@@ -97,8 +99,9 @@ async function contractSources(root: string, problems: Problems) {
   const records = loadRecords(root, problems);
   const tables = buildTables(schemas, records, problems);
   const requests = buildRequests(schemas, tables, problems);
+  const settings = buildSettings(root, schemas, problems);
   problems.throwIfAny();
-  return { schemas, records, tables, requests };
+  return { schemas, records, tables, requests, settings };
 }
 
 function listTree(dir: string): Map<string, string> {

@@ -13,7 +13,7 @@ import { typeNameOf } from "./typescript.js";
 
 const standaloneCode = standaloneModule.default;
 
-const VENDOR_KEYWORDS = ["x-tau-event", "x-tau-message", "x-tau-direction", "x-tau-record", "x-tau-config", "x-tau-format"];
+const VENDOR_KEYWORDS = ["x-tau-event", "x-tau-message", "x-tau-direction", "x-tau-record", "x-tau-config", "x-tau-format", "x-tau-settings"];
 
 /** The folder of the per-schema files, relative to validators.js; build.ts rewrites this exact line for dist/. */
 const VALIDATORS_DIR_LINE = 'const DIR = "./validators/";';

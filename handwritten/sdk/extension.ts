@@ -4,8 +4,10 @@
 import { mark, markStart } from "../startup/timeline.js";
 import type { Readable, Writable } from "node:stream";
 import {
+  EXTENSION_SETTINGS,
   REQUESTS,
   type ConfigureMessage,
+  type ExtensionSettings,
   type EventName,
   type EventPayloads,
   type RequestParams,
@@ -66,6 +68,14 @@ export interface InterceptedEvent {
   readonly name: EventName;
   readonly data: Record<string, unknown>;
   readonly publisher: { readonly class: string; readonly generation?: number; readonly instance?: string };
+}
+
+/** What is wrong with a setting, as `config_error` says it: the setting's dotted path and what its schema wants. */
+export function settingProblem(err: { instancePath: string; keyword: string; message?: string; params?: Record<string, unknown> } | undefined): string {
+  const key = (err?.instancePath ?? "").split("/").filter(Boolean).join(".");
+  const allowed = err?.keyword === "enum" && Array.isArray(err.params?.allowedValues) ? ` (${err.params.allowedValues.join(", ")})` : "";
+  const what = err === undefined ? "invalid" : err.keyword === "not" || err.keyword === "unevaluatedProperties" ? "is not a setting of this extension" : `${err.message ?? "is invalid"}${allowed}`;
+  return key === "" ? `settings: ${what}` : `setting ${key}: ${what}`;
 }
 
 /** A tool failure whose message is meant for the model and the user. */
@@ -201,6 +211,17 @@ export class Extension {
 
   get config(): Record<string, unknown> {
     return this.configuration.config;
+  }
+
+  /**
+   * The settings (`config`) of first-party extension `name`, checked against their schema in spec/
+   * (`x-tau-settings`); undefined — after a `config_error` naming the setting — when they do not hold.
+   */
+  settings<N extends keyof ExtensionSettings>(name: N): ExtensionSettings[N] | undefined {
+    const validate = EXTENSION_SETTINGS[name];
+    if (validate(this.config)) return this.config as ExtensionSettings[N];
+    this.configError(settingProblem(validate.errors?.[0]));
+    return undefined;
   }
 
   /** Declares a tool (before or after ready) and serves its calls. */

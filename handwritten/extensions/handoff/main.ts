@@ -4,7 +4,8 @@
 // holds the user's prompts of the deferral window by intercepting them before they commit.
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { Extension, ToolFailure, type DeliveredEvent } from "../../sdk/index.js";
+import { Extension, RequestError, ToolFailure, type DeliveredEvent } from "../../sdk/index.js";
+import type { HandoffSettings } from "../../../generated/index.js";
 import { resolveRoots } from "../../config/index.js";
 import { ID_RANDOM_BYTES, formatId } from "../../startup/launch-facts.js";
 import { randomHex } from "../../startup/random.js";
@@ -24,17 +25,14 @@ interface Settings {
   writerRetryMs: number;
 }
 
-function settingsOf(config: Record<string, unknown>): Settings {
-  const num = (key: string, fallback: number, min: number, max: number): number => {
-    const v = config[key];
-    return typeof v === "number" && Number.isFinite(v) && v >= min && v <= max ? v : fallback;
-  };
+/** The settings spec/ declares (HandoffSettings, checked before this), each with its default. */
+function settingsOf(s: HandoffSettings): Settings {
   return {
-    autoPercent: num("auto_percent", 0, 0, 100),
-    criticalPercent: num("critical_percent", 90, 1, 100),
-    reminderMs: num("reminder_ms", 120_000, 1, 86_400_000),
-    writerAttempts: Math.trunc(num("writer_attempts", 3, 1, 5)),
-    writerRetryMs: num("writer_retry_ms", 1000, 0, 600_000),
+    autoPercent: s.auto_percent ?? 0,
+    criticalPercent: s.critical_percent ?? 90,
+    reminderMs: s.reminder_ms ?? 120_000,
+    writerAttempts: s.writer_attempts ?? 3,
+    writerRetryMs: s.writer_retry_ms ?? 1000,
   };
 }
 
@@ -67,7 +65,9 @@ interface Active {
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
-  const settings = settingsOf(ext.config);
+  const declared = ext.settings("handoff");
+  if (declared === undefined) return;
+  const settings = settingsOf(declared);
   const roots = resolveRoots();
   const project = process.cwd();
   const sessionId = ext.configuration.session_id;
@@ -300,11 +300,15 @@ export async function main(): Promise<void> {
     return `handoff complete: the work continues in session ${target} (dossier: ${file}). End your turn now.`;
   }
 
-  /** Asks the harness for the replacement session (SPEC-handoff); a refusal carries the harness's reason. */
+  /**
+   * Asks the harness for the replacement session (SPEC-handoff); a refusal carries the harness's
+   * reason. When the harness goes away first there is no answer: this process is leaving, and the
+   * recovery file must stay as it is for `:handoff recover`, so nothing settles.
+   */
   function requestCutover(agentId: string, target: string, dossier: string): Promise<{ ok: boolean; error?: string }> {
     return ext.request("session.handoff_request", { agent_id: agentId, session_id: target, dossier }).then(
       () => ({ ok: true }),
-      (err: unknown) => ({ ok: false, error: (err as Error).message }),
+      (err: unknown) => (err instanceof RequestError && err.failure === "refused" ? { ok: false, error: err.message } : new Promise<never>(() => {})),
     );
   }
 

@@ -2,7 +2,6 @@
 // (`!cmd`, `!!cmd`; SPEC-shell-commands), served over the extension SDK.
 import { builtin } from "../../startup/builtin.js";
 import { Extension, RequestRefusal, ToolFailure } from "../../sdk/index.js";
-import type { SandboxLaunch } from "../../../generated/index.js";
 import { resolveRoots } from "../../config/index.js";
 import { Sandbox } from "./sandbox/index.js";
 import { changeWorkdir, endStartedGroups, limits, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
@@ -12,6 +11,8 @@ export const USER_COMMAND_TIMEOUT_MS = 600_000;
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
+  const settings = ext.settings("shell");
+  if (settings === undefined) return;
   // Commands do not outlive the session: when the harness goes away (killed included), every process
   // group this extension started is ended before it exits (SPEC-shell-tools).
   ext.onHarnessGone(() => endStartedGroups(limits.SHELL_HARNESS_GONE_GRACE_MS));
@@ -23,7 +24,7 @@ export async function main(): Promise<void> {
     host: { emit: (name, data) => ext.emit(name as never, data as never) },
     projectRoot,
     roots: resolveRoots(),
-    ...(isLaunch(ext.config.sandbox) ? { launch: ext.config.sandbox } : {}),
+    ...(settings.sandbox !== undefined ? { launch: settings.sandbox } : {}),
   });
   ext.onHarnessGone(() => sandbox.stop());
   ext.subscribe(
@@ -141,7 +142,3 @@ export async function main(): Promise<void> {
 const SANDBOX_NOTE =
   "Commands run in a sandbox: writes outside the project, reads of credentials and connections to hosts off an allowlist fail " +
   "unless the user approves them; a result says when access was approved, refused or the command was run again.";
-
-function isLaunch(value: unknown): value is SandboxLaunch {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
