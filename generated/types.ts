@@ -503,7 +503,7 @@ export type HarnessConfig = {
   compaction?: CompactionConfig;
   /** Named context-size alerts (SPEC-compaction, "Context-size alerts"). */
   context_alerts?: Array<ContextAlert>;
-  /** Tool policy by agent role; `default` applies to agents without a role (SPEC-compaction). */
+  /** Tool policy by agent role; `default` applies to agents without a role (SPEC-tool-routing). */
   roles?: Record<string, RolePolicy>;
   /** Bounds on agents that start agents (SPEC-agent-team, "Bounds"). */
   agent_limits?: AgentLimits;
@@ -1066,14 +1066,16 @@ export type Revision = {
 };
 
 /**
- * Tools revoked from or granted to the agents of one role. An entry is an exact tool name,
- * `group:NAME` or `tag:NAME`; `allow_tools` grants tools that are off by default (`agent_compact`).
+ * Tools revoked from or granted to the agents of one role, whoever declares them: the harness's own,
+ * the shell extension's, any extension's (SPEC-tool-routing, "Tool policy by role"). An entry is an
+ * exact tool name, `group:NAME`, `tag:NAME` or `ext:INSTANCE`; a deny wins; `allow_tools` grants
+ * tools that are off by default (`agent_compact`, the peer tools).
  */
 export type RolePolicy = {
-  /** Tools the role's agents may not use. */
-  deny_tools?: Array<ShortText>;
+  /** Tools the role's agents are neither offered nor may call. */
+  deny_tools?: Array<ToolPolicyEntry>;
   /** Tools, off by default, that the role's agents may use. */
-  allow_tools?: Array<ShortText>;
+  allow_tools?: Array<ToolPolicyEntry>;
   /** One line saying what the role is for: listed to agents that may start agents (SPEC-agent-team). */
   description?: ShortText;
   /** Appended to the system prompt of the role's agents. */
@@ -1563,6 +1565,10 @@ export type SubscribeMessage = {
 export type TestDummySettings = {
   /** The tools it declares; `echo` when absent. */
   tools?: Array<TestDummyTool>;
+  /** The group every tool it declares is in, for role policy. */
+  group?: ToolLabel;
+  /** Tags every tool it declares carries, for role policy. */
+  tags?: Array<ToolLabel>;
   /** Answer `configure` with this `config_error` instead of becoming ready. */
   config_error?: ShortText;
   /** Never become ready. */
@@ -1610,9 +1616,18 @@ export type ToolErrorReported = {
   error: BodyText;
 };
 
+/** A tool's group or one of its tags, matched by a role's `group:NAME` / `tag:NAME` (SPEC-tool-routing, "Tool policy by role"). */
+export type ToolLabel = string;
+
 export type ToolName = string;
 
 export type ToolOutcome = "ok" | "error" | "cancelled";
+
+/**
+ * An entry of a role's tool policy (SPEC-tool-routing, "Tool policy by role"): an exact tool name,
+ * `group:NAME`, `tag:NAME`, or `ext:INSTANCE` (every tool of that extension instance).
+ */
+export type ToolPolicyEntry = string;
 
 export type ToolProgress = {
   agent_id: Id;
@@ -1630,6 +1645,8 @@ export type ToolRegister = {
   owner: InstanceName;
   description: string;
   parameters: Record<string, unknown>;
+  group?: ToolLabel;
+  tags?: Array<ToolLabel>;
 };
 
 export type ToolRegistrationDeclared = {
@@ -1639,6 +1656,10 @@ export type ToolRegistrationDeclared = {
   /** JSON Schema of the arguments, bounded by SPEC-tool-routing. */
   parameters: Record<string, unknown>;
   examples?: Array<Record<string, unknown>>;
+  /** The tool's group (`shell`, `read`, `write`, …), for role policy; none when absent. */
+  group?: ToolLabel;
+  /** What the tool touches (`filesystem`, `writes`, `exec`, `network`, …), for role policy. */
+  tags?: Array<ToolLabel>;
 };
 
 export type ToolRequest = {

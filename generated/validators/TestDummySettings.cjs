@@ -7,10 +7,12 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateTestDummySettings = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummySettings.json","type":"object","properties":{"tools":{"type":"array","items":{"$ref":"TestDummyTool.json"},"maxItems":16,"description":"The tools it declares; `echo` when absent."},"config_error":{"$ref":"ShortText.json","description":"Answer `configure` with this `config_error` instead of becoming ready."},"never_ready":{"type":"boolean","description":"Never become ready."},"driver":{"type":"boolean","description":"Turn custom `extension.event {category: \"test\", name: \"call\"}` events into `tool.request`s."},"ready_gate":{"$ref":"PathText.json","description":"A file whose presence at start holds back ready until it is removed."}},"unevaluatedProperties":{"not":{}},"description":"`tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured.","x-tau-settings":"test-dummy"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummySettings.json","type":"object","properties":{"tools":{"type":"array","items":{"$ref":"TestDummyTool.json"},"maxItems":16,"description":"The tools it declares; `echo` when absent."},"group":{"$ref":"ToolLabel.json","description":"The group every tool it declares is in, for role policy."},"tags":{"type":"array","items":{"$ref":"ToolLabel.json"},"maxItems":16,"description":"Tags every tool it declares carries, for role policy."},"config_error":{"$ref":"ShortText.json","description":"Answer `configure` with this `config_error` instead of becoming ready."},"never_ready":{"type":"boolean","description":"Never become ready."},"driver":{"type":"boolean","description":"Turn custom `extension.event {category: \"test\", name: \"call\"}` events into `tool.request`s."},"ready_gate":{"$ref":"PathText.json","description":"A file whose presence at start holds back ready until it is removed."}},"unevaluatedProperties":{"not":{}},"description":"`tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured.","x-tau-settings":"test-dummy"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummyTool.json","type":"string","enum":["echo","sleep","progress","crash","env","fail"],"description":"A tool of `tau ext test-dummy`."};
-const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
-const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolLabel.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$","description":"A tool's group or one of its tags, matched by a role's `group:NAME` / `tag:NAME` (SPEC-tool-routing, \"Tool policy by role\")."};
+const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
+const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
+const pattern0 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 const func0 = codePointLength;
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -67,19 +69,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.config_error !== undefined){
-let data2 = data.config_error;
+if(data.group !== undefined){
+let data2 = data.group;
 const _errs6 = errors;
 const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
-if(func0(data2) > 1024){
-validate0.errors = [{instancePath:instancePath+"/config_error",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(!pattern0.test(data2)){
+validate0.errors = [{instancePath:instancePath+"/group",schemaPath:"ToolLabel.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
 return false;
 }
 }
 else {
-validate0.errors = [{instancePath:instancePath+"/config_error",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate0.errors = [{instancePath:instancePath+"/group",schemaPath:"ToolLabel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -89,11 +91,45 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.never_ready !== undefined){
+if(data.tags !== undefined){
+let data3 = data.tags;
 const _errs9 = errors;
-if(typeof data.never_ready !== "boolean"){
-validate0.errors = [{instancePath:instancePath+"/never_ready",schemaPath:"#/properties/never_ready/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(errors === _errs9){
+if(Array.isArray(data3)){
+if(data3.length > 16){
+validate0.errors = [{instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
 return false;
+}
+else {
+var valid4 = true;
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(!pattern0.test(data4)){
+validate0.errors = [{instancePath:instancePath+"/tags/" + i1,schemaPath:"ToolLabel.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/tags/" + i1,schemaPath:"ToolLabel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs11 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
 }
 var valid0 = _errs9 === errors;
 }
@@ -101,25 +137,59 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.config_error !== undefined){
+let data5 = data.config_error;
+const _errs14 = errors;
+const _errs15 = errors;
+if(errors === _errs15){
+if(typeof data5 === "string"){
+if(func0(data5) > 1024){
+validate0.errors = [{instancePath:instancePath+"/config_error",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/config_error",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.never_ready !== undefined){
+const _errs17 = errors;
+if(typeof data.never_ready !== "boolean"){
+validate0.errors = [{instancePath:instancePath+"/never_ready",schemaPath:"#/properties/never_ready/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.driver !== undefined){
-const _errs11 = errors;
+const _errs19 = errors;
 if(typeof data.driver !== "boolean"){
 validate0.errors = [{instancePath:instancePath+"/driver",schemaPath:"#/properties/driver/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid0 = _errs11 === errors;
+var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.ready_gate !== undefined){
-let data5 = data.ready_gate;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data5 === "string"){
-if(func0(data5) > 4096){
+let data8 = data.ready_gate;
+const _errs21 = errors;
+const _errs22 = errors;
+if(errors === _errs22){
+if(typeof data8 === "string"){
+if(func0(data8) > 4096){
 validate0.errors = [{instancePath:instancePath+"/ready_gate",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
@@ -129,20 +199,22 @@ validate0.errors = [{instancePath:instancePath+"/ready_gate",schemaPath:"PathTex
 return false;
 }
 }
-var valid0 = _errs13 === errors;
+var valid0 = _errs21 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((((key0 !== "tools") && (key0 !== "config_error")) && (key0 !== "never_ready")) && (key0 !== "driver")) && (key0 !== "ready_gate")){
-const _errs17 = errors;
+if(((((((key0 !== "tools") && (key0 !== "group")) && (key0 !== "tags")) && (key0 !== "config_error")) && (key0 !== "never_ready")) && (key0 !== "driver")) && (key0 !== "ready_gate")){
+const _errs25 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs17 === errors;
-if(!valid5){
+var valid8 = _errs25 === errors;
+if(!valid8){
 break;
+}
+}
 }
 }
 }

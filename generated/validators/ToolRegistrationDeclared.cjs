@@ -7,9 +7,10 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateToolRegistrationDeclared = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRegistrationDeclared.json","type":"object","properties":{"name":{"$ref":"ToolName.json","description":"The unprefixed name; the harness applies the instance's tool prefix."},"description":{"type":"string","maxLength":16384},"parameters":{"$ref":"#/$defs/RecordUnknown","description":"JSON Schema of the arguments, bounded by SPEC-tool-routing."},"examples":{"type":"array","items":{"$ref":"#/$defs/RecordUnknown"},"maxItems":16}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.registration_declared","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolRegistrationDeclared.json","type":"object","properties":{"name":{"$ref":"ToolName.json","description":"The unprefixed name; the harness applies the instance's tool prefix."},"description":{"type":"string","maxLength":16384},"parameters":{"$ref":"#/$defs/RecordUnknown","description":"JSON Schema of the arguments, bounded by SPEC-tool-routing."},"examples":{"type":"array","items":{"$ref":"#/$defs/RecordUnknown"},"maxItems":16},"group":{"$ref":"ToolLabel.json","description":"The tool's group (`shell`, `read`, `write`, …), for role policy; none when absent."},"tags":{"type":"array","items":{"$ref":"ToolLabel.json"},"maxItems":16,"description":"What the tool touches (`filesystem`, `writes`, `exec`, `network`, …), for role policy."}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.registration_declared","$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolName.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
 const schema2 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolLabel.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$","description":"A tool's group or one of its tags, matched by a role's `group:NAME` / `tag:NAME` (SPEC-tool-routing, \"Tool policy by role\")."};
 const pattern0 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 const func0 = codePointLength;
 
@@ -135,14 +136,84 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key2 in data){
-if((((key2 !== "name") && (key2 !== "description")) && (key2 !== "parameters")) && (key2 !== "examples")){
+if(data.group !== undefined){
+let data5 = data.group;
+const _errs16 = errors;
 const _errs17 = errors;
+if(errors === _errs17){
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+validate0.errors = [{instancePath:instancePath+"/group",schemaPath:"ToolLabel.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/group",schemaPath:"ToolLabel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tags !== undefined){
+let data6 = data.tags;
+const _errs19 = errors;
+if(errors === _errs19){
+if(Array.isArray(data6)){
+if(data6.length > 16){
+validate0.errors = [{instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
+return false;
+}
+else {
+var valid6 = true;
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+const _errs21 = errors;
+const _errs22 = errors;
+if(errors === _errs22){
+if(typeof data7 === "string"){
+if(!pattern0.test(data7)){
+validate0.errors = [{instancePath:instancePath+"/tags/" + i1,schemaPath:"ToolLabel.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/tags/" + i1,schemaPath:"ToolLabel.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid6 = _errs21 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key2 in data){
+if((((((key2 !== "name") && (key2 !== "description")) && (key2 !== "parameters")) && (key2 !== "examples")) && (key2 !== "group")) && (key2 !== "tags")){
+const _errs25 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs17 === errors;
-if(!valid5){
+var valid8 = _errs25 === errors;
+if(!valid8){
 break;
+}
+}
 }
 }
 }

@@ -4,6 +4,7 @@ import type { CompactionTrigger, ContextAlert } from "../../generated/index.js";
 import { emptyUsageTotals, type AgentUsageTotals } from "./agent-fold.js";
 import { emptyTranscript, type Transcript } from "./compaction.js";
 import type { Round } from "./round-router.js";
+import type { PromptSnapshot } from "./prompt-snapshot.js";
 
 /** A submitted prompt not yet in the transcript: it enters it when a round starts. */
 export interface Unsent {
@@ -53,8 +54,8 @@ export interface Turn extends Round {
   selfCompact: { callId: string; instructions?: string } | undefined;
   /** When the turn started, on the monotonic clock (long-wait notifications, SPEC-agent-team). */
   readonly startedAt: number;
-  /** The only tools this turn offers and runs (its prompt's `only_tools`). */
-  readonly onlyTools: ReadonlySet<string> | undefined;
+  /** What every round of the turn is told and may call, fixed at its first round (prompt-snapshot.ts). */
+  readonly snapshot: PromptSnapshot;
 }
 
 /** The prompt slice (turn-loop.ts): prompts waiting, steering, and the turn under way. */

@@ -49,7 +49,8 @@ export interface AgentTeamPort {
   busy(agentId: string): boolean;
   /** Whether an agent's turn `promptId` still waits for call `callId`. */
   callOpen(agentId: string, promptId: string, callId: string): boolean;
-  toolAllowed(agentId: string, tool: string): boolean;
+  /** Why a model's call of `tool` in prompt `promptId` may not run (that prompt's snapshot), or undefined. */
+  callRefusal(agentId: string, promptId: string, tool: string): string | undefined;
   roles(): Readonly<Record<string, RolePolicy>> | undefined;
   /** The last answer of an agent's journal (its last response's text), bounded. */
   lastAnswer(agentId: string): string | undefined;
@@ -239,7 +240,8 @@ export class AgentTeam {
     const { agent_id: agentId, prompt_id: promptId, call_id: callId, tool } = c.data;
     if (c.publisher.class !== "harness" || !AGENT_TOOL_NAMES.has(tool) || promptId === undefined) return;
     const call: Call = { agentId, promptId, callId, tool };
-    if (!this.port.toolAllowed(agentId, tool)) return void this.error(call, `tool ${tool} is not available to this agent (its role policy does not allow it)`);
+    const refusal = this.port.callRefusal(agentId, promptId, tool);
+    if (refusal !== undefined) return void this.error(call, refusal);
     let args: Args;
     try {
       const parsed: unknown = JSON.parse(c.data.arguments_json === "" ? "{}" : c.data.arguments_json);
@@ -579,14 +581,13 @@ export class AgentTeam {
 
   /**
    * What an agent's system prompt gets after the template (SPEC-agent-team, "Roles"): its role's
-   * configured prompt, and — only while its policy allows `agent_start` — the roles it may start.
+   * configured prompt, and — only while its prompt offers `agent_start` — the roles it may start.
    */
-  promptAddendum(agentId: string | undefined, role: string | undefined): string {
+  promptAddendum(role: string | undefined, mayStart: boolean): string {
     const roles = this.port.roles() ?? {};
     const parts: string[] = [];
     const own = roles[role ?? "default"]?.prompt;
     if (own !== undefined && own.trim() !== "") parts.push(own.trim());
-    const mayStart = agentId === undefined ? true : this.port.toolAllowed(agentId, "agent_start");
     const named = Object.entries(roles).filter(([n]) => n !== "default");
     if (mayStart && named.length > 0) {
       const lines = named.map(([n, p]) => `- ${n}${p.description !== undefined ? `: ${p.description}` : ""}`);

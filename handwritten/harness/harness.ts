@@ -7,10 +7,11 @@ import { WritebackWorker, mirrorDebugEvent, openFileStateStore, openMemoryStateS
 import { ToolRouter } from "./tools.js";
 import { PromptEngine, type PromptPort } from "./prompts.js";
 import { DEFAULT_COMPACTION } from "./compactor.js";
-import { HARNESS_TOOLS, harnessToolAllowed, policyOf } from "./tool-policy.js";
+import { HARNESS_TOOLS, policyOf } from "./tool-policy.js";
+import { PromptSnapshot } from "./prompt-snapshot.js";
 import { ShellCommandRouter } from "./shell-commands.js";
 import { ConsumerRegistry, type ConsumerName, type DeclaredEvent } from "./consumers.js";
-import { AgentContext, type ContextHolder, type ToolListing } from "./agent-context.js";
+import { AgentContext, type ContextHolder } from "./agent-context.js";
 import { ResumeError, recordEvent, reopenAgent, sessionMembers } from "./session-restore.js";
 import { agentIdOf, eventProblem, splitProviderCall, type ProviderCall } from "../protocol/index.js";
 import type { EventName, EventPayloads } from "../../generated/index.js";
@@ -184,6 +185,7 @@ export class Harness {
       mayCall: (instance, tool) => this.extensions.mayCall(instance, tool),
       mayReturn: (instance) => this.extensions.mayReturn(instance),
       hasAgent,
+      callRefusal: (agentId, promptId, tool) => this.prompts.callRefusal(agentId, promptId, tool),
       warn,
     });
     this.prompts = new PromptEngine(this.promptPort());
@@ -337,26 +339,23 @@ export class Harness {
     void this.prompts.onProviderGone(instance, generation);
   }
 
-  /** Render previews for `tau dev print-*` (AgentContext.preview): reads render inputs only. */
+  /** Render previews for `tau dev print-*` (AgentContext.preview): a new agent's tools, under the `default` role. */
   preview(kind: "system-prompt" | "tools" | "prompt", text = ""): string {
-    return this.context.preview(kind, text, this.toolListing(), (m) => this.options.warn?.(m));
+    return this.context.preview(kind, text, this.promptSnapshot(undefined).tools, (m) => this.options.warn?.(m));
   }
 
-  /** The tools a provider request lists, by name: the extensions' and the harness's the agent may use. */
-  private toolListing(agentId?: string): ToolListing[] {
-    const own = [...HARNESS_TOOLS.values()].filter((t) => (agentId === undefined ? t.onByDefault : this.harnessToolAllowed(agentId, t.name)));
-    return [...this.tools.tools.values(), ...own].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  /** What a prompt of an agent is told and may call (prompt-snapshot.ts), taken at its first round. */
+  promptSnapshot(agentId: string | undefined, onlyTools?: ReadonlySet<string>): PromptSnapshot {
+    const agent = agentId === undefined ? undefined : this.agents.get(agentId);
+    const role = agent?.fold.role;
+    const policy = policyOf(this.options.roles, role);
+    const system = (offers: (name: string) => boolean) => this.context.systemPrompt(agent) + this.team.promptAddendum(role, offers("agent_start"));
+    return new PromptSnapshot({ role, policy, harnessTools: HARNESS_TOOLS.values(), registry: this.tools.tools, onlyTools, system });
   }
 
-  /** Whether an agent's role policy lets it use harness tool `name` (SPEC-compaction). */
-  private harnessToolAllowed(agentId: string, name: string): boolean {
-    return harnessToolAllowed(policyOf(this.options.roles, this.agents.get(agentId)?.fold.role), name);
-  }
-
-  /** The system prompt of an agent, its context frozen on first use (AgentContext), then its role's addendum (SPEC-agent-team). */
+  /** The system prompt an agent's next prompt gets (its snapshot's). */
   systemPromptFor(agentId: string): string {
-    const agent = this.agents.get(agentId);
-    return this.context.systemPrompt(agent) + this.team.promptAddendum(agent ? agentId : undefined, agent?.fold.role);
+    return this.promptSnapshot(agentId).system;
   }
 
   /** A page of the roster for `ui_roster_request` (SPEC-agent-team, "Roster"). */
@@ -424,9 +423,7 @@ export class Harness {
       },
       generationOf: (instance) => this.extensions.generationOf(instance),
       hasAgent: (agentId) => this.agents.has(agentId),
-      systemPrompt: (agentId) => this.systemPromptFor(agentId),
-      tools: (agentId) => this.toolListing(agentId),
-      harnessToolAllowed: (agentId, name) => this.harnessToolAllowed(agentId, name),
+      snapshot: (agentId, onlyTools) => this.promptSnapshot(agentId, onlyTools),
       isLiveUi: (generation) => generation !== undefined && this.peers.get(generation)?.publisher.class === "ui_attached",
       isLiveExtension: (instance, generation) => this.extensions.isLive(instance, generation),
       compaction: { ...DEFAULT_COMPACTION, ...options.compaction },
@@ -458,7 +455,7 @@ export class Harness {
       startChild: (o) => this.session.startChild(o),
       busy: (agentId) => p.activity(agentId) !== undefined,
       callOpen: (agentId, promptId, callId) => p.callOpen(agentId, promptId, callId),
-      toolAllowed: (agentId, name) => this.harnessToolAllowed(agentId, name),
+      callRefusal: (agentId, promptId, tool) => p.callRefusal(agentId, promptId, tool),
       roles: () => this.options.roles,
       lastAnswer: (agentId) => this.journals.lastAnswer(agentId),
       unloadedIds: () => [...this.unloaded],

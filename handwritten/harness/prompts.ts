@@ -19,6 +19,7 @@ import { PromptIntake } from "./prompt-intake.js";
 import { Compactor, type CompactionSettings } from "./compactor.js";
 import { PermissionReviewer } from "./permission-reviewer.js";
 import { Titles } from "./titles.js";
+import type { PromptSnapshot } from "./prompt-snapshot.js";
 
 export interface PromptPort {
   publish<N extends EventName>(name: N, data: EventPayloads[N]): Promise<boolean>;
@@ -36,11 +37,11 @@ export interface PromptPort {
   /** Generation of the live connection of an instance. */
   generationOf(instance: string): number | undefined;
   hasAgent(agentId: string): boolean;
-  systemPrompt(agentId: string): string;
-  /** The tools an agent's provider requests list: extension tools and the harness tools its policy allows. */
-  tools(agentId: string): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
-  /** Whether an agent's role policy lets it call harness tool `name` (SPEC-compaction). */
-  harnessToolAllowed(agentId: string, name: string): boolean;
+  /**
+   * What a prompt's rounds are told and may call (its system prompt, its tools after the role's
+   * policy and `only_tools`), captured once at its first round (SPEC-tool-routing).
+   */
+  snapshot(agentId: string, onlyTools: ReadonlySet<string> | undefined): PromptSnapshot;
   /** Whether a connection generation is an attached UI still connected. */
   isLiveUi(generation: number | undefined): boolean;
   /** Whether an extension instance's connection of that generation is still the live one. */
@@ -182,6 +183,16 @@ export class PromptEngine {
   /** Whether an agent's turn `promptId` still waits for the outcome of call `callId`. */
   callOpen(agentId: string, promptId: string, callId: string): boolean {
     return this.turns.callOpen(agentId, promptId, callId);
+  }
+
+  /**
+   * Why a model's call of `tool` in prompt `promptId` may not run, from that turn's snapshot
+   * (SPEC-tool-routing, "Tool policy by role"), or undefined when it may.
+   */
+  callRefusal(agentId: string, promptId: string, tool: string): string | undefined {
+    const t = this.loops.find(agentId)?.prompts.turn;
+    if (!t || t.promptId !== promptId || t.cancelled) return `the prompt that made this call is no longer running; the call was not run`;
+    return t.snapshot.refusal(tool);
   }
 
   /** The agent whose current turn (or compaction) is this prompt, if one is. */

@@ -1,6 +1,7 @@
-// The harness's own model-callable tools and who may use them (SPEC-compaction, "Tool policy by
-// role"; SPEC-agent-team): `compact` and the agent tools are on by default, `agent_compact` off; a role's policy revokes a tool by exact
-// name, group or tag, and grants an off-by-default one the same way.
+// The harness's own model-callable tools, and who may use any tool (SPEC-tool-routing, "Tool policy
+// by role"): `compact` and the agent tools are on by default, `agent_compact` and the peer tools
+// off; every extension tool is on by default. A role's policy revokes a tool by exact name, group,
+// tag or extension instance, and grants an off-by-default one the same way; a deny wins.
 import type { RolePolicy } from "../../generated/index.js";
 import type { ToolListing } from "./agent-context.js";
 import { AGENT_TOOL_DEFINITIONS } from "./agent-tools.js";
@@ -42,18 +43,39 @@ export const HARNESS_TOOLS: ReadonlyMap<string, HarnessTool> = new Map(
   ].map((t) => [t.name, t] as const),
 );
 
-function matches(entry: string, tool: HarnessTool | { name: string; group?: string; tags?: readonly string[] }): boolean {
-  if (entry.startsWith("group:")) return "group" in tool && tool.group === entry.slice(6);
+/** What a role's policy is judged on: a tool's name, group, tags and the extension instance that registered it. */
+export interface PolicySubject {
+  readonly name: string;
+  readonly group?: string | undefined;
+  readonly tags?: readonly string[] | undefined;
+  /** The extension instance that registered it; undefined for the harness's own tools. */
+  readonly owner?: string | undefined;
+  /** Offered unless revoked; otherwise only when granted (every extension tool is on by default). */
+  readonly onByDefault: boolean;
+}
+
+function matches(entry: string, tool: PolicySubject): boolean {
+  if (entry.startsWith("group:")) return tool.group !== undefined && tool.group === entry.slice(6);
   if (entry.startsWith("tag:")) return (tool.tags ?? []).includes(entry.slice(4));
+  if (entry.startsWith("ext:")) return tool.owner !== undefined && tool.owner === entry.slice(4);
   return entry === tool.name;
+}
+
+/**
+ * Why the agents a policy governs may not use a tool (`deny_tools: ENTRY`, or that it is off by
+ * default and not granted), or undefined when they may: a deny wins over every grant.
+ */
+export function withheldBy(policy: RolePolicy | undefined, tool: PolicySubject): string | undefined {
+  const denied = (policy?.deny_tools ?? []).find((e) => matches(e, tool));
+  if (denied !== undefined) return `deny_tools: ${denied}`;
+  if (tool.onByDefault || (policy?.allow_tools ?? []).some((e) => matches(e, tool))) return undefined;
+  return "it is off by default and allow_tools does not grant it";
 }
 
 /** Whether the agents a policy governs may use harness tool `name`. */
 export function harnessToolAllowed(policy: RolePolicy | undefined, name: string): boolean {
   const tool = HARNESS_TOOLS.get(name);
-  if (!tool) return false;
-  if ((policy?.deny_tools ?? []).some((e) => matches(e, tool))) return false;
-  return tool.onByDefault || (policy?.allow_tools ?? []).some((e) => matches(e, tool));
+  return tool !== undefined && withheldBy(policy, tool) === undefined;
 }
 
 /** The policy of a role (`default` for an agent without one). */

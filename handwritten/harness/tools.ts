@@ -25,6 +25,9 @@ export interface RegisteredTool {
   readonly generation: number;
   readonly description: string;
   readonly parameters: Record<string, unknown>;
+  /** What a role's policy matches besides the name and the owner (SPEC-tool-routing, "Tool policy by role"). */
+  readonly group: string | undefined;
+  readonly tags: readonly string[];
 }
 
 interface PendingCall {
@@ -49,6 +52,11 @@ export interface ToolRouterPort {
   /** Whether an instance may still come back (its process is respawning): its names wait for it. */
   mayReturn(instance: string): boolean;
   hasAgent(agentId: string): boolean;
+  /**
+   * Why a model's call of `tool` in prompt `promptId` may not run, from that prompt's snapshot
+   * (prompt-snapshot.ts), or undefined when it may: checked again where the call is routed.
+   */
+  callRefusal(agentId: string, promptId: string, tool: string): string | undefined;
   warn(message: string): void;
 }
 
@@ -87,9 +95,12 @@ export class ToolRouter {
       generation: p.generation,
       description: c.data.description,
       parameters: c.data.parameters,
+      group: c.data.group,
+      tags: [...new Set(c.data.tags ?? [])],
     };
     this.tools.set(name, tool);
-    this.port.publish("tool.register", { name, owner: tool.owner, description: tool.description, parameters: tool.parameters });
+    const labels = { ...(tool.group !== undefined ? { group: tool.group } : {}), ...(tool.tags.length > 0 ? { tags: [...tool.tags] } : {}) };
+    this.port.publish("tool.register", { name, owner: tool.owner, description: tool.description, parameters: tool.parameters, ...labels });
   }
 
   onUnregistrationDeclared(c: Committed<"tool.unregistration_declared">): void {
@@ -122,7 +133,11 @@ export class ToolRouter {
     const call: PendingCall = { callId, agentId, ...(promptId !== undefined ? { promptId } : {}), tool: name, owner: "", generation: -1 };
     // A reused id would let one owner's report close two calls: the newcomer fails, the other is untouched.
     if (this.pending.has(callId) || this.completed.has(callId)) return this.refuse(call, `tool call id ${callId} was already used in this session; the call was not run`);
-    if (p.class === "extension") {
+    if (p.class === "harness") {
+      // A model's call runs only as its prompt's snapshot allows, with the owner it was offered from.
+      const refusal = promptId === undefined ? `tool call ${callId} names no prompt; the call was not run` : this.port.callRefusal(agentId, promptId, name);
+      if (refusal !== undefined) return this.complete(call, "error", refusal);
+    } else {
       if (!this.port.hasAgent(agentId)) return this.refuse(call, `unknown agent ${agentId}`);
       if (!this.port.mayCall(p.instance as string, name)) return this.refuse(call, `extension ${p.instance} may not call tool ${name} (its call_tools setting does not list it)`);
     }

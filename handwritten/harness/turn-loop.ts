@@ -14,6 +14,7 @@ import type { Alerts } from "./alerts.js";
 import { closeDanglingCalls, type Conversations } from "./conversation.js";
 import type { Transcript } from "./compaction.js";
 import type { Titles } from "./titles.js";
+import type { PromptSnapshot } from "./prompt-snapshot.js";
 
 /** The first delta is published at once, then at most one sample per interval, plus a final flush. */
 export const DELTA_SAMPLE_INTERVAL_MS = 1000;
@@ -25,9 +26,8 @@ export interface TurnLoopPort {
   /** Where a provider instance's rounds go, as its configuration says (recorded in `agent.prompt_started`). */
   providerEndpoint?(instance: string): ProviderEndpoint | undefined;
   generationOf(instance: string): number | undefined;
-  systemPrompt(agentId: string): string;
-  tools(agentId: string): Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
-  harnessToolAllowed(agentId: string, name: string): boolean;
+  /** What a prompt's rounds are told and may call, captured at its first round (SPEC-tool-routing). */
+  snapshot(agentId: string, onlyTools: ReadonlySet<string> | undefined): PromptSnapshot;
 }
 
 /** What the turn loop asks of compaction (compactor.ts). */
@@ -218,7 +218,7 @@ export class TurnLoop implements RoundOwner<Turn> {
       answered: false,
       selfCompact: undefined,
       startedAt: performance.now(),
-      onlyTools: next.onlyTools !== undefined ? new Set(next.onlyTools) : undefined,
+      snapshot: this.port.snapshot(agentId, next.onlyTools !== undefined ? new Set(next.onlyTools) : undefined),
     };
     l.prompts.turn = turn;
     this.router.start(turn, this, agentId);
@@ -243,9 +243,9 @@ export class TurnLoop implements RoundOwner<Turn> {
       prompt_id: t.promptId,
       round: t.round,
       model: t.model,
-      system: this.port.systemPrompt(agentId),
+      system: t.snapshot.system,
       messages: closeDanglingCalls((l.conversation.transcript as Transcript).messages),
-      tools: this.port.tools(agentId).filter((tool) => t.onlyTools === undefined || t.onlyTools.has(tool.name)),
+      tools: [...t.snapshot.tools],
     };
     const problem = await this.port.sendProviderCall(t.instance, t.generation, call);
     if (problem === undefined || l.prompts.turn !== t || t.cancelled) return;
@@ -357,9 +357,10 @@ export class TurnLoop implements RoundOwner<Turn> {
     }
     for (const call of routed) t.openCalls.add(call.call_id);
     for (const call of routed) {
-      if (t.onlyTools !== undefined && !t.onlyTools.has(call.tool)) {
-        // A restricted turn (SPEC-handoff) runs nothing it did not offer.
-        if (!(await error(call, `tool ${call.tool} is not available in this turn; only ${[...t.onlyTools].join(", ")} may be called`))) return unrecorded();
+      // A tool the prompt did not offer (its role's policy, its `only_tools`) is refused, never requested.
+      const refusal = t.snapshot.refusal(call.tool);
+      if (refusal !== undefined) {
+        if (!(await error(call, refusal))) return unrecorded();
         continue;
       }
       if (call.tool === "compact" || call.tool === "agent_compact") {
@@ -381,7 +382,6 @@ export class TurnLoop implements RoundOwner<Turn> {
    * is refused, or undefined once it is under way.
    */
   private harnessCall(agentId: string, t: Turn, call: ToolCall): string | undefined {
-    if (!this.port.harnessToolAllowed(agentId, call.tool)) return `tool ${call.tool} is not available to this agent (its role policy does not allow it)`;
     let args: { instructions?: unknown; agent_id?: unknown };
     try {
       const parsed: unknown = JSON.parse(call.arguments_json === "" ? "{}" : call.arguments_json);

@@ -57,6 +57,12 @@ export interface ToolDefinition {
   readonly name: string;
   readonly description: string;
   readonly parameters: Record<string, unknown>;
+  /**
+   * What a role's policy matches besides the name (SPEC-tool-routing, "Tool policy by role"): the
+   * tool's group (`shell`, `read`, `write`, …) and tags (`filesystem`, `writes`, `exec`, `network`, …).
+   */
+  readonly group?: string;
+  readonly tags?: readonly string[];
   run(args: unknown, ctx: ToolContext): Promise<ToolResult>;
 }
 
@@ -227,7 +233,14 @@ export class Extension {
   /** Declares a tool (before or after ready) and serves its calls. */
   registerTool(tool: ToolDefinition): void {
     this.tools.set(tool.name, tool);
-    this.emit("tool.registration_declared", { name: tool.name, description: tool.description, parameters: tool.parameters });
+    const labels = { ...(tool.group !== undefined ? { group: tool.group } : {}), ...(tool.tags !== undefined ? { tags: [...tool.tags] } : {}) };
+    this.emit("tool.registration_declared", { name: tool.name, description: tool.description, parameters: tool.parameters, ...labels });
+  }
+
+  /** Withdraws a tool: agents' next prompts no longer offer it, and a prompt that did fails its calls. */
+  unregisterTool(name: string): void {
+    if (!this.tools.delete(name)) return;
+    this.emit("tool.unregistration_declared", { name });
   }
 
   /**

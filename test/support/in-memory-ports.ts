@@ -11,6 +11,7 @@ import { PromptEngine, type PromptPort } from "../../handwritten/harness/prompts
 import { DEFAULT_COMPACTION } from "../../handwritten/harness/compactor.js";
 import { ToolRouter, type ToolRouterPort } from "../../handwritten/harness/tools.js";
 import { ConsumerRegistry } from "../../handwritten/harness/consumers.js";
+import { PromptSnapshot } from "../../handwritten/harness/prompt-snapshot.js";
 import type { ProviderCall } from "../../handwritten/protocol/provider-request.js";
 
 export const HARNESS_PUBLISHER: PublisherEnvelope = Object.freeze({ class: "harness" });
@@ -83,9 +84,9 @@ export class InMemoryHarness {
       },
       generationOf: (instance) => this.live.get(instance),
       hasAgent: (agentId) => this.journals.has(agentId),
-      systemPrompt: (agentId) => `system prompt of ${agentId}`,
-      tools: () => [...this.tools.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
-      harnessToolAllowed: () => true,
+      // The extensions' tools only: the harness's own need the rooms this harness leaves out.
+      snapshot: (agentId, onlyTools) =>
+        new PromptSnapshot({ role: undefined, policy: undefined, harnessTools: [], registry: this.tools.tools, onlyTools, system: () => `system prompt of ${agentId}` }),
       isLiveUi: (generation) => generation !== undefined,
       isLiveExtension: (instance, generation) => this.live.get(instance) === generation,
       compaction: DEFAULT_COMPACTION,
@@ -111,6 +112,7 @@ export class InMemoryHarness {
       mayCall: (instance, tool) => this.callAllowance.get(instance)?.has(tool) === true,
       mayReturn: (instance) => this.restarting.has(instance),
       hasAgent: (agentId) => this.journals.has(agentId),
+      callRefusal: (agentId, promptId, tool) => this.prompts.callRefusal(agentId, promptId, tool),
       warn: (m) => this.warnings.push(m),
     };
     this.tools = new ToolRouter(toolPort);

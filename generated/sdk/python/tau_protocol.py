@@ -4041,6 +4041,8 @@ class ToolRegister:
     name: str
     owner: str
     parameters: Dict[str, Any]
+    group: Optional[str] = None
+    tags: Optional[List[str]] = None
 
     @staticmethod
     def from_dict(obj: Any) -> 'ToolRegister':
@@ -4049,7 +4051,9 @@ class ToolRegister:
         name = from_str(obj.get("name"))
         owner = from_str(obj.get("owner"))
         parameters = from_dict(lambda x: x, obj.get("parameters"))
-        return ToolRegister(description, name, owner, parameters)
+        group = from_union([from_str, from_none], obj.get("group"))
+        tags = from_union([lambda x: from_list(from_str, x), from_none], obj.get("tags"))
+        return ToolRegister(description, name, owner, parameters, group, tags)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -4057,6 +4061,10 @@ class ToolRegister:
         result["name"] = from_str(self.name)
         result["owner"] = from_str(self.owner)
         result["parameters"] = from_dict(lambda x: x, self.parameters)
+        if self.group is not None:
+            result["group"] = from_union([from_str, from_none], self.group)
+        if self.tags is not None:
+            result["tags"] = from_union([lambda x: from_list(from_str, x), from_none], self.tags)
         return result
 
 
@@ -4070,6 +4078,11 @@ class ToolRegistrationDeclared:
     """JSON Schema of the arguments, bounded by SPEC-tool-routing."""
 
     examples: Optional[List[Dict[str, Any]]] = None
+    group: Optional[str] = None
+    """The tool's group (`shell`, `read`, `write`, …), for role policy; none when absent."""
+
+    tags: Optional[List[str]] = None
+    """What the tool touches (`filesystem`, `writes`, `exec`, `network`, …), for role policy."""
 
     @staticmethod
     def from_dict(obj: Any) -> 'ToolRegistrationDeclared':
@@ -4078,7 +4091,9 @@ class ToolRegistrationDeclared:
         name = from_str(obj.get("name"))
         parameters = from_dict(lambda x: x, obj.get("parameters"))
         examples = from_union([lambda x: from_list(lambda x: from_dict(lambda x: x, x), x), from_none], obj.get("examples"))
-        return ToolRegistrationDeclared(description, name, parameters, examples)
+        group = from_union([from_str, from_none], obj.get("group"))
+        tags = from_union([lambda x: from_list(from_str, x), from_none], obj.get("tags"))
+        return ToolRegistrationDeclared(description, name, parameters, examples, group, tags)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -4087,6 +4102,10 @@ class ToolRegistrationDeclared:
         result["parameters"] = from_dict(lambda x: x, self.parameters)
         if self.examples is not None:
             result["examples"] = from_union([lambda x: from_list(lambda x: from_dict(lambda x: x, x), x), from_none], self.examples)
+        if self.group is not None:
+            result["group"] = from_union([from_str, from_none], self.group)
+        if self.tags is not None:
+            result["tags"] = from_union([lambda x: from_list(from_str, x), from_none], self.tags)
         return result
 
 

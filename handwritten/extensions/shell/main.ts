@@ -6,6 +6,21 @@ import { resolveRoots } from "../../config/index.js";
 import { Sandbox } from "./sandbox/index.js";
 import { changeWorkdir, endStartedGroups, limits, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
 
+/**
+ * Each tool's group and tags, which a role's `deny_tools`/`allow_tools` match (SPEC-tool-routing,
+ * "Tool policy by role"): `read` looks at files, `write` changes them, `shell` runs anything.
+ */
+const TOOL_LABELS: Readonly<Record<string, { group: string; tags: string[] }>> = {
+  shell: { group: "shell", tags: ["exec", "filesystem", "writes", "network"] },
+  read: { group: "read", tags: ["filesystem"] },
+  grep: { group: "read", tags: ["filesystem"] },
+  find: { group: "read", tags: ["filesystem"] },
+  ls: { group: "read", tags: ["filesystem"] },
+  cd: { group: "read", tags: ["filesystem"] },
+  write: { group: "write", tags: ["filesystem", "writes"] },
+  edit: { group: "write", tags: ["filesystem", "writes"] },
+};
+
 /** User shell commands (`!cmd`) run at most this long. */
 export const USER_COMMAND_TIMEOUT_MS = 600_000;
 
@@ -65,6 +80,7 @@ export async function main(): Promise<void> {
       name: tool.name,
       description: sandboxed ? `${tool.description} ${SANDBOX_NOTE}` : tool.description,
       parameters: tool.parameters as Record<string, unknown>,
+      ...TOOL_LABELS[tool.name],
       run: async (args, ctx) => {
         const cwd = await cwdFor(ctx.agentId).catch((err: unknown) => {
           throw new ToolFailure((err as Error).message);
@@ -84,6 +100,7 @@ export async function main(): Promise<void> {
   ext.registerTool({
     name: "cd",
     description: "Changes the working directory used by the other tools of this agent. Relative paths resolve against the current one.",
+    ...TOOL_LABELS.cd,
     parameters: {
       type: "object",
       properties: { path: { type: "string", minLength: 1, maxLength: 4096 } },

@@ -1,7 +1,9 @@
 // `tau ext test-dummy` (disabled unless configured): a small extension for end-to-end tests.
-// Its settings (TestDummySettings in spec/) choose tools and behaviours. A driver turns custom events
+// Its settings (TestDummySettings in spec/) choose tools and behaviours (a `group` and `tags` are
+// declared with every tool). A driver turns custom events
 // `extension.event {category: "test", name: "call", payload: {agent_id, call_id, tool, arguments}}`
-// from a UI into `tool.request`s, so tests can route calls without a model.
+// from a UI into `tool.request`s, so tests can route calls without a model; `name: "register"` or
+// `"unregister"` with `payload: {tool}` declares or withdraws one of its test tools while it runs.
 import { existsSync } from "node:fs";
 import { Extension, ToolFailure, type ToolDefinition } from "../../sdk/index.js";
 import type { TestDummyTool } from "../../../generated/index.js";
@@ -64,10 +66,11 @@ export async function main(): Promise<void> {
   const ext = await Extension.connect();
   const cfg = ext.settings("test-dummy");
   if (cfg === undefined) return;
+  const labels = { ...(cfg.group !== undefined ? { group: cfg.group } : {}), ...(cfg.tags !== undefined ? { tags: cfg.tags } : {}) };
   // Secrets arrive only in configure; say which names arrived, never their values.
   process.stderr.write(`test-dummy ${ext.instance}: configured with secrets ${JSON.stringify(Object.keys(ext.configuration.secrets))}\n`);
   if (cfg.config_error) return ext.configError(cfg.config_error);
-  for (const name of cfg.tools ?? ["echo"]) ext.registerTool(TOOLS[name]);
+  for (const name of cfg.tools ?? ["echo"]) ext.registerTool({ ...TOOLS[name], ...labels });
   if (cfg.never_ready) return;
   // A start gate: a file at `ready_gate` when it starts keeps it from becoming ready until the file is gone.
   const gate = cfg.ready_gate;
@@ -83,9 +86,12 @@ export async function main(): Promise<void> {
   if (cfg.driver) {
     ext.subscribe([], ["extension.event"]);
     ext.on("extension.event", (e) => {
-      if (e.replay || e.data.category !== "test" || e.data.name !== "call") return;
+      if (e.replay || e.data.category !== "test") return;
       // A custom event's payload is free-form: the driver takes what it needs only when it is there.
       const { agent_id, call_id, tool, arguments: args } = e.data.payload;
+      if (e.data.name === "register" && typeof tool === "string" && Object.hasOwn(TOOLS, tool)) return ext.registerTool({ ...TOOLS[tool as TestDummyTool], ...labels });
+      if (e.data.name === "unregister" && typeof tool === "string") return ext.unregisterTool(tool);
+      if (e.data.name !== "call") return;
       if (typeof agent_id !== "string" || typeof call_id !== "string" || typeof tool !== "string") return;
       ext.emit("tool.request", { agent_id, call_id, tool, arguments_json: JSON.stringify(args ?? {}) });
     });

@@ -36,6 +36,16 @@ describe("configuration", () => {
     expect(await error(loadHarnessConfig(r))).toMatch(new RegExp(`^${join(r, "harness.yaml")}:\\d+: invalid YAML`));
   });
 
+  it("[roles.config.entry-form] a role's tool entry is a tool name, group:, tag: or ext:; any other form is refused, naming the line and key, so a mistyped deny never silently matches nothing", async () => {
+    const r = root();
+    writeFileSync(join(r, "harness.yaml"), "roles:\n  reviewer:\n    deny_tools: [shell, \"group:write\", \"tag:network\", \"ext:my-plugin\"]\n");
+    expect((await loadHarnessConfig(r)).roles?.reviewer?.deny_tools).toEqual(["shell", "group:write", "tag:network", "ext:my-plugin"]);
+    for (const entry of ["groups:write", "Shell", "group:", "*"]) {
+      writeFileSync(join(r, "harness.yaml"), `roles:\n  reviewer:\n    deny_tools:\n      - shell\n      - ${JSON.stringify(entry)}\n`);
+      expect(await error(loadHarnessConfig(r))).toMatch(new RegExp(`^${join(r, "harness.yaml")}:5: roles\\.reviewer\\.deny_tools\\.1: `));
+    }
+  });
+
   it("[config.layers.drop-ins-and-overrides] merges harness.yaml, harness.d/*.yaml in name order and KEY=VALUE overrides", async () => {
     const r = root();
     writeFileSync(join(r, "harness.yaml"), "model: base\nextensions:\n  - { name: a, command: [one] }\n  - { name: b, command: [two] }\n");

@@ -223,3 +223,36 @@ describe("sending a round to its provider", () => {
     expect(k.committed("agent.outer_turn_finished").at(-1)).toMatchObject({ prompt_id, outcome: "completed" });
   });
 });
+
+describe("a prompt's tool snapshot where a call is routed", () => {
+  it("[roles.snapshot.owner-bound] a call runs only on the owner its prompt offered the tool from: a tool that changed owner mid-prompt, or a request of a prompt no longer running, is refused where it is routed and never started", async () => {
+    const k = await kit();
+    const agentId = await k.createAgent();
+    const tools = await toolOwner(k);
+    const p = await provider(k);
+    const { prompt_id } = await prompt(k, p, agentId, "go");
+    // Mid-prompt, echo passes to another extension.
+    await tools.emit("tool.unregistration_declared", { name: "echo" });
+    await until(() => !k.h.tools.tools.has("echo"), "echo to leave");
+    await toolOwner(k, "other");
+    const moved = "tool echo now belongs to extension other, not to tools, which offered it in this prompt; the call was not run";
+    // The model's call is refused before it is requested.
+    await answer(p, prompt_id, 0, [{ call_id: "c-1", tool: "echo", arguments_json: "{}" }]);
+    await until(() => k.committed("provider.tool_error", (d) => d.call_id === "c-1").length === 1, "the refusal");
+    expect(k.committed("provider.tool_error", (d) => d.call_id === "c-1")[0]).toMatchObject({ error: moved });
+    expect(k.committed("tool.request", (d) => d.call_id === "c-1")).toEqual([]);
+    // A request committed after that check (as one an interceptor held would be) is refused again where it is routed.
+    await until(() => p.directed("provider.request").length === 2, "round 1");
+    await k.h.bus.publish({ name: "tool.request", data: { agent_id: agentId, prompt_id, call_id: "c-2", tool: "echo", arguments_json: "{}" } }, { class: "harness" });
+    await k.settled();
+    expect(k.committed("tool.result", (d) => d.call_id === "c-2")).toEqual([expect.objectContaining({ outcome: "error", output: moved })]);
+    expect(k.committed("tool.started")).toEqual([]);
+    await answer(p, prompt_id, 1, []);
+    await until(() => k.committed("agent.outer_turn_finished").length === 1, "the turn's end");
+    // Once the prompt ended, its calls route nowhere.
+    await k.h.bus.publish({ name: "tool.request", data: { agent_id: agentId, prompt_id, call_id: "c-3", tool: "echo", arguments_json: "{}" } }, { class: "harness" });
+    await k.settled();
+    expect(k.committed("tool.result", (d) => d.call_id === "c-3")[0]).toMatchObject({ outcome: "error", output: "the prompt that made this call is no longer running; the call was not run" });
+    expect(k.committed("tool.started")).toEqual([]);
+  });
+});

@@ -1116,18 +1116,24 @@ type ToolProgressReported struct {
 
 type ToolRegister struct {
 	Description string                 `json:"description" cbor:"description"`
+	Group       *string                `json:"group,omitempty" cbor:"group,omitempty"`
 	Name        string                 `json:"name" cbor:"name"`
 	Owner       string                 `json:"owner" cbor:"owner"`
 	Parameters  map[string]interface{} `json:"parameters" cbor:"parameters"`
+	Tags        []string               `json:"tags,omitempty" cbor:"tags,omitempty"`
 }
 
 type ToolRegistrationDeclared struct {
 	Description string                   `json:"description" cbor:"description"`
 	Examples    []map[string]interface{} `json:"examples,omitempty" cbor:"examples,omitempty"`
+	// The tool's group (`shell`, `read`, `write`, …), for role policy; none when absent.
+	Group *string `json:"group,omitempty" cbor:"group,omitempty"`
 	// The unprefixed name; the harness applies the instance's tool prefix.
 	Name string `json:"name" cbor:"name"`
 	// JSON Schema of the arguments, bounded by SPEC-tool-routing.
 	Parameters map[string]interface{} `json:"parameters" cbor:"parameters"`
+	// What the tool touches (`filesystem`, `writes`, `exec`, `network`, …), for role policy.
+	Tags []string `json:"tags,omitempty" cbor:"tags,omitempty"`
 }
 
 type ToolRequest struct {
