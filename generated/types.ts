@@ -1102,6 +1102,20 @@ export type RosterRow = {
   work_title?: ShortText;
 };
 
+/**
+ * The call itself, directed to its owner alone (the connection of the generation that owns the
+ * tool), sent as the call is routed and so before any `tool.cancel_request` for it: an owner runs a
+ * call on this, never on a delivery. Never committed, published or replayed.
+ */
+export type RoutedToolCall = {
+  agent_id: Id;
+  prompt_id?: Id;
+  call_id: Id;
+  /** The prefixed name; the owner finds its tool by the name without its `tool_prefix`. */
+  tool: ToolName;
+  arguments_json: BodyText;
+};
+
 /** What the closing line says. */
 export type RunEnd = {
   status: RunEndStatus;

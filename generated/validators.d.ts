@@ -77,6 +77,7 @@ export declare const validateProviderSettings: GeneratedValidator;
 export declare const validateProviderToolError: GeneratedValidator;
 export declare const validateProviderToolResult: GeneratedValidator;
 export declare const validateReadyMessage: GeneratedValidator;
+export declare const validateRoutedToolCall: GeneratedValidator;
 export declare const validateRunStreamLine: GeneratedValidator;
 export declare const validateSandboxApprovalAnswer: GeneratedValidator;
 export declare const validateSandboxApprovalRequested: GeneratedValidator;

@@ -91,6 +91,7 @@ export const validateProviderSettings = /* @__PURE__ */ lazy("ProviderSettings")
 export const validateProviderToolError = /* @__PURE__ */ lazy("ProviderToolError");
 export const validateProviderToolResult = /* @__PURE__ */ lazy("ProviderToolResult");
 export const validateReadyMessage = /* @__PURE__ */ lazy("ReadyMessage");
+export const validateRoutedToolCall = /* @__PURE__ */ lazy("RoutedToolCall");
 export const validateRunStreamLine = /* @__PURE__ */ lazy("RunStreamLine");
 export const validateSandboxApprovalAnswer = /* @__PURE__ */ lazy("SandboxApprovalAnswer");
 export const validateSandboxApprovalRequested = /* @__PURE__ */ lazy("SandboxApprovalRequested");

@@ -106,8 +106,6 @@ export const HARNESS_GONE_CLEANUP_MAX_MS = 2_000;
 
 /** The signals that ask an extension to stop, once it has cleanups to run first (numbers: Linux and macOS). */
 const STOP_SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
-/** Cancels kept for calls not started yet (see Extension.cancelledEarly). */
-const EARLY_CANCELS_MAX = 1024;
 type StopSignal = keyof typeof STOP_SIGNALS;
 
 type Cleanup = () => void | Promise<void>;
@@ -150,13 +148,8 @@ class Departure {
 
 export class Extension {
   private readonly tools = new Map<string, ToolDefinition>();
+  /** Calls under way, by call id. A call and its cancel both come directed, the call first. */
   private readonly running = new Map<string, AbortController>();
-  /**
-   * Cancels that came before their call did: a directed tool.cancel_request can overtake the
-   * tool.started delivery (committed, so sent after its write), and the call then ends cancelled as
-   * it arrives instead of running to its end. Bounded: the oldest go first.
-   */
-  private readonly cancelledEarly = new Set<string>();
   private readonly handlers = new Map<string, Array<(e: DeliveredEvent) => void>>();
   private readonly directHandlers = new Map<string, (data: Record<string, unknown>) => void>();
   private interceptor: ((e: InterceptedEvent) => InterceptVerdict) | undefined;
@@ -289,8 +282,7 @@ export class Extension {
   }
 
   ready(): void {
-    // Tool calls reach their owner as live `tool.started` deliveries; cancellations come directed.
-    this.subscribe([], ["tool.started"]);
+    // Tool calls reach their owner as directed `tool.call`s, each before any cancellation of it.
     void this.post({ message: "ready", payload: {} });
     mark("ext ready");
   }
@@ -343,12 +335,12 @@ export class Extension {
   private dispatch(m: WireMessage): void {
     if (m.message === "deliver") {
       const e: DeliveredEvent = { ...carriedEvent(m.payload.event), seq: m.payload.seq, replay: m.payload.replay === true };
-      if (e.name === "tool.started" && !e.replay) this.startTool(e);
       for (const h of this.handlers.get(e.name) ?? []) h(e);
     } else if (m.message === "direct") {
       const e = carriedEvent(m.payload.event);
       if (this.requests && this.takeRequestPiece(e)) return; // a head or part of a prompt round
-      if (e.name === "tool.cancel_request") this.cancelCall(e.data.call_id);
+      if (e.name === "tool.call") this.startTool(e.data);
+      else if (e.name === "tool.cancel_request") this.running.get(e.data.call_id)?.abort(); // a call not running has ended
       else this.directHandlers.get(e.name)?.(e.data);
     } else if (m.message === "intercept_request") {
       const { id, event, publisher } = m.payload;
@@ -390,20 +382,9 @@ export class Extension {
     return true;
   }
 
-  private cancelCall(callId: string): void {
-    const running = this.running.get(callId);
-    if (running !== undefined) return running.abort();
-    this.cancelledEarly.add(callId);
-    if (this.cancelledEarly.size > EARLY_CANCELS_MAX) this.cancelledEarly.delete(this.cancelledEarly.values().next().value as string);
-  }
-
-  private startTool(e: DeliveredEvent<"tool.started">): void {
-    const { owner, tool: fullName, call_id: callId, agent_id: agentId, arguments_json: argsJson } = e.data;
-    if (owner !== this.instance || this.running.has(callId)) return;
-    if (this.cancelledEarly.delete(callId)) {
-      void this.emit("tool.cancelled_reported", { call_id: callId });
-      return;
-    }
+  private startTool(call: EventPayloads["tool.call"]): void {
+    const { tool: fullName, call_id: callId, agent_id: agentId, arguments_json: argsJson } = call;
+    if (this.running.has(callId)) return;
     const prefix = this.configuration.tool_prefix;
     const tool = this.tools.get(fullName.startsWith(prefix) ? fullName.slice(prefix.length) : fullName);
     const controller = new AbortController();
