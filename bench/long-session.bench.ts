@@ -87,7 +87,7 @@ async function round(env: NodeJS.ProcessEnv, args: string[], fake: FakeOpenAI, a
   const rssAttached = rssMiB(d.pid);
 
   // The first prompt: on the resumed agent, or a new one in a fresh session.
-  const agent = agentId ?? (await client.createAgent({ model: "gen-model" }));
+  const agent = agentId ?? (await client.request("ui.create_agent", { model: "gen-model" })).agent_id;
   let finished = 0;
   client.onDeliver((x) => {
     if (x.event.name === "agent.outer_turn_finished" && x.event.data.agent_id === agent && !x.replay) finished++;

@@ -39,8 +39,9 @@ __TAU_SECRETS__
 # */
 "use strict";
 // The lines above and the two constants below are written by the build from the launch facts
-// (handwritten/startup/launch-facts.ts), `tau run`'s flags (cli/run/flags.ts) and the exit map
-// (cli/errors.ts): change those, then `npm run build`; a test fails while this file differs.
+// (handwritten/startup/launch-facts.ts), `tau run`'s and the interactive UI's flags (cli/run/flags.ts,
+// cli/tui/flags.ts) and the exit map (cli/errors.ts): change those, then `npm run build`; a test
+// fails while this file differs.
 const LAUNCH = {
   versionFlags: ["--version", "-v"],
   helpFlags: ["-h", "--help"],
@@ -48,6 +49,8 @@ const LAUNCH = {
   daemonCommand: "daemon",
   forRunFlag: "--for-run",
   extCommand: "ext",
+  uiFlags: ["--harness-config"],
+  uiCommands: ["attach", "resume"],
   extraCaCertsEnv: "NODE_EXTRA_CA_CERTS",
   deferredCaCertsEnv: "TAU_NODE_EXTRA_CA_CERTS",
   deferredCaCertsSymbol: "tau.deferred-extra-ca-certs",
@@ -133,7 +136,7 @@ if (argv.length === 1 && LAUNCH.versionFlags.includes(argv[0])) {
 } else if (argv[0] === LAUNCH.extCommand) {
   // an unknown extension name: the generic entry explains
   loadBuilt("ext/main.js").then((ext) => ext.main(argv.slice(1)));
-} else if (argv.length === 0 || argv[0] === "--harness-config" || ((argv[0] === "attach" || argv[0] === "resume") && !helpWanted)) {
+} else if (argv.length === 0 || LAUNCH.uiFlags.includes(argv[0]) || (LAUNCH.uiCommands.includes(argv[0]) && !helpWanted)) {
   loadBuilt("cli/tui-main.js").then((tui) => tui.main(argv));
 } else {
   // the command framework finds package.json from this file's URL

@@ -160,6 +160,8 @@ export function emitIndex(): string {
     'export * from "./validators.js";',
     'export * from "./events.js";',
     'export * from "./messages.js";',
+    'export * from "./requests.js";',
+    'export * from "./settings.js";',
     'export * from "./authority.js";',
     'export * from "./consumers.js";',
     'export * from "./persistence.js";',

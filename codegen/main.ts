@@ -24,6 +24,8 @@ import {
   emitTodoTests,
 } from "./emit.js";
 import { scanTests } from "./tests-scan.js";
+import { buildRequests, emitRequests } from "./requests.js";
+import { buildSettings, emitSettings } from "./settings.js";
 import { emitConsumers, matrixOf, runConformance, scanInWorker } from "./conformance/index.js";
 
 export async function generate(root: string): Promise<Map<string, string>> {
@@ -41,7 +43,7 @@ async function generateWith(root: string, sdk: SdkEmitter): Promise<Map<string, 
   // handwritten/ is parsed on another thread while the spec compiles (codegen/conformance/).
   const handwritten = join(root, "handwritten");
   const scanning = scanInWorker(handwritten, root);
-  const { schemas, records, tables } = await contractSources(root, problems).catch((err: unknown) => {
+  const { schemas, records, tables, requests, settings } = await contractSources(root, problems).catch((err: unknown) => {
     scanning.cancel();
     throw err;
   });
@@ -61,6 +63,8 @@ async function generateWith(root: string, sdk: SdkEmitter): Promise<Map<string, 
   for (const [name, code] of validators.files) files.set(`validators/${name}.cjs`, code);
   files.set("events.ts", emitEvents(tables));
   files.set("messages.ts", emitMessages(tables));
+  files.set("requests.ts", emitRequests(HEADER, requests));
+  files.set("settings.ts", emitSettings(HEADER, settings));
   files.set("authority.ts", emitAuthority(tables));
   files.set("persistence.ts", emitPersistence(tables));
   files.set("gates.ts", emitGates(tables));
@@ -94,8 +98,10 @@ async function contractSources(root: string, problems: Problems) {
   const schemas = await compileSpec(root);
   const records = loadRecords(root, problems);
   const tables = buildTables(schemas, records, problems);
+  const requests = buildRequests(schemas, tables, problems);
+  const settings = buildSettings(root, schemas, problems);
   problems.throwIfAny();
-  return { schemas, records, tables };
+  return { schemas, records, tables, requests, settings };
 }
 
 function listTree(dir: string): Map<string, string> {

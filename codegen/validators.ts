@@ -13,7 +13,7 @@ import { typeNameOf } from "./typescript.js";
 
 const standaloneCode = standaloneModule.default;
 
-const VENDOR_KEYWORDS = ["x-tau-event", "x-tau-message", "x-tau-direction", "x-tau-record", "x-tau-config", "x-tau-format"];
+const VENDOR_KEYWORDS = ["x-tau-event", "x-tau-message", "x-tau-direction", "x-tau-record", "x-tau-config", "x-tau-format", "x-tau-settings"];
 
 /** The folder of the per-schema files, relative to validators.js; build.ts rewrites this exact line for dist/. */
 const VALIDATORS_DIR_LINE = 'const DIR = "./validators/";';
@@ -54,8 +54,9 @@ function newAjv(validateSchema: boolean): Ajv2020 {
     strictTypes: false,
     validateSchema,
   });
-  // `x-tau-current` annotates a shared model (Revision) with this build's value; it makes no schema a root.
-  ajv.addVocabulary([...VENDOR_KEYWORDS, "x-tau-current"]);
+  // `x-tau-current` annotates a shared model (Revision) with this build's value, `x-tau-request` a
+  // message or event with what answers it; neither makes a schema a root.
+  ajv.addVocabulary([...VENDOR_KEYWORDS, "x-tau-current", "x-tau-request"]);
   return ajv;
 }
 

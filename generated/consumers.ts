@@ -56,7 +56,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
     "tool.error_reported": ["provider.tool_error","tool.result","tool.result_display"],
     "tool.progress_reported": ["tool.progress"],
     "tool.registration_declared": ["tool.register"],
-    "tool.request": ["provider.tool_error","tool.result","tool.result_display","tool.started"],
+    "tool.request": ["provider.tool_error","tool.call","tool.result","tool.result_display","tool.started"],
     "tool.result_reported": ["provider.tool_result","tool.result","tool.result_display"],
     "tool.unregistration_declared": ["tool.unregister"],
   },
@@ -141,7 +141,7 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   ],
   "tool.request": [
     { consumer: "agents", event: "tool.request", successors: ["agent.cancel_request","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_error","provider.tool_result","session.agent_loaded","session.watch_set"], unlisted: ["agent.cancel_request","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_result","session.agent_loaded","session.watch_set"] },
-    { consumer: "tools", event: "tool.request", successors: ["provider.tool_error","tool.result","tool.result_display","tool.started"], unlisted: [] },
+    { consumer: "tools", event: "tool.request", successors: ["provider.tool_error","tool.call","tool.result","tool.result_display","tool.started"], unlisted: [] },
   ],
   "tool.result_reported": [
     { consumer: "tools", event: "tool.result_reported", successors: ["provider.tool_result","tool.result","tool.result_display"], unlisted: [] },

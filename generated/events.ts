@@ -76,6 +76,7 @@ export const EVENT_NAMES = [
   "shell.command_progress_reported",
   "shell.command_request",
   "shell.command_started",
+  "tool.call",
   "tool.cancel_request",
   "tool.cancelled_reported",
   "tool.error_reported",
@@ -176,6 +177,7 @@ export interface EventPayloads {
   "shell.command_progress_reported": T.ShellCommandProgressReported;
   "shell.command_request": T.ShellCommandRequest;
   "shell.command_started": T.ShellCommandStarted;
+  "tool.call": T.RoutedToolCall;
   "tool.cancel_request": T.ToolCancelRequest;
   "tool.cancelled_reported": T.ToolCancelledReported;
   "tool.error_reported": T.ToolErrorReported;
@@ -281,6 +283,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "shell.command_progress_reported": { name: "shell.command_progress_reported", family: "shell", model: "ShellCommandProgressReported", description: "", validate: V.validateShellCommandProgressReported },
   "shell.command_request": { name: "shell.command_request", family: "shell", model: "ShellCommandRequest", description: "", validate: V.validateShellCommandRequest },
   "shell.command_started": { name: "shell.command_started", family: "shell", model: "ShellCommandStarted", description: "", validate: V.validateShellCommandStarted },
+  "tool.call": { name: "tool.call", family: "tool", model: "RoutedToolCall", description: "The call itself, directed to its owner alone (the connection of the generation that owns the\ntool), sent as the call is routed and so before any `tool.cancel_request` for it: an owner runs a\ncall on this, never on a delivery. Never committed, published or replayed.", validate: V.validateRoutedToolCall },
   "tool.cancel_request": { name: "tool.cancel_request", family: "tool", model: "ToolCancelRequest", description: "", validate: V.validateToolCancelRequest },
   "tool.cancelled_reported": { name: "tool.cancelled_reported", family: "tool", model: "ToolCancelledReported", description: "", validate: V.validateToolCancelledReported },
   "tool.error_reported": { name: "tool.error_reported", family: "tool", model: "ToolErrorReported", description: "", validate: V.validateToolErrorReported },

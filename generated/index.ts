@@ -4,6 +4,8 @@ export type * from "./types.js";
 export * from "./validators.js";
 export * from "./events.js";
 export * from "./messages.js";
+export * from "./requests.js";
+export * from "./settings.js";
 export * from "./authority.js";
 export * from "./consumers.js";
 export * from "./persistence.js";

@@ -76,6 +76,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "shell.command_progress_reported": "transient",
   "shell.command_request": "transient",
   "shell.command_started": "transient",
+  "tool.call": "directed",
   "tool.cancel_request": "directed",
   "tool.cancelled_reported": "transient",
   "tool.error_reported": "transient",

@@ -461,6 +461,20 @@ export type HandoffCommandResult = {
 
 export type HandoffPhase = "idle" | "requested" | "confirming" | "deferring" | "writing" | "cutover";
 
+/** `tau ext handoff` (SPEC-handoff, "Enabling"). */
+export type HandoffSettings = {
+  /** Start a handoff on its own once an agent's context use reaches this percent of its window; 0 never does. */
+  auto_percent?: number;
+  /** A second automatic start is tried only at or past this percent. */
+  critical_percent?: number;
+  /** One reminder when the readiness turn got no answer within this long (milliseconds). */
+  reminder_ms?: number;
+  /** How many times the writer turn is tried. */
+  writer_attempts?: number;
+  /** The pause before the writer turn is tried again (milliseconds). */
+  writer_retry_ms?: number;
+};
+
 /** The handoff of one agent, for UIs: phase, deferred prompt count and context usage. */
 export type HandoffStateReported = {
   agent_id: Id;
@@ -786,6 +800,9 @@ export type ProviderEndpoint = {
   server_port?: number;
 };
 
+/** The wire family the first-party provider speaks. */
+export type ProviderFamily = "chat_completions" | "responses" | "chatgpt_ws" | "scripted";
+
 export type ProviderMessage = {
   role: MessageRole;
   text?: BodyText;
@@ -957,6 +974,26 @@ export type ProviderRetryScheduled = {
   error_class: ErrorClass;
 };
 
+/** `tau ext provider` (SPEC-provider-execution): a provider profile runs as one of these. */
+export type ProviderSettings = {
+  /** The wire family; `scripted` (the offline demo) when absent. */
+  profile?: ProviderFamily;
+  /** The endpoint's base URL; the HTTP and WebSocket families need it. */
+  base_url?: ShortText;
+  /** The models it serves; with none, the server's listing decides (not for `chatgpt_ws`). */
+  models?: Array<ModelInfo>;
+  /** The `configure` secret holding the API key. */
+  api_key_secret?: ShortText;
+  /** How kept reasoning is sent back (SPEC-provider-chat-completions); `auto` when absent. */
+  reasoning_replay?: ReasoningReplay;
+  /** Ask the server for its models (`GET /models`) once; true when absent. */
+  list_models?: boolean;
+  /** chatgpt_ws: the secret file holding the sign-in's tokens, `provider-NAME-oauth` (`tau provider login`). */
+  oauth_secret?: ShortText;
+  /** chatgpt_ws: the sign-in issuer; `https://auth.openai.com` when absent. */
+  auth_url?: ShortText;
+};
+
 export type ProviderToolError = {
   agent_id: Id;
   prompt_id: Id;
@@ -1063,6 +1100,20 @@ export type RosterRow = {
   /** Its current work-status phase and title (model-authored; the title is escaped). */
   work_phase?: ShortText;
   work_title?: ShortText;
+};
+
+/**
+ * The call itself, directed to its owner alone (the connection of the generation that owns the
+ * tool), sent as the call is routed and so before any `tool.cancel_request` for it: an owner runs a
+ * call on this, never on a delivery. Never committed, published or replayed.
+ */
+export type RoutedToolCall = {
+  agent_id: Id;
+  prompt_id?: Id;
+  call_id: Id;
+  /** The prefixed name; the owner finds its tool by the name without its `tool_prefix`. */
+  tool: ToolName;
+  arguments_json: BodyText;
 };
 
 /** What the closing line says. */
@@ -1497,6 +1548,12 @@ export type ShellCommandStarted = {
   include_in_context: boolean;
 };
 
+/** `tau ext shell` (SPEC-shell-tools, SPEC-sandbox). */
+export type ShellSettings = {
+  /** The sandbox as the run's command line set it up; the harness hands it over from its own configuration. */
+  sandbox?: SandboxLaunch;
+};
+
 /** Short human text (labels, names, one-line reasons). */
 export type ShortText = string;
 
@@ -1517,6 +1574,27 @@ export type SubscribeMessage = {
     recent?: number;
   };
 };
+
+/** `tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured. */
+export type TestDummySettings = {
+  /** The tools it declares; `echo` when absent. */
+  tools?: Array<TestDummyTool>;
+  /** The group every tool it declares is in, for role policy. */
+  group?: ToolLabel;
+  /** Tags every tool it declares carries, for role policy. */
+  tags?: Array<ToolLabel>;
+  /** Answer `configure` with this `config_error` instead of becoming ready. */
+  config_error?: ShortText;
+  /** Never become ready. */
+  never_ready?: boolean;
+  /** Turn custom `extension.event {category: "test", name: "call"}` events into `tool.request`s. */
+  driver?: boolean;
+  /** A file whose presence at start holds back ready until it is removed. */
+  ready_gate?: PathText;
+};
+
+/** A tool of `tau ext test-dummy`. */
+export type TestDummyTool = "echo" | "sleep" | "progress" | "crash" | "env" | "fail";
 
 export type ToolCall = {
   call_id: Id;

@@ -70,7 +70,7 @@ const CALLS: ReadonlyMap<string, SiteKind> = new Map<string, SiteKind>([
   ["consume", "consume"],
   ["on", "subscribe"],
   ["onDirect", "subscribe"],
-  // The session client's wait for the direct answer to its own request.
+  // A wait for the direct answer to a request, by the answer's event name.
   ["directed", "subscribe"],
   // Selector lists (`subscribe(["a.b"], ["c.d", "e.*"])`): a full event name in them is checked.
   ["subscribe", "subscribe"],

@@ -11,8 +11,8 @@ Configure it in harness.yaml:
       config: { case_sensitive: false }
 
 What it says, in order (records/SPEC-extension-host.md, SPEC-tool-routing.md): hello; then it waits
-for configure; it declares its tool, subscribes to live `tool.started` and says ready (or sends
-config_error for a bad configuration); then it answers each call routed to it with
+for configure; it declares its tool and says ready (or sends config_error for a bad
+configuration); then it answers each call routed to it (a directed `tool.call`) with
 `tool.result_reported` or `tool.error_reported`, and leaves when the harness disconnects or closes
 its stdin.
 """
@@ -31,7 +31,7 @@ from tau_protocol import (  # noqa: E402  (the generated module's folder is put 
     ConfigErrorMessageName,
     ConfigErrorMessagePayload,
     ConfigureMessage,
-    DeliverMessage,
+    DirectMessage,
     DisconnectMessage,
     EmitMessage,
     EmitMessageName,
@@ -45,14 +45,11 @@ from tau_protocol import (  # noqa: E402  (the generated module's folder is put 
     ReadyMessageName,
     ReadyMessagePayload,
     Revision,
-    SubscribeMessage,
-    SubscribeMessageName,
-    SubscribeMessagePayload,
+    RoutedToolCall,
     ToolDisplay,
     ToolErrorReported,
     ToolRegistrationDeclared,
     ToolResultReported,
-    ToolStarted,
     event_data_from_dict,
     event_envelope,
     message_from_dict,
@@ -97,24 +94,24 @@ def emit(channel, name, data):
     channel.send(EmitMessage(message=EmitMessageName.EMIT, payload=EmitMessagePayload(event=event_envelope(name, data))))
 
 
-def answer(channel, started, configuration, case_sensitive):
+def answer(channel, call, configuration, case_sensitive):
     """Runs one routed call and reports how it ended: exactly one result or error report."""
     prefix = configuration.tool_prefix
-    tool = started.tool[len(prefix):] if started.tool.startswith(prefix) else started.tool
+    tool = call.tool[len(prefix):] if call.tool.startswith(prefix) else call.tool
     if tool != TOOL_NAME:
-        emit(channel, "tool.error_reported", ToolErrorReported(call_id=started.call_id, error="this extension has no tool %s" % started.tool))
+        emit(channel, "tool.error_reported", ToolErrorReported(call_id=call.call_id, error="this extension has no tool %s" % call.tool))
         return
     try:
-        args = json.loads(started.arguments_json)
+        args = json.loads(call.arguments_json)
     except ValueError:
-        emit(channel, "tool.error_reported", ToolErrorReported(call_id=started.call_id, error="the tool arguments are not valid JSON"))
+        emit(channel, "tool.error_reported", ToolErrorReported(call_id=call.call_id, error="the tool arguments are not valid JSON"))
         return
     try:
         output, summary = word_frequency(args, case_sensitive)
     except ToolFailure as failure:
-        emit(channel, "tool.error_reported", ToolErrorReported(call_id=started.call_id, error=str(failure)))
+        emit(channel, "tool.error_reported", ToolErrorReported(call_id=call.call_id, error=str(failure)))
         return
-    emit(channel, "tool.result_reported", ToolResultReported(call_id=started.call_id, output=output, display=ToolDisplay(summary=summary)))
+    emit(channel, "tool.result_reported", ToolResultReported(call_id=call.call_id, output=output, display=ToolDisplay(summary=summary)))
 
 
 def main():
@@ -134,8 +131,7 @@ def main():
     case_sensitive = configuration.config.get("case_sensitive", False)
     if isinstance(case_sensitive, bool):
         emit(channel, "tool.registration_declared", ToolRegistrationDeclared(name=TOOL_NAME, description=TOOL_DESCRIPTION, parameters=TOOL_PARAMETERS))
-        # Calls reach their owner as live `tool.started` deliveries.
-        channel.send(SubscribeMessage(message=SubscribeMessageName.SUBSCRIBE, payload=SubscribeMessagePayload(historical=[], live=["tool.started"])))
+        # Calls reach their owner alone, as directed `tool.call`s: nothing to subscribe to.
         channel.send(ReadyMessage(message=ReadyMessageName.READY, payload=ReadyMessagePayload()))
     else:
         # Not ready: the harness reports this as a notice naming the instance and stops the process.
@@ -156,13 +152,12 @@ def main():
             return 0
         if isinstance(message, ErrorMessage):
             sys.stderr.write("word_frequency: the harness refused a message (%s)\n" % message.payload.code.value)
-        elif isinstance(message, DeliverMessage) and message.payload.event.name == "tool.started" and not message.payload.replay:
-            # A call is run on its live delivery only, never on replay, and only by its owner.
-            started = event_data_from_dict("tool.started", message.payload.event.data)
-            assert isinstance(started, ToolStarted)
-            if started.owner == configuration.instance:
-                answer(channel, started, configuration, case_sensitive)
-        # A `tool.cancel_request` arrives directed, but a call here ends before the next message is read.
+        elif isinstance(message, DirectMessage) and message.payload.event.name == "tool.call":
+            # A call is sent to its owner alone, and never replayed.
+            call = event_data_from_dict("tool.call", message.payload.event.data)
+            assert isinstance(call, RoutedToolCall)
+            answer(channel, call, configuration, case_sensitive)
+        # A `tool.cancel_request` arrives directed after its call, but a call here ends before the next message is read.
 
 
 if __name__ == "__main__":

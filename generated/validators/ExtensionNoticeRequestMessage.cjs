@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateExtensionNoticeRequestMessage = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionNoticeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"extension_notice_request"},"payload":{"type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"ShortText.json"}},"required":["level","text"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-direction":"to_harness","x-tau-message":"extension_notice_request"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ExtensionNoticeRequestMessage.json","type":"object","properties":{"message":{"type":"string","const":"extension_notice_request"},"payload":{"type":"object","properties":{"level":{"$ref":"NoticeLevel.json"},"text":{"$ref":"ShortText.json"}},"required":["level","text"],"unevaluatedProperties":{"not":{}}}},"required":["message","payload"],"unevaluatedProperties":{"not":{}},"x-tau-request":{"callers":["extension"]},"x-tau-direction":"to_harness","x-tau-message":"extension_notice_request"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"NoticeLevel.json","type":"string","enum":["debug","info","warning","error","critical"]};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const func0 = codePointLength;

@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateSandboxCommandRequest = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxCommandRequest.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"args":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":8}},"required":["request_id","args"],"unevaluatedProperties":{"not":{}},"description":"`:sandbox ARGS…` typed in a UI; answered by `sandbox.command_result` with the same request id.","x-tau-event":"sandbox.command_request"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxCommandRequest.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"args":{"type":"array","items":{"$ref":"ShortText.json"},"maxItems":8}},"required":["request_id","args"],"unevaluatedProperties":{"not":{}},"description":"`:sandbox ARGS…` typed in a UI; answered by `sandbox.command_result` with the same request id.","x-tau-request":{"result":"sandbox.command_result","refusal":"text"},"x-tau-event":"sandbox.command_request"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");

@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateUiCreateAgent = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiCreateAgent.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"parent_id":{"$ref":"Id.json"},"role":{"$ref":"ShortText.json"},"model":{"$ref":"ShortText.json"},"display_name":{"$ref":"ShortText.json"},"ephemeral":{"type":"boolean"}},"required":["request_id"],"unevaluatedProperties":{"not":{}},"x-tau-event":"ui.create_agent"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"UiCreateAgent.json","type":"object","properties":{"request_id":{"$ref":"Id.json"},"parent_id":{"$ref":"Id.json"},"role":{"$ref":"ShortText.json"},"model":{"$ref":"ShortText.json"},"display_name":{"$ref":"ShortText.json"},"ephemeral":{"type":"boolean"}},"required":["request_id"],"unevaluatedProperties":{"not":{}},"x-tau-request":{"result":"ui.create_agent_result","refusal":"error","success":["agent_id"]},"x-tau-event":"ui.create_agent"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");

@@ -1,6 +1,6 @@
 // The head of bin/tau.cjs, written by the build (build.ts) from the facts it shares with the rest of
-// tau: the launch facts (startup/launch-facts.ts), `tau run`'s flags (run/flags.ts) and the exit map
-// (errors.ts). Never edited by hand: a test fails while the committed file differs from what this
+// tau: the launch facts (startup/launch-facts.ts), `tau run`'s flags (run/flags.ts), the interactive
+// UI's commands and flags (tui/flags.ts) and the exit map (errors.ts). Never edited by hand: a test fails while the committed file differs from what this
 // writes (GATE-cli-declared-once), and `npm run build` rewrites it.
 //
 // The head is a shell script and JavaScript at once. `#!/bin/sh` starts it; every other line is
@@ -37,6 +37,7 @@ import {
 } from "../startup/launch-facts.js";
 import { exitCodeOf, type TauErrorCode } from "./errors.js";
 import { EPHEMERAL_FLAG } from "./run/index.js";
+import { UI_COMMANDS } from "./tui/flags.js";
 
 /** What starts each line of the head after the first, for sh and for JavaScript. */
 export const SCRIPT_LINE = '":" //;';
@@ -134,6 +135,9 @@ export function launcherConstants(): Record<string, string | number | readonly s
     daemonCommand: DAEMON_COMMAND,
     forRunFlag: FOR_RUN_FLAG,
     extCommand: EXT_COMMAND,
+    // The interactive UI (cli/tui/flags.ts): `tau` alone or with one of its flags first, `tau attach`, `tau resume`.
+    uiFlags: Object.keys(UI_COMMANDS.start.flags).map((name) => `--${name}`),
+    uiCommands: Object.keys(UI_COMMANDS).filter((name) => name !== "start"),
     extraCaCertsEnv: EXTRA_CA_CERTS_ENV,
     deferredCaCertsEnv: DEFERRED_CA_CERTS_ENV,
     deferredCaCertsSymbol: DEFERRED_CA_CERTS_SYMBOL,
@@ -160,8 +164,9 @@ export function launcherHead(): string {
     launcherShell(),
     '"use strict";\n',
     "// The lines above and the two constants below are written by the build from the launch facts\n",
-    "// (handwritten/startup/launch-facts.ts), `tau run`'s flags (cli/run/flags.ts) and the exit map\n",
-    "// (cli/errors.ts): change those, then `npm run build`; a test fails while this file differs.\n",
+    "// (handwritten/startup/launch-facts.ts), `tau run`'s and the interactive UI's flags (cli/run/flags.ts,\n",
+    "// cli/tui/flags.ts) and the exit map (cli/errors.ts): change those, then `npm run build`; a test\n",
+    "// fails while this file differs.\n",
     `const LAUNCH = {\n${constants}\n};\n`,
     `const SECRET_LINE = ${secretLinePattern().toString()};\n`,
     `${HEAD_END}\n`,

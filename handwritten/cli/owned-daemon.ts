@@ -2,6 +2,8 @@
 // Imports only the small launch and paths modules, so a caller can start the daemon before it
 // loads anything heavy and let both boot at once.
 import { ID_RANDOM_BYTES, formatId } from "../startup/launch-facts.js";
+import { DAEMON_FLAGS } from "../startup/daemon-flags.js";
+import { flagArgs } from "../startup/flags.js";
 import { randomHex } from "../startup/random.js";
 import type { Roots } from "../config/paths.js";
 import { selfCommand, startDaemon, type StartedDaemon } from "../transport/launch.js";
@@ -33,12 +35,11 @@ export function startOwnedDaemon(roots: Roots, o: OwnedDaemonOptions = {}): Star
  * for a `tau run` gives itself (entries/run-early-daemon.ts).
  */
 export function ownedDaemonArgs(sessionId: string, o: OwnedDaemonOptions = {}): string[] {
-  return [
-    ...(o.resume ? ["--resume", o.resume] : ["--session-id", sessionId]),
-    "--exit-when-uis-leave",
-    "--project-root",
-    process.cwd(),
-    ...(o.ephemeral ? ["--ephemeral"] : []),
-    ...(o.overrides ?? []).flatMap((kv) => ["--harness-config", kv]),
-  ];
+  return flagArgs(DAEMON_FLAGS, {
+    ...(o.resume ? { resume: o.resume } : { "session-id": sessionId }),
+    "exit-when-uis-leave": true,
+    "project-root": process.cwd(),
+    ephemeral: o.ephemeral === true,
+    "harness-config": o.overrides ?? [],
+  });
 }

@@ -1,8 +1,9 @@
-// A UI client of one session daemon: attach, subscribe, create agents, submit prompts. Shared by
-// the headless `tau run` and the interactive UI.
+// A UI client of one session daemon: attach, subscribe, emit, and the requests spec/ declares
+// (`request(REQUESTS.x, …)`, protocol/requests.ts). Shared by the headless `tau run` and the
+// interactive UI.
 import { connectUnix, type Connection } from "../transport/index.js";
-import { REVISION, carriedDelivery, carriedEvent, type EventDelivery } from "../protocol/index.js";
-import type { EventName, EventPayloads, NavigationMode, RosterRow, Selector, UiCreateAgent, WireMessage } from "../../generated/index.js";
+import { REVISION, carriedDelivery, notify, request, type AnsweredRequestName, type EventDelivery, type NotificationName, type RequestOptions } from "../protocol/index.js";
+import { REQUESTS, type EventName, type EventPayloads, type RequestParams, type RequestResults, type Selector, type WireMessage } from "../../generated/index.js";
 
 /** A delivered event, typed by its name (the reader checked it against its schema). */
 export type Delivery = EventDelivery;
@@ -11,7 +12,6 @@ export class SessionClient {
   private readonly listeners = new Set<(d: Delivery) => void>();
   private readonly replies = new Set<(m: Extract<WireMessage, { message: "error" | "notice" }>) => void>();
   private readonly waiters = new Set<(m: WireMessage) => boolean>();
-  private nextRequest = 1;
 
   private constructor(readonly conn: Connection) {
     conn.onMessage((m) => {
@@ -65,80 +65,21 @@ export class SessionClient {
     this.conn.send({ message: "subscribe", payload: { historical: [...historical], live: [...live], ...(recent !== undefined ? { recent } : {}) } });
   }
 
-  /** A page of one agent's history before journal position `before` (its end when absent). */
-  async historyPage(agentId: string, before: number | undefined, limit: number): Promise<Extract<WireMessage, { message: "ui_history_result" }>["payload"]> {
-    const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
-    const answer = this.wait((m) => (m.message === "ui_history_result" || m.message === "error") && m.payload.request_id === request_id);
-    this.conn.send({ message: "ui_history_request", payload: { request_id, agent_id: agentId, limit, ...(before !== undefined ? { before } : {}) } });
-    const m = await answer;
-    if (m.message !== "ui_history_result") throw new Error("the session has no history for that agent");
-    return m.payload;
-  }
-
-  /**
-   * The session's agents from the roster (SPEC-agent-team), every page up to `maxRows` (the rest is
-   * counted in `total`, not fetched).
-   */
-  async roster(o: { includeUnloaded?: boolean; maxRows?: number } = {}): Promise<{ rows: RosterRow[]; total: number }> {
-    const maxRows = o.maxRows ?? 4096;
-    const rows: RosterRow[] = [];
-    let cursor: string | undefined;
-    let total = 0;
-    do {
-      const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
-      const answer = this.wait((m) => (m.message === "ui_roster_result" || m.message === "error") && m.payload.request_id === request_id);
-      this.conn.send({ message: "ui_roster_request", payload: { request_id, include_unloaded: o.includeUnloaded === true, ...(cursor !== undefined ? { cursor } : {}) } });
-      const m = await answer;
-      if (m.message !== "ui_roster_result") throw new Error("the session refused to list its agents");
-      rows.push(...m.payload.rows);
-      total = m.payload.total;
-      cursor = m.payload.next_cursor;
-    } while (cursor !== undefined && rows.length < maxRows);
-    return { rows: rows.slice(0, maxRows), total };
-  }
-
-  /** Sets an agent's navigation mode (SPEC-agent-navigation); resolves with the mode it has now. */
-  async setNavigation(agentId: string, mode: NavigationMode): Promise<NavigationMode> {
-    const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
-    const answer = this.wait((m) => (m.message === "ui_navigation_result" || m.message === "error") && m.payload.request_id === request_id);
-    this.conn.send({ message: "ui_navigation_request", payload: { request_id, agent_id: agentId, mode } });
-    const m = await answer;
-    if (m.message !== "ui_navigation_result") throw new Error(`the session has no loaded agent ${agentId}`);
-    return m.payload.mode;
-  }
-
   emit<N extends EventName>(name: N, data: EventPayloads[N]): void {
     this.conn.send({ message: "emit", payload: { event: { name, data } } });
   }
 
-  async createAgent(fields: Omit<UiCreateAgent, "request_id"> = {}): Promise<string> {
-    const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
-    const answer = this.directed("ui.create_agent_result", request_id);
-    this.emit("ui.create_agent", { request_id, ...fields });
-    const data = await answer;
-    if (!data.ok || !data.agent_id) throw new Error(`could not create an agent: ${data.error ?? "refused"}`);
-    return data.agent_id;
-  }
-
-  /** The directed answer `name` to request `requestId`. */
-  private async directed<N extends "ui.create_agent_result" | "ui.skill_load_result">(name: N, requestId: string): Promise<EventPayloads[N]> {
-    const m = await this.wait((x) => x.message === "direct" && x.payload.event.name === name && x.payload.event.data.request_id === requestId);
-    const e = m.message === "direct" ? carriedEvent(m.payload.event) : undefined;
-    if (e?.name !== name) throw new Error("unexpected answer");
-    return e.data as EventPayloads[N];
-  }
-
   /**
-   * Loads a skill into an agent (SPEC-skills): resolves with the submitted prompt's id, or rejects
-   * with the harness's reason (an unknown skill submits nothing).
+   * Sends request `name` as spec/ declares it (`REQUESTS`, protocol/requests.ts) and resolves with
+   * its answer, or rejects with a RequestError (refused, or the connection ended first).
    */
-  async loadSkill(agentId: string, name: string, fields: { text?: string; mode?: "queue" | "steer" } = {}): Promise<string> {
-    const request_id = `r-cli-${process.pid}-${this.nextRequest++}`;
-    const answer = this.directed("ui.skill_load_result", request_id);
-    this.emit("ui.skill_load", { request_id, agent_id: agentId, name, ...fields });
-    const data = await answer;
-    if (!data.ok || !data.prompt_id) throw new Error(data.error ?? "the skill was not loaded");
-    return data.prompt_id;
+  request<N extends AnsweredRequestName>(name: N, params: RequestParams[N], options?: RequestOptions): Promise<RequestResults[N]> {
+    return request(this.conn, REQUESTS[name], params as never, options) as Promise<RequestResults[N]>;
+  }
+
+  /** Sends notification `name` (a request that is never answered). */
+  notify<N extends NotificationName>(name: N, params: RequestParams[N]): void {
+    notify(this.conn, REQUESTS[name], params as never);
   }
 
   close(): void {

@@ -23,7 +23,7 @@ export const CONSUMERS = {
   tools: {
     "tool.registration_declared": ["tool.register"],
     "tool.unregistration_declared": ["tool.unregister"],
-    "tool.request": ["tool.started", "provider.tool_error", "tool.result", "tool.result_display"],
+    "tool.request": ["tool.started", "tool.call", "provider.tool_error", "tool.result", "tool.result_display"],
     "tool.progress_reported": ["tool.progress"],
     "tool.result_reported": ["provider.tool_result", "tool.result", "tool.result_display"],
     "tool.error_reported": ["provider.tool_error", "tool.result", "tool.result_display"],

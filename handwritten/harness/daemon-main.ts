@@ -5,6 +5,8 @@ import { mark } from "../startup/timeline.js";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DAEMON_LOG, SESSIONS_DIR } from "../startup/launch-facts.js";
+import { DAEMON_FLAGS } from "../startup/daemon-flags.js";
+import { flagArgs } from "../startup/flags.js";
 import { watchDaemonLog } from "./daemon-log.js";
 import { resolveRoots } from "../config/index.js";
 import { cleanupDebugLogs } from "../store/index.js";
@@ -29,7 +31,7 @@ export async function launchDetached(args: DaemonArgs, argv: readonly string[]):
   const roots = resolveRoots();
   const sessionId = args.resume ?? args.sessionId ?? mintId("s");
   const childArgs = argv.filter((a) => a !== "--detach");
-  if (!args.resume && !args.sessionId) childArgs.push("--session-id", sessionId);
+  if (!args.resume && !args.sessionId) childArgs.push(...flagArgs(DAEMON_FLAGS, { "session-id": sessionId }));
   try {
     const d = await launchDaemon({
       tauCommand: selfCommand(),
@@ -157,16 +159,13 @@ function harnessOptions(args: DaemonArgs, setup: DaemonSetup): HarnessOptions {
         runtimeDir: roots.runtime,
         stateDir: roots.state,
         sessionId,
-        args: [
-          "--session-id",
-          sessionId,
-          "--project-root",
-          args.projectRoot,
-          ...(args.exitWhenUisLeave ? ["--exit-when-uis-leave"] : []),
-          ...args.overrides.flatMap((kv) => ["--harness-config", kv]),
-          "--handoff-seed",
-          seedPath,
-        ],
+        args: flagArgs(DAEMON_FLAGS, {
+          "session-id": sessionId,
+          "project-root": args.projectRoot,
+          "exit-when-uis-leave": args.exitWhenUisLeave,
+          "harness-config": args.overrides,
+          "handoff-seed": seedPath,
+        }),
         ephemeral: false,
       });
     },

@@ -8,6 +8,8 @@ import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
 import { checkProfileSecrets, loadHarnessConfig, preloadSecrets, resolveRoots, sessionDefault, type Roots } from "../config/index.js";
 import { startEarly } from "../host/spawn.js";
 import { mark, markStart } from "../startup/timeline.js";
+import { DAEMON_FLAGS } from "../startup/daemon-flags.js";
+import { flagHelp, flagProblemText, parseFlags, usageWords } from "../startup/flags.js";
 import { journalPath } from "../store/paths.js";
 import { loadFastBundle, selfCommand } from "../transport/launch.js";
 import { captureProviderKey, sessionExtensions } from "./defaults.js";
@@ -28,33 +30,25 @@ export interface DaemonArgs {
   handoffSeed?: string;
 }
 
-const USAGE =
-  "usage: tau daemon [--session-id ID | --resume ID] [--ephemeral] [--project-root DIR] [--exit-when-uis-leave] [--detach] [--harness-config KEY=VALUE]…";
+const USAGE = `usage: tau daemon ${usageWords(DAEMON_FLAGS)}`;
 
+/** `tau daemon`'s arguments, read against its table (startup/daemon-flags.ts). */
 export function parseDaemonArgs(argv: readonly string[], cwd: string): DaemonArgs {
-  const args: DaemonArgs = { ephemeral: false, projectRoot: cwd, exitWhenUisLeave: false, detach: false, overrides: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined || v.startsWith("--")) throw new Error(`${a} needs a value\n${USAGE}`);
-      return v;
-    };
-    if (a === "--session-id") args.sessionId = value();
-    else if (a === "--resume") args.resume = value();
-    else if (a === "--ephemeral") args.ephemeral = true;
-    else if (a === "--project-root") args.projectRoot = resolve(cwd, value());
-    else if (a === "--exit-when-uis-leave") args.exitWhenUisLeave = true;
-    else if (a === "--detach") args.detach = true;
-    else if (a === "--harness-config") args.overrides.push(value());
-    else if (a === "--print") {
-      const v = value();
-      if (v !== "system-prompt" && v !== "tools" && v !== "prompt") throw new Error(`--print takes system-prompt, tools or prompt\n${USAGE}`);
-      args.print = v;
-    } else if (a === "--print-text") args.printText = value();
-    else if (a === "--handoff-seed") args.handoffSeed = resolve(cwd, value());
-    else throw new Error(`unknown daemon argument ${JSON.stringify(a)}\n${USAGE}`);
-  }
+  const parsed = parseFlags(DAEMON_FLAGS, argv);
+  if (!parsed.ok) throw new Error(`${parsed.problem.kind === "unexpected" ? `unknown daemon argument ${JSON.stringify(parsed.problem.arg)}` : flagProblemText(parsed.problem)}\n${USAGE}`);
+  const v = parsed.values;
+  const args: DaemonArgs = {
+    ephemeral: v.ephemeral === true,
+    projectRoot: v["project-root"] !== undefined ? resolve(cwd, v["project-root"]) : cwd,
+    exitWhenUisLeave: v["exit-when-uis-leave"] === true,
+    detach: v.detach === true,
+    overrides: [...(v["harness-config"] ?? [])],
+    ...(v["session-id"] !== undefined ? { sessionId: v["session-id"] } : {}),
+    ...(v.resume !== undefined ? { resume: v.resume } : {}),
+    ...(v.print !== undefined ? { print: v.print as NonNullable<DaemonArgs["print"]> } : {}),
+    ...(v["print-text"] !== undefined ? { printText: v["print-text"] } : {}),
+    ...(v["handoff-seed"] !== undefined ? { handoffSeed: resolve(cwd, v["handoff-seed"]) } : {}),
+  };
   if (args.handoffSeed && (args.resume || args.ephemeral)) throw new Error(`--handoff-seed starts a new persisted session\n${USAGE}`);
   if (args.resume && (args.sessionId || args.ephemeral)) throw new Error(`--resume cannot be combined with --session-id or --ephemeral\n${USAGE}`);
   return args;
@@ -106,13 +100,7 @@ yourself to keep a session running without a UI (\`tau attach\` joins it).
 
 ${USAGE}
 
-  --session-id ID        the new session's id (minted when absent)
-  --resume ID            restart the saved session ID from its journals
-  --ephemeral            keep no session files
-  --project-root DIR     the project the session works in (default: the current folder)
-  --exit-when-uis-leave  stop when the last attached UI leaves
-  --detach               start in the background; print {"session_id","pid","socket"} and return
-  --harness-config K=V   override one harness.yaml key (repeatable)
+${flagHelp(DAEMON_FLAGS)}
 `;
 
 export async function main(argv: readonly string[]): Promise<void> {

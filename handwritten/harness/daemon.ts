@@ -1,11 +1,12 @@
 // The daemon's socket front: admits peers (attached UIs, plain clients), routes their messages into
 // the harness, and decides when an owned daemon exits (SPEC-daemon-peers).
-import type { ErrorCode, WireMessage } from "../../generated/index.js";
-import { REVISION, compareRevision } from "../protocol/index.js";
-import { codeForWireError, handleClientRpc, refuseContentFree, requestIdOf, type Connection, type SessionInfo } from "../transport/index.js";
+import type { ErrorCode, RequestCaller, WireMessage } from "../../generated/index.js";
+import { REVISION, compareRevision, type RequestServer } from "../protocol/index.js";
+import { codeForWireError, refuseContentFree, requestIdOf, type Connection, type SessionInfo } from "../transport/index.js";
 import type { PublisherEnvelope } from "../bus/index.js";
 import { addPeerInterceptor, connectionSink, replyFromPeer } from "../host/index.js";
 import type { Harness } from "./harness.js";
+import { socketRequests, type PeerState } from "./socket-requests.js";
 
 export interface DaemonPolicy {
   /** A daemon a CLI started exits when its last participating UI leaves (unless detached). */
@@ -21,12 +22,6 @@ export interface DaemonPolicy {
   readonly peerBoundaryProblem?: () => string | undefined;
 }
 
-type PeerState =
-  | { readonly kind: "new" }
-  | { readonly kind: "ui"; readonly generation: number; readonly publisher: PublisherEnvelope; detached: boolean; subscriptions: number[] }
-  | { readonly kind: "client"; readonly generation: number }
-  | { readonly kind: "peer"; readonly generation: number; inFlight: number };
-
 /** A new socket connection must send its first message (`hello`, or a client RPC) within this long. */
 export const HELLO_DEADLINE_MS = 10_000;
 /**
@@ -39,8 +34,7 @@ export const MAX_CLIENT_PEERS = 128;
 export const MAX_UI_PEERS = 64;
 /** Peer-messaging connections from other daemons (SPEC-peer-messaging); a newcomer beyond takes the oldest's place. */
 export const MAX_PEER_CONNECTIONS = 32;
-/** Peer messages one peer connection may have waiting for their answer. */
-export const MAX_PEER_IN_FLIGHT = 16;
+export { MAX_PEER_IN_FLIGHT } from "./socket-requests.js";
 
 /** The connections of one class, oldest first. */
 class PeerClass {
@@ -69,6 +63,9 @@ class PeerClass {
   }
 }
 
+/** Who a connection of each admitted class is, for the requests spec/ declares. */
+const CALLERS: Record<Exclude<PeerState["kind"], "new">, RequestCaller> = { ui: "ui", client: "client", peer: "peer" };
+
 const REFUSAL_CODES: Record<"unknown_event" | "unauthorized" | "invalid" | "overloaded", ErrorCode> = {
   unknown_event: "unauthorized",
   unauthorized: "unauthorized",
@@ -85,11 +82,15 @@ export class DaemonFront {
   private readonly clients = new PeerClass(MAX_CLIENT_PEERS, "too many client connections");
   private readonly uis = new PeerClass(MAX_UI_PEERS, "too many attached UIs");
   private readonly peerConns = new PeerClass(MAX_PEER_CONNECTIONS, "too many peer connections");
+  /** The answers to the requests spec/ declares for socket peers (socket-requests.ts). */
+  private readonly requests: RequestServer<PeerState>;
 
   constructor(
     private readonly harness: Harness,
     private readonly policy: DaemonPolicy,
-  ) {}
+  ) {
+    this.requests = socketRequests(harness, { sessionInfo: () => this.sessionInfo(), ...(policy.onEndRequested ? { onEndRequested: policy.onEndRequested } : {}) });
+  }
 
   /**
    * An owned daemon whose launcher never attaches (it died, or gave the daemon up) must not linger:
@@ -126,15 +127,11 @@ export class DaemonFront {
         else this.uis.add(conn);
         return;
       }
-      if (state.kind === "client") {
-        this.serveClient(conn, message);
-        return;
-      }
-      if (state.kind === "peer") {
-        this.servePeer(conn, state, message);
-        return;
-      }
-      this.serveUi(conn, state, message);
+      // A request spec/ declares is answered by its handler, or refused when this class may not send it.
+      if (this.requests.handle(conn, CALLERS[state.kind], message, state)) return;
+      if (state.kind === "ui") return this.serveUi(conn, state, message);
+      if (message.message === "disconnect") return void conn.close("peer disconnected");
+      refuseContentFree(conn, requestIdOf(message));
     });
     conn.onClose(() => {
       clearTimeout(helloTimer);
@@ -154,9 +151,14 @@ export class DaemonFront {
 
   private admit(conn: Connection, message: WireMessage): PeerState {
     if (message.message !== "hello") {
-      if (handleClientRpc(conn, message, () => this.sessionInfo()) === "answered") return { kind: "client", generation: this.nextGeneration++ };
-      refuseContentFree(conn, requestIdOf(message));
-      return { kind: "new" };
+      // A request a client may send makes the connection a client (a probe sends no hello).
+      if (!this.requests.accepts(message, "client")) {
+        refuseContentFree(conn, requestIdOf(message));
+        return { kind: "new" };
+      }
+      const state: PeerState = { kind: "client", generation: this.nextGeneration++ };
+      this.requests.handle(conn, "client", message, state);
+      return state;
     }
     const verdict = compareRevision(message.payload.revision);
     if (verdict === "incompatible") {
@@ -202,44 +204,6 @@ export class DaemonFront {
     return { kind: "ui", generation, publisher, detached: false, subscriptions: [] };
   }
 
-  /** Non-UI socket peers get their RPCs and a content-free error for anything else. */
-  private serveClient(conn: Connection, message: WireMessage): void {
-    if (handleClientRpc(conn, message, () => this.sessionInfo()) === "answered") return;
-    if (message.message === "disconnect") return void conn.close("peer disconnected");
-    refuseContentFree(conn, requestIdOf(message));
-  }
-
-  /**
-   * A peer daemon (SPEC-peer-messaging): its messages and its agent listing, the client RPCs, and a
-   * content-free refusal for everything else. Every message is answered to its `request_id`.
-   */
-  private servePeer(conn: Connection, state: PeerState & { kind: "peer" }, message: WireMessage): void {
-    switch (message.message) {
-      case "peer_message_request": {
-        const request_id = message.payload.request_id;
-        if (state.inFlight >= MAX_PEER_IN_FLIGHT) {
-          conn.send({ message: "peer_message_result", payload: { request_id, status: "refused", reason: `at most ${MAX_PEER_IN_FLIGHT} messages may wait for their answer on one connection` } });
-          return;
-        }
-        state.inFlight++;
-        void this.harness.peerInbox.receive(message.payload).then((answer) => {
-          state.inFlight--;
-          conn.send({ message: "peer_message_result", payload: { request_id, ...answer } });
-        });
-        return;
-      }
-      case "peer_agents_request":
-        conn.send({ message: "peer_agents_result", payload: { request_id: message.payload.request_id, session_id: this.harness.sessionId, agents: this.harness.peerInbox.agents() } });
-        return;
-      case "disconnect":
-        conn.close("peer disconnected");
-        return;
-      default:
-        if (handleClientRpc(conn, message, () => this.sessionInfo()) === "answered") return;
-        refuseContentFree(conn, requestIdOf(message));
-    }
-  }
-
   private serveUi(conn: Connection, state: PeerState & { kind: "ui" }, message: WireMessage): void {
     const bus = this.harness.bus;
     switch (message.message) {
@@ -257,73 +221,11 @@ export class DaemonFront {
           if (outcome.status === "refused") refuseContentFree(conn, undefined, REFUSAL_CODES[outcome.reason]);
         });
         return;
-      case "ui_detach_request":
-        state.detached = true;
-        return;
-      case "ui_session_end_request":
-        this.policy.onEndRequested?.();
-        return;
-      case "ui_roster_request": {
-        // Directed to the requester alone, never published (SPEC-agent-team, "Roster").
-        const { request_id, include_unloaded, cursor, limit } = message.payload;
-        const page = this.harness.rosterPage({ includeUnloaded: include_unloaded, ...(cursor !== undefined ? { cursor } : {}), ...(limit !== undefined ? { limit } : {}) });
-        conn.send({ message: "ui_roster_result", payload: { request_id, ...page } });
-        return;
-      }
-      case "ui_navigation_request": {
-        // UI control state: answered to the requester alone, never published or journaled (SPEC-agent-navigation).
-        const { request_id, agent_id, mode } = message.payload;
-        const now = this.harness.navigation.request(agent_id, mode);
-        if (now === undefined) return void refuseContentFree(conn, request_id, "invalid");
-        conn.send({ message: "ui_navigation_result", payload: { request_id, agent_id, mode: now } });
-        return;
-      }
-      case "ui_tree_request":
-        conn.send({ message: "notice", payload: { level: "info", text: this.tree(), request_id: message.payload.request_id } });
-        return;
-      case "ui_history_request": {
-        const { request_id, agent_id, before, limit } = message.payload;
-        const page = this.harness.historyPage(agent_id, before, limit);
-        if (!page) return void refuseContentFree(conn, request_id, "invalid");
-        const records = page.records.map((r) => ({ event: r.event, seq: r.seq, recorded_at: r.recorded_at }));
-        void conn.sendAsync({ message: "ui_history_result", payload: { request_id, agent_id, first: page.first, total: page.total, records: records as never } });
-        return;
-      }
-      case "ui_debug_event_stats_request":
-        conn.send({ message: "notice", payload: { level: "info", text: this.extensionStats(), request_id: message.payload.request_id } });
-        return;
       case "disconnect":
         conn.close("peer disconnected");
         return;
       default:
-        if (handleClientRpc(conn, message, () => this.sessionInfo()) === "answered") return;
         refuseContentFree(conn, requestIdOf(message));
     }
-  }
-
-  /** One line per configured extension: its protocol counters, never a payload. */
-  private extensionStats(): string {
-    const rows = this.harness.extensions.counters();
-    if (rows.length === 0) return "(no configured extensions)";
-    return rows
-      .map(
-        (r) =>
-          `${r.instance} (${r.kind}, ${r.phase}, generation ${r.generation}, ${r.restarts} restarts): ${r.messages} messages, ` +
-          `${r.published} published, ${r.refused} refused, ${r.staged} staged, ${r.notices} notices, ${r.invalid} unreadable`,
-      )
-      .join("\n");
-  }
-
-  private tree(): string {
-    const agents = [...this.harness.agents.values()];
-    const lines: string[] = [];
-    const walk = (parent: string | undefined, depth: number) => {
-      for (const a of agents.filter((x) => x.fold.parent_id === parent)) {
-        lines.push(`${"  ".repeat(depth)}${a.id}`);
-        walk(a.id, depth + 1);
-      }
-    };
-    walk(undefined, 0);
-    return lines.length > 0 ? lines.join("\n") : "(no agents)";
   }
 }

@@ -6,11 +6,12 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Committed, PublishOutcome } from "../bus/index.js";
 import { journalPath, replayJournal, validateJournalRecord, type JournalRecord } from "../store/index.js";
-import type { EventName, EventPayloads } from "../../generated/index.js";
+import { REQUESTS, type EventName, type EventPayloads, type SessionHandoffRequest } from "../../generated/index.js";
+import { answerEvent, refusal } from "../protocol/index.js";
 import { DAEMON_LOG } from "../startup/launch-facts.js";
 import type { AgentState } from "./harness.js";
 import { mintId } from "./ids.js";
-import { sanitizeLine, type NewAgent } from "./session-requests.js";
+import type { NewAgent } from "./session-requests.js";
 
 /** What a handoff's source harness hands its replacement, as JSON in HANDOFF_SEED_FILE. */
 export interface HandoffSeed {
@@ -66,30 +67,35 @@ export class HandoffRequests {
    * configuration, and `session.handed_off` committed.
    */
   async onHandoffRequest(c: Committed<"session.handoff_request">): Promise<void> {
-    const req = c.data;
     const gen = c.publisher.generation;
     const instance = c.publisher.instance;
     if (c.publisher.class !== "extension" || gen === undefined || instance === undefined || !this.port.isLive(instance, gen)) return;
-    const answer = (ok: boolean, error?: string) =>
-      this.port.sendDirected(gen, "session.handoff_result", { request_id: req.request_id, ok, ...(ok ? { session_id: req.session_id } : { error: sanitizeLine(error ?? "refused").slice(0, 1024) }) });
+    await answerEvent(REQUESTS["session.handoff_request"], c.data, (req) => this.handOffFor(req), (name, data) => this.port.sendDirected(gen, name, data as never));
+  }
+
+  /** The checks, then the handoff itself; a refusal says why. */
+  private async handOffFor(req: SessionHandoffRequest): Promise<{ session_id: string }> {
+    const refuse = (why: string) => refusal(REQUESTS["session.handoff_request"], why);
     const { stateDir, launch } = this.port;
-    if (this.port.ephemeral || stateDir === undefined) return void answer(false, "an ephemeral session cannot be handed off");
-    if (launch === undefined) return void answer(false, "this daemon cannot start a replacement session");
+    if (this.port.ephemeral || stateDir === undefined) throw refuse("an ephemeral session cannot be handed off");
+    if (launch === undefined) throw refuse("this daemon cannot start a replacement session");
     const agent = this.port.agent(req.agent_id);
-    if (!agent || agent.fold.ephemeral) return void answer(false, `unknown agent ${req.agent_id}`);
-    if (req.session_id === this.port.sessionId || !/^s-[A-Za-z0-9_-]{1,100}$/.test(req.session_id)) return void answer(false, "the new session id is not a fresh session id");
+    if (!agent || agent.fold.ephemeral) throw refuse(`unknown agent ${req.agent_id}`);
+    if (req.session_id === this.port.sessionId || !/^s-[A-Za-z0-9_-]{1,100}$/.test(req.session_id)) throw refuse("the new session id is not a fresh session id");
     const problem = dossierProblem(req.dossier, req.session_id);
-    if (problem !== undefined) return void answer(false, problem);
-    if (this.busy) return void answer(false, "a handoff of this session is already being created");
+    if (problem !== undefined) throw refuse(problem);
+    if (this.busy) throw refuse("a handoff of this session is already being created");
     this.busy = true;
+    let error: string | undefined;
     try {
-      const error = await this.handOff(stateDir, launch, agent, req);
-      answer(error === undefined, error);
+      error = await this.handOff(stateDir, launch, agent, req);
     } catch (err) {
-      answer(false, `the replacement session could not be started: ${err instanceof Error ? err.message : String(err)}`);
+      error = `the replacement session could not be started: ${err instanceof Error ? err.message : String(err)}`;
     } finally {
       this.busy = false;
     }
+    if (error !== undefined) throw refuse(error);
+    return { session_id: req.session_id };
   }
 
   /** The replacement started and the handoff recorded; why not, if it was not. */

@@ -179,7 +179,7 @@ export class Harness {
     this.handoff = new HandoffRequests({ sessionId, stateDir: options.stateDir, ephemeral: store.memoryOnly, launch: options.launchReplacement, agent, createAgent, isLive, publish, sendDirected });
     this.tools = new ToolRouter({
       publish: (name, data) => void this.publishHarness(name, data),
-      direct: (generation, name, data) => void this.sendDirected(generation, name, data),
+      direct: (generation, name, data) => this.sendDirected(generation, name, data),
       isLive,
       toolPrefix: (instance) => this.extensions.toolPrefix(instance),
       mayCall: (instance, tool) => this.extensions.mayCall(instance, tool),

@@ -3,8 +3,8 @@
 // agent starts), metadata requests, skill loads, and the session's title from its first human prompt.
 import type { Committed, PublishOutcome } from "../bus/index.js";
 import type { EventLog, StateStore } from "../store/index.js";
-import type { AgentStarted, EventName, EventPayloads, Publisher, UiSkillLoadResult } from "../../generated/index.js";
-import { fitText } from "../protocol/index.js";
+import { REQUESTS, type AgentStarted, type EventName, type EventPayloads, type Publisher, type UiCreateAgent, type UiSkillLoad } from "../../generated/index.js";
+import { answerEvent, fitText, refusal } from "../protocol/index.js";
 import { titleFromPrompt } from "../sessions/index.js";
 import { mintId } from "./ids.js";
 import { emptyAgentFold, type AgentFold } from "./agent-fold.js";
@@ -51,16 +51,24 @@ export class SessionRequests {
    * agent), its start and its membership. The requester is always answered.
    */
   async onCreateAgent(c: Committed<"ui.create_agent">): Promise<void> {
-    const req = c.data;
+    const requester = this.liveUi(c);
+    if (requester === undefined) return;
+    await answerEvent(REQUESTS["ui.create_agent"], c.data, (req) => this.createForUi(req, c.recordedAt), (name, data) => this.port.sendDirected(requester, name, data as never));
+  }
+
+  /** The exact live UI that published a request, or undefined: a stale or other publisher is not answered. */
+  private liveUi(c: Committed<"ui.create_agent" | "ui.skill_load">): number | undefined {
     const requester = c.publisher.generation;
-    const refuse = (error: string) => this.port.sendDirected(requester, "ui.create_agent_result", { request_id: req.request_id, ok: false, error });
-    if (c.publisher.class !== "ui_attached" || requester === undefined || !this.port.isPeer(requester)) return;
-    if (req.parent_id !== undefined && !this.port.agents.has(req.parent_id)) return void refuse("unknown parent agent");
+    return c.publisher.class === "ui_attached" && requester !== undefined && this.port.isPeer(requester) ? requester : undefined;
+  }
+
+  private async createForUi(req: UiCreateAgent, createdAt: number): Promise<{ agent_id: string }> {
+    if (req.parent_id !== undefined && !this.port.agents.has(req.parent_id)) throw refusal(REQUESTS["ui.create_agent"], "unknown parent agent");
     const agentId = mintId("a");
     const problem = await this.createAgent({
       agentId,
       creator: "ui",
-      createdAt: c.recordedAt,
+      createdAt,
       ephemeral: req.ephemeral === true,
       parentId: req.parent_id,
       role: req.role,
@@ -68,8 +76,8 @@ export class SessionRequests {
       displayName: req.display_name,
       by: { class: "ui_attached" },
     });
-    if (problem !== undefined) return void refuse(problem);
-    this.port.sendDirected(requester, "ui.create_agent_result", { request_id: req.request_id, ok: true, agent_id: agentId });
+    if (problem !== undefined) throw refusal(REQUESTS["ui.create_agent"], problem);
+    return { agent_id: agentId };
   }
 
   /** A child an agent started (`agent_start`): its creation record names the parent and the call; it inherits the parent's model and ephemerality. */
@@ -152,15 +160,17 @@ export class SessionRequests {
    * refusal and nothing is submitted.
    */
   async onSkillLoad(c: Committed<"ui.skill_load">): Promise<void> {
-    const req = c.data;
-    const requester = c.publisher.generation;
-    if (c.publisher.class !== "ui_attached" || requester === undefined || !this.port.isPeer(requester)) return;
-    const answer = (fields: Omit<UiSkillLoadResult, "request_id">) => this.port.sendDirected(requester, "ui.skill_load_result", { request_id: req.request_id, ...fields });
-    const refuse = (error: string) => answer({ ok: false, error: sanitizeLine(error).slice(0, 1024) });
+    const requester = this.liveUi(c);
+    if (requester === undefined) return;
+    await answerEvent(REQUESTS["ui.skill_load"], c.data, (req) => this.loadSkill(req), (name, data) => this.port.sendDirected(requester, name, data as never));
+  }
+
+  private async loadSkill(req: UiSkillLoad): Promise<{ prompt_id: string }> {
+    const refuse = (why: string) => refusal(REQUESTS["ui.skill_load"], why);
     const agent = this.port.agents.get(req.agent_id);
-    if (!agent) return void refuse(`unknown agent ${req.agent_id}`);
+    if (!agent) throw refuse(`unknown agent ${req.agent_id}`);
     const prompt = this.port.context.skillPrompt(agent, req.name, req.text);
-    if ("refusal" in prompt) return void refuse(prompt.refusal);
+    if ("refusal" in prompt) throw refuse(prompt.refusal);
     const promptId = mintId("p");
     const o = await this.port.publish("agent.prompt_submitted", {
       agent_id: agent.id,
@@ -169,8 +179,8 @@ export class SessionRequests {
       mode: req.mode ?? "queue",
       text: prompt.text,
     });
-    if (o.status !== "committed") return void refuse("could not record the prompt");
-    answer({ ok: true, prompt_id: promptId });
+    if (o.status !== "committed") throw refuse("could not record the prompt");
+    return { prompt_id: promptId };
   }
 
   /** The session's title, from the first line of its first human prompt. */
@@ -182,10 +192,4 @@ export class SessionRequests {
     this.port.titledFrom(c.data.agent_id, c.data.prompt_id, c.data.text);
     await this.port.publish("session.title_set", { title, origin: "first_prompt" });
   }
-}
-
-/** One line of text with no control characters (for directed error strings). */
-export function sanitizeLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ");
 }

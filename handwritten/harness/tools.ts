@@ -42,8 +42,8 @@ interface PendingCall {
 
 export interface ToolRouterPort {
   publish<N extends EventName>(name: N, data: EventPayloads[N]): void;
-  /** Sends a directed event to the live connection of an extension generation. */
-  direct<N extends EventName>(generation: number, name: N, data: EventPayloads[N]): void;
+  /** Sends a directed event to the live connection of an extension generation; false when it could not be queued. */
+  direct<N extends EventName>(generation: number, name: N, data: EventPayloads[N]): boolean;
   /** Whether this generation is the live connection of its instance. */
   isLive(instance: string, generation: number): boolean;
   toolPrefix(instance: string): string;
@@ -148,6 +148,9 @@ export class ToolRouter {
     const started: ToolStarted = { agent_id: agentId, call_id: callId, tool: name, owner: tool.owner, arguments_json: c.data.arguments_json };
     if (promptId) started.prompt_id = promptId;
     this.port.publish("tool.started", started);
+    // The call itself goes to its owner alone, directed, so any cancel of it follows it on the same connection.
+    const directed = { agent_id: agentId, call_id: callId, tool: name, arguments_json: c.data.arguments_json, ...(promptId ? { prompt_id: promptId } : {}) };
+    if (!this.port.direct(tool.generation, "tool.call", directed)) this.complete(routed, "error", `the call could not be sent to the ${tool.owner} extension (it is not reading)`);
   }
 
   /** Ends a request that was never routed, leaving any call of the same id as it was. */
@@ -200,7 +203,7 @@ export class ToolRouter {
     }
   }
 
-  /** Cancellation reaches the owner as a directed tool.cancel_request. */
+  /** Cancellation reaches the owner as a directed tool.cancel_request, after the call it cancels. */
   cancelAgent(agentId: string): void {
     for (const call of this.pending.values()) {
       if (call.agentId === agentId) this.port.direct(call.generation, "tool.cancel_request", { agent_id: agentId, call_id: call.callId });

@@ -3,8 +3,8 @@
 // extension is ready or terminal, activate the survivors together, and respawn with a bounded
 // budget. Every process gets a new connection generation.
 import type { ChildProcess } from "node:child_process";
-import type { ExtensionConfig, ExtensionKind, ExtensionNotice, WireMessage } from "../../generated/index.js";
-import { REVISION, compareRevision, type Event, type WireError } from "../protocol/index.js";
+import { REQUESTS, type ExtensionConfig, type ExtensionKind, type ExtensionNotice, type ExtensionNoticeRequestMessage, type WireMessage } from "../../generated/index.js";
+import { REVISION, RequestServer, compareRevision, type Event, type WireError } from "../protocol/index.js";
 import { Connection, codeForWireError, refuseContentFree, type CloseReason } from "../transport/index.js";
 import { judge, type Bus, type PublisherEnvelope, type UnjudgedEvent } from "../bus/index.js";
 import { DEFAULT_STARTUP_TIMEOUT_SECONDS, MAX_STAGED_BYTES, MAX_STAGED_EMITS, RESPAWN_BUDGET, RESPAWN_WINDOW_MS, STOP_GRACE_MS, respawnDelay } from "./limits.js";
@@ -103,6 +103,11 @@ export class Supervisor {
   private readonly instances = new Map<string, Instance>();
   private nextGeneration = 1_000_000; // distinct from socket peers' generations
   private stopping = false;
+  /** The answers to the requests spec/ declares for extensions (an extension is never told it may not). */
+  private readonly requests = new RequestServer<{ readonly i: Instance; readonly conn: Connection }>({ refuseUnauthorized: false }).serve(
+    REQUESTS.extension_notice_request,
+    (request, { i, conn }) => this.noticeRequested(i, conn, request),
+  );
 
   constructor(
     private readonly host: SupervisorHost,
@@ -302,6 +307,8 @@ export class Supervisor {
       });
       return;
     }
+    // The requests spec/ declares for extensions; UI-only ones from an extension are silently denied.
+    if (this.requests.handle(conn, "extension", m, { i, conn })) return;
     switch (m.message) {
       case "subscribe":
         i.subscriptions.push(this.host.bus.subscribe(m.payload, connectionSink(conn), m.payload.recent));
@@ -334,15 +341,6 @@ export class Supervisor {
       case "config_error":
         this.fail(i, `configuration error: ${m.payload.text}`);
         return;
-      case "extension_notice_request": {
-        const level = m.payload.level === "critical" ? "warning" : m.payload.level;
-        const notice: Staged = { notice: true, name: "extension.notice", data: { instance: i.name, level, text: m.payload.text } };
-        // Before activation a notice request waits (and counts) like any other staged emit.
-        if (i.phase !== "active") return this.stage(i, conn, notice);
-        i.counters.notices++;
-        void this.host.bus.publish(notice, { class: "harness" });
-        return;
-      }
       case "disconnect":
         conn.close("extension disconnected");
         return;
@@ -350,6 +348,16 @@ export class Supervisor {
         // UI-only requests from an extension are silently denied.
         return;
     }
+  }
+
+  /** `extension_notice_request`: a live-only `extension.notice`, `critical` capped to `warning`. */
+  private noticeRequested(i: Instance, conn: Connection, request: ExtensionNoticeRequestMessage["payload"]): void {
+    const level = request.level === "critical" ? "warning" : request.level;
+    const notice: Staged = { notice: true, name: "extension.notice", data: { instance: i.name, level, text: request.text } };
+    // Before activation a notice request waits (and counts) like any other staged emit.
+    if (i.phase !== "active") return this.stage(i, conn, notice);
+    i.counters.notices++;
+    void this.host.bus.publish(notice, { class: "harness" });
   }
 
   /**

@@ -20,3 +20,25 @@ export { compareRevision, type RevisionVerdict } from "./revision.js";
 export { SHORT_TEXT_MAX, fitText } from "./text.js";
 export { SECRETS_FD_ENV, isSecretVariable, secretHandover, type SecretHandover } from "./secret-handover.js";
 export { PROVIDER_MAX_PARTS, PROVIDER_PART_BYTES, PROVIDER_PART_ITEMS, PROVIDER_PART_MESSAGES, ProviderCallAssembler, splitProviderCall, type ProviderCall } from "./provider-request.js";
+export {
+  RequestError,
+  RequestRefusal,
+  RequestServer,
+  answerEvent,
+  mintRequestId,
+  notify,
+  reasonOf,
+  refusal,
+  request,
+  type AnswerChannel,
+  type AnsweredRequestName,
+  type EventRequestName,
+  type MessageRequestName,
+  type NotificationName,
+  type RefusalOf,
+  type RequestChannel,
+  type RequestFailure,
+  type RequestHandler,
+  type RequestOptions,
+  type RequestServerOptions,
+} from "./requests.js";

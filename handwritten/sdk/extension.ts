@@ -3,8 +3,33 @@
 // emits, deliveries and tool calls (SPEC-extension-supervision, SPEC-tool-routing).
 import { mark, markStart } from "../startup/timeline.js";
 import type { Readable, Writable } from "node:stream";
-import type { ConfigureMessage, EventName, EventPayloads, WireMessage } from "../../generated/index.js";
-import { ProviderCallAssembler, REVISION, carriedEvent, type Event, type ProviderCall } from "../protocol/index.js";
+import {
+  EXTENSION_SETTINGS,
+  REQUESTS,
+  type ConfigureMessage,
+  type ExtensionSettings,
+  type EventName,
+  type EventPayloads,
+  type RequestParams,
+  type RequestPayloads,
+  type RequestResults,
+  type RequestType,
+  type WireMessage,
+} from "../../generated/index.js";
+import {
+  ProviderCallAssembler,
+  REVISION,
+  answerEvent,
+  carriedEvent,
+  notify,
+  request,
+  type AnsweredRequestName,
+  type Event,
+  type EventRequestName,
+  type ProviderCall,
+  type RequestChannel,
+  type RequestOptions,
+} from "../protocol/index.js";
 import { Connection, type SendAsyncResult } from "../transport/index.js";
 
 export type Configuration = ConfigureMessage["payload"];
@@ -51,6 +76,14 @@ export interface InterceptedEvent {
   readonly publisher: { readonly class: string; readonly generation?: number; readonly instance?: string };
 }
 
+/** What is wrong with a setting, as `config_error` says it: the setting's dotted path and what its schema wants. */
+export function settingProblem(err: { instancePath: string; keyword: string; message?: string; params?: Record<string, unknown> } | undefined): string {
+  const key = (err?.instancePath ?? "").split("/").filter(Boolean).join(".");
+  const allowed = err?.keyword === "enum" && Array.isArray(err.params?.allowedValues) ? ` (${err.params.allowedValues.join(", ")})` : "";
+  const what = err === undefined ? "invalid" : err.keyword === "not" || err.keyword === "unevaluatedProperties" ? "is not a setting of this extension" : `${err.message ?? "is invalid"}${allowed}`;
+  return key === "" ? `settings: ${what}` : `setting ${key}: ${what}`;
+}
+
 /** A tool failure whose message is meant for the model and the user. */
 export class ToolFailure extends Error {
   override name = "ToolFailure";
@@ -73,8 +106,6 @@ export const HARNESS_GONE_CLEANUP_MAX_MS = 2_000;
 
 /** The signals that ask an extension to stop, once it has cleanups to run first (numbers: Linux and macOS). */
 const STOP_SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
-/** Cancels kept for calls not started yet (see Extension.cancelledEarly). */
-const EARLY_CANCELS_MAX = 1024;
 type StopSignal = keyof typeof STOP_SIGNALS;
 
 type Cleanup = () => void | Promise<void>;
@@ -117,13 +148,8 @@ class Departure {
 
 export class Extension {
   private readonly tools = new Map<string, ToolDefinition>();
+  /** Calls under way, by call id. A call and its cancel both come directed, the call first. */
   private readonly running = new Map<string, AbortController>();
-  /**
-   * Cancels that came before their call did: a directed tool.cancel_request can overtake the
-   * tool.started delivery (committed, so sent after its write), and the call then ends cancelled as
-   * it arrives instead of running to its end. Bounded: the oldest go first.
-   */
-  private readonly cancelledEarly = new Set<string>();
   private readonly handlers = new Map<string, Array<(e: DeliveredEvent) => void>>();
   private readonly directHandlers = new Map<string, (data: Record<string, unknown>) => void>();
   private interceptor: ((e: InterceptedEvent) => InterceptVerdict) | undefined;
@@ -186,6 +212,17 @@ export class Extension {
     return this.configuration.config;
   }
 
+  /**
+   * The settings (`config`) of first-party extension `name`, checked against their schema in spec/
+   * (`x-tau-settings`); undefined — after a `config_error` naming the setting — when they do not hold.
+   */
+  settings<N extends keyof ExtensionSettings>(name: N): ExtensionSettings[N] | undefined {
+    const validate = EXTENSION_SETTINGS[name];
+    if (validate(this.config)) return this.config as ExtensionSettings[N];
+    this.configError(settingProblem(validate.errors?.[0]));
+    return undefined;
+  }
+
   /** Declares a tool (before or after ready) and serves its calls. */
   registerTool(tool: ToolDefinition): void {
     this.tools.set(tool.name, tool);
@@ -245,8 +282,7 @@ export class Extension {
   }
 
   ready(): void {
-    // Tool calls reach their owner as live `tool.started` deliveries; cancellations come directed.
-    this.subscribe([], ["tool.started"]);
+    // Tool calls reach their owner as directed `tool.call`s, each before any cancellation of it.
     void this.post({ message: "ready", payload: {} });
     mark("ext ready");
   }
@@ -256,8 +292,36 @@ export class Extension {
   }
 
   notice(level: "info" | "warning" | "error", text: string): void {
-    void this.post({ message: "extension_notice_request", payload: { level, text } });
+    void notify(this.channel, REQUESTS.extension_notice_request, { level, text });
   }
+
+  /**
+   * Sends request `name` as spec/ declares it (`REQUESTS`, protocol/requests.ts) and resolves with
+   * its answer, or rejects with a RequestError (refused, or the harness went away first).
+   */
+  request<N extends AnsweredRequestName>(name: N, params: RequestParams[N], options?: RequestOptions): Promise<RequestResults[N]> {
+    return request(this.channel, REQUESTS[name], params as never, options) as Promise<RequestResults[N]>;
+  }
+
+  /**
+   * Answers event request `name` (one a UI publishes, such as `handoff.command_request`): each live
+   * delivery is handed to `handler`, and its result — or, when it throws, the declared refusal with
+   * the error's message — is published once, under the request's id.
+   */
+  serve<N extends EventRequestName>(name: N, handler: (request: RequestPayloads[N]) => RequestResults[N] | Promise<RequestResults[N]>): void {
+    const kind = REQUESTS[name] as RequestType<EventRequestName>;
+    this.subscribe([], [kind.name]);
+    this.on(kind.name, (e) => {
+      if (!e.replay) void answerEvent(kind, e.data as never, handler as never, (result, data) => void this.emit(result, data as never));
+    });
+  }
+
+  /** What requests travel on: every send through the one FIFO. */
+  private readonly channel: RequestChannel = {
+    send: (m) => this.post(m),
+    onMessage: (listener) => this.conn.onMessage(listener),
+    onClose: (listener) => this.conn.onClose(listener),
+  };
 
   /** Every message to the harness goes through here: one FIFO with backpressure, never a silent drop. */
   private async post(message: WireMessage, what: string = message.message): Promise<SendAsyncResult> {
@@ -271,12 +335,12 @@ export class Extension {
   private dispatch(m: WireMessage): void {
     if (m.message === "deliver") {
       const e: DeliveredEvent = { ...carriedEvent(m.payload.event), seq: m.payload.seq, replay: m.payload.replay === true };
-      if (e.name === "tool.started" && !e.replay) this.startTool(e);
       for (const h of this.handlers.get(e.name) ?? []) h(e);
     } else if (m.message === "direct") {
       const e = carriedEvent(m.payload.event);
       if (this.requests && this.takeRequestPiece(e)) return; // a head or part of a prompt round
-      if (e.name === "tool.cancel_request") this.cancelCall(e.data.call_id);
+      if (e.name === "tool.call") this.startTool(e.data);
+      else if (e.name === "tool.cancel_request") this.running.get(e.data.call_id)?.abort(); // a call not running has ended
       else this.directHandlers.get(e.name)?.(e.data);
     } else if (m.message === "intercept_request") {
       const { id, event, publisher } = m.payload;
@@ -318,20 +382,9 @@ export class Extension {
     return true;
   }
 
-  private cancelCall(callId: string): void {
-    const running = this.running.get(callId);
-    if (running !== undefined) return running.abort();
-    this.cancelledEarly.add(callId);
-    if (this.cancelledEarly.size > EARLY_CANCELS_MAX) this.cancelledEarly.delete(this.cancelledEarly.values().next().value as string);
-  }
-
-  private startTool(e: DeliveredEvent<"tool.started">): void {
-    const { owner, tool: fullName, call_id: callId, agent_id: agentId, arguments_json: argsJson } = e.data;
-    if (owner !== this.instance || this.running.has(callId)) return;
-    if (this.cancelledEarly.delete(callId)) {
-      void this.emit("tool.cancelled_reported", { call_id: callId });
-      return;
-    }
+  private startTool(call: EventPayloads["tool.call"]): void {
+    const { tool: fullName, call_id: callId, agent_id: agentId, arguments_json: argsJson } = call;
+    if (this.running.has(callId)) return;
     const prefix = this.configuration.tool_prefix;
     const tool = this.tools.get(fullName.startsWith(prefix) ? fullName.slice(prefix.length) : fullName);
     const controller = new AbortController();

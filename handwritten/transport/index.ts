@@ -57,7 +57,7 @@ export {
   type Stem,
 } from "./discovery.js";
 export { publishDaemonEndpoint, removeOwnPair, removeOwnPairOnExit, type DaemonEndpoint, type DaemonEndpointOptions } from "./pair.js";
-export { codeForWireError, handleClientRpc, refuseContentFree, requestIdOf, serveClientPeer, type RpcOutcome, type SessionInfo } from "./rpc.js";
+export { clientRequests, codeForWireError, refuseContentFree, requestIdOf, serveClientPeer, type SessionInfo } from "./rpc.js";
 export {
   PROBE_MAX_FRAME_BYTES,
   listSessions,

@@ -5,8 +5,8 @@
 // a bounded number of times. A refusal is final and never resent.
 import * as fs from "node:fs";
 import { dirname } from "node:path";
-import type { ErrorCode } from "../../generated/index.js";
-import { REVISION } from "../protocol/index.js";
+import { REQUESTS, type ErrorCode } from "../../generated/index.js";
+import { REVISION, request, type RequestError, type RequestOptions } from "../protocol/index.js";
 import type { Connection } from "./connection.js";
 import { ConnectError } from "./errors.js";
 import { RUNTIME_DIR_MODE, SOCKET_MODE } from "./limits.js";
@@ -78,29 +78,21 @@ async function connectPeer(socketPath: string, deadlineMs: number): Promise<Conn
   return conn;
 }
 
-/** One request on a fresh peer connection, answered (matched by `request_id`) or lost at the deadline. */
-function exchange<T>(conn: Connection, requestId: string, deadlineMs: number, onAnswer: (m: Parameters<Parameters<Connection["onMessage"]>[0]>[0]) => T | undefined): Promise<T | { kind: "error"; code: ErrorCode } | { kind: "lost"; detail: string }> {
-  return new Promise((resolve) => {
-    let settled = false;
-    const done = (v: T | { kind: "error"; code: ErrorCode } | { kind: "lost"; detail: string }) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      conn.destroy("peer exchange finished");
-      resolve(v);
-    };
-    const timer = setTimeout(() => done({ kind: "lost", detail: "no answer in time" }), deadlineMs);
-    conn.onMessage((m) => {
-      if (m.message === "error") {
-        const id = m.payload.request_id;
-        if (id === undefined || id === requestId) done({ kind: "error", code: m.payload.code });
-        return;
-      }
-      const answer = onAnswer(m);
-      if (answer !== undefined) done(answer);
-    });
-    conn.onClose((reason) => done({ kind: "lost", detail: `the connection closed (${reason})` }));
-  });
+/**
+ * One request on a fresh peer connection (it carries this request alone), answered or lost at the
+ * deadline; the connection is destroyed either way.
+ */
+async function exchange<T>(conn: Connection, deadlineMs: number, ask: (o: RequestOptions) => Promise<T>): Promise<T | { kind: "error"; code: ErrorCode } | { kind: "lost"; detail: string }> {
+  try {
+    return await ask({ timeoutMs: deadlineMs, soleRequest: true });
+  } catch (err) {
+    const e = err as RequestError;
+    if (e.failure === "refused") return { kind: "error", code: e.refusal as ErrorCode };
+    if (e.failure === "closed") return { kind: "lost", detail: `the connection closed (${conn.closeReason?.kind ?? "closed"})` };
+    return { kind: "lost", detail: "no answer in time" };
+  } finally {
+    conn.destroy("peer exchange finished");
+  }
 }
 
 async function attempt(socketPath: string, m: PeerMessage, deadlineMs: number): Promise<Attempt> {
@@ -111,13 +103,12 @@ async function attempt(socketPath: string, m: PeerMessage, deadlineMs: number): 
   } catch (err) {
     return { kind: "lost", detail: err instanceof ConnectError ? `cannot connect (${err.failure})` : "cannot connect" };
   }
-  const answer = exchange(conn, m.message_id, Math.max(1, deadlineMs - (performance.now() - started)), (x) =>
-    x.message === "peer_message_result" && x.payload.request_id === m.message_id
-      ? ({ kind: "answer", status: x.payload.status, ...(x.payload.reason !== undefined ? { reason: x.payload.reason } : {}) } as const)
-      : undefined,
-  );
-  conn.send({ message: "peer_message_request", payload: { request_id: m.message_id, from_session: m.from_session, from_agent: m.from_agent, to_agent: m.to_agent, text: m.text } });
-  return answer;
+  const params = { from_session: m.from_session, from_agent: m.from_agent, to_agent: m.to_agent, text: m.text };
+  // The message id is the request id: a resend carries the same one, so the receiver can deduplicate.
+  return exchange(conn, Math.max(1, deadlineMs - (performance.now() - started)), async (o) => {
+    const answer = await request(conn, REQUESTS.peer_message_request, params, { ...o, requestId: m.message_id });
+    return { kind: "answer" as const, status: answer.status, ...(answer.reason !== undefined ? { reason: answer.reason } : {}) };
+  });
 }
 
 /**
@@ -157,10 +148,9 @@ export async function askPeerAgents(socketPath: string, deadlineMs = PEER_ATTEMP
   } catch {
     return undefined;
   }
-  const answer = exchange(conn, requestId, Math.max(1, deadlineMs - (performance.now() - started)), (x) =>
-    x.message === "peer_agents_result" && x.payload.request_id === requestId ? { kind: "agents" as const, session_id: x.payload.session_id, agents: x.payload.agents } : undefined,
-  );
-  conn.send({ message: "peer_agents_request", payload: { request_id: requestId } });
-  const a = await answer;
+  const a = await exchange(conn, Math.max(1, deadlineMs - (performance.now() - started)), async (o) => {
+    const answer = await request(conn, REQUESTS.peer_agents_request, {}, { ...o, requestId });
+    return { kind: "agents" as const, session_id: answer.session_id, agents: answer.agents };
+  });
   return a.kind === "agents" ? { session_id: a.session_id, agents: a.agents } : undefined;
 }

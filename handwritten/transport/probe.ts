@@ -1,9 +1,10 @@
-// Probing daemons: one correlated `session_current_request` per socket under a per-probe deadline.
+// Probing daemons: one `session_current_request` per socket (protocol/requests.ts) under a
+// per-probe deadline.
 // A probe never throws: every way it can end is a typed outcome. Listing probes every scanned
 // candidate concurrently and reports only what responsive daemons said about themselves.
 import { randomHex } from "../startup/random.js";
-import type { ErrorCode } from "../../generated/index.js";
-import { REVISION } from "../protocol/index.js";
+import { REQUESTS, type ErrorCode } from "../../generated/index.js";
+import { REVISION, request, type RequestError } from "../protocol/index.js";
 import type { CloseReason } from "./connection.js";
 import { scanRuntime, type ScanOptions, type ScanResult } from "./discovery.js";
 import { ConnectError, type ConnectFailure } from "./errors.js";
@@ -49,33 +50,19 @@ export async function probeSession(socketPath: string, options: ProbeOptions = {
   }
   const remaining = Math.max(0, deadlineMs - (performance.now() - started));
   const conn = connection;
-  const requestId = freshRequestId();
-  return new Promise<ProbeOutcome>((resolve) => {
-    let settled = false;
-    const done = (outcome: ProbeOutcome) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      conn.destroy("probe finished");
-      resolve(outcome);
-    };
-    const timer = setTimeout(() => done({ kind: "no_answer", socket: socketPath }), remaining);
-    conn.onMessage((message) => {
-      if (message.message === "session_current_result") {
-        if (message.payload.request_id !== requestId) return;
-        const { session_id, project_root, pid } = message.payload;
-        done({ kind: "ok", socket: socketPath, session_id, project_root, pid });
-      } else if (message.message === "error") {
-        const id = message.payload.request_id;
-        if (id === undefined || id === requestId) done({ kind: "refused", socket: socketPath, code: message.payload.code });
-      }
-      // Anything else is not an answer to this probe and is ignored.
-    });
-    conn.onClose((reason) => done({ kind: "closed", socket: socketPath, reason }));
-    const hello = { message: "hello" as const, payload: { revision: { ...REVISION }, role: "client" as const, client: options.client ?? "tau session probe" } };
-    conn.send(hello);
-    conn.send({ message: "session_current_request", payload: { request_id: requestId } });
-  });
+  conn.send({ message: "hello", payload: { revision: { ...REVISION }, role: "client", client: options.client ?? "tau session probe" } });
+  try {
+    // The connection carries this request alone: a refusal of its hello refuses the probe too.
+    const { session_id, project_root, pid } = await request(conn, REQUESTS.session_current_request, {}, { requestId: freshRequestId(), timeoutMs: remaining, soleRequest: true });
+    return { kind: "ok", socket: socketPath, session_id, project_root, pid };
+  } catch (err) {
+    const e = err as RequestError;
+    if (e.failure === "refused") return { kind: "refused", socket: socketPath, code: e.refusal as ErrorCode };
+    if (e.failure === "closed") return { kind: "closed", socket: socketPath, reason: conn.closeReason ?? { kind: "peer_closed" } };
+    return { kind: "no_answer", socket: socketPath };
+  } finally {
+    conn.destroy("probe finished");
+  }
 }
 
 /** One running daemon as it described itself. */

@@ -1,7 +1,8 @@
-// The daemon's half of the client RPCs: answering `session_current_request` from any socket peer,
-// and content-free refusals for everything a non-UI socket peer may not ask.
-import type { ErrorCode, WireMessage } from "../../generated/index.js";
-import { compareRevision, type WireError } from "../protocol/index.js";
+// The daemon's half of the client requests: `session_current_request`, which any socket peer may
+// send, served through a RequestServer (protocol/requests.ts) from its declaration in spec/, and
+// content-free refusals for everything a non-UI socket peer may not ask.
+import { REQUESTS, type ErrorCode, type RequestCaller, type WireMessage } from "../../generated/index.js";
+import { RequestServer, compareRevision, type WireError } from "../protocol/index.js";
 import type { Connection, SendResult } from "./connection.js";
 
 /** What a daemon answers about itself: its in-memory current session and canonical startup root. */
@@ -11,8 +12,6 @@ export interface SessionInfo {
   readonly pid: number;
 }
 
-export type RpcOutcome = "answered" | "not_rpc";
-
 /** The correlation id a message carries, if any (used only to address a refusal). */
 export function requestIdOf(message: WireMessage): string | undefined {
   const id = (message.payload as { request_id?: unknown }).request_id;
@@ -20,24 +19,14 @@ export function requestIdOf(message: WireMessage): string | undefined {
 }
 
 /**
- * Answers the RPCs any socket peer may call. Today that is `session_current_request`, answered with
- * the same `request_id`. Returns "not_rpc" for anything else, which the caller then handles (or refuses).
+ * The requests any socket peer may send, on a server the daemon adds its own to: today
+ * `session_current_request`, answered with what `info` says.
  */
-export function handleClientRpc(connection: Connection, message: WireMessage, info: () => SessionInfo): RpcOutcome {
-  if (message.message !== "session_current_request") return "not_rpc";
-  const current = info();
-  const result = connection.send({
-    message: "session_current_result",
-    payload: {
-      request_id: message.payload.request_id,
-      session_id: current.session_id,
-      project_root: current.project_root,
-      pid: current.pid,
-    },
+export function clientRequests<C>(info: () => SessionInfo, log?: (line: string) => void): RequestServer<C> {
+  return new RequestServer<C>({ refuseUnauthorized: true, ...(log ? { log } : {}) }).serve(REQUESTS.session_current_request, () => {
+    const { session_id, project_root, pid } = info();
+    return { session_id, project_root, pid };
   });
-  // A peer that does not read its answers is not served further.
-  if (result === "full") connection.destroy("peer is not reading its answers");
-  return "answered";
 }
 
 /** Sends a content-free `error` frame (the code is the whole explanation). */
@@ -57,11 +46,13 @@ export function codeForWireError(error: WireError): ErrorCode {
 /**
  * The whole message handler for a non-UI socket peer (a probe or a script): `hello` is checked for
  * its revision (another major is refused with `revision_mismatch` and the connection closed), client
- * RPCs are answered, `disconnect` closes, and everything else gets a content-free `unauthorized`.
+ * requests are answered, `disconnect` closes, and everything else gets a content-free `unauthorized`.
  */
 export function serveClientPeer(connection: Connection, info: () => SessionInfo): void {
+  const requests = clientRequests<undefined>(info);
+  const caller: RequestCaller = "client";
   connection.onMessage((message) => {
-    if (handleClientRpc(connection, message, info) === "answered") return;
+    if (requests.handle(connection, caller, message, undefined)) return;
     switch (message.message) {
       case "hello":
         if (compareRevision(message.payload.revision) === "incompatible") {

@@ -106,6 +106,7 @@ export class InMemoryHarness {
       publish: (name, data) => void this.publish(name, data),
       direct: (generation, name, data) => {
         this.directed.push({ to: generation, event: { name, data } as Event });
+        return true;
       },
       isLive: (instance, generation) => this.live.get(instance) === generation,
       toolPrefix: () => "",

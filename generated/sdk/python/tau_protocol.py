@@ -2903,6 +2903,43 @@ class ReadyMessage:
         return result
 
 
+@dataclass
+class RoutedToolCall:
+    """The call itself, directed to its owner alone (the connection of the generation that owns
+    the
+    tool), sent as the call is routed and so before any `tool.cancel_request` for it: an
+    owner runs a
+    call on this, never on a delivery. Never committed, published or replayed.
+    """
+    agent_id: str
+    arguments_json: str
+    call_id: str
+    tool: str
+    """The prefixed name; the owner finds its tool by the name without its `tool_prefix`."""
+
+    prompt_id: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'RoutedToolCall':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        arguments_json = from_str(obj.get("arguments_json"))
+        call_id = from_str(obj.get("call_id"))
+        tool = from_str(obj.get("tool"))
+        prompt_id = from_union([from_str, from_none], obj.get("prompt_id"))
+        return RoutedToolCall(agent_id, arguments_json, call_id, tool, prompt_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["arguments_json"] = from_str(self.arguments_json)
+        result["call_id"] = from_str(self.call_id)
+        result["tool"] = from_str(self.tool)
+        if self.prompt_id is not None:
+            result["prompt_id"] = from_union([from_str, from_none], self.prompt_id)
+        return result
+
+
 class SandboxDecision(Enum):
     """The choices a prompt offers: `allow` / `deny` for a host; the three below for a
     filesystem denial.
@@ -5687,6 +5724,14 @@ def ready_message_to_dict(x: ReadyMessage) -> Any:
     return to_class(ReadyMessage, x)
 
 
+def routed_tool_call_from_dict(s: Any) -> RoutedToolCall:
+    return RoutedToolCall.from_dict(s)
+
+
+def routed_tool_call_to_dict(x: RoutedToolCall) -> Any:
+    return to_class(RoutedToolCall, x)
+
+
 def sandbox_approval_answer_from_dict(s: Any) -> SandboxApprovalAnswer:
     return SandboxApprovalAnswer.from_dict(s)
 
@@ -6308,6 +6353,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "shell.command_progress_reported": ShellCommandProgressReported,
     "shell.command_request": ShellCommandRequest,
     "shell.command_started": ShellCommandStarted,
+    "tool.call": RoutedToolCall,
     "tool.cancel_request": ToolCancelRequest,
     "tool.cancelled_reported": ToolCancelledReported,
     "tool.error_reported": ToolErrorReported,

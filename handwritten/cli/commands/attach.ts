@@ -1,14 +1,18 @@
 // `tau attach [SESSION]`: bin/tau.cjs runs the interactive UI directly; this declaration serves
-// `tau --help` and `tau attach --help`.
-import { Args, Command } from "@oclif/core";
+// `tau --help` and `tau attach --help`. Its flags and arguments are the table's (tui/flags.ts).
+import { Command } from "@oclif/core";
+import { oclifArgs, oclifFlags } from "../oclif-flags.js";
+import { UI_COMMANDS } from "../tui/flags.js";
 import { main } from "../tui/main.js";
 
+const COMMAND = UI_COMMANDS.attach;
+
 export default class Attach extends Command {
-  static override summary = "Attach the interactive UI to a running session.";
-  static override description =
-    "With no SESSION: the one running session, or a choice when several run. Leaving with :detach keeps the session running; :quit leaves it to the other UIs (a session this terminal started ends when its last UI leaves).";
+  static override summary = COMMAND.summary;
+  static override description = COMMAND.description;
   static override examples = ["<%= config.bin %> attach", "<%= config.bin %> attach s-abc123"];
-  static override args = { session: Args.string({ description: "The session id (tau session list shows them)." }) };
+  static override flags = oclifFlags(COMMAND.flags);
+  static override args = oclifArgs(COMMAND.args);
 
   async run(): Promise<void> {
     const { args } = await this.parse(Attach);

@@ -1,14 +1,18 @@
 // `tau resume [SESSION]`: bin/tau.cjs runs the interactive UI directly; this declaration serves
-// `tau --help` and `tau resume --help`.
-import { Args, Command } from "@oclif/core";
+// `tau --help` and `tau resume --help`. Its flags and arguments are the table's (tui/flags.ts).
+import { Command } from "@oclif/core";
+import { oclifArgs, oclifFlags } from "../oclif-flags.js";
+import { UI_COMMANDS } from "../tui/flags.js";
 import { main } from "../tui/main.js";
 
+const COMMAND = UI_COMMANDS.resume;
+
 export default class Resume extends Command {
-  static override summary = "Restart a saved session and attach the interactive UI.";
-  static override description =
-    "With no SESSION: the saved session, or a choice among the newest ones when there are several. A session that is still running is attached instead of restarted.";
+  static override summary = COMMAND.summary;
+  static override description = COMMAND.description;
   static override examples = ["<%= config.bin %> resume", "<%= config.bin %> resume s-abc123"];
-  static override args = { session: Args.string({ description: "The session id." }) };
+  static override flags = oclifFlags(COMMAND.flags);
+  static override args = oclifArgs(COMMAND.args);
 
   async run(): Promise<void> {
     const { args } = await this.parse(Resume);

@@ -3,27 +3,14 @@
 // line), and exits with the status of how the run ended (run/ends.ts, SPEC-cli-manners).
 // bin/tau.cjs answers `tau run` on its fast path (run/main.ts); this command serves `tau run --help`
 // and the docs site, with its flags made from the same table (run/flags.ts).
-import { Args, Command, Flags, type Interfaces } from "@oclif/core";
+import { Args, Command } from "@oclif/core";
 import { TauError, errorOptions } from "../errors.js";
-import { NO_PROMPT, RUN_FLAGS, readPromptStdin, runArgsOf, runPrompt, type RunFlag, type RunFlagName } from "../run/index.js";
-
-type Flag<K extends RunFlagName> = (typeof RUN_FLAGS)[K];
-type OclifRunFlags = {
-  [K in RunFlagName]: Flag<K> extends { type: "boolean" }
-    ? Interfaces.BooleanFlag<boolean>
-    : Flag<K> extends { multiple: true }
-      ? Interfaces.OptionFlag<string[] | undefined>
-      : Interfaces.OptionFlag<string | undefined>;
-};
+import { oclifFlags, type OclifFlags } from "../oclif-flags.js";
+import { NO_PROMPT, RUN_FLAGS, readPromptStdin, runArgsOf, runPrompt } from "../run/index.js";
 
 /** The command framework's flags, one per row of RUN_FLAGS. */
-export function oclifRunFlags(): OclifRunFlags {
-  const out: Record<string, unknown> = {};
-  for (const [name, f] of Object.entries(RUN_FLAGS) as Array<[RunFlagName, RunFlag]>) {
-    const common = { description: f.description, ...(f.char ? { char: f.char as Interfaces.AlphabetLowercase } : {}) };
-    out[name] = f.type === "boolean" ? Flags.boolean(common) : f.multiple ? Flags.string({ ...common, multiple: true }) : Flags.string(common);
-  }
-  return out as OclifRunFlags;
+export function oclifRunFlags(): OclifFlags<typeof RUN_FLAGS> {
+  return oclifFlags(RUN_FLAGS);
 }
 
 export default class Run extends Command {

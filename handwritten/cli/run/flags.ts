@@ -3,16 +3,10 @@
 // the docs site its CLI page) and the `tau` launcher script (which looks for --ephemeral before the
 // client has even started: cli/launcher-script.ts) are all made from this table. Plain data: it is
 // part of the fast path's first bundle.
+import { parseArgsOptions as tableOptions, type FlagSpec, type FlagValues, type ParseArgsOptions as TableOptions } from "../../startup/flags.js";
 
-export interface RunFlag {
-  readonly type: "string" | "boolean";
-  /** A one-letter alias (`-p`). */
-  readonly char?: string;
-  /** May be given more than once; the values are kept in order. */
-  readonly multiple?: boolean;
-  /** One line for `tau run --help` and the docs site. */
-  readonly description: string;
-}
+/** A row of the table: the shape every declared flag table has (startup/flags.ts). */
+export type RunFlag = FlagSpec;
 
 export const RUN_FLAGS = {
   prompt: { type: "string", char: "p", description: "The prompt text." },
@@ -34,23 +28,13 @@ export type RunFlagName = keyof typeof RUN_FLAGS;
 /** The flag a run keeps no session files with: the launcher script makes no session folder for it. */
 export const EPHEMERAL_FLAG: RunFlagName = "ephemeral";
 
-type Flag<K extends RunFlagName> = (typeof RUN_FLAGS)[K];
-
 /** The flags' values, by name, as either parser gives them. */
-export type RunFlagValues = {
-  readonly [K in RunFlagName]?: (Flag<K> extends { type: "boolean" } ? boolean : Flag<K> extends { multiple: true } ? readonly string[] : string) | undefined;
-};
+export type RunFlagValues = FlagValues<typeof RUN_FLAGS>;
 
 /** node:util's parseArgs option for each flag, typed so that parseArgs types each value. */
-export type ParseArgsOptions = {
-  [K in RunFlagName]: { type: Flag<K>["type"]; short?: string } & (Flag<K> extends { multiple: true } ? { multiple: true } : { multiple?: false });
-};
+export type ParseArgsOptions = TableOptions<typeof RUN_FLAGS>;
 
 /** The table as node:util's parseArgs options (the fast path's parser). */
 export function parseArgsOptions(): ParseArgsOptions {
-  const out: Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }> = {};
-  for (const [name, f] of Object.entries(RUN_FLAGS) as Array<[RunFlagName, RunFlag]>) {
-    out[name] = { type: f.type, ...(f.char ? { short: f.char } : {}), ...(f.multiple ? { multiple: true } : {}) };
-  }
-  return out as ParseArgsOptions;
+  return tableOptions(RUN_FLAGS);
 }

@@ -136,7 +136,7 @@ export class RunFollower {
  * authority row, SPEC-agent-lifecycle).
  */
 export async function startedFromJournal(client: SessionClient, agentId: string): Promise<Delivery | undefined> {
-  const page = await client.historyPage(agentId, 1, 1);
+  const page = await client.request("ui_history_request", { agent_id: agentId, before: 1, limit: 1 });
   const record = page.first === 0 ? page.records[0] : undefined;
   if (record?.event.name !== "agent.started") return undefined;
   return { event: carriedEvent(record.event), seq: record.seq, recorded_at: record.recorded_at, publisher: { class: "harness" }, replay: true };

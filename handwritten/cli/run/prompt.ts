@@ -74,7 +74,7 @@ async function follow(client: SessionClient, follower: RunFollower, output: RunO
     // The agent is made while the providers start (reading AGENTS.md and skills is off the critical
     // path); the prompt is submitted once a model is available. A continued session's agent goes
     // on (a --model switches it first); otherwise a new agent.
-    const agentCreated = o.agentId !== undefined ? continued(client, o.agentId, o.model) : client.createAgent({ ...(o.model ? { model: o.model } : {}), ...(o.ephemeral ? { ephemeral: true } : {}) });
+    const agentCreated = o.agentId !== undefined ? continued(client, o.agentId, o.model) : newAgent(client, { ...(o.model ? { model: o.model } : {}), ...(o.ephemeral ? { ephemeral: true } : {}) });
     agentCreated.catch(() => {}); // awaited below
     const timer = setTimeout(() => follower.end({ kind: "no_provider" }), PROVIDER_WAIT_MS);
     await Promise.race([models, follower.outcome]);
@@ -128,10 +128,20 @@ function watchSession(client: SessionClient, follower: RunFollower, output: RunO
 async function submit(client: SessionClient, follower: RunFollower, input: RunPrompt, o: RunOptions): Promise<void> {
   const agentId = follower.agentId as string;
   if (o.skill !== undefined) {
-    follower.promptId = await client.loadSkill(agentId, o.skill, input.text.trim() === "" ? {} : { text: input.text });
+    // An unknown skill is refused with the harness's reason, which names the known ones; nothing is submitted.
+    const loaded = await client.request("ui.skill_load", { agent_id: agentId, name: o.skill, ...(input.text.trim() === "" ? {} : { text: input.text }) });
+    follower.promptId = loaded.prompt_id;
   } else {
     client.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: input.text, ...(input.literal ? { literal: true } : {}) });
   }
+}
+
+/** A new agent for the run. */
+async function newAgent(client: SessionClient, fields: { model?: string; ephemeral?: true }): Promise<string> {
+  const created = await client.request("ui.create_agent", fields).catch((err: unknown) => {
+    throw new Error(`could not create an agent: ${(err as Error).message}`);
+  });
+  return created.agent_id;
 }
 
 /** The agent of a continued session, its model switched first when the run names one. */

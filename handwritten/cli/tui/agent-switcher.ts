@@ -8,6 +8,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { NavigationMode, RosterRow } from "../../../generated/index.js";
 import type { SessionClient } from "../session-client.js";
+import { RequestError } from "../../protocol/index.js";
 import { agentLabel, escapeLabel, sanitize, truncateEnd } from "../ui/index.js";
 import type { AgentView } from "./transcript.js";
 import type { UiContext } from "./context.js";
@@ -26,6 +27,23 @@ export const FZF_ARGS: readonly string[] = ["--no-multi", "--delimiter=\t", "--w
 // title the UI reads from an event: it is shown as the roster shows it.
 // eslint-disable-next-line no-control-regex
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff<>"\\]/g;
+
+/** Most roster rows the switcher reads, over as many pages as that takes (the rest is counted, not read). */
+const ROSTER_MAX_ROWS = 4096;
+
+/** The session's agents from the roster (SPEC-agent-team), page after page up to ROSTER_MAX_ROWS. */
+export async function roster(client: SessionClient): Promise<{ rows: RosterRow[]; total: number }> {
+  const rows: RosterRow[] = [];
+  let cursor: string | undefined;
+  let total = 0;
+  do {
+    const page = await client.request("ui_roster_request", { include_unloaded: false, ...(cursor !== undefined ? { cursor } : {}) });
+    rows.push(...page.rows);
+    total = page.total;
+    cursor = page.next_cursor;
+  } while (cursor !== undefined && rows.length < ROSTER_MAX_ROWS);
+  return { rows: rows.slice(0, ROSTER_MAX_ROWS), total };
+}
 
 /** A model-authored title as the roster shows it: controls, structural Unicode and delimiters as `\u{…}`. */
 export function escapeTitle(text: string): string {
@@ -220,13 +238,18 @@ export class AgentSwitcher {
     if (sub === "suspend" || sub === "activate") {
       const id = arg === undefined ? focus : this.named(arg);
       if (id === undefined || id === "") return;
-      const mode = await client.setNavigation(id, sub === "suspend" ? "suspended" : "active");
+      const set = client.request("ui_navigation_request", { agent_id: id, mode: sub === "suspend" ? "suspended" : "active" });
+      const { mode } = await set.catch((err: unknown) => {
+        throw err instanceof RequestError && err.failure === "refused" ? new Error(`the session has no loaded agent ${id}`) : err;
+      });
       this.navigation.set(id, mode);
       return this.ui.note("info", `agent ${agentLabel(id, this.ui.transcript.agent(id).name)} is ${mode}${mode === "suspended" ? " (it still runs; agent cycling skips it)" : ""}`);
     }
     if (sub === "new") {
-      const id = await client.createAgent(arg !== undefined ? { display_name: arg } : {});
-      this.switchTo(id);
+      const created = await client.request("ui.create_agent", arg !== undefined ? { display_name: arg } : {}).catch((err: unknown) => {
+        throw new Error(`could not create an agent: ${(err as Error).message}`);
+      });
+      this.switchTo(created.agent_id);
     } else if (sub === "switch") {
       if (arg === undefined) return this.ui.note("error", "usage: :agent switch ID|NAME");
       const id = this.named(arg);
@@ -266,7 +289,7 @@ export class AgentSwitcher {
     if (outcome === undefined) return;
     if (outcome.kind === "cancelled") return this.ui.note("info", "no agent chosen");
     if (outcome.kind === "error") return this.ui.note("error", outcome.message);
-    const fresh = await client.roster();
+    const fresh = await roster(client);
     const still = fresh.rows.find((r) => r.agent_id === outcome.agentId && r.loaded);
     if (still === undefined) return this.ui.note("error", `the chosen agent ${agentLabel(outcome.agentId, undefined)} is not in this session (any more); nothing changed`);
     this.switchTo(still.agent_id);
@@ -274,7 +297,7 @@ export class AgentSwitcher {
 
   /** The session's loaded agents from the roster; their navigation modes are kept. */
   private async rosterRows(client: SessionClient): Promise<{ rows: RosterRow[]; total: number }> {
-    const page = await client.roster();
+    const page = await roster(client);
     for (const r of page.rows) if (r.navigation !== undefined) this.navigation.set(r.agent_id, r.navigation);
     return page;
   }

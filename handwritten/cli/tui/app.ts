@@ -211,8 +211,8 @@ export class TuiApp {
 
   private leave(how: Exit): void {
     const client = this.session?.client;
-    if (client && how === "detach") client.conn.send({ message: "ui_detach_request", payload: {} });
-    if (client && how === "quit-session") client.conn.send({ message: "ui_session_end_request", payload: {} });
+    if (client && how === "detach") client.notify("ui_detach_request", {});
+    if (client && how === "quit-session") client.notify("ui_session_end_request", {});
     if (!client) return this.end(how);
     if (how !== "quit-session") client.close();
     this.end(how);
@@ -264,9 +264,9 @@ export class TuiApp {
   private async ensureAgent(): Promise<void> {
     if (this.focus === "") {
       try {
-        this.focus = await this.session!.client.createAgent();
+        this.focus = (await this.session!.client.request("ui.create_agent", {})).agent_id;
       } catch (err) {
-        this.note("error", (err as Error).message);
+        this.note("error", `could not create an agent: ${(err as Error).message}`);
         return this.draw();
       }
     }

@@ -150,7 +150,7 @@ export const COLON_COMMANDS: readonly ColonCommand[] = [
     run: async (host, [name, text], client) => {
       // An unknown skill comes back as a directed refusal naming the known ones; nothing is sent.
       const busy = host.ui.current()?.busy === true;
-      await client.loadSkill(host.ui.focus(), name as string, { ...(text !== undefined ? { text } : {}), mode: busy ? host.settings.mode : "queue" });
+      await client.request("ui.skill_load", { agent_id: host.ui.focus(), name: name as string, ...(text !== undefined ? { text } : {}), mode: busy ? host.settings.mode : "queue" });
     },
   },
   { name: "set", usage: ":set [SETTING [VALUE]]", summary: "show or change a setting of this terminal", min: 0, max: 2, run: set },

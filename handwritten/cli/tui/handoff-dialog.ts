@@ -2,6 +2,7 @@
 // Ready / Wait / Cancel choice shown for the focused agent ("Readiness"), and the move to the session
 // the work continues in.
 import type { Delivery } from "../session-client.js";
+import { RequestError } from "../../protocol/index.js";
 import type { StyledLine, Theme } from "../ui/index.js";
 import type { Editor } from "./editor.js";
 import { dialogRows, type Dialog, type Exit, type UiContext } from "./context.js";
@@ -9,8 +10,6 @@ import { dialogRows, type Dialog, type Exit, type UiContext } from "./context.js
 const VERBS: Record<string, string> = { r: "ready", w: "wait", c: "cancel" };
 
 export class HandoffDialog implements Dialog {
-  /** `:handoff` requests this UI sent. */
-  private readonly requests = new Set<string>();
   /** A handoff is under way (`handoff.state_reported`): `:new` is refused meanwhile. */
   busy = false;
   /** The agent whose handoff waits for the Ready / Wait / Cancel choice, unless this UI chose Wait. */
@@ -41,15 +40,17 @@ export class HandoffDialog implements Dialog {
     const client = this.ui.client();
     if (!client) return;
     // The handoff extension answers with `handoff.command_result` (SPEC-handoff).
-    const request_id = this.ui.requestId("hof");
-    this.requests.add(request_id);
-    client.emit("handoff.command_request", { request_id, agent_id: this.ui.focus(), args: args.length > 0 ? [...args] : ["start"] });
+    client.request("handoff.command_request", { agent_id: this.ui.focus(), args: args.length > 0 ? [...args] : ["start"] }).then(
+      (answer) => this.ui.note("info", answer.text),
+      (err: unknown) => {
+        if (err instanceof RequestError && err.failure === "refused") this.ui.note("error", err.message);
+      },
+    );
   }
 
   /** A handoff event or `session.handed_off`; true when the dialog changed. */
   deliver(d: Delivery): boolean {
     const ev = d.event;
-    if (ev.name === "handoff.command_result" && this.requests.delete(ev.data.request_id)) this.ui.note(ev.data.ok ? "info" : "error", ev.data.text);
     if (ev.name === "handoff.state_reported") {
       this.busy = ev.data.phase === "deferring" || ev.data.phase === "writing" || ev.data.phase === "cutover";
       const confirm = ev.data.phase === "confirming" ? ev.data.agent_id : undefined;

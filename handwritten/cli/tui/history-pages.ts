@@ -3,7 +3,7 @@
 // records this UI has begin, and writes the page before them below, between two marker lines.
 import type { Delivery, SessionClient } from "../session-client.js";
 import { PERSISTENCE } from "../../../generated/index.js";
-import { agentIdOf, checkedEvent } from "../../protocol/index.js";
+import { RequestError, agentIdOf, checkedEvent } from "../../protocol/index.js";
 import { Transcript } from "./transcript.js";
 import type { UiContext } from "./context.js";
 
@@ -60,9 +60,9 @@ export class HistoryPages {
     if (before === 0) return this.ui.note("info", "── this is the start of this agent's history ──");
     let page;
     try {
-      page = await client.historyPage(agentId, before, HISTORY_PAGE_RECORDS);
+      page = await client.request("ui_history_request", { agent_id: agentId, limit: HISTORY_PAGE_RECORDS, ...(before !== undefined ? { before } : {}) });
     } catch (err) {
-      return this.ui.note("error", (err as Error).message);
+      return this.ui.note("error", err instanceof RequestError && err.failure === "refused" ? "the session has no history for that agent" : (err as Error).message);
     }
     const end = page.first + page.records.length;
     this.oldestSeq.set(agentId, page.first);

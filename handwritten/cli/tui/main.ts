@@ -10,8 +10,8 @@ import { EXIT_OK, TauError, exitWithError } from "../errors.js";
 import { Diagnostics, type DiagnosticRecord } from "../ui/index.js";
 import { TuiApp, type Exit } from "./app.js";
 import { startOwnedDaemon } from "../owned-daemon.js";
+import { UI_USAGE, parseUiArgs } from "./flags.js";
 
-const USAGE = "usage: tau [--harness-config KEY=VALUE]… | tau attach [SESSION] | tau resume [SESSION]";
 /** How long the UI waits for the terminal to report the cursor row. */
 const CURSOR_QUERY_MS = 250;
 /** How long `:quit-session` waits for the daemon to close the connection. */
@@ -62,20 +62,10 @@ function diagnostics(stateDir: string): Diagnostics {
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
-  const args = [...argv];
-  const command = args[0] === "attach" || args[0] === "resume" ? (args.shift() as "attach" | "resume") : "start";
-  const overrides: string[] = [];
-  let id: string | undefined;
-  while (args.length > 0) {
-    const a = args.shift() as string;
-    if (a === "--help" || a === "-h") {
-      process.stdout.write(`${USAGE}\n`);
-      return;
-    }
-    if (a === "--harness-config" && command === "start" && args[0] !== undefined) overrides.push(args.shift() as string);
-    else if (!a.startsWith("-") && command !== "start" && id === undefined) id = a;
-    else return fail(new TauError("TAU-E0111", `unexpected argument ${JSON.stringify(a.slice(0, 64))}\n${USAGE}`));
-  }
+  const parsed = parseUiArgs(argv);
+  if (parsed.kind === "help") return void process.stdout.write(`${UI_USAGE}\n`);
+  if (parsed.kind === "refused") return fail(new TauError("TAU-E0111", parsed.message));
+  const { command, overrides, session: id } = parsed;
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
     return fail(new TauError("TAU-E0112", "the interactive UI needs a terminal; for scripts use `tau run -p TEXT` (see tau run --help)"));
   }

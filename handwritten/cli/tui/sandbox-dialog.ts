@@ -2,6 +2,7 @@
 // editor, answered with the keys they name; the automatic reviewer's setup offer on a prompt
 // (SPEC-sandbox-reviewer, "Selection"); `:sandbox` requests and their answers; the sandbox's state.
 import type { Delivery } from "../session-client.js";
+import { RequestError } from "../../protocol/index.js";
 import type { SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
 import type { StyledLine, Theme } from "../ui/index.js";
 import type { Editor } from "./editor.js";
@@ -26,22 +27,27 @@ const CHOICE_KEYS: Record<SandboxDecision, { key: string; label: string }> = {
 export class SandboxDialog implements Dialog {
   /** The sandbox's prompts waiting for an answer, oldest first: the first one is the dialog shown. */
   private readonly approvals: SandboxApprovalRequested[] = [];
-  /** `:sandbox` requests this UI sent, by request id (a silent one is the `pending` asked on attach). */
-  private readonly requests = new Map<string, { silent: boolean }>();
-
   constructor(private readonly ui: UiContext) {}
 
   get open(): boolean {
     return this.approvals.length > 0;
   }
 
-  /** `:sandbox ARGS`: the shell extension answers with `sandbox.command_result`. */
+  /**
+   * `:sandbox ARGS`: the shell extension answers with `sandbox.command_result`, shown unless the
+   * request is `silent` (the `pending` asked on attach) and succeeded.
+   */
   command(args: readonly string[], silent: boolean): void {
     const client = this.ui.client();
     if (!client) return;
-    const request_id = this.ui.requestId("sbx");
-    this.requests.set(request_id, { silent });
-    client.emit("sandbox.command_request", { request_id, args: [...args] });
+    client.request("sandbox.command_request", { args: [...args] }).then(
+      (answer) => {
+        if (!silent) this.ui.note("info", answer.text);
+      },
+      (err: unknown) => {
+        if (err instanceof RequestError && err.failure === "refused") this.ui.note("error", err.message);
+      },
+    );
   }
 
   /** Once the replay is in: prompts the sandbox published before this UI attached are published again (SPEC-sandbox). */
@@ -64,13 +70,6 @@ export class SandboxDialog implements Dialog {
         if (i < 0) return;
         const [a] = this.approvals.splice(i, 1);
         this.ui.note("info", `sandbox: ${a?.kind === "network" ? "connection to" : "access to"} ${a?.target ?? ""} ${ev.data.outcome.replace("_", " ")}`);
-        return;
-      }
-      case "sandbox.command_result": {
-        const request = this.requests.get(ev.data.request_id);
-        if (request === undefined) return;
-        this.requests.delete(ev.data.request_id);
-        if (!request.silent || !ev.data.ok) this.ui.note(ev.data.ok ? "info" : "error", ev.data.text);
         return;
       }
       case "sandbox.state_reported": {

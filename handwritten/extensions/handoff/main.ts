@@ -4,7 +4,8 @@
 // holds the user's prompts of the deferral window by intercepting them before they commit.
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { Extension, ToolFailure, type DeliveredEvent } from "../../sdk/index.js";
+import { Extension, RequestError, ToolFailure, type DeliveredEvent } from "../../sdk/index.js";
+import type { HandoffSettings } from "../../../generated/index.js";
 import { resolveRoots } from "../../config/index.js";
 import { ID_RANDOM_BYTES, formatId } from "../../startup/launch-facts.js";
 import { randomHex } from "../../startup/random.js";
@@ -24,17 +25,14 @@ interface Settings {
   writerRetryMs: number;
 }
 
-function settingsOf(config: Record<string, unknown>): Settings {
-  const num = (key: string, fallback: number, min: number, max: number): number => {
-    const v = config[key];
-    return typeof v === "number" && Number.isFinite(v) && v >= min && v <= max ? v : fallback;
-  };
+/** The settings spec/ declares (HandoffSettings, checked before this), each with its default. */
+function settingsOf(s: HandoffSettings): Settings {
   return {
-    autoPercent: num("auto_percent", 0, 0, 100),
-    criticalPercent: num("critical_percent", 90, 1, 100),
-    reminderMs: num("reminder_ms", 120_000, 1, 86_400_000),
-    writerAttempts: Math.trunc(num("writer_attempts", 3, 1, 5)),
-    writerRetryMs: num("writer_retry_ms", 1000, 0, 600_000),
+    autoPercent: s.auto_percent ?? 0,
+    criticalPercent: s.critical_percent ?? 90,
+    reminderMs: s.reminder_ms ?? 120_000,
+    writerAttempts: s.writer_attempts ?? 3,
+    writerRetryMs: s.writer_retry_ms ?? 1000,
   };
 }
 
@@ -67,7 +65,9 @@ interface Active {
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
-  const settings = settingsOf(ext.config);
+  const declared = ext.settings("handoff");
+  if (declared === undefined) return;
+  const settings = settingsOf(declared);
   const roots = resolveRoots();
   const project = process.cwd();
   const sessionId = ext.configuration.session_id;
@@ -85,7 +85,6 @@ export async function main(): Promise<void> {
   /** Context usage per agent (`agent.stats_updated`), and automatic attempts since the last compaction. */
   const usage = new Map<string, { tokens: number; window?: number }>();
   const autoAttempts = new Map<string, number>();
-  const pendingCutover = new Map<string, (r: { ok: boolean; error?: string }) => void>();
   /**
    * Per agent, the ids of the prompts of this extension its journal holds (replayed and live), in
    * order, and which of them started a turn: a prompt submitted but never started when the daemon
@@ -301,15 +300,17 @@ export async function main(): Promise<void> {
     return `handoff complete: the work continues in session ${target} (dossier: ${file}). End your turn now.`;
   }
 
+  /**
+   * Asks the harness for the replacement session (SPEC-handoff); a refusal carries the harness's
+   * reason. When the harness goes away first there is no answer: this process is leaving, and the
+   * recovery file must stay as it is for `:handoff recover`, so nothing settles.
+   */
   function requestCutover(agentId: string, target: string, dossier: string): Promise<{ ok: boolean; error?: string }> {
-    const requestId = `ho-${randomHex(8)}`;
-    return new Promise<{ ok: boolean; error?: string }>((resolve) => {
-      pendingCutover.set(requestId, resolve);
-      void ext.emit("session.handoff_request", { request_id: requestId, agent_id: agentId, session_id: target, dossier });
-    }).finally(() => pendingCutover.delete(requestId));
+    return ext.request("session.handoff_request", { agent_id: agentId, session_id: target, dossier }).then(
+      () => ({ ok: true }),
+      (err: unknown) => (err instanceof RequestError && err.failure === "refused" ? { ok: false, error: err.message } : new Promise<never>(() => {})),
+    );
   }
-
-  ext.onDirect("session.handoff_result", (r) => pendingCutover.get(r.request_id)?.({ ok: r.ok, ...(r.error !== undefined ? { error: r.error } : {}) }));
 
   // ---- tools -------------------------------------------------------------------------------
   const keyArgs = { type: "object", properties: { key: { type: "string", maxLength: 128 } }, required: ["key"], additionalProperties: false };
@@ -377,7 +378,7 @@ export async function main(): Promise<void> {
   // ---- events ------------------------------------------------------------------------------
   ext.subscribe(
     ["session.handed_off", "agent.prompt_submitted", "agent.prompt_started"],
-    ["session.handed_off", "handoff.command_request", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished", "agent.prompt_failed", "agent.stats_updated", "agent.compaction_committed"],
+    ["session.handed_off", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished", "agent.prompt_failed", "agent.stats_updated", "agent.compaction_committed"],
   );
   ext.on("session.handed_off", (e) => void handedOff.add(e.data.successor_session_id));
   ext.on("agent.prompt_submitted", (e) => {
@@ -446,17 +447,8 @@ export async function main(): Promise<void> {
     if (!e.replay) autoAttempts.delete(e.data.agent_id);
   });
 
-  ext.on("handoff.command_request", (e) => {
-    if (e.replay) return;
-    const { request_id, agent_id, args } = e.data;
-    const answer = (ok: boolean, text: string) => void ext.emit("handoff.command_result", { request_id, ok, text: text.slice(0, 1024) });
-    Promise.resolve()
-      .then(() => command(agent_id, args))
-      .then(
-        (text) => answer(true, text),
-        (err: unknown) => answer(false, (err as Error).message),
-      );
-  });
+  // `:handoff ARGS` from a UI: the answer's text, or the error's message as the refusal.
+  ext.serve("handoff.command_request", async ({ agent_id, args }) => ({ text: (await command(agent_id, args)).slice(0, 1024) }));
 
   function command(agentId: string, args: readonly string[]): string | Promise<string> {
     const [verb = "start", sub] = args;

@@ -4,17 +4,16 @@
 // extension notices, built from fixed words, endpoints and numbers: never a token or a header.
 import { resolveRoots } from "../../config/index.js";
 import type { Extension } from "../../sdk/index.js";
-import type { ModelInfo } from "../../../generated/index.js";
+import type { ModelInfo, ProviderSettings } from "../../../generated/index.js";
 import { ChatgptWsClient } from "./chatgpt-ws.js";
 import { DeltaBatcher } from "./delta-batcher.js";
 import { createEgressPolicy } from "./egress.js";
-import type { ProviderConfig } from "./main.js";
 import { DEFAULT_AUTH_URL, TokenSource } from "./oauth.js";
 import { readProxySettings } from "./proxy-settings.js";
 
 const OAUTH_SECRET = /^provider-([a-z0-9][a-z0-9_-]{0,62})-oauth$/;
 
-export async function serveChatgptWs(ext: Extension, cfg: ProviderConfig): Promise<void> {
+export async function serveChatgptWs(ext: Extension, cfg: ProviderSettings): Promise<void> {
   if (!cfg.base_url) return ext.configError("chatgpt_ws needs base_url");
   const models: ModelInfo[] = cfg.models ?? [];
   if (models.length === 0) return ext.configError("no models configured for this provider (chatgpt_ws has no model listing)");

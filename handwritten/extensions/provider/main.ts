@@ -5,31 +5,13 @@
 // (offline demo) — and reports through the provider.*_reported family (SPEC-provider-execution).
 import { mark } from "../../startup/timeline.js";
 import { Extension } from "../../sdk/index.js";
-import type { ModelInfo, ReasoningReplay } from "../../../generated/index.js";
+import type { ModelInfo, ProviderSettings, ReasoningReplay } from "../../../generated/index.js";
 import type { ProviderCall } from "../../protocol/provider-request.js";
 import type { EgressPolicy } from "./index.js";
 import { SCRIPTED_MODEL, scriptedTurn } from "./scripted.js";
 import { readProxySettings } from "./proxy-settings.js";
 import { declaredModels, type ModelListingResult } from "./declared-models.js";
 import { DeltaBatcher } from "./delta-batcher.js";
-
-export interface ProviderConfig {
-  profile?: "chat_completions" | "responses" | "chatgpt_ws" | "scripted";
-  /** chatgpt_ws: the secret holding the sign-in's tokens (`tau provider login`). */
-  oauth_secret?: string;
-  /** chatgpt_ws: the sign-in issuer; DEFAULT_AUTH_URL when absent. */
-  auth_url?: string;
-  base_url?: string;
-  models?: ModelInfo[];
-  /** Name of the configure secret holding the API key. */
-  api_key_secret?: string;
-  /** How kept reasoning is sent back (SPEC-provider-chat-completions); `auto` when absent. */
-  reasoning_replay?: ReasoningReplay;
-  /** Ask the server for its models (`GET /models`) once; true when absent. */
-  list_models?: boolean;
-}
-
-const REASONING_REPLAYS: ReadonlySet<unknown> = new Set<ReasoningReplay>(["auto", "reasoning_content", "reasoning", "none"]);
 
 export async function main(args: readonly string[] = []): Promise<void> {
   if (args[0] === "--list-models") {
@@ -43,13 +25,14 @@ export async function main(args: readonly string[] = []): Promise<void> {
     return;
   }
   const ext = await Extension.connect();
-  const cfg = ext.config as ProviderConfig;
+  // Its settings as spec/ declares them (ProviderSettings); a bad one is a config_error naming it.
+  const cfg: ProviderSettings | undefined = ext.settings("provider");
+  if (cfg === undefined) return;
   const profile = cfg.profile ?? "scripted";
   if (profile === "chatgpt_ws") {
     const { serveChatgptWs } = await import("./chatgpt-ws-main.js");
     return serveChatgptWs(ext, cfg);
   }
-  if (profile !== "chat_completions" && profile !== "responses" && profile !== "scripted") return ext.configError("profile must be chat_completions, responses, chatgpt_ws or scripted");
   const http = profile !== "scripted"; // the profiles that talk to a server over HTTP
   if (http && !cfg.base_url) return ext.configError(`${profile} needs base_url`);
   const models: ModelInfo[] = profile === "scripted" ? [{ id: SCRIPTED_MODEL, context_window: 32_000 }] : (cfg.models ?? []);
@@ -57,9 +40,6 @@ export async function main(args: readonly string[] = []): Promise<void> {
   const listing = http && cfg.list_models !== false;
   if (models.length === 0 && !listing) return ext.configError("no models configured for this provider");
   const apiKey = cfg.api_key_secret ? ext.configuration.secrets[cfg.api_key_secret] : undefined;
-  if (cfg.reasoning_replay !== undefined && !REASONING_REPLAYS.has(cfg.reasoning_replay)) {
-    return ext.configError("reasoning_replay must be auto, reasoning_content, reasoning or none");
-  }
   if (http) {
     try {
       readProxySettings(); // an unusable proxy variable is a configuration error, before ready

@@ -1,8 +1,7 @@
 // `tau ext shell`: the first-party shell tools (SPEC-shell-tools) and user shell commands
 // (`!cmd`, `!!cmd`; SPEC-shell-commands), served over the extension SDK.
 import { builtin } from "../../startup/builtin.js";
-import { Extension, ToolFailure } from "../../sdk/index.js";
-import type { SandboxLaunch } from "../../../generated/index.js";
+import { Extension, RequestRefusal, ToolFailure } from "../../sdk/index.js";
 import { resolveRoots } from "../../config/index.js";
 import { Sandbox } from "./sandbox/index.js";
 import { changeWorkdir, endStartedGroups, limits, resolveWorkdir, runShell, shellTools } from "./tools/index.js";
@@ -27,6 +26,8 @@ export const USER_COMMAND_TIMEOUT_MS = 600_000;
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
+  const settings = ext.settings("shell");
+  if (settings === undefined) return;
   // Commands do not outlive the session: when the harness goes away (killed included), every process
   // group this extension started is ended before it exits (SPEC-shell-tools).
   ext.onHarnessGone(() => endStartedGroups(limits.SHELL_HARNESS_GONE_GRACE_MS));
@@ -38,12 +39,12 @@ export async function main(): Promise<void> {
     host: { emit: (name, data) => ext.emit(name as never, data as never) },
     projectRoot,
     roots: resolveRoots(),
-    ...(isLaunch(ext.config.sandbox) ? { launch: ext.config.sandbox } : {}),
+    ...(settings.sandbox !== undefined ? { launch: settings.sandbox } : {}),
   });
   ext.onHarnessGone(() => sandbox.stop());
   ext.subscribe(
     ["agent.metadata_set", "sandbox.diagnostic_recorded", "sandbox.classifier_selected"],
-    ["agent.metadata_set", "shell.command_started", "sandbox.approval_answer", "sandbox.command_request", "agent.prompt_submitted"],
+    ["agent.metadata_set", "shell.command_started", "sandbox.approval_answer", "agent.prompt_submitted"],
   );
   ext.on("sandbox.diagnostic_recorded", (e) => {
     if (e.replay) sandbox.restoreDiagnostic(e.data);
@@ -60,13 +61,11 @@ export async function main(): Promise<void> {
   ext.on("agent.prompt_submitted", (e) => {
     if (!e.replay && e.data.source === "human_ui") sandbox.userPrompted(e.data.agent_id);
   });
-  ext.on("sandbox.command_request", (e) => {
-    if (e.replay) return;
-    const { request_id, args } = e.data;
-    void sandbox.command(args).then(
-      (r) => ext.emit("sandbox.command_result", { request_id, ok: r.ok, text: r.text }),
-      (err: unknown) => ext.emit("sandbox.command_result", { request_id, ok: false, text: (err as Error).message }),
-    );
+  // `:sandbox ARGS` from a UI: the command's text, or its failure as the refusal.
+  ext.serve("sandbox.command_request", async ({ args }) => {
+    const r = await sandbox.command(args);
+    if (!r.ok) throw new RequestRefusal<"sandbox.command_request">(r.text);
+    return { text: r.text };
   });
   ext.on("agent.metadata_set", (e) => {
     if (e.data.key !== "shell.cwd") return;
@@ -159,7 +158,3 @@ export async function main(): Promise<void> {
 const SANDBOX_NOTE =
   "Commands run in a sandbox: writes outside the project, reads of credentials and connections to hosts off an allowlist fail " +
   "unless the user approves them; a result says when access was approved, refused or the command was run again.";
-
-function isLaunch(value: unknown): value is SandboxLaunch {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

@@ -1,14 +1,14 @@
 // `tau ext test-dummy` (disabled unless configured): a small extension for end-to-end tests.
-// Its config chooses tools and behaviours: {tools?: ["echo","sleep","progress","crash","fail","env"],
-// group?: string, tags?: string[] (declared with every tool), config_error?: string, never_ready?: boolean,
-// driver?: boolean, ready_gate?: string}. A driver turns custom events
+// Its settings (TestDummySettings in spec/) choose tools and behaviours (a `group` and `tags` are
+// declared with every tool). A driver turns custom events
 // `extension.event {category: "test", name: "call", payload: {agent_id, call_id, tool, arguments}}`
 // from a UI into `tool.request`s, so tests can route calls without a model; `name: "register"` or
 // `"unregister"` with `payload: {tool}` declares or withdraws one of its test tools while it runs.
 import { existsSync } from "node:fs";
 import { Extension, ToolFailure, type ToolDefinition } from "../../sdk/index.js";
+import type { TestDummyTool } from "../../../generated/index.js";
 
-const TOOLS: Record<string, ToolDefinition> = {
+const TOOLS: Record<TestDummyTool, ToolDefinition> = {
   echo: {
     name: "echo",
     description: "Returns its text argument.",
@@ -64,20 +64,17 @@ const TOOLS: Record<string, ToolDefinition> = {
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
-  const cfg = ext.config as { tools?: string[]; group?: string; tags?: string[]; config_error?: string; never_ready?: boolean };
+  const cfg = ext.settings("test-dummy");
+  if (cfg === undefined) return;
   const labels = { ...(cfg.group !== undefined ? { group: cfg.group } : {}), ...(cfg.tags !== undefined ? { tags: cfg.tags } : {}) };
   // Secrets arrive only in configure; say which names arrived, never their values.
   process.stderr.write(`test-dummy ${ext.instance}: configured with secrets ${JSON.stringify(Object.keys(ext.configuration.secrets))}\n`);
   if (cfg.config_error) return ext.configError(cfg.config_error);
-  for (const name of cfg.tools ?? ["echo"]) {
-    const tool = TOOLS[name];
-    if (!tool) return ext.configError(`unknown test tool ${name}`);
-    ext.registerTool({ ...tool, ...labels });
-  }
+  for (const name of cfg.tools ?? ["echo"]) ext.registerTool({ ...TOOLS[name], ...labels });
   if (cfg.never_ready) return;
   // A start gate: a file at `ready_gate` when it starts keeps it from becoming ready until the file is gone.
-  const gate = (ext.config as { ready_gate?: unknown }).ready_gate;
-  if (typeof gate === "string" && existsSync(gate)) {
+  const gate = cfg.ready_gate;
+  if (gate !== undefined && existsSync(gate)) {
     await new Promise<void>((resolve) => {
       const timer = setInterval(() => {
         if (existsSync(gate)) return;
@@ -86,13 +83,13 @@ export async function main(): Promise<void> {
       }, 20);
     });
   }
-  if ((ext.config as { driver?: boolean }).driver) {
+  if (cfg.driver) {
     ext.subscribe([], ["extension.event"]);
     ext.on("extension.event", (e) => {
       if (e.replay || e.data.category !== "test") return;
       // A custom event's payload is free-form: the driver takes what it needs only when it is there.
       const { agent_id, call_id, tool, arguments: args } = e.data.payload;
-      if (e.data.name === "register" && typeof tool === "string" && TOOLS[tool]) return ext.registerTool({ ...TOOLS[tool], ...labels });
+      if (e.data.name === "register" && typeof tool === "string" && Object.hasOwn(TOOLS, tool)) return ext.registerTool({ ...TOOLS[tool as TestDummyTool], ...labels });
       if (e.data.name === "unregister" && typeof tool === "string") return ext.unregisterTool(tool);
       if (e.data.name !== "call") return;
       if (typeof agent_id !== "string" || typeof call_id !== "string" || typeof tool !== "string") return;

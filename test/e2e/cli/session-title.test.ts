@@ -31,7 +31,7 @@ async function firstPrompt(titleAnswer: ReturnType<typeof textResponse>) {
   const seen: Delivery[] = [];
   client.onDeliver((x) => seen.push(x));
   client.subscribe(["session.title_set", "harness.notice"], ["*"]);
-  const agent = await client.createAgent();
+  const agent = (await client.request("ui.create_agent", {})).agent_id;
   client.emit("ui.prompt_submit", { agent_id: agent, mode: "queue", text: "why does the sandbox test fail now and then?\nit is in test/e2e" });
   await waitFor(() => fake.chatRequests.length === 2, "the title request");
   const titles = () => seen.filter((x) => x.event.name === "session.title_set").map((x) => x.event.data as { title: string; origin: string });

@@ -90,7 +90,7 @@ describe("model discovery", () => {
     const { client, seen } = await session(w);
     await waitFor(() => latest(seen, "harness.models_available")?.data.listed_providers?.includes("provider") === true, "the listed models");
     for (const model of [undefined, "m-two"]) {
-      const agent = await client.createAgent(model ? { model } : {});
+      const agent = (await client.request("ui.create_agent", model ? { model } : {})).agent_id;
       for (const text of ["one", "two"]) {
         fake.enqueue(textResponse(`answer ${text}`));
         client.emit("ui.prompt_submit", { agent_id: agent, mode: "queue", text });
@@ -145,7 +145,7 @@ describe("model choice", () => {
     ]);
     // The configured model stays the default: the request goes out with it.
     fake.enqueue(textResponse("still sent"));
-    const agent = await client.createAgent();
+    const agent = (await client.request("ui.create_agent", {})).agent_id;
     client.emit("ui.prompt_submit", { agent_id: agent, mode: "queue", text: "hi" });
     await waitFor(() => fake.chatRequests.length === 1, "the chat request");
     expect(modelOf(0)).toBe("fake-modle");
@@ -208,7 +208,7 @@ describe("prompts during the daemon's start", () => {
     const seen: Delivery[] = [];
     client.onDeliver((x) => seen.push(x));
     client.subscribe(["agent.prompt_submitted", "agent.prompt_failed", "provider.response_finished", "extension.ready"], ["*"]);
-    const agent = await client.createAgent();
+    const agent = (await client.request("ui.create_agent", {})).agent_id;
     fake.enqueue(textResponse("answered after the start"));
     client.emit("ui.prompt_submit", { agent_id: agent, mode: "queue", text: "hello early" });
     await waitFor(() => seen.some((d) => d.event.name === "agent.prompt_submitted"), "the daemon to take the prompt");

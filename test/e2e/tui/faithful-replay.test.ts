@@ -152,7 +152,7 @@ describe("attach and resume replay what the live UI showed", () => {
         const f = folded(live);
         live.subscribe(["*"], ["*"]);
         await waitFor(() => f.deliveries.some((x) => x.event.name === "harness.models_available" && x.event.data.models.length > 0), "a model");
-        const agentId = await live.createAgent();
+        const agentId = (await live.request("ui.create_agent", {})).agent_id;
         for (const [i, plan] of plans.entries()) {
           fake.enqueue(...responses(plan, i));
           const slowCall = `call_${callSeq}`; // a cancel-tool plan's last call

@@ -241,6 +241,26 @@ describe("extensions under supervision", () => {
     expect(n[0]?.replay).toBe(true);
     late.close();
   });
+
+  it("[extensions.settings.declared] a first-party extension checks its settings against their schema in spec/: a bad one is a config error naming the setting", async () => {
+    const provider = (name: string, config: Record<string, unknown>) => ({ name, kind: "provider", command: ["tau", "ext", "provider"], config, startup_timeout_seconds: 20 });
+    const { env } = setup([
+      dummy("tools", { tools: ["echo", "juggle"] }),
+      dummy("stray", { tool: ["echo"] }),
+      provider("replay", { profile: "chat_completions", base_url: "http://127.0.0.1:9", models: [{ id: "m" }], reasoning_replay: "sometimes" }),
+      dummy("fine", { tools: ["echo"] }),
+    ]);
+    const d = await daemon(env);
+    const ui = await watch(d);
+    const text = (instance: string) => delivered(ui, "harness.notice", (x) => x.instance === instance)[0]?.data.text;
+    await waitFor(() => ["tools", "stray", "replay"].every((i) => text(i) !== undefined), "the three configuration errors", 30_000);
+    expect(text("tools")).toBe('extension "tools": configuration error: setting tools.1: must be equal to one of the allowed values (echo, sleep, progress, crash, env, fail)');
+    expect(text("stray")).toBe('extension "stray": configuration error: setting tool: is not a setting of this extension');
+    expect(text("replay")).toBe('extension "replay": configuration error: setting reasoning_replay: must be equal to one of the allowed values (auto, reasoning_content, reasoning, none)');
+    // Settings that hold start the extension as before.
+    await registered(ui, "echo");
+    ui.close();
+  });
 });
 
 /** Whether the file at `path` exists and ends with `text` (reading only its end). */

@@ -27,7 +27,7 @@ describe("built validators", () => {
     }
   });
 
-  it("an extension process loads the validator of configure, the one message it reads, and no other", async () => {
+  it("an extension process loads the validator of configure, the one message it reads, and of its settings, and no other", async () => {
     // Preloaded into the extension: at exit, records which validator files it required.
     const report = join(dir, "loaded.json");
     const preload = join(dir, "preload.cjs");
@@ -62,6 +62,6 @@ describe("built validators", () => {
       clearTimeout(killer);
     }
     const loaded = (JSON.parse(readFileSync(report, "utf8")) as string[]).filter((f) => /[\\/]validators[\\/]/.test(f));
-    expect(loaded).toEqual([join(DIST_VALIDATORS, "ConfigureMessage.cjs")]);
+    expect(loaded).toEqual([join(DIST_VALIDATORS, "ConfigureMessage.cjs"), join(DIST_VALIDATORS, "TestDummySettings.cjs")]);
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { generate, diffTrees, writeTree } from "../../../codegen/main.js";
@@ -138,6 +138,17 @@ describe("codegen", () => {
     writeFileSync(file, readFileSync(file, "utf8").replace("status: enforced", "status: proposed"));
     const files = await generate(root);
     expect(files.get("tests/gates.todo.test.ts")).toContain(`it.todo("[${id}] required by GATE-example-thing")`);
+  });
+
+  it("[codegen.settings.every-extension] refuses a first-party extension without declared settings, and settings of no extension", async () => {
+    const root = scratch();
+    mkdirSync(join(root, "handwritten", "extensions", "bell"));
+    writeFileSync(join(root, "handwritten", "extensions", "bell", "main.ts"), "export async function main(): Promise<void> {}\n");
+    appendFileSync(join(root, "spec", "extension-settings.tsp"), '\n@extension("x-tau-settings", "gong")\nmodel GongSettings {\n  loud?: boolean;\n}\n');
+    expect((await problemsOf(root)).sort()).toEqual([
+      'handwritten/extensions/bell/: extension bell has no settings in spec/ (a model with x-tau-settings "bell")',
+      "spec/ (model GongSettings): x-tau-settings names gong, which is not a first-party extension (handwritten/extensions/gong/main.ts)",
+    ]);
   });
 
   it("writes only changed files and removes stale ones", async () => {

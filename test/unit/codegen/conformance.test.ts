@@ -110,7 +110,7 @@ describe("static conformance of handwritten/", () => {
     // The harness registers through its ConsumerRegistry, so each site names its consumer.
     const cancel = scan.sites.filter((s) => s.kind === "consume" && s.event === "agent.cancel_request").map((s) => s.consumer);
     expect(cancel).toEqual(["tools", "prompts", "agents"]);
-    expect(where("subscribe", "ui.create_agent_result")).toEqual(["handwritten/cli/session-client.ts"]);
+    expect(where("direct", "tool.call")).toEqual(["handwritten/harness/tools.ts"]);
     expect(where("publish", "extension.exited")).toEqual(["handwritten/host/supervisor.ts"]);
     expect(scan.consumers?.length).toBeGreaterThan(20);
   });

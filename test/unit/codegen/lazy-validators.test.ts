@@ -29,7 +29,7 @@ ${body}`;
 /** The reference: ajv compiling the same schemas at run time, with codegen's options. */
 function referenceAjv(): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: false, strict: true, strictTypes: false });
-  ajv.addVocabulary(["x-tau-event", "x-tau-message", "x-tau-direction", "x-tau-record", "x-tau-config", "x-tau-current", "x-tau-format"]);
+  ajv.addVocabulary(["x-tau-event", "x-tau-message", "x-tau-direction", "x-tau-record", "x-tau-config", "x-tau-current", "x-tau-format", "x-tau-request", "x-tau-settings"]);
   for (const [id, schema] of SCHEMAS) ajv.addSchema(schema, id);
   return ajv;
 }

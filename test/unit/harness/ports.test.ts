@@ -194,6 +194,7 @@ describe("the agent loop through its ports", () => {
     h.fromPeer("agent.cancel_request", { agent_id: "a-1" }, UI);
     await h.settle();
     expect(h.directed.map((d) => [d.to, d.event.name])).toEqual([
+      [3, "tool.call"],
       [3, "tool.cancel_request"],
       ["llm", "provider.cancel_request"],
     ]);

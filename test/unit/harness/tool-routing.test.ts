@@ -256,3 +256,34 @@ describe("a prompt's tool snapshot where a call is routed", () => {
     expect(k.committed("tool.started")).toEqual([]);
   });
 });
+
+describe("a call reaching its owner", () => {
+  it("[tool.call.directed-before-cancel] a routed call goes to its owner alone as a directed tool.call, and a cancel of it follows it on the same connection; a call the owner cannot be sent ends with one error", async () => {
+    const k = await kit();
+    const agentId = await k.createAgent();
+    const tools = await toolOwner(k);
+    const bystander = k.extension("other", "tool");
+    const p = await provider(k);
+    const { prompt_id } = await prompt(k, p, agentId, "go");
+    await answer(p, prompt_id, 0, [{ call_id: "c-1", tool: "echo", arguments_json: '{"text":"hi"}' }]);
+    await until(() => tools.directed("tool.call").length === 1, "the call at its owner");
+    expect(tools.directed("tool.call")[0]).toEqual({ agent_id: agentId, prompt_id, call_id: "c-1", tool: "echo", arguments_json: '{"text":"hi"}' });
+    expect(bystander.directed("tool.call")).toEqual([]);
+    await k.h.bus.publish({ name: "agent.cancel_request", data: { agent_id: agentId } }, k.ui.publisher);
+    await until(() => tools.directed("tool.cancel_request").length === 1, "the cancel at the owner");
+    const order = tools.sent.flatMap((m) => (m.message === "direct" ? [`${m.payload.event.name} ${String(m.payload.event.data.call_id)}`] : []));
+    expect(order).toEqual(["tool.call c-1", "tool.cancel_request c-1"]);
+    await tools.emit("tool.cancelled_reported", { call_id: "c-1" });
+    await until(() => k.committed("tool.result", (d) => d.call_id === "c-1").length === 1, "the cancelled call's end");
+
+    // An owner whose connection cannot take the call: the call ends with one error, and the turn goes on.
+    const next = await prompt(k, p, agentId, "again");
+    tools.refuse = "full";
+    await answer(p, next.prompt_id, 0, [{ call_id: "c-2", tool: "echo", arguments_json: "{}" }]);
+    await until(() => k.committed("tool.result", (d) => d.call_id === "c-2").length === 1, "the unsent call's end");
+    expect(k.committed("tool.result", (d) => d.call_id === "c-2")).toEqual([
+      { agent_id: agentId, call_id: "c-2", tool: "echo", outcome: "error", output: "the call could not be sent to the tools extension (it is not reading)" },
+    ]);
+    expect(k.committed("provider.tool_error", (d) => d.call_id === "c-2")).toHaveLength(1);
+  });
+});

@@ -65,6 +65,7 @@ const FROM_HARNESS = [
       replay: true,
     },
   },
+  { message: "direct", payload: { event: { name: "tool.call", data: { agent_id: "a-1", prompt_id: "p-1", call_id: "c-1", tool: "py_word_frequency", arguments_json: '{"text":"a b"}' } } } },
   { message: "direct", payload: { event: { name: "tool.cancel_request", data: { agent_id: "a-1", call_id: "c-1" } } } },
   { message: "error", payload: { code: "bad_cbor" } },
   { message: "disconnect", payload: { reason: "session ended" } },

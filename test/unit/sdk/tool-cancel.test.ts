@@ -1,6 +1,6 @@
-// The extension SDK's tool calls and their cancellation: a directed tool.cancel_request can overtake
-// the committed tool.started delivery it refers to; the call then ends cancelled as it arrives,
-// never running to its end.
+// The extension SDK's tool calls and their cancellation: a call reaches its owner as a directed
+// tool.call, and its cancel after it on the same connection (SPEC-tool-routing); a committed
+// tool.started delivery starts nothing.
 import { describe, expect, it } from "vitest";
 import { PassThrough } from "node:stream";
 import { Extension } from "../../../handwritten/sdk/index.js";
@@ -25,14 +25,16 @@ async function connected(): Promise<{ ext: Extension; send: (m: unknown) => void
   return { ext, send, emitted };
 }
 
+const call = (callId: string) => ({ message: "direct", payload: { event: { name: "tool.call", data: { agent_id: "a-1", call_id: callId, tool: "wait", arguments_json: "{}" } } } });
 const started = (callId: string) => ({
   message: "deliver",
   payload: { event: { name: "tool.started", data: { agent_id: "a-1", call_id: callId, tool: "wait", owner: "x", arguments_json: "{}" } }, seq: 1, recorded_at: 1, publisher: { class: "harness" } },
 });
 const cancel = (callId: string) => ({ message: "direct", payload: { event: { name: "tool.cancel_request", data: { agent_id: "a-1", call_id: callId } } } });
+const ENDS = new Set(["tool.result_reported", "tool.error_reported", "tool.cancelled_reported"]);
 
 describe("extension SDK tool calls", () => {
-  it("[sdk.tool.cancel-before-start] a cancel that overtakes its call's start ends the call cancelled without running it; one after the start aborts the run", async () => {
+  it("[sdk.tool.call-directed] runs a call on its directed tool.call and aborts it on the cancel that follows; a tool.started delivery or a cancel of no running call does nothing", async () => {
     const { ext, send, emitted } = await connected();
     const ran: string[] = [];
     ext.registerTool({
@@ -45,20 +47,16 @@ describe("extension SDK tool calls", () => {
       },
     });
     ext.ready();
-    send(cancel("c-early"));
-    send(started("c-early"));
-    await waitFor(() => emitted().some((e) => e.name === "tool.cancelled_reported" && e.data.call_id === "c-early"), "the early-cancelled call's end");
-    expect(ran).toEqual([]);
-    // The ordinary order: the run starts, and the cancel aborts it.
-    send(started("c-late"));
-    await waitFor(() => ran.includes("c-late"), "the call to run");
-    send(cancel("c-late"));
-    await waitFor(() => emitted().some((e) => e.name === "tool.cancelled_reported" && e.data.call_id === "c-late"), "the running call's end");
-    const ends = new Set(["tool.result_reported", "tool.error_reported", "tool.cancelled_reported"]);
-    expect(emitted().filter((e) => ends.has(e.name)).map((e) => `${e.name} ${String(e.data.call_id)}`)).toEqual([
-      "tool.cancelled_reported c-early",
-      "tool.cancelled_reported c-late",
-    ]);
+    // A committed tool.started is for UIs and the journal: delivered to an extension, it starts nothing.
+    send(started("c-seen"));
+    // A cancel of a call this extension is not running (it ended, or never came) is ignored.
+    send(cancel("c-gone"));
+    send(call("c-1"));
+    await waitFor(() => ran.includes("c-1"), "the call to run");
+    send(cancel("c-1"));
+    await waitFor(() => emitted().some((e) => e.name === "tool.cancelled_reported" && e.data.call_id === "c-1"), "the cancelled call's end");
+    expect(ran).toEqual(["c-1"]);
+    expect(emitted().filter((e) => ENDS.has(e.name)).map((e) => `${e.name} ${String(e.data.call_id)}`)).toEqual(["tool.cancelled_reported c-1"]);
     ext.conn.destroy();
   });
 });

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { WireMessage } from "../../../generated/index.js";
 import {
   connectUnix,
-  handleClientRpc,
+  clientRequests,
   listSessions,
   listenUnix,
   mintInstance,
@@ -49,7 +49,7 @@ describe("probeSession", () => {
         c.send({ message: "session_current_result", payload: { request_id: "someone-else", session_id: "wrong", project_root: "/wrong", pid: 1 } });
         c.send({ message: "error", payload: { code: "unauthorized", request_id: "someone-else" } });
         c.send({ message: "notice", payload: { level: "info", text: "hi" } });
-        handleClientRpc(c, m, info("s-right", "/right"));
+        clientRequests(info("s-right", "/right")).handle(c, "client", m, undefined);
       });
     });
     const outcome = await probeSession(server.path, { deadlineMs: 5000 });
@@ -66,7 +66,7 @@ describe("probeSession", () => {
     const server = await serve(dir, (c) =>
       c.onMessage((m) => {
         if (m.message === "session_current_request") ids.push(m.payload.request_id);
-        handleClientRpc(c, m, info("s", "/p"));
+        clientRequests(info("s", "/p")).handle(c, "client", m, undefined);
       }),
     );
     for (let i = 0; i < 5; i++) expect((await probeSession(server.path)).kind).toBe("ok");

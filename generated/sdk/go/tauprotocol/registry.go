@@ -223,6 +223,8 @@ func NewEventPayload(name string) any {
 		return &ShellCommandRequest{}
 	case "shell.command_started":
 		return &ShellCommandStarted{}
+	case "tool.call":
+		return &RoutedToolCall{}
 	case "tool.cancel_request":
 		return &ToolCancelRequest{}
 	case "tool.cancelled_reported":

@@ -791,6 +791,20 @@ type ReadyMessage struct {
 type ReadyMessagePayload struct {
 }
 
+// The call itself, directed to its owner alone (the connection of the generation that owns
+// the
+// tool), sent as the call is routed and so before any `tool.cancel_request` for it: an
+// owner runs a
+// call on this, never on a delivery. Never committed, published or replayed.
+type RoutedToolCall struct {
+	AgentID       string  `json:"agent_id" cbor:"agent_id"`
+	ArgumentsJSON string  `json:"arguments_json" cbor:"arguments_json"`
+	CallID        string  `json:"call_id" cbor:"call_id"`
+	PromptID      *string `json:"prompt_id,omitempty" cbor:"prompt_id,omitempty"`
+	// The prefixed name; the owner finds its tool by the name without its `tool_prefix`.
+	Tool string `json:"tool" cbor:"tool"`
+}
+
 type SandboxApprovalAnswer struct {
 	ApprovalID string          `json:"approval_id" cbor:"approval_id"`
 	Decision   SandboxDecision `json:"decision" cbor:"decision"`
