@@ -32,13 +32,17 @@ export interface AgentFold {
    * submission of a prompt still waiting then, if earlier (its text enters the transcript later).
    */
   transcript_from?: number;
-  /**
-   * The seq of each waiting prompt's `agent.prompt_submitted`, and of each prompt a round took in
-   * while a compaction was open whose cut is after its submission: its text is in the suffix the
-   * compaction keeps, so the transcript must be loaded from its submission (kept until that
-   * compaction ends).
-   */
+  /** The seq of each waiting prompt's `agent.prompt_submitted`. */
   submitted_seq?: Record<string, number>;
+  /**
+   * Prompts taken in by a round since the last cut, oldest first, as [submitted, taken in] seqs
+   * (at most TAKEN_IN_KEPT): a later cut that falls between the two keeps the prompt's message in
+   * its suffix while its text lies before the cut, so the transcript must be loaded from its
+   * submission. Past the bound, `taken_in_floor` is the last seq an entry left had been taken in at:
+   * a cut at or before it may straddle a prompt no longer listed, and the load starts at 0.
+   */
+  taken_in?: Array<[number, number]>;
+  taken_in_floor?: number;
   /** `agent.metadata_set` (display names, working directory, …). */
   metadata: Record<string, string>;
   /** Prompts started without a terminal: prompt id → rounds started. */
@@ -120,10 +124,9 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       delete f.compacting;
       delete f.owed;
       f.cut = e.data.cut_seq;
-      // A waiting prompt without a known submission (none should be) makes the load start at 0;
-      // so does the submission of one taken in while this compaction was open (see submitted_seq).
-      f.transcript_from = Math.min(e.data.cut_seq, ...Object.keys(f.waiting).map((id) => f.submitted_seq?.[id] ?? 0), ...Object.values(f.submitted_seq ?? {}));
-      keepWaitingSubmissions(f);
+      f.transcript_from = transcriptFrom(f, e.data.cut_seq);
+      // What was taken in before the cut is in the summary now.
+      f.taken_in = (f.taken_in ?? []).filter(([, at]) => at >= e.data.cut_seq);
       // The context is now the summary and the suffix, as the harness estimated it at the commit.
       if (e.data.context_tokens !== undefined) f.usage.context_tokens = e.data.context_tokens;
       break;
@@ -132,7 +135,6 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       delete f.compacting;
       // A successor that fails too leaves the first watermark owed: it is never replaced.
       f.owed ??= { id: e.data.compaction_id, watermark: e.data.watermark };
-      keepWaitingSubmissions(f);
       break;
     case "agent.model_set":
       f.model = e.data.model;
@@ -152,7 +154,8 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
         if (!steer && id !== pid) continue;
         delete f.waiting[id];
         const submitted = f.submitted_seq?.[id];
-        if (f.compacting === undefined || submitted === undefined || submitted >= f.compacting.cut_seq) delete f.submitted_seq?.[id];
+        delete f.submitted_seq?.[id];
+        if (submitted !== undefined && submitted < seq) takenIn(f, submitted, seq);
       }
       f.open[pid] = e.data.round + 1;
       break;
@@ -169,9 +172,26 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
   }
 }
 
-/** Once a compaction ends, only waiting prompts' submissions are kept. */
-function keepWaitingSubmissions(f: AgentFold): void {
-  for (const id of Object.keys(f.submitted_seq ?? {})) if (!(id in f.waiting)) delete f.submitted_seq?.[id];
+/** How many prompts taken in since the last cut the fold lists (a checkpoint stays small). */
+export const TAKEN_IN_KEPT = 256;
+
+function takenIn(f: AgentFold, submitted: number, at: number): void {
+  const list = (f.taken_in ??= []);
+  list.push([submitted, at]);
+  while (list.length > TAKEN_IN_KEPT) f.taken_in_floor = Math.max(f.taken_in_floor ?? 0, (list.shift() as [number, number])[1]);
+}
+
+/**
+ * Where a resumed agent may start loading its transcript after a commit at `cut`: the cut, or the
+ * submission of a prompt whose text enters the suffix later (still waiting) or entered it at the
+ * cut or after while submitted before it. A waiting prompt without a known submission, or a cut that
+ * may straddle a prompt no longer listed, makes the load start at 0.
+ */
+function transcriptFrom(f: AgentFold, cut: number): number {
+  if (f.taken_in_floor !== undefined && cut <= f.taken_in_floor) return 0;
+  const waiting = Object.keys(f.waiting).map((id) => f.submitted_seq?.[id] ?? 0);
+  const straddling = (f.taken_in ?? []).filter(([submitted, at]) => submitted < cut && at >= cut).map(([submitted]) => submitted);
+  return Math.min(cut, ...waiting, ...straddling);
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -198,6 +218,9 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
   if (v.cut !== undefined && !seqOf(v.cut)) return undefined;
   if (v.transcript_from !== undefined && !(seqOf(v.transcript_from) && (v.transcript_from as number) <= nextSeq)) return undefined;
   if (v.submitted_seq !== undefined && !(isRecord(v.submitted_seq) && Object.values(v.submitted_seq).every(seqOf))) return undefined;
+  const ti = v.taken_in;
+  if (ti !== undefined && !(Array.isArray(ti) && ti.length <= TAKEN_IN_KEPT && ti.every((p) => Array.isArray(p) && p.length === 2 && seqOf(p[0]) && seqOf(p[1])))) return undefined;
+  if (v.taken_in_floor !== undefined && !seqOf(v.taken_in_floor)) return undefined;
   const strings = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "string");
   const numbers = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "number" && Number.isSafeInteger(x) && x > 0);
   const flags = (o: unknown) => isRecord(o) && Object.values(o).every((x) => typeof x === "boolean");
@@ -229,6 +252,8 @@ export function parseAgentFold(v: unknown, nextSeq: number): AgentFold | undefin
     ...(v.cut !== undefined ? { cut: v.cut as number } : {}),
     ...(v.transcript_from !== undefined ? { transcript_from: v.transcript_from as number } : {}),
     ...(isRecord(v.submitted_seq) ? { submitted_seq: { ...(v.submitted_seq as Record<string, number>) } } : {}),
+    ...(Array.isArray(ti) ? { taken_in: (ti as Array<[number, number]>).map(([a, b]) => [a, b] as [number, number]) } : {}),
+    ...(v.taken_in_floor !== undefined ? { taken_in_floor: v.taken_in_floor as number } : {}),
     metadata: { ...(v.metadata as Record<string, string>) },
     open: { ...(v.open as Record<string, number>) },
     waiting: { ...(v.waiting as Record<string, boolean>) },

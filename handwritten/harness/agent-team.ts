@@ -84,6 +84,8 @@ export class AgentTeam {
   /** Children started whose task is not yet queued: they count as busy. */
   private readonly starting = new Set<string>();
   private readonly waiters = new Set<Waiter>();
+  /** Calls already answered (each is answered once). */
+  private readonly answered = new WeakSet<Call>();
   /** Per agent: the turn whose long-wait thresholds are counted, and the next threshold's index. */
   private readonly longWaitCursor = new Map<string, { promptId: string; next: number }>();
   /** Long-wait notices crossed and not yet delivered: one per recipient. */
@@ -271,13 +273,19 @@ export class AgentTeam {
     }
   }
 
+  /**
+   * Each agent-tool call is answered exactly once and always, even when its turn ended first (a
+   * cancel, a provider that exited): its `tool.request` is in the journal, so its outcome must be.
+   */
   private async result(call: Call, output: string): Promise<void> {
-    if (!this.port.callOpen(call.agentId, call.promptId, call.callId)) return;
+    if (this.answered.has(call)) return;
+    this.answered.add(call);
     await this.port.publish("provider.tool_result", { agent_id: call.agentId, prompt_id: call.promptId, call_id: call.callId, tool: call.tool, output });
   }
 
   private async error(call: Call, error: string): Promise<void> {
-    if (!this.port.callOpen(call.agentId, call.promptId, call.callId)) return;
+    if (this.answered.has(call)) return;
+    this.answered.add(call);
     await this.port.publish("provider.tool_error", { agent_id: call.agentId, prompt_id: call.promptId, call_id: call.callId, tool: call.tool, error });
   }
 
@@ -460,7 +468,10 @@ export class AgentTeam {
   /** Answers every waiter whose agents are all settled, and forgets those whose call closed. */
   settle(): void {
     for (const w of [...this.waiters]) {
-      if (!this.port.callOpen(w.agentId, w.promptId, w.callId)) this.drop(w);
+      if (!this.port.callOpen(w.agentId, w.promptId, w.callId)) {
+        this.drop(w);
+        void this.error(w, "the wait ended with its turn (cancelled or failed) before the agents it waited for finished");
+      }
       else if (w.targets.every((t) => this.settled(t))) this.answerWait(w);
     }
   }
@@ -529,7 +540,11 @@ export class AgentTeam {
   /** A cancel reaches the cancelled agent's children (and, through theirs, every descendant). */
   onCancelRequest(c: Committed<"agent.cancel_request">): void {
     const parent = c.data.agent_id;
-    for (const w of [...this.waiters]) if (w.agentId === parent) this.drop(w);
+    for (const w of [...this.waiters]) {
+      if (w.agentId !== parent) continue;
+      this.drop(w);
+      void this.error(w, "the wait was cancelled with its turn");
+    }
     for (const child of this.childrenOf(parent)) {
       if (this.port.busy(child) || this.childrenOf(child).length > 0) void this.port.publish("agent.cancel_request", { agent_id: child });
     }

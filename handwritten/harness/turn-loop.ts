@@ -162,8 +162,7 @@ export class TurnLoop implements RoundOwner<Turn> {
     // An owed compaction, or a context past the threshold, is compacted before the turn starts.
     const owed = await this.compaction.beforeRound(agentId, l);
     if (owed !== undefined) {
-      await this.port.publish("agent.prompt_failed", { agent_id: agentId, prompt_id: next.promptId, code: "compaction", diagnostic: fitText(`${owed}; nothing was sent to the provider`) });
-      await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: next.promptId, outcome: "failed", rounds: 0 });
+      await this.refuse(agentId, next.promptId, "compaction", `${owed}; nothing was sent to the provider`);
       return this.dispatch(agentId);
     }
     if (s.turn || l.compaction.active) {
@@ -180,7 +179,7 @@ export class TurnLoop implements RoundOwner<Turn> {
       // An unreadable journal: the prompts waiting for it end with why, none waits forever.
       this.conversations.forgetFailedLoad(l);
       const why = fitText(`the agent's transcript could not be read from its journal: ${err instanceof Error ? err.message : String(err)}`);
-      for (const q of l.prompts.queue.splice(0)) await this.port.publish("agent.prompt_failed", { agent_id: agentId, prompt_id: q.promptId, code: "journal", diagnostic: why });
+      for (const q of l.prompts.queue.splice(0)) await this.refuse(agentId, q.promptId, "journal", why);
       this.compaction.refuseRequests(l, why);
       return;
     }
@@ -193,12 +192,7 @@ export class TurnLoop implements RoundOwner<Turn> {
     const target: Target | Refusal = routed === "wait" ? { code: "no_provider", diagnostic: "no model is available; configure a provider" } : routed;
     const generation = "instance" in target ? this.port.generationOf(target.instance) : undefined;
     if (!("instance" in target) || generation === undefined) {
-      await this.port.publish("agent.prompt_failed", {
-        agent_id: agentId,
-        prompt_id: next.promptId,
-        code: "instance" in target ? "no_provider" : target.code,
-        diagnostic: fitText("instance" in target ? `no running provider serves model ${target.model}` : target.diagnostic),
-      });
+      await this.refuse(agentId, next.promptId, "instance" in target ? "no_provider" : target.code, "instance" in target ? `no running provider serves model ${target.model}` : target.diagnostic);
       return this.dispatch(agentId);
     }
     const turn: Turn = {
@@ -223,6 +217,15 @@ export class TurnLoop implements RoundOwner<Turn> {
     l.prompts.turn = turn;
     this.router.start(turn, this, agentId);
     await this.startRound(agentId, l);
+  }
+
+  /**
+   * A prompt refused before it started: UIs are told why (`agent.prompt_failed`, transient) and its
+   * journal closes it `failed` with no round, so a resume finds it ended as the user was told.
+   */
+  private async refuse(agentId: string, promptId: string, code: AgentPromptFailed["code"], diagnostic: string): Promise<void> {
+    await this.port.publish("agent.prompt_failed", { agent_id: agentId, prompt_id: promptId, code, diagnostic: fitText(diagnostic) });
+    await this.port.publish("agent.outer_turn_finished", { agent_id: agentId, prompt_id: promptId, outcome: "failed", rounds: 0 });
   }
 
   /** The owner and a content-free start commit before the full prompt leaves for the provider. */

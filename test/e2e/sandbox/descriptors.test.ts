@@ -56,8 +56,8 @@ describe("descriptors tau inherited", () => {
     const result = r.stdout
       .split("\n")
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as { name: string; data: Record<string, unknown> })
-      .find((e) => e.name === "tool.result");
+      .map((l) => JSON.parse(l) as { event: string; data: Record<string, unknown> })
+      .find((e) => e.event === "tool.result");
     const output = String(result?.data.output);
     expect(output).toContain("probe-done");
     expect(output).not.toContain("wrote");

@@ -32,8 +32,8 @@ async function headlessShell(env: NodeJS.ProcessEnv, cwd: string, command: strin
   const result = r.stdout
     .split("\n")
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as { name: string; data: Record<string, unknown> })
-    .find((e) => e.name === "tool.result");
+    .map((l) => JSON.parse(l) as { event: string; data: Record<string, unknown> })
+    .find((e) => e.event === "tool.result");
   return String(result?.data.output);
 }
 

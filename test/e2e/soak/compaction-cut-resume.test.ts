@@ -2,8 +2,8 @@
 // cut falls at the start of a prompt's turn (the prompt submitted before the cut, its turn started at
 // it) keeps the prompt in the live transcript, but a resumed daemon loads the transcript from the
 // cut (SPEC-compaction, "Resume reads from the cut") and drops the prompt's text: the model then
-// sees the prompt's answer without the prompt. No crash is needed; an orderly restart loses it too.
-// Marked `it.fails` until the fix lands (issue 33, item 5): flip it to `it` then.
+// sees the prompt's answer without the prompt. No crash is needed; an orderly restart lost it too.
+// The agent's fold now lists the prompts taken in since the last cut (SPEC-compaction).
 import { describe, expect, it } from "vitest";
 import { TestClient, startDaemon, type StartedDaemon } from "../../support/daemon.js";
 import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
@@ -55,7 +55,7 @@ type Msg = { role: string; content?: unknown };
 const messages = (i: number): Msg[] => (fake.chatRequests[i]?.body as { messages: Msg[] }).messages;
 
 describe("a prompt across a compaction's cut and a restart (found by the soak)", () => {
-  it.fails("[soak.repro.cut-at-turn-start] a prompt whose turn starts at a compaction's cut is still in the transcript after a restart", async () => {
+  it("[soak.repro.cut-at-turn-start] a prompt whose turn starts at a compaction's cut is still in the transcript after a restart", async () => {
     const { env, project } = workspace();
     const d = await daemon(env, ["--project-root", project]);
     const c = await attach(d);

@@ -3,8 +3,7 @@
 // nothing in flight at the provider, and the turn closes without answering its open calls. An
 // extension's call still reports after the turn closed; a harness tool's (`agent_wait` here) never
 // gets an outcome: the journal keeps its `tool.request` unanswered, against "each call ... answered
-// with exactly one provider.tool_result or provider.tool_error" (SPEC-agent-team). Marked `it.fails`
-// until fixed: flip it to `it` then.
+// with exactly one provider.tool_result or provider.tool_error" (SPEC-agent-team). Now answered so.
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -52,7 +51,7 @@ type Msg = { role: string; content?: unknown };
 const isChild = (r: ReceivedRequest) => String((r.body as { messages: Msg[] }).messages.find((m) => m.role === "user")?.content ?? "").startsWith("<agent_message");
 
 describe("a turn waiting for its calls when the provider dies (found by the soak)", () => {
-  it.fails("[soak.repro.provider-gone-open-call] every call of a turn the provider's exit failed gets an outcome", async () => {
+  it("[soak.repro.provider-gone-open-call] every call of a turn the provider's exit failed gets an outcome", async () => {
     const { env, home, project } = workspace();
     const d = await daemon(env, ["--project-root", project, "--harness-config", "sandbox.enabled=false"]);
     const c = await TestClient.ui(d.socket, d.session_id);

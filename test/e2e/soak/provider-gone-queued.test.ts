@@ -4,7 +4,7 @@
 // agent's journal keeps the prompt waiting with no outcome for as long as the daemon runs, and the
 // next resume closes it `interrupted` — not what the live UI was told. A prompt that fails before it
 // started is closed `failed` with 0 rounds elsewhere (SPEC-compaction's failed successor,
-// SPEC-agent-lifecycle's journal failure). Marked `it.fails` until fixed: flip it to `it` then.
+// SPEC-agent-lifecycle's journal failure). Now closed so (SPEC-agent-lifecycle).
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
@@ -49,7 +49,7 @@ function delivered(c: TestClient, name: string, pred: (d: Record<string, unknown
 const journal = (home: string, agentId: string): JournalRecord[] => replayJournal<JournalRecord>(join(home, "state", "agents", agentId, "events.cbor"), { validate: validateJournalRecord }).records;
 
 describe("a prompt queued when the provider dies (found by the soak)", () => {
-  it.fails("[soak.repro.provider-gone-queued] a queued prompt refused while the provider respawns is closed with an outcome in the journal", async () => {
+  it("[soak.repro.provider-gone-queued] a queued prompt refused while the provider respawns is closed with an outcome in the journal", async () => {
     const { env, home, project } = workspace();
     const d = await daemon(env, ["--project-root", project, "--harness-config", "sandbox.enabled=false"]);
     const c = await TestClient.ui(d.socket, d.session_id);

@@ -234,10 +234,11 @@ describe("agent tools through the harness", () => {
     // The child's waiting message was closed with it, never sent.
     await until(() => k.committed("agent.outer_turn_finished", (d) => d.prompt_id === queued.prompt_id).length === 1, "the queued message closed");
     expect(k.committed("agent.outer_turn_finished", (d) => d.prompt_id === queued.prompt_id)[0]).toMatchObject({ outcome: "cancelled", rounds: 0 });
-    // The lead's wait was released with its turn: no late result entered its journal.
+    // The lead's wait was released with its turn: answered once, as cancelled, with no agent's result.
     await k.settled();
     expect(heads(p).filter((h) => h.agent_id === child)).toHaveLength(childRequests);
     expect(k.committed("provider.tool_result", (d) => d.call_id === "c2")).toHaveLength(0);
+    expect(k.committed("provider.tool_error", (d) => d.call_id === "c2").map((d) => d.error)).toEqual(["the wait was cancelled with its turn"]);
   });
 
   it("[agent-team.restore.validated-edges] a cold resume reattaches a child only by its valid creation record and folds watches back; a record naming another parent is no edge", async () => {

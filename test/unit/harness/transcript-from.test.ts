@@ -17,7 +17,7 @@ type Step = "submit_queue" | "submit_steer" | "round" | "answer_text" | "answer_
 const ev = (name: string, data: Record<string, unknown>): Event => ({ name, data: { agent_id: "a1", ...data } }) as unknown as Event;
 
 /** Turns drawn steps into a journal a harness could have written: each step is taken only when it fits. */
-function journal(steps: readonly Step[]): Event[] {
+function journal(drawn: ReadonlyArray<Step | readonly [Step, number]>): Event[] {
   const out: Event[] = [ev("agent.started", { ephemeral: false, creator: "ui" })];
   const queue: string[] = [];
   const steers: string[] = [];
@@ -25,9 +25,12 @@ function journal(steps: readonly Step[]): Event[] {
   let answered = false;
   let compaction: { id: string; cut: number; summarized: boolean } | undefined;
   let n = 0;
-  // A closed prefix: never between a call and its results.
-  const closed = () => turn === undefined || (turn.open.length === 0 && !answered) || (turn.open.length === 0 && answered);
-  for (const s of steps) {
+  // Where a cut may fall: before a round's start, after an answer without calls or a turn's end,
+  // and the end of the journal — never between a call and its results (a closed prefix).
+  const boundaries: number[] = [];
+  let lastCut = 0;
+  for (const d of drawn) {
+    const [s, pick] = typeof d === "string" ? [d, 0] : d;
     switch (s) {
       case "submit_queue":
       case "submit_steer": {
@@ -48,6 +51,7 @@ function journal(steps: readonly Step[]): Event[] {
         } else break;
         answered = false;
         steers.length = 0;
+        boundaries.push(out.length);
         out.push(ev("agent.prompt_started", { prompt_id: turn.id, round: turn.round, model: "m" }));
         break;
       case "answer_text":
@@ -68,13 +72,18 @@ function journal(steps: readonly Step[]): Event[] {
       case "finish":
         if (!turn || !answered || turn.open.length > 0) break;
         out.push(ev("agent.outer_turn_finished", { prompt_id: turn.id, outcome: "completed", rounds: turn.round + 1 }));
+        boundaries.push(out.length);
         turn = undefined;
         break;
-      case "compact_start":
-        if (compaction || !closed() || (turn && turn.open.length > 0)) break;
-        compaction = { id: `k${++n}`, cut: out.length, summarized: false };
+      case "compact_start": {
+        if (compaction || (turn && turn.open.length > 0)) break;
+        // Any closed boundary after the last cut, the end included (the real cut keeps a recent suffix).
+        const choices = [...boundaries.filter((b) => b > lastCut), out.length];
+        const cut = choices[pick % choices.length] as number;
+        compaction = { id: `k${++n}`, cut, summarized: false };
         out.push(ev("agent.compaction_started", { compaction_id: compaction.id, cut_seq: compaction.cut, trigger: "manual", model: "m" }));
         break;
+      }
       case "compact_summarize":
         if (!compaction || compaction.summarized) break;
         compaction.summarized = true;
@@ -83,6 +92,7 @@ function journal(steps: readonly Step[]): Event[] {
       case "compact_commit":
         if (!compaction?.summarized) break;
         out.push(ev("agent.compaction_committed", { compaction_id: compaction.id, cut_seq: compaction.cut }));
+        lastCut = compaction.cut;
         compaction = undefined;
         break;
       case "compact_fail":
@@ -101,7 +111,7 @@ function transcriptFrom(records: readonly Event[], from: number): TranscriptFold
   return f;
 }
 
-const step = (name: Step, weight: number) => ({ arbitrary: fc.constant(name), weight });
+const step = (name: Step, weight: number) => ({ arbitrary: fc.tuple(fc.constant(name), fc.nat(1000)), weight });
 // Weighted so that turns get far (rounds, tool calls, results) and compactions often open mid-turn.
 const steps = fc.array(
   fc.oneof(
