@@ -1314,6 +1314,11 @@ export type SandboxLaunch = {
   config_file?: PathText;
   /** `--approval never`: no prompt; a denial is refused at once with the suggested command. */
   approval?: SandboxApproval;
+  /**
+   * When the runtime is set up: at the extension's start, beside the first model request (the
+   * default), or at the first command (`tau dev print-*` previews, which must create nothing).
+   */
+  set_up?: "at_start" | "on_first_use";
 };
 
 /** Whether the sandbox may ask the user (`interactive`) or refuses at once with the fix (`non-interactive`). */

@@ -8,7 +8,7 @@ function codePointLength(s) {
 }
 exports.validateShellSettings = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShellSettings.json","type":"object","properties":{"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox as the run's command line set it up; the harness hands it over from its own configuration."}},"unevaluatedProperties":{"not":{}},"description":"`tau ext shell` (SPEC-shell-tools, SPEC-sandbox).","x-tau-settings":"shell"};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","examples":["./ci-sandbox.yaml"],"description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","default":"on-request","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."}},"unevaluatedProperties":{"not":{}}};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","examples":["./ci-sandbox.yaml"],"description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","default":"on-request","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."},"set_up":{"anyOf":[{"type":"string","const":"at_start"},{"type":"string","const":"on_first_use"}],"default":"at_start","description":"When the runtime is set up: at the extension's start, beside the first model request (the\ndefault), or at the first command (`tau dev print-*` previews, which must create nothing)."}},"unevaluatedProperties":{"not":{}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
 const func0 = codePointLength;
@@ -77,14 +77,95 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((key0 !== "enabled") && (key0 !== "config_file")) && (key0 !== "approval")){
+if(data.set_up !== undefined){
+let data3 = data.set_up;
+const _errs9 = errors;
 const _errs10 = errors;
+let valid3 = false;
+const _errs11 = errors;
+if(typeof data3 !== "string"){
+const err0 = {instancePath:instancePath+"/set_up",schemaPath:"#/properties/set_up/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if("at_start" !== data3){
+const err1 = {instancePath:instancePath+"/set_up",schemaPath:"#/properties/set_up/anyOf/0/const",keyword:"const",params:{allowedValue: "at_start"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+var _valid0 = _errs11 === errors;
+valid3 = valid3 || _valid0;
+const _errs13 = errors;
+if(typeof data3 !== "string"){
+const err2 = {instancePath:instancePath+"/set_up",schemaPath:"#/properties/set_up/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if("on_first_use" !== data3){
+const err3 = {instancePath:instancePath+"/set_up",schemaPath:"#/properties/set_up/anyOf/1/const",keyword:"const",params:{allowedValue: "on_first_use"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs13 === errors;
+valid3 = valid3 || _valid0;
+if(!valid3){
+const err4 = {instancePath:instancePath+"/set_up",schemaPath:"#/properties/set_up/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate1.errors = vErrors;
+return false;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "enabled") && (key0 !== "config_file")) && (key0 !== "approval")) && (key0 !== "set_up")){
+const _errs16 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs10 === errors;
-if(!valid3){
+var valid4 = _errs16 === errors;
+if(!valid4){
 break;
+}
 }
 }
 }

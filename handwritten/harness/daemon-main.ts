@@ -19,7 +19,7 @@ import type { HandoffSeed } from "./handoff-request.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
 import { compactionSettings } from "./compactor.js";
-import { preloadValidators } from "../../generated/index.js";
+import { preloadValidators, type ExtensionConfig, type SandboxLaunch } from "../../generated/index.js";
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -204,7 +204,8 @@ export async function printPreview(args: DaemonArgs, setup: DaemonSetup): Promis
   const harness = await Harness.open({ projectRoot: args.projectRoot, debugLog: false, configRoot: roots.config, warn: (m) => process.stderr.write(`tau: ${m}\n`) });
   const supervisor = superviseExtensions(harness, { tauCommand: selfCommand(), fileSecrets });
   try {
-    await supervisor.start(extensions);
+    // A preview creates nothing: the shell extension sets its sandbox up only if a command runs.
+    await supervisor.start(extensions.map(previewOnly));
     await harness.bus.settled(); // the survivors' tool registrations commit after activation
     process.stdout.write(`${harness.preview(args.print as "system-prompt" | "tools" | "prompt", args.printText ?? "")}\n`);
     return 0;
@@ -214,4 +215,11 @@ export async function printPreview(args: DaemonArgs, setup: DaemonSetup): Promis
   } finally {
     await supervisor.stop().catch(() => {});
   }
+}
+
+/** The first-party shell extension, told to set its sandbox up on first use only. */
+function previewOnly(e: ExtensionConfig): ExtensionConfig {
+  if (e.command.join(" ") !== "tau ext shell") return e;
+  const sandbox = (e.config?.sandbox ?? {}) as SandboxLaunch;
+  return { ...e, config: { ...(e.config ?? {}), sandbox: { ...sandbox, set_up: "on_first_use" } } };
 }

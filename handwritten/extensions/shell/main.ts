@@ -151,7 +151,7 @@ export async function main(): Promise<void> {
   // `shell` call finds it ready (or waits only for what is left). node:child_process, kept out of
   // start-up, is loaded with it.
   builtin("child_process");
-  void sandbox.start();
+  if (settings.sandbox?.set_up !== "on_first_use") void sandbox.start();
 }
 
 /** What the model reads about the sandbox in the `shell` tool's description. */

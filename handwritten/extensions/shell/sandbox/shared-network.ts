@@ -11,7 +11,7 @@
 import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { builtin } from "../../../startup/builtin.js";
-import { processStart, reapIfOrphaned } from "../tools/index.js";
+import { processStart, reapIfOrphaned, unrefPipe } from "../tools/index.js";
 
 /** The relays' ports inside the namespace: those the runtime's wrap points HTTP_PROXY and ALL_PROXY at. */
 const RELAY_PORTS = [3128, 1080] as const;
@@ -160,7 +160,7 @@ export class SharedNetwork {
     holder.once("exit", () => this.lost(holder));
     holder.unref();
     const info = holder.stdio[3] as import("node:stream").Readable | null;
-    (info as unknown as { unref?: () => void } | null)?.unref?.();
+    unrefPipe(info);
     const childPid = await new Promise<number | undefined>((resolve) => {
       let text = "";
       const timer = setTimeout(() => resolve(undefined), READY_TIMEOUT_MS);

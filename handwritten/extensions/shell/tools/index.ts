@@ -16,7 +16,7 @@ export * as limits from "./limits.js";
 export { shellTool, runShell, HeadTailBuffer, shellArgs, shellBody, shellResult, shellStatus } from "./shell.js";
 export type { ShellOutcome, ShellRunOptions } from "./shell.js";
 export { endStartedGroups } from "./process-groups.js";
-export { processStart, reapIfOrphaned, type Guarded } from "./reaper.js";
+export { processStart, reapIfOrphaned, unrefPipe, type Guarded } from "./reaper.js";
 export { readTool } from "./read.js";
 export { writeTool } from "./write.js";
 export { editTool, applyEdits } from "./edit.js";

@@ -113,7 +113,7 @@ class Reaper {
     });
     // Neither the reaper nor its pipe keeps this process alive.
     child.unref();
-    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    unrefPipe(child.stdin);
     this.child = child;
     return child;
   }
@@ -133,4 +133,10 @@ let reaper: Reaper | undefined;
 export function reapIfOrphaned(what: Guarded): () => void {
   reaper ??= new Reaper();
   return reaper.guard(what);
+}
+
+/** Lets a child's pipe (a socket underneath) stop keeping this process alive, where it can. */
+export function unrefPipe(stream: unknown): void {
+  const unref = (stream as { unref?: unknown } | null)?.unref;
+  if (typeof unref === "function") unref.call(stream);
 }
