@@ -37,7 +37,11 @@ export class RestoreCalls {
   /** Replays reading the journals now: the stream is never rewritten under one. */
   private readers = 0;
 
-  constructor(private readonly warn: (message: string) => void) {}
+  constructor(
+    private readonly warn: (message: string) => void,
+    /** Whether an agent is loaded: a call of one that is not can get no outcome, and is forgotten. */
+    private readonly isLoaded: (agentId: string) => boolean,
+  ) {}
 
   /** Calls still open, oldest first. */
   get calls(): OpenCall[] {
@@ -115,6 +119,7 @@ export class RestoreCalls {
   compact(log: EventLog, force = false): void {
     const size = log.size;
     if (this.readers > 0 || size === 0 || (!force && size <= Math.max(RESTORE_STREAM_COMPACT_BYTES, 2 * this.keptBytes))) return;
+    for (const call of this.open.values()) if (!this.isLoaded(call.agentId)) this.open.delete(call.callId);
     try {
       const kept = log.readAll().filter((r) => {
         const callId = (r.event.data as { call_id?: unknown }).call_id;

@@ -38,7 +38,7 @@ export class SessionJournals {
 
   constructor(private readonly port: SessionJournalsPort) {
     this.summary = new SessionSummaryFold(port.projectRoot);
-    this.restoreCalls = new RestoreCalls(port.warn);
+    this.restoreCalls = new RestoreCalls(port.warn, (agentId) => port.agents.has(agentId));
   }
 
   /** Opens the session journal and the restore stream; returns the session journal's records, folded into its summary. */
