@@ -513,6 +513,8 @@ export class Harness {
     // Checkpoints with the folds, so the next resume reads only what follows them.
     for (const agent of this.agents.values()) this.journals.checkpointAgent(agent);
     this.journals.checkpointSession(); // before closing, which would bind the end without the summary
+    // The restore stream keeps only calls still open, so the next resume reads next to nothing.
+    if (!this.store.memoryOnly) this.journals.restoreCalls.compact(this.journals.restoreLog, true);
     this.store.close();
     // Give background syncs a short chance at an orderly exit; nothing depends on their finishing.
     await this.writeback?.flush(500);

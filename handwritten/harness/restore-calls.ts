@@ -3,7 +3,6 @@
 // outcome (never running it again), and so that the stream keeps only what a resume needs — the
 // records of open calls — by rewriting itself without the finished ones once it grows past its bound.
 import type { EventLog, JournalRecord } from "../store/index.js";
-import { AGENT_TOOL_NAMES } from "./agent-tools.js";
 import { firstAtOrAfter } from "./history.js";
 import { recordEvent } from "./session-restore.js";
 import { HISTORY_READ_BYTES, RESTORE_STREAM_COMPACT_BYTES } from "./limits.js";
@@ -16,9 +15,9 @@ export interface OpenCall {
   readonly promptId?: string;
   readonly tool: string;
   /**
-   * What records the call's end in its agent's journal: `display` (`tool.result_display`, for every
-   * routed call) or `transcript` (`provider.tool_*`: a model's call of an agent tool, which the
-   * harness answers itself).
+   * What records the call's end in its agent's journal: for a model's call its transcript fact
+   * (`provider.tool_result` / `provider.tool_error`: every such call gets exactly one, an agent
+   * tool's from the harness itself), for an extension's call its `tool.result_display`.
    */
   readonly endsWith: "display" | "transcript";
   /** Requests of this id still owed an outcome (a refused reuse of a pending id counts too). */
@@ -57,13 +56,13 @@ export class RestoreCalls {
       known.owed++;
       return;
     }
-    const byModel = r.source.class === "harness";
+    const promptId = r.source.class === "harness" ? e.data.prompt_id : undefined;
     this.open.set(e.data.call_id, {
       agentId: e.data.agent_id,
       callId: e.data.call_id,
-      ...(byModel && e.data.prompt_id !== undefined ? { promptId: e.data.prompt_id } : {}),
+      ...(promptId !== undefined ? { promptId } : {}),
       tool: e.data.tool,
-      endsWith: byModel && AGENT_TOOL_NAMES.has(e.data.tool) ? "transcript" : "display",
+      endsWith: promptId !== undefined ? "transcript" : "display",
       owed: 1,
       requestedAt: r.recorded_at,
     });
@@ -121,10 +120,13 @@ export class RestoreCalls {
     if (this.readers > 0 || size === 0 || (!force && size <= Math.max(RESTORE_STREAM_COMPACT_BYTES, 2 * this.keptBytes))) return;
     for (const call of this.open.values()) if (!this.isLoaded(call.agentId)) this.open.delete(call.callId);
     try {
-      const kept = log.readAll().filter((r) => {
-        const callId = (r.event.data as { call_id?: unknown }).call_id;
-        return typeof callId === "string" && this.open.has(callId);
-      });
+      // Read a page at a time: only the open calls' records are held.
+      const kept: JournalRecord[] = [];
+      for (let at = 0, to = log.nextSeq; at < to; ) {
+        const page = log.readRange(at, to, HISTORY_READ_BYTES);
+        at += page.length;
+        for (const r of page) if (this.open.has(String(r.event.data.call_id))) kept.push(r);
+      }
       if (kept.length === log.nextSeq) {
         this.keptBytes = size;
         return;

@@ -61,11 +61,17 @@ describe("the restore stream", () => {
     expect(kept.filter((r) => r.event.data.call_id === "c-100").map((r) => r.event.name)).toEqual(["tool.request", "tool.started"]);
     expect(k.committed("tool.result_display")).toHaveLength(CALLS - 1);
 
-    // The daemon ends without the call's outcome; each resume sees the same journals.
+    // The daemon ends without the call's outcome. Each resume starts from the stream as it was while
+    // the daemon ran — finished calls not yet compacted out, as a SIGKILL would leave it — and the
+    // second one after the first had recorded the cut call's outcome: neither records it twice.
+    const running = fs.readFileSync(stream);
     kits.splice(0);
     await k.h.shutdown("requested");
+    expect(records(stream).map((r) => r.event.data.call_id)).toEqual(["c-100", "c-100"]); // compacted at shutdown
     const displays = (): JournalRecord[] => records(join(stateDir, "agents", agentId, "events.cbor")).filter((r) => r.event.name === "tool.result_display");
     for (let resume = 1; resume <= 2; resume++) {
+      fs.writeFileSync(stream, running);
+      fs.rmSync(join(stateDir, "sessions", k.h.sessionId, "restore-meta.json"), { force: true });
       const h = await Harness.open({ projectRoot: "/work/project", stateDir, resume: k.h.sessionId, debugLog: false });
       await h.bus.settled();
       const cut = displays().filter((r) => r.event.data.call_id === "c-100");
