@@ -85,11 +85,13 @@ export class RestoreCalls {
     const byAgent = new Map<string, OpenCall[]>();
     for (const call of this.open.values()) {
       if (!agentLogs.has(call.agentId)) this.open.delete(call.callId);
-      else byAgent.set(call.agentId, [...(byAgent.get(call.agentId) ?? []), call]);
+      else if (byAgent.has(call.agentId)) byAgent.get(call.agentId)?.push(call);
+      else byAgent.set(call.agentId, [call]);
     }
     for (const [agentId, calls] of byAgent) {
       const log = agentLogs.get(agentId) as EventLog;
       const to = log.nextSeq;
+      // Commit times ascend in a journal (as replay windows rely on): the outcomes follow the requests.
       let at = firstAtOrAfter(log, 0, to, Math.min(...calls.map((c) => c.requestedAt)));
       while (at < to) {
         const page = log.readRange(at, to, HISTORY_READ_BYTES);
