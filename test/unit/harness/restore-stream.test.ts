@@ -56,6 +56,7 @@ describe("the restore stream", () => {
     expect(largest).toBeLessThanOrEqual(RESTORE_STREAM_COMPACT_BYTES + recordBytes);
     expect(compactions).toBeGreaterThan(1);
     const kept = records(stream);
+    console.log(`[restore-stream.bounded] ${JSON.stringify({ calls: CALLS, largestBytes: largest, compactions, keptRecords: kept.length, endBytes: fs.statSync(stream).size })}`);
     expect(kept.length).toBeLessThan((RESTORE_STREAM_COMPACT_BYTES / 600) * 1.1);
     // The open call's request and start survived every compaction.
     expect(kept.filter((r) => r.event.data.call_id === "c-100").map((r) => r.event.name)).toEqual(["tool.request", "tool.started"]);
