@@ -20,10 +20,10 @@ import { mintId } from "./ids.js";
 import { PeerInbox, PeerOutbox } from "./peer-messaging.js";
 import type { Peer } from "./peers.js";
 import type { AgentFold } from "./agent-fold.js";
-import { openJournalHistory } from "./history.js";
 import { AgentTeam } from "./agent-team.js";
 import { Navigation } from "./navigation.js";
 import { SessionJournals, snapshotKey } from "./session-journals.js";
+import { CUT_CALL_ERROR } from "./restore-calls.js";
 import { SessionRequests, type NewAgent } from "./session-requests.js";
 import { HandoffRequests, type HandoffSeed } from "./handoff-request.js";
 import type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
@@ -154,7 +154,7 @@ export class Harness {
       warn: options.warn,
       snapshotKey,
       ephemeral: (e) => this.concernsEphemeral(e),
-      history: { open: (recent) => openJournalHistory(this.journals.historyLogs(), recent) },
+      history: { open: (recent) => this.journals.openHistory(recent) },
     });
     this.writeback = writeback;
     const warn = (m: string) => options.warn?.(m);
@@ -240,8 +240,22 @@ export class Harness {
       resumed: options.resume !== undefined,
       ephemeral: store.memoryOnly,
     });
-    if (options.resume) await h.prompts.settleRestored(new Map([...h.agents].map(([id, a]) => [id, a.fold])));
+    if (options.resume) {
+      await h.settleCutCalls();
+      await h.prompts.settleRestored(new Map([...h.agents].map(([id, a]) => [id, a.fold])));
+    }
     return h;
+  }
+
+  /**
+   * Cold restore: each call the restore stream holds open (requested, with no outcome in its agent's
+   * journal) was cut by the daemon's end; it ends with one recorded error and is never run again.
+   * The stream is then compacted, so a later resume finds only calls still owed an outcome.
+   */
+  private async settleCutCalls(): Promise<void> {
+    for (const call of this.journals.restoreCalls.calls) this.tools.endCut(call, CUT_CALL_ERROR);
+    await this.bus.settled();
+    this.journals.restoreCalls.compact(this.journals.restoreLog, true);
   }
 
   /** A handoff's replacement session: seeded once its extensions started (handoff-request.ts). */
@@ -285,6 +299,7 @@ export class Harness {
     for (const e of events) if (e.name === "session.agent_loaded" || e.name === "session.agent_unloaded") this.unloaded.add(e.data.agent_id);
     for (const id of members) this.unloaded.delete(id);
     this.team.restoreWatches(events);
+    this.journals.restoreCalls.reconcile(new Map([...this.agents].map(([id, a]) => [id, a.log])));
   }
 
   /**
@@ -498,6 +513,8 @@ export class Harness {
     // Checkpoints with the folds, so the next resume reads only what follows them.
     for (const agent of this.agents.values()) this.journals.checkpointAgent(agent);
     this.journals.checkpointSession(); // before closing, which would bind the end without the summary
+    // The restore stream keeps only calls still open, so the next resume reads next to nothing.
+    if (!this.store.memoryOnly) this.journals.restoreCalls.compact(this.journals.restoreLog, true);
     this.store.close();
     // Give background syncs a short chance at an orderly exit; nothing depends on their finishing.
     await this.writeback?.flush(500);

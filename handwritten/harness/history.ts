@@ -27,7 +27,7 @@ function recordedAt(log: EventLog, seq: number): number {
 }
 
 /** The first seq in [from, to) recorded at or after `since` (a binary search: commit times ascend). */
-function firstAtOrAfter(log: EventLog, from: number, to: number, since: number): number {
+export function firstAtOrAfter(log: EventLog, from: number, to: number, since: number): number {
   let lo = from;
   let hi = to;
   while (lo < hi) {

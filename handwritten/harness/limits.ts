@@ -19,5 +19,11 @@ export const HISTORY_PAGE_BYTES = 4 * 1024 * 1024;
  */
 export const REPLAY_WINDOW_BYTES = 2 * 1024 * 1024;
 
+/**
+ * Chosen: the restore stream is rewritten with only its open calls' records once it grows past this
+ * and past twice what its last rewrite kept (SPEC-journal-storage, "The restore stream").
+ */
+export const RESTORE_STREAM_COMPACT_BYTES = 1024 * 1024;
+
 /** Records a history reader takes from a journal per read while it merges the journals. */
 export const HISTORY_READ_BYTES = 64 * 1024;

@@ -4,13 +4,15 @@
 // history pages and an agent's last answer.
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Committed, Event } from "../bus/index.js";
+import type { Committed, Event, HistoryReader } from "../bus/index.js";
 import type { EventLog, JournalRecord, StateStore } from "../store/index.js";
 import { agentIdOf } from "../protocol/index.js";
 import { SessionSummaryFold } from "../sessions/index.js";
 import { foldAgentRecord } from "./agent-fold.js";
 import { lastAnswerOf } from "./agent-team.js";
 import { publisherToSource } from "./session-restore.js";
+import { openJournalHistory } from "./history.js";
+import { RestoreCalls } from "./restore-calls.js";
 import { CHECKPOINT_EVERY_BYTES, HISTORY_PAGE_BYTES, HISTORY_PAGE_MAX_EVENTS } from "./limits.js";
 import type { AgentState } from "./harness.js";
 
@@ -31,9 +33,12 @@ export class SessionJournals {
   private readonly summary: SessionSummaryFold;
   /** A session-journal append is not in the checkpoint's summary yet. */
   private checkpointDue = false;
+  /** The restore stream's open calls, and its compaction. */
+  readonly restoreCalls: RestoreCalls;
 
   constructor(private readonly port: SessionJournalsPort) {
     this.summary = new SessionSummaryFold(port.projectRoot);
+    this.restoreCalls = new RestoreCalls(port.warn, (agentId) => port.agents.has(agentId));
   }
 
   /** Opens the session journal and the restore stream; returns the session journal's records, folded into its summary. */
@@ -41,7 +46,8 @@ export class SessionJournals {
     const { store, sessionId } = this.port;
     const records: JournalRecord[] = [];
     this.sessionLog = store.openSession(sessionId, { onRecord: (r) => records.push(r) });
-    this.restoreLog = store.openRestore(sessionId, { resume: true });
+    // Read whole: it holds only open calls' records and what finished since its last compaction.
+    this.restoreLog = store.openRestore(sessionId, { onRecord: (r) => this.restoreCalls.noteRecord(r, null) });
     for (const r of records) this.summary.fold(r.event.name, r.event.data, r.recorded_at);
     return records;
   }
@@ -74,13 +80,15 @@ export class SessionJournals {
       this.summary.fold(c.name, c.data, c.recordedAt);
       this.checkpointSessionSoon();
     } else if (c.persistence === "restore") {
-      this.restoreLog.append(input);
+      this.restoreCalls.noteRecord(this.restoreLog.append(input), this.restoreLog.path);
+      this.restoreCalls.compact(this.restoreLog);
     } else if (c.persistence === "agent") {
       if (!agent) throw new Error(`no loaded agent ${agentId ?? "(none named)"} for ${c.name}`);
       const parent = agent.log.nextSeq === 0 ? null : agent.log.nextSeq - 1;
       const seq = agent.log.nextSeq;
       agent.log.append({ ...input, parent });
       foldAgentRecord(agent.fold, c, c.recordedAt);
+      this.restoreCalls.noteAgentRecord(c);
       this.port.agentRecordAppended(c, seq);
       // The creation record and the end of each turn get a checkpoint (the fold is simple and the
       // journal quiet then), and so does a round's end past CHECKPOINT_EVERY_BYTES in a long turn.
@@ -125,9 +133,27 @@ export class SessionJournals {
     }
   }
 
-  /** Every journal of the session, for replay: the session's, the restore stream, each agent's. */
-  historyLogs(): EventLog[] {
-    return [this.sessionLog, this.restoreLog, ...[...this.port.agents.values()].map((a) => a.log)];
+  /**
+   * Replayed history from every journal of the session: the session's, the restore stream, each
+   * agent's. The restore stream is not compacted while a replay reads it (its seqs would move).
+   */
+  openHistory(recent: number | undefined): HistoryReader {
+    const done = this.restoreCalls.reading();
+    try {
+      const reader = openJournalHistory([this.sessionLog, this.restoreLog, ...[...this.port.agents.values()].map((a) => a.log)], recent);
+      return {
+        omitted: reader.omitted,
+        next: () => reader.next(),
+        close: () => {
+          reader.close();
+          done();
+          this.restoreCalls.compact(this.restoreLog);
+        },
+      };
+    } catch (err) {
+      done();
+      throw err;
+    }
   }
 
   /**

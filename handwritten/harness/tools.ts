@@ -203,6 +203,14 @@ export class ToolRouter {
     }
   }
 
+  /**
+   * A call the daemon's end cut, found open at a resume: it ends with one error, as a call whose
+   * owner exited does, and is never run again (nothing is sent to any extension).
+   */
+  endCut(call: { callId: string; agentId: string; promptId?: string; tool: string }, error: string): void {
+    this.complete({ ...call, owner: "", generation: -1 }, "error", error);
+  }
+
   /** Cancellation reaches the owner as a directed tool.cancel_request, after the call it cancels. */
   cancelAgent(agentId: string): void {
     for (const call of this.pending.values()) {

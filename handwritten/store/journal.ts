@@ -170,6 +170,11 @@ export interface Journal<R extends SeqRecord> {
    * first, about `maxBytes` of frames (a page of history read backwards).
    */
   windowStart(end: number, maxRecords: number, maxBytes: number): number;
+  /**
+   * Replaces the whole journal with `records`, renumbered from seq 0, atomically (a file journal:
+   * temp file, sync, rename). Returns the new end (bytes for a file, records in memory).
+   */
+  rewrite(records: readonly R[]): number;
   close(): void;
 }
 
@@ -228,8 +233,8 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
   readonly path: string;
   /** Open, or undefined while given back to the pool (the writer lock stays held). */
   private openFd: number | undefined;
-  /** The file this writer opened: a descriptor opened again must be this very file, unchanged. */
-  private readonly identity: { dev: number; ino: number };
+  /** The file this writer opened (or renamed into place): a descriptor opened again must be this very file, unchanged. */
+  private identity: { dev: number; ino: number };
   readonly report: OpenReport;
   private _end: number;
   private _nextSeq: number;
@@ -377,6 +382,60 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     return { offset: start, bytes: frame.length, record: decoded };
   }
 
+  /**
+   * Replaces the whole journal with `records` (renumbered from seq 0), atomically: they are written
+   * and validated into a private temp file beside it, which is synced and renamed over the journal,
+   * and the folder is synced. Until the rename the journal is untouched; after it, the journal is
+   * exactly the new records. A crash at any point leaves one or the other, complete (a leftover temp
+   * file is truncated by the next rewrite). The writer lock is held throughout. Returns the new end.
+   */
+  rewrite(records: readonly R[]): number {
+    if (this.closed) throw new StoreError("journal_closed", `${this.path} is closed`);
+    if (this.poison !== undefined) throw new JournalPoisonedError(this.path, this.poison);
+    const tmp = `${this.path}.rewrite.tmp`;
+    const offsets: number[] = [];
+    let end = 0;
+    const out = withRoom(() => fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW, 0o600));
+    try {
+      records.forEach((r, seq) => {
+        const { frame } = prepare({ ...r, seq }, seq, { validate: this.opts.validate });
+        for (let written = 0; written < frame.length; ) {
+          const n = this.io.write(out, frame, written, frame.length - written, end + written);
+          if (!(n > 0)) throw new StoreError("journal_corrupt", `${tmp}: write made no progress at ${end + written}`);
+          written += n;
+        }
+        offsets.push(end);
+        end += frame.length;
+      });
+      fs.fdatasyncSync(out);
+    } finally {
+      fs.closeSync(out);
+    }
+    fs.renameSync(tmp, this.path);
+    // From here the file on disk is the new journal: failing to take it up poisons this writer
+    // (the next open reads the new file), never the bytes.
+    try {
+      syncFolder(path.dirname(this.path));
+      this.park();
+      const fd = withRoom(() => fs.openSync(this.path, fs.constants.O_RDWR | fs.constants.O_NOFOLLOW));
+      const st = fs.fstatSync(fd);
+      this.identity = { dev: st.dev, ino: st.ino };
+      this.openFd = fd;
+      makeRoomForDescriptor();
+      openDescriptors.add(this);
+    } catch (err) {
+      this.poison = err;
+      poisonedPaths.set(this.path, err);
+      throw err;
+    }
+    this._end = end;
+    this._nextSeq = records.length;
+    this._lastFrameOffset = offsets.length > 0 ? (offsets[offsets.length - 1] as number) : null;
+    this.index = new FrameIndex(this.io, () => this.fd, this.path);
+    offsets.forEach((at, seq) => this.index.noteFrame(seq, at));
+    return end;
+  }
+
   /** Restores the exact pre-append end; if that fails the journal is poisoned. */
   private rollback(start: number): void {
     try {
@@ -454,6 +513,16 @@ export class FileJournal<R extends SeqRecord> implements Journal<R> {
     this.park();
     this.closed = true;
     this.lock.release();
+  }
+}
+
+/** fsync of a folder, so a rename in it is durable. */
+function syncFolder(dir: string): void {
+  const fd = withRoom(() => fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY));
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
@@ -535,6 +604,13 @@ export class MemoryJournal<R extends SeqRecord> implements Journal<R> {
     this.records.push(decoded);
     this.pipeline.onRecord?.(decoded, -1);
     return decoded;
+  }
+  /** Replaces every record with `records`, renumbered from seq 0 (validated first, all or nothing). */
+  rewrite(records: readonly R[]): number {
+    if (this.closed) throw new StoreError("journal_closed", "memory journal is closed");
+    const decoded = records.map((r, seq) => prepare({ ...r, seq }, seq, { validate: this.pipeline.validate }).decoded);
+    this.records.splice(0, this.records.length, ...decoded);
+    return decoded.length;
   }
   readAll(): R[] {
     return [...this.records];

@@ -61,6 +61,10 @@ export class EventLog {
     writeJournalCheckpoint({ journal: this.journal.path, meta: this.checkpointFile }, this.journal.end, this.journal.nextSeq, fold, this.journal.anchors());
     this.checkpointedEnd = this.journal.end;
   }
+  /** The journal's size in bytes (0 in memory). */
+  get size(): number {
+    return this.journal instanceof FileJournal ? this.journal.end : 0;
+  }
   /** Bytes appended since the last checkpoint this log wrote (or since it was opened). */
   get bytesSinceCheckpoint(): number {
     if (!(this.journal instanceof FileJournal)) return 0;
@@ -83,6 +87,19 @@ export class EventLog {
   }
   readAll(): JournalRecord[] {
     return this.journal.readAll();
+  }
+  /**
+   * Replaces the journal with `records`, renumbered from seq 0, atomically (journal.ts `rewrite`),
+   * and binds a fresh checkpoint to the new file (the old one named the file it replaced).
+   */
+  rewrite(records: readonly JournalRecord[]): void {
+    this.journal.rewrite(records);
+    this.checkpointedEnd = -1;
+    try {
+      this.checkpoint();
+    } catch {
+      // derived: a resume scans the journal without one
+    }
   }
   close(): void {
     // A journal closed without a fresh checkpoint gets one that binds its end (no fold): listing

@@ -161,4 +161,44 @@ describe("journal across processes", () => {
     expect(stats.records).toBeGreaterThan(0);
     // About 45 s on 2 loaded cores; it exceeded the 60 s default when another suite ran alongside.
   }, 180_000);
+  it("[journal.rewrite.sigkill-child] a child rewriting a journal in a loop, SIGKILLed at random moments, always leaves exactly the old or the new records", async () => {
+    const lanes = 2;
+    const roundsPerLane = 30;
+    let seed = 0x2e3717e;
+    const rand = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const texts = (name: string, n: number) => Array.from({ length: n }, (_, seq) => `${name}-${seq}`.padEnd(600, "."));
+    const a = texts("a", 40);
+    const b = texts("b", 7);
+    const seen = { a: 0, b: 0, rounds: 0 };
+    const lane = async () => {
+      const file = tempDir() + "/restore-events.cbor";
+      const first = FileJournal.open<JournalRecord>(file, pipeline);
+      a.forEach((text, seq) => first.append({ seq, event: { name: "agent.message", data: { text } }, parent: null, source: { class: "harness" }, recorded_at: 1 }));
+      first.close();
+      for (let round = 0; round < roundsPerLane; round++) {
+        // Every third round the child kills itself right after a random write syscall (mid-frame of the temp file).
+        const selfKill = round % 3 === 2 ? [String(1 + Math.floor(rand() * 60))] : [];
+        const c = start(["rewrite", file, ...selfKill]);
+        await c.ready.catch(() => undefined);
+        // timing-under-test: a random moment mid-rewrite to SIGKILL at is what this crash test explores
+        await sleep(rand() * 25);
+        c.proc.kill("SIGKILL");
+        await c.exited;
+        // Never a torn or mixed journal: the rename is the only step that changes it.
+        const ro = replayJournal<JournalRecord>(file, pipeline);
+        expect(ro.tornTail).toBeNull();
+        const got = ro.records.map((r) => r.event.data.text);
+        expect([a, b]).toContainEqual(got);
+        ro.records.forEach((r, i) => expect(r.seq).toBe(i));
+        seen[got.length === a.length ? "a" : "b"]++;
+        seen.rounds++;
+      }
+    };
+    await Promise.all(Array.from({ length: lanes }, () => lane()));
+    console.log(`[journal.rewrite.sigkill-child] ${JSON.stringify(seen)}`);
+    expect(seen.rounds).toBe(lanes * roundsPerLane);
+  }, 180_000);
 });

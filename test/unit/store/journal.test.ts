@@ -241,4 +241,42 @@ describe("framed journal", () => {
     expect(m.readAll().map((r) => r.seq)).toEqual([0, 1]);
     expect(m.path).toBeNull();
   });
+  it("[journal.rewrite.atomic-every-failure] a rewrite failing at every byte of its new file leaves the journal byte-identical and usable; one that succeeds leaves exactly the new records", () => {
+    const { file, bytes } = journalWith(6, "old");
+    const state: { failAt: number | null } = { failAt: null };
+    const j = open(file, { io: failingIo(state) });
+    // The records kept: two of the six, renumbered from 0 (a restore stream's records have no parent).
+    const kept = [3, 5].map((n) => ({ ...rec(n, `old-${n}`), parent: null }));
+    const newBytes = kept.reduce((sum, r, seq) => sum + encodeFrame({ ...r, seq }).length, 0);
+    for (let k = 0; k < newBytes; k++) {
+      state.failAt = k;
+      expect(() => j.rewrite(kept)).toThrow(InjectedWriteError);
+      expect(fs.readFileSync(file).equals(bytes), `failure at byte ${k} of the new file`).toBe(true);
+      expect(j.nextSeq).toBe(6);
+      expect(j.end).toBe(bytes.length);
+      expect(j.poisoned).toBe(false);
+    }
+    state.failAt = null;
+    expect(j.readRange(4, 6).map((r) => r.event.data.text)).toEqual(["old-4", "old-5"]);
+    expect(j.rewrite(kept)).toBe(newBytes);
+    expect(j.nextSeq).toBe(2);
+    expect(j.readAll().map((r) => [r.seq, r.event.data.text])).toEqual([[0, "old-3"], [1, "old-5"]]);
+    j.append({ ...rec(2, "after"), parent: null });
+    expect(j.readRange(1, 3).map((r) => r.event.data.text)).toEqual(["old-5", "after"]);
+    j.close();
+    const r = replayJournal<JournalRecord>(file, pipeline);
+    expect(r.records.map((x) => [x.seq, x.event.data.text])).toEqual([[0, "old-3"], [1, "old-5"], [2, "after"]]);
+    expect(r.tornTail).toBeNull();
+    // A record the validator refuses fails the rewrite before anything is renamed.
+    const again = open(file);
+    const before = fs.readFileSync(file);
+    expect(() => again.rewrite([{ ...rec(0), event: { name: "", data: {} } } as JournalRecord])).toThrow(RecordInvalidError);
+    expect(fs.readFileSync(file).equals(before)).toBe(true);
+    again.close();
+    // In memory: the same renumbering, all or nothing.
+    const m = new MemoryJournal<JournalRecord>(pipeline);
+    for (let n = 0; n < 4; n++) m.append(rec(n, `m-${n}`));
+    m.rewrite([{ ...rec(2, "m-2"), parent: null }]);
+    expect(m.readAll().map((x) => [x.seq, x.event.data.text])).toEqual([[0, "m-2"]]);
+  });
 });
