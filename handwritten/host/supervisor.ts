@@ -266,47 +266,7 @@ export class Supervisor {
   private onMessage(i: Instance, generation: number, conn: Connection, m: WireMessage): void {
     if (i.generation !== generation || i.goneGeneration === generation) return;
     i.counters.messages++;
-    if (i.phase === "starting") {
-      if (m.message !== "hello" || m.payload.role !== "extension") {
-        this.fail(i, "did not start with hello");
-        return this.kill(i);
-      }
-      const verdict = compareRevision(m.payload.revision);
-      if (verdict === "incompatible") {
-        refuseContentFree(conn, undefined, "revision_mismatch");
-        this.fail(i, `speaks protocol ${m.payload.revision.major}.${m.payload.revision.minor}, not ${REVISION.major}.x`);
-        return this.kill(i);
-      }
-      if (verdict === "compatible" && !i.warnedRevision) {
-        i.warnedRevision = true; // once per instance, not once per respawn
-        this.host.notice("warning", `extension "${i.name}" speaks protocol ${m.payload.revision.major}.${m.payload.revision.minor}; tau speaks ${REVISION.major}.${REVISION.minor}, continuing`, true, i.name);
-      }
-      const secrets: Record<string, string> = {};
-      for (const name of i.config.secrets ?? []) {
-        const value = this.host.resolveSecret(name);
-        if (value === undefined) {
-          this.fail(i, `secret "${name}" is not set`);
-          return this.kill(i);
-        }
-        secrets[name] = value;
-      }
-      i.phase = "configuring";
-      this.host.attach(generation, i.envelope(), conn);
-      conn.send({
-        message: "configure",
-        payload: {
-          revision: { ...REVISION },
-          instance: i.name,
-          kind: i.kind,
-          tool_prefix: i.config.tool_prefix ?? "",
-          state_dir: this.host.stateDirFor(i.name),
-          session_id: this.host.sessionId,
-          config: i.config.config ?? {},
-          secrets,
-        },
-      });
-      return;
-    }
+    if (i.phase === "starting") return this.greeted(i, generation, conn, m);
     // The requests spec/ declares for extensions; UI-only ones from an extension are silently denied.
     if (this.requests.handle(conn, "extension", m, { i, conn })) return;
     switch (m.message) {
@@ -348,6 +308,51 @@ export class Supervisor {
         // UI-only requests from an extension are silently denied.
         return;
     }
+  }
+
+  /**
+   * An extension's first message: `hello` with a revision tau speaks, then its secrets resolved and
+   * its configuration sent; anything else fails and ends it.
+   */
+  private greeted(i: Instance, generation: number, conn: Connection, m: WireMessage): void {
+    if (m.message !== "hello" || m.payload.role !== "extension") {
+      this.fail(i, "did not start with hello");
+      return this.kill(i);
+    }
+    const verdict = compareRevision(m.payload.revision);
+    if (verdict === "incompatible") {
+      refuseContentFree(conn, undefined, "revision_mismatch");
+      this.fail(i, `speaks protocol ${m.payload.revision.major}.${m.payload.revision.minor}, not ${REVISION.major}.x`);
+      return this.kill(i);
+    }
+    if (verdict === "compatible" && !i.warnedRevision) {
+      i.warnedRevision = true; // once per instance, not once per respawn
+      this.host.notice("warning", `extension "${i.name}" speaks protocol ${m.payload.revision.major}.${m.payload.revision.minor}; tau speaks ${REVISION.major}.${REVISION.minor}, continuing`, true, i.name);
+    }
+    const secrets: Record<string, string> = {};
+    for (const name of i.config.secrets ?? []) {
+      const value = this.host.resolveSecret(name);
+      if (value === undefined) {
+        this.fail(i, `secret "${name}" is not set`);
+        return this.kill(i);
+      }
+      secrets[name] = value;
+    }
+    i.phase = "configuring";
+    this.host.attach(generation, i.envelope(), conn);
+    conn.send({
+      message: "configure",
+      payload: {
+        revision: { ...REVISION },
+        instance: i.name,
+        kind: i.kind,
+        tool_prefix: i.config.tool_prefix ?? "",
+        state_dir: this.host.stateDirFor(i.name),
+        session_id: this.host.sessionId,
+        config: i.config.config ?? {},
+        secrets,
+      },
+    });
   }
 
   /** `extension_notice_request`: a live-only `extension.notice`, `critical` capped to `warning`. */

@@ -132,77 +132,88 @@ function projection(opts: TraceOptions, out: Staging, libs: FormatLibraries): Pr
       let n = 0;
       return { ...base, add: (r) => (n++, out.write(toonItem(toon, compactRecord(r, full, agent)))), head: () => toonHeader(n) };
     }
-    case "perf": {
-      let perf = new PerfProjection(opts.priceOf);
-      let member: WorkflowAgent | undefined;
-      const totals: AgentTotals[] = [];
-      return {
-        ...base,
-        begin: (m) => ((perf = new PerfProjection(opts.priceOf)), (member = m)),
-        add: (r, e) => perf.add(e, r.recorded_at),
-        endAgent: () => {
-          perf.lines(multi ? (member?.parent ?? null) : undefined).forEach((l) => out.write(l));
-          if (perf.totals) totals.push(perf.totals);
-        },
-        end: () => {
-          if (multi && opts.workflow?.[0]) out.write(workflowLine(opts.workflow[0].agentId, totals));
-        },
-      };
-    }
+    case "perf":
+      return perfProjection(opts, out, base);
     case "otlp": {
       const otlp = libs.otlp;
       if (!otlp) throw new Error("the OTLP serializers are not loaded");
-      const counts = { traces: 0, spans: 0 };
-      let batch: unknown[] = [];
-      const request = () => {
-        const bytes = otlp.protobuf.serializeRequest(batch);
-        if (!bytes) throw new TraceError("the OTLP serializer produced no request");
-        const len = Buffer.alloc(4);
-        len.writeUInt32LE(bytes.length);
-        out.writeBytes(len);
-        out.writeBytes(bytes);
-        batch = [];
-      };
-      const emit = (spans: unknown[]) => {
-        counts.traces++;
-        counts.spans += spans.length;
-        if (!opts.otlpRequests) {
-          const bytes = otlp.json.serializeRequest(spans);
-          if (!bytes) throw new TraceError("the OTLP serializer produced no output");
-          out.write(jsonText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")) + "\n");
-          return;
-        }
-        batch.push(...spans);
-        if (batch.length >= OTLP_SPANS_PER_REQUEST) request();
-      };
-      // A workflow's children link to their creating calls: each parent watches those calls' spans.
-      const creations = new Set((opts.workflow ?? []).flatMap((m) => (m.parent ? [m.parent.callId] : [])));
-      const callSpans = new Map<string, { traceId: string; spanId: string }>();
-      let p = new OtlpProjection(emit, opts.priceOf);
-      return {
-        begin: (m) => {
-          const origin = m.parent ? { ...m.parent, span: callSpans.get(`${m.parent.agentId}\u0000${m.parent.callId}`) ?? null } : undefined;
-          p = new OtlpProjection(emit, opts.priceOf, { watchCalls: creations, ...(origin ? { origin } : {}) });
-          agent = m.agentId;
-        },
-        add: (r, e) => p.add(e, r.recorded_at),
-        endAgent: () => {
-          p.end();
-          for (const [call, span] of p.callSpans) callSpans.set(`${agent}\u0000${call}`, span);
-        },
-        end: () => {
-          if (batch.length > 0) request();
-        },
-        head: () => "",
-        get traces() {
-          return counts.traces;
-        },
-        get spans() {
-          return counts.spans;
-        },
-      };
+      return otlpProjection(opts, out, otlp);
     }
   }
+}
+
+/** The perf projection: one agent's lines at its end; a workflow's summary line last. */
+function perfProjection(opts: TraceOptions, out: Staging, base: Omit<Projection, "add">): Projection {
+  const multi = opts.workflow !== undefined;
+  let perf = new PerfProjection(opts.priceOf);
+  let member: WorkflowAgent | undefined;
+  const totals: AgentTotals[] = [];
+  return {
+    ...base,
+    begin: (m) => ((perf = new PerfProjection(opts.priceOf)), (member = m)),
+    add: (r, e) => perf.add(e, r.recorded_at),
+    endAgent: () => {
+      perf.lines(multi ? (member?.parent ?? null) : undefined).forEach((l) => out.write(l));
+      if (perf.totals) totals.push(perf.totals);
+    },
+    end: () => {
+      if (multi && opts.workflow?.[0]) out.write(workflowLine(opts.workflow[0].agentId, totals));
+    },
+  };
+}
+
+/** The OTLP projection: one JSON line per trace, or length-prefixed protobuf requests of at most OTLP_SPANS_PER_REQUEST spans. */
+function otlpProjection(opts: TraceOptions, out: Staging, otlp: NonNullable<FormatLibraries["otlp"]>): Projection {
+  let agent: string | undefined;
+  const counts = { traces: 0, spans: 0 };
+  let batch: unknown[] = [];
+  const request = () => {
+    const bytes = otlp.protobuf.serializeRequest(batch);
+    if (!bytes) throw new TraceError("the OTLP serializer produced no request");
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(bytes.length);
+    out.writeBytes(len);
+    out.writeBytes(bytes);
+    batch = [];
+  };
+  const emit = (spans: unknown[]) => {
+    counts.traces++;
+    counts.spans += spans.length;
+    if (!opts.otlpRequests) {
+      const bytes = otlp.json.serializeRequest(spans);
+      if (!bytes) throw new TraceError("the OTLP serializer produced no output");
+      out.write(jsonText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")) + "\n");
+      return;
+    }
+    batch.push(...spans);
+    if (batch.length >= OTLP_SPANS_PER_REQUEST) request();
+  };
+  // A workflow's children link to their creating calls: each parent watches those calls' spans.
+  const creations = new Set((opts.workflow ?? []).flatMap((m) => (m.parent ? [m.parent.callId] : [])));
+  const callSpans = new Map<string, { traceId: string; spanId: string }>();
+  let p = new OtlpProjection(emit, opts.priceOf);
+  return {
+    begin: (m) => {
+      const origin = m.parent ? { ...m.parent, span: callSpans.get(`${m.parent.agentId}\u0000${m.parent.callId}`) ?? null } : undefined;
+      p = new OtlpProjection(emit, opts.priceOf, { watchCalls: creations, ...(origin ? { origin } : {}) });
+      agent = m.agentId;
+    },
+    add: (r, e) => p.add(e, r.recorded_at),
+    endAgent: () => {
+      p.end();
+      for (const [call, span] of p.callSpans) callSpans.set(`${agent}\u0000${call}`, span);
+    },
+    end: () => {
+      if (batch.length > 0) request();
+    },
+    head: () => "",
+    get traces() {
+      return counts.traces;
+    },
+    get spans() {
+      return counts.spans;
+    },
+  };
 }
 
 /**

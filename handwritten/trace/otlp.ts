@@ -251,50 +251,15 @@ export class OtlpProjection {
         p.source = e.data.source;
         return;
       }
-      case "agent.prompt_started": {
-        const p = this.prompt(e.data.prompt_id, at);
-        p.started ??= at;
-        const provider = e.data.provider;
-        const attributes: Attributes = { [GEN_AI.operation]: "chat", ...(provider ? endpointAttributes(provider) : {}), "tau.round": e.data.round };
-        if (e.data.model !== undefined) attributes[GEN_AI.requestModel] = e.data.model;
-        if (this.sessionId) attributes[GEN_AI.conversationId] = this.sessionId;
-        const spanId = id(8, "tau.span", this.agentId, p.id, "round", e.data.round, p.rounds.length);
-        p.rounds.push({ round: e.data.round, model: e.data.model, provider, finishReason: null, spanId, start: at, end: null, attributes, events: [], error: null });
-        return;
-      }
+      case "agent.prompt_started":
+        return this.roundStarted(e.data, at);
       case "provider.retry_scheduled": {
         const r = this.prompt(e.data.prompt_id, at).rounds.findLast((x) => x.round === e.data.round && x.end === null);
         r?.events.push({ name: "tau.retry_scheduled", time: hrTime(at), attributes: { "tau.retry.attempt": e.data.attempt, "tau.retry.delay_ms": e.data.delay_ms, [GEN_AI.errorType]: e.data.error_class }, droppedAttributesCount: 0 });
         return;
       }
-      case "provider.response_finished": {
-        const p = this.prompt(e.data.prompt_id, at);
-        const r = p.rounds.findLast((x) => x.round === e.data.round && x.end === null);
-        if (!r) return;
-        r.end = at;
-        r.finishReason = e.data.finish_reason;
-        const a = r.attributes;
-        a[GEN_AI.responseModel] = e.data.model;
-        a[GEN_AI.finishReasons] = [e.data.finish_reason];
-        const u = e.data.usage;
-        if (u) {
-          const sums: UsageSums = { input: u.input_tokens, output: u.output_tokens, cacheRead: u.cache_read_tokens, cacheCreation: u.cache_write_tokens, reasoning: u.reasoning_tokens };
-          Object.assign(a, usageAttributes(sums));
-          p.usage = addUsage(p.usage, sums);
-        }
-        const cost = roundCost(this.prices, e.data.model, u, e.data.cost);
-        if (cost) {
-          a[TAU_COST_USD] = cost.usd;
-          a["tau.usage.cost_source"] = cost.source;
-          p.cost = (p.cost ?? 0) + cost.usd;
-        }
-        for (const c of e.data.tool_calls) {
-          const spanId = id(8, "tau.span", this.agentId, p.id, "call", c.call_id);
-          p.tools.set(c.call_id, { spanId, start: at, end: null, attributes: { [GEN_AI.operation]: "execute_tool", [GEN_AI.toolName]: c.tool, [GEN_AI.toolCallId]: c.call_id, [GEN_AI.toolType]: "function" }, error: false });
-          if (this.workflow.watchCalls?.has(c.call_id) && !this.callSpans.has(c.call_id)) this.callSpans.set(c.call_id, { traceId: p.traceId, spanId });
-        }
-        return;
-      }
+      case "provider.response_finished":
+        return this.responseFinished(e.data, at);
       case "provider.response_failed": {
         const r = this.prompt(e.data.prompt_id, at).rounds.findLast((x) => x.round === e.data.round && x.end === null);
         if (!r) return;
@@ -326,6 +291,47 @@ export class OtlpProjection {
         this.emit(this.spans(p, false));
         return;
       }
+    }
+  }
+
+  /** A round's `chat` span opened. */
+  private roundStarted(data: Event<"agent.prompt_started">["data"], at: number): void {
+    const p = this.prompt(data.prompt_id, at);
+    p.started ??= at;
+    const provider = data.provider;
+    const attributes: Attributes = { [GEN_AI.operation]: "chat", ...(provider ? endpointAttributes(provider) : {}), "tau.round": data.round };
+    if (data.model !== undefined) attributes[GEN_AI.requestModel] = data.model;
+    if (this.sessionId) attributes[GEN_AI.conversationId] = this.sessionId;
+    const spanId = id(8, "tau.span", this.agentId, p.id, "round", data.round, p.rounds.length);
+    p.rounds.push({ round: data.round, model: data.model, provider, finishReason: null, spanId, start: at, end: null, attributes, events: [], error: null });
+  }
+
+  /** A round's span closed with its model, usage and cost; its tool calls' spans opened. */
+  private responseFinished(data: Event<"provider.response_finished">["data"], at: number): void {
+    const p = this.prompt(data.prompt_id, at);
+    const r = p.rounds.findLast((x) => x.round === data.round && x.end === null);
+    if (!r) return;
+    r.end = at;
+    r.finishReason = data.finish_reason;
+    const a = r.attributes;
+    a[GEN_AI.responseModel] = data.model;
+    a[GEN_AI.finishReasons] = [data.finish_reason];
+    const u = data.usage;
+    if (u) {
+      const sums: UsageSums = { input: u.input_tokens, output: u.output_tokens, cacheRead: u.cache_read_tokens, cacheCreation: u.cache_write_tokens, reasoning: u.reasoning_tokens };
+      Object.assign(a, usageAttributes(sums));
+      p.usage = addUsage(p.usage, sums);
+    }
+    const cost = roundCost(this.prices, data.model, u, data.cost);
+    if (cost) {
+      a[TAU_COST_USD] = cost.usd;
+      a["tau.usage.cost_source"] = cost.source;
+      p.cost = (p.cost ?? 0) + cost.usd;
+    }
+    for (const c of data.tool_calls) {
+      const spanId = id(8, "tau.span", this.agentId, p.id, "call", c.call_id);
+      p.tools.set(c.call_id, { spanId, start: at, end: null, attributes: { [GEN_AI.operation]: "execute_tool", [GEN_AI.toolName]: c.tool, [GEN_AI.toolCallId]: c.call_id, [GEN_AI.toolType]: "function" }, error: false });
+      if (this.workflow.watchCalls?.has(c.call_id) && !this.callSpans.has(c.call_id)) this.callSpans.set(c.call_id, { traceId: p.traceId, spanId });
     }
   }
 

@@ -141,6 +141,15 @@ export function removeRecovery(path: string): void {
   rmSync(path, { force: true });
 }
 
+/** Deletes the recovery file; a failure is reported through `warn`, never thrown (SPEC-handoff). */
+export function removeRecoveryWarn(path: string, warn: (text: string) => void): void {
+  try {
+    removeRecovery(path);
+  } catch (err) {
+    warn(`the handoff's recovery file ${path} could not be deleted: ${(err as Error).message}`);
+  }
+}
+
 /**
  * The dossier the replacement session receives: a first line naming both sessions, the model's
  * content, then every deferred prompt under its marker, in order.

@@ -42,6 +42,24 @@ const errorCode = (v: string | null): string => (v !== null && /^[a-z0-9_.-]{1,6
  * wrong or missing `state` is answered 400 and ignored, so another local process cannot end or
  * steer the sign-in; an `error` redirect with the right state ends it.
  */
+/** The issuer's authorization address the user opens: a code flow with PKCE (S256) back to `redirectUri`. */
+function authorizeUrl(issuer: URL, redirectUri: string, challenge: string, state: string): URL {
+  const authorize = new URL(`${issuer.pathname.replace(/\/+$/, "")}/oauth/authorize`, issuer);
+  for (const [k, v] of Object.entries({
+    response_type: "code",
+    client_id: OAUTH_CLIENT_ID,
+    redirect_uri: redirectUri,
+    scope: "openid profile email offline_access",
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    id_token_add_organizations: "true",
+    codex_cli_simplified_flow: "true",
+    state,
+  }))
+    authorize.searchParams.set(k, v);
+  return authorize;
+}
+
 export async function browserLogin(egress: EgressPolicy, authUrl: string, o: BrowserLoginOptions): Promise<OAuthTokens> {
   const issuer = issuerUrl(authUrl);
   const { verifier, challenge } = pkcePair();
@@ -93,19 +111,7 @@ export async function browserLogin(egress: EgressPolicy, authUrl: string, o: Bro
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : o.port;
   const redirectUri = `http://localhost:${port}${BROWSER_LOGIN_CALLBACK}`;
-  const authorize = new URL(`${issuer.pathname.replace(/\/+$/, "")}/oauth/authorize`, issuer);
-  for (const [k, v] of Object.entries({
-    response_type: "code",
-    client_id: OAUTH_CLIENT_ID,
-    redirect_uri: redirectUri,
-    scope: "openid profile email offline_access",
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-    id_token_add_organizations: "true",
-    codex_cli_simplified_flow: "true",
-    state,
-  }))
-    authorize.searchParams.set(k, v);
+  const authorize = authorizeUrl(issuer, redirectUri, challenge, state);
   const maxWaitMs = o.maxWaitMs ?? DEVICE_LOGIN_MAX_MS;
   const timer = setTimeout(() => settle?.reject(new OAuthError(`the sign-in was not completed within ${Math.round(maxWaitMs / 60_000)} minutes`)), maxWaitMs);
   try {

@@ -91,10 +91,8 @@ function jsonText(value: unknown): string {
   return "";
 }
 
-async function searchWithRipgrep(rg: string, query: GrepQuery, rootIsFile: boolean): Promise<GrepOutcome> {
-  // ripgrep matches --glob relative to its own working directory: run it in the searched folder.
-  const cwd = rootIsFile ? dirname(query.root) : query.root;
-  const target = rootIsFile ? `./${basename(query.root)}` : ".";
+/** ripgrep's arguments for a query of `target`: no configuration or ignore files but the project's, JSON out. */
+function ripgrepArgs(query: GrepQuery, target: string): string[] {
   const args = [
     "--no-config",
     "--json",
@@ -113,6 +111,14 @@ async function searchWithRipgrep(rg: string, query: GrepQuery, rootIsFile: boole
   else args.push("--case-sensitive");
   if (query.literal === true) args.push("--fixed-strings");
   args.push("--regexp", query.pattern, "--", target);
+  return args;
+}
+
+async function searchWithRipgrep(rg: string, query: GrepQuery, rootIsFile: boolean): Promise<GrepOutcome> {
+  // ripgrep matches --glob relative to its own working directory: run it in the searched folder.
+  const cwd = rootIsFile ? dirname(query.root) : query.root;
+  const target = rootIsFile ? `./${basename(query.root)}` : ".";
+  const args = ripgrepArgs(query, target);
   const env = withoutSecrets();
   delete env.RIPGREP_CONFIG_PATH;
   return new Promise<GrepOutcome>((resolve, reject) => {

@@ -1,5 +1,6 @@
 // The `read` tool: a line range of a text file with line numbers, bounded per line and in total,
 // read in chunks so neither a huge file nor a huge line is ever held whole (SPEC-shell-tools).
+import type { FileHandle } from "node:fs/promises";
 import {
   BINARY_SNIFF_BYTES,
   MAX_PATH_CHARS,
@@ -50,6 +51,17 @@ function finishLine(pieces: Buffer[], totalBytes: number): { text: string; cut: 
 }
 
 /** Reads lines `offset` … `offset + limit - 1` (1-based) of a regular file. */
+/** Refuses a binary file, judged by its first BINARY_SNIFF_BYTES (read again when the first chunk was shorter). */
+async function refuseBinary(handle: FileHandle, chunk: Buffer, size: number, shown: string): Promise<void> {
+  let sniff = chunk;
+  if (chunk.length < BINARY_SNIFF_BYTES && chunk.length < size) {
+    const more = Buffer.alloc(BINARY_SNIFF_BYTES);
+    const { bytesRead: n } = await handle.read(more, 0, BINARY_SNIFF_BYTES, 0);
+    sniff = more.subarray(0, n);
+  }
+  if (looksBinary(sniff)) throw new ToolError("failed", `Cannot read ${shown}: it is a binary file.`);
+}
+
 export async function readRange(absolute: string, shown: string, offset: number, limit: number, signal: AbortSignal, access?: FileAccess): Promise<ReadRange> {
   const { handle } = await openForRead(absolute, shown, "read", access);
   try {
@@ -94,13 +106,7 @@ export async function readRange(absolute: string, shown: string, offset: number,
       const chunk = buffer.subarray(0, bytesRead);
       if (!sniffed) {
         sniffed = true;
-        let sniff = chunk;
-        if (chunk.length < BINARY_SNIFF_BYTES && chunk.length < info.size) {
-          const more = Buffer.alloc(BINARY_SNIFF_BYTES);
-          const { bytesRead: n } = await handle.read(more, 0, BINARY_SNIFF_BYTES, 0);
-          sniff = more.subarray(0, n);
-        }
-        if (looksBinary(sniff)) throw new ToolError("failed", `Cannot read ${shown}: it is a binary file.`);
+        await refuseBinary(handle, chunk, info.size, shown);
       }
       position += bytesRead;
       let start = 0;

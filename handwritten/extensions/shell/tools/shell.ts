@@ -282,6 +282,54 @@ async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void
  * normal exit, background processes keep running but their output is read only for
  * `SHELL_POST_EXIT_DRAIN_MS` more.
  */
+/**
+ * The command's output into `buffer`, and its recent part to `onProgress` at most once an interval.
+ * The first report comes no sooner than one interval after the start: a command that ends sooner
+ * is reported by its result alone.
+ */
+function progressReporter(buffer: HeadTailBuffer, onProgress: ((text: string) => void) | undefined): { onData(chunk: Buffer): void; stop(): void } {
+  let progressTimer: NodeJS.Timeout | undefined;
+  let lastProgress = Date.now();
+  const emitProgress = (): void => {
+    progressTimer = undefined;
+    lastProgress = Date.now();
+    try {
+      onProgress?.(buffer.recent(SHELL_PROGRESS_MAX_BYTES));
+    } catch {
+      // A failing progress sink never affects the command.
+    }
+  };
+  return {
+    onData(chunk: Buffer): void {
+      buffer.push(chunk);
+      if (onProgress === undefined || progressTimer !== undefined) return;
+      const wait = lastProgress + SHELL_PROGRESS_INTERVAL_MS - Date.now();
+      progressTimer = setTimeout(emitProgress, Math.max(0, wait));
+    },
+    stop(): void {
+      if (progressTimer !== undefined) clearTimeout(progressTimer);
+    },
+  };
+}
+
+/** What a finished command comes to: its collected output and how it ended. */
+function outcomeOf(buffer: HeadTailBuffer, end: { exitCode: number | null; signal: NodeJS.Signals | null; reason: "timeout" | "cancel" | undefined; pid: number }): ShellOutcome {
+  const collected = buffer.finish();
+  return {
+    output: collected.text,
+    exitCode: end.exitCode,
+    signal: end.signal,
+    timedOut: end.reason === "timeout",
+    cancelled: end.reason === "cancel",
+    truncated: collected.truncated,
+    totalBytes: collected.totalBytes,
+    omittedBytes: collected.omittedBytes,
+    omittedLines: collected.omittedLines,
+    peakRetainedBytes: buffer.peakRetainedBytes,
+    pid: end.pid,
+  };
+}
+
 export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
   const buffer = new HeadTailBuffer(options.headBytes, options.tailBytes);
   return new Promise<ShellOutcome>((resolve, reject) => {
@@ -302,28 +350,9 @@ export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
     trackGroup(pid);
     let reason: "timeout" | "cancel" | undefined;
     let killTimer: NodeJS.Timeout | undefined;
-    let progressTimer: NodeJS.Timeout | undefined;
-    // The first report comes no sooner than one interval after the start: a command that ends
-    // sooner is reported by its result alone.
-    let lastProgress = Date.now();
-
-    const emitProgress = (): void => {
-      progressTimer = undefined;
-      lastProgress = Date.now();
-      try {
-        options.onProgress?.(buffer.recent(SHELL_PROGRESS_MAX_BYTES));
-      } catch {
-        // A failing progress sink never affects the command.
-      }
-    };
-    const onData = (chunk: Buffer): void => {
-      buffer.push(chunk);
-      if (options.onProgress === undefined || progressTimer !== undefined) return;
-      const wait = lastProgress + SHELL_PROGRESS_INTERVAL_MS - Date.now();
-      progressTimer = setTimeout(emitProgress, Math.max(0, wait));
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
+    const progress = progressReporter(buffer, options.onProgress);
+    child.stdout.on("data", progress.onData);
+    child.stderr.on("data", progress.onData);
     const streamsClosed = Promise.all([
       new Promise<void>((r) => child.stdout.once("close", () => r())),
       new Promise<void>((r) => child.stderr.once("close", () => r())),
@@ -359,22 +388,9 @@ export function runShell(options: ShellRunOptions): Promise<ShellOutcome> {
           while (groupAlive(pid) && Date.now() < deadline) await sleep(20);
         }
         if (killTimer !== undefined) clearTimeout(killTimer);
-        if (progressTimer !== undefined) clearTimeout(progressTimer);
+        progress.stop();
         forgetEmptyGroups();
-        const collected = buffer.finish();
-        resolve({
-          output: collected.text,
-          exitCode: code,
-          signal,
-          timedOut: reason === "timeout",
-          cancelled: reason === "cancel",
-          truncated: collected.truncated,
-          totalBytes: collected.totalBytes,
-          omittedBytes: collected.omittedBytes,
-          omittedLines: collected.omittedLines,
-          peakRetainedBytes: buffer.peakRetainedBytes,
-          pid,
-        });
+        resolve(outcomeOf(buffer, { exitCode: code, signal, reason, pid }));
       })();
     });
   });

@@ -1,0 +1,94 @@
+// `:handoff ARGS` from a UI (SPEC-handoff): start, status, the user's answer to a ready agent,
+// cancel, and recovery of what a crashed handoff left.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Extension } from "../../sdk/index.js";
+import { contentProblem, readRecovery, removeRecovery } from "./recovery.js";
+import { DOSSIER_MAX_CHARS, type Handoff } from "./handoff.js";
+
+/** Serves `handoff.command_request`: the answer's text, or the error's message as the refusal. */
+export function serveHandoffCommand(ext: Extension, h: Handoff): void {
+  ext.serve("handoff.command_request", async ({ agent_id, args }) => ({ text: (await command(h, agent_id, args)).slice(0, 1024) }));
+}
+
+function command(h: Handoff, agentId: string, args: readonly string[]): string | Promise<string> {
+  const [verb = "start", sub] = args;
+  const a = h.active;
+  switch (verb) {
+    case "start":
+      return h.start(agentId, true);
+    case "status":
+      return h.statusLine(a?.agentId ?? agentId);
+    case "ready":
+      if (!a || a.phase !== "confirming") throw new Error("no handoff is waiting for your confirmation");
+      h.go(a);
+      return "handoff: going ahead; prompts you type now are deferred into the new session";
+    case "wait":
+      if (!a || a.phase !== "confirming") throw new Error("no handoff is waiting for your confirmation");
+      return "handoff: still waiting; :handoff ready when you are, :handoff cancel to stop";
+    case "cancel":
+      if (!a) throw new Error("no handoff is under way");
+      if (a.phase === "cutover") throw new Error("the replacement session is being created; it is too late to cancel");
+      h.end(a, "cancelled");
+      return `handoff cancelled; ${a.deferred.length} deferred prompt(s) sent to the agent`;
+    case "recover":
+      return recover(h, agentId, sub);
+    default:
+      throw new Error("usage: :handoff [start|status|ready|wait|cancel|recover [resume|abandon]]");
+  }
+}
+
+/** The dossier a crashed cutover left in the project, when its first line names this handoff's new session. */
+function leftDossier(h: Handoff, newSession: string): string | undefined {
+  const { project, sessionId } = h.c;
+  const path = join(project, ".tau", `handoff_${sessionId}.md`);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  return text.split("\n", 1)[0] === `# Handoff from session ${sessionId} to session ${newSession}` && contentProblem(text, DOSSIER_MAX_CHARS * 2) === undefined ? text : undefined;
+}
+
+/**
+ * `:handoff recover`: shows, resumes or abandons what a crashed handoff left. Resuming is itself
+ * crash-safe: a cutover whose replacement exists is only recorded (the harness finds it by its
+ * lineage and creates nothing again), one whose dossier was written is completed, and otherwise
+ * the deferred prompts are released to the agent skipping those its journal already holds.
+ */
+async function recover(h: Handoff, agentId: string, sub: string | undefined): Promise<string> {
+  const { recoveryPath, roots } = h.c;
+  if (h.active) throw new Error(`a handoff is under way (${h.active.phase}); :handoff cancel ends it`);
+  const r = readRecovery(recoveryPath);
+  if (!r) return "no handoff recovery file for this session";
+  const crossed = r.newSession !== undefined && h.handedOff.has(r.newSession);
+  const what = `recovery file ${recoveryPath}: phase ${r.phase}, ${r.deferred.length} deferred prompt(s)${crossed ? `, already handed off to ${r.newSession}` : ""}`;
+  if (sub === undefined) return `${what}; :handoff recover resume or :handoff recover abandon`;
+  if (sub === "abandon") {
+    removeRecovery(recoveryPath);
+    return `${what}: abandoned and deleted`;
+  }
+  if (sub !== "resume") throw new Error("usage: :handoff recover [resume|abandon]");
+  // The replacement exists: its dossier holds the prompts, so none is sent here again.
+  if (crossed) {
+    removeRecovery(recoveryPath);
+    return `${what}: nothing to send; deleted`;
+  }
+  const target = r.agent || agentId;
+  if (r.phase === "cutover" && r.newSession !== undefined) {
+    const dossier = leftDossier(h, r.newSession);
+    if (dossier !== undefined) {
+      const result = await h.requestCutover(target, r.newSession, dossier);
+      if (!result.ok) throw new Error(`${what}: the cutover could not be completed (${result.error ?? "refused"}); the file is kept`);
+      removeRecovery(recoveryPath);
+      return `${what}: cutover completed; the work continues in session ${r.newSession} (tau attach ${r.newSession}); deleted`;
+    }
+    if (existsSync(join(roots.state, "sessions", r.newSession, "events.cbor"))) {
+      removeRecovery(recoveryPath);
+      return `${what}: session ${r.newSession} exists; nothing to send; deleted`;
+    }
+  }
+  const sent = await h.releases.release(target, r.deferred, r.phase === "releasing" ? r.releaseBase : undefined);
+  return `${what}: ${sent} prompt(s) sent to agent ${target}, in order (${r.deferred.length - sent} already sent before); deleted`;
+}

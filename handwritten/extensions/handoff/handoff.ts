@@ -1,0 +1,290 @@
+// One session's handoff (SPEC-handoff) as it runs: requested of the agent, its answer, the user's
+// prompts deferred while it writes the dossier, the cutover to the replacement session, or its end
+// without one. The recovery file holds each step, so a crash loses no deferred prompt.
+import { existsSync, mkdirSync, openSync, closeSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { RequestError, ToolFailure, type Extension } from "../../sdk/index.js";
+import type { HandoffSettings } from "../../../generated/index.js";
+import type { Roots } from "../../config/index.js";
+import { ID_RANDOM_BYTES, formatId } from "../../startup/launch-facts.js";
+import { randomHex } from "../../startup/random.js";
+import { fillTemplate, resolveTemplate, type TemplateName } from "./templates.js";
+import { assembleDossier, formatRecovery, readRecovery, removeRecoveryWarn, writeAtomic, type RecoveryPhase, type RecoveryState } from "./recovery.js";
+import { DeferredRelease } from "./release.js";
+
+/** Submitted dossier content is at most this many characters. */
+export const DOSSIER_MAX_CHARS = 1024 * 1024;
+/** At most this many prompts are deferred in one window; later ones are refused with a notice. */
+export const DEFERRED_MAX = 256;
+
+export interface Settings {
+  autoPercent: number;
+  criticalPercent: number;
+  reminderMs: number;
+  writerAttempts: number;
+  writerRetryMs: number;
+}
+
+/** The settings spec/ declares (HandoffSettings, checked before this), each with its default. */
+export function settingsOf(s: HandoffSettings): Settings {
+  return {
+    autoPercent: s.auto_percent ?? 0,
+    criticalPercent: s.critical_percent ?? 90,
+    reminderMs: s.reminder_ms ?? 120_000,
+    writerAttempts: s.writer_attempts ?? 3,
+    writerRetryMs: s.writer_retry_ms ?? 1000,
+  };
+}
+
+type Phase = Exclude<RecoveryPhase, "releasing">;
+
+/**
+ * Fault injection for the crash tests (GATE-handoff, handoff.crash.*): with TAU_HANDOFF_HOLD_AT set
+ * to a step's name, the extension announces the step with a notice and stops there for good, so a
+ * test can SIGKILL the daemon at exactly that point. Unset (always, outside those tests): no effect.
+ */
+const HOLD_AT = process.env.TAU_HANDOFF_HOLD_AT;
+export type PromptKind = "call" | "reminder" | "writer";
+
+export interface Active {
+  readonly agentId: string;
+  readonly manual: boolean;
+  phase: Phase;
+  readonly key: string;
+  deferred: string[];
+  newSession?: string;
+  submissionId?: string;
+  submitted: boolean;
+  writerAttempts: number;
+  callPromptId?: string;
+  writerPromptId?: string;
+  reminded: boolean;
+  reminder?: NodeJS.Timeout;
+  retry?: NodeJS.Timeout;
+}
+
+/** What a handoff runs in: the extension, its settings and where this session's files are. */
+export interface HandoffContext {
+  readonly ext: Extension;
+  readonly settings: Settings;
+  readonly roots: Roots;
+  readonly project: string;
+  readonly sessionId: string;
+  readonly recoveryPath: string;
+}
+
+export class Handoff {
+  /** The handoff under way (one at a time per session). */
+  active: Active | undefined;
+  private intercepting = false;
+  /** Kinds of the prompts this extension asked for, in order; each `agent.prompt_submitted` of ours takes the first. */
+  readonly expected: Array<{ kind: PromptKind; agentId: string }> = [];
+  /** Successors recorded in this session's journal (`session.handed_off`). */
+  readonly handedOff = new Set<string>();
+  /** Context usage per agent (`agent.stats_updated`), and automatic attempts since the last compaction. */
+  readonly usage = new Map<string, { tokens: number; window?: number }>();
+  readonly autoAttempts = new Map<string, number>();
+  readonly releases: DeferredRelease;
+
+  constructor(readonly c: HandoffContext) {
+    this.releases = new DeferredRelease({
+      ext: c.ext,
+      sessionId: c.sessionId,
+      recoveryPath: c.recoveryPath,
+      asked: (agentId) => this.expected.filter((x) => x.agentId === agentId).length,
+      hold: (step) => this.hold(step),
+      warn: (text) => this.warn(text),
+    });
+  }
+
+  tool(name: string): string {
+    return `${this.c.ext.configuration.tool_prefix}${name}`;
+  }
+
+  warn(text: string): void {
+    this.c.ext.notice("warning", text.slice(0, 1024));
+  }
+
+  async hold(step: string): Promise<void> {
+    if (HOLD_AT !== step) return;
+    this.c.ext.notice("info", `handoff held at ${step} (TAU_HANDOFF_HOLD_AT)`);
+    await new Promise<never>(() => {});
+  }
+
+  private report(): void {
+    const a = this.active;
+    if (!a) return;
+    void this.c.ext.emit("handoff.state_reported", { agent_id: a.agentId, phase: a.phase, deferred: a.deferred.length, text: this.statusLine(a.agentId).slice(0, 1024) });
+  }
+
+  private reportIdle(agentId: string): void {
+    void this.c.ext.emit("handoff.state_reported", { agent_id: agentId, phase: "idle", deferred: 0, text: "no handoff" });
+  }
+
+  private save(a: Active): void {
+    const state: RecoveryState = { session: this.c.sessionId, agent: a.agentId, phase: a.phase, deferred: a.deferred, ...(a.newSession ? { newSession: a.newSession } : {}) };
+    writeAtomic(this.c.recoveryPath, formatRecovery(state));
+  }
+
+  setPhase(a: Active, phase: Phase): void {
+    a.phase = phase;
+    this.save(a);
+    this.report();
+  }
+
+  private prompt(agentId: string, kind: PromptKind, text: string, onlyTools?: string[]): void {
+    this.expected.push({ kind, agentId });
+    void this.c.ext.emit("agent.internal_prompt_request", { agent_id: agentId, mode: "queue", text, ...(onlyTools ? { only_tools: onlyTools } : {}) });
+  }
+
+  private usageText(agentId: string): string {
+    const u = this.usage.get(agentId);
+    if (!u) return "context usage unknown";
+    if (!u.window) return `context ${u.tokens} tokens (window unknown)`;
+    return `context ${u.tokens} of ${u.window} tokens (${Math.round((u.tokens / u.window) * 100)}%)`;
+  }
+
+  statusLine(agentId: string): string {
+    const { settings } = this.c;
+    const auto = settings.autoPercent > 0 ? `automatic at ${settings.autoPercent}% then ${settings.criticalPercent}% (attempts ${this.autoAttempts.get(agentId) ?? 0} of 2)` : "automatic start off";
+    const state = this.active ? `handoff ${this.active.phase}, ${this.active.deferred.length} deferred prompt(s)` : "no handoff";
+    return `${state}; ${this.usageText(agentId)}; ${auto}`;
+  }
+
+  /** Holds the user's prompts of the deferral window by intercepting them before they commit. */
+  private ensureIntercepting(): void {
+    if (this.intercepting) return;
+    this.intercepting = true;
+    this.c.ext.intercept(["ui.prompt_submit", "ui.compact_request"], -100, (e) => {
+      const a = this.active;
+      const agentId = typeof e.data.agent_id === "string" ? e.data.agent_id : undefined;
+      if (!a || agentId !== a.agentId || !(a.phase === "deferring" || a.phase === "writing" || a.phase === "cutover")) return { action: "pass" };
+      if (e.name === "ui.compact_request") {
+        this.warn("compaction is refused while a handoff is under way; :handoff cancel ends it");
+        return { action: "drop" };
+      }
+      const text = e.data.text;
+      if (typeof text !== "string") return { action: "pass" };
+      if (a.deferred.length >= DEFERRED_MAX) {
+        this.warn(`this handoff already holds ${DEFERRED_MAX} deferred prompts; this one was not taken`);
+        return { action: "drop" };
+      }
+      // Captured and on disk before the drop is answered: a crash from here on loses nothing.
+      a.deferred.push(text);
+      try {
+        this.save(a);
+      } catch (err) {
+        a.deferred.pop();
+        this.warn(`the prompt could not be deferred (${(err as Error).message}); it was sent as usual`);
+        return { action: "pass" };
+      }
+      this.report();
+      return { action: "drop" };
+    });
+  }
+
+  start(agentId: string, manual: boolean): string {
+    const { roots, sessionId, recoveryPath } = this.c;
+    if (this.active) throw new ToolFailure(`a handoff is already under way (${this.active.phase}); one at a time per session`);
+    // An ephemeral session keeps no journal to link the replacement to.
+    if (!existsSync(join(roots.state, "sessions", sessionId, "events.cbor"))) throw new ToolFailure("an ephemeral session cannot be handed off");
+    if (this.releases.busy) throw new ToolFailure("the last handoff's deferred prompts are still being handed to the agent; start again once it has taken them");
+    if (readRecovery(recoveryPath) !== undefined) throw new ToolFailure("a handoff of this session left a recovery file; :handoff recover shows it, then resume or abandon it");
+    const a: Active = { agentId, manual, phase: "requested", key: randomHex(16), deferred: [], submitted: false, writerAttempts: 0, reminded: false };
+    this.active = a;
+    this.ensureIntercepting();
+    this.save(a);
+    this.report();
+    this.sendCall(a, "call");
+    return `handoff requested for agent ${agentId}: the agent is asked to get ready once it is idle`;
+  }
+
+  sendCall(a: Active, kind: "call" | "reminder"): void {
+    const call = resolveTemplate("call.md", { project: this.c.project, config: this.c.roots.config }, (t) => this.warn(t));
+    const text = fillTemplate(call.text, { key: a.key, go_tool: this.tool("handoff_go"), go_deferred_tool: a.manual ? this.tool("handoff_go_deferred") : this.tool("handoff_go") });
+    this.prompt(a.agentId, kind, kind === "reminder" ? `Reminder: a handoff is waiting for your answer.\n\n${text}` : text);
+  }
+
+  go(a: Active): void {
+    if (a.reminder) clearTimeout(a.reminder);
+    a.newSession = formatId("s", Date.now(), randomHex(ID_RANDOM_BYTES));
+    this.setPhase(a, "deferring");
+    this.sendWriter(a);
+  }
+
+  sendWriter(a: Active): void {
+    const { roots, sessionId } = this.c;
+    a.writerAttempts++;
+    a.submissionId = randomHex(8);
+    const template: TemplateName = "dossier.md";
+    const t = resolveTemplate(template, { project: this.c.project, config: roots.config }, (w) => this.warn(w));
+    const text = fillTemplate(t.text, {
+      submission_id: a.submissionId,
+      submit_tool: this.tool("handoff_submit"),
+      journal_path: join(roots.state, "agents", a.agentId, "events.cbor"),
+      source_session: sessionId,
+    });
+    this.prompt(a.agentId, "writer", text, [this.tool("handoff_submit")]);
+  }
+
+  /** Ends the handoff without a cutover: the deferred prompts go to the agent, in order, once. */
+  end(a: Active, why: string): void {
+    if (a.reminder) clearTimeout(a.reminder);
+    if (a.retry) clearTimeout(a.retry);
+    this.active = undefined;
+    void this.releases.release(a.agentId, a.deferred).catch((err: unknown) => this.warn(`the handoff's deferred prompts: ${(err as Error).message}`));
+    this.reportIdle(a.agentId);
+    if (why !== "") this.c.ext.notice("info", `handoff ended: ${why}`.slice(0, 1024));
+  }
+
+  private writeDossierFile(dossier: string): string {
+    const dir = join(this.c.project, ".tau");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const path = join(dir, `handoff_${this.c.sessionId}.md`);
+    // Exclusive: an existing dossier of this session is never overwritten.
+    const fd = openSync(path, "wx", 0o600);
+    try {
+      writeSync(fd, dossier);
+    } finally {
+      closeSync(fd);
+    }
+    return path;
+  }
+
+  async submit(a: Active, content: string): Promise<string> {
+    a.submitted = true;
+    const target = a.newSession as string;
+    this.setPhase(a, "cutover");
+    const dossier = assembleDossier({ source: this.c.sessionId, target, content, deferred: a.deferred });
+    let file: string;
+    try {
+      file = this.writeDossierFile(dossier);
+    } catch (err) {
+      this.end(a, `the dossier file could not be written (${(err as Error).message})`);
+      throw new ToolFailure(`the handoff failed: the dossier file could not be written (${(err as Error).message})`);
+    }
+    await this.hold("dossier");
+    const result = await this.requestCutover(a.agentId, target, dossier);
+    if (!result.ok) {
+      this.end(a, `the replacement session was not created (${result.error ?? "refused"})`);
+      throw new ToolFailure(`the handoff failed: ${result.error ?? "refused"}`);
+    }
+    this.active = undefined;
+    await this.hold("cutover");
+    removeRecoveryWarn(this.c.recoveryPath, (t) => this.warn(t));
+    this.reportIdle(a.agentId);
+    return `handoff complete: the work continues in session ${target} (dossier: ${file}). End your turn now.`;
+  }
+
+  /**
+   * Asks the harness for the replacement session (SPEC-handoff); a refusal carries the harness's
+   * reason. When the harness goes away first there is no answer: this process is leaving, and the
+   * recovery file must stay as it is for `:handoff recover`, so nothing settles.
+   */
+  requestCutover(agentId: string, target: string, dossier: string): Promise<{ ok: boolean; error?: string }> {
+    return this.c.ext.request("session.handoff_request", { agent_id: agentId, session_id: target, dossier }).then(
+      () => ({ ok: true }),
+      (err: unknown) => (err instanceof RequestError && err.failure === "refused" ? { ok: false, error: err.message } : new Promise<never>(() => {})),
+    );
+  }
+}
