@@ -4,7 +4,8 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
-import { tauHome } from "./daemon.js";
+import { replayJournal, validateJournalRecord, type JournalRecord } from "../../handwritten/store/index.js";
+import { TestClient, startDaemon, tauHome, waitFor, type StartedDaemon } from "./daemon.js";
 import { FakeOpenAI } from "./fake-openai.js";
 
 /**
@@ -23,14 +24,17 @@ export function useFakeOpenAI(set: (server: FakeOpenAI) => void, o: { perTest?: 
   });
 }
 
-/** Cleanups run after each test, newest first. Call at the top level of a test file. */
-export function useCleanups(): Array<() => void> {
-  const cleanups: Array<() => void> = [];
-  afterEach(() => {
-    while (cleanups.length) cleanups.pop()?.();
+/** Cleanups run after each test, newest first (an asynchronous one is awaited). Call at the top level of a test file. */
+export function useCleanups(): Array<() => unknown> {
+  const cleanups: Array<() => unknown> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()?.();
   });
   return cleanups;
 }
+
+/** What a test undoes after it, newest first (see useCleanups). */
+export type Cleanups = Array<() => unknown>;
 
 export interface Workspace {
   readonly env: NodeJS.ProcessEnv;
@@ -42,13 +46,18 @@ export interface Workspace {
  * A fresh TAU_HOME (removed by `cleanups`) with `harnessYaml` as its harness.yaml — by default
  * the default extensions with the fake server's model — and an empty project folder.
  */
-export function workspaceIn(cleanups: Array<() => void>, harnessYaml = "model: fake-model\n"): Workspace {
+export function workspaceIn(cleanups: Cleanups, harnessYaml = "model: fake-model\n"): Workspace {
   const h = tauHome();
   cleanups.push(h.dispose);
   writeFileSync(join(h.home, "config", "harness.yaml"), harnessYaml);
   const project = join(h.home, "project");
   mkdirSync(project);
   return { env: h.env, home: h.home, project };
+}
+
+/** The OPENAI_* variables that point tau's default provider at `fake`, model `fake-model`. */
+export function openaiEnv(fake: FakeOpenAI, apiKey = "sk-test"): NodeJS.ProcessEnv {
+  return { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: apiKey, OPENAI_MODEL: "fake-model" };
 }
 
 /** The pid and every descendant of it, from /proc. */
@@ -66,4 +75,65 @@ export function processTree(root: number): number[] {
   const out = [root];
   for (let i = 0; i < out.length; i++) for (const [pid, ppid] of parentOf) if (ppid === out[i]) out.push(pid);
   return out;
+}
+
+/** The provider extension against a loopback server (chat completions), serving `models`. */
+export function providerExtension(baseUrl: string, models: Array<Record<string, unknown>> = [{ id: "fake-model" }], name = "provider"): Record<string, unknown> {
+  return { name, kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: baseUrl, models }, startup_timeout_seconds: 30 };
+}
+
+/** The shell tool extension, required. */
+export const SHELL_EXTENSION = { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 } as const;
+
+/**
+ * A harness.yaml (JSON) whose model is `fake-model` at `fake`: the provider extension serving
+ * `models`, then the shell unless `shell: false`, then `extensions`; `settings` are further
+ * top-level keys (roles, compaction, agent_limits, …).
+ */
+export function agentHarnessYaml(
+  fake: FakeOpenAI,
+  o: { models?: Array<Record<string, unknown>>; shell?: boolean; extensions?: unknown[]; settings?: Record<string, unknown> } = {},
+): string {
+  const extensions = [providerExtension(fake.baseUrl, o.models), ...(o.shell === false ? [] : [SHELL_EXTENSION]), ...(o.extensions ?? [])];
+  return JSON.stringify({ model: "fake-model", extensions, ...o.settings });
+}
+
+/** SIGKILLs a process and every descendant of it, the root first (as a crash of it: its children exiting first would be observed). */
+export function killTree(pid: number): void {
+  for (const p of processTree(pid)) {
+    try {
+      process.kill(p, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** `tau daemon --detach` with `args`; its whole process tree is SIGKILLed by `cleanups`. */
+export async function daemonIn(cleanups: Cleanups, env: NodeJS.ProcessEnv, args: string[] = []): Promise<StartedDaemon> {
+  const d = await startDaemon(env, args);
+  cleanups.push(() => killTree(d.pid));
+  return d;
+}
+
+/**
+ * A UI attached to the daemon's session (closed by `cleanups`), subscribed live to everything,
+ * once the session has a model and the `tools` have registered.
+ */
+export async function attachUi(cleanups: Cleanups, d: StartedDaemon, o: { tools?: string[] } = {}): Promise<TestClient> {
+  const c = await TestClient.ui(d.socket, d.session_id);
+  cleanups.push(() => c.close());
+  const tools = o.tools ?? [];
+  c.send({ message: "subscribe", payload: { historical: ["harness.models_available", ...(tools.length > 0 ? ["tool.register"] : [])], live: ["*"] } });
+  await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000, "the session's models");
+  for (const tool of tools) await waitFor(() => c.deliveries().some((x) => x.name === "tool.register" && x.data.name === tool), `tool ${tool} to register`, 30_000);
+  return c;
+}
+
+/** An agent's journal (state/agents/ID/events.cbor in the tau home), every record validated. */
+export function agentJournalFile(home: string, agentId: string): string {
+  return join(home, "state", "agents", agentId, "events.cbor");
+}
+export function agentJournal(home: string, agentId: string): JournalRecord[] {
+  return replayJournal<JournalRecord>(agentJournalFile(home, agentId), { validate: validateJournalRecord }).records;
 }
