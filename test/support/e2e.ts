@@ -98,6 +98,21 @@ export function agentHarnessYaml(
   return JSON.stringify({ model: "fake-model", extensions, ...o.settings });
 }
 
+/** A loopback model server for this test, closed by `cleanups`. */
+export async function fakeOpenAIIn(cleanups: Cleanups): Promise<FakeOpenAI> {
+  const fake = await FakeOpenAI.start();
+  cleanups.push(() => fake.close());
+  return fake;
+}
+
+/** A fresh tau home (removed by `cleanups`) whose one extension is the provider `llm` against `fake`, serving the `models` ids. */
+export function providerHome(cleanups: Cleanups, fake: FakeOpenAI, models: string[] = ["m"]): { home: string; env: NodeJS.ProcessEnv } {
+  const h = tauHome();
+  cleanups.push(h.dispose);
+  writeFileSync(join(h.home, "config", "harness.yaml"), JSON.stringify({ extensions: [providerExtension(fake.baseUrl, models.map((id) => ({ id })), "llm")] }));
+  return { home: h.home, env: h.env };
+}
+
 /** SIGKILLs a process and every descendant of it, the root first (as a crash of it: its children exiting first would be observed). */
 export function killTree(pid: number): void {
   for (const p of processTree(pid)) {

@@ -3,7 +3,7 @@
 // prompt's hint and the status line (GATE-tui-experience).
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { has, ready, seen, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { waitFor } from "../../support/wait.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 
@@ -13,18 +13,10 @@ const cleanups = useCleanups();
 
 function workspace(harnessYaml?: string): Workspace {
   const w = harnessYaml === undefined ? workspaceIn(cleanups) : workspaceIn(cleanups, harnessYaml);
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(w, fake);
 }
 
-function start(w: Workspace, args: string[] = [], size: { cols?: number; rows?: number } = {}): PtyTau {
-  const t = spawnTau(args, { env: w.env, cwd: w.project, ...size });
-  cleanups.push(() => t.kill());
-  return t;
-}
-
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-const seen = (text: string) => (_screen: string[], all: string[]) => all.some((l) => l.includes(text));
-const ready = has(" · ready");
+const start = (w: Workspace, args: string[] = [], size: { cols?: number; rows?: number } = {}): PtyTau => startTau(cleanups, w, args, size);
 
 /** The emulator's cell at the first occurrence of `text` (scrollback included). */
 function cellOf(t: PtyTau, text: string) {

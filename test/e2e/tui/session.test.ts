@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { emulate, spawnTau, type PtyTau } from "../../support/pty.js";
+import { emulate, has, ready, seen, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { waitFor } from "../../support/wait.js";
 import { HOSTILE } from "../../support/hostile.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
@@ -17,20 +17,10 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): Workspace {
-  const w = workspaceIn(cleanups);
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(workspaceIn(cleanups), fake);
 }
 
-function start(w: Workspace, args: string[] = [], size: { cols?: number; rows?: number } = {}): PtyTau {
-  const t = spawnTau(args, { env: w.env, cwd: w.project, ...size });
-  cleanups.push(() => t.kill());
-  return t;
-}
-
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-/** Anywhere in scrollback or on the screen. */
-const seen = (text: string) => (_screen: string[], all: string[]) => all.some((l) => l.includes(text));
-const ready = has(" · ready");
+const start = (w: Workspace, args: string[] = [], size: { cols?: number; rows?: number } = {}): PtyTau => startTau(cleanups, w, args, size);
 
 /** Every agent journal of a workspace, read strictly. */
 function agentJournals(home: string): Array<Array<{ name: string; data: Record<string, unknown> }>> {
