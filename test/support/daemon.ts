@@ -172,11 +172,18 @@ export class TestClient {
 
 export { spawn, TAU_BIN };
 
+/** A UI watching everything of the daemon's session, including current state (tool registrations, mandatory notices). */
+export async function watchSession(d: StartedDaemon): Promise<TestClient> {
+  const ui = await TestClient.ui(d.socket);
+  ui.send({ message: "subscribe", payload: { historical: ["tool.register", "harness.notice"], live: ["*"] } });
+  return ui;
+}
+
 /**
  * A daemon in a fresh tau home whose harness configuration lists `extensions`; what it leaves
  * (the home, a live daemon: SIGKILL) is undone by the functions pushed onto `cleanups`.
  */
-export async function startDaemonWithExtensions(extensions: unknown[], cleanups: Array<() => void>): Promise<StartedDaemon> {
+export async function startDaemonWithExtensions(extensions: unknown[], cleanups: Array<() => unknown>): Promise<StartedDaemon & { env: NodeJS.ProcessEnv }> {
   const h = tauHome();
   cleanups.push(h.dispose);
   mkdirSync(join(h.home, "config"), { recursive: true });
@@ -185,5 +192,5 @@ export async function startDaemonWithExtensions(extensions: unknown[], cleanups:
   cleanups.push(() => {
     if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
   });
-  return d;
+  return { ...d, env: h.env };
 }
