@@ -3,7 +3,8 @@
 // extensions whatever happens).
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
+import { createEgressPolicy, type EgressPolicy } from "../../handwritten/extensions/provider/index.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../handwritten/store/index.js";
 import { TestClient, startDaemon, tauHome, waitFor, type StartedDaemon } from "./daemon.js";
 import { FakeOpenAI } from "./fake-openai.js";
@@ -12,7 +13,7 @@ import { FakeOpenAI } from "./fake-openai.js";
  * One loopback server for the whole file (`perTest`: one per test, so a failing test cannot leave
  * scripted answers for the next), handed to `set` once started. Call at the top level of a test file.
  */
-export function useFakeOpenAI(set: (server: FakeOpenAI) => void, o: { perTest?: boolean } = {}): void {
+export function useFakeOpenAI(set: (server: FakeOpenAI) => void, o: { perTest?: boolean; drainedAfterEach?: boolean } = {}): void {
   let server: FakeOpenAI | undefined;
   const [before, after] = o.perTest ? [beforeEach, afterEach] : [beforeAll, afterAll];
   before(async () => {
@@ -21,6 +22,26 @@ export function useFakeOpenAI(set: (server: FakeOpenAI) => void, o: { perTest?: 
   });
   after(async () => {
     await server?.close();
+  });
+  // `drainedAfterEach`: after each test the request log is cleared and every scripted answer must have been taken.
+  if (o.drainedAfterEach) {
+    afterEach(() => {
+      if (!server) return;
+      server.requests.length = 0;
+      expect(server.pending).toBe(0);
+    });
+  }
+}
+
+/** An egress policy (no proxy configured) for the whole file, handed to `set`; closed after its last test. Call at the top level of a test file. */
+export function useEgressPolicy(set: (egress: EgressPolicy) => void): void {
+  let egress: EgressPolicy | undefined;
+  beforeAll(() => {
+    egress = createEgressPolicy({ env: {} });
+    set(egress);
+  });
+  afterAll(async () => {
+    await egress?.close();
   });
 }
 
