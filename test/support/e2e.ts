@@ -76,9 +76,35 @@ export function workspaceIn(cleanups: Cleanups, harnessYaml = "model: fake-model
   return { env: h.env, home: h.home, project };
 }
 
+/** A workspace (see workspaceIn) with the default harness.yaml whose project folder holds notes.txt. */
+export function notesWorkspace(cleanups: Cleanups): Workspace {
+  const w = workspaceIn(cleanups);
+  writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
+  return w;
+}
+
 /** The OPENAI_* variables that point tau's default provider at `fake`, model `fake-model`. */
 export function openaiEnv(fake: FakeOpenAI, apiKey = "sk-test"): NodeJS.ProcessEnv {
   return { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: apiKey, OPENAI_MODEL: "fake-model" };
+}
+
+/** A process's command line, NULs as spaces ("" once it is gone). */
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
+/** Whether a process exists and is neither a zombie nor dead. */
+export function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !["Z", "X"].includes(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+  } catch {
+    return false;
+  }
 }
 
 /** The pid and every descendant of it, from /proc. */

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
 import { SandboxSession } from "./support.js";
-import { processTree, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
+import { commandLine, processTree, running, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { waitFor } from "../../support/wait.js";
 
 let fake!: FakeOpenAI;
@@ -18,24 +18,6 @@ const cleanups = useCleanups();
 
 /** The requirement: within 5 s of the SIGKILL nothing of the session is left. */
 const GONE_WITHIN_MS = 5_000;
-
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-  } catch {
-    return "";
-  }
-}
-
-/** Whether a process exists and is not a zombie. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !["Z", "X"].includes(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
-  } catch {
-    return false;
-  }
-}
 
 /** The shell extension among a daemon's descendants. */
 function shellExtension(daemonPid: number): number {
