@@ -1,5 +1,6 @@
-// Folders as tests compare them: what "nothing was written" is checked against.
-import { readFileSync, readdirSync, statSync } from "node:fs";
+// Files as tests compare and damage them: what "nothing was written" is checked against, and a
+// journal with a broken frame.
+import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Every file under `dir` with its bytes (base64) and mtime. */
@@ -11,4 +12,17 @@ export function snapshotTree(dir: string): Map<string, { bytes: string; mtimeNs:
     out.set(p, { bytes: readFileSync(p).toString("base64"), mtimeNs: statSync(p, { bigint: true }).mtimeNs });
   }
   return out;
+}
+
+/**
+ * Breaks the CBOR of frame `index` of the journal at `path` (its first payload byte becomes a stray
+ * "break"): the frames before it stay fine.
+ */
+export function corruptJournalFrame(path: string, index: number): void {
+  const bytes = readFileSync(path);
+  const offsets: number[] = [];
+  for (let at = 0; at < bytes.length; at += 8 + Number(bytes.readBigUInt64LE(at))) offsets.push(at);
+  const corrupt = Buffer.from(bytes);
+  corrupt[(offsets[index] ?? 0) + 8] = 0xff;
+  writeFileSync(path, corrupt);
 }

@@ -147,3 +147,11 @@ export function startTau(cleanups: Cleanups, w: Workspace, args: string[] = [], 
   cleanups.push(() => t.kill());
   return t;
 }
+
+/** Quits tau with `:quit`; once it exited, lets the emulator interpret everything it wrote before. Its exit code. */
+export async function quitTau(t: PtyTau): Promise<number> {
+  t.type(":quit\r");
+  const { exitCode } = await t.exited;
+  await t.settled();
+  return exitCode;
+}

@@ -1,10 +1,9 @@
 // The agent loop against a real daemon, real extensions and a loopback OpenAI-compatible server:
 // steering at a round boundary, and a daemon crash between dispatch and answer.
 import { describe, expect, it } from "vitest";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isAlive, waitFor } from "../../support/daemon.js";
-import { attachUi, daemonIn, processTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { attachUi, daemonIn, notesWorkspace, openaiEnv, processTree, useCleanups, useFakeOpenAI, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, completionChunk, sseEvent, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 
@@ -13,9 +12,8 @@ useFakeOpenAI((s) => (fake = s));
 const cleanups = useCleanups();
 
 function workspace(): Workspace {
-  const w = workspaceIn(cleanups);
-  writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
-  return { ...w, env: { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model" } };
+  const w = notesWorkspace(cleanups);
+  return { ...w, env: { ...w.env, ...openaiEnv(fake, "sk-loop") } };
 }
 
 type Entry = { name: string; data: Record<string, unknown> };

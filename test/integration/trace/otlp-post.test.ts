@@ -3,7 +3,7 @@
 // accepted spans equal the printed OTLP JSON; retries are bounded; refusals, partial successes,
 // timeouts and unreachable collectors fail with a clear message, exit 1 and nothing on stdout;
 // credentials never appear in any output; a corrupt journal posts nothing.
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FIXTURE_AGENT } from "../../fixtures/trace/make-fixture.js";
@@ -12,7 +12,7 @@ import { decodeOtlpJson, normalSpans, startOtlpReceiver, type Answer } from "../
 import { REPO_ROOT } from "../../support/paths.js";
 import { runTau } from "../../support/run-tau.js";
 import { useCleanups } from "../../support/e2e.js";
-import { snapshotTree } from "../../support/files.js";
+import { corruptJournalFrame, snapshotTree } from "../../support/files.js";
 
 const cleanups = useCleanups();
 
@@ -120,12 +120,7 @@ describe("tau agent trace --otlp-endpoint", () => {
 
   it("[trace.otlp.post-errors] a corrupt frame inside the prefix posts nothing", async () => {
     const f = fixtureHome();
-    const bytes = readFileSync(f.journal);
-    const offsets: number[] = [];
-    for (let at = 0; at < bytes.length; at += 8 + Number(bytes.readBigUInt64LE(at))) offsets.push(at);
-    const corrupt = Buffer.from(bytes);
-    corrupt[(offsets[20] ?? 0) + 8] = 0xff;
-    writeFileSync(f.journal, corrupt);
+    corruptJournalFrame(f.journal, 20);
     const rx = await receiver();
     const r = await post(rx.url, f.env);
     expect([r.code, r.stdout]).toEqual([1, ""]);

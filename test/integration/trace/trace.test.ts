@@ -8,7 +8,7 @@ import { TestClient, isAlive, startDaemon, tauHome, waitFor } from "../../suppor
 import { REPO_ROOT } from "../../support/paths.js";
 import { runTau } from "../../support/run-tau.js";
 import { useCleanups } from "../../support/e2e.js";
-import { snapshotTree } from "../../support/files.js";
+import { corruptJournalFrame, snapshotTree } from "../../support/files.js";
 import { generateSession } from "../../support/session-generator.js";
 import { FIXTURE_AGENT, FIXTURE_SESSION } from "../../fixtures/trace/make-fixture.js";
 
@@ -126,14 +126,9 @@ describe("tau agent trace on the committed fixture", () => {
 
   it("[trace.corrupt.no-output] a corrupt frame inside the prefix fails with exit 1, nothing on stdout, and the journal untouched", async () => {
     const f = fixtureHome();
-    const bytes = readFileSync(f.journal);
-    // Break the CBOR of a frame in the middle (its first payload byte becomes a stray "break"): the
-    // frames before it are fine, so a streaming exporter would already have printed them.
-    const offsets: number[] = [];
-    for (let at = 0; at < bytes.length; at += 8 + Number(bytes.readBigUInt64LE(at))) offsets.push(at);
-    const corrupt = Buffer.from(bytes);
-    corrupt[(offsets[9] ?? 0) + 8] = 0xff;
-    writeFileSync(f.journal, corrupt);
+    // A frame in the middle broken: the frames before it are fine, so a streaming exporter would
+    // already have printed them.
+    corruptJournalFrame(f.journal, 9);
     const before = snapshotTree(join(f.home, "state"));
     for (const format of ["native", "jsonl", "toon", "otlp", "perf"]) {
       const r = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", format], { env: f.env });
