@@ -192,6 +192,13 @@ export async function attachUi(cleanups: Cleanups, d: StartedDaemon, o: { tools?
   return c;
 }
 
+/** A daemon started with `args` (see daemonIn), a UI attached to it (see attachUi) and one agent the UI created. */
+export async function agentSession(cleanups: Cleanups, env: NodeJS.ProcessEnv, args: string[], o: { tools?: string[] } = {}): Promise<{ d: StartedDaemon; c: TestClient; agentId: string }> {
+  const d = await daemonIn(cleanups, env, args);
+  const c = await attachUi(cleanups, d, o);
+  return { d, c, agentId: await c.createAgent() };
+}
+
 /** An agent's journal (state/agents/ID/events.cbor in the tau home), every record validated. */
 export function agentJournalFile(home: string, agentId: string): string {
   return join(home, "state", "agents", agentId, "events.cbor");

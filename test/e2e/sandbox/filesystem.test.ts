@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
 import { SandboxSession } from "./support.js";
-import { commandLine, processTree, running, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
+import { commandLine, running, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { waitFor } from "../../support/wait.js";
 
 let fake!: FakeOpenAI;
@@ -211,13 +211,8 @@ describe("the sandboxed shell tool", () => {
   it("[sandbox.run.dies-with-daemon] a sandboxed command still running when the daemon is killed is ended with it", async () => {
     const s = await SandboxSession.active(fake, cleanups);
     const marker = `tau-sandboxed-sleep-${process.pid}`;
-    await s.callShell(`exec -a ${marker} sleep 300`);
     // The command, inside bubblewrap, among the daemon's descendants.
-    let tree: number[] = [];
-    await waitFor(() => {
-      tree = processTree(s.daemon.pid);
-      return tree.some((pid) => commandLine(pid).startsWith(marker));
-    }, "the sandboxed command to start");
+    const tree = await s.sleeping(marker);
     expect(tree.some((pid) => commandLine(pid).startsWith("bwrap"))).toBe(true);
     process.kill(s.daemon.pid, "SIGKILL");
     await waitFor(() => tree.every((pid) => !running(pid)), "every process of the session to end", { pollMs: 50, timeoutMs: 20_000 });

@@ -51,12 +51,7 @@ function gitProject(project: string): void {
 /** Starts a sandboxed `sleep` and returns once it runs: the session's processes and sockets then. */
 async function sleepingCommand(s: SandboxSession, ext: number): Promise<{ processes: number[]; sockets: string[] }> {
   const marker = `tau-leak-sleep-${process.pid}`;
-  await s.callShell(`exec -a ${marker} sleep 300`);
-  let tree: number[] = [];
-  await waitFor(() => {
-    tree = processTree(s.daemon.pid);
-    return tree.some((p) => commandLine(p).startsWith(marker));
-  }, "the sandboxed command to start");
+  await s.sleeping(marker);
   const below = processTree(ext);
   // What the test is about is there: bubblewrap, the runtime's bridges, the command, the reaper.
   expect(below.some((p) => commandLine(p).startsWith("bwrap"))).toBe(true);

@@ -35,8 +35,7 @@ let n = 0;
 /** The user asks for `prompt`; the model calls `shell` with `command`; `review` answers the classifier (none when it must not be asked). */
 async function reviewedCall(s: SandboxSession, prompt: string, command: string, review: ScriptedResponse[]): Promise<string> {
   const callId = `call_rs_${++n}`;
-  s.promptShell(prompt, callId, command, review);
-  await s.next("tool.started", (d) => d.call_id === callId);
+  await s.startShell(prompt, callId, command, review);
   return callId;
 }
 

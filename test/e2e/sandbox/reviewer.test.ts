@@ -28,8 +28,7 @@ let n = 0;
  */
 async function reviewedCall(s: SandboxSession, prompt: string, command: string, review: ScriptedResponse[]): Promise<string> {
   const callId = `call_rv_${++n}`;
-  s.promptShell(prompt, callId, command, review);
-  await s.next("tool.started", (d) => d.call_id === callId);
+  await s.startShell(prompt, callId, command, review);
   return callId;
 }
 

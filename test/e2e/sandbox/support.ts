@@ -7,7 +7,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
 import { TestClient, startDaemon, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { commandLine, processTree, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { waitFor } from "../../support/wait.js";
 import { textResponse, toolCallResponse, type FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
 
 export interface SandboxSessionOptions {
@@ -98,6 +99,23 @@ export class SandboxSession {
     this.answer(ask.approval_id, "deny");
     expect((await this.result(callId)).output).toContain("the user refused it");
     return ask;
+  }
+
+  /** The user asks for `prompt`; the model calls `shell` (as `callId`) with `command`, then `answers` and "noted"; resolves once the call started. */
+  async startShell(prompt: string, callId: string, command: string, answers: ScriptedResponse[] = []): Promise<void> {
+    this.promptShell(prompt, callId, command, answers);
+    await this.next("tool.started", (d) => d.call_id === callId);
+  }
+
+  /** Has the model run `sleep 300` named `marker`; once it runs among the daemon's descendants, the daemon's process tree. */
+  async sleeping(marker: string): Promise<number[]> {
+    await this.callShell(`exec -a ${marker} sleep 300`);
+    let tree: number[] = [];
+    await waitFor(() => {
+      tree = processTree(this.daemon.pid);
+      return tree.some((p) => commandLine(p).startsWith(marker));
+    }, "the sandboxed command to start");
+    return tree;
   }
 
   /**

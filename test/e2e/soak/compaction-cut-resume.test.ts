@@ -5,7 +5,7 @@
 // sees the prompt's answer without the prompt. No crash is needed; an orderly restart lost it too.
 // The agent's fold now lists the prompts taken in since the last cut (SPEC-compaction).
 import { describe, expect, it } from "vitest";
-import { agentHarnessYaml, attachUi, daemonIn, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { agentHarnessYaml, agentSession, attachUi, daemonIn, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
 
 let fake!: FakeOpenAI;
@@ -22,9 +22,7 @@ const messages = (i: number): Msg[] => (fake.chatRequests[i]?.body as { messages
 describe("a prompt across a compaction's cut and a restart (found by the soak)", () => {
   it("[soak.repro.cut-at-turn-start] a prompt whose turn starts at a compaction's cut is still in the transcript after a restart", async () => {
     const { env, project } = workspace();
-    const d = await daemonIn(cleanups, env, ["--project-root", project]);
-    const c = await attachUi(cleanups, d);
-    const agentId = await c.createAgent();
+    const { d, c, agentId } = await agentSession(cleanups, env, ["--project-root", project]);
     // A long first answer (about 600 tokens, past keep_recent_tokens) and a short second turn: the
     // earliest cut whose suffix fits is the second prompt's turn start.
     fake.enqueue(textResponse(`long answer ${"words ".repeat(400)}`), textResponse("short answer"), textResponse("SUMMARY-OF-FIRST"));

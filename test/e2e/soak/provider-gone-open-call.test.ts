@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { waitFor } from "../../support/daemon.js";
-import { agentHarnessYaml, agentJournal, attachUi, daemonIn, processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { agentHarnessYaml, agentJournal, agentSession, processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
 
 let fake!: FakeOpenAI;
@@ -25,9 +25,7 @@ const isChild = (r: ReceivedRequest) => String((r.body as { messages: Msg[] }).m
 describe("a turn waiting for its calls when the provider dies (found by the soak)", () => {
   it("[soak.repro.provider-gone-open-call] every call of a turn the provider's exit failed gets an outcome", async () => {
     const { env, home, project } = workspace();
-    const d = await daemonIn(cleanups, env, ["--project-root", project, "--harness-config", "sandbox.enabled=false"]);
-    const c = await attachUi(cleanups, d);
-    const lead = await c.createAgent();
+    const { d, c, agentId: lead } = await agentSession(cleanups, env, ["--project-root", project, "--harness-config", "sandbox.enabled=false"]);
 
     // The lead starts a child and waits for it; the child's request hangs at the model.
     let leadRounds = 0;

@@ -7,7 +7,7 @@
 // SPEC-agent-lifecycle's journal failure). Now closed so (SPEC-agent-lifecycle).
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../../support/daemon.js";
-import { agentHarnessYaml, agentJournal, attachUi, daemonIn, processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { agentHarnessYaml, agentJournal, agentSession, processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { readFileSync } from "node:fs";
 
@@ -19,13 +19,10 @@ function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } 
   return workspaceIn(cleanups, agentHarnessYaml(fake));
 }
 
-
 describe("a prompt queued when the provider dies (found by the soak)", () => {
   it("[soak.repro.provider-gone-queued] a queued prompt refused while the provider respawns is closed with an outcome in the journal", async () => {
     const { env, home, project } = workspace();
-    const d = await daemonIn(cleanups, env, ["--project-root", project, "--harness-config", "sandbox.enabled=false"]);
-    const c = await attachUi(cleanups, d);
-    const agentId = await c.createAgent();
+    const { d, c, agentId } = await agentSession(cleanups, env, ["--project-root", project, "--harness-config", "sandbox.enabled=false"]);
 
     // A turn whose tool runs while the provider has nothing in flight, and a prompt queued behind it.
     fake.enqueue(toolCallResponse([{ id: "call_sleep", name: "shell", arguments: JSON.stringify({ command: "sleep 5" }) }]));
