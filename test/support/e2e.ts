@@ -1,6 +1,7 @@
-// Set-up shared by the end-to-end tests: a loopback OpenAI-compatible server, fresh TAU_HOME
-// workspaces removed after each test, and the process tree of a pid (to stop a daemon and its
-// extensions whatever happens).
+// Set-up shared by the end-to-end and integration tests: a loopback OpenAI-compatible server and an
+// egress policy per file or test, fresh TAU_HOME workspaces and their harness.yaml, daemons killed
+// with their extensions after each test, attached UIs and agents, agents' journals, and what /proc
+// says of a process tree (to stop a daemon and its extensions whatever happens).
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
@@ -182,7 +183,7 @@ export async function daemonIn(cleanups: Cleanups, env: NodeJS.ProcessEnv, args:
  * A UI attached to the daemon's session (closed by `cleanups`), subscribed live to everything,
  * once the session has a model and the `tools` have registered.
  */
-export async function attachUi(cleanups: Cleanups, d: StartedDaemon, o: { tools?: string[] } = {}): Promise<TestClient> {
+export async function attachUi(cleanups: Cleanups, d: Pick<StartedDaemon, "socket" | "session_id">, o: { tools?: string[] } = {}): Promise<TestClient> {
   const c = await TestClient.ui(d.socket, d.session_id);
   cleanups.push(() => c.close());
   const tools = o.tools ?? [];
