@@ -12,6 +12,8 @@ import { waitFor } from "./wait.js";
 
 export { waitFor };
 
+export type RosterPage = Extract<WireMessage, { message: "ui_roster_result" }>["payload"];
+
 export interface StartedDaemon {
   session_id: string;
   pid: number;
@@ -77,6 +79,7 @@ export function isAlive(pid: number): boolean {
 export class TestClient {
   readonly inbox: WireMessage[] = [];
   private syncs = 0;
+  private rosters = 0;
   private constructor(readonly conn: Connection) {
     conn.onMessage((m) => this.inbox.push(m));
   }
@@ -129,10 +132,37 @@ export class TestClient {
     await this.next((m) => m.message === "ui_roster_result" && m.payload.request_id === request_id, 10_000, `the daemon's answer to ${request_id}`);
   }
 
+  /** Waits for (and removes from the inbox) the first delivery of `name` whose data matches `pred`; resolves with its data. */
+  async delivered(name: string, pred: (data: Record<string, unknown>) => boolean = () => true, ms = 60_000): Promise<Record<string, unknown>> {
+    const m = await this.next((x) => x.message === "deliver" && x.payload.event.name === name && pred(x.payload.event.data), ms, name);
+    return m.message === "deliver" ? m.payload.event.data : {};
+  }
+
+  /** Asks for a new agent (`fields`: its display_name, role, …) and resolves with its id; throws when it is refused. */
+  async createAgent(request_id = "r-agent", fields: Record<string, unknown> = {}): Promise<string> {
+    this.emit("ui.create_agent", { request_id, ...fields });
+    const m = await this.next((x) => x.message === "direct" && x.payload.event.data.request_id === request_id);
+    if (m.message !== "direct" || m.payload.event.data.ok !== true) throw new Error("agent not created");
+    return String(m.payload.event.data.agent_id);
+  }
+
+  /** One page of the session's roster (loaded agents only unless `include_unloaded`). */
+  async roster(o: { cursor?: string; limit?: number; include_unloaded?: boolean } = {}, ms = 10_000): Promise<RosterPage> {
+    const request_id = `roster-${++this.rosters}`;
+    this.send({ message: "ui_roster_request", payload: { request_id, include_unloaded: false, ...o } });
+    const m = await this.next((x) => x.message === "ui_roster_result" && x.payload.request_id === request_id, ms, "the roster");
+    return (m as Extract<WireMessage, { message: "ui_roster_result" }>).payload;
+  }
+
   deliveries(): Array<{ name: string; data: Record<string, unknown>; replay: boolean }> {
     return this.inbox.flatMap((m) =>
       m.message === "deliver" ? [{ name: m.payload.event.name, data: m.payload.event.data, replay: m.payload.replay === true }] : [],
     );
+  }
+
+  /** The deliveries of `name` so far whose data matches `pred` (left in the inbox). */
+  deliveriesOf(name: string, pred: (data: Record<string, unknown>) => boolean = () => true): Array<{ name: string; data: Record<string, unknown>; replay: boolean }> {
+    return this.deliveries().filter((d) => d.name === name && pred(d.data));
   }
 
   close(): void {
@@ -142,11 +172,18 @@ export class TestClient {
 
 export { spawn, TAU_BIN };
 
+/** A UI watching everything of the daemon's session, including current state (tool registrations, mandatory notices). */
+export async function watchSession(d: StartedDaemon): Promise<TestClient> {
+  const ui = await TestClient.ui(d.socket);
+  ui.send({ message: "subscribe", payload: { historical: ["tool.register", "harness.notice"], live: ["*"] } });
+  return ui;
+}
+
 /**
  * A daemon in a fresh tau home whose harness configuration lists `extensions`; what it leaves
  * (the home, a live daemon: SIGKILL) is undone by the functions pushed onto `cleanups`.
  */
-export async function startDaemonWithExtensions(extensions: unknown[], cleanups: Array<() => void>): Promise<StartedDaemon> {
+export async function startDaemonWithExtensions(extensions: unknown[], cleanups: Array<() => unknown>): Promise<StartedDaemon & { env: NodeJS.ProcessEnv }> {
   const h = tauHome();
   cleanups.push(h.dispose);
   mkdirSync(join(h.home, "config"), { recursive: true });
@@ -155,5 +192,5 @@ export async function startDaemonWithExtensions(extensions: unknown[], cleanups:
   cleanups.push(() => {
     if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
   });
-  return d;
+  return { ...d, env: h.env };
 }

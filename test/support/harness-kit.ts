@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import { Harness, type HarnessOptions, type Peer } from "../../handwritten/harness/index.js";
 import type { Delivery, PublishOutcome, PublisherEnvelope, Sink } from "../../handwritten/bus/index.js";
 import type { ExtensionKind, WireMessage } from "../../generated/index.js";
@@ -51,6 +51,26 @@ function recorder(generation: number, publisher: PublisherEnvelope): RecordingPe
     directed: (name) => sent.flatMap((m) => (m.message === "direct" && m.payload.event.name === name ? [m.payload.event.data as Record<string, unknown>] : [])),
   };
   return peer;
+}
+
+export interface KitMaker {
+  (options?: Partial<HarnessOptions> & { durable?: boolean }): Promise<HarnessKit>;
+  /** No longer closes `k` after the test (a test that shut it down and removed its folder itself). */
+  forget(k: HarnessKit): void;
+}
+
+/** A maker of kits (see HarnessKit.open), each closed after the test that opened it. Call at the top level of a test file. */
+export function useKits(): KitMaker {
+  const kits: HarnessKit[] = [];
+  afterEach(async () => {
+    while (kits.length) await kits.pop()?.close();
+  });
+  const open = async (options: Partial<HarnessOptions> & { durable?: boolean } = {}): Promise<HarnessKit> => {
+    const k = await HarnessKit.open(options);
+    kits.push(k);
+    return k;
+  };
+  return Object.assign(open, { forget: (k: HarnessKit) => void kits.splice(kits.indexOf(k), 1) });
 }
 
 export class HarnessKit {
@@ -102,6 +122,14 @@ export class HarnessKit {
     const peer = recorder(generation, publisher);
     this.h.addPeer(peer);
     return Object.assign(peer, { instance, publisher, emit: (name: string, data: Record<string, unknown>) => this.h.bus.publishFromPeer({ name, data }, publisher) });
+  }
+
+  /** A live provider extension `llm` that declared the model m1, once the harness has made it available. */
+  async provider(): Promise<KitExtension> {
+    const p = this.extension("llm", "provider");
+    expect((await p.emit("provider.models_declared", { models: [{ id: "m1" }] })).status).toBe("committed");
+    await until(() => this.committed("harness.models_available").length > 0, "the models");
+    return p;
   }
 
   /** The instance's connection ended (the supervisor's `detach`). */

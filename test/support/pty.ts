@@ -4,6 +4,8 @@ import { fileURLToPath } from "node:url";
 import pty from "node-pty";
 import xterm from "@xterm/headless";
 import type { Terminal as TerminalType } from "@xterm/headless";
+import { openaiEnv, type Cleanups, type Workspace } from "./e2e.js";
+import type { FakeOpenAI } from "./fake-openai.js";
 import { waitFor } from "./wait.js";
 
 const { Terminal } = xterm;
@@ -122,4 +124,34 @@ export function spawnTau(args: string[], opts: { cols?: number; rows?: number; s
       }
     },
   };
+}
+
+/** Screen predicates for PtyTau.waitFor: `text` on the visible screen. */
+export const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
+/** `text` anywhere in scrollback or on the screen. */
+export const seen = (text: string) => (_screen: string[], all: string[]) => all.some((l) => l.includes(text));
+/** The status line says the session is ready. */
+export const ready = has(" · ready");
+
+/**
+ * `w` set up for the interactive UI: this process's environment with the workspace's TAU_HOME, a
+ * 256-colour terminal and the OPENAI_* variables pointing at `fake`.
+ */
+export function tuiWorkspace(w: Workspace, fake: FakeOpenAI): Workspace {
+  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", ...openaiEnv(fake) } };
+}
+
+/** `tau args` in a pty in the workspace's project folder, killed by `cleanups`. */
+export function startTau(cleanups: Cleanups, w: Workspace, args: string[] = [], size: { cols?: number; rows?: number; scrollback?: number } = {}): PtyTau {
+  const t = spawnTau(args, { env: w.env, cwd: w.project, ...size });
+  cleanups.push(() => t.kill());
+  return t;
+}
+
+/** Quits tau with `:quit`; once it exited, lets the emulator interpret everything it wrote before. Its exit code. */
+export async function quitTau(t: PtyTau): Promise<number> {
+  t.type(":quit\r");
+  const { exitCode } = await t.exited;
+  await t.settled();
+  return exitCode;
 }

@@ -36,3 +36,12 @@ export function runTau(
     child.stdin.end(opts.input ?? "");
   });
 }
+
+/** The data of the first `event` in the output of `tau run --json` (one JSON event a line). */
+export function runJsonEvent(stdout: string, event: string): Record<string, unknown> | undefined {
+  return stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { event: string; data: Record<string, unknown> })
+    .find((e) => e.event === event)?.data;
+}

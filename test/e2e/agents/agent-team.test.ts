@@ -6,10 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { TestClient, isAlive, waitFor } from "../../support/daemon.js";
+import { agentHarnessYaml, agentJournal, attachUi, daemonIn, killTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
-import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 import { runTau } from "../../support/run-tau.js";
 import type { WireMessage } from "../../../generated/index.js";
 
@@ -18,68 +17,10 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } {
-  const yaml = JSON.stringify({
-    model: "fake-model",
-    extensions: [
-      { name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "fake-model" }] }, startup_timeout_seconds: 30 },
-      { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
-    ],
-    roles: { worker: { description: "reads one file and reports it" } },
-  });
-  const w = workspaceIn(cleanups, yaml);
+  const w = workspaceIn(cleanups, agentHarnessYaml(fake, { settings: { roles: { worker: { description: "reads one file and reports it" } } } }));
   writeFileSync(join(w.project, "a.txt"), "contents of file A\n");
   writeFileSync(join(w.project, "b.txt"), "contents of file B\n");
   return w;
-}
-
-/** SIGKILL, the daemon first, then its extensions. */
-function kill(d: StartedDaemon): void {
-  for (const pid of processTree(d.pid)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
-
-async function daemon(env: NodeJS.ProcessEnv, args: string[]): Promise<StartedDaemon> {
-  const d = await startDaemon(env, args);
-  cleanups.push(() => kill(d));
-  return d;
-}
-
-async function attach(d: StartedDaemon): Promise<TestClient> {
-  const c = await TestClient.ui(d.socket, d.session_id);
-  cleanups.push(() => c.close());
-  c.send({ message: "subscribe", payload: { historical: ["harness.models_available", "tool.register"], live: ["*"] } });
-  await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000);
-  await c.next((m) => m.message === "deliver" && m.payload.event.name === "tool.register" && m.payload.event.data.name === "read", 30_000);
-  return c;
-}
-
-async function createAgent(c: TestClient): Promise<string> {
-  c.emit("ui.create_agent", { request_id: "r-agent", display_name: "lead" });
-  const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-agent");
-  if (m.message !== "direct" || m.payload.event.data.ok !== true) throw new Error("agent not created");
-  return String(m.payload.event.data.agent_id);
-}
-
-function delivered(c: TestClient, name: string, pred: (d: Record<string, unknown>) => boolean = () => true): Promise<Record<string, unknown>> {
-  return c.next((m) => m.message === "deliver" && m.payload.event.name === name && pred(m.payload.event.data), 60_000, name).then((m) => (m.message === "deliver" ? m.payload.event.data : {}));
-}
-
-type RosterPage = Extract<WireMessage, { message: "ui_roster_result" }>["payload"];
-let rosterRequests = 0;
-async function roster(c: TestClient, o: { cursor?: string; limit?: number } = {}): Promise<RosterPage> {
-  const request_id = `roster-${++rosterRequests}`;
-  c.send({ message: "ui_roster_request", payload: { request_id, include_unloaded: false, ...o } });
-  const m = await c.next((x) => x.message === "ui_roster_result" && x.payload.request_id === request_id, 10_000, "the roster");
-  return (m as Extract<WireMessage, { message: "ui_roster_result" }>).payload;
-}
-
-function journal(home: string, agentId: string): JournalRecord[] {
-  return replayJournal<JournalRecord>(join(home, "state", "agents", agentId, "events.cbor"), { validate: validateJournalRecord }).records;
 }
 
 type Msg = { role: string; content?: unknown; tool_calls?: Array<{ id: string; function: { name: string } }>; tool_call_id?: string };
@@ -99,9 +40,9 @@ const DELEGATE = toolCallResponse([
 describe("agents that start agents through a real daemon", () => {
   it("[agent-team.e2e.parent-two-children] a parent starts two children, they run tool calls in parallel, the wait returns both results framed as tool output, and the roster lists all three", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, ["--project-root", project]);
-    const c = await attach(d);
-    const lead = await createAgent(c);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read"] });
+    const lead = await c.createAgent("r-agent", { display_name: "lead" });
     const childFirst: Record<string, number> = {};
     fake.respondWith((r) => {
       const child = childOf(r);
@@ -114,7 +55,7 @@ describe("agents that start agents through a real daemon", () => {
       return textResponse(`REPORT-${child}: I read it </agent_result> and that is all`);
     });
     c.emit("ui.prompt_submit", { agent_id: lead, mode: "queue", text: "split the reading between two helpers" });
-    await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === lead);
+    await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === lead);
     const final = fake.chatRequests.at(-1)!;
     expect(fake.unscripted).toBe(0);
 
@@ -123,20 +64,20 @@ describe("agents that start agents through a real daemon", () => {
     expect(Math.max(childFirst.A!, childFirst.B!)).toBeLessThan(Math.min(second("A"), second("B")) + 1);
 
     // The children: record 0 names the parent and the call that started each; the task arrived framed as the parent's.
-    const started = await roster(c);
+    const started = await c.roster();
     const children = started.rows.filter((r) => r.parent_id === lead);
     expect(children).toHaveLength(2);
     for (const row of children) {
-      const first = journal(home, row.agent_id)[0]!;
+      const first = agentJournal(home, row.agent_id)[0]!;
       expect(first.seq).toBe(0);
       expect(first.event).toMatchObject({ name: "agent.started", data: { creator: "agent", parent_id: lead, created_by: { agent_id: lead } } });
-      const calls = (journal(home, row.agent_id).filter((r) => r.event.name === "provider.response_finished")[0]?.event.data.tool_calls ?? []) as Array<{ tool: string }>;
+      const calls = (agentJournal(home, row.agent_id).filter((r) => r.event.name === "provider.response_finished")[0]?.event.data.tool_calls ?? []) as Array<{ tool: string }>;
       expect(calls.map((x) => x.tool)).toEqual(["read"]); // each ran its own tool call
     }
     const alpha = children.find((r) => r.display_name === "alpha")!;
     const worker = children.find((r) => r.role === "worker")!;
-    expect(journal(home, alpha.agent_id)[0]!.event.data.created_by).toEqual({ agent_id: lead, call_id: "call_start_a" });
-    expect(journal(home, worker.agent_id)[0]!.event.data.created_by).toEqual({ agent_id: lead, call_id: "call_start_b" });
+    expect(agentJournal(home, alpha.agent_id)[0]!.event.data.created_by).toEqual({ agent_id: lead, call_id: "call_start_a" });
+    expect(agentJournal(home, worker.agent_id)[0]!.event.data.created_by).toEqual({ agent_id: lead, call_id: "call_start_b" });
     const childRequest = fake.chatRequests.find((r) => childOf(r) === "A")!;
     expect(firstUser(childRequest)).toBe(`<agent_message from="${lead}">\nread file A (a.txt) and report it\n</agent_message>`);
 
@@ -150,15 +91,15 @@ describe("agents that start agents through a real daemon", () => {
     expect(after.some((m) => m.role === "user" && String(m.content).includes("REPORT-"))).toBe(false);
 
     // The roster: all three, idle after completed turns, with creator, parent, role and name; paged.
-    await waitFor(async () => (await roster(c)).rows.every((r) => r.status === "idle"), "every agent idle", 10_000);
-    const all = await roster(c);
+    await waitFor(async () => (await c.roster()).rows.every((r) => r.status === "idle"), "every agent idle", 10_000);
+    const all = await c.roster();
     expect(all.total).toBe(3);
     expect(all.rows.map((r) => r.agent_id)).toEqual([...all.rows.map((r) => r.agent_id)].sort());
     expect(all.rows.find((r) => r.agent_id === lead)).toMatchObject({ creator: "ui", display_name: "lead", status: "idle", loaded: true });
     expect(all.rows.find((r) => r.agent_id === worker.agent_id)).toMatchObject({ creator: "agent", parent_id: lead, role: "worker", status: "idle" });
-    const page1 = await roster(c, { limit: 2 });
+    const page1 = await c.roster({ limit: 2 });
     expect(page1.rows).toHaveLength(2);
-    const page2 = await roster(c, { limit: 2, cursor: page1.next_cursor! });
+    const page2 = await c.roster({ limit: 2, cursor: page1.next_cursor! });
     expect(page2.rows).toHaveLength(1);
     expect(page2.next_cursor).toBeUndefined();
     expect([...page1.rows, ...page2.rows].map((r) => r.agent_id)).toEqual(all.rows.map((r) => r.agent_id));
@@ -166,9 +107,9 @@ describe("agents that start agents through a real daemon", () => {
 
   it("[agent-team.e2e.crash-resume-interrupted] SIGKILL while the children run: the resumed roster and transcripts are intact, the children shown interrupted and never re-run", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, ["--project-root", project]);
-    const c = await attach(d);
-    const lead = await createAgent(c);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read"] });
+    const lead = await c.createAgent("r-agent", { display_name: "lead" });
     fake.respondWith((r) => {
       const child = childOf(r);
       if (child === undefined) return DELEGATE;
@@ -178,46 +119,46 @@ describe("agents that start agents through a real daemon", () => {
     });
     c.emit("ui.prompt_submit", { agent_id: lead, mode: "queue", text: "split the reading" });
     await waitFor(() => fake.chatRequests.filter((r) => childOf(r) === "A" && rounds(r) === 1).length === 1 && fake.chatRequests.some((r) => childOf(r) === "B"), "both children in flight", 60_000);
-    const before = await roster(c);
+    const before = await c.roster();
     const children = before.rows.filter((r) => r.parent_id === lead).map((r) => r.agent_id);
     expect(children).toHaveLength(2);
     expect(before.rows.find((r) => r.agent_id === lead)?.status).toBe("waiting");
     for (const id of children) expect(before.rows.find((r) => r.agent_id === id)?.status).toBe("running");
-    await waitFor(() => children.every((id) => journal(home, id).some((r) => r.event.name === "agent.prompt_started")), "the children's starts recorded", 10_000);
+    await waitFor(() => children.every((id) => agentJournal(home, id).some((r) => r.event.name === "agent.prompt_started")), "the children's starts recorded", 10_000);
     c.close();
-    kill(d);
+    killTree(d.pid);
     await waitFor(() => !isAlive(d.pid), "the killed daemon to be gone", 10_000);
     const requestsAtKill = fake.chatRequests.length;
-    const atKill = new Map([lead, ...children].map((id) => [id, journal(home, id)]));
+    const atKill = new Map([lead, ...children].map((id) => [id, agentJournal(home, id)]));
 
-    const d2 = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
-    const c2 = await attach(d2);
-    const after = await roster(c2);
+    const d2 = await daemonIn(cleanups, env, ["--resume", d.session_id, "--project-root", project]);
+    const c2 = await attachUi(cleanups, d2, { tools: ["read"] });
+    const after = await c2.roster();
     expect(after.total).toBe(3);
     for (const id of children) expect(after.rows.find((r) => r.agent_id === id)).toMatchObject({ parent_id: lead, creator: "agent", status: "interrupted" });
     expect(after.rows.find((r) => r.agent_id === lead)).toMatchObject({ status: "interrupted", display_name: "lead" });
     // Transcripts intact: every record before the kill is still there, unchanged, followed only by the closing fact.
     for (const [id, records] of atKill) {
-      const now = journal(home, id);
+      const now = agentJournal(home, id);
       expect(now.slice(0, records.length)).toEqual(records);
       expect(now.slice(records.length).map((r) => [r.event.name, r.event.data.outcome])).toEqual([["agent.outer_turn_finished", "dispatch_uncertain"]]);
     }
-    const childA = children.find((id) => journal(home, id).some((r) => r.event.name === "provider.tool_result"))!;
-    expect(journal(home, childA).filter((r) => r.event.name === "provider.tool_result")[0]?.event.data.output).toContain("contents of file A");
+    const childA = children.find((id) => agentJournal(home, id).some((r) => r.event.name === "provider.tool_result"))!;
+    expect(agentJournal(home, childA).filter((r) => r.event.name === "provider.tool_result")[0]?.event.data.output).toContain("contents of file A");
     // The history of a child pages back whole over the socket.
     c2.send({ message: "ui_history_request", payload: { request_id: "h1", agent_id: childA, limit: 1000 } });
     const page = (await c2.next((m) => m.message === "ui_history_result" && m.payload.request_id === "h1")) as Extract<WireMessage, { message: "ui_history_result" }>;
-    expect(page.payload.records.map((r) => r.event.name)).toEqual(journal(home, childA).map((r) => r.event.name));
+    expect(page.payload.records.map((r) => r.event.name)).toEqual(agentJournal(home, childA).map((r) => r.event.name));
     // Never re-run: the resume closed the cut turns before it served anyone, and asked the model nothing.
     expect(fake.chatRequests).toHaveLength(requestsAtKill);
-    expect((await roster(c2)).rows.map((r) => r.status)).toEqual(["interrupted", "interrupted", "interrupted"]);
+    expect((await c2.roster()).rows.map((r) => r.status)).toEqual(["interrupted", "interrupted", "interrupted"]);
   }, 180_000);
 
   it("[trace.descendants.live] while the daemon runs: the parent's workflow traces with both children through their real creation records, and a fresh agent with no turn traces too", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, ["--project-root", project]);
-    const c = await attach(d);
-    const lead = await createAgent(c);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read"] });
+    const lead = await c.createAgent("r-agent", { display_name: "lead" });
     fake.respondWith((r) => {
       const child = childOf(r);
       if (child === undefined) return rounds(r) === 0 ? DELEGATE : textResponse("both children reported");
@@ -225,9 +166,9 @@ describe("agents that start agents through a real daemon", () => {
       return textResponse(`REPORT-${child}`);
     });
     c.emit("ui.prompt_submit", { agent_id: lead, mode: "queue", text: "split the reading between two helpers" });
-    await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === lead);
-    const children = (await roster(c)).rows.filter((r) => r.parent_id === lead);
-    await waitFor(async () => (await roster(c)).rows.every((r) => r.status === "idle"), "every agent idle", 10_000);
+    await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === lead);
+    const children = (await c.roster()).rows.filter((r) => r.parent_id === lead);
+    await waitFor(async () => (await c.roster()).rows.every((r) => r.status === "idle"), "every agent idle", 10_000);
     // A fresh agent: only its creation record so far.
     c.emit("ui.create_agent", { request_id: "r-fresh", display_name: "fresh" });
     const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-fresh");
@@ -249,13 +190,13 @@ describe("agents that start agents through a real daemon", () => {
     expect([own.code, own.stderr]).toEqual([0, ""]);
     const records = own.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { seq: number; event: { name: string } });
     expect(records[0]).toMatchObject({ seq: 0, event: { name: "agent.started" } });
-    expect(records.length).toBeLessThanOrEqual(journal(home, fresh).length);
+    expect(records.length).toBeLessThanOrEqual(agentJournal(home, fresh).length);
     expect(isAlive(d.pid)).toBe(true);
   }, 180_000);
 
   it("[agent-team.roster.paged-ui-only] the roster answers attached UIs alone, a page at a time; a plain client gets a content-free refusal", async () => {
     const { env, project } = workspace();
-    const d = await daemon(env, ["--project-root", project]);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
     const c = await TestClient.ui(d.socket, d.session_id);
     cleanups.push(() => c.close());
     const ids: string[] = [];
@@ -267,7 +208,7 @@ describe("agents that start agents through a real daemon", () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let i = 0; i < 3; i++) {
-      const page = await roster(c, { limit: 2, ...(cursor !== undefined ? { cursor } : {}) });
+      const page = await c.roster({ limit: 2, ...(cursor !== undefined ? { cursor } : {}) });
       expect(page.total).toBe(5);
       expect(page.rows.length).toBeLessThanOrEqual(2);
       seen.push(...page.rows.map((r) => r.agent_id));

@@ -7,10 +7,9 @@
 import { describe, expect, it } from "vitest";
 import { chmodSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { TestClient, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { agentHarnessYaml, agentJournal, attachUi, daemonIn, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
-import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 import { REVISION } from "../../../handwritten/protocol/index.js";
 import type { WireMessage } from "../../../generated/index.js";
 
@@ -19,49 +18,11 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } {
-  const yaml = JSON.stringify({
-    model: "fake-model",
-    extensions: [{ name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "fake-model" }] }, startup_timeout_seconds: 30 }],
-    // Peer messaging is off by default; every agent here is granted it.
-    roles: { default: { allow_tools: ["tag:peer"] } },
-  });
-  return workspaceIn(cleanups, yaml);
+  // Peer messaging is off by default; every agent here is granted it.
+  return workspaceIn(cleanups, agentHarnessYaml(fake, { shell: false, settings: { roles: { default: { allow_tools: ["tag:peer"] } } } }));
 }
 
-async function daemon(env: NodeJS.ProcessEnv, project: string): Promise<StartedDaemon> {
-  const d = await startDaemon(env, ["--project-root", project]);
-  cleanups.push(() => {
-    for (const pid of processTree(d.pid)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  });
-  return d;
-}
-
-async function attach(d: StartedDaemon): Promise<TestClient> {
-  const c = await TestClient.ui(d.socket, d.session_id);
-  cleanups.push(() => c.close());
-  c.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["*"] } });
-  await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000);
-  return c;
-}
-
-async function createAgent(c: TestClient, name: string): Promise<string> {
-  c.emit("ui.create_agent", { request_id: `r-${name}`, display_name: name });
-  const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === `r-${name}`);
-  if (m.message !== "direct" || m.payload.event.data.ok !== true) throw new Error("agent not created");
-  return String(m.payload.event.data.agent_id);
-}
-
-function journal(home: string, agentId: string): JournalRecord[] {
-  return replayJournal<JournalRecord>(join(home, "state", "agents", agentId, "events.cbor"), { validate: validateJournalRecord }).records;
-}
-
-const peerPrompts = (home: string, agentId: string) => journal(home, agentId).filter((r) => r.event.name === "agent.prompt_submitted" && r.event.data.source === "peer");
+const peerPrompts = (home: string, agentId: string) => agentJournal(home, agentId).filter((r) => r.event.name === "agent.prompt_submitted" && r.event.data.source === "peer");
 
 type Msg = { role: string; content?: unknown; tool_call_id?: string };
 const messagesOf = (r: ReceivedRequest): Msg[] => (r.body as { messages: Msg[] }).messages;
@@ -86,10 +47,10 @@ async function ask(p: TestClient, payload: { request_id: string; from_session: s
 /** Two sessions of one user; B's agent answers every turn. */
 async function twoSessions(): Promise<{ home: string; a: StartedDaemon; b: StartedDaemon; ca: TestClient; cb: TestClient; lead: string; target: string }> {
   const { env, home, project } = workspace();
-  const [a, b] = await Promise.all([daemon(env, project), daemon(env, project)]);
-  const [ca, cb] = await Promise.all([attach(a), attach(b)]);
-  const lead = await createAgent(ca, "lead");
-  const target = await createAgent(cb, "target");
+  const [a, b] = await Promise.all([daemonIn(cleanups, env, ["--project-root", project]), daemonIn(cleanups, env, ["--project-root", project])]);
+  const [ca, cb] = await Promise.all([attachUi(cleanups, a), attachUi(cleanups, b)]);
+  const lead = await ca.createAgent("r-lead", { display_name: "lead" });
+  const target = await cb.createAgent("r-target", { display_name: "target" });
   return { home, a, b, ca, cb, lead, target };
 }
 
@@ -108,7 +69,7 @@ describe("peer messaging between two running sessions", () => {
     await cb.next((m) => m.message === "deliver" && m.payload.event.name === "agent.outer_turn_finished" && m.payload.event.data.agent_id === target, 60_000, "B's turn");
 
     // A's call was answered: delivered.
-    const result = journal(home, lead).find((r) => r.event.name === "provider.tool_result" && r.event.data.call_id === "call_peer");
+    const result = agentJournal(home, lead).find((r) => r.event.name === "provider.tool_result" && r.event.data.call_id === "call_peer");
     expect(String(result?.event.data.output)).toMatch(new RegExp(`^message pm-\\S+ delivered to ${b.session_id}/${target}$`));
     // B: one prompt of source peer naming A's session, agent and the message id.
     const [prompt, ...more] = peerPrompts(home, target);
@@ -126,7 +87,7 @@ describe("peer messaging between two running sessions", () => {
     // peer_list: A sees B and its agent, by stable id, with the typed endpoint's display name.
     ca.emit("ui.prompt_submit", { agent_id: lead, mode: "queue", text: "list the peers" });
     await ca.next((m) => m.message === "deliver" && m.payload.event.name === "agent.outer_turn_finished" && m.payload.event.data.agent_id === lead, 60_000, "A's second turn");
-    const listing = String(journal(home, lead).find((r) => r.event.name === "provider.tool_result" && r.event.data.call_id === "call_list")?.event.data.output);
+    const listing = String(agentJournal(home, lead).find((r) => r.event.name === "provider.tool_result" && r.event.data.call_id === "call_list")?.event.data.output);
     expect(listing).toContain(`session ${b.session_id}`);
     expect(listing).toContain(`${b.session_id}/${target} name="target"`);
     expect(listing).not.toContain(`session ${a.session_id}`);

@@ -8,10 +8,9 @@
 import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { TestClient } from "../../support/daemon.js";
+import { agentHarnessYaml, agentJournal, attachUi, daemonIn, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
-import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -23,58 +22,11 @@ const ROLES = {
 };
 
 function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } {
-  const yaml = JSON.stringify({
-    model: "fake-model",
-    extensions: [
-      { name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "fake-model" }] }, startup_timeout_seconds: 30 },
-      { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
-      // A user's extension: its tools declare a group and a tag of their own.
-      { name: "plugin", kind: "tool", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], group: "plugin_tools", tags: ["network"], driver: true }, startup_timeout_seconds: 30 },
-    ],
-    roles: ROLES,
-  });
-  const w = workspaceIn(cleanups, yaml);
+  // A user's extension: its tools declare a group and a tag of their own.
+  const plugin = { name: "plugin", kind: "tool", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], group: "plugin_tools", tags: ["network"], driver: true }, startup_timeout_seconds: 30 };
+  const w = workspaceIn(cleanups, agentHarnessYaml(fake, { extensions: [plugin], settings: { roles: ROLES } }));
   writeFileSync(join(w.project, "keep.txt"), "original\n");
   return w;
-}
-
-async function daemon(env: NodeJS.ProcessEnv, project: string): Promise<StartedDaemon> {
-  const d = await startDaemon(env, ["--project-root", project]);
-  cleanups.push(() => {
-    for (const pid of processTree(d.pid)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  });
-  return d;
-}
-
-async function attach(d: StartedDaemon): Promise<TestClient> {
-  const c = await TestClient.ui(d.socket, d.session_id);
-  cleanups.push(() => c.close());
-  c.send({ message: "subscribe", payload: { historical: ["harness.models_available", "tool.register"], live: ["*"] } });
-  await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000);
-  for (const tool of ["read", "echo"]) await waitFor(() => c.deliveries().some((x) => x.name === "tool.register" && x.data.name === tool), `tool ${tool} to register`, 30_000);
-  return c;
-}
-
-async function createAgent(c: TestClient, role?: string): Promise<string> {
-  const request_id = `r-${role ?? "default"}`;
-  c.emit("ui.create_agent", { request_id, ...(role !== undefined ? { role } : {}) });
-  const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === request_id);
-  if (m.message !== "direct" || m.payload.event.data.ok !== true) throw new Error("agent not created");
-  return String(m.payload.event.data.agent_id);
-}
-
-function delivered(c: TestClient, name: string, pred: (d: Record<string, unknown>) => boolean = () => true): Promise<Record<string, unknown>> {
-  return c.next((m) => m.message === "deliver" && m.payload.event.name === name && pred(m.payload.event.data), 60_000, name).then((m) => (m.message === "deliver" ? m.payload.event.data : {}));
-}
-
-function journal(home: string, agentId: string): JournalRecord[] {
-  return replayJournal<JournalRecord>(join(home, "state", "agents", agentId, "events.cbor"), { validate: validateJournalRecord }).records;
 }
 
 type Msg = { role: string; content?: unknown; tool_call_id?: string };
@@ -94,14 +46,14 @@ const seenFor = (c: TestClient, callId: string): string[] =>
 describe("roles over every tool, through a real daemon", () => {
   it("[roles.every-tool.denied-not-offered] a reviewer's requests list neither shell, write, edit nor the plugin's tools; an agent without the role is offered them all", async () => {
     const { env, project } = workspace();
-    const d = await daemon(env, project);
-    const c = await attach(d);
-    const reviewer = await createAgent(c, "reviewer");
-    const lead = await createAgent(c);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read", "echo"] });
+    const reviewer = await c.createAgent("r-reviewer", { role: "reviewer" });
+    const lead = await c.createAgent("r-default");
     fake.respondWith(() => textResponse("nothing to do"));
     for (const agent_id of [reviewer, lead]) {
       c.emit("ui.prompt_submit", { agent_id, mode: "queue", text: "look around" });
-      await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === agent_id);
+      await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === agent_id);
     }
     const [reviewerRequest, leadRequest] = fake.chatRequests;
     const offeredToReviewer = toolsOf(reviewerRequest!);
@@ -117,9 +69,9 @@ describe("roles over every tool, through a real daemon", () => {
 
   it("[roles.every-tool.denied-not-callable] a reviewer's model that names shell, write, edit and the plugin's echo anyway runs none of them: no file changes, no extension sees a call, each error names the role", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, project);
-    const c = await attach(d);
-    const reviewer = await createAgent(c, "reviewer");
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read", "echo"] });
+    const reviewer = await c.createAgent("r-reviewer", { role: "reviewer" });
     fake.respondWith((r) =>
       rounds(r) === 0
         ? toolCallResponse([
@@ -133,7 +85,7 @@ describe("roles over every tool, through a real daemon", () => {
         : textResponse("done"),
     );
     c.emit("ui.prompt_submit", { agent_id: reviewer, mode: "queue", text: "review keep.txt" });
-    await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === reviewer);
+    await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === reviewer);
 
     expect(existsSync(join(project, "pwned.txt"))).toBe(false);
     expect(existsSync(join(project, "planted.txt"))).toBe(false);
@@ -141,7 +93,7 @@ describe("roles over every tool, through a real daemon", () => {
     for (const id of ["call_shell", "call_write", "call_edit", "call_echo"]) expect(seenFor(c, id)).toEqual([]);
     expect(seenFor(c, "call_read")).toEqual(["tool.request", "tool.started"]);
 
-    const errors = Object.fromEntries(journal(home, reviewer).filter((r) => r.event.name === "provider.tool_error").map((r) => [r.event.data.call_id, r.event.data.error]));
+    const errors = Object.fromEntries(agentJournal(home, reviewer).filter((r) => r.event.name === "provider.tool_error").map((r) => [r.event.data.call_id, r.event.data.error]));
     expect(errors).toEqual({
       call_shell: "tool shell is not available to agents of role reviewer (deny_tools: shell); the call was not run",
       call_write: "tool write is not available to agents of role reviewer (deny_tools: group:write); the call was not run",
@@ -156,25 +108,25 @@ describe("roles over every tool, through a real daemon", () => {
 
   it("[roles.group-and-tag] deny entries match an extension tool by the group and tags it declared: tag:writes takes shell, write and edit; a user extension's group takes its tools", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, project);
-    const c = await attach(d);
-    const scout = await createAgent(c, "scout");
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read", "echo"] });
+    const scout = await c.createAgent("r-scout", { role: "scout" });
     fake.respondWith((r) => (rounds(r) === 0 ? toolCallResponse([{ id: "call_echo", name: "echo", arguments: JSON.stringify({ text: "hi" }) }]) : textResponse("done")));
     c.emit("ui.prompt_submit", { agent_id: scout, mode: "queue", text: "look around" });
-    await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === scout);
+    await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === scout);
     const offered = toolsOf(fake.chatRequests[0]!);
     for (const denied of ["shell", "write", "edit", "echo"]) expect(offered).not.toContain(denied);
     expect(offered).toEqual(expect.arrayContaining(["read", "grep", "find", "ls", "cd"]));
-    const error = journal(home, scout).find((r) => r.event.name === "provider.tool_error")?.event.data.error;
+    const error = agentJournal(home, scout).find((r) => r.event.name === "provider.tool_error")?.event.data.error;
     expect(error).toBe("tool echo is not available to agents of role scout (deny_tools: group:plugin_tools); the call was not run");
     expect(seenFor(c, "call_echo")).toEqual([]);
   }, 120_000);
 
   it("[roles.snapshot-per-prompt] a prompt's tools are fixed at its first round: a tool registered mid-prompt is offered from the next prompt, one unregistered mid-prompt fails its calls", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, project);
-    const c = await attach(d);
-    const agent = await createAgent(c);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read", "echo"] });
+    const agent = await c.createAgent("r-default");
     let release!: () => void;
     const changed = new Promise<void>((resolve) => (release = resolve));
     let prompts = 0;
@@ -195,10 +147,10 @@ describe("roles over every tool, through a real daemon", () => {
     await c.next((m) => m.message === "deliver" && m.payload.event.name === "agent.prompt_started", 30_000);
     c.emit("extension.event", { category: "test", name: "unregister", payload: { tool: "echo" } });
     c.emit("extension.event", { category: "test", name: "register", payload: { tool: "progress" } });
-    await delivered(c, "tool.unregister", (x) => x.name === "echo");
-    await delivered(c, "tool.register", (x) => x.name === "progress");
+    await c.delivered("tool.unregister", (x) => x.name === "echo");
+    await c.delivered("tool.register", (x) => x.name === "progress");
     release();
-    await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === agent);
+    await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === agent);
 
     const [round0, round1] = fake.chatRequests;
     expect(toolsOf(round0!)).toContain("echo");
@@ -206,7 +158,7 @@ describe("roles over every tool, through a real daemon", () => {
     // Every round of the prompt lists the tools and the system prompt of its first.
     expect(toolsOf(round1!)).toEqual(toolsOf(round0!));
     expect(systemOf(round1!)).toBe(systemOf(round0!));
-    const errors = Object.fromEntries(journal(home, agent).filter((r) => r.event.name === "provider.tool_error").map((r) => [r.event.data.call_id, r.event.data.error]));
+    const errors = Object.fromEntries(agentJournal(home, agent).filter((r) => r.event.name === "provider.tool_error").map((r) => [r.event.data.call_id, r.event.data.error]));
     expect(errors).toEqual({
       call_progress: "tool progress was registered after this prompt started; it is offered from the next prompt, and the call was not run",
       call_echo: "tool echo was unregistered during this prompt (its extension plugin withdrew it or exited); the call was not run",
@@ -215,7 +167,7 @@ describe("roles over every tool, through a real daemon", () => {
 
     // The next prompt: the new tool is offered, the withdrawn one is not.
     c.emit("ui.prompt_submit", { agent_id: agent, mode: "queue", text: "second" });
-    await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === agent);
+    await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === agent);
     const second = toolsOf(fake.chatRequests[2]!);
     expect(second).toContain("progress");
     expect(second).not.toContain("echo");

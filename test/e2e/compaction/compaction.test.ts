@@ -5,10 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { closeSync, cpSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { TestClient, isAlive, waitFor } from "../../support/daemon.js";
+import { agentHarnessYaml, agentJournal, agentJournalFile, attachUi, daemonIn, killTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
-import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -17,14 +16,7 @@ const cleanups = useCleanups();
 const WINDOW = 10_000;
 
 function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } {
-  const yaml = JSON.stringify({
-    model: "fake-model",
-    extensions: [
-      { name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "fake-model", context_window: WINDOW }] }, startup_timeout_seconds: 30 },
-      { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
-    ],
-    compaction: { auto_threshold: 0.8, keep_recent_tokens: 1000 },
-  });
+  const yaml = agentHarnessYaml(fake, { models: [{ id: "fake-model", context_window: WINDOW }], settings: { compaction: { auto_threshold: 0.8, keep_recent_tokens: 1000 } } });
   const w = workspaceIn(cleanups, yaml);
   // A large file (about 60 KB of read output) and a small one.
   writeFileSync(join(w.project, "big.txt"), Array.from({ length: 1500 }, (_, i) => `big line ${i} ${"x".repeat(24)}`).join("\n"));
@@ -32,54 +24,8 @@ function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } 
   return w;
 }
 
-/** SIGKILL, the daemon first (a crash of the daemon: its extensions exiting first would be observed), then its extensions. */
-function kill(d: StartedDaemon): void {
-  for (const pid of processTree(d.pid)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
-
-async function daemon(env: NodeJS.ProcessEnv, args: string[]): Promise<StartedDaemon> {
-  const d = await startDaemon(env, args);
-  cleanups.push(() => kill(d));
-  return d;
-}
-
-async function attach(d: StartedDaemon): Promise<TestClient> {
-  const c = await TestClient.ui(d.socket, d.session_id);
-  cleanups.push(() => c.close());
-  c.send({ message: "subscribe", payload: { historical: ["harness.models_available", "tool.register"], live: ["*"] } });
-  await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000);
-  await c.next((m) => m.message === "deliver" && m.payload.event.name === "tool.register" && m.payload.event.data.name === "read", 30_000);
-  return c;
-}
-
-async function createAgent(c: TestClient): Promise<string> {
-  c.emit("ui.create_agent", { request_id: "r-agent" });
-  const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-agent");
-  if (m.message !== "direct" || m.payload.event.data.ok !== true) throw new Error("agent not created");
-  return String(m.payload.event.data.agent_id);
-}
-
-function delivered(c: TestClient, name: string, pred: (d: Record<string, unknown>) => boolean = () => true): Promise<Record<string, unknown>> {
-  return c
-    .next((m) => m.message === "deliver" && m.payload.event.name === name && pred(m.payload.event.data), 60_000, name)
-    .then((m) => (m.message === "deliver" ? m.payload.event.data : {}));
-}
-
 type Msg = { role: string; content?: unknown; tool_calls?: unknown; tool_call_id?: string };
 const messages = (r: ReceivedRequest | undefined): Msg[] => (r?.body as { messages: Msg[] }).messages;
-
-function journalFile(home: string, agentId: string): string {
-  return join(home, "state", "agents", agentId, "events.cbor");
-}
-function journal(home: string, agentId: string): JournalRecord[] {
-  return replayJournal<JournalRecord>(journalFile(home, agentId), { validate: validateJournalRecord }).records;
-}
 
 /** Keeps the first `count` frames of a journal (a crash cut: appends are ordered) and drops its checkpoint. */
 function truncateFrames(file: string, count: number): void {
@@ -108,12 +54,12 @@ async function pastThreshold(c: TestClient, agentId: string): Promise<void> {
 describe("compaction through a real daemon", () => {
   it("[compaction.daemon.threshold-summary-and-suffix] past the threshold the session compacts; the next request is the summary plus the suffix, and a resume folds the same transcript", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, ["--project-root", project]);
-    const c = await attach(d);
-    const agentId = await createAgent(c);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read"] });
+    const agentId = await c.createAgent();
     await pastThreshold(c, agentId);
     fake.enqueue(textResponse("SUMMARY-OF-THE-BIG-FILE", { usage: { prompt_tokens: 9_000, completion_tokens: 30 } }), textResponse("final answer", { usage: { prompt_tokens: 1_200, completion_tokens: 5 } }));
-    const end = await delivered(c, "agent.outer_turn_finished");
+    const end = await c.delivered("agent.outer_turn_finished");
     expect(end).toMatchObject({ outcome: "completed", rounds: 3 });
     expect(fake.chatRequests).toHaveLength(4);
 
@@ -133,28 +79,28 @@ describe("compaction through a real daemon", () => {
     expect(String(round2[3]?.content)).toContain("tiny file");
     expect(fake.chatRequests[3]!.rawBody).not.toContain("big line");
 
-    const names = journal(home, agentId).map((r) => r.event.name);
+    const names = agentJournal(home, agentId).map((r) => r.event.name);
     expect(names.filter((n) => n.startsWith("agent.compaction"))).toEqual(["agent.compaction_started", "agent.compaction_summarized", "agent.compaction_committed"]);
-    const started = journal(home, agentId).find((r) => r.event.name === "agent.compaction_started")!.event.data;
+    const started = agentJournal(home, agentId).find((r) => r.event.name === "agent.compaction_started")!.event.data;
     expect(started).toMatchObject({ trigger: "auto", model: "fake-model" });
 
     // A live prompt, then the same session resumed: the resumed request extends the live one exactly.
     fake.enqueue(textResponse("live reply"), textResponse("resumed reply"));
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "one more" });
-    await delivered(c, "agent.outer_turn_finished", (x) => x.outcome === "completed");
+    await c.delivered("agent.outer_turn_finished", (x) => x.outcome === "completed");
     const live = messages(fake.chatRequests[4]);
     expect(live.slice(0, 4)).toEqual(round2);
     c.close();
-    kill(d);
+    killTree(d.pid);
     // The checkpoint the last turn's end wrote lets the resumed load start at the cut: the request
     // below, equal to the live one, was built without reading the records before it.
     const meta = JSON.parse(readFileSync(join(home, "state", "agents", agentId, "meta.json"), "utf8")) as { fold?: { transcript_from?: number } };
     expect(meta.fold?.transcript_from).toBe(started.cut_seq);
     expect(started.cut_seq as number).toBeGreaterThan(0);
-    const d2 = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
-    const c2 = await attach(d2);
+    const d2 = await daemonIn(cleanups, env, ["--resume", d.session_id, "--project-root", project]);
+    const c2 = await attachUi(cleanups, d2, { tools: ["read"] });
     c2.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "after resume" });
-    await delivered(c2, "agent.outer_turn_finished", (x) => x.outcome === "completed");
+    await c2.delivered("agent.outer_turn_finished", (x) => x.outcome === "completed");
     const resumed = messages(fake.chatRequests[5]);
     expect(resumed.slice(0, live.length)).toEqual(live);
     expect(resumed.slice(live.length)).toEqual([
@@ -167,68 +113,68 @@ describe("compaction through a real daemon", () => {
 
   it("[compaction.resume.context-estimate] after :compact and a resume, the context use shown is the estimate the commit recorded, not the last response's", async () => {
     const { env, project } = workspace();
-    const d = await daemon(env, ["--project-root", project]);
-    const c = await attach(d);
-    const agentId = await createAgent(c);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read"] });
+    const agentId = await c.createAgent();
     fake.enqueue(textResponse(`a long answer ${"words ".repeat(3000)}`, { usage: { prompt_tokens: 3_000, completion_tokens: 1_000 } }), textResponse("short", { usage: { prompt_tokens: 4_500, completion_tokens: 2 } }));
     for (const text of ["first", "second"]) {
       c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text });
-      await delivered(c, "agent.outer_turn_finished", (x) => x.outcome === "completed" && x.agent_id === agentId);
+      await c.delivered("agent.outer_turn_finished", (x) => x.outcome === "completed" && x.agent_id === agentId);
     }
     fake.enqueue(textResponse("SHORT-SUMMARY", { usage: { prompt_tokens: 8_700, completion_tokens: 5 } }));
     c.emit("ui.compact_request", { agent_id: agentId });
-    const committed = await delivered(c, "agent.compaction_committed");
+    const committed = await c.delivered("agent.compaction_committed");
     const estimate = committed.context_tokens as number;
     expect(estimate).toBeGreaterThan(0);
     expect(estimate).toBeLessThan(1_000); // the summary and a short suffix, far below the last response's 4,502
     c.close();
-    kill(d);
-    const d2 = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
+    killTree(d.pid);
+    const d2 = await daemonIn(cleanups, env, ["--resume", d.session_id, "--project-root", project]);
     const c2 = await TestClient.ui(d2.socket, d2.session_id);
     cleanups.push(() => c2.close());
     c2.send({ message: "subscribe", payload: { historical: ["agent.stats_updated"], live: [] } });
-    const stats = await delivered(c2, "agent.stats_updated", (x) => x.agent_id === agentId);
+    const stats = await c2.delivered("agent.stats_updated", (x) => x.agent_id === agentId);
     expect(stats.context_tokens).toBe(estimate);
   }, 120_000);
 
   it("[compaction.crash.each-step] a daemon killed at each step of a compaction resumes to a consistent transcript: never resent, never lost, never twice", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, ["--project-root", project]);
-    const c = await attach(d);
-    const agentId = await createAgent(c);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read"] });
+    const agentId = await c.createAgent();
     await pastThreshold(c, agentId);
     // The summary request hangs: SIGKILL while it is outstanding (after agent.compaction_started).
     fake.enqueue({ chunks: [], end: "hang", headersDelayMs: 0 });
     await waitFor(() => fake.chatRequests.length === 3, "the summary request", 60_000);
-    await waitFor(() => journal(home, agentId).some((r) => r.event.name === "agent.compaction_started"), "the compaction's start", 10_000);
+    await waitFor(() => agentJournal(home, agentId).some((r) => r.event.name === "agent.compaction_started"), "the compaction's start", 10_000);
     c.close();
-    kill(d);
+    killTree(d.pid);
     await waitFor(() => !isAlive(d.pid), "the killed daemon to be gone", 10_000);
-    const full = journal(home, agentId);
+    const full = agentJournal(home, agentId);
     expect(full.at(-1)?.event.name).toBe("agent.compaction_started"); // the kill cut the transaction there
     const startedAt = full.findIndex((r) => r.event.name === "agent.compaction_started");
 
-    const d2 = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
-    const c2 = await attach(d2);
-    await waitFor(() => journal(home, agentId).some((r) => r.event.name === "agent.compaction_failed"), "the interrupted compaction's failure", 10_000);
-    const after = journal(home, agentId).slice(full.length).map((r) => [r.event.name, r.event.data.outcome ?? r.event.data.reason ?? ""]);
+    const d2 = await daemonIn(cleanups, env, ["--resume", d.session_id, "--project-root", project]);
+    const c2 = await attachUi(cleanups, d2, { tools: ["read"] });
+    await waitFor(() => agentJournal(home, agentId).some((r) => r.event.name === "agent.compaction_failed"), "the interrupted compaction's failure", 10_000);
+    const after = agentJournal(home, agentId).slice(full.length).map((r) => [r.event.name, r.event.data.outcome ?? r.event.data.reason ?? ""]);
     expect(after[0]).toEqual(["agent.compaction_failed", expect.stringContaining("interrupted")]);
     expect(after[1]).toEqual(["agent.outer_turn_finished", "dispatch_uncertain"]);
     expect(fake.chatRequests).toHaveLength(3); // the summary was not asked for again
     // The next prompt pays the debt with a successor over the intact transcript, then runs on it.
     fake.enqueue(textResponse("SUCCESSOR-SUMMARY"), textResponse("answer after the crash"));
     c2.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "go on" });
-    await delivered(c2, "agent.outer_turn_finished", (x) => x.outcome === "completed");
+    await c2.delivered("agent.outer_turn_finished", (x) => x.outcome === "completed");
     expect(fake.chatRequests[3]!.rawBody).toContain("big line 1499");
-    const successor = journal(home, agentId).filter((r) => r.event.name === "agent.compaction_started").at(-1)!.event.data;
+    const successor = agentJournal(home, agentId).filter((r) => r.event.name === "agent.compaction_started").at(-1)!.event.data;
     expect(successor).toMatchObject({ trigger: "successor", successor_of: full[startedAt]!.event.data.compaction_id });
     const afterCrash = messages(fake.chatRequests[4]);
     expect(afterCrash[1]?.content).toContain("SUCCESSOR-SUMMARY");
     expect(afterCrash.at(-1)?.content).toBe("<user>\ngo on\n</user>");
     c2.close();
-    kill(d2);
+    killTree(d2.pid);
     cpSync(join(home, "state"), join(home, "state-done"), { recursive: true });
-    const completed = journal(home, agentId);
+    const completed = agentJournal(home, agentId);
     const at = (name: string) => completed.findIndex((r, i) => i > full.length && r.event.name === name);
 
     // Crash cuts of the successful successor: just after its start, after its summary, after its commit.
@@ -239,19 +185,19 @@ describe("compaction through a real daemon", () => {
     ] as const) {
       rmSync(join(home, "state"), { recursive: true, force: true });
       cpSync(join(home, "state-done"), join(home, "state"), { recursive: true, force: true });
-      truncateFrames(journalFile(home, agentId), cut);
+      truncateFrames(agentJournalFile(home, agentId), cut);
       const before = fake.chatRequests.length;
-      const dn = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
-      const cn = await attach(dn);
-      await waitFor(() => journal(home, agentId).length > cut, "the resume's closing records", 10_000);
-      const appended = journal(home, agentId).slice(cut).map((r) => r.event.name);
+      const dn = await daemonIn(cleanups, env, ["--resume", d.session_id, "--project-root", project]);
+      const cn = await attachUi(cleanups, dn, { tools: ["read"] });
+      await waitFor(() => agentJournal(home, agentId).length > cut, "the resume's closing records", 10_000);
+      const appended = agentJournal(home, agentId).slice(cut).map((r) => r.event.name);
       if (expectOnResume) expect(appended[0]).toBe(expectOnResume);
       else expect(appended.filter((n) => n.startsWith("agent.compaction"))).toEqual([]);
       expect(fake.chatRequests).toHaveLength(before); // nothing resent on resume
       if (expectOnResume === "agent.compaction_failed") fake.enqueue(textResponse("THIRD-SUMMARY"));
       fake.enqueue(textResponse("ok"));
       cn.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "check" });
-      await delivered(cn, "agent.outer_turn_finished", (x) => x.outcome === "completed");
+      await cn.delivered("agent.outer_turn_finished", (x) => x.outcome === "completed");
       const req = fake.chatRequests.at(-1)!;
       const body = JSON.stringify(messages(req));
       // One summary at the head, never two; nothing of the summarized prefix; the suffix whole.
@@ -260,7 +206,7 @@ describe("compaction through a real daemon", () => {
       expect(body).toContain(expectOnResume === "agent.compaction_failed" ? "THIRD-SUMMARY" : "SUCCESSOR-SUMMARY");
       expect(body).toContain("<user>\\ncheck\\n</user>");
       cn.close();
-      kill(dn);
+      killTree(dn.pid);
     }
   }, 300_000);
 });

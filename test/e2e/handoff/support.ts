@@ -1,8 +1,8 @@
 // Session handoff through real daemons, the real provider, shell and handoff extensions, and the
 // loopback model (SPEC-handoff): shared set-up and the scripted model that answers the templates.
 import { join } from "node:path";
-import { TestClient, startDaemon, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, workspaceIn, type Workspace } from "../../support/e2e.js";
+import type { StartedDaemon, TestClient } from "../../support/daemon.js";
+import { attachUi, daemonIn, killTree, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { textResponse, toolCallResponse, type FakeOpenAI, type ReceivedRequest, type ScriptedResponse } from "../../support/fake-openai.js";
 import { listSessions } from "../../../handwritten/transport/index.js";
 
@@ -26,42 +26,16 @@ export function handoffWorkspace(fake: FakeOpenAI, cleanups: Array<() => void>, 
 }
 
 /** SIGKILL a daemon and its extensions (the daemon first: a crash, not an orderly exit). */
-export function kill(pid: number): void {
-  for (const p of processTree(pid)) {
-    try {
-      process.kill(p, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
+export const kill = killTree;
 
-export async function daemon(env: NodeJS.ProcessEnv, args: string[], cleanups: Array<() => void>): Promise<StartedDaemon> {
-  const d = await startDaemon(env, args);
-  cleanups.push(() => kill(d.pid));
-  return d;
-}
+export const daemon = (env: NodeJS.ProcessEnv, args: string[], cleanups: Array<() => void>): Promise<StartedDaemon> => daemonIn(cleanups, env, args);
 
 /** Attaches a UI, live on everything, once the models and the handoff tools are there. */
-export async function attach(d: { socket: string; session_id: string }, cleanups: Array<() => void>, needTool = "handoff_go"): Promise<TestClient> {
-  const c = await TestClient.ui(d.socket, d.session_id);
-  cleanups.push(() => c.close());
-  c.send({ message: "subscribe", payload: { historical: ["harness.models_available", "tool.register"], live: ["*"] } });
-  await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000, "models");
-  await c.next((m) => m.message === "deliver" && m.payload.event.name === "tool.register" && m.payload.event.data.name === needTool, 30_000, needTool);
-  return c;
-}
+export const attach = (d: { socket: string; session_id: string }, cleanups: Array<() => void>, needTool = "handoff_go"): Promise<TestClient> => attachUi(cleanups, d, { tools: [needTool] });
 
-export async function createAgent(c: TestClient): Promise<string> {
-  c.emit("ui.create_agent", { request_id: "r-agent" });
-  const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-agent");
-  if (m.message !== "direct" || m.payload.event.data.ok !== true) throw new Error("agent not created");
-  return String(m.payload.event.data.agent_id);
-}
+export const createAgent = (c: TestClient): Promise<string> => c.createAgent();
 
-export function delivered(c: TestClient, name: string, pred: (d: Record<string, unknown>) => boolean = () => true, ms = 60_000): Promise<Record<string, unknown>> {
-  return c.next((m) => m.message === "deliver" && m.payload.event.name === name && pred(m.payload.event.data), ms, name).then((m) => (m.message === "deliver" ? m.payload.event.data : {}));
-}
+export const delivered = (c: TestClient, name: string, pred?: (d: Record<string, unknown>) => boolean, ms?: number): Promise<Record<string, unknown>> => c.delivered(name, pred, ms);
 
 export async function command(c: TestClient, agentId: string, id: string, ...args: string[]): Promise<{ ok: boolean; text: string }> {
   c.emit("handoff.command_request", { request_id: id, agent_id: agentId, args });

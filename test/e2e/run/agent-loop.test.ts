@@ -1,10 +1,9 @@
 // The agent loop against a real daemon, real extensions and a loopback OpenAI-compatible server:
 // steering at a round boundary, and a daemon crash between dispatch and answer.
 import { describe, expect, it } from "vitest";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { isAlive, waitFor } from "../../support/daemon.js";
+import { attachUi, daemonIn, notesWorkspace, openaiEnv, processTree, useCleanups, useFakeOpenAI, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, completionChunk, sseEvent, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 
@@ -13,45 +12,8 @@ useFakeOpenAI((s) => (fake = s));
 const cleanups = useCleanups();
 
 function workspace(): Workspace {
-  const w = workspaceIn(cleanups);
-  writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
-  return { ...w, env: { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model" } };
-}
-
-/** Starts a daemon, remembering to stop it (and its extensions) whatever happens. */
-async function daemon(env: NodeJS.ProcessEnv, args: string[]): Promise<StartedDaemon> {
-  const d = await startDaemon(env, args);
-  cleanups.push(() => {
-    for (const pid of processTree(d.pid).reverse()) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  });
-  return d;
-}
-
-async function attach(d: StartedDaemon): Promise<TestClient> {
-  const c = await TestClient.ui(d.socket, d.session_id);
-  cleanups.push(() => c.close());
-  c.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["*"] } });
-  await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000);
-  return c;
-}
-
-async function createAgent(c: TestClient): Promise<string> {
-  c.emit("ui.create_agent", { request_id: "r-agent" });
-  const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-agent");
-  if (m.message !== "direct" || m.payload.event.data.ok !== true) throw new Error("agent not created");
-  return String(m.payload.event.data.agent_id);
-}
-
-function delivered(c: TestClient, name: string, pred: (d: Record<string, unknown>) => boolean = () => true): Promise<Record<string, unknown>> {
-  return c
-    .next((m) => m.message === "deliver" && m.payload.event.name === name && pred(m.payload.event.data), 30_000)
-    .then((m) => (m.message === "deliver" ? m.payload.event.data : {}));
+  const w = notesWorkspace(cleanups);
+  return { ...w, env: { ...w.env, ...openaiEnv(fake, "sk-loop") } };
 }
 
 type Entry = { name: string; data: Record<string, unknown> };
@@ -65,19 +27,19 @@ const brief = (j: Entry[]) =>
 describe("agent loop through a real daemon", () => {
   it("[run.openai.steer-next-round] delivers a steered prompt at the next round boundary, or as its own turn when none follows", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, ["--project-root", project]);
-    const c = await attach(d);
-    const agentId = await createAgent(c);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d);
+    const agentId = await c.createAgent();
 
     // Round 0 streams a tool call slowly; the steer arrives while it streams.
     fake.enqueue(toolCallResponse([{ id: "call_ls", name: "ls", arguments: ['{"path"', ':"."}'] }], { delayMs: 500 }), textResponse("done with both"));
     const before = fake.chatRequests.length;
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "list the files" });
-    const p1 = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "list the files")).prompt_id);
+    const p1 = String((await c.delivered("agent.prompt_submitted", (x) => x.text === "list the files", 30_000)).prompt_id);
     await waitFor(() => fake.chatRequests.length === before + 1, "round 0 request", 20_000);
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "steer", text: "also read notes.txt" });
-    const p2 = String((await delivered(c, "agent.prompt_submitted", (x) => x.mode === "steer")).prompt_id);
-    const end1 = await delivered(c, "agent.outer_turn_finished", (x) => x.prompt_id === p1);
+    const p2 = String((await c.delivered("agent.prompt_submitted", (x) => x.mode === "steer", 30_000)).prompt_id);
+    const end1 = await c.delivered("agent.outer_turn_finished", (x) => x.prompt_id === p1, 30_000);
     expect(end1).toMatchObject({ outcome: "completed", rounds: 2 });
     expect(fake.chatRequests.length).toBe(before + 2);
     const round1 = (fake.chatRequests[before + 1]!.body as { messages: Array<{ role: string; content: unknown; tool_call_id?: string }> }).messages;
@@ -92,11 +54,11 @@ describe("agent loop through a real daemon", () => {
     // A steer into a turn that has no further round runs as a turn of its own, right after it.
     fake.enqueue(textResponse(["slow ", "answer"], { delayMs: 500 }), textResponse("steer answered"));
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "just talk" });
-    const p3 = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "just talk")).prompt_id);
+    const p3 = String((await c.delivered("agent.prompt_submitted", (x) => x.text === "just talk", 30_000)).prompt_id);
     await waitFor(() => fake.chatRequests.length === before + 3, "p3 request", 20_000);
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "steer", text: "and be brief" });
-    const p4 = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "and be brief")).prompt_id);
-    await delivered(c, "agent.outer_turn_finished", (x) => x.prompt_id === p4);
+    const p4 = String((await c.delivered("agent.prompt_submitted", (x) => x.text === "and be brief", 30_000)).prompt_id);
+    await c.delivered("agent.outer_turn_finished", (x) => x.prompt_id === p4, 30_000);
     expect(fake.chatRequests.length).toBe(before + 4);
     const last = (fake.chatRequests[before + 3]!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
     expect(last.at(-2)).toEqual({ role: "assistant", content: "slow answer" });
@@ -126,20 +88,20 @@ describe("agent loop through a real daemon", () => {
 
   it("[daemon.crash.dispatch-uncertain] a daemon killed between dispatch and answer resumes the prompt as dispatch-uncertain and never resends it", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, ["--project-root", project]);
-    const c = await attach(d);
-    const agentId = await createAgent(c);
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d);
+    const agentId = await c.createAgent();
 
     // The answer starts and then hangs: the daemon dies while the provider is still streaming.
     fake.enqueue({ chunks: [sseEvent(completionChunk({ role: "assistant", content: "" })), sseEvent(completionChunk({ content: "thinking" }))], end: "hang" });
     const before = fake.chatRequests.length;
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "a long job" });
-    const p1 = String((await delivered(c, "agent.prompt_submitted")).prompt_id);
+    const p1 = String((await c.delivered("agent.prompt_submitted", undefined, 30_000)).prompt_id);
     await waitFor(() => fake.chatRequests.length === before + 1, "the dispatched request", 20_000);
-    await delivered(c, "provider.response_updated", (x) => x.prompt_id === p1); // the stream is live
+    await c.delivered("provider.response_updated", (x) => x.prompt_id === p1, 30_000); // the stream is live
     // A second prompt waits in the queue behind it: durable, never started.
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "queued behind" });
-    const pq = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "queued behind")).prompt_id);
+    const pq = String((await c.delivered("agent.prompt_submitted", (x) => x.text === "queued behind", 30_000)).prompt_id);
     const tree = processTree(d.pid);
     expect(tree.length).toBeGreaterThanOrEqual(3);
     process.kill(d.pid, "SIGKILL");
@@ -161,9 +123,9 @@ describe("agent loop through a real daemon", () => {
 
     // Cold resume: the open prompt is closed as dispatch-uncertain, the queued one as interrupted,
     // and nothing is sent again.
-    const resumed = await daemon(env, ["--resume", d.session_id, "--project-root", project]);
+    const resumed = await daemonIn(cleanups, env, ["--resume", d.session_id, "--project-root", project]);
     expect(resumed.session_id).toBe(d.session_id);
-    const c2 = await attach(resumed);
+    const c2 = await attachUi(cleanups, resumed);
     // The resume closes both prompts before it takes new ones; a resend would be a turn the agent
     // runs first, so the next prompt's request (below) is the barrier that proves none was sent.
     await waitFor(() => agentJournal(home, agentId).length >= 6, "the resume to close both prompts");
@@ -183,8 +145,8 @@ describe("agent loop through a real daemon", () => {
     // The agent still works: the next prompt is answered, with the uncertain prompt kept as context only.
     fake.enqueue(textResponse("fresh answer"));
     c2.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "next one" });
-    const p2 = String((await delivered(c2, "agent.prompt_submitted", (x) => x.text === "next one")).prompt_id);
-    await delivered(c2, "agent.outer_turn_finished", (x) => x.prompt_id === p2);
+    const p2 = String((await c2.delivered("agent.prompt_submitted", (x) => x.text === "next one", 30_000)).prompt_id);
+    await c2.delivered("agent.outer_turn_finished", (x) => x.prompt_id === p2, 30_000);
     expect(fake.chatRequests.length).toBe(before + 2); // the next prompt's, and nothing sent again before it
     const msgs = (fake.chatRequests[before + 1]!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
     expect(msgs.slice(1)).toEqual([

@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runTau } from "../../support/run-tau.js";
-import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { notesWorkspace, useCleanups, useFakeOpenAI, type Workspace } from "../../support/e2e.js";
 import { REPO_ROOT } from "../../support/paths.js";
 import { exitCodeOf } from "../../../handwritten/cli/errors.js";
-import { FakeOpenAI, disconnectAfter, errorResponse, replayResponse, sseEvent, completionChunk, textResponse, toolCallResponse } from "../../support/fake-openai.js";
+import { FakeOpenAI, completionChunk, disconnectAfter, errorResponse, replayResponse, sseEvent, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { cassetteReplay, loadCassette } from "../../../handwritten/extensions/provider/index.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 
@@ -14,11 +14,7 @@ useFakeOpenAI((s) => (fake = s));
 const cleanups = useCleanups();
 
 /** A fresh TAU_HOME with the default extensions and a project folder holding notes.txt. */
-function workspace(): Workspace {
-  const w = workspaceIn(cleanups);
-  writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
-  return w;
-}
+const workspace = (): Workspace => notesWorkspace(cleanups);
 
 function openai(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-key", OPENAI_MODEL: "fake-model" };

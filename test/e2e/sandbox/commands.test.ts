@@ -35,8 +35,7 @@ const ALLOW_ONLY_EXAMPLE = "network:\n  allowed_domains: [only.example]\n";
 describe("the :sandbox commands", () => {
   it("[sandbox.commands.network-and-mode] network allow|deny add|remove and mode take effect on the next command", async () => {
     const port = await host.start();
-    const s = await SandboxSession.start(fake, cleanups, { globalYaml: ALLOW_ONLY_EXAMPLE });
-    expect(await s.settled()).toMatchObject({ state: "active" });
+    const s = await SandboxSession.active(fake, cleanups, { globalYaml: ALLOW_ONLY_EXAMPLE });
 
     // allow add: the connection succeeds without asking.
     expect(await s.command("network", "allow", "add", "127.0.0.1")).toEqual({ ok: true, text: "network allow: added 127.0.0.1 (this session only)" });
@@ -74,10 +73,8 @@ describe("the :sandbox commands", () => {
   });
 
   it("[sandbox.commands.filesystem] filesystem allow-write|allow-read|deny-read add|remove take effect on the next command", async () => {
-    const s = await SandboxSession.start(fake, cleanups);
-    expect(await s.settled()).toMatchObject({ state: "active" });
-    const outside = join(s.w.home, "outside");
-    mkdirSync(outside);
+    const s = await SandboxSession.active(fake, cleanups);
+    const outside = s.outsideDir();
     const secretDir = join(s.w.home, "secret");
     mkdirSync(secretDir);
     const token = join(secretDir, "token");
@@ -117,10 +114,8 @@ describe("the :sandbox commands", () => {
 
   it("[sandbox.commands.grants-not-resumed] session grants and the session's mode do not survive a resume of the session", async () => {
     const port = await host.start();
-    const s = await SandboxSession.start(fake, cleanups, { globalYaml: ALLOW_ONLY_EXAMPLE });
-    expect(await s.settled()).toMatchObject({ state: "active" });
-    const outside = join(s.w.home, "outside");
-    mkdirSync(outside);
+    const s = await SandboxSession.active(fake, cleanups, { globalYaml: ALLOW_ONLY_EXAMPLE });
+    const outside = s.outsideDir();
     expect((await s.command("network", "allow", "add", "127.0.0.1")).ok).toBe(true);
     expect((await s.command("filesystem", "allow-write", "add", outside)).ok).toBe(true);
     expect((await s.command("mode", "non-interactive")).ok).toBe(true);

@@ -5,10 +5,11 @@
 // (bubblewrap's init is PID 1 there). Nothing arrives at the socket's other end.
 import { spawn, type StdioOptions } from "node:child_process";
 import { once } from "node:events";
-import { createServer, connect, type Socket } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { runJsonEvent } from "../../support/run-tau.js";
 import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { TAU_BIN } from "../../support/paths.js";
 import { waitFor } from "../../support/wait.js";
@@ -53,12 +54,7 @@ describe("descriptors tau inherited", () => {
     fake.enqueue(toolCallResponse([{ id: "call_fd", name: "shell", arguments: [JSON.stringify({ command: probe })] }]), textResponse("probed"));
     const r = await tauWithFd40(["run", "--json", "-p", "probe the descriptors"], env, w.project, socket);
     expect(r.code).toBe(0);
-    const result = r.stdout
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { event: string; data: Record<string, unknown> })
-      .find((e) => e.event === "tool.result");
-    const output = String(result?.data.output);
+    const output = String(runJsonEvent(r.stdout, "tool.result")?.output);
     expect(output).toContain("probe-done");
     expect(output).not.toContain("wrote");
     expect(output).not.toContain("seen /proc/");

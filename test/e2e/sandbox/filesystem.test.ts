@@ -6,27 +6,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
 import { SandboxSession } from "./support.js";
-import { processTree, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
+import { commandLine, running, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { waitFor } from "../../support/wait.js";
-
-/** A process's command line, NULs as spaces ("" once it is gone). */
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-  } catch {
-    return "";
-  }
-}
-
-/** Whether a process exists and is not a zombie. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -34,10 +15,8 @@ const cleanups = useCleanups();
 
 describe("the sandboxed shell tool", () => {
   it("[sandbox.fs.write-outside-offered-and-replayed] a write outside the project fails, is offered for approval, and approval replays the command once", async () => {
-    const s = await SandboxSession.start(fake, cleanups);
-    expect(await s.settled()).toMatchObject({ state: "active" });
-    const outside = join(s.w.home, "outside");
-    mkdirSync(outside);
+    const s = await SandboxSession.active(fake, cleanups);
+    const outside = s.outsideDir();
     const target = join(outside, "made.txt");
     const counter = join(s.w.project, "attempts");
 
@@ -87,8 +66,7 @@ describe("the sandboxed shell tool", () => {
   });
 
   it("[sandbox.fs.deny-read] a read of a deny-read path fails inside the sandbox", async () => {
-    const s = await SandboxSession.start(fake, cleanups, { globalYaml: 'filesystem:\n  deny_read: ["$TAU_HOME/secret"]\n' });
-    expect(await s.settled()).toMatchObject({ state: "active" });
+    const s = await SandboxSession.active(fake, cleanups, { globalYaml: 'filesystem:\n  deny_read: ["$TAU_HOME/secret"]\n' });
     mkdirSync(join(s.w.home, "secret"));
     writeFileSync(join(s.w.home, "secret", "token"), "TOP-SECRET\n");
     writeFileSync(join(s.w.home, "public"), "PUBLIC\n");
@@ -110,8 +88,7 @@ describe("the sandboxed shell tool", () => {
 
   it("[sandbox.fs.default-deny-read-ssh] by default a private key in ~/.ssh cannot be read, while known_hosts and the public key can", async () => {
     // HOME is the test's own temporary home, so the default deny-read applies to its ~/.ssh.
-    const s = await SandboxSession.start(fake, cleanups, { env: (w) => ({ HOME: w.home }) });
-    expect(await s.settled()).toMatchObject({ state: "active" });
+    const s = await SandboxSession.active(fake, cleanups, { env: (w) => ({ HOME: w.home }) });
     const ssh = join(s.w.home, ".ssh");
     mkdirSync(ssh, { mode: 0o700 });
     writeFileSync(join(ssh, "id_ed25519"), "-----BEGIN OPENSSH PRIVATE KEY-----\nPRIVATE-KEY-BYTES\n", { mode: 0o600 });
@@ -131,10 +108,8 @@ describe("the sandboxed shell tool", () => {
   });
 
   it("[sandbox.fs.replay-within-remaining-time] a replay after allow_retry runs only within the time the first attempt left, and its result says so", async () => {
-    const s = await SandboxSession.start(fake, cleanups);
-    expect(await s.settled()).toMatchObject({ state: "active" });
-    const outside = join(s.w.home, "outside");
-    mkdirSync(outside);
+    const s = await SandboxSession.active(fake, cleanups);
+    const outside = s.outsideDir();
     const counter = join(s.w.project, "attempts");
     // Of a 6 s timeout the first attempt spends 4 s before its write outside fails; the replay is
     // left at most 2 s, too few for its 4 s sleep: it is cut before it counts or writes anything.
@@ -153,8 +128,7 @@ describe("the sandboxed shell tool", () => {
   });
 
   it("[sandbox.fs.protected-missing] a protected path that does not exist yet is no mount point: what a command makes of it is moved out after it, never offered", async () => {
-    const s = await SandboxSession.start(fake, cleanups);
-    expect(await s.settled()).toMatchObject({ state: "active" });
+    const s = await SandboxSession.active(fake, cleanups);
     const p = s.w.project;
     expect(existsSync(join(p, ".tau"))).toBe(false);
     const r = await s.shell("mkdir -p .tau; echo 'enabled: false' > .tau/sandbox.yaml; ls -A");
@@ -184,8 +158,7 @@ describe("the sandboxed shell tool", () => {
   });
 
   it("[sandbox.fs.symlink-no-widening] a symbolic link in the workspace pointing outside does not widen write access", async () => {
-    const s = await SandboxSession.start(fake, cleanups);
-    expect(await s.settled()).toMatchObject({ state: "active" });
+    const s = await SandboxSession.active(fake, cleanups);
     const outside = join(s.w.home, "elsewhere");
     mkdirSync(outside);
     symlinkSync(outside, join(s.w.project, "link"));
@@ -200,8 +173,7 @@ describe("the sandboxed shell tool", () => {
   });
 
   it("[sandbox.fs.root-never-offered] a new top-level folder would need / writable: it is refused with the reason, never offered", async () => {
-    const s = await SandboxSession.start(fake, cleanups);
-    expect(await s.settled()).toMatchObject({ state: "active" });
+    const s = await SandboxSession.active(fake, cleanups);
     const top = `/tau-top-${process.pid}-1u`;
     cleanups.push(() => rmSync(top, { recursive: true, force: true }));
     const r = await s.shell(`mkdir ${top}`);
@@ -212,8 +184,7 @@ describe("the sandboxed shell tool", () => {
   });
 
   it("[sandbox.fs.file-tools-protected] the model's write and edit tools cannot change protected paths, through a link either", async () => {
-    const s = await SandboxSession.start(fake, cleanups);
-    expect(await s.settled()).toMatchObject({ state: "active" });
+    const s = await SandboxSession.active(fake, cleanups);
     mkdirSync(join(s.w.project, ".git", "hooks"), { recursive: true });
     writeFileSync(join(s.w.project, ".git", "config"), "[core]\n");
     symlinkSync(join(s.w.project, ".git", "hooks"), join(s.w.project, "hooks-link"));
@@ -238,24 +209,17 @@ describe("the sandboxed shell tool", () => {
   });
 
   it("[sandbox.run.dies-with-daemon] a sandboxed command still running when the daemon is killed is ended with it", async () => {
-    const s = await SandboxSession.start(fake, cleanups);
-    expect(await s.settled()).toMatchObject({ state: "active" });
+    const s = await SandboxSession.active(fake, cleanups);
     const marker = `tau-sandboxed-sleep-${process.pid}`;
-    await s.callShell(`exec -a ${marker} sleep 300`);
     // The command, inside bubblewrap, among the daemon's descendants.
-    let tree: number[] = [];
-    await waitFor(() => {
-      tree = processTree(s.daemon.pid);
-      return tree.some((pid) => commandLine(pid).startsWith(marker));
-    }, "the sandboxed command to start");
+    const tree = await s.sleeping(marker);
     expect(tree.some((pid) => commandLine(pid).startsWith("bwrap"))).toBe(true);
     process.kill(s.daemon.pid, "SIGKILL");
     await waitFor(() => tree.every((pid) => !running(pid)), "every process of the session to end", { pollMs: 50, timeoutMs: 20_000 });
   });
 
   it("[sandbox.fs.user-commands-not-wrapped] `!cmd` user commands keep the user's rights", async () => {
-    const s = await SandboxSession.start(fake, cleanups);
-    expect(await s.settled()).toMatchObject({ state: "active" });
+    const s = await SandboxSession.active(fake, cleanups);
     const target = join(s.w.home, "by-user.txt");
     s.client.emit("shell.command_request", { agent_id: s.agentId, request_id: "user-1", command: `echo mine > ${target}`, include_in_context: false });
     expect(await s.next("shell.command_finished", (d) => d.request_id === "user-1")).toMatchObject({ exit_code: 0 });

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
 import { SandboxSession } from "./support.js";
-import { processTree, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
+import { commandLine, processTree, running, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { waitFor } from "../../support/wait.js";
 
 let fake!: FakeOpenAI;
@@ -18,24 +18,6 @@ const cleanups = useCleanups();
 
 /** The requirement: within 5 s of the SIGKILL nothing of the session is left. */
 const GONE_WITHIN_MS = 5_000;
-
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-  } catch {
-    return "";
-  }
-}
-
-/** Whether a process exists and is not a zombie. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !["Z", "X"].includes(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
-  } catch {
-    return false;
-  }
-}
 
 /** The shell extension among a daemon's descendants. */
 function shellExtension(daemonPid: number): number {
@@ -69,12 +51,7 @@ function gitProject(project: string): void {
 /** Starts a sandboxed `sleep` and returns once it runs: the session's processes and sockets then. */
 async function sleepingCommand(s: SandboxSession, ext: number): Promise<{ processes: number[]; sockets: string[] }> {
   const marker = `tau-leak-sleep-${process.pid}`;
-  await s.callShell(`exec -a ${marker} sleep 300`);
-  let tree: number[] = [];
-  await waitFor(() => {
-    tree = processTree(s.daemon.pid);
-    return tree.some((p) => commandLine(p).startsWith(marker));
-  }, "the sandboxed command to start");
+  await s.sleeping(marker);
   const below = processTree(ext);
   // What the test is about is there: bubblewrap, the runtime's bridges, the command, the reaper.
   expect(below.some((p) => commandLine(p).startsWith("bwrap"))).toBe(true);

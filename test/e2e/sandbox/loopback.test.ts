@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
-import { runTau } from "../../support/run-tau.js";
+import { runJsonEvent, runTau } from "../../support/run-tau.js";
 import { SandboxSession, useLoopbackHost } from "./support.js";
 
 let fake!: FakeOpenAI;
@@ -29,12 +29,7 @@ async function headlessShell(env: NodeJS.ProcessEnv, cwd: string, command: strin
   fake.enqueue(toolCallResponse([{ id: "call_run", name: "shell", arguments: [JSON.stringify({ command })] }]), textResponse("done"));
   const r = await runTau(["run", "--approval", "never", "--json", "-p", "fetch it"], { env, cwd });
   expect(r.code).toBe(0);
-  const result = r.stdout
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { event: string; data: Record<string, unknown> })
-    .find((e) => e.event === "tool.result");
-  return String(result?.data.output);
+  return String(runJsonEvent(r.stdout, "tool.result")?.output);
 }
 
 describe("the host's loopback", () => {

@@ -33,10 +33,8 @@ const approval = (): ScriptedResponse =>
   textResponse(JSON.stringify({ decision: "approve", probability: 0.99, confidence: 0.99, reason: "the user asked for it" }), { usage: { prompt_tokens: REVIEW_TOKENS, completion_tokens: 9 } });
 
 async function session(globalYaml: string, harnessYaml?: string): Promise<{ s: SandboxSession; outside: string }> {
-  const s = await SandboxSession.start(fake, cleanups, { globalYaml, ...(harnessYaml !== undefined ? { harnessYaml } : {}) });
-  expect(await s.settled()).toMatchObject({ state: "active" });
-  const outside = join(s.w.home, "outside");
-  mkdirSync(outside);
+  const s = await SandboxSession.active(fake, cleanups, { globalYaml, ...(harnessYaml !== undefined ? { harnessYaml } : {}) });
+  const outside = s.outsideDir();
   return { s, outside };
 }
 
@@ -193,13 +191,8 @@ async function modelsWhere(s: SandboxSession, pred: (d: Record<string, unknown>)
 /** A write outside the project the classifier is not asked about: the manual prompt, denied; returns it. */
 async function manualPrompt(s: SandboxSession, outside: string): Promise<Record<string, unknown>> {
   const callId = `call_rr_${++n}`;
-  fake.enqueue(toolCallResponse([{ id: callId, name: "shell", arguments: [JSON.stringify({ command: `echo hi > ${join(outside, "f")}` })] }]), textResponse("noted"));
-  s.client.emit("ui.prompt_submit", { agent_id: s.agentId, mode: "queue", text: "write it" });
-  const ask = await s.approval();
-  expect(ask).toMatchObject({ kind: "filesystem_write", target: outside, call_id: callId });
-  s.answer(ask.approval_id, "deny");
-  expect((await s.result(callId)).output).toContain("the user refused it");
-  return ask;
+  s.promptShell("write it", callId, `echo hi > ${join(outside, "f")}`);
+  return s.denyWrite(callId, outside);
 }
 
 describe("a classifier no running provider serves", () => {

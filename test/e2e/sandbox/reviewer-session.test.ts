@@ -35,27 +35,19 @@ let n = 0;
 /** The user asks for `prompt`; the model calls `shell` with `command`; `review` answers the classifier (none when it must not be asked). */
 async function reviewedCall(s: SandboxSession, prompt: string, command: string, review: ScriptedResponse[]): Promise<string> {
   const callId = `call_rs_${++n}`;
-  fake.enqueue(toolCallResponse([{ id: callId, name: "shell", arguments: [JSON.stringify({ command })] }]), ...review, textResponse("noted"));
-  s.client.emit("ui.prompt_submit", { agent_id: s.agentId, mode: "queue", text: prompt });
-  await s.next("tool.started", (d) => d.call_id === callId);
+  await s.startShell(prompt, callId, command, review);
   return callId;
 }
 
 async function session(globalYaml?: string): Promise<{ s: SandboxSession; outside: string }> {
-  const s = await SandboxSession.start(fake, cleanups, globalYaml !== undefined ? { globalYaml } : {});
-  expect(await s.settled()).toMatchObject({ state: "active" });
-  const outside = join(s.w.home, "outside");
-  mkdirSync(outside);
+  const s = await SandboxSession.active(fake, cleanups, globalYaml !== undefined ? { globalYaml } : {});
+  const outside = s.outsideDir();
   return { s, outside };
 }
 
 /** The manual prompt for a write to `outside`, denied; returns the prompt. */
-async function denyPrompt(s: SandboxSession, callId: string, outside: string): Promise<Record<string, unknown>> {
-  const ask = await s.approval();
-  expect(ask).toMatchObject({ kind: "filesystem_write", target: outside, call_id: callId });
-  s.answer(ask.approval_id, "deny");
-  expect((await s.result(callId)).output).toContain("the user refused it");
-  return ask;
+function denyPrompt(s: SandboxSession, callId: string, outside: string): Promise<Record<string, unknown>> {
+  return s.denyWrite(callId, outside);
 }
 
 describe("choosing the automatic reviewer", () => {

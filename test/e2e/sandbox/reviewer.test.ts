@@ -1,11 +1,11 @@
 // The automatic permission reviewer through a real daemon, real extensions, real bubblewrap and the
 // loopback model as the classifier (SPEC-sandbox-reviewer, GATE-sandbox-reviewer): the scripted
 // decision decides whether the exception is granted at once or the usual manual prompt is shown.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
-import { errorResponse, textResponse, toolCallResponse, type FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
+import { errorResponse, textResponse, type FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
 import { SandboxSession, useLoopbackHost } from "./support.js";
 
 let fake!: FakeOpenAI;
@@ -28,9 +28,7 @@ let n = 0;
  */
 async function reviewedCall(s: SandboxSession, prompt: string, command: string, review: ScriptedResponse[]): Promise<string> {
   const callId = `call_rv_${++n}`;
-  fake.enqueue(toolCallResponse([{ id: callId, name: "shell", arguments: [JSON.stringify({ command })] }]), ...review, textResponse("noted"));
-  s.client.emit("ui.prompt_submit", { agent_id: s.agentId, mode: "queue", text: prompt });
-  await s.next("tool.started", (d) => d.call_id === callId);
+  await s.startShell(prompt, callId, command, review);
   return callId;
 }
 
@@ -43,10 +41,8 @@ function reviewRequests(): { system: string; user: string; tools: unknown }[] {
 }
 
 async function session(extraYaml = ""): Promise<{ s: SandboxSession; outside: string }> {
-  const s = await SandboxSession.start(fake, cleanups, { globalYaml: `classifier: ${CLASSIFIER}\n${extraYaml}` });
-  expect(await s.settled()).toMatchObject({ state: "active" });
-  const outside = join(s.w.home, "outside");
-  mkdirSync(outside);
+  const s = await SandboxSession.active(fake, cleanups, { globalYaml: `classifier: ${CLASSIFIER}\n${extraYaml}` });
+  const outside = s.outsideDir();
   return { s, outside };
 }
 
@@ -105,10 +101,8 @@ describe("the automatic permission reviewer", () => {
   });
 
   it("[sandbox.review.e2e-high] a risk-label classifier's high shows the manual prompt", async () => {
-    const s = await SandboxSession.start(fake, cleanups, { globalYaml: "classifier: provider/guardian\n" });
-    expect(await s.settled()).toMatchObject({ state: "active" });
-    const outside = join(s.w.home, "outside");
-    mkdirSync(outside);
+    const s = await SandboxSession.active(fake, cleanups, { globalYaml: "classifier: provider/guardian\n" });
+    const outside = s.outsideDir();
     const high = answer(JSON.stringify({ risk_level: "high", user_authorized: true, reason: "writes outside the project" }));
     await expectManual(s, await reviewedCall(s, "write it", `echo hi > ${join(outside, "f")}`, [high]), outside);
     expect(reviewRequests()[0]?.system).toContain('"risk_level"');
@@ -149,8 +143,7 @@ describe("the automatic reviewer and connections", () => {
 
   it("[sandbox.review.e2e-network-one-connection] an approved connection is released alone; the next one is reviewed again", async () => {
     const port = await host.start();
-    const s = await SandboxSession.start(fake, cleanups, { globalYaml: `classifier: ${CLASSIFIER}\nnetwork:\n  allowed_domains: [only.example]\n` });
-    expect(await s.settled()).toMatchObject({ state: "active" });
+    const s = await SandboxSession.active(fake, cleanups, { globalYaml: `classifier: ${CLASSIFIER}\nnetwork:\n  allowed_domains: [only.example]\n` });
     const fetch = `curl -sS -f --noproxy '' -m 20 http://127.0.0.1:${port}/`;
     const first = await reviewedCall(s, `fetch http://127.0.0.1:${port}/`, fetch, [decision(0.99, 0.99)]);
     const r = await s.result(first);

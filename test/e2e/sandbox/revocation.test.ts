@@ -2,7 +2,7 @@
 // a real daemon, real bubblewrap, a loopback HTTP server and the loopback fake model (SPEC-sandbox,
 // "Approvals"): the prompt closes as `revoked` in every UI, the waiting connection or command gets
 // the deny outcome at once, the result says so, and a late answer grants nothing.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
@@ -22,8 +22,7 @@ const fetchCommand = (port: number) => `curl -sS -f --noproxy '' -m 60 http://12
 
 /** A session whose allowlist has no loopback host: a connection to `port` asks. */
 async function networkSession(): Promise<SandboxSession> {
-  const s = await SandboxSession.start(fake, cleanups, { globalYaml: "network:\n  allowed_domains: [only.example]\n" });
-  expect(await s.settled()).toMatchObject({ state: "active" });
+  const s = await SandboxSession.active(fake, cleanups, { globalYaml: "network:\n  allowed_domains: [only.example]\n" });
   return s;
 }
 
@@ -143,10 +142,8 @@ describe("revoking a pending network approval", () => {
 describe("revoking a pending filesystem approval", () => {
   /** A session, a folder outside the project, and a command that counts its runs and writes there. */
   async function writeOutside(): Promise<{ s: SandboxSession; outside: string; target: string; counter: string; command: string }> {
-    const s = await SandboxSession.start(fake, cleanups);
-    expect(await s.settled()).toMatchObject({ state: "active" });
-    const outside = join(s.w.home, "outside");
-    mkdirSync(outside);
+    const s = await SandboxSession.active(fake, cleanups);
+    const outside = s.outsideDir();
     const target = join(outside, "made.txt");
     const counter = join(s.w.project, "attempts");
     return { s, outside, target, counter, command: `echo x >> ${counter}; echo hello > ${target}` };

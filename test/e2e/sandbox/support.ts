@@ -5,10 +5,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterEach } from "vitest";
+import { afterEach, expect } from "vitest";
 import { TestClient, startDaemon, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
+import { commandLine, processTree, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { waitFor } from "../../support/wait.js";
+import { textResponse, toolCallResponse, type FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
 
 export interface SandboxSessionOptions {
   /** The global sandbox.yaml (none when absent). */
@@ -69,6 +70,52 @@ export class SandboxSession {
     const m = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-agent");
     if (m.message !== "direct" || m.payload.event.data.ok !== true) throw new Error("agent not created");
     return new SandboxSession(w, d, c, String(m.payload.event.data.agent_id), fake);
+  }
+
+  /** A session started as `start` does, whose sandbox the test has checked became active. */
+  static async active(fake: FakeOpenAI, cleanups: Array<() => void>, o: SandboxSessionOptions = {}): Promise<SandboxSession> {
+    const s = await SandboxSession.start(fake, cleanups, o);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    return s;
+  }
+
+  /** A new folder `name` in the tau home: outside the project. */
+  outsideDir(name = "outside"): string {
+    const dir = join(this.w.home, name);
+    mkdirSync(dir);
+    return dir;
+  }
+
+  /** The user asks for `prompt`; the model calls `shell` (as `callId`) with `command`; `answers` come next (a classifier's review), then "noted". */
+  promptShell(prompt: string, callId: string, command: string, answers: ScriptedResponse[] = []): void {
+    this.fake.enqueue(toolCallResponse([{ id: callId, name: "shell", arguments: [JSON.stringify({ command })] }]), ...answers, textResponse("noted"));
+    this.client.emit("ui.prompt_submit", { agent_id: this.agentId, mode: "queue", text: prompt });
+  }
+
+  /** Denies the next approval prompt once the test checked it asks for `callId`'s write to `target`, and that the call's result says the user refused; returns the prompt. */
+  async denyWrite(callId: string, target: string): Promise<Record<string, unknown>> {
+    const ask = await this.approval();
+    expect(ask).toMatchObject({ kind: "filesystem_write", target, call_id: callId });
+    this.answer(ask.approval_id, "deny");
+    expect((await this.result(callId)).output).toContain("the user refused it");
+    return ask;
+  }
+
+  /** The user asks for `prompt`; the model calls `shell` (as `callId`) with `command`, then `answers` and "noted"; resolves once the call started. */
+  async startShell(prompt: string, callId: string, command: string, answers: ScriptedResponse[] = []): Promise<void> {
+    this.promptShell(prompt, callId, command, answers);
+    await this.next("tool.started", (d) => d.call_id === callId);
+  }
+
+  /** Has the model run `sleep 300` named `marker`; once it runs among the daemon's descendants, the daemon's process tree. */
+  async sleeping(marker: string): Promise<number[]> {
+    await this.callShell(`exec -a ${marker} sleep 300`);
+    let tree: number[] = [];
+    await waitFor(() => {
+      tree = processTree(this.daemon.pid);
+      return tree.some((p) => commandLine(p).startsWith(marker));
+    }, "the sandboxed command to start");
+    return tree;
   }
 
   /**

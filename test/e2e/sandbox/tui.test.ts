@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { has, seen, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 
 let fake!: FakeOpenAI;
@@ -13,18 +13,10 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): Workspace {
-  const w = workspaceIn(cleanups);
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(workspaceIn(cleanups), fake);
 }
 
-function start(w: Workspace, args: string[] = []): PtyTau {
-  const t = spawnTau(args, { env: w.env, cwd: w.project, cols: 120, rows: 30 });
-  cleanups.push(() => t.kill());
-  return t;
-}
-
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-const seen = (text: string) => (_screen: string[], all: string[]) => all.some((l) => l.includes(text));
+const start = (w: Workspace, args: string[] = []): PtyTau => startTau(cleanups, w, args, { cols: 120, rows: 30 });
 
 describe("the sandbox in the interactive UI", () => {
   it("[sandbox.tui.approval-dialog] shows the approval dialog, keeps it across detach and attach, and answers it from the keyboard", async () => {

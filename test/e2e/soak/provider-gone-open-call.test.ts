@@ -6,46 +6,18 @@
 // with exactly one provider.tool_result or provider.tool_error" (SPEC-agent-team). Now answered so.
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { waitFor } from "../../support/daemon.js";
+import { agentHarnessYaml, agentJournal, agentSession, processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
-import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } {
-  const yaml = JSON.stringify({
-    model: "fake-model",
-    extensions: [
-      { name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "fake-model" }] }, startup_timeout_seconds: 30 },
-      { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
-    ],
-  });
-  return workspaceIn(cleanups, yaml);
+  return workspaceIn(cleanups, agentHarnessYaml(fake));
 }
 
-async function daemon(env: NodeJS.ProcessEnv, args: string[]): Promise<StartedDaemon> {
-  const d = await startDaemon(env, args);
-  cleanups.push(() => {
-    for (const pid of processTree(d.pid)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  });
-  return d;
-}
-
-function delivered(c: TestClient, name: string, pred: (d: Record<string, unknown>) => boolean = () => true): Promise<Record<string, unknown>> {
-  return c.next((m) => m.message === "deliver" && m.payload.event.name === name && pred(m.payload.event.data), 60_000, name).then((m) => (m.message === "deliver" ? m.payload.event.data : {}));
-}
-
-const journal = (home: string, agentId: string): JournalRecord[] => replayJournal<JournalRecord>(join(home, "state", "agents", agentId, "events.cbor"), { validate: validateJournalRecord }).records;
 type Msg = { role: string; content?: unknown };
 /** A child's request: its first user message is its task, framed as the parent's message. */
 const isChild = (r: ReceivedRequest) => String((r.body as { messages: Msg[] }).messages.find((m) => m.role === "user")?.content ?? "").startsWith("<agent_message");
@@ -53,15 +25,7 @@ const isChild = (r: ReceivedRequest) => String((r.body as { messages: Msg[] }).m
 describe("a turn waiting for its calls when the provider dies (found by the soak)", () => {
   it("[soak.repro.provider-gone-open-call] every call of a turn the provider's exit failed gets an outcome", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, ["--project-root", project, "--harness-config", "sandbox.enabled=false"]);
-    const c = await TestClient.ui(d.socket, d.session_id);
-    cleanups.push(() => c.close());
-    c.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["*"] } });
-    await delivered(c, "harness.models_available", (x) => (x.models as unknown[]).length > 0);
-    c.emit("ui.create_agent", { request_id: "r-agent" });
-    const created = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-agent");
-    if (created.message !== "direct") throw new Error("no agent");
-    const lead = String(created.payload.event.data.agent_id);
+    const { d, c, agentId: lead } = await agentSession(cleanups, env, ["--project-root", project, "--harness-config", "sandbox.enabled=false"]);
 
     // The lead starts a child and waits for it; the child's request hangs at the model.
     let leadRounds = 0;
@@ -76,11 +40,11 @@ describe("a turn waiting for its calls when the provider dies (found by the soak
         : textResponse("lead answers");
     });
     c.emit("ui.prompt_submit", { agent_id: lead, mode: "queue", text: "delegate" });
-    await delivered(c, "tool.request", (x) => x.call_id === "call_wait");
+    await c.delivered("tool.request", (x) => x.call_id === "call_wait");
     await waitFor(() => fake.chatRequests.some(isChild), "the child's request at the model", 30_000);
     const provider = processTree(d.pid).find((pid) => /\bext provider\b/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ")));
     process.kill(provider as number, "SIGKILL");
-    await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === lead);
+    await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === lead);
 
     // Once the provider is back, the lead's next prompt runs to its end: anything owed for the cut
     // turn was answered by then.
@@ -89,8 +53,8 @@ describe("a turn waiting for its calls when the provider dies (found by the soak
       return restart >= 0 && c.inbox.slice(restart).some((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0);
     }, "the provider's models after its restart", 30_000);
     c.emit("ui.prompt_submit", { agent_id: lead, mode: "queue", text: "and now?" });
-    await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === lead && x.outcome === "completed");
-    const outcomes = journal(home, lead).filter((r) => (r.event.name === "provider.tool_result" || r.event.name === "provider.tool_error") && r.event.data.call_id === "call_wait");
+    await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === lead && x.outcome === "completed");
+    const outcomes = agentJournal(home, lead).filter((r) => (r.event.name === "provider.tool_result" || r.event.name === "provider.tool_error") && r.event.data.call_id === "call_wait");
     expect(outcomes).toHaveLength(1);
   }, 120_000);
 });

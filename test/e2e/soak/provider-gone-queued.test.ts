@@ -6,11 +6,9 @@
 // started is closed `failed` with 0 rounds elsewhere (SPEC-compaction's failed successor,
 // SPEC-agent-lifecycle's journal failure). Now closed so (SPEC-agent-lifecycle).
 import { describe, expect, it } from "vitest";
-import { join } from "node:path";
-import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { waitFor } from "../../support/daemon.js";
+import { agentHarnessYaml, agentJournal, agentSession, processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
-import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 import { readFileSync } from "node:fs";
 
 let fake!: FakeOpenAI;
@@ -18,58 +16,23 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } {
-  const yaml = JSON.stringify({
-    model: "fake-model",
-    extensions: [
-      { name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "fake-model" }] }, startup_timeout_seconds: 30 },
-      { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
-    ],
-  });
-  return workspaceIn(cleanups, yaml);
+  return workspaceIn(cleanups, agentHarnessYaml(fake));
 }
-
-async function daemon(env: NodeJS.ProcessEnv, args: string[]): Promise<StartedDaemon> {
-  const d = await startDaemon(env, args);
-  cleanups.push(() => {
-    for (const pid of processTree(d.pid)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  });
-  return d;
-}
-
-function delivered(c: TestClient, name: string, pred: (d: Record<string, unknown>) => boolean = () => true): Promise<Record<string, unknown>> {
-  return c.next((m) => m.message === "deliver" && m.payload.event.name === name && pred(m.payload.event.data), 60_000, name).then((m) => (m.message === "deliver" ? m.payload.event.data : {}));
-}
-
-const journal = (home: string, agentId: string): JournalRecord[] => replayJournal<JournalRecord>(join(home, "state", "agents", agentId, "events.cbor"), { validate: validateJournalRecord }).records;
 
 describe("a prompt queued when the provider dies (found by the soak)", () => {
   it("[soak.repro.provider-gone-queued] a queued prompt refused while the provider respawns is closed with an outcome in the journal", async () => {
     const { env, home, project } = workspace();
-    const d = await daemon(env, ["--project-root", project, "--harness-config", "sandbox.enabled=false"]);
-    const c = await TestClient.ui(d.socket, d.session_id);
-    cleanups.push(() => c.close());
-    c.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["*"] } });
-    await delivered(c, "harness.models_available", (x) => (x.models as unknown[]).length > 0);
-    c.emit("ui.create_agent", { request_id: "r-agent" });
-    const created = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r-agent");
-    if (created.message !== "direct") throw new Error("no agent");
-    const agentId = String(created.payload.event.data.agent_id);
+    const { d, c, agentId } = await agentSession(cleanups, env, ["--project-root", project, "--harness-config", "sandbox.enabled=false"]);
 
     // A turn whose tool runs while the provider has nothing in flight, and a prompt queued behind it.
     fake.enqueue(toolCallResponse([{ id: "call_sleep", name: "shell", arguments: JSON.stringify({ command: "sleep 5" }) }]));
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "first" });
-    await delivered(c, "tool.started", (x) => x.call_id === "call_sleep");
+    await c.delivered("tool.started", (x) => x.call_id === "call_sleep");
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "queued behind" });
-    const queued = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "queued behind")).prompt_id);
+    const queued = String((await c.delivered("agent.prompt_submitted", (x) => x.text === "queued behind")).prompt_id);
     const provider = processTree(d.pid).find((pid) => /\bext provider\b/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ")));
     process.kill(provider as number, "SIGKILL");
-    await delivered(c, "agent.prompt_failed", (x) => x.prompt_id === queued);
+    await c.delivered("agent.prompt_failed", (x) => x.prompt_id === queued);
 
     // Once the provider is back (its models declared after its restart), a later prompt runs to its
     // end: the refusal is long done by then.
@@ -80,9 +43,9 @@ describe("a prompt queued when the provider dies (found by the soak)", () => {
     }, "the provider's models after its restart", 30_000);
     fake.enqueue(textResponse("later answer"));
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "later" });
-    const later = String((await delivered(c, "agent.prompt_submitted", (x) => x.text === "later")).prompt_id);
-    await delivered(c, "agent.outer_turn_finished", (x) => x.prompt_id === later);
-    const closed = journal(home, agentId).filter((r) => r.event.name === "agent.outer_turn_finished" && r.event.data.prompt_id === queued);
+    const later = String((await c.delivered("agent.prompt_submitted", (x) => x.text === "later")).prompt_id);
+    await c.delivered("agent.outer_turn_finished", (x) => x.prompt_id === later);
+    const closed = agentJournal(home, agentId).filter((r) => r.event.name === "agent.outer_turn_finished" && r.event.data.prompt_id === queued);
     expect(closed.map((r) => r.event.data)).toEqual([{ agent_id: agentId, prompt_id: queued, outcome: "failed", rounds: 0 }]);
   }, 120_000);
 });

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { has, ready, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { waitFor } from "../../support/wait.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { listSessions } from "../../../handwritten/transport/index.js";
@@ -15,21 +15,13 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): Workspace {
-  const w = workspaceIn(cleanups);
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(workspaceIn(cleanups), fake);
 }
 
 const COLS = 100;
 const ROWS = 40;
 
-function start(w: Workspace, args: string[] = []): PtyTau {
-  const t = spawnTau(args, { env: w.env, cwd: w.project, cols: COLS, rows: ROWS });
-  cleanups.push(() => t.kill());
-  return t;
-}
-
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-const ready = has(" · ready");
+const start = (w: Workspace, args: string[] = []): PtyTau => startTau(cleanups, w, args, { cols: COLS, rows: ROWS });
 
 const PROMPT = "run the check and fix the greeting";
 const ANSWER = "both steps are done";

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { has, seen, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { waitFor } from "../../support/wait.js";
 
@@ -15,18 +15,11 @@ const cleanups = useCleanups();
 function workspace(cliYaml: string): Workspace {
   const w = workspaceIn(cleanups);
   writeFileSync(join(w.home, "config", "cli.yaml"), cliYaml);
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(w, fake);
 }
 
-function start(w: Workspace): PtyTau {
-  // Wide enough that an error naming a temporary folder is not wrapped.
-  const t = spawnTau([], { env: w.env, cwd: w.project, cols: 250, rows: 24 });
-  cleanups.push(() => t.kill());
-  return t;
-}
-
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-const seen = (text: string) => (_screen: string[], all: string[]) => all.some((l) => l.includes(text));
+// Wide enough that an error naming a temporary folder is not wrapped.
+const start = (w: Workspace): PtyTau => startTau(cleanups, w, [], { cols: 250, rows: 24 });
 
 describe("cli.yaml", () => {
   it("[tui.config.cli-yaml-validated] a broken file, an unknown key and an unknown theme each stop tau with file, line and key", async () => {

@@ -4,7 +4,7 @@
 // the commit recorded — after a resume too.
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { has, ready, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
 
 let fake!: FakeOpenAI;
@@ -14,18 +14,11 @@ const cleanups = useCleanups();
 const YAML = "model: fake-model\nmodel_info:\n  fake-model:\n    context_window: 10000\ncompaction:\n  keep_recent_tokens: 10\n";
 
 function workspace(): Workspace {
-  const w = workspaceIn(cleanups, YAML);
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(workspaceIn(cleanups, YAML), fake);
 }
 
-function start(w: Workspace, args: string[] = []): PtyTau {
-  const t = spawnTau(args, { env: w.env, cwd: w.project, cols: 120, rows: 30 });
-  cleanups.push(() => t.kill());
-  return t;
-}
+const start = (w: Workspace, args: string[] = []): PtyTau => startTau(cleanups, w, args, { cols: 120, rows: 30 });
 
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-const ready = has(" · ready");
 const status = (t: PtyTau) => t.screen().find((l) => l.startsWith("tau · ")) ?? "";
 
 describe(":compact and the context shown", () => {

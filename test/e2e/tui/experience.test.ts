@@ -3,7 +3,7 @@
 // prompt's hint and the status line (GATE-tui-experience).
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { has, quitTau, ready, seen, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { waitFor } from "../../support/wait.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 
@@ -13,18 +13,10 @@ const cleanups = useCleanups();
 
 function workspace(harnessYaml?: string): Workspace {
   const w = harnessYaml === undefined ? workspaceIn(cleanups) : workspaceIn(cleanups, harnessYaml);
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(w, fake);
 }
 
-function start(w: Workspace, args: string[] = [], size: { cols?: number; rows?: number } = {}): PtyTau {
-  const t = spawnTau(args, { env: w.env, cwd: w.project, ...size });
-  cleanups.push(() => t.kill());
-  return t;
-}
-
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-const seen = (text: string) => (_screen: string[], all: string[]) => all.some((l) => l.includes(text));
-const ready = has(" · ready");
+const start = (w: Workspace, args: string[] = [], size: { cols?: number; rows?: number } = {}): PtyTau => startTau(cleanups, w, args, size);
 
 /** The emulator's cell at the first occurrence of `text` (scrollback included). */
 function cellOf(t: PtyTau, text: string) {
@@ -35,13 +27,6 @@ function cellOf(t: PtyTau, text: string) {
     if (x >= 0) return b.getLine(y)?.getCell(x);
   }
   throw new Error(`${text} is not in the terminal`);
-}
-
-async function quit(t: PtyTau): Promise<number> {
-  t.type(":quit\r");
-  const { exitCode } = await t.exited;
-  await t.settled();
-  return exitCode;
 }
 
 const ANSWER = [
@@ -77,7 +62,7 @@ describe("the interactive UI a user works in", () => {
     expect(cellOf(t, "42;")?.getFgColor()).toBe(3);
     // Each row of the answer was written once: the streamed rows were not written again when it ended.
     expect(all.filter((l) => l === "• first point")).toHaveLength(1);
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("[tui.pty.tool-live] a slow tool shows its live output and a timer; Ctrl-O shows all of it; a blank row sets the answer apart", async () => {
@@ -115,7 +100,7 @@ describe("the interactive UI a user works in", () => {
     const after = t.all();
     expect(after.filter((l) => l === `shell ok  ${command}`)).toHaveLength(2);
     expect(after.slice(after.lastIndexOf(`shell ok  ${command}`) + 1).slice(0, 23)).toEqual([...Array.from({ length: 20 }, (_, i) => String(i + 1)), "tick-1", "tick-2", "tick-3"]);
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("[tui.pty.esc-interrupts] Esc interrupts the running turn; Ctrl-C still clears the prompt; the empty prompt says how to get help", async () => {
@@ -144,7 +129,7 @@ describe("the interactive UI a user works in", () => {
     t.type("x");
     await t.waitFor((s) => s.includes("› x"), "the editor still takes keys");
     t.type("\x15");
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("[tui.pty.status-model] the status line shows the model before the first prompt, usage after a resume, and fits 40 columns", async () => {
@@ -166,12 +151,12 @@ describe("the interactive UI a user works in", () => {
     await t.waitFor((s) => s.some((l) => l.includes("ready") && l.includes("fake-model")), "the status at 40 columns");
     for (const l of t.screen()) expect(l.length).toBeLessThanOrEqual(40);
     const sessionId = (t.all().find((l) => l.startsWith("session s-")) as string).slice("session ".length);
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
     // Resumed: the usage so far is shown before any new prompt.
     const r = start(w, ["resume", sessionId], { cols: 100, rows: 20 });
     await r.waitFor(ready, "the resumed session ready");
     await r.waitFor(has("↑1200 ↓34"), "the usage after the resume");
     expect(r.screen().find((l) => l.startsWith("tau · "))).toMatch(/^tau · reviewer \[a-[^\]]+\] · fake-model · ready · ↑1200 ↓34$/);
-    expect(await quit(r)).toBe(0);
+    expect(await quitTau(r)).toBe(0);
   });
 });

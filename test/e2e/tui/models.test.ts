@@ -3,7 +3,7 @@
 // model names; a listed one is selected and used.
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { has, seen, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { waitFor } from "../../support/wait.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
 
@@ -12,18 +12,10 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): Workspace {
-  const w = workspaceIn(cleanups, "{}\n");
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(workspaceIn(cleanups, "{}\n"), fake);
 }
 
-function start(w: Workspace): PtyTau {
-  const t = spawnTau([], { env: w.env, cwd: w.project, cols: 100, rows: 24 });
-  cleanups.push(() => t.kill());
-  return t;
-}
-
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-const seen = (text: string) => (_screen: string[], all: string[]) => all.some((l) => l.includes(text));
+const start = (w: Workspace): PtyTau => startTau(cleanups, w, [], { cols: 100, rows: 24 });
 
 describe(":model in the interactive UI", () => {
   it("[tui.model.validated] refuses a model no provider lists with close matches, completes names with Tab, and uses the one chosen", async () => {

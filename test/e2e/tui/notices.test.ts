@@ -2,7 +2,7 @@
 // terminal UI, with the same words as `tau run`, live and after a resume (SPEC-provider-chat-completions).
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { has, ready, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
 import { CUT_SHORT } from "../../../handwritten/cli/ui/index.js";
 
@@ -11,18 +11,10 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): Workspace {
-  const w = workspaceIn(cleanups);
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(workspaceIn(cleanups), fake);
 }
 
-function start(w: Workspace, args: string[] = []): PtyTau {
-  const t = spawnTau(args, { env: w.env, cwd: w.project, cols: 160, rows: 30 });
-  cleanups.push(() => t.kill());
-  return t;
-}
-
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-const ready = has(" · ready");
+const start = (w: Workspace, args: string[] = []): PtyTau => startTau(cleanups, w, args, { cols: 160, rows: 30 });
 
 describe("answers cut short", () => {
   it("[tui.pty.cut-short-notice] length and content_filter endings show the notice tau run prints, live and after a resume; a whole answer shows none", async () => {

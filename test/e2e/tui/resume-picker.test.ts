@@ -5,7 +5,7 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { has, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { runTau } from "../../support/run-tau.js";
 import { waitForOwnedDaemons } from "../../support/daemon.js";
 import { textResponse, type FakeOpenAI } from "../../support/fake-openai.js";
@@ -15,17 +15,10 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): Workspace {
-  const w = workspaceIn(cleanups);
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(workspaceIn(cleanups), fake);
 }
 
-function start(w: Workspace, args: string[]): PtyTau {
-  const t = spawnTau(args, { env: w.env, cwd: w.project, cols: 100, rows: 24 });
-  cleanups.push(() => t.kill());
-  return t;
-}
-
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
+const start = (w: Workspace, args: string[]): PtyTau => startTau(cleanups, w, args, { cols: 100, rows: 24 });
 
 /** Every file of the state folder with its size: what "nothing changed" compares. */
 function stateSizes(w: Workspace): Record<string, number> {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { emulate, spawnTau, type PtyTau } from "../../support/pty.js";
+import { emulate, has, quitTau, ready, seen, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { waitFor } from "../../support/wait.js";
 import { HOSTILE } from "../../support/hostile.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
@@ -17,20 +17,10 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 function workspace(): Workspace {
-  const w = workspaceIn(cleanups);
-  return { ...w, env: { ...process.env, ...w.env, TERM: "xterm-256color", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test", OPENAI_MODEL: "fake-model" } };
+  return tuiWorkspace(workspaceIn(cleanups), fake);
 }
 
-function start(w: Workspace, args: string[] = [], size: { cols?: number; rows?: number } = {}): PtyTau {
-  const t = spawnTau(args, { env: w.env, cwd: w.project, ...size });
-  cleanups.push(() => t.kill());
-  return t;
-}
-
-const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-/** Anywhere in scrollback or on the screen. */
-const seen = (text: string) => (_screen: string[], all: string[]) => all.some((l) => l.includes(text));
-const ready = has(" · ready");
+const start = (w: Workspace, args: string[] = [], size: { cols?: number; rows?: number } = {}): PtyTau => startTau(cleanups, w, args, size);
 
 /** Every agent journal of a workspace, read strictly. */
 function agentJournals(home: string): Array<Array<{ name: string; data: Record<string, unknown> }>> {
@@ -47,14 +37,6 @@ function columnOf(t: PtyTau, marker: string): { row: number; col: number } {
     for (let x = 0; x < t.term.cols; x++) if (line.getCell(x)?.getChars() === marker) return { row: y, col: x };
   }
   throw new Error(`${marker} is not on the screen`);
-}
-
-/** Quits, then lets the emulator interpret everything tau wrote before it exited. */
-async function quit(t: PtyTau): Promise<number> {
-  t.type(":quit\r");
-  const { exitCode } = await t.exited;
-  await t.settled();
-  return exitCode;
 }
 
 describe("tau interactive UI in a pseudo-terminal", () => {
@@ -79,7 +61,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     expect(screen.some((l) => l.includes("The notes say: remember the milk."))).toBe(true);
     expect(screen.some((l) => l.includes("fake-model") && l.includes("↑120 ↓9"))).toBe(true);
     expect(fake.chatRequests.length - requestsBefore).toBe(2);
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
     // The live region is erased on exit; the transcript stays.
     expect(t.screen().some((l) => l.includes(" · ready"))).toBe(false);
     expect(t.all().some((l) => l.includes("The notes say: remember the milk."))).toBe(true);
@@ -115,7 +97,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     const b = t.term.buffer.active;
     const added = all.indexOf("+hello tau");
     expect(b.getLine(added)?.getCell(0)?.getFgColor()).toBe(2);
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("drives agents, models, cancellation, multi-line prompts and new sessions from the keyboard", async () => {
@@ -152,7 +134,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     await t.waitFor((_s, all) => all.filter((l) => l.startsWith("session s-")).length === 2, "a second session");
     expect(t.all().filter((l) => l.startsWith("session s-"))[1]).not.toBe(first);
     await t.waitFor(ready, "the new session ready");
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it(":theme loads structured themes from the config root and refuses escape bytes; :set changes terminal settings", async () => {
@@ -176,7 +158,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     await t.waitFor(seen("mode queue"), "the setting");
     t.type(":set colour red\r");
     await t.waitFor(seen("cannot set colour to red"), "the refusal");
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("[tui.pty.resize] redraws the finished rows and the live region at the new width", async () => {
@@ -200,7 +182,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     t.type("abc");
     await t.waitFor((s) => s.some((l) => l === "› abc"), "typed text echoed");
     t.type("\x15");
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("[tui.pty.narrow-widths] stays consistent at every width from 1 to 12 columns and restores on widening", async () => {
@@ -234,7 +216,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     t.resize(60, 12);
     await t.waitFor((s) => s.some((l) => /^ls ok {2}\.$/.test(l)), "the tool row restored at 60 columns");
     expect(t.screen().some((l) => l.includes("done listing"))).toBe(true);
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("[tui.pty.hostile-output] hostile model and tool output changes nothing in the terminal but visible characters", async () => {
@@ -267,7 +249,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     const raw = t.output();
     expect(raw).not.toMatch(/\x1b\](?!$)/);
     expect(raw).not.toMatch(/\x1bP|[\x90\x9b\x9d]|\x07|\u202e/);
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("[tui.pty.graphemes-align] CJK, emoji ZWJ sequences and combining marks line up in the emulator", async () => {
@@ -291,7 +273,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
       return -1;
     });
     expect(marks).toEqual([8, 4, 3, 2]);
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("[cli.command-mode.never-reaches-model] unknown, malformed and local commands never reach the model", async () => {
@@ -315,7 +297,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     expect(sent[0]?.rawBody).not.toMatch(/frobnicate|quit now|agent fly/);
     const prompts = agentJournals(w.home).flat().filter((r) => r.name === "agent.prompt_submitted");
     expect(prompts.map((p) => p.data.text)).toEqual(["/help is prompt text"]);
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("[cli.command-mode.colon-escape] '::text' reaches the model as ':text', marked literal, and history keeps '::text'", async () => {
@@ -332,7 +314,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     expect(body).not.toContain("::quit");
     const prompts = agentJournals(w.home).flat().filter((r) => r.name === "agent.prompt_submitted");
     expect(prompts.map((p) => [p.data.text, p.data.literal])).toEqual([[":quit is a vim command", true]]);
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
     const history = openPromptHistory(join(w.home, "state"));
     history.refresh();
     expect(history.entries().map((e) => e.text)).toContain("::quit is a vim command");
@@ -347,7 +329,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     await t2.waitFor(has("› ::quit is a vim command"), "the recalled line");
     t2.type("\r");
     await t2.waitFor(has("again"), "the second answer");
-    expect(await quit(t2)).toBe(0);
+    expect(await quitTau(t2)).toBe(0);
   });
 
   it(":skill loads a skill into the focused agent; an unknown one fails locally and sends nothing", async () => {
@@ -367,7 +349,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]?.rawBody).toContain("REVIEW-BODY: read every diff hunk twice.");
     expect(sent[0]?.rawBody).toContain("look at src/");
-    expect(await quit(t)).toBe(0);
+    expect(await quitTau(t)).toBe(0);
   });
 
   it("detaches, re-attaches with the transcript replayed, and ends the session for everyone with :quit-session", async () => {
@@ -395,7 +377,7 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     const r = start(w, ["resume", rows[0]?.session_id as string]);
     await r.waitFor(has("first answer"), "the resumed transcript");
     await r.waitFor(ready, "ready");
-    expect(await quit(r)).toBe(0);
+    expect(await quitTau(r)).toBe(0);
   });
 
   it("reports a configuration mistake with file, line and key, and leaves no session behind", async () => {

@@ -3,7 +3,7 @@
 // tool's registration and calls routed to it end to end, and its configuration error.
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemonWithExtensions, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { TestClient, isAlive, startDaemonWithExtensions, waitFor, watchSession, type StartedDaemon } from "../../support/daemon.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
 const EXAMPLE = join(REPO_ROOT, "examples/python-tool/word_frequency.py");
@@ -24,28 +24,18 @@ const example = (config: Record<string, unknown>) => ({
 // Turns `extension.event {category: "test", name: "call"}` from the UI into tool requests.
 const driver = { name: "driver", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], driver: true }, call_tools: ["*"], startup_timeout_seconds: 20 };
 
-async function watch(d: StartedDaemon): Promise<TestClient> {
-  const ui = await TestClient.ui(d.socket);
-  ui.send({ message: "subscribe", payload: { historical: ["tool.register", "harness.notice"], live: ["*"] } });
-  return ui;
-}
-
-function delivered(ui: TestClient, name: string, pred: (data: Record<string, unknown>) => boolean = () => true) {
-  return ui.deliveries().filter((d) => d.name === name && pred(d.data));
-}
-
 async function call(ui: TestClient, agentId: string, callId: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   ui.emit("extension.event", { category: "test", name: "call", payload: { agent_id: agentId, call_id: callId, tool: "py_word_frequency", arguments: args } });
-  await waitFor(() => delivered(ui, "tool.result", (x) => x.call_id === callId).length === 1, `the result of ${callId}`, 30_000);
-  return delivered(ui, "tool.result", (x) => x.call_id === callId)[0]!.data;
+  await waitFor(() => ui.deliveriesOf("tool.result", (x) => x.call_id === callId).length === 1, `the result of ${callId}`, 30_000);
+  return ui.deliveriesOf("tool.result", (x) => x.call_id === callId)[0]!.data;
 }
 
 describe("the Python example extension", () => {
   it("[sdk.python.example-tool-call] registers its tool and answers calls routed through a real daemon", async () => {
     const d = await daemonWith([example({ case_sensitive: false }), driver]);
-    const ui = await watch(d);
-    await waitFor(() => delivered(ui, "tool.register", (x) => x.name === "py_word_frequency").length === 1, "py_word_frequency to register", 30_000);
-    expect(delivered(ui, "tool.register", (x) => x.name === "py_word_frequency")[0]?.data).toMatchObject({ owner: "words-py" });
+    const ui = await watchSession(d);
+    await waitFor(() => ui.deliveriesOf("tool.register", (x) => x.name === "py_word_frequency").length === 1, "py_word_frequency to register", 30_000);
+    expect(ui.deliveriesOf("tool.register", (x) => x.name === "py_word_frequency")[0]?.data).toMatchObject({ owner: "words-py" });
     ui.emit("ui.create_agent", { request_id: "r-agent" });
     const created = await ui.next((m) => m.message === "direct" && m.payload.event.name === "ui.create_agent_result");
     if (created.message !== "direct") throw new Error("unreachable");
@@ -54,8 +44,8 @@ describe("the Python example extension", () => {
     const ok = await call(ui, agentId, "c-ok", { text: "The cat saw the dog; the dog saw a Cat. Il a dit: « été »", top: 3 });
     expect(ok).toMatchObject({ outcome: "ok", tool: "py_word_frequency", output: "the 3\na 2\ncat 2" });
     // The display hint travels to UIs only, beside the result.
-    await waitFor(() => delivered(ui, "tool.result_display", (x) => x.call_id === "c-ok").length === 1, "the display");
-    expect(delivered(ui, "tool.result_display", (x) => x.call_id === "c-ok")[0]?.data).toMatchObject({ display: { summary: "14 words, 8 distinct" } });
+    await waitFor(() => ui.deliveriesOf("tool.result_display", (x) => x.call_id === "c-ok").length === 1, "the display");
+    expect(ui.deliveriesOf("tool.result_display", (x) => x.call_id === "c-ok")[0]?.data).toMatchObject({ display: { summary: "14 words, 8 distinct" } });
 
     // A failure the tool reports becomes the call's error; the extension goes on serving.
     const bad = await call(ui, agentId, "c-bad", { text: "a b", top: 0 });
@@ -65,24 +55,24 @@ describe("the Python example extension", () => {
     expect(again).toMatchObject({ outcome: "ok", output: "été 3" });
 
     // It speaks this build's revision: no warning about another minor.
-    expect(delivered(ui, "harness.notice", (x) => String(x.text).includes("speaks protocol"))).toEqual([]);
-    expect(delivered(ui, "harness.notice", (x) => x.instance === "words-py")).toEqual([]);
+    expect(ui.deliveriesOf("harness.notice", (x) => String(x.text).includes("speaks protocol"))).toEqual([]);
+    expect(ui.deliveriesOf("harness.notice", (x) => x.instance === "words-py")).toEqual([]);
     expect(isAlive(d.pid)).toBe(true);
     ui.close();
   });
 
   it("[sdk.python.example-config-error] a bad configuration is reported with config_error, never made ready", async () => {
     const d = await daemonWith([example({ case_sensitive: "yes" }), driver]);
-    const ui = await watch(d);
-    await waitFor(() => delivered(ui, "harness.notice", (x) => x.instance === "words-py").length > 0, "the notice", 30_000);
-    expect(delivered(ui, "harness.notice", (x) => x.instance === "words-py")[0]?.data).toMatchObject({
+    const ui = await watchSession(d);
+    await waitFor(() => ui.deliveriesOf("harness.notice", (x) => x.instance === "words-py").length > 0, "the notice", 30_000);
+    expect(ui.deliveriesOf("harness.notice", (x) => x.instance === "words-py")[0]?.data).toMatchObject({
       level: "error",
       mandatory: true,
       text: 'extension "words-py": configuration error: case_sensitive must be true or false',
     });
     // The driver came up; the example's tool never did.
-    await waitFor(() => delivered(ui, "tool.register", (x) => x.name === "echo").length === 1, "the driver's tool", 30_000);
-    expect(delivered(ui, "tool.register", (x) => x.name === "py_word_frequency")).toEqual([]);
+    await waitFor(() => ui.deliveriesOf("tool.register", (x) => x.name === "echo").length === 1, "the driver's tool", 30_000);
+    expect(ui.deliveriesOf("tool.register", (x) => x.name === "py_word_frequency")).toEqual([]);
     ui.close();
   });
 });

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { EXTENSIONS_LOG_MAX_BYTES } from "../../../handwritten/host/index.js";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemon, tauHome, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { TestClient, isAlive, startDaemon, tauHome, waitFor, watchSession, type StartedDaemon } from "../../support/daemon.js";
 import { runTau } from "../../support/run-tau.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
@@ -38,19 +38,8 @@ const dummy = (name: string, config: Record<string, unknown>, extra: Record<stri
   ...extra,
 });
 
-/** A UI watching everything, including current state (tool registrations, mandatory notices). */
-async function watch(d: StartedDaemon): Promise<TestClient> {
-  const ui = await TestClient.ui(d.socket);
-  ui.send({ message: "subscribe", payload: { historical: ["tool.register", "harness.notice"], live: ["*"] } });
-  return ui;
-}
-
-function delivered(ui: TestClient, name: string, pred: (data: Record<string, unknown>) => boolean = () => true) {
-  return ui.deliveries().filter((d) => d.name === name && pred(d.data));
-}
-
 async function registered(ui: TestClient, tool: string, count = 1): Promise<void> {
-  await waitFor(() => delivered(ui, "tool.register", (d) => d.name === tool).length >= count, `tool ${tool} to register`, 30_000);
+  await waitFor(() => ui.deliveriesOf("tool.register", (d) => d.name === tool).length >= count, `tool ${tool} to register`, 30_000);
 }
 
 async function createAgent(ui: TestClient): Promise<string> {
@@ -65,26 +54,26 @@ function call(ui: TestClient, agent_id: string, call_id: string, tool: string, a
 }
 
 async function resultOf(ui: TestClient, callId: string) {
-  await waitFor(() => delivered(ui, "tool.result", (d) => d.call_id === callId).length > 0, `the result of ${callId}`, 30_000);
-  return delivered(ui, "tool.result", (d) => d.call_id === callId)[0]!.data;
+  await waitFor(() => ui.deliveriesOf("tool.result", (d) => d.call_id === callId).length > 0, `the result of ${callId}`, 30_000);
+  return ui.deliveriesOf("tool.result", (d) => d.call_id === callId)[0]!.data;
 }
 
 describe("extensions under supervision", () => {
   it("[host.tool.round-trip] routes a call to its owner and publishes progress and the canonical result", async () => {
     const { env } = setup([dummy("dummy", { tools: ["echo", "progress"], driver: true })]);
     const d = await daemon(env);
-    const ui = await watch(d);
+    const ui = await watchSession(d);
     await registered(ui, "echo");
     const agent = await createAgent(ui);
     call(ui, agent, "c-1", "echo", { text: "hello" });
     expect(await resultOf(ui, "c-1")).toMatchObject({ outcome: "ok", output: "hello", tool: "echo" });
-    expect(delivered(ui, "tool.started", (x) => x.call_id === "c-1")[0]?.data.owner).toBe("dummy");
+    expect(ui.deliveriesOf("tool.started", (x) => x.call_id === "c-1")[0]?.data.owner).toBe("dummy");
     call(ui, agent, "c-2", "progress");
     expect(await resultOf(ui, "c-2")).toMatchObject({ outcome: "ok", output: "done" });
-    expect(delivered(ui, "tool.progress", (x) => x.call_id === "c-2").map((x) => x.data.text)).toEqual(["step 1", "step 2", "step 3"]);
+    expect(ui.deliveriesOf("tool.progress", (x) => x.call_id === "c-2").map((x) => x.data.text)).toEqual(["step 1", "step 2", "step 3"]);
     // The display is committed right after the result: it may arrive in a later read.
-    await waitFor(() => delivered(ui, "tool.result_display", (x) => x.call_id === "c-2").length > 0, "the result display");
-    expect(delivered(ui, "tool.result_display", (x) => x.call_id === "c-2")[0]?.data.display).toEqual({ summary: "three steps" });
+    await waitFor(() => ui.deliveriesOf("tool.result_display", (x) => x.call_id === "c-2").length > 0, "the result display");
+    expect(ui.deliveriesOf("tool.result_display", (x) => x.call_id === "c-2")[0]?.data.display).toEqual({ summary: "three steps" });
     call(ui, agent, "c-3", "nonexistent");
     expect(await resultOf(ui, "c-3")).toMatchObject({ outcome: "error", output: "unknown tool nonexistent" });
     ui.close();
@@ -96,49 +85,49 @@ describe("extensions under supervision", () => {
       { name: "rogue", command: ROGUE, startup_timeout_seconds: 30 },
     ]);
     const d = await daemon(env);
-    const ui = await watch(d);
+    const ui = await watchSession(d);
     await registered(ui, "sleep");
     // Initial extensions activate together: once "sleep" is registered, the rogue is live as well.
     const agent = await createAgent(ui);
     call(ui, agent, "c-long", "sleep", { ms: 60_000 });
-    await waitFor(() => delivered(ui, "tool.started", (x) => x.call_id === "c-long").length === 1, "the call to start");
+    await waitFor(() => ui.deliveriesOf("tool.started", (x) => x.call_id === "c-long").length === 1, "the call to start");
     ui.emit("extension.event", { category: "test", name: "rogue", payload: { call_id: "c-long", agent_id: agent } });
-    await waitFor(() => delivered(ui, "extension.event", (x) => x.category === "rogue").length === 1, "the rogue's report", 20_000);
-    const report = delivered(ui, "extension.event", (x) => x.category === "rogue")[0]!.data.payload as { codes: string[] };
+    await waitFor(() => ui.deliveriesOf("extension.event", (x) => x.category === "rogue").length === 1, "the rogue's report", 20_000);
+    const report = ui.deliveriesOf("extension.event", (x) => x.category === "rogue")[0]!.data.payload as { codes: string[] };
     expect(report.codes).toEqual(Array(6).fill("unauthorized"));
     const names = ui.deliveries().map((x) => x.name);
     for (const forged of ["session.started", "provider.tool_result", "provider.response_finished_reported", "ui.create_agent"]) {
       expect(names.filter((n) => n === forged)).toEqual(forged === "ui.create_agent" ? ["ui.create_agent"] : []);
     }
-    expect(delivered(ui, "harness.notice", (x) => x.text === "forged")).toEqual([]);
+    expect(ui.deliveriesOf("harness.notice", (x) => x.text === "forged")).toEqual([]);
     // The non-owner's report committed as an observation, but the call is still open.
-    expect(delivered(ui, "tool.result_reported", (x) => x.call_id === "c-long")).toHaveLength(1);
-    expect(delivered(ui, "tool.result", (x) => x.call_id === "c-long")).toEqual([]);
+    expect(ui.deliveriesOf("tool.result_reported", (x) => x.call_id === "c-long")).toHaveLength(1);
+    expect(ui.deliveriesOf("tool.result", (x) => x.call_id === "c-long")).toEqual([]);
     // Cancellation reaches the exact owner, which ends the call once.
     ui.emit("agent.cancel_request", { agent_id: agent });
     expect(await resultOf(ui, "c-long")).toMatchObject({ outcome: "cancelled" });
     // A later call through the same owner: its result commits after anything the owner reported for c-long.
     call(ui, agent, "c-after", "sleep", { ms: 0 });
     expect(await resultOf(ui, "c-after")).toMatchObject({ outcome: "ok", output: "slept" });
-    expect(delivered(ui, "tool.result", (x) => x.call_id === "c-long")).toHaveLength(1);
+    expect(ui.deliveriesOf("tool.result", (x) => x.call_id === "c-long")).toHaveLength(1);
     ui.close();
   });
 
   it("[host.crash.one-error-and-respawn] ends a crashed extension's call with exactly one error and respawns it", async () => {
     const { env } = setup([dummy("dummy", { tools: ["crash", "echo"], driver: true })]);
     const d = await daemon(env);
-    const ui = await watch(d);
+    const ui = await watchSession(d);
     await registered(ui, "crash");
     const agent = await createAgent(ui);
     call(ui, agent, "c-crash", "crash");
     expect(await resultOf(ui, "c-crash")).toMatchObject({ outcome: "error", output: "the dummy extension exited during the call" });
-    await waitFor(() => delivered(ui, "extension.restarting").length === 1, "a restart");
+    await waitFor(() => ui.deliveriesOf("extension.restarting").length === 1, "a restart");
     await registered(ui, "echo", 2);
-    expect(delivered(ui, "extension.exited")[0]?.data).toMatchObject({ instance: "dummy", code: 3 });
-    expect(delivered(ui, "extension.starting").map((x) => x.data.attempt)).toContain(2);
+    expect(ui.deliveriesOf("extension.exited")[0]?.data).toMatchObject({ instance: "dummy", code: 3 });
+    expect(ui.deliveriesOf("extension.starting").map((x) => x.data.attempt)).toContain(2);
     call(ui, agent, "c-after", "echo", { text: "back" });
     expect(await resultOf(ui, "c-after")).toMatchObject({ outcome: "ok", output: "back" });
-    expect(delivered(ui, "tool.result", (x) => x.call_id === "c-crash")).toHaveLength(1);
+    expect(ui.deliveriesOf("tool.result", (x) => x.call_id === "c-crash")).toHaveLength(1);
     ui.close();
   });
 
@@ -160,12 +149,12 @@ describe("extensions under supervision", () => {
       dummy("delta", { tools: ["progress"] }),
     ]);
     const d = await daemon(env);
-    const ui = await watch(d);
+    const ui = await watchSession(d);
     await registered(ui, "echo");
-    await waitFor(() => delivered(ui, "harness.notice", (x) => String(x.text).includes("disabled")).length === 3, "three disabled notices", 30_000);
-    const notices = delivered(ui, "harness.notice", (x) => String(x.text).includes("disabled")).map((x) => x.data.instance).sort();
+    await waitFor(() => ui.deliveriesOf("harness.notice", (x) => String(x.text).includes("disabled")).length === 3, "three disabled notices", 30_000);
+    const notices = ui.deliveriesOf("harness.notice", (x) => String(x.text).includes("disabled")).map((x) => x.data.instance).sort();
     expect(notices).toEqual(["beta", "delta", "gamma"]);
-    expect(delivered(ui, "tool.register").map((x) => [x.data.name, x.data.owner])).toEqual([["echo", "alpha"]]);
+    expect(ui.deliveriesOf("tool.register").map((x) => [x.data.name, x.data.owner])).toEqual([["echo", "alpha"]]);
     ui.close();
   });
 
@@ -179,13 +168,13 @@ describe("extensions under supervision", () => {
       { TAU_SECRET_API_KEY: secret, TAU_SECRET_OTHER: secret },
     );
     const d = await daemon(env);
-    const ui = await watch(d);
+    const ui = await watchSession(d);
     await registered(ui, "env");
     const agent = await createAgent(ui);
     call(ui, agent, "c-env", "env");
     expect(await resultOf(ui, "c-env")).toMatchObject({ outcome: "ok", output: "[]" });
-    await waitFor(() => delivered(ui, "harness.notice", (x) => x.instance === "missing").length === 1, "the spawn diagnostic");
-    const diag = String(delivered(ui, "harness.notice", (x) => x.instance === "missing")[0]!.data.text);
+    await waitFor(() => ui.deliveriesOf("harness.notice", (x) => x.instance === "missing").length === 1, "the spawn diagnostic");
+    const diag = String(ui.deliveriesOf("harness.notice", (x) => x.instance === "missing")[0]!.data.text);
     expect(diag).toBe('extension "missing" could not start "/nonexistent/tau-ext" in "/tmp": ENOENT');
     ui.close();
     process.kill(d.pid, "SIGTERM");
@@ -230,12 +219,12 @@ describe("extensions under supervision", () => {
   it("[host.config-error.mandatory-notice] turns config_error into a mandatory notice that late subscribers replay", async () => {
     const { env } = setup([dummy("dummy", { config_error: "missing setting foo" })]);
     const d = await daemon(env);
-    const first = await watch(d);
-    await waitFor(() => delivered(first, "harness.notice", (x) => x.instance === "dummy").length > 0, "the notice", 30_000);
+    const first = await watchSession(d);
+    await waitFor(() => first.deliveriesOf("harness.notice", (x) => x.instance === "dummy").length > 0, "the notice", 30_000);
     first.close();
-    const late = await watch(d);
+    const late = await watchSession(d);
     await late.next((m) => m.message === "deliver" && m.payload.event.name === "session.replay_complete");
-    const n = delivered(late, "harness.notice", (x) => x.instance === "dummy");
+    const n = late.deliveriesOf("harness.notice", (x) => x.instance === "dummy");
     expect(n).toHaveLength(1);
     expect(n[0]?.data).toMatchObject({ level: "error", mandatory: true, text: 'extension "dummy": configuration error: missing setting foo' });
     expect(n[0]?.replay).toBe(true);
@@ -251,8 +240,8 @@ describe("extensions under supervision", () => {
       dummy("fine", { tools: ["echo"] }),
     ]);
     const d = await daemon(env);
-    const ui = await watch(d);
-    const text = (instance: string) => delivered(ui, "harness.notice", (x) => x.instance === instance)[0]?.data.text;
+    const ui = await watchSession(d);
+    const text = (instance: string) => ui.deliveriesOf("harness.notice", (x) => x.instance === instance)[0]?.data.text;
     await waitFor(() => ["tools", "stray", "replay"].every((i) => text(i) !== undefined), "the three configuration errors", 30_000);
     expect(text("tools")).toBe('extension "tools": configuration error: setting tools.1: must be equal to one of the allowed values (echo, sleep, progress, crash, env, fail)');
     expect(text("stray")).toBe('extension "stray": configuration error: setting tool: is not a setting of this extension');

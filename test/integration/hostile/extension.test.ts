@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemonWithExtensions, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { TestClient, isAlive, startDaemonWithExtensions, waitFor, watchSession, type StartedDaemon } from "../../support/daemon.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
 const HOSTILE = join(REPO_ROOT, "test/fixtures/hostile/hostile_extension.py");
@@ -23,16 +23,6 @@ const hostile = (name: string, config: Record<string, unknown>, extra: Record<st
   ...Object.fromEntries(Object.entries(extra).filter(([k]) => k !== "minor")),
 });
 const driver = { name: "driver", command: ["tau", "ext", "test-dummy"], config: { tools: ["echo"], driver: true }, call_tools: ["*"], startup_timeout_seconds: 20 };
-
-async function watch(d: StartedDaemon): Promise<TestClient> {
-  const ui = await TestClient.ui(d.socket);
-  ui.send({ message: "subscribe", payload: { historical: ["tool.register", "harness.notice"], live: ["*"] } });
-  return ui;
-}
-
-function delivered(ui: TestClient, name: string, pred: (data: Record<string, unknown>) => boolean = () => true) {
-  return ui.deliveries().filter((d) => d.name === name && pred(d.data));
-}
 
 async function createAgent(ui: TestClient): Promise<string> {
   ui.emit("ui.create_agent", { request_id: "r-agent" });
@@ -72,27 +62,27 @@ function gone(pid: number): boolean {
 describe("a hostile extension", () => {
   it("[host.hostile.typed-errors] gets a typed answer for every bad frame and never takes the daemon down", async () => {
     const d = await daemonWith([hostile("py", { tools: ["pyecho"], pre_ready_notices: 3, pre_ready_ints: true }, { minor: 7 }), driver]);
-    const ui = await watch(d);
-    await waitFor(() => delivered(ui, "tool.register", (x) => x.name === "pyecho").length === 1, "pyecho to register", 30_000);
+    const ui = await watchSession(d);
+    await waitFor(() => ui.deliveriesOf("tool.register", (x) => x.name === "pyecho").length === 1, "pyecho to register", 30_000);
     // Another minor revision: accepted, with one warning a late UI still sees.
-    expect(delivered(ui, "harness.notice", (x) => String(x.text).includes("speaks protocol 1.7"))).toHaveLength(1);
+    expect(ui.deliveriesOf("harness.notice", (x) => String(x.text).includes("speaks protocol 1.7"))).toHaveLength(1);
     // Integers a Python encoder sends with 8-byte arguments arrive as numbers; one past 2^53 is refused.
     act(ui, "big-ints");
-    await waitFor(() => delivered(ui, "extension.event", (x) => x.category === "ints").length === 1, "the integers");
-    expect(delivered(ui, "extension.event", (x) => x.category === "ints")[0]?.data.payload).toEqual({ n32: 2 ** 32, max: Number.MAX_SAFE_INTEGER, neg: -(2 ** 40) });
+    await waitFor(() => ui.deliveriesOf("extension.event", (x) => x.category === "ints").length === 1, "the integers");
+    expect(ui.deliveriesOf("extension.event", (x) => x.category === "ints")[0]?.data.payload).toEqual({ n32: 2 ** 32, max: Number.MAX_SAFE_INTEGER, neg: -(2 ** 40) });
     act(ui, "dup-keys");
     act(ui, "bad-utf8");
     act(ui, "unknown-message");
     act(ui, "report", { after: 5 }); // once the five answers (one to a frame sent before ready) are in
-    await waitFor(() => delivered(ui, "extension.event", (x) => x.category === "hostile-report").length === 1, "the report");
-    const report = delivered(ui, "extension.event", (x) => x.category === "hostile-report")[0]!.data.payload as { codes: string[] };
+    await waitFor(() => ui.deliveriesOf("extension.event", (x) => x.category === "hostile-report").length === 1, "the report");
+    const report = ui.deliveriesOf("extension.event", (x) => x.category === "hostile-report")[0]!.data.payload as { codes: string[] };
     expect(report.codes).toEqual(["invalid", "invalid", "bad_cbor", "bad_cbor", "unknown_message"]);
-    expect(delivered(ui, "extension.event", (x) => x.category === "dup" || x.category === "utf")).toEqual([]);
+    expect(ui.deliveriesOf("extension.event", (x) => x.category === "dup" || x.category === "utf")).toEqual([]);
     // Still serving: a call to its tool is answered.
     const agent = await createAgent(ui);
     ui.emit("extension.event", { category: "test", name: "call", payload: { agent_id: agent, call_id: "c-py", tool: "pyecho", arguments: { x: 1 } } });
-    await waitFor(() => delivered(ui, "tool.result", (x) => x.call_id === "c-py").length === 1, "the call");
-    expect(delivered(ui, "tool.result", (x) => x.call_id === "c-py")[0]?.data).toMatchObject({ outcome: "ok", output: 'py:{"x":1}' });
+    await waitFor(() => ui.deliveriesOf("tool.result", (x) => x.call_id === "c-py").length === 1, "the call");
+    expect(ui.deliveriesOf("tool.result", (x) => x.call_id === "c-py")[0]?.data).toMatchObject({ outcome: "ok", output: 'py:{"x":1}' });
     // Its counters, on request: the three pre-ready notices were staged with its declaration.
     ui.send({ message: "ui_debug_event_stats_request", payload: { request_id: "stats-1" } });
     const stats = await ui.next((m) => m.message === "notice" && m.payload.request_id === "stats-1");
@@ -110,41 +100,41 @@ describe("a hostile extension", () => {
       hostile("pyllm", { models: ["py-model"] }, { kind: "provider" }),
       driver,
     ]);
-    const ui = await watch(d);
-    await waitFor(() => delivered(ui, "tool.register", (x) => x.name === "pyhang").length === 1, "pyhang to register", 30_000);
+    const ui = await watchSession(d);
+    await waitFor(() => ui.deliveriesOf("tool.register", (x) => x.name === "pyhang").length === 1, "pyhang to register", 30_000);
     ui.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: [] } });
-    await waitFor(() => delivered(ui, "harness.models_available", (x) => JSON.stringify(x.models).includes("py-model")).length > 0, "py-model");
+    await waitFor(() => ui.deliveriesOf("harness.models_available", (x) => JSON.stringify(x.models).includes("py-model")).length > 0, "py-model");
     const agent = await createAgent(ui);
     ui.emit("extension.event", { category: "test", name: "call", payload: { agent_id: agent, call_id: "c-hang", tool: "pyhang" } });
-    await waitFor(() => delivered(ui, "tool.started", (x) => x.call_id === "c-hang").length === 1, "the call to start");
+    await waitFor(() => ui.deliveriesOf("tool.started", (x) => x.call_id === "c-hang").length === 1, "the call to start");
     const toolPid = childPid(d.pid, "hostile_extension.py") as number;
     expect(toolPid).toBeGreaterThan(0);
 
     // A frame over 16 MiB: the connection cannot go on, and neither can the extension's generation.
     act(ui, "oversize");
-    await waitFor(() => delivered(ui, "tool.result", (x) => x.call_id === "c-hang").length === 1, "the open call to end");
-    expect(delivered(ui, "tool.result", (x) => x.call_id === "c-hang")[0]?.data).toMatchObject({ outcome: "error" });
+    await waitFor(() => ui.deliveriesOf("tool.result", (x) => x.call_id === "c-hang").length === 1, "the open call to end");
+    expect(ui.deliveriesOf("tool.result", (x) => x.call_id === "c-hang")[0]?.data).toMatchObject({ outcome: "error" });
     // The call's end, the tool's withdrawal and the notice are separate commits: each is waited for.
-    await waitFor(() => delivered(ui, "tool.unregister", (x) => x.name === "pyhang").length >= 1, "pyhang to be withdrawn");
-    await waitFor(() => delivered(ui, "harness.notice", (x) => String(x.text).includes('"pytool" sent a frame over the 16 MiB limit; stopping it')).length >= 1, "the notice");
-    expect(delivered(ui, "harness.notice", (x) => String(x.text).includes('"pytool" sent a frame over the 16 MiB limit; stopping it'))).toHaveLength(1);
+    await waitFor(() => ui.deliveriesOf("tool.unregister", (x) => x.name === "pyhang").length >= 1, "pyhang to be withdrawn");
+    await waitFor(() => ui.deliveriesOf("harness.notice", (x) => String(x.text).includes('"pytool" sent a frame over the 16 MiB limit; stopping it')).length >= 1, "the notice");
+    expect(ui.deliveriesOf("harness.notice", (x) => String(x.text).includes('"pytool" sent a frame over the 16 MiB limit; stopping it'))).toHaveLength(1);
     // pyllm saw the same custom event: its "oversize" is the same case for a provider.
-    await waitFor(() => delivered(ui, "harness.models_available").some((x) => !x.replay && !JSON.stringify(x.data.models).includes("py-model")), "py-model to leave");
+    await waitFor(() => ui.deliveriesOf("harness.models_available").some((x) => !x.replay && !JSON.stringify(x.data.models).includes("py-model")), "py-model to leave");
     // The process is stopped even though it ignores SIGTERM (SIGKILL follows), then respawned.
     await waitFor(() => gone(toolPid), "the old process to be stopped", 10_000);
-    await waitFor(() => delivered(ui, "tool.register", (x) => x.name === "pyhang").length === 2, "the respawned process to register again", 30_000);
+    await waitFor(() => ui.deliveriesOf("tool.register", (x) => x.name === "pyhang").length === 2, "the respawned process to register again", 30_000);
     expect(isAlive(d.pid)).toBe(true);
     ui.close();
   });
 
   it("[host.connection-closed.eof] an extension that closes its output is treated as exited though its process lingers", async () => {
     const d = await daemonWith([hostile("pyeof", { tools: ["pyeofhang"] }), driver]);
-    const ui = await watch(d);
-    await waitFor(() => delivered(ui, "tool.register", (x) => x.name === "pyeofhang").length === 1, "the tool", 30_000);
+    const ui = await watchSession(d);
+    await waitFor(() => ui.deliveriesOf("tool.register", (x) => x.name === "pyeofhang").length === 1, "the tool", 30_000);
     const pid = childPid(d.pid, "hostile_extension.py") as number;
     act(ui, "eof");
-    await waitFor(() => delivered(ui, "harness.notice", (x) => String(x.text).includes('"pyeof" closed its end of the connection; stopping it')).length === 1, "the notice");
-    await waitFor(() => delivered(ui, "tool.unregister", (x) => x.name === "pyeofhang").length === 1, "its tool to go");
+    await waitFor(() => ui.deliveriesOf("harness.notice", (x) => String(x.text).includes('"pyeof" closed its end of the connection; stopping it')).length === 1, "the notice");
+    await waitFor(() => ui.deliveriesOf("tool.unregister", (x) => x.name === "pyeofhang").length === 1, "its tool to go");
     await waitFor(() => gone(pid), "the lingering process to be stopped", 10_000);
     ui.close();
   });
@@ -154,17 +144,17 @@ describe("a hostile extension", () => {
       { name: "shell", command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
       hostile("squatter", { squat: ["shell", "read"] }),
     ]);
-    const ui = await watch(d);
-    await waitFor(() => delivered(ui, "tool.register", (x) => x.name === "shell").length === 1, "shell to register", 30_000);
+    const ui = await watchSession(d);
+    await waitFor(() => ui.deliveriesOf("tool.register", (x) => x.name === "shell").length === 1, "shell to register", 30_000);
     const shellPid = childPid(d.pid, "ext\0shell") as number;
     expect(shellPid).toBeGreaterThan(0);
     process.kill(shellPid, "SIGKILL");
-    await waitFor(() => delivered(ui, "tool.unregister", (x) => x.name === "shell").length === 1, "shell to go");
-    await waitFor(() => delivered(ui, "tool.register", (x) => x.name === "shell").length === 2, "shell to come back", 30_000);
-    await waitFor(() => delivered(ui, "tool.register", (x) => x.name === "read").length === 2, "read to come back", 30_000);
+    await waitFor(() => ui.deliveriesOf("tool.unregister", (x) => x.name === "shell").length === 1, "shell to go");
+    await waitFor(() => ui.deliveriesOf("tool.register", (x) => x.name === "shell").length === 2, "shell to come back", 30_000);
+    await waitFor(() => ui.deliveriesOf("tool.register", (x) => x.name === "read").length === 2, "read to come back", 30_000);
     // The squatter declared both names the moment they went; neither ever became its own.
-    expect(delivered(ui, "tool.registration_declared", (x) => x.name === "shell" && x.description === "mine now")).toHaveLength(1);
-    expect(delivered(ui, "tool.register").filter((x) => x.data.name === "shell" || x.data.name === "read").map((x) => x.data.owner)).toEqual(["shell", "shell", "shell", "shell"]);
+    expect(ui.deliveriesOf("tool.registration_declared", (x) => x.name === "shell" && x.description === "mine now")).toHaveLength(1);
+    expect(ui.deliveriesOf("tool.register").filter((x) => x.data.name === "shell" || x.data.name === "read").map((x) => x.data.owner)).toEqual(["shell", "shell", "shell", "shell"]);
     ui.close();
   });
 });

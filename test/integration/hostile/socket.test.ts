@@ -4,9 +4,9 @@
 // and the session's work goes on.
 import { afterEach, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemon, tauHome, waitFor, type StartedDaemon } from "../../support/daemon.js";
+import { TestClient, isAlive, startDaemonWithExtensions, waitFor, type StartedDaemon } from "../../support/daemon.js";
 import { runTau } from "../../support/run-tau.js";
 import { REPO_ROOT } from "../../support/paths.js";
 import { HELLO_DEADLINE_MS, MAX_CLIENT_PEERS, MAX_PENDING_PEERS } from "../../../handwritten/harness/daemon.js";
@@ -18,15 +18,8 @@ afterEach(() => {
 });
 
 async function daemon(extensions: unknown[] = []): Promise<{ d: StartedDaemon; env: NodeJS.ProcessEnv }> {
-  const h = tauHome();
-  cleanups.push(h.dispose);
-  mkdirSync(join(h.home, "config"), { recursive: true });
-  writeFileSync(join(h.home, "config", "harness.yaml"), JSON.stringify({ extensions }, null, 2));
-  const d = await startDaemon(h.env);
-  cleanups.push(() => {
-    if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
-  });
-  return { d, env: h.env };
+  const d = await startDaemonWithExtensions(extensions, cleanups);
+  return { d, env: d.env };
 }
 
 interface Hostile {

@@ -1,24 +1,19 @@
 // The hand-authored cassettes replayed byte-for-byte from the loopback fake server.
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useEgressPolicy, useFakeOpenAI } from "../../support/e2e.js";
 import type { ProviderCall } from "../../../handwritten/protocol/index.js";
-import { cassetteReplay, createEgressPolicy, loadCassette, streamChatCompletion, summarizeRequest } from "../../../handwritten/extensions/provider/index.js";
+import { cassetteReplay, loadCassette, streamChatCompletion, summarizeRequest } from "../../../handwritten/extensions/provider/index.js";
 import type { EgressPolicy } from "../../../handwritten/extensions/provider/index.js";
 import { FakeOpenAI, replayResponse } from "../../support/fake-openai.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
 const DIR = join(REPO_ROOT, "test/fixtures/provider/cassettes");
 
-let fake: FakeOpenAI;
-let egress: EgressPolicy;
-beforeAll(async () => {
-  fake = await FakeOpenAI.start();
-  egress = createEgressPolicy({ env: {} });
-});
-afterAll(async () => {
-  await egress.close();
-  await fake.close();
-});
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s));
+let egress!: EgressPolicy;
+useEgressPolicy((e) => (egress = e));
 
 function request(tools: string[]): ProviderCall {
   return {

@@ -1,5 +1,6 @@
 // The /chat/completions wire client against the loopback fake OpenAI server.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useEgressPolicy, useFakeOpenAI } from "../../support/e2e.js";
 import type { ProviderCall } from "../../../handwritten/protocol/index.js";
 import {
   MAX_DIAGNOSTIC_CHARS,
@@ -32,21 +33,10 @@ import {
 
 const API_KEY = "sk-test-SECRET-0123456789abcdef";
 
-let fake: FakeOpenAI;
-let egress: EgressPolicy;
-
-beforeAll(async () => {
-  fake = await FakeOpenAI.start();
-  egress = createEgressPolicy({ env: {} });
-});
-afterAll(async () => {
-  await egress.close();
-  await fake.close();
-});
-afterEach(() => {
-  fake.requests.length = 0;
-  expect(fake.pending).toBe(0);
-});
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s), { drainedAfterEach: true });
+let egress!: EgressPolicy;
+useEgressPolicy((e) => (egress = e));
 
 function request(overrides: Partial<ProviderCall> = {}): ProviderCall {
   return {

@@ -1,37 +1,24 @@
 // A prompt on a transcript larger than one frame reaches the provider whole: a 20 MiB session, built
 // through the store API, is resumed by a real daemon whose real provider extension talks to a
 // loopback OpenAI-compatible server.
-import { afterEach, describe, expect, it } from "vitest";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, isAlive, startDaemon, tauHome, waitFor } from "../../support/daemon.js";
-import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
+import { TestClient, waitFor } from "../../support/daemon.js";
+import { daemonIn, fakeOpenAIIn, providerHome, useCleanups } from "../../support/e2e.js";
+import { textResponse } from "../../support/fake-openai.js";
 import { generateSession } from "../../support/session-generator.js";
 
-const cleanups: Array<() => void | Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
+const cleanups = useCleanups();
 
 describe("a transcript larger than a frame", () => {
   it("[provider.request.long-transcript-reaches-provider] a prompt on a 20 MiB transcript reaches the provider with every message", async () => {
-    const fake = await FakeOpenAI.start();
-    cleanups.push(() => fake.close());
-    const h = tauHome();
-    cleanups.push(h.dispose);
+    const fake = await fakeOpenAIIn(cleanups);
+    const h = providerHome(cleanups, fake, ["gen-model"]);
     const project = join(h.home, "project");
     mkdirSync(project);
     const g = generateSession(join(h.home, "state"), { targetBytes: 20 * 1024 * 1024, projectRoot: project });
-    writeFileSync(
-      join(h.home, "config", "harness.yaml"),
-      JSON.stringify({
-        extensions: [{ name: "llm", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "gen-model" }] }, startup_timeout_seconds: 30 }],
-      }),
-    );
-    const d = await startDaemon(h.env, ["--resume", g.sessionId, "--project-root", project]);
-    cleanups.push(() => {
-      if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
-    });
+    const d = await daemonIn(cleanups, h.env, ["--resume", g.sessionId, "--project-root", project]);
     fake.enqueue(textResponse("read it all"));
     const ui = await TestClient.ui(d.socket);
     ui.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["harness.models_available", "agent.*", "provider.response_failed"] } });

@@ -3,22 +3,16 @@
 // "Model listing"), at its bounds.
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useEgressPolicy, useFakeOpenAI } from "../../support/e2e.js";
 import { MAX_LISTED_MODELS, createEgressPolicy, listModels, type EgressPolicy } from "../../../handwritten/extensions/provider/index.js";
 import { FakeOpenAI, jsonResponse } from "../../support/fake-openai.js";
 
 const KEY = "sk-listing-7c0ffee1234";
 let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s));
 let egress!: EgressPolicy;
-
-beforeAll(async () => {
-  fake = await FakeOpenAI.start();
-  egress = createEgressPolicy({ env: {} });
-});
-afterAll(async () => {
-  await egress.close();
-  await fake.close();
-});
+useEgressPolicy((e) => (egress = e));
 
 const list = (o: { timeoutMs?: number; maxBytes?: number } = {}) => listModels({ baseUrl: fake.baseUrl, apiKey: KEY }, { egress, ...o });
 const json = (body: string) => ({ status: 200, headers: { "content-type": "application/json" }, chunks: [body] });

@@ -2,27 +2,18 @@
 // speaking the documented event stream (SPEC-provider-responses): the request body, text,
 // reasoning summaries and encrypted reasoning items, function calls, usage, how a response ends,
 // and errors — through the same round runner (egress, retries, bounds) as chat completions.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useEgressPolicy, useFakeOpenAI } from "../../support/e2e.js";
 import type { ProviderCall } from "../../../handwritten/protocol/index.js";
-import { MAX_RESPONSE_CHARS, createEgressPolicy, streamResponses, type EgressPolicy, type RetryNotice, type RoundResult } from "../../../handwritten/extensions/provider/index.js";
+import { MAX_RESPONSE_CHARS, streamResponses, type EgressPolicy, type RetryNotice, type RoundResult } from "../../../handwritten/extensions/provider/index.js";
 import { FakeOpenAI, errorResponse } from "../../support/fake-openai.js";
 import { responsesEvent, responsesStream } from "../../support/fake-responses.js";
 
 const API_KEY = "sk-test-SECRET-responses-0123456789";
-let fake: FakeOpenAI;
-let egress: EgressPolicy;
-beforeAll(async () => {
-  fake = await FakeOpenAI.start();
-  egress = createEgressPolicy({ env: {} });
-});
-afterAll(async () => {
-  await egress.close();
-  await fake.close();
-});
-afterEach(() => {
-  fake.requests.length = 0;
-  expect(fake.pending).toBe(0);
-});
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s), { drainedAfterEach: true });
+let egress!: EgressPolicy;
+useEgressPolicy((e) => (egress = e));
 
 function request(overrides: Partial<ProviderCall> = {}): ProviderCall {
   return { agent_id: "agent-1", prompt_id: "prompt-1", round: 0, model: "o-fake", system: "You are tau.", messages: [{ role: "user", text: "hello" }], tools: [], ...overrides };

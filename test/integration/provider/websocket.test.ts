@@ -4,6 +4,7 @@
 // frames (the size bound), wrapped errors, quota pacing, token refresh and its file — and no token
 // in any diagnostic or notice.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useEgressPolicy } from "../../support/e2e.js";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { createServer } from "node:http";
@@ -21,17 +22,16 @@ import { responsesStream } from "../../support/fake-responses.js";
 const SECRET = "provider-cx-oauth";
 let fake: FakeCodex;
 let root: string;
-let egress: EgressPolicy;
+let egress!: EgressPolicy;
 let notices: string[];
 
 beforeAll(async () => {
   fake = await FakeCodex.start();
-  egress = createEgressPolicy({ env: {} });
 });
 afterAll(async () => {
-  await egress.close();
   await fake.close();
 });
+useEgressPolicy((e) => (egress = e));
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "tau-ws-"));
   notices = [];

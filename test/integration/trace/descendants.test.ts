@@ -2,17 +2,16 @@
 // writer: the rooted workflow found only through valid creation records, every format naming its
 // agents, unrelated or broken candidates left out, a reachable corrupt journal failing with no
 // output, and the state directory untouched.
-import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { tauHome } from "../../support/daemon.js";
 import { runTau } from "../../support/run-tau.js";
+import { useCleanups } from "../../support/e2e.js";
+import { snapshotTree } from "../../support/files.js";
 import { openFileStateStore, type EventLog } from "../../../handwritten/store/index.js";
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()?.();
-});
+const cleanups = useCleanups();
 
 const SESSION = "s-workflow-0001";
 const ROOT = "a-root-0001";
@@ -75,16 +74,6 @@ function writeJournal(state: string, id: string, bytes: Buffer): void {
   const dir = join(state, "agents", id);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "events.cbor"), bytes);
-}
-
-function snapshotTree(dir: string): Map<string, { bytes: string; mtimeNs: bigint }> {
-  const out = new Map<string, { bytes: string; mtimeNs: bigint }>();
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!e.isFile()) continue;
-    const p = join(e.parentPath, e.name);
-    out.set(p, { bytes: readFileSync(p).toString("base64"), mtimeNs: statSync(p, { bigint: true }).mtimeNs });
-  }
-  return out;
 }
 
 const lines = (out: string) => out.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -2,42 +2,25 @@
 // OpenAI-compatible server records where each round went (`agent.prompt_started`'s `provider`), and
 // `tau agent trace --format otlp` turns it into the GenAI conventions' provider and server attributes;
 // a prompt whose round failed reports no token counts.
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { TestClient, isAlive, startDaemon, tauHome, waitFor } from "../../support/daemon.js";
-import { FakeOpenAI, errorResponse, textResponse } from "../../support/fake-openai.js";
+import { describe, expect, it } from "vitest";
+import { TestClient, waitFor } from "../../support/daemon.js";
+import { daemonIn, fakeOpenAIIn, providerHome, useCleanups } from "../../support/e2e.js";
+import { errorResponse, textResponse } from "../../support/fake-openai.js";
 import { decodeOtlpJson, normalSpans, type NormalSpan } from "../../support/otlp.js";
 import { runTau } from "../../support/run-tau.js";
 
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
+const cleanups = useCleanups();
 
 describe("OTLP from a real session", () => {
   it("[trace.otlp.conventions] chat spans name the provider, the server and its port, a streamed request and the session; a failed prompt has no token counts", async () => {
-    const fake = await FakeOpenAI.start();
-    cleanups.push(() => fake.close());
-    const h = tauHome();
-    cleanups.push(h.dispose);
-    writeFileSync(
-      join(h.home, "config", "harness.yaml"),
-      JSON.stringify({
-        extensions: [{ name: "llm", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "m" }] }, startup_timeout_seconds: 30 }],
-      }),
-    );
-    const d = await startDaemon(h.env);
-    cleanups.push(() => {
-      if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
-    });
+    const fake = await fakeOpenAIIn(cleanups);
+    const h = providerHome(cleanups, fake);
+    const d = await daemonIn(cleanups, h.env);
     const ui = await TestClient.ui(d.socket);
     cleanups.push(() => ui.close());
     ui.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["harness.models_available", "agent.prompt_started", "agent.outer_turn_finished"] } });
     await waitFor(() => ui.deliveries().some((x) => x.name === "harness.models_available"), "the models", 30_000);
-    ui.emit("ui.create_agent", { request_id: "r" });
-    const created = await ui.next((m) => m.message === "direct");
-    const agent = created.message === "direct" ? String(created.payload.event.data.agent_id) : "";
+    const agent = await ui.createAgent("r");
     fake.enqueue(textResponse("hello", { usage: { prompt_tokens: 12, completion_tokens: 3 } }));
     ui.emit("ui.prompt_submit", { agent_id: agent, mode: "queue", text: "one" });
     await waitFor(() => ui.deliveries().filter((x) => x.name === "agent.outer_turn_finished").length === 1, "the first prompt", 30_000);

@@ -3,19 +3,18 @@
 // accepted spans equal the printed OTLP JSON; retries are bounded; refusals, partial successes,
 // timeouts and unreachable collectors fail with a clear message, exit 1 and nothing on stdout;
 // credentials never appear in any output; a corrupt journal posts nothing.
-import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { cpSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FIXTURE_AGENT } from "../../fixtures/trace/make-fixture.js";
 import { tauHome } from "../../support/daemon.js";
 import { decodeOtlpJson, normalSpans, startOtlpReceiver, type Answer } from "../../support/otlp.js";
 import { REPO_ROOT } from "../../support/paths.js";
 import { runTau } from "../../support/run-tau.js";
+import { useCleanups } from "../../support/e2e.js";
+import { corruptJournalFrame, snapshotTree } from "../../support/files.js";
 
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
+const cleanups = useCleanups();
 
 const SECRET = "s3cr3t-token-value";
 // Whatever the test runner's environment holds, these runs see only what each test sets.
@@ -26,17 +25,6 @@ function fixtureHome(): { env: NodeJS.ProcessEnv; journal: string; state: string
   cleanups.push(h.dispose);
   cpSync(join(REPO_ROOT, "test", "fixtures", "trace", "state"), join(h.home, "state"), { recursive: true });
   return { env: { ...h.env, ...NO_OTEL }, journal: join(h.home, "state", "agents", FIXTURE_AGENT, "events.cbor"), state: join(h.home, "state") };
-}
-
-/** Every file under `dir` with its bytes and mtime. */
-function snapshotTree(dir: string): Map<string, { bytes: string; mtimeNs: bigint }> {
-  const out = new Map<string, { bytes: string; mtimeNs: bigint }>();
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!e.isFile()) continue;
-    const p = join(e.parentPath, e.name);
-    out.set(p, { bytes: readFileSync(p).toString("base64"), mtimeNs: statSync(p, { bigint: true }).mtimeNs });
-  }
-  return out;
 }
 
 async function receiver(answer?: (n: number) => Answer) {
@@ -132,12 +120,7 @@ describe("tau agent trace --otlp-endpoint", () => {
 
   it("[trace.otlp.post-errors] a corrupt frame inside the prefix posts nothing", async () => {
     const f = fixtureHome();
-    const bytes = readFileSync(f.journal);
-    const offsets: number[] = [];
-    for (let at = 0; at < bytes.length; at += 8 + Number(bytes.readBigUInt64LE(at))) offsets.push(at);
-    const corrupt = Buffer.from(bytes);
-    corrupt[(offsets[20] ?? 0) + 8] = 0xff;
-    writeFileSync(f.journal, corrupt);
+    corruptJournalFrame(f.journal, 20);
     const rx = await receiver();
     const r = await post(rx.url, f.env);
     expect([r.code, r.stdout]).toEqual([1, ""]);

@@ -1,18 +1,16 @@
 // `tau session stats` (SPEC-compaction, "Session activity stats"): a hand-built journal fixture whose
 // every figure is computed by hand below, read by the library and by the real command; the state
 // folder's bytes and times are unchanged after it, with and without a running daemon.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openFileStateStore, type EventLog } from "../../../handwritten/store/index.js";
 import { sessionStats } from "../../../handwritten/trace/index.js";
 import { isAlive, startDaemon, tauHome } from "../../support/daemon.js";
 import { runTau } from "../../support/run-tau.js";
+import { useCleanups } from "../../support/e2e.js";
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()?.();
-});
+const cleanups = useCleanups();
 
 const S = "s-statsfixture";
 const A = "a-stats-one";

@@ -1,20 +1,19 @@
 // `tau agent trace` through the real binary: golden output per format on a committed journal made
 // by tau's own store writer, addressing and errors, no partial output on corruption, no write to
 // the state directory, and a trace of a journal a real daemon is writing at that moment.
-import { cpSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TestClient, isAlive, startDaemon, tauHome, waitFor } from "../../support/daemon.js";
 import { REPO_ROOT } from "../../support/paths.js";
 import { runTau } from "../../support/run-tau.js";
+import { useCleanups } from "../../support/e2e.js";
+import { corruptJournalFrame, snapshotTree } from "../../support/files.js";
 import { generateSession } from "../../support/session-generator.js";
 import { FIXTURE_AGENT, FIXTURE_SESSION } from "../../fixtures/trace/make-fixture.js";
 
 const FIXTURE = join(REPO_ROOT, "test", "fixtures", "trace");
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()?.();
-});
+const cleanups = useCleanups();
 
 /** A TAU_HOME holding a copy of the fixture state (the test never runs against the committed files). */
 function fixtureHome(): { home: string; env: NodeJS.ProcessEnv; journal: string } {
@@ -22,17 +21,6 @@ function fixtureHome(): { home: string; env: NodeJS.ProcessEnv; journal: string 
   cleanups.push(h.dispose);
   cpSync(join(FIXTURE, "state"), join(h.home, "state"), { recursive: true });
   return { home: h.home, env: h.env, journal: join(h.home, "state", "agents", FIXTURE_AGENT, "events.cbor") };
-}
-
-/** Every file under `dir` with its bytes and mtime. */
-function snapshotTree(dir: string): Map<string, { bytes: string; mtimeNs: bigint }> {
-  const out = new Map<string, { bytes: string; mtimeNs: bigint }>();
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!e.isFile()) continue;
-    const p = join(e.parentPath, e.name);
-    out.set(p, { bytes: readFileSync(p).toString("base64"), mtimeNs: statSync(p, { bigint: true }).mtimeNs });
-  }
-  return out;
 }
 
 const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/; // a newline ends each line; nothing else raw
@@ -138,14 +126,9 @@ describe("tau agent trace on the committed fixture", () => {
 
   it("[trace.corrupt.no-output] a corrupt frame inside the prefix fails with exit 1, nothing on stdout, and the journal untouched", async () => {
     const f = fixtureHome();
-    const bytes = readFileSync(f.journal);
-    // Break the CBOR of a frame in the middle (its first payload byte becomes a stray "break"): the
-    // frames before it are fine, so a streaming exporter would already have printed them.
-    const offsets: number[] = [];
-    for (let at = 0; at < bytes.length; at += 8 + Number(bytes.readBigUInt64LE(at))) offsets.push(at);
-    const corrupt = Buffer.from(bytes);
-    corrupt[(offsets[9] ?? 0) + 8] = 0xff;
-    writeFileSync(f.journal, corrupt);
+    // A frame in the middle broken: the frames before it are fine, so a streaming exporter would
+    // already have printed them.
+    corruptJournalFrame(f.journal, 9);
     const before = snapshotTree(join(f.home, "state"));
     for (const format of ["native", "jsonl", "toon", "otlp", "perf"]) {
       const r = await runTau(["agent", "trace", FIXTURE_AGENT, "--format", format], { env: f.env });

@@ -8,12 +8,13 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRequire } from "node:module";
 import type * as CborX from "cbor-x";
 import { FrameReader, REVISION, decodeCbor, encodeFrame, parseMessage } from "../../../handwritten/protocol/index.js";
-import { isAlive, startDaemon, tauHome, waitFor } from "../../support/daemon.js";
-import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
+import { waitFor } from "../../support/daemon.js";
+import { daemonIn, fakeOpenAIIn, providerHome, useCleanups } from "../../support/e2e.js";
+import { textResponse } from "../../support/fake-openai.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
 const GO_CBOR_SOURCE = "/usr/share/gocode/src/github.com/fxamacker/cbor";
@@ -21,10 +22,7 @@ const FLOAT16_SOURCE = "/usr/share/gocode/src/github.com/x448/float16";
 const hasGo = spawnSync("go", ["version"]).error === undefined && existsSync(GO_CBOR_SOURCE) && existsSync(FLOAT16_SOURCE);
 const SKIP = "needs `go` and Debian's golang-github-fxamacker-cbor-dev (apt-get install golang-go golang-github-fxamacker-cbor-dev)";
 
-const cleanups: Array<() => void | Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
+const cleanups = useCleanups();
 
 /** A Go module beside the generated package, resolved offline from the Debian sources. */
 let goDir = "";
@@ -120,20 +118,9 @@ class RawUi {
 describe("the Go contracts through a Go CBOR library", () => {
   it("[sdk.go.contracts-round-trip] decode every frame a real daemon delivered in a session, strictly, and encode it again unchanged", async (ctx) => {
     if (!hasGo) return ctx.skip(SKIP);
-    const fake = await FakeOpenAI.start();
-    cleanups.push(() => fake.close());
-    const h = tauHome();
-    cleanups.push(h.dispose);
-    writeFileSync(
-      join(h.home, "config", "harness.yaml"),
-      JSON.stringify({
-        extensions: [{ name: "llm", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "m" }] }, startup_timeout_seconds: 30 }],
-      }),
-    );
-    const d = await startDaemon(h.env);
-    cleanups.push(() => {
-      if (isAlive(d.pid)) process.kill(d.pid, "SIGKILL");
-    });
+    const fake = await fakeOpenAIIn(cleanups);
+    const h = providerHome(cleanups, fake);
+    const d = await daemonIn(cleanups, h.env);
     const ui = await RawUi.attach(d.socket);
     cleanups.push(() => ui.close());
     ui.send({ message: "subscribe", payload: { historical: ["*"], live: ["*"] } });

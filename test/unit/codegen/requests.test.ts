@@ -1,34 +1,15 @@
 // Requests declared in spec/ (SPEC-wire-protocol, "Requests"): codegen checks each declaration and
 // writes its descriptor; a request added to spec/ needs its two handlers and nothing else.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { generate, writeTree } from "../../../codegen/main.js";
-import { AggregateCodegenError } from "../../../codegen/errors.js";
-import { scratchRoot } from "../../support/scratch-root.js";
+import { codegenProblems, useScratchRoots } from "../../support/scratch-root.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
-const disposers: Array<() => void> = [];
-afterEach(() => {
-  while (disposers.length > 0) disposers.pop()?.();
-});
-
-function scratch(): string {
-  const s = scratchRoot();
-  disposers.push(s.dispose);
-  return s.root;
-}
-
-async function problemsOf(root: string): Promise<string[]> {
-  try {
-    await generate(root);
-  } catch (err) {
-    if (err instanceof AggregateCodegenError) return err.problems.map((p) => p.message);
-    throw err;
-  }
-  return [];
-}
+const scratch = useScratchRoots();
+const problemsOf = codegenProblems;
 
 /** The worked example: a UI asks how long the session has run. */
 const UPTIME = `

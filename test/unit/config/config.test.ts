@@ -1,29 +1,15 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { useTempDirs } from "../../support/temp-dirs.js";
+import { rejectionMessage } from "../../support/rejection.js";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, MAX_CONFIG_BYTES, MAX_DROP_INS, loadHarnessConfig } from "../../../handwritten/config/index.js";
 import { initConfig } from "../../../handwritten/cli/init.js";
 import { runTau } from "../../support/run-tau.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  while (dirs.length) rmSync(dirs.pop() as string, { recursive: true, force: true });
-});
-function root(): string {
-  const d = mkdtempSync(join(tmpdir(), "tau-config-"));
-  dirs.push(d);
-  return d;
-}
+const root = useTempDirs("tau-config-");
 
-async function error(p: Promise<unknown>): Promise<string> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ConfigError);
-  return (e as Error).message;
-}
+const error = (p: Promise<unknown>): Promise<string> => rejectionMessage(p, ConfigError);
 
 describe("configuration", () => {
   it("[config.errors.name-file-line-key] names the file, the line and the key of an invalid value or unknown key", async () => {

@@ -1,22 +1,13 @@
 // `:sandbox classifier … --global` writes the global sandbox.yaml (SPEC-sandbox-reviewer, "Selection"):
 // the key is set or removed, the rest of the file is kept, and a file that does not parse is never
 // rewritten.
-import { afterEach, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { useTempDirs } from "../../support/temp-dirs.js";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, loadSandboxConfig, rememberClassifier } from "../../../handwritten/config/index.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  while (dirs.length) rmSync(dirs.pop() as string, { recursive: true, force: true });
-});
-
-function configRoot(): string {
-  const d = mkdtempSync(join(tmpdir(), "tau-sbx-remember-"));
-  dirs.push(d);
-  return d;
-}
+const configRoot = useTempDirs("tau-sbx-remember-");
 
 describe("remembering the reviewer in the global sandbox.yaml", () => {
   it("[sandbox.review.remember-global-file] sets, replaces and removes classifier, keeping the rest; an unparseable file is refused and left as it was", async () => {

@@ -1,19 +1,17 @@
 // sandbox.yaml's layers, trust, expansion and errors (SPEC-sandbox, "Configuration").
-import { afterEach, describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { useTempDirs } from "../../support/temp-dirs.js";
+import { rejectionMessage } from "../../support/rejection.js";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadSandboxConfig, projectTrusted, trustProject } from "../../../handwritten/config/index.js";
-import { effectivePolicy, emptyGrants, runtimeConfig, scanProject, unboundProtected, watchedPaths, DEFAULT_ALLOWED_DOMAINS } from "../../../handwritten/extensions/shell/sandbox/index.js";
+import { DEFAULT_ALLOWED_DOMAINS, effectivePolicy, emptyGrants, runtimeConfig, scanProject, unboundProtected, watchedPaths } from "../../../handwritten/extensions/shell/sandbox/index.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  while (dirs.length) rmSync(dirs.pop() as string, { recursive: true, force: true });
-});
+const tempDir = useTempDirs("tau-sbx-config-");
 
 function layout(): { config: string; project: string; roots: { config: string; state: string; runtime: string } } {
-  const d = mkdtempSync(join(tmpdir(), "tau-sbx-config-"));
-  dirs.push(d);
+  const d = tempDir();
   const config = join(d, "config");
   const project = join(d, "project");
   mkdirSync(config);
@@ -21,14 +19,7 @@ function layout(): { config: string; project: string; roots: { config: string; s
   return { config, project, roots: { config, state: join(d, "state"), runtime: join(d, "runtime") } };
 }
 
-async function error(p: Promise<unknown>): Promise<string> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ConfigError);
-  return (e as Error).message;
-}
+const error = (p: Promise<unknown>): Promise<string> => rejectionMessage(p, ConfigError);
 
 describe("sandbox.yaml", () => {
   it("[sandbox.config.layers] global, then a trusted project's file; lists replace; --sandbox-config replaces both", async () => {

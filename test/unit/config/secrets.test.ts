@@ -1,18 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { useTempDirs } from "../../support/temp-dirs.js";
+import { chmodSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_SECRET_BYTES, SecretError, preloadSecrets, readSecret, writeSecret } from "../../../handwritten/config/index.js";
 
-const roots: string[] = [];
-afterEach(() => {
-  while (roots.length) rmSync(roots.pop() as string, { recursive: true, force: true });
-});
-function root(): string {
-  const r = mkdtempSync(join(tmpdir(), "tau-secrets-"));
-  roots.push(r);
-  return r;
-}
+const root = useTempDirs("tau-secrets-");
 
 describe("file-backed secrets", () => {
   it("writes 0600 in a 0700 folder atomically, tightening a wide folder, and reads it back", () => {

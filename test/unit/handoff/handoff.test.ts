@@ -1,22 +1,14 @@
 // The handoff extension's deterministic parts (SPEC-handoff): template precedence, the recovery
 // file's round trip, dossier assembly and the submission checks. Real files in a temporary folder.
-import { afterEach, describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { useTempDirs } from "../../support/temp-dirs.js";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUILTIN_TEMPLATES, resolveTemplate } from "../../../handwritten/extensions/handoff/templates.js";
 import { assembleDossier, contentProblem, formatRecovery, parseRecovery, readRecovery, writeAtomic } from "../../../handwritten/extensions/handoff/recovery.js";
 import { dossierProblem } from "../../../handwritten/harness/handoff-request.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), "tau-handoff-"));
-  dirs.push(d);
-  return d;
-}
+const tmp = useTempDirs("tau-handoff-");
 
 describe("handoff templates", () => {
   it("[handoff.templates.precedence] project .tau/handoff/ wins over the global config root, which wins over the built-in; unusable files are skipped with a warning", () => {

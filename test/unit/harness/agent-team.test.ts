@@ -1,31 +1,14 @@
 // Agents that start agents through the harness's ports (SPEC-agent-team): a real harness, real
 // journals, and a provider that is a publisher on the bus, so each test drives the exact rounds.
-import { afterEach, describe, expect, it } from "vitest";
-import { HarnessKit, until, type KitExtension } from "../../support/harness-kit.js";
-import type { HarnessOptions } from "../../../handwritten/harness/index.js";
+import { describe, expect, it } from "vitest";
+import { HarnessKit, until, useKits, type KitExtension } from "../../support/harness-kit.js";
 import type { JournalRecord } from "../../../handwritten/store/index.js";
 import type { ProviderMessage } from "../../../generated/index.js";
 import { escapeUntrusted, workTitleProblem } from "../../../handwritten/harness/agent-tools.js";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 
-const kits: HarnessKit[] = [];
-afterEach(async () => {
-  while (kits.length) await kits.pop()?.close();
-});
-
-async function kit(options: Partial<HarnessOptions> = {}): Promise<HarnessKit> {
-  const k = await HarnessKit.open(options);
-  kits.push(k);
-  return k;
-}
-
-async function provider(k: HarnessKit): Promise<KitExtension> {
-  const p = k.extension("llm", "provider");
-  expect((await p.emit("provider.models_declared", { models: [{ id: "m1" }] })).status).toBe("committed");
-  await until(() => k.committed("harness.models_available").length > 0, "the models");
-  return p;
-}
+const kit = useKits();
 
 type Head = { agent_id: string; prompt_id: string; round: number; system: string };
 const heads = (p: KitExtension) => p.directed("provider.request") as Head[];
@@ -78,7 +61,7 @@ async function call(k: HarnessKit, p: KitExtension, h: Head, callId: string, too
 describe("agent tools through the harness", () => {
   it("[agent-team.watch.acyclic] a watch closing a cycle (A→B→C→A) is refused with nothing recorded or changed; a repeated enable keeps the edge; a disable needs no analysis", async () => {
     const k = await kit();
-    const p = await provider(k);
+    const p = await k.provider();
     const [a, b, c] = [await k.createAgent(), await k.createAgent(), await k.createAgent()];
     // Each agent runs one turn whose rounds call the watch tools.
     await submit(k, a, "watch b");
@@ -143,7 +126,7 @@ describe("agent tools through the harness", () => {
 
   it("[agent-team.work-status.title-bounds] through the tool: exactly 160 bytes recorded, 161 and two lines refused, the roster shows it escaped", async () => {
     const k = await kit();
-    const p = await provider(k);
+    const p = await k.provider();
     const a = await k.createAgent();
     await submit(k, a, "status please");
     let h = await nextOf(p, a);
@@ -166,7 +149,7 @@ describe("agent tools through the harness", () => {
 
   it("[agent-team.roles.revoke-agent-start] a role's prompt reaches its agents; revoking agent_start removes the tool and the role catalog, and a call of it is refused", async () => {
     const k = await kit({ roles: { worker: { description: "does one focused task", prompt: "You are a careful worker." }, solo: { deny_tools: ["agent_start"], prompt: "You work alone." } } });
-    const p = await provider(k);
+    const p = await k.provider();
     const lead = await k.createAgent();
     await submit(k, lead, "plan");
     const hl = await nextOf(p, lead);
@@ -199,7 +182,7 @@ describe("agent tools through the harness", () => {
 
   it("[agent-team.cancel.cascades] a cancelled parent cancels its running children and theirs; agent_cancel reaches only descendants", async () => {
     const k = await kit();
-    const p = await provider(k);
+    const p = await k.provider();
     const lead = await k.createAgent();
     const stranger = await k.createAgent();
     await submit(k, lead, "delegate");
@@ -243,7 +226,7 @@ describe("agent tools through the harness", () => {
 
   it("[agent-team.restore.validated-edges] a cold resume reattaches a child only by its valid creation record and folds watches back; a record naming another parent is no edge", async () => {
     const k = await kit();
-    const p = await provider(k);
+    const p = await k.provider();
     const lead = await k.createAgent();
     await submit(k, lead, "delegate");
     const hl = await nextOf(p, lead);
@@ -276,12 +259,12 @@ describe("agent tools through the harness", () => {
       await r.h.shutdown("requested");
     }
     rmSync(state, { recursive: true, force: true });
-    kits.splice(kits.indexOf(k), 1);
+    kit.forget(k);
   });
 
   it("[agent-team.long-wait.thresholds] a watched agent's long turn tells its watchers each harness threshold once, numbers only; a late watcher gets no past threshold", async () => {
     const k = await kit({ longWaitThresholdsS: [0.2, 0.5] });
-    const p = await provider(k);
+    const p = await k.provider();
     const [watcher, target, late] = [await k.createAgent(), await k.createAgent(), await k.createAgent()];
     await submit(k, watcher, "watch the target");
     const hw = await nextOf(p, watcher);
@@ -307,7 +290,7 @@ describe("agent tools through the harness", () => {
 
   it("[agent-team.bounds.refused-readable] children per agent, depth and agents per session are bounded; a start past one is refused, naming the bound, and starts nothing", async () => {
     const k = await kit({ agentLimits: { children_per_agent: 2, max_depth: 2, agents_per_session: 4 } });
-    const p = await provider(k);
+    const p = await k.provider();
     const lead = await k.createAgent();
     await submit(k, lead, "delegate");
     const hl = await nextOf(p, lead);
@@ -337,7 +320,7 @@ describe("agent tools through the harness", () => {
 
   it("[agent-team.bounds.starts-per-minute] starts in a minute are bounded; the refusal says when to try again", async () => {
     const k = await kit({ agentLimits: { starts_per_minute: 2 } });
-    const p = await provider(k);
+    const p = await k.provider();
     const lead = await k.createAgent();
     await submit(k, lead, "delegate");
     await answer(p, await nextOf(p, lead), { calls: ["s1", "s2", "s3"].map((id) => ({ call_id: id, tool: "agent_start", args: { task: `work ${id}` } })) });
@@ -348,7 +331,7 @@ describe("agent tools through the harness", () => {
 
   it("[agent-team.watch.coalesced] a watcher is woken by at most one prompt at a time: updates that arrive while it runs are held and reach it together", async () => {
     const k = await kit();
-    const p = await provider(k);
+    const p = await k.provider();
     const [watcher, a, b] = [await k.createAgent(), await k.createAgent(), await k.createAgent()];
     await submit(k, watcher, "watch them");
     const hw = await nextOf(p, watcher);

@@ -1,19 +1,15 @@
 // The session's extensions.log stays within its bound by rotation (SPEC-extension-host).
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTempDirs } from "../../support/temp-dirs.js";
 import { RotatingLog } from "../../../handwritten/harness/extensions-log.js";
 import { EXTENSIONS_LOG_MAX_BYTES } from "../../../handwritten/host/index.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = useTempDirs("tau-ext-log-");
 
 function logFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), "tau-ext-log-"));
-  dirs.push(dir);
+  const dir = tempDir();
   return join(dir, "extensions.log");
 }
 

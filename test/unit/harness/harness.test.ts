@@ -1,21 +1,13 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import { useTempDirs } from "../../support/temp-dirs.js";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Harness, ResumeError, type Peer } from "../../../handwritten/harness/index.js";
 import { MemorySink } from "../../../handwritten/bus/index.js";
 import type { WireMessage } from "../../../generated/index.js";
 import { until } from "../../support/harness-kit.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  while (dirs.length) rmSync(dirs.pop() as string, { recursive: true, force: true });
-});
-function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), "tau-harness-"));
-  dirs.push(d);
-  return d;
-}
+const tmp = useTempDirs("tau-harness-");
 
 /** Records what the harness sends to one connection (the transport's side of the boundary). */
 function uiPeer(generation: number): Peer & { sent: WireMessage[] } {

@@ -1,21 +1,11 @@
 // Peer messaging's receiving rules through a real harness (SPEC-peer-messaging): the provider frame
 // of a peer's words, the admission budget's window, and the tools' default (off until granted).
-import { afterEach, describe, expect, it } from "vitest";
-import { HarnessKit, until } from "../../support/harness-kit.js";
-import type { HarnessOptions } from "../../../handwritten/harness/index.js";
+import { describe, expect, it } from "vitest";
+import { until, useKits } from "../../support/harness-kit.js";
 import { peerEnvelope } from "../../../handwritten/harness/peer-messaging.js";
 import { harnessToolAllowed } from "../../../handwritten/harness/tool-policy.js";
 
-const kits: HarnessKit[] = [];
-afterEach(async () => {
-  while (kits.length) await kits.pop()?.close();
-});
-
-async function kit(options: Partial<HarnessOptions> = {}): Promise<HarnessKit> {
-  const k = await HarnessKit.open(options);
-  kits.push(k);
-  return k;
-}
+const kit = useKits();
 
 describe("peer messaging, the receiving rules", () => {
   it("[peer-messaging.frame.exact-close] a peer's text is framed with the sender's stable ids; an exact close inside it is defused, so it cannot end the frame", () => {

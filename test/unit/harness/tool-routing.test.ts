@@ -1,19 +1,10 @@
 // Tool routing and the agent loop through the harness's ports: a real harness, real journals, and
 // extensions that are publishers on the bus (the supervisor's side is a table of live instances).
-import { afterEach, describe, expect, it } from "vitest";
-import { HarnessKit, until, type KitExtension } from "../../support/harness-kit.js";
+import { describe, expect, it } from "vitest";
+import { HarnessKit, until, useKits, type KitExtension } from "../../support/harness-kit.js";
 import type { JournalRecord } from "../../../handwritten/store/index.js";
 
-const kits: HarnessKit[] = [];
-afterEach(async () => {
-  while (kits.length) await kits.pop()?.close();
-});
-
-async function kit(): Promise<HarnessKit> {
-  const k = await HarnessKit.open();
-  kits.push(k);
-  return k;
-}
+const kit = useKits();
 
 const ECHO = { name: "echo", description: "echo", parameters: { type: "object" } };
 
@@ -22,13 +13,6 @@ async function toolOwner(k: HarnessKit, instance = "tools"): Promise<KitExtensio
   await ext.emit("tool.registration_declared", ECHO);
   await until(() => k.h.tools.tools.has("echo"), "echo to register");
   return ext;
-}
-
-async function provider(k: HarnessKit): Promise<KitExtension> {
-  const p = k.extension("llm", "provider");
-  expect((await p.emit("provider.models_declared", { models: [{ id: "m1" }] })).status).toBe("committed");
-  await until(() => k.committed("harness.models_available").length > 0, "the models");
-  return p;
 }
 
 function transcript(k: HarnessKit, agentId: string): JournalRecord[] {
@@ -60,7 +44,7 @@ describe("tool requests from extensions", () => {
     const agentId = await k.createAgent();
     const tools = await toolOwner(k);
     // A prompt is running, so there is a real prompt id the rogue can name.
-    const p = await provider(k);
+    const p = await k.provider();
     const { prompt_id } = await prompt(k, p, agentId, "hi");
     const rogue = k.extension("rogue", "core");
     const request = (call_id: string) => ({ agent_id: agentId, prompt_id, call_id, tool: "echo", arguments_json: "{}" });
@@ -97,7 +81,7 @@ describe("tool requests from extensions", () => {
     const k = await kit();
     const agentId = await k.createAgent();
     await toolOwner(k);
-    const p = await provider(k);
+    const p = await k.provider();
     let verdicts = 0;
     k.h.bus.addInterceptor(77, {
       selectors: ["tool.request"],
@@ -126,7 +110,7 @@ describe("reused tool-call ids", () => {
     const k = await kit();
     const agentId = await k.createAgent();
     const tools = await toolOwner(k);
-    const p = await provider(k);
+    const p = await k.provider();
     const { prompt_id } = await prompt(k, p, agentId, "go");
     // The same id twice in one response: the first runs, the second is answered with an error.
     await answer(p, prompt_id, 0, [
@@ -154,7 +138,7 @@ describe("a prompt whose start cannot be recorded", () => {
   it("[agent.prompt-start.append-failure-ends-prompt] ends with a terminal event and the agent takes the next prompt", async () => {
     const k = await kit();
     const agentId = await k.createAgent();
-    const p = await provider(k);
+    const p = await k.provider();
     const log = k.h.agents.get(agentId)!.log;
     const append = log.append.bind(log);
     let failStarts = true;
@@ -194,7 +178,7 @@ describe("sending a round to its provider", () => {
   it("[provider.request.send-failure-ends-prompt] a request that cannot be sent (queue full, connection closed, too large, provider gone) ends the prompt with a clear failure, and the agent goes on", async () => {
     const k = await kit();
     const agentId = await k.createAgent();
-    const p = await provider(k);
+    const p = await k.provider();
     const causes: Array<["full" | "closed" | "oversize", string]> = [
       ["full", "the request could not be sent to the provider: the llm provider is not reading its connection"],
       ["closed", "the request could not be sent to the provider: the llm provider's connection closed"],
@@ -229,7 +213,7 @@ describe("a prompt's tool snapshot where a call is routed", () => {
     const k = await kit();
     const agentId = await k.createAgent();
     const tools = await toolOwner(k);
-    const p = await provider(k);
+    const p = await k.provider();
     const { prompt_id } = await prompt(k, p, agentId, "go");
     // Mid-prompt, echo passes to another extension.
     await tools.emit("tool.unregistration_declared", { name: "echo" });
@@ -263,7 +247,7 @@ describe("a call reaching its owner", () => {
     const agentId = await k.createAgent();
     const tools = await toolOwner(k);
     const bystander = k.extension("other", "tool");
-    const p = await provider(k);
+    const p = await k.provider();
     const { prompt_id } = await prompt(k, p, agentId, "go");
     await answer(p, prompt_id, 0, [{ call_id: "c-1", tool: "echo", arguments_json: '{"text":"hi"}' }]);
     await until(() => tools.directed("tool.call").length === 1, "the call at its owner");

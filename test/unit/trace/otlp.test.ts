@@ -1,12 +1,12 @@
 // The OTLP projection: its JSON lines and its protobuf requests decode with the official
 // opentelemetry-proto definitions to the same spans; one trace per prompt with provider and tool
 // spans and GenAI semantic-convention attributes; prompts a prefix ends inside are marked.
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import * as semconv from "@opentelemetry/semantic-conventions/incubating";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTempDirs } from "../../support/temp-dirs.js";
 import { GEN_AI, OtlpProjection, exportTrace, loadOtlp, networkFailure, otlpEndpoint, postTrace, type PriceOf } from "../../../handwritten/trace/index.js";
 import { createServer } from "node:net";
 import type { Event } from "../../../handwritten/protocol/index.js";
@@ -14,14 +14,10 @@ import { FIXTURE_AGENT } from "../../fixtures/trace/make-fixture.js";
 import { REPO_ROOT } from "../../support/paths.js";
 import { decodeOtlpJson, normalSpans, otlpTypes, type NormalSpan } from "../../support/otlp.js";
 
-const dirs: string[] = [];
-afterEach(() => {
-  while (dirs.length) rmSync(dirs.pop() as string, { recursive: true, force: true });
-});
+const tempDir = useTempDirs("tau-otlp-");
 
 function fixtureState(): string {
-  const dir = mkdtempSync(join(tmpdir(), "tau-otlp-"));
-  dirs.push(dir);
+  const dir = tempDir();
   cpSync(join(REPO_ROOT, "test", "fixtures", "trace", "state"), join(dir, "state"), { recursive: true });
   return join(dir, "state");
 }
