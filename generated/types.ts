@@ -1709,6 +1709,11 @@ export type ToolResultReported = {
   call_id: Id;
   output: BodyText;
   display?: ToolDisplay;
+  /**
+   * The tool ran and its result is a failure (a command's non-zero exit, signal or timeout): the
+   * output still reaches the model, and the call's outcome is `error` for every UI and for stats.
+   */
+  failed?: boolean;
 };
 
 export type ToolSpec = {

@@ -4271,6 +4271,12 @@ class ToolResultReported:
     call_id: str
     output: str
     display: Optional[ToolDisplay] = None
+    failed: Optional[bool] = None
+    """The tool ran and its result is a failure (a command's non-zero exit, signal or timeout):
+    the
+    output still reaches the model, and the call's outcome is `error` for every UI and for
+    stats.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'ToolResultReported':
@@ -4278,7 +4284,8 @@ class ToolResultReported:
         call_id = from_str(obj.get("call_id"))
         output = from_str(obj.get("output"))
         display = from_union([ToolDisplay.from_dict, from_none], obj.get("display"))
-        return ToolResultReported(call_id, output, display)
+        failed = from_union([from_bool, from_none], obj.get("failed"))
+        return ToolResultReported(call_id, output, display, failed)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -4286,6 +4293,8 @@ class ToolResultReported:
         result["output"] = from_str(self.output)
         if self.display is not None:
             result["display"] = from_union([lambda x: to_class(ToolDisplay, x), from_none], self.display)
+        if self.failed is not None:
+            result["failed"] = from_union([from_bool, from_none], self.failed)
         return result
 
 

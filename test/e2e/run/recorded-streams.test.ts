@@ -241,7 +241,7 @@ const CASES: Case[] = [
     expect: {
       code: 0,
       stdout: "listed\n",
-      stderr: ["[ls ok]"],
+      stderr: ["[ls ok] ls ."],
       finished: {
         finish_reason: "tool_calls",
         server_finish_reason: "stop",

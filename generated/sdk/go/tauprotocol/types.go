@@ -1185,7 +1185,12 @@ type ToolDisplay struct {
 type ToolResultReported struct {
 	CallID  string       `json:"call_id" cbor:"call_id"`
 	Display *ToolDisplay `json:"display,omitempty" cbor:"display,omitempty"`
-	Output  string       `json:"output" cbor:"output"`
+	// The tool ran and its result is a failure (a command's non-zero exit, signal or timeout):
+	// the
+	// output still reaches the model, and the call's outcome is `error` for every UI and for
+	// stats.
+	Failed *bool  `json:"failed,omitempty" cbor:"failed,omitempty"`
+	Output string `json:"output" cbor:"output"`
 }
 
 // Routes a call to its owner; owners execute on live delivery only, never on replay.

@@ -408,6 +408,11 @@ interface ShellArgs {
   timeout_seconds?: number;
 }
 
+/** Whether a command succeeded: it exited 0 (a non-zero exit, a signal or a timeout is a failed call). */
+export function shellSucceeded(outcome: ShellOutcome): boolean {
+  return outcome.exitCode === 0 && outcome.signal === null && !outcome.timedOut && !outcome.cancelled;
+}
+
 /** The closing status line of a `shell` result; the timeout as seconds, or in words (a sandbox replay's remaining time). */
 export function shellStatus(outcome: ShellOutcome, timeout: number | string): string {
   if (outcome.timedOut) return `[timed out after ${typeof timeout === "number" ? `${timeout} s` : timeout}; the command's process group was killed]`;
@@ -464,6 +469,7 @@ export function shellResult(command: string, outcome: ShellOutcome, timeoutSecon
   return {
     output,
     display: { title: firstLine.length > 200 ? `${firstLine.slice(0, 199)}…` : firstLine, summary: status.slice(1, -1) },
+    ...(shellSucceeded(outcome) ? {} : { failed: true }),
   };
 }
 
