@@ -142,7 +142,8 @@ export function headlessPrompt(text: string, skill: string | undefined): Headles
         return { ok: true, prompt: { text: parsed.args[1] ?? "", literal: false }, skill: parsed.args[0] as string };
       }
       if (name === "skill") return { ok: false, code: "TAU-E0105", message: "tau run: give the skill once, with --skill NAME or :skill NAME" };
-      return { ok: false, code: "TAU-E0103", message: `tau run: :${name} is a command of the interactive UI (tau), not a prompt; '::${name}' sends it to the model as text` };
+      const sigil = parsed.slash === true ? "/" : ":";
+      return { ok: false, code: "TAU-E0103", message: `tau run: ${sigil}${name} is a command of the interactive UI (tau), not a prompt; '${sigil}${sigil}${name}' sends it to the model as text` };
     }
   }
 }

@@ -50,4 +50,30 @@ describe("the daily driver", () => {
     expect(cell(t, "shell error", 6)?.getFgColor()).toBe(1);
     expect(t.all().some((l) => l.includes("[exit code 56]"))).toBe(true);
   });
+
+  it("[tui.daily.slash-commands] `/help` and `/model` run as `:help` and `:model` do, `//text` sends the literal `/text`, an unknown `/word` is sent unchanged", async () => {
+    const w = workspace();
+    const t = start(w);
+    await t.waitFor(has(" · ready"), "ready");
+    const before = fake.requests.length;
+    t.type("/help\r");
+    await t.waitFor(seen("/COMMAND — the same as :COMMAND"), ":help's text");
+    t.type("/model\r");
+    await t.waitFor(seen("models: provider/fake-model"), ":model's list");
+    fake.enqueue(textResponse("first answer"), textResponse("second answer"));
+    t.type("//help is a path\r");
+    await t.waitFor(seen("first answer"), "the first answer");
+    await t.waitFor(has(" · ready"), "ready");
+    t.type("/frobnicate the plan\r");
+    await t.waitFor(seen("second answer"), "the second answer");
+    await t.waitFor(has(" · ready"), "ready");
+    const sent = fake.requests.slice(before).filter((r) => r.path.endsWith("/chat/completions"));
+    expect(sent).toHaveLength(2);
+    const last = (i: number) => {
+      const messages = (sent[i]?.body as { messages: Array<{ role: string; content: string }> }).messages;
+      return messages.filter((m) => m.role === "user").at(-1)?.content;
+    };
+    expect(last(0)).toBe("<user>\n/help is a path\n</user>");
+    expect(last(1)).toBe("<user>\n/frobnicate the plan\n</user>");
+  });
 });

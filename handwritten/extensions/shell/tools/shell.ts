@@ -410,7 +410,7 @@ interface ShellArgs {
 
 /** Whether a command succeeded: it exited 0 (a non-zero exit, a signal or a timeout is a failed call). */
 export function shellSucceeded(outcome: ShellOutcome): boolean {
-  return outcome.exitCode === 0 && outcome.signal === null && !outcome.timedOut && !outcome.cancelled;
+  return !outcome.exitCode && outcome.exitCode !== null && outcome.signal === null && !outcome.timedOut && !outcome.cancelled;
 }
 
 /** The closing status line of a `shell` result; the timeout as seconds, or in words (a sandbox replay's remaining time). */
