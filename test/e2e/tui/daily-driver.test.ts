@@ -76,4 +76,23 @@ describe("the daily driver", () => {
     expect(last(0)).toBe("<user>\n/help is a path\n</user>");
     expect(last(1)).toBe("<user>\n/frobnicate the plan\n</user>");
   });
+
+  it("[tui.daily.live-output-once] a running command's live output shows each line once (1 2 3, never 1 / 1 2 / 1 2 3), for a tool call and a `!` command", async () => {
+    const w = workspace();
+    const t = start(w);
+    await t.waitFor(has(" · ready"), "ready");
+    const command = "for i in 1 2 3 4; do echo line-$i; sleep 0.4; done; sleep 2";
+    fake.enqueue(toolCallResponse([{ id: "call_live_1", name: "shell", arguments: JSON.stringify({ command }) }]), textResponse("Counted."));
+    t.type("count\r");
+    await t.waitFor(has("line-4"), "the live output's fourth line while the command runs");
+    const running = t.screen();
+    expect(running.some((l) => l.startsWith("shell running "))).toBe(true);
+    for (const n of [1, 2, 3, 4]) expect(running.filter((l) => l === `line-${n}`), running.join("\n")).toHaveLength(1);
+    await t.waitFor(seen("Counted."), "the answer");
+    await t.waitFor(has(" · ready"), "ready");
+    t.type("!for i in 1 2 3 4; do echo bang-$i; sleep 0.4; done; sleep 2\r");
+    await t.waitFor(has("bang-4"), "the `!` command's fourth line while it runs");
+    const bang = t.screen();
+    for (const n of [1, 2, 3, 4]) expect(bang.filter((l) => l === `bang-${n}`), bang.join("\n")).toHaveLength(1);
+  });
 });
