@@ -1,7 +1,8 @@
 // The server's model listing kept across provider processes (SPEC-provider-chat-completions, "Model
 // listing"): every `tau run` starts a provider, and asking `GET /models` each time made a 2-round job
-// 3 requests. A listing is kept for MODEL_LISTING_TTL_MS under the state root, one file per base URL
-// and key, holding the listing's body as the server sent it, so a cached one is checked by the very
+// 3 requests. A listing is kept for MODEL_LISTING_TTL_MS in the provider instance's state folder
+// (`<state root>/ext/<instance>/`, which an ephemeral session does not have: it keeps nothing), one
+// file per base URL and key, holding the listing's body as the server sent it, so a cached one is checked by the very
 // parser a fresh one is. Any file that is missing, too large, unreadable, malformed or stale is no
 // listing: the caller asks the server again. Writing is best effort and never fails the listing.
 import { createHash, randomBytes } from "node:crypto";
@@ -17,15 +18,15 @@ const CACHE_VERSION = 1;
 /** A kept file's most bytes: the listing's body cap, JSON-escaped at worst six-fold, plus the frame. */
 const MAX_CACHE_FILE_BYTES = 6 * MAX_MODELS_BODY_BYTES + 1024;
 
-/** The folder listings are kept in, under the state root. */
-export function listingCacheDir(stateRoot: string): string {
-  return join(stateRoot, "cache", "model-listings");
+/** The folder listings are kept in, in a provider instance's state folder. */
+export function listingCacheDir(instanceState: string): string {
+  return join(instanceState, "model-listings");
 }
 
 /** The file for one endpoint and key: named by a hash, so neither the URL nor the key is in a name. */
-export function listingCacheFile(stateRoot: string, baseUrl: string, apiKey: string | undefined): string {
+export function listingCacheFile(instanceState: string, baseUrl: string, apiKey: string | undefined): string {
   const name = createHash("sha256").update(`${baseUrl}\0${apiKey ?? ""}`).digest("hex").slice(0, 32);
-  return join(listingCacheDir(stateRoot), `${name}.json`);
+  return join(listingCacheDir(instanceState), `${name}.json`);
 }
 
 /** The kept listing of `file` when it is whole and younger than the TTL at `now`; otherwise undefined. */

@@ -12,7 +12,7 @@ import { SCRIPTED_MODEL, scriptedTurn } from "./scripted.js";
 import { readProxySettings } from "./proxy-settings.js";
 import { declaredModels, type ModelListingResult } from "./declared-models.js";
 import { DeltaBatcher } from "./delta-batcher.js";
-import { resolveRoots } from "../../config/index.js";
+import { statSync } from "node:fs";
 
 export async function main(args: readonly string[] = []): Promise<void> {
   if (args[0] === "--list-models") {
@@ -101,11 +101,13 @@ async function declareListed(ext: Extension, client: Promise<{ http: HttpClient;
   let result: ModelListingResult;
   try {
     const { http, egress } = await client;
-    // A listing kept by an earlier provider within its TTL is used as it is (listing-cache.ts).
-    const file = http.listingCacheFile(resolveRoots().state, profile.baseUrl, profile.apiKey);
-    const kept = http.readCachedListing(file, profile.baseUrl);
+    // A listing kept by an earlier provider within its TTL is used as it is (listing-cache.ts), in
+    // this instance's state folder; an ephemeral session has none, and keeps nothing.
+    const state = ext.configuration.state_dir;
+    const file = isDirectory(state) ? http.listingCacheFile(state, profile.baseUrl, profile.apiKey) : undefined;
+    const kept = file === undefined ? undefined : http.readCachedListing(file, profile.baseUrl);
     if (kept !== undefined) return declare(ext, configured, kept);
-    const listing = http.listModels(profile, { egress, onListed: (body) => http.writeCachedListing(file, profile.baseUrl, body) });
+    const listing = http.listModels(profile, { egress, ...(file === undefined ? {} : { onListed: (body: string) => http.writeCachedListing(file, profile.baseUrl, body) }) });
     // The listing took the connection opened ahead for the first prompt: open another for it.
     try {
       egress.preconnect(http.chatCompletionsUrl(profile.baseUrl));
@@ -117,6 +119,14 @@ async function declareListed(ext: Extension, client: Promise<{ http: HttpClient;
     result = { ok: false, reason: `the HTTP client could not start: ${(err as Error).name}` };
   }
   declare(ext, configured, result);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Declares the models a listing (or its failure) decides. */

@@ -1,7 +1,7 @@
 // What `tau run` sends a chat-completions server across rounds and runs (issue 40, item 12):
 // reasoning goes back where the server streamed it as reasoning_content, whatever the host or model
 // is called; the server's finish reason is kept as sent; the model listing is kept across runs.
-import { readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runTau } from "../../support/run-tau.js";
@@ -73,16 +73,29 @@ describe("tau run against a chat-completions server", () => {
     };
     expect(await job()).toEqual({ requests: 3, listings: 1 });
     expect(await job()).toEqual({ requests: 2, listings: 0 });
-    const dir = listingCacheDir(join(home, "state"));
+    // Kept in the provider instance's state folder.
+    const instances = readdirSync(join(home, "state", "ext")).filter((i) => existsSync(listingCacheDir(join(home, "state", "ext", i))));
+    expect(instances).toHaveLength(1);
+    const dir = listingCacheDir(join(home, "state", "ext", instances[0] as string));
     const [file] = readdirSync(dir);
     expect(file).toMatch(/^[0-9a-f]{32}\.json$/);
     const path = join(dir, file as string);
     // Garbage, a listing that names no model, and one older than the TTL: each is asked for again.
-    const kept = JSON.parse((await import("node:fs")).readFileSync(path, "utf8")) as Record<string, unknown>;
+    const kept = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
     for (const broken of ["{not json", JSON.stringify({ ...kept, body: '{"data":[]}' }), JSON.stringify({ ...kept, fetched_at: Date.now() - MODEL_LISTING_TTL_MS - 1 })]) {
       writeFileSync(path, broken);
       expect(await job(), broken.slice(0, 40)).toEqual({ requests: 3, listings: 1 });
     }
     expect(await job()).toEqual({ requests: 2, listings: 0 });
+    // An ephemeral run keeps nothing, so it neither reads nor writes a kept listing.
+    const fresh = workspaceIn(cleanups);
+    for (let i = 0; i < 2; i++) {
+      fake.enqueue(textResponse("Once."));
+      const before = fake.modelRequests.length;
+      const r = await runTau(["run", "--ephemeral", "-p", "once"], { env: { ...openai, TAU_HOME: fresh.home }, cwd: fresh.project });
+      expect(r.code, r.stderr).toBe(0);
+      expect(fake.modelRequests.length - before).toBe(1);
+    }
+    expect(existsSync(join(fresh.home, "state", "ext"))).toBe(false);
   });
 });
