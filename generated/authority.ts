@@ -102,7 +102,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "tool.request": { publishers: ["harness","ext:provider","ext:tool","ext:core"], persistence: "restore", protected: true, successors: ["tool.started","tool.call","provider.tool_error","tool.result","tool.result_display"], record: "SPEC-tool-routing" },
   "tool.result": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-tool-routing" },
   "tool.result_display": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-tool-routing" },
-  "tool.result_reported": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: ["provider.tool_result","tool.result","tool.result_display"], record: "SPEC-tool-routing" },
+  "tool.result_reported": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: ["provider.tool_result","provider.tool_error","tool.result","tool.result_display"], record: "SPEC-tool-routing" },
   "tool.started": { publishers: ["harness"], persistence: "restore", protected: true, successors: [], record: "SPEC-tool-routing" },
   "tool.unregister": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-tool-routing" },
   "tool.unregistration_declared": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: ["tool.unregister"], record: "SPEC-tool-routing" },

@@ -57,7 +57,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
     "tool.progress_reported": ["tool.progress"],
     "tool.registration_declared": ["tool.register"],
     "tool.request": ["provider.tool_error","tool.call","tool.result","tool.result_display","tool.started"],
-    "tool.result_reported": ["provider.tool_result","tool.result","tool.result_display"],
+    "tool.result_reported": ["provider.tool_error","provider.tool_result","tool.result","tool.result_display"],
     "tool.unregistration_declared": ["tool.unregister"],
   },
 };
@@ -144,7 +144,7 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
     { consumer: "tools", event: "tool.request", successors: ["provider.tool_error","tool.call","tool.result","tool.result_display","tool.started"], unlisted: [] },
   ],
   "tool.result_reported": [
-    { consumer: "tools", event: "tool.result_reported", successors: ["provider.tool_result","tool.result","tool.result_display"], unlisted: [] },
+    { consumer: "tools", event: "tool.result_reported", successors: ["provider.tool_error","provider.tool_result","tool.result","tool.result_display"], unlisted: [] },
   ],
   "tool.unregister": [
     { consumer: "session", event: "tool.unregister", successors: [], unlisted: [] },

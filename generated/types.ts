@@ -813,6 +813,8 @@ export type ProviderMessage = {
   reasoning?: BodyText;
   /** An assistant message's encrypted reasoning items (Responses API), sent back as they came. */
   reasoning_items?: Array<ReasoningItem>;
+  /** The field the server streamed this assistant message's reasoning in, when it streamed one. */
+  reasoning_field?: ReasoningField;
   tool_calls?: Array<ToolCall>;
   call_id?: Id;
   is_error?: boolean;
@@ -919,11 +921,17 @@ export type ProviderResponseFinished = {
   tool_calls: Array<ToolCall>;
   finish_reason: FinishReason;
   /**
-   * The finish reason exactly as the server sent it, present only when it differs from
-   * `finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,
-   * or `""` when the stream ended cleanly without any.
+   * The finish reason exactly as the server sent it (chat completions: always, `""` when the stream
+   * ended cleanly without any), beside tau's normalised `finish_reason`: a synonym tau normalised,
+   * complete tool calls that ended with another reason, or the same word.
    */
   server_finish_reason?: ShortText;
+  /**
+   * The field the server streamed this response's reasoning in (`reasoning_content` or
+   * `reasoning`), when it streamed one: a chat-completions server that streamed `reasoning_content`
+   * gets it back on this message (SPEC-provider-chat-completions, "Reasoning sent back").
+   */
+  reasoning_field?: ReasoningField;
   usage?: Usage;
   /** The rates in effect and the cost they give this response's usage, when rates are configured. */
   cost?: ResponseCost;
@@ -940,11 +948,17 @@ export type ProviderResponseFinishedReported = {
   tool_calls: Array<ToolCall>;
   finish_reason: FinishReason;
   /**
-   * The finish reason exactly as the server sent it, present only when it differs from
-   * `finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,
-   * or `""` when the stream ended cleanly without any.
+   * The finish reason exactly as the server sent it (chat completions: always, `""` when the stream
+   * ended cleanly without any), beside tau's normalised `finish_reason`: a synonym tau normalised,
+   * complete tool calls that ended with another reason, or the same word.
    */
   server_finish_reason?: ShortText;
+  /**
+   * The field the server streamed this response's reasoning in (`reasoning_content` or
+   * `reasoning`), when it streamed one: a chat-completions server that streamed `reasoning_content`
+   * gets it back on this message (SPEC-provider-chat-completions, "Reasoning sent back").
+   */
+  reasoning_field?: ReasoningField;
   usage?: Usage;
 };
 
@@ -1024,6 +1038,9 @@ export type ReadyMessage = {
   payload: Record<string, never>;
 };
 
+/** The chat-completions delta field a server streamed its reasoning in. */
+export type ReasoningField = "reasoning_content" | "reasoning";
+
 /**
  * A reasoning item of the Responses API family (SPEC-provider-responses): opaque, encrypted by the
  * server, kept with the assistant message it came with so the next request can send it back whole.
@@ -1037,7 +1054,8 @@ export type ReasoningItem = {
 
 /**
  * How an assistant message's kept reasoning is sent back to a chat-completions server
- * (SPEC-provider-chat-completions, "Reasoning sent back"): `auto` decides per model, `reasoning_content`
+ * (SPEC-provider-chat-completions, "Reasoning sent back"): `auto` decides per message, by what the
+ * server streamed (a message whose reasoning came as `reasoning_content` gets it back), `reasoning_content`
  * puts it in every assistant message's `reasoning_content` (DeepSeek's thinking mode needs it),
  * `reasoning` in `reasoning` when there is any, `none` never sends it.
  */
@@ -1709,6 +1727,11 @@ export type ToolResultReported = {
   call_id: Id;
   output: BodyText;
   display?: ToolDisplay;
+  /**
+   * The tool ran and its result is a failure (a command's non-zero exit, signal or timeout): the
+   * output still reaches the model, and the call's outcome is `error` for every UI and for stats.
+   */
+  failed?: boolean;
 };
 
 export type ToolSpec = {

@@ -131,7 +131,12 @@ export function startPage(ctx: GuideContext): string {
     ),
     `<p>Every key and command is on ${link(page, GUIDE_PAGES.commands, "Commands and keys")}.</p>`,
     para(ctx, page, "For one prompt without the UI (scripts, CI), `tau run` prints the answer and exits:"),
-    terminal([`$ tau run "list the TODO comments in src/"`, "$ git diff | tau run - --json"]),
+    terminal([`$ tau run "list the TODO comments in src/"`, "$ git diff | tau run - --json", `$ cat build.log | tau run "why did the build fail?"`]),
+    para(
+      ctx,
+      page,
+      "Text piped to `tau run` with a prompt reaches the model after the prompt, in a block marked as standard input (`<stdin>` … `</stdin>`); the two together may be at most 8 MiB, and more is refused before anything is sent.",
+    ),
     `<p>${esc(run.summary)} ${link(page, "cli.html", "All of its flags", fragment("cmd", "run"))}.</p>`,
     '<h2 id="connect">Connect a model</h2>',
     para(ctx, page, `tau talks to any OpenAI-compatible endpoint. ${add.summary} The key is read from standard input (or a prompt that does not echo), never from the command line:`),

@@ -10,9 +10,10 @@ exports.validateProviderRequestPart = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRequestPart.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"index":{"type":"integer","minimum":0,"maximum":4294967295},"messages":{"type":"array","items":{"$ref":"ProviderMessage.json"},"maxItems":100000},"tools":{"type":"array","items":{"$ref":"ToolSpec.json"},"maxItems":1024}},"required":["prompt_id","round","index","messages","tools"],"unevaluatedProperties":{"not":{}},"description":"One part of a prompt's transcript and tools, in order (`index` from 0 to `parts - 1`).","x-tau-event":"provider.request_part"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
-const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderMessage.json","type":"object","properties":{"role":{"$ref":"MessageRole.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json","description":"An assistant message's reasoning as the model streamed it, kept so that it can be sent back to\nservers that need it (SPEC-provider-chat-completions, \"Reasoning sent back\")."},"reasoning_items":{"type":"array","items":{"$ref":"ReasoningItem.json"},"maxItems":64,"description":"An assistant message's encrypted reasoning items (Responses API), sent back as they came."},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"call_id":{"$ref":"Id.json"},"is_error":{"type":"boolean"},"continues":{"type":"boolean","description":"Only inside `provider.request_part`: this entry's `text` and `reasoning` continue the previous\nmessage's (a message too large for one part is split across parts); a reassembled request never\nhas it."}},"required":["role"],"unevaluatedProperties":{"not":{}}};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderMessage.json","type":"object","properties":{"role":{"$ref":"MessageRole.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json","description":"An assistant message's reasoning as the model streamed it, kept so that it can be sent back to\nservers that need it (SPEC-provider-chat-completions, \"Reasoning sent back\")."},"reasoning_items":{"type":"array","items":{"$ref":"ReasoningItem.json"},"maxItems":64,"description":"An assistant message's encrypted reasoning items (Responses API), sent back as they came."},"reasoning_field":{"$ref":"ReasoningField.json","description":"The field the server streamed this assistant message's reasoning in, when it streamed one."},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"call_id":{"$ref":"Id.json"},"is_error":{"type":"boolean"},"continues":{"type":"boolean","description":"Only inside `provider.request_part`: this entry's `text` and `reasoning` continue the previous\nmessage's (a message too large for one part is split across parts); a reassembled request never\nhas it."}},"required":["role"],"unevaluatedProperties":{"not":{}}};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"MessageRole.json","type":"string","enum":["system","user","assistant","tool"]};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
+const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningField.json","type":"string","enum":["reasoning_content","reasoning"],"description":"The chat-completions delta field a server streamed its reasoning in."};
 const func0 = codePointLength;
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningItem.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"encrypted_content":{"$ref":"BodyText.json"},"summary":{"$ref":"BodyText.json","description":"The item's reasoning summary as text, when the server gave one."}},"required":["id","encrypted_content"],"unevaluatedProperties":{"not":{}},"description":"A reasoning item of the Responses API family (SPEC-provider-responses): opaque, encrypted by the\nserver, kept with the assistant message it came with so the next request can send it back whole."};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
@@ -128,7 +129,7 @@ return errors === 0;
 }
 validate2.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."},"thought_signature":{"$ref":"BodyText.json","description":"Gemini's opaque signature of the thinking behind this call (`extra_content.google.thought_signature`\non its OpenAI-compatible endpoint), sent back with the call (SPEC-provider-chat-completions)."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
+const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolCall.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"tool":{"$ref":"ShortText.json"},"arguments_json":{"$ref":"BodyText.json","description":"The raw argument JSON exactly as the model produced it; replayed verbatim."},"thought_signature":{"$ref":"BodyText.json","description":"Gemini's opaque signature of the thinking behind this call (`extra_content.google.thought_signature`\non its OpenAI-compatible endpoint), sent back with the call (SPEC-provider-chat-completions)."}},"required":["call_id","tool","arguments_json"],"unevaluatedProperties":{"not":{}}};
 
 function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ToolCall.json" */;
@@ -381,26 +382,43 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool_calls !== undefined){
-let data5 = data.tool_calls;
+if(data.reasoning_field !== undefined){
+let data5 = data.reasoning_field;
 const _errs13 = errors;
-if(errors === _errs13){
-if(Array.isArray(data5)){
-if(data5.length > 128){
+if(typeof data5 !== "string"){
+validate1.errors = [{instancePath:instancePath+"/reasoning_field",schemaPath:"ReasoningField.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data5 === "reasoning_content") || (data5 === "reasoning"))){
+validate1.errors = [{instancePath:instancePath+"/reasoning_field",schemaPath:"ReasoningField.json/enum",keyword:"enum",params:{allowedValues: schema10.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool_calls !== undefined){
+let data6 = data.tool_calls;
+const _errs16 = errors;
+if(errors === _errs16){
+if(Array.isArray(data6)){
+if(data6.length > 128){
 validate1.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
 return false;
 }
 else {
-var valid5 = true;
-const len1 = data5.length;
+var valid6 = true;
+const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
-const _errs15 = errors;
-if(!(validate4(data5[i1], {instancePath:instancePath+"/tool_calls/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+const _errs18 = errors;
+if(!(validate4(data6[i1], {instancePath:instancePath+"/tool_calls/" + i1,parentData:data6,parentDataProperty:i1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
 errors = vErrors.length;
 }
-var valid5 = _errs15 === errors;
-if(!valid5){
+var valid6 = _errs18 === errors;
+if(!valid6){
 break;
 }
 }
@@ -411,19 +429,19 @@ validate1.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs13 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.call_id !== undefined){
-let data7 = data.call_id;
-const _errs16 = errors;
-const _errs17 = errors;
-if(errors === _errs17){
-if(typeof data7 === "string"){
-if(!pattern0.test(data7)){
+let data8 = data.call_id;
+const _errs19 = errors;
+const _errs20 = errors;
+if(errors === _errs20){
+if(typeof data8 === "string"){
+if(!pattern0.test(data8)){
 validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
 return false;
 }
@@ -433,44 +451,45 @@ validate1.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/ty
 return false;
 }
 }
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.is_error !== undefined){
-const _errs19 = errors;
-if(typeof data.is_error !== "boolean"){
-validate1.errors = [{instancePath:instancePath+"/is_error",schemaPath:"#/properties/is_error/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
 var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
+if(data.is_error !== undefined){
+const _errs22 = errors;
+if(typeof data.is_error !== "boolean"){
+validate1.errors = [{instancePath:instancePath+"/is_error",schemaPath:"#/properties/is_error/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.continues !== undefined){
-const _errs21 = errors;
+const _errs24 = errors;
 if(typeof data.continues !== "boolean"){
 validate1.errors = [{instancePath:instancePath+"/continues",schemaPath:"#/properties/continues/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
-var valid0 = _errs21 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((((((((key0 !== "role") && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "reasoning_items")) && (key0 !== "tool_calls")) && (key0 !== "call_id")) && (key0 !== "is_error")) && (key0 !== "continues")){
-const _errs24 = errors;
+if(((((((((key0 !== "role") && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "reasoning_items")) && (key0 !== "reasoning_field")) && (key0 !== "tool_calls")) && (key0 !== "call_id")) && (key0 !== "is_error")) && (key0 !== "continues")){
+const _errs27 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid7 = _errs24 === errors;
-if(!valid7){
+var valid8 = _errs27 === errors;
+if(!valid8){
 break;
+}
 }
 }
 }
@@ -494,8 +513,8 @@ return errors === 0;
 }
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
-const schema19 = {"type":"object","properties":{},"unevaluatedProperties":{}};
+const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolSpec.json","type":"object","properties":{"name":{"$ref":"ShortText.json"},"description":{"$ref":"BodyText.json"},"parameters":{"$ref":"#/$defs/RecordUnknown"}},"required":["name","description","parameters"],"unevaluatedProperties":{"not":{}},"$defs":{"RecordUnknown":{"type":"object","properties":{},"unevaluatedProperties":{}}}};
+const schema20 = {"type":"object","properties":{},"unevaluatedProperties":{}};
 
 function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="ToolSpec.json" */;

@@ -7,12 +7,13 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateProviderResponseFinished = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"reasoning_items":{"type":"array","items":{"$ref":"ReasoningItem.json"},"maxItems":64,"description":"Encrypted reasoning items (Responses API), kept with the message for the next request."},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"server_finish_reason":{"$ref":"ShortText.json","description":"The finish reason exactly as the server sent it, present only when it differs from\n`finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,\nor `\"\"` when the stream ended cleanly without any."},"usage":{"$ref":"Usage.json"},"cost":{"$ref":"ResponseCost.json","description":"The rates in effect and the cost they give this response's usage, when rates are configured."}},"required":["agent_id","prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinished.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"reasoning_items":{"type":"array","items":{"$ref":"ReasoningItem.json"},"maxItems":64,"description":"Encrypted reasoning items (Responses API), kept with the message for the next request."},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"server_finish_reason":{"$ref":"ShortText.json","description":"The finish reason exactly as the server sent it (chat completions: always, `\"\"` when the stream\nended cleanly without any), beside tau's normalised `finish_reason`: a synonym tau normalised,\ncomplete tool calls that ended with another reason, or the same word."},"reasoning_field":{"$ref":"ReasoningField.json","description":"The field the server streamed this response's reasoning in (`reasoning_content` or\n`reasoning`), when it streamed one: a chat-completions server that streamed `reasoning_content`\ngets it back on this message (SPEC-provider-chat-completions, \"Reasoning sent back\")."},"usage":{"$ref":"Usage.json"},"cost":{"$ref":"ResponseCost.json","description":"The rates in effect and the cost they give this response's usage, when rates are configured."}},"required":["agent_id","prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const schema15 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length","content_filter"],"description":"Why a response ended (SPEC-provider-chat-completions, \"Finish reasons\")."};
-const schema23 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ResponseCost.json","type":"object","properties":{"input_rate":{"type":"number","description":"USD per million input tokens."},"output_rate":{"type":"number","description":"USD per million output tokens."},"usd":{"type":"number"}},"required":["input_rate","output_rate","usd"],"unevaluatedProperties":{"not":{}},"description":"A response's cost as the harness computed it at the time, from the rates then in effect."};
+const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningField.json","type":"string","enum":["reasoning_content","reasoning"],"description":"The chat-completions delta field a server streamed its reasoning in."};
+const schema24 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ResponseCost.json","type":"object","properties":{"input_rate":{"type":"number","description":"USD per million input tokens."},"output_rate":{"type":"number","description":"USD per million output tokens."},"usd":{"type":"number"}},"required":["input_rate","output_rate","usd"],"unevaluatedProperties":{"not":{}},"description":"A response's cost as the harness computed it at the time, from the rates then in effect."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningItem.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"encrypted_content":{"$ref":"BodyText.json"},"summary":{"$ref":"BodyText.json","description":"The item's reasoning summary as text, when the server gave one."}},"required":["id","encrypted_content"],"unevaluatedProperties":{"not":{}},"description":"A reasoning item of the Responses API family (SPEC-provider-responses): opaque, encrypted by the\nserver, kept with the assistant message it came with so the next request can send it back whole."};
@@ -264,8 +265,8 @@ return errors === 0;
 }
 validate3.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
-const schema18 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
+const schema18 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
+const schema19 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="Usage.json" */;
@@ -722,11 +723,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.usage !== undefined){
+if(data.reasoning_field !== undefined){
+let data12 = data.reasoning_field;
 const _errs30 = errors;
-if(!(validate5(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
-errors = vErrors.length;
+if(typeof data12 !== "string"){
+validate0.errors = [{instancePath:instancePath+"/reasoning_field",schemaPath:"ReasoningField.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data12 === "reasoning_content") || (data12 === "reasoning"))){
+validate0.errors = [{instancePath:instancePath+"/reasoning_field",schemaPath:"ReasoningField.json/enum",keyword:"enum",params:{allowedValues: schema17.enum},message:"must be equal to one of the allowed values"}];
+return false;
 }
 var valid0 = _errs30 === errors;
 }
@@ -734,64 +740,76 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.usage !== undefined){
+const _errs33 = errors;
+if(!(validate5(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs33 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.cost !== undefined){
-let data13 = data.cost;
-const _errs31 = errors;
-const _errs32 = errors;
-if(errors === _errs32){
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let data14 = data.cost;
+const _errs34 = errors;
+const _errs35 = errors;
+if(errors === _errs35){
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 let missing1;
-if((((data13.input_rate === undefined) && (missing1 = "input_rate")) || ((data13.output_rate === undefined) && (missing1 = "output_rate"))) || ((data13.usd === undefined) && (missing1 = "usd"))){
+if((((data14.input_rate === undefined) && (missing1 = "input_rate")) || ((data14.output_rate === undefined) && (missing1 = "output_rate"))) || ((data14.usd === undefined) && (missing1 = "usd"))){
 validate0.errors = [{instancePath:instancePath+"/cost",schemaPath:"ResponseCost.json/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data13.input_rate !== undefined){
-let data14 = data13.input_rate;
-const _errs34 = errors;
-if(!((typeof data14 == "number") && (isFinite(data14)))){
+if(data14.input_rate !== undefined){
+let data15 = data14.input_rate;
+const _errs37 = errors;
+if(!((typeof data15 == "number") && (isFinite(data15)))){
 validate0.errors = [{instancePath:instancePath+"/cost/input_rate",schemaPath:"ResponseCost.json/properties/input_rate/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
-var valid11 = _errs34 === errors;
+var valid12 = _errs37 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data13.output_rate !== undefined){
-let data15 = data13.output_rate;
-const _errs36 = errors;
-if(!((typeof data15 == "number") && (isFinite(data15)))){
+if(valid12){
+if(data14.output_rate !== undefined){
+let data16 = data14.output_rate;
+const _errs39 = errors;
+if(!((typeof data16 == "number") && (isFinite(data16)))){
 validate0.errors = [{instancePath:instancePath+"/cost/output_rate",schemaPath:"ResponseCost.json/properties/output_rate/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
-var valid11 = _errs36 === errors;
+var valid12 = _errs39 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data13.usd !== undefined){
-let data16 = data13.usd;
-const _errs38 = errors;
-if(!((typeof data16 == "number") && (isFinite(data16)))){
+if(valid12){
+if(data14.usd !== undefined){
+let data17 = data14.usd;
+const _errs41 = errors;
+if(!((typeof data17 == "number") && (isFinite(data17)))){
 validate0.errors = [{instancePath:instancePath+"/cost/usd",schemaPath:"ResponseCost.json/properties/usd/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
-var valid11 = _errs38 === errors;
+var valid12 = _errs41 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-for(const key0 in data13){
+if(valid12){
+for(const key0 in data14){
 if(((key0 !== "input_rate") && (key0 !== "output_rate")) && (key0 !== "usd")){
-const _errs41 = errors;
+const _errs44 = errors;
 validate0.errors = [{instancePath:instancePath+"/cost/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"ResponseCost.json/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid12 = _errs41 === errors;
-if(!valid12){
+var valid13 = _errs44 === errors;
+if(!valid13){
 break;
 }
 }
@@ -806,20 +824,21 @@ validate0.errors = [{instancePath:instancePath+"/cost",schemaPath:"ResponseCost.
 return false;
 }
 }
-var valid0 = _errs31 === errors;
+var valid0 = _errs34 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key1 in data){
-if((((((((((((key1 !== "agent_id") && (key1 !== "prompt_id")) && (key1 !== "round")) && (key1 !== "model")) && (key1 !== "text")) && (key1 !== "reasoning")) && (key1 !== "reasoning_items")) && (key1 !== "tool_calls")) && (key1 !== "finish_reason")) && (key1 !== "server_finish_reason")) && (key1 !== "usage")) && (key1 !== "cost")){
-const _errs44 = errors;
+if(((((((((((((key1 !== "agent_id") && (key1 !== "prompt_id")) && (key1 !== "round")) && (key1 !== "model")) && (key1 !== "text")) && (key1 !== "reasoning")) && (key1 !== "reasoning_items")) && (key1 !== "tool_calls")) && (key1 !== "finish_reason")) && (key1 !== "server_finish_reason")) && (key1 !== "reasoning_field")) && (key1 !== "usage")) && (key1 !== "cost")){
+const _errs47 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid13 = _errs44 === errors;
-if(!valid13){
+var valid14 = _errs47 === errors;
+if(!valid14){
 break;
+}
 }
 }
 }

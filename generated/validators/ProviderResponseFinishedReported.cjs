@@ -7,11 +7,12 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateProviderResponseFinishedReported = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinishedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"reasoning_items":{"type":"array","items":{"$ref":"ReasoningItem.json"},"maxItems":64,"description":"Encrypted reasoning items (Responses API), kept with the message for the next request."},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"server_finish_reason":{"$ref":"ShortText.json","description":"The finish reason exactly as the server sent it, present only when it differs from\n`finish_reason`: a synonym tau normalised, complete tool calls that ended with another reason,\nor `\"\"` when the stream ended cleanly without any."},"usage":{"$ref":"Usage.json"}},"required":["prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished_reported"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderResponseFinishedReported.json","type":"object","properties":{"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"text":{"$ref":"BodyText.json"},"reasoning":{"$ref":"BodyText.json"},"reasoning_items":{"type":"array","items":{"$ref":"ReasoningItem.json"},"maxItems":64,"description":"Encrypted reasoning items (Responses API), kept with the message for the next request."},"tool_calls":{"type":"array","items":{"$ref":"ToolCall.json"},"maxItems":128},"finish_reason":{"$ref":"FinishReason.json"},"server_finish_reason":{"$ref":"ShortText.json","description":"The finish reason exactly as the server sent it (chat completions: always, `\"\"` when the stream\nended cleanly without any), beside tau's normalised `finish_reason`: a synonym tau normalised,\ncomplete tool calls that ended with another reason, or the same word."},"reasoning_field":{"$ref":"ReasoningField.json","description":"The field the server streamed this response's reasoning in (`reasoning_content` or\n`reasoning`), when it streamed one: a chat-completions server that streamed `reasoning_content`\ngets it back on this message (SPEC-provider-chat-completions, \"Reasoning sent back\")."},"usage":{"$ref":"Usage.json"}},"required":["prompt_id","round","model","text","tool_calls","finish_reason"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.response_finished_reported"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const schema14 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"FinishReason.json","type":"string","enum":["stop","tool_calls","length","content_filter"],"description":"Why a response ended (SPEC-provider-chat-completions, \"Finish reasons\")."};
+const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningField.json","type":"string","enum":["reasoning_content","reasoning"],"description":"The chat-completions delta field a server streamed its reasoning in."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
 const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ReasoningItem.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"encrypted_content":{"$ref":"BodyText.json"},"summary":{"$ref":"BodyText.json","description":"The item's reasoning summary as text, when the server gave one."}},"required":["id","encrypted_content"],"unevaluatedProperties":{"not":{}},"description":"A reasoning item of the Responses API family (SPEC-provider-responses): opaque, encrypted by the\nserver, kept with the assistant message it came with so the next request can send it back whole."};
@@ -263,8 +264,8 @@ return errors === 0;
 }
 validate3.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
-const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
+const schema17 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Usage.json","type":"object","properties":{"input_tokens":{"$ref":"Count.json"},"output_tokens":{"$ref":"Count.json"},"cache_read_tokens":{"$ref":"Count.json"},"cache_write_tokens":{"$ref":"Count.json"},"reasoning_tokens":{"$ref":"Count.json"}},"required":["input_tokens","output_tokens"],"unevaluatedProperties":{"not":{}},"description":"Token accounting reported for one response."};
+const schema18 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="Usage.json" */;
@@ -699,11 +700,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.usage !== undefined){
+if(data.reasoning_field !== undefined){
+let data11 = data.reasoning_field;
 const _errs27 = errors;
-if(!(validate5(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
-errors = vErrors.length;
+if(typeof data11 !== "string"){
+validate0.errors = [{instancePath:instancePath+"/reasoning_field",schemaPath:"ReasoningField.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data11 === "reasoning_content") || (data11 === "reasoning"))){
+validate0.errors = [{instancePath:instancePath+"/reasoning_field",schemaPath:"ReasoningField.json/enum",keyword:"enum",params:{allowedValues: schema16.enum},message:"must be equal to one of the allowed values"}];
+return false;
 }
 var valid0 = _errs27 === errors;
 }
@@ -711,14 +717,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.usage !== undefined){
+const _errs30 = errors;
+if(!(validate5(data.usage, {instancePath:instancePath+"/usage",parentData:data,parentDataProperty:"usage",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs30 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((((((((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "reasoning_items")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "server_finish_reason")) && (key0 !== "usage")){
-const _errs29 = errors;
+if(((((((((((key0 !== "prompt_id") && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "text")) && (key0 !== "reasoning")) && (key0 !== "reasoning_items")) && (key0 !== "tool_calls")) && (key0 !== "finish_reason")) && (key0 !== "server_finish_reason")) && (key0 !== "reasoning_field")) && (key0 !== "usage")){
+const _errs32 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid9 = _errs29 === errors;
-if(!valid9){
+var valid10 = _errs32 === errors;
+if(!valid10){
 break;
+}
 }
 }
 }

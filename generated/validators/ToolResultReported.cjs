@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateToolResultReported = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResultReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"output":{"$ref":"BodyText.json"},"display":{"$ref":"ToolDisplay.json"}},"required":["call_id","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result_reported"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolResultReported.json","type":"object","properties":{"call_id":{"$ref":"Id.json"},"output":{"$ref":"BodyText.json"},"display":{"$ref":"ToolDisplay.json"},"failed":{"type":"boolean","description":"The tool ran and its result is a failure (a command's non-zero exit, signal or timeout): the\noutput still reaches the model, and the call's outcome is `error` for every UI and for stats."}},"required":["call_id","output"],"unevaluatedProperties":{"not":{}},"x-tau-event":"tool.result_reported"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
@@ -195,14 +195,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.failed !== undefined){
+const _errs8 = errors;
+if(typeof data.failed !== "boolean"){
+validate0.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/properties/failed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(((key0 !== "call_id") && (key0 !== "output")) && (key0 !== "display")){
-const _errs9 = errors;
+if((((key0 !== "call_id") && (key0 !== "output")) && (key0 !== "display")) && (key0 !== "failed")){
+const _errs11 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs9 === errors;
+var valid3 = _errs11 === errors;
 if(!valid3){
 break;
+}
 }
 }
 }

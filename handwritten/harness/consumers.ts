@@ -25,7 +25,7 @@ export const CONSUMERS = {
     "tool.unregistration_declared": ["tool.unregister"],
     "tool.request": ["tool.started", "tool.call", "provider.tool_error", "tool.result", "tool.result_display"],
     "tool.progress_reported": ["tool.progress"],
-    "tool.result_reported": ["provider.tool_result", "tool.result", "tool.result_display"],
+    "tool.result_reported": ["provider.tool_result", "provider.tool_error", "tool.result", "tool.result_display"],
     "tool.error_reported": ["provider.tool_error", "tool.result", "tool.result_display"],
     "tool.cancelled_reported": ["provider.tool_error", "tool.result", "tool.result_display"],
     "agent.cancel_request": ["tool.cancel_request"],

@@ -133,6 +133,7 @@ export function foldTranscript(f: TranscriptFold, e: Event, seq: number): void {
         tool_calls: calls,
         ...(e.data.reasoning !== undefined ? { reasoning: e.data.reasoning } : {}),
         ...(e.data.reasoning_items !== undefined ? { reasoning_items: e.data.reasoning_items } : {}),
+        ...(e.data.reasoning_field !== undefined ? { reasoning_field: e.data.reasoning_field } : {}),
       });
       for (const call of calls) t?.calls.add(call.call_id);
       break;

@@ -181,7 +181,9 @@ export class ToolRouter {
     const call = this.ownedBy(c);
     if (!call) return;
     if (c.name === "tool.result_reported") {
-      this.complete(call, "ok", c.data.output, c.data.display);
+      // A tool that ran but failed (a command's non-zero exit) ends as `error`: one decision every
+      // UI, `tau run` and the stats read; the model reads the same output either way.
+      this.complete(call, c.data.failed === true ? "error" : "ok", c.data.output, c.data.display);
     } else if (c.name === "tool.error_reported") {
       this.complete(call, "error", c.data.error);
     } else {

@@ -308,6 +308,7 @@ export class TurnLoop implements RoundOwner<Turn> {
     if (c.data.reasoning !== undefined) finished.reasoning = c.data.reasoning;
     if (c.data.reasoning_items !== undefined && c.data.reasoning_items.length > 0) finished.reasoning_items = c.data.reasoning_items;
     if (c.data.server_finish_reason !== undefined) finished.server_finish_reason = c.data.server_finish_reason;
+    if (c.data.reasoning_field !== undefined) finished.reasoning_field = c.data.reasoning_field;
     if (usage) finished.usage = usage;
     const cost = this.usage.costOf(t.model, usage);
     if (cost) finished.cost = cost;

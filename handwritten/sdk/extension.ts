@@ -50,6 +50,8 @@ export interface ToolContext {
 export interface ToolResult {
   readonly output: string;
   readonly display?: { title?: string; diff?: string; summary?: string };
+  /** The tool ran but failed (a non-zero exit): the output still reaches the model; the outcome is `error`. */
+  readonly failed?: boolean;
 }
 
 export interface ToolDefinition {
@@ -413,7 +415,7 @@ export class Extension {
       async (result) => {
         if (controller.signal.aborted) void this.emit("tool.cancelled_reported", { call_id: callId });
         else {
-          const sent = await this.emit("tool.result_reported", { call_id: callId, output: result.output, ...(result.display ? { display: result.display } : {}) });
+          const sent = await this.emit("tool.result_reported", { call_id: callId, output: result.output, ...(result.display ? { display: result.display } : {}), ...(result.failed === true ? { failed: true } : {}) });
           // An output too large for one frame still ends the call, with an error the model can act on.
           if (sent === "oversize") void this.emit("tool.error_reported", { call_id: callId, error: "the tool's output is larger than one message can carry (16 MiB); ask for less of it" });
         }

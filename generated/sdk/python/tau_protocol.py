@@ -2315,6 +2315,13 @@ class ProviderRequest:
         return result
 
 
+class ReasoningField(Enum):
+    """The chat-completions delta field a server streamed its reasoning in."""
+
+    REASONING = "reasoning"
+    REASONING_CONTENT = "reasoning_content"
+
+
 @dataclass
 class ReasoningItem:
     """A reasoning item of the Responses API family (SPEC-provider-responses): opaque, encrypted
@@ -2401,6 +2408,7 @@ class ProviderMessage:
     back to
     servers that need it (SPEC-provider-chat-completions, "Reasoning sent back").
     """
+    reasoning_field: Optional[ReasoningField] = None
     reasoning_items: Optional[List[ReasoningItem]] = None
     """An assistant message's encrypted reasoning items (Responses API), sent back as they came."""
 
@@ -2415,10 +2423,11 @@ class ProviderMessage:
         continues = from_union([from_bool, from_none], obj.get("continues"))
         is_error = from_union([from_bool, from_none], obj.get("is_error"))
         reasoning = from_union([from_str, from_none], obj.get("reasoning"))
+        reasoning_field = from_union([ReasoningField, from_none], obj.get("reasoning_field"))
         reasoning_items = from_union([lambda x: from_list(ReasoningItem.from_dict, x), from_none], obj.get("reasoning_items"))
         text = from_union([from_str, from_none], obj.get("text"))
         tool_calls = from_union([lambda x: from_list(ToolCall.from_dict, x), from_none], obj.get("tool_calls"))
-        return ProviderMessage(role, call_id, continues, is_error, reasoning, reasoning_items, text, tool_calls)
+        return ProviderMessage(role, call_id, continues, is_error, reasoning, reasoning_field, reasoning_items, text, tool_calls)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -2431,6 +2440,8 @@ class ProviderMessage:
             result["is_error"] = from_union([from_bool, from_none], self.is_error)
         if self.reasoning is not None:
             result["reasoning"] = from_union([from_str, from_none], self.reasoning)
+        if self.reasoning_field is not None:
+            result["reasoning_field"] = from_union([lambda x: to_enum(ReasoningField, x), from_none], self.reasoning_field)
         if self.reasoning_items is not None:
             result["reasoning_items"] = from_union([lambda x: from_list(lambda x: to_class(ReasoningItem, x), x), from_none], self.reasoning_items)
         if self.text is not None:
@@ -2618,14 +2629,16 @@ class ProviderResponseFinished:
     tool_calls: List[ToolCall]
     cost: Optional[ResponseCost] = None
     reasoning: Optional[str] = None
+    reasoning_field: Optional[ReasoningField] = None
     reasoning_items: Optional[List[ReasoningItem]] = None
     """Encrypted reasoning items (Responses API), kept with the message for the next request."""
 
     server_finish_reason: Optional[str] = None
-    """The finish reason exactly as the server sent it, present only when it differs from
-    `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
-    reason,
-    or `""` when the stream ended cleanly without any.
+    """The finish reason exactly as the server sent it (chat completions: always, `""` when the
+    stream
+    ended cleanly without any), beside tau's normalised `finish_reason`: a synonym tau
+    normalised,
+    complete tool calls that ended with another reason, or the same word.
     """
     usage: Optional[Usage] = None
 
@@ -2641,10 +2654,11 @@ class ProviderResponseFinished:
         tool_calls = from_list(ToolCall.from_dict, obj.get("tool_calls"))
         cost = from_union([ResponseCost.from_dict, from_none], obj.get("cost"))
         reasoning = from_union([from_str, from_none], obj.get("reasoning"))
+        reasoning_field = from_union([ReasoningField, from_none], obj.get("reasoning_field"))
         reasoning_items = from_union([lambda x: from_list(ReasoningItem.from_dict, x), from_none], obj.get("reasoning_items"))
         server_finish_reason = from_union([from_str, from_none], obj.get("server_finish_reason"))
         usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
-        return ProviderResponseFinished(agent_id, finish_reason, model, prompt_id, round, text, tool_calls, cost, reasoning, reasoning_items, server_finish_reason, usage)
+        return ProviderResponseFinished(agent_id, finish_reason, model, prompt_id, round, text, tool_calls, cost, reasoning, reasoning_field, reasoning_items, server_finish_reason, usage)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -2659,6 +2673,8 @@ class ProviderResponseFinished:
             result["cost"] = from_union([lambda x: to_class(ResponseCost, x), from_none], self.cost)
         if self.reasoning is not None:
             result["reasoning"] = from_union([from_str, from_none], self.reasoning)
+        if self.reasoning_field is not None:
+            result["reasoning_field"] = from_union([lambda x: to_enum(ReasoningField, x), from_none], self.reasoning_field)
         if self.reasoning_items is not None:
             result["reasoning_items"] = from_union([lambda x: from_list(lambda x: to_class(ReasoningItem, x), x), from_none], self.reasoning_items)
         if self.server_finish_reason is not None:
@@ -2677,14 +2693,16 @@ class ProviderResponseFinishedReported:
     text: str
     tool_calls: List[ToolCall]
     reasoning: Optional[str] = None
+    reasoning_field: Optional[ReasoningField] = None
     reasoning_items: Optional[List[ReasoningItem]] = None
     """Encrypted reasoning items (Responses API), kept with the message for the next request."""
 
     server_finish_reason: Optional[str] = None
-    """The finish reason exactly as the server sent it, present only when it differs from
-    `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
-    reason,
-    or `""` when the stream ended cleanly without any.
+    """The finish reason exactly as the server sent it (chat completions: always, `""` when the
+    stream
+    ended cleanly without any), beside tau's normalised `finish_reason`: a synonym tau
+    normalised,
+    complete tool calls that ended with another reason, or the same word.
     """
     usage: Optional[Usage] = None
 
@@ -2698,10 +2716,11 @@ class ProviderResponseFinishedReported:
         text = from_str(obj.get("text"))
         tool_calls = from_list(ToolCall.from_dict, obj.get("tool_calls"))
         reasoning = from_union([from_str, from_none], obj.get("reasoning"))
+        reasoning_field = from_union([ReasoningField, from_none], obj.get("reasoning_field"))
         reasoning_items = from_union([lambda x: from_list(ReasoningItem.from_dict, x), from_none], obj.get("reasoning_items"))
         server_finish_reason = from_union([from_str, from_none], obj.get("server_finish_reason"))
         usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
-        return ProviderResponseFinishedReported(finish_reason, model, prompt_id, round, text, tool_calls, reasoning, reasoning_items, server_finish_reason, usage)
+        return ProviderResponseFinishedReported(finish_reason, model, prompt_id, round, text, tool_calls, reasoning, reasoning_field, reasoning_items, server_finish_reason, usage)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -2713,6 +2732,8 @@ class ProviderResponseFinishedReported:
         result["tool_calls"] = from_list(lambda x: to_class(ToolCall, x), self.tool_calls)
         if self.reasoning is not None:
             result["reasoning"] = from_union([from_str, from_none], self.reasoning)
+        if self.reasoning_field is not None:
+            result["reasoning_field"] = from_union([lambda x: to_enum(ReasoningField, x), from_none], self.reasoning_field)
         if self.reasoning_items is not None:
             result["reasoning_items"] = from_union([lambda x: from_list(lambda x: to_class(ReasoningItem, x), x), from_none], self.reasoning_items)
         if self.server_finish_reason is not None:
@@ -4271,6 +4292,12 @@ class ToolResultReported:
     call_id: str
     output: str
     display: Optional[ToolDisplay] = None
+    failed: Optional[bool] = None
+    """The tool ran and its result is a failure (a command's non-zero exit, signal or timeout):
+    the
+    output still reaches the model, and the call's outcome is `error` for every UI and for
+    stats.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'ToolResultReported':
@@ -4278,7 +4305,8 @@ class ToolResultReported:
         call_id = from_str(obj.get("call_id"))
         output = from_str(obj.get("output"))
         display = from_union([ToolDisplay.from_dict, from_none], obj.get("display"))
-        return ToolResultReported(call_id, output, display)
+        failed = from_union([from_bool, from_none], obj.get("failed"))
+        return ToolResultReported(call_id, output, display, failed)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -4286,6 +4314,8 @@ class ToolResultReported:
         result["output"] = from_str(self.output)
         if self.display is not None:
             result["display"] = from_union([lambda x: to_class(ToolDisplay, x), from_none], self.display)
+        if self.failed is not None:
+            result["failed"] = from_union([from_bool, from_none], self.failed)
         return result
 
 

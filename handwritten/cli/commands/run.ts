@@ -6,7 +6,7 @@
 import { Args, Command } from "@oclif/core";
 import { TauError, errorOptions } from "../errors.js";
 import { oclifFlags, type OclifFlags } from "../oclif-flags.js";
-import { NO_PROMPT, RUN_FLAGS, readPromptStdin, runArgsOf, runPrompt } from "../run/index.js";
+import { NO_PROMPT, RUN_FLAGS, readPromptStdin, runArgsOf, runPrompt, withPipedInput } from "../run/index.js";
 
 /** The command framework's flags, one per row of RUN_FLAGS. */
 export function oclifRunFlags(): OclifFlags<typeof RUN_FLAGS> {
@@ -40,6 +40,10 @@ export default class Run extends Command {
       if (!read.ok) throw this.refuse(new TauError(read.code, read.message));
       prompt = read.prompt;
       if (read.skill !== undefined) options = { ...options, skill: read.skill };
+    } else {
+      const piped = withPipedInput(prompt);
+      if (!piped.ok) throw this.refuse(new TauError(piped.code, piped.message));
+      prompt = piped.prompt;
     }
     process.exitCode = await runPrompt(prompt ?? { text: "", literal: false }, options);
   }

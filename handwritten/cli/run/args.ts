@@ -3,7 +3,7 @@
 // the same answer on whether the run goes ahead and with which daemon arguments. The flags are those
 // of flags.ts, which the oclif `run` command (serving `tau run --help`) is made from too.
 import { resolve } from "node:path";
-import { readSync } from "node:fs";
+import { fstatSync, readSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { FOR_RUN_FLAG, DAEMON_COMMAND, INSTANCE_PATTERN, SESSION_ID_PATTERN } from "../../startup/launch-facts.js";
 import type { TauErrorCode } from "../errors.js";
@@ -46,6 +46,9 @@ export const NO_PROMPT = "tau run: give a prompt: tau run TEXT, -p TEXT, text on
 
 /** The refusal of a prompt on standard input over STDIN_PROMPT_MAX_BYTES (readPromptStdin). */
 export const STDIN_TOO_LARGE = "tau run: the prompt on standard input is over 8 MiB; give a shorter one (name a file in the prompt instead)";
+
+/** The refusal of piped input that, with the prompt it comes with, is over STDIN_PROMPT_MAX_BYTES (withPipedInput). */
+export const PIPED_TOO_LARGE = "tau run: the input piped to tau run is, with the prompt, over 8 MiB; pipe less (or name a file in the prompt instead)";
 
 /** The refusal of two prompt sources at once. */
 export const TWO_PROMPTS = "tau run: give the prompt once: as TEXT, with -p TEXT, or on standard input (- or --prompt-stdin)";
@@ -139,7 +142,8 @@ export function headlessPrompt(text: string, skill: string | undefined): Headles
         return { ok: true, prompt: { text: parsed.args[1] ?? "", literal: false }, skill: parsed.args[0] as string };
       }
       if (name === "skill") return { ok: false, code: "TAU-E0105", message: "tau run: give the skill once, with --skill NAME or :skill NAME" };
-      return { ok: false, code: "TAU-E0103", message: `tau run: :${name} is a command of the interactive UI (tau), not a prompt; '::${name}' sends it to the model as text` };
+      const sigil = parsed.slash === true ? "/" : ":";
+      return { ok: false, code: "TAU-E0103", message: `tau run: ${sigil}${name} is a command of the interactive UI (tau), not a prompt; '${sigil}${sigil}${name}' sends it to the model as text` };
     }
   }
 }
@@ -165,8 +169,8 @@ export function parseEarlyLaunch(cmdline: readonly string[], at: number): EarlyL
 /** The most of standard input a prompt may be: a prompt is body text (8 MiB), and more is not read. */
 export const STDIN_PROMPT_MAX_BYTES = 8 * 1024 * 1024;
 
-/** The prompt piped in (a closed or unreadable one gives no prompt); undefined when it is too large. */
-function readStdin(): string | undefined {
+/** Standard input piped in (a closed or unreadable one gives none); undefined when it is over `max` bytes, which are all it reads. */
+function readStdin(max = STDIN_PROMPT_MAX_BYTES): string | undefined {
   const chunks: Buffer[] = [];
   let total = 0;
   const buf = Buffer.alloc(64 * 1024);
@@ -186,7 +190,7 @@ function readStdin(): string | undefined {
     }
     if (n === 0) break;
     total += n;
-    if (total > STDIN_PROMPT_MAX_BYTES) return undefined;
+    if (total > max) return undefined;
     chunks.push(Buffer.from(buf.subarray(0, n)));
   }
   return Buffer.concat(chunks).toString("utf8");
@@ -196,4 +200,40 @@ function readStdin(): string | undefined {
 export function readPromptStdin(skill: string | undefined): HeadlessPrompt {
   const text = readStdin();
   return text === undefined ? { ok: false, code: "TAU-E0108", message: STDIN_TOO_LARGE } : headlessPrompt(text, skill);
+}
+
+/** The lines that open and close piped input in the prompt the model reads, so it is labelled as such. */
+export const PIPED_INPUT_OPEN = "<stdin>";
+export const PIPED_INPUT_CLOSE = "</stdin>";
+const PIPED_INPUT_LABEL = "The text below was piped to tau run on standard input:";
+
+/**
+ * Whether standard input is a pipe or a file (`cat f | tau run "…"`, `tau run "…" < f`): only then
+ * is it read beside a prompt argument. A terminal, `/dev/null` or an inherited socket is not read,
+ * so a script's run with a prompt never waits on an input nobody writes.
+ */
+function stdinPiped(): boolean {
+  try {
+    const s = fstatSync(0);
+    return s.isFIFO() || s.isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A prompt given on the command line, with the text piped to the run when there is some: the prompt,
+ * then the piped text in a block that names it as standard input. The piped text is read only up to
+ * what keeps the whole within STDIN_PROMPT_MAX_BYTES (a prompt's most, as body text); more is
+ * refused (`TAU-E0108`), before anything is sent. An empty pipe leaves the prompt as it is.
+ */
+export function withPipedInput(prompt: RunPrompt | undefined): { readonly ok: true; readonly prompt: RunPrompt | undefined } | RunRefusal {
+  if (!stdinPiped()) return { ok: true, prompt };
+  const head = prompt === undefined || prompt.text === "" ? "" : `${prompt.text}\n\n`;
+  const frame = `${head}${PIPED_INPUT_LABEL}\n${PIPED_INPUT_OPEN}\n\n${PIPED_INPUT_CLOSE}`;
+  const piped = readStdin(STDIN_PROMPT_MAX_BYTES - Buffer.byteLength(frame));
+  if (piped === undefined) return { ok: false, code: "TAU-E0108", message: PIPED_TOO_LARGE };
+  if (piped.trim() === "") return { ok: true, prompt };
+  const body = piped.endsWith("\n") ? piped : `${piped}\n`;
+  return { ok: true, prompt: { text: `${head}${PIPED_INPUT_LABEL}\n${PIPED_INPUT_OPEN}\n${body}${PIPED_INPUT_CLOSE}`, literal: prompt?.literal ?? false } };
 }

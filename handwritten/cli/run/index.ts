@@ -12,6 +12,7 @@ export {
   parseEarlyLaunch,
   parseRunArgs,
   readPromptStdin,
+  withPipedInput,
   runArgsOf,
   type EarlyLaunch,
   type ParsedRunArgs,

@@ -9,7 +9,7 @@
 import { mark, markStart } from "../../startup/timeline.js";
 import { abandonDaemon, loadFastBundle } from "../../transport/launch.js";
 import { TauError, exitWithError } from "../errors.js";
-import { NO_PROMPT, parseRunArgs, readPromptStdin, type RunPrompt, type RunRefusal } from "./args.js";
+import { NO_PROMPT, parseRunArgs, readPromptStdin, withPipedInput, type RunPrompt, type RunRefusal } from "./args.js";
 import { startRunDaemon, takeEarlyDaemon, type RunOptions } from "./daemon.js";
 import { resolveRoots } from "../../config/paths.js";
 import { startOwnedDaemon } from "../owned-daemon.js";
@@ -46,6 +46,15 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
     prompt = read.prompt;
     if (read.skill !== undefined) options = { ...options, skill: read.skill };
+  } else {
+    // A prompt argument with text piped in: both reach the model, the piped text labelled.
+    const piped = withPipedInput(prompt);
+    if (!piped.ok) {
+      await abandonDaemon(daemon);
+      refuse(new TauError(piped.code, piped.message), options.json);
+      return;
+    }
+    prompt = piped.prompt;
   }
   const rest = loadFastBundle<RunPromptBundle>("run-prompt");
   mark("run run-prompt loaded");
@@ -93,6 +102,10 @@ async function continueSession(given: RunPrompt | undefined, fromStdin: boolean,
     if (!read.ok) return refuse(new TauError(read.code, read.message), options.json);
     prompt = read.prompt;
     if (read.skill !== undefined) options = { ...options, skill: read.skill };
+  } else {
+    const piped = withPipedInput(prompt);
+    if (!piped.ok) return refuse(new TauError(piped.code, piped.message), options.json);
+    prompt = piped.prompt;
   }
   const rest = loadFastBundle<RunPromptBundle>("run-prompt");
   try {

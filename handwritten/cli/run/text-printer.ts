@@ -12,7 +12,7 @@ export class RunTextPrinter implements RunPrinter {
     "provider.response_updated",
     "provider.response_finished",
     "provider.response_failed",
-    "tool.result",
+    "tool.result_display",
   ] as const;
   readonly reportsCutShort = false;
   private printedText = false;
@@ -31,8 +31,8 @@ export class RunTextPrinter implements RunPrinter {
           this.printedText = true;
         }
         break;
-      case "tool.result":
-        this.stderr(`[${sanitize(e.data.tool)} ${e.data.outcome}]\n`);
+      case "tool.result_display":
+        this.stderr(`${toolLine(e.data.tool, e.data.outcome, e.data.display)}\n`);
         break;
       case "provider.response_finished":
       case "provider.response_failed":
@@ -46,4 +46,15 @@ export class RunTextPrinter implements RunPrinter {
     if (this.printedText) this.stdout("\n");
     this.printedText = false;
   }
+}
+
+/**
+ * A finished call's line: `[tool ok] title`, or for a failed one `[tool failed: summary] title`
+ * (`[shell failed: exit code 56] make test`), the title being what the call ran or touched.
+ */
+export function toolLine(tool: string, outcome: string, display: { title?: string; summary?: string }): string {
+  const summary = display.summary !== undefined && display.summary !== outcome ? sanitize(display.summary, { newlines: "escape" }) : "";
+  const status = outcome === "error" && summary !== "" ? `failed: ${summary}` : outcome;
+  const title = display.title !== undefined && display.title !== "" ? ` ${sanitize(display.title, { newlines: "escape" })}` : "";
+  return `[${sanitize(tool)} ${status}]${title}`;
 }

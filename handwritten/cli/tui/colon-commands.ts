@@ -208,6 +208,7 @@ export function helpText(name?: string, specs: readonly CommandSpec[] = COLON_CO
     "!COMMAND — run a shell command; its output enters the agent's context",
     "!!COMMAND — run a shell command; its output stays in this terminal",
     "::TEXT — send TEXT starting with ':' to the model",
+    "/COMMAND — the same as :COMMAND; //TEXT sends TEXT starting with '/'; any other /TEXT is a prompt",
     "Keys: Enter sends, Alt-Enter or Ctrl-J adds a line, Up/Down browse history, Ctrl-R searches it, Tab completes a command or model name, Ctrl-C cancels or clears, Ctrl-D on an empty line quits",
     ...KEY_ACTIONS.filter((a) => bindings.byAction[a.action] !== "none").map((a) => `${keyLabel(bindings.byAction[a.action])} — ${a.summary}`),
     "(cli.yaml keys: binds these; :help lists them as bound)",

@@ -1,7 +1,9 @@
 // Input classification (SPEC-cli-command-mode): a line whose first non-whitespace character is `:`
 // is a local command and never reaches the model; `::text` sends the literal `:text` with a literal
-// marker; `!cmd` / `!!cmd` run a user shell command; everything else (including `/text`) is prompt
-// text. Unknown or malformed commands fail here, locally, with a message a user can act on.
+// marker; `!cmd` / `!!cmd` run a user shell command. `/name` for a name in the colon table runs that
+// command as `:name` would, `//text` sends the literal `/text`, and any other `/text` is prompt text
+// unchanged (DECISION-slash-commands). Everything else is prompt text. Unknown or malformed colon
+// commands fail here, locally, with a message a user can act on.
 
 import { COLON_COMMANDS, type CommandSpec } from "./colon-commands.js";
 
@@ -13,7 +15,7 @@ export type ParsedInput =
   | { readonly kind: "empty" }
   | { readonly kind: "prompt"; readonly text: string; readonly literal: boolean }
   | { readonly kind: "shell"; readonly command: string; readonly includeInContext: boolean }
-  | { readonly kind: "command"; readonly spec: CommandSpec; readonly args: readonly string[] }
+  | { readonly kind: "command"; readonly spec: CommandSpec; readonly args: readonly string[]; readonly slash?: true }
   | { readonly kind: "error"; readonly message: string };
 
 /** Splits the argument text: words, the last taking the rest of the line when the spec says so. */
@@ -32,6 +34,20 @@ function splitArgs(text: string, spec: CommandSpec): string[] {
   return out;
 }
 
+/** The command a `/name` line names, when its name is one of the colon table's (DECISION-slash-commands). */
+function slashCommand(body: string, specs: readonly CommandSpec[]): CommandSpec | undefined {
+  const m = /^\/(\S+)/u.exec(body);
+  return m === null ? undefined : specs.find((s) => s.name === m[1]);
+}
+
+/** A known command's arguments, checked against its usage. */
+function commandOf(spec: CommandSpec, argText: string, slash: boolean): ParsedInput {
+  const args = splitArgs(argText, spec);
+  if (args.length < spec.min || args.length > spec.max) return { kind: "error", message: `usage: ${spec.usage}` };
+  if (spec.subcommands && args.length > 0 && !spec.subcommands.includes(args[0] as string) && spec.freeFirst !== true) return { kind: "error", message: `usage: ${spec.usage}` };
+  return slash ? { kind: "command", spec, args, slash: true } : { kind: "command", spec, args };
+}
+
 export function parseInput(raw: string, specs: readonly CommandSpec[] = COLON_COMMANDS): ParsedInput {
   const lead = raw.length - raw.trimStart().length;
   const body = raw.slice(lead);
@@ -43,11 +59,12 @@ export function parseInput(raw: string, specs: readonly CommandSpec[] = COLON_CO
     if (name === "") return { kind: "error", message: "an empty command: type a name after ':' (:help lists them), or '::' to send a literal ':'" };
     const spec = specs.find((s) => s.name === name);
     if (!spec) return { kind: "error", message: `unknown command :${name} — :help lists the commands; '::${name}' sends it as text` };
-    const args = splitArgs(m[2] as string, spec);
-    if (args.length < spec.min || args.length > spec.max) return { kind: "error", message: `usage: ${spec.usage}` };
-    if (spec.subcommands && args.length > 0 && !spec.subcommands.includes(args[0] as string) && spec.freeFirst !== true) return { kind: "error", message: `usage: ${spec.usage}` };
-    return { kind: "command", spec, args };
+    return commandOf(spec, m[2] as string, false);
   }
+  // `//text` is the literal `/text`; `/name` of a known command runs it; any other `/text` is a prompt.
+  if (body.startsWith("//")) return { kind: "prompt", text: raw.slice(0, lead) + body.slice(1), literal: false };
+  const slash = body.startsWith("/") ? slashCommand(body, specs) : undefined;
+  if (slash !== undefined) return commandOf(slash, body.slice(1 + slash.name.length), true);
   if (body.startsWith("!!")) {
     const command = body.slice(2).trim();
     return command === "" ? { kind: "error", message: "usage: !!COMMAND runs a shell command whose output stays in this terminal" } : { kind: "shell", command, includeInContext: false };
@@ -75,6 +92,8 @@ export function historyText(raw: string, parsed: ParsedInput): string {
 export function draftText(raw: string): string {
   const body = raw.trimStart();
   if (body.startsWith(":") && !body.startsWith("::")) return (/^:\S*/u.exec(body) as RegExpExecArray)[0];
+  const slash = body.startsWith("/") ? slashCommand(body, COLON_COMMANDS) : undefined;
+  if (slash !== undefined) return `/${slash.name}`;
   return raw;
 }
 

@@ -1,6 +1,6 @@
 // The OpenAI-compatible `/chat/completions` wire client (SPEC-provider-chat-completions): one
 // provider round in, one finished or failed execution report out, streaming deltas on the way.
-import type { FinishReason, ProviderMessage, ProviderResponseFinishedReported, ReasoningReplay, ToolCall, Usage } from "../../../generated/index.js";
+import type { FinishReason, ProviderMessage, ProviderResponseFinishedReported, ReasoningField, ReasoningReplay, ToolCall, Usage } from "../../../generated/index.js";
 import type { ProviderCall } from "../../protocol/provider-request.js";
 import { ProviderFailure } from "./errors.js";
 import {
@@ -64,26 +64,17 @@ export interface ChatCompletionBody {
   stream_options: { include_usage: true };
 }
 
-/** How reasoning goes back once `auto` is decided. */
-export type ReasoningReplayMode = Exclude<ReasoningReplay, "auto">;
+/** How kept reasoning goes back: as the profile says, or `auto`, decided per message (mapMessage). */
+export type ReasoningReplayMode = ReasoningReplay;
 
 /**
- * How an assistant message's kept reasoning is sent back to this endpoint for this model. An explicit
- * setting wins; `auto` (or none) sends `reasoning_content` to DeepSeek — its API, or a model whose id
- * (after the last `/`) starts with `deepseek` — whose thinking mode rejects a tool-using turn's
- * assistant messages without it, and sends nothing to anything else.
+ * How an assistant message's kept reasoning is sent back to this endpoint. An explicit setting wins;
+ * `auto` (or none) is decided per message by what the server streamed: a message whose reasoning came
+ * as `reasoning_content` gets it back in `reasoning_content` (thinking modes that reject a tool-using
+ * turn's assistant messages without it, wherever they are served); any other message gets nothing.
  */
-export function reasoningReplayFor(setting: ReasoningReplay | undefined, baseUrl: string, model: string): ReasoningReplayMode {
-  if (setting !== undefined && setting !== "auto") return setting;
-  let host = "";
-  try {
-    host = new URL(baseUrl).hostname.toLowerCase();
-  } catch {
-    // an unusable base URL fails the request elsewhere
-  }
-  const id = model.slice(model.lastIndexOf("/") + 1).toLowerCase();
-  if (host === "deepseek.com" || host.endsWith(".deepseek.com") || id.startsWith("deepseek")) return "reasoning_content";
-  return "none";
+export function reasoningReplayFor(setting: ReasoningReplay | undefined): ReasoningReplayMode {
+  return setting ?? "auto";
 }
 
 function mapMessage(m: ProviderMessage, index: number, replay: ReasoningReplayMode): OpenAiMessage {
@@ -108,8 +99,9 @@ function mapMessage(m: ProviderMessage, index: number, replay: ReasoningReplayMo
                 ...(c.thought_signature !== undefined ? { extra_content: { google: { thought_signature: c.thought_signature } } } : {}),
               })),
             };
-      // DeepSeek wants the field on every assistant message of a tool-using turn, even when empty.
-      if (replay === "reasoning_content") out.reasoning_content = m.reasoning ?? "";
+      // A thinking mode that streamed `reasoning_content` wants it back on the assistant messages of a
+      // tool-using turn, even when empty; `auto` sends it where the server streamed it.
+      if (replay === "reasoning_content" || (replay === "auto" && m.reasoning_field === "reasoning_content")) out.reasoning_content = m.reasoning ?? "";
       else if (replay === "reasoning" && m.reasoning !== undefined && m.reasoning !== "") out.reasoning = m.reasoning;
       return out;
     }
@@ -125,7 +117,7 @@ function mapMessage(m: ProviderMessage, index: number, replay: ReasoningReplayMo
 }
 
 /** Builds the `/chat/completions` request body for one provider round. */
-export function buildChatCompletionBody(request: ProviderCall, replay: ReasoningReplayMode = "none"): ChatCompletionBody {
+export function buildChatCompletionBody(request: ProviderCall, replay: ReasoningReplayMode = "auto"): ChatCompletionBody {
   const messages: OpenAiMessage[] = [];
   if (request.system !== "") messages.push({ role: "system", content: request.system });
   request.messages.forEach((m, i) => messages.push(mapMessage(m, i, replay)));
@@ -163,6 +155,8 @@ class StreamState implements RoundStream {
   finish: FinishReason | undefined;
   /** The first finish reason as the server sent it. */
   serverFinish: string | undefined;
+  /** The delta field the server streamed reasoning in (`reasoning_content` wins when both come). */
+  reasoningField: ReasoningField | undefined;
   usage: Usage | undefined;
   done = false;
   private readonly think = new ThinkTags();
@@ -305,6 +299,8 @@ class StreamState implements RoundStream {
     this.#content(d.content);
     // A refusal is the model's answer: shown and kept as text.
     if (typeof d.refusal === "string") this.#text(d.refusal);
+    if (typeof d.reasoning_content === "string") this.reasoningField = "reasoning_content";
+    else if (typeof d.reasoning === "string" && this.reasoningField === undefined) this.reasoningField = "reasoning";
     this.#reasoning(
       typeof d.reasoning_content === "string" && d.reasoning_content !== ""
         ? d.reasoning_content
@@ -403,9 +399,10 @@ class StreamState implements RoundStream {
       tool_calls: toolCalls,
       finish_reason: finish,
     };
-    const sent = this.serverFinish ?? "";
-    if (sent !== finish) report.server_finish_reason = sent.slice(0, 64);
+    // The server's own word, as sent, always ("" when it sent none).
+    report.server_finish_reason = (this.serverFinish ?? "").slice(0, 64);
     if (this.reasoning !== "") report.reasoning = this.reasoning;
+    if (this.reasoningField !== undefined) report.reasoning_field = this.reasoningField;
     if (this.usage !== undefined) report.usage = this.usage;
     return report;
   }
@@ -468,7 +465,7 @@ export function mapUsage(raw: unknown): Usage | undefined {
 /** The `/chat/completions` wire family. */
 const CHAT_COMPLETIONS: WireFamily = {
   url: chatCompletionsUrl,
-  payload: (request, profile) => JSON.stringify(buildChatCompletionBody(request, reasoningReplayFor(profile.reasoningReplay, profile.baseUrl, request.model))),
+  payload: (request, profile) => JSON.stringify(buildChatCompletionBody(request, reasoningReplayFor(profile.reasoningReplay))),
   stream: (shared, onDelta) => new StreamState(shared, onDelta),
 };
 

@@ -66,6 +66,7 @@ export {
 export type { RetryPolicy } from "./retry.js";
 export { MAX_LISTED_MODELS, MAX_MODELS_BODY_BYTES, MODELS_TIMEOUT_MS, listModels, modelsUrl, parseModelListing } from "./models.js";
 export type { ListModelsOptions } from "./models.js";
+export { MODEL_LISTING_TTL_MS, listingCacheDir, listingCacheFile, readCachedListing, writeCachedListing } from "./listing-cache.js";
 export { FALLBACK_MODEL, declaredModels } from "./declared-models.js";
 export type { ModelListingResult } from "./declared-models.js";
 export { SSE_MAX_EVENT_BYTES, SSE_MAX_LINE_BYTES, SseError, SseParser } from "./sse.js";

@@ -12,6 +12,7 @@ import { SCRIPTED_MODEL, scriptedTurn } from "./scripted.js";
 import { readProxySettings } from "./proxy-settings.js";
 import { declaredModels, type ModelListingResult } from "./declared-models.js";
 import { DeltaBatcher } from "./delta-batcher.js";
+import { statSync } from "node:fs";
 
 export async function main(args: readonly string[] = []): Promise<void> {
   if (args[0] === "--list-models") {
@@ -100,7 +101,13 @@ async function declareListed(ext: Extension, client: Promise<{ http: HttpClient;
   let result: ModelListingResult;
   try {
     const { http, egress } = await client;
-    const listing = http.listModels(profile, { egress });
+    // A listing kept by an earlier provider within its TTL is used as it is (listing-cache.ts), in
+    // this instance's state folder; an ephemeral session has none, and keeps nothing.
+    const state = ext.configuration.state_dir;
+    const file = isDirectory(state) ? http.listingCacheFile(state, profile.baseUrl, profile.apiKey) : undefined;
+    const kept = file === undefined ? undefined : http.readCachedListing(file, profile.baseUrl);
+    if (kept !== undefined) return declare(ext, configured, kept);
+    const listing = http.listModels(profile, { egress, ...(file === undefined ? {} : { onListed: (body: string) => http.writeCachedListing(file, profile.baseUrl, body) }) });
     // The listing took the connection opened ahead for the first prompt: open another for it.
     try {
       egress.preconnect(http.chatCompletionsUrl(profile.baseUrl));
@@ -111,6 +118,19 @@ async function declareListed(ext: Extension, client: Promise<{ http: HttpClient;
   } catch (err) {
     result = { ok: false, reason: `the HTTP client could not start: ${(err as Error).name}` };
   }
+  declare(ext, configured, result);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Declares the models a listing (or its failure) decides. */
+function declare(ext: Extension, configured: readonly ModelInfo[], result: ModelListingResult): void {
   mark("provider models listed");
   const declared = declaredModels(configured, result);
   if (!result.ok) process.stderr.write(`debug: no model listing (GET /models: ${result.reason}); declaring ${declared.models.map((m) => m.id).join(", ").slice(0, 200)}\n`);

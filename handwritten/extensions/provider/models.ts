@@ -25,6 +25,8 @@ export interface ListModelsOptions {
   readonly timeoutMs?: number;
   /** Overrides MAX_MODELS_BODY_BYTES (tests). */
   readonly maxBytes?: number;
+  /** Given a listing's body when it parsed as one (the listing cache keeps it). */
+  readonly onListed?: (body: string) => void;
 }
 
 /** The listing URL for a base URL: its path plus `/models`, query kept (as chatCompletionsUrl). */
@@ -160,7 +162,9 @@ export async function listModels(profile: { baseUrl: string; apiKey?: string }, 
     }
     const body = await readCapped(res.body, maxBytes);
     if (body === undefined) return failed(`the answer is larger than ${maxBytes} bytes`);
-    const parsed = parseModelListing(body.toString("utf8"));
+    const text = body.toString("utf8");
+    const parsed = parseModelListing(text);
+    if (parsed.ok) o.onListed?.(text);
     return parsed.ok ? parsed : failed(parsed.reason);
   } catch (err) {
     if (deadline.signal.aborted && !o.signal?.aborted) return failed(`no answer within ${timeoutMs} ms`);

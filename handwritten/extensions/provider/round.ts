@@ -32,7 +32,7 @@ export interface ProviderProfile {
   apiKey?: string;
   /** Extra request headers (an `authorization` from apiKey always wins). */
   headers?: Record<string, string>;
-  /** How kept reasoning is sent back (`auto` when absent: decided per model, see reasoningReplayFor). */
+  /** How kept reasoning is sent back (`auto` when absent: decided per message by what the server streamed, see reasoningReplayFor). */
   reasoningReplay?: ReasoningReplay;
 }
 

@@ -54,7 +54,7 @@ describe("the early daemon of tau run", () => {
       cwd: project,
       asCommand: true,
     });
-    expect(r.stderr).toBe("[shell ok]\n");
+    expect(r.stderr).toBe("[shell ok] sh probe.sh\n");
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("Probed.\n");
 

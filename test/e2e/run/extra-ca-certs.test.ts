@@ -51,7 +51,7 @@ describe("NODE_EXTRA_CA_CERTS", () => {
       cwd: project,
       asCommand: true,
     });
-    expect(r.stderr).toBe("[shell ok]\n");
+    expect(r.stderr).toBe("[shell ok] sh probe.sh\n");
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("Probed.\n");
     expect(fake.baseUrl.startsWith("https://")).toBe(true);

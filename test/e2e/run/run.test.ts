@@ -206,6 +206,8 @@ describe("tau run", () => {
       [["run", "-p", "  :nosuch thing"], "", "tau run: unknown command :nosuch — :help lists the commands; '::nosuch' sends it as text [TAU-E0104]"],
       [["run", "--prompt-stdin"], ":quit\n", "tau run: :quit is a command of the interactive UI (tau), not a prompt; '::quit' sends it to the model as text [TAU-E0103]"],
       [["run", "-p", ":"], "", "tau run: an empty command: type a name after ':' (:help lists them), or '::' to send a literal ':' [TAU-E0104]"],
+      // `/NAME` of a known command is that command (DECISION-slash-commands).
+      [["run", "/help"], "", "tau run: /help is a command of the interactive UI (tau), not a prompt; '//help' sends it to the model as text [TAU-E0103]"],
     ] as Array<[string[], string, string]>) {
       const r = await runTau(args, { env: openai(env), cwd: project, input, asCommand: true });
       expect(r.stderr.trim(), args.join(" ")).toBe(message);

@@ -288,15 +288,15 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     await t.waitFor(seen("usage: :sandbox"), "the sub-command error");
     await t.waitFor(seen("no agent is called fly"), "the unknown agent error");
     await t.waitFor(seen("an empty command"), "the empty command error");
-    t.type("/help is prompt text\r");
+    t.type("/frobnicate is prompt text\r");
     await t.waitFor(has("only this one"), "the answer to the one prompt");
     await t.waitFor(ready, "the turn to finish");
     const sent = fake.requests.slice(before).filter((r) => r.path.endsWith("/chat/completions"));
     expect(sent).toHaveLength(1);
-    expect(sent[0]?.rawBody).toContain("/help is prompt text");
-    expect(sent[0]?.rawBody).not.toMatch(/frobnicate|quit now|agent fly/);
+    expect(sent[0]?.rawBody).toContain("/frobnicate is prompt text");
+    expect(sent[0]?.rawBody).not.toMatch(/frobnicate the secret|quit now|agent fly/);
     const prompts = agentJournals(w.home).flat().filter((r) => r.name === "agent.prompt_submitted");
-    expect(prompts.map((p) => p.data.text)).toEqual(["/help is prompt text"]);
+    expect(prompts.map((p) => p.data.text)).toEqual(["/frobnicate is prompt text"]);
     expect(await quitTau(t)).toBe(0);
   });
 

@@ -155,6 +155,7 @@ describe("streaming", () => {
       text: "Hello, world",
       tool_calls: [],
       finish_reason: "stop",
+      server_finish_reason: "stop",
       usage: { input_tokens: 12, output_tokens: 3, cache_read_tokens: 8, reasoning_tokens: 1 },
     });
     expect(r.result.attempts).toBe(1);
@@ -387,7 +388,7 @@ describe("protocol failures", () => {
 });
 
 describe("fidelity", () => {
-  it("[provider.stream.finish-reasons] content_filter and length are answers, not failures; synonyms are normalised with the server's word kept", async () => {
+  it("[provider.stream.finish-reasons] content_filter and length are answers, not failures; synonyms are normalised, and the server's word is always kept as sent", async () => {
     for (const [sent, reported] of [
       ["content_filter", "content_filter"],
       ["length", "length"],
@@ -398,8 +399,8 @@ describe("fidelity", () => {
       fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "part" })), ...call, sseEvent(completionChunk({}, { finishReason: sent })), SSE_DONE] });
       const report = finished(await run());
       expect(report.finish_reason, sent).toBe(reported);
-      if (sent === reported) expect(report).not.toHaveProperty("server_finish_reason");
-      else expect(report.server_finish_reason).toBe(sent);
+      // The server's own word is kept as sent, the same word or a synonym.
+      expect(report.server_finish_reason, sent).toBe(sent);
     }
   });
 
@@ -421,7 +422,7 @@ describe("fidelity", () => {
     });
     report = finished(await run());
     expect(report.finish_reason).toBe("length");
-    expect(report).not.toHaveProperty("server_finish_reason");
+    expect(report.server_finish_reason).toBe("length");
   });
 
   it("[provider.stream.content-parts-and-refusals] content as a list of parts (text, thinking, refusal) and delta.refusal are kept; other parts are skipped", async () => {
@@ -461,12 +462,14 @@ describe("fidelity", () => {
     expect(finished(await run()).usage).toEqual({ input_tokens: 7, output_tokens: 2 });
   });
 
-  it("[provider.request.reasoning-replay] kept reasoning goes back as the profile asks: reasoning_content on every assistant message for DeepSeek, reasoning when there is any, or nothing", async () => {
+  it("[provider.request.reasoning-replay] kept reasoning goes back as the profile asks: on auto, reasoning_content on each assistant message whose server streamed it (whatever the host or model), reasoning when asked and there is any, or nothing", async () => {
     const messages: ProviderCall["messages"] = [
       { role: "user", text: "list" },
-      { role: "assistant", text: "", reasoning: "I should list.", tool_calls: [{ call_id: "call_1", tool: "ls", arguments_json: "{}" }] },
+      { role: "assistant", text: "", reasoning: "I should list.", reasoning_field: "reasoning_content", tool_calls: [{ call_id: "call_1", tool: "ls", arguments_json: "{}" }] },
       { role: "tool", call_id: "call_1", text: "a" },
-      { role: "assistant", text: "a is here" },
+      { role: "assistant", text: "a is here", reasoning_field: "reasoning_content" },
+      { role: "assistant", text: "and b", reasoning: "streamed as reasoning", reasoning_field: "reasoning" },
+      { role: "assistant", text: "no reasoning streamed" },
       { role: "user", text: "thanks" },
     ];
     const sent = async (profile: Partial<ProviderProfile>, model = "fake-model") => {
@@ -476,13 +479,16 @@ describe("fidelity", () => {
       expect(result.status).toBe("finished");
       return (fake.requests[before]?.body as { messages: Array<Record<string, unknown>> }).messages.filter((m) => m.role === "assistant");
     };
-    // auto: a DeepSeek model id, or DeepSeek's host.
-    expect((await sent({}, "deepseek-reasoner")).map((m) => m.reasoning_content)).toEqual(["I should list.", ""]);
-    expect((await sent({ reasoningReplay: "auto" }, "deepseek/deepseek-v4-pro")).map((m) => m.reasoning_content)).toEqual(["I should list.", ""]);
-    expect(reasoningReplayFor(undefined, "https://api.deepseek.com", "any-model")).toBe("reasoning_content");
-    expect(reasoningReplayFor("auto", "https://api.openai.com/v1", "gpt-4o")).toBe("none");
-    // auto for anything else, and none: nothing.
-    for (const m of [...(await sent({})), ...(await sent({ reasoningReplay: "none" }, "deepseek-reasoner"))]) {
+    // auto: by what each message's server streamed, on a host and a model that name nothing.
+    for (const a of [await sent({}), await sent({ reasoningReplay: "auto" }, "some-thinking-model")]) {
+      expect(a.map((m) => m.reasoning_content)).toEqual(["I should list.", "", undefined, undefined]);
+      expect(a.some((m) => "reasoning" in m)).toBe(false);
+    }
+    expect(reasoningReplayFor(undefined)).toBe("auto");
+    // reasoning_content: on every assistant message, even when empty.
+    expect((await sent({ reasoningReplay: "reasoning_content" })).map((m) => m.reasoning_content)).toEqual(["I should list.", "", "streamed as reasoning", ""]);
+    // none: nothing, whatever was streamed.
+    for (const m of await sent({ reasoningReplay: "none" }, "deepseek-reasoner")) {
       expect(m).not.toHaveProperty("reasoning_content");
       expect(m).not.toHaveProperty("reasoning");
     }
@@ -490,6 +496,15 @@ describe("fidelity", () => {
     const r = await sent({ reasoningReplay: "reasoning" });
     expect(r[0]).toMatchObject({ reasoning: "I should list.", content: null });
     expect(r[1]).toEqual({ role: "assistant", content: "a is here" });
+  });
+
+  it("[provider.stream.reasoning-field] the field a server streamed reasoning in is reported with the response: reasoning_content, reasoning, or none", async () => {
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ reasoning_content: "think" })), sseEvent(completionChunk({ content: "hi" }, { finishReason: "stop" })), SSE_DONE] });
+    expect(finished(await run())).toMatchObject({ reasoning: "think", reasoning_field: "reasoning_content", server_finish_reason: "stop" });
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ reasoning: "hm" })), sseEvent(completionChunk({ content: "hi" }, { finishReason: "stop" })), SSE_DONE] });
+    expect(finished(await run())).toMatchObject({ reasoning: "hm", reasoning_field: "reasoning" });
+    fake.enqueue(textResponse("plain"));
+    expect(finished(await run())).not.toHaveProperty("reasoning_field");
   });
 });
 

@@ -4,7 +4,11 @@ import { NO_PROMPT, headlessPrompt, parseRunArgs } from "../../../handwritten/cl
 describe("a headless prompt is read as the interactive UI reads a line", () => {
   it("[run.colon.headless-reading] text, ::escapes, :skill, refusals and an empty prompt", () => {
     expect(headlessPrompt("fix the test", undefined)).toEqual({ ok: true, prompt: { text: "fix the test", literal: false } });
-    expect(headlessPrompt("/help is text", undefined)).toEqual({ ok: true, prompt: { text: "/help is text", literal: false } });
+    // `/NAME` of a known command is that command; `//` sends a literal `/`; any other `/text` is text (DECISION-slash-commands).
+    expect(headlessPrompt("//help is text", undefined)).toEqual({ ok: true, prompt: { text: "/help is text", literal: false } });
+    expect(headlessPrompt("/helpful is text", undefined)).toEqual({ ok: true, prompt: { text: "/helpful is text", literal: false } });
+    expect(headlessPrompt("/skill review look", undefined)).toEqual({ ok: true, prompt: { text: "look", literal: false }, skill: "review" });
+    expect(headlessPrompt("/cancel", undefined)).toEqual({ ok: false, code: "TAU-E0103", message: "tau run: /cancel is a command of the interactive UI (tau), not a prompt; '//cancel' sends it to the model as text" });
     expect(headlessPrompt("  ::quit now", undefined)).toEqual({ ok: true, prompt: { text: "  :quit now", literal: true } });
     expect(headlessPrompt(":skill review look at src/", undefined)).toEqual({ ok: true, prompt: { text: "look at src/", literal: false }, skill: "review" });
     expect(headlessPrompt(":skill review", undefined)).toEqual({ ok: true, prompt: { text: "", literal: false }, skill: "review" });

@@ -16,12 +16,14 @@ describe("tau run's printers", () => {
     const c = capture();
     const p = new RunTextPrinter(c.stdout, c.stderr);
     p.agentEvent(delivery(1, "provider.response_updated", { text_delta: "hi \u001b[31mred" }));
-    p.agentEvent(delivery(2, "tool.result", { tool: "shell", outcome: "ok" }));
+    p.agentEvent(delivery(2, "tool.result_display", { tool: "shell", outcome: "ok", display: { title: "ls \u001b[2J", summary: "exit code 0" } }));
+    p.agentEvent(delivery(2, "tool.result_display", { tool: "shell", outcome: "error", display: { title: "make", summary: "exit code 2" } }));
+    p.agentEvent(delivery(2, "tool.result_display", { tool: "read", outcome: "error", display: { summary: "error" } }));
     p.agentEvent(delivery(3, "provider.response_finished", { finish_reason: "stop" }));
     p.endText(); // nothing more streamed: no second newline
     expect(c.out.join("")).not.toContain("\u001b");
     expect(c.out.join("")).toMatch(/^hi .*red\n$/);
-    expect(c.err).toEqual(["[shell ok]\n"]);
+    expect(c.err).toEqual(["[shell ok] ls ␛[2J\n", "[shell failed: exit code 2] make\n", "[read error]\n"]);
     expect(p.live).not.toContain("*");
     expect(p.reportsCutShort).toBe(false);
   });

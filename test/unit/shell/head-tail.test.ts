@@ -1,6 +1,6 @@
 // The bounded output buffer of the shell tool (SPEC-shell-tools).
 import { describe, expect, it } from "vitest";
-import { HeadTailBuffer, limits } from "../../../handwritten/extensions/shell/tools/index.js";
+import { HeadTailBuffer, ProgressDelta, limits } from "../../../handwritten/extensions/shell/tools/index.js";
 import { withoutSecrets as childEnvironment } from "../../../handwritten/config/index.js";
 
 const HEAD = limits.SHELL_OUTPUT_HEAD_BYTES;
@@ -72,5 +72,31 @@ describe("childEnvironment", () => {
   it("[shell.exec.no-secret-env] drops every TAU_SECRET_* variable and nothing else", () => {
     const env = childEnvironment({ PATH: "/bin", TAU_SECRET_X: "s", TAU_SECRET_: "t", TAU_HOME: "/h", MY_TAU_SECRET_Y: "kept" });
     expect(env).toEqual({ PATH: "/bin", TAU_HOME: "/h", MY_TAU_SECRET_Y: "kept" });
+  });
+});
+
+describe("progress deltas", () => {
+  it("[shell.exec.progress-deltas] each report carries only what is new, its newest bytes when more came, cut on whole UTF-8 characters", () => {
+    const d = new ProgressDelta(8);
+    d.push(Buffer.from("1\n"));
+    expect(d.take()).toBe("1\n");
+    d.push(Buffer.from("2\n"));
+    d.push(Buffer.from("3\n"));
+    expect(d.take()).toBe("2\n3\n");
+    expect(d.take()).toBe("");
+    // A character split across chunks waits for its last byte.
+    const e = Buffer.from("é\n");
+    d.push(e.subarray(0, 1));
+    expect(d.take()).toBe("");
+    d.push(e.subarray(1));
+    expect(d.take()).toBe("é\n");
+    // More than the bound since the last report: its newest bytes, never half a character.
+    d.push(Buffer.from("abcdefgh€xyz"));
+    expect(d.take()).toBe("gh€xyz");
+    d.push(Buffer.from("abc€€€x")); // its newest 8 bytes start inside a character
+    expect(d.take()).toBe("€€x");
+    // At most twice the bound is held between reports.
+    for (let i = 0; i < 100; i++) d.push(Buffer.from("0123456789"));
+    expect(d.take()).toBe("23456789");
   });
 });

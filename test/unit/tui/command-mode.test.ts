@@ -8,7 +8,15 @@ describe("command mode", () => {
     expect(parseInput(":skill review look at src/ please")).toMatchObject({ kind: "command", args: ["review", "look at src/ please"] });
     expect(parseInput("::quit now")).toEqual({ kind: "prompt", text: ":quit now", literal: true });
     expect(parseInput("  ::x")).toEqual({ kind: "prompt", text: "  :x", literal: true });
-    expect(parseInput("/help me")).toEqual({ kind: "prompt", text: "/help me", literal: false });
+    // `/name` of a known command runs it; `//text` is the literal `/text`; any other `/text` is a prompt (DECISION-slash-commands).
+    expect(parseInput("/help")).toMatchObject({ kind: "command", spec: { name: "help" }, args: [], slash: true });
+    expect(parseInput("  /model gpt-x")).toMatchObject({ kind: "command", spec: { name: "model" }, args: ["gpt-x"], slash: true });
+    expect(parseInput("/quit now")).toEqual({ kind: "error", message: "usage: :quit" });
+    expect(parseInput("//help me")).toEqual({ kind: "prompt", text: "/help me", literal: false });
+    expect(parseInput("/frobnicate the plan")).toEqual({ kind: "prompt", text: "/frobnicate the plan", literal: false });
+    expect(parseInput("/etc/hosts has a typo")).toEqual({ kind: "prompt", text: "/etc/hosts has a typo", literal: false });
+    expect(parseInput("/helpme")).toEqual({ kind: "prompt", text: "/helpme", literal: false });
+    expect(parseInput("/")).toEqual({ kind: "prompt", text: "/", literal: false });
     expect(parseInput("what is :this")).toEqual({ kind: "prompt", text: "what is :this", literal: false });
     expect(parseInput("!ls -la")).toEqual({ kind: "shell", command: "ls -la", includeInContext: true });
     expect(parseInput("!!git status")).toEqual({ kind: "shell", command: "git status", includeInContext: false });
@@ -41,6 +49,8 @@ describe("command mode", () => {
     expect(historyText(":login sk-secret-123", parsed)).toBe(`:login ${REDACTED}`);
     expect(draftText(":login sk-secret-123")).toBe(":login");
     expect(draftText("::not a command")).toBe("::not a command");
+    expect(draftText("/model secret-model-name")).toBe("/model");
+    expect(draftText("//model is text")).toBe("//model is text");
     expect(historyText("::literal", parseInput("::literal"))).toBe("::literal");
     expect(historyText(":model gpt-x", parseInput(":model gpt-x"))).toBe(":model gpt-x");
   });

@@ -637,7 +637,8 @@ type ProviderMessage struct {
 	// An assistant message's reasoning as the model streamed it, kept so that it can be sent
 	// back to
 	// servers that need it (SPEC-provider-chat-completions, "Reasoning sent back").
-	Reasoning *string `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
+	Reasoning      *string         `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
+	ReasoningField *ReasoningField `json:"reasoning_field,omitempty" cbor:"reasoning_field,omitempty"`
 	// An assistant message's encrypted reasoning items (Responses API), sent back as they came.
 	ReasoningItems []ReasoningItem `json:"reasoning_items,omitempty" cbor:"reasoning_items,omitempty"`
 	Role           MessageRole     `json:"role" cbor:"role"`
@@ -704,19 +705,21 @@ type ProviderResponseFailedReported struct {
 }
 
 type ProviderResponseFinished struct {
-	AgentID      string        `json:"agent_id" cbor:"agent_id"`
-	Cost         *ResponseCost `json:"cost,omitempty" cbor:"cost,omitempty"`
-	FinishReason FinishReason  `json:"finish_reason" cbor:"finish_reason"`
-	Model        string        `json:"model" cbor:"model"`
-	PromptID     string        `json:"prompt_id" cbor:"prompt_id"`
-	Reasoning    *string       `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
+	AgentID        string          `json:"agent_id" cbor:"agent_id"`
+	Cost           *ResponseCost   `json:"cost,omitempty" cbor:"cost,omitempty"`
+	FinishReason   FinishReason    `json:"finish_reason" cbor:"finish_reason"`
+	Model          string          `json:"model" cbor:"model"`
+	PromptID       string          `json:"prompt_id" cbor:"prompt_id"`
+	Reasoning      *string         `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
+	ReasoningField *ReasoningField `json:"reasoning_field,omitempty" cbor:"reasoning_field,omitempty"`
 	// Encrypted reasoning items (Responses API), kept with the message for the next request.
 	ReasoningItems []ReasoningItem `json:"reasoning_items,omitempty" cbor:"reasoning_items,omitempty"`
 	Round          int64           `json:"round" cbor:"round"`
-	// The finish reason exactly as the server sent it, present only when it differs from
-	// `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
-	// reason,
-	// or `""` when the stream ended cleanly without any.
+	// The finish reason exactly as the server sent it (chat completions: always, `""` when the
+	// stream
+	// ended cleanly without any), beside tau's normalised `finish_reason`: a synonym tau
+	// normalised,
+	// complete tool calls that ended with another reason, or the same word.
 	ServerFinishReason *string    `json:"server_finish_reason,omitempty" cbor:"server_finish_reason,omitempty"`
 	Text               string     `json:"text" cbor:"text"`
 	ToolCalls          []ToolCall `json:"tool_calls" cbor:"tool_calls"`
@@ -724,17 +727,19 @@ type ProviderResponseFinished struct {
 }
 
 type ProviderResponseFinishedReported struct {
-	FinishReason FinishReason `json:"finish_reason" cbor:"finish_reason"`
-	Model        string       `json:"model" cbor:"model"`
-	PromptID     string       `json:"prompt_id" cbor:"prompt_id"`
-	Reasoning    *string      `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
+	FinishReason   FinishReason    `json:"finish_reason" cbor:"finish_reason"`
+	Model          string          `json:"model" cbor:"model"`
+	PromptID       string          `json:"prompt_id" cbor:"prompt_id"`
+	Reasoning      *string         `json:"reasoning,omitempty" cbor:"reasoning,omitempty"`
+	ReasoningField *ReasoningField `json:"reasoning_field,omitempty" cbor:"reasoning_field,omitempty"`
 	// Encrypted reasoning items (Responses API), kept with the message for the next request.
 	ReasoningItems []ReasoningItem `json:"reasoning_items,omitempty" cbor:"reasoning_items,omitempty"`
 	Round          int64           `json:"round" cbor:"round"`
-	// The finish reason exactly as the server sent it, present only when it differs from
-	// `finish_reason`: a synonym tau normalised, complete tool calls that ended with another
-	// reason,
-	// or `""` when the stream ended cleanly without any.
+	// The finish reason exactly as the server sent it (chat completions: always, `""` when the
+	// stream
+	// ended cleanly without any), beside tau's normalised `finish_reason`: a synonym tau
+	// normalised,
+	// complete tool calls that ended with another reason, or the same word.
 	ServerFinishReason *string    `json:"server_finish_reason,omitempty" cbor:"server_finish_reason,omitempty"`
 	Text               string     `json:"text" cbor:"text"`
 	ToolCalls          []ToolCall `json:"tool_calls" cbor:"tool_calls"`
@@ -1185,7 +1190,12 @@ type ToolDisplay struct {
 type ToolResultReported struct {
 	CallID  string       `json:"call_id" cbor:"call_id"`
 	Display *ToolDisplay `json:"display,omitempty" cbor:"display,omitempty"`
-	Output  string       `json:"output" cbor:"output"`
+	// The tool ran and its result is a failure (a command's non-zero exit, signal or timeout):
+	// the
+	// output still reaches the model, and the call's outcome is `error` for every UI and for
+	// stats.
+	Failed *bool  `json:"failed,omitempty" cbor:"failed,omitempty"`
+	Output string `json:"output" cbor:"output"`
 }
 
 // Routes a call to its owner; owners execute on live delivery only, never on replay.
@@ -1696,6 +1706,14 @@ const (
 	Configured          ModelListing = "configured"
 	Listed              ModelListing = "listed"
 	ModelListingPending ModelListing = "pending"
+)
+
+// The chat-completions delta field a server streamed its reasoning in.
+type ReasoningField string
+
+const (
+	Reasoning        ReasoningField = "reasoning"
+	ReasoningContent ReasoningField = "reasoning_content"
 )
 
 type MessageRole string

@@ -13,7 +13,7 @@ export type { FileAccess, JsonSchema, Tool, ToolContext, ToolDisplay, ToolResult
 export { ToolError } from "./errors.js";
 export type { ToolErrorCode } from "./errors.js";
 export * as limits from "./limits.js";
-export { shellTool, runShell, HeadTailBuffer, shellArgs, shellBody, shellResult, shellStatus } from "./shell.js";
+export { shellTool, runShell, HeadTailBuffer, ProgressDelta, shellArgs, shellBody, shellResult, shellStatus } from "./shell.js";
 export type { ShellOutcome, ShellRunOptions } from "./shell.js";
 export { endStartedGroups } from "./process-groups.js";
 export { processStart, reapIfOrphaned, unrefPipe, type Guarded } from "./reaper.js";

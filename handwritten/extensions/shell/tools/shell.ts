@@ -53,6 +53,46 @@ function utf8Start(bytes: Uint8Array): number {
   return i;
 }
 
+/**
+ * The output a command wrote since its last progress report: each report carries only what is new
+ * (a UI appends it), the newest SHELL_PROGRESS_MAX_BYTES of it when more came, cut on whole UTF-8
+ * characters (an incomplete last one waits for the next report). Never more than twice the bound is held.
+ */
+export class ProgressDelta {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+  /** Whether older bytes were let go, so the held ones may start inside a character. */
+  private cut = false;
+
+  constructor(private readonly maxBytes: number) {}
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    if (this.bytes > 2 * this.maxBytes) this.keepNewest();
+  }
+
+  /** What is new since the last take ("" when nothing whole is). */
+  take(): string {
+    this.keepNewest();
+    const all = Buffer.concat(this.chunks);
+    const start = this.cut ? utf8Start(all) : 0;
+    this.cut = false;
+    const end = completeUtf8End(all);
+    this.chunks = end < all.length ? [Buffer.from(all.subarray(end))] : [];
+    this.bytes = all.length - end;
+    return all.subarray(start, Math.max(start, end)).toString("utf8");
+  }
+
+  private keepNewest(): void {
+    if (this.bytes <= this.maxBytes) return;
+    const all = Buffer.concat(this.chunks);
+    this.chunks = [Buffer.from(all.subarray(all.length - this.maxBytes))];
+    this.bytes = this.maxBytes;
+    this.cut = true;
+  }
+}
+
 export interface CollectedOutput {
   text: string;
   truncated: boolean;
@@ -289,12 +329,17 @@ async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void
  */
 function progressReporter(buffer: HeadTailBuffer, onProgress: ((text: string) => void) | undefined): { onData(chunk: Buffer): void; stop(): void } {
   let progressTimer: NodeJS.Timeout | undefined;
+  // The first report comes no sooner than one interval after the start: a command that ends
+  // sooner is reported by its result alone.
   let lastProgress = Date.now();
+  const delta = new ProgressDelta(SHELL_PROGRESS_MAX_BYTES);
   const emitProgress = (): void => {
     progressTimer = undefined;
     lastProgress = Date.now();
+    const text = delta.take();
+    if (text === "") return;
     try {
-      onProgress?.(buffer.recent(SHELL_PROGRESS_MAX_BYTES));
+      onProgress?.(text);
     } catch {
       // A failing progress sink never affects the command.
     }
@@ -302,7 +347,9 @@ function progressReporter(buffer: HeadTailBuffer, onProgress: ((text: string) =>
   return {
     onData(chunk: Buffer): void {
       buffer.push(chunk);
-      if (onProgress === undefined || progressTimer !== undefined) return;
+      if (onProgress === undefined) return;
+      delta.push(chunk);
+      if (progressTimer !== undefined) return;
       const wait = lastProgress + SHELL_PROGRESS_INTERVAL_MS - Date.now();
       progressTimer = setTimeout(emitProgress, Math.max(0, wait));
     },
@@ -424,6 +471,11 @@ interface ShellArgs {
   timeout_seconds?: number;
 }
 
+/** Whether a command succeeded: it exited 0 (a non-zero exit, a signal or a timeout is a failed call). */
+export function shellSucceeded(outcome: ShellOutcome): boolean {
+  return !outcome.exitCode && outcome.exitCode !== null && outcome.signal === null && !outcome.timedOut && !outcome.cancelled;
+}
+
 /** The closing status line of a `shell` result; the timeout as seconds, or in words (a sandbox replay's remaining time). */
 export function shellStatus(outcome: ShellOutcome, timeout: number | string): string {
   if (outcome.timedOut) return `[timed out after ${typeof timeout === "number" ? `${timeout} s` : timeout}; the command's process group was killed]`;
@@ -480,6 +532,7 @@ export function shellResult(command: string, outcome: ShellOutcome, timeoutSecon
   return {
     output,
     display: { title: firstLine.length > 200 ? `${firstLine.slice(0, 199)}…` : firstLine, summary: status.slice(1, -1) },
+    ...(shellSucceeded(outcome) ? {} : { failed: true }),
   };
 }
 

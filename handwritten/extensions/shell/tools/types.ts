@@ -40,6 +40,8 @@ export interface ToolResult {
   output: string;
   /** What a UI may show instead of / beside the output. */
   display?: ToolDisplay;
+  /** The tool ran but failed (a command's non-zero exit, signal or timeout); the model still reads the output. */
+  failed?: boolean;
 }
 
 export interface Tool {
