@@ -113,6 +113,22 @@ describe("MCP servers through tau run", () => {
     expect(toolMessage(fake.chatRequests[1]!, "call_mcp")).toContain("the fixture's own read");
   }, 120_000);
 
+  it("[mcp.authority.role-deny] a role denying ext:mcp-fixture is offered none of its tools, and a call naming one anyway never reaches the server; another server's tools stay offered", async () => {
+    const calls = join(workspaceIn(cleanups).home, "calls.txt");
+    writeFileSync(calls, "");
+    const server = { command: process.execPath, args: [FIXTURE, "tools"], env: { MCP_FIXTURE_CALLS: calls }, wait_at_start: true };
+    const w = workspaceIn(cleanups, JSON.stringify({ model: "fake-model", mcp_servers: { fixture: server, other: server }, roles: { default: { deny_tools: ["ext:mcp-fixture"] } } }));
+    const env = { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-mcp", OPENAI_MODEL: "fake-model" };
+    fake.enqueue(toolCallResponse([{ id: "call_denied", name: "mcp__fixture__echo", arguments: JSON.stringify({ text: "sneak" }) }]), textResponse("refused"));
+    const r = await runTau(["run", "-p", "try it"], { env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    const offered = toolsOf(fake.chatRequests[0]!);
+    expect(offered.filter((t) => t.startsWith("mcp__fixture__"))).toEqual([]);
+    expect(offered).toEqual(expect.arrayContaining(["mcp__other__echo", "mcp__other__read"]));
+    expect(toolMessage(fake.chatRequests[1]!, "call_denied")).toContain("role");
+    expect(readFileSync(calls, "utf8")).toBe("");
+  }, 120_000);
+
   it("[mcp.config.bad-server-name] a server name with odd characters is refused with a configuration error naming it, and nothing runs", async () => {
     const w = workspace({ "my server!": { command: process.execPath, args: [FIXTURE] } });
     const r = await runTau(["run", "-p", "hello"], { env: w.env, cwd: w.project });
