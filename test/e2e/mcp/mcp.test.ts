@@ -64,12 +64,14 @@ describe("MCP servers through tau run", () => {
   }, 120_000);
 
   it("[mcp.lifecycle.hang-at-start] a server that hangs at start is reported failed after its start-up timeout, and the session still answers", async () => {
-    const w = workspace({ stuck: { command: process.execPath, args: [FIXTURE, "hang"], startup_timeout_ms: 300, wait_at_start: true } });
+    const w = workspace({ stuck: { command: process.execPath, args: [FIXTURE, "hang"], env: { API_TOKEN: "s3cret-e2e-token" }, startup_timeout_ms: 300, wait_at_start: true } });
     fake.enqueue(textResponse("still here"));
     const r = await runTau(["run", "-p", "hello"], { env: w.env, cwd: w.project });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("still here");
     expect(extensionsLog(w.home)).toContain("mcp server stuck: failed (did not become ready within its start-up timeout (300 ms))");
+    // Its env value is in no log and no output.
+    for (const text of [extensionsLog(w.home), r.stderr, r.stdout]) expect(text).not.toContain("s3cret-e2e-token");
     expect(toolsOf(fake.chatRequests[0]!).filter((t) => t.startsWith("mcp__"))).toEqual([]);
   }, 120_000);
 
@@ -125,7 +127,7 @@ describe("MCP servers through tau run", () => {
     const offered = toolsOf(fake.chatRequests[0]!);
     expect(offered.filter((t) => t.startsWith("mcp__fixture__"))).toEqual([]);
     expect(offered).toEqual(expect.arrayContaining(["mcp__other__echo", "mcp__other__read"]));
-    expect(toolMessage(fake.chatRequests[1]!, "call_denied")).toContain("role");
+    expect(toolMessage(fake.chatRequests[1]!, "call_denied")).toBe("tool mcp__fixture__echo is not available to agents of role default (deny_tools: ext:mcp-fixture); the call was not run");
     expect(readFileSync(calls, "utf8")).toBe("");
   }, 120_000);
 
