@@ -18,6 +18,10 @@ export const MCP_MAX_TOOL_NAME_CHARS = 64;
 /** Restart backoff after a crash: first delay, doubling up to the cap. */
 export const MCP_RESTART_FIRST_MS = 500;
 export const MCP_RESTART_MAX_MS = 30_000;
+/** Starts in a row that may fail (a crash soon after a start counts) before the server is left failed. */
+export const MCP_MAX_FAILURES_IN_A_ROW = 6;
+/** At the session's end a stdio server gets SIGTERM at once and SIGKILL this much later (the harness gives the extension 1 s). */
+export const MCP_STOP_KILL_AFTER_MS = 500;
 /** A server that stayed up this long has its backoff reset. */
 export const MCP_RESTART_RESET_AFTER_MS = 60_000;
 /** The longest timer Node keeps; a longer configured timeout means no timeout at all. */

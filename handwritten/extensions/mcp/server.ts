@@ -12,11 +12,13 @@ import type { McpServerConfig } from "../../../generated/index.js";
 import {
   MAX_TIMER_MS,
   MCP_MAX_ERROR_CHARS,
+  MCP_MAX_FAILURES_IN_A_ROW,
   MCP_MAX_MESSAGE_BYTES,
   MCP_RESTART_FIRST_MS,
   MCP_RESTART_MAX_MS,
   MCP_RESTART_RESET_AFTER_MS,
   MCP_STDERR_TAIL_CHARS,
+  MCP_STOP_KILL_AFTER_MS,
 } from "./limits.js";
 import type { CallResult } from "./results.js";
 import type { ListedTool } from "./names.js";
@@ -40,6 +42,8 @@ export class McpServer {
   state: ServerState = "starting";
   lastError: string | undefined;
   private client: Client | undefined;
+  /** The transport of the current stdio start: its process is ended at once when the session ends. */
+  private stdio: StdioClientTransport | undefined;
   private stderrTail = "";
   private failures = 0;
   private readyAt = 0;
@@ -94,13 +98,25 @@ export class McpServer {
     }
   }
 
+  /**
+   * Ends the server with the session: a stdio server gets SIGTERM at once and SIGKILL after
+   * MCP_STOP_KILL_AFTER_MS unless it closed by then — within the grace the harness gives this
+   * extension (1 s) — so none outlives the session.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     this.setState("stopped", undefined);
     const client = this.client;
     this.client = undefined;
-    await client?.close().catch(() => {});
+    const pid = this.stdio?.pid ?? null;
+    if (pid !== null) signal(pid, "SIGTERM");
+    let timer: NodeJS.Timeout | undefined;
+    const closed = client === undefined ? Promise.resolve("closed") : client.close().then(() => "closed", () => "closed");
+    const first = await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(() => resolve("late"), MCP_STOP_KILL_AFTER_MS)))]);
+    clearTimeout(timer);
+    // A server still starting has no client to close: its process is ended the same way.
+    if (pid !== null && (first === "late" || client === undefined)) signal(pid, "SIGKILL");
   }
 
   private setState(state: ServerState, detail: string | undefined): void {
@@ -131,6 +147,7 @@ export class McpServer {
     t.stderr?.on("data", (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-MCP_STDERR_TAIL_CHARS);
     });
+    this.stdio = t;
     return t;
   }
 
@@ -207,6 +224,10 @@ export class McpServer {
   }
 
   private retryLater(): void {
+    if (this.failures + 1 >= MCP_MAX_FAILURES_IN_A_ROW) {
+      this.setState("failed", `${this.lastError ?? "it failed"}; given up after ${MCP_MAX_FAILURES_IN_A_ROW} failures in a row (a new session tries again)`);
+      return;
+    }
     const delay = Math.min(MCP_RESTART_MAX_MS, MCP_RESTART_FIRST_MS * 2 ** this.failures);
     this.failures = Math.min(this.failures + 1, 16);
     this.retryTimer = setTimeout(() => {
@@ -214,5 +235,13 @@ export class McpServer {
       if (this.state === "failed") this.setState("restarting", this.lastError);
       void this.attempt();
     }, delay);
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
   }
 }

@@ -84,6 +84,33 @@ describe("MCP servers through tau run", () => {
     expect(toolsOf(fake.chatRequests[0]!).filter((t) => t.startsWith("mcp__"))).toEqual([]);
   }, 120_000);
 
+  it("[mcp.lifecycle.no-orphans] a server that ignores the end of its input and SIGTERM does not outlive the session", async () => {
+    const starts = join(workspaceIn(cleanups).home, "starts.txt");
+    writeFileSync(starts, "");
+    const w = workspace({ stubborn: { command: process.execPath, args: [FIXTURE, "stubborn"], env: { MCP_FIXTURE_STARTS: starts }, wait_at_start: true } });
+    fake.enqueue(textResponse("bye"));
+    const r = await runTau(["run", "-p", "hello"], { env: w.env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    const pid = Number(readFileSync(starts, "utf8").trim().split("\n")[0]);
+    expect(pid).toBeGreaterThan(0);
+    cleanups.push(() => {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone, as it should be
+      }
+    });
+    const alive = (): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => !alive(), "the stubborn server to be gone", 15_000);
+  }, 120_000);
+
   it("[mcp.results.bounded] a tool returning 20 MiB reaches the model cut to 64 KiB, with a note saying so", async () => {
     const w = workspace({ fixture: { command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true } });
     fake.enqueue(toolCallResponse([{ id: "call_big", name: "mcp__fixture__big", arguments: "{}" }]), textResponse("got it"));

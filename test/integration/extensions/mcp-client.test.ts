@@ -100,11 +100,15 @@ describe("the MCP client", () => {
     expect(new Set(seen)).toEqual(new Set(["Bearer loopback-token"]));
   });
 
-  it("[mcp.lifecycle.failed-then-retried] a server that cannot start is failed with its reason, retried with backoff, and never leaks its env values into the error", async () => {
+  it("[mcp.lifecycle.failed-then-retried] a server that cannot start is failed with its reason, retried with backoff, left failed after six failures in a row, and never leaks its env values into the error", async () => {
     const { server, states } = await started({ command: join(scratch(), "no-such-server"), env: { API_TOKEN: "s3cret-token-value" }, startup_timeout_ms: 5_000 });
     expect(server.state).toBe("failed");
     expect(states[0]).toMatch(/^failed: could not start: /);
     await waitFor(() => states.some((s) => s.startsWith("restarting")), "a retry");
+    // Six failures in a row (0.5 + 1 + 2 + 4 + 8 s of backoff between them), then it stays failed, saying so.
+    await waitFor(() => states.some((s) => s.includes("given up after 6 failures in a row")), "giving up", 40_000);
+    expect(server.state).toBe("failed");
+    expect(states.filter((s) => s.startsWith("restarting"))).toHaveLength(5);
     expect(states.join("\n")).not.toContain("s3cret-token-value");
-  });
+  }, 60_000);
 });
