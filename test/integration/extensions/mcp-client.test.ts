@@ -78,6 +78,13 @@ describe("the MCP client", () => {
     expect(tools[1]!.map((t) => t.name)).toContain("grown");
   });
 
+  it("[mcp.requests.sampling-elicitation-refused] a server's sampling and elicitation requests are refused", async () => {
+    const { server } = await started({ command: process.execPath, args: [FIXTURE, "tools"] });
+    const result = await server.call("ask", {}, new AbortController().signal, () => {});
+    const text = String(result.content?.[0]?.text);
+    expect(text).toMatch(/^sampling\/createMessage: refused \(.*Method not found.*\)\nelicitation\/create: refused \(.*Method not found.*\)$/);
+  });
+
   it("[mcp.http.headers-and-tools] a Streamable HTTP server is listed and called, with the configured headers on every request", async () => {
     const seen: Array<string | undefined> = [];
     const http: HttpServer = createServer((req, res) => {
