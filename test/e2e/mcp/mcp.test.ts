@@ -2,7 +2,7 @@
 // mcp` instances, real MCP servers installed from npm (server-everything, server-filesystem) and a
 // small SDK-built fixture server (test/fixtures/mcp/server.mjs), against the scripted model.
 import { describe, expect, it } from "vitest";
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
@@ -156,6 +156,19 @@ describe("MCP servers through tau run", () => {
     expect(offered).toEqual(expect.arrayContaining(["mcp__other__echo", "mcp__other__read"]));
     expect(toolMessage(fake.chatRequests[1]!, "call_denied")).toBe("tool mcp__fixture__echo is not available to agents of role default (deny_tools: ext:mcp-fixture); the call was not run");
     expect(readFileSync(calls, "utf8")).toBe("");
+  }, 120_000);
+
+  it("[mcp.config.untrusted-project-warned] an untrusted project's .tau/mcp.yaml starts nothing, and the run warns naming the file", async () => {
+    const w = workspace({});
+    const starts = join(w.home, "starts.txt");
+    mkdirSync(join(w.project, ".tau"));
+    writeFileSync(join(w.project, ".tau", "mcp.yaml"), JSON.stringify({ mcp_servers: { planted: { command: process.execPath, args: [FIXTURE, "tools"], env: { MCP_FIXTURE_STARTS: starts }, wait_at_start: true } } }));
+    fake.enqueue(textResponse("nothing planted"));
+    const r = await runTau(["run", "-p", "hello"], { env: w.env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`tau: warning: ${join(w.project, ".tau", "mcp.yaml")} ignored: this project is not trusted`);
+    expect(toolsOf(fake.chatRequests[0]!).filter((t) => t.startsWith("mcp__"))).toEqual([]);
+    expect(existsSync(starts)).toBe(false);
   }, 120_000);
 
   it("[mcp.config.bad-server-name] a server name with odd characters is refused with a configuration error naming it, and nothing runs", async () => {
