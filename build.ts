@@ -48,6 +48,23 @@ const inlineCreateRequire: Plugin = {
 };
 
 /**
+ * The MCP SDK's HTTP client reaches `pkce-challenge`, whose Node <18 fallback is a dynamic
+ * `import("node:crypto")` (never taken on Node 20, where `globalThis.crypto` exists). A fast bundle may
+ * keep no dynamic import (see buildAll), so the fallback becomes a plain `require`.
+ */
+const pkceWithoutDynamicImport: Plugin = {
+  name: "pkce-without-dynamic-import",
+  setup(b) {
+    b.onLoad({ filter: /pkce-challenge[\\/]dist[\\/]index\.node\.js$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8");
+      const next = text.replace('import("node:crypto")', 'Promise.resolve(require("node:crypto"))');
+      if (next === text) throw new Error(`${args.path}: expected its import("node:crypto") fallback`);
+      return { contents: next, loader: "js" };
+    });
+  },
+};
+
+/**
  * generated/validators.js loads each schema's validator from `./validators/<Name>.cjs` beside it
  * (generated/validators/ when run from source). Every bundled output that contains it sits one
  * folder below dist/ (dist/fast/, dist/cli/, dist/ext/, dist/chunks/: checked after the build, see
@@ -186,7 +203,7 @@ export async function buildAll(): Promise<void> {
       define: { "import.meta.url": "__tau_bundle_url" },
       banner: { js: 'var __tau_bundle_url = require("node:url").pathToFileURL(__filename).href;' },
       metafile: true,
-      plugins: [inlineCreateRequire, validatorsFromDist],
+      plugins: [inlineCreateRequire, validatorsFromDist, pkceWithoutDynamicImport],
     }),
     // Each validator file on its own, with ajv's small runtime helper inlined: loading one resolves
     // nothing from node_modules.

@@ -7,6 +7,7 @@ import type { GeneratedValidator } from "./validators.js";
 /** The settings (`config` in harness.yaml) of each first-party extension, by its name. */
 export interface ExtensionSettings {
   "handoff": T.HandoffSettings;
+  "mcp": T.McpSettings;
   "provider": T.ProviderSettings;
   "shell": T.ShellSettings;
   "test-dummy": T.TestDummySettings;
@@ -15,6 +16,7 @@ export interface ExtensionSettings {
 /** The validator of each first-party extension's settings. */
 export const EXTENSION_SETTINGS: { readonly [N in keyof ExtensionSettings]: GeneratedValidator } = {
   "handoff": V.validateHandoffSettings,
+  "mcp": V.validateMcpSettings,
   "provider": V.validateProviderSettings,
   "shell": V.validateShellSettings,
   "test-dummy": V.validateTestDummySettings,

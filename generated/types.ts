@@ -512,6 +512,8 @@ export type HarnessConfig = {
    * tool-less request of its own; absent (the default), the title is the first prompt's first line.
    */
   title_model?: ShortText;
+  /** MCP servers whose tools agents may use, by server name (SPEC-mcp). */
+  mcp_servers?: Record<string, McpServerConfig>;
 };
 
 export type HarnessModelsAvailable = {
@@ -626,6 +628,50 @@ export type KeyBindings = {
   previous_agent?: ShortText;
   /** Pick an agent from a list (`fzf` when it is on PATH, else the built-in list of `:agents`). */
   pick_agent?: ShortText;
+};
+
+/** `.tau/mcp.yaml` of a trusted project: MCP servers the project brings (SPEC-mcp, "Configuration"). */
+export type McpProjectConfig = {
+  /** MCP servers, by server name; an entry replaces the user's entry of the same name. */
+  mcp_servers?: Record<string, McpServerConfig>;
+};
+
+/**
+ * One MCP server (SPEC-mcp): either a local process on stdio (`command`, `args`, `env`, `cwd`) or a
+ * Streamable HTTP endpoint (`url`, `headers`). Its tools are offered as `mcp__SERVER__TOOL`.
+ */
+export type McpServerConfig = {
+  /** `false` keeps the entry but does not start the server. */
+  enable?: boolean;
+  /** stdio: the executable the server runs as. */
+  command?: ShortText;
+  /** stdio: its arguments. */
+  args?: Array<ShortText>;
+  /** stdio: variables added to the server's minimal environment (values are never logged). */
+  env?: Record<string, BodyText>;
+  /** stdio: the folder it starts in; the project root when absent. */
+  cwd?: PathText;
+  /** Streamable HTTP: the endpoint. */
+  url?: ShortText;
+  /** Streamable HTTP: headers sent with every request to `url` only (values are never logged). */
+  headers?: Record<string, BodyText>;
+  /** Milliseconds the whole start (spawn or connect, initialize, the first tool listing) may take. Default 30000. */
+  startup_timeout_ms?: number;
+  /** Milliseconds one tool call may take before it is cancelled. Default 600000. */
+  call_timeout_ms?: number;
+  /**
+   * Hold the session's first prompt until this server is ready or has failed (its start-up timeout
+   * at most); by default a server starts in the background and its tools join when it is ready.
+   */
+  wait_at_start?: boolean;
+};
+
+/** `tau ext mcp` (SPEC-mcp): one instance per configured MCP server, written by the harness. */
+export type McpSettings = {
+  /** The server's name, as configured under `mcp_servers`. */
+  server: string;
+  /** The server's entry. */
+  definition: McpServerConfig;
 };
 
 export type MessageRole = "system" | "user" | "assistant" | "tool";

@@ -54,6 +54,8 @@ export declare const validateInterceptMessage: GeneratedValidator;
 export declare const validateInterceptReplyMessage: GeneratedValidator;
 export declare const validateInterceptRequestMessage: GeneratedValidator;
 export declare const validateJournalRecord: GeneratedValidator;
+export declare const validateMcpProjectConfig: GeneratedValidator;
+export declare const validateMcpSettings: GeneratedValidator;
 export declare const validateNoticeMessage: GeneratedValidator;
 export declare const validatePeerAgentsRequestMessage: GeneratedValidator;
 export declare const validatePeerAgentsResultMessage: GeneratedValidator;

@@ -58,6 +58,11 @@ const CONFIG_FILES: ReadonlyArray<{ file: string; where: string; what: string }>
     where: "`CONFIG/sandbox.yaml`, and a trusted project's `.tau/sandbox.yaml` (or `--sandbox-config FILE` instead of both)",
     what: "The sandbox of the model's `shell` commands: whether it is on, whether it asks, the hosts and paths it allows.",
   },
+  {
+    file: "mcp.yaml",
+    where: "a trusted project's `.tau/mcp.yaml` (the user's own servers are `mcp_servers` of harness.yaml)",
+    what: "MCP servers the project brings; an entry replaces the user's entry of the same name (SPEC-mcp, which also shows how to move an `.mcp.json` over).",
+  },
 ];
 
 function keyId(file: string, path: string): string {

@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateHarnessConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-tool-routing)."},"agent_limits":{"$ref":"AgentLimits.json","description":"Bounds on agents that start agents (SPEC-agent-team, \"Bounds\")."},"title_model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"A model (`provider/model`) that writes each new session's title after its first answer, in a\ntool-less request of its own; absent (the default), the title is the first prompt's first line."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-tool-routing)."},"agent_limits":{"$ref":"AgentLimits.json","description":"Bounds on agents that start agents (SPEC-agent-team, \"Bounds\")."},"title_model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"A model (`provider/model`) that writes each new session's title after its first answer, in a\ntool-less request of its own; absent (the default), the title is the first prompt's first line."},"mcp_servers":{"$ref":"#/$defs/RecordMcpServerConfig","description":"MCP servers whose tools agents may use, by server name (SPEC-mcp)."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}},"RecordMcpServerConfig":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"McpServerConfig.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema24 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"Write the debug log (SPEC-debug-log)."},"retention_days":{"type":"integer","minimum":0,"maximum":3650,"default":14,"description":"Days a debug log is kept before it is deleted."}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
@@ -1438,6 +1438,358 @@ return errors === 0;
 }
 validate15.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const schema39 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"McpServerConfig.json"}};
+const schema40 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpServerConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"`false` keeps the entry but does not start the server."},"command":{"$ref":"ShortText.json","examples":["npx"],"description":"stdio: the executable the server runs as."},"args":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["-y","some-mcp-server"]],"maxItems":256,"description":"stdio: its arguments."},"env":{"$ref":"#/$defs/RecordBodyText","examples":[{"API_TOKEN":"…"}],"description":"stdio: variables added to the server's minimal environment (values are never logged)."},"cwd":{"$ref":"PathText.json","examples":["/srv/tools"],"description":"stdio: the folder it starts in; the project root when absent."},"url":{"$ref":"ShortText.json","examples":["https://mcp.example.com/mcp"],"pattern":"^https?://[^\\s]+$","description":"Streamable HTTP: the endpoint."},"headers":{"$ref":"#/$defs/RecordBodyText","examples":[{"Authorization":"Bearer …"}],"description":"Streamable HTTP: headers sent with every request to `url` only (values are never logged)."},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":30000,"examples":[60000],"description":"Milliseconds the whole start (spawn or connect, initialize, the first tool listing) may take. Default 30000."},"call_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":600000,"examples":[120000],"description":"Milliseconds one tool call may take before it is cancelled. Default 600000."},"wait_at_start":{"type":"boolean","default":false,"description":"Hold the session's first prompt until this server is ready or has failed (its start-up timeout\nat most); by default a server starts in the background and its tools join when it is ready."}},"unevaluatedProperties":{"not":{}},"description":"One MCP server (SPEC-mcp): either a local process on stdio (`command`, `args`, `env`, `cwd`) or a\nStreamable HTTP endpoint (`url`, `headers`). Its tools are offered as `mcp__SERVER__TOOL`.","$defs":{"RecordBodyText":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}}}};
+const schema43 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}};
+const schema44 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
+
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate21.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+let data0 = data[key0];
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(func0(data0) > 8388608){
+validate21.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"BodyText.json/maxLength",keyword:"maxLength",params:{limit: 8388608},message:"must NOT have more than 8388608 characters"}];
+return false;
+}
+}
+else {
+validate21.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"BodyText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+if(!valid0){
+break;
+}
+}
+}
+else {
+validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate21.errors = vErrors;
+return errors === 0;
+}
+validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="McpServerConfig.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate20.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.enable !== undefined){
+const _errs1 = errors;
+if(typeof data.enable !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.command !== undefined){
+let data1 = data.command;
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 1024){
+validate20.errors = [{instancePath:instancePath+"/command",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/command",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.args !== undefined){
+let data2 = data.args;
+const _errs6 = errors;
+if(errors === _errs6){
+if(Array.isArray(data2)){
+if(data2.length > 256){
+validate20.errors = [{instancePath:instancePath+"/args",schemaPath:"#/properties/args/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+return false;
+}
+else {
+var valid2 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(func0(data3) > 1024){
+validate20.errors = [{instancePath:instancePath+"/args/" + i0,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/args/" + i0,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs8 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/args",schemaPath:"#/properties/args/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.env !== undefined){
+const _errs11 = errors;
+if(!(validate21(data.env, {instancePath:instancePath+"/env",parentData:data,parentDataProperty:"env",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cwd !== undefined){
+let data5 = data.cwd;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data5 === "string"){
+if(func0(data5) > 4096){
+validate20.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/cwd",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+let data6 = data.url;
+const _errs15 = errors;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data6 === "string"){
+if(func0(data6) > 1024){
+validate20.errors = [{instancePath:instancePath+"/url",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/url",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+if(errors === _errs15){
+if(typeof data6 === "string"){
+if(!pattern2.test(data6)){
+validate20.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""}];
+return false;
+}
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.headers !== undefined){
+const _errs18 = errors;
+if(!(validate21(data.headers, {instancePath:instancePath+"/headers",parentData:data,parentDataProperty:"headers",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.startup_timeout_ms !== undefined){
+let data8 = data.startup_timeout_ms;
+const _errs19 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate20.errors = [{instancePath:instancePath+"/startup_timeout_ms",schemaPath:"#/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs19){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 4294967295 || isNaN(data8)){
+validate20.errors = [{instancePath:instancePath+"/startup_timeout_ms",schemaPath:"#/properties/startup_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data8 < 1 || isNaN(data8)){
+validate20.errors = [{instancePath:instancePath+"/startup_timeout_ms",schemaPath:"#/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_timeout_ms !== undefined){
+let data9 = data.call_timeout_ms;
+const _errs21 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+validate20.errors = [{instancePath:instancePath+"/call_timeout_ms",schemaPath:"#/properties/call_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs21){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 4294967295 || isNaN(data9)){
+validate20.errors = [{instancePath:instancePath+"/call_timeout_ms",schemaPath:"#/properties/call_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data9 < 1 || isNaN(data9)){
+validate20.errors = [{instancePath:instancePath+"/call_timeout_ms",schemaPath:"#/properties/call_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.wait_at_start !== undefined){
+const _errs23 = errors;
+if(typeof data.wait_at_start !== "boolean"){
+validate20.errors = [{instancePath:instancePath+"/wait_at_start",schemaPath:"#/properties/wait_at_start/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs23 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((((((key0 !== "enable") && (key0 !== "command")) && (key0 !== "args")) && (key0 !== "env")) && (key0 !== "cwd")) && (key0 !== "url")) && (key0 !== "headers")) && (key0 !== "startup_timeout_ms")) && (key0 !== "call_timeout_ms")) && (key0 !== "wait_at_start")){
+const _errs26 = errors;
+validate20.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid6 = _errs26 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate20.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate20.errors = vErrors;
+return errors === 0;
+}
+validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate19.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const _errs2 = errors;
+if(!(validate20(data[key0], {instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+if(!valid0){
+break;
+}
+}
+}
+else {
+validate19.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate19.errors = vErrors;
+return errors === 0;
+}
+validate19.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="HarnessConfig.json" */;
@@ -1957,14 +2309,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.mcp_servers !== undefined){
+const _errs56 = errors;
+if(!(validate19(data.mcp_servers, {instancePath:instancePath+"/mcp_servers",parentData:data,parentDataProperty:"mcp_servers",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs56 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key3 in data){
-if((((((((((((key3 !== "extensions") && (key3 !== "providers")) && (key3 !== "model")) && (key3 !== "model_info")) && (key3 !== "debug_log")) && (key3 !== "system_prompt_template")) && (key3 !== "sandbox")) && (key3 !== "compaction")) && (key3 !== "context_alerts")) && (key3 !== "roles")) && (key3 !== "agent_limits")) && (key3 !== "title_model")){
-const _errs57 = errors;
+if(((((((((((((key3 !== "extensions") && (key3 !== "providers")) && (key3 !== "model")) && (key3 !== "model_info")) && (key3 !== "debug_log")) && (key3 !== "system_prompt_template")) && (key3 !== "sandbox")) && (key3 !== "compaction")) && (key3 !== "context_alerts")) && (key3 !== "roles")) && (key3 !== "agent_limits")) && (key3 !== "title_model")) && (key3 !== "mcp_servers")){
+const _errs58 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid15 = _errs57 === errors;
+var valid15 = _errs58 === errors;
 if(!valid15){
 break;
+}
 }
 }
 }

@@ -6,6 +6,7 @@ const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
   shell: () => import("./shell/main.js"),
   provider: () => import("./provider/main.js"),
   handoff: () => import("./handoff/main.js"),
+  mcp: () => import("./mcp/main.js"),
 };
 
 export async function main(argv: readonly string[]): Promise<void> {

@@ -67,6 +67,7 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     process.exit(1);
   });
   mark("daemon harness open");
+  for (const text of setup.warnings) void harness.publishHarness("harness.notice", { level: "warning", text: text.slice(0, 1024), mandatory: true });
   // Its log (stdout and stderr, opened by the launcher) stays bounded however long it runs.
   if (!args.ephemeral) watchDaemonLog(join(roots.state, SESSIONS_DIR, harness.sessionId, DAEMON_LOG));
   let stopping = false;

@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
-import { checkProfileSecrets, loadHarnessConfig, preloadSecrets, resolveRoots, sessionDefault, type Roots } from "../config/index.js";
+import { checkProfileSecrets, loadHarnessConfig, loadMcpServers, preloadSecrets, resolveRoots, sessionDefault, type Roots } from "../config/index.js";
 import { startEarly } from "../host/spawn.js";
 import { mark, markStart } from "../startup/timeline.js";
 import { DAEMON_FLAGS } from "../startup/daemon-flags.js";
@@ -64,6 +64,8 @@ export interface DaemonSetup {
   readonly defaultModel?: string;
   /** Else the provider instance whose default model they use. */
   readonly defaultProvider?: string;
+  /** Warnings of the configuration the session shows once it runs (an untrusted project's MCP file). */
+  readonly warnings: readonly string[];
 }
 
 /**
@@ -74,12 +76,13 @@ export async function loadDaemonSetup(args: DaemonArgs): Promise<DaemonSetup> {
   captureProviderKey(process.env);
   const roots = resolveRoots();
   const config = await loadHarnessConfig(roots.config, args.overrides);
-  const extensions = sessionExtensions(config, process.env);
+  const mcp = await loadMcpServers(config, roots.config, args.projectRoot);
+  const extensions = sessionExtensions(config, process.env, mcp);
   const { model: defaultModel, provider: defaultProvider } = sessionDefault(config, process.env);
   checkProfileSecrets(config, roots.config, process.env);
   // File-backed secrets are read once, here, into memory: never into an environment.
   const fileSecrets = preloadSecrets(extensions.flatMap((e) => e.secrets ?? []), process.env, { config: roots.config, state: roots.state });
-  return { roots, config, extensions, fileSecrets, ...(defaultModel ? { defaultModel } : {}), ...(defaultProvider ? { defaultProvider } : {}) };
+  return { roots, config, extensions, fileSecrets, warnings: mcp.warnings, ...(defaultModel ? { defaultModel } : {}), ...(defaultProvider ? { defaultProvider } : {}) };
 }
 
 type DaemonHarness = typeof import("./daemon-main.js");

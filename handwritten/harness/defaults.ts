@@ -2,7 +2,7 @@
 // shell extensions. The provider talks to OPENAI_BASE_URL when it is set and is otherwise the
 // clearly labelled offline demo (`scripted`), so `tau run` works on a fresh machine.
 import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
-import { ConfigError, profileExtension, profilesOf } from "../config/index.js";
+import { ConfigError, mcpExtension, profileExtension, profilesOf, type McpServers } from "../config/index.js";
 
 export const OPENAI_KEY_SECRET = "openai-api-key";
 
@@ -27,18 +27,24 @@ export function defaultExtensions(env: NodeJS.ProcessEnv): ExtensionConfig[] {
 
 /**
  * The extensions a session runs: the configured list (or the defaults), plus one provider instance
- * per named profile. With profiles and no OPENAI_BASE_URL, the default provider (the offline demo)
- * is left out, so a demo model is never chosen over a configured endpoint (SPEC-configuration).
+ * per named profile and one `tau ext mcp` instance per MCP server (SPEC-mcp). With profiles and no
+ * OPENAI_BASE_URL, the default provider (the offline demo) is left out, so a demo model is never
+ * chosen over a configured endpoint (SPEC-configuration).
  */
-export function sessionExtensions(config: HarnessConfig, env: NodeJS.ProcessEnv): ExtensionConfig[] {
+export function sessionExtensions(config: HarnessConfig, env: NodeJS.ProcessEnv, mcp: McpServers = { servers: [], warnings: [] }): ExtensionConfig[] {
   const profiles = profilesOf(config);
   let base = config.extensions ?? defaultExtensions(env);
   if (config.extensions === undefined && profiles.length > 0 && !env.OPENAI_BASE_URL) base = base.filter((e) => e.name !== "provider");
   const names = new Set(base.map((e) => e.name));
   for (const [name] of profiles) {
     if (names.has(name)) throw new ConfigError(`providers.${name}: an extension of the same name is already configured`);
+    names.add(name);
   }
-  return [...base.map((e) => withSandboxLaunch(e, config)), ...profiles.map(([name, p]) => profileExtension(name, p))];
+  const servers = mcp.servers.map(([name, def]) => mcpExtension(name, def));
+  for (const e of servers) {
+    if (names.has(e.name)) throw new ConfigError(`mcp_servers: server ${e.name.slice(4)} runs as extension ${e.name}, a name already configured`);
+  }
+  return [...base.map((e) => withSandboxLaunch(e, config)), ...profiles.map(([name, p]) => profileExtension(name, p)), ...servers];
 }
 
 /**

@@ -1,0 +1,87 @@
+// MCP servers (SPEC-mcp, "Configuration"): `mcp_servers` of harness.yaml (with its drop-ins and
+// overrides), then `.tau/mcp.yaml` of the project when the project is trusted — an untrusted
+// project's file is skipped with a warning, since it would run commands under the user's authority.
+// A server's name becomes part of tool names, tags and an instance name, so it is checked here.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { validateMcpProjectConfig, type ExtensionConfig, type HarnessConfig, type McpProjectConfig, type McpServerConfig } from "../../generated/index.js";
+import { ConfigError, loadConfigFile } from "./load.js";
+import { TRUSTED_PROJECTS_FILE, projectTrusted } from "./sandbox.js";
+
+/** A server name: lowercase words of letters and digits joined by single `_`, at most 32 characters. */
+export const MCP_SERVER_NAME = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+export const MCP_MAX_SERVER_NAME_CHARS = 32;
+/** Most MCP servers one session runs. */
+export const MCP_MAX_SERVERS = 64;
+/** The project's MCP file, below the project root. */
+export const MCP_PROJECT_FILE = join(".tau", "mcp.yaml");
+
+export interface McpServers {
+  readonly servers: ReadonlyArray<readonly [string, McpServerConfig]>;
+  readonly warnings: readonly string[];
+}
+
+/** Why `name` cannot name an MCP server, or undefined. */
+export function mcpServerNameProblem(name: string): string | undefined {
+  if (name.length <= MCP_MAX_SERVER_NAME_CHARS && MCP_SERVER_NAME.test(name)) return undefined;
+  const hint = /^[A-Za-z0-9_-]+$/.test(name) ? ` (try ${JSON.stringify(name.toLowerCase().replace(/-+/g, "_").replace(/_+/g, "_").replace(/^_|_$/g, ""))})` : "";
+  return `${JSON.stringify(name)} is not a server name: use lowercase letters, digits and single underscores, starting with a letter, at most ${MCP_MAX_SERVER_NAME_CHARS} characters${hint}`;
+}
+
+function entryProblem(where: string, name: string, def: McpServerConfig): string | undefined {
+  const bad = mcpServerNameProblem(name);
+  if (bad !== undefined) return `${where}.${name}: ${bad}`;
+  const stdio = def.command !== undefined;
+  const http = def.url !== undefined;
+  if (stdio === http) return `${where}.${name}: give either command (a local server on stdio) or url (a Streamable HTTP server), not ${stdio ? "both" : "neither"}`;
+  if (http && (def.args !== undefined || def.env !== undefined || def.cwd !== undefined)) return `${where}.${name}: args, env and cwd are for a server started with command`;
+  if (stdio && def.headers !== undefined) return `${where}.${name}: headers are for a server reached by url`;
+  return undefined;
+}
+
+/** The session's MCP servers, by name (the project's entry replacing the user's of the same name). */
+export async function loadMcpServers(config: HarnessConfig, configRoot: string, projectRoot: string): Promise<McpServers> {
+  const warnings: string[] = [];
+  const byName = new Map<string, McpServerConfig>();
+  for (const [name, def] of Object.entries(config.mcp_servers ?? {})) {
+    const problem = entryProblem("harness.yaml: mcp_servers", name, def);
+    if (problem !== undefined) throw new ConfigError(problem);
+    byName.set(name, def);
+  }
+  const file = join(projectRoot, MCP_PROJECT_FILE);
+  if (projectTrusted(configRoot, projectRoot)) {
+    const project = await loadConfigFile<McpProjectConfig>(file, validateMcpProjectConfig);
+    for (const [name, def] of Object.entries(project?.mcp_servers ?? {})) {
+      const problem = entryProblem(`${file}: mcp_servers`, name, def);
+      if (problem !== undefined) throw new ConfigError(problem);
+      byName.set(name, def);
+    }
+  } else if (existsSync(file)) {
+    warnings.push(`${file} ignored: this project is not trusted (:sandbox trust records it in ${join(configRoot, TRUSTED_PROJECTS_FILE)})`);
+  }
+  const servers = [...byName].filter(([, def]) => def.enable !== false).sort(([a], [b]) => a.localeCompare(b));
+  if (servers.length > MCP_MAX_SERVERS) throw new ConfigError(`mcp_servers: more than ${MCP_MAX_SERVERS} servers`);
+  return { servers, warnings };
+}
+
+/** The instance name of server `name`'s extension. */
+export function mcpInstanceName(name: string): string {
+  return `mcp-${name}`;
+}
+
+/**
+ * The extension instance of one server: `tau ext mcp`, not required (a server that fails never
+ * fails the session), its start-up allowance covering the server's own when it holds the first prompt.
+ */
+export function mcpExtension(name: string, def: McpServerConfig): ExtensionConfig {
+  const hold = def.wait_at_start === true ? Math.ceil((def.startup_timeout_ms ?? 30_000) / 1000) + 10 : 30;
+  return {
+    name: mcpInstanceName(name),
+    kind: "tool",
+    require: false,
+    command: ["tau", "ext", "mcp"],
+    tool_prefix: `mcp__${name}__`,
+    startup_timeout_seconds: Math.min(3600, hold),
+    config: { server: name, definition: def },
+  };
+}

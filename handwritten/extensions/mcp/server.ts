@@ -1,0 +1,247 @@
+// One MCP server, kept running (SPEC-mcp, "Lifecycle"): each start (spawn or connect, initialize,
+// the first tool listing) is bounded by the server's start-up timeout; a failed start and a crash
+// are retried with a doubling backoff; the state and the last error are reported on every change.
+// Sampling and elicitation are refused: the client declares neither capability, and the SDK
+// answers such a request with "method not found".
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpServerConfig } from "../../../generated/index.js";
+import {
+  MAX_TIMER_MS,
+  MCP_MAX_ERROR_CHARS,
+  MCP_MAX_FAILURES_IN_A_ROW,
+  MCP_MAX_MESSAGE_BYTES,
+  MCP_RESTART_FIRST_MS,
+  MCP_RESTART_MAX_MS,
+  MCP_RESTART_RESET_AFTER_MS,
+  MCP_STDERR_TAIL_CHARS,
+  MCP_STOP_KILL_AFTER_MS,
+} from "./limits.js";
+import type { CallResult } from "./results.js";
+import type { ListedTool } from "./names.js";
+
+/** Most pages of `tools/list` read in one listing. */
+const MAX_LIST_PAGES = 64;
+
+export type ServerState = "starting" | "ready" | "failed" | "restarting" | "stopped";
+
+export interface ServerEvents {
+  /** The state changed; `detail` says why (the last error for `failed` and `restarting`). */
+  state(state: ServerState, detail: string | undefined): void;
+  /** A fresh listing of the server's tools (after a start, and on `notifications/tools/list_changed`). */
+  tools(tools: readonly ListedTool[]): void;
+}
+
+const bounded = (text: string): string => (text.length > MCP_MAX_ERROR_CHARS ? `${text.slice(0, MCP_MAX_ERROR_CHARS - 1)}…` : text);
+const timerMs = (ms: number): number => Math.min(ms, MAX_TIMER_MS);
+
+export class McpServer {
+  state: ServerState = "starting";
+  lastError: string | undefined;
+  private client: Client | undefined;
+  /** The transport of the current stdio start: its process is ended at once when the session ends. */
+  private stdio: StdioClientTransport | undefined;
+  private stderrTail = "";
+  private failures = 0;
+  private readyAt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Resolves when the first start attempt has settled (ready or failed). */
+  readonly firstStart: Promise<void>;
+  private settleFirst!: () => void;
+
+  constructor(
+    readonly name: string,
+    private readonly def: McpServerConfig,
+    private readonly projectRoot: string,
+    private readonly events: ServerEvents,
+  ) {
+    this.firstStart = new Promise((resolve) => (this.settleFirst = resolve));
+  }
+
+  get startupTimeoutMs(): number {
+    return this.def.startup_timeout_ms ?? 30_000;
+  }
+
+  get callTimeoutMs(): number {
+    return this.def.call_timeout_ms ?? 600_000;
+  }
+
+  start(): void {
+    void this.attempt();
+  }
+
+  /** Calls tool `mcpName`; an abort of `signal` sends `notifications/cancelled` (the SDK does). */
+  async call(mcpName: string, args: Record<string, unknown>, signal: AbortSignal, progress: (text: string) => void): Promise<CallResult> {
+    const client = this.client;
+    if (this.state !== "ready" || client === undefined) {
+      throw new Error(`MCP server ${this.name} is not ready (${this.state}${this.lastError ? `; last error: ${this.lastError}` : ""})`);
+    }
+    try {
+      return (await client.callTool({ name: mcpName, arguments: args }, undefined, {
+        signal,
+        timeout: timerMs(this.callTimeoutMs),
+        onprogress: (p) => progress(`${p.progress}${p.total !== undefined ? `/${p.total}` : ""}${p.message ? ` ${p.message}` : ""}`),
+      })) as CallResult;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+        throw new Error(`MCP server ${this.name}: ${mcpName} did not answer within its call timeout (${this.callTimeoutMs} ms); the call was cancelled`);
+      }
+      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+        throw new Error(`MCP server ${this.name} exited during the call to ${mcpName}${this.stderrNote()}; it is being restarted`);
+      }
+      throw new Error(`MCP server ${this.name}: ${mcpName} failed: ${bounded((err as Error).message)}`);
+    }
+  }
+
+  /**
+   * Ends the server with the session: a stdio server gets SIGTERM at once and SIGKILL after
+   * MCP_STOP_KILL_AFTER_MS unless it closed by then — within the grace the harness gives this
+   * extension (1 s) — so none outlives the session.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.setState("stopped", undefined);
+    const client = this.client;
+    this.client = undefined;
+    const pid = this.stdio?.pid ?? null;
+    if (pid !== null) signal(pid, "SIGTERM");
+    let timer: NodeJS.Timeout | undefined;
+    const closed = client === undefined ? Promise.resolve("closed") : client.close().then(() => "closed", () => "closed");
+    const first = await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(() => resolve("late"), MCP_STOP_KILL_AFTER_MS)))]);
+    clearTimeout(timer);
+    // A server still starting has no client to close: its process is ended the same way.
+    if (pid !== null && (first === "late" || client === undefined)) signal(pid, "SIGKILL");
+  }
+
+  private setState(state: ServerState, detail: string | undefined): void {
+    this.state = state;
+    if (state === "failed" || state === "restarting") this.lastError = detail;
+    this.events.state(state, detail);
+  }
+
+  private stderrNote(): string {
+    const line = this.stderrTail.trim().split("\n").pop()?.trim();
+    return line ? ` (its last stderr line: ${bounded(line).slice(0, 200)})` : "";
+  }
+
+  private transport(): Transport {
+    if (this.def.url !== undefined) {
+      // Headers go to this server's URL only; the transport sends nothing elsewhere.
+      return new StreamableHTTPClientTransport(new URL(this.def.url), { requestInit: { headers: { ...(this.def.headers ?? {}) }, redirect: "error" } });
+    }
+    const t = new StdioClientTransport({
+      command: this.def.command ?? "",
+      args: [...(this.def.args ?? [])],
+      env: { ...getDefaultEnvironment(), ...(this.def.env ?? {}) },
+      cwd: this.def.cwd ?? this.projectRoot,
+      stderr: "pipe",
+      // One message may be this large; a larger one ends the connection (SPEC-mcp, "Bounds").
+      maxBufferSize: MCP_MAX_MESSAGE_BYTES,
+    });
+    t.stderr?.on("data", (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-MCP_STDERR_TAIL_CHARS);
+    });
+    this.stdio = t;
+    return t;
+  }
+
+  /** One start: connect, initialize and list, within the start-up timeout; else failed and retried. */
+  private async attempt(): Promise<void> {
+    if (this.stopped) return;
+    this.stderrTail = "";
+    const client = new Client({ name: "tau", version: "1" }, { capabilities: {} });
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        reject(new Error(`did not become ready within its start-up timeout (${this.startupTimeoutMs} ms)`));
+      }, timerMs(this.startupTimeoutMs));
+    });
+    try {
+      const boot = (async () => {
+        await client.connect(this.transport(), { timeout: timerMs(this.startupTimeoutMs) });
+        return this.listTools(client);
+      })();
+      boot.catch(() => {}); // the deadline may win; the boot's own failure is then moot
+      const tools = await Promise.race([boot, deadline]);
+      clearTimeout(timer);
+      if (this.stopped) return void client.close().catch(() => {});
+      this.client = client;
+      this.readyAt = Date.now();
+      client.onclose = () => this.closed(client);
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.relist(client));
+      this.setState("ready", undefined);
+      this.events.tools(tools);
+    } catch (err) {
+      clearTimeout(timer);
+      await client.close().catch(() => {});
+      if (this.stopped) return;
+      const why = timedOut ? (err as Error).message : `could not start: ${bounded((err as Error).message)}${this.stderrNote()}`;
+      this.setState("failed", why);
+      this.retryLater();
+    } finally {
+      this.settleFirst();
+    }
+  }
+
+  private async listTools(client: Client): Promise<ListedTool[]> {
+    const tools: ListedTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const r = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timerMs(this.startupTimeoutMs) });
+      tools.push(...(r.tools as ListedTool[]));
+      cursor = r.nextCursor;
+      if (cursor === undefined) break;
+    }
+    return tools;
+  }
+
+  private async relist(client: Client): Promise<void> {
+    if (client !== this.client) return;
+    try {
+      const tools = await this.listTools(client);
+      if (client === this.client) this.events.tools(tools);
+    } catch (err) {
+      this.lastError = `could not list its tools again: ${bounded((err as Error).message)}`;
+      this.events.state(this.state, this.lastError);
+    }
+  }
+
+  /** The connection of a ready server ended (its process exited): restart it with backoff. */
+  private closed(client: Client): void {
+    if (client !== this.client || this.stopped) return;
+    this.client = undefined;
+    if (Date.now() - this.readyAt >= MCP_RESTART_RESET_AFTER_MS) this.failures = 0;
+    this.setState("restarting", `the server exited${this.stderrNote()}`);
+    this.retryLater();
+  }
+
+  private retryLater(): void {
+    if (this.failures + 1 >= MCP_MAX_FAILURES_IN_A_ROW) {
+      this.setState("failed", `${this.lastError ?? "it failed"}; given up after ${MCP_MAX_FAILURES_IN_A_ROW} failures in a row (a new session tries again)`);
+      return;
+    }
+    const delay = Math.min(MCP_RESTART_MAX_MS, MCP_RESTART_FIRST_MS * 2 ** this.failures);
+    this.failures = Math.min(this.failures + 1, 16);
+    this.retryTimer = setTimeout(() => {
+      if (this.stopped) return;
+      if (this.state === "failed") this.setState("restarting", this.lastError);
+      void this.attempt();
+    }, delay);
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
