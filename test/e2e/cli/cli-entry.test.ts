@@ -41,7 +41,7 @@ describe("tau CLI entry", () => {
     expect(lines[0]).toMatch(/^EVENT\s+PUBLISHERS\s+PERSISTENCE\s+PROTECTED\s+SUCCESSORS$/);
     expect(lines).toHaveLength(EVENT_NAMES.length + 1);
     expect(lines.find((l) => l.startsWith("tool.result_reported "))).toMatch(
-      /^tool\.result_reported\s+ext:tool,ext:core\s+transient\s+no\s+provider\.tool_result,tool\.result,tool\.result_display$/,
+      /^tool\.result_reported\s+ext:tool,ext:core\s+transient\s+no\s+provider\.tool_result,provider\.tool_error,tool\.result,tool\.result_display$/,
     );
   });
 
