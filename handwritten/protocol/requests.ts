@@ -189,15 +189,22 @@ export interface RequestServerOptions {
   readonly log?: (line: string) => void;
 }
 
-interface Served {
+interface Served<C> {
   readonly kind: Descriptor & { via: "message" };
-  readonly handler: (payload: never, context: never) => unknown;
+  /** The handler, given a payload that has passed its request's schema check. */
+  readonly run: (payload: WireMessage["payload"], context: C) => unknown;
   readonly wait: boolean;
+}
+
+/** Whether `kind`'s declaration lets `caller` send it. */
+function allows(kind: Descriptor & { via: "message" }, caller: RequestCaller): boolean {
+  const callers: readonly RequestCaller[] = kind.callers;
+  return callers.includes(caller);
 }
 
 /** The wire requests one side answers, each by its `serve`d handler. */
 export class RequestServer<C> {
-  private readonly served = new Map<string, Served>();
+  private readonly served = new Map<string, Served<C>>();
 
   constructor(private readonly options: RequestServerOptions) {}
 
@@ -207,7 +214,9 @@ export class RequestServer<C> {
    */
   serve<K extends RequestType<MessageRequestName>>(kind: K, handler: RequestHandler<K["name"], C>, o: { readonly wait?: boolean } = {}): this {
     if (this.served.has(kind.name)) throw new Error(`${kind.name} is already served`);
-    this.served.set(kind.name, { kind: kind as Served["kind"], handler: handler as Served["handler"], wait: o.wait === true });
+    // `handle` calls `run` only once the payload has passed the schema of `kind`'s message.
+    const run = (payload: WireMessage["payload"], context: C) => handler(payload as RequestPayloads[K["name"]], context);
+    this.served.set(kind.name, { kind: kind as Served<C>["kind"], run, wait: o.wait === true });
     return this;
   }
 
@@ -218,7 +227,8 @@ export class RequestServer<C> {
 
   /** Whether `message` is a request this server answers and `caller` may send. */
   accepts(message: WireMessage, caller: RequestCaller): boolean {
-    return this.served.get(message.message)?.kind.callers.includes(caller as never) === true;
+    const s = this.served.get(message.message);
+    return s !== undefined && allows(s.kind, caller);
   }
 
   /**
@@ -235,7 +245,7 @@ export class RequestServer<C> {
       if (kind.result === undefined) return;
       answer(conn, { message: "error", payload: { code, ...(requestId !== undefined ? { request_id: requestId } : {}) } }, false);
     };
-    if (!kind.callers.includes(caller as never)) {
+    if (!allows(kind, caller)) {
       if (this.options.refuseUnauthorized) {
         const payload = { code: "unauthorized" as const, ...(requestId !== undefined ? { request_id: requestId } : {}) };
         answer(conn, { message: "error", payload }, false);
@@ -257,7 +267,7 @@ export class RequestServer<C> {
     };
     let out: unknown;
     try {
-      out = s.handler(message.payload as never, context as never);
+      out = s.run(message.payload, context);
     } catch (err) {
       failed(err);
       return true;
