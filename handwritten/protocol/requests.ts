@@ -10,6 +10,7 @@ import {
   MESSAGES,
   type ErrorCode,
   type EventName,
+  type EventPayloads,
   type RequestCaller,
   type RequestName,
   type RequestParams,
@@ -297,7 +298,7 @@ export async function answerEvent<K extends RequestType<EventRequestName>>(
   kind: K,
   payload: RequestPayloads[K["name"]],
   handler: (payload: RequestPayloads[K["name"]]) => RequestResults[K["name"]] | Promise<RequestResults[K["name"]]>,
-  send: (name: EventName, data: Record<string, unknown>) => unknown,
+  send: <R extends EventName>(name: R, data: EventPayloads[R]) => unknown,
 ): Promise<void> {
   const k = kind as Descriptor & { via: "event" };
   const request_id = (payload as { request_id: string }).request_id;
@@ -308,7 +309,9 @@ export async function answerEvent<K extends RequestType<EventRequestName>>(
   } catch (err) {
     data = { request_id, ok: false, [k.refusal]: reasonOf(err, k.refusalMax) };
   }
-  send(k.result, data);
+  // The answer is the handler's result (typed by the request) or the declared refusal, under the
+  // request's id: the shape of `k.result`'s payload, which the field-by-field build cannot show.
+  send(k.result, data as EventPayloads[typeof k.result]);
 }
 
 /**
