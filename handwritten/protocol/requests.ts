@@ -8,6 +8,7 @@
 import {
   EVENTS,
   MESSAGES,
+  REQUESTS,
   type ErrorCode,
   type EventName,
   type EventPayloads,
@@ -294,18 +295,19 @@ function answer(conn: AnswerChannel, message: WireMessage, wait: boolean): void 
  * refusal `{request_id, ok: false, <refusal>: reason}`, the reason a RequestRefusal's or the
  * thrown error's message, on one line and bounded.
  */
-export async function answerEvent<K extends RequestType<EventRequestName>>(
-  kind: K,
-  payload: RequestPayloads[K["name"]],
-  handler: (payload: RequestPayloads[K["name"]]) => RequestResults[K["name"]] | Promise<RequestResults[K["name"]]>,
+export async function answerEvent<N extends EventRequestName>(
+  name: N,
+  payload: EventPayloads[N],
+  handler: (payload: RequestPayloads[N]) => RequestResults[N] | Promise<RequestResults[N]>,
   send: <R extends EventName>(name: R, data: EventPayloads[R]) => unknown,
 ): Promise<void> {
-  const k = kind as Descriptor & { via: "event" };
+  const k = REQUESTS[name] as Descriptor & { via: "event" };
   const request_id = (payload as { request_id: string }).request_id;
   let data: Record<string, unknown>;
   try {
     if (!EVENTS[k.name].validate(payload)) throw new Error("the request does not match its schema");
-    data = { request_id, ok: true, ...((await handler(payload)) as Record<string, unknown>) };
+    // A request event's payload and its request's payload are the one spec model (codegen names both).
+    data = { request_id, ok: true, ...((await handler(payload as RequestPayloads[N])) as Record<string, unknown>) };
   } catch (err) {
     data = { request_id, ok: false, [k.refusal]: reasonOf(err, k.refusalMax) };
   }

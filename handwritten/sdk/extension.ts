@@ -311,10 +311,9 @@ export class Extension {
    * the error's message — is published once, under the request's id.
    */
   serve<N extends EventRequestName>(name: N, handler: (request: RequestPayloads[N]) => RequestResults[N] | Promise<RequestResults[N]>): void {
-    const kind = REQUESTS[name] as RequestType<EventRequestName>;
-    this.subscribe([], [kind.name]);
-    this.on(kind.name, (e) => {
-      if (!e.replay) void answerEvent(kind, e.data as never, handler as never, (result, data) => void this.emit(result, data as never));
+    this.subscribe([], [name]);
+    this.on(name, (e) => {
+      if (!e.replay) void answerEvent(name, e.data, handler, (result, data) => void this.emit(result, data));
     });
   }
 
