@@ -245,11 +245,11 @@ export class Extension {
    */
   intercept(selectors: string[], priority: number, handler: (e: InterceptedEvent) => InterceptVerdict): void {
     this.interceptor = handler;
-    void this.post({ message: "intercept", payload: { selectors: selectors as never, priority } });
+    void this.post({ message: "intercept", payload: { selectors, priority } });
   }
 
   subscribe(historical: string[], live: string[]): void {
-    void this.post({ message: "subscribe", payload: { historical: historical as never, live: live as never } });
+    void this.post({ message: "subscribe", payload: { historical, live } });
   }
 
   on<N extends EventName>(name: N, handler: (e: DeliveredEvent<N>) => void): void {
