@@ -86,6 +86,15 @@ export function refusal<K extends RequestType>(_kind: K, why: RequestRefusals[K[
   return new RequestRefusal<K["name"]>(why);
 }
 
+/** Request `N`'s descriptor, its name typed as `N` itself (which lets `request` and `notify` infer `N`). */
+export type Named<N extends RequestName> = RequestType<N> & { readonly name: N };
+
+/** The descriptor of request `name`, for a caller generic over the name. */
+export function requestKind<N extends RequestName>(name: N): Named<N> {
+  // Codegen keys each descriptor by its own name, which the indexed type does not carry.
+  return REQUESTS[name] as Named<N>;
+}
+
 let lastRequest = 0;
 
 /** A request id unique to this process: `r-<pid>-<n>`. */
@@ -95,8 +104,7 @@ export function mintRequestId(): string {
 }
 
 /** Sends a request and resolves with its answer (see RequestError for every other ending). */
-export function request<K extends RequestType<AnsweredRequestName>>(channel: RequestChannel, kind: K, params: RequestParams[K["name"]], options: RequestOptions = {}): Promise<RequestResults[K["name"]]> {
-  type N = K["name"];
+export function request<N extends AnsweredRequestName>(channel: RequestChannel, kind: Named<N>, params: RequestParams[N], options: RequestOptions = {}): Promise<RequestResults[N]> {
   const k = kind as Descriptor;
   const id = options.requestId ?? mintRequestId();
   return new Promise<RequestResults[N]>((resolve, reject) => {
@@ -139,7 +147,7 @@ export function request<K extends RequestType<AnsweredRequestName>>(channel: Req
 }
 
 /** Sends a notification (a request that is never answered); returns what the channel said. */
-export function notify<K extends RequestType<NotificationName>>(channel: RequestChannel, kind: K, params: RequestParams[K["name"]]): string | Promise<string> {
+export function notify<N extends NotificationName>(channel: RequestChannel, kind: Named<N>, params: RequestParams[N]): string | Promise<string> {
   return channel.send({ message: kind.name, payload: params } as WireMessage);
 }
 

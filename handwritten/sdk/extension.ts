@@ -13,7 +13,6 @@ import {
   type RequestParams,
   type RequestPayloads,
   type RequestResults,
-  type RequestType,
   type WireMessage,
 } from "../../generated/index.js";
 import {
@@ -23,6 +22,7 @@ import {
   carriedEvent,
   notify,
   request,
+  requestKind,
   type AnsweredRequestName,
   type Event,
   type EventRequestName,
@@ -302,7 +302,7 @@ export class Extension {
    * its answer, or rejects with a RequestError (refused, or the harness went away first).
    */
   request<N extends AnsweredRequestName>(name: N, params: RequestParams[N], options?: RequestOptions): Promise<RequestResults[N]> {
-    return request(this.channel, REQUESTS[name], params as never, options) as Promise<RequestResults[N]>;
+    return request(this.channel, requestKind(name), params, options);
   }
 
   /**
