@@ -127,7 +127,10 @@ export class RestoreCalls {
       for (let at = 0, to = log.nextSeq; at < to; ) {
         const page = log.readRange(at, to, HISTORY_READ_BYTES);
         at += page.length;
-        for (const r of page) if (this.open.has(String(r.event.data.call_id))) kept.push(r);
+        for (const r of page) {
+          const callId = r.event.data.call_id;
+          if (typeof callId === "string" && this.open.has(callId)) kept.push(r);
+        }
       }
       if (kept.length === log.nextSeq) {
         this.keptBytes = size;
