@@ -2,7 +2,7 @@
 // (`request(REQUESTS.x, …)`, protocol/requests.ts). Shared by the headless `tau run` and the
 // interactive UI.
 import { connectUnix, type Connection } from "../transport/index.js";
-import { REVISION, carriedDelivery, notify, request, type AnsweredRequestName, type EventDelivery, type NotificationName, type RequestOptions } from "../protocol/index.js";
+import { REVISION, carriedDelivery, notify, request, requestKind, type AnsweredRequestName, type EventDelivery, type NotificationName, type RequestOptions } from "../protocol/index.js";
 import { REQUESTS, type EventName, type EventPayloads, type RequestParams, type RequestResults, type Selector, type WireMessage } from "../../generated/index.js";
 
 /** A delivered event, typed by its name (the reader checked it against its schema). */
@@ -74,12 +74,12 @@ export class SessionClient {
    * its answer, or rejects with a RequestError (refused, or the connection ended first).
    */
   request<N extends AnsweredRequestName>(name: N, params: RequestParams[N], options?: RequestOptions): Promise<RequestResults[N]> {
-    return request(this.conn, REQUESTS[name], params as never, options) as Promise<RequestResults[N]>;
+    return request(this.conn, requestKind(name), params, options);
   }
 
   /** Sends notification `name` (a request that is never answered). */
   notify<N extends NotificationName>(name: N, params: RequestParams[N]): void {
-    notify(this.conn, REQUESTS[name], params as never);
+    notify(this.conn, requestKind(name), params);
   }
 
   close(): void {

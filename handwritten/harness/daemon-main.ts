@@ -6,6 +6,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DAEMON_LOG, SESSIONS_DIR } from "../startup/launch-facts.js";
 import { DAEMON_FLAGS } from "../startup/daemon-flags.js";
+import { EXIT_CODES } from "../startup/exit-codes.js";
 import { flagArgs } from "../startup/flags.js";
 import { watchDaemonLog } from "./daemon-log.js";
 import { resolveRoots } from "../config/index.js";
@@ -64,7 +65,7 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
   });
   const harness = await seedRead.then(() => Harness.open(harnessOptions(args, setup))).catch((err: unknown) => {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
-    process.exit(1);
+    process.exit(EXIT_CODES.failed);
   });
   mark("daemon harness open");
   for (const text of setup.warnings) void harness.publishHarness("harness.notice", { level: "warning", text: text.slice(0, 1024), mandatory: true });
@@ -108,7 +109,7 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     await supervisor.stop().catch(() => {});
     await harness.shutdown("startup_failed").catch(() => {});
-    process.exit(1);
+    process.exit(EXIT_CODES.failed);
   });
   socketPath = endpoint.socketPath;
   mark("daemon endpoint published");

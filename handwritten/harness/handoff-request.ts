@@ -70,7 +70,7 @@ export class HandoffRequests {
     const gen = c.publisher.generation;
     const instance = c.publisher.instance;
     if (c.publisher.class !== "extension" || gen === undefined || instance === undefined || !this.port.isLive(instance, gen)) return;
-    await answerEvent(REQUESTS["session.handoff_request"], c.data, (req) => this.handOffFor(req), (name, data) => this.port.sendDirected(gen, name, data as never));
+    await answerEvent("session.handoff_request", c.data, (req) => this.handOffFor(req), (name, data) => this.port.sendDirected(gen, name, data));
   }
 
   /** The checks, then the handoff itself; a refusal says why. */

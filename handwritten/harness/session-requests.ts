@@ -53,7 +53,7 @@ export class SessionRequests {
   async onCreateAgent(c: Committed<"ui.create_agent">): Promise<void> {
     const requester = this.liveUi(c);
     if (requester === undefined) return;
-    await answerEvent(REQUESTS["ui.create_agent"], c.data, (req) => this.createForUi(req, c.recordedAt), (name, data) => this.port.sendDirected(requester, name, data as never));
+    await answerEvent("ui.create_agent", c.data, (req) => this.createForUi(req, c.recordedAt), (name, data) => this.port.sendDirected(requester, name, data));
   }
 
   /** The exact live UI that published a request, or undefined: a stale or other publisher is not answered. */
@@ -162,7 +162,7 @@ export class SessionRequests {
   async onSkillLoad(c: Committed<"ui.skill_load">): Promise<void> {
     const requester = this.liveUi(c);
     if (requester === undefined) return;
-    await answerEvent(REQUESTS["ui.skill_load"], c.data, (req) => this.loadSkill(req), (name, data) => this.port.sendDirected(requester, name, data as never));
+    await answerEvent("ui.skill_load", c.data, (req) => this.loadSkill(req), (name, data) => this.port.sendDirected(requester, name, data));
   }
 
   private async loadSkill(req: UiSkillLoad): Promise<{ prompt_id: string }> {

@@ -50,7 +50,7 @@ export function socketRequests(harness: Harness, policy: SocketRequestsPolicy): 
           const page = harness.historyPage(agent_id, before, limit);
           if (!page) throw refusal(REQUESTS.ui_history_request, "invalid");
           const records = page.records.map((r) => ({ event: r.event, seq: r.seq, recorded_at: r.recorded_at }));
-          return { agent_id, first: page.first, total: page.total, records: records as never };
+          return { agent_id, first: page.first, total: page.total, records };
         },
         // A page of up to about 4 MiB waits for room rather than being refused.
         { wait: true },

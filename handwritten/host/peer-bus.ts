@@ -29,7 +29,7 @@ export function addPeerInterceptor(bus: Bus, generation: number, conn: Connectio
     selectors: request.selectors,
     priority: request.priority,
     intercept: (id, event, publisher) =>
-      conn.send({ message: "intercept_request", payload: { id, event: { name: event.name, data: event.data }, publisher: { ...publisher } as never } }) === "queued",
+      conn.send({ message: "intercept_request", payload: { id, event: { name: event.name, data: event.data }, publisher: { ...publisher } } }) === "queued",
   });
 }
 

@@ -8,8 +8,10 @@
 import {
   EVENTS,
   MESSAGES,
+  REQUESTS,
   type ErrorCode,
   type EventName,
+  type EventPayloads,
   type RequestCaller,
   type RequestName,
   type RequestParams,
@@ -84,6 +86,15 @@ export function refusal<K extends RequestType>(_kind: K, why: RequestRefusals[K[
   return new RequestRefusal<K["name"]>(why);
 }
 
+/** Request `N`'s descriptor, its name typed as `N` itself (which lets `request` and `notify` infer `N`). */
+export type Named<N extends RequestName> = RequestType<N> & { readonly name: N };
+
+/** The descriptor of request `name`, for a caller generic over the name. */
+export function requestKind<N extends RequestName>(name: N): Named<N> {
+  // Codegen keys each descriptor by its own name, which the indexed type does not carry.
+  return REQUESTS[name] as Named<N>;
+}
+
 let lastRequest = 0;
 
 /** A request id unique to this process: `r-<pid>-<n>`. */
@@ -93,8 +104,7 @@ export function mintRequestId(): string {
 }
 
 /** Sends a request and resolves with its answer (see RequestError for every other ending). */
-export function request<K extends RequestType<AnsweredRequestName>>(channel: RequestChannel, kind: K, params: RequestParams[K["name"]], options: RequestOptions = {}): Promise<RequestResults[K["name"]]> {
-  type N = K["name"];
+export function request<N extends AnsweredRequestName>(channel: RequestChannel, kind: Named<N>, params: RequestParams[N], options: RequestOptions = {}): Promise<RequestResults[N]> {
   const k = kind as Descriptor;
   const id = options.requestId ?? mintRequestId();
   return new Promise<RequestResults[N]>((resolve, reject) => {
@@ -137,7 +147,7 @@ export function request<K extends RequestType<AnsweredRequestName>>(channel: Req
 }
 
 /** Sends a notification (a request that is never answered); returns what the channel said. */
-export function notify<K extends RequestType<NotificationName>>(channel: RequestChannel, kind: K, params: RequestParams[K["name"]]): string | Promise<string> {
+export function notify<N extends NotificationName>(channel: RequestChannel, kind: Named<N>, params: RequestParams[N]): string | Promise<string> {
   return channel.send({ message: kind.name, payload: params } as WireMessage);
 }
 
@@ -189,15 +199,22 @@ export interface RequestServerOptions {
   readonly log?: (line: string) => void;
 }
 
-interface Served {
+interface Served<C> {
   readonly kind: Descriptor & { via: "message" };
-  readonly handler: (payload: never, context: never) => unknown;
+  /** The handler, given a payload that has passed its request's schema check. */
+  readonly run: (payload: WireMessage["payload"], context: C) => unknown;
   readonly wait: boolean;
+}
+
+/** Whether `kind`'s declaration lets `caller` send it. */
+function allows(kind: Descriptor & { via: "message" }, caller: RequestCaller): boolean {
+  const callers: readonly RequestCaller[] = kind.callers;
+  return callers.includes(caller);
 }
 
 /** The wire requests one side answers, each by its `serve`d handler. */
 export class RequestServer<C> {
-  private readonly served = new Map<string, Served>();
+  private readonly served = new Map<string, Served<C>>();
 
   constructor(private readonly options: RequestServerOptions) {}
 
@@ -207,7 +224,9 @@ export class RequestServer<C> {
    */
   serve<K extends RequestType<MessageRequestName>>(kind: K, handler: RequestHandler<K["name"], C>, o: { readonly wait?: boolean } = {}): this {
     if (this.served.has(kind.name)) throw new Error(`${kind.name} is already served`);
-    this.served.set(kind.name, { kind: kind as Served["kind"], handler: handler as Served["handler"], wait: o.wait === true });
+    // `handle` calls `run` only once the payload has passed the schema of `kind`'s message.
+    const run = (payload: WireMessage["payload"], context: C) => handler(payload as RequestPayloads[K["name"]], context);
+    this.served.set(kind.name, { kind: kind as Served<C>["kind"], run, wait: o.wait === true });
     return this;
   }
 
@@ -218,7 +237,8 @@ export class RequestServer<C> {
 
   /** Whether `message` is a request this server answers and `caller` may send. */
   accepts(message: WireMessage, caller: RequestCaller): boolean {
-    return this.served.get(message.message)?.kind.callers.includes(caller as never) === true;
+    const s = this.served.get(message.message);
+    return s !== undefined && allows(s.kind, caller);
   }
 
   /**
@@ -235,7 +255,7 @@ export class RequestServer<C> {
       if (kind.result === undefined) return;
       answer(conn, { message: "error", payload: { code, ...(requestId !== undefined ? { request_id: requestId } : {}) } }, false);
     };
-    if (!kind.callers.includes(caller as never)) {
+    if (!allows(kind, caller)) {
       if (this.options.refuseUnauthorized) {
         const payload = { code: "unauthorized" as const, ...(requestId !== undefined ? { request_id: requestId } : {}) };
         answer(conn, { message: "error", payload }, false);
@@ -257,7 +277,7 @@ export class RequestServer<C> {
     };
     let out: unknown;
     try {
-      out = s.handler(message.payload as never, context as never);
+      out = s.run(message.payload, context);
     } catch (err) {
       failed(err);
       return true;
@@ -283,22 +303,25 @@ function answer(conn: AnswerChannel, message: WireMessage, wait: boolean): void 
  * refusal `{request_id, ok: false, <refusal>: reason}`, the reason a RequestRefusal's or the
  * thrown error's message, on one line and bounded.
  */
-export async function answerEvent<K extends RequestType<EventRequestName>>(
-  kind: K,
-  payload: RequestPayloads[K["name"]],
-  handler: (payload: RequestPayloads[K["name"]]) => RequestResults[K["name"]] | Promise<RequestResults[K["name"]]>,
-  send: (name: EventName, data: Record<string, unknown>) => unknown,
+export async function answerEvent<N extends EventRequestName>(
+  name: N,
+  payload: EventPayloads[N],
+  handler: (payload: RequestPayloads[N]) => RequestResults[N] | Promise<RequestResults[N]>,
+  send: <R extends EventName>(name: R, data: EventPayloads[R]) => unknown,
 ): Promise<void> {
-  const k = kind as Descriptor & { via: "event" };
+  const k = REQUESTS[name] as Descriptor & { via: "event" };
   const request_id = (payload as { request_id: string }).request_id;
   let data: Record<string, unknown>;
   try {
     if (!EVENTS[k.name].validate(payload)) throw new Error("the request does not match its schema");
-    data = { request_id, ok: true, ...((await handler(payload)) as Record<string, unknown>) };
+    // A request event's payload and its request's payload are the one spec model (codegen names both).
+    data = { request_id, ok: true, ...((await handler(payload as RequestPayloads[N])) as Record<string, unknown>) };
   } catch (err) {
     data = { request_id, ok: false, [k.refusal]: reasonOf(err, k.refusalMax) };
   }
-  send(k.result, data);
+  // The answer is the handler's result (typed by the request) or the declared refusal, under the
+  // request's id: the shape of `k.result`'s payload, which the field-by-field build cannot show.
+  send(k.result, data as EventPayloads[typeof k.result]);
 }
 
 /**

@@ -13,7 +13,6 @@ import {
   type RequestParams,
   type RequestPayloads,
   type RequestResults,
-  type RequestType,
   type WireMessage,
 } from "../../generated/index.js";
 import {
@@ -23,6 +22,7 @@ import {
   carriedEvent,
   notify,
   request,
+  requestKind,
   type AnsweredRequestName,
   type Event,
   type EventRequestName,
@@ -245,11 +245,11 @@ export class Extension {
    */
   intercept(selectors: string[], priority: number, handler: (e: InterceptedEvent) => InterceptVerdict): void {
     this.interceptor = handler;
-    void this.post({ message: "intercept", payload: { selectors: selectors as never, priority } });
+    void this.post({ message: "intercept", payload: { selectors, priority } });
   }
 
   subscribe(historical: string[], live: string[]): void {
-    void this.post({ message: "subscribe", payload: { historical: historical as never, live: live as never } });
+    void this.post({ message: "subscribe", payload: { historical, live } });
   }
 
   on<N extends EventName>(name: N, handler: (e: DeliveredEvent<N>) => void): void {
@@ -302,7 +302,7 @@ export class Extension {
    * its answer, or rejects with a RequestError (refused, or the harness went away first).
    */
   request<N extends AnsweredRequestName>(name: N, params: RequestParams[N], options?: RequestOptions): Promise<RequestResults[N]> {
-    return request(this.channel, REQUESTS[name], params as never, options) as Promise<RequestResults[N]>;
+    return request(this.channel, requestKind(name), params, options);
   }
 
   /**
@@ -311,10 +311,9 @@ export class Extension {
    * the error's message — is published once, under the request's id.
    */
   serve<N extends EventRequestName>(name: N, handler: (request: RequestPayloads[N]) => RequestResults[N] | Promise<RequestResults[N]>): void {
-    const kind = REQUESTS[name] as RequestType<EventRequestName>;
-    this.subscribe([], [kind.name]);
-    this.on(kind.name, (e) => {
-      if (!e.replay) void answerEvent(kind, e.data as never, handler as never, (result, data) => void this.emit(result, data as never));
+    this.subscribe([], [name]);
+    this.on(name, (e) => {
+      if (!e.replay) void answerEvent(name, e.data, handler, (result, data) => void this.emit(result, data));
     });
   }
 

@@ -23,7 +23,7 @@ export async function main(): Promise<void> {
   const workdirs = new Map<string, string>();
   // The model's `shell` commands run in the sandbox (SPEC-sandbox); `!cmd` user commands do not.
   const sandbox = new Sandbox({
-    host: { emit: (name, data) => ext.emit(name as never, data as never) },
+    host: { emit: (name, data) => ext.emit(name, data) },
     projectRoot,
     roots: resolveRoots(),
     ...(settings.sandbox !== undefined ? { launch: settings.sandbox } : {}),

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Sandbox } from "../../../handwritten/extensions/shell/sandbox/index.js";
+import type { SandboxStateReported } from "../../../generated/index.js";
 
 const made: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -21,7 +22,7 @@ describe("the sandbox's policy and its runtime", () => {
     writeFileSync(join(home, "config", "sandbox.yaml"), "filesystem:\n  deny_read: [~/private]\n");
     const states: string[] = [];
     const sandbox = new Sandbox({
-      host: { emit: (name, data) => name === "sandbox.state_reported" && states.push(String(data.state)) },
+      host: { emit: (name, data) => name === "sandbox.state_reported" && states.push((data as SandboxStateReported).state) },
       projectRoot: project,
       roots: { config: join(home, "config"), state: join(home, "state"), runtime: join(home, "run") },
     });

@@ -187,7 +187,7 @@ describe("answerEvent", () => {
   const payload = { request_id: "r-9", agent_id: "a-1", name: "greet" };
   const answer = async (handler: () => unknown, data: Record<string, unknown> = payload) => {
     const sent: Array<[string, Record<string, unknown>]> = [];
-    await answerEvent(REQUESTS["ui.skill_load"], data as never, handler as never, (name, d) => sent.push([name, d]));
+    await answerEvent("ui.skill_load", data as never, handler as never, (name, d) => sent.push([name, d]));
     return sent;
   };
 

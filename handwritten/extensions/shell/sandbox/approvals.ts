@@ -5,7 +5,7 @@
 // a new user prompt to its agent, a policy change or its deadline. A call has at most
 // SANDBOX_PROMPTS_PER_CALL open at once; connection asks in flight (a review, then a prompt) are
 // guarded here too, so one revocation reaches every stage.
-import type { SandboxApprovalOutcome, SandboxDecision, SandboxPermissionKind } from "../../../../generated/index.js";
+import type { SandboxApprovalOutcome, SandboxApprovalRequested, SandboxDecision, SandboxPermissionKind } from "../../../../generated/index.js";
 import { randomHex } from "../../../startup/random.js";
 import type { Diagnostics } from "./diagnostics.js";
 import type { Reviewer } from "./review.js";
@@ -17,12 +17,20 @@ export const SANDBOX_APPROVAL_MAX_WAIT_MS = 10 * 60_000;
 /** The most approval requests one call may have open at once; more are refused at once. */
 export const SANDBOX_PROMPTS_PER_CALL = 16;
 
-/** What a prompt asks, and about which calls (the first is the one shown first; never empty). */
+/** The calls a prompt is about: never none (the first is the one shown first). */
+export type NamedCalls = readonly [CallRef, ...CallRef[]];
+
+/** Whether `calls` names at least one call. */
+export function namesSome(calls: readonly CallRef[]): calls is NamedCalls {
+  return calls.length > 0;
+}
+
+/** What a prompt asks, and about which calls. */
 export interface AskRequest {
   kind: SandboxPermissionKind;
   target: string;
   choices: SandboxDecision[];
-  calls: readonly CallRef[];
+  calls: NamedCalls;
 }
 
 interface PendingApproval {
@@ -30,7 +38,7 @@ interface PendingApproval {
   readonly kind: SandboxPermissionKind;
   readonly choices: readonly SandboxDecision[];
   readonly calls: readonly CallRef[];
-  readonly payload: Record<string, unknown>;
+  readonly payload: SandboxApprovalRequested;
   readonly resolve: (outcome: SandboxApprovalOutcome) => void;
   readonly timer: NodeJS.Timeout;
 }
@@ -58,12 +66,14 @@ export class Approvals {
     const id = `sbx-${randomHex(8)}`;
     const setup = this.reviewer.takeSetupOffer();
     const [first, ...others] = r.calls;
-    const payload = {
+    const payload: SandboxApprovalRequested = {
       approval_id: id,
       kind: r.kind,
       target: firstLine(r.target, 1024),
       choices: r.choices,
-      ...(first !== undefined ? { agent_id: first.agentId, call_id: first.callId, command: firstLine(first.command) } : {}),
+      agent_id: first.agentId,
+      call_id: first.callId,
+      command: firstLine(first.command),
       ...(others.length > 0 ? { other_calls: others.map((c) => ({ agent_id: c.agentId, call_id: c.callId, command: firstLine(c.command) })) } : {}),
       ...(setup !== undefined ? { classifier_setup: setup } : {}),
     };

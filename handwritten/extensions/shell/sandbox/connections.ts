@@ -4,7 +4,7 @@
 // attributed to already have SANDBOX_PROMPTS_PER_CALL requests open; otherwise it joins the ask in
 // flight for the same target and the same running commands, or starts one — one automatic review,
 // then one manual prompt — whose decision every connection waiting on it shares.
-import { SANDBOX_PROMPTS_PER_CALL, type Approvals } from "./approvals.js";
+import { SANDBOX_PROMPTS_PER_CALL, namesSome, type Approvals, type NamedCalls } from "./approvals.js";
 import type { Diagnostics } from "./diagnostics.js";
 import type { NetworkVerdict, SandboxLifecycle } from "./lifecycle.js";
 import type { CallNotes } from "./notes.js";
@@ -70,7 +70,7 @@ export class ConnectionAsks {
       note(`a connection to ${target} was refused: ${shown} is not on the network allowlist and nobody was asked (${why}); the user can allow it with \`:sandbox network allow add ${shown}\` in the interactive UI`);
       return deny(`${shown} is not on the sandbox's network allowlist; the user can allow it with :sandbox network allow add ${shown}`);
     }
-    if (calls.length === 0 || calls.length > SANDBOX_CALLS_NAMED_MAX) {
+    if (!namesSome(calls) || calls.length > SANDBOX_CALLS_NAMED_MAX) {
       // No prompt that names nobody, or only some of those who may have asked.
       diagnostics.record("refused", "network", calls[0]?.callId);
       note(`a connection to ${target} was refused at once: more than ${SANDBOX_CALLS_NAMED_MAX} sandboxed commands were running, so it could not be told which one asked`);
@@ -106,7 +106,7 @@ export class ConnectionAsks {
    * One ask for `target` on behalf of `calls`: the automatic review (only when one command runs,
    * the only case a connection can be tied to one agent's intent), then the manual prompt.
    */
-  private start(key: string, target: string, host: string, calls: readonly CallRef[]): HostAsk {
+  private start(key: string, target: string, host: string, calls: NamedCalls): HostAsk {
     const { life, reviewer, approvals, diagnostics } = this.p;
     const guard = approvals.guard(calls);
     const signal = guard.controller.signal;

@@ -3,6 +3,7 @@
 import { lstatSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve, sep } from "node:path";
+import type { FilesystemPathEntry, SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime";
 import type { SandboxConfig } from "../../../../generated/index.js";
 import type { Roots, SandboxLayer } from "../../../config/index.js";
 import { scanProject, scannedDenyWrite, type ProjectScan } from "./project-scan.js";
@@ -153,8 +154,13 @@ export function effectivePolicy(config: SandboxConfig, projectRoot: string, root
 }
 
 /** A literal path entry of the runtime: never read as a pattern, so a missing path is denied too. */
-type LiteralEntry = { path: string; literal: true };
-type PathEntry = string | LiteralEntry;
+type LiteralEntry = Exclude<FilesystemPathEntry, string>;
+type PathEntry = FilesystemPathEntry;
+
+/** The runtime's configuration as tau writes it: every path list present. */
+export type RuntimePolicyConfig = SandboxRuntimeConfig & {
+  filesystem: { denyRead: PathEntry[]; allowRead: PathEntry[]; allowWrite: PathEntry[]; denyWrite: PathEntry[] };
+};
 
 /**
  * The runtime's configuration for one command; `extra` is a replay's one-off grant. `scan` is the
@@ -168,7 +174,7 @@ export function runtimeConfig(
   projectRoot: string,
   extra: { write?: string; read?: string } = {},
   scan: ProjectScan = scanProject(projectRoot),
-): { network: { allowedDomains: string[]; deniedDomains: string[] }; filesystem: { denyRead: PathEntry[]; allowRead: PathEntry[]; allowWrite: PathEntry[]; denyWrite: PathEntry[] } } {
+): RuntimePolicyConfig {
   const literal = (path: string): LiteralEntry => ({ path, literal: true });
   const inProject = (p: string): boolean => p !== projectRoot && within(p, projectRoot);
   const protectedBound = policy.protected.filter((p) => !inProject(p) || exists(p));

@@ -194,7 +194,7 @@ export class SandboxedRunner {
       return last;
     }
     this.wrapCounts.built++;
-    const wrapped = await runtime.wrapWithSandbox(WRAPPED_COMMAND, "bash", config as never, undefined, { commandId: randomHex(16) });
+    const wrapped = await runtime.wrapWithSandbox(WRAPPED_COMMAND, "bash", config, undefined, { commandId: randomHex(16) });
     this.runtimeWraps++;
     const mounts = planMounts(wrapped);
     const bridge = this.life.platform === "linux" ? runtime.getLinuxHttpSocketPath() : undefined;

@@ -1,12 +1,12 @@
 // The shapes the sandbox's modules share: what it needs of its extension, how it is set up, and
 // one `shell` call as the extension hands it over.
-import type { SandboxLaunch } from "../../../../generated/index.js";
+import type { EventName, EventPayloads, SandboxLaunch } from "../../../../generated/index.js";
 import type { Roots } from "../../../config/index.js";
 
 /** What the sandbox needs of its extension: publishing, and nothing else. */
 export interface SandboxHost {
   /** Publishes; may say whether the event was handed to the harness (`queued`) or not. */
-  emit(name: string, data: Record<string, unknown>): unknown;
+  emit<N extends EventName>(name: N, data: EventPayloads[N]): unknown;
 }
 
 export interface SandboxOptions {
