@@ -109,6 +109,25 @@ describe("nothing of a session outlives it", () => {
     expect((await s.shell("echo again")).output).toBe("again\n[exit code 0]");
     expect(gitStatus(s.w.project)).toBe(before);
   });
+  it("[sandbox.leak.sigkill-every-tau-process] SIGKILL of every tau process at once (daemon, extensions and the reaper) mid-command: within 5 s nothing of the session is left", async () => {
+    const s = await SandboxSession.start(fake, cleanups);
+    expect(await s.settled()).toMatchObject({ state: "active" });
+    const ext = shellExtension(s.daemon.pid);
+    const { processes } = await sleepingCommand(s, ext);
+    const all = [...new Set([...processTree(s.daemon.pid), ...processes])];
+    // What a user's `kill -9` of tau reaches: the daemon, the extensions and the reaper (all tau's
+    // own programs), not bubblewrap, its relays or the command.
+    const tau = all.filter((p) => p === s.daemon.pid || / ext [a-z_-]+\b/.test(commandLine(p)) || commandLine(p).startsWith("tau-shell-reaper"));
+    expect(tau).toEqual(expect.arrayContaining([s.daemon.pid, ext]));
+    expect(tau.some((p) => commandLine(p).startsWith("tau-shell-reaper"))).toBe(true);
+    expect(all.some((p) => !tau.includes(p) && commandLine(p).startsWith("bwrap"))).toBe(true);
+    for (const p of tau) process.kill(p, "SIGKILL");
+    await waitFor(() => all.every((p) => !running(p)), "every process of the session to be gone", {
+      timeoutMs: GONE_WITHIN_MS,
+      pollMs: 50,
+      detail: () => `left: ${all.filter(running).map((p) => `${p} ${commandLine(p)}`).join("; ")}`,
+    });
+  });
 });
 
 describe("no file appears in the project because of the sandbox", () => {

@@ -15,6 +15,7 @@ import { RuntimeLeftovers } from "./runtime-leftovers.js";
 import { effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
 import { recoverAfterCrash } from "./running-record.js";
 import { SharedNetwork } from "./shared-network.js";
+import { socatDyingWithParent } from "./parent-death.js";
 import { firstLine, type SandboxOptions } from "./types.js";
 
 export type Runtime = (typeof import("@anthropic-ai/sandbox-runtime"))["SandboxManager"];
@@ -59,6 +60,8 @@ export class SandboxLifecycle {
   private policyLoaded: Promise<boolean> | undefined;
   private started: Promise<void> | undefined;
   private readonly leftovers = new RuntimeLeftovers();
+  /** The socat the runtime starts its bridges with (parent-death.ts); undefined: socat from PATH. */
+  private socatPath: string | undefined;
   /** The network namespace the session's commands share (Linux), made while the runtime loads. */
   readonly network = new SharedNetwork();
 
@@ -112,6 +115,8 @@ export class SandboxLifecycle {
     const network = this.platform === "linux" ? this.network.start(this.proxySocket()) : Promise.resolve(false);
     const { SandboxManager } = loadRuntime();
     mark("sandbox runtime loaded");
+    // The runtime's bridges end with this process even when the reaper is killed with it.
+    if (this.platform === "linux") this.socatPath = socatDyingWithParent(this.runtimeFolder());
     // The runtime's TMPDIR for commands: a folder of this user's, made writable below.
     process.env.CLAUDE_CODE_TMPDIR = this.commandTmpdir();
     // The runtime protects names it finds in its working directory (shell and editor settings, git
@@ -175,9 +180,14 @@ export class SandboxLifecycle {
 
   /** Where the shared namespace's relays reach this process: a folder of this user's alone in tau's runtime root. */
   private proxySocket(): string {
+    return join(this.runtimeFolder(), `${process.pid}.sock`);
+  }
+
+  /** The sandbox's folder in tau's runtime root: this user's alone, which no command can write. */
+  private runtimeFolder(): string {
     const dir = join(this.o.roots.runtime, "sandbox");
     ensureRuntimeDir(dir);
-    return join(dir, `${process.pid}.sock`);
+    return dir;
   }
 
   /** The runtime's working directory: an empty folder of this user's in tau's state root, which no command can write. */
@@ -197,7 +207,8 @@ export class SandboxLifecycle {
   }
 
   runtimeConfig(extra: { write?: string; read?: string } = {}): ReturnType<typeof runtimeConfig> {
-    return runtimeConfig(this.policy(), this.o.projectRoot, extra);
+    const config = runtimeConfig(this.policy(), this.o.projectRoot, extra);
+    return this.socatPath === undefined ? config : { ...config, socatPath: this.socatPath };
   }
 
   get mode(): SandboxMode {

@@ -12,6 +12,7 @@ import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { builtin } from "../../../startup/builtin.js";
 import { processStart, reapIfOrphaned, unrefPipe } from "../tools/index.js";
+import { diesWithThisProcess } from "./parent-death.js";
 
 /** The relays' ports inside the namespace: those the runtime's wrap points HTTP_PROXY and ALL_PROXY at. */
 const RELAY_PORTS = [3128, 1080] as const;
@@ -147,8 +148,12 @@ export class SharedNetwork {
     const relay = (port: number): string =>
       `{ ${joinQuoted([socat])} TCP6-LISTEN:${port},ipv6only=0,fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} || exec ${joinQuoted([socat])} TCP4-LISTEN:${port},fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])}; } >/dev/null 2>&1 &`;
     const script = [...RELAY_PORTS.map(relay), "wait"].join("\n");
-    const holder = cp.spawn("bwrap", ["--new-session", "--die-with-parent", "--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--info-fd", "3", "--", "bash", "-c", script], {
-      argv0: "bwrap",
+    const bwrap = ["bwrap", "--new-session", "--die-with-parent", "--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--info-fd", "3", "--", "bash", "-c", script];
+    // bubblewrap's --die-with-parent ends what runs inside it, not bubblewrap itself: with the
+    // kernel's parent-death signal set before it starts (setpriv, then exec), the holder ends with
+    // this process even when the reaper is killed with it (a `kill -9` of every tau process).
+    const [file, ...args] = diesWithThisProcess(bwrap);
+    const holder = cp.spawn(file as string, args, {
       // A group of its own, listed with the reaper: it goes with this process whatever ends it.
       detached: true,
       stdio: ["ignore", "ignore", "ignore", "pipe"],

@@ -1,0 +1,41 @@
+// Programs the sandbox starts on the host end with this process, whatever ends it (SPEC-sandbox,
+// "Nothing outlives the session"). The reaper ends what it was told of, but a `kill -9` of every tau
+// process takes the reaper too, and a program started in the moment before the reaper is told of it
+// is not listed yet. The kernel's parent-death signal covers both: `setpriv --pdeathsig KILL` sets
+// it and then becomes the program, so the program is killed when this process ends.
+import { existsSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** The absolute path of `name` in one of PATH's folders, or undefined. */
+export function onPath(name: string, path = process.env.PATH ?? "/usr/bin:/bin"): string | undefined {
+  for (const dir of path.split(":")) {
+    if (!dir.startsWith("/")) continue;
+    const file = join(dir, name);
+    if (existsSync(file)) return file;
+  }
+  return undefined;
+}
+
+/** `argv` prefixed so that it is killed when this process ends; as it is where setpriv is missing. */
+export function diesWithThisProcess(argv: readonly string[]): string[] {
+  const setpriv = onPath("setpriv");
+  return setpriv === undefined ? [...argv] : [setpriv, "--pdeathsig", "KILL", "--", ...argv];
+}
+
+/**
+ * A socat for the runtime (its `socatPath`): a script in `dir` (tau's runtime folder of this user's,
+ * which no command can write) that starts the real socat with the parent-death signal set, so the
+ * runtime's bridges end with this process. Undefined (the runtime then finds socat on PATH) where
+ * socat or setpriv is missing.
+ */
+export function socatDyingWithParent(dir: string): string | undefined {
+  const socat = onPath("socat");
+  const setpriv = onPath("setpriv");
+  if (socat === undefined || setpriv === undefined) return undefined;
+  const quote = (s: string): string => `'${s.replace(/'/g, `'"'"'`)}'`;
+  const file = join(dir, "socat");
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, `#!/bin/sh\nexec ${quote(setpriv)} --pdeathsig KILL -- ${quote(socat)} "$@"\n`, { mode: 0o700 });
+  renameSync(temp, file);
+  return file;
+}
