@@ -1,6 +1,8 @@
 // Spawning a configured extension: argv from prefix + command + suffix, an environment without
 // TAU_SECRET_* variables, and diagnostics that never carry arguments, environment or secrets.
 import { spawn, type ChildProcess } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
 import type { ExtensionConfig } from "../../generated/index.js";
 import { withoutSecrets } from "../config/index.js";
 import { forTauProcess } from "../startup/extra-ca-certs.js";
@@ -36,11 +38,43 @@ export function spawnDiagnostic(config: ExtensionConfig, executable: string, err
   return `extension "${diagnosticField(config.name)}" could not start "${diagnosticField(executable)}"${where}: ${code}`;
 }
 
-/** Spawns an extension; one that runs tau itself (`tau ext …`) starts with its NODE_EXTRA_CA_CERTS deferred. */
+/**
+ * Spawns an extension; one that runs tau itself (`tau ext …`) starts with its NODE_EXTRA_CA_CERTS
+ * deferred. On Linux it starts with the kernel's parent-death signal (`setpriv --pdeathsig KILL`,
+ * which then becomes the extension): an extension that ignores its input's end and SIGTERM still
+ * ends with a daemon killed before it could escalate. Only an executable found and executable is
+ * started so, so that a missing one still fails the spawn with its own error.
+ */
 export function spawnExtension(config: ExtensionConfig, argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): ChildProcess {
   const [executable, ...args] = argv as [string, ...string[]];
   const own = withoutSecrets(env);
-  return spawn(executable, args, { cwd, env: config.command[0] === "tau" ? forTauProcess(own) : own, stdio: ["pipe", "pipe", "pipe"] });
+  const options = { cwd, env: config.command[0] === "tau" ? forTauProcess(own) : own, stdio: ["pipe", "pipe", "pipe"] as ["pipe", "pipe", "pipe"] };
+  const setpriv = process.platform === "linux" ? executableOnPath("setpriv", process.env.PATH) : undefined;
+  const resolved = setpriv === undefined ? undefined : executableOnPath(executable, own.PATH, cwd);
+  if (setpriv === undefined || resolved === undefined) return spawn(executable, args, options);
+  return spawn(setpriv, ["--pdeathsig", "KILL", "--", resolved, ...args], options);
+}
+
+/** `name` as spawn would find it (a path against `cwd`, else PATH's folders), when it is an executable file. */
+function executableOnPath(name: string, path: string | undefined, cwd = process.cwd()): string | undefined {
+  const runnable = (file: string): boolean => {
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (name.includes("/")) {
+    const file = resolvePath(cwd, name);
+    return runnable(file) ? file : undefined;
+  }
+  for (const dir of (path ?? "/usr/bin:/bin").split(":")) {
+    if (dir === "") continue;
+    const file = resolvePath(cwd, dir, name);
+    if (runnable(file)) return file;
+  }
+  return undefined;
 }
 
 /**

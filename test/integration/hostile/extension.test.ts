@@ -127,6 +127,18 @@ describe("a hostile extension", () => {
     ui.close();
   });
 
+  it("[host.daemon-killed.extension-ends] an extension that ignores SIGTERM and lingers after its input ends still ends with a SIGKILLed daemon", async () => {
+    const d = await daemonWith([hostile("pylinger", { tools: ["pylingertool"], ignore_term: true })]);
+    const ui = await watchSession(d);
+    await waitFor(() => ui.deliveriesOf("tool.register", (x) => x.name === "pylingertool").length === 1, "the tool", 30_000);
+    const pid = childPid(d.pid, "hostile_extension.py") as number;
+    expect(pid).toBeGreaterThan(0);
+    ui.close();
+    process.kill(d.pid, "SIGKILL");
+    // Its input ends and it stays (hostile_extension.py's linger): only the parent-death signal ends it.
+    await waitFor(() => gone(pid), "the extension to end with its daemon", 5_000);
+  });
+
   it("[host.connection-closed.eof] an extension that closes its output is treated as exited though its process lingers", async () => {
     const d = await daemonWith([hostile("pyeof", { tools: ["pyeofhang"] }), driver]);
     const ui = await watchSession(d);
