@@ -109,11 +109,14 @@ describe("nothing of a session outlives it", () => {
     expect((await s.shell("echo again")).output).toBe("again\n[exit code 0]");
     expect(gitStatus(s.w.project)).toBe(before);
   });
-  it("[sandbox.leak.sigkill-every-tau-process] SIGKILL of every tau process at once (daemon, extensions and the reaper) mid-command: within 5 s nothing of the session is left", async () => {
+  it("[sandbox.leak.sigkill-every-tau-process] SIGKILL of every tau process at once (daemon, extensions and the reaper) mid-command: within 5 s no process of the session and no bridge's socket is left", async () => {
     const s = await SandboxSession.start(fake, cleanups);
     expect(await s.settled()).toMatchObject({ state: "active" });
     const ext = shellExtension(s.daemon.pid);
-    const { processes } = await sleepingCommand(s, ext);
+    const { processes, sockets } = await sleepingCommand(s, ext);
+    // With the reaper killed too, the bridges' own sockets go only because each bridge removes its own.
+    const bridges = sockets.filter((f) => f.includes("claude-http-"));
+    expect(bridges.length).toBeGreaterThan(0);
     const all = [...new Set([...processTree(s.daemon.pid), ...processes])];
     // What a user's `kill -9` of tau reaches: the daemon, the extensions and the reaper (all tau's
     // own programs), not bubblewrap, its relays or the command.
@@ -122,10 +125,10 @@ describe("nothing of a session outlives it", () => {
     expect(tau.some((p) => commandLine(p).startsWith("tau-shell-reaper"))).toBe(true);
     expect(all.some((p) => !tau.includes(p) && commandLine(p).startsWith("bwrap"))).toBe(true);
     for (const p of tau) process.kill(p, "SIGKILL");
-    await waitFor(() => all.every((p) => !running(p)), "every process of the session to be gone", {
+    await waitFor(() => all.every((p) => !running(p)) && bridges.every((f) => !existsSync(f)), "every process of the session and every bridge's socket to be gone", {
       timeoutMs: GONE_WITHIN_MS,
       pollMs: 50,
-      detail: () => `left: ${all.filter(running).map((p) => `${p} ${commandLine(p)}`).join("; ")}`,
+      detail: () => `left: ${all.filter(running).map((p) => `${p} ${commandLine(p)}`).join("; ")} ${bridges.filter((f) => existsSync(f)).join(" ")}`,
     });
   });
 });

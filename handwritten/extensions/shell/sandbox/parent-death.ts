@@ -25,8 +25,9 @@ export function diesWithThisProcess(argv: readonly string[]): string[] {
 /**
  * A socat for the runtime (its `socatPath`): a script in `dir` (tau's runtime folder of this user's,
  * which no command can write) that starts the real socat with the parent-death signal set, so the
- * runtime's bridges end with this process. Undefined (the runtime then finds socat on PATH) where
- * socat or setpriv is missing.
+ * runtime's bridges end with this process. The signal is SIGTERM, not SIGKILL: socat ends on it
+ * and removes the socket it listens on, which a killed socat leaves in the temp folder. Undefined
+ * (the runtime then finds socat on PATH) where socat or setpriv is missing.
  */
 export function socatDyingWithParent(dir: string): string | undefined {
   const socat = onPath("socat");
@@ -35,7 +36,7 @@ export function socatDyingWithParent(dir: string): string | undefined {
   const quote = (s: string): string => `'${s.replace(/'/g, `'"'"'`)}'`;
   const file = join(dir, "socat");
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `#!/bin/sh\nexec ${quote(setpriv)} --pdeathsig KILL -- ${quote(socat)} "$@"\n`, { mode: 0o700 });
+  writeFileSync(temp, `#!/bin/sh\nexec ${quote(setpriv)} --pdeathsig TERM -- ${quote(socat)} "$@"\n`, { mode: 0o700 });
   renameSync(temp, file);
   return file;
 }

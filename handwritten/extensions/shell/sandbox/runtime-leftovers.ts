@@ -11,6 +11,8 @@ import { reapIfOrphaned } from "../tools/index.js";
 const SCAN_INTERVAL_MS = 20;
 /** How many of the runtime's proxy sockets are looked for (one per set-up; a session sets up once, again after a reset). */
 const PROXY_SOCKETS_LOOKED_FOR = 8;
+/** What a bridge's process is called on its way to socat: the parent-death script (named socat), setpriv, socat. */
+const BRIDGE_STAGES = new Set(["socat", "setpriv"]);
 
 export class RuntimeLeftovers {
   private readonly listed = new Map<string, () => void>();
@@ -39,14 +41,16 @@ export class RuntimeLeftovers {
         }
         const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
         const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-        if (ppid !== process.pid || comm !== "socat") continue;
-        this.listed.set(`p${entry}`, reapIfOrphaned({ kind: "process", pid: Number(entry) }));
+        if (ppid !== process.pid || !BRIDGE_STAGES.has(comm)) continue;
         let args: string[] = [];
         try {
           args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
         } catch {
-          // gone meanwhile
+          continue; // gone meanwhile
         }
+        // A bridge is socat from the start (the parent-death script, then setpriv, keep socat's arguments).
+        if (comm !== "socat" && !args.some((a) => /(^|\/)socat$/.test(a))) continue;
+        this.listed.set(`p${entry}`, reapIfOrphaned({ kind: "process", pid: Number(entry) }));
         for (const a of args) {
           const m = /^UNIX-LISTEN:([^,]+)/.exec(a);
           if (m !== null) this.listSocket(m[1] as string);
