@@ -300,6 +300,8 @@ export class Harness {
     for (const id of members) this.unloaded.delete(id);
     this.team.restoreWatches(events);
     this.journals.restoreCalls.reconcile(new Map([...this.agents].map(([id, a]) => [id, a.log])));
+    // Resumed agents are idle until prompted: their journals hold no descriptor (SPEC-journal-storage).
+    for (const a of this.agents.values()) a.log.rest();
   }
 
   /**
@@ -462,6 +464,8 @@ export class Harness {
         return (log?.readRange(from, to, maxBytes) ?? []).map((r) => recordEvent(r, log?.path ?? null));
       },
       agentRecordCount: (agentId) => this.agents.get(agentId)?.log.nextSeq ?? 0,
+      agentIdle: (agentId) => this.agents.get(agentId)?.log.rest(),
+      agentAtWork: (agentId) => this.agents.get(agentId)?.log.wake(),
       parentOf: (agentId) => {
         const fold = this.agents.get(agentId)?.fold;
         if (fold?.parent_id !== undefined && this.agents.has(fold.parent_id) && !this.unloaded.has(fold.parent_id)) return fold.parent_id;

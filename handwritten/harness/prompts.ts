@@ -58,6 +58,10 @@ export interface PromptPort {
   /** An agent journal's records (for loading a resumed agent's transcript) and its length. */
   agentRecords: AgentRecords;
   agentRecordCount(agentId: string): number;
+  /** The agent has nothing to do (no turn, compaction or prompt waiting): its journal holds no descriptor. */
+  agentIdle?(agentId: string): void;
+  /** The agent takes up work (a turn, a compaction, its transcript's load): its journal stays open between uses. */
+  agentAtWork?(agentId: string): void;
   /**
    * The parent of an agent another agent started, while it is a member of the session (a review is
    * delegated to it); `null` for such an agent without that connection; undefined for a top-level agent.

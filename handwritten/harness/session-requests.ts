@@ -136,6 +136,8 @@ export class SessionRequests {
       if (o.displayName !== undefined) {
         await this.port.publish("agent.metadata_set", { agent_id: agentId, key: "display_name", value: o.displayName, by: o.by ?? { class: "harness" } });
       }
+      // Idle until its first prompt: its journal holds no descriptor meanwhile (SPEC-journal-storage).
+      log.rest();
       return undefined;
     } catch (err) {
       return letGo(fitText(`could not create the agent: ${err instanceof Error ? err.message : String(err)}`));

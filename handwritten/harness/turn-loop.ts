@@ -28,6 +28,10 @@ export interface TurnLoopPort {
   generationOf(instance: string): number | undefined;
   /** What a prompt's rounds are told and may call, captured at its first round (SPEC-tool-routing). */
   snapshot(agentId: string, onlyTools: ReadonlySet<string> | undefined): PromptSnapshot;
+  /** The agent has nothing to do (no turn, compaction or prompt waiting). */
+  agentIdle?(agentId: string): void;
+  /** The agent takes up work (a turn, a compaction, its transcript's load). */
+  agentAtWork?(agentId: string): void;
 }
 
 /** What the turn loop asks of compaction (compactor.ts). */
@@ -135,15 +139,19 @@ export class TurnLoop implements RoundOwner<Turn> {
     const s = l.prompts;
     if (s.turn || l.compaction.active || s.awaitingModels) return;
     // A resumed agent's first prompt: its transcript is read from the journal first.
-    if (!l.conversation.transcript) return this.loadThenDispatch(agentId, l);
+    if (!l.conversation.transcript) {
+      this.port.agentAtWork?.(agentId);
+      return this.loadThenDispatch(agentId, l);
+    }
     if (s.turn || l.compaction.active) return;
     // Compactions asked for (`:compact`, `agent_compact`) run before the next prompt.
     const asked = this.compaction.takeRequest(l);
     if (asked) {
+      this.port.agentAtWork?.(agentId);
       await this.compaction.runRequest(agentId, l, asked);
       return this.dispatch(agentId);
     }
-    if (s.queue.length === 0) return;
+    if (s.queue.length === 0) return this.port.agentIdle?.(agentId);
     // Prompts that arrive while the extensions start wait for them: their providers decide the model.
     const starting = this.models.starting;
     if (starting !== undefined) {
@@ -159,6 +167,7 @@ export class TurnLoop implements RoundOwner<Turn> {
       return this.dispatch(agentId, true);
     }
     const next = s.queue.shift() as Queued;
+    this.port.agentAtWork?.(agentId);
     // An owed compaction, or a context past the threshold, is compacted before the turn starts.
     const owed = await this.compaction.beforeRound(agentId, l);
     if (owed !== undefined) {

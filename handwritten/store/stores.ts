@@ -71,22 +71,47 @@ export class EventLog {
     return this.checkpointedEnd < 0 ? this.journal.end : this.journal.end - this.checkpointedEnd;
   }
   readRange(from: number, to: number, maxBytes?: number): JournalRecord[] {
-    return this.journal.readRange(from, to, maxBytes);
+    return this.used(() => this.journal.readRange(from, to, maxBytes));
   }
   windowStart(end: number, maxRecords: number, maxBytes: number): number {
-    return this.journal.windowStart(end, maxRecords, maxBytes);
+    return this.used(() => this.journal.windowStart(end, maxRecords, maxBytes));
   }
   append(input: AppendInput): JournalRecord {
-    return this.journal.append({
-      seq: this.journal.nextSeq,
-      event: input.event,
-      parent: input.parent ?? null,
-      source: input.source,
-      recorded_at: input.recorded_at ?? nowMicros(),
-    });
+    return this.used(() =>
+      this.journal.append({
+        seq: this.journal.nextSeq,
+        event: input.event,
+        parent: input.parent ?? null,
+        source: input.source,
+        recorded_at: input.recorded_at ?? nowMicros(),
+      }),
+    );
   }
   readAll(): JournalRecord[] {
-    return this.journal.readAll();
+    return this.used(() => this.journal.readAll());
+  }
+  /**
+   * Its owner is idle: the journal gives its descriptor back, and again after every use (a roster
+   * read, a title written) until `wake` (the writer lock stays held all the while).
+   */
+  rest(): void {
+    this.resting = true;
+    this.park();
+  }
+  /** Its owner is at work: the descriptor stays open between uses (in the process's bounded pool). */
+  wake(): void {
+    this.resting = false;
+  }
+  private resting = false;
+  private used<T>(use: () => T): T {
+    try {
+      return use();
+    } finally {
+      if (this.resting) this.park();
+    }
+  }
+  private park(): void {
+    if (this.journal instanceof FileJournal) this.journal.park();
   }
   /**
    * Replaces the journal with `records`, renumbered from seq 0, atomically (journal.ts `rewrite`),
