@@ -113,7 +113,7 @@ export function checkTurnsClosed(histories: ReadonlyMap<string, readonly Journal
   return out;
 }
 
-/** Each call ran at most once (marker file, `tool.started`) and got at most one outcome; every call has one, or its turn was cut. */
+/** Each call ran at most once (marker file, `tool.started`) and got exactly one outcome. */
 export function checkTools(restore: readonly JournalRecord[], journals: ReadonlyMap<string, readonly JournalRecord[]>, runs: readonly string[]): Violation[] {
   const out: Violation[] = [];
   const count = (xs: Iterable<string>) => {
@@ -140,8 +140,8 @@ export function checkTools(restore: readonly JournalRecord[], journals: Readonly
     if (seen.has(id) || outcomes.has(id)) continue;
     seen.add(id);
     const prompt = r.event.data.prompt_id === undefined ? undefined : String(r.event.data.prompt_id);
+    // Every call has one, its turn cut or not: a resume closes a call a crash cut (harness/restore-calls.ts).
     const turn = prompt === undefined ? undefined : closedTurns.get(prompt);
-    if (turn === "dispatch_uncertain" || turn === "interrupted") continue;
     out.push({ invariant: "calls.unclosed", detail: `call ${id} (${String(r.event.data.tool)}) of prompt ${prompt ?? "-"} has no outcome; its turn ${turn === undefined ? "is not closed" : `closed ${turn}`}` });
   }
   return out;
