@@ -65,6 +65,55 @@ const pkceWithoutDynamicImport: Plugin = {
 };
 
 /**
+ * The sandbox runtime (`@anthropic-ai/sandbox-runtime`, ES modules) bundled on its own as
+ * dist/fast/sandbox-runtime.cjs, so the shell extension loads it with a code cache instead of
+ * resolving and compiling its module graph at every start. It finds its helper programs (the seccomp
+ * filter, its vendor folder) from `import.meta.url`: each file's own URL is kept, resolved at run time
+ * from wherever node_modules holds the package. node-forge (its TLS interception, which tau does not
+ * turn on) is required on first use rather than initialized at load. Its `whichSync` runs `which` as
+ * a process (at set-up for each program, and for every command's shell): it looks on PATH itself,
+ * as `which` does, without a process.
+ */
+const RUNTIME_DIST = /@anthropic-ai[\\/]sandbox-runtime[\\/]dist[\\/](.*\.js)$/;
+const WHICH_WITHOUT_A_PROCESS = `import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, join } from "node:path";
+/** The first executable file named \`bin\` on PATH (a name with a slash: that file), or null. */
+export function whichSync(bin) {
+  const executable = (file) => {
+    try {
+      if (!statSync(file).isFile()) return false;
+      accessSync(file, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (bin.includes("/")) return executable(bin) ? bin : null;
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (dir !== "" && executable(join(dir, bin))) return join(dir, bin);
+  }
+  return null;
+}
+`;
+const sandboxRuntimeOwnFiles: Plugin = {
+  name: "sandbox-runtime-own-files",
+  setup(b) {
+    b.onLoad({ filter: RUNTIME_DIST }, (args) => {
+      const rel = (RUNTIME_DIST.exec(args.path)?.[1] ?? "").replace(/\\/g, "/");
+      const own = `require("node:url").pathToFileURL(require("node:path").join(require("node:path").dirname(require("node:module").createRequire(__filename).resolve("@anthropic-ai/sandbox-runtime")), ${JSON.stringify(rel)})).href`;
+      if (rel === "utils/which.js") return { contents: WHICH_WITHOUT_A_PROCESS, loader: "js" };
+      let text = readFileSync(args.path, "utf8").replace(/import\.meta\.url/g, own);
+      if (/from 'node-forge'/.test(text)) {
+        const next = text.replace("import forge from 'node-forge';", 'const forge = new Proxy({}, { get: (_t, k) => require("node-forge")[k] });');
+        if (next === text) throw new Error(`${args.path}: expected \`import forge from 'node-forge';\``);
+        text = next;
+      }
+      return { contents: text, loader: "js" };
+    });
+  },
+};
+
+/**
  * generated/validators.js loads each schema's validator from `./validators/<Name>.cjs` beside it
  * (generated/validators/ when run from source). Every bundled output that contains it sits one
  * folder below dist/ (dist/fast/, dist/cli/, dist/ext/, dist/chunks/: checked after the build, see
@@ -193,6 +242,8 @@ export async function buildAll(): Promise<void> {
         "fast/daemon": "handwritten/harness/daemon-start.ts",
         "fast/daemon-harness": "handwritten/harness/daemon-main.ts",
         ...extensionEntries(),
+        // Loaded by the shell extension when it sets its sandbox up (sandbox/lifecycle.ts).
+        "fast/sandbox-runtime": "node_modules/@anthropic-ai/sandbox-runtime/dist/index.js",
       },
       outExtension: { ".js": ".cjs" },
       format: "cjs",
@@ -203,7 +254,7 @@ export async function buildAll(): Promise<void> {
       define: { "import.meta.url": "__tau_bundle_url" },
       banner: { js: 'var __tau_bundle_url = require("node:url").pathToFileURL(__filename).href;' },
       metafile: true,
-      plugins: [inlineCreateRequire, validatorsFromDist, pkceWithoutDynamicImport],
+      plugins: [inlineCreateRequire, validatorsFromDist, pkceWithoutDynamicImport, sandboxRuntimeOwnFiles],
     }),
     // Each validator file on its own, with ajv's small runtime helper inlined: loading one resolves
     // nothing from node_modules.

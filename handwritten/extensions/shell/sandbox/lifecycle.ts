@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
 import type { SandboxConfig, SandboxMode, SandboxState } from "../../../../generated/index.js";
 import { loadSandboxConfig, type LoadedSandboxConfig } from "../../../config/index.js";
 import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
@@ -113,7 +114,8 @@ export class SandboxLifecycle {
     }
     // Made beside the runtime's loading: its processes start while this one loads the library.
     const network = this.platform === "linux" ? this.network.start(this.proxySocket()) : Promise.resolve(false);
-    const { SandboxManager } = loadRuntime();
+    const loaded = loadRuntime();
+    const { SandboxManager } = loaded.runtime;
     mark("sandbox runtime loaded");
     // The runtime's bridges end with this process even when the reaper is killed with it.
     if (this.platform === "linux") this.socatPath = socatDyingWithParent(this.runtimeFolder());
@@ -148,6 +150,7 @@ export class SandboxLifecycle {
     await network;
     mark("sandbox network namespace up");
     this.enter(this.userSuspended ? "suspended" : "active");
+    loaded.settled();
   }
 
   /** Loads sandbox.yaml's layers; false (and blocked) on an error. */
@@ -261,12 +264,31 @@ export class SandboxLifecycle {
   }
 }
 
+type RuntimeModule = typeof import("@anthropic-ai/sandbox-runtime");
+
+/** Whether this code runs from a bundle of dist/fast/ (its `import.meta.url` is the bundle's). */
+const BUNDLED = /\/dist\/fast\/[^/]+\.cjs$/.test(import.meta.url);
+
 /**
- * The runtime, loaded from node_modules when the sandbox is set up: never inlined into the shell
- * extension's bundle (it is large, and finds its own helper programs next to its files), and not
- * through import(), which a bundle compiled with a code cache cannot run (Node 20.19 loads ES
- * modules with require).
+ * The runtime, loaded when the sandbox is set up, never inlined into the shell extension's bundle
+ * (it is large, and most starts with the sandbox off need none of it). Bundled, it is
+ * dist/fast/sandbox-runtime.cjs beside this bundle, loaded with a code cache (`settled` writes the
+ * cache once set-up is done, so it holds what set-up compiled): build.ts keeps each of its files'
+ * own `import.meta.url`, so it finds its helper programs in node_modules. From source it is the
+ * package itself, through require (a bundle compiled with a code cache cannot run import(); Node
+ * 20.19 loads ES modules with require).
  */
-function loadRuntime(): typeof import("@anthropic-ai/sandbox-runtime") {
-  return createRequire(import.meta.url)("@anthropic-ai/sandbox-runtime") as typeof import("@anthropic-ai/sandbox-runtime");
+function loadRuntime(): { runtime: RuntimeModule; settled: () => void } {
+  const load = createRequire(import.meta.url);
+  if (BUNDLED) {
+    const { loadBundle } = load("../../bin/bundle-loader.cjs") as { loadBundle: (file: string) => { exports: RuntimeModule; settled: () => void } };
+    try {
+      const b = loadBundle(fileURLToPath(new URL("./sandbox-runtime.cjs", import.meta.url)));
+      return { runtime: b.exports, settled: b.settled };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      // an installation built before the runtime had a bundle of its own: the package, as from source
+    }
+  }
+  return { runtime: load("@anthropic-ai/sandbox-runtime") as RuntimeModule, settled: () => {} };
 }

@@ -139,12 +139,6 @@ export class SharedNetwork {
   private async startOnce(bridge: string, socat: string): Promise<boolean> {
     const cp = builtin<typeof import("node:child_process")>("child_process");
     if (Buffer.byteLength(bridge) > 100 || !(await this.serve(bridge))) return false;
-    const nsenter = await new Promise<boolean>((resolve) => {
-      const c = cp.spawn("nsenter", ["--version"], { stdio: "ignore" });
-      c.once("error", () => resolve(false));
-      c.once("exit", (code) => resolve(code === 0));
-    });
-    if (!nsenter) return false;
     const relay = (port: number): string =>
       `{ ${joinQuoted([socat])} TCP6-LISTEN:${port},ipv6only=0,fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} || exec ${joinQuoted([socat])} TCP4-LISTEN:${port},fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])}; } >/dev/null 2>&1 &`;
     const script = [...RELAY_PORTS.map(relay), "wait"].join("\n");
@@ -184,30 +178,37 @@ export class SharedNetwork {
       });
     });
     if (childPid === undefined || this.holder !== holder) return false;
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    while (!RELAY_PORTS.every((p) => listening(childPid, p))) {
-      if (Date.now() > deadline || this.holder !== holder) return false;
-      await new Promise((r) => setTimeout(r, 5));
-    }
     // The namespaces are the holder child's while its start time is the one read before and after opening them.
     const start = processStart(childPid);
     const user = openSync(`/proc/${childPid}/ns/user`, "r");
     const net = openSync(`/proc/${childPid}/ns/net`, "r");
     this.fds = [user, net];
     if (start === "-" || processStart(childPid) !== start || this.holder !== holder) return false;
+    // A bubblewrap started inside it, as commands' will be, while its relays come up: where this
+    // machine refuses that (nsenter missing, a security module), commands get a namespace each, as
+    // the runtime wraps them.
+    const entered = this.enterable(user, net);
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    while (!RELAY_PORTS.every((p) => listening(childPid, p))) {
+      if (Date.now() > deadline || this.holder !== holder) return false;
+      await new Promise((r) => setTimeout(r, 5));
+    }
     this.nsPid = childPid;
     this.nsStart = start;
-    // A bubblewrap started inside it, as commands' will be: where this machine refuses that (a
-    // security module, nsenter refused), commands get a namespace each, as the runtime wraps them.
+    return (await entered) && this.holder === holder;
+  }
+
+  /** Whether a bubblewrap starts inside the namespaces open at `user` and `net` (this process's descriptors). */
+  private enterable(user: number, net: number): Promise<boolean> {
+    const cp = builtin<typeof import("node:child_process")>("child_process");
     const probe = cp.spawn("nsenter", ["--preserve-credentials", `--user=/proc/${process.pid}/fd/${user}`, `--net=/proc/${process.pid}/fd/${net}`, "--", "bwrap", "--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"], {
       stdio: "ignore",
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     });
-    const entered = await new Promise<boolean>((resolve) => {
+    return new Promise<boolean>((resolve) => {
       probe.once("error", () => resolve(false));
       probe.once("exit", (code) => resolve(code === 0));
     });
-    return entered && this.holder === holder;
   }
 
   /** Listens on `path` (removed first: it is this process's own name), listed with the reaper. */
