@@ -1,7 +1,7 @@
 // The real `tau` in a pseudo-terminal, its output interpreted by a real terminal emulator
 // (@xterm/headless). The emulator's answers (cursor reports) go back into the pty, as a terminal's do.
 import { fileURLToPath } from "node:url";
-import pty from "node-pty";
+import pty from "@lydell/node-pty";
 import xterm from "@xterm/headless";
 import type { Terminal as TerminalType } from "@xterm/headless";
 import { openaiEnv, type Cleanups, type Workspace } from "./e2e.js";

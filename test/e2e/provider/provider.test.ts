@@ -7,7 +7,7 @@ import { processTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } 
 import { FakeOpenAI, errorResponse, textResponse } from "../../support/fake-openai.js";
 import { exitCodeOf } from "../../../handwritten/cli/errors.js";
 import { TAU_BIN } from "../../support/paths.js";
-import pty from "node-pty";
+import pty from "@lydell/node-pty";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s));
