@@ -1,14 +1,24 @@
 // What a session runs when harness.yaml configures no extensions: the first-party provider and
-// shell extensions. The provider talks to OPENAI_BASE_URL when it is set and is otherwise the
-// clearly labelled offline demo (`scripted`), so `tau run` works on a fresh machine.
+// shell extensions. The provider talks to OPENAI_BASE_URL when it is set, to OpenAI's own endpoint
+// when only an OpenAI key is (as other coding agents do), and is otherwise the clearly labelled
+// offline demo (`scripted`), so `tau run` works on a fresh machine.
 import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
 import { ConfigError, mcpExtension, profileExtension, profilesOf, type McpServers } from "../config/index.js";
 
 export const OPENAI_KEY_SECRET = "openai-api-key";
+/** Where an OpenAI key goes when OPENAI_BASE_URL names no endpoint: OpenAI's own. */
+export const OPENAI_OWN_BASE_URL = "https://api.openai.com/v1";
+/**
+ * The model used at OpenAI's own endpoint without OPENAI_MODEL: its listing's first entry may be an
+ * embedding or audio model, so the default is named rather than taken from the list.
+ */
+export const OPENAI_OWN_DEFAULT_MODEL = "gpt-5";
 
 export function defaultExtensions(env: NodeJS.ProcessEnv): ExtensionConfig[] {
-  const baseUrl = env.OPENAI_BASE_URL;
-  const hasKey = env.TAU_SECRET_OPENAI_API_KEY !== undefined;
+  const hasKey = (env.TAU_SECRET_OPENAI_API_KEY ?? "") !== "";
+  const baseUrl = env.OPENAI_BASE_URL || (hasKey ? OPENAI_OWN_BASE_URL : undefined);
+  // Without OPENAI_MODEL another server's first listed model is the default, else the provider's fallback.
+  const model = env.OPENAI_MODEL || (env.OPENAI_BASE_URL ? undefined : OPENAI_OWN_DEFAULT_MODEL);
   const provider: ExtensionConfig = {
     name: "provider",
     kind: "provider",
@@ -16,8 +26,7 @@ export function defaultExtensions(env: NodeJS.ProcessEnv): ExtensionConfig[] {
     command: ["tau", "ext", "provider"],
     startup_timeout_seconds: 30,
     config: baseUrl
-      ? // Without OPENAI_MODEL the server's first listed model is the default, else the provider's fallback.
-        { profile: "chat_completions", base_url: baseUrl, models: env.OPENAI_MODEL ? [{ id: env.OPENAI_MODEL }] : [], ...(hasKey ? { api_key_secret: OPENAI_KEY_SECRET } : {}) }
+      ? { profile: "chat_completions", base_url: baseUrl, models: model ? [{ id: model }] : [], ...(hasKey ? { api_key_secret: OPENAI_KEY_SECRET } : {}) }
       : { profile: "scripted" },
     ...(baseUrl && hasKey ? { secrets: [OPENAI_KEY_SECRET] } : {}),
   };

@@ -32,7 +32,7 @@ export function scriptedTurn(req: ProviderCall): ScriptedTurn {
     `You asked: ${JSON.stringify(asked.length > 200 ? `${asked.slice(0, 200)}…` : asked)}`,
   ];
   if (listing.length > 0) lines.push(`Your workspace has ${listing.length === 8 ? "at least " : ""}${listing.length} entries, starting with: ${listing.join(", ")}.`);
-  lines.push("To use a real model, set OPENAI_BASE_URL and OPENAI_API_KEY (any OpenAI-compatible endpoint) and run tau again.");
+  lines.push("To use a real model, set OPENAI_API_KEY (OpenAI's endpoint; add OPENAI_BASE_URL for any other OpenAI-compatible one, OPENAI_MODEL for its model) or add one with tau provider add, and run tau again.");
   const text = lines.join("\n");
   const words = text.split(/(?<= )/);
   const deltas: string[] = [];
