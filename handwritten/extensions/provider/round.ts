@@ -275,6 +275,9 @@ async function attempt(
 // ---------------------------------------------------------------------------------------------
 // The round, with retries
 
+/** Failures whose diagnostic names the endpoint: those a wrong base URL or key would cause. */
+const NAMES_ENDPOINT: ReadonlySet<string> = new Set(["network", "timeout", "authentication"]);
+
 /**
  * Runs one provider round against an endpoint of `family`: streams it, retries retryable failures
  * that happen before any delta was emitted, and returns the finished or failed report. Never
@@ -284,6 +287,7 @@ export async function streamRound(request: ProviderCall, profile: ProviderProfil
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
   const shared = { emitted: false };
   const secrets = [profile.apiKey];
+  let url: URL | undefined;
   const failed = (failure: ProviderFailure, attempts: number, suffix = ""): Failed => ({
     status: "failed",
     attempts,
@@ -291,14 +295,15 @@ export async function streamRound(request: ProviderCall, profile: ProviderProfil
       prompt_id: request.prompt_id,
       round: request.round,
       error_class: failure.errorClass,
+      // Where it went when the endpoint itself may be wrong (closed, unreachable, refusing the
+      // key): never its credentials or query.
       diagnostic: sanitizeDiagnostic(
-        `${failure.detail}${suffix}${attempts > 1 ? ` (after ${attempts} attempts)` : ""}`,
+        `${failure.detail}${url !== undefined && NAMES_ENDPOINT.has(failure.errorClass) ? ` at ${url.origin}${url.pathname}` : ""}${suffix}${attempts > 1 ? ` (after ${attempts} attempts)` : ""}`,
         secrets,
       ),
     },
   });
 
-  let url: URL;
   let payload: string;
   try {
     url = family.url(profile.baseUrl);

@@ -151,7 +151,8 @@ describe("how a tau run ends", () => {
       status: "unreachable",
       code: "TAU-E0408",
       exit: 5,
-      message: /the provider could not be reached: network: connection failed \(ECONNREFUSED\)/,
+      // The endpoint is named (a wrong or closed one is the usual cause).
+      message: /the provider could not be reached: network: connection failed \(ECONNREFUSED\) at http:\/\/127\.0\.0\.1:9\/v1\/chat\/completions \(after \d+ attempts\)/,
       set: (w) => ({ ...w, env: { ...w.env, OPENAI_BASE_URL: "http://127.0.0.1:9/v1" } }),
     },
     {
