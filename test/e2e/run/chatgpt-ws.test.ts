@@ -13,7 +13,7 @@ import { TAU_BIN } from "../../support/paths.js";
 import { waitFor } from "../../support/wait.js";
 import { runTau } from "../../support/run-tau.js";
 import { waitForOwnedDaemons } from "../../support/daemon.js";
-import { useCleanups, workspaceIn } from "../../support/e2e.js";
+import { attachUi, daemonIn, useCleanups, workspaceIn } from "../../support/e2e.js";
 import { FakeCodex, framesOf } from "../../support/fake-codex-ws.js";
 import { responsesStream } from "../../support/fake-responses.js";
 import { exitCodeOf } from "../../../handwritten/cli/errors.js";
@@ -181,8 +181,22 @@ describe("tau on the chatgpt_ws family", () => {
     const files = [...filesUnder(join(w.home, "state")), ...filesUnder(join(w.home, "runtime"))];
     expect(files.some((f) => f.endsWith("events.jsonl"))).toBe(true);
     for (const f of files) for (const t of tokens) expect(readFileSync(f).includes(t), f).toBe(false);
-    // The connection's lifecycle was published, credential-free: the endpoint and nothing else.
-    const noticed = files.map((f) => readFileSync(f, "utf8")).join("\n");
-    expect(noticed).toContain(`chatgpt_ws: connected to ws://127.0.0.1:${fake.port}/backend-api/codex/responses`);
+  });
+
+  it("[provider.ws.lifecycle-notice] the connection's lifecycle reaches an attached UI as a credential-free notice: the endpoint and nothing else", async () => {
+    const w = workspaceIn(cleanups, `providers:\n  cx:\n    api: chatgpt_ws\n    base_url: ${fake.baseUrl}\n    auth_url: ${fake.authUrl}\n    models: [gpt-fake]\nmodel: cx/gpt-fake\n`);
+    const env = { ...w.env, ...NO_OPENAI };
+    const first = fake.issue();
+    mkdirSync(join(w.home, "config", "secrets"), { recursive: true, mode: 0o700 });
+    writeFileSync(join(w.home, "config", "secrets", "provider-cx-oauth"), JSON.stringify({ access_token: first.access_token, refresh_token: first.refresh_token, id_token: first.id_token, expires_at: Date.now() + 3_600_000, account_id: "acct-fake-1" }), { mode: 0o600 });
+    fake.enqueue({ frames: framesOf(responsesStream([{ type: "message", id: "msg_1", text: "hi" }])) });
+    const d = await daemonIn(cleanups, env, ["--project-root", w.project]);
+    const c = await attachUi(cleanups, d);
+    const agent = await c.createAgent("r1");
+    c.emit("ui.prompt_submit", { agent_id: agent, mode: "queue", text: "hello" });
+    await c.next((m) => m.message === "deliver" && m.payload.event.name === "agent.outer_turn_finished", 30_000, "the turn's end");
+    const notices = c.deliveries().filter((x) => x.name === "extension.notice").map((x) => String(x.data.text));
+    expect(notices).toContain(`chatgpt_ws: connected to ws://127.0.0.1:${fake.port}/backend-api/codex/responses`);
+    for (const n of notices) for (const t of [first.access_token, first.refresh_token, first.id_token]) expect(n).not.toContain(t);
   });
 });
