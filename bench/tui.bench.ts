@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import pty from "node-pty";
+import pty from "@lydell/node-pty";
 import { fmt, median, percentile, report } from "./support.js";
 
 const TAU = fileURLToPath(new URL("../bin/tau.cjs", import.meta.url));

@@ -312,6 +312,8 @@ export class TuiApp {
       }
       if (dialog.key(key.text, editor)) return;
     }
+    // A request's key pressed as it closed on its own is not typed into the editor (sandbox-dialog.ts).
+    if (dialog === undefined && key.kind === "text" && [...key.text].length === 1 && this.sandbox.key(key.text, editor)) return;
     this.prompt.key(key);
   }
 

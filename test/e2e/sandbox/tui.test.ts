@@ -29,7 +29,10 @@ describe("the sandbox in the interactive UI", () => {
     await t.waitFor(has(" · ready"), "the session to be ready");
     t.type("write the file\r");
     await t.waitFor(has(`sandbox: the model's command wants to write to ${outside}`), "the approval dialog");
-    expect(t.screen().some((l) => l.includes("[a] allow and retry") && l.includes("[m] allow, let the model adapt") && l.includes("[d] deny"))).toBe(true);
+    // Each choice says what it grants and for how long.
+    expect(t.screen().some((l) => l.includes("[a] allow once: run the whole command again"))).toBe(true);
+    expect(t.screen().some((l) => l.includes("[m] allow writing in that folder for the rest of this session (the model tries again itself)"))).toBe(true);
+    expect(t.screen().some((l) => l.trim() === "[d] deny")).toBe(true);
     expect(t.screen().some((l) => l.includes(`command: echo hi > ${target}`))).toBe(true);
     expect(t.screen().some((l) => l.includes("asked by call call_w of agent "))).toBe(true);
     // No automatic reviewer was ever chosen: the first prompt offers its setup (SPEC-sandbox-reviewer, "Selection").
