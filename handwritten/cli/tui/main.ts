@@ -124,6 +124,9 @@ export async function main(argv: readonly string[]): Promise<void> {
       next = { kind: "launch" };
     }
     if (exit === "detach") message = `session ${sessionId} keeps running; attach again with: tau attach ${sessionId}`;
+    // Leaving says how to come back, as other coding agents do.
+    if (exit === "quit") message = `left session ${sessionId}; continue it later with: tau resume ${sessionId}`;
+    if (exit === "quit-session") message = `session ${sessionId} ended; continue it with: tau resume ${sessionId}`;
     if (exit === "lost") message = `the session daemon closed the connection (its log: ${join(roots.state, SESSIONS_DIR, sessionId, DAEMON_LOG)}); tau resume ${sessionId} starts it again`;
   } catch (err) {
     exit = "lost";

@@ -62,6 +62,9 @@ describe(":compact and the context shown", () => {
     const sessionId = (t.all().find((l) => l.startsWith("session s-")) as string).slice("session ".length);
     t.type(":quit\r");
     expect((await t.exited).exitCode).toBe(0);
+    await t.settled();
+    // Leaving says how to come back: the command used next.
+    expect(t.all().join("")).toContain(`left session ${sessionId}; continue it later with: tau resume ${sessionId}`);
     const r = start(w, ["resume", sessionId]);
     await r.waitFor(ready, "the resumed session");
     await r.waitFor(() => status(r).includes(`ctx ${estimate}%`), `ctx ${estimate}% after the resume`);

@@ -372,6 +372,9 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     await a.waitFor(ready, "ready");
     a.type(":quit-session\r");
     expect((await a.exited).exitCode).toBe(0);
+    await a.settled();
+    // Leaving says how to come back.
+    expect(a.all().join("")).toContain(`session ${rows[0]?.session_id} ended; continue it with: tau resume ${rows[0]?.session_id}`);
     await waitFor(async () => (await listSessions(runtime)).rows.length === 0, "the ended session to leave the listing", { pollMs: 50 });
     // The saved session can be resumed, with its transcript.
     const r = start(w, ["resume", rows[0]?.session_id as string]);
