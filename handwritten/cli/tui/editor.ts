@@ -6,6 +6,12 @@ import { graphemes } from "../ui/index.js";
 /** Largest text the editor holds; input past it is refused (the status line says so). */
 export const EDITOR_MAX_CHARS = 1024 * 1024;
 
+/**
+ * A paste of more lines than this is held aside and shown in the editor as one placeholder,
+ * `[Pasted text #N +L lines]`; sending puts the text back in its place (other coding agents do the same).
+ */
+export const PASTE_COLLAPSE_LINES = 10;
+
 export type EditorAction = { readonly kind: "submit"; readonly text: string } | { readonly kind: "none" } | { readonly kind: "refused" };
 
 export interface SearchState {
@@ -35,6 +41,8 @@ export class Editor {
   private draft: string | undefined;
   private searchQuery: string | undefined;
   private searchFrom = 0;
+  /** Collapsed pastes by their placeholder, until the text is sent or cleared. */
+  private readonly pastes = new Map<string, string>();
 
   /** Replaces the history (oldest first); browsing restarts at the draft. */
   setHistory(entries: readonly string[]): void {
@@ -68,6 +76,7 @@ export class Editor {
 
   clear(): void {
     this.setText("");
+    this.pastes.clear();
     this.historyAt = this.history.length;
     this.draft = undefined;
   }
@@ -79,17 +88,17 @@ export class Editor {
       case "text":
         return this.insert(key.text);
       case "paste":
-        return this.insert(key.text);
+        return this.insertPaste(key.text);
       case "newline":
         return this.insert("\n");
       case "enter": {
-        const text = this.text;
+        const text = this.expanded();
         if (text.trim() === "") return { kind: "none" };
         this.clear();
         return { kind: "submit", text };
       }
       case "backspace":
-        this.backspace();
+        if (!this.removePlaceholderBefore()) this.backspace();
         break;
       case "delete":
         this.deleteForward();
@@ -134,6 +143,36 @@ export class Editor {
 
   private set line(v: string) {
     this.lines[this.row] = v;
+  }
+
+  /** A long paste goes in as its placeholder; a short one as text. */
+  private insertPaste(text: string): EditorAction {
+    const lines = text.split("\n").length;
+    if (lines <= PASTE_COLLAPSE_LINES) return this.insert(text);
+    if (this.expanded().length + text.length > EDITOR_MAX_CHARS) return { kind: "refused" };
+    const placeholder = `[Pasted text #${this.pastes.size + 1} +${lines} lines]`;
+    this.pastes.set(placeholder, text);
+    return this.insert(placeholder);
+  }
+
+  /** Backspace just after a placeholder removes all of it, and its paste. */
+  private removePlaceholderBefore(): boolean {
+    const before = this.line.slice(0, this.col);
+    for (const placeholder of this.pastes.keys()) {
+      if (!before.endsWith(placeholder)) continue;
+      this.line = before.slice(0, -placeholder.length) + this.line.slice(this.col);
+      this.col -= placeholder.length;
+      this.pastes.delete(placeholder);
+      return true;
+    }
+    return false;
+  }
+
+  /** The text with each placeholder still whole replaced by its paste (an edited one stays as typed). */
+  expanded(): string {
+    let text = this.text;
+    for (const [placeholder, paste] of this.pastes) text = text.split(placeholder).join(paste);
+    return text;
   }
 
   private insert(text: string): EditorAction {

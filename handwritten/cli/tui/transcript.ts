@@ -492,13 +492,38 @@ function liveTail(text: string, width: number, theme: Theme, expanded: boolean):
   return shown;
 }
 
+/**
+ * A prompt of more lines than this is shown by its first PROMPT_HEAD_LINES and how many more (a
+ * pasted file need not fill the scrollback; the model got it whole).
+ */
+const PROMPT_MAX_LINES = 12;
+const PROMPT_HEAD_LINES = 8;
+
+/** What of a prompt is shown, and how many of its lines are not. */
+function shownPrompt(text: string): { head: string; more: number } {
+  const lines = text.split("\n", PROMPT_MAX_LINES + 1);
+  if (lines.length <= PROMPT_MAX_LINES) return { head: text, more: 0 };
+  let total = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) total++;
+  return { head: lines.slice(0, PROMPT_HEAD_LINES).join("\n"), more: total + 1 - PROMPT_HEAD_LINES };
+}
+
+function moreLinesRow(more: number, width: number, theme: Theme): StyledLine {
+  return line(truncateEnd(`  … ${more} more lines` as SafeText, width), "muted", theme);
+}
+
 /** One item as styled rows for `width` columns (no row is wider than `width`). */
 export function renderItem(item: Item, width: number, theme: Theme = DEFAULT_THEME, showReasoning = false): StyledLine[] {
   if (width <= 0) return [];
   switch (item.kind) {
     case "user": {
-      const rows = wrap(sanitize(item.text), Math.max(1, width - 2));
-      return [[], ...rows.map((r, i) => [{ text: (i === 0 ? "› " : "  ") as SafeText, style: theme.styles.prompt }, { text: r, style: theme.styles.text }] as StyledLine)];
+      const { head, more } = shownPrompt(item.text);
+      const rows = wrap(sanitize(head), Math.max(1, width - 2));
+      return [
+        [],
+        ...rows.map((r, i) => [{ text: (i === 0 ? "› " : "  ") as SafeText, style: theme.styles.prompt }, { text: r, style: theme.styles.text }] as StyledLine),
+        ...(more > 0 ? [moreLinesRow(more, width, theme)] : []),
+      ];
     }
     case "assistant": {
       const out: StyledLine[] = [];
@@ -555,8 +580,11 @@ export function renderItemTail(item: Item, width: number, theme: Theme, showReas
   if (width <= 0) return { rows: [], cut: false };
   switch (item.kind) {
     case "user": {
-      const body = wrapTail(item.text, Math.max(1, width - 2), maxRows);
+      const { head, more } = shownPrompt(item.text);
+      if (more > 0 && maxRows <= 1) return { rows: [moreLinesRow(more, width, theme)].slice(0, maxRows), cut: true };
+      const body = wrapTail(head, Math.max(1, width - 2), more > 0 ? maxRows - 1 : maxRows);
       const rows = body.rows.map((r, i) => [{ text: (i === 0 && !body.more ? "› " : "  ") as SafeText, style: theme.styles.prompt }, { text: r, style: theme.styles.text }] as StyledLine);
+      if (more > 0) rows.push(moreLinesRow(more, width, theme));
       // The blank row above a prompt is its first row.
       if (!body.more && rows.length < maxRows) return { rows: [[], ...rows], cut: false };
       return { rows, cut: true };

@@ -95,4 +95,22 @@ describe("the daily driver", () => {
     const bang = t.screen();
     for (const n of [1, 2, 3, 4]) expect(bang.filter((l) => l === `bang-${n}`), bang.join("\n")).toHaveLength(1);
   });
+  it("[tui.paste.collapsed] a 300-line paste is one placeholder in the editor, reaches the model whole, and takes a few rows of the scrollback", async () => {
+    const w = workspace();
+    fake.enqueue(textResponse("got them all"));
+    const t = start(w);
+    await t.waitFor(has(" · ready"), "the session to be ready");
+    const file = Array.from({ length: 300 }, (_, i) => `line ${i + 1}`).join("\n");
+    t.type("summarize ");
+    t.type(`\x1b[200~${file}\x1b[201~`);
+    await t.waitFor(has("summarize [Pasted text #1 +300 lines]"), "the placeholder");
+    t.type("\r");
+    await t.waitFor(seen("got them all"), "the answer");
+    const sent = (fake.chatRequests.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> }).messages.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
+    expect(sent.some((c) => c.includes("summarize line 1\\nline 2") && c.includes("line 300"))).toBe(true);
+    // The scrollback shows the prompt's first lines and how many more there were.
+    await t.waitFor(seen("… 292 more lines"), "the collapsed prompt");
+    expect(t.all().some((l) => l.includes("line 9"))).toBe(false);
+    t.kill();
+  });
 });

@@ -85,3 +85,32 @@ describe("Editor", () => {
     expect(e.text.length).toBe(EDITOR_MAX_CHARS);
   });
 });
+
+describe("a long paste", () => {
+  const paste = (t: string): Key => ({ kind: "paste", text: t });
+  it("[tui.paste.collapsed] shows as one placeholder and is sent whole where it stands; a short one is text; backspace removes a placeholder whole; an edited one stays as typed", () => {
+    const e = new Editor();
+    const file = Array.from({ length: 300 }, (_, i) => `line ${i + 1}`).join("\n");
+    e.apply(text("summarize: "));
+    e.apply(paste(file));
+    e.apply(text(" thanks"));
+    expect(e.text).toBe("summarize: [Pasted text #1 +300 lines] thanks");
+    expect(e.apply(k("enter"))).toEqual({ kind: "submit", text: `summarize: ${file} thanks` });
+    expect(e.text).toBe("");
+    // Ten lines or fewer go in as they are.
+    const short = "a\nb\nc";
+    e.apply(paste(short));
+    expect(e.text).toBe(short);
+    e.apply(k("enter"));
+    // Backspace after a placeholder removes all of it.
+    e.apply(paste(file));
+    e.apply(k("backspace"));
+    expect(e.text).toBe("");
+    // A placeholder broken by an edit is no longer one: what is on screen is what is sent.
+    e.apply(paste(file));
+    e.apply(k("left"));
+    e.apply(k("backspace"));
+    expect(e.text).toBe("[Pasted text #1 +300 line]");
+    expect(e.apply(k("enter"))).toEqual({ kind: "submit", text: "[Pasted text #1 +300 line]" });
+  });
+});
