@@ -51,6 +51,8 @@ const TICK_MS = 1000;
 export class TuiApp {
   private readonly terminal: Terminal;
   private readonly transcript = new Transcript();
+  /** Agents of sessions this UI showed before the current one (their usage is not the status line's). */
+  private earlierAgents: ReadonlySet<string> = new Set();
   private readonly queue = new RenderQueue<Delivery>();
   readonly diagnostics: Diagnostics;
   private view: InlineView;
@@ -185,6 +187,8 @@ export class TuiApp {
   run(session: SessionPort): Promise<Exit> {
     this.session = session;
     this.focus = "";
+    // After :new or a handoff the scrollback keeps the earlier session's agents; its usage is not this one's.
+    this.earlierAgents = new Set(this.transcript.agents.keys());
     this.handoff.attach();
     const client = session.client;
     const exit = new Promise<Exit>((resolve) => (this.ended = resolve));
@@ -376,7 +380,7 @@ export class TuiApp {
   private statusRow(width: number): StyledLine {
     const parts = statusParts({
       agent: this.current(),
-      agents: [...this.transcript.agents.values()],
+      agents: [...this.transcript.agents.values()].filter((a) => !this.earlierAgents.has(a.id)),
       defaultModel: this.transcript.defaultModel,
       state:
         this.session === undefined || this.current() === undefined

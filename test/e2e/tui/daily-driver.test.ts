@@ -113,4 +113,20 @@ describe("the daily driver", () => {
     expect(t.all().some((l) => l.includes("line 9"))).toBe(false);
     t.kill();
   });
+  it("[tui.new.usage-reset] after :new the status line counts the new session's tokens only", async () => {
+    const w = workspace();
+    fake.enqueue(textResponse("first", { usage: { prompt_tokens: 1234, completion_tokens: 56 } }));
+    const t = start(w);
+    await t.waitFor(has(" · ready"), "the session to be ready");
+    t.type("hello\r");
+    await t.waitFor(has("↑1234 ↓56"), "the first session's usage");
+    t.type(":new\r");
+    await t.waitFor((_s, all) => all.filter((l) => l.startsWith("session s-")).length === 2, "a second session");
+    await t.waitFor(has(" · ready"), "the new session ready");
+    expect(t.screen().some((l) => l.includes("↑1234"))).toBe(false);
+    fake.enqueue(textResponse("second", { usage: { prompt_tokens: 7, completion_tokens: 3 } }));
+    t.type("again\r");
+    await t.waitFor(has("↑7 ↓3"), "the new session's usage alone");
+    t.kill();
+  });
 });
