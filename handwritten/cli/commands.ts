@@ -1,5 +1,6 @@
 // Every command tau offers, declared explicitly (no filesystem discovery at start-up).
 import { PrintPrompt, PrintSystemPrompt, PrintTools } from "./commands/dev/print.js";
+import AgentList from "./commands/agent/list.js";
 import AgentTrace from "./commands/agent/trace.js";
 import Attach from "./commands/attach.js";
 import Init from "./commands/init.js";
@@ -18,6 +19,7 @@ export const COMMANDS = {
   "dev:print-prompt": PrintPrompt,
   "dev:print-system-prompt": PrintSystemPrompt,
   "dev:print-tools": PrintTools,
+  "agent:list": AgentList,
   "agent:trace": AgentTrace,
   attach: Attach,
   init: Init,

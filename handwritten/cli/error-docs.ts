@@ -80,7 +80,7 @@ export const ERROR_DOCS = {
     commands: "tau run",
     meaning: "The model given with --model is not one the providers list; the message names close matches. Nothing was sent to a model.",
   },
-  "TAU-E0118": { commands: "tau session rm, tau run --resume/--continue", meaning: "A session named is not saved, or its prefix matches several (or, for --continue, this folder has none); nothing was removed or sent." },
+  "TAU-E0118": { commands: "tau session rm, tau run --resume/--continue, tau agent list", meaning: "A session named is not saved, or its prefix matches several (or, for --continue and agent list without --session, this folder has none); nothing was removed or sent." },
   "TAU-E0201": {
     commands: "tau run, tau, tau attach, tau resume, tau provider",
     meaning:

@@ -3,3 +3,4 @@
 export { TITLE_MAX_CHARS, SessionSummaryFold, parseSessionSummary, titleFromPrompt, type SessionSummary } from "./summary.js";
 export { MAX_LISTED_SESSIONS, SessionCatalogError, agentToContinue, describeSession, listSavedSessions, removeSavedSession, resolveSavedSession, type SavedSession } from "./catalog.js";
 export { ageLabel, formatAge, formatBytes } from "./format.js";
+export { agentRows, type AgentRow } from "./agents.js";

@@ -1,4 +1,4 @@
-// `tau agent trace AGENT [--session ID] [--descendants] --format native|jsonl|toon|otlp|perf
+// `tau agent trace [AGENT] [--session ID] [--descendants] --format native|jsonl|toon|otlp|perf
 // [--full] [--otlp-endpoint URL]` (`--perf` is `--format perf`): an agent's durable journal as a trace on stdout (or posted to an OTLP
 // collector), read-only and snapshot-consistent (records/SPEC-trace-export.md).
 // Self-contained: errors are written here and end the command as failed (TAU-E0305, errors.ts).
@@ -6,6 +6,7 @@ import { Args, Command, Flags } from "@oclif/core";
 import { builtinModelInfo, loadHarnessConfig, resolveRoots, type Roots } from "../../../config/index.js";
 import type { ModelMetadata } from "../../../../generated/index.js";
 import { TauError, exitCodeOf, printError } from "../../errors.js";
+import { agentToContinue, listSavedSessions } from "../../../sessions/index.js";
 
 const FORMATS = ["native", "jsonl", "toon", "otlp", "perf"] as const;
 const controls = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, "?");
@@ -27,6 +28,12 @@ async function pricesOf(roots: Roots): Promise<(model: string) => ModelMetadata 
   };
 }
 
+/** The agent a prompt would continue in this folder's most recent saved session (`tau run --continue`'s). */
+function defaultAgent(stateDir: string): string | undefined {
+  const latest = listSavedSessions(stateDir).find((s) => s.project_root === process.cwd());
+  return latest === undefined ? undefined : agentToContinue(stateDir, latest.agents);
+}
+
 export default class AgentTrace extends Command {
   static override summary = "Export an agent's journal as a trace on stdout (native, compact JSONL or TOON, OTLP, or a performance projection).";
   static override description =
@@ -38,6 +45,7 @@ export default class AgentTrace extends Command {
     "headers (e.g. authorization) come from OTEL_EXPORTER_OTLP_HEADERS or OTEL_EXPORTER_OTLP_TRACES_HEADERS, the " +
     "per-request timeout from OTEL_EXPORTER_OTLP_TIMEOUT (milliseconds, default 10000).";
   static override examples = [
+    "<%= config.bin %> agent trace --perf",
     "<%= config.bin %> agent trace a-1f2e --format native > trace.jsonl",
     "<%= config.bin %> agent trace a-1f2e --session s-9c --format jsonl",
     "<%= config.bin %> agent trace a-1f2e --format toon",
@@ -46,7 +54,7 @@ export default class AgentTrace extends Command {
     "<%= config.bin %> agent trace a-1f2e --descendants --format jsonl",
   ];
   static override args = {
-    agent: Args.string({ description: "Agent id or a unique prefix of one.", required: true }),
+    agent: Args.string({ description: "Agent id or a unique prefix of one (default: the agent a prompt would continue in this folder's most recent session; tau agent list shows the others)." }),
   };
   static override flags = {
     session: Flags.string({ description: "Look the agent up among this session's agents (id or unique prefix)." }),
@@ -81,7 +89,9 @@ export default class AgentTrace extends Command {
     const stateDir = roots.state;
     process.stdout.on("error", () => {}); // a closed reader surfaces as the write's own EPIPE below
     try {
-      const { agentId, sessionId } = resolveAgent(stateDir, args.agent, flags.session);
+      const query = args.agent ?? defaultAgent(stateDir);
+      if (query === undefined) return fail(`which agent? this folder (${controls(process.cwd())}) has no saved session with one; give an id (tau agent list --session ID shows them)`);
+      const { agentId, sessionId } = resolveAgent(stateDir, query, flags.session);
       // Descendants are looked for among the session's members when --session names it, else among every agent.
       const workflow = flags.descendants ? discoverWorkflow(stateDir, agentId, sessionId !== null ? sessionAgents(stateDir, sessionId) : allAgents(stateDir)) : undefined;
       const priceOf = format === "perf" || format === "otlp" ? await pricesOf(roots) : undefined;
