@@ -12,7 +12,7 @@ import type { SandboxConfig, SandboxMode, SandboxState } from "../../../../gener
 import { loadSandboxConfig, type LoadedSandboxConfig } from "../../../config/index.js";
 import { ensureRuntimeDir } from "../../../transport/runtime-dir.js";
 import { mark } from "../../../startup/timeline.js";
-import { RuntimeLeftovers } from "./runtime-leftovers.js";
+import { RuntimeLeftovers, sweepDeadOwners } from "./runtime-leftovers.js";
 import { effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
 import { recoverAfterCrash } from "./running-record.js";
 import { SharedNetwork } from "./shared-network.js";
@@ -151,6 +151,9 @@ export class SandboxLifecycle {
     mark("sandbox network namespace up");
     this.enter(this.userSuspended ? "suspended" : "active");
     loaded.settled();
+    // Sockets a killed predecessor left (every tau process killed at once): their names are not
+    // this process's, so they go after set-up, off the first command's way (the temp folder can be large).
+    setImmediate(() => sweepDeadOwners({ temp: tmpdir(), runtime: this.runtimeFolder() }));
   }
 
   /** Loads sandbox.yaml's layers; false (and blocked) on an error. */

@@ -2,7 +2,7 @@
 // session"): on Linux it starts socat bridges (Unix sockets in the temp folder to its proxy) and
 // listens on a Unix socket of its own; it ends them on reset, but not when this process is killed.
 // They are listed with the reaper as soon as they appear, so they go with this process whatever ends it.
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { reapIfOrphaned } from "../tools/index.js";
@@ -85,5 +85,56 @@ function childPids(): string[] {
     } catch {
       return [];
     }
+  }
+}
+
+/**
+ * Socket files a shell extension that no longer runs left behind (SPEC-sandbox, "Nothing outlives
+ * the session"): the runtime's proxy sockets in the temp folder, `srt-mux-<pid>-<n>.sock`, and the
+ * shared network namespace's, `<runtime>/sandbox/<pid>.sock`, whose names say which process made
+ * them. Left when every tau process was killed at once (the reaper too); removed at the next set-up
+ * when that process is gone and the file is this user's socket. A bridge's `claude-http-*.sock`
+ * names no owner and is never swept: each bridge removes its own (parent-death.ts). Returns what it removed.
+ */
+export function sweepDeadOwners(folders: { temp: string; runtime: string }): string[] {
+  const removed: string[] = [];
+  const candidates: Array<{ file: string; pid: number }> = [];
+  const list = (dir: string, pattern: RegExp) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const m = pattern.exec(name);
+      if (m !== null) candidates.push({ file: join(dir, name), pid: Number(m[1]) });
+    }
+  };
+  list(folders.temp, /^srt-mux-(\d+)-[0-9a-z]+\.sock$/);
+  list(folders.runtime, /^(\d+)\.sock$/);
+  const uid = process.getuid?.();
+  for (const { file, pid } of candidates) {
+    if (pid === process.pid || alive(pid)) continue;
+    try {
+      const st = lstatSync(file);
+      if (!st.isSocket() || (uid !== undefined && st.uid !== uid)) continue;
+      unlinkSync(file);
+      removed.push(file);
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
+  return removed;
+}
+
+/** Whether a process with this pid exists (one of another user's counts as existing). */
+function alive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== "ESRCH";
   }
 }

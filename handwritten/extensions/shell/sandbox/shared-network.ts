@@ -141,7 +141,11 @@ export class SharedNetwork {
     if (Buffer.byteLength(bridge) > 100 || !(await this.serve(bridge))) return false;
     const relay = (port: number): string =>
       `{ ${joinQuoted([socat])} TCP6-LISTEN:${port},ipv6only=0,fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} || exec ${joinQuoted([socat])} TCP4-LISTEN:${port},fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])}; } >/dev/null 2>&1 &`;
-    const script = [...RELAY_PORTS.map(relay), "wait"].join("\n");
+    // The script ends when its input does: the pipe from this process, whose only writing end this
+    // process holds, so it ends with this process however it ends. bubblewrap's own --die-with-parent
+    // cannot cover the moment after it starts: a parent killed before bubblewrap's inner process sets
+    // its parent-death signal leaves that process (the namespace's init) running for good.
+    const script = [...RELAY_PORTS.map(relay), "read -r _; exit 0"].join("\n");
     const bwrap = ["bwrap", "--new-session", "--die-with-parent", "--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--info-fd", "3", "--", "bash", "-c", script];
     // bubblewrap's --die-with-parent ends what runs inside it, not bubblewrap itself: with the
     // kernel's parent-death signal set before it starts (setpriv, then exec), the holder ends with
@@ -150,7 +154,7 @@ export class SharedNetwork {
     const holder = cp.spawn(file as string, args, {
       // A group of its own, listed with the reaper: it goes with this process whatever ends it.
       detached: true,
-      stdio: ["ignore", "ignore", "ignore", "pipe"],
+      stdio: ["pipe", "ignore", "ignore", "pipe"],
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     });
     this.holder = holder;
@@ -158,6 +162,9 @@ export class SharedNetwork {
     if (holder.pid !== undefined) this.release.push(reapIfOrphaned({ kind: "group", pid: holder.pid }));
     holder.once("exit", () => this.lost(holder));
     holder.unref();
+    // Never written: held open, without keeping this process alive, until this process ends.
+    holder.stdin?.on("error", () => {});
+    unrefPipe(holder.stdin);
     const info = holder.stdio[3] as import("node:stream").Readable | null;
     unrefPipe(info);
     const childPid = await new Promise<number | undefined>((resolve) => {
