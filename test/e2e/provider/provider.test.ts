@@ -177,6 +177,19 @@ describe("tau provider", () => {
     expect(readFileSync(join(home, "config", "secrets", "provider-work"), "utf8")).toBe(KEY);
   });
 
+  it("[provider.add.models-from-endpoint] without --model the profile takes the models the endpoint lists, the first its default; unchecked, --model is asked for", async () => {
+    const { env, home } = workspace();
+    fake.setModels(LISTED);
+    const listed = await runTau(["provider", "add", "local", "--base-url", fake.baseUrl, "--no-api-key"], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(`models: ${LISTED.map((m) => `local/${m}`).join(", ")}`);
+    expect(readFileSync(join(home, "config", "harness.d", "provider-local.yaml"), "utf8")).toContain("fake-model");
+    const unchecked = await runTau(["provider", "add", "later", "--base-url", fake.baseUrl, "--no-api-key", "--no-check"], { env });
+    expect(unchecked.code).toBe(2);
+    expect(unchecked.stderr.replace(/\s*›\s*/g, " ")).toContain("give --model: --no-check asks the endpoint nothing, so its models are not known");
+    expect(readdirSync(join(home, "config", "harness.d"))).toEqual(["provider-local.yaml"]);
+  });
+
   it("[provider.add.force-failure-keeps-old] a --force replacement that fails leaves the old profile and its key exactly as they were", async () => {
     const { env, home } = workspace();
     const add = await runTau(["provider", "add", "work", "--base-url", fake.baseUrl, "--model", "fake-model", "--api-key-stdin", "--no-check"], { env, input: "sk-old-key-123456\n" });

@@ -1,8 +1,11 @@
-// `tau provider add NAME --base-url URL --model M… [--api-key-stdin | --no-api-key] [--force]`.
+// `tau provider add NAME --base-url URL [--model M…] [--api-key-stdin | --no-api-key] [--force]`.
 import { Args, Command, Flags } from "@oclif/core";
 import { ConfigError, SecretError, closeMatches, profileNameProblem, resolveRoots } from "../../../config/index.js";
 import { TauError, errorOptions, printError } from "../../errors.js";
 import { addProfile, baseUrlProblem, checkEndpoint, modelList, readHiddenLine, readKeyFromStdin } from "../../provider-profiles.js";
+
+/** Most models a profile names (its schema's bound). */
+const MAX_PROFILE_MODELS = 64;
 
 export default class ProviderAdd extends Command {
   static override summary = "Add a named OpenAI-compatible provider profile; its key is stored in a 0600 secret file.";
@@ -20,7 +23,10 @@ export default class ProviderAdd extends Command {
   static override args = { name: Args.string({ description: "Profile name (lowercase letters, digits, - or _).", required: true }) };
   static override flags = {
     "base-url": Flags.string({ description: "The endpoint's base URL (http:// or https://).", required: true }),
-    model: Flags.string({ description: "A model id; repeat the flag or give a comma list. The first is the profile's default.", multiple: true, required: true }),
+    model: Flags.string({
+      description: "A model id; repeat the flag or give a comma list. The first is the profile's default. Without it, the models the endpoint lists (the first is the default).",
+      multiple: true,
+    }),
     api: Flags.string({
       description: "The wire API the endpoint speaks: chat_completions (POST /chat/completions, the default), responses (POST /responses) or chatgpt_ws (the Responses events over a WebSocket, signed in with `tau provider login NAME`; no key, no check).",
       options: ["chat_completions", "responses", "chatgpt_ws"],
@@ -49,7 +55,8 @@ export default class ProviderAdd extends Command {
         if (!process.stdin.isTTY) throw new ConfigError("give the key on standard input with --api-key-stdin (or --no-api-key for a server that needs none)");
         apiKey = await readHiddenLine(`API key for ${args.name} (input hidden): `);
       }
-      const models = modelList(flags.model);
+      const models = modelList(flags.model ?? []);
+      if (models.length === 0 && (flags["no-check"] || ws)) throw new ConfigError(`give --model: ${ws ? "a chatgpt_ws profile is not checked" : "--no-check asks the endpoint nothing"}, so its models are not known`);
       if (!flags["no-check"] && !ws) {
         process.stderr.write(`checking ${flags["base-url"]} …\n`);
         const check = await checkEndpoint(flags["base-url"], apiKey);
@@ -63,6 +70,13 @@ export default class ProviderAdd extends Command {
           process.stderr.write(`warning: the endpoint does not list the model ${m}${near.length > 0 ? `; close matches: ${near.join(", ")}` : ""}\n`);
         }
         this.log(`the endpoint answered: ${check.models.length} model${check.models.length === 1 ? "" : "s"}`);
+        // No --model: the models it lists, the first the profile's default.
+        if (models.length === 0) {
+          // Ids a profile can hold: one printable line each (the schema's bound checks the rest).
+          const listed = check.models.filter((m) => m.length <= 256 && !/[\u0000-\u001f\u007f-\u009f]/.test(m));
+          if (listed.length === 0) throw new ConfigError("the endpoint lists no models; give --model");
+          models.push(...listed.slice(0, MAX_PROFILE_MODELS));
+        }
       }
       const api = flags.api === "responses" || flags.api === "chatgpt_ws" ? { api: flags.api as "responses" | "chatgpt_ws" } : {};
       const r = await addProfile(roots.config, { name: args.name, baseUrl: flags["base-url"], models, apiKey, force: flags.force, ...api, ...(flags["auth-url"] !== undefined ? { authUrl: flags["auth-url"] } : {}) });
