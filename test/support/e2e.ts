@@ -165,7 +165,9 @@ export function providerHome(cleanups: Cleanups, fake: FakeOpenAI, models: strin
 export function killTree(pid: number): void {
   for (const p of processTree(pid)) {
     try {
-      process.kill(p, "SIGKILL");
+      // A socat bridge ends on SIGTERM and removes its socket file; killed, it leaves the file in
+      // the temp folder (as tau's own kill of it never does: parent-death.ts).
+      process.kill(p, /^socat\b/.test(commandLine(p).replace(/^\S*\//, "")) ? "SIGTERM" : "SIGKILL");
     } catch {
       // already gone
     }

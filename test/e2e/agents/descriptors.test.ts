@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { TestClient, isAlive, startDaemon, waitFor } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { killTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
 import { REPO_ROOT } from "../../support/paths.js";
 import type { WireMessage } from "../../../generated/index.js";
@@ -41,15 +41,7 @@ describe("descriptor exhaustion", () => {
     // Its timeline says when every validator is loaded (the daemon does it once its session runs).
     const timeline = join(env.TAU_HOME as string, "timeline.log");
     const d = await startDaemon({ ...env, TAU_TIMELINE: timeline }, ["--project-root", project]);
-    cleanups.push(() => {
-      for (const pid of processTree(d.pid)) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // gone
-        }
-      }
-    });
+    cleanups.push(() => killTree(d.pid));
     const c = await TestClient.ui(d.socket, d.session_id);
     cleanups.push(() => c.close());
     c.send({ message: "subscribe", payload: { historical: ["harness.models_available"], live: ["harness.models_available", "agent.outer_turn_finished", "agent.prompt_failed", "provider.response_failed", "harness.notice"] } });

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { killTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
 import { runTau } from "../../support/run-tau.js";
 
@@ -184,15 +184,7 @@ describe("MCP servers through tau run", () => {
 describe("MCP server crashes, through a daemon", () => {
   async function daemon(env: NodeJS.ProcessEnv, project: string): Promise<StartedDaemon> {
     const d = await startDaemon(env, ["--project-root", project]);
-    cleanups.push(() => {
-      for (const pid of processTree(d.pid).reverse()) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
-    });
+    cleanups.push(() => killTree(d.pid));
     return d;
   }
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
 import { TestClient, startDaemon, type StartedDaemon } from "../../support/daemon.js";
-import { commandLine, processTree, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { commandLine, killTree, processTree, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { waitFor } from "../../support/wait.js";
 import { textResponse, toolCallResponse, type FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
 
@@ -53,15 +53,7 @@ export class SandboxSession {
     }
     if (o.trusted === true) writeFileSync(join(w.home, "config", "trusted-projects"), `${w.project}\n`);
     const d = await startDaemon(w.env, ["--project-root", w.project, ...(o.daemonArgs ?? [])]);
-    cleanups.push(() => {
-      for (const pid of processTree(d.pid).reverse()) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
-    });
+    cleanups.push(() => killTree(d.pid));
     const c = await TestClient.ui(d.socket, d.session_id);
     cleanups.push(() => c.close());
     c.send({ message: "subscribe", payload: { historical: ["harness.models_available", "sandbox.state_reported"], live: ["*"] } });
@@ -124,23 +116,9 @@ export class SandboxSession {
    */
   async resume(cleanups: Array<() => void>): Promise<SandboxSession> {
     this.client.close();
-    for (const pid of processTree(this.daemon.pid).reverse()) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
+    killTree(this.daemon.pid);
     const d = await startDaemon(this.w.env, ["--resume", this.daemon.session_id, "--project-root", this.w.project]);
-    cleanups.push(() => {
-      for (const pid of processTree(d.pid).reverse()) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
-    });
+    cleanups.push(() => killTree(d.pid));
     const c = await TestClient.ui(d.socket, d.session_id);
     cleanups.push(() => c.close());
     c.send({ message: "subscribe", payload: { historical: ["harness.models_available", "sandbox.state_reported"], live: ["*"] } });

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { TestClient, isAlive, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { killTree, processTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
 import { CUT_CALL_ERROR } from "../../../handwritten/harness/restore-calls.js";
@@ -29,13 +29,7 @@ function workspace(): { env: NodeJS.ProcessEnv; home: string; project: string } 
 }
 
 function kill(d: StartedDaemon): void {
-  for (const pid of processTree(d.pid)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
+  killTree(d.pid);
 }
 
 const ARGS = ["--harness-config", "sandbox.enabled=false"];

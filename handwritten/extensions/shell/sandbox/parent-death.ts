@@ -16,10 +16,18 @@ export function onPath(name: string, path = process.env.PATH ?? "/usr/bin:/bin")
   return undefined;
 }
 
+/**
+ * Run by a shell between setpriv and the program: the signal is set by then, but a parent that died
+ * before it was set sends none, and the program would run on for good. The shell's parent, read as
+ * it starts, is the one that started it only while that one still runs (a dead parent's children
+ * are given to another at once), so otherwise it ends instead of starting the program.
+ */
+const STILL_ITS_PARENTS = '[ "$PPID" = "$1" ] || exit 1; shift; exec "$@"';
+
 /** `argv` prefixed so that it is killed when this process ends; as it is where setpriv is missing. */
 export function diesWithThisProcess(argv: readonly string[]): string[] {
   const setpriv = onPath("setpriv");
-  return setpriv === undefined ? [...argv] : [setpriv, "--pdeathsig", "KILL", "--", ...argv];
+  return setpriv === undefined ? [...argv] : [setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", STILL_ITS_PARENTS, "sh", String(process.pid), ...argv];
 }
 
 /**
@@ -36,7 +44,7 @@ export function socatDyingWithParent(dir: string): string | undefined {
   const quote = (s: string): string => `'${s.replace(/'/g, `'"'"'`)}'`;
   const file = join(dir, "socat");
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `#!/bin/sh\nexec ${quote(setpriv)} --pdeathsig TERM -- ${quote(socat)} "$@"\n`, { mode: 0o700 });
+  writeFileSync(temp, `#!/bin/sh\nexec ${quote(setpriv)} --pdeathsig TERM -- /bin/sh -c ${quote(STILL_ITS_PARENTS)} sh "$PPID" ${quote(socat)} "$@"\n`, { mode: 0o700 });
   renameSync(temp, file);
   return file;
 }

@@ -11,8 +11,8 @@ import { reapIfOrphaned } from "../tools/index.js";
 const SCAN_INTERVAL_MS = 20;
 /** How many of the runtime's proxy sockets are looked for (one per set-up; a session sets up once, again after a reset). */
 const PROXY_SOCKETS_LOOKED_FOR = 8;
-/** What a bridge's process is called on its way to socat: the parent-death script (named socat), setpriv, socat. */
-const BRIDGE_STAGES = new Set(["socat", "setpriv"]);
+/** What a bridge's process is called on its way to socat: the parent-death script (named socat), setpriv, the parent check's sh, socat. */
+const BRIDGE_STAGES = new Set(["socat", "setpriv", "sh"]);
 
 export class RuntimeLeftovers {
   private readonly listed = new Map<string, () => void>();
