@@ -61,6 +61,22 @@ function diagnostics(stateDir: string): Diagnostics {
   return new Diagnostics({ sink, trace: process.env.TAU_UI_TRACE === "1" });
 }
 
+/** What the terminal is told as the UI leaves its session: how to come back (as other coding agents say). */
+function leavingMessage(exit: Exit, sessionId: string, stateDir: string): string | undefined {
+  switch (exit) {
+    case "detach":
+      return `session ${sessionId} keeps running; attach again with: tau attach ${sessionId}`;
+    case "quit":
+      return `left session ${sessionId}; continue it later with: tau resume ${sessionId}`;
+    case "quit-session":
+      return `session ${sessionId} ended; continue it with: tau resume ${sessionId}`;
+    case "lost":
+      return `the session daemon closed the connection (its log: ${join(stateDir, SESSIONS_DIR, sessionId, DAEMON_LOG)}); tau resume ${sessionId} starts it again`;
+    default:
+      return undefined;
+  }
+}
+
 export async function main(argv: readonly string[]): Promise<void> {
   const parsed = parseUiArgs(argv);
   if (parsed.kind === "help") return void process.stdout.write(`${UI_USAGE}\n`);
@@ -123,11 +139,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       if (exit !== "new") break;
       next = { kind: "launch" };
     }
-    if (exit === "detach") message = `session ${sessionId} keeps running; attach again with: tau attach ${sessionId}`;
-    // Leaving says how to come back, as other coding agents do.
-    if (exit === "quit") message = `left session ${sessionId}; continue it later with: tau resume ${sessionId}`;
-    if (exit === "quit-session") message = `session ${sessionId} ended; continue it with: tau resume ${sessionId}`;
-    if (exit === "lost") message = `the session daemon closed the connection (its log: ${join(roots.state, SESSIONS_DIR, sessionId, DAEMON_LOG)}); tau resume ${sessionId} starts it again`;
+    message = leavingMessage(exit, sessionId, roots.state) ?? "";
   } catch (err) {
     exit = "lost";
     message = (err as Error).message;
