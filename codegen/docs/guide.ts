@@ -20,6 +20,8 @@ export interface GuideInput {
   readonly defaultTheme: { readonly styles: Readonly<Record<string, object>> };
   readonly styleKeys: readonly string[];
   readonly namedColors: readonly string[];
+  /** The approval dialog's choices as the UI words them (sandbox-dialog.ts), by request kind. */
+  readonly approvalChoices: ReadonlyArray<{ readonly request: string; readonly labels: readonly string[] }>;
 }
 
 export interface GuideContext {
@@ -39,6 +41,8 @@ export const GUIDE_PAGES = {
   commands: "commands.html",
   providers: "providers.html",
   sessions: "sessions.html",
+  approvals: "approvals.html",
+  troubleshooting: "troubleshooting.html",
 } as const;
 
 /** A configuration file of the reference: its schema's `x-tau-config` name, where it lives, what it is for. */
@@ -302,7 +306,7 @@ export function providersPage(ctx: GuideContext): string {
     `<p>A profile's keys are on ${link(page, GUIDE_PAGES.configuration, "Configuration", keyId("harness.yaml", "providers"))}.</p>`,
     '<h2 id="environment">Without a profile</h2>',
     para(ctx, page, "For a quick try, the environment is enough; the key is handed to tau's processes on a pipe, never left in their environment:"),
-    terminal(["$ OPENAI_BASE_URL=https://api.example.com/v1 OPENAI_API_KEY=… OPENAI_MODEL=model-large tau"]),
+    terminal(["$ OPENAI_API_KEY=… tau                      # OpenAI's own endpoint (model gpt-5, or OPENAI_MODEL)", "$ OPENAI_BASE_URL=https://api.example.com/v1 OPENAI_API_KEY=… OPENAI_MODEL=model-large tau"]),
     '<h2 id="chatgpt">Signing in with ChatGPT</h2>',
     para(
       ctx,
@@ -346,6 +350,51 @@ export function sessionsPage(ctx: GuideContext): string {
     ),
     '<h2 id="rules">The rules</h2>',
     recordSection(ctx, page, "SPEC-session-lifecycle", "Rules"),
+  ].join("\n");
+}
+
+export function approvalsPage(ctx: GuideContext, input: GuideInput): string {
+  const page = GUIDE_PAGES.approvals;
+  return [
+    "<h1>Approvals</h1>",
+    '<p class="lead">The model\'s shell commands run in a sandbox. When one needs a host or a path the sandbox does not allow, tau asks: every attached UI shows the request above the editor, naming the command, its call and its agent, and one key answers it.</p>',
+    '<h2 id="keys">The keys and what each grant lasts</h2>',
+    para(ctx, page, "Each choice says on its own line what it allows and for how long; here they are as the UI words them. Nothing is granted beyond the session, and a request closes on its own when its command ends or is cancelled, a new prompt comes, or the policy changes (a key pressed as it closes is not typed into your prompt)."),
+    '<table class="summary approvals"><thead><tr><th>request</th><th>choices</th></tr></thead><tbody>',
+    ...input.approvalChoices.map((c) => `<tr><td>${esc(c.request)}</td><td>${c.labels.map((l) => `<code>${esc(l)}</code>`).join("<br>")}</td></tr>`),
+    "</tbody></table>",
+    '<h2 id="without-asking">Without asking</h2>',
+    para(
+      ctx,
+      page,
+      "`:sandbox network allow add HOST` and `:sandbox filesystem allow-write add PATH` grant for the session without a request; the same keys in `sandbox.yaml` keep them. An automatic reviewer can answer requests before you are asked (`:sandbox classifier provider/model`). `tau run` asks nobody: a request is refused at once with the command that would allow it.",
+    ),
+    '<h2 id="rules">The rules</h2>',
+    recordSection(ctx, page, "SPEC-sandbox", "Approvals"),
+  ].join("\n");
+}
+
+export function troubleshootingPage(ctx: GuideContext): string {
+  const page = GUIDE_PAGES.troubleshooting;
+  const err = (code: string) => link(page, "errors.html", code, fragment("error", code));
+  const item = (title: string, text: string, codes: readonly string[] = []) =>
+    `<dt>${esc(title)}</dt><dd>${renderInline(ctx.md, text, ctx.env(page))}${codes.length > 0 ? ` <span class="muted">(${codes.map(err).join(", ")})</span>` : ""}</dd>`;
+  return [
+    "<h1>Troubleshooting</h1>",
+    '<p class="lead">What usually goes wrong in the first hour, what tau says when it does, and what fixes it. Every message ends with its code; the errors page says what each means.</p>',
+    '<dl class="troubles">',
+    item("The sandbox is blocked", "The programs it needs are missing: `bin/setup` installs bubblewrap, socat and ripgrep; `:sandbox doctor` (or `tau doctor` in the UI) names what is missing. Until then no model command runs unsandboxed; `--no-sandbox` runs them with your full rights."),
+    item("The answer is an offline demo", "No model is configured: set `OPENAI_API_KEY` (OpenAI's endpoint), or `OPENAI_BASE_URL` and `OPENAI_MODEL` for another OpenAI-compatible one, or add one with `tau provider add NAME --base-url URL`."),
+    item("The provider could not be reached", "The message names the endpoint it tried: check the URL and that the server is up (a local server listens where its docs say). Behind a proxy, set `HTTPS_PROXY`; a private certificate authority goes in `NODE_EXTRA_CA_CERTS`.", ["TAU-E0408"]),
+    item("The key is refused", "An HTTP 401 or 403 names the endpoint: the key is for another server, expired or mistyped. `tau provider add NAME --force` replaces a profile's key; an environment key is `OPENAI_API_KEY`.", ["TAU-E0301", "TAU-E0406"]),
+    item("A model is refused", "The endpoint does not list it; the message gives close matches, and `:model` lists what it serves.", ["TAU-E0117", "TAU-E0309"]),
+    item("A key file is refused", "A key file must be yours alone: `chmod 600` the file the message names.", ["TAU-E0202"]),
+    item("The configuration is refused", "The message names the file, the line and the key; `tau init` writes commented samples.", ["TAU-E0201"]),
+    item("The session's daemon went away", "The message names its log (`daemon.log` in the session's folder). Nothing acknowledged is lost: `tau resume ID` starts the session again, and `tau session list --all` lists saved sessions.", ["TAU-E0402"]),
+    item("`tau` says it is not built", "A checkout needs `npm ci` (or `bin/setup`), which builds it.", ["TAU-E0404"]),
+    item("Context and cost are not shown", "tau knows the context window and prices of well-known models; for others, `model_info` in `harness.yaml` tells it."),
+    "</dl>",
+    `<p>Every code, exit status and the way a <code>tau run</code> ends are on ${link(page, "errors.html", "Errors")}; how sessions are kept and resumed, on ${link(page, GUIDE_PAGES.sessions, "Sessions")}; approvals, on ${link(page, GUIDE_PAGES.approvals, "Approvals")}.</p>`,
   ].join("\n");
 }
 

@@ -15,6 +15,21 @@ import { COMMAND_SPECS } from "../../handwritten/cli/tui/command-mode.js";
 import { KEY_ACTIONS, RESERVED_KEYS, keyLabel } from "../../handwritten/cli/tui/bindings.js";
 import { DEFAULT_THEME, NAMED_COLORS, THEME_KEYS } from "../../handwritten/cli/ui/index.js";
 import { STYLE_KEYS } from "../../handwritten/cli/ui/style.js";
+import { choiceLabel } from "../../handwritten/cli/tui/sandbox-dialog.js";
+import type { SandboxDecision } from "../../generated/index.js";
+
+/** The approval dialog's choices for each kind of request, worded by the UI's own function. */
+function approvalChoices(): Array<{ request: string; labels: string[] }> {
+  const ask = (kind: "network" | "filesystem_write" | "filesystem_read", target: string, command: string) => ({ kind, target, command });
+  const labels = (a: ReturnType<typeof ask>, choices: readonly SandboxDecision[]) => choices.map((c) => choiceLabel(a, c, "/home/you"));
+  return [
+    { request: "a connection to a host (HOST:PORT)", labels: labels(ask("network", "example.com:443", "curl https://example.com"), ["allow", "deny"]) },
+    { request: "a command's write outside the writable folders", labels: labels(ask("filesystem_write", "/srv/data", "make install"), ["allow_retry", "allow_adapt", "deny"]) },
+    { request: "a command's read of a protected path", labels: labels(ask("filesystem_read", "/home/you/.aws/config", "aws s3 ls"), ["allow_retry", "allow_adapt", "deny"]) },
+    { request: "a file tool's write (write, edit) outside them", labels: labels(ask("filesystem_write", "/srv/data", "write /srv/data/notes.txt"), ["allow_retry", "allow_adapt", "deny"]) },
+    { request: "a grant whose folder is, or holds, your home folder", labels: labels(ask("filesystem_write", "/home/you", "touch ~/x"), ["allow_adapt"]) },
+  ];
+}
 
 /** A file the generator writes at the top of its output, so it never clears a folder it did not make. */
 export const MARKER = ".tau-docs-site";
@@ -34,6 +49,7 @@ export async function generateSite(root: string): Promise<Map<string, string>> {
       defaultTheme: DEFAULT_THEME,
       styleKeys: STYLE_KEYS,
       namedColors: NAMED_COLORS,
+      approvalChoices: approvalChoices(),
     },
   });
   return new Map([[MARKER, MARKER_TEXT], ...files]);

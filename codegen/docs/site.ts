@@ -18,7 +18,7 @@ import { RUN_STREAM_PAGE, RUN_STREAM_SCHEMA_FILE, renderRunStream, runStreamSche
 import { scanTestLocations, SCANNED_DIRS } from "./tests.js";
 import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
-import { GUIDE_PAGES, GUIDE_STYLE, commandsPage, configurationPage, providersPage, sessionsPage, startPage, type GuideContext, type GuideInput } from "./guide.js";
+import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, providersPage, sessionsPage, startPage, troubleshootingPage, type GuideContext, type GuideInput } from "./guide.js";
 
 export interface SiteInput {
   root: string;
@@ -130,6 +130,8 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.commands, "Commands and keys", "The colon commands of the interactive UI and its keys, and how to rebind them."],
     [GUIDE_PAGES.providers, "Providers", "Connect OpenAI-compatible endpoints and choose models."],
     [GUIDE_PAGES.sessions, "Sessions", "Detach, attach, resume; list and delete saved sessions."],
+    [GUIDE_PAGES.approvals, "Approvals", "The sandbox's requests: each key, what it allows and for how long."],
+    [GUIDE_PAGES.troubleshooting, "Troubleshooting", "What usually goes wrong in the first hour, what tau says, and the fix."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
     ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];
@@ -519,6 +521,8 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: GUIDE_PAGES.commands, label: "Commands" },
       { page: GUIDE_PAGES.providers, label: "Providers" },
       { page: GUIDE_PAGES.sessions, label: "Sessions" },
+      { page: GUIDE_PAGES.approvals, label: "Approvals" },
+      { page: GUIDE_PAGES.troubleshooting, label: "Troubleshooting" },
       { page: "matrix.html", label: "Authority" },
       { page: "events.html", label: "Events" },
       { page: "messages.html", label: "Messages" },
@@ -581,6 +585,8 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
     [GUIDE_PAGES.commands, "Commands and keys", commandsPage(guide, input.guide)],
     [GUIDE_PAGES.providers, "Providers", providersPage(guide)],
     [GUIDE_PAGES.sessions, "Sessions", sessionsPage(guide)],
+    [GUIDE_PAGES.approvals, "Approvals", approvalsPage(guide, input.guide)],
+    [GUIDE_PAGES.troubleshooting, "Troubleshooting", troubleshootingPage(guide)],
   ];
   for (const [path, title, body] of guidePages) files.set(path, layout({ path, title, body, nav: ctx.nav, wide: path === GUIDE_PAGES.configuration }));
 

@@ -207,8 +207,13 @@ describe("documentation site in headless Chromium", () => {
     const sections = await page.$$eval("main section[id]", (els) => els.map((e) => e.id));
     expect(sections.slice(0, 2)).toEqual(["users", "contributors"]);
     const userLinks = await page.$$eval("#users ul.cards a", (as) => as.map((a) => a.getAttribute("href") ?? ""));
-    expect(userLinks).toEqual(expect.arrayContaining(["start.html", "configuration.html", "commands.html", "providers.html", "sessions.html", "security.html"]));
-    for (const p of ["start.html", "configuration.html", "commands.html", "providers.html", "sessions.html"]) expect(visits.has(p), p).toBe(true);
+    expect(userLinks).toEqual(expect.arrayContaining(["start.html", "configuration.html", "commands.html", "providers.html", "sessions.html", "approvals.html", "troubleshooting.html", "security.html"]));
+    for (const p of ["start.html", "configuration.html", "commands.html", "providers.html", "sessions.html", "approvals.html", "troubleshooting.html"]) expect(visits.has(p), p).toBe(true);
+    // The approvals page words each choice as the dialog does (its own function builds the table).
+    await page.goto(`${origin}/approvals.html`, { waitUntil: "load" });
+    const choices = await page.$$eval("table.approvals code", (els) => els.map((e) => e.textContent ?? ""));
+    expect(choices).toContain("[d] deny, and refuse this host for the rest of this session");
+    expect(choices).toContain("[m] allow writing in that folder (all of your home folder) for the rest of this session (the model tries again itself)");
     await page.goto(`${origin}/start.html`, { waitUntil: "load" });
     const terminal = (await page.$$eval("main pre.terminal", (els) => els.map((e) => e.textContent ?? ""))).join("\n");
     const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
