@@ -365,7 +365,10 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     await t.settled();
     expect(t.all().join("")).toMatch(/keeps running; attach again with: tau attach s-/);
     const runtime = join(w.home, "runtime");
-    const rows = (await listSessions(runtime)).rows;
+    // A probe of a busy daemon can miss its 1.5 s deadline on a loaded machine: the session is
+    // still running, so it is listed once a probe gets through.
+    let rows = (await listSessions(runtime)).rows;
+    await waitFor(async () => (rows = (await listSessions(runtime)).rows).length === 1, "the detached session in the listing", { timeoutMs: 15_000, pollMs: 200 });
     expect(rows).toHaveLength(1);
     const a = start(w, ["attach"]);
     await a.waitFor(has("first answer"), "the replayed transcript");
