@@ -72,7 +72,7 @@ const pkceWithoutDynamicImport: Plugin = {
  * from wherever node_modules holds the package. node-forge (its TLS interception, which tau does not
  * turn on) is required on first use rather than initialized at load. Its `whichSync` runs `which` as
  * a process (at set-up for each program, and for every command's shell): it looks on PATH itself,
- * as `which` does, without a process.
+ * as `which` does, without a process. Its wait for its bridges looks every 5 ms (pollBridgesFinely).
  */
 const RUNTIME_DIST = /@anthropic-ai[\\/]sandbox-runtime[\\/]dist[\\/](.*\.js)$/;
 const WHICH_WITHOUT_A_PROCESS = `import { accessSync, constants, statSync } from "node:fs";
@@ -95,6 +95,18 @@ export function whichSync(bin) {
   return null;
 }
 `;
+/**
+ * The runtime waits for its socat bridges' sockets by looking 5 times, 0, 0, 100, 200 and 300 ms
+ * apart: bridges up a moment after the second look cost set-up 100 ms. The same 600 ms are looked
+ * through every 5 ms instead.
+ */
+function pollBridgesFinely(text: string, file: string): string {
+  const attempts = "    const maxAttempts = 5;\n    for (let i = 0; i < maxAttempts; i++) {\n        if (!httpBridgeProcess.pid ||";
+  const pause = "        await new Promise(resolve => setTimeout(resolve, i * 100));";
+  if (!text.includes(attempts) || !text.includes(pause)) throw new Error(`${file}: expected the bridges' wait (5 looks, i * 100 ms apart)`);
+  return text.replace(attempts, attempts.replace("maxAttempts = 5", "maxAttempts = 121")).replace(pause, "        await new Promise(resolve => setTimeout(resolve, 5));");
+}
+
 const sandboxRuntimeOwnFiles: Plugin = {
   name: "sandbox-runtime-own-files",
   setup(b) {
@@ -103,6 +115,7 @@ const sandboxRuntimeOwnFiles: Plugin = {
       const own = `require("node:url").pathToFileURL(require("node:path").join(require("node:path").dirname(require("node:module").createRequire(__filename).resolve("@anthropic-ai/sandbox-runtime")), ${JSON.stringify(rel)})).href`;
       if (rel === "utils/which.js") return { contents: WHICH_WITHOUT_A_PROCESS, loader: "js" };
       let text = readFileSync(args.path, "utf8").replace(/import\.meta\.url/g, own);
+      if (rel === "sandbox/linux-sandbox-utils.js") text = pollBridgesFinely(text, args.path);
       if (/from 'node-forge'/.test(text)) {
         const next = text.replace("import forge from 'node-forge';", 'const forge = new Proxy({}, { get: (_t, k) => require("node-forge")[k] });');
         if (next === text) throw new Error(`${args.path}: expected \`import forge from 'node-forge';\``);

@@ -24,10 +24,14 @@ export function onPath(name: string, path = process.env.PATH ?? "/usr/bin:/bin")
  */
 const STILL_ITS_PARENTS = '[ "$PPID" = "$1" ] || exit 1; shift; exec "$@"';
 
-/** `argv` prefixed so that it is killed when this process ends; as it is where setpriv is missing. */
+/**
+ * `argv` prefixed so that it is killed when this process ends; as it is where setpriv is missing.
+ * The moment before the signal is set is the caller's to cover (the namespace holder ends with its
+ * input, a pipe from this process): a check like the bridges' would cost every start an exec.
+ */
 export function diesWithThisProcess(argv: readonly string[]): string[] {
   const setpriv = onPath("setpriv");
-  return setpriv === undefined ? [...argv] : [setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", STILL_ITS_PARENTS, "sh", String(process.pid), ...argv];
+  return setpriv === undefined ? [...argv] : [setpriv, "--pdeathsig", "KILL", "--", ...argv];
 }
 
 /**

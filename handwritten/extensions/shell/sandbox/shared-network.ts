@@ -12,6 +12,7 @@ import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { builtin } from "../../../startup/builtin.js";
 import { processStart, reapIfOrphaned, unrefPipe } from "../tools/index.js";
+import { mark } from "../../../startup/timeline.js";
 import { diesWithThisProcess } from "./parent-death.js";
 
 /** The relays' ports inside the namespace: those the runtime's wrap points HTTP_PROXY and ALL_PROXY at. */
@@ -194,7 +195,7 @@ export class SharedNetwork {
     // A bubblewrap started inside it, as commands' will be, while its relays come up: where this
     // machine refuses that (nsenter missing, a security module), commands get a namespace each, as
     // the runtime wraps them.
-    const entered = this.enterable(user, net);
+    mark("sandbox namespace held");
     const deadline = Date.now() + READY_TIMEOUT_MS;
     while (!RELAY_PORTS.every((p) => listening(childPid, p))) {
       if (Date.now() > deadline || this.holder !== holder) return false;
@@ -202,7 +203,10 @@ export class SharedNetwork {
     }
     this.nsPid = childPid;
     this.nsStart = start;
-    return (await entered) && this.holder === holder;
+    mark("sandbox namespace relays listening");
+    const ok = await this.enterable(user, net);
+    mark("sandbox namespace entered");
+    return ok && this.holder === holder;
   }
 
   /** Whether a bubblewrap starts inside the namespaces open at `user` and `net` (this process's descriptors). */
