@@ -142,11 +142,11 @@ export class SharedNetwork {
     if (Buffer.byteLength(bridge) > 100 || !(await this.serve(bridge))) return false;
     const relay = (port: number): string =>
       `{ ${joinQuoted([socat])} TCP6-LISTEN:${port},ipv6only=0,fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} || exec ${joinQuoted([socat])} TCP4-LISTEN:${port},fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])}; } >/dev/null 2>&1 &`;
-    // The script ends when its input does: the pipe from this process, whose only writing end this
-    // process holds, so it ends with this process however it ends. bubblewrap's own --die-with-parent
-    // cannot cover the moment after it starts: a parent killed before bubblewrap's inner process sets
-    // its parent-death signal leaves that process (the namespace's init) running for good.
-    const script = [...RELAY_PORTS.map(relay), "read -r _; exit 0"].join("\n");
+    // The script ends the relays and itself when its input ends: the pipe from this process, whose
+    // only writing end this process holds, so it happens however this process ends. The namespace's
+    // init (bubblewrap's inner process) exits only once every process in it has, and its
+    // --die-with-parent was seen not to fire once the outer bubblewrap was killed with this process.
+    const script = [...RELAY_PORTS.map(relay), "read -r _; kill 0"].join("\n");
     const bwrap = ["bwrap", "--new-session", "--die-with-parent", "--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--info-fd", "3", "--", "bash", "-c", script];
     // bubblewrap's --die-with-parent ends what runs inside it, not bubblewrap itself: with the
     // kernel's parent-death signal set before it starts (setpriv, then exec), the holder ends with
