@@ -17,6 +17,7 @@ import { build, type Metafile, type Plugin } from "esbuild";
 import { appendFileSync, chmodSync, readFileSync, readdirSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { keyLine } from "./bin/bundle-loader.cjs";
 import { withLauncherHead } from "./handwritten/cli/launcher-script.js";
+import { BRIDGE_ID_HOOK } from "./handwritten/extensions/shell/sandbox/bridge-id.js";
 import { fileURLToPath } from "node:url";
 import { dirname, join, relative, sep } from "node:path";
 
@@ -107,6 +108,17 @@ function pollBridgesFinely(text: string, file: string): string {
   return text.replace(attempts, attempts.replace("maxAttempts = 5", "maxAttempts = 121")).replace(pause, "        await new Promise(resolve => setTimeout(resolve, 5));");
 }
 
+/**
+ * The runtime names its bridges' sockets with a random id just before it starts them; tau names
+ * them first when it asks to (runtime-leftovers.ts, BRIDGE_ID_HOOK), so the reaper knows both
+ * socket files before any process exists that could leave one.
+ */
+function nameBridgesAhead(text: string, file: string): string {
+  const id = "    const socketId = randomBytes(8).toString('hex');";
+  if (text.split(id).length !== 2) throw new Error(`${file}: expected the bridges' socket id (randomBytes(8)) once`);
+  return text.replace(id, `    const socketId = globalThis[Symbol.for(${JSON.stringify(BRIDGE_ID_HOOK)})]?.() ?? randomBytes(8).toString('hex');`);
+}
+
 const sandboxRuntimeOwnFiles: Plugin = {
   name: "sandbox-runtime-own-files",
   setup(b) {
@@ -115,7 +127,7 @@ const sandboxRuntimeOwnFiles: Plugin = {
       const own = `require("node:url").pathToFileURL(require("node:path").join(require("node:path").dirname(require("node:module").createRequire(__filename).resolve("@anthropic-ai/sandbox-runtime")), ${JSON.stringify(rel)})).href`;
       if (rel === "utils/which.js") return { contents: WHICH_WITHOUT_A_PROCESS, loader: "js" };
       let text = readFileSync(args.path, "utf8").replace(/import\.meta\.url/g, own);
-      if (rel === "sandbox/linux-sandbox-utils.js") text = pollBridgesFinely(text, args.path);
+      if (rel === "sandbox/linux-sandbox-utils.js") text = nameBridgesAhead(pollBridgesFinely(text, args.path), args.path);
       if (/from 'node-forge'/.test(text)) {
         const next = text.replace("import forge from 'node-forge';", 'const forge = new Proxy({}, { get: (_t, k) => require("node-forge")[k] });');
         if (next === text) throw new Error(`${args.path}: expected \`import forge from 'node-forge';\``);

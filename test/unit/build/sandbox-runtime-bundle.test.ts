@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { BRIDGE_ID_HOOK } from "../../../handwritten/extensions/shell/sandbox/bridge-id.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
 const BUNDLE = join(REPO_ROOT, "dist", "fast", "sandbox-runtime.cjs");
@@ -29,6 +30,8 @@ describe("the sandbox runtime's own bundle", () => {
   it("[build.sandbox-runtime.same-as-package] finds its helper programs and checks its dependencies as the package does, running no `which`", () => {
     const text = readFileSync(BUNDLE, "latin1");
     expect(text).not.toMatch(/import\.meta/);
+    // Its bridges' socket id is asked of tau first, so their sockets are listed before they start.
+    expect(text).toContain(`Symbol.for(${JSON.stringify(BRIDGE_ID_HOOK)})`);
     const bundled = dependencyCheck("bundle");
     const packaged = dependencyCheck("package");
     expect({ errors: bundled.errors, warnings: bundled.warnings }).toEqual({ errors: packaged.errors, warnings: packaged.warnings });

@@ -127,7 +127,7 @@ export class SandboxLifecycle {
     process.chdir(this.runtimeCwd());
     // Its proxy and bridges start while the dependencies are checked (the checks wait on programs):
     // nothing runs a command before both are done, and a missing one blocks whatever set-up did.
-    const initialized = this.leftovers.around(SandboxManager.initialize(this.runtimeConfig(), (request) => this.hooks.askNetwork(request.host, request.port), false));
+    const initialized = this.leftovers.around(() => SandboxManager.initialize(this.runtimeConfig(), (request) => this.hooks.askNetwork(request.host, request.port), false));
     initialized.catch(() => {});
     const check = SandboxManager.checkDependencies();
     mark("sandbox dependencies checked");

@@ -4,8 +4,10 @@
 // They are listed with the reaper as soon as they appear, so they go with this process whatever ends it.
 import { existsSync, lstatSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { reapIfOrphaned } from "../tools/index.js";
+import { BRIDGE_ID_HOOK } from "./bridge-id.js";
 
 /** How often the runtime's children are looked for while it sets itself up. */
 const SCAN_INTERVAL_MS = 20;
@@ -17,13 +19,26 @@ const BRIDGE_STAGES = new Set(["socat", "setpriv", "sh"]);
 export class RuntimeLeftovers {
   private readonly listed = new Map<string, () => void>();
 
-  /** Looks for the runtime's bridges and sockets while `setUp` runs, and once more when it ends. */
-  async around<T>(setUp: Promise<T>): Promise<T> {
+  /**
+   * Looks for the runtime's bridges and sockets while `setUp` (started by `start`) runs, and once
+   * more when it ends. The bundled runtime asks for its bridges' socket id first (build.ts), and
+   * both socket files are listed before either bridge starts: a bridge killed before a scan found
+   * it would otherwise leave its socket file with no one to remove it.
+   */
+  async around<T>(start: () => Promise<T>): Promise<T> {
+    const hooks = globalThis as Record<symbol, unknown>;
+    const hook = Symbol.for(BRIDGE_ID_HOOK);
+    hooks[hook] = () => {
+      const id = randomBytes(8).toString("hex");
+      for (const kind of ["http", "socks"]) this.listSocket(join(tmpdir(), `claude-${kind}-${id}.sock`));
+      return id;
+    };
     const timer = setInterval(() => this.scan(), SCAN_INTERVAL_MS);
     try {
-      return await setUp;
+      return await start();
     } finally {
       clearInterval(timer);
+      delete hooks[hook];
       this.scan();
     }
   }
@@ -94,7 +109,8 @@ function childPids(): string[] {
  * shared network namespace's, `<runtime>/sandbox/<pid>.sock`, whose names say which process made
  * them. Left when every tau process was killed at once (the reaper too); removed at the next set-up
  * when that process is gone and the file is this user's socket. A bridge's `claude-http-*.sock`
- * names no owner and is never swept: each bridge removes its own (parent-death.ts). Returns what it removed.
+ * names no owner and is never swept: the reaper lists it before the bridge starts (`around`), and
+ * each bridge removes its own (parent-death.ts). Returns what it removed.
  */
 export function sweepDeadOwners(folders: { temp: string; runtime: string }): string[] {
   const removed: string[] = [];
