@@ -16,6 +16,9 @@ import { RestoreCalls } from "./restore-calls.js";
 import { CHECKPOINT_EVERY_BYTES, HISTORY_PAGE_BYTES, HISTORY_PAGE_MAX_EVENTS } from "./limits.js";
 import type { AgentState } from "./harness.js";
 
+/** The records that end an agent's unit of work (a turn, a compaction): its journal gets a checkpoint after each. */
+const CHECKPOINTED_ENDS = new Set(["agent.outer_turn_finished", "agent.compaction_committed", "agent.compaction_failed"]);
+
 export interface SessionJournalsPort {
   readonly sessionId: string;
   readonly projectRoot: string;
@@ -90,9 +93,11 @@ export class SessionJournals {
       foldAgentRecord(agent.fold, c, c.recordedAt);
       this.restoreCalls.noteAgentRecord(c);
       this.port.agentRecordAppended(c, seq);
-      // The creation record and the end of each turn get a checkpoint (the fold is simple and the
-      // journal quiet then), and so does a round's end past CHECKPOINT_EVERY_BYTES in a long turn.
-      if (seq === 0 || c.name === "agent.outer_turn_finished") this.checkpointAgent(agent);
+      // The creation record and the end of each turn or compaction get a checkpoint (the fold is
+      // simple and the journal quiet then: a `:compact` of an idle agent ends no turn, and a trace
+      // or `session stats` of the running session reads up to the checkpoint), and so does a
+      // round's end past CHECKPOINT_EVERY_BYTES in a long turn.
+      if (seq === 0 || CHECKPOINTED_ENDS.has(c.name)) this.checkpointAgent(agent);
       else if (c.name === "provider.response_finished") this.checkpointAgent(agent, CHECKPOINT_EVERY_BYTES);
     }
   }

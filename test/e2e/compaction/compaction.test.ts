@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { TestClient, isAlive, waitFor } from "../../support/daemon.js";
 import { agentHarnessYaml, agentJournal, agentJournalFile, attachUi, daemonIn, killTree, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
+import { sessionStats } from "../../../handwritten/trace/index.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -135,6 +136,24 @@ describe("compaction through a real daemon", () => {
     c2.send({ message: "subscribe", payload: { historical: ["agent.stats_updated"], live: [] } });
     const stats = await c2.delivered("agent.stats_updated", (x) => x.agent_id === agentId);
     expect(stats.context_tokens).toBe(estimate);
+  }, 120_000);
+
+  it("[compaction.stats.idle-compact-counted] `session stats` of a running session counts a :compact made while its agent was idle", async () => {
+    const { env, home, project } = workspace();
+    const d = await daemonIn(cleanups, env, ["--project-root", project]);
+    const c = await attachUi(cleanups, d, { tools: ["read"] });
+    const agentId = await c.createAgent();
+    fake.enqueue(textResponse("an answer", { usage: { prompt_tokens: 3_000, completion_tokens: 10 } }));
+    c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "first" });
+    await c.delivered("agent.outer_turn_finished", (x) => x.outcome === "completed" && x.agent_id === agentId);
+    fake.enqueue(textResponse("IDLE-SUMMARY", { usage: { prompt_tokens: 3_100, completion_tokens: 5 } }));
+    c.emit("ui.compact_request", { agent_id: agentId });
+    await c.delivered("agent.compaction_committed");
+    // The daemon keeps running: stats read up to the boundary its checkpoint names.
+    await waitFor(() => sessionStats(join(home, "state"), d.session_id).compactions.committed === 1, "the running session's stats to count the compaction", 5_000);
+    const stats = sessionStats(join(home, "state"), d.session_id);
+    expect(stats.compactions).toEqual({ committed: 1, failed: 0 });
+    expect(isAlive(d.pid)).toBe(true);
   }, 120_000);
 
   it("[compaction.crash.each-step] a daemon killed at each step of a compaction resumes to a consistent transcript: never resent, never lost, never twice", async () => {
