@@ -109,14 +109,14 @@ function pollBridgesFinely(text: string, file: string): string {
 }
 
 /**
- * The runtime names its bridges' sockets with a random id just before it starts them; tau names
- * them first when it asks to (runtime-leftovers.ts, BRIDGE_ID_HOOK), so the reaper knows both
- * socket files before any process exists that could leave one.
+ * The runtime names its bridges' sockets with a random id just before it starts them; it hands tau
+ * the id first when tau asks to be told (runtime-leftovers.ts, BRIDGE_ID_HOOK), so the reaper knows
+ * both socket files before any process exists that could leave one.
  */
 function nameBridgesAhead(text: string, file: string): string {
   const id = "    const socketId = randomBytes(8).toString('hex');";
   if (text.split(id).length !== 2) throw new Error(`${file}: expected the bridges' socket id (randomBytes(8)) once`);
-  return text.replace(id, `    const socketId = globalThis[Symbol.for(${JSON.stringify(BRIDGE_ID_HOOK)})]?.() ?? randomBytes(8).toString('hex');`);
+  return text.replace(id, `    const socketId = ((made) => globalThis[Symbol.for(${JSON.stringify(BRIDGE_ID_HOOK)})]?.(made) ?? made)(randomBytes(8).toString('hex'));`);
 }
 
 const sandboxRuntimeOwnFiles: Plugin = {

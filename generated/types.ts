@@ -1684,6 +1684,11 @@ export type ToolCancelRequest = {
 
 export type ToolCancelledReported = {
   call_id: Id;
+  /**
+   * What the call had produced when it was cancelled (a command's output so far): the model and
+   * every UI read it with the cancellation. Absent: the harness says only that it was cancelled.
+   */
+  output?: BodyText;
 };
 
 /** A presentation hint for UIs; never reaches the model. */

@@ -187,7 +187,7 @@ export class ToolRouter {
     } else if (c.name === "tool.error_reported") {
       this.complete(call, "error", c.data.error);
     } else {
-      this.complete(call, "cancelled", "the tool call was cancelled");
+      this.complete(call, "cancelled", c.data.output ?? "the tool call was cancelled");
     }
   }
 

@@ -410,9 +410,14 @@ export class Extension {
       signal: controller.signal,
       progress: (text) => this.emit("tool.progress_reported", { call_id: callId, text }),
     };
+    // A cancelled call's output goes with its cancellation; one too large for a frame does not.
+    const cancelled = async (output: string | undefined): Promise<void> => {
+      const sent = await this.emit("tool.cancelled_reported", { call_id: callId, ...(output !== undefined ? { output } : {}) });
+      if (sent === "oversize") void this.emit("tool.cancelled_reported", { call_id: callId });
+    };
     tool.run(args, ctx).then(
       async (result) => {
-        if (controller.signal.aborted) void this.emit("tool.cancelled_reported", { call_id: callId });
+        if (controller.signal.aborted) await cancelled(result.output);
         else {
           const sent = await this.emit("tool.result_reported", { call_id: callId, output: result.output, ...(result.display ? { display: result.display } : {}), ...(result.failed === true ? { failed: true } : {}) });
           // An output too large for one frame still ends the call, with an error the model can act on.
@@ -420,9 +425,10 @@ export class Extension {
         }
         finish();
       },
-      (err: unknown) => {
-        if (controller.signal.aborted) this.emit("tool.cancelled_reported", { call_id: callId });
-        else this.emit("tool.error_reported", { call_id: callId, error: err instanceof Error ? err.message : String(err) });
+      async (err: unknown) => {
+        // A tool cut short says what it had done in its error (the shell: the output so far).
+        if (controller.signal.aborted) await cancelled(err instanceof Error && err.message !== "" ? err.message : undefined);
+        else void this.emit("tool.error_reported", { call_id: callId, error: err instanceof Error ? err.message : String(err) });
         finish();
       },
     );

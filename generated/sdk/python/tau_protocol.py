@@ -4020,16 +4020,25 @@ class ToolCancelRequest:
 @dataclass
 class ToolCancelledReported:
     call_id: str
+    output: Optional[str] = None
+    """What the call had produced when it was cancelled (a command's output so far): the model
+    and
+    every UI read it with the cancellation. Absent: the harness says only that it was
+    cancelled.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'ToolCancelledReported':
         assert isinstance(obj, dict)
         call_id = from_str(obj.get("call_id"))
-        return ToolCancelledReported(call_id)
+        output = from_union([from_str, from_none], obj.get("output"))
+        return ToolCancelledReported(call_id, output)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["call_id"] = from_str(self.call_id)
+        if self.output is not None:
+            result["output"] = from_union([from_str, from_none], self.output)
         return result
 
 

@@ -90,7 +90,10 @@ describe("a pending automatic review is withdrawn", () => {
     s.client.emit("agent.cancel_request", { agent_id: s.agentId });
     // The result comes while the classifier's answer is still held.
     const r = await s.next("tool.result", (d) => d.call_id === h.callId);
-    expect(r).toMatchObject({ outcome: "cancelled", output: "the tool call was cancelled" });
+    // Cancelled, with what the command did: its write refused, and the request withdrawn.
+    expect(r.outcome).toBe("cancelled");
+    expect(r.output).toContain("Read-only file system");
+    expect(r.output).toContain(`[sandbox: write access to ${join(outside, "f")} was not granted: the request was withdrawn`);
     await s.next("agent.outer_turn_finished", (d) => d.outcome === "cancelled");
     await expectWithdrawn(s, h, outside, undefined);
     const doctor = (await s.command("doctor")).text;

@@ -132,6 +132,27 @@ describe("the interactive UI a user works in", () => {
     expect(await quitTau(t)).toBe(0);
   });
 
+  it("[tui.pty.esc-keeps-tool-output] Esc during a running command keeps what it printed, under a row that says it was cancelled", async () => {
+    const w = workspace();
+    const command = "echo partial-one; echo partial-two; sleep 30; echo never-printed";
+    fake.enqueue(toolCallResponse([{ id: "call_cut_1", name: "shell", arguments: JSON.stringify({ command }) }]));
+    const t = start(w, [], { cols: 100, rows: 30 });
+    await t.waitFor(ready, "ready");
+    t.type("run it\r");
+    // Its output, not its command line (which names the same words).
+    await t.waitFor((s) => s.includes("partial-two"), "live output while the command runs");
+    t.type("\x1b");
+    await t.waitFor(seen("the prompt was cancelled"), "the cancellation");
+    const header = () => t.all().findIndex((l) => l.startsWith("shell cancelled") && l.includes("echo partial-one"));
+    await t.waitFor(() => header() >= 0, "the command's row to say it was cancelled");
+    await t.waitFor(ready, "ready again");
+    const all = t.all();
+    expect(all.slice(header() + 1, header() + 3)).toEqual(["partial-one", "partial-two"]);
+    expect(all[header() + 3]).toBe("[cancelled; the command's process group was killed]");
+    expect(all).not.toContain("never-printed");
+    expect(await quitTau(t)).toBe(0);
+  });
+
   it("[tui.pty.status-model] the status line shows the model before the first prompt, usage after a resume, and fits 40 columns", async () => {
     const w = workspace();
     const t = start(w, [], { cols: 100, rows: 20 });

@@ -1115,6 +1115,11 @@ type ToolCancelRequest struct {
 
 type ToolCancelledReported struct {
 	CallID string `json:"call_id" cbor:"call_id"`
+	// What the call had produced when it was cancelled (a command's output so far): the model
+	// and
+	// every UI read it with the cancellation. Absent: the harness says only that it was
+	// cancelled.
+	Output *string `json:"output,omitempty" cbor:"output,omitempty"`
 }
 
 type ToolErrorReported struct {

@@ -4,7 +4,6 @@
 // They are listed with the reaper as soon as they appear, so they go with this process whatever ends it.
 import { existsSync, lstatSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { reapIfOrphaned } from "../tools/index.js";
 import { BRIDGE_ID_HOOK } from "./bridge-id.js";
@@ -21,15 +20,14 @@ export class RuntimeLeftovers {
 
   /**
    * Looks for the runtime's bridges and sockets while `setUp` (started by `start`) runs, and once
-   * more when it ends. The bundled runtime asks for its bridges' socket id first (build.ts), and
+   * more when it ends. The bundled runtime hands over its bridges' socket id first (build.ts), and
    * both socket files are listed before either bridge starts: a bridge killed before a scan found
    * it would otherwise leave its socket file with no one to remove it.
    */
   async around<T>(start: () => Promise<T>): Promise<T> {
     const hooks = globalThis as Record<symbol, unknown>;
     const hook = Symbol.for(BRIDGE_ID_HOOK);
-    hooks[hook] = () => {
-      const id = randomBytes(8).toString("hex");
+    hooks[hook] = (id: string) => {
       for (const kind of ["http", "socks"]) this.listSocket(join(tmpdir(), `claude-${kind}-${id}.sock`));
       return id;
     };
