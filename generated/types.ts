@@ -877,6 +877,12 @@ export type ProviderModelsDeclared = {
   models: Array<ModelInfo>;
   /** `configured` when absent. */
   listing?: ModelListing;
+  /**
+   * What the listing found that will fail every prompt as configured (the key refused, nothing
+   * listening at the endpoint), in words a user can act on: the harness tells every UI at once, in
+   * a mandatory notice, rather than at the first prompt.
+   */
+  problem?: ShortText;
 };
 
 export type ProviderModelsUpdated = {

@@ -7,10 +7,10 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateProviderModelsDeclared = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsDeclared.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024,"description":"The instance's models, its default first (SPEC-provider-chat-completions, \"The default model\")."},"listing":{"$ref":"ModelListing.json","description":"`configured` when absent."}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_declared"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderModelsDeclared.json","type":"object","properties":{"models":{"type":"array","items":{"$ref":"ModelInfo.json"},"maxItems":1024,"description":"The instance's models, its default first (SPEC-provider-chat-completions, \"The default model\")."},"listing":{"$ref":"ModelListing.json","description":"`configured` when absent."},"problem":{"$ref":"ShortText.json","description":"What the listing found that will fail every prompt as configured (the key refused, nothing\nlistening at the endpoint), in words a user can act on: the harness tells every UI at once, in\na mandatory notice, rather than at the first prompt."}},"required":["models"],"unevaluatedProperties":{"not":{}},"x-tau-event":"provider.models_declared"};
 const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelListing.json","type":"string","enum":["configured","pending","listed"],"description":"What a provider's model list is (SPEC-provider-chat-completions, \"Model listing\")."};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelInfo.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json","description":"Tokens of context (input and output together) the model accepts."},"max_output_tokens":{"$ref":"Count.json","description":"The most tokens one response may hold."},"input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens."},"output_cost":{"type":"number","minimum":0,"description":"USD per million output tokens."},"cached_input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens read from the server's prompt cache."},"listed":{"type":"boolean","description":"Only in a `listed` declaration: `false` for a configured model the server's listing does not\nname (it is still declared, and a warning names close matches)."}},"required":["id"],"unevaluatedProperties":{"not":{}},"description":"A model a provider serves, with what is known of it (SPEC-provider-chat-completions, \"Models\"): the harness fills in\nwhat the provider leaves out from the configuration's `model_info` and the built-in table."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ModelInfo.json","type":"object","properties":{"id":{"$ref":"ShortText.json"},"context_window":{"$ref":"Count.json","description":"Tokens of context (input and output together) the model accepts."},"max_output_tokens":{"$ref":"Count.json","description":"The most tokens one response may hold."},"input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens."},"output_cost":{"type":"number","minimum":0,"description":"USD per million output tokens."},"cached_input_cost":{"type":"number","minimum":0,"description":"USD per million input tokens read from the server's prompt cache."},"listed":{"type":"boolean","description":"Only in a `listed` declaration: `false` for a configured model the server's listing does not\nname (it is still declared, and a warning names close matches)."}},"required":["id"],"unevaluatedProperties":{"not":{}},"description":"A model a provider serves, with what is known of it (SPEC-provider-chat-completions, \"Models\"): the harness fills in\nwhat the provider leaves out from the configuration's `model_info` and the built-in table."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Count.json","type":"integer","minimum":0,"maximum":9007199254740991,"description":"A non-negative count or position that fits a JavaScript number exactly."};
 const func0 = codePointLength;
 
@@ -289,14 +289,37 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((key0 !== "models") && (key0 !== "listing")){
+if(data.problem !== undefined){
+let data3 = data.problem;
+const _errs7 = errors;
 const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(func0(data3) > 1024){
+validate0.errors = [{instancePath:instancePath+"/problem",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/problem",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "models") && (key0 !== "listing")) && (key0 !== "problem")){
+const _errs11 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid3 = _errs8 === errors;
-if(!valid3){
+var valid4 = _errs11 === errors;
+if(!valid4){
 break;
+}
 }
 }
 }

@@ -58,6 +58,7 @@ export class ModelRegistry {
     if (instance === undefined || c.publisher.generation === undefined || this.port.generationOf(instance) !== c.publisher.generation) return;
     this.modelsGeneration.set(instance, c.publisher.generation);
     this.setModels(instance, c.data.models.slice(0, 1024), c.data.listing ?? "configured");
+    if (c.data.problem !== undefined) void this.port.publish("harness.notice", { level: "warning", text: fitText(`provider ${instance}: ${c.data.problem}`), mandatory: true, instance });
     this.declared();
   }
 

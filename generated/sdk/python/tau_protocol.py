@@ -2240,19 +2240,29 @@ class ProviderModelsDeclared:
     model").
     """
     listing: Optional[ModelListing] = None
+    problem: Optional[str] = None
+    """What the listing found that will fail every prompt as configured (the key refused,
+    nothing
+    listening at the endpoint), in words a user can act on: the harness tells every UI at
+    once, in
+    a mandatory notice, rather than at the first prompt.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'ProviderModelsDeclared':
         assert isinstance(obj, dict)
         models = from_list(ModelInfo.from_dict, obj.get("models"))
         listing = from_union([ModelListing, from_none], obj.get("listing"))
-        return ProviderModelsDeclared(models, listing)
+        problem = from_union([from_str, from_none], obj.get("problem"))
+        return ProviderModelsDeclared(models, listing, problem)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["models"] = from_list(lambda x: to_class(ModelInfo, x), self.models)
         if self.listing is not None:
             result["listing"] = from_union([lambda x: to_enum(ModelListing, x), from_none], self.listing)
+        if self.problem is not None:
+            result["problem"] = from_union([from_str, from_none], self.problem)
         return result
 
 

@@ -38,6 +38,8 @@ export function statusParts(s: { agent: AgentView | undefined; agents: readonly 
     parts.push({ text: agentLabel(a.id, a.name), keep: 5, ...(name !== undefined ? { short: name } : {}) });
   }
   if (model !== undefined) parts.push({ text: model, keep: 7, short: truncateMiddle(model, 16) });
+  // A model that cannot be used says so beside its name, and is kept longer than the name.
+  if (a?.modelProblem !== undefined) parts.push({ text: `⚠ ${a.modelProblem}`, keep: 8, short: "⚠" });
   parts.push({ text: s.state, keep: 9 });
   // The shown agent's work status: model-authored, so escaped and bounded first.
   if (a?.work !== undefined) {

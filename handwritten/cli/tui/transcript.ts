@@ -52,7 +52,19 @@ export interface AgentView {
   contextWindow?: number;
   /** Its work status (`work_status`): model-authored, escaped wherever it is shown. */
   work?: { phase: string; title: string };
+  /** Why its model cannot be used, as its last request failed (a refused key, no answer); gone with the next answer. */
+  modelProblem?: string;
 }
+
+/** What the status line says of a model whose last request failed for a reason that will not pass by itself. */
+const MODEL_PROBLEMS: Readonly<Record<string, string>> = {
+  authentication: "key refused",
+  network: "unreachable",
+  timeout: "not answering",
+  rate_limited: "rate limited",
+  server_error: "server failing",
+  context_window_exceeded: "context full",
+};
 
 
 /**
@@ -270,6 +282,7 @@ export class Transcript {
         return true;
       }
       case "provider.response_finished": {
+        delete a.modelProblem;
         const it = this.answer(a, `${e.data.prompt_id}#${e.data.round}`);
         it.text = e.data.text;
         it.reasoning = e.data.reasoning ?? "";
@@ -283,6 +296,7 @@ export class Transcript {
         return true;
       }
       case "provider.response_failed":
+        if (MODEL_PROBLEMS[e.data.error_class] !== undefined) a.modelProblem = MODEL_PROBLEMS[e.data.error_class];
         this.shownAnswer(a, e.data.prompt_id, e.data.round, e.data.shown_text, e.data.shown_reasoning);
         this.closeStreams(a);
         this.push(a, { kind: "notice", level: "error", text: `the model request failed: ${e.data.error_class}: ${e.data.diagnostic}`, done: true });

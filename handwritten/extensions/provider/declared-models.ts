@@ -6,7 +6,10 @@ import type { ModelInfo } from "../../../generated/index.js";
 /** The model of an endpoint with nothing configured and no usable listing. */
 export const FALLBACK_MODEL = "gpt-4o-mini";
 
-export type ModelListingResult = { readonly ok: true; readonly models: ModelInfo[]; readonly skipped: number } | { readonly ok: false; readonly reason: string };
+export type ModelListingResult =
+  | { readonly ok: true; readonly models: ModelInfo[]; readonly skipped: number }
+  /** `unusable`: the failure says the endpoint will not answer prompts either (its key refused, nothing listening): the user is told at once. */
+  | { readonly ok: false; readonly reason: string; readonly unusable?: "key" | "unreachable" };
 
 /**
  * The models a provider declares once its listing is read: the configured ones first (the first is

@@ -106,7 +106,7 @@ async function declareListed(ext: Extension, client: Promise<{ http: HttpClient;
     const state = ext.configuration.state_dir;
     const file = isDirectory(state) ? http.listingCacheFile(state, profile.baseUrl, profile.apiKey) : undefined;
     const kept = file === undefined ? undefined : http.readCachedListing(file, profile.baseUrl);
-    if (kept !== undefined) return declare(ext, configured, kept);
+    if (kept !== undefined) return declare(ext, configured, kept, profile.baseUrl);
     const listing = http.listModels(profile, { egress, ...(file === undefined ? {} : { onListed: (body: string) => http.writeCachedListing(file, profile.baseUrl, body) }) });
     // The listing took the connection opened ahead for the first prompt: open another for it.
     try {
@@ -118,7 +118,7 @@ async function declareListed(ext: Extension, client: Promise<{ http: HttpClient;
   } catch (err) {
     result = { ok: false, reason: `the HTTP client could not start: ${(err as Error).name}` };
   }
-  declare(ext, configured, result);
+  declare(ext, configured, result, profile.baseUrl);
 }
 
 function isDirectory(path: string): boolean {
@@ -130,12 +130,31 @@ function isDirectory(path: string): boolean {
 }
 
 /** Declares the models a listing (or its failure) decides. */
-function declare(ext: Extension, configured: readonly ModelInfo[], result: ModelListingResult): void {
+function declare(ext: Extension, configured: readonly ModelInfo[], result: ModelListingResult, baseUrl: string): void {
   mark("provider models listed");
   const declared = declaredModels(configured, result);
-  if (!result.ok) process.stderr.write(`debug: no model listing (GET /models: ${result.reason}); declaring ${declared.models.map((m) => m.id).join(", ").slice(0, 200)}\n`);
-  else if (result.skipped > 0) process.stderr.write(`debug: ${result.skipped} entries of the model listing were skipped (unusable, repeated, or past the bound)\n`);
-  void ext.emit("provider.models_declared", declared);
+  if (!result.ok) {
+    process.stderr.write(`debug: no model listing (GET /models: ${result.reason}); declaring ${declared.models.map((m) => m.id).join(", ").slice(0, 200)}\n`);
+  } else if (result.skipped > 0) process.stderr.write(`debug: ${result.skipped} entries of the model listing were skipped (unusable, repeated, or past the bound)\n`);
+  // The listing's failure says prompts will fail too: the harness tells the user before the first one.
+  const problem = !result.ok && result.unusable !== undefined ? unusableProblem(baseUrl, result.unusable, result.reason) : undefined;
+  void ext.emit("provider.models_declared", { ...declared, ...(problem !== undefined ? { problem } : {}) });
+}
+
+/** What a user reads when the endpoint refused the key or could not be reached (its origin and path only, never credentials or query). */
+export function unusableProblem(baseUrl: string, why: "key" | "unreachable", reason: string): string {
+  let where = "the configured base_url";
+  try {
+    const u = new URL(baseUrl);
+    // Bounded: the whole text is a ShortText (1,024 characters), and the harness prefixes the instance.
+    where = `${u.origin}${u.pathname.replace(/\/+$/, "")}`.slice(0, 400);
+  } catch {
+    // not a URL: the first prompt reports it as invalid
+  }
+  reason = reason.slice(0, 200);
+  return why === "key"
+    ? `${where} refused the API key (${reason}); prompts will fail until the key is fixed (the profile's api_key, or the environment variable it names)`
+    : `cannot reach ${where} (${reason}); prompts will fail until it answers (is the server running? is base_url right?)`;
 }
 
 async function runScripted(ext: Extension, req: ProviderCall, signal: AbortSignal): Promise<void> {

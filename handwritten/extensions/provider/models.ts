@@ -146,14 +146,15 @@ export async function listModels(profile: { baseUrl: string; apiKey?: string }, 
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeoutMs);
   const signal = o.signal ? AbortSignal.any([o.signal, deadline.signal]) : deadline.signal;
-  const failed = (reason: string): ModelListingResult => ({ ok: false, reason: sanitizeDiagnostic(reason, [profile.apiKey]) });
+  const failed = (reason: string, unusable?: "key" | "unreachable"): ModelListingResult => ({ ok: false, reason: sanitizeDiagnostic(reason, [profile.apiKey]), ...(unusable ? { unusable } : {}) });
   try {
     const headers: Record<string, string> = { accept: "application/json" };
     if (profile.apiKey !== undefined && profile.apiKey !== "") headers.authorization = `Bearer ${profile.apiKey}`;
     const res = await o.egress.request(modelsUrl(profile.baseUrl), { method: "GET", headers, signal, headersTimeoutMs: timeoutMs, idleTimeoutMs: timeoutMs });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       drop(res.body);
-      return failed(`HTTP ${res.statusCode}`);
+      // 401/403: the key is refused (a server without a listing answers 404, and is not a problem).
+      return failed(`HTTP ${res.statusCode}`, res.statusCode === 401 || res.statusCode === 403 ? "key" : undefined);
     }
     const declared = Number(res.headers["content-length"]);
     if (Number.isFinite(declared) && declared > maxBytes) {
@@ -169,7 +170,7 @@ export async function listModels(profile: { baseUrl: string; apiKey?: string }, 
   } catch (err) {
     if (deadline.signal.aborted && !o.signal?.aborted) return failed(`no answer within ${timeoutMs} ms`);
     const f = classifyThrown(err, o.signal);
-    return failed(f.detail);
+    return failed(f.detail, f.errorClass === "network" ? "unreachable" : undefined);
   } finally {
     clearTimeout(timer);
   }

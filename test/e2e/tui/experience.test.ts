@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { has, quitTau, ready, seen, startTau, tuiWorkspace, type PtyTau } from "../../support/pty.js";
 import { waitFor } from "../../support/wait.js";
-import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
+import { FakeOpenAI, jsonResponse, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -150,6 +150,29 @@ describe("the interactive UI a user works in", () => {
     expect(all.slice(header() + 1, header() + 3)).toEqual(["partial-one", "partial-two"]);
     expect(all[header() + 3]).toBe("[cancelled; the command's process group was killed]");
     expect(all).not.toContain("never-printed");
+    expect(await quitTau(t)).toBe(0);
+  });
+
+  it("[tui.pty.key-refused] a refused key is said before the first prompt, and the status line marks the model until it answers again", async () => {
+    const w = workspace();
+    const refused = () => jsonResponse(401, { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } });
+    fake.setModels(refused());
+    const t = start(w, [], { cols: 120, rows: 24 });
+    await t.waitFor(ready, "ready");
+    const base = new URL(fake.baseUrl);
+    const where = `${base.origin}${base.pathname.replace(/\/+$/, "")}`;
+    await t.waitFor((_s, all) => all.some((l) => l.includes(`${where} refused the API key (HTTP 401)`)), "the start-up warning");
+    const status = () => t.screen().find((l) => l.startsWith("tau · ")) ?? "";
+    expect(status()).not.toContain("⚠");
+    fake.enqueue(refused());
+    t.type("hello\r");
+    await t.waitFor(seen("the model request failed"), "the failed prompt");
+    await t.waitFor(() => /· fake-model · ⚠ key refused · ready/.test(status()), "the model marked in the status line");
+    // The key fixed (the server takes it now): the next answer clears the mark.
+    fake.enqueue(textResponse("fine now"));
+    t.type("again\r");
+    await t.waitFor(seen("fine now"), "the answer");
+    await t.waitFor(() => /· fake-model · ready$/.test(status()), "the mark gone");
     expect(await quitTau(t)).toBe(0);
   });
 

@@ -71,10 +71,11 @@ describe("the model listing", () => {
     expect(over.ok && [over.models.length, over.skipped, over.models.at(-1)?.id]).toEqual([MAX_LISTED_MODELS, 1, `model-${MAX_LISTED_MODELS - 1}`]);
   });
 
-  it("[provider.models.listing-failures] a status, a redirect, garbage, an empty list or silence is no listing, and the reason never holds the key", async () => {
-    const cases: Array<[Parameters<FakeOpenAI["setModels"]>[0], string]> = [
+  it("[provider.models.listing-failures] a status, a redirect, garbage, an empty list or silence is no listing, and the reason never holds the key; a refused key is marked unusable", async () => {
+    const cases: Array<[Parameters<FakeOpenAI["setModels"]>[0], string, ("key" | "unreachable")?]> = [
       [jsonResponse(404, { error: { message: `unknown route for ${KEY}` } }), "HTTP 404"],
-      [jsonResponse(401, { error: { message: `Incorrect API key provided: ${KEY}`, code: "invalid_api_key" } }), "HTTP 401"],
+      [jsonResponse(401, { error: { message: `Incorrect API key provided: ${KEY}`, code: "invalid_api_key" } }), "HTTP 401", "key"],
+      [jsonResponse(403, { error: { message: "forbidden" } }), "HTTP 403", "key"],
       [{ status: 302, headers: { location: `https://elsewhere.example/?key=${KEY}` }, chunks: [] }, "redirect not followed (HTTP 302)"],
       [json("<html>models</html>"), "the answer is not JSON"],
       [json('{"data": "none"}'), "the answer has no data list"],
@@ -82,10 +83,10 @@ describe("the model listing", () => {
       [{ headersDelayMs: 30_000, chunks: [] }, "no answer within 300 ms"],
       [{ status: 200, headers: { "content-type": "application/json" }, chunks: ['{"data": ['], end: "hang" }, "no answer within 300 ms"],
     ];
-    for (const [answer, reason] of cases) {
+    for (const [answer, reason, unusable] of cases) {
       fake.setModels(answer);
       const r = await list({ timeoutMs: 300 });
-      expect(r, reason).toEqual({ ok: false, reason });
+      expect(r, reason).toEqual({ ok: false, reason, ...(unusable ? { unusable } : {}) });
     }
   });
 
@@ -102,6 +103,7 @@ describe("the model listing", () => {
     await proxied.close();
     expect(r.ok).toBe(false);
     expect(!r.ok && r.reason).toMatch(/^connection failed/);
+    expect(!r.ok && r.unusable).toBe("unreachable");
     expect(fake.modelRequests.length).toBe(before);
   });
 });

@@ -574,6 +574,12 @@ type ProviderModelsDeclared struct {
 	// The instance's models, its default first (SPEC-provider-chat-completions, "The default
 	// model").
 	Models []ModelInfo `json:"models" cbor:"models"`
+	// What the listing found that will fail every prompt as configured (the key refused,
+	// nothing
+	// listening at the endpoint), in words a user can act on: the harness tells every UI at
+	// once, in
+	// a mandatory notice, rather than at the first prompt.
+	Problem *string `json:"problem,omitempty" cbor:"problem,omitempty"`
 }
 
 // A model a provider serves, with what is known of it (SPEC-provider-chat-completions,
