@@ -58,7 +58,8 @@ function shown(text: string, cols: number): string {
 /** One line of an agent, without its tree indent: name and id, state, mode, work status. */
 export function agentLine(r: RosterRow): string {
   const name = r.display_name !== undefined && r.display_name !== "" ? `${shown(r.display_name, 32)} ` : "";
-  const mode = r.navigation !== undefined && r.navigation !== "active" ? ` (${r.navigation})` : "";
+  // Only a mode the user set shows: an agent shown on its own (`active_auto`) is like any other.
+  const mode = r.navigation === "suspended" ? " (suspended)" : "";
   const work = r.work_phase !== undefined ? ` · ${shown(r.work_phase, 16)}${r.work_title !== undefined && r.work_title !== "" ? `: ${shown(r.work_title, 80)}` : ""}` : "";
   return `${name}[${escapeLabel(r.agent_id)}] ${r.status}${mode}${work}`;
 }
@@ -205,9 +206,26 @@ export interface SwitcherHost {
 
 const AGENT_SUBCOMMANDS = ["new", "switch", "name", "list", "suspend", "activate"];
 
+/** The main agent: the oldest one no agent started (the session's first), from the roster. */
+export function mainAgent(rows: readonly RosterRow[]): string | undefined {
+  const ids = new Set(rows.map((r) => r.agent_id));
+  const roots = rows.filter((r) => r.parent_id === undefined || !ids.has(r.parent_id));
+  roots.sort((x, y) => x.created_at - y.created_at || (x.agent_id < y.agent_id ? -1 : 1));
+  return roots[0]?.agent_id;
+}
+
+/** `:agents`' rows numbered from 1, so that `:agent N` picks one without a picker program. */
+export function numberedTree(rows: readonly RosterRow[], focus: string): { lines: string[]; ids: string[] } {
+  const tree = agentTreeRows(rows, focus);
+  const width = String(tree.length).length;
+  return { lines: tree.map((t, i) => `${String(i + 1).padStart(width)}. ${t.text}`), ids: tree.map((t) => t.id) };
+}
+
 export class AgentSwitcher {
   /** The agents' navigation modes as this UI last learned them (the roster, its own requests). */
   private readonly navigation = new Map<string, NavigationMode>();
+  /** The ids of the last `:agents` listing, in its numbering (`:agent N`). */
+  private listed: string[] = [];
   /** The environment the picker is looked up in (PATH). */
   env: NodeJS.ProcessEnv = process.env;
 
@@ -251,8 +269,8 @@ export class AgentSwitcher {
       });
       this.switchTo(created.agent_id);
     } else if (sub === "switch") {
-      if (arg === undefined) return this.ui.note("error", "usage: :agent switch ID|NAME");
-      const id = this.named(arg);
+      if (arg === undefined) return this.ui.note("error", "usage: :agent switch N|ID|NAME|main");
+      const id = await this.chosen(client, arg);
       if (id !== undefined) this.switchTo(id);
     } else if (sub === "name") {
       if (arg === undefined) return this.ui.note("error", "usage: :agent name NAME");
@@ -263,12 +281,33 @@ export class AgentSwitcher {
     }
   }
 
-  /** `:agents`: the session's agents as a tree, each with its state and work status. */
+  /** `:agents`: the session's agents as a numbered tree, each with its state and work status. */
   async list(client: SessionClient): Promise<void> {
     const { rows, total } = await this.rosterRows(client);
     if (rows.length === 0) return this.ui.note("info", "(no agents)");
     const more = total > rows.length ? `\n… ${total - rows.length} more not listed` : "";
-    this.ui.note("info", `agents (:agent NAME|ID switches; ${this.host.nextAgentKey()} cycles):\n${agentTree(rows, this.ui.focus()).join("\n")}${more}`);
+    const tree = numberedTree(rows, this.ui.focus());
+    this.listed = tree.ids;
+    this.ui.note("info", `agents (:agent N, NAME, ID or main switches; ${this.host.nextAgentKey()} cycles):\n${tree.lines.join("\n")}${more}`);
+  }
+
+  /**
+   * The agent `arg` names: a number of the last `:agents` listing, an id, a name, or `main` (the
+   * agent so named, else the session's first agent); undefined, with a note, when none or several.
+   */
+  private async chosen(client: SessionClient, arg: string): Promise<string | undefined> {
+    if (/^[1-9]\d{0,5}$/.test(arg)) {
+      const id = this.listed[Number(arg) - 1];
+      if (id === undefined) this.ui.note("error", this.listed.length === 0 ? "no numbered list yet: :agents lists the agents" : `:agents listed ${this.listed.length}; there is no ${arg}`);
+      return id;
+    }
+    const named = [...this.ui.transcript.agents.values()].some((a) => a.id !== "" && (a.id === arg || a.name === arg));
+    if (arg === "main" && !named) {
+      const id = mainAgent((await this.rosterRows(client)).rows.filter((r) => r.loaded));
+      if (id === undefined) this.ui.note("error", "this session has no agent yet");
+      return id;
+    }
+    return this.named(arg);
   }
 
   /**

@@ -98,7 +98,7 @@ export const COLON_COMMANDS: readonly ColonCommand[] = [
   },
   {
     name: "agent",
-    usage: ":agent ID|NAME | :agent new [NAME] | :agent switch ID|NAME | :agent name NAME | :agent list | :agent suspend|activate [ID|NAME]",
+    usage: ":agent N|ID|NAME|main | :agent new [NAME] | :agent switch N|ID|NAME|main | :agent name NAME | :agent list | :agent suspend|activate [ID|NAME]",
     summary: "switch to, create, name or list agents; suspend one (agent cycling skips it) or make it active again",
     min: 1,
     max: 2,

@@ -76,11 +76,11 @@ describe("the agent switcher in a pseudo-terminal", () => {
     t.type(":agents\r");
     await t.waitFor((s) => s.some((l) => l.includes("└ helper [")), "the tree with the child under the parent", 20_000);
     const screen = t.screen();
-    const top = screen.findIndex((l) => /^\* \[a-[^\]]+\] /.test(l));
+    const top = screen.findIndex((l) => /^1\. \* \[a-[^\]]+\] /.test(l));
     expect(top, screen.join("\n")).toBeGreaterThanOrEqual(0);
     parent = /\[(a-[^\]]+)\]/.exec(screen[top] as string)![1]!;
     const childLine = screen[top + 1] as string;
-    expect(childLine).toMatch(/^ {4}└ helper \[a-[^\]]+\] (idle|running|queued)/);
+    expect(childLine).toMatch(/^2\. {5}└ helper \[a-[^\]]+\] (idle|running|queued)/);
     child = /\[(a-[^\]]+)\]/.exec(childLine)![1]!;
     // The model's title is shown escaped, never as markup.
     expect(childLine).toContain("working: checking \\u{3c}the\\u{3e} list");
@@ -99,6 +99,11 @@ describe("the agent switcher in a pseudo-terminal", () => {
     // Alt-N cycles back to the parent.
     t.type("\x1bn");
     await t.waitFor(() => status().includes(`[${parent}]`) && !status().includes("helper"), "the status line to show the parent", 10_000);
+    // The listing's numbers switch too, and `main` is the session's first agent (no name needed).
+    t.type(":agent 2\r");
+    await t.waitFor(() => status().includes(`[${child}]`), "the second listed agent shown", 10_000);
+    t.type(":agent main\r");
+    await t.waitFor(() => status().includes(`[${parent}]`) && !status().includes("helper"), "the main agent shown", 10_000);
   }, 180_000);
 
   it("[agent-navigation.tui.fzf-pick] with fzf first on PATH the pick key runs it with fixed arguments and escaped rows; its choice is shown, and the terminal is the UI's again", async () => {
@@ -130,9 +135,9 @@ describe("the agent switcher in a pseudo-terminal", () => {
   // Without fzf on PATH (the stub removed; skipped where a real fzf is installed) the key lists the tree.
   it.skipIf(findOnPath("fzf", process.env.PATH) !== undefined)("[tui.agents.no-fzf] without fzf the pick key shows the built-in agent tree and changes nothing", async () => {
     rmSync(join(stubDir, "fzf"));
-    const before = t.all().filter((l) => l.startsWith("agents (:agent NAME|ID switches")).length;
+    const before = t.all().filter((l) => l.startsWith("agents (:agent N, NAME, ID or main switches")).length;
     t.type("\x1ba");
-    await t.waitFor((_s, all) => all.filter((l) => l.startsWith("agents (:agent NAME|ID switches")).length > before, "the built-in tree", 20_000);
+    await t.waitFor((_s, all) => all.filter((l) => l.startsWith("agents (:agent N, NAME, ID or main switches")).length > before, "the built-in tree", 20_000);
     expect(status()).toContain(`[${child}]`);
     t.type(":quit\r");
     await t.exited;

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PICKER_MAX_OUTPUT_BYTES, agentTree, cycleAgent, escapeTitle, findOnPath, pickerInput, runFzf } from "../../../handwritten/cli/tui/agent-switcher.js";
+import { PICKER_MAX_OUTPUT_BYTES, agentTree, cycleAgent, escapeTitle, findOnPath, mainAgent, numberedTree, pickerInput, runFzf } from "../../../handwritten/cli/tui/agent-switcher.js";
 import { Navigation } from "../../../handwritten/harness/navigation.js";
 import type { RosterRow } from "../../../generated/index.js";
 
@@ -31,12 +31,30 @@ describe("the agent switcher", () => {
     expect(agentTree(rows, "a-3")).toEqual([
       "  [a-1] idle",
       "*   └ kid\\u{3c} [a-3] idle · working: x␛[31m",
-      "      └ [a-4] running (active_auto)",
+      "      └ [a-4] running",
       "  [a-2] idle (suspended)",
     ]);
     const input = pickerInput(rows, "a-1").split("\n").filter(Boolean);
     expect(input.map((l) => l.split("\t")[0])).toEqual(["a-1", "a-3", "a-4", "a-2"]);
     expect(input.every((l) => l.split("\t").length === 2)).toBe(true);
+  });
+
+  it("[tui.agents.numbered-and-main] :agents numbers its rows for `:agent N`; `main` is the session's oldest agent no agent started", () => {
+    const rows = [
+      row("a-3", { parent_id: "a-1", created_at: 30 }),
+      row("a-1", { created_at: 10 }),
+      row("a-0", { parent_id: "a-1", created_at: 5 }),
+      row("a-2", { parent_id: "a-gone", created_at: 20 }),
+    ];
+    const tree = numberedTree(rows, "a-3");
+    expect(tree.ids).toEqual(["a-1", "a-0", "a-3", "a-2"]);
+    expect(tree.lines).toEqual(["1.   [a-1] idle", "2.     └ [a-0] idle", "3. *   └ [a-3] idle", "4.   [a-2] idle"]);
+    // Ten rows or more: the numbers are aligned.
+    const many = numberedTree(Array.from({ length: 10 }, (_, i) => row(`a-${String(i).padStart(2, "0")}`)), "");
+    expect([many.lines[0], many.lines[9]]).toEqual([" 1.   [a-00] idle", "10.   [a-09] idle"]);
+    expect(mainAgent(rows)).toBe("a-1");
+    expect(mainAgent([row("a-5", { created_at: 1, parent_id: "a-6" }), row("a-6", { created_at: 2, parent_id: "a-5" })])).toBe(undefined);
+    expect(mainAgent([])).toBe(undefined);
   });
 
   it("[tui.agents.cycle] cycling goes in id order both ways, skips suspended agents, and says when no other is left", () => {
