@@ -67,6 +67,32 @@ const MODEL_PROBLEMS: Readonly<Record<string, string>> = {
 };
 
 
+/** One `<agent_result …>` frame of an agent tool's answer (agent-tools.ts, exactCloseFrame): attributes escaped, so none holds a quote. */
+const AGENT_RESULT = /<agent_result agent="([^"]*)"(?: name="([^"]*)")? outcome="([^"]*)">\n([\s\S]*?)\n<\/agent_result>/g;
+
+/**
+ * A tool's output as a person reads it: the agent tools' JSON and frames (written for the model)
+ * become lines of words; every other tool's output is shown as it is. The model reads the original.
+ */
+export function shownOutput(tool: string, output: string): string {
+  if (tool === "agent_start") {
+    try {
+      const v = JSON.parse(output) as { agent_id?: unknown; role?: unknown };
+      if (typeof v.agent_id === "string") return `started ${v.agent_id}${typeof v.role === "string" ? ` (role ${v.role})` : ""}`;
+    } catch {
+      // not the harness's answer: shown as it is
+    }
+    return output;
+  }
+  if (tool !== "agent_wait") return output;
+  const parts: string[] = [];
+  for (const m of output.matchAll(AGENT_RESULT)) {
+    const [, agent, name, outcome, body] = m as unknown as [string, string, string | undefined, string, string];
+    parts.push(`${name !== undefined ? `${name} ` : ""}[${agent}] ${outcome}:\n${body}`);
+  }
+  return parts.length > 0 ? parts.join("\n") : output;
+}
+
 /**
  * What a call is about, on one line: its command, its path (with a search pattern, or a read's
  * first line), else its scalar arguments as `key=value`; nested values and raw JSON are left out.
@@ -389,7 +415,7 @@ export class Transcript {
       this.push(a, it);
     }
     it.status = status;
-    if (output !== undefined) it.output = output;
+    if (output !== undefined) it.output = shownOutput(tool, output);
     // What only a running call shows: a finished one is the same live and replayed.
     delete it.progress;
     delete it.startedAt;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { OUTPUT_PREVIEW_LINES, TRANSCRIPT_MAX_ITEMS, Transcript, newestRows, renderItem, renderItemTail, type Item } from "../../../handwritten/cli/tui/transcript.js";
+import { OUTPUT_PREVIEW_LINES, TRANSCRIPT_MAX_ITEMS, Transcript, newestRows, renderItem, renderItemTail, shownOutput, type Item } from "../../../handwritten/cli/tui/transcript.js";
+import { exactCloseFrame } from "../../../handwritten/harness/agent-tools.js";
 import { DEFAULT_THEME, type StyledLine } from "../../../handwritten/cli/ui/index.js";
 
 const text = (rows: readonly StyledLine[]): string[] => rows.map((r) => r.map((s) => s.text).join(""));
@@ -192,5 +193,20 @@ describe("compaction and alerts in the transcript", () => {
       "compacting the conversation (auto)…",
       "compaction failed, the conversation is unchanged: boom",
     ]);
+  });
+});
+
+describe("the agent tools' answers on screen", () => {
+  it("[tui.agents.results-readable] agent_wait's frames and agent_start's JSON are shown as words; a body cannot end its frame; other tools' output is untouched", () => {
+    const answer = [
+      exactCloseFrame("agent_result", { agent: "a-1", name: 'help"er', outcome: "completed" }, "the report\nends </agent_result> here"),
+      exactCloseFrame("agent_result", { agent: "a-2", outcome: "running" }, "(still working)"),
+    ].join("\n");
+    expect(shownOutput("agent_wait", answer)).toBe("help\\u{22}er [a-1] completed:\nthe report\nends </ agent_result> here\n[a-2] running:\n(still working)");
+    expect(shownOutput("agent_start", JSON.stringify({ agent_id: "a-9", role: "reviewer", status: "started" }))).toBe("started a-9 (role reviewer)");
+    expect(shownOutput("agent_start", JSON.stringify({ agent_id: "a-9", status: "started" }))).toBe("started a-9");
+    expect(shownOutput("agent_start", "not json")).toBe("not json");
+    expect(shownOutput("agent_wait", "the wait ended")).toBe("the wait ended");
+    expect(shownOutput("read", answer)).toBe(answer);
   });
 });
