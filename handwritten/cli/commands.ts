@@ -4,6 +4,9 @@ import AgentList from "./commands/agent/list.js";
 import AgentTrace from "./commands/agent/trace.js";
 import Attach from "./commands/attach.js";
 import Init from "./commands/init.js";
+import McpAdd from "./commands/mcp/add.js";
+import McpList from "./commands/mcp/list.js";
+import McpRemove from "./commands/mcp/remove.js";
 import ProviderAdd from "./commands/provider/add.js";
 import ProviderList from "./commands/provider/list.js";
 import ProviderLogin from "./commands/provider/login.js";
@@ -23,6 +26,9 @@ export const COMMANDS = {
   "agent:trace": AgentTrace,
   attach: Attach,
   init: Init,
+  "mcp:add": McpAdd,
+  "mcp:list": McpList,
+  "mcp:remove": McpRemove,
   "provider:add": ProviderAdd,
   "provider:list": ProviderList,
   "provider:login": ProviderLogin,

@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { validateMcpProjectConfig, type ExtensionConfig, type HarnessConfig, type McpProjectConfig, type McpServerConfig } from "../../generated/index.js";
-import { ConfigError, loadConfigFile } from "./load.js";
+import { dropInPath, removeDropIn, writeDropIn } from "./drop-ins.js";
+import { ConfigError, loadConfigFile, loadHarnessConfig } from "./load.js";
 import { TRUSTED_PROJECTS_FILE, projectTrusted } from "./sandbox.js";
 
 /** A server name: lowercase words of letters and digits joined by single `_`, at most 32 characters. */
@@ -84,4 +85,43 @@ export function mcpExtension(name: string, def: McpServerConfig): ExtensionConfi
     startup_timeout_seconds: Math.min(3600, hold),
     config: { server: name, definition: def },
   };
+}
+
+/** The drop-in `tau mcp add NAME` writes: `<config>/harness.d/mcp-NAME.yaml`. */
+export function mcpDropInFile(name: string): string {
+  return `mcp-${name}.yaml`;
+}
+
+/**
+ * Adds server `name` as its own drop-in (SPEC-mcp, "Configuration"): refused when the name is taken
+ * (in harness.yaml, a drop-in, or the trusted project's file) unless `force` replaces a drop-in
+ * `tau mcp add` wrote; the configuration must still load with it, or the drop-in is taken back.
+ */
+export async function addMcpServer(configRoot: string, projectRoot: string, name: string, def: McpServerConfig, force: boolean): Promise<string> {
+  const problem = entryProblem("mcp_servers", name, def);
+  if (problem !== undefined) throw new ConfigError(problem);
+  const file = mcpDropInFile(name);
+  const ours = existsSync(dropInPath(configRoot, file));
+  if (!(force && ours)) {
+    const config = await loadHarnessConfig(configRoot);
+    const { servers } = await loadMcpServers(config, configRoot, projectRoot);
+    const taken = ours || servers.some(([n]) => n === name) || Object.hasOwn(config.mcp_servers ?? {}, name);
+    if (taken) throw new ConfigError(ours ? `an MCP server named ${name} was added already; use --force to replace it` : `an MCP server named ${name} is configured already (harness.yaml or ${MCP_PROJECT_FILE}); edit it there, or choose another name`);
+  }
+  const header = `# Written by \`tau mcp add ${name}\`; remove with \`tau mcp remove ${name}\`.\n# Values of env and headers are secrets to tau: never logged.\n`;
+  const path = await writeDropIn(configRoot, file, { mcp_servers: { [name]: def } }, header);
+  try {
+    await loadMcpServers(await loadHarnessConfig(configRoot), configRoot, projectRoot);
+  } catch (err) {
+    removeDropIn(configRoot, file);
+    throw err;
+  }
+  return path;
+}
+
+/** Removes the drop-in `tau mcp add NAME` wrote; false when there is none. */
+export function removeMcpServer(configRoot: string, name: string): boolean {
+  const bad = mcpServerNameProblem(name);
+  if (bad !== undefined) throw new ConfigError(bad);
+  return removeDropIn(configRoot, mcpDropInFile(name));
 }

@@ -2,11 +2,9 @@
 // drop-in `<config>/harness.d/provider-NAME.yaml` and its key as the secret `provider-NAME`
 // (`<config>/secrets/provider-NAME`, 0600). Each profile runs as a provider extension instance
 // called NAME, so its models are addressed as `NAME/model`.
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
-import { join } from "node:path";
-import { randomHex } from "../startup/random.js";
-import { validateHarnessConfig, type ExtensionConfig, type HarnessConfig, type ProviderEndpoint, type ProviderProfile } from "../../generated/index.js";
-import { ConfigError, MAX_DROP_INS } from "./load.js";
+import { dropInPath, removeDropIn, writeDropIn } from "./drop-ins.js";
+import type { ExtensionConfig, HarnessConfig, ProviderEndpoint, ProviderProfile } from "../../generated/index.js";
+import { ConfigError } from "./load.js";
 import { SecretError, readSecret } from "./secrets.js";
 
 /** Profile names: instance names, minus the first-party defaults they would shadow. */
@@ -26,7 +24,7 @@ export function profileSecretName(name: string): string {
 }
 
 export function profileDropInPath(configRoot: string, name: string): string {
-  return join(configRoot, "harness.d", `provider-${name}.yaml`);
+  return dropInPath(configRoot, `provider-${name}.yaml`);
 }
 
 /** The profiles of a loaded configuration, in name order, with their names checked. */
@@ -125,51 +123,10 @@ export function checkProfileSecrets(config: HarnessConfig, configRoot: string, e
 export async function writeProfileDropIn(configRoot: string, name: string, p: ProviderProfile): Promise<string> {
   const problem = profileNameProblem(name);
   if (problem) throw new ConfigError(problem);
-  const layer = { providers: { [name]: p } };
-  if (!validateHarnessConfig(layer)) {
-    const err = validateHarnessConfig.errors?.[0];
-    const key = (err?.instancePath ?? "").split("/").filter(Boolean).join(".") || "(top level)";
-    throw new ConfigError(`${key}: ${err?.message ?? "invalid"}`);
-  }
-  const { stringify } = await import("yaml");
-  const text = `# Written by \`tau provider add ${name}\`; remove with \`tau provider remove ${name}\`.\n# The key is in secrets/${p.api_key_secret ?? "(none)"} (mode 0600), never in this file.\n${stringify(layer)}`;
-  const dir = join(configRoot, "harness.d");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const path = profileDropInPath(configRoot, name);
-  let existing: string[] = [];
-  try {
-    existing = readdirSync(dir).filter((n) => /\.ya?ml$/.test(n) && !n.startsWith("."));
-  } catch {
-    // a fresh folder
-  }
-  if (!existing.includes(`provider-${name}.yaml`) && existing.length >= MAX_DROP_INS) {
-    throw new ConfigError(`${dir}: already holds ${MAX_DROP_INS} drop-in files, the most tau reads`);
-  }
-  const tmp = join(dir, `.provider-${name}.${process.pid}.${randomHex(6)}.tmp`);
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-  try {
-    try {
-      const bytes = Buffer.from(text, "utf8");
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  return path;
+  const header = `# Written by \`tau provider add ${name}\`; remove with \`tau provider remove ${name}\`.\n# The key is in secrets/${p.api_key_secret ?? "(none)"} (mode 0600), never in this file.\n`;
+  return writeDropIn(configRoot, `provider-${name}.yaml`, { providers: { [name]: p } }, header);
 }
 
 export function removeProfileDropIn(configRoot: string, name: string): boolean {
-  try {
-    unlinkSync(profileDropInPath(configRoot, name));
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
-    throw err;
-  }
+  return removeDropIn(configRoot, `provider-${name}.yaml`);
 }

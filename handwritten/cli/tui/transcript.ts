@@ -87,8 +87,8 @@ export function shownOutput(tool: string, output: string): string {
   if (tool !== "agent_wait") return output;
   const parts: string[] = [];
   for (const m of output.matchAll(AGENT_RESULT)) {
-    const [, agent, name, outcome, body] = m as unknown as [string, string, string | undefined, string, string];
-    parts.push(`${name !== undefined ? `${name} ` : ""}[${agent}] ${outcome}:\n${body}`);
+    const name = m[2];
+    parts.push(`${name !== undefined ? `${name} ` : ""}[${m[1] ?? ""}] ${m[3] ?? ""}:\n${m[4] ?? ""}`);
   }
   return parts.length > 0 ? parts.join("\n") : output;
 }

@@ -1,0 +1,82 @@
+// `tau mcp add|list|remove` (SPEC-mcp, "Commands"): through the real `tau` in a fresh home — a
+// stdio and a remote server added as drop-ins (0600) and listed without their secrets' values, a
+// name taken refused unless --force replaces what `tau mcp add` wrote, bad input refused with a
+// message and nothing written, and removal.
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { exitCodeOf } from "../../../handwritten/cli/errors.js";
+import { useCleanups, workspaceIn } from "../../support/e2e.js";
+import { runTau } from "../../support/run-tau.js";
+
+const cleanups = useCleanups();
+
+/** A refusal's message as one line (the error printer wraps long ones under a ` ›` margin). */
+const said = (stderr: string) => stderr.replace(/\s*\n\s*›\s*/g, " ");
+
+describe("tau mcp", () => {
+  it("[mcp.cli.add-list-remove] adds stdio and remote servers as drop-ins, lists them without secret values, refuses what is taken or malformed, and removes them", async () => {
+    const w = workspaceIn(cleanups, "mcp_servers:\n  kept:\n    command: kept-server\n");
+    const tau = (args: string[]) => runTau(args, { env: w.env, cwd: w.project });
+    const dropIn = (name: string) => join(w.home, "config", "harness.d", `mcp-${name}.yaml`);
+
+    const none = await tau(["mcp", "list"]);
+    expect(none.stdout.trim()).toBe("kept  stdio  kept-server");
+
+    const files = await tau(["mcp", "add", "files", "-e", "FS_TOKEN=s3cret-value", "--", "npx", "-y", "some-fs-server", "/srv"]);
+    expect(files.code, files.stderr).toBe(0);
+    expect(files.stdout).toContain(`wrote ${dropIn("files")}`);
+    expect(statSync(dropIn("files")).mode & 0o777).toBe(0o600);
+    const remote = await tau(["mcp", "add", "docs", "--url", "https://mcp.example.com/mcp", "--header", "Authorization: Bearer tok-123"]);
+    expect(remote.code, remote.stderr).toBe(0);
+
+    const listed = await tau(["mcp", "list"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout.trim().split("\n")).toEqual([
+      "docs  http  https://mcp.example.com/mcp  (header Authorization)",
+      "files  stdio  npx -y some-fs-server /srv  (env FS_TOKEN)",
+      "kept  stdio  kept-server",
+    ]);
+    const json = JSON.parse((await tau(["mcp", "list", "--json"])).stdout) as Array<{ name: string; env: string[] }>;
+    expect(json.map((r) => r.name)).toEqual(["docs", "files", "kept"]);
+    for (const out of [listed.stdout, listed.stderr, JSON.stringify(json)]) {
+      expect(out).not.toContain("s3cret-value");
+      expect(out).not.toContain("tok-123");
+    }
+
+    // Taken names: one tau added needs --force; one the user wrote is edited where it is.
+    const again = await tau(["mcp", "add", "files", "--", "other"]);
+    expect(again.code).toBe(exitCodeOf("TAU-E0201"));
+    expect(said(again.stderr)).toContain("an MCP server named files was added already; use --force to replace it");
+    const forced = await tau(["mcp", "add", "files", "--force", "--", "other-server"]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(readFileSync(dropIn("files"), "utf8")).toContain("other-server");
+    const theirs = await tau(["mcp", "add", "kept", "--force", "--", "x"]);
+    expect(theirs.code).toBe(exitCodeOf("TAU-E0201"));
+    expect(said(theirs.stderr)).toContain("an MCP server named kept is configured already");
+
+    // Malformed: nothing is written.
+    const cases: Array<[string[], string]> = [
+      [["mcp", "add", "My-Tools", "--", "x"], 'try "my_tools"'],
+      [["mcp", "add", "neither"], "give the server's command after `--`"],
+      [["mcp", "add", "both", "--url", "https://a.example/mcp", "--", "x"], "give either --url or a command"],
+      [["mcp", "add", "badenv", "-e", "NOEQUALS", "--", "x"], "--env"],
+      [["mcp", "add", "badurl", "--url", "ftp://a.example/mcp"], "url"],
+    ];
+    for (const [args, message] of cases) {
+      const r = await tau(args);
+      expect(r.code, args.join(" ")).toBe(exitCodeOf("TAU-E0201"));
+      expect(said(r.stderr), args.join(" ")).toContain(message);
+      expect(existsSync(dropIn(args[2] as string))).toBe(false);
+    }
+
+    const removed = await tau(["mcp", "remove", "files"]);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(existsSync(dropIn("files"))).toBe(false);
+    const gone = await tau(["mcp", "remove", "files"]);
+    expect(gone.code).toBe(exitCodeOf("TAU-E0303"));
+    expect(said(gone.stderr)).toContain("no MCP server files was added with `tau mcp add`");
+    writeFileSync(join(w.home, "config", "harness.yaml"), "mcp_servers: {}\n");
+    expect((await tau(["mcp", "list"])).stdout.trim().split("\n")).toEqual(["docs  http  https://mcp.example.com/mcp  (header Authorization)"]);
+  });
+});
