@@ -5,6 +5,7 @@ import AgentTrace from "./commands/agent/trace.js";
 import Attach from "./commands/attach.js";
 import Init from "./commands/init.js";
 import McpAdd from "./commands/mcp/add.js";
+import McpImport from "./commands/mcp/import.js";
 import McpList from "./commands/mcp/list.js";
 import McpRemove from "./commands/mcp/remove.js";
 import ProviderAdd from "./commands/provider/add.js";
@@ -27,6 +28,7 @@ export const COMMANDS = {
   attach: Attach,
   init: Init,
   "mcp:add": McpAdd,
+  "mcp:import": McpImport,
   "mcp:list": McpList,
   "mcp:remove": McpRemove,
   "provider:add": ProviderAdd,

@@ -2,7 +2,7 @@
 // stdio and a remote server added as drop-ins (0600) and listed without their secrets' values, a
 // name taken refused unless --force replaces what `tau mcp add` wrote, bad input refused with a
 // message and nothing written, and removal.
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { exitCodeOf } from "../../../handwritten/cli/errors.js";
@@ -78,5 +78,70 @@ describe("tau mcp", () => {
     expect(said(gone.stderr)).toContain("no MCP server files was added with `tau mcp add`");
     writeFileSync(join(w.home, "config", "harness.yaml"), "mcp_servers: {}\n");
     expect((await tau(["mcp", "list"])).stdout.trim().split("\n")).toEqual(["docs  http  https://mcp.example.com/mcp  (header Authorization)"]);
+  });
+
+  it("[mcp.cli.import] imports Claude Code, Codex and opencode servers as drop-ins, names rewritten, what tau cannot say noted, nothing twice", async () => {
+    const w = workspaceIn(cleanups);
+    const env = { ...w.env, HOME: w.home };
+    const tau = (args: string[]) => runTau(args, { env, cwd: w.project });
+    const dropIns = () => (existsSync(join(w.home, "config", "harness.d")) ? readdirSync(join(w.home, "config", "harness.d")).sort() : []);
+    const none = await tau(["mcp", "import"]);
+    expect(none.code).toBe(exitCodeOf("TAU-E0201"));
+    expect(said(none.stderr)).toContain("no configuration to import");
+
+    writeFileSync(join(w.project, ".mcp.json"), JSON.stringify({ mcpServers: {
+      "my-files": { command: "npx", args: ["-y", "fs-server", "/srv"], env: { FS_TOKEN: "s3cret" } },
+      remote: { type: "sse", url: "https://mcp.example.com/sse", headers: { Authorization: "Bearer tok-1" } },
+      "!!!": { command: "x" },
+      broken: { args: ["no command"] },
+    } }));
+    mkdirSync(join(w.home, ".codex"));
+    writeFileSync(join(w.home, ".codex", "config.toml"), [
+      "[mcp_servers.my_files]", 'command = "other"', "",
+      "[mcp_servers.docs]", 'url = "https://docs.example.com/mcp"', 'bearer_token_env_var = "DOCS_TOKEN"', "startup_timeout_sec = 20", "tool_timeout_sec = 90", "",
+    ].join("\n"));
+    mkdirSync(join(w.home, ".config", "opencode"), { recursive: true });
+    writeFileSync(join(w.home, ".config", "opencode", "opencode.json"), JSON.stringify({ mcp: {
+      "git.tools": { type: "local", command: ["uvx", "mcp-server-git"], environment: { GIT_DIR: "/x" } },
+      later: { type: "remote", url: "https://later.example.com/mcp", enabled: false },
+    } }));
+
+    const dry = await tau(["mcp", "import", "--dry-run"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain("would add my_files (was my-files): npx -y fs-server /srv");
+    expect(dropIns()).toEqual([]);
+
+    const r = await tau(["mcp", "import"]);
+    expect(r.code, r.stderr).toBe(0);
+    const out = r.stdout;
+    expect(out).toContain(`${join(w.project, ".mcp.json")} (claude): 2 servers`);
+    expect(out).toContain('note: "!!!": no server name can be made of it');
+    expect(out).toContain('note: "broken": neither a command nor a url');
+    expect(out).toContain('note: "remote": an SSE server');
+    expect(out).toContain("skipped my_files: imported from an earlier file");
+    expect(out).toContain('note: "docs": its bearer token comes from $DOCS_TOKEN in Codex');
+    expect(out).toContain("added git_tools (was git.tools)");
+    expect(out).toContain("5 added");
+    expect(out).not.toContain("s3cret");
+    expect(dropIns()).toEqual(["mcp-docs.yaml", "mcp-git_tools.yaml", "mcp-later.yaml", "mcp-my_files.yaml", "mcp-remote.yaml"]);
+    const docs = readFileSync(join(w.home, "config", "harness.d", "mcp-docs.yaml"), "utf8");
+    expect(docs).toContain("startup_timeout_ms: 20000");
+    expect(docs).toContain("call_timeout_ms: 90000");
+    // A disabled server is imported disabled: listed nowhere a session would start it.
+    const listed = (await tau(["mcp", "list"])).stdout.trim().split("\n");
+    expect(listed).toEqual([
+      "docs  http  https://docs.example.com/mcp",
+      "git_tools  stdio  uvx mcp-server-git  (env GIT_DIR)",
+      "my_files  stdio  npx -y fs-server /srv  (env FS_TOKEN)",
+      "remote  http  https://mcp.example.com/sse  (header Authorization)",
+    ]);
+    // Again: every name is taken now, and nothing changes.
+    const again = await tau(["mcp", "import"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain("0 added");
+    expect(again.stdout).toContain("skipped docs: an MCP server named docs was added already");
+    const bad = await tau(["mcp", "import", join(w.project, "nope.json")]);
+    expect(bad.code).toBe(exitCodeOf("TAU-E0201"));
+    expect(said(bad.stderr)).toContain("nope.json: no such file");
   });
 });
