@@ -34,6 +34,9 @@ export function diesWithThisProcess(argv: readonly string[]): string[] {
   return setpriv === undefined ? [...argv] : [setpriv, "--pdeathsig", "KILL", "--", ...argv];
 }
 
+/** Where the socat script finds the pid of the process its bridges must die with (set by socatDyingWithParent). */
+export const BRIDGE_PARENT_ENV = "TAU_BRIDGE_PARENT_PID";
+
 /**
  * A socat for the runtime (its `socatPath`): a script in `dir` (tau's runtime folder of this user's,
  * which no command can write) that starts the real socat with the parent-death signal set, so the
@@ -48,7 +51,10 @@ export function socatDyingWithParent(dir: string): string | undefined {
   const quote = (s: string): string => `'${s.replace(/'/g, `'"'"'`)}'`;
   const file = join(dir, "socat");
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `#!/bin/sh\nexec ${quote(setpriv)} --pdeathsig TERM -- /bin/sh -c ${quote(STILL_ITS_PARENTS)} sh "$PPID" ${quote(socat)} "$@"\n`, { mode: 0o700 });
+  // The parent checked is the one named in the environment (this process, BRIDGE_PARENT_ENV): a
+  // parent that died before the script started leaves it `$PPID` of the one it was given to.
+  writeFileSync(temp, `#!/bin/sh\nexec ${quote(setpriv)} --pdeathsig TERM -- /bin/sh -c ${quote(STILL_ITS_PARENTS)} sh "\${${BRIDGE_PARENT_ENV}:-$PPID}" ${quote(socat)} "$@"\n`, { mode: 0o700 });
+  process.env[BRIDGE_PARENT_ENV] = String(process.pid);
   renameSync(temp, file);
   return file;
 }

@@ -2,7 +2,7 @@
 // session"): on Linux it starts socat bridges (Unix sockets in the temp folder to its proxy) and
 // listens on a Unix socket of its own; it ends them on reset, but not when this process is killed.
 // They are listed with the reaper as soon as they appear, so they go with this process whatever ends it.
-import { existsSync, lstatSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
+import { lstatSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { reapIfOrphaned } from "../tools/index.js";
@@ -10,7 +10,7 @@ import { BRIDGE_ID_HOOK } from "./bridge-id.js";
 
 /** How often the runtime's children are looked for while it sets itself up. */
 const SCAN_INTERVAL_MS = 20;
-/** How many of the runtime's proxy sockets are looked for (one per set-up; a session sets up once, again after a reset). */
+/** How many of the runtime's proxy sockets (`srt-mux-<pid>-<n>.sock`, n counting set-ups from 0) are listed ahead: a session sets up once, again after a reset. */
 const PROXY_SOCKETS_LOOKED_FOR = 8;
 /** What a bridge's process is called on its way to socat: the parent-death script (named socat), setpriv, the parent check's sh, socat. */
 const BRIDGE_STAGES = new Set(["socat", "setpriv", "sh"]);
@@ -31,6 +31,8 @@ export class RuntimeLeftovers {
       for (const kind of ["http", "socks"]) this.listSocket(join(tmpdir(), `claude-${kind}-${id}.sock`));
       return id;
     };
+    // Its proxy's sockets are named by this process's pid and a count of set-ups: listed ahead too.
+    for (let n = 0; n < PROXY_SOCKETS_LOOKED_FOR; n++) this.listSocket(join(tmpdir(), `srt-mux-${process.pid}-${n.toString(36)}.sock`));
     const timer = setInterval(() => this.scan(), SCAN_INTERVAL_MS);
     try {
       return await start();
@@ -41,7 +43,7 @@ export class RuntimeLeftovers {
     }
   }
 
-  /** Lists what is new: socat children of this process (and the socket each listens on), and the runtime's own socket. */
+  /** Lists what is new: socat children of this process, and the socket each listens on. */
   scan(): void {
     if (process.platform === "linux") {
       for (const entry of childPids()) {
@@ -69,11 +71,6 @@ export class RuntimeLeftovers {
           if (m !== null) this.listSocket(m[1] as string);
         }
       }
-    }
-    // The runtime's proxy listens on `srt-mux-<pid>-<n>.sock` in the temp folder, n counting its set-ups from 0.
-    for (let n = 0; n < PROXY_SOCKETS_LOOKED_FOR; n++) {
-      const path = join(tmpdir(), `srt-mux-${process.pid}-${n.toString(36)}.sock`);
-      if (existsSync(path)) this.listSocket(path);
     }
   }
 
