@@ -27,6 +27,12 @@ export type Outcome =
 /** At most this many deliveries of other agents and of the not yet known run's agent are held. */
 export const HELD_DELIVERIES_MAX = 1024;
 
+/**
+ * After the run's turn ended with calls still open (a cancel ends the turn before a killed command
+ * reports), how long the run waits for their outcomes, so the output holds every call's end.
+ */
+export const OPEN_CALLS_WAIT_MS = 3_000;
+
 /** What the run shows of its agent's events (the printer, behind RunOutput). */
 export interface AgentEventSink {
   agentEvent(d: Delivery): void;
@@ -49,6 +55,10 @@ export class RunFollower {
   private held: Delivery[] | undefined = [];
   /** Whether a held delivery was let go for want of room (the start may have gone with it). */
   private overflowed = false;
+  /** The run's agent's calls started and not yet ended (`tool.started` without its `tool.result`). */
+  private readonly openCalls = new Set<string>();
+  /** The turn's end, waiting for the open calls' outcomes (OPEN_CALLS_WAIT_MS at most). */
+  private turnEnd: { outcome: Outcome; timer: NodeJS.Timeout } | undefined;
 
   constructor(private readonly sink: AgentEventSink) {
     this.outcome = new Promise<Outcome>((resolve) => (this.settle = resolve));
@@ -58,7 +68,17 @@ export class RunFollower {
   end(o: Outcome): void {
     if (this.settled) return;
     this.settled = true;
+    if (this.turnEnd !== undefined) clearTimeout(this.turnEnd.timer);
     this.settle(o);
+  }
+
+  /** The run's turn ended: the run ends once its open calls have reported (or OPEN_CALLS_WAIT_MS passed). */
+  private turnEnded(o: Outcome): void {
+    if (this.openCalls.size === 0) return this.end(o);
+    if (this.turnEnd !== undefined || this.settled) return;
+    const timer = setTimeout(() => this.end(o), OPEN_CALLS_WAIT_MS);
+    timer.unref();
+    this.turnEnd = { outcome: o, timer };
   }
 
   get ended(): boolean {
@@ -123,8 +143,15 @@ export class RunFollower {
       case "agent.prompt_failed":
         if (e.data.prompt_id === this.promptId) this.end({ kind: "prompt_failed", code: e.data.code, diagnostic: e.data.diagnostic });
         break;
+      case "tool.started":
+        this.openCalls.add(e.data.call_id);
+        break;
+      case "tool.result":
+        this.openCalls.delete(e.data.call_id);
+        if (this.turnEnd !== undefined && this.openCalls.size === 0) this.end(this.turnEnd.outcome);
+        break;
       case "agent.outer_turn_finished":
-        if (e.data.prompt_id === this.promptId) this.end({ kind: "turn", outcome: e.data.outcome });
+        if (e.data.prompt_id === this.promptId) this.turnEnded({ kind: "turn", outcome: e.data.outcome });
         break;
     }
   }

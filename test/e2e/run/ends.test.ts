@@ -123,8 +123,15 @@ describe("how a tau run ends", () => {
     expect(r.code).toBe(130);
     expectEnd(r, "cancelled", "TAU-E0501", /the prompt was cancelled/);
     const lines = stream(r);
-    expect(lines.map((l) => l.event)).toContain("agent.prompt_cancelled");
-    expect(lines.at(-2)).toMatchObject({ event: "agent.outer_turn_finished", data: { outcome: "cancelled" } });
+    const events = lines.map((l) => l.event);
+    expect(events).toContain("agent.prompt_cancelled");
+    expect(lines.find((l) => l.event === "agent.outer_turn_finished")).toMatchObject({ data: { outcome: "cancelled" } });
+    // The cancelled command's end is in the stream too (it reports after the turn ended), before
+    // the closing line: every started call has its outcome.
+    const started = lines.filter((l) => l.event === "tool.started").map((l) => l.data.call_id);
+    expect(started.length).toBeGreaterThan(0);
+    for (const id of started) expect(lines.find((l) => l.event === "tool.result" && l.data.call_id === id), String(id)).toMatchObject({ data: { outcome: "cancelled" } });
+    expect(events.indexOf("tool.result")).toBeLessThan(lines.length - 1);
   });
 
   // Each end the loopback server can bring about, in both output modes: its status, its code and its words.
