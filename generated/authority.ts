@@ -76,6 +76,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "sandbox.state_reported": { publishers: ["ext:tool","ext:core"], persistence: "snapshot", protected: false, successors: [], record: "SPEC-sandbox" },
   "session.agent_loaded": { publishers: ["harness"], persistence: "session", protected: true, successors: [], record: "SPEC-session-lifecycle" },
   "session.agent_unloaded": { publishers: ["harness"], persistence: "session", protected: true, successors: [], record: "SPEC-session-lifecycle" },
+  "session.forked": { publishers: ["harness"], persistence: "session", protected: true, successors: [], record: "SPEC-session-lifecycle" },
   "session.handed_off": { publishers: ["harness"], persistence: "session", protected: true, successors: [], record: "SPEC-handoff" },
   "session.handoff_request": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: ["session.handed_off","session.handoff_result"], record: "SPEC-handoff" },
   "session.handoff_result": { publishers: ["harness"], persistence: "directed", protected: true, successors: [], record: "SPEC-handoff" },

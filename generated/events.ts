@@ -61,6 +61,7 @@ export const EVENT_NAMES = [
   "sandbox.state_reported",
   "session.agent_loaded",
   "session.agent_unloaded",
+  "session.forked",
   "session.handed_off",
   "session.handoff_request",
   "session.handoff_result",
@@ -162,6 +163,7 @@ export interface EventPayloads {
   "sandbox.state_reported": T.SandboxStateReported;
   "session.agent_loaded": T.SessionAgentLoaded;
   "session.agent_unloaded": T.SessionAgentUnloaded;
+  "session.forked": T.SessionForked;
   "session.handed_off": T.SessionHandedOff;
   "session.handoff_request": T.SessionHandoffRequest;
   "session.handoff_result": T.SessionHandoffResult;
@@ -268,6 +270,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "sandbox.state_reported": { name: "sandbox.state_reported", family: "sandbox", model: "SandboxStateReported", description: "", validate: V.validateSandboxStateReported },
   "session.agent_loaded": { name: "session.agent_loaded", family: "session", model: "SessionAgentLoaded", description: "", validate: V.validateSessionAgentLoaded },
   "session.agent_unloaded": { name: "session.agent_unloaded", family: "session", model: "SessionAgentUnloaded", description: "", validate: V.validateSessionAgentUnloaded },
+  "session.forked": { name: "session.forked", family: "session", model: "SessionForked", description: "This session began as a fork (SPEC-session-lifecycle, \"Forks\"): its agent `agent_id` continues a\ncopy of agent `from_agent_id` of session `from_session_id` — that agent's journal records before\n`copied_records`, with the two agent ids and the two session ids exchanged — while the source is\nleft as it was. Among a fork's first records; the fork's own, never the source's.", validate: V.validateSessionForked },
   "session.handed_off": { name: "session.handed_off", family: "session", model: "SessionHandedOff", description: "This session was handed off: its work continues in `successor_session_id` (the source's fact).", validate: V.validateSessionHandedOff },
   "session.handoff_request": { name: "session.handoff_request", family: "session", model: "SessionHandoffRequest", description: "Asks the harness to create the replacement session `session_id` of this session, linked to it,\nwhose first user turn is `dossier`. Answered by the directed `session.handoff_result`.", validate: V.validateSessionHandoffRequest },
   "session.handoff_result": { name: "session.handoff_result", family: "session", model: "SessionHandoffResult", description: "Directed to the requesting extension only.", validate: V.validateSessionHandoffResult },

@@ -61,6 +61,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "sandbox.state_reported": "snapshot",
   "session.agent_loaded": "session",
   "session.agent_unloaded": "session",
+  "session.forked": "session",
   "session.handed_off": "session",
   "session.handoff_request": "transient",
   "session.handoff_result": "directed",

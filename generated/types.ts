@@ -1505,6 +1505,19 @@ export type SessionCurrentResultMessage = {
   };
 };
 
+/**
+ * This session began as a fork (SPEC-session-lifecycle, "Forks"): its agent `agent_id` continues a
+ * copy of agent `from_agent_id` of session `from_session_id` — that agent's journal records before
+ * `copied_records`, with the two agent ids and the two session ids exchanged — while the source is
+ * left as it was. Among a fork's first records; the fork's own, never the source's.
+ */
+export type SessionForked = {
+  from_session_id: Id;
+  from_agent_id: Id;
+  agent_id: Id;
+  copied_records: Count;
+};
+
 /** This session was handed off: its work continues in `successor_session_id` (the source's fact). */
 export type SessionHandedOff = {
   successor_session_id: Id;
@@ -1561,7 +1574,7 @@ export type SessionStarted = {
   ephemeral: boolean;
 };
 
-export type SessionTitleOrigin = "first_prompt" | "user" | "model";
+export type SessionTitleOrigin = "first_prompt" | "user" | "model" | "fork";
 
 /** The session's title, shown by listings and the resume picker: one line, no control characters. */
 export type SessionTitleSet = {

@@ -98,6 +98,7 @@ export declare const validateSessionAgentLoaded: GeneratedValidator;
 export declare const validateSessionAgentUnloaded: GeneratedValidator;
 export declare const validateSessionCurrentRequestMessage: GeneratedValidator;
 export declare const validateSessionCurrentResultMessage: GeneratedValidator;
+export declare const validateSessionForked: GeneratedValidator;
 export declare const validateSessionHandedOff: GeneratedValidator;
 export declare const validateSessionHandoffRequest: GeneratedValidator;
 export declare const validateSessionHandoffResult: GeneratedValidator;

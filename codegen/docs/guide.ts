@@ -338,6 +338,13 @@ export function sessionsPage(ctx: GuideContext): string {
     ),
     commandBrief(ctx, page, "attach"),
     commandBrief(ctx, page, "resume"),
+    '<h2 id="forking">Forking</h2>',
+    para(
+      ctx,
+      page,
+      "A fork is a new session that continues a copy of an agent's conversation, up to its last finished turn, while the session it was copied from stays as it was: try another approach from the same point, or hand the same context to a second task. In the UI, `:fork` forks the agent you are looking at and moves you to the fork; `tau resume ID --fork` and `tau run --continue --fork` (or `--resume ID --fork`) do the same from the command line, and the source may still be running.",
+    ),
+    commandBrief(ctx, page, "session:fork"),
     '<h2 id="listing">Listing and deleting</h2>',
     commandBrief(ctx, page, "session:list"),
     commandBrief(ctx, page, "session:rm"),

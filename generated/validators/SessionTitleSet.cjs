@@ -8,7 +8,7 @@ function codePointLength(s) {
 }
 exports.validateSessionTitleSet = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionTitleSet.json","type":"object","properties":{"title":{"type":"string","minLength":1,"maxLength":120},"origin":{"$ref":"SessionTitleOrigin.json"}},"required":["title","origin"],"unevaluatedProperties":{"not":{}},"description":"The session's title, shown by listings and the resume picker: one line, no control characters.","x-tau-event":"session.title_set"};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionTitleOrigin.json","type":"string","enum":["first_prompt","user","model"]};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SessionTitleOrigin.json","type":"string","enum":["first_prompt","user","model","fork"]};
 const func0 = codePointLength;
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -64,7 +64,7 @@ if(typeof data1 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/origin",schemaPath:"SessionTitleOrigin.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data1 === "first_prompt") || (data1 === "user")) || (data1 === "model"))){
+if(!((((data1 === "first_prompt") || (data1 === "user")) || (data1 === "model")) || (data1 === "fork"))){
 validate0.errors = [{instancePath:instancePath+"/origin",schemaPath:"SessionTitleOrigin.json/enum",keyword:"enum",params:{allowedValues: schema1.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }

@@ -15,6 +15,7 @@ import ProviderRemove from "./commands/provider/remove.js";
 import Resume from "./commands/resume.js";
 import Run from "./commands/run.js";
 import SessionList from "./commands/session/list.js";
+import SessionFork from "./commands/session/fork.js";
 import SessionRm from "./commands/session/rm.js";
 import SessionStats from "./commands/session/stats.js";
 import SpecEvents from "./commands/spec/events.js";
@@ -38,6 +39,7 @@ export const COMMANDS = {
   resume: Resume,
   run: Run,
   "session:list": SessionList,
+  "session:fork": SessionFork,
   "session:rm": SessionRm,
   "session:stats": SessionStats,
   "spec:events": SpecEvents,

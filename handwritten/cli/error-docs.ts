@@ -117,6 +117,11 @@ export const ERROR_DOCS = {
     commands: "tau run",
     meaning: "The prompt was refused before it was sent: no provider serves the model asked for (the message names close matches), or the agent, the skill or the prompt itself was refused.",
   },
+  "TAU-E0310": {
+    commands: "tau run --fork, tau resume --fork, tau session fork, :fork",
+    meaning:
+      "The session could not be forked: its agent has not finished a turn yet (there is nothing to copy), the agent named is not the session's or is ephemeral, or its journal could not be read or the fork written. Nothing was written; the message says which.",
+  },
   "TAU-E0401": {
     commands: "tau run",
     meaning:
@@ -180,9 +185,9 @@ export const RUN_ENDS: readonly RunEndDoc[] = [
   { status: "completed", codes: [], message: "nothing (`the prompt completed` on the closing line)", meaning: "The prompt's turn completed and its answer is whole." },
   {
     status: "failed",
-    codes: ["TAU-E0301", "TAU-E0306", "TAU-E0308"],
+    codes: ["TAU-E0301", "TAU-E0306", "TAU-E0308", "TAU-E0310"],
     message: "`tau: the prompt failed: CLASS: DIAGNOSTIC`",
-    meaning: "The provider answered with an error (after its retries: authentication, a bad request, the context window, a server error), or the turn failed in tau. Also a continued session that is running (TAU-E0308), and a reader of the output that went away (TAU-E0306: nothing is printed, no closing line).",
+    meaning: "The provider answered with an error (after its retries: authentication, a bad request, the context window, a server error), or the turn failed in tau. Also a continued session that is running (TAU-E0308), a session `--fork` could not copy (TAU-E0310), and a reader of the output that went away (TAU-E0306: nothing is printed, no closing line).",
   },
   {
     status: "refused",

@@ -48,6 +48,7 @@ export const TAU_ERRORS = {
   "TAU-E0307": "failed",
   "TAU-E0308": "failed",
   "TAU-E0309": "refused",
+  "TAU-E0310": "failed",
   "TAU-E0401": "unavailable",
   "TAU-E0402": "unavailable",
   "TAU-E0403": "unavailable",

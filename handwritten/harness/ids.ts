@@ -1,6 +1,2 @@
-// Identifiers tau mints: a kind prefix, a time-ordered part and randomness, within the Id pattern.
-import { randomHex } from "../startup/random.js";
-
-export function mintId(prefix: "s" | "a" | "p" | "r" | "c" | "pm"): string {
-  return `${prefix}-${Date.now().toString(36)}-${randomHex(6)}`;
-}
+// Identifiers tau mints (startup/ids.ts: saved-session forks mint them outside the harness too).
+export { mintId } from "../startup/ids.js";

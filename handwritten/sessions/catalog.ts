@@ -42,6 +42,8 @@ export interface SavedSession {
   /** The session this one continues (a handoff), and the one it was handed off to (SPEC-handoff). */
   readonly parent?: string;
   readonly successor?: string;
+  /** The session this one is a fork of (`session.forked`). */
+  readonly forked_from?: string;
 }
 
 export class SessionCatalogError extends Error {
@@ -139,6 +141,7 @@ export function describeSession(stateDir: string, id: string): SavedSession {
     summarized: summary !== undefined,
     ...(summary?.parent !== undefined ? { parent: summary.parent } : {}),
     ...(summary?.successor !== undefined ? { successor: summary.successor } : {}),
+    ...(summary?.forked_from !== undefined ? { forked_from: summary.forked_from } : {}),
   };
 }
 
@@ -230,12 +233,13 @@ function emptyTrash(stateDir: string): void {
   }
   for (const n of names) {
     const pid = Number(n.split(".")[1]);
-    if (pid === process.pid || (Number.isSafeInteger(pid) && pid > 0 && alive(pid))) continue;
+    if (pid === process.pid || (Number.isSafeInteger(pid) && pid > 0 && processAlive(pid))) continue;
     fs.rmSync(path.join(dir, n), { recursive: true, force: true });
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (one of another user's counts). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -17,6 +17,8 @@ export interface SessionSummary {
   readonly parent?: string;
   /** The session this one was handed off to (its latest `session.handed_off`). */
   readonly successor?: string;
+  /** The session this one is a fork of (`session.forked`, SPEC-session-lifecycle "Forks"). */
+  readonly forked_from?: string;
 }
 
 /**
@@ -41,6 +43,7 @@ export class SessionSummaryFold {
   private createdAt: number | undefined;
   private parent: string | undefined;
   private successor: string | undefined;
+  private forkedFrom: string | undefined;
 
   constructor(private readonly projectRoot: string) {}
 
@@ -55,6 +58,7 @@ export class SessionSummaryFold {
     else if (name === "session.title_set" && typeof data.title === "string") this.title = data.title;
     else if (name === "session.lineage_set" && typeof data.parent_session_id === "string") this.parent = data.parent_session_id;
     else if (name === "session.handed_off" && typeof data.successor_session_id === "string") this.successor = data.successor_session_id;
+    else if (name === "session.forked" && typeof data.from_session_id === "string") this.forkedFrom = data.from_session_id;
   }
 
   value(now: number): SessionSummary {
@@ -66,6 +70,7 @@ export class SessionSummaryFold {
       agents: [...this.agents].sort(),
       ...(this.parent !== undefined ? { parent: this.parent } : {}),
       ...(this.successor !== undefined ? { successor: this.successor } : {}),
+      ...(this.forkedFrom !== undefined ? { forked_from: this.forkedFrom } : {}),
     };
   }
 }
@@ -73,7 +78,7 @@ export class SessionSummaryFold {
 /** A summary read back from a checkpoint's fold, checked field by field; undefined when it is not one. */
 export function parseSessionSummary(fold: Record<string, unknown> | undefined): SessionSummary | undefined {
   if (fold === undefined || fold.summary !== 1) return undefined;
-  const { project_root, created_at, title, agents, parent, successor } = fold;
+  const { project_root, created_at, title, agents, parent, successor, forked_from } = fold;
   if (typeof project_root !== "string" || project_root.length > 4096) return undefined;
   if (typeof created_at !== "number" || !Number.isSafeInteger(created_at) || created_at < 0) return undefined;
   if (title !== undefined && (typeof title !== "string" || title.length > 1024)) return undefined;
@@ -87,5 +92,6 @@ export function parseSessionSummary(fold: Record<string, unknown> | undefined): 
     agents: agents as string[],
     ...(link(parent) ? { parent } : {}),
     ...(link(successor) ? { successor } : {}),
+    ...(link(forked_from) ? { forked_from } : {}),
   };
 }

@@ -3556,6 +3556,39 @@ class SessionCurrentResultMessage:
 
 
 @dataclass
+class SessionForked:
+    """This session began as a fork (SPEC-session-lifecycle, "Forks"): its agent `agent_id`
+    continues a
+    copy of agent `from_agent_id` of session `from_session_id` — that agent's journal records
+    before
+    `copied_records`, with the two agent ids and the two session ids exchanged — while the
+    source is
+    left as it was. Among a fork's first records; the fork's own, never the source's.
+    """
+    agent_id: str
+    copied_records: int
+    from_agent_id: str
+    from_session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionForked':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        copied_records = from_int(obj.get("copied_records"))
+        from_agent_id = from_str(obj.get("from_agent_id"))
+        from_session_id = from_str(obj.get("from_session_id"))
+        return SessionForked(agent_id, copied_records, from_agent_id, from_session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["copied_records"] = from_int(self.copied_records)
+        result["from_agent_id"] = from_str(self.from_agent_id)
+        result["from_session_id"] = from_str(self.from_session_id)
+        return result
+
+
+@dataclass
 class SessionHandedOff:
     """This session was handed off: its work continues in `successor_session_id` (the source's
     fact).
@@ -3745,6 +3778,7 @@ class SessionStarted:
 
 class SessionTitleOrigin(Enum):
     FIRST_PROMPT = "first_prompt"
+    FORK = "fork"
     MODEL = "model"
     USER = "user"
 
@@ -5893,6 +5927,14 @@ def session_current_result_message_to_dict(x: SessionCurrentResultMessage) -> An
     return to_class(SessionCurrentResultMessage, x)
 
 
+def session_forked_from_dict(s: Any) -> SessionForked:
+    return SessionForked.from_dict(s)
+
+
+def session_forked_to_dict(x: SessionForked) -> Any:
+    return to_class(SessionForked, x)
+
+
 def session_handed_off_from_dict(s: Any) -> SessionHandedOff:
     return SessionHandedOff.from_dict(s)
 
@@ -6387,6 +6429,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "sandbox.state_reported": SandboxStateReported,
     "session.agent_loaded": SessionAgentLoaded,
     "session.agent_unloaded": SessionAgentUnloaded,
+    "session.forked": SessionForked,
     "session.handed_off": SessionHandedOff,
     "session.handoff_request": SessionHandoffRequest,
     "session.handoff_result": SessionHandoffResult,

@@ -10,12 +10,12 @@ const COMMAND = UI_COMMANDS.resume;
 export default class Resume extends Command {
   static override summary = COMMAND.summary;
   static override description = COMMAND.description;
-  static override examples = ["<%= config.bin %> resume", "<%= config.bin %> resume s-abc123"];
+  static override examples = ["<%= config.bin %> resume", "<%= config.bin %> resume s-abc123", "<%= config.bin %> resume s-abc123 --fork"];
   static override flags = oclifFlags(COMMAND.flags);
   static override args = oclifArgs(COMMAND.args);
 
   async run(): Promise<void> {
-    const { args } = await this.parse(Resume);
-    await main(["resume", ...(args.session ? [args.session] : [])]);
+    const { args, flags } = await this.parse(Resume);
+    await main(["resume", ...(args.session ? [args.session] : []), ...(flags.fork === true ? ["--fork"] : [])]);
   }
 }

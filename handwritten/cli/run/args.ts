@@ -103,7 +103,9 @@ export function runArgsOf(values: RunFlagValues, text?: string): ParsedRunArgs {
     ...(values["sandbox-config"] !== undefined ? [`sandbox.config_file=${JSON.stringify(resolve(values["sandbox-config"]))}`] : []),
   ];
   if (values.continue === true && values.resume !== undefined) return { ok: false, code: "TAU-E0101", message: "tau run: give --continue or --resume ID, not both\nSee: tau run --help" };
-  const resume = values.continue === true ? ({ last: true } as const) : values.resume !== undefined ? { session: values.resume } : undefined;
+  const resumeOf = values.continue === true ? ({ last: true } as const) : values.resume !== undefined ? { session: values.resume } : undefined;
+  if (values.fork === true && resumeOf === undefined) return { ok: false, code: "TAU-E0101", message: "tau run: --fork copies a saved session: give it with --continue or --resume ID\nSee: tau run --help" };
+  const resume = resumeOf !== undefined && values.fork === true ? { ...resumeOf, fork: true as const } : resumeOf;
   if (resume !== undefined && values.ephemeral === true) return { ok: false, code: "TAU-E0101", message: "tau run: --ephemeral keeps no session, so it cannot continue one\nSee: tau run --help" };
   if (resume !== undefined && "session" in resume && (resume.session ?? "").trim() === "") return { ok: false, code: "TAU-E0101", message: "tau run: --resume needs a session id (tau session list --all shows them)\nSee: tau run --help" };
   const options: RunOptions = {

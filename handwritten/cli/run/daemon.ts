@@ -16,8 +16,11 @@ export interface RunOptions {
   readonly harnessConfig?: readonly string[];
   /** A skill whose body is submitted with the prompt text as the user's own words (SPEC-skills). */
   readonly skill?: string;
-  /** Continue a saved session: this project's most recent (`--continue`), or the one an id or prefix names (`--resume`). */
-  readonly resume?: { readonly last: true } | { readonly session: string };
+  /**
+   * Continue a saved session: this project's most recent (`--continue`), or the one an id or prefix
+   * names (`--resume`); with `fork`, a fork of it (SPEC-session-lifecycle, "Forks").
+   */
+  readonly resume?: ({ readonly last: true } | { readonly session: string }) & { readonly fork?: true };
   /** Resolved from `resume`: the saved session's agent the prompt goes to (none: a new agent). */
   readonly agentId?: string;
 }

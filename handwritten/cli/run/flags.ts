@@ -15,6 +15,7 @@ export const RUN_FLAGS = {
   ephemeral: { type: "boolean", description: "Keep no session files." },
   continue: { type: "boolean", description: "Continue this project's most recently active saved session: the prompt goes to its agent, with the conversation so far." },
   resume: { type: "string", description: "Continue the saved session with this id (or a unique prefix of one), as --continue does." },
+  fork: { type: "boolean", description: "With --continue or --resume: continue a copy of that session (a new session with its agent's conversation up to its last finished turn), leaving it as it was; it may be running." },
   model: { type: "string", description: "The model to use (provider/model or a model id)." },
   skill: { type: "string", description: "Load this skill (SKILL.md) as the prompt; -p TEXT, if given, follows it as your own words." },
   "harness-config": { type: "string", multiple: true, description: "Override one harness.yaml key for this run (KEY=VALUE, dotted keys; repeatable)." },

@@ -131,8 +131,24 @@ export class TuiApp {
       sandbox: this.sandbox,
       handoff: this.handoff,
       leave: (how) => this.leave(how),
+      fork: () => this.fork(),
       cancel: () => this.cancel(),
     };
+  }
+
+  /** Makes a fork of a session's agent for `:fork` and notes where the UI goes next (set by the entry; none until then). */
+  forker: ((sessionId: string, agentId: string) => void) | undefined;
+
+  /** `:fork`: the focused agent's conversation copied into a new session, which the UI then resumes. */
+  private fork(): void {
+    const session = this.session;
+    if (!session || !this.forker) return this.note("error", "not attached to a session yet");
+    try {
+      this.forker(session.sessionId, this.focus);
+    } catch (err) {
+      return this.note("error", (err as Error).message);
+    }
+    this.leave("switch");
   }
 
   /** The saved sessions of the state folder, for `:sessions` (set by the entry; none until then). */
@@ -163,9 +179,9 @@ export class TuiApp {
     this.draw();
   }
 
-  /** A warning shown in the transcript. */
-  warn(text: string): void {
-    this.note("warning", text);
+  /** A warning (or, with `level` info, a remark) shown in the transcript. */
+  warn(text: string, level: "warning" | "info" = "warning"): void {
+    this.note(level, text);
   }
 
   /** Takes the terminal: raw input, resize tracking, the first frame. */

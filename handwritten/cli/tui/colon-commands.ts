@@ -53,6 +53,8 @@ export interface CommandHost {
   readonly sandbox: SandboxDialog;
   readonly handoff: HandoffDialog;
   leave(how: Exit): void;
+  /** Forks the focused agent into a new session and leaves for it (or says why it cannot). */
+  fork(): void;
   /** Cancels the focused agent's running prompt (or says there is none). */
   cancel(): void;
 }
@@ -95,6 +97,15 @@ export const COLON_COMMANDS: readonly ColonCommand[] = [
     max: 0,
     // A handoff under way holds the user's prompts for the new session: no switching meanwhile (SPEC-handoff).
     run: (host) => (host.handoff.busy ? host.ui.note("error", ":new is refused while a handoff is under way; :handoff cancel ends it") : host.leave("new")),
+  },
+  {
+    name: "fork",
+    usage: ":fork",
+    summary: "continue a copy of this agent's conversation (up to its last finished turn) in a new session; this one is left as it was",
+    min: 0,
+    max: 0,
+    attached: true,
+    run: (host) => (host.handoff.busy ? host.ui.note("error", ":fork is refused while a handoff is under way; :handoff cancel ends it") : host.fork()),
   },
   {
     name: "agent",

@@ -6,7 +6,7 @@ import { ConfigError, loadCliConfig, loadHarnessConfig, type Roots } from "../..
 import type { CliConfig } from "../../../generated/index.js";
 import { RuntimeDirError, abandonDaemon, listSessions, waitForDaemon, type SessionRow, type StartedDaemon } from "../../transport/index.js";
 import { openPromptHistory } from "../../store/index.js";
-import { SessionCatalogError, listSavedSessions, resolveSavedSession, type SavedSession } from "../../sessions/index.js";
+import { SessionCatalogError, forkSession, listSavedSessions, resolveSavedSession, type SavedSession } from "../../sessions/index.js";
 import { TauError } from "../errors.js";
 import { escapeLabel } from "../ui/index.js";
 import { SessionClient } from "../session-client.js";
@@ -15,7 +15,8 @@ import { startOwnedDaemon } from "../owned-daemon.js";
 import { pickSession } from "./session-picker.js";
 import { resolveBindings } from "./bindings.js";
 
-export type Target = { kind: "launch"; resume?: string } | { kind: "attach"; row: SessionRow } | { kind: "started"; daemon: StartedDaemon };
+/** Where the UI goes: a daemon to start (`resume`: a saved session's; `note`: what the UI says first), one to attach to, or one started already. */
+export type Target = { kind: "launch"; resume?: string; note?: string } | { kind: "attach"; row: SessionRow } | { kind: "started"; daemon: StartedDaemon };
 
 /**
  * Checks the configuration (harness.yaml and its drop-ins, cli.yaml) and returns cli.yaml's
@@ -72,8 +73,27 @@ async function running(roots: Roots): Promise<readonly SessionRow[]> {
   }
 }
 
-/** `tau attach [ID]` / `tau resume [ID]`: the session to use, or undefined when the user gave up. */
-export async function chooseTarget(command: "attach" | "resume", id: string | undefined, roots: Roots): Promise<Target | undefined> {
+/**
+ * A fork of saved (or running) session `sessionId` — of its agent `agentId`, or the one a prompt
+ * would continue — to resume (SPEC-session-lifecycle, "Forks"); a fork refused is TAU-E0310.
+ */
+export function forkTarget(roots: Roots, sessionId: string, agentId?: string): Target & { kind: "launch" } {
+  try {
+    const f = forkSession(roots.state, sessionId, agentId !== undefined ? { agentId } : {});
+    const left = f.left_out > 0 ? " (its turn in progress is not in the fork)" : "";
+    return { kind: "launch", resume: f.session_id, note: `a fork of ${sessionId}${f.title !== undefined ? ` (${f.title})` : ""}${left}; ${sessionId} is left as it was: tau resume ${sessionId}` };
+  } catch (err) {
+    if (!(err instanceof SessionCatalogError)) throw err;
+    throw new TauError("TAU-E0310", `cannot fork ${sessionId}: ${escapeLabel(err.message, { maxColumns: 300 })}`);
+  }
+}
+
+/** `tau attach [ID]` / `tau resume [--fork] [ID]`: the session to use, or undefined when the user gave up. */
+export async function chooseTarget(command: "attach" | "resume", id: string | undefined, roots: Roots, fork = false): Promise<Target | undefined> {
+  if (fork) {
+    const chosen = await chooseSaved(id, roots, true);
+    return chosen === undefined ? undefined : forkTarget(roots, chosen);
+  }
   const live = await running(roots);
   const rowLabel = (r: SessionRow) => `${escapeLabel(r.session_id)}  pid ${r.pid}  ${escapeLabel(r.project_root, { maxColumns: 80 })}`;
   if (command === "attach") {
@@ -89,25 +109,36 @@ export async function chooseTarget(command: "attach" | "resume", id: string | un
   }
   // resume: a session that is still running is attached, not restarted.
   if (id !== undefined) {
-    let resolved: string;
-    try {
-      resolved = resolveSavedSession(roots.state, id);
-    } catch (err) {
-      if (!(err instanceof SessionCatalogError)) throw err;
-      throw new TauError("TAU-E0116", `${escapeLabel(err.message, { maxColumns: 200 })}; tau session list --all shows the saved sessions, tau resume with no id offers them`);
-    }
+    const resolved = (await chooseSaved(id, roots, false)) as string;
     const row = live.find((r) => r.session_id === resolved);
     if (row) return { kind: "attach", row };
     return { kind: "launch", resume: resolved };
   }
   const liveIds = new Set(live.map((r) => r.session_id));
-  const saved = listSavedSessions(roots.state).filter((s) => !liveIds.has(s.id) && s.running_pid === undefined);
-  if (saved.length === 0) throw new TauError("TAU-E0116", "there is no saved session to resume; start one with `tau`");
+  const chosen = await chooseSaved(undefined, roots, false, liveIds);
+  return chosen === undefined ? undefined : { kind: "launch", resume: chosen };
+}
+
+/**
+ * The saved session `id` names (exact or a unique prefix), or with no id the only one or the one
+ * picked; running ones are offered only to a fork. Undefined when the user gave up.
+ */
+async function chooseSaved(id: string | undefined, roots: Roots, runningToo: boolean, liveIds: ReadonlySet<string> = new Set()): Promise<string | undefined> {
+  if (id !== undefined) {
+    try {
+      return resolveSavedSession(roots.state, id);
+    } catch (err) {
+      if (!(err instanceof SessionCatalogError)) throw err;
+      throw new TauError("TAU-E0116", `${escapeLabel(err.message, { maxColumns: 200 })}; tau session list --all shows the saved sessions, tau resume with no id offers them`);
+    }
+  }
+  const saved = listSavedSessions(roots.state).filter((s) => runningToo || (!liveIds.has(s.id) && s.running_pid === undefined));
+  if (saved.length === 0) throw new TauError("TAU-E0116", `there is no saved session to ${runningToo ? "fork" : "resume"}; start one with \`tau\``);
   const only = saved.length === 1 ? saved[0] : undefined;
-  if (only) return { kind: "launch", resume: only.id };
+  if (only) return only.id;
   if (!process.stdin.isTTY) throw new TauError("TAU-E0113", "several saved sessions; name one (tau session list --all shows them)");
   const choice = await pickSession(saved.map((s) => ({ id: s.id, lastActive: s.last_active, ...(s.title !== undefined ? { title: s.title } : {}), ...(s.project_root !== undefined ? { project: s.project_root } : {}) })));
-  return choice ? { kind: "launch", resume: choice.id } : undefined;
+  return choice?.id;
 }
 
 /** Prompt history shared by every tau on this machine; a corrupt file is left alone and not used. */

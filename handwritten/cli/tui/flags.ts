@@ -32,8 +32,11 @@ export const UI_COMMANDS = {
   },
   resume: {
     summary: "Restart a saved session and attach the interactive UI.",
-    description: "With no SESSION: the saved session, or a choice among the newest ones when there are several. A session that is still running is attached instead of restarted.",
-    flags: {},
+    description:
+      "With no SESSION: the saved session, or a choice among the newest ones when there are several. A session that is still running is attached instead of restarted. With --fork, a copy of the session (its agent's conversation up to its last finished turn, under new ids) is made and resumed, and the session itself is left as it was; it may be running.",
+    flags: {
+      fork: { type: "boolean", description: "Resume a new copy of the session instead of the session itself." },
+    },
     args: [{ name: "session", description: "The session id." }],
   },
 } as const satisfies Record<string, UiCommand>;
@@ -47,7 +50,7 @@ export const UI_USAGE = `usage: ${(Object.entries(UI_COMMANDS) as Array<[UiComma
 
 export type UiArgs =
   | { readonly kind: "help" }
-  | { readonly kind: "run"; readonly command: UiCommandName; readonly overrides: readonly string[]; readonly session?: string }
+  | { readonly kind: "run"; readonly command: UiCommandName; readonly overrides: readonly string[]; readonly session?: string; readonly fork?: boolean }
   | { readonly kind: "refused"; readonly message: string };
 
 /** The UI's command line, read against its command's row of the table. */
@@ -58,7 +61,8 @@ export function parseUiArgs(argv: readonly string[]): UiArgs {
   const row: UiCommand = UI_COMMANDS[command];
   const parsed = parseFlags(row.flags, rest, row.args.length);
   if (!parsed.ok) return { kind: "refused", message: `${flagProblemText(parsed.problem)}\n${UI_USAGE}` };
-  const overrides = (parsed.values as { "harness-config"?: readonly string[] })["harness-config"] ?? [];
+  const values = parsed.values as { "harness-config"?: readonly string[]; fork?: boolean };
+  const overrides = values["harness-config"] ?? [];
   const [session] = parsed.positionals;
-  return { kind: "run", command, overrides, ...(session !== undefined ? { session } : {}) };
+  return { kind: "run", command, overrides, ...(session !== undefined ? { session } : {}), ...(values.fork === true ? { fork: true } : {}) };
 }

@@ -81,7 +81,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const parsed = parseUiArgs(argv);
   if (parsed.kind === "help") return void process.stdout.write(`${UI_USAGE}\n`);
   if (parsed.kind === "refused") return fail(new TauError("TAU-E0111", parsed.message));
-  const { command, overrides, session: id } = parsed;
+  const { command, overrides, session: id, fork } = parsed;
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
     return fail(new TauError("TAU-E0112", "the interactive UI needs a terminal; for scripts use `tau run -p TEXT` (see tau run --help)"));
   }
@@ -94,7 +94,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     c = await import("./connect.js");
     try {
       cli = await c.checkConfig(roots, overrides);
-      target = await c.chooseTarget(command, id, roots);
+      target = await c.chooseTarget(command, id, roots, fork === true);
     } catch (err) {
       if (err instanceof TauError) return fail(err);
       throw err;
@@ -119,6 +119,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     c ??= await import("./connect.js");
     const connectModule = c;
     app.savedSessions = () => connectModule.savedSessions(roots);
+    let forked: import("./connect.js").Target | undefined;
+    app.forker = (session, agent) => (forked = connectModule.forkTarget(roots, session, agent === "" ? undefined : agent));
     if (next.kind === "started") cli = await c.checkConfig(roots, overrides, next.daemon);
     if (cli) app.configure(cli);
     const history = c.historyPort(roots, () => sessionId);
@@ -127,10 +129,16 @@ export async function main(argv: readonly string[]): Promise<void> {
     for (;;) {
       const session = await c.connect(next, roots, overrides);
       sessionId = session.sessionId;
-      exit = await app.run(session);
+      const running = app.run(session);
+      if (next.kind === "launch" && next.note !== undefined) app.warn(next.note, "info");
+      exit = await running;
       if (exit === "quit-session") {
         await Promise.race([session.client.conn.closed, new Promise((r) => setTimeout(r, END_WAIT_MS))]);
         session.client.close();
+      }
+      if (exit === "switch" && forked !== undefined) {
+        [next, forked] = [forked, undefined];
+        continue;
       }
       if (exit === "switch" && app.handedOffTo !== undefined) {
         next = await c.targetOf(roots, app.handedOffTo);

@@ -86,17 +86,18 @@ describe("the interactive UI's flags", () => {
       ["attach", Attach],
       ["resume", Resume],
     ] as const) {
-      for (const argv of [[], ["s-abc"]]) {
+      for (const argv of [[], ["s-abc"], ...(name === "resume" ? [["s-abc", "--fork"], ["--fork"]] : [])]) {
         const parsed = parseUiArgs([name, ...argv]);
-        const { args } = await Parser.parse(argv, { flags: cmd.flags, args: cmd.args, strict: true });
-        expect(parsed).toEqual({ kind: "run", command: name, overrides: [], ...(args.session ? { session: args.session } : {}) });
+        const { args, flags } = await Parser.parse(argv, { flags: cmd.flags as Record<string, never>, args: cmd.args, strict: true });
+        expect(parsed).toEqual({ kind: "run", command: name, overrides: [], ...(args.session ? { session: args.session } : {}), ...((flags as { fork?: boolean }).fork ? { fork: true } : {}) });
       }
+      if (name === "attach") expect(parseUiArgs([name, "--fork"])).toMatchObject({ kind: "refused" });
       expect(parseUiArgs([name, "s-1", "s-2"])).toMatchObject({ kind: "refused" });
-      await expect(Parser.parse(["s-1", "s-2"], { flags: cmd.flags, args: cmd.args, strict: true })).rejects.toThrow();
+      await expect(Parser.parse(["s-1", "s-2"], { flags: cmd.flags as Record<string, never>, args: cmd.args, strict: true })).rejects.toThrow();
     }
     expect(parseUiArgs(["--harness-config", "a=1", "--harness-config", "b=2"])).toEqual({ kind: "run", command: "start", overrides: ["a=1", "b=2"] });
     expect(parseUiArgs(["--bogus"])).toEqual({ kind: "refused", message: `unexpected argument "--bogus"\n${UI_USAGE}` });
-    expect(UI_USAGE).toBe("usage: tau [--harness-config KEY=VALUE]… | tau attach [SESSION] | tau resume [SESSION]");
+    expect(UI_USAGE).toBe("usage: tau [--harness-config KEY=VALUE]… | tau attach [SESSION] | tau resume [--fork] [SESSION]");
   });
 
   it("[tui.flags.one-table] the launcher hands the UI what the table names: its commands, and `tau` with one of its flags first", () => {

@@ -17,7 +17,7 @@ function everyFlag(): string[] {
   const argv: string[] = [];
   for (const [name, f] of table) {
     if (name === "prompt-stdin") continue; // it would leave the prompt to standard input
-    if (name === "continue" || name === "resume") continue; // they refuse each other and --ephemeral: read on their own below
+    if (name === "continue" || name === "resume" || name === "fork") continue; // they refuse each other and --ephemeral (--fork needs one of them): read on their own below
     if (f.type === "boolean") argv.push(`--${name}`);
     else if (f.multiple) argv.push(`--${name}`, `${name}=1`, `--${name}`, `${name}=2`);
     else argv.push(f.char ? `-${f.char}` : `--${name}`, name === "prompt" ? "hello" : name === "approval" ? "never" : `${name}-value`);
@@ -39,7 +39,7 @@ describe("tau run's flags", () => {
   });
 
   it("[run.flags.one-table] the fast path's parser takes exactly the table's flags and reads them as the command framework does", async () => {
-    for (const argv of [everyFlag(), ["--continue", "-p", "hi"], ["--resume", "s-x", "-p", "hi"], ["-p", "hi"], ["--prompt", "::literal", "--json"], ["--skill", "s"], ["--prompt-stdin", "--model", "m"]]) {
+    for (const argv of [everyFlag(), ["--continue", "-p", "hi"], ["--resume", "s-x", "-p", "hi"], ["--continue", "--fork", "-p", "hi"], ["--resume", "s-x", "--fork", "-p", "hi"], ["-p", "hi"], ["--prompt", "::literal", "--json"], ["--skill", "s"], ["--prompt-stdin", "--model", "m"]]) {
       const fast = parseRunArgs(argv);
       expect(fast.ok, argv.join(" ")).toBe(true);
       const { flags } = await Parser.parse(argv, { flags: Run.flags, args: Run.args, strict: true });
@@ -53,7 +53,8 @@ describe("tau run's flags", () => {
         model: flags.model,
         harnessConfig: [...sandbox, ...(flags["harness-config"] ?? [])],
       });
-      expect(o.resume).toEqual(flags.continue === true ? { last: true } : flags.resume !== undefined ? { session: flags.resume } : undefined);
+      const fork = flags.fork === true ? { fork: true } : {};
+      expect(o.resume).toEqual(flags.continue === true ? { last: true, ...fork } : flags.resume !== undefined ? { session: flags.resume, ...fork } : undefined);
       expect(fast.args.promptStdin === "explicit").toBe(flags["prompt-stdin"] === true);
       if (fast.args.promptStdin === "no" && o.skill === undefined) expect(fast.args.prompt?.text).toBe((flags.prompt ?? "").replace(/^::/, ":"));
     }

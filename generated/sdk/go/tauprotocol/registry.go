@@ -193,6 +193,8 @@ func NewEventPayload(name string) any {
 		return &SessionAgentLoaded{}
 	case "session.agent_unloaded":
 		return &SessionAgentUnloaded{}
+	case "session.forked":
+		return &SessionForked{}
 	case "session.handed_off":
 		return &SessionHandedOff{}
 	case "session.handoff_request":

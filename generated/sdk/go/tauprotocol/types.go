@@ -979,6 +979,20 @@ type SessionCurrentResultMessagePayload struct {
 	SessionID   string `json:"session_id" cbor:"session_id"`
 }
 
+// This session began as a fork (SPEC-session-lifecycle, "Forks"): its agent `agent_id`
+// continues a
+// copy of agent `from_agent_id` of session `from_session_id` — that agent's journal records
+// before
+// `copied_records`, with the two agent ids and the two session ids exchanged — while the
+// source is
+// left as it was. Among a fork's first records; the fork's own, never the source's.
+type SessionForked struct {
+	AgentID       string `json:"agent_id" cbor:"agent_id"`
+	CopiedRecords int64  `json:"copied_records" cbor:"copied_records"`
+	FromAgentID   string `json:"from_agent_id" cbor:"from_agent_id"`
+	FromSessionID string `json:"from_session_id" cbor:"from_session_id"`
+}
+
 // This session was handed off: its work continues in `successor_session_id` (the source's
 // fact).
 type SessionHandedOff struct {
@@ -1874,6 +1888,7 @@ type SessionTitleOrigin string
 
 const (
 	FirstPrompt             SessionTitleOrigin = "first_prompt"
+	Fork                    SessionTitleOrigin = "fork"
 	SessionTitleOriginModel SessionTitleOrigin = "model"
 	SessionTitleOriginUser  SessionTitleOrigin = "user"
 )

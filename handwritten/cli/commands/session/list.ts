@@ -41,9 +41,13 @@ export function formatSavedRows(rows: readonly SavedSession[], now: number): str
   return [line(header), ...cells.map(line)].join("\n");
 }
 
-/** A handoff's links (SPEC-handoff): `from ID`, `to ID`, both, or `-`. */
+/** A handoff's links (SPEC-handoff): `from ID`, `to ID`, both, or `-`; a fork's source: `fork of ID`. */
 function lineage(r: SavedSession): string {
-  const parts = [...(r.parent !== undefined ? [`from ${escapeForLine(r.parent)}`] : []), ...(r.successor !== undefined ? [`to ${escapeForLine(r.successor)}`] : [])];
+  const parts = [
+    ...(r.forked_from !== undefined ? [`fork of ${escapeForLine(r.forked_from)}`] : []),
+    ...(r.parent !== undefined ? [`from ${escapeForLine(r.parent)}`] : []),
+    ...(r.successor !== undefined ? [`to ${escapeForLine(r.successor)}`] : []),
+  ];
   return parts.length > 0 ? parts.join(", ") : "-";
 }
 
@@ -61,6 +65,7 @@ export function savedJson(r: SavedSession): Record<string, unknown> {
     agents: r.agents,
     parent: r.parent ?? null,
     successor: r.successor ?? null,
+    forked_from: r.forked_from ?? null,
   };
 }
 
@@ -82,7 +87,7 @@ export default class SessionList extends Command {
   static override examples = ["<%= config.bin %> session list", "<%= config.bin %> session list --all", "<%= config.bin %> session list --all --json"];
   static override flags = {
     all: Flags.boolean({ description: "List every saved session, running or not." }),
-    json: Flags.boolean({ description: "Print a JSON array (running daemons: {session_id, project_root, pid, socket}; --all: {session_id, title, project_root, created_at, last_active, bytes, running, pid?, agents, parent, successor})." }),
+    json: Flags.boolean({ description: "Print a JSON array (running daemons: {session_id, project_root, pid, socket}; --all: {session_id, title, project_root, created_at, last_active, bytes, running, pid?, agents, parent, successor, forked_from})." }),
   };
 
   async run(): Promise<void> {
