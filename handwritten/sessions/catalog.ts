@@ -163,7 +163,7 @@ export function resolveSavedSession(stateDir: string, query: string): string {
 }
 
 /** The agents a session loaded, from its membership journal (when its summary does not say). */
-function membersFromJournal(stateDir: string, id: string): string[] {
+export function membersFromJournal(stateDir: string, id: string): string[] {
   const members = new Set<string>();
   replayJournal<JournalRecord>(journalPath(stateDir, "session", id), {
     validate: validateJournalRecord,

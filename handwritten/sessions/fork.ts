@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { isValidId, journalPath, openFileStateStore, replayJournal, validateJournalRecord, type EventLog, type JournalRecord } from "../store/index.js";
 import { mintId } from "../startup/ids.js";
 import { randomHex } from "../startup/random.js";
-import { SessionCatalogError, agentToContinue, describeSession, processAlive } from "./catalog.js";
+import { SessionCatalogError, agentToContinue, describeSession, membersFromJournal, processAlive } from "./catalog.js";
 import { SessionSummaryFold } from "./summary.js";
 
 /** Where forks are built, under the state folder: never listed, never resumed. */
@@ -45,7 +45,7 @@ const fail = (message: string) => new SessionCatalogError("failed", message);
 export function forkSession(stateDir: string, sessionId: string, o: ForkOptions = {}): Forked {
   cleanInterruptedForks(stateDir);
   const source = describeSession(stateDir, sessionId);
-  const members = source.summarized ? source.agents : membersOf(stateDir, sessionId);
+  const members = source.summarized ? source.agents : membersFromJournal(stateDir, sessionId);
   const fromAgent = o.agentId ?? agentToContinue(stateDir, members);
   if (fromAgent === undefined) throw fail(`session ${sessionId} has no agent to fork`);
   if (!members.includes(fromAgent) || !isValidId(fromAgent)) throw fail(`agent ${fromAgent} is not an agent of session ${sessionId}`);
@@ -188,22 +188,6 @@ function writeSessionJournal(log: EventLog, projectRoot: string, title: string |
 
 function writeManifest(dir: string, sessionId: string, projectRoot: string): void {
   fs.writeFileSync(path.join(dir, "manifest.json"), `${JSON.stringify({ session_id: sessionId, project_root: projectRoot }, null, 2)}\n`, { mode: 0o600 });
-}
-
-/** The members a session's journal names, when its summary does not say. */
-function membersOf(stateDir: string, sessionId: string): string[] {
-  const members = new Set<string>();
-  replayJournal<JournalRecord>(journalPath(stateDir, "session", sessionId), {
-    validate: validateJournalRecord,
-    collect: false,
-    onRecord: (r) => {
-      const agent = r.event.data.agent_id;
-      if (typeof agent !== "string") return;
-      if (r.event.name === "session.agent_loaded") members.add(agent);
-      else if (r.event.name === "session.agent_unloaded") members.delete(agent);
-    },
-  });
-  return [...members];
 }
 
 /** Every regular file in `dir` and `dir` itself made durable (a lock file left by the store is dropped). */
