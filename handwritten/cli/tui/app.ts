@@ -276,11 +276,13 @@ export class TuiApp {
     }
     const handoff = this.handoff.deliver(d);
     this.pages.track(d);
-    if (ev.name === "agent.started" && (d.replay || this.focus === "")) this.focus = ev.data.agent_id;
+    // A replay focuses the newest agent a person (or the harness) started, never a child another
+    // agent started: a resumed or attached UI's prompts go on with the main conversation.
+    if (ev.name === "agent.started" && (this.focus === "" || (d.replay && ev.data.creator !== "agent" && ev.data.parent_id === undefined))) this.focus = ev.data.agent_id;
     return this.transcript.apply(ev) || handoff;
   }
 
-  /** After the replay: focuses the newest agent, or a new one when the session has none, and writes its newest rows. */
+  /** After the replay: the focused agent (a new one when the session has none) has its newest rows written. */
   private async ensureAgent(): Promise<void> {
     if (this.focus === "") {
       try {

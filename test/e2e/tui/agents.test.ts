@@ -3,10 +3,11 @@
 // escaped work status; `:agent NAME` and the cycle key switch the shown transcript, the prompts'
 // target and the status line; a stub `fzf` first on PATH picks an agent, and its cancel changes nothing.
 import { afterAll, describe, expect, it } from "vitest";
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { roundTrip, spawnTau, type PtyTau } from "../../support/pty.js";
+import { waitForOwnedDaemons } from "../../support/daemon.js";
 import { findOnPath } from "../../../handwritten/cli/tui/agent-switcher.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
 
@@ -30,6 +31,7 @@ grep "$mode" "$dir/input.txt" | head -n 1
 `;
 
 let t: PtyTau;
+let w: Workspace;
 let stubDir: string;
 let parent: string;
 let child: string;
@@ -59,7 +61,7 @@ afterAll(() => fake?.respondWith(undefined));
 
 describe("the agent switcher in a pseudo-terminal", () => {
   it("[agent-navigation.tui.switch] :agents shows the parent and the child it started as a tree; :agent NAME and the cycle key switch the transcript, the prompts and the status line", async () => {
-    start();
+    w = start();
     fake.respondWith((r) => {
       if (isChild(r)) {
         if (rounds(r) === 0) return toolCallResponse([{ id: "call_ws", name: "work_status", arguments: JSON.stringify({ phase: "working", title: "checking <the> list" }) }]);
@@ -142,4 +144,26 @@ describe("the agent switcher in a pseudo-terminal", () => {
     t.type(":quit\r");
     await t.exited;
   }, 60_000);
+
+  it("[tui.agents.resume-focuses-main] a resumed session shows the agent its user started, not the child that agent started last; :agents marks that one", async () => {
+    // The test before quits the UI only where no fzf is installed.
+    const quit = await Promise.race([t.exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 50))]);
+    if (!quit) {
+      t.type(":quit\r");
+      await t.exited;
+    }
+    waitForOwnedDaemons(w.home);
+    const [session] = readdirSync(join(w.home, "state", "sessions")).filter((n) => n.startsWith("s-"));
+    t = spawnTau(["resume", session as string], { env: w.env, cwd: w.project, cols: 160, rows: 40 });
+    shared.push(() => t.kill());
+    await t.waitFor(() => status().includes(" · ready"), "the resumed session to be ready", 60_000);
+    expect(status()).toContain(`[${parent}]`);
+    expect(status()).not.toContain("helper");
+    t.type(":agents\r");
+    await t.waitFor((s) => s.some((l) => /^1\. \* \[a-/.test(l)), "the listing", 20_000);
+    expect(t.screen().find((l) => /^1\. \* \[a-/.test(l))).toContain(`[${parent}]`);
+    expect(t.screen().find((l) => /^2\. /.test(l))).toMatch(/^2\. {5}└ helper /);
+    t.type(":quit\r");
+    await t.exited;
+  }, 120_000);
 });
