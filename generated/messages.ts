@@ -33,6 +33,7 @@ export const MESSAGE_NAMES = [
   "ui_detach_request",
   "ui_history_request",
   "ui_history_result",
+  "ui_mcp_request",
   "ui_navigation_request",
   "ui_navigation_result",
   "ui_roster_request",
@@ -73,6 +74,7 @@ export type WireMessage =
   | T.UiDetachRequestMessage
   | T.UiHistoryRequestMessage
   | T.UiHistoryResultMessage
+  | T.UiMcpRequestMessage
   | T.UiNavigationRequestMessage
   | T.UiNavigationResultMessage
   | T.UiRosterRequestMessage
@@ -108,6 +110,7 @@ export interface MessagePayloads {
   "ui_detach_request": T.UiDetachRequestMessage["payload"];
   "ui_history_request": T.UiHistoryRequestMessage["payload"];
   "ui_history_result": T.UiHistoryResultMessage["payload"];
+  "ui_mcp_request": T.UiMcpRequestMessage["payload"];
   "ui_navigation_request": T.UiNavigationRequestMessage["payload"];
   "ui_navigation_result": T.UiNavigationResultMessage["payload"];
   "ui_roster_request": T.UiRosterRequestMessage["payload"];
@@ -151,6 +154,7 @@ export const MESSAGES: { readonly [N in MessageName]: MessageInfo } = {
   "ui_detach_request": { name: "ui_detach_request", direction: "to_harness", model: "UiDetachRequestMessage", description: "", validate: V.validateUiDetachRequestMessage },
   "ui_history_request": { name: "ui_history_request", direction: "to_harness", model: "UiHistoryRequestMessage", description: "A page of one agent's history, older than what a bounded attach replayed (only attached UIs).", validate: V.validateUiHistoryRequestMessage },
   "ui_history_result": { name: "ui_history_result", direction: "from_harness", model: "UiHistoryResultMessage", description: "", validate: V.validateUiHistoryResultMessage },
+  "ui_mcp_request": { name: "ui_mcp_request", direction: "to_harness", model: "UiMcpRequestMessage", description: "The session's MCP servers as one notice (`:mcp`, SPEC-mcp \"State\"): each server's state, its\ntools, restarts and last error; only attached UIs.", validate: V.validateUiMcpRequestMessage },
   "ui_navigation_request": { name: "ui_navigation_request", direction: "to_harness", model: "UiNavigationRequestMessage", description: "Sets one agent's navigation mode (only attached UIs; anything else gets a content-free refusal).\nAnswered to the requester alone with `ui_navigation_result`; nothing is published or journaled.", validate: V.validateUiNavigationRequestMessage },
   "ui_navigation_result": { name: "ui_navigation_result", direction: "from_harness", model: "UiNavigationResultMessage", description: "", validate: V.validateUiNavigationResultMessage },
   "ui_roster_request": { name: "ui_roster_request", direction: "to_harness", model: "UiRosterRequestMessage", description: "The session's agents, a page at a time (only attached UIs; SPEC-agent-team, \"Roster\"): ordered by\nagent id, from after `cursor`.", validate: V.validateUiRosterRequestMessage },

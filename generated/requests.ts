@@ -53,6 +53,8 @@ export const REQUESTS = {
   "ui_detach_request": { via: "message", name: "ui_detach_request", result: undefined, callers: ["ui"], errors: [] },
   /** A page of one agent's history, older than what a bounded attach replayed (only attached UIs). */
   "ui_history_request": { via: "message", name: "ui_history_request", result: "ui_history_result", callers: ["ui"], errors: ["invalid"] },
+  /** The session's MCP servers as one notice (`:mcp`, SPEC-mcp "State"): each server's state, its tools, restarts and last error; only attached UIs. */
+  "ui_mcp_request": { via: "message", name: "ui_mcp_request", result: "notice", callers: ["ui"], errors: [] },
   /** Sets one agent's navigation mode (only attached UIs; anything else gets a content-free refusal). Answered to the requester alone with `ui_navigation_result`; nothing is published or journaled. */
   "ui_navigation_request": { via: "message", name: "ui_navigation_request", result: "ui_navigation_result", callers: ["ui"], errors: ["invalid"] },
   /** The session's agents, a page at a time (only attached UIs; SPEC-agent-team, "Roster"): ordered by agent id, from after `cursor`. */
@@ -80,6 +82,7 @@ export interface RequestPayloads {
   "ui_debug_event_stats_request": T.UiDebugEventStatsRequestMessage["payload"];
   "ui_detach_request": T.UiDetachRequestMessage["payload"];
   "ui_history_request": T.UiHistoryRequestMessage["payload"];
+  "ui_mcp_request": T.UiMcpRequestMessage["payload"];
   "ui_navigation_request": T.UiNavigationRequestMessage["payload"];
   "ui_roster_request": T.UiRosterRequestMessage["payload"];
   "ui_session_end_request": T.UiSessionEndRequestMessage["payload"];
@@ -100,6 +103,7 @@ export interface RequestParams {
   "ui_debug_event_stats_request": Omit<T.UiDebugEventStatsRequestMessage["payload"], "request_id">;
   "ui_detach_request": T.UiDetachRequestMessage["payload"];
   "ui_history_request": Omit<T.UiHistoryRequestMessage["payload"], "request_id">;
+  "ui_mcp_request": Omit<T.UiMcpRequestMessage["payload"], "request_id">;
   "ui_navigation_request": Omit<T.UiNavigationRequestMessage["payload"], "request_id">;
   "ui_roster_request": Omit<T.UiRosterRequestMessage["payload"], "request_id">;
   "ui_session_end_request": T.UiSessionEndRequestMessage["payload"];
@@ -123,6 +127,7 @@ export interface RequestResults {
   "ui_debug_event_stats_request": Omit<T.NoticeMessage["payload"], "request_id">;
   "ui_detach_request": void;
   "ui_history_request": Omit<T.UiHistoryResultMessage["payload"], "request_id">;
+  "ui_mcp_request": Omit<T.NoticeMessage["payload"], "request_id">;
   "ui_navigation_request": Omit<T.UiNavigationResultMessage["payload"], "request_id">;
   "ui_roster_request": Omit<T.UiRosterResultMessage["payload"], "request_id">;
   "ui_session_end_request": void;
@@ -143,6 +148,7 @@ export interface RequestRefusals {
   "ui_debug_event_stats_request": never;
   "ui_detach_request": never;
   "ui_history_request": "invalid";
+  "ui_mcp_request": never;
   "ui_navigation_request": "invalid";
   "ui_roster_request": never;
   "ui_session_end_request": never;

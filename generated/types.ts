@@ -1898,6 +1898,17 @@ export type UiHistoryResultMessage = {
   };
 };
 
+/**
+ * The session's MCP servers as one notice (`:mcp`, SPEC-mcp "State"): each server's state, its
+ * tools, restarts and last error; only attached UIs.
+ */
+export type UiMcpRequestMessage = {
+  message: "ui_mcp_request";
+  payload: {
+    request_id: Id;
+  };
+};
+
 export type UiModelSelect = {
   agent_id: Id;
   model: ShortText;

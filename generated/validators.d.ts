@@ -139,6 +139,7 @@ export declare const validateUiDetachRequestMessage: GeneratedValidator;
 export declare const validateUiFocus: GeneratedValidator;
 export declare const validateUiHistoryRequestMessage: GeneratedValidator;
 export declare const validateUiHistoryResultMessage: GeneratedValidator;
+export declare const validateUiMcpRequestMessage: GeneratedValidator;
 export declare const validateUiModelSelect: GeneratedValidator;
 export declare const validateUiNavigationRequestMessage: GeneratedValidator;
 export declare const validateUiNavigationResultMessage: GeneratedValidator;

@@ -44,6 +44,7 @@ export function socketRequests(harness: Harness, policy: SocketRequestsPolicy): 
         return { agent_id, mode: now };
       })
       .serve(REQUESTS.ui_tree_request, () => ({ level: "info" as const, text: tree(harness) }))
+      .serve(REQUESTS.ui_mcp_request, () => ({ level: "info" as const, text: mcpServers(harness) }))
       .serve(
         REQUESTS.ui_history_request,
         ({ agent_id, before, limit }) => {
@@ -82,6 +83,40 @@ function extensionStats(harness: Harness): string {
         `${r.published} published, ${r.refused} refused, ${r.staged} staged, ${r.notices} notices, ${r.invalid} unreadable`,
     )
     .join("\n");
+}
+
+/** Longest `:mcp` answer: a notice's text bound. */
+const MCP_VIEW_MAX_CHARS = 16_000;
+
+/**
+ * The session's MCP servers (`:mcp`, SPEC-mcp "State"): each one's state as its extension last
+ * reported it (or the extension's own, when that is not running), its restarts and its tools.
+ */
+function mcpServers(harness: Harness): string {
+  const rows = harness.extensions.counters().filter((r) => {
+    const command = harness.extensions.configOf?.(r.instance)?.command ?? [];
+    return command[0] === "tau" && command[1] === "ext" && command[2] === "mcp";
+  });
+  if (rows.length === 0) return "no MCP servers in this session (tau mcp add NAME -- COMMAND adds one; tau mcp list shows what a session here starts)";
+  const tools = new Map<string, string[]>();
+  for (const t of harness.tools.tools.values()) tools.set(t.owner, [...(tools.get(t.owner) ?? []), t.name]);
+  const lines = [`MCP servers (${rows.length}):`];
+  for (const r of rows) {
+    const server = r.instance.replace(/^mcp-/, "");
+    const prefix = `mcp server ${server}: `;
+    const said = r.lastNotices.map((n) => (n.text.startsWith(prefix) ? n.text.slice(prefix.length) : n.text));
+    // Its state is the last state it reported; what it said since (a tool it could not offer) follows.
+    const at = said.findLastIndex((t) => /^(starting|ready|restarting|failed)\b/.test(t));
+    const state = r.phase === "active" ? (said[at] ?? "starting") : `extension ${r.phase}${r.reason ? ` (${r.reason})` : ""}`;
+    const since = said.slice(at + 1).slice(-3);
+    const own = (tools.get(r.instance) ?? []).sort();
+    const shown = own.length > 12 ? [...own.slice(0, 12), `… ${own.length - 12} more`] : own;
+    lines.push(`  ${server}: ${state}${r.restarts > 0 ? `; ${r.restarts} restarts` : ""}`);
+    for (const note of since) lines.push(`    said: ${note}`);
+    lines.push(`    tools (${own.length}): ${own.length > 0 ? shown.join(", ") : "none yet"}`);
+  }
+  const text = lines.join("\n");
+  return text.length > MCP_VIEW_MAX_CHARS ? `${text.slice(0, MCP_VIEW_MAX_CHARS - 1)}…` : text;
 }
 
 /** The session's agents as an indented tree, each under its parent. */

@@ -38,6 +38,9 @@ export interface SupervisorOptions {
   readonly early?: Map<string, EarlyExtension>;
 }
 
+/** Notices of an instance kept for `:mcp` (each at most a short text). */
+const LAST_NOTICES_KEPT = 16;
+
 type Phase = "starting" | "configuring" | "ready" | "active" | "failed" | "disabled" | "stopped";
 
 /** A pre-ready emit, or a pre-ready notice request (published under the harness's own envelope). */
@@ -57,6 +60,10 @@ export interface ExtensionCounters {
   readonly refused: number;
   readonly staged: number;
   readonly notices: number;
+  /** Why it last stopped or failed to start, when it did. */
+  readonly reason: string;
+  /** The last notices it asked for, oldest first (an MCP server's states, SPEC-mcp "State"). */
+  readonly lastNotices: ReadonlyArray<{ readonly level: string; readonly text: string }>;
 }
 
 class Instance {
@@ -70,6 +77,8 @@ class Instance {
   restarts: number[] = [];
   settle: (() => void) | undefined;
   reason = "";
+  /** The last notices it asked for, oldest first (at most LAST_NOTICES_KEPT). */
+  lastNotices: Array<{ level: string; text: string }> = [];
   /** The generation whose connection has ended (it is no longer live, even before its process exits). */
   goneGeneration = 0;
   /** Whether this instance was told about a protocol minor revision other than ours. */
@@ -359,6 +368,7 @@ export class Supervisor {
   private noticeRequested(i: Instance, conn: Connection, request: ExtensionNoticeRequestMessage["payload"]): void {
     const level = request.level === "critical" ? "warning" : request.level;
     const notice: Staged = { notice: true, name: "extension.notice", data: { instance: i.name, level, text: request.text } };
+    i.lastNotices = [...i.lastNotices.slice(1 - LAST_NOTICES_KEPT), { level, text: request.text }];
     // Before activation a notice request waits (and counts) like any other staged emit.
     if (i.phase !== "active") return this.stage(i, conn, notice);
     i.counters.notices++;
@@ -484,7 +494,7 @@ export class Supervisor {
   counters(): ExtensionCounters[] {
     return [...this.instances.values()]
       .sort((a, b) => (a.name < b.name ? -1 : 1))
-      .map((i) => ({ instance: i.name, kind: i.kind, phase: i.phase, generation: i.generation, restarts: i.restarts.length, ...i.counters }));
+      .map((i) => ({ instance: i.name, kind: i.kind, phase: i.phase, generation: i.generation, restarts: i.restarts.length, ...i.counters, reason: i.reason, lastNotices: i.lastNotices }));
   }
 
   /** The configuration an instance runs with. */

@@ -4758,6 +4758,49 @@ class UIHistoryResultMessage:
         return result
 
 
+class UIMCPRequestMessageName(Enum):
+    UI_MCP_REQUEST = "ui_mcp_request"
+
+
+@dataclass
+class UIMCPRequestMessagePayload:
+    request_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UIMCPRequestMessagePayload':
+        assert isinstance(obj, dict)
+        request_id = from_str(obj.get("request_id"))
+        return UIMCPRequestMessagePayload(request_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["request_id"] = from_str(self.request_id)
+        return result
+
+
+@dataclass
+class UIMCPRequestMessage:
+    """The session's MCP servers as one notice (`:mcp`, SPEC-mcp "State"): each server's state,
+    its
+    tools, restarts and last error; only attached UIs.
+    """
+    message: UIMCPRequestMessageName
+    payload: UIMCPRequestMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UIMCPRequestMessage':
+        assert isinstance(obj, dict)
+        message = UIMCPRequestMessageName(obj.get("message"))
+        payload = UIMCPRequestMessagePayload.from_dict(obj.get("payload"))
+        return UIMCPRequestMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(UIMCPRequestMessageName, self.message)
+        result["payload"] = to_class(UIMCPRequestMessagePayload, self.payload)
+        return result
+
+
 @dataclass
 class UIModelSelect:
     agent_id: str
@@ -6239,6 +6282,14 @@ def ui_history_result_message_to_dict(x: UIHistoryResultMessage) -> Any:
     return to_class(UIHistoryResultMessage, x)
 
 
+def uimcp_request_message_from_dict(s: Any) -> UIMCPRequestMessage:
+    return UIMCPRequestMessage.from_dict(s)
+
+
+def uimcp_request_message_to_dict(x: UIMCPRequestMessage) -> Any:
+    return to_class(UIMCPRequestMessage, x)
+
+
 def ui_model_select_from_dict(s: Any) -> UIModelSelect:
     return UIModelSelect.from_dict(s)
 
@@ -6363,6 +6414,7 @@ MESSAGE_TYPES: Dict[str, Any] = {
     "ui_detach_request": UIDetachRequestMessage,
     "ui_history_request": UIHistoryRequestMessage,
     "ui_history_result": UIHistoryResultMessage,
+    "ui_mcp_request": UIMCPRequestMessage,
     "ui_navigation_request": UINavigationRequestMessage,
     "ui_navigation_result": UINavigationResultMessage,
     "ui_roster_request": UIRosterRequestMessage,

@@ -186,6 +186,18 @@ export const COLON_COMMANDS: readonly ColonCommand[] = [
     run: (host, args) => host.handoff.command(args),
   },
   {
+    name: "mcp",
+    usage: ":mcp",
+    summary: "the session's MCP servers: each one's state and last error, its restarts and its tools",
+    min: 0,
+    max: 0,
+    attached: true,
+    run: async (host, _args, client) => {
+      const n = await client.request("ui_mcp_request", {});
+      host.ui.note(n.level === "critical" ? "error" : n.level, n.text);
+    },
+  },
+  {
     name: "sandbox",
     usage:
       ":sandbox show | :sandbox doctor | :sandbox on|off | :sandbox mode interactive|non-interactive | :sandbox network allow|deny add|remove HOST | :sandbox filesystem allow-write|allow-read|deny-read add|remove PATH | :sandbox trust | :sandbox classifier provider/model|false|default [--global]",

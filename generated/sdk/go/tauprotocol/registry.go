@@ -59,6 +59,8 @@ func NewMessage(name string) any {
 		return &UIHistoryRequestMessage{}
 	case "ui_history_result":
 		return &UIHistoryResultMessage{}
+	case "ui_mcp_request":
+		return &UIMCPRequestMessage{}
 	case "ui_navigation_request":
 		return &UINavigationRequestMessage{}
 	case "ui_navigation_result":

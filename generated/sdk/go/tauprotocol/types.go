@@ -1326,6 +1326,18 @@ type HistoryRecord struct {
 	Seq        int64         `json:"seq" cbor:"seq"`
 }
 
+// The session's MCP servers as one notice (`:mcp`, SPEC-mcp "State"): each server's state,
+// its
+// tools, restarts and last error; only attached UIs.
+type UIMCPRequestMessage struct {
+	Message UIMCPRequestMessageName    `json:"message" cbor:"message"`
+	Payload UIMCPRequestMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type UIMCPRequestMessagePayload struct {
+	RequestID string `json:"request_id" cbor:"request_id"`
+}
+
 type UIModelSelect struct {
 	AgentID string `json:"agent_id" cbor:"agent_id"`
 	Model   string `json:"model" cbor:"model"`
@@ -1929,6 +1941,12 @@ type UIHistoryResultMessageName string
 
 const (
 	UIHistoryResult UIHistoryResultMessageName = "ui_history_result"
+)
+
+type UIMCPRequestMessageName string
+
+const (
+	UIMCPRequest UIMCPRequestMessageName = "ui_mcp_request"
 )
 
 type UINavigationRequestMessageName string
