@@ -77,6 +77,19 @@ function leavingMessage(exit: Exit, sessionId: string, stateDir: string): string
   }
 }
 
+/** Where the UI goes after leaving a session: the fork `:fork` made, a handoff's successor, a new session (`:new`), or nowhere. */
+async function afterLeaving(
+  c: typeof import("./connect.js"),
+  roots: ReturnType<typeof resolveRoots>,
+  exit: Exit,
+  app: TuiApp,
+  forked: import("./connect.js").Target | undefined,
+): Promise<import("./connect.js").Target | undefined> {
+  if (exit === "switch" && forked !== undefined) return forked;
+  if (exit === "switch" && app.handedOffTo !== undefined) return c.targetOf(roots, app.handedOffTo);
+  return exit === "new" ? { kind: "launch" } : undefined;
+}
+
 export async function main(argv: readonly string[]): Promise<void> {
   const parsed = parseUiArgs(argv);
   if (parsed.kind === "help") return void process.stdout.write(`${UI_USAGE}\n`);
@@ -136,16 +149,10 @@ export async function main(argv: readonly string[]): Promise<void> {
         await Promise.race([session.client.conn.closed, new Promise((r) => setTimeout(r, END_WAIT_MS))]);
         session.client.close();
       }
-      if (exit === "switch" && forked !== undefined) {
-        [next, forked] = [forked, undefined];
-        continue;
-      }
-      if (exit === "switch" && app.handedOffTo !== undefined) {
-        next = await c.targetOf(roots, app.handedOffTo);
-        continue;
-      }
-      if (exit !== "new") break;
-      next = { kind: "launch" };
+      const then = await afterLeaving(c, roots, exit, app, forked);
+      forked = undefined;
+      if (then === undefined) break;
+      next = then;
     }
     message = leavingMessage(exit, sessionId, roots.state) ?? "";
   } catch (err) {
