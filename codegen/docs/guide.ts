@@ -43,6 +43,7 @@ export const GUIDE_PAGES = {
   sessions: "sessions.html",
   approvals: "approvals.html",
   troubleshooting: "troubleshooting.html",
+  editors: "editors.html",
 } as const;
 
 /** A configuration file of the reference: its schema's `x-tau-config` name, where it lives, what it is for. */
@@ -402,6 +403,28 @@ export function troubleshootingPage(ctx: GuideContext): string {
     item("Context and cost are not shown", "tau knows the context window and prices of well-known models; for others, `model_info` in `harness.yaml` tells it."),
     "</dl>",
     `<p>Every code, exit status and the way a <code>tau run</code> ends are on ${link(page, "errors.html", "Errors")}; how sessions are kept and resumed, on ${link(page, GUIDE_PAGES.sessions, "Sessions")}; approvals, on ${link(page, GUIDE_PAGES.approvals, "Approvals")}.</p>`,
+  ].join("\n");
+}
+
+export function editorsPage(ctx: GuideContext): string {
+  const page = GUIDE_PAGES.editors;
+  const json = (lines: readonly string[]) => `<pre><code>${lines.map((l) => esc(l)).join("\n")}</code></pre>`;
+  return [
+    "<h1>Editors</h1>",
+    '<p class="lead">Editors that speak the Agent Client Protocol (ACP) — Zed, JetBrains IDEs, and plugins for Neovim and Emacs — can use tau as their agent: they start <code>tau acp</code> and talk to it on its standard input and output. Each conversation is a tau session in the folder the editor opens, saved like any other.</p>',
+    commandBrief(ctx, page, "acp"),
+    '<h2 id="zed">Zed</h2>',
+    para(ctx, page, "In Zed's `settings.json`, add tau under `agent_servers`, then pick it in the agent panel:"),
+    json(['"agent_servers": {', '  "tau": {', '    "command": "tau",', '    "args": ["acp"]', "  }", "}"]),
+    '<h2 id="jetbrains">JetBrains IDEs</h2>',
+    para(ctx, page, "In the AI Assistant's `acp.json` (Settings → Tools → AI Assistant → Agents → Add custom agent):"),
+    json(['{', '  "agent_servers": {', '    "tau": { "command": "tau", "args": ["acp"] }', "  }", "}"]),
+    '<h2 id="neovim-emacs">Neovim and Emacs</h2>',
+    para(ctx, page, "Plugins that speak ACP (CodeCompanion and avante.nvim for Neovim, agent-shell for Emacs) take a command to start: give them `tau acp`. Use the full path of `bin/tau.cjs` when `tau` is not on the editor's PATH."),
+    '<h2 id="what-you-get">What the editor shows</h2>',
+    para(ctx, page, "The answer and the model's reasoning stream as they come; each tool call shows its kind, what it runs or touches, the file it names, and its result; an edit shows its diff. Cancelling in the editor cancels the prompt. Loading an earlier conversation replays it first. The sandbox does not ask the editor yet: a command it would ask about is refused with the command that allows it, as with `tau run`."),
+    '<h2 id="rules">The rules</h2>',
+    recordSection(ctx, page, "SPEC-acp", "Rules"),
   ].join("\n");
 }
 

@@ -1,5 +1,6 @@
 // Every command tau offers, declared explicitly (no filesystem discovery at start-up).
 import { PrintPrompt, PrintSystemPrompt, PrintTools } from "./commands/dev/print.js";
+import Acp from "./commands/acp.js";
 import AgentList from "./commands/agent/list.js";
 import AgentTrace from "./commands/agent/trace.js";
 import Attach from "./commands/attach.js";
@@ -24,6 +25,7 @@ export const COMMANDS = {
   "dev:print-prompt": PrintPrompt,
   "dev:print-system-prompt": PrintSystemPrompt,
   "dev:print-tools": PrintTools,
+  acp: Acp,
   "agent:list": AgentList,
   "agent:trace": AgentTrace,
   attach: Attach,

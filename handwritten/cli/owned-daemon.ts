@@ -14,6 +14,8 @@ export interface OwnedDaemonOptions {
   readonly ephemeral?: boolean;
   /** Restart this saved session instead of minting a new one. */
   readonly resume?: string;
+  /** The session's project folder (default: the working folder). */
+  readonly projectRoot?: string;
 }
 
 /** Starts (or resumes) an owned daemon; returns at once (see `waitForDaemon`). */
@@ -26,6 +28,7 @@ export function startOwnedDaemon(roots: Roots, o: OwnedDaemonOptions = {}): Star
     sessionId,
     args: ownedDaemonArgs(sessionId, o),
     ephemeral: o.ephemeral === true,
+    ...(o.projectRoot !== undefined ? { cwd: o.projectRoot } : {}),
   });
 }
 
@@ -38,7 +41,7 @@ export function ownedDaemonArgs(sessionId: string, o: OwnedDaemonOptions = {}): 
   return flagArgs(DAEMON_FLAGS, {
     ...(o.resume ? { resume: o.resume } : { "session-id": sessionId }),
     "exit-when-uis-leave": true,
-    "project-root": process.cwd(),
+    "project-root": o.projectRoot ?? process.cwd(),
     ephemeral: o.ephemeral === true,
     "harness-config": o.overrides ?? [],
   });

@@ -1,0 +1,94 @@
+// `tau acp`: tau as an Agent Client Protocol agent on standard input and output (SPEC-acp), for
+// editors that drive coding agents over ACP. Each ACP session is a tau session this process owns;
+// prompts stream back as `session/update`s. Built on the official `@agentclientprotocol/sdk`, which
+// parses and checks every message: a malformed or unknown one is answered with a JSON-RPC error.
+import { Readable, Writable } from "node:stream";
+import { PROTOCOL_VERSION, RequestError, agent, ndJsonStream, type ContentBlock, type SessionUpdate } from "@agentclientprotocol/sdk";
+import type { Roots } from "../../config/index.js";
+import { AcpRefusal, AcpSession } from "./session.js";
+
+/** Longest prompt text tau takes from a client (the harness's own bound on a prompt). */
+export const ACP_PROMPT_MAX_CHARS = 8 * 1024 * 1024;
+
+export interface AcpOptions {
+  readonly roots: Roots;
+  readonly version: string;
+  /** `--harness-config` overrides of every session (the sandbox's approval policy among them). */
+  readonly overrides: readonly string[];
+}
+
+/** Serves ACP on `input`/`output` until the client closes the connection; then every session is left. */
+export async function serveAcp(input: Readable, output: Writable, o: AcpOptions): Promise<void> {
+  const sessions = new Map<string, AcpSession>();
+  const session = (id: string): AcpSession => {
+    const s = sessions.get(id);
+    if (s === undefined) throw RequestError.sessionNotFound(id);
+    return s;
+  };
+  const opened = async (cwd: string, resume?: string): Promise<AcpSession> => {
+    try {
+      const s = await AcpSession.open(o.roots, cwd, o.overrides, resume);
+      sessions.set(s.id, s);
+      return s;
+    } catch (err) {
+      throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : RequestError.internalError(undefined, (err as Error).message);
+    }
+  };
+  const app = agent({ name: "tau" })
+    .onRequest("initialize", () => ({
+      protocolVersion: PROTOCOL_VERSION,
+      agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
+      agentInfo: { name: "tau", version: o.version },
+      authMethods: [],
+    }))
+    .onRequest("session/new", async ({ params }) => ({ sessionId: (await opened(params.cwd)).id }))
+    .onRequest("session/load", async ({ params, client }) => {
+      if (sessions.has(params.sessionId)) throw RequestError.invalidParams(undefined, `session ${params.sessionId} is open on this connection already`);
+      const s = await opened(params.cwd, params.sessionId);
+      for (const update of await s.history) await client.notify("session/update", { sessionId: s.id, update });
+      return {};
+    })
+    .onRequest("session/prompt", async ({ params, client }) => {
+      const s = session(params.sessionId);
+      const text = promptText(params.prompt);
+      if (text.trim() === "") throw RequestError.invalidParams(undefined, "the prompt holds no text");
+      if (text.length > ACP_PROMPT_MAX_CHARS) throw RequestError.invalidParams(undefined, `the prompt is over ${ACP_PROMPT_MAX_CHARS} characters`);
+      // Updates go out in order, each before the answer to the prompt.
+      let sent = Promise.resolve();
+      const send = (update: SessionUpdate) => {
+        sent = sent.then(() => client.notify("session/update", { sessionId: s.id, update })).catch(() => {});
+      };
+      let end;
+      try {
+        end = await s.prompt(text, send);
+      } catch (err) {
+        throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : err;
+      }
+      await sent;
+      if ("failed" in end) throw RequestError.internalError(undefined, end.failed);
+      return { stopReason: end.stopReason };
+    })
+    .onNotification("session/cancel", ({ params }) => sessions.get(params.sessionId)?.cancel());
+  const connection = app.connect(ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>));
+  try {
+    await connection.closed;
+  } finally {
+    for (const s of sessions.values()) s.close();
+  }
+}
+
+/**
+ * A prompt's blocks as the text the agent is sent: text as it is, a resource link as its name and
+ * URI, an embedded text resource with its URI and its text; other blocks are named, not sent.
+ */
+export function promptText(blocks: readonly ContentBlock[]): string {
+  const parts: string[] = [];
+  for (const b of blocks) {
+    if (b.type === "text") parts.push(b.text);
+    else if (b.type === "resource_link") parts.push(`[${b.name}](${b.uri})`);
+    else if (b.type === "resource" && "text" in b.resource) parts.push(`<context uri="${b.resource.uri.replace(/"/g, "%22")}">\n${b.resource.text}\n</context>`);
+    else if (b.type === "resource") parts.push(`[${b.resource.uri}] (binary, not included)`);
+    else parts.push(`[${b.type} not included: tau takes text]`);
+  }
+  return parts.join("\n\n");
+}

@@ -1,0 +1,126 @@
+// One ACP session (SPEC-acp, "Sessions"): a tau session this `tau acp` process owns — its daemon,
+// started in the client's folder, exits when the connection to it closes — the agent prompts go
+// to, and the turn under way.
+import { statSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { Roots } from "../../config/index.js";
+import { waitForDaemon } from "../../transport/index.js";
+import { agentToContinue, describeSession, resolveSavedSession } from "../../sessions/index.js";
+import { SessionClient, type Delivery } from "../session-client.js";
+import { startOwnedDaemon } from "../owned-daemon.js";
+import { AcpTurn, replayedUpdates, type TurnEnd } from "./updates.js";
+
+/** Records of the session's journals `session/load` replays at most (the newest). */
+const LOAD_REPLAY_RECORDS = 5_000;
+
+/** How long a session waits for a provider to declare a model before its first prompt is refused. */
+const MODELS_WAIT_MS = 60_000;
+
+/** What a client asked that tau refuses, with a message for the user (a JSON-RPC invalid-params error). */
+export class AcpRefusal extends Error {
+  override name = "AcpRefusal";
+}
+
+export class AcpSession {
+  private turn: { readonly acp: AcpTurn; readonly send: (u: SessionUpdate) => void; readonly done: (e: TurnEnd) => void } | undefined;
+  private readonly models: Promise<void>;
+  /** What the history replayed of the agent (`session/load`), until the replay completes. */
+  private replayed: SessionUpdate[] | undefined = [];
+  private replayDone!: () => void;
+  /** Resolves once the subscription's replay of the history completed. */
+  readonly history: Promise<readonly SessionUpdate[]>;
+
+  private constructor(
+    readonly id: string,
+    readonly projectRoot: string,
+    private readonly client: SessionClient,
+    readonly agentId: string,
+  ) {
+    let ready!: () => void;
+    this.models = new Promise<void>((resolve) => (ready = resolve));
+    const replayDone = new Promise<void>((resolve) => (this.replayDone = resolve));
+    this.history = replayDone.then(() => this.replayed ?? []);
+    client.onDeliver((d) => {
+      if (d.event.name === "harness.models_available" && d.event.data.models.length > 0) ready();
+      this.deliver(d);
+    });
+    client.subscribe(["*"], ["*"], LOAD_REPLAY_RECORDS);
+    void client.conn.closed.then(() => this.turn?.done({ failed: "the session's daemon went away" }));
+  }
+
+  /**
+   * A new tau session in `cwd` (`session/new`), or saved session `resume` continued
+   * (`session/load`), and its agent: the one a prompt would continue, else a new one.
+   */
+  static async open(roots: Roots, cwd: string, overrides: readonly string[], resume?: string): Promise<AcpSession> {
+    if (!isAbsolute(cwd) || !isDirectory(cwd)) throw new AcpRefusal(`cwd must be an absolute path of a folder: ${JSON.stringify(cwd.slice(0, 200))}`);
+    let sessionId: string | undefined;
+    let agentId: string | undefined;
+    if (resume !== undefined) {
+      try {
+        sessionId = resolveSavedSession(roots.state, resume);
+      } catch (err) {
+        throw new AcpRefusal((err as Error).message);
+      }
+      const saved = describeSession(roots.state, sessionId);
+      if (saved.running_pid !== undefined) throw new AcpRefusal(`session ${sessionId} is running (pid ${saved.running_pid}); end it first`);
+      agentId = agentToContinue(roots.state, saved.agents);
+    }
+    const started = startOwnedDaemon(roots, { overrides, projectRoot: cwd, ...(sessionId !== undefined ? { resume: sessionId } : {}) });
+    const daemon = await waitForDaemon(started);
+    const client = await SessionClient.attach(daemon.socket, daemon.session_id);
+    agentId ??= (await client.request("ui.create_agent", {})).agent_id;
+    return new AcpSession(daemon.session_id, cwd, client, agentId);
+  }
+
+  /** Runs one prompt to its end, sending its updates as they come; one turn at a time. */
+  async prompt(text: string, send: (u: SessionUpdate) => void): Promise<TurnEnd> {
+    if (this.turn !== undefined) throw new AcpRefusal("a prompt of this session is still running; cancel it first (session/cancel)");
+    const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), MODELS_WAIT_MS).unref());
+    if ((await Promise.race([this.models, timer])) === "timeout") return { failed: "no provider declared a model in time, so the prompt was not sent" };
+    const ended = new Promise<TurnEnd>((resolve) => {
+      this.turn = { acp: new AcpTurn(this.agentId, text, this.projectRoot), send, done: resolve };
+    });
+    this.client.emit("ui.prompt_submit", { agent_id: this.agentId, mode: "queue", text });
+    try {
+      return await ended;
+    } finally {
+      this.turn = undefined;
+    }
+  }
+
+  /** `session/cancel`: the running prompt is cancelled; it ends with stop reason `cancelled`. */
+  cancel(): void {
+    if (this.turn !== undefined) this.client.emit("agent.cancel_request", { agent_id: this.agentId });
+  }
+
+  /** Leaves the session: its daemon ends once no other UI is attached. */
+  close(): void {
+    this.client.close();
+  }
+
+  private deliver(d: Delivery): void {
+    if (d.event.name === "session.replay_complete") {
+      this.replayDone();
+      return;
+    }
+    if (d.replay === true) {
+      this.replayed?.push(...replayedUpdates(d, this.agentId, this.projectRoot));
+      return;
+    }
+    const turn = this.turn;
+    if (turn === undefined) return;
+    for (const u of turn.acp.updates(d)) turn.send(u);
+    const end = turn.acp.end(d);
+    if (end !== undefined) turn.done(end);
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

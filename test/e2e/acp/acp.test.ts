@@ -1,0 +1,167 @@
+// `tau acp` driven as an editor drives it (SPEC-acp): the official SDK's client side over the real
+// process's standard input and output, against a loopback model server — a new session, a prompt
+// with a tool call and context blocks, a cancel mid-stream, loading the saved session in a new
+// connection, and malformed or unknown messages answered with errors while the agent goes on.
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { client, ndJsonStream, type ClientContext, type SessionNotification } from "@agentclientprotocol/sdk";
+import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { completionChunk, sseEvent, textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
+import { waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
+import { TAU_BIN } from "../../support/paths.js";
+
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s), { perTest: true });
+const cleanups = useCleanups();
+
+function workspace(): Workspace {
+  const w = workspaceIn(cleanups);
+  return { ...w, env: { ...process.env, ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-acp", OPENAI_MODEL: "fake-model" } };
+}
+
+/** `tau acp` started as an editor starts it. */
+function startAcp(w: Workspace): ChildProcessWithoutNullStreams {
+  const child = spawn(process.execPath, [TAU_BIN, "acp"], { env: w.env, cwd: w.project, stdio: ["pipe", "pipe", "pipe"] });
+  cleanups.push(() => child.kill("SIGKILL"));
+  return child;
+}
+
+/** Runs `op` as an ACP client of `child`, collecting every `session/update`. */
+async function asEditor<T>(child: ChildProcessWithoutNullStreams, updates: SessionNotification[], op: (ctx: ClientContext) => Promise<T>): Promise<T> {
+  const stream = ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
+  const app = client({ name: "tau-test-editor" }).onNotification("session/update", ({ params }) => {
+    updates.push(params);
+  });
+  return app.connectWith(stream, async (ctx) => {
+    const init = await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    expect(init).toMatchObject({ protocolVersion: 1, agentCapabilities: { loadSession: true, promptCapabilities: { embeddedContext: true } }, agentInfo: { name: "tau" } });
+    return op(ctx);
+  });
+}
+
+type Msg = { role: string; content?: unknown };
+const userTexts = (i: number) => ((fake.chatRequests[i]?.body as { messages: Msg[] }).messages ?? []).filter((m) => m.role === "user").map((m) => String(m.content));
+const kinds = (updates: SessionNotification[]) => updates.map((u) => u.update.sessionUpdate);
+
+describe("tau acp", () => {
+  it("[acp.session.prompt-streams] a new session in the editor's folder: a prompt with a link and an embedded file streams the answer and a tool call with kind, title, location and end; stop reason end_turn", async () => {
+    const w = workspace();
+    writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
+    fake.enqueue(toolCallResponse([{ id: "call_read", name: "read", arguments: JSON.stringify({ path: "notes.txt" }) }]), textResponse(["the notes ", "say milk"]));
+    const updates: SessionNotification[] = [];
+    const child = startAcp(w);
+    const { sessionId, answer } = await asEditor(child, updates, async (ctx) => {
+      const { sessionId } = await ctx.request("session/new", { cwd: w.project, mcpServers: [] });
+      const answer = await ctx.request("session/prompt", {
+        sessionId,
+        prompt: [
+          { type: "text", text: "what do my notes say?" },
+          { type: "resource_link", name: "notes", uri: `file://${join(w.project, "notes.txt")}` },
+          { type: "resource", resource: { uri: "file:///spec.md", text: "the spec's text" } },
+        ],
+      });
+      return { sessionId, answer };
+    });
+    expect(answer).toEqual({ stopReason: "end_turn" });
+    expect(sessionId).toMatch(/^s-/);
+    // The model got every block as text.
+    const sent = userTexts(0)[0] ?? "";
+    expect(sent).toContain("what do my notes say?");
+    expect(sent).toContain(`[notes](file://${join(w.project, "notes.txt")})`);
+    expect(sent).toContain('<context uri="file:///spec.md">\nthe spec\'s text\n</context>');
+    // Updates in order: the call, its start and its end, then the answer's chunks.
+    const mine = updates.filter((u) => u.sessionId === sessionId);
+    const call = mine.find((u) => u.update.sessionUpdate === "tool_call")?.update;
+    expect(call).toMatchObject({ toolCallId: "call_read", kind: "read", status: "pending", title: "read notes.txt", locations: [{ path: join(w.project, "notes.txt") }] });
+    const end = mine.find((u) => u.update.sessionUpdate === "tool_call_update" && "status" in u.update && u.update.status === "completed")?.update as { content?: Array<{ content: { text: string } }> } | undefined;
+    expect(end?.content?.[0]?.content.text).toContain("remember the milk");
+    expect(kinds(mine).indexOf("tool_call")).toBeLessThan(kinds(mine).indexOf("agent_message_chunk"));
+    const text = mine.filter((u) => u.update.sessionUpdate === "agent_message_chunk").map((u) => (u.update as { content: { text: string } }).content.text).join("");
+    expect(text).toBe("the notes say milk");
+  }, 60_000);
+
+  it("[acp.session.cancel] session/cancel mid-stream ends the prompt with stop reason cancelled, and the session takes the next prompt", async () => {
+    const w = workspace();
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "thinking about it" }))], end: "hang" }, textResponse("second answer"));
+    const updates: SessionNotification[] = [];
+    const child = startAcp(w);
+    const answers = await asEditor(child, updates, async (ctx) => {
+      const { sessionId } = await ctx.request("session/new", { cwd: w.project, mcpServers: [] });
+      const first = ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "a long one" }] });
+      // Cancelled once the answer has begun streaming.
+      await waitFor(() => updates.some((u) => u.update.sessionUpdate === "agent_message_chunk"), "the answer streaming", 30_000);
+      await ctx.notify("session/cancel", { sessionId });
+      const cancelled = await first;
+      const second = await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "and now?" }] });
+      return [cancelled, second];
+    });
+    expect(answers).toEqual([{ stopReason: "cancelled" }, { stopReason: "end_turn" }]);
+  }, 60_000);
+
+  it("[acp.session.load] session/load in a new connection replays the saved conversation as updates, and the next prompt goes on with it", async () => {
+    const w = workspace();
+    fake.enqueue(textResponse("noted: kiwi"), textResponse("the word was kiwi"));
+    const first = startAcp(w);
+    const sessionId = await asEditor(first, [], async (ctx) => {
+      const { sessionId } = await ctx.request("session/new", { cwd: w.project, mcpServers: [] });
+      await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "remember the word kiwi" }] });
+      return sessionId;
+    });
+    first.stdin.end();
+    await new Promise((r) => first.once("exit", r));
+    waitForOwnedDaemons(w.home);
+
+    const updates: SessionNotification[] = [];
+    const second = startAcp(w);
+    const answer = await asEditor(second, updates, async (ctx) => {
+      await ctx.request("session/load", { sessionId, cwd: w.project, mcpServers: [] });
+      // The history arrived before load's answer.
+      expect(updates.map((u) => [u.update.sessionUpdate, (u.update as { content?: { text?: string } }).content?.text])).toEqual([
+        ["user_message_chunk", "remember the word kiwi"],
+        ["agent_message_chunk", "noted: kiwi"],
+      ]);
+      return ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "which word?" }] });
+    });
+    expect(answer).toEqual({ stopReason: "end_turn" });
+    expect(userTexts(1)).toEqual(["<user>\nremember the word kiwi\n</user>", "<user>\nwhich word?\n</user>"]);
+  }, 90_000);
+
+  it("[acp.protocol.errors] malformed JSON, an unknown method, an unknown session and a folder that is not one are answered with JSON-RPC errors; the agent goes on", async () => {
+    const w = workspace();
+    const child = startAcp(w);
+    const lines: Array<Record<string, unknown>> = [];
+    let buffered = "";
+    child.stdout.on("data", (b: Buffer) => {
+      buffered += b.toString("utf8");
+      for (let i = buffered.indexOf("\n"); i >= 0; i = buffered.indexOf("\n")) {
+        lines.push(JSON.parse(buffered.slice(0, i)) as Record<string, unknown>);
+        buffered = buffered.slice(i + 1);
+      }
+    });
+    const send = (m: unknown) => child.stdin.write(`${typeof m === "string" ? m : JSON.stringify(m)}\n`);
+    const answer = async (id: number) => {
+      await waitFor(() => lines.some((l) => l.id === id), `the answer to ${id}`, 30_000);
+      return lines.find((l) => l.id === id) as { result?: unknown; error?: { code: number; message: string } };
+    };
+    send("{not json");
+    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
+    expect((await answer(1)).result).toMatchObject({ protocolVersion: 1 });
+    send({ jsonrpc: "2.0", id: 2, method: "session/teleport", params: {} });
+    send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: "s-nosuch", prompt: [{ type: "text", text: "hi" }] } });
+    send({ jsonrpc: "2.0", id: 4, method: "session/new", params: { cwd: "relative/folder", mcpServers: [] } });
+    send({ jsonrpc: "2.0", id: 5, method: "session/new", params: { cwd: 42 } });
+    expect((await answer(2)).error?.code).toBe(-32601);
+    expect((await answer(3)).error).toMatchObject({ code: -32002 });
+    expect((await answer(4)).error).toMatchObject({ code: -32602, message: expect.stringContaining("cwd must be an absolute path of a folder") });
+    expect((await answer(5)).error?.code).toBe(-32602);
+    expect(lines.some((l) => l.id === null && (l.error as { code: number }).code === -32700)).toBe(true);
+    // Still serving.
+    send({ jsonrpc: "2.0", id: 6, method: "session/new", params: { cwd: w.project, mcpServers: [] } });
+    expect((await answer(6)).result).toMatchObject({ sessionId: expect.stringMatching(/^s-/) });
+    child.stdin.end();
+    expect(await new Promise((r) => child.once("exit", (code) => r(code)))).toBe(0);
+  }, 60_000);
+});
