@@ -422,7 +422,7 @@ export function editorsPage(ctx: GuideContext): string {
     '<h2 id="neovim-emacs">Neovim and Emacs</h2>',
     para(ctx, page, "Plugins that speak ACP (CodeCompanion and avante.nvim for Neovim, agent-shell for Emacs) take a command to start: give them `tau acp`. Use the full path of `bin/tau.cjs` when `tau` is not on the editor's PATH."),
     '<h2 id="what-you-get">What the editor shows</h2>',
-    para(ctx, page, "The answer and the model's reasoning stream as they come; each tool call shows its kind, what it runs or touches, the file it names, and its result; an edit shows its diff. Cancelling in the editor cancels the prompt. Loading an earlier conversation replays it first. The sandbox does not ask the editor yet: a command it would ask about is refused with the command that allows it, as with `tau run`."),
+    para(ctx, page, "The answer and the model's reasoning stream as they come; each tool call shows its kind, what it runs or touches, the file it names, and its result; an edit shows its diff. Cancelling in the editor cancels the prompt. Loading an earlier conversation replays it first. When the sandbox would ask (a host, a path outside the project), the editor asks you, with tau's own choices: once, for the rest of the session, or no."),
     '<h2 id="rules">The rules</h2>',
     recordSection(ctx, page, "SPEC-acp", "Rules"),
   ].join("\n");

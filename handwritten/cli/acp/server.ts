@@ -3,7 +3,9 @@
 // prompts stream back as `session/update`s. Built on the official `@agentclientprotocol/sdk`, which
 // parses and checks every message: a malformed or unknown one is answered with a JSON-RPC error.
 import { Readable, Writable } from "node:stream";
-import { PROTOCOL_VERSION, RequestError, agent, ndJsonStream, type ContentBlock, type SessionUpdate } from "@agentclientprotocol/sdk";
+import { PROTOCOL_VERSION, RequestError, agent, ndJsonStream, type AgentContext, type ContentBlock, type PermissionOption, type SessionUpdate } from "@agentclientprotocol/sdk";
+import type { SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
+import { choiceLabel } from "../tui/sandbox-dialog.js";
 import type { Roots } from "../../config/index.js";
 import { AcpRefusal, AcpSession } from "./session.js";
 
@@ -60,7 +62,7 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
       };
       let end;
       try {
-        end = await s.prompt(text, send);
+        end = await s.prompt(text, send, (request, signal) => askPermission(client, s.id, request, signal));
       } catch (err) {
         throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : err;
       }
@@ -75,6 +77,26 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
   } finally {
     for (const s of sessions.values()) s.close();
   }
+}
+
+/** How each sandbox choice reads to an ACP client: once, for the session, or a refusal. */
+const OPTION_KINDS: Readonly<Record<SandboxDecision, PermissionOption["kind"]>> = { allow: "allow_once", allow_retry: "allow_once", allow_adapt: "allow_always", deny: "reject_once" };
+
+/**
+ * A sandbox request as `session/request_permission` (SPEC-acp, "Approvals"): its call, what it asks
+ * for, and tau's own choices with their words; a cancelled or withdrawn request answers nothing.
+ */
+async function askPermission(client: AgentContext, sessionId: string, request: SandboxApprovalRequested, signal: AbortSignal): Promise<SandboxDecision | undefined> {
+  const what = request.kind === "network" ? `connect to ${request.target}` : request.kind === "filesystem_write" ? `write to ${request.target}` : `read ${request.target}`;
+  const options: PermissionOption[] = request.choices.map((c) => ({
+    optionId: c,
+    name: choiceLabel(request, c).replace(/^\[[a-z]\] /, ""),
+    kind: request.kind === "network" && c === "deny" ? "reject_always" : OPTION_KINDS[c],
+  }));
+  const answer = await client.request("session/request_permission", { sessionId, toolCall: { toolCallId: request.call_id, title: `sandbox: ${request.command} wants to ${what}` }, options }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+  if (answer.outcome.outcome !== "selected") return undefined;
+  const chosen = answer.outcome.optionId;
+  return request.choices.find((c) => c === chosen);
 }
 
 /**

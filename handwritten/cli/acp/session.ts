@@ -4,6 +4,7 @@
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
 import type { Roots } from "../../config/index.js";
 import { waitForDaemon } from "../../transport/index.js";
 import { agentToContinue, describeSession, resolveSavedSession } from "../../sessions/index.js";
@@ -22,8 +23,20 @@ export class AcpRefusal extends Error {
   override name = "AcpRefusal";
 }
 
+/** Asks the client about a sandbox request of the running turn; resolves with the choice, or undefined (no answer). */
+export type AskPermission = (request: SandboxApprovalRequested, signal: AbortSignal) => Promise<SandboxDecision | undefined>;
+
+interface Turn {
+  readonly acp: AcpTurn;
+  readonly send: (u: SessionUpdate) => void;
+  readonly ask: AskPermission;
+  readonly done: (e: TurnEnd) => void;
+}
+
 export class AcpSession {
-  private turn: { readonly acp: AcpTurn; readonly send: (u: SessionUpdate) => void; readonly done: (e: TurnEnd) => void } | undefined;
+  private turn: Turn | undefined;
+  /** Sandbox requests asked of the client and not answered yet: withdrawn when resolved otherwise. */
+  private readonly asking = new Map<string, AbortController>();
   private readonly models: Promise<void>;
   /** What the history replayed of the agent (`session/load`), until the replay completes. */
   private replayed: SessionUpdate[] | undefined = [];
@@ -74,13 +87,16 @@ export class AcpSession {
     return new AcpSession(daemon.session_id, cwd, client, agentId);
   }
 
-  /** Runs one prompt to its end, sending its updates as they come; one turn at a time. */
-  async prompt(text: string, send: (u: SessionUpdate) => void): Promise<TurnEnd> {
+  /**
+   * Runs one prompt to its end, sending its updates as they come and asking the client about each
+   * sandbox request of this agent meanwhile; one turn at a time.
+   */
+  async prompt(text: string, send: (u: SessionUpdate) => void, ask: AskPermission): Promise<TurnEnd> {
     if (this.turn !== undefined) throw new AcpRefusal("a prompt of this session is still running; cancel it first (session/cancel)");
     const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), MODELS_WAIT_MS).unref());
     if ((await Promise.race([this.models, timer])) === "timeout") return { failed: "no provider declared a model in time, so the prompt was not sent" };
     const ended = new Promise<TurnEnd>((resolve) => {
-      this.turn = { acp: new AcpTurn(this.agentId, text, this.projectRoot), send, done: resolve };
+      this.turn = { acp: new AcpTurn(this.agentId, text, this.projectRoot), send, ask, done: resolve };
     });
     this.client.emit("ui.prompt_submit", { agent_id: this.agentId, mode: "queue", text });
     try {
@@ -109,11 +125,29 @@ export class AcpSession {
       this.replayed?.push(...replayedUpdates(d, this.agentId, this.projectRoot));
       return;
     }
+    const e = d.event;
+    if (e.name === "sandbox.approval_resolved") return this.asking.get(e.data.approval_id)?.abort();
     const turn = this.turn;
     if (turn === undefined) return;
+    if (e.name === "sandbox.approval_requested" && (e.data.agent_id === this.agentId || (e.data.other_calls ?? []).some((c) => c.agent_id === this.agentId))) {
+      return this.askClient(turn, e.data);
+    }
     for (const u of turn.acp.updates(d)) turn.send(u);
     const end = turn.acp.end(d);
     if (end !== undefined) turn.done(end);
+  }
+
+  /** One sandbox request to the client; its choice answers it, unless it was resolved meanwhile. */
+  private askClient(turn: Turn, request: SandboxApprovalRequested): void {
+    const withdrawn = new AbortController();
+    this.asking.set(request.approval_id, withdrawn);
+    void turn
+      .ask(request, withdrawn.signal)
+      .catch(() => undefined)
+      .then((decision) => {
+        this.asking.delete(request.approval_id);
+        if (decision !== undefined && !withdrawn.signal.aborted) this.client.emit("sandbox.approval_answer", { approval_id: request.approval_id, decision });
+      });
   }
 }
 

@@ -8,8 +8,8 @@ export default class Acp extends Command {
   static override description =
     "An editor starts `tau acp` as its agent and speaks ACP (JSON-RPC, one message a line) to it. Each ACP session is a tau " +
     "session in the folder the editor names, saved like any other (tau resume ID continues it in the terminal); prompts " +
-    "stream back as updates: the answer, the reasoning, each tool call and its end. The sandbox asks nothing: a command it " +
-    "would ask about is refused with the command that would allow it, as with tau run.";
+    "stream back as updates: the answer, the reasoning, each tool call and its end. What the sandbox would ask a terminal " +
+    "user (a host, a path) the editor is asked, with tau's own choices.";
   static override examples = ["<%= config.bin %> acp", "<%= config.bin %> acp --harness-config model=provider/gpt-5"];
   static override flags = {
     "harness-config": Flags.string({ multiple: true, description: "Override one harness.yaml key for every session (KEY=VALUE, dotted keys; repeatable)." }),
@@ -18,6 +18,6 @@ export default class Acp extends Command {
   async run(): Promise<void> {
     const { flags } = await this.parse(Acp);
     const { serveAcp } = await import("../acp/server.js");
-    await serveAcp(process.stdin, process.stdout, { roots: resolveRoots(process.env), version: this.config.version, overrides: ["sandbox.approval=never", ...(flags["harness-config"] ?? [])] });
+    await serveAcp(process.stdin, process.stdout, { roots: resolveRoots(process.env), version: this.config.version, overrides: flags["harness-config"] ?? [] });
   }
 }

@@ -3,11 +3,11 @@
 // with a tool call and context blocks, a cancel mid-stream, loading the saved session in a new
 // connection, and malformed or unknown messages answered with errors while the agent goes on.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { client, ndJsonStream, type ClientContext, type SessionNotification } from "@agentclientprotocol/sdk";
+import { client, ndJsonStream, type ClientContext, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from "@agentclientprotocol/sdk";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { completionChunk, sseEvent, textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
@@ -30,11 +30,18 @@ function startAcp(w: Workspace): ChildProcessWithoutNullStreams {
 }
 
 /** Runs `op` as an ACP client of `child`, collecting every `session/update`. */
-async function asEditor<T>(child: ChildProcessWithoutNullStreams, updates: SessionNotification[], op: (ctx: ClientContext) => Promise<T>): Promise<T> {
+async function asEditor<T>(
+  child: ChildProcessWithoutNullStreams,
+  updates: SessionNotification[],
+  op: (ctx: ClientContext) => Promise<T>,
+  permission?: (params: RequestPermissionRequest) => RequestPermissionResponse,
+): Promise<T> {
   const stream = ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
-  const app = client({ name: "tau-test-editor" }).onNotification("session/update", ({ params }) => {
-    updates.push(params);
-  });
+  const app = client({ name: "tau-test-editor" })
+    .onNotification("session/update", ({ params }) => {
+      updates.push(params);
+    })
+    .onRequest("session/request_permission", ({ params }) => (permission ? permission(params) : { outcome: { outcome: "cancelled" } }));
   return app.connectWith(stream, async (ctx) => {
     const init = await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
     expect(init).toMatchObject({ protocolVersion: 1, agentCapabilities: { loadSession: true, promptCapabilities: { embeddedContext: true } }, agentInfo: { name: "tau" } });
@@ -127,6 +134,44 @@ describe("tau acp", () => {
     });
     expect(answer).toEqual({ stopReason: "end_turn" });
     expect(userTexts(1)).toEqual(["<user>\nremember the word kiwi\n</user>", "<user>\nwhich word?\n</user>"]);
+  }, 90_000);
+
+  it("[acp.permission.allow-and-reject] a sandbox request of a running prompt is asked of the editor with tau's choices; its allow replays the command, its reject refuses it", async () => {
+    const w = workspace();
+    const outside = join(w.home, "outside");
+    mkdirSync(outside);
+    const shell = (id: string, command: string) => toolCallResponse([{ id, name: "shell", arguments: JSON.stringify({ command }) }]);
+    fake.enqueue(shell("call_allowed", `echo hello > ${join(outside, "allowed.txt")}`), textResponse("wrote it"), shell("call_refused", `echo nope > ${join(outside, "refused.txt")}`), textResponse("could not"));
+    const asked: RequestPermissionRequest[] = [];
+    const choices = ["allow_retry", "deny"];
+    const child = startAcp(w);
+    const answers = await asEditor(
+      child,
+      [],
+      async (ctx) => {
+        const { sessionId } = await ctx.request("session/new", { cwd: w.project, mcpServers: [] });
+        const first = await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "write it" }] });
+        const second = await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "write another" }] });
+        return [first, second];
+      },
+      (params) => {
+        asked.push(params);
+        return { outcome: { outcome: "selected", optionId: choices[asked.length - 1] as string } };
+      },
+    );
+    expect(answers).toEqual([{ stopReason: "end_turn" }, { stopReason: "end_turn" }]);
+    expect(asked).toHaveLength(2);
+    expect(asked[0]).toMatchObject({ toolCall: { toolCallId: "call_allowed", title: expect.stringContaining(`wants to write to ${outside}`) } });
+    expect(asked[0]?.options.map((o) => [o.optionId, o.kind])).toEqual([
+      ["allow_retry", "allow_once"],
+      ["allow_adapt", "allow_always"],
+      ["deny", "reject_once"],
+    ]);
+    expect(asked[0]?.options[1]?.name).toContain("for the rest of this session");
+    expect(readFileSync(join(outside, "allowed.txt"), "utf8")).toBe("hello\n");
+    expect(existsSync(join(outside, "refused.txt"))).toBe(false);
+    const refusedResult = (fake.chatRequests[3]?.body as { messages: Array<{ role: string; content?: unknown; tool_call_id?: string }> }).messages.find((m) => m.tool_call_id === "call_refused");
+    expect(String(refusedResult?.content)).toContain("the user refused it");
   }, 90_000);
 
   it("[acp.protocol.errors] malformed JSON, an unknown method, an unknown session and a folder that is not one are answered with JSON-RPC errors; the agent goes on", async () => {
