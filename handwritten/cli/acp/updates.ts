@@ -20,6 +20,9 @@ const TOOL_KINDS: Readonly<Record<string, ToolKind>> = {
   web_search: "fetch",
 };
 
+/** Most steps a turn's plan shows (the newest). */
+const PLAN_MAX_ENTRIES = 32;
+
 /** How a turn ended for ACP: a stop reason, or a failure the prompt request answers with an error. */
 export type TurnEnd = { readonly stopReason: StopReason } | { readonly failed: string };
 
@@ -29,6 +32,8 @@ export class AcpTurn {
   promptId: string | undefined;
   private cutShort: "length" | "content_filter" | undefined;
   private failure: string | undefined;
+  /** The work statuses the agent set in this turn, in order: the plan a client shows. */
+  private readonly steps: Array<{ title: string; done: boolean }> = [];
 
   constructor(
     readonly agentId: string,
@@ -79,6 +84,15 @@ export class AcpTurn {
             content: [{ type: "content", content: { type: "text", text: e.data.output } }],
           },
         ];
+      case "agent.work_status_set": {
+        // Each new title is a step; the ones before it are done, and `done` closes the last.
+        const last = this.steps.at(-1);
+        if (last !== undefined && last.title !== e.data.title) last.done = true;
+        if (last === undefined || last.title !== e.data.title) this.steps.push({ title: e.data.title, done: false });
+        if (e.data.phase === "done") (this.steps.at(-1) as { done: boolean }).done = true;
+        if (this.steps.length > PLAN_MAX_ENTRIES) this.steps.splice(0, this.steps.length - PLAN_MAX_ENTRIES);
+        return [{ sessionUpdate: "plan", entries: this.steps.map((st, i) => ({ content: st.title, priority: "medium", status: st.done ? "completed" : i === this.steps.length - 1 ? "in_progress" : "pending" })) }];
+      }
       case "tool.result_display":
         if (e.data.display.diff === undefined) return [];
         return [{ sessionUpdate: "tool_call_update", toolCallId: e.data.call_id, content: [{ type: "content", content: { type: "text", text: `\`\`\`diff\n${e.data.display.diff}\n\`\`\`` } }] }];

@@ -17,7 +17,7 @@ export default class Acp extends Command {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Acp);
-    const { serveAcp } = await import("../acp/server.js");
+    const { serveAcp } = await import("../acp/index.js");
     await serveAcp(process.stdin, process.stdout, { roots: resolveRoots(process.env), version: this.config.version, overrides: flags["harness-config"] ?? [] });
   }
 }

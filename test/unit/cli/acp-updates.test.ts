@@ -1,0 +1,72 @@
+// How one ACP turn reads tau's events (SPEC-acp, "Updates", "Stop reasons"): only the submitted
+// prompt's own events count; work statuses become the plan; the last answer's finish reason and the
+// turn's outcome give the stop reason; a failure says what failed.
+import { describe, expect, it } from "vitest";
+import { AcpTurn, promptText } from "../../../handwritten/cli/acp/index.js";
+import type { Delivery } from "../../../handwritten/cli/session-client.js";
+
+const AGENT = "a-1";
+const deliver = (name: string, data: Record<string, unknown>): Delivery => ({ seq: 1, event: { name, data } }) as unknown as Delivery;
+
+/** A turn whose prompt `p-1` was submitted. */
+function turn(): AcpTurn {
+  const t = new AcpTurn(AGENT, "do it", "/project");
+  t.updates(deliver("agent.prompt_submitted", { agent_id: AGENT, prompt_id: "p-0", source: "agent", mode: "queue", text: "do it" }));
+  t.updates(deliver("agent.prompt_submitted", { agent_id: AGENT, prompt_id: "p-1", source: "human_ui", mode: "queue", text: "do it" }));
+  return t;
+}
+const finished = (outcome: string, prompt = "p-1") => deliver("agent.outer_turn_finished", { agent_id: AGENT, prompt_id: prompt, outcome, rounds: 1 });
+const response = (finish: string) => deliver("provider.response_finished", { agent_id: AGENT, prompt_id: "p-1", round: 0, model: "m", text: "t", tool_calls: [], finish_reason: finish });
+
+describe("an ACP turn", () => {
+  it("[acp.updates.mapping] takes only its own prompt's events, makes the plan from work statuses, and maps each end to its stop reason", () => {
+    const t = turn();
+    expect(t.promptId).toBe("p-1");
+    // Another prompt's answer and another agent's are not this turn's.
+    expect(t.updates(deliver("provider.response_updated", { agent_id: AGENT, prompt_id: "p-0", round: 0, text_delta: "no" }))).toEqual([]);
+    expect(t.updates(deliver("provider.response_updated", { agent_id: "a-2", prompt_id: "p-1", round: 0, text_delta: "no" }))).toEqual([]);
+    expect(t.updates(deliver("provider.response_updated", { agent_id: AGENT, prompt_id: "p-1", round: 0, reasoning_delta: "hm", text_delta: "yes" }))).toEqual([
+      { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hm" } },
+      { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "yes" } },
+    ]);
+    const status = (phase: string, title: string, epoch: number) => t.updates(deliver("agent.work_status_set", { agent_id: AGENT, phase, title, epoch }));
+    expect(status("planning", "read the code", 1)).toEqual([{ sessionUpdate: "plan", entries: [{ content: "read the code", priority: "medium", status: "in_progress" }] }]);
+    expect(status("working", "fix the bug", 2)).toEqual([
+      {
+        sessionUpdate: "plan",
+        entries: [
+          { content: "read the code", priority: "medium", status: "completed" },
+          { content: "fix the bug", priority: "medium", status: "in_progress" },
+        ],
+      },
+    ]);
+    expect((status("done", "fix the bug", 3)[0] as { entries: Array<{ status: string }> }).entries.map((e) => e.status)).toEqual(["completed", "completed"]);
+    // A call's title, kind and absolute location.
+    expect(t.updates(deliver("tool.request", { agent_id: AGENT, prompt_id: "p-1", call_id: "c1", tool: "edit", arguments_json: JSON.stringify({ path: "src/a.ts", old: "x", new: "y" }) }))).toEqual([
+      { sessionUpdate: "tool_call", toolCallId: "c1", title: "edit src/a.ts", kind: "edit", status: "pending", locations: [{ path: "/project/src/a.ts" }], rawInput: { path: "src/a.ts", old: "x", new: "y" } },
+    ]);
+
+    expect(t.end(finished("completed", "p-0"))).toBeUndefined();
+    expect(t.end(finished("completed"))).toEqual({ stopReason: "end_turn" });
+    t.updates(response("length"));
+    expect(t.end(finished("completed"))).toEqual({ stopReason: "max_tokens" });
+    t.updates(response("content_filter"));
+    expect(t.end(finished("completed"))).toEqual({ stopReason: "refusal" });
+    expect(t.end(finished("cancelled"))).toEqual({ stopReason: "cancelled" });
+    t.updates(deliver("provider.response_failed", { agent_id: AGENT, prompt_id: "p-1", round: 1, error_class: "authentication", diagnostic: "HTTP 401" }));
+    expect(t.end(finished("failed"))).toEqual({ failed: "the prompt failed: authentication: HTTP 401" });
+    expect(t.end(deliver("agent.prompt_failed", { agent_id: AGENT, prompt_id: "p-1", code: "no_model", diagnostic: "no provider serves m" }))).toEqual({ failed: "the prompt failed: no_model: no provider serves m" });
+  });
+
+  it("[acp.prompt.blocks] a prompt's blocks become one text: links by name and URI, embedded text in a context frame, the rest named", () => {
+    expect(
+      promptText([
+        { type: "text", text: "look" },
+        { type: "resource_link", name: "a.ts", uri: "file:///p/a.ts" },
+        { type: "resource", resource: { uri: 'file:///p/"b".md', text: "B" } },
+        { type: "resource", resource: { uri: "file:///p/c.bin", blob: "AAAA" } },
+        { type: "image", data: "AAAA", mimeType: "image/png" },
+      ]),
+    ).toBe('look\n\n[a.ts](file:///p/a.ts)\n\n<context uri="file:///p/%22b%22.md">\nB\n</context>\n\n[file:///p/c.bin] (binary, not included)\n\n[image not included: tau takes text]');
+  });
+});
