@@ -31,6 +31,7 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
     try {
       const s = await AcpSession.open(o.roots, cwd, o.overrides, resume);
       sessions.set(s.id, s);
+      s.onConfigChanged = (configOptions) => void connection.client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "config_option_update", configOptions } }).catch(() => {});
       return s;
     } catch (err) {
       throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : RequestError.internalError(undefined, (err as Error).message);
@@ -43,12 +44,24 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
       agentInfo: { name: "tau", version: o.version },
       authMethods: [],
     }))
-    .onRequest("session/new", async ({ params }) => ({ sessionId: (await opened(params.cwd)).id }))
+    .onRequest("session/new", async ({ params }) => {
+      const s = await opened(params.cwd);
+      return { sessionId: s.id, configOptions: s.configOptions() };
+    })
     .onRequest("session/load", async ({ params, client }) => {
       if (sessions.has(params.sessionId)) throw RequestError.invalidParams(undefined, `session ${params.sessionId} is open on this connection already`);
       const s = await opened(params.cwd, params.sessionId);
       for (const update of await s.history) await client.notify("session/update", { sessionId: s.id, update });
-      return {};
+      return { configOptions: s.configOptions() };
+    })
+    .onRequest("session/set_config_option", ({ params }) => {
+      const s = session(params.sessionId);
+      if (params.configId !== "model" || typeof params.value !== "string") throw RequestError.invalidParams(undefined, `tau has one configuration option, "model", a choice of PROVIDER/MODEL`);
+      try {
+        return { configOptions: s.setModel(params.value) };
+      } catch (err) {
+        throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : err;
+      }
     })
     .onRequest("session/prompt", async ({ params, client }) => {
       const s = session(params.sessionId);

@@ -3,8 +3,8 @@
 // to, and the turn under way.
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import type { SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
+import type { SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
+import type { AvailableModel, SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
 import type { Roots } from "../../config/index.js";
 import { waitForDaemon } from "../../transport/index.js";
 import { agentToContinue, describeSession, resolveSavedSession } from "../../sessions/index.js";
@@ -37,6 +37,12 @@ export class AcpSession {
   private turn: Turn | undefined;
   /** Sandbox requests asked of the client and not answered yet: withdrawn when resolved otherwise. */
   private readonly asking = new Map<string, AbortController>();
+  /** The models the providers declared, the default one, and the agent's own when it chose one. */
+  private available: readonly AvailableModel[] = [];
+  private defaultModel: string | undefined;
+  private agentModel: string | undefined;
+  /** Told when the session's configuration options change (the models arrived, the model changed). */
+  onConfigChanged: ((options: SessionConfigOption[]) => void) | undefined;
   private readonly models: Promise<void>;
   /** What the history replayed of the agent (`session/load`), until the replay completes. */
   private replayed: SessionUpdate[] | undefined = [];
@@ -56,6 +62,7 @@ export class AcpSession {
     this.history = replayDone.then(() => this.replayed ?? []);
     client.onDeliver((d) => {
       if (d.event.name === "harness.models_available" && d.event.data.models.length > 0) ready();
+      this.noteModels(d);
       this.deliver(d);
     });
     client.subscribe(["*"], ["*"], LOAD_REPLAY_RECORDS);
@@ -104,6 +111,41 @@ export class AcpSession {
     } finally {
       this.turn = undefined;
     }
+  }
+
+  /**
+   * The session's configuration options (SPEC-acp, "Models"): `model`, a choice among the models
+   * the providers declared (`PROVIDER/MODEL`), once they declared any.
+   */
+  configOptions(): SessionConfigOption[] {
+    if (this.available.length === 0) return [];
+    const options = this.available.map((m) => ({ value: `${m.provider}/${m.id}`, name: m.id, description: `from ${m.provider}` }));
+    const wanted = this.agentModel ?? this.defaultModel;
+    const current = options.find((o) => o.value === wanted || o.name === wanted) ?? options[0];
+    return [{ id: "model", name: "Model", category: "model", type: "select", currentValue: (current as { value: string }).value, options }];
+  }
+
+  /** `session/set_config_option` for `model`: the agent's model from now on; refused for a model no provider declared. */
+  setModel(value: string): SessionConfigOption[] {
+    if (!this.available.some((m) => `${m.provider}/${m.id}` === value)) throw new AcpRefusal(`no provider declared the model ${JSON.stringify(value.slice(0, 200))}; the model option lists them`);
+    this.client.emit("ui.model_select", { agent_id: this.agentId, model: value });
+    this.agentModel = value;
+    return this.configOptions();
+  }
+
+  /** Follows the models on offer and the agent's own choice. */
+  private noteModels(d: Delivery): void {
+    const e = d.event;
+    let changed = false;
+    if (e.name === "harness.models_available") {
+      this.available = e.data.models.slice(0, 256);
+      this.defaultModel = e.data.default_model;
+      changed = true;
+    } else if ((e.name === "agent.model_set" || (e.name === "agent.started" && e.data.model !== undefined)) && e.data.agent_id === this.agentId) {
+      changed = this.agentModel !== e.data.model;
+      this.agentModel = e.data.model;
+    }
+    if (changed && d.replay !== true) this.onConfigChanged?.(this.configOptions());
   }
 
   /** `session/cancel`: the running prompt is cancelled; it ends with stop reason `cancelled`. */

@@ -9,7 +9,7 @@ import { Readable, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { client, ndJsonStream, type ClientContext, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from "@agentclientprotocol/sdk";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { completionChunk, sseEvent, textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
+import { FakeOpenAI, completionChunk, sseEvent, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
 import { TAU_BIN } from "../../support/paths.js";
 
@@ -173,6 +173,40 @@ describe("tau acp", () => {
     const refusedResult = (fake.chatRequests[3]?.body as { messages: Array<{ role: string; content?: unknown; tool_call_id?: string }> }).messages.find((m) => m.tool_call_id === "call_refused");
     expect(String(refusedResult?.content)).toContain("the user refused it");
   }, 90_000);
+
+  it("[acp.session.model-option] the session offers the providers' models as its model option; choosing one sends the next prompt to it, and an unknown one is refused", async () => {
+    const server = await FakeOpenAI.start({ models: ["fake-model", "other-model"] });
+    cleanups.push(() => server.close());
+    const w = workspaceIn(cleanups);
+    const env = { ...process.env, ...w.env, OPENAI_BASE_URL: server.baseUrl, OPENAI_API_KEY: "sk-acp", OPENAI_MODEL: "fake-model" };
+    server.enqueue(textResponse("from the other one"));
+    const updates: SessionNotification[] = [];
+    const child = startAcp({ ...w, env });
+    const result = await asEditor(child, updates, async (ctx) => {
+      const created = await ctx.request("session/new", { cwd: w.project, mcpServers: [] });
+      // The models arrive with the session, or in an update once the provider declared them.
+      const modelOption = () =>
+        [created.configOptions ?? [], ...updates.filter((u) => u.update.sessionUpdate === "config_option_update").map((u) => (u.update as { configOptions: typeof created.configOptions }).configOptions ?? [])]
+          .flat()
+          .filter((o) => o?.id === "model")
+          .at(-1);
+      await waitFor(() => (modelOption() as { options?: unknown[] } | undefined)?.options?.length === 2, "the model option", 30_000);
+      const option = modelOption() as { currentValue: string; options: Array<{ value: string; name: string }> };
+      const other = option.options.find((o) => o.name === "other-model") as { value: string };
+      const refused = await ctx.request("session/set_config_option", { sessionId: created.sessionId, configId: "model", value: "nowhere/none" }).then(
+        () => undefined,
+        (err: { code?: number; message?: string }) => err,
+      );
+      const set = await ctx.request("session/set_config_option", { sessionId: created.sessionId, configId: "model", value: other.value });
+      const answer = await ctx.request("session/prompt", { sessionId: created.sessionId, prompt: [{ type: "text", text: "hi" }] });
+      return { option, other, refused, set, answer };
+    });
+    expect(result.option.currentValue.endsWith("/fake-model")).toBe(true);
+    expect(result.refused).toMatchObject({ code: -32602 });
+    expect(result.set.configOptions[0]).toMatchObject({ id: "model", currentValue: result.other.value });
+    expect(result.answer).toEqual({ stopReason: "end_turn" });
+    expect((server.chatRequests[0]?.body as { model: string }).model).toBe("other-model");
+  }, 60_000);
 
   it("[acp.protocol.errors] malformed JSON, an unknown method, an unknown session and a folder that is not one are answered with JSON-RPC errors; the agent goes on", async () => {
     const w = workspace();
