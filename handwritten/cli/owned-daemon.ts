@@ -16,6 +16,8 @@ export interface OwnedDaemonOptions {
   readonly resume?: string;
   /** The session's project folder (default: the working folder). */
   readonly projectRoot?: string;
+  /** MCP servers a client brought for this session: a 0600 JSON file the daemon reads and removes. */
+  readonly mcpServersFile?: string;
 }
 
 /** Starts (or resumes) an owned daemon; returns at once (see `waitForDaemon`). */
@@ -44,5 +46,6 @@ export function ownedDaemonArgs(sessionId: string, o: OwnedDaemonOptions = {}): 
     "project-root": o.projectRoot ?? process.cwd(),
     ephemeral: o.ephemeral === true,
     "harness-config": o.overrides ?? [],
+    ...(o.mcpServersFile !== undefined ? { "mcp-servers-file": o.mcpServersFile } : {}),
   });
 }

@@ -2,7 +2,7 @@
 // overrides), then `.tau/mcp.yaml` of the project when the project is trusted — an untrusted
 // project's file is skipped with a warning, since it would run commands under the user's authority.
 // A server's name becomes part of tool names, tags and an instance name, so it is checked here.
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { validateMcpProjectConfig, type ExtensionConfig, type HarnessConfig, type McpProjectConfig, type McpServerConfig } from "../../generated/index.js";
 import { dropInPath, removeDropIn, writeDropIn } from "./drop-ins.js";
@@ -40,8 +40,44 @@ function entryProblem(where: string, name: string, def: McpServerConfig): string
   return undefined;
 }
 
-/** The session's MCP servers, by name (the project's entry replacing the user's of the same name). */
-export async function loadMcpServers(config: HarnessConfig, configRoot: string, projectRoot: string): Promise<McpServers> {
+/** Largest file of a client's MCP servers (`tau daemon --mcp-servers-file`). */
+const MCP_CLIENT_FILE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The MCP servers a client brought for one session (`tau acp`'s editor, SPEC-acp "MCP servers"): a
+ * JSON object `{mcp_servers: {...}}` in a file only the user may read, read once and removed.
+ * Refused whole, naming the problem, when it is not the user's alone or not a valid entry.
+ */
+export function readClientMcpServers(file: string): Record<string, McpServerConfig> {
+  let text: string;
+  try {
+    const st = lstatSync(file);
+    if (!st.isFile() || (st.mode & 0o077) !== 0 || (typeof process.getuid === "function" && st.uid !== process.getuid())) throw new ConfigError(`${file}: the client's MCP servers must be a file of yours alone (0600)`);
+    if (st.size > MCP_CLIENT_FILE_MAX_BYTES) throw new ConfigError(`${file}: the client's MCP servers are over ${MCP_CLIENT_FILE_MAX_BYTES} bytes`);
+    text = readFileSync(file, "utf8");
+  } finally {
+    rmSync(file, { force: true });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ConfigError(`${file}: the client's MCP servers are not JSON`);
+  }
+  if (!validateMcpProjectConfig(value)) throw new ConfigError(`${file}: the client's MCP servers are not valid entries`);
+  const servers = (value as McpProjectConfig).mcp_servers ?? {};
+  for (const [name, def] of Object.entries(servers)) {
+    const problem = entryProblem("the client's mcp_servers", name, def);
+    if (problem !== undefined) throw new ConfigError(problem);
+  }
+  return servers;
+}
+
+/**
+ * The session's MCP servers, by name (the project's entry replacing the user's of the same name); a
+ * client's (`client`) join them, except where a configured server has the name (said in a warning).
+ */
+export async function loadMcpServers(config: HarnessConfig, configRoot: string, projectRoot: string, client: Readonly<Record<string, McpServerConfig>> = {}): Promise<McpServers> {
   const warnings: string[] = [];
   const byName = new Map<string, McpServerConfig>();
   for (const [name, def] of Object.entries(config.mcp_servers ?? {})) {
@@ -59,6 +95,10 @@ export async function loadMcpServers(config: HarnessConfig, configRoot: string, 
     }
   } else if (existsSync(file)) {
     warnings.push(`${file} ignored: this project is not trusted (:sandbox trust records it in ${join(configRoot, TRUSTED_PROJECTS_FILE)})`);
+  }
+  for (const [name, def] of Object.entries(client)) {
+    if (byName.has(name)) warnings.push(`the editor's MCP server ${name} is not started: a server of that name is configured (harness.yaml or ${MCP_PROJECT_FILE})`);
+    else byName.set(name, def);
   }
   const servers = [...byName].filter(([, def]) => def.enable !== false).sort(([a], [b]) => a.localeCompare(b));
   if (servers.length > MCP_MAX_SERVERS) throw new ConfigError(`mcp_servers: more than ${MCP_MAX_SERVERS} servers`);

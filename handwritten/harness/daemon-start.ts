@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
-import { checkProfileSecrets, loadHarnessConfig, loadMcpServers, preloadSecrets, resolveRoots, sessionDefault, type Roots } from "../config/index.js";
+import { checkProfileSecrets, loadHarnessConfig, loadMcpServers, preloadSecrets, readClientMcpServers, resolveRoots, sessionDefault, type Roots } from "../config/index.js";
 import { startEarly } from "../host/spawn.js";
 import { mark, markStart } from "../startup/timeline.js";
 import { DAEMON_FLAGS } from "../startup/daemon-flags.js";
@@ -28,6 +28,8 @@ export interface DaemonArgs {
   printText?: string;
   /** A handoff's replacement session: the seed its source wrote (SPEC-handoff). */
   handoffSeed?: string;
+  /** MCP servers a client brought for this session (SPEC-acp, "MCP servers"). */
+  mcpServersFile?: string;
 }
 
 const USAGE = `usage: tau daemon ${usageWords(DAEMON_FLAGS)}`;
@@ -48,6 +50,7 @@ export function parseDaemonArgs(argv: readonly string[], cwd: string): DaemonArg
     ...(v.print !== undefined ? { print: v.print as NonNullable<DaemonArgs["print"]> } : {}),
     ...(v["print-text"] !== undefined ? { printText: v["print-text"] } : {}),
     ...(v["handoff-seed"] !== undefined ? { handoffSeed: resolve(cwd, v["handoff-seed"]) } : {}),
+    ...(v["mcp-servers-file"] !== undefined ? { mcpServersFile: resolve(cwd, v["mcp-servers-file"]) } : {}),
   };
   if (args.handoffSeed && (args.resume || args.ephemeral)) throw new Error(`--handoff-seed starts a new persisted session\n${USAGE}`);
   if (args.resume && (args.sessionId || args.ephemeral)) throw new Error(`--resume cannot be combined with --session-id or --ephemeral\n${USAGE}`);
@@ -76,7 +79,7 @@ export async function loadDaemonSetup(args: DaemonArgs): Promise<DaemonSetup> {
   captureProviderKey(process.env);
   const roots = resolveRoots();
   const config = await loadHarnessConfig(roots.config, args.overrides);
-  const mcp = await loadMcpServers(config, roots.config, args.projectRoot);
+  const mcp = await loadMcpServers(config, roots.config, args.projectRoot, args.mcpServersFile !== undefined ? readClientMcpServers(args.mcpServersFile) : {});
   const extensions = sessionExtensions(config, process.env, mcp);
   const { model: defaultModel, provider: defaultProvider } = sessionDefault(config, process.env);
   checkProfileSecrets(config, roots.config, process.env);

@@ -16,6 +16,7 @@ export const DAEMON_FLAGS = {
   print: { type: "string", options: ["system-prompt", "tools", "prompt"], hidden: true, description: "print what a session would send (tau dev print-*), store nothing, and exit" },
   "print-text": { type: "string", hidden: true, description: "the prompt text of --print prompt" },
   "handoff-seed": { type: "string", hidden: true, description: "start a handoff's replacement session from the seed its source wrote" },
+  "mcp-servers-file": { type: "string", hidden: true, description: "MCP servers a client brought for this session (a 0600 JSON file, read once and removed)" },
 } as const satisfies FlagTable;
 
 export type DaemonFlagValues = FlagValues<typeof DAEMON_FLAGS>;

@@ -27,9 +27,9 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
     if (s === undefined) throw RequestError.sessionNotFound(id);
     return s;
   };
-  const opened = async (cwd: string, resume?: string): Promise<AcpSession> => {
+  const opened = async (cwd: string, mcpServers: Parameters<typeof AcpSession.open>[4], resume?: string): Promise<AcpSession> => {
     try {
-      const s = await AcpSession.open(o.roots, cwd, o.overrides, resume);
+      const s = await AcpSession.open(o.roots, cwd, o.overrides, resume, mcpServers);
       sessions.set(s.id, s);
       s.onConfigChanged = (configOptions) => void connection.client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "config_option_update", configOptions } }).catch(() => {});
       return s;
@@ -40,17 +40,17 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
   const app = agent({ name: "tau" })
     .onRequest("initialize", () => ({
       protocolVersion: PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true } },
+      agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true }, mcpCapabilities: { http: true, sse: false } },
       agentInfo: { name: "tau", version: o.version },
       authMethods: [],
     }))
     .onRequest("session/new", async ({ params }) => {
-      const s = await opened(params.cwd);
+      const s = await opened(params.cwd, params.mcpServers);
       return { sessionId: s.id, configOptions: s.configOptions() };
     })
     .onRequest("session/load", async ({ params, client }) => {
       if (sessions.has(params.sessionId)) throw RequestError.invalidParams(undefined, `session ${params.sessionId} is open on this connection already`);
-      const s = await opened(params.cwd, params.sessionId);
+      const s = await opened(params.cwd, params.mcpServers, params.sessionId);
       for (const update of await s.history) await client.notify("session/update", { sessionId: s.id, update });
       return { configOptions: s.configOptions() };
     })

@@ -1,10 +1,12 @@
 // One ACP session (SPEC-acp, "Sessions"): a tau session this `tau acp` process owns — its daemon,
 // started in the client's folder, exits when the connection to it closes — the agent prompts go
 // to, and the turn under way.
-import { statSync } from "node:fs";
-import { isAbsolute } from "node:path";
-import type { SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
-import type { AvailableModel, SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import type { McpServer, SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
+import type { AvailableModel, McpServerConfig, SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
+import { importedName } from "../../config/mcp-import.js";
+import { randomHex } from "../../startup/random.js";
 import type { Roots } from "../../config/index.js";
 import { waitForDaemon } from "../../transport/index.js";
 import { agentToContinue, describeSession, resolveSavedSession } from "../../sessions/index.js";
@@ -14,6 +16,9 @@ import { AcpTurn, replayedUpdates, type TurnEnd } from "./updates.js";
 
 /** Records of the session's journals `session/load` replays at most (the newest). */
 const LOAD_REPLAY_RECORDS = 5_000;
+
+/** How long `session/load` waits for a session found running to stop (its last connection's daemon closing). */
+const LOAD_RUNNING_WAIT_MS = 3_000;
 
 /** How long a session waits for a provider to declare a model before its first prompt is refused. */
 const MODELS_WAIT_MS = 60_000;
@@ -73,7 +78,7 @@ export class AcpSession {
    * A new tau session in `cwd` (`session/new`), or saved session `resume` continued
    * (`session/load`), and its agent: the one a prompt would continue, else a new one.
    */
-  static async open(roots: Roots, cwd: string, overrides: readonly string[], resume?: string): Promise<AcpSession> {
+  static async open(roots: Roots, cwd: string, overrides: readonly string[], resume?: string, mcpServers: readonly McpServer[] = []): Promise<AcpSession> {
     if (!isAbsolute(cwd) || !isDirectory(cwd)) throw new AcpRefusal(`cwd must be an absolute path of a folder: ${JSON.stringify(cwd.slice(0, 200))}`);
     let sessionId: string | undefined;
     let agentId: string | undefined;
@@ -83,12 +88,32 @@ export class AcpSession {
       } catch (err) {
         throw new AcpRefusal((err as Error).message);
       }
-      const saved = describeSession(roots.state, sessionId);
+      // The daemon of a connection that just closed may still be closing its journals: a session
+      // found running is given a moment to stop (as `tau run --continue` gives it) before it is refused.
+      let saved = describeSession(roots.state, sessionId);
+      for (const until = Date.now() + LOAD_RUNNING_WAIT_MS; saved.running_pid !== undefined && Date.now() < until; ) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        saved = describeSession(roots.state, sessionId);
+      }
       if (saved.running_pid !== undefined) throw new AcpRefusal(`session ${sessionId} is running (pid ${saved.running_pid}); end it first`);
       agentId = agentToContinue(roots.state, saved.agents);
     }
-    const started = startOwnedDaemon(roots, { overrides, projectRoot: cwd, ...(sessionId !== undefined ? { resume: sessionId } : {}) });
-    const daemon = await waitForDaemon(started);
+    const servers = clientServers(mcpServers);
+    // The client's servers reach the daemon in a file only the user may read, never in its command
+    // line (their env values and headers can be secrets); the daemon reads it once and removes it.
+    let file: string | undefined;
+    if (Object.keys(servers).length > 0) {
+      mkdirSync(roots.runtime, { recursive: true, mode: 0o700 });
+      file = join(roots.runtime, `acp-mcp-${process.pid}-${randomHex(6)}.json`);
+      writeFileSync(file, JSON.stringify({ mcp_servers: servers }), { mode: 0o600, flag: "wx" });
+    }
+    let daemon;
+    try {
+      const started = startOwnedDaemon(roots, { overrides, projectRoot: cwd, ...(sessionId !== undefined ? { resume: sessionId } : {}), ...(file !== undefined ? { mcpServersFile: file } : {}) });
+      daemon = await waitForDaemon(started);
+    } finally {
+      if (file !== undefined) rmSync(file, { force: true });
+    }
     const client = await SessionClient.attach(daemon.socket, daemon.session_id);
     agentId ??= (await client.request("ui.create_agent", {})).agent_id;
     return new AcpSession(daemon.session_id, cwd, client, agentId);
@@ -191,6 +216,23 @@ export class AcpSession {
         if (decision !== undefined && !withdrawn.signal.aborted) this.client.emit("sandbox.approval_answer", { approval_id: request.approval_id, decision });
       });
   }
+}
+
+/**
+ * The client's MCP servers as tau's entries (SPEC-acp, "MCP servers"): stdio and Streamable HTTP,
+ * names rewritten to tau's rule; one over SSE, or with a name that cannot be rewritten, is refused.
+ */
+export function clientServers(servers: readonly McpServer[]): Record<string, McpServerConfig> {
+  const out: Record<string, McpServerConfig> = {};
+  for (const s of servers) {
+    const name = importedName(s.name);
+    if (name === undefined) throw new AcpRefusal(`the MCP server name ${JSON.stringify(s.name.slice(0, 64))} cannot be made a tau server name (lowercase letters, digits and _)`);
+    if (out[name] !== undefined) throw new AcpRefusal(`two MCP servers are named ${name}`);
+    if ("type" in s && s.type === "sse") throw new AcpRefusal(`the MCP server ${s.name} uses SSE, which tau does not speak; give its Streamable HTTP endpoint`);
+    if ("url" in s) out[name] = { url: s.url, ...(s.headers.length > 0 ? { headers: Object.fromEntries(s.headers.map((h) => [h.name, h.value])) } : {}) };
+    else out[name] = { command: s.command, ...(s.args.length > 0 ? { args: [...s.args] } : {}), ...(s.env.length > 0 ? { env: Object.fromEntries(s.env.map((e) => [e.name, e.value])) } : {}) };
+  }
+  return out;
 }
 
 function isDirectory(path: string): boolean {

@@ -3,12 +3,12 @@
 // with a tool call and context blocks, a cancel mid-stream, loading the saved session in a new
 // connection, and malformed or unknown messages answered with errors while the agent goes on.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { client, ndJsonStream, type ClientContext, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from "@agentclientprotocol/sdk";
-import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { commandLine, processTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, completionChunk, sseEvent, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
 import { TAU_BIN } from "../../support/paths.js";
@@ -16,6 +16,7 @@ import { TAU_BIN } from "../../support/paths.js";
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
+const FIXTURE = join(import.meta.dirname, "../../fixtures/mcp/server.mjs");
 
 function workspace(): Workspace {
   const w = workspaceIn(cleanups);
@@ -207,6 +208,40 @@ describe("tau acp", () => {
     expect(result.answer).toEqual({ stopReason: "end_turn" });
     expect((server.chatRequests[0]?.body as { model: string }).model).toBe("other-model");
   }, 60_000);
+
+  it("[acp.session.mcp-servers] the editor's MCP servers join its session (names made tau's), reached through a private file, never the daemon's command line", async () => {
+    const w = workspace();
+    const starts = join(w.home, "starts.txt");
+    writeFileSync(starts, "");
+    const updates: SessionNotification[] = [];
+    const child = startAcp(w);
+    const toolsOf = (i: number) => ((fake.chatRequests[i]?.body as { tools?: Array<{ function: { name: string } }> } | undefined)?.tools ?? []).map((t) => t.function.name);
+    const outcome = await asEditor(child, updates, async (ctx) => {
+      const { sessionId } = await ctx.request("session/new", {
+        cwd: w.project,
+        mcpServers: [{ name: "Fixture-Tools", command: process.execPath, args: [FIXTURE, "tools"], env: [{ name: "MCP_FIXTURE_STARTS", value: starts }, { name: "API_TOKEN", value: "acp-secret-token" }] }],
+      });
+      // No command line of the session's processes carries the server's env values.
+      const cmdlines = processTree(child.pid as number).map((p) => commandLine(p));
+      await waitFor(() => readFileSync(starts, "utf8").trim() !== "", "the editor's server to start", 30_000);
+      // Its tools join when it is ready: prompt until the model is offered them.
+      for (let i = 0; !toolsOf(fake.chatRequests.length - 1).includes("mcp__fixture_tools__echo"); i++) {
+        if (i > 40) throw new Error("the editor's MCP tools never joined");
+        fake.enqueue(textResponse("pong"));
+        await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "ping" }] });
+      }
+      fake.enqueue(toolCallResponse([{ id: "call_echo", name: "mcp__fixture_tools__echo", arguments: JSON.stringify({ text: "hi from the editor" }) }]), textResponse("echoed"));
+      const answer = await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "echo it" }] });
+      return { answer, cmdlines };
+    });
+    expect(outcome.answer).toEqual({ stopReason: "end_turn" });
+    const last = fake.chatRequests.at(-1)?.body as { messages: Array<{ role: string; content?: unknown; tool_call_id?: string }> };
+    expect(String(last.messages.find((m) => m.tool_call_id === "call_echo")?.content)).toContain("echo: hi from the editor");
+    expect(outcome.cmdlines.join("\n")).not.toContain("acp-secret-token");
+    expect(outcome.cmdlines.join("\n")).toContain("--mcp-servers-file");
+    // The file is gone once the daemon read it.
+    expect(readdirSync(join(w.home, "runtime")).filter((n) => n.startsWith("acp-mcp-"))).toEqual([]);
+  }, 90_000);
 
   it("[acp.protocol.errors] malformed JSON, an unknown method, an unknown session and a folder that is not one are answered with JSON-RPC errors; the agent goes on", async () => {
     const w = workspace();

@@ -1,8 +1,12 @@
 // How one ACP turn reads tau's events (SPEC-acp, "Updates", "Stop reasons"): only the submitted
 // prompt's own events count; work statuses become the plan; the last answer's finish reason and the
 // turn's outcome give the stop reason; a failure says what failed.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { AcpTurn, promptText } from "../../../handwritten/cli/acp/index.js";
+import { AcpTurn, clientServers, promptText } from "../../../handwritten/cli/acp/index.js";
+import { readClientMcpServers } from "../../../handwritten/config/index.js";
 import type { Delivery } from "../../../handwritten/cli/session-client.js";
 
 const AGENT = "a-1";
@@ -68,5 +72,35 @@ describe("an ACP turn", () => {
         { type: "image", data: "AAAA", mimeType: "image/png" },
       ]),
     ).toBe('look\n\n[a.ts](file:///p/a.ts)\n\n<context uri="file:///p/%22b%22.md">\nB\n</context>\n\n[file:///p/c.bin] (binary, not included)\n\n[image not included: tau takes text]');
+  });
+});
+
+describe("an editor's MCP servers", () => {
+  it("[acp.mcp.client-servers] become tau's entries (names made tau's, env and headers as maps); SSE, clashing and unusable names are refused; the daemon reads the file only when it is the user's alone, and removes it", () => {
+    expect(
+      clientServers([
+        { name: "My-Files", command: "node", args: ["srv.js"], env: [{ name: "TOKEN", value: "t" }] },
+        { type: "http", name: "remote", url: "https://mcp.example/mcp", headers: [{ name: "Authorization", value: "Bearer x" }] },
+        { name: "bare", command: "srv", args: [], env: [] },
+      ]),
+    ).toEqual({ my_files: { command: "node", args: ["srv.js"], env: { TOKEN: "t" } }, remote: { url: "https://mcp.example/mcp", headers: { Authorization: "Bearer x" } }, bare: { command: "srv" } });
+    expect(() => clientServers([{ type: "sse", name: "old", url: "https://x/sse", headers: [] }])).toThrow("uses SSE, which tau does not speak");
+    expect(() => clientServers([{ name: "a-b", command: "x", args: [], env: [] }, { name: "a_b", command: "y", args: [], env: [] }])).toThrow("two MCP servers are named a_b");
+    expect(() => clientServers([{ name: "!!!", command: "x", args: [], env: [] }])).toThrow("cannot be made a tau server name");
+
+    const dir = mkdtempSync(join(tmpdir(), "tau-acp-mcp-"));
+    try {
+      const file = join(dir, "servers.json");
+      writeFileSync(file, JSON.stringify({ mcp_servers: { files: { command: "node" } } }), { mode: 0o600 });
+      expect(readClientMcpServers(file)).toEqual({ files: { command: "node" } });
+      expect(existsSync(file)).toBe(false);
+      writeFileSync(file, JSON.stringify({ mcp_servers: { files: { command: "node" } } }), { mode: 0o644 });
+      expect(() => readClientMcpServers(file)).toThrow("must be a file of yours alone (0600)");
+      expect(existsSync(file)).toBe(false);
+      writeFileSync(file, JSON.stringify({ mcp_servers: { files: { command: "node", url: "https://x/mcp" } } }), { mode: 0o600 });
+      expect(() => readClientMcpServers(file)).toThrow("give either command");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -27,6 +27,7 @@ describe("tau daemon's flags", () => {
       "harness-config": ["a=1", "b.c=2"],
       print: "tools",
       "print-text": "hello",
+      "mcp-servers-file": "/run/tau/acp-mcp.json",
     });
     for (const [name, f] of daemonTable) {
       if (name === "resume" || name === "ephemeral" || name === "handoff-seed") continue; // refused together with session-id: read below
@@ -42,6 +43,7 @@ describe("tau daemon's flags", () => {
       overrides: ["a=1", "b.c=2"],
       print: "tools",
       printText: "hello",
+      mcpServersFile: "/run/tau/acp-mcp.json",
     });
     expect(() => parseDaemonArgs(flagArgs(DAEMON_FLAGS, { resume: "s-old", "handoff-seed": "seed.json" }), "/cwd")).toThrow("--handoff-seed starts a new persisted session");
     expect(() => parseDaemonArgs(flagArgs(DAEMON_FLAGS, { resume: "s-old", ephemeral: true }), "/cwd")).toThrow("--resume cannot be combined with --session-id or --ephemeral");
