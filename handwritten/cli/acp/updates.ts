@@ -1,7 +1,9 @@
 // One ACP prompt turn as tau's events tell it (SPEC-acp, "Updates"): the agent's deliveries mapped
-// to `session/update`s — answer and reasoning chunks, tool calls with kind, title, locations and
-// their end — and the turn's stop reason from how tau ended it. Pure: no connection, no I/O.
+// to `session/update`s — answer and reasoning chunks, tool calls with kind, title, locations, their
+// changes as diffs and their end — and the turn's stop reason from how tau ended it. No connection;
+// the only I/O is reading a project file a `write` replaces, for its diff.
 import type { SessionUpdate, StopReason, ToolKind } from "@agentclientprotocol/sdk";
+import { lstatSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { Delivery } from "../session-client.js";
 import { callSummary } from "../tui/shown.js";
@@ -32,6 +34,8 @@ export class AcpTurn {
   promptId: string | undefined;
   private cutShort: "length" | "content_filter" | undefined;
   private failure: string | undefined;
+  /** Calls whose change went out as ACP diffs already (their unified diff is not sent again). */
+  private readonly diffed = new Set<string>();
   /** The work statuses the agent set in this turn, in order: the plan a client shows. */
   private readonly steps: Array<{ title: string; done: boolean }> = [];
 
@@ -67,9 +71,23 @@ export class AcpTurn {
       case "agent.prompt_failed":
         if (e.data.prompt_id === undefined || this.mine(e.data.prompt_id)) this.failure = `${e.data.code}: ${e.data.diagnostic}`;
         return [];
-      case "tool.request":
+      case "tool.request": {
         if (!this.mine(e.data.prompt_id)) return [];
-        return [{ sessionUpdate: "tool_call", toolCallId: e.data.call_id, title: titleOf(e.data.tool, e.data.arguments_json), kind: TOOL_KINDS[e.data.tool] ?? "other", status: "pending", locations: locationsOf(e.data.arguments_json, this.projectRoot), rawInput: parsed(e.data.arguments_json) }];
+        const diffs = diffsOf(e.data.tool, e.data.arguments_json, this.projectRoot);
+        if (diffs.length > 0) this.diffed.add(e.data.call_id);
+        return [
+          {
+            sessionUpdate: "tool_call",
+            toolCallId: e.data.call_id,
+            title: titleOf(e.data.tool, e.data.arguments_json),
+            kind: TOOL_KINDS[e.data.tool] ?? "other",
+            status: "pending",
+            locations: locationsOf(e.data.arguments_json, this.projectRoot),
+            rawInput: parsed(e.data.arguments_json),
+            ...(diffs.length > 0 ? { content: diffs } : {}),
+          },
+        ];
+      }
       case "tool.started":
         if (!this.mine(e.data.prompt_id)) return [];
         return [{ sessionUpdate: "tool_call_update", toolCallId: e.data.call_id, status: "in_progress" }];
@@ -94,7 +112,7 @@ export class AcpTurn {
         return [{ sessionUpdate: "plan", entries: this.steps.map((st, i) => ({ content: st.title, priority: "medium", status: st.done ? "completed" : i === this.steps.length - 1 ? "in_progress" : "pending" })) }];
       }
       case "tool.result_display":
-        if (e.data.display.diff === undefined) return [];
+        if (e.data.display.diff === undefined || this.diffed.has(e.data.call_id)) return [];
         return [{ sessionUpdate: "tool_call_update", toolCallId: e.data.call_id, content: [{ type: "content", content: { type: "text", text: `\`\`\`diff\n${e.data.display.diff}\n\`\`\`` } }] }];
       default:
         return [];
@@ -127,6 +145,41 @@ export class AcpTurn {
 function titleOf(tool: string, argumentsJson: string): string {
   const what = callSummary(argumentsJson);
   return what === "" ? tool : `${tool} ${what.length > 200 ? `${what.slice(0, 199)}…` : what}`;
+}
+
+/** Largest file whose text a `write`'s diff carries as the old text. */
+const DIFF_OLD_MAX_BYTES = 1024 * 1024;
+
+/**
+ * An `edit`'s replacements and a `write`'s new content as ACP diffs (SPEC-acp, "Updates"): each
+ * replacement's old and new text; a write's new content, with the file's current text as the old
+ * one when it is a file of the project under 1 MiB (none when it does not exist yet).
+ */
+function diffsOf(tool: string, argumentsJson: string, root: string): Array<{ type: "diff"; path: string; oldText?: string | null; newText: string }> {
+  const v = parsed(argumentsJson);
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return [];
+  const o = v as Record<string, unknown>;
+  if (typeof o.path !== "string" || o.path === "") return [];
+  const path = isAbsolute(o.path) ? o.path : resolve(root, o.path);
+  if (tool === "edit" && Array.isArray(o.edits)) {
+    return o.edits.flatMap((e: unknown) => {
+      const r = e as { old_text?: unknown; new_text?: unknown };
+      return typeof r.old_text === "string" && typeof r.new_text === "string" ? [{ type: "diff" as const, path, oldText: r.old_text, newText: r.new_text }] : [];
+    });
+  }
+  if (tool === "write" && typeof o.content === "string") return [{ type: "diff", path, oldText: currentText(path, root), newText: o.content }];
+  return [];
+}
+
+/** A project file's text now, for a write's diff; null when there is none (or it is not the project's, or too large). */
+function currentText(path: string, root: string): string | null {
+  if (path !== root && !path.startsWith(`${root.replace(/\/$/, "")}/`)) return null;
+  try {
+    const st = lstatSync(path);
+    return st.isFile() && st.size <= DIFF_OLD_MAX_BYTES ? readFileSync(path, "utf8") : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The file a call names, for a client to follow along. */

@@ -13,8 +13,8 @@ const AGENT = "a-1";
 const deliver = (name: string, data: Record<string, unknown>): Delivery => ({ seq: 1, event: { name, data } }) as unknown as Delivery;
 
 /** A turn whose prompt `p-1` was submitted. */
-function turn(): AcpTurn {
-  const t = new AcpTurn(AGENT, "do it", "/project");
+function turn(root = "/project"): AcpTurn {
+  const t = new AcpTurn(AGENT, "do it", root);
   t.updates(deliver("agent.prompt_submitted", { agent_id: AGENT, prompt_id: "p-0", source: "agent", mode: "queue", text: "do it" }));
   t.updates(deliver("agent.prompt_submitted", { agent_id: AGENT, prompt_id: "p-1", source: "human_ui", mode: "queue", text: "do it" }));
   return t;
@@ -101,6 +101,29 @@ describe("an editor's MCP servers", () => {
       expect(() => readClientMcpServers(file)).toThrow("give either command");
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("an ACP turn's diffs", () => {
+  it("[acp.updates.diffs] an edit's replacements and a write's new content go out as ACP diffs with the call; a write's old text is the project file's, none for a new one or one outside the project", () => {
+    const root = mkdtempSync(join(tmpdir(), "tau-acp-diff-"));
+    try {
+      writeFileSync(join(root, "old.txt"), "before\n");
+      const t = turn(root);
+      const call = (id: string, tool: string, args: unknown) => t.updates(deliver("tool.request", { agent_id: AGENT, prompt_id: "p-1", call_id: id, tool, arguments_json: JSON.stringify(args) }))[0] as { content?: unknown };
+      expect(call("e", "edit", { path: "a.ts", edits: [{ old_text: "x", new_text: "y" }, { old_text: "p", new_text: "q" }] }).content).toEqual([
+        { type: "diff", path: join(root, "a.ts"), oldText: "x", newText: "y" },
+        { type: "diff", path: join(root, "a.ts"), oldText: "p", newText: "q" },
+      ]);
+      expect(call("w1", "write", { path: "old.txt", content: "after\n" }).content).toEqual([{ type: "diff", path: join(root, "old.txt"), oldText: "before\n", newText: "after\n" }]);
+      expect(call("w2", "write", { path: "new.txt", content: "fresh\n" }).content).toEqual([{ type: "diff", path: join(root, "new.txt"), oldText: null, newText: "fresh\n" }]);
+      expect(call("w3", "write", { path: join(tmpdir(), "elsewhere.txt"), content: "z" }).content).toEqual([{ type: "diff", path: join(tmpdir(), "elsewhere.txt"), oldText: null, newText: "z" }]);
+      // The unified diff of a call already shown as diffs is not sent again.
+      expect(t.updates(deliver("tool.result_display", { agent_id: AGENT, call_id: "e", tool: "edit", outcome: "ok", display: { diff: "@@ -1 +1 @@\n-x\n+y" } }))).toEqual([]);
+      expect(call("s", "shell", { command: "ls" }).content).toBeUndefined();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });
