@@ -31,6 +31,7 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
     try {
       const s = await AcpSession.open(o.roots, cwd, o.overrides, resume, mcpServers);
       sessions.set(s.id, s);
+      s.askPermission = (request, signal) => askPermission(connection.client, s.id, request, signal);
       s.onConfigChanged = (configOptions) => void connection.client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "config_option_update", configOptions } }).catch(() => {});
       return s;
     } catch (err) {

@@ -46,6 +46,8 @@ export class AcpSession {
   private available: readonly AvailableModel[] = [];
   private defaultModel: string | undefined;
   private agentModel: string | undefined;
+  /** Asks the client about a sandbox request raised while none of this connection's prompts runs. */
+  askPermission: AskPermission | undefined;
   /** Told when the session's configuration options change (the models arrived, the model changed). */
   onConfigChanged: ((options: SessionConfigOption[]) => void) | undefined;
   private readonly models: Promise<void>;
@@ -194,22 +196,25 @@ export class AcpSession {
     }
     const e = d.event;
     if (e.name === "sandbox.approval_resolved") return this.asking.get(e.data.approval_id)?.abort();
+    // Asked whenever the session's agent is named, as every attached UI is: a turn another UI (or
+    // another agent) started needs an answer too.
+    if (e.name === "sandbox.approval_requested" && (e.data.agent_id === this.agentId || (e.data.other_calls ?? []).some((c) => c.agent_id === this.agentId))) {
+      const ask = this.turn?.ask ?? this.askPermission;
+      if (ask !== undefined) this.askClient(ask, e.data);
+      return;
+    }
     const turn = this.turn;
     if (turn === undefined) return;
-    if (e.name === "sandbox.approval_requested" && (e.data.agent_id === this.agentId || (e.data.other_calls ?? []).some((c) => c.agent_id === this.agentId))) {
-      return this.askClient(turn, e.data);
-    }
     for (const u of turn.acp.updates(d)) turn.send(u);
     const end = turn.acp.end(d);
     if (end !== undefined) turn.done(end);
   }
 
   /** One sandbox request to the client; its choice answers it, unless it was resolved meanwhile. */
-  private askClient(turn: Turn, request: SandboxApprovalRequested): void {
+  private askClient(ask: AskPermission, request: SandboxApprovalRequested): void {
     const withdrawn = new AbortController();
     this.asking.set(request.approval_id, withdrawn);
-    void turn
-      .ask(request, withdrawn.signal)
+    void ask(request, withdrawn.signal)
       .catch(() => undefined)
       .then((decision) => {
         this.asking.delete(request.approval_id);

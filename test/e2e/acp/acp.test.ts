@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest";
 import { client, ndJsonStream, type ClientContext, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from "@agentclientprotocol/sdk";
 import { commandLine, processTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, completionChunk, sseEvent, textResponse, toolCallResponse } from "../../support/fake-openai.js";
-import { waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
+import { TestClient, waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
+import { runTau } from "../../support/run-tau.js";
 import { TAU_BIN } from "../../support/paths.js";
 
 let fake!: FakeOpenAI;
@@ -241,6 +242,36 @@ describe("tau acp", () => {
     expect(outcome.cmdlines.join("\n")).toContain("--mcp-servers-file");
     // The file is gone once the daemon read it.
     expect(readdirSync(join(w.home, "runtime")).filter((n) => n.startsWith("acp-mcp-"))).toEqual([]);
+  }, 90_000);
+
+  it("[acp.permission.outside-prompt] a sandbox request of a turn another UI started is asked of the editor too, and its answer counts", async () => {
+    const w = workspace();
+    const outside = join(w.home, "outside");
+    mkdirSync(outside);
+    fake.enqueue(toolCallResponse([{ id: "call_other", name: "shell", arguments: JSON.stringify({ command: `echo other > ${join(outside, "other.txt")}` }) }]), textResponse("done"));
+    const asked: RequestPermissionRequest[] = [];
+    const child = startAcp(w);
+    await asEditor(
+      child,
+      [],
+      async (ctx) => {
+        const { sessionId } = await ctx.request("session/new", { cwd: w.project, mcpServers: [] });
+        // A terminal attaches to the editor's session and prompts its agent.
+        const listed = JSON.parse((await runTau(["session", "list", "--json"], { env: w.env })).stdout) as Array<{ session_id: string; socket: string }>;
+        const row = listed.find((r) => r.session_id === sessionId) as { socket: string };
+        const ui = await TestClient.ui(row.socket, sessionId);
+        cleanups.push(() => ui.close());
+        const agent = (await ui.roster()).rows[0] as { agent_id: string };
+        ui.emit("ui.prompt_submit", { agent_id: agent.agent_id, mode: "queue", text: "write elsewhere" });
+        await waitFor(() => existsSync(join(outside, "other.txt")), "the approved write", 30_000);
+      },
+      (params) => {
+        asked.push(params);
+        return { outcome: { outcome: "selected", optionId: "allow_retry" } };
+      },
+    );
+    expect(asked.map((a) => a.toolCall.toolCallId)).toEqual(["call_other"]);
+    expect(readFileSync(join(outside, "other.txt"), "utf8")).toBe("other\n");
   }, 90_000);
 
   it("[acp.protocol.errors] malformed JSON, an unknown method, an unknown session and a folder that is not one are answered with JSON-RPC errors; the agent goes on", async () => {
