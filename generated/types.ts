@@ -664,6 +664,14 @@ export type McpServerConfig = {
    * at most); by default a server starts in the background and its tools join when it is ready.
    */
   wait_at_start?: boolean;
+  /**
+   * stdio: start the server inside the sandbox (sandbox.yaml's policy: the project writable, tau's
+   * configuration and secrets unreadable, the network limited to the allowlist and `allowed_hosts`).
+   * `false` runs it with your full rights.
+   */
+  sandbox?: boolean;
+  /** stdio: hosts the sandboxed server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`). */
+  allowed_hosts?: Array<ShortText>;
 };
 
 /** `tau ext mcp` (SPEC-mcp): one instance per configured MCP server, written by the harness. */
@@ -672,6 +680,8 @@ export type McpSettings = {
   server: string;
   /** The server's entry. */
   definition: McpServerConfig;
+  /** The run's sandbox set-up (`--no-sandbox`, `--sandbox-config`), which a stdio server's sandbox follows. */
+  sandbox?: SandboxLaunch;
 };
 
 export type MessageRole = "system" | "user" | "assistant" | "tool";

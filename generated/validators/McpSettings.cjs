@@ -7,10 +7,10 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateMcpSettings = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpSettings.json","type":"object","properties":{"server":{"type":"string","maxLength":32,"pattern":"^[a-z][a-z0-9]*(_[a-z0-9]+)*$","description":"The server's name, as configured under `mcp_servers`."},"definition":{"$ref":"McpServerConfig.json","description":"The server's entry."}},"required":["server","definition"],"unevaluatedProperties":{"not":{}},"description":"`tau ext mcp` (SPEC-mcp): one instance per configured MCP server, written by the harness.","x-tau-settings":"mcp"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpSettings.json","type":"object","properties":{"server":{"type":"string","maxLength":32,"pattern":"^[a-z][a-z0-9]*(_[a-z0-9]+)*$","description":"The server's name, as configured under `mcp_servers`."},"definition":{"$ref":"McpServerConfig.json","description":"The server's entry."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The run's sandbox set-up (`--no-sandbox`, `--sandbox-config`), which a stdio server's sandbox follows."}},"required":["server","definition"],"unevaluatedProperties":{"not":{}},"description":"`tau ext mcp` (SPEC-mcp): one instance per configured MCP server, written by the harness.","x-tau-settings":"mcp"};
 const func0 = codePointLength;
 const pattern0 = new RegExp("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", "u");
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpServerConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"`false` keeps the entry but does not start the server."},"command":{"$ref":"ShortText.json","examples":["npx"],"description":"stdio: the executable the server runs as."},"args":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["-y","some-mcp-server"]],"maxItems":256,"description":"stdio: its arguments."},"env":{"$ref":"#/$defs/RecordBodyText","examples":[{"API_TOKEN":"…"}],"description":"stdio: variables added to the server's minimal environment (values are never logged)."},"cwd":{"$ref":"PathText.json","examples":["/srv/tools"],"description":"stdio: the folder it starts in; the project root when absent."},"url":{"$ref":"ShortText.json","examples":["https://mcp.example.com/mcp"],"pattern":"^https?://[^\\s]+$","description":"Streamable HTTP: the endpoint."},"headers":{"$ref":"#/$defs/RecordBodyText","examples":[{"Authorization":"Bearer …"}],"description":"Streamable HTTP: headers sent with every request to `url` only (values are never logged)."},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":30000,"examples":[60000],"description":"Milliseconds the whole start (spawn or connect, initialize, the first tool listing) may take. Default 30000."},"call_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":600000,"examples":[120000],"description":"Milliseconds one tool call may take before it is cancelled. Default 600000."},"wait_at_start":{"type":"boolean","default":false,"description":"Hold the session's first prompt until this server is ready or has failed (its start-up timeout\nat most); by default a server starts in the background and its tools join when it is ready."}},"unevaluatedProperties":{"not":{}},"description":"One MCP server (SPEC-mcp): either a local process on stdio (`command`, `args`, `env`, `cwd`) or a\nStreamable HTTP endpoint (`url`, `headers`). Its tools are offered as `mcp__SERVER__TOOL`.","$defs":{"RecordBodyText":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}}}};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpServerConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"`false` keeps the entry but does not start the server."},"command":{"$ref":"ShortText.json","examples":["npx"],"description":"stdio: the executable the server runs as."},"args":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["-y","some-mcp-server"]],"maxItems":256,"description":"stdio: its arguments."},"env":{"$ref":"#/$defs/RecordBodyText","examples":[{"API_TOKEN":"…"}],"description":"stdio: variables added to the server's minimal environment (values are never logged)."},"cwd":{"$ref":"PathText.json","examples":["/srv/tools"],"description":"stdio: the folder it starts in; the project root when absent."},"url":{"$ref":"ShortText.json","examples":["https://mcp.example.com/mcp"],"pattern":"^https?://[^\\s]+$","description":"Streamable HTTP: the endpoint."},"headers":{"$ref":"#/$defs/RecordBodyText","examples":[{"Authorization":"Bearer …"}],"description":"Streamable HTTP: headers sent with every request to `url` only (values are never logged)."},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":30000,"examples":[60000],"description":"Milliseconds the whole start (spawn or connect, initialize, the first tool listing) may take. Default 30000."},"call_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":600000,"examples":[120000],"description":"Milliseconds one tool call may take before it is cancelled. Default 600000."},"wait_at_start":{"type":"boolean","default":false,"description":"Hold the session's first prompt until this server is ready or has failed (its start-up timeout\nat most); by default a server starts in the background and its tools join when it is ready."},"sandbox":{"type":"boolean","default":true,"description":"stdio: start the server inside the sandbox (sandbox.yaml's policy: the project writable, tau's\nconfiguration and secrets unreadable, the network limited to the allowlist and `allowed_hosts`).\n`false` runs it with your full rights."},"allowed_hosts":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["api.example.com"]],"maxItems":256,"description":"stdio: hosts the sandboxed server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`)."}},"unevaluatedProperties":{"not":{}},"description":"One MCP server (SPEC-mcp): either a local process on stdio (`command`, `args`, `env`, `cwd`) or a\nStreamable HTTP endpoint (`url`, `headers`). Its tools are offered as `mcp__SERVER__TOOL`.","$defs":{"RecordBodyText":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
 const schema4 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}};
@@ -297,14 +297,74 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if((((((((((key0 !== "enable") && (key0 !== "command")) && (key0 !== "args")) && (key0 !== "env")) && (key0 !== "cwd")) && (key0 !== "url")) && (key0 !== "headers")) && (key0 !== "startup_timeout_ms")) && (key0 !== "call_timeout_ms")) && (key0 !== "wait_at_start")){
-const _errs26 = errors;
-validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.sandbox !== undefined){
+const _errs25 = errors;
+if(typeof data.sandbox !== "boolean"){
+validate1.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
-var valid6 = _errs26 === errors;
+}
+var valid0 = _errs25 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.allowed_hosts !== undefined){
+let data12 = data.allowed_hosts;
+const _errs27 = errors;
+if(errors === _errs27){
+if(Array.isArray(data12)){
+if(data12.length > 256){
+validate1.errors = [{instancePath:instancePath+"/allowed_hosts",schemaPath:"#/properties/allowed_hosts/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
+return false;
+}
+else {
+var valid6 = true;
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
+const _errs29 = errors;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data13 === "string"){
+if(func0(data13) > 1024){
+validate1.errors = [{instancePath:instancePath+"/allowed_hosts/" + i1,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/allowed_hosts/" + i1,schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid6 = _errs29 === errors;
 if(!valid6){
 break;
+}
+}
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/allowed_hosts",schemaPath:"#/properties/allowed_hosts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((((((((key0 !== "enable") && (key0 !== "command")) && (key0 !== "args")) && (key0 !== "env")) && (key0 !== "cwd")) && (key0 !== "url")) && (key0 !== "headers")) && (key0 !== "startup_timeout_ms")) && (key0 !== "call_timeout_ms")) && (key0 !== "wait_at_start")) && (key0 !== "sandbox")) && (key0 !== "allowed_hosts")){
+const _errs33 = errors;
+validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid8 = _errs33 === errors;
+if(!valid8){
+break;
+}
+}
 }
 }
 }
@@ -328,6 +388,179 @@ validate1.errors = vErrors;
 return errors === 0;
 }
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","examples":["./ci-sandbox.yaml"],"description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","default":"on-request","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."},"set_up":{"anyOf":[{"type":"string","const":"at_start"},{"type":"string","const":"on_first_use"}],"default":"at_start","description":"When the runtime is set up: at the extension's start, beside the first model request (the\ndefault), or at the first command (`tau dev print-*` previews, which must create nothing)."}},"unevaluatedProperties":{"not":{}}};
+const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
+
+function validate6(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="SandboxLaunch.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate6.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.enabled !== undefined){
+const _errs1 = errors;
+if(typeof data.enabled !== "boolean"){
+validate6.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.config_file !== undefined){
+let data1 = data.config_file;
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 4096){
+validate6.errors = [{instancePath:instancePath+"/config_file",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+}
+else {
+validate6.errors = [{instancePath:instancePath+"/config_file",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.approval !== undefined){
+let data2 = data.approval;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+validate6.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data2 === "never") || (data2 === "on-request"))){
+validate6.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/enum",keyword:"enum",params:{allowedValues: schema11.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.set_up !== undefined){
+let data3 = data.set_up;
+const _errs9 = errors;
+const _errs10 = errors;
+let valid3 = false;
+const _errs11 = errors;
+if(typeof data3 !== "string"){
+const err0 = {instancePath:instancePath+"/set_up",schemaPath:"#/properties/set_up/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if("at_start" !== data3){
+const err1 = {instancePath:instancePath+"/set_up",schemaPath:"#/properties/set_up/anyOf/0/const",keyword:"const",params:{allowedValue: "at_start"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+var _valid0 = _errs11 === errors;
+valid3 = valid3 || _valid0;
+const _errs13 = errors;
+if(typeof data3 !== "string"){
+const err2 = {instancePath:instancePath+"/set_up",schemaPath:"#/properties/set_up/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if("on_first_use" !== data3){
+const err3 = {instancePath:instancePath+"/set_up",schemaPath:"#/properties/set_up/anyOf/1/const",keyword:"const",params:{allowedValue: "on_first_use"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs13 === errors;
+valid3 = valid3 || _valid0;
+if(!valid3){
+const err4 = {instancePath:instancePath+"/set_up",schemaPath:"#/properties/set_up/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate6.errors = vErrors;
+return false;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "enabled") && (key0 !== "config_file")) && (key0 !== "approval")) && (key0 !== "set_up")){
+const _errs16 = errors;
+validate6.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid4 = _errs16 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate6.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate6.errors = vErrors;
+return errors === 0;
+}
+validate6.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -388,14 +621,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.sandbox !== undefined){
+const _errs4 = errors;
+if(!(validate6(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate6.errors : vErrors.concat(validate6.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((key0 !== "server") && (key0 !== "definition")){
-const _errs5 = errors;
+if(((key0 !== "server") && (key0 !== "definition")) && (key0 !== "sandbox")){
+const _errs6 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid1 = _errs5 === errors;
+var valid1 = _errs6 === errors;
 if(!valid1){
 break;
+}
 }
 }
 }

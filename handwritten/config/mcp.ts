@@ -4,7 +4,7 @@
 // A server's name becomes part of tool names, tags and an instance name, so it is checked here.
 import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { validateMcpProjectConfig, type ExtensionConfig, type HarnessConfig, type McpProjectConfig, type McpServerConfig } from "../../generated/index.js";
+import { validateMcpProjectConfig, type SandboxLaunch, type ExtensionConfig, type HarnessConfig, type McpProjectConfig, type McpServerConfig } from "../../generated/index.js";
 import { dropInPath, removeDropIn, writeDropIn } from "./drop-ins.js";
 import { ConfigError, loadConfigFile, loadHarnessConfig } from "./load.js";
 import { TRUSTED_PROJECTS_FILE, projectTrusted } from "./sandbox.js";
@@ -37,6 +37,7 @@ function entryProblem(where: string, name: string, def: McpServerConfig): string
   if (stdio === http) return `${where}.${name}: give either command (a local server on stdio) or url (a Streamable HTTP server), not ${stdio ? "both" : "neither"}`;
   if (http && (def.args !== undefined || def.env !== undefined || def.cwd !== undefined)) return `${where}.${name}: args, env and cwd are for a server started with command`;
   if (stdio && def.headers !== undefined) return `${where}.${name}: headers are for a server reached by url`;
+  if (http && (def.sandbox !== undefined || def.allowed_hosts !== undefined)) return `${where}.${name}: sandbox and allowed_hosts are for a server started with command`;
   return undefined;
 }
 
@@ -114,7 +115,7 @@ export function mcpInstanceName(name: string): string {
  * The extension instance of one server: `tau ext mcp`, not required (a server that fails never
  * fails the session), its start-up allowance covering the server's own when it holds the first prompt.
  */
-export function mcpExtension(name: string, def: McpServerConfig): ExtensionConfig {
+export function mcpExtension(name: string, def: McpServerConfig, sandbox?: SandboxLaunch): ExtensionConfig {
   const hold = def.wait_at_start === true ? Math.ceil((def.startup_timeout_ms ?? 30_000) / 1000) + 10 : 30;
   return {
     name: mcpInstanceName(name),
@@ -123,7 +124,7 @@ export function mcpExtension(name: string, def: McpServerConfig): ExtensionConfi
     command: ["tau", "ext", "mcp"],
     tool_prefix: `mcp__${name}__`,
     startup_timeout_seconds: Math.min(3600, hold),
-    config: { server: name, definition: def },
+    config: { server: name, definition: def, ...(sandbox !== undefined ? { sandbox } : {}) },
   };
 }
 

@@ -49,7 +49,7 @@ export function sessionExtensions(config: HarnessConfig, env: NodeJS.ProcessEnv,
     if (names.has(name)) throw new ConfigError(`providers.${name}: an extension of the same name is already configured`);
     names.add(name);
   }
-  const servers = mcp.servers.map(([name, def]) => mcpExtension(name, def));
+  const servers = mcp.servers.map(([name, def]) => mcpExtension(name, def, config.sandbox));
   for (const e of servers) {
     if (names.has(e.name)) throw new ConfigError(`mcp_servers: server ${e.name.slice(4)} runs as extension ${e.name}, a name already configured`);
   }

@@ -3,11 +3,16 @@
 // role policy denies a server's tools by `ext:mcp-SERVER`, all MCP tools by `group:mcp`, one tool by
 // its name. The instance is ready at once (unless `wait_at_start`): the server starts beside the
 // session and its tools join when it is ready.
+import { resolveRoots } from "../../config/index.js";
 import { Extension, ToolFailure } from "../../sdk/index.js";
+import { ServerSandbox } from "../shell/sandbox/index.js";
 import { MCP_MAX_TOOLS } from "./limits.js";
 import { planTools, type ListedTool, type OfferedTool } from "./names.js";
 import { renderResult } from "./results.js";
 import { McpServer, type ServerState } from "./server.js";
+
+/** Most refused hosts one server's notices name. */
+const MAX_REFUSED_HOSTS_NOTED = 32;
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
@@ -51,12 +56,39 @@ export async function main(): Promise<void> {
     });
   };
 
-  const server = new McpServer(name, definition, process.cwd(), {
-    state: (state: ServerState, detail) => report(ext, name, state, detail, registered.size),
-    tools: offer,
-  });
+  const projectRoot = process.cwd();
+  const refusedHosts = new Set<string>();
+  // A stdio server runs inside the sandbox unless its entry says otherwise (SPEC-mcp, "The sandbox").
+  const sandbox =
+    definition.command !== undefined && definition.sandbox !== false
+      ? new ServerSandbox({
+          owner: `mcp-${name}`,
+          projectRoot,
+          roots: resolveRoots(),
+          ...(settings.sandbox !== undefined ? { launch: settings.sandbox } : {}),
+          allowedHosts: definition.allowed_hosts ?? [],
+          refused: (host, port) => {
+            // Each host is reported once (a retrying server would flood the session otherwise).
+            if (refusedHosts.has(host) || refusedHosts.size >= MAX_REFUSED_HOSTS_NOTED) return;
+            refusedHosts.add(host);
+            say(ext, "warning", `mcp server ${name}: a connection to ${host}${port !== undefined ? `:${port}` : ""} was refused: the host is not on the sandbox's network allowlist; add it to allowed_hosts in the server's entry to allow it`);
+          },
+        })
+      : undefined;
+  const server = new McpServer(
+    name,
+    definition,
+    projectRoot,
+    {
+      state: (state: ServerState, detail) => report(ext, name, state, detail, registered.size),
+      tools: offer,
+      note: (level, text) => say(ext, level, text),
+    },
+    sandbox,
+  );
   ext.onHarnessGone(() => server.stop());
   report(ext, name, "starting", undefined, 0);
+  if (definition.command !== undefined && sandbox === undefined) say(ext, "warning", `mcp server ${name}: runs unsandboxed, with your full rights (sandbox: false in its entry)`);
   server.start();
   if (definition.wait_at_start === true) await server.firstStart;
   ext.ready();

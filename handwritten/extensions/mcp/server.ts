@@ -2,7 +2,8 @@
 // the first tool listing) is bounded by the server's start-up timeout; a failed start and a crash
 // are retried with a doubling backoff; the state and the last error are reported on every change.
 // Sampling and elicitation are refused: the client declares neither capability, and the SDK
-// answers such a request with "method not found".
+// answers such a request with "method not found". A stdio server starts inside the sandbox when
+// given one (SPEC-mcp, "The sandbox"): a sandbox that cannot start fails the server for good.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -20,6 +21,7 @@ import {
   MCP_STDERR_TAIL_CHARS,
   MCP_STOP_KILL_AFTER_MS,
 } from "./limits.js";
+import type { ServerSandbox, ConfinedLaunch } from "../shell/sandbox/index.js";
 import type { CallResult } from "./results.js";
 import type { ListedTool } from "./names.js";
 
@@ -33,7 +35,12 @@ export interface ServerEvents {
   state(state: ServerState, detail: string | undefined): void;
   /** A fresh listing of the server's tools (after a start, and on `notifications/tools/list_changed`). */
   tools(tools: readonly ListedTool[]): void;
+  /** Something the user should know that is not a change of state (how it runs, what the sandbox moved). */
+  note(level: "info" | "warning", text: string): void;
 }
+
+/** A start that trying again cannot mend (the sandbox cannot start): the server is failed at once. */
+class StartRefused extends Error {}
 
 const bounded = (text: string): string => (text.length > MCP_MAX_ERROR_CHARS ? `${text.slice(0, MCP_MAX_ERROR_CHARS - 1)}…` : text);
 const timerMs = (ms: number): number => Math.min(ms, MAX_TIMER_MS);
@@ -49,6 +56,9 @@ export class McpServer {
   private readyAt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The current start inside the sandbox, while its process may run. */
+  private confined: ConfinedLaunch | undefined;
+  private unsandboxedNoted = false;
   /** Resolves when the first start attempt has settled (ready or failed). */
   readonly firstStart: Promise<void>;
   private settleFirst!: () => void;
@@ -58,6 +68,8 @@ export class McpServer {
     private readonly def: McpServerConfig,
     private readonly projectRoot: string,
     private readonly events: ServerEvents,
+    /** The sandbox a stdio server starts in; none: with the user's rights. */
+    private readonly sandbox?: ServerSandbox,
   ) {
     this.firstStart = new Promise((resolve) => (this.settleFirst = resolve));
   }
@@ -117,6 +129,15 @@ export class McpServer {
     clearTimeout(timer);
     // A server still starting has no client to close: its process is ended the same way.
     if (pid !== null && (first === "late" || client === undefined)) signal(pid, "SIGKILL");
+    this.released();
+    await this.sandbox?.stop();
+  }
+
+  /** The process of the current start is gone: what the sandbox checks after it is done, and said. */
+  private released(): void {
+    const confined = this.confined;
+    this.confined = undefined;
+    for (const note of confined?.ended() ?? []) this.events.note("warning", `mcp server ${this.name}: ${note}`);
   }
 
   private setState(state: ServerState, detail: string | undefined): void {
@@ -130,14 +151,14 @@ export class McpServer {
     return line ? ` (its last stderr line: ${bounded(line).slice(0, 200)})` : "";
   }
 
-  private transport(): Transport {
+  private async transport(): Promise<Transport> {
     if (this.def.url !== undefined) {
       // Headers go to this server's URL only; the transport sends nothing elsewhere.
       return new StreamableHTTPClientTransport(new URL(this.def.url), { requestInit: { headers: { ...(this.def.headers ?? {}) }, redirect: "error" } });
     }
+    const launch = await this.launch([this.def.command ?? "", ...(this.def.args ?? [])]);
     const t = new StdioClientTransport({
-      command: this.def.command ?? "",
-      args: [...(this.def.args ?? [])],
+      ...launch,
       env: { ...getDefaultEnvironment(), ...(this.def.env ?? {}) },
       cwd: this.def.cwd ?? this.projectRoot,
       stderr: "pipe",
@@ -149,6 +170,21 @@ export class McpServer {
     });
     this.stdio = t;
     return t;
+  }
+
+  /** How a stdio server's start runs: inside the sandbox when it has one and it is on. */
+  private async launch(argv: string[]): Promise<{ command: string; args: string[] }> {
+    const [command = "", ...args] = argv;
+    if (this.sandbox === undefined) return { command, args };
+    const how = await this.sandbox.prepare();
+    if (how.kind === "blocked") throw new StartRefused(`${how.reason}; ${how.fix}`);
+    if (how.kind === "unsandboxed") {
+      if (!this.unsandboxedNoted) this.events.note("warning", `mcp server ${this.name}: runs unsandboxed, with your full rights (${how.reason})`);
+      this.unsandboxedNoted = true;
+      return { command, args };
+    }
+    this.confined = await this.sandbox.launch(argv);
+    return { command: this.confined.command, args: this.confined.args };
   }
 
   /** One start: connect, initialize and list, within the start-up timeout; else failed and retried. */
@@ -166,7 +202,7 @@ export class McpServer {
     });
     try {
       const boot = (async () => {
-        await client.connect(this.transport(), { timeout: timerMs(this.startupTimeoutMs) });
+        await client.connect(await this.transport(), { timeout: timerMs(this.startupTimeoutMs) });
         return this.listTools(client);
       })();
       boot.catch(() => {}); // the deadline may win; the boot's own failure is then moot
@@ -182,7 +218,9 @@ export class McpServer {
     } catch (err) {
       clearTimeout(timer);
       await client.close().catch(() => {});
+      this.released();
       if (this.stopped) return;
+      if (err instanceof StartRefused) return this.setState("failed", `could not start: ${bounded(err.message)}`);
       const why = timedOut ? (err as Error).message : `could not start: ${bounded((err as Error).message)}${this.stderrNote()}`;
       this.setState("failed", why);
       this.retryLater();
@@ -218,6 +256,7 @@ export class McpServer {
   private closed(client: Client): void {
     if (client !== this.client || this.stopped) return;
     this.client = undefined;
+    this.released();
     if (Date.now() - this.readyAt >= MCP_RESTART_RESET_AFTER_MS) this.failures = 0;
     this.setState("restarting", `the server exited${this.stderrNote()}`);
     this.retryLater();

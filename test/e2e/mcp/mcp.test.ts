@@ -32,6 +32,11 @@ function extensionsLog(home: string): string {
   const [session] = readdirSync(join(home, "state", "sessions"));
   return readFileSync(join(home, "state", "sessions", session!, "extensions.log"), "utf8");
 }
+/** harness.yaml with PROJECT replaced by the workspace's project folder. */
+function inProject(w: Workspace): void {
+  const file = join(w.home, "config", "harness.yaml");
+  writeFileSync(file, readFileSync(file, "utf8").replaceAll("PROJECT", w.project));
+}
 const toolMessage = (r: ReceivedRequest, callId: string): string => String(messagesOf(r).find((m) => m.role === "tool" && m.tool_call_id === callId)?.content);
 
 describe("MCP servers through tau run", () => {
@@ -41,8 +46,7 @@ describe("MCP servers through tau run", () => {
       files: { command: process.execPath, args: [FILESYSTEM, "PROJECT"], wait_at_start: true },
     });
     // The filesystem server serves the project folder only.
-    const yaml = readFileSync(join(w.home, "config", "harness.yaml"), "utf8").replace("PROJECT", w.project);
-    writeFileSync(join(w.home, "config", "harness.yaml"), yaml);
+    inProject(w);
     writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
     fake.enqueue(
       toolCallResponse([
@@ -87,7 +91,8 @@ describe("MCP servers through tau run", () => {
   it("[mcp.lifecycle.no-orphans] a server that ignores the end of its input and SIGTERM does not outlive the session", async () => {
     const starts = join(workspaceIn(cleanups).home, "starts.txt");
     writeFileSync(starts, "");
-    const w = workspace({ stubborn: { command: process.execPath, args: [FIXTURE, "stubborn"], env: { MCP_FIXTURE_STARTS: starts }, wait_at_start: true } });
+    // Unsandboxed (the sandboxed case is mcp.sandbox.no-orphans): its pid, written outside the project, is the host's.
+    const w = workspace({ stubborn: { command: process.execPath, args: [FIXTURE, "stubborn"], env: { MCP_FIXTURE_STARTS: starts }, wait_at_start: true, sandbox: false } });
     fake.enqueue(textResponse("bye"));
     const r = await runTau(["run", "-p", "hello"], { env: w.env, cwd: w.project });
     expect(r.code, r.stderr).toBe(0);
@@ -189,9 +194,11 @@ describe("MCP server crashes, through a daemon", () => {
   }
 
   it("[mcp.lifecycle.crash-mid-call] a call in flight when its server exits fails with a clear error; the server is restarted and its tools work again", async () => {
-    const starts = join(workspaceIn(cleanups).home, "starts.txt");
+    // Sandboxed: its starts are written in the project, which it may write.
+    const w = workspace({ crashy: { command: process.execPath, args: [FIXTURE, "tools"], env: { MCP_FIXTURE_STARTS: "PROJECT/starts.txt" } } });
+    const starts = join(w.project, "starts.txt");
     writeFileSync(starts, "");
-    const w = workspace({ crashy: { command: process.execPath, args: [FIXTURE, "tools"], env: { MCP_FIXTURE_STARTS: starts } } });
+    inProject(w);
     const d = await daemon(w.env, w.project);
     const c = await TestClient.ui(d.socket, d.session_id);
     cleanups.push(() => c.close());

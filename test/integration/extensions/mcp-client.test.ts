@@ -28,6 +28,7 @@ async function started(def: McpServerConfig): Promise<{ server: McpServer; state
   const server = new McpServer("fx", def, process.cwd(), {
     state: (s: ServerState, detail) => states.push(detail ? `${s}: ${detail}` : s),
     tools: (t) => tools.push([...t]),
+    note: () => undefined,
   });
   cleanups.push(() => server.stop());
   server.start();

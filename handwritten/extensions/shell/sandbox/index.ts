@@ -1,6 +1,7 @@
 // The sandbox of the shell extension's `shell` tool (SPEC-sandbox).
 export { Sandbox } from "./sandbox.js";
 export type { SandboxHost, SandboxOptions, ShellCall } from "./types.js";
+export { ServerSandbox, type ConfinedLaunch, type Confinement, type ServerSandboxOptions } from "./server-sandbox.js";
 export { SANDBOX_APPROVAL_MAX_WAIT_MS, SANDBOX_PROMPTS_PER_CALL } from "./approvals.js";
 export { SANDBOX_CALLS_NAMED_MAX } from "./connections.js";
 export { SANDBOX_DIAGNOSTICS_KEPT } from "./diagnostics.js";

@@ -74,6 +74,11 @@ export class SandboxLifecycle {
     this.env = o.env ?? process.env;
   }
 
+  /** Whether this sandbox confines the model's `shell` commands (not one long-lived server). */
+  private get forShell(): boolean {
+    return (this.o.owner ?? "shell") === "shell";
+  }
+
   /** Sets the sandbox up (once); `shell` calls wait for it. */
   start(): Promise<void> {
     this.started ??= this.setUp().catch((err: unknown) => this.block(`the sandbox runtime failed to start: ${(err as Error).message}`, `${INSTALL_HINT[this.platform] ?? ""}; ${BYPASS_HINT}`));
@@ -113,7 +118,7 @@ export class SandboxLifecycle {
       return this.block(`the sandbox runs on Linux and macOS only, not on ${this.platform}`, `start tau with --no-sandbox to run model commands with your full rights`);
     }
     // Made beside the runtime's loading: its processes start while this one loads the library.
-    const network = this.platform === "linux" ? this.network.start(this.proxySocket()) : Promise.resolve(false);
+    const network = this.platform === "linux" && this.forShell ? this.network.start(this.proxySocket()) : Promise.resolve(false);
     const loaded = loadRuntime();
     const { SandboxManager } = loaded.runtime;
     mark("sandbox runtime loaded");
@@ -144,7 +149,7 @@ export class SandboxLifecycle {
     mark("sandbox runtime initialized");
     this.runtime = SandboxManager;
     const proxyPort = SandboxManager.getProxyPort();
-    if (proxyPort !== undefined) this.network.proxyUp(proxyPort);
+    if (proxyPort !== undefined && this.forShell) this.network.proxyUp(proxyPort);
     await this.hooks.runtimeUp();
     mark("sandbox wrap built ahead");
     await network;
@@ -198,7 +203,7 @@ export class SandboxLifecycle {
 
   /** The runtime's working directory: an empty folder of this user's in tau's state root, which no command can write. */
   private runtimeCwd(): string {
-    const dir = join(this.o.roots.state, "sandbox-cwd");
+    const dir = join(this.o.roots.state, this.forShell ? "sandbox-cwd" : `sandbox-cwd-${this.o.owner}`);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     return dir;
   }

@@ -17,6 +17,12 @@ export interface SandboxOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** The platform checked (tests of the refusal on other platforms). */
   readonly platform?: NodeJS.Platform;
+  /**
+   * Who the sandbox confines, naming its working folder in the state root: `shell` (the default)
+   * for the model's commands, which also share one network namespace; another name (an MCP
+   * server's) for one long-lived process, with no shared namespace.
+   */
+  readonly owner?: string;
 }
 
 export interface ShellCall {
