@@ -592,7 +592,7 @@ export type InterceptRequestMessage = {
   };
 };
 
-export type InternalPromptKind = "context_size_alert" | "watch_update" | "long_wait" | "sandbox_state";
+export type InternalPromptKind = "context_size_alert" | "watch_update" | "long_wait" | "sandbox_state" | "tools_changed";
 
 /**
  * One record of a framed journal (`events.cbor`, `restore-events.cbor`, prompt history):

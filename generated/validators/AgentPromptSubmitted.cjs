@@ -13,7 +13,7 @@ const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptMode.json","type":"string","enum":["queue","steer"]};
 const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InstanceName.json","type":"string","pattern":"^[a-z][a-z0-9_-]{0,63}$","description":"A configured extension instance name."};
-const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InternalPromptKind.json","type":"string","enum":["context_size_alert","watch_update","long_wait","sandbox_state"]};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"InternalPromptKind.json","type":"string","enum":["context_size_alert","watch_update","long_wait","sandbox_state","tools_changed"]};
 const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const pattern2 = new RegExp("^[a-z][a-z0-9_-]{0,63}$", "u");
@@ -326,7 +326,7 @@ if(typeof data9 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/internal_kind",schemaPath:"InternalPromptKind.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((data9 === "context_size_alert") || (data9 === "watch_update")) || (data9 === "long_wait")) || (data9 === "sandbox_state"))){
+if(!(((((data9 === "context_size_alert") || (data9 === "watch_update")) || (data9 === "long_wait")) || (data9 === "sandbox_state")) || (data9 === "tools_changed"))){
 validate0.errors = [{instancePath:instancePath+"/internal_kind",schemaPath:"InternalPromptKind.json/enum",keyword:"enum",params:{allowedValues: schema12.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }

@@ -121,6 +121,10 @@ export interface AlertState {
   queued: ContextAlert[];
   /** The sandbox's newest state change, not yet in this agent's context. */
   sandbox?: string;
+  /** The tools the agent's last unrestricted prompt offered (daemon-local: a resumed agent starts afresh). */
+  offered?: ReadonlySet<string>;
+  /** What changed in them, not yet in this agent's context. */
+  tools?: string;
 }
 
 /**

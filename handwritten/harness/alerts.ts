@@ -1,6 +1,7 @@
 // What an agent is told at its next round's start, as steered harness prompts: the context-size
-// alerts its context use crossed (SPEC-compaction) and the sandbox's newest change of state
-// (SPEC-sandbox, "The model's view").
+// alerts its context use crossed (SPEC-compaction), the sandbox's newest change of state
+// (SPEC-sandbox, "The model's view") and the tools that joined or left since its previous prompt
+// (SPEC-tool-routing, "Tools that join or leave").
 import type { Committed } from "../bus/index.js";
 import type { ContextAlert, EventName, EventPayloads } from "../../generated/index.js";
 import { mintId } from "./ids.js";
@@ -12,6 +13,9 @@ export interface AlertsPort {
   /** `alerts`: the configured alerts (`context_alerts`), by rising threshold. */
   readonly compaction: { readonly alerts: readonly ContextAlert[] };
 }
+
+/** Most tool names one change names of each kind. */
+const TOOLS_NAMED = 24;
 
 export class Alerts {
   /** The last sandbox state reported (SPEC-sandbox), once one was. */
@@ -34,6 +38,24 @@ export class Alerts {
     if (previous === undefined || previous === c.data.state) return;
     const text = sandboxStateText(c.data.state, c.data.reason, c.data.fix);
     for (const l of this.loops.values()) l.alerts.sandbox = text;
+  }
+
+  /**
+   * A prompt's tools were fixed: against the agent's previous prompt, the tools that joined or left
+   * are told at this round's start (a prompt restricted to some tools neither compares nor counts).
+   */
+  offered(l: AgentLoop, names: readonly string[], restricted: boolean): void {
+    if (restricted) return;
+    const previous = l.alerts.offered;
+    const now = new Set(names);
+    l.alerts.offered = now;
+    if (previous === undefined) return;
+    const joined = names.filter((n) => !previous.has(n));
+    const left = [...previous].filter((n) => !now.has(n));
+    if (joined.length === 0 && left.length === 0) return;
+    const list = (xs: readonly string[]): string => (xs.length > TOOLS_NAMED ? `${xs.slice(0, TOOLS_NAMED).join(", ")} and ${xs.length - TOOLS_NAMED} more` : xs.join(", "));
+    const parts = [...(joined.length > 0 ? [`now available: ${list(joined)}`] : []), ...(left.length > 0 ? [`no longer available: ${list(left)}`] : [])];
+    l.alerts.tools = `The tools you can call changed since your previous prompt (an extension or MCP server started, restarted or stopped): ${parts.join("; ")}.`;
   }
 
   /** Alerts whose threshold this response's context use reached for the first time since they armed. */
@@ -63,6 +85,11 @@ export class Alerts {
     l.alerts.sandbox = undefined;
     if (sandbox !== undefined) {
       await this.port.publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "harness_internal", mode: "steer", text: sandbox, internal_kind: "sandbox_state" });
+    }
+    const tools = l.alerts.tools;
+    l.alerts.tools = undefined;
+    if (tools !== undefined) {
+      await this.port.publish("agent.prompt_submitted", { agent_id: agentId, prompt_id: mintId("p"), source: "harness_internal", mode: "steer", text: tools, internal_kind: "tools_changed" });
     }
     for (const a of l.alerts.queued.splice(0)) {
       const pct = Math.round(a.threshold * 100);

@@ -55,7 +55,7 @@ export interface TurnLoopDeps {
   readonly router: RoundRouter;
   readonly models: Pick<ModelRegistry, "starting" | "resolve" | "listingsSettled">;
   readonly usage: Pick<UsageMeter, "account" | "costOf">;
-  readonly alerts: Pick<Alerts, "weigh" | "deliver">;
+  readonly alerts: Pick<Alerts, "weigh" | "deliver" | "offered">;
   readonly conversations: Pick<Conversations, "ensure" | "forgetFailedLoad">;
   readonly compaction: TurnCompaction;
   /** A completed turn: the session's title may be written from its answer. */
@@ -224,6 +224,7 @@ export class TurnLoop implements RoundOwner<Turn> {
       snapshot: this.port.snapshot(agentId, next.onlyTools !== undefined ? new Set(next.onlyTools) : undefined),
     };
     l.prompts.turn = turn;
+    this.alerts.offered(l, turn.snapshot.tools.map((t) => t.name), next.onlyTools !== undefined);
     this.router.start(turn, this, agentId);
     await this.startRound(agentId, l);
   }

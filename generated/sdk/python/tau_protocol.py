@@ -646,6 +646,7 @@ class InternalPromptKind(Enum):
     CONTEXT_SIZE_ALERT = "context_size_alert"
     LONG_WAIT = "long_wait"
     SANDBOX_STATE = "sandbox_state"
+    TOOLS_CHANGED = "tools_changed"
     WATCH_UPDATE = "watch_update"
 
 

@@ -184,6 +184,7 @@ export class Transcript {
         // A harness advisory is shown as what it is, never as something the user typed.
         if (e.data.internal_kind === "context_size_alert") this.push(a, { kind: "notice", level: "warning", text: `context-size alert ${e.data.alert ?? ""}: ${e.data.text}`, done: true });
         else if (e.data.internal_kind === "sandbox_state") return true; // for the model: the UI shows the state itself
+        else if (e.data.internal_kind === "tools_changed") this.push(a, { kind: "notice", level: "info", text: e.data.text, done: true });
         else this.push(a, { kind: "user", text: e.data.text, done: true });
         return true;
       case "agent.compaction_started":

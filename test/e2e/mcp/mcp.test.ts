@@ -193,6 +193,34 @@ describe("MCP server crashes, through a daemon", () => {
     return d;
   }
 
+  it("[mcp.tools.model-told-when-tools-join] a tool a server adds mid-session is offered from the next prompt, and that prompt's first request tells the model it joined", async () => {
+    const w = workspace({ growing: { command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true } });
+    const d = await daemon(w.env, w.project);
+    const c = await TestClient.ui(d.socket, d.session_id);
+    cleanups.push(() => c.close());
+    c.send({ message: "subscribe", payload: { historical: ["tool.register"], live: ["*"] } });
+    await waitFor(() => c.deliveries().some((x) => x.name === "tool.register" && x.data.name === "mcp__growing__grow"), "the growing tools", 60_000);
+    c.emit("ui.create_agent", { request_id: "r1" });
+    const created = await c.next((x) => x.message === "direct" && x.payload.event.data.request_id === "r1");
+    const agent_id = String(created.message === "direct" ? created.payload.event.data.agent_id : "");
+    const finished = (n: number) => waitFor(() => c.deliveries().filter((x) => x.name === "agent.outer_turn_finished").length >= n, `turn ${n}`, 60_000);
+    const told = (r: ReceivedRequest): string[] => messagesOf(r).filter((m) => m.role === "user" && String(m.content).includes("The tools you can call changed")).map((m) => String(m.content));
+
+    fake.enqueue(toolCallResponse([{ id: "call_grow", name: "mcp__growing__grow", arguments: "{}" }]), textResponse("grown"));
+    c.emit("ui.prompt_submit", { agent_id, mode: "queue", text: "grow" });
+    await finished(1);
+    await waitFor(() => c.deliveries().some((x) => x.name === "tool.register" && x.data.name === "mcp__growing__grown"), "the grown tool", 60_000);
+    // Within the prompt that grew it, the tool set stayed as it was, and nothing was told.
+    expect(toolsOf(fake.chatRequests[1]!)).not.toContain("mcp__growing__grown");
+    expect(told(fake.chatRequests[1]!)).toEqual([]);
+
+    fake.enqueue(textResponse("noted"));
+    c.emit("ui.prompt_submit", { agent_id, mode: "queue", text: "what changed?" });
+    await finished(2);
+    expect(toolsOf(fake.chatRequests[2]!)).toContain("mcp__growing__grown");
+    expect(told(fake.chatRequests[2]!)).toEqual([expect.stringContaining("now available: mcp__growing__grown.")]);
+  }, 120_000);
+
   it("[mcp.lifecycle.crash-mid-call] a call in flight when its server exits fails with a clear error; the server is restarted and its tools work again", async () => {
     // Sandboxed: its starts are written in the project, which it may write.
     const w = workspace({ crashy: { command: process.execPath, args: [FIXTURE, "tools"], env: { MCP_FIXTURE_STARTS: "PROJECT/starts.txt" } } });

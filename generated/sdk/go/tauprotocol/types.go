@@ -1541,6 +1541,7 @@ const (
 	ContextSizeAlert InternalPromptKind = "context_size_alert"
 	LongWait         InternalPromptKind = "long_wait"
 	SandboxState     InternalPromptKind = "sandbox_state"
+	ToolsChanged     InternalPromptKind = "tools_changed"
 	WatchUpdate      InternalPromptKind = "watch_update"
 )
 
