@@ -49,6 +49,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "handoff.state_reported": { publishers: ["ext:tool","ext:core"], persistence: "snapshot", protected: false, successors: [], record: "SPEC-handoff" },
   "harness.models_available": { publishers: ["harness"], persistence: "snapshot", protected: true, successors: [], record: "SPEC-harness-notices" },
   "harness.notice": { publishers: ["harness"], persistence: "snapshot", protected: true, successors: [], record: "SPEC-harness-notices" },
+  "mcp.server_state_reported": { publishers: ["ext:tool"], persistence: "snapshot", protected: false, successors: [], record: "SPEC-mcp" },
   "provider.cancel_request": { publishers: ["harness"], persistence: "directed", protected: true, successors: [], record: "SPEC-provider-execution" },
   "provider.models_declared": { publishers: ["ext:provider"], persistence: "transient", protected: false, successors: ["provider.models_updated","harness.models_available","harness.notice","agent.stats_updated"], record: "SPEC-provider-execution" },
   "provider.models_updated": { publishers: ["harness"], persistence: "snapshot", protected: true, successors: [], record: "SPEC-provider-execution" },

@@ -34,6 +34,7 @@ export const EVENT_NAMES = [
   "handoff.state_reported",
   "harness.models_available",
   "harness.notice",
+  "mcp.server_state_reported",
   "provider.cancel_request",
   "provider.models_declared",
   "provider.models_updated",
@@ -136,6 +137,7 @@ export interface EventPayloads {
   "handoff.state_reported": T.HandoffStateReported;
   "harness.models_available": T.HarnessModelsAvailable;
   "harness.notice": T.HarnessNotice;
+  "mcp.server_state_reported": T.McpServerStateReported;
   "provider.cancel_request": T.ProviderCancelRequest;
   "provider.models_declared": T.ProviderModelsDeclared;
   "provider.models_updated": T.ProviderModelsUpdated;
@@ -243,6 +245,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "handoff.state_reported": { name: "handoff.state_reported", family: "handoff", model: "HandoffStateReported", description: "The handoff of one agent, for UIs: phase, deferred prompt count and context usage.", validate: V.validateHandoffStateReported },
   "harness.models_available": { name: "harness.models_available", family: "harness", model: "HarnessModelsAvailable", description: "", validate: V.validateHarnessModelsAvailable },
   "harness.notice": { name: "harness.notice", family: "harness", model: "HarnessNotice", description: "", validate: V.validateHarnessNotice },
+  "mcp.server_state_reported": { name: "mcp.server_state_reported", family: "mcp", model: "McpServerStateReported", description: "One MCP server's state, for status lines (SPEC-mcp, \"State\"); the latest per instance is kept for late subscribers.", validate: V.validateMcpServerStateReported },
   "provider.cancel_request": { name: "provider.cancel_request", family: "provider", model: "ProviderCancelRequest", description: "", validate: V.validateProviderCancelRequest },
   "provider.models_declared": { name: "provider.models_declared", family: "provider", model: "ProviderModelsDeclared", description: "", validate: V.validateProviderModelsDeclared },
   "provider.models_updated": { name: "provider.models_updated", family: "provider", model: "ProviderModelsUpdated", description: "", validate: V.validateProviderModelsUpdated },

@@ -34,6 +34,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "handoff.state_reported": "snapshot",
   "harness.models_available": "snapshot",
   "harness.notice": "snapshot",
+  "mcp.server_state_reported": "snapshot",
   "provider.cancel_request": "directed",
   "provider.models_declared": "transient",
   "provider.models_updated": "snapshot",

@@ -630,6 +630,8 @@ export type KeyBindings = {
   pick_agent?: ShortText;
 };
 
+export type McpConfinement = "sandboxed" | "unsandboxed" | "remote";
+
 /** `.tau/mcp.yaml` of a trusted project: MCP servers the project brings (SPEC-mcp, "Configuration"). */
 export type McpProjectConfig = {
   /** MCP servers, by server name; an entry replaces the user's entry of the same name. */
@@ -672,6 +674,19 @@ export type McpServerConfig = {
   sandbox?: boolean;
   /** stdio: hosts the sandboxed server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`). */
   allowed_hosts?: Array<ShortText>;
+};
+
+export type McpServerState = "starting" | "ready" | "restarting" | "failed";
+
+/** One MCP server's state, for status lines (SPEC-mcp, "State"); the latest per instance is kept for late subscribers. */
+export type McpServerStateReported = {
+  state: McpServerState;
+  /** The tools it offers now. */
+  tools: number;
+  /** How it runs, once known (a stdio server's after its sandbox is set up). */
+  confinement?: McpConfinement;
+  /** Its last error, for `restarting` and `failed`. */
+  detail?: ShortText;
 };
 
 /** `tau ext mcp` (SPEC-mcp): one instance per configured MCP server, written by the harness. */

@@ -55,6 +55,7 @@ export declare const validateInterceptReplyMessage: GeneratedValidator;
 export declare const validateInterceptRequestMessage: GeneratedValidator;
 export declare const validateJournalRecord: GeneratedValidator;
 export declare const validateMcpProjectConfig: GeneratedValidator;
+export declare const validateMcpServerStateReported: GeneratedValidator;
 export declare const validateMcpSettings: GeneratedValidator;
 export declare const validateNoticeMessage: GeneratedValidator;
 export declare const validatePeerAgentsRequestMessage: GeneratedValidator;

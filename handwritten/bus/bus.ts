@@ -146,7 +146,7 @@ export interface BusOptions {
   /** Diagnostics: interception anomalies (protected drop attempts, bad replacements). */
   readonly warn?: (message: string) => void;
   /** Key for current-state (`snapshot`) events; undefined removes nothing and keeps the latest. */
-  readonly snapshotKey?: (event: Event) => string | null;
+  readonly snapshotKey?: (event: Event & { readonly publisher?: PublisherEnvelope }) => string | null;
   /** How long an interceptor may take to answer before its question counts as a pass. */
   readonly interceptDeadlineMs?: number;
   /**

@@ -189,8 +189,11 @@ let mandatoryNotices = 0;
  * Current-state keys of the `snapshot` persistence class, which the bus keeps instead of a journal:
  * the latest event per key is re-synthesised for late subscribers.
  */
-export function snapshotKey(e: Event): string | null {
+export function snapshotKey(e: Event & { readonly publisher?: { readonly instance?: string } }): string | null {
   switch (e.name) {
+    case "mcp.server_state_reported":
+      // One per publishing instance: the server is the instance's (SPEC-mcp, "Authority").
+      return `${e.name}:${e.publisher?.instance ?? ""}`;
     case "harness.notice":
       return e.data.mandatory === true ? `${e.name}:${mandatoryNotices++}` : null;
     case "agent.stats_updated":

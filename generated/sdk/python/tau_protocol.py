@@ -1883,6 +1883,52 @@ class InterceptRequestMessage:
         return result
 
 
+class MCPConfinement(Enum):
+    REMOTE = "remote"
+    SANDBOXED = "sandboxed"
+    UNSANDBOXED = "unsandboxed"
+
+
+class MCPServerState(Enum):
+    FAILED = "failed"
+    READY = "ready"
+    RESTARTING = "restarting"
+    STARTING = "starting"
+
+
+@dataclass
+class MCPServerStateReported:
+    """One MCP server's state, for status lines (SPEC-mcp, "State"); the latest per instance is
+    kept for late subscribers.
+    """
+    state: MCPServerState
+    tools: int
+    """The tools it offers now."""
+
+    confinement: Optional[MCPConfinement] = None
+    detail: Optional[str] = None
+    """Its last error, for `restarting` and `failed`."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPServerStateReported':
+        assert isinstance(obj, dict)
+        state = MCPServerState(obj.get("state"))
+        tools = from_int(obj.get("tools"))
+        confinement = from_union([MCPConfinement, from_none], obj.get("confinement"))
+        detail = from_union([from_str, from_none], obj.get("detail"))
+        return MCPServerStateReported(state, tools, confinement, detail)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["state"] = to_enum(MCPServerState, self.state)
+        result["tools"] = from_int(self.tools)
+        if self.confinement is not None:
+            result["confinement"] = from_union([lambda x: to_enum(MCPConfinement, x), from_none], self.confinement)
+        if self.detail is not None:
+            result["detail"] = from_union([from_str, from_none], self.detail)
+        return result
+
+
 class NoticeMessageName(Enum):
     NOTICE = "notice"
 
@@ -5683,6 +5729,14 @@ def intercept_request_message_to_dict(x: InterceptRequestMessage) -> Any:
     return to_class(InterceptRequestMessage, x)
 
 
+def mcp_server_state_reported_from_dict(s: Any) -> MCPServerStateReported:
+    return MCPServerStateReported.from_dict(s)
+
+
+def mcp_server_state_reported_to_dict(x: MCPServerStateReported) -> Any:
+    return to_class(MCPServerStateReported, x)
+
+
 def notice_message_from_dict(s: Any) -> NoticeMessage:
     return NoticeMessage.from_dict(s)
 
@@ -6455,6 +6509,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "handoff.state_reported": HandoffStateReported,
     "harness.models_available": HarnessModelsAvailable,
     "harness.notice": HarnessNotice,
+    "mcp.server_state_reported": MCPServerStateReported,
     "provider.cancel_request": ProviderCancelRequest,
     "provider.models_declared": ProviderModelsDeclared,
     "provider.models_updated": ProviderModelsUpdated,

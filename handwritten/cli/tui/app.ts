@@ -17,6 +17,7 @@ import { AgentSwitcher } from "./agent-switcher.js";
 import { ModelSelector } from "./model-selector.js";
 import { SandboxDialog } from "./sandbox-dialog.js";
 import { HandoffDialog } from "./handoff-dialog.js";
+import { McpStatus } from "./mcp-status.js";
 import { HistoryPages, REPLAY_RECENT_RECORDS } from "./history-pages.js";
 import { SessionList } from "./session-picker.js";
 import { Themes } from "./themes.js";
@@ -87,6 +88,7 @@ export class TuiApp {
   };
   private readonly sandbox = new SandboxDialog(this.ui);
   private readonly handoff = new HandoffDialog(this.ui, (how) => this.leave(how));
+  private readonly mcp = new McpStatus();
   /** Dialogs in the order they claim the space above the editor and its keys: the first open one has them. */
   private readonly dialogs: readonly Dialog[] = [this.sandbox, this.handoff];
   private readonly agents = new AgentSwitcher(this.ui, {
@@ -274,6 +276,7 @@ export class TuiApp {
       this.sandbox.deliver(d);
       return true;
     }
+    if (this.mcp.deliver(d)) return true;
     const handoff = this.handoff.deliver(d);
     this.pages.track(d);
     // A replay focuses the newest agent a person (or the harness) started, never a child another
@@ -410,6 +413,7 @@ export class TuiApp {
               : this.current()?.busy
                 ? "working…"
                 : "ready",
+      mcp: this.mcp.part(),
     });
     const text = fitStatus(parts, width);
     const pad = " ".repeat(Math.max(0, width - columns(text)));

@@ -1,5 +1,6 @@
 // The status line: the agent (name before id), the model it will use — from the start, before any
-// prompt —, what the UI is doing, the context used, and the session's tokens and cost. Parts are
+// prompt —, what the UI is doing, the MCP servers (mcp-status.ts), the context used, and the
+// session's tokens and cost. Parts are
 // dropped least useful first until the line fits; at 40 columns the state and model still show.
 import type { AgentView } from "./transcript.js";
 import { escapeTitle } from "./agent-switcher.js";
@@ -20,7 +21,7 @@ export function compactCount(n: number): string {
   return `${(n / 1_000_000).toFixed(n < 10_000_000 ? 1 : 0)}M`;
 }
 
-export function statusParts(s: { agent: AgentView | undefined; agents: readonly AgentView[]; defaultModel: string | undefined; state: string }): StatusPart[] {
+export function statusParts(s: { agent: AgentView | undefined; agents: readonly AgentView[]; defaultModel: string | undefined; state: string; mcp?: StatusPart | undefined }): StatusPart[] {
   const a = s.agent;
   const model = a?.model ?? s.defaultModel;
   // Usage of the session: every agent's.
@@ -46,6 +47,7 @@ export function statusParts(s: { agent: AgentView | undefined; agents: readonly 
     const title = truncateEnd(sanitize(escapeTitle(a.work.title)), 60);
     parts.push({ text: title === "" ? a.work.phase : `${a.work.phase}: ${title}`, keep: 2, short: a.work.phase });
   }
+  if (s.mcp !== undefined) parts.push(s.mcp);
   if (a?.contextWindow) parts.push({ text: `ctx ${Math.min(999, Math.round((100 * a.contextTokens) / a.contextWindow))}%`, keep: 6 });
   if (input > 0 || output > 0) parts.push({ text: `↑${input} ↓${output}`, keep: 3, short: `↑${compactCount(input)} ↓${compactCount(output)}` });
   if (cost > 0) parts.push({ text: `$${cost.toFixed(4)}`, keep: 4, short: `$${cost.toFixed(2)}` });

@@ -9,10 +9,8 @@ import { ServerSandbox } from "../shell/sandbox/index.js";
 import { MCP_MAX_TOOLS } from "./limits.js";
 import { planTools, type ListedTool, type OfferedTool } from "./names.js";
 import { renderResult } from "./results.js";
+import { ServerReport } from "./report.js";
 import { McpServer, type ServerState } from "./server.js";
-
-/** Most refused hosts one server's notices name. */
-const MAX_REFUSED_HOSTS_NOTED = 32;
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
@@ -20,16 +18,18 @@ export async function main(): Promise<void> {
   if (settings === undefined) return;
   const { server: name, definition } = settings;
   const labels = { group: "mcp", tags: ["mcp", `mcp_${name}`] };
+  const report = new ServerReport(ext, name);
   /** What is registered now: tau name → the server's own tool name. */
   const registered = new Map<string, string>();
 
   const offer = (tools: readonly ListedTool[]): void => {
     const plan = planTools(name, tools, MCP_MAX_TOOLS);
-    for (const why of plan.refused) say(ext, "warning", `mcp server ${name}: tool ${why}; it is not offered`);
+    for (const why of plan.refused) report.say("warning", `tool ${why}; it is not offered`);
     const next = new Map(plan.offered.map((t) => [t.name, t] as const));
     for (const old of registered.keys()) if (!next.has(old)) ext.unregisterTool(old);
     registered.clear();
     for (const tool of next.values()) register(tool);
+    report.offering(registered.size);
   };
 
   const register = (tool: OfferedTool): void => {
@@ -57,7 +57,6 @@ export async function main(): Promise<void> {
   };
 
   const projectRoot = process.cwd();
-  const refusedHosts = new Set<string>();
   // A stdio server runs inside the sandbox unless its entry says otherwise (SPEC-mcp, "The sandbox").
   const sandbox =
     definition.command !== undefined && definition.sandbox !== false
@@ -67,47 +66,22 @@ export async function main(): Promise<void> {
           roots: resolveRoots(),
           ...(settings.sandbox !== undefined ? { launch: settings.sandbox } : {}),
           allowedHosts: definition.allowed_hosts ?? [],
-          refused: (host, port) => {
-            // Each host is reported once (a retrying server would flood the session otherwise).
-            if (refusedHosts.has(host) || refusedHosts.size >= MAX_REFUSED_HOSTS_NOTED) return;
-            refusedHosts.add(host);
-            say(ext, "warning", `mcp server ${name}: a connection to ${host}${port !== undefined ? `:${port}` : ""} was refused: the host is not on the sandbox's network allowlist; add it to allowed_hosts in the server's entry to allow it`);
-          },
+          refused: (host, port) => report.refusedHost(host, port),
         })
       : undefined;
   const server = new McpServer(
     name,
     definition,
     projectRoot,
-    {
-      state: (state: ServerState, detail) => report(ext, name, state, detail, registered.size),
-      tools: offer,
-      note: (level, text) => say(ext, level, text),
-    },
+    { state: (state: ServerState, detail) => report.changed(state, detail), tools: offer, note: (level, text) => report.say(level, text), runs: (how, why) => report.runs(how, why) },
     sandbox,
   );
   ext.onHarnessGone(() => server.stop());
-  report(ext, name, "starting", undefined, 0);
-  if (definition.command !== undefined && sandbox === undefined) say(ext, "warning", `mcp server ${name}: runs unsandboxed, with your full rights (sandbox: false in its entry)`);
+  report.changed("starting", undefined);
+  if (definition.url !== undefined) report.runs("remote");
+  else if (sandbox === undefined) report.runs("unsandboxed", "sandbox: false in its entry");
   server.start();
   if (definition.wait_at_start === true) await server.firstStart;
   ext.ready();
 }
 
-/** Every change of state is a notice: a failed server stays visible with its last error. */
-function report(ext: Extension, name: string, state: ServerState, detail: string | undefined, tools: number): void {
-  if (state === "stopped") return;
-  if (state === "ready") return say(ext, "info", `mcp server ${name}: ready`);
-  if (state === "starting") return say(ext, "info", `mcp server ${name}: starting`);
-  const level = state === "failed" ? "error" : "warning";
-  say(ext, level, `mcp server ${name}: ${state}${detail ? ` (${detail})` : ""}${state === "restarting" && tools > 0 ? `; its ${tools} tools fail until it is back` : ""}`);
-}
-
-/**
- * A notice is live only: the same line goes to stderr, which the session keeps in its
- * extensions.log, so a refusal or failure reported before a UI attached can still be read.
- */
-function say(ext: Extension, level: "info" | "warning" | "error", text: string): void {
-  ext.notice(level, text);
-  process.stderr.write(`${level}: ${text}\n`);
-}

@@ -35,8 +35,10 @@ export interface ServerEvents {
   state(state: ServerState, detail: string | undefined): void;
   /** A fresh listing of the server's tools (after a start, and on `notifications/tools/list_changed`). */
   tools(tools: readonly ListedTool[]): void;
-  /** Something the user should know that is not a change of state (how it runs, what the sandbox moved). */
+  /** Something the user should know that is not a change of state (what the sandbox moved). */
   note(level: "info" | "warning", text: string): void;
+  /** How a stdio server runs, once its sandbox said (unsandboxed: why). */
+  runs(how: "sandboxed" | "unsandboxed", why?: string): void;
 }
 
 /** A start that trying again cannot mend (the sandbox cannot start): the server is failed at once. */
@@ -58,7 +60,7 @@ export class McpServer {
   private stopped = false;
   /** The current start inside the sandbox, while its process may run. */
   private confined: ConfinedLaunch | undefined;
-  private unsandboxedNoted = false;
+  private confinementSaid = false;
   /** Resolves when the first start attempt has settled (ready or failed). */
   readonly firstStart: Promise<void>;
   private settleFirst!: () => void;
@@ -137,7 +139,7 @@ export class McpServer {
   private released(): void {
     const confined = this.confined;
     this.confined = undefined;
-    for (const note of confined?.ended() ?? []) this.events.note("warning", `mcp server ${this.name}: ${note}`);
+    for (const note of confined?.ended() ?? []) this.events.note("warning", note);
   }
 
   private setState(state: ServerState, detail: string | undefined): void {
@@ -178,11 +180,9 @@ export class McpServer {
     if (this.sandbox === undefined) return { command, args };
     const how = await this.sandbox.prepare();
     if (how.kind === "blocked") throw new StartRefused(`${how.reason}; ${how.fix}`);
-    if (how.kind === "unsandboxed") {
-      if (!this.unsandboxedNoted) this.events.note("warning", `mcp server ${this.name}: runs unsandboxed, with your full rights (${how.reason})`);
-      this.unsandboxedNoted = true;
-      return { command, args };
-    }
+    if (!this.confinementSaid) this.events.runs(how.kind, how.kind === "unsandboxed" ? how.reason : undefined);
+    this.confinementSaid = true;
+    if (how.kind === "unsandboxed") return { command, args };
     this.confined = await this.sandbox.launch(argv);
     return { command: this.confined.command, args: this.confined.args };
   }

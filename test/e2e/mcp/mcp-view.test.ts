@@ -15,7 +15,7 @@ const cleanups = useCleanups();
 const FIXTURE = join(import.meta.dirname, "../../fixtures/mcp/server.mjs");
 
 describe(":mcp", () => {
-  it("[mcp.tui.state-view] :mcp lists each server with the state it last reported, its last error and its tools; without servers it says how to add one", async () => {
+  it("[mcp.tui.state-view] :mcp lists each server with the state it last reported, its last error and its tools, and the status line counts them; without servers it says how to add one", async () => {
     const servers = {
       good: { command: process.execPath, args: [FIXTURE, "tools"] },
       stuck: { command: process.execPath, args: [FIXTURE, "hang"], startup_timeout_ms: 300 },
@@ -30,6 +30,8 @@ describe(":mcp", () => {
       return file !== "" && existsSync(file) ? readFileSync(file, "utf8") : "";
     };
     await waitFor(() => log().includes("mcp server good: ready") && log().includes("mcp server stuck: failed"), "both servers settled", 60_000);
+    // The status line counts them: one ready of two, the other failed (or already trying again).
+    await t.waitFor((s) => s.some((l) => / · mcp 1\/2 \(1 (failed|restarting)\)/.test(l)), "the MCP servers on the status line", 20_000);
     t.type(":mcp\r");
     await t.waitFor((s) => s.some((l) => l.startsWith("MCP servers (2):")), ":mcp's answer", 20_000);
     const screen = t.screen();
@@ -50,6 +52,7 @@ describe(":mcp", () => {
     await u.waitFor(has(" · ready"), "ready", 60_000);
     u.type(":mcp\r");
     await u.waitFor(has("no MCP servers in this session (tau mcp add NAME -- COMMAND adds one"), "the answer without servers", 20_000);
+    expect(u.screen().join("\n")).not.toContain(" · mcp ");
     expect(await quitTau(u)).toBe(0);
   }, 120_000);
 });

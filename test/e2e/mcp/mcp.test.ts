@@ -221,6 +221,27 @@ describe("MCP server crashes, through a daemon", () => {
     expect(told(fake.chatRequests[2]!)).toEqual([expect.stringContaining("now available: mcp__growing__grown.")]);
   }, 120_000);
 
+  it("[mcp.state.late-subscriber] each server's latest state (its tool count and how it runs) is re-synthesised for a subscriber that comes later, one per instance", async () => {
+    const w = workspace({
+      boxed: { command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true },
+      free: { command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true, sandbox: false },
+    });
+    const d = await daemon(w.env, w.project);
+    const first = await TestClient.ui(d.socket, d.session_id);
+    cleanups.push(() => first.close());
+    first.send({ message: "subscribe", payload: { historical: ["tool.register"], live: ["*"] } });
+    await waitFor(() => ["mcp__boxed__echo", "mcp__free__echo"].every((n) => first.deliveries().some((x) => x.name === "tool.register" && x.data.name === n)), "both servers' tools", 60_000);
+    const late = await TestClient.ui(d.socket, d.session_id);
+    cleanups.push(() => late.close());
+    late.send({ message: "subscribe", payload: { historical: ["mcp.server_state_reported"], live: [] } });
+    await waitFor(() => late.inbox.some((x) => x.message === "deliver" && x.payload.event.name === "session.replay_complete"), "the late replay", 30_000);
+    const states = late.inbox.flatMap((x) => (x.message === "deliver" && x.payload.event.name === "mcp.server_state_reported" ? [{ instance: x.payload.publisher.instance, ...x.payload.event.data }] : []));
+    expect(states.sort((a, b) => String(a.instance).localeCompare(String(b.instance)))).toEqual([
+      { instance: "mcp-boxed", state: "ready", tools: 8, confinement: "sandboxed" },
+      { instance: "mcp-free", state: "ready", tools: 8, confinement: "unsandboxed" },
+    ]);
+  }, 120_000);
+
   it("[mcp.lifecycle.crash-mid-call] a call in flight when its server exits fails with a clear error; the server is restarted and its tools work again", async () => {
     // Sandboxed: its starts are written in the project, which it may write.
     const w = workspace({ crashy: { command: process.execPath, args: [FIXTURE, "tools"], env: { MCP_FIXTURE_STARTS: "PROJECT/starts.txt" } } });

@@ -29,6 +29,7 @@ async function started(def: McpServerConfig): Promise<{ server: McpServer; state
     state: (s: ServerState, detail) => states.push(detail ? `${s}: ${detail}` : s),
     tools: (t) => tools.push([...t]),
     note: () => undefined,
+    runs: () => undefined,
   });
   cleanups.push(() => server.stop());
   server.start();

@@ -52,7 +52,7 @@ async function sandboxed(p: Place, allowedHosts: string[] = []): Promise<{ serve
   const states: string[] = [];
   const def: McpServerConfig = { command: process.execPath, args: [FIXTURE, "tools"] };
   const sandbox = new ServerSandbox({ owner: "mcp-fx", projectRoot: p.project, roots: p.roots, allowedHosts, refused: (host) => notes.push(`refused ${host}`) });
-  const server = new McpServer("fx", def, p.project, { state: (s, d) => states.push(d ? `${s}: ${d}` : s), tools: () => {}, note: (_l, t) => notes.push(t) }, sandbox);
+  const server = new McpServer("fx", def, p.project, { state: (s, d) => states.push(d ? `${s}: ${d}` : s), tools: () => {}, note: (_l, t) => notes.push(t), runs: () => {} }, sandbox);
   cleanups.push(() => server.stop());
   server.start();
   await server.firstStart;
@@ -101,6 +101,6 @@ describe("a stdio MCP server inside the sandbox", () => {
     await server.stop();
     expect(existsSync(join(p.project, ".bashrc"))).toBe(false);
     expect(existsSync(join(p.project, "ordinary.txt"))).toBe(true);
-    expect(notes.join("\n")).toMatch(/mcp server fx: \[sandbox: moved .*\.bashrc out of the project/);
+    expect(notes.join("\n")).toMatch(/^\[sandbox: moved .*\.bashrc out of the project/m);
   }, 60_000);
 });

@@ -141,6 +141,8 @@ func NewEventPayload(name string) any {
 		return &HarnessModelsAvailable{}
 	case "harness.notice":
 		return &HarnessNotice{}
+	case "mcp.server_state_reported":
+		return &MCPServerStateReported{}
 	case "provider.cancel_request":
 		return &ProviderCancelRequest{}
 	case "provider.models_declared":

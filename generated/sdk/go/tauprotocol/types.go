@@ -496,6 +496,17 @@ type InterceptRequestMessagePayload struct {
 	Publisher Publisher     `json:"publisher" cbor:"publisher"`
 }
 
+// One MCP server's state, for status lines (SPEC-mcp, "State"); the latest per instance is
+// kept for late subscribers.
+type MCPServerStateReported struct {
+	Confinement *MCPConfinement `json:"confinement,omitempty" cbor:"confinement,omitempty"`
+	// Its last error, for `restarting` and `failed`.
+	Detail *string        `json:"detail,omitempty" cbor:"detail,omitempty"`
+	State  MCPServerState `json:"state" cbor:"state"`
+	// The tools it offers now.
+	Tools int64 `json:"tools" cbor:"tools"`
+}
+
 // A directed notice to one requester (tree listings, stats, admission results).
 type NoticeMessage struct {
 	Message NoticeMessageName    `json:"message" cbor:"message"`
@@ -1699,6 +1710,23 @@ const (
 	InterceptRequest InterceptRequestMessageName = "intercept_request"
 )
 
+type MCPConfinement string
+
+const (
+	Remote      MCPConfinement = "remote"
+	Sandboxed   MCPConfinement = "sandboxed"
+	Unsandboxed MCPConfinement = "unsandboxed"
+)
+
+type MCPServerState string
+
+const (
+	MCPServerStateFailed MCPServerState = "failed"
+	MCPServerStateReady  MCPServerState = "ready"
+	Restarting           MCPServerState = "restarting"
+	Starting             MCPServerState = "starting"
+)
+
 type NoticeMessageName string
 
 const (
@@ -1790,7 +1818,7 @@ const (
 type ReadyMessageName string
 
 const (
-	Ready ReadyMessageName = "ready"
+	ReadyMessageNameReady ReadyMessageName = "ready"
 )
 
 // The choices a prompt offers: `allow` / `deny` for a host; the three below for a
