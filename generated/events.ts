@@ -34,6 +34,9 @@ export const EVENT_NAMES = [
   "handoff.state_reported",
   "harness.models_available",
   "harness.notice",
+  "mcp.elicitation_answer",
+  "mcp.elicitation_requested",
+  "mcp.elicitation_resolved",
   "mcp.server_state_reported",
   "provider.cancel_request",
   "provider.models_declared",
@@ -137,6 +140,9 @@ export interface EventPayloads {
   "handoff.state_reported": T.HandoffStateReported;
   "harness.models_available": T.HarnessModelsAvailable;
   "harness.notice": T.HarnessNotice;
+  "mcp.elicitation_answer": T.McpElicitationAnswer;
+  "mcp.elicitation_requested": T.McpElicitationRequested;
+  "mcp.elicitation_resolved": T.McpElicitationResolved;
   "mcp.server_state_reported": T.McpServerStateReported;
   "provider.cancel_request": T.ProviderCancelRequest;
   "provider.models_declared": T.ProviderModelsDeclared;
@@ -245,6 +251,9 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "handoff.state_reported": { name: "handoff.state_reported", family: "handoff", model: "HandoffStateReported", description: "The handoff of one agent, for UIs: phase, deferred prompt count and context usage.", validate: V.validateHandoffStateReported },
   "harness.models_available": { name: "harness.models_available", family: "harness", model: "HarnessModelsAvailable", description: "", validate: V.validateHarnessModelsAvailable },
   "harness.notice": { name: "harness.notice", family: "harness", model: "HarnessNotice", description: "", validate: V.validateHarnessNotice },
+  "mcp.elicitation_answer": { name: "mcp.elicitation_answer", family: "mcp", model: "McpElicitationAnswer", description: "A UI's answer to an elicitation: `accept` with a value per field given, `decline`, or `cancel`.", validate: V.validateMcpElicitationAnswer },
+  "mcp.elicitation_requested": { name: "mcp.elicitation_requested", family: "mcp", model: "McpElicitationRequested", description: "An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp \"Elicitation\"):\nshown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is the\npublishing instance's.", validate: V.validateMcpElicitationRequested },
+  "mcp.elicitation_resolved": { name: "mcp.elicitation_resolved", family: "mcp", model: "McpElicitationResolved", description: "The elicitation is over (answered here or elsewhere, timed out, or withdrawn by its server): UIs close it.", validate: V.validateMcpElicitationResolved },
   "mcp.server_state_reported": { name: "mcp.server_state_reported", family: "mcp", model: "McpServerStateReported", description: "One MCP server's state, for status lines (SPEC-mcp, \"State\"); the latest per instance is kept for late subscribers.", validate: V.validateMcpServerStateReported },
   "provider.cancel_request": { name: "provider.cancel_request", family: "provider", model: "ProviderCancelRequest", description: "", validate: V.validateProviderCancelRequest },
   "provider.models_declared": { name: "provider.models_declared", family: "provider", model: "ProviderModelsDeclared", description: "", validate: V.validateProviderModelsDeclared },

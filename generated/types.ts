@@ -632,6 +632,66 @@ export type KeyBindings = {
 
 export type McpConfinement = "sandboxed" | "unsandboxed" | "remote";
 
+export type McpElicitationAction = "accept" | "decline" | "cancel";
+
+/** A UI's answer to an elicitation: `accept` with a value per field given, `decline`, or `cancel`. */
+export type McpElicitationAnswer = {
+  elicitation_id: Id;
+  action: McpElicitationAction;
+  /** `accept`: field name → a string, number, boolean or (for `choices`) a list of strings. */
+  values?: Record<string, unknown>;
+};
+
+/** One field of an elicitation form, as the server's schema describes it (its words, untrusted). */
+export type McpElicitationField = {
+  /** The property's name: the key of its value in the answer. */
+  name: ShortText;
+  kind: McpElicitationKind;
+  required: boolean;
+  title?: ShortText;
+  description?: ShortText;
+  /** `string`: `email`, `uri`, `date` or `date-time`. */
+  format?: ShortText;
+  /** `choice`, `choices`: what may be picked. */
+  options?: Array<McpElicitationOption>;
+  /** `number`, `integer`: bounds. */
+  minimum?: number;
+  maximum?: number;
+  /** `string`: length bounds; `choices`: how many may be picked. */
+  min_length?: number;
+  max_length?: number;
+  /** The server's default, as text. */
+  default?: ShortText;
+};
+
+export type McpElicitationKind = "string" | "number" | "integer" | "boolean" | "choice" | "choices";
+
+export type McpElicitationOption = {
+  value: ShortText;
+  /** The server's label for it, when it gave one. */
+  label?: ShortText;
+};
+
+/**
+ * An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp "Elicitation"):
+ * shown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is the
+ * publishing instance's.
+ */
+export type McpElicitationRequested = {
+  elicitation_id: Id;
+  /** The server's message (its words, shown as such). */
+  message: ShortText;
+  fields: Array<McpElicitationField>;
+};
+
+/** The elicitation is over (answered here or elsewhere, timed out, or withdrawn by its server): UIs close it. */
+export type McpElicitationResolved = {
+  elicitation_id: Id;
+  action: McpElicitationAction;
+  /** Why, when it was not a UI's answer (`timed out after 600 s`, `the server withdrew it`, an invalid answer). */
+  reason?: ShortText;
+};
+
 /** `.tau/mcp.yaml` of a trusted project: MCP servers the project brings (SPEC-mcp, "Configuration"). */
 export type McpProjectConfig = {
   /** MCP servers, by server name; an entry replaces the user's entry of the same name. */

@@ -1883,6 +1883,200 @@ class InterceptRequestMessage:
         return result
 
 
+class MCPElicitationAction(Enum):
+    ACCEPT = "accept"
+    CANCEL = "cancel"
+    DECLINE = "decline"
+
+
+@dataclass
+class MCPElicitationAnswer:
+    """A UI's answer to an elicitation: `accept` with a value per field given, `decline`, or
+    `cancel`.
+    """
+    action: MCPElicitationAction
+    elicitation_id: str
+    values: Optional[Dict[str, Any]] = None
+    """`accept`: field name → a string, number, boolean or (for `choices`) a list of strings."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPElicitationAnswer':
+        assert isinstance(obj, dict)
+        action = MCPElicitationAction(obj.get("action"))
+        elicitation_id = from_str(obj.get("elicitation_id"))
+        values = from_union([lambda x: from_dict(lambda x: x, x), from_none], obj.get("values"))
+        return MCPElicitationAnswer(action, elicitation_id, values)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["action"] = to_enum(MCPElicitationAction, self.action)
+        result["elicitation_id"] = from_str(self.elicitation_id)
+        if self.values is not None:
+            result["values"] = from_union([lambda x: from_dict(lambda x: x, x), from_none], self.values)
+        return result
+
+
+class MCPElicitationKind(Enum):
+    BOOLEAN = "boolean"
+    CHOICE = "choice"
+    CHOICES = "choices"
+    INTEGER = "integer"
+    NUMBER = "number"
+    STRING = "string"
+
+
+@dataclass
+class MCPElicitationOption:
+    value: str
+    label: Optional[str] = None
+    """The server's label for it, when it gave one."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPElicitationOption':
+        assert isinstance(obj, dict)
+        value = from_str(obj.get("value"))
+        label = from_union([from_str, from_none], obj.get("label"))
+        return MCPElicitationOption(value, label)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["value"] = from_str(self.value)
+        if self.label is not None:
+            result["label"] = from_union([from_str, from_none], self.label)
+        return result
+
+
+@dataclass
+class MCPElicitationField:
+    """One field of an elicitation form, as the server's schema describes it (its words,
+    untrusted).
+    """
+    kind: MCPElicitationKind
+    name: str
+    """The property's name: the key of its value in the answer."""
+
+    required: bool
+    default: Optional[str] = None
+    """The server's default, as text."""
+
+    description: Optional[str] = None
+    format: Optional[str] = None
+    """`string`: `email`, `uri`, `date` or `date-time`."""
+
+    max_length: Optional[int] = None
+    maximum: Optional[float] = None
+    min_length: Optional[int] = None
+    """`string`: length bounds; `choices`: how many may be picked."""
+
+    minimum: Optional[float] = None
+    """`number`, `integer`: bounds."""
+
+    options: Optional[List[MCPElicitationOption]] = None
+    """`choice`, `choices`: what may be picked."""
+
+    title: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPElicitationField':
+        assert isinstance(obj, dict)
+        kind = MCPElicitationKind(obj.get("kind"))
+        name = from_str(obj.get("name"))
+        required = from_bool(obj.get("required"))
+        default = from_union([from_str, from_none], obj.get("default"))
+        description = from_union([from_str, from_none], obj.get("description"))
+        format = from_union([from_str, from_none], obj.get("format"))
+        max_length = from_union([from_int, from_none], obj.get("max_length"))
+        maximum = from_union([from_float, from_none], obj.get("maximum"))
+        min_length = from_union([from_int, from_none], obj.get("min_length"))
+        minimum = from_union([from_float, from_none], obj.get("minimum"))
+        options = from_union([lambda x: from_list(MCPElicitationOption.from_dict, x), from_none], obj.get("options"))
+        title = from_union([from_str, from_none], obj.get("title"))
+        return MCPElicitationField(kind, name, required, default, description, format, max_length, maximum, min_length, minimum, options, title)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["kind"] = to_enum(MCPElicitationKind, self.kind)
+        result["name"] = from_str(self.name)
+        result["required"] = from_bool(self.required)
+        if self.default is not None:
+            result["default"] = from_union([from_str, from_none], self.default)
+        if self.description is not None:
+            result["description"] = from_union([from_str, from_none], self.description)
+        if self.format is not None:
+            result["format"] = from_union([from_str, from_none], self.format)
+        if self.max_length is not None:
+            result["max_length"] = from_union([from_int, from_none], self.max_length)
+        if self.maximum is not None:
+            result["maximum"] = from_union([to_float, from_none], self.maximum)
+        if self.min_length is not None:
+            result["min_length"] = from_union([from_int, from_none], self.min_length)
+        if self.minimum is not None:
+            result["minimum"] = from_union([to_float, from_none], self.minimum)
+        if self.options is not None:
+            result["options"] = from_union([lambda x: from_list(lambda x: to_class(MCPElicitationOption, x), x), from_none], self.options)
+        if self.title is not None:
+            result["title"] = from_union([from_str, from_none], self.title)
+        return result
+
+
+@dataclass
+class MCPElicitationRequested:
+    """An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp
+    "Elicitation"):
+    shown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is
+    the
+    publishing instance's.
+    """
+    elicitation_id: str
+    fields: List[MCPElicitationField]
+    message: str
+    """The server's message (its words, shown as such)."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPElicitationRequested':
+        assert isinstance(obj, dict)
+        elicitation_id = from_str(obj.get("elicitation_id"))
+        fields = from_list(MCPElicitationField.from_dict, obj.get("fields"))
+        message = from_str(obj.get("message"))
+        return MCPElicitationRequested(elicitation_id, fields, message)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["elicitation_id"] = from_str(self.elicitation_id)
+        result["fields"] = from_list(lambda x: to_class(MCPElicitationField, x), self.fields)
+        result["message"] = from_str(self.message)
+        return result
+
+
+@dataclass
+class MCPElicitationResolved:
+    """The elicitation is over (answered here or elsewhere, timed out, or withdrawn by its
+    server): UIs close it.
+    """
+    action: MCPElicitationAction
+    elicitation_id: str
+    reason: Optional[str] = None
+    """Why, when it was not a UI's answer (`timed out after 600 s`, `the server withdrew it`, an
+    invalid answer).
+    """
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPElicitationResolved':
+        assert isinstance(obj, dict)
+        action = MCPElicitationAction(obj.get("action"))
+        elicitation_id = from_str(obj.get("elicitation_id"))
+        reason = from_union([from_str, from_none], obj.get("reason"))
+        return MCPElicitationResolved(action, elicitation_id, reason)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["action"] = to_enum(MCPElicitationAction, self.action)
+        result["elicitation_id"] = from_str(self.elicitation_id)
+        if self.reason is not None:
+            result["reason"] = from_union([from_str, from_none], self.reason)
+        return result
+
+
 class MCPConfinement(Enum):
     REMOTE = "remote"
     SANDBOXED = "sandboxed"
@@ -5729,6 +5923,30 @@ def intercept_request_message_to_dict(x: InterceptRequestMessage) -> Any:
     return to_class(InterceptRequestMessage, x)
 
 
+def mcp_elicitation_answer_from_dict(s: Any) -> MCPElicitationAnswer:
+    return MCPElicitationAnswer.from_dict(s)
+
+
+def mcp_elicitation_answer_to_dict(x: MCPElicitationAnswer) -> Any:
+    return to_class(MCPElicitationAnswer, x)
+
+
+def mcp_elicitation_requested_from_dict(s: Any) -> MCPElicitationRequested:
+    return MCPElicitationRequested.from_dict(s)
+
+
+def mcp_elicitation_requested_to_dict(x: MCPElicitationRequested) -> Any:
+    return to_class(MCPElicitationRequested, x)
+
+
+def mcp_elicitation_resolved_from_dict(s: Any) -> MCPElicitationResolved:
+    return MCPElicitationResolved.from_dict(s)
+
+
+def mcp_elicitation_resolved_to_dict(x: MCPElicitationResolved) -> Any:
+    return to_class(MCPElicitationResolved, x)
+
+
 def mcp_server_state_reported_from_dict(s: Any) -> MCPServerStateReported:
     return MCPServerStateReported.from_dict(s)
 
@@ -6509,6 +6727,9 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "handoff.state_reported": HandoffStateReported,
     "harness.models_available": HarnessModelsAvailable,
     "harness.notice": HarnessNotice,
+    "mcp.elicitation_answer": MCPElicitationAnswer,
+    "mcp.elicitation_requested": MCPElicitationRequested,
+    "mcp.elicitation_resolved": MCPElicitationResolved,
     "mcp.server_state_reported": MCPServerStateReported,
     "provider.cancel_request": ProviderCancelRequest,
     "provider.models_declared": ProviderModelsDeclared,

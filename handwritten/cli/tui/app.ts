@@ -18,6 +18,7 @@ import { ModelSelector } from "./model-selector.js";
 import { SandboxDialog } from "./sandbox-dialog.js";
 import { HandoffDialog } from "./handoff-dialog.js";
 import { McpStatus } from "./mcp-status.js";
+import { ElicitationDialog } from "./elicitation-dialog.js";
 import { HistoryPages, REPLAY_RECENT_RECORDS } from "./history-pages.js";
 import { SessionList } from "./session-picker.js";
 import { Themes } from "./themes.js";
@@ -89,8 +90,9 @@ export class TuiApp {
   private readonly sandbox = new SandboxDialog(this.ui);
   private readonly handoff = new HandoffDialog(this.ui, (how) => this.leave(how));
   private readonly mcp = new McpStatus();
+  private readonly elicitation = new ElicitationDialog(this.ui);
   /** Dialogs in the order they claim the space above the editor and its keys: the first open one has them. */
-  private readonly dialogs: readonly Dialog[] = [this.sandbox, this.handoff];
+  private readonly dialogs: readonly Dialog[] = [this.sandbox, this.handoff, this.elicitation];
   private readonly agents = new AgentSwitcher(this.ui, {
     focusOn: (id) => (this.focus = id),
     nextAgentKey: () => keyLabel(this.bindings.byAction.next_agent),
@@ -109,6 +111,7 @@ export class TuiApp {
     settings: this.settings,
     prompted: (id) => this.agents.prompted(id),
     command: (name, args) => void runCommand(this.commands, name, args).catch((err: unknown) => this.note("error", (err as Error).message)),
+    answer: (text) => this.elicitation.submit(text),
   });
 
   constructor(
@@ -276,7 +279,7 @@ export class TuiApp {
       this.sandbox.deliver(d);
       return true;
     }
-    if (this.mcp.deliver(d)) return true;
+    if (this.mcp.deliver(d) || this.elicitation.deliver(d)) return true;
     const handoff = this.handoff.deliver(d);
     this.pages.track(d);
     // A replay focuses the newest agent a person (or the harness) started, never a child another
@@ -339,6 +342,8 @@ export class TuiApp {
     }
     // A request's key pressed as it closed on its own is not typed into the editor (sandbox-dialog.ts).
     if (dialog === undefined && key.kind === "text" && [...key.text].length === 1 && this.sandbox.key(key.text, editor)) return;
+    // Enter on an empty editor skips an optional field of a server's form (the editor submits no empty text).
+    if (key.kind === "enter" && editor.text.trim() === "" && this.elicitation.submit("")) return;
     this.prompt.key(key);
   }
 

@@ -21,6 +21,8 @@ export interface PromptHost {
   prompted(id: string): void;
   /** Runs a parsed colon command. */
   command(name: string, args: readonly string[]): void;
+  /** A dialog waiting for a typed answer takes the submitted text first: true when it did (it is then no prompt, and not kept in the history). */
+  answer?(text: string): boolean;
 }
 
 export class PromptInput {
@@ -92,6 +94,7 @@ export class PromptInput {
   }
 
   private submit(raw: string): void {
+    if (this.host.answer?.(raw) === true) return;
     const parsed = parseInput(raw);
     if (parsed.kind === "empty") return;
     const remembered = historyText(raw, parsed);

@@ -9,6 +9,7 @@ import { ServerSandbox } from "../shell/sandbox/index.js";
 import { MCP_MAX_TOOLS } from "./limits.js";
 import { planTools, type ListedTool, type OfferedTool } from "./names.js";
 import { renderResult } from "./results.js";
+import { Elicitations } from "./elicitation.js";
 import { ServerReport } from "./report.js";
 import { McpServer, type ServerState } from "./server.js";
 
@@ -69,11 +70,19 @@ export async function main(): Promise<void> {
           refused: (host, port) => report.refusedHost(host, port),
         })
       : undefined;
+  const elicitations = new Elicitations(ext, (level, text) => report.say(level, text));
   const server = new McpServer(
     name,
     definition,
     projectRoot,
-    { state: (state: ServerState, detail) => report.changed(state, detail), tools: offer, note: (level, text) => report.say(level, text), runs: (how, why) => report.runs(how, why) },
+    {
+      state: (state: ServerState, detail) => report.changed(state, detail),
+      tools: offer,
+      note: (level, text) => report.say(level, text),
+      runs: (how, why) => report.runs(how, why),
+      // A run with no UI to ask (`--approval never`, as `tau run`) offers no elicitation: a server that asks anyway is refused.
+      ...(settings.sandbox?.approval !== "never" ? { elicit: (params, signal) => elicitations.ask(params, signal) } : {}),
+    },
     sandbox,
   );
   ext.onHarnessGone(() => server.stop());

@@ -1,13 +1,13 @@
 // One MCP server, kept running (SPEC-mcp, "Lifecycle"): each start (spawn or connect, initialize,
 // the first tool listing) is bounded by the server's start-up timeout; a failed start and a crash
 // are retried with a doubling backoff; the state and the last error are reported on every change.
-// Sampling and elicitation are refused: the client declares neither capability, and the SDK
-// answers such a request with "method not found". A stdio server starts inside the sandbox when
+// Sampling is refused (the client does not declare it, and the SDK answers "method not found");
+// elicitation is offered when someone can answer (events.elicit), in form mode. A stdio server starts inside the sandbox when
 // given one (SPEC-mcp, "The sandbox"): a sandbox that cannot start fails the server for good.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type ElicitRequestFormParams, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../../../generated/index.js";
 import {
@@ -39,6 +39,11 @@ export interface ServerEvents {
   note(level: "info" | "warning", text: string): void;
   /** How a stdio server runs, once its sandbox said (unsandboxed: why). */
   runs(how: "sandboxed" | "unsandboxed", why?: string): void;
+  /**
+   * Asks the user what the server asks (`elicitation/create`, form mode); `signal` aborts when the
+   * server withdraws it. Absent (no UI can answer): the client does not offer elicitation.
+   */
+  elicit?(params: ElicitRequestFormParams, signal: AbortSignal): Promise<ElicitResult>;
 }
 
 /** A start that trying again cannot mend (the sandbox cannot start): the server is failed at once. */
@@ -191,7 +196,10 @@ export class McpServer {
   private async attempt(): Promise<void> {
     if (this.stopped) return;
     this.stderrTail = "";
-    const client = new Client({ name: "tau", version: "1" }, { capabilities: {} });
+    const elicit = this.events.elicit?.bind(this.events);
+    const client = new Client({ name: "tau", version: "1" }, { capabilities: elicit !== undefined ? { elicitation: { form: {} } } : {} });
+    // Form mode only: the SDK refuses a URL-mode request, which tau does not offer.
+    if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, (req, extra) => elicit(req.params as ElicitRequestFormParams, extra.signal));
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     const deadline = new Promise<never>((_, reject) => {

@@ -80,7 +80,7 @@ describe("the MCP client", () => {
     expect(tools[1]!.map((t) => t.name)).toContain("grown");
   });
 
-  it("[mcp.requests.sampling-elicitation-refused] a server's sampling and elicitation requests are refused", async () => {
+  it("[mcp.requests.sampling-elicitation-refused] a server's sampling requests are refused, and its elicitation requests when the client has no one to ask", async () => {
     const { server } = await started({ command: process.execPath, args: [FIXTURE, "tools"] });
     const result = await server.call("ask", {}, new AbortController().signal, () => {});
     const text = String(result.content?.[0]?.text);

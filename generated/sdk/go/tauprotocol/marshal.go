@@ -148,6 +148,25 @@ func (v InterceptMessagePayload) MarshalCBOR() ([]byte, error) {
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 
+func (v MCPElicitationRequested) withEmptyLists() MCPElicitationRequested {
+	if v.Fields == nil {
+		v.Fields = []MCPElicitationField{}
+	}
+	return v
+}
+
+// MarshalJSON writes MCPElicitationRequested with its required lists and maps never null.
+func (v MCPElicitationRequested) MarshalJSON() ([]byte, error) {
+	type plain MCPElicitationRequested
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes MCPElicitationRequested with its required lists and maps never null.
+func (v MCPElicitationRequested) MarshalCBOR() ([]byte, error) {
+	type plain MCPElicitationRequested
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
 func (v PeerAgentsResultMessagePayload) withEmptyLists() PeerAgentsResultMessagePayload {
 	if v.Agents == nil {
 		v.Agents = []PeerAgentRow{}

@@ -141,6 +141,12 @@ func NewEventPayload(name string) any {
 		return &HarnessModelsAvailable{}
 	case "harness.notice":
 		return &HarnessNotice{}
+	case "mcp.elicitation_answer":
+		return &MCPElicitationAnswer{}
+	case "mcp.elicitation_requested":
+		return &MCPElicitationRequested{}
+	case "mcp.elicitation_resolved":
+		return &MCPElicitationResolved{}
 	case "mcp.server_state_reported":
 		return &MCPServerStateReported{}
 	case "provider.cancel_request":

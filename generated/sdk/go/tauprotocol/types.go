@@ -496,6 +496,66 @@ type InterceptRequestMessagePayload struct {
 	Publisher Publisher     `json:"publisher" cbor:"publisher"`
 }
 
+// A UI's answer to an elicitation: `accept` with a value per field given, `decline`, or
+// `cancel`.
+type MCPElicitationAnswer struct {
+	Action        MCPElicitationAction `json:"action" cbor:"action"`
+	ElicitationID string               `json:"elicitation_id" cbor:"elicitation_id"`
+	// `accept`: field name → a string, number, boolean or (for `choices`) a list of strings.
+	Values map[string]interface{} `json:"values,omitempty" cbor:"values,omitempty"`
+}
+
+// An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp
+// "Elicitation"):
+// shown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is
+// the
+// publishing instance's.
+type MCPElicitationRequested struct {
+	ElicitationID string                `json:"elicitation_id" cbor:"elicitation_id"`
+	Fields        []MCPElicitationField `json:"fields" cbor:"fields"`
+	// The server's message (its words, shown as such).
+	Message string `json:"message" cbor:"message"`
+}
+
+// One field of an elicitation form, as the server's schema describes it (its words,
+// untrusted).
+type MCPElicitationField struct {
+	// The server's default, as text.
+	Default     *string `json:"default,omitempty" cbor:"default,omitempty"`
+	Description *string `json:"description,omitempty" cbor:"description,omitempty"`
+	// `string`: `email`, `uri`, `date` or `date-time`.
+	Format    *string            `json:"format,omitempty" cbor:"format,omitempty"`
+	Kind      MCPElicitationKind `json:"kind" cbor:"kind"`
+	MaxLength *int64             `json:"max_length,omitempty" cbor:"max_length,omitempty"`
+	Maximum   *float64           `json:"maximum,omitempty" cbor:"maximum,omitempty"`
+	// `string`: length bounds; `choices`: how many may be picked.
+	MinLength *int64 `json:"min_length,omitempty" cbor:"min_length,omitempty"`
+	// `number`, `integer`: bounds.
+	Minimum *float64 `json:"minimum,omitempty" cbor:"minimum,omitempty"`
+	// The property's name: the key of its value in the answer.
+	Name string `json:"name" cbor:"name"`
+	// `choice`, `choices`: what may be picked.
+	Options  []MCPElicitationOption `json:"options,omitempty" cbor:"options,omitempty"`
+	Required bool                   `json:"required" cbor:"required"`
+	Title    *string                `json:"title,omitempty" cbor:"title,omitempty"`
+}
+
+type MCPElicitationOption struct {
+	// The server's label for it, when it gave one.
+	Label *string `json:"label,omitempty" cbor:"label,omitempty"`
+	Value string  `json:"value" cbor:"value"`
+}
+
+// The elicitation is over (answered here or elsewhere, timed out, or withdrawn by its
+// server): UIs close it.
+type MCPElicitationResolved struct {
+	Action        MCPElicitationAction `json:"action" cbor:"action"`
+	ElicitationID string               `json:"elicitation_id" cbor:"elicitation_id"`
+	// Why, when it was not a UI's answer (`timed out after 600 s`, `the server withdrew it`, an
+	// invalid answer).
+	Reason *string `json:"reason,omitempty" cbor:"reason,omitempty"`
+}
+
 // One MCP server's state, for status lines (SPEC-mcp, "State"); the latest per instance is
 // kept for late subscribers.
 type MCPServerStateReported struct {
@@ -1708,6 +1768,25 @@ type InterceptRequestMessageName string
 
 const (
 	InterceptRequest InterceptRequestMessageName = "intercept_request"
+)
+
+type MCPElicitationAction string
+
+const (
+	Accept  MCPElicitationAction = "accept"
+	Cancel  MCPElicitationAction = "cancel"
+	Decline MCPElicitationAction = "decline"
+)
+
+type MCPElicitationKind string
+
+const (
+	Boolean MCPElicitationKind = "boolean"
+	Choice  MCPElicitationKind = "choice"
+	Choices MCPElicitationKind = "choices"
+	Integer MCPElicitationKind = "integer"
+	Number  MCPElicitationKind = "number"
+	String  MCPElicitationKind = "string"
 )
 
 type MCPConfinement string
