@@ -47,22 +47,37 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
     }))
     .onRequest("session/new", async ({ params }) => {
       const s = await opened(params.cwd, params.mcpServers);
-      return { sessionId: s.id, configOptions: s.configOptions() };
+      return { sessionId: s.id, configOptions: s.configOptions(), ...withModes(s) };
     })
     .onRequest("session/load", async ({ params, client }) => {
       if (sessions.has(params.sessionId)) throw RequestError.invalidParams(undefined, `session ${params.sessionId} is open on this connection already`);
       const s = await opened(params.cwd, params.mcpServers, params.sessionId);
       for (const update of await s.history) await client.notify("session/update", { sessionId: s.id, update });
-      return { configOptions: s.configOptions() };
+      return { configOptions: s.configOptions(), ...withModes(s) };
     })
-    .onRequest("session/set_config_option", ({ params }) => {
+    .onRequest("session/set_config_option", async ({ params, client }) => {
       const s = session(params.sessionId);
-      if (params.configId !== "model" || typeof params.value !== "string") throw RequestError.invalidParams(undefined, `tau has one configuration option, "model", a choice of PROVIDER/MODEL`);
+      if ((params.configId !== "model" && params.configId !== "mode") || typeof params.value !== "string") {
+        throw RequestError.invalidParams(undefined, `tau's configuration options are "model" (a choice of PROVIDER/MODEL) and "mode"`);
+      }
       try {
-        return { configOptions: s.setModel(params.value) };
+        if (params.configId === "model") return { configOptions: s.setModel(params.value) };
+        await s.setMode(params.value);
+        await client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "current_mode_update", currentModeId: params.value } });
+        return { configOptions: s.configOptions() };
       } catch (err) {
         throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : err;
       }
+    })
+    .onRequest("session/set_mode", async ({ params, client }) => {
+      const s = session(params.sessionId);
+      try {
+        await s.setMode(params.modeId);
+      } catch (err) {
+        throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : err;
+      }
+      await client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "config_option_update", configOptions: s.configOptions() } });
+      return {};
     })
     .onRequest("session/prompt", async ({ params, client }) => {
       const s = session(params.sessionId);
@@ -91,6 +106,12 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
   } finally {
     for (const s of sessions.values()) s.close();
   }
+}
+
+/** A session's modes for a `session/new` or `session/load` answer, when it has them. */
+function withModes(s: AcpSession): { modes?: NonNullable<ReturnType<AcpSession["modes"]>> } {
+  const modes = s.modes();
+  return modes === undefined ? {} : { modes };
 }
 
 /** How each sandbox choice reads to an ACP client: once, for the session, or a refusal. */

@@ -3,7 +3,7 @@
 // to, and the turn under way.
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import type { McpServer, SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
+import type { McpServer, SessionConfigOption, SessionModeState, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { AvailableModel, McpServerConfig, SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
 import { importedName } from "../../config/mcp-import.js";
 import { randomHex } from "../../startup/random.js";
@@ -46,6 +46,8 @@ export class AcpSession {
   private available: readonly AvailableModel[] = [];
   private defaultModel: string | undefined;
   private agentModel: string | undefined;
+  /** The sandbox's mode (SPEC-acp, "Modes"), once the shell extension said it; undefined: no modes offered. */
+  private mode: SandboxMode | undefined;
   /** Asks the client about a sandbox request raised while none of this connection's prompts runs. */
   askPermission: AskPermission | undefined;
   /** Told when the session's configuration options change (the models arrived, the model changed). */
@@ -118,7 +120,27 @@ export class AcpSession {
     }
     const client = await SessionClient.attach(daemon.socket, daemon.session_id);
     agentId ??= (await client.request("ui.create_agent", {})).agent_id;
-    return new AcpSession(daemon.session_id, cwd, client, agentId);
+    const s = new AcpSession(daemon.session_id, cwd, client, agentId);
+    s.mode = await sandboxMode(client);
+    return s;
+  }
+
+  /** The session's modes (SPEC-acp, "Modes"): the sandbox's, when it said which is in force. */
+  modes(): SessionModeState | undefined {
+    if (this.mode === undefined) return undefined;
+    return { currentModeId: this.mode, availableModes: MODES.map((m) => ({ ...m })) };
+  }
+
+  /** `session/set_mode` (or the `mode` option): the sandbox's mode for the rest of the session. */
+  async setMode(value: string): Promise<void> {
+    const mode = MODES.find((m) => m.id === value)?.id;
+    if (mode === undefined || this.mode === undefined) throw new AcpRefusal(`tau's modes are ${MODES.map((m) => m.id).join(" and ")}${this.mode === undefined ? ", and this session's sandbox did not say its mode" : ""}`);
+    try {
+      await this.client.request("sandbox.command_request", { args: ["mode", mode] });
+    } catch (err) {
+      throw new AcpRefusal(`the sandbox did not change its mode: ${(err as Error).message}`);
+    }
+    this.mode = mode;
   }
 
   /**
@@ -146,10 +168,13 @@ export class AcpSession {
    */
   configOptions(): SessionConfigOption[] {
     if (this.available.length === 0) return [];
+    // The mode option goes with the model's: an editor shows the options it was given last.
     const options = this.available.map((m) => ({ value: `${m.provider}/${m.id}`, name: m.id, description: `from ${m.provider}` }));
     const wanted = this.agentModel ?? this.defaultModel;
     const current = options.find((o) => o.value === wanted || o.name === wanted) ?? options[0];
-    return [{ id: "model", name: "Model", category: "model", type: "select", currentValue: (current as { value: string }).value, options }];
+    const mode: SessionConfigOption[] =
+      this.mode === undefined ? [] : [{ id: "mode", name: "Mode", category: "mode", type: "select", currentValue: this.mode, options: MODES.map((m) => ({ value: m.id, name: m.name, description: m.description })) }];
+    return [{ id: "model", name: "Model", category: "model", type: "select", currentValue: (current as { value: string }).value, options }, ...mode];
   }
 
   /** `session/set_config_option` for `model`: the agent's model from now on; refused for a model no provider declared. */
@@ -220,6 +245,24 @@ export class AcpSession {
         this.asking.delete(request.approval_id);
         if (decision !== undefined && !withdrawn.signal.aborted) this.client.emit("sandbox.approval_answer", { approval_id: request.approval_id, decision });
       });
+  }
+}
+
+type SandboxMode = "interactive" | "non-interactive";
+
+/** tau's modes for an editor: whether the sandbox asks about what its policy does not allow (SPEC-acp, "Modes"). */
+const MODES: ReadonlyArray<{ id: SandboxMode; name: string; description: string }> = [
+  { id: "interactive", name: "Ask", description: "the sandbox asks you about a connection or a write its policy does not allow" },
+  { id: "non-interactive", name: "Never ask", description: "the sandbox refuses what its policy does not allow at once, and tells the model why" },
+];
+
+/** The sandbox's mode in force, as the shell extension says it (`:sandbox mode`); undefined when it cannot say. */
+async function sandboxMode(client: SessionClient): Promise<SandboxMode | undefined> {
+  try {
+    const answer = await client.request("sandbox.command_request", { args: ["mode"] });
+    return /^sandbox mode: (interactive|non-interactive)$/.exec(answer.text)?.[1] as SandboxMode | undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -176,6 +176,47 @@ describe("tau acp", () => {
     expect(String(refusedResult?.content)).toContain("the user refused it");
   }, 90_000);
 
+  it("[acp.session.modes] the session offers the sandbox's modes: Never ask refuses what the policy does not allow without asking the editor, Ask asks again; an unknown mode is refused", async () => {
+    const w = workspace();
+    const outside = join(w.home, "outside");
+    mkdirSync(outside);
+    const shell = (id: string, command: string) => toolCallResponse([{ id, name: "shell", arguments: JSON.stringify({ command }) }]);
+    fake.enqueue(shell("call_quiet", `echo nope > ${join(outside, "quiet.txt")}`), textResponse("refused quietly"), shell("call_asked", `echo yes > ${join(outside, "asked.txt")}`), textResponse("asked"));
+    const asked: RequestPermissionRequest[] = [];
+    const updates: SessionNotification[] = [];
+    const child = startAcp(w);
+    const r = await asEditor(
+      child,
+      updates,
+      async (ctx) => {
+        const created = await ctx.request("session/new", { cwd: w.project, mcpServers: [] });
+        const unknown = await ctx.request("session/set_mode", { sessionId: created.sessionId, modeId: "yolo" }).then(
+          () => undefined,
+          (err: { code?: number }) => err,
+        );
+        await ctx.request("session/set_mode", { sessionId: created.sessionId, modeId: "non-interactive" });
+        const quiet = await ctx.request("session/prompt", { sessionId: created.sessionId, prompt: [{ type: "text", text: "write it" }] });
+        const back = await ctx.request("session/set_config_option", { sessionId: created.sessionId, configId: "mode", value: "interactive" });
+        const loud = await ctx.request("session/prompt", { sessionId: created.sessionId, prompt: [{ type: "text", text: "write again" }] });
+        return { created, unknown, quiet, back, loud };
+      },
+      (params) => {
+        asked.push(params);
+        return { outcome: { outcome: "selected", optionId: "allow_retry" } };
+      },
+    );
+    expect(r.created.modes).toEqual({ currentModeId: "interactive", availableModes: [expect.objectContaining({ id: "interactive", name: "Ask" }), expect.objectContaining({ id: "non-interactive", name: "Never ask" })] });
+    expect(r.unknown).toMatchObject({ code: -32602 });
+    expect(r.quiet).toEqual({ stopReason: "end_turn" });
+    expect(existsSync(join(outside, "quiet.txt"))).toBe(false);
+    expect(asked.map((a) => a.toolCall.toolCallId)).toEqual(["call_asked"]);
+    expect(readFileSync(join(outside, "asked.txt"), "utf8")).toBe("yes\n");
+    expect(r.back.configOptions.find((o) => o.id === "mode")).toMatchObject({ category: "mode", currentValue: "interactive" });
+    // Each way of choosing tells the other: set_mode updates the options, the option updates the mode.
+    expect(updates.some((u) => u.update.sessionUpdate === "config_option_update" && (u.update.configOptions ?? []).some((o) => o.id === "mode" && o.currentValue === "non-interactive"))).toBe(true);
+    expect(updates.some((u) => u.update.sessionUpdate === "current_mode_update" && u.update.currentModeId === "interactive")).toBe(true);
+  }, 90_000);
+
   it("[acp.session.model-option] the session offers the providers' models as its model option; choosing one sends the next prompt to it, and an unknown one is refused", async () => {
     const server = await FakeOpenAI.start({ models: ["fake-model", "other-model"] });
     cleanups.push(() => server.close());

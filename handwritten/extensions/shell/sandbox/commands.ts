@@ -14,7 +14,7 @@ export interface CommandAnswer {
 }
 
 const USAGE =
-  "usage: :sandbox show | doctor | on | off | mode interactive|non-interactive | network allow|deny add|remove HOST | filesystem allow-write|allow-read|deny-read add|remove PATH | classifier provider/model|false|default [--global] | trust | pending";
+  "usage: :sandbox show | doctor | on | off | mode [interactive|non-interactive] | network allow|deny add|remove HOST | filesystem allow-write|allow-read|deny-read add|remove PATH | classifier provider/model|false|default [--global] | trust | pending";
 
 export class SandboxCommands {
   private readonly life: SandboxLifecycle;
@@ -47,6 +47,8 @@ export class SandboxCommands {
         return this.turn(verb === "on");
       case "mode": {
         const m = rest[0];
+        // `:sandbox mode` alone says the mode in force.
+        if (m === undefined) return { ok: true, text: `sandbox mode: ${this.life.mode}` };
         if (m !== "interactive" && m !== "non-interactive") return { ok: false, text: USAGE };
         this.life.modeOverride = m;
         this.approvals.revokeAll();
