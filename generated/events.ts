@@ -23,6 +23,9 @@ export const EVENT_NAMES = [
   "agent.started",
   "agent.stats_updated",
   "agent.work_status_set",
+  "editor.files_offered",
+  "editor.read_request",
+  "editor.read_result",
   "extension.event",
   "extension.exited",
   "extension.notice",
@@ -129,6 +132,9 @@ export interface EventPayloads {
   "agent.started": T.AgentStarted;
   "agent.stats_updated": T.AgentStatsUpdated;
   "agent.work_status_set": T.AgentWorkStatusSet;
+  "editor.files_offered": T.EditorFilesOffered;
+  "editor.read_request": T.EditorReadRequest;
+  "editor.read_result": T.EditorReadResult;
   "extension.event": T.ExtensionEvent;
   "extension.exited": T.ExtensionExited;
   "extension.notice": T.ExtensionNotice;
@@ -240,6 +246,9 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "agent.started": { name: "agent.started", family: "agent", model: "AgentStarted", description: "", validate: V.validateAgentStarted },
   "agent.stats_updated": { name: "agent.stats_updated", family: "agent", model: "AgentStatsUpdated", description: "", validate: V.validateAgentStatsUpdated },
   "agent.work_status_set": { name: "agent.work_status_set", family: "agent", model: "AgentWorkStatusSet", description: "The calling agent's own work status, from its `work_status` call: model-authored, untrusted.", validate: V.validateAgentWorkStatusSet },
+  "editor.files_offered": { name: "editor.files_offered", family: "editor", model: "EditorFilesOffered", description: "What the attached editor offers; the latest is kept for late subscribers.", validate: V.validateEditorFilesOffered },
+  "editor.read_request": { name: "editor.read_request", family: "editor", model: "EditorReadRequest", description: "The `read` tool asks the editor for its text of a file the policy lets it read.", validate: V.validateEditorReadRequest },
+  "editor.read_result": { name: "editor.read_result", family: "editor", model: "EditorReadResult", description: "The editor's answer: its text of those lines, or why it has none.", validate: V.validateEditorReadResult },
   "extension.event": { name: "extension.event", family: "extension", model: "ExtensionEvent", description: "A custom event: `category` is extension-owned and cannot spell a first-party name.", validate: V.validateExtensionEvent },
   "extension.exited": { name: "extension.exited", family: "extension", model: "ExtensionExited", description: "", validate: V.validateExtensionExited },
   "extension.notice": { name: "extension.notice", family: "extension", model: "ExtensionNotice", description: "", validate: V.validateExtensionNotice },

@@ -335,6 +335,31 @@ export type EditorConfig = {
   history_size?: number;
 };
 
+/** What the attached editor offers; the latest is kept for late subscribers. */
+export type EditorFilesOffered = {
+  /** The editor answers `editor.read_request`. */
+  read: boolean;
+};
+
+/** The `read` tool asks the editor for its text of a file the policy lets it read. */
+export type EditorReadRequest = {
+  request_id: Id;
+  /** Where the file really is (no link in it), as the read tool opened it. */
+  path: PathText;
+  /** The first line wanted (1-based). */
+  line: number;
+  /** Most lines wanted. */
+  limit: number;
+};
+
+/** The editor's answer: its text of those lines, or why it has none. */
+export type EditorReadResult = {
+  request_id: Id;
+  /** At most 4 MiB. */
+  content?: string;
+  error?: ShortText;
+};
+
 export type EmitMessage = {
   message: "emit";
   payload: {

@@ -1198,6 +1198,86 @@ class DisconnectMessage:
         return result
 
 
+@dataclass
+class EditorFilesOffered:
+    """What the attached editor offers; the latest is kept for late subscribers."""
+
+    read: bool
+    """The editor answers `editor.read_request`."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'EditorFilesOffered':
+        assert isinstance(obj, dict)
+        read = from_bool(obj.get("read"))
+        return EditorFilesOffered(read)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["read"] = from_bool(self.read)
+        return result
+
+
+@dataclass
+class EditorReadRequest:
+    """The `read` tool asks the editor for its text of a file the policy lets it read."""
+
+    limit: int
+    """Most lines wanted."""
+
+    line: int
+    """The first line wanted (1-based)."""
+
+    path: str
+    """Where the file really is (no link in it), as the read tool opened it."""
+
+    request_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'EditorReadRequest':
+        assert isinstance(obj, dict)
+        limit = from_int(obj.get("limit"))
+        line = from_int(obj.get("line"))
+        path = from_str(obj.get("path"))
+        request_id = from_str(obj.get("request_id"))
+        return EditorReadRequest(limit, line, path, request_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["limit"] = from_int(self.limit)
+        result["line"] = from_int(self.line)
+        result["path"] = from_str(self.path)
+        result["request_id"] = from_str(self.request_id)
+        return result
+
+
+@dataclass
+class EditorReadResult:
+    """The editor's answer: its text of those lines, or why it has none."""
+
+    request_id: str
+    content: Optional[str] = None
+    """At most 4 MiB."""
+
+    error: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'EditorReadResult':
+        assert isinstance(obj, dict)
+        request_id = from_str(obj.get("request_id"))
+        content = from_union([from_str, from_none], obj.get("content"))
+        error = from_union([from_str, from_none], obj.get("error"))
+        return EditorReadResult(request_id, content, error)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["request_id"] = from_str(self.request_id)
+        if self.content is not None:
+            result["content"] = from_union([from_str, from_none], self.content)
+        if self.error is not None:
+            result["error"] = from_union([from_str, from_none], self.error)
+        return result
+
+
 class EmitMessageName(Enum):
     EMIT = "emit"
 
@@ -5779,6 +5859,30 @@ def disconnect_message_to_dict(x: DisconnectMessage) -> Any:
     return to_class(DisconnectMessage, x)
 
 
+def editor_files_offered_from_dict(s: Any) -> EditorFilesOffered:
+    return EditorFilesOffered.from_dict(s)
+
+
+def editor_files_offered_to_dict(x: EditorFilesOffered) -> Any:
+    return to_class(EditorFilesOffered, x)
+
+
+def editor_read_request_from_dict(s: Any) -> EditorReadRequest:
+    return EditorReadRequest.from_dict(s)
+
+
+def editor_read_request_to_dict(x: EditorReadRequest) -> Any:
+    return to_class(EditorReadRequest, x)
+
+
+def editor_read_result_from_dict(s: Any) -> EditorReadResult:
+    return EditorReadResult.from_dict(s)
+
+
+def editor_read_result_to_dict(x: EditorReadResult) -> Any:
+    return to_class(EditorReadResult, x)
+
+
 def emit_message_from_dict(s: Any) -> EmitMessage:
     return EmitMessage.from_dict(s)
 
@@ -6716,6 +6820,9 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "agent.started": AgentStarted,
     "agent.stats_updated": AgentStatsUpdated,
     "agent.work_status_set": AgentWorkStatusSet,
+    "editor.files_offered": EditorFilesOffered,
+    "editor.read_request": EditorReadRequest,
+    "editor.read_result": EditorReadResult,
     "extension.event": ExtensionEvent,
     "extension.exited": ExtensionExited,
     "extension.notice": ExtensionNotice,

@@ -27,24 +27,31 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
     if (s === undefined) throw RequestError.sessionNotFound(id);
     return s;
   };
+  /** Whether the client reads files for tau (`fs.readTextFile`, SPEC-acp "The editor's files"). */
+  let editorReads = false;
   const opened = async (cwd: string, mcpServers: Parameters<typeof AcpSession.open>[4], resume?: string): Promise<AcpSession> => {
     try {
       const s = await AcpSession.open(o.roots, cwd, o.overrides, resume, mcpServers);
       sessions.set(s.id, s);
+      if (editorReads) s.offerEditorFiles(async (path, line, limit) => await connection.client.request("fs/read_text_file", { sessionId: s.id, path, line, limit }));
       s.askPermission = (request, signal) => askPermission(connection.client, s.id, request, signal);
       s.onConfigChanged = (configOptions) => void connection.client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "config_option_update", configOptions } }).catch(() => {});
+      s.onModeChanged = (currentModeId) => void connection.client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "current_mode_update", currentModeId } }).catch(() => {});
       return s;
     } catch (err) {
       throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : RequestError.internalError(undefined, (err as Error).message);
     }
   };
   const app = agent({ name: "tau" })
-    .onRequest("initialize", () => ({
+    .onRequest("initialize", ({ params }) => {
+      editorReads = params.clientCapabilities?.fs?.readTextFile === true;
+      return {
       protocolVersion: PROTOCOL_VERSION,
       agentCapabilities: { loadSession: true, promptCapabilities: { image: false, audio: false, embeddedContext: true }, mcpCapabilities: { http: true, sse: false } },
       agentInfo: { name: "tau", version: o.version },
       authMethods: [],
-    }))
+      };
+    })
     .onRequest("session/new", async ({ params }) => {
       const s = await opened(params.cwd, params.mcpServers);
       return { sessionId: s.id, configOptions: s.configOptions(), ...withModes(s) };

@@ -4,7 +4,7 @@
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { McpServer, SessionConfigOption, SessionModeState, SessionUpdate } from "@agentclientprotocol/sdk";
-import type { AvailableModel, McpServerConfig, SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
+import type { AvailableModel, EditorReadRequest, McpServerConfig, SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
 import { importedName } from "../../config/mcp-import.js";
 import { randomHex } from "../../startup/random.js";
 import type { Roots } from "../../config/index.js";
@@ -20,8 +20,17 @@ const LOAD_REPLAY_RECORDS = 5_000;
 /** How long `session/load` waits for a session found running to stop (its last connection's daemon closing). */
 const LOAD_RUNNING_WAIT_MS = 3_000;
 
+/** How long `session/new` and `session/load` wait for the sandbox's mode before answering without it. */
+const MODE_WAIT_MS = 1_500;
+/** How long one ask for the mode waits, and how many asks are made. */
+const MODE_ASK_TIMEOUT_MS = 1_000;
+const MODE_ASKS = 30;
+
 /** How long a session waits for a provider to declare a model before its first prompt is refused. */
 const MODELS_WAIT_MS = 60_000;
+
+/** The longest editor text of a file passed on (the event's own bound). */
+const EDITOR_CONTENT_MAX_CHARS = 4 * 1024 * 1024;
 
 /** What a client asked that tau refuses, with a message for the user (a JSON-RPC invalid-params error). */
 export class AcpRefusal extends Error {
@@ -50,9 +59,13 @@ export class AcpSession {
   private mode: SandboxMode | undefined;
   /** Asks the client about a sandbox request raised while none of this connection's prompts runs. */
   askPermission: AskPermission | undefined;
+  /** Told when the sandbox's mode became known after the session was opened. */
+  onModeChanged: ((mode: string) => void) | undefined;
   /** Told when the session's configuration options change (the models arrived, the model changed). */
   onConfigChanged: ((options: SessionConfigOption[]) => void) | undefined;
   private readonly models: Promise<void>;
+  /** Asks the client for its text of a file, when it offers that. */
+  private readFile: ((path: string, line: number, limit: number) => Promise<{ content: string }>) | undefined;
   /** What the history replayed of the agent (`session/load`), until the replay completes. */
   private replayed: SessionUpdate[] | undefined = [];
   private replayDone!: () => void;
@@ -121,8 +134,24 @@ export class AcpSession {
     const client = await SessionClient.attach(daemon.socket, daemon.session_id);
     agentId ??= (await client.request("ui.create_agent", {})).agent_id;
     const s = new AcpSession(daemon.session_id, cwd, client, agentId);
-    s.mode = await sandboxMode(client);
+    // The answer holds the modes when the shell extension says its mode soon; else they follow in updates.
+    const learned = s.learnMode();
+    await Promise.race([learned, new Promise((resolve) => setTimeout(resolve, MODE_WAIT_MS).unref())]);
     return s;
+  }
+
+  /**
+   * Asks the shell extension for the sandbox's mode once the history is in, again while it does not
+   * answer (it may not be listening yet); once known, a late answer is told as updates.
+   */
+  private async learnMode(): Promise<void> {
+    await this.history;
+    const started = Date.now();
+    for (let attempt = 0; attempt < MODE_ASKS && this.mode === undefined; attempt++) this.mode = await sandboxMode(this.client);
+    if (this.mode !== undefined && Date.now() - started >= MODE_WAIT_MS) {
+      this.onConfigChanged?.(this.configOptions());
+      this.onModeChanged?.(this.mode);
+    }
   }
 
   /** The session's modes (SPEC-acp, "Modes"): the sandbox's, when it said which is in force. */
@@ -205,6 +234,26 @@ export class AcpSession {
     if (this.turn !== undefined) this.client.emit("agent.cancel_request", { agent_id: this.agentId });
   }
 
+  /**
+   * The client reads files for tau (SPEC-acp, "The editor's files"): the daemon is told, and each
+   * `editor.read_request` is asked of the client; an answer over EDITOR_CONTENT_MAX_CHARS, or an
+   * error, is answered as none (the tool then reads the disk).
+   */
+  offerEditorFiles(read: (path: string, line: number, limit: number) => Promise<{ content: string }>): void {
+    this.readFile = read;
+    this.client.emit("editor.files_offered", { read: true });
+  }
+
+  private answerRead(request: EditorReadRequest): void {
+    const read = this.readFile;
+    if (read === undefined) return;
+    void read(request.path, request.line, request.limit).then(
+      ({ content }) =>
+        this.client.emit("editor.read_result", content.length > EDITOR_CONTENT_MAX_CHARS ? { request_id: request.request_id, error: "the editor's text is over 4 MiB" } : { request_id: request.request_id, content }),
+      (err: unknown) => this.client.emit("editor.read_result", { request_id: request.request_id, error: String((err as Error).message ?? err).slice(0, 1000) }),
+    );
+  }
+
   /** Leaves the session: its daemon ends once no other UI is attached. */
   close(): void {
     this.client.close();
@@ -220,6 +269,7 @@ export class AcpSession {
       return;
     }
     const e = d.event;
+    if (e.name === "editor.read_request") return this.answerRead(e.data);
     if (e.name === "sandbox.approval_resolved") return this.asking.get(e.data.approval_id)?.abort();
     // Asked whenever the session's agent is named, as every attached UI is: a turn another UI (or
     // another agent) started needs an answer too.
@@ -259,7 +309,7 @@ const MODES: ReadonlyArray<{ id: SandboxMode; name: string; description: string 
 /** The sandbox's mode in force, as the shell extension says it (`:sandbox mode`); undefined when it cannot say. */
 async function sandboxMode(client: SessionClient): Promise<SandboxMode | undefined> {
   try {
-    const answer = await client.request("sandbox.command_request", { args: ["mode"] });
+    const answer = await client.request("sandbox.command_request", { args: ["mode"] }, { timeoutMs: MODE_ASK_TIMEOUT_MS });
     return /^sandbox mode: (interactive|non-interactive)$/.exec(answer.text)?.[1] as SandboxMode | undefined;
   } catch {
     return undefined;

@@ -5,6 +5,7 @@
 import { builtin } from "../../startup/builtin.js";
 import { Extension } from "../../sdk/index.js";
 import { resolveRoots } from "../../config/index.js";
+import { EditorBridge } from "./editor-files.js";
 import { registerShellTools } from "./registrations.js";
 import { Sandbox } from "./sandbox/index.js";
 import { followSandboxEvents } from "./sandbox-events.js";
@@ -41,7 +42,8 @@ export async function main(): Promise<void> {
   });
   const cwdFor = (agentId: string) => resolveWorkdir(workdirs.get(agentId), projectRoot);
 
-  registerShellTools(ext, sandbox, workdirs, cwdFor);
+  // An attached editor's text of a file, unsaved changes included, for `read` (SPEC-acp, "The editor's files").
+  registerShellTools(ext, sandbox, workdirs, cwdFor, new EditorBridge(ext));
   serveUserCommands(ext, cwdFor);
   ext.ready();
   // The sandbox is set up from here, beside the session's first model request, so that the first

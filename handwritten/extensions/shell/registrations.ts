@@ -3,7 +3,7 @@
 // policy, and `cd`, which moves that directory.
 import { ToolFailure, type Extension } from "../../sdk/index.js";
 import type { Sandbox } from "./sandbox/index.js";
-import { changeWorkdir, shellTools } from "./tools/index.js";
+import { changeWorkdir, shellTools, type EditorFiles } from "./tools/index.js";
 
 /**
  * Each tool's group and tags, which a role's `deny_tools`/`allow_tools` match (SPEC-tool-routing,
@@ -26,7 +26,7 @@ const SANDBOX_NOTE =
   "unless the user approves them; a result says when access was approved, refused or the command was run again.";
 
 /** Registers the shell tools and `cd`; `workdirs` holds each agent's directory, `cwdFor` resolves it. */
-export function registerShellTools(ext: Extension, sandbox: Sandbox, workdirs: Map<string, string>, cwdFor: (agentId: string) => Promise<string>): void {
+export function registerShellTools(ext: Extension, sandbox: Sandbox, workdirs: Map<string, string>, cwdFor: (agentId: string) => Promise<string>, editor?: EditorFiles): void {
   for (const tool of shellTools()) {
     const sandboxed = tool.name === "shell";
     ext.registerTool({
@@ -43,7 +43,7 @@ export function registerShellTools(ext: Extension, sandbox: Sandbox, workdirs: M
         // its configuration to load, never for the runtime.
         await sandbox.policyReady();
         const access = sandbox.fileAccess({ agentId: ctx.agentId, callId: ctx.callId, tool: tool.name });
-        return tool.run(args, { cwd, signal: ctx.signal, onProgress: (t) => ctx.progress(t), access });
+        return tool.run(args, { cwd, signal: ctx.signal, onProgress: (t) => ctx.progress(t), access, ...(editor !== undefined ? { editor } : {}) });
       },
     });
   }

@@ -7,12 +7,12 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { client, ndJsonStream, type ClientContext, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification } from "@agentclientprotocol/sdk";
+import type { RequestPermissionRequest, SessionNotification } from "@agentclientprotocol/sdk";
+import { asEditor, startAcp as startEditorAcp } from "../../support/acp.js";
 import { commandLine, processTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, completionChunk, sseEvent, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { TestClient, waitFor, waitForOwnedDaemons } from "../../support/daemon.js";
 import { runTau } from "../../support/run-tau.js";
-import { TAU_BIN } from "../../support/paths.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -24,32 +24,7 @@ function workspace(): Workspace {
   return { ...w, env: { ...process.env, ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-acp", OPENAI_MODEL: "fake-model" } };
 }
 
-/** `tau acp` started as an editor starts it. */
-function startAcp(w: Workspace): ChildProcessWithoutNullStreams {
-  const child = spawn(process.execPath, [TAU_BIN, "acp"], { env: w.env, cwd: w.project, stdio: ["pipe", "pipe", "pipe"] });
-  cleanups.push(() => child.kill("SIGKILL"));
-  return child;
-}
-
-/** Runs `op` as an ACP client of `child`, collecting every `session/update`. */
-async function asEditor<T>(
-  child: ChildProcessWithoutNullStreams,
-  updates: SessionNotification[],
-  op: (ctx: ClientContext) => Promise<T>,
-  permission?: (params: RequestPermissionRequest) => RequestPermissionResponse,
-): Promise<T> {
-  const stream = ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
-  const app = client({ name: "tau-test-editor" })
-    .onNotification("session/update", ({ params }) => {
-      updates.push(params);
-    })
-    .onRequest("session/request_permission", ({ params }) => (permission ? permission(params) : { outcome: { outcome: "cancelled" } }));
-  return app.connectWith(stream, async (ctx) => {
-    const init = await ctx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
-    expect(init).toMatchObject({ protocolVersion: 1, agentCapabilities: { loadSession: true, promptCapabilities: { embeddedContext: true } }, agentInfo: { name: "tau" } });
-    return op(ctx);
-  });
-}
+const startAcp = (w: Workspace) => startEditorAcp(cleanups, w);
 
 type Msg = { role: string; content?: unknown };
 const userTexts = (i: number) => ((fake.chatRequests[i]?.body as { messages: Msg[] }).messages ?? []).filter((m) => m.role === "user").map((m) => String(m.content));
@@ -156,9 +131,11 @@ describe("tau acp", () => {
         const second = await ctx.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "write another" }] });
         return [first, second];
       },
-      (params) => {
-        asked.push(params);
-        return { outcome: { outcome: "selected", optionId: choices[asked.length - 1] as string } };
+      {
+        permission: (params) => {
+          asked.push(params);
+          return { outcome: { outcome: "selected", optionId: choices[asked.length - 1] as string } };
+        },
       },
     );
     expect(answers).toEqual([{ stopReason: "end_turn" }, { stopReason: "end_turn" }]);
@@ -200,9 +177,11 @@ describe("tau acp", () => {
         const loud = await ctx.request("session/prompt", { sessionId: created.sessionId, prompt: [{ type: "text", text: "write again" }] });
         return { created, unknown, quiet, back, loud };
       },
-      (params) => {
-        asked.push(params);
-        return { outcome: { outcome: "selected", optionId: "allow_retry" } };
+      {
+        permission: (params) => {
+          asked.push(params);
+          return { outcome: { outcome: "selected", optionId: "allow_retry" } };
+        },
       },
     );
     expect(r.created.modes).toEqual({ currentModeId: "interactive", availableModes: [expect.objectContaining({ id: "interactive", name: "Ask" }), expect.objectContaining({ id: "non-interactive", name: "Never ask" })] });
@@ -253,7 +232,8 @@ describe("tau acp", () => {
 
   it("[acp.session.mcp-servers] the editor's MCP servers join its session (names made tau's), reached through a private file, never the daemon's command line", async () => {
     const w = workspace();
-    const starts = join(w.home, "starts.txt");
+    // In the project: the editor's server runs in the sandbox, which lets it write there.
+    const starts = join(w.project, "starts.txt");
     writeFileSync(starts, "");
     const updates: SessionNotification[] = [];
     const child = startAcp(w);
@@ -306,9 +286,11 @@ describe("tau acp", () => {
         ui.emit("ui.prompt_submit", { agent_id: agent.agent_id, mode: "queue", text: "write elsewhere" });
         await waitFor(() => existsSync(join(outside, "other.txt")), "the approved write", 30_000);
       },
-      (params) => {
-        asked.push(params);
-        return { outcome: { outcome: "selected", optionId: "allow_retry" } };
+      {
+        permission: (params) => {
+          asked.push(params);
+          return { outcome: { outcome: "selected", optionId: "allow_retry" } };
+        },
       },
     );
     expect(asked.map((a) => a.toolCall.toolCallId)).toEqual(["call_other"]);

@@ -119,6 +119,12 @@ func NewEventPayload(name string) any {
 		return &AgentStatsUpdated{}
 	case "agent.work_status_set":
 		return &AgentWorkStatusSet{}
+	case "editor.files_offered":
+		return &EditorFilesOffered{}
+	case "editor.read_request":
+		return &EditorReadRequest{}
+	case "editor.read_result":
+		return &EditorReadResult{}
 	case "extension.event":
 		return &ExtensionEvent{}
 	case "extension.exited":

@@ -318,6 +318,31 @@ type DisconnectMessagePayload struct {
 	Reason *string `json:"reason,omitempty" cbor:"reason,omitempty"`
 }
 
+// What the attached editor offers; the latest is kept for late subscribers.
+type EditorFilesOffered struct {
+	// The editor answers `editor.read_request`.
+	Read bool `json:"read" cbor:"read"`
+}
+
+// The `read` tool asks the editor for its text of a file the policy lets it read.
+type EditorReadRequest struct {
+	// Most lines wanted.
+	Limit int64 `json:"limit" cbor:"limit"`
+	// The first line wanted (1-based).
+	Line int64 `json:"line" cbor:"line"`
+	// Where the file really is (no link in it), as the read tool opened it.
+	Path      string `json:"path" cbor:"path"`
+	RequestID string `json:"request_id" cbor:"request_id"`
+}
+
+// The editor's answer: its text of those lines, or why it has none.
+type EditorReadResult struct {
+	// At most 4 MiB.
+	Content   *string `json:"content,omitempty" cbor:"content,omitempty"`
+	Error     *string `json:"error,omitempty" cbor:"error,omitempty"`
+	RequestID string  `json:"request_id" cbor:"request_id"`
+}
+
 type EmitMessage struct {
 	Message EmitMessageName    `json:"message" cbor:"message"`
 	Payload EmitMessagePayload `json:"payload" cbor:"payload"`

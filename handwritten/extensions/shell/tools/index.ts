@@ -9,7 +9,7 @@ import { shellTool } from "./shell.js";
 import type { Tool } from "./types.js";
 import { writeTool } from "./write.js";
 
-export type { FileAccess, JsonSchema, Tool, ToolContext, ToolDisplay, ToolResult } from "./types.js";
+export type { EditorFiles, FileAccess, JsonSchema, Tool, ToolContext, ToolDisplay, ToolResult } from "./types.js";
 export { ToolError } from "./errors.js";
 export type { ToolErrorCode } from "./errors.js";
 export * as limits from "./limits.js";

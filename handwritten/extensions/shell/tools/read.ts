@@ -13,7 +13,7 @@ import { ToolError, throwIfCancelled } from "./errors.js";
 import { looksBinary, openForRead } from "./files.js";
 import { resolvePath } from "./paths.js";
 import { defineParameters, validateArgs } from "./schema.js";
-import type { FileAccess, Tool, ToolContext, ToolResult } from "./types.js";
+import type { EditorFiles, FileAccess, Tool, ToolContext, ToolResult } from "./types.js";
 
 const CHUNK_BYTES = 64 * 1024;
 /** Bytes of one line kept before it is known to be too long (a code point is at most 4 bytes). */
@@ -168,6 +168,46 @@ interface ReadArgs {
   limit?: number;
 }
 
+/**
+ * Lines `offset` … of the editor's text of the file, unsaved changes included (SPEC-acp, "The editor's
+ * files"), or undefined to read the disk instead. The policy judges the file as for a disk read,
+ * and the editor's answer counts only when the path still lands on the same file afterwards (a
+ * path swapped meanwhile may have let the editor read another one).
+ */
+async function fromEditor(editor: EditorFiles, absolute: string, shown: string, offset: number, limit: number, ctx: ToolContext): Promise<ReadRange | undefined> {
+  const landing = async (): Promise<{ real: string; dev: number; ino: number } | undefined> => {
+    const { handle, real } = await openForRead(absolute, shown, "read", ctx.access);
+    try {
+      const info = await handle.stat();
+      return info.isFile() ? { real, dev: info.dev, ino: info.ino } : undefined;
+    } finally {
+      await handle.close();
+    }
+  };
+  const before = await landing();
+  if (before === undefined) return undefined;
+  // One line more than wanted tells whether more follow.
+  const text = await editor.read(before.real, offset, limit + 1, ctx.signal);
+  throwIfCancelled(ctx.signal);
+  if (text === undefined) return undefined;
+  const after = await landing().catch(() => undefined);
+  if (after === undefined || after.real !== before.real || after.dev !== before.dev || after.ino !== before.ino) return undefined;
+  const all = text.split("\n");
+  if (text.endsWith("\n")) all.pop();
+  if (all.length === 0 && offset > 1) return undefined;
+  const lines: ReadLine[] = [];
+  let outputBytes = 0;
+  for (const [i, raw] of all.slice(0, limit).entries()) {
+    const { text: line, cut } = finishLine([Buffer.from(raw)], Buffer.byteLength(raw));
+    const bytes = Buffer.byteLength(line);
+    if (outputBytes + bytes > READ_MAX_OUTPUT_BYTES && lines.length > 0) return { lines, more: true, budgetReached: true, totalLines: undefined };
+    outputBytes += bytes;
+    lines.push({ number: offset + i, text: line, cut });
+  }
+  const more = all.length > limit;
+  return { lines, more, budgetReached: false, totalLines: more ? undefined : offset - 1 + lines.length };
+}
+
 /** `cat -n` style: the line number right-aligned in six columns, a tab, the text. */
 export function numberLine(number: number, text: string): string {
   return `${String(number).padStart(6)}\t${text}`;
@@ -183,7 +223,9 @@ export const readTool: Tool = {
   async run(args: unknown, ctx: ToolContext): Promise<ToolResult> {
     const { path, offset = 1, limit = READ_MAX_LINES } = validateArgs<ReadArgs>("read", parameters, args);
     throwIfCancelled(ctx.signal);
-    const range = await readRange(resolvePath(ctx.cwd, path), path, offset, limit, ctx.signal, ctx.access);
+    const absolute = resolvePath(ctx.cwd, path);
+    const editor = ctx.editor === undefined ? undefined : await fromEditor(ctx.editor, absolute, path, offset, limit, ctx);
+    const range = editor ?? (await readRange(absolute, path, offset, limit, ctx.signal, ctx.access));
     if (range.lines.length === 0) {
       if (range.totalLines === 0 && offset === 1) return { output: `(${path} is empty)`, display: { title: `read ${path}`, summary: "empty file" } };
       throw new ToolError(
@@ -204,6 +246,6 @@ export const readTool: Tool = {
       notes.push(`[Lines longer than ${READ_MAX_LINE_CHARS} characters were cut; use grep or shell (for example cut -c) to see them in full.]`);
     }
     const output = [...out, ...(notes.length > 0 ? ["", ...notes] : [])].join("\n");
-    return { output, display: { title: `read ${path}`, summary: `lines ${first.number}-${last.number}` } };
+    return { output, display: { title: `read ${path}`, summary: `lines ${first.number}-${last.number}${editor !== undefined ? " (the editor's text)" : ""}` } };
   },
 };

@@ -12,6 +12,14 @@ export interface ToolContext {
   onProgress?(text: string): void;
   /** The filesystem policy the file tools obey; without one they have the user's full rights. */
   readonly access?: FileAccess;
+  /** An attached editor's files: `read` takes the editor's text (unsaved changes included) when it has one. */
+  readonly editor?: EditorFiles;
+}
+
+/** An editor's text of files (SPEC-acp, "The editor's files"). */
+export interface EditorFiles {
+  /** Lines `line` … `line + limit - 1` of file `real` as the editor has them, or undefined when it cannot say. */
+  read(real: string, line: number, limit: number, signal: AbortSignal): Promise<string | undefined>;
 }
 
 /**
