@@ -9,7 +9,12 @@ import { planTools, type ListedTool, type OfferedTool } from "./names.js";
 import { renderResult } from "./results.js";
 import { McpServer, type ServerState } from "./server.js";
 
-export async function main(): Promise<void> {
+export async function main(args: readonly string[] = []): Promise<void> {
+  if (args[0] === "--login") {
+    const { signIn } = await import("./login.js");
+    process.exitCode = await signIn();
+    return;
+  }
   const ext = await Extension.connect();
   const settings = ext.settings("mcp");
   if (settings === undefined) return;

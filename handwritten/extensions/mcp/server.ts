@@ -5,7 +5,6 @@
 // answers such a request with "method not found".
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../../../generated/index.js";
@@ -20,6 +19,7 @@ import {
   MCP_STDERR_TAIL_CHARS,
   MCP_STOP_KILL_AFTER_MS,
 } from "./limits.js";
+import { httpTransport } from "./http.js";
 import type { CallResult } from "./results.js";
 import type { ListedTool } from "./names.js";
 
@@ -131,10 +131,8 @@ export class McpServer {
   }
 
   private transport(): Transport {
-    if (this.def.url !== undefined) {
-      // Headers go to this server's URL only; the transport sends nothing elsewhere.
-      return new StreamableHTTPClientTransport(new URL(this.def.url), { requestInit: { headers: { ...(this.def.headers ?? {}) }, redirect: "error" } });
-    }
+    // Headers and the stored sign-in go to this server's URL only (http.ts).
+    if (this.def.url !== undefined) return httpTransport(this.name, this.def);
     const t = new StdioClientTransport({
       command: this.def.command ?? "",
       args: [...(this.def.args ?? [])],
