@@ -26,8 +26,8 @@ interface OAuthServer {
   registered: string[];
   /** Each token issued: its grant and access token. */
   grants: Array<{ grant: string; access_token: string }>;
-  /** Every access token issued so far expires. */
-  expire(): Promise<void>;
+  /** Every access token issued so far expires (and with `hang`, every later refresh goes unanswered). */
+  expire(hang?: boolean): Promise<void>;
 }
 
 async function oauthServer(): Promise<OAuthServer> {
@@ -43,9 +43,9 @@ async function oauthServer(): Promise<OAuthServer> {
     if (v.grant !== undefined) server.grants.push({ grant: v.grant, access_token: v.access_token ?? "" });
     if (v.expired === true) expired++;
   });
-  server.expire = async () => {
+  server.expire = async (hang = false) => {
     const before = expired;
-    child.stdin.write("expire\n");
+    child.stdin.write(hang ? "hang-refresh\n" : "expire\n");
     await waitFor(() => expired > before, "the tokens to expire");
   };
   await waitFor(() => server.base !== "", "the OAuth fixture to listen", 30_000);
@@ -117,6 +117,19 @@ describe("MCP sign-in", () => {
     expect(fresh).not.toBe(first);
     expect(fresh).toBe(server.grants[1]!.access_token);
     expect(server.seen.at(-1)!.authorization).toBe(`Bearer ${fresh}`);
+  }, 120_000);
+
+  it("[mcp.oauth.refresh-bounded] a refresh the authorization server never answers is ended by the server's start-up timeout: the server is failed and the session answers", async () => {
+    const server = await oauthServer();
+    const w = mcpWorkspace(cleanups, fake, { docs: { url: `${server.base}/mcp`, wait_at_start: true, startup_timeout_ms: 2_000 } });
+    expect((await login(w, "docs")).code).toBe(0);
+    await server.expire(true);
+    fake.enqueue(textResponse("still here"));
+    const r = await runTau(["run", "-p", "hello"], { env: w.env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("still here");
+    expect(extensionsLog(w.home)).toContain("mcp server docs: failed (did not become ready within its start-up timeout (2000 ms))");
+    expect(toolsOf(fake.chatRequests[0]!).filter((t) => t.startsWith("mcp__"))).toEqual([]);
   }, 120_000);
 
   it("[mcp.oauth.bound-to-url] a sign-in stored for one URL is never sent to another URL of the same server and authorization server", async () => {
