@@ -72,8 +72,13 @@ class Redirect {
   }
 
   private take(req: IncomingMessage, res: ServerResponse): void {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    if (req.method !== "GET" || url.pathname !== CALLBACK || this.pending !== undefined) return void res.writeHead(404).end("not found\n");
+    let url: URL | undefined;
+    try {
+      url = new URL(req.url ?? "/", "http://127.0.0.1");
+    } catch {
+      // A request target no URL parser takes: answered like any other stranger's.
+    }
+    if (url === undefined || req.method !== "GET" || url.pathname !== CALLBACK || this.pending !== undefined) return void res.writeHead(404).end("not found\n");
     const got = Buffer.from(url.searchParams.get("state") ?? "");
     const want = Buffer.from(this.state);
     if (got.length !== want.length || !timingSafeEqual(got, want)) return void res.writeHead(400).end("this address does not belong to the sign-in that is waiting\n");

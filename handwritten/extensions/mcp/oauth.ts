@@ -137,9 +137,13 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return verifier;
   }
 
-  /** The first thing `auth()` asks: outside a sign-in, with nothing stored, nothing is tried. */
+  /**
+   * The first thing `auth()` asks: outside a sign-in, only a refresh can help, so without a refresh
+   * token and the registration it belongs to nothing is tried (no registration, no address).
+   */
   discoveryState(): OAuthDiscoveryState | undefined {
-    if (this.login === undefined && this.stored().tokens === undefined) throw new LoginNeeded(this.server);
+    const { tokens, client } = this.stored();
+    if (this.login === undefined && (tokens?.refresh_token === undefined || client === undefined)) throw new LoginNeeded(this.server);
     return this.discovery;
   }
 
@@ -149,11 +153,12 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
     if (scope === "discovery") return void (this.discovery = undefined);
-    const now = this.stored();
-    const sameTokens = now.tokens?.access_token === this.handed?.access_token;
+    // Tokens stored by another refresh meanwhile are newer than the ones refused: they stay.
+    const refused = this.stored().tokens?.access_token === this.handed?.access_token ? { tokens: undefined } : {};
     if (scope === "verifier") this.update({ verifier: undefined });
     else if (scope === "client") this.update({ client: undefined });
-    else if (sameTokens) this.update(scope === "all" ? { client: undefined, tokens: undefined, verifier: undefined } : { tokens: undefined });
+    else if (scope === "tokens") this.update(refused);
+    else this.update({ client: undefined, verifier: undefined, ...refused });
   }
 
   private stored(): SignIn {

@@ -26,8 +26,8 @@ interface OAuthServer {
   registered: string[];
   /** Each token issued: its grant and access token. */
   grants: Array<{ grant: string; access_token: string }>;
-  /** Every access token issued so far expires (and with `hang`, every later refresh goes unanswered). */
-  expire(hang?: boolean): Promise<void>;
+  /** Every access token issued so far expires; `then` also makes every later refresh go unanswered, or the refresh tokens unknown. */
+  expire(then?: "hang-refresh" | "revoke"): Promise<void>;
 }
 
 async function oauthServer(): Promise<OAuthServer> {
@@ -43,9 +43,9 @@ async function oauthServer(): Promise<OAuthServer> {
     if (v.grant !== undefined) server.grants.push({ grant: v.grant, access_token: v.access_token ?? "" });
     if (v.expired === true) expired++;
   });
-  server.expire = async (hang = false) => {
+  server.expire = async (then) => {
     const before = expired;
-    child.stdin.write(hang ? "hang-refresh\n" : "expire\n");
+    child.stdin.write(`${then ?? "expire"}\n`);
     await waitFor(() => expired > before, "the tokens to expire");
   };
   await waitFor(() => server.base !== "", "the OAuth fixture to listen", 30_000);
@@ -119,11 +119,26 @@ describe("MCP sign-in", () => {
     expect(server.seen.at(-1)!.authorization).toBe(`Bearer ${fresh}`);
   }, 120_000);
 
+  it("[mcp.oauth.refresh-refused] a refresh the authorization server refuses drops the stored tokens, and the server is failed naming tau mcp login", async () => {
+    const server = await oauthServer();
+    const w = mcpWorkspace(cleanups, fake, { docs: { url: `${server.base}/mcp`, wait_at_start: true } });
+    expect((await login(w, "docs")).code).toBe(0);
+    await server.expire("revoke");
+    fake.enqueue(textResponse("still here"));
+    const r = await runTau(["run", "-p", "hello"], { env: w.env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    expect(extensionsLog(w.home)).toContain("mcp server docs: failed (could not start: it needs sign-in: run `tau mcp login docs`)");
+    const stored = JSON.parse(readFileSync(signInFile(w), "utf8")) as { tokens?: unknown; client?: unknown };
+    expect(stored.tokens).toBeUndefined();
+    expect(stored.client).toBeDefined();
+    expect(server.grants.map((g) => g.grant)).toEqual(["authorization_code"]);
+  }, 120_000);
+
   it("[mcp.oauth.refresh-bounded] a refresh the authorization server never answers is ended by the server's start-up timeout: the server is failed and the session answers", async () => {
     const server = await oauthServer();
     const w = mcpWorkspace(cleanups, fake, { docs: { url: `${server.base}/mcp`, wait_at_start: true, startup_timeout_ms: 2_000 } });
     expect((await login(w, "docs")).code).toBe(0);
-    await server.expire(true);
+    await server.expire("hang-refresh");
     fake.enqueue(textResponse("still here"));
     const r = await runTau(["run", "-p", "hello"], { env: w.env, cwd: w.project });
     expect(r.code, r.stderr).toBe(0);
