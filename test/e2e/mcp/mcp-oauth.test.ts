@@ -52,7 +52,10 @@ async function oauthServer(): Promise<OAuthServer> {
   return server;
 }
 
-/** `tau mcp login NAME`, its printed address followed with a plain GET (the authorize endpoint redirects back at once). */
+/**
+ * `tau mcp login NAME`, its printed address followed with a plain GET (the authorize endpoint
+ * redirects back at once), after a request with a wrong state was turned away.
+ */
 async function login(w: Workspace, name: string): Promise<TauRun> {
   let address: string | undefined;
   const run = runTau(["mcp", "login", name], {
@@ -61,6 +64,11 @@ async function login(w: Workspace, name: string): Promise<TauRun> {
     onSpawn: (child) => createInterface({ input: child.stderr! }).on("line", (line) => (address ??= line.startsWith("http://") ? line : undefined)),
   });
   await waitFor(() => address !== undefined, "the sign-in address", 30_000);
+  // A stranger's request to the loopback listener, with another state, is turned away and changes nothing.
+  const callback = new URL(new URL(address!).searchParams.get("redirect_uri")!);
+  expect(callback.hostname).toBe("127.0.0.1");
+  callback.search = new URLSearchParams({ code: "planted", state: "not-the-one" }).toString();
+  expect((await fetch(callback)).status).toBe(400);
   const page = await fetch(address!);
   expect(page.status).toBe(200);
   expect(await page.text()).toContain("Signed in to the MCP server");
@@ -83,7 +91,7 @@ async function callOnce(w: Workspace, tool: string): Promise<TauRun> {
 }
 
 describe("MCP sign-in", () => {
-  it("[mcp.oauth.login-and-call] tau mcp login completes through the printed address and stores the tokens 0600; a scripted model then lists and calls the server's tool with them", async () => {
+  it("[mcp.oauth.login-and-call] tau mcp login turns away a stranger's redirect, completes through the printed address and stores the tokens 0600; a scripted model then lists and calls the server's tool with them", async () => {
     const server = await oauthServer();
     const w = mcpWorkspace(cleanups, fake, { docs: { url: `${server.base}/mcp`, wait_at_start: true } });
     const signedIn = await login(w, "docs");
