@@ -8,6 +8,8 @@ import Init from "./commands/init.js";
 import McpAdd from "./commands/mcp/add.js";
 import McpImport from "./commands/mcp/import.js";
 import McpList from "./commands/mcp/list.js";
+import McpLogin from "./commands/mcp/login.js";
+import McpLogout from "./commands/mcp/logout.js";
 import McpRemove from "./commands/mcp/remove.js";
 import ProviderAdd from "./commands/provider/add.js";
 import ProviderList from "./commands/provider/list.js";
@@ -33,6 +35,8 @@ export const COMMANDS = {
   "mcp:add": McpAdd,
   "mcp:import": McpImport,
   "mcp:list": McpList,
+  "mcp:login": McpLogin,
+  "mcp:logout": McpLogout,
   "mcp:remove": McpRemove,
   "provider:add": ProviderAdd,
   "provider:list": ProviderList,

@@ -153,6 +153,7 @@ export const ERROR_DOCS = {
     commands: "tau run",
     meaning: "The session's daemon went away (killed, or it exited) before the prompt's outcome was known: the prompt may have run partly, and its tools may have acted. The message names the daemon's log.",
   },
+  "TAU-E0410": { commands: "tau mcp login", meaning: "The MCP server's sign-in did not complete (it does not ask for one, its OAuth discovery or client registration failed, the browser did not come back in time, the code was refused, or the tokens did not work); no new sign-in was stored." },
   "TAU-E0501": {
     commands: "tau run",
     meaning: "The prompt was cancelled (Ctrl-C).",

@@ -58,6 +58,7 @@ export const TAU_ERRORS = {
   "TAU-E0407": "unavailable",
   "TAU-E0408": "unreachable",
   "TAU-E0409": "daemon_lost",
+  "TAU-E0410": "unavailable",
   "TAU-E0501": "cancelled",
 } as const satisfies Record<`TAU-E${string}`, ErrorKind>;
 

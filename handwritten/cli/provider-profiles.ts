@@ -25,6 +25,7 @@ import {
 import type { ProviderProfile } from "../../generated/index.js";
 import { isSecretVariable } from "../protocol/index.js";
 import { selfCommand } from "../transport/index.js";
+import { extensionLogin } from "./extension-login.js";
 
 export interface AddProfileInput {
   readonly name: string;
@@ -274,34 +275,14 @@ export async function loginProfile(configRoot: string, name: string, how: { brow
   const profile = profilesOf(await loadHarnessConfig(configRoot)).find(([n]) => n === name)?.[1];
   if (profile === undefined) throw new ConfigError(`no provider profile named ${name}; add one with \`tau provider add ${name} --api chatgpt_ws …\``);
   if (profile.api !== "chatgpt_ws") throw new ConfigError(`provider profile ${name} is not a chatgpt_ws profile; only those sign in`);
-  const [command, ...args] = selfCommand() as [string, ...string[]];
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, value] of Object.entries(process.env)) if (!isSecretVariable(k)) env[k] = value;
-  return new Promise((resolve) => {
-    const child = spawn(command, [...args, "ext", "provider", "--login"], { env, stdio: ["pipe", "pipe", "inherit"] });
-    let out = "";
-    child.on("error", (err) => resolve({ ok: false, reason: `the sign-in could not start: ${err.message}` }));
-    child.stdin.on("error", () => {});
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      if (out.length < 64 * 1024) out += d;
-    });
-    child.on("close", () => {
-      try {
-        const v = JSON.parse(out.trim().split("\n").pop() ?? "") as { ok?: unknown; file?: unknown; reason?: unknown };
-        if (v.ok === true && typeof v.file === "string") resolve({ ok: true, file: v.file });
-        else resolve({ ok: false, reason: typeof v.reason === "string" ? v.reason : "the sign-in gave no answer" });
-      } catch {
-        resolve({ ok: false, reason: "the sign-in gave no answer" });
-      }
-    });
-    const request = {
-      config_root: configRoot,
-      secret: `${profileSecretName(name)}-oauth`,
-      auth_url: profile.auth_url ?? "https://auth.openai.com",
-      method: how.browser === true ? "browser" : "device",
-      ...(how.port !== undefined ? { port: how.port } : {}),
-      ...(how.open !== undefined ? { open: how.open } : {}),
-    };
-    child.stdin.end(`${JSON.stringify(request)}\n`);
+  const v = await extensionLogin("provider", {
+    config_root: configRoot,
+    secret: `${profileSecretName(name)}-oauth`,
+    auth_url: profile.auth_url ?? "https://auth.openai.com",
+    method: how.browser === true ? "browser" : "device",
+    ...(how.port !== undefined ? { port: how.port } : {}),
+    ...(how.open !== undefined ? { open: how.open } : {}),
   });
+  if (v.ok === true && typeof v.file === "string") return { ok: true, file: v.file };
+  return { ok: false, reason: typeof v.reason === "string" ? v.reason : "the sign-in gave no answer" };
 }

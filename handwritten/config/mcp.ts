@@ -2,12 +2,14 @@
 // overrides), then `.tau/mcp.yaml` of the project when the project is trusted — an untrusted
 // project's file is skipped with a warning, since it would run commands under the user's authority.
 // A server's name becomes part of tool names, tags and an instance name, so it is checked here.
+import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { validateMcpProjectConfig, type SandboxLaunch, type ExtensionConfig, type HarnessConfig, type McpProjectConfig, type McpServerConfig } from "../../generated/index.js";
 import { dropInPath, removeDropIn, writeDropIn } from "./drop-ins.js";
 import { ConfigError, loadConfigFile, loadHarnessConfig } from "./load.js";
 import { TRUSTED_PROJECTS_FILE, projectTrusted } from "./sandbox.js";
+import { removeSecret } from "./secrets.js";
 
 /** A server name: lowercase words of letters and digits joined by single `_`, at most 32 characters. */
 export const MCP_SERVER_NAME = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
@@ -158,6 +160,32 @@ export async function addMcpServer(configRoot: string, projectRoot: string, name
     throw err;
   }
   return path;
+}
+
+/** The entry of Streamable HTTP server `name` a session here would start (what `tau mcp login` signs in to). */
+export async function remoteMcpServer(configRoot: string, projectRoot: string, name: string): Promise<McpServerConfig & { url: string }> {
+  const bad = mcpServerNameProblem(name);
+  if (bad !== undefined) throw new ConfigError(bad);
+  const { servers } = await loadMcpServers(await loadHarnessConfig(configRoot), configRoot, projectRoot);
+  const def = servers.find(([n]) => n === name)?.[1];
+  if (def === undefined) throw new ConfigError(`no MCP server named ${name} is configured (and enabled) here; tau mcp list shows them`);
+  if (def.url === undefined) throw new ConfigError(`MCP server ${name} is a local server (stdio): it has no sign-in; give it what it needs with its env`);
+  return { ...def, url: def.url };
+}
+
+/** A server URL as its sign-in is keyed: parsed and serialized (case of scheme and host, default port). */
+export function normalizedMcpUrl(url: string): string {
+  return new URL(url).href;
+}
+
+/** The secret holding the sign-in `tau mcp login` stored for the server at `url` (SPEC-mcp, "Sign-in"). */
+export function mcpSignInSecret(url: string): string {
+  return `mcp-oauth-${createHash("sha256").update(normalizedMcpUrl(url)).digest("hex").slice(0, 40)}`;
+}
+
+/** Removes the sign-in of the server at `url`; false when there was none. */
+export function removeMcpSignIn(configRoot: string, url: string): boolean {
+  return removeSecret(configRoot, mcpSignInSecret(url));
 }
 
 /** Removes the drop-in `tau mcp add NAME` wrote; false when there is none. */

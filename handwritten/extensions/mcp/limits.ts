@@ -30,3 +30,11 @@ export const MAX_TIMER_MS = 2_147_483_647;
 export const MCP_STDERR_TAIL_CHARS = 2_048;
 /** Characters of one error message shown to the user or the model. */
 export const MCP_MAX_ERROR_CHARS = 1_024;
+/**
+ * Reconnection of a dropped SSE stream of a Streamable HTTP server (resumed with `Last-Event-ID`):
+ * the first delay (unless the server asks for its own), growing by the factor up to the cap, and the
+ * attempts made before the call fails.
+ */
+export const MCP_SSE_RECONNECTION = { initialReconnectionDelay: 250, reconnectionDelayGrowFactor: 2, maxReconnectionDelay: 10_000, maxRetries: 5 } as const;
+/** Longest `tau mcp login` waits for the browser's redirect. */
+export const MCP_LOGIN_MAX_MS = 10 * 60_000;

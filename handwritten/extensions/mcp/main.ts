@@ -13,7 +13,12 @@ import { Elicitations } from "./elicitation.js";
 import { ServerReport } from "./report.js";
 import { McpServer, type ServerState } from "./server.js";
 
-export async function main(): Promise<void> {
+export async function main(args: readonly string[] = []): Promise<void> {
+  if (args[0] === "--login") {
+    const { signIn } = await import("./login.js");
+    process.exitCode = await signIn();
+    return;
+  }
   const ext = await Extension.connect();
   const settings = ext.settings("mcp");
   if (settings === undefined) return;

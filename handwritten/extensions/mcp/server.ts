@@ -6,7 +6,6 @@
 // given one (SPEC-mcp, "The sandbox"): a sandbox that cannot start fails the server for good.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type ElicitRequestFormParams, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../../../generated/index.js";
@@ -22,6 +21,7 @@ import {
   MCP_STOP_KILL_AFTER_MS,
 } from "./limits.js";
 import type { ServerSandbox, ConfinedLaunch } from "../shell/sandbox/index.js";
+import { httpTransport } from "./http.js";
 import type { CallResult } from "./results.js";
 import type { ListedTool } from "./names.js";
 
@@ -159,10 +159,8 @@ export class McpServer {
   }
 
   private async transport(): Promise<Transport> {
-    if (this.def.url !== undefined) {
-      // Headers go to this server's URL only; the transport sends nothing elsewhere.
-      return new StreamableHTTPClientTransport(new URL(this.def.url), { requestInit: { headers: { ...(this.def.headers ?? {}) }, redirect: "error" } });
-    }
+    // Headers and the stored sign-in go to this server's URL only (http.ts).
+    if (this.def.url !== undefined) return httpTransport(this.name, this.def);
     const launch = await this.launch([this.def.command ?? "", ...(this.def.args ?? [])]);
     const t = new StdioClientTransport({
       ...launch,

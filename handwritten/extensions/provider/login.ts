@@ -4,9 +4,9 @@
 // egress policy as every provider call. The request is one JSON line on standard input; what the
 // user must do is written to standard error; the answer is one JSON line on standard output. The
 // tokens go to their 0600 file only: no output of this process carries one.
-import { spawn } from "node:child_process";
 import { BROWSER_LOGIN_PORT, browserLogin } from "./browser-login.js";
 import { createEgressPolicy } from "./egress.js";
+import { openBrowser } from "./open-browser.js";
 import { OAuthError, type OAuthTokens, completeDeviceLogin, requestDeviceCode, writeTokens } from "./oauth.js";
 
 const MAX_REQUEST_BYTES = 16 * 1024;
@@ -44,19 +44,6 @@ async function readRequest(stdin: NodeJS.ReadableStream): Promise<LoginRequest> 
   if (typeof port !== "number" || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error("port must be a port number");
   if (v.open !== undefined && typeof v.open !== "boolean") throw new Error("open must be true or false");
   return { config_root: field("config_root"), secret: field("secret"), auth_url: field("auth_url"), method, port, open: v.open !== false };
-}
-
-/** Opens `url` in the desktop's browser when there is one; a failure only leaves the address shown. */
-function openBrowser(url: string): void {
-  const command = process.platform === "darwin" ? "open" : process.env.DISPLAY || process.env.WAYLAND_DISPLAY ? "xdg-open" : undefined;
-  if (command === undefined) return;
-  try {
-    const child = spawn(command, [url], { stdio: "ignore", detached: true });
-    child.on("error", () => {});
-    child.unref();
-  } catch {
-    // The address is on the terminal already.
-  }
 }
 
 export async function signIn(stdin: NodeJS.ReadableStream = process.stdin, stdout: NodeJS.WritableStream = process.stdout, stderr: NodeJS.WritableStream = process.stderr): Promise<number> {

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { has, quitTau, startTau, tuiWorkspace } from "../../support/pty.js";
-import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
+import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
+import { mcpWorkspace, toolMessage } from "../../support/mcp.js";
 import { waitFor } from "../../support/daemon.js";
 import { runTau } from "../../support/run-tau.js";
 
@@ -15,8 +16,6 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 const FIXTURE = join(import.meta.dirname, "../../fixtures/mcp/server.mjs");
 
-type Msg = { role: string; content?: unknown; tool_call_id?: string };
-const toolMessage = (r: ReceivedRequest, callId: string): string => String((r.body as { messages: Msg[] }).messages.find((m) => m.role === "tool" && m.tool_call_id === callId)?.content);
 const servers = { asker: { command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true } };
 
 describe("MCP elicitation", () => {
@@ -64,10 +63,9 @@ describe("MCP elicitation", () => {
   }, 120_000);
 
   it("[mcp.elicitation.headless-refused] tau run offers no elicitation: a server that asks anyway is refused, and the call goes on", async () => {
-    const w = workspaceIn(cleanups, JSON.stringify({ model: "fake-model", mcp_servers: servers }));
-    const env = { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-mcp", OPENAI_MODEL: "fake-model" };
+    const w = mcpWorkspace(cleanups, fake, servers);
     fake.enqueue(toolCallResponse([{ id: "call_form", name: "mcp__asker__form", arguments: "{}" }]), textResponse("nobody to ask"));
-    const r = await runTau(["run", "-p", "ask me"], { env, cwd: w.project });
+    const r = await runTau(["run", "-p", "ask me"], { env: w.env, cwd: w.project });
     expect(r.code, r.stderr).toBe(0);
     expect(toolMessage(fake.chatRequests[1]!, "call_form")).toContain("form: refused (MCP error -32601: Method not found)");
   }, 120_000);

@@ -5,8 +5,9 @@ import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "../../support/daemon.js";
-import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
-import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
+import { useCleanups, useFakeOpenAI, type Workspace } from "../../support/e2e.js";
+import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
+import { extensionsLog, mcpWorkspace, toolMessage } from "../../support/mcp.js";
 import { runTau } from "../../support/run-tau.js";
 
 let fake!: FakeOpenAI;
@@ -14,18 +15,7 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 const FIXTURE = join(import.meta.dirname, "../../fixtures/mcp/server.mjs");
 
-function workspace(servers: Record<string, unknown>): Workspace {
-  const w = workspaceIn(cleanups, JSON.stringify({ model: "fake-model", mcp_servers: servers }));
-  return { ...w, env: { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-mcp", OPENAI_MODEL: "fake-model" } };
-}
-
-function extensionsLog(home: string): string {
-  const [session] = readdirSync(join(home, "state", "sessions"));
-  return readFileSync(join(home, "state", "sessions", session!, "extensions.log"), "utf8");
-}
-
-type Msg = { role: string; content?: unknown; tool_call_id?: string };
-const toolMessage = (r: ReceivedRequest, callId: string): string => String((r.body as { messages: Msg[] }).messages.find((m) => m.role === "tool" && m.tool_call_id === callId)?.content);
+const workspace = (servers: Record<string, unknown>): Workspace => mcpWorkspace(cleanups, fake, servers);
 
 /** The pids of processes whose command line holds `marker`. */
 function processesWith(marker: string): number[] {

@@ -2,12 +2,13 @@
 // mcp` instances, real MCP servers installed from npm (server-everything, server-filesystem) and a
 // small SDK-built fixture server (test/fixtures/mcp/server.mjs), against the scripted model.
 import { describe, expect, it } from "vitest";
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { TestClient, startDaemon, waitFor, type StartedDaemon } from "../../support/daemon.js";
 import { killTree, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, toolCallResponse, type ReceivedRequest } from "../../support/fake-openai.js";
+import { extensionsLog, mcpWorkspace, messagesOf, toolMessage, toolsOf } from "../../support/mcp.js";
 import { runTau } from "../../support/run-tau.js";
 
 let fake!: FakeOpenAI;
@@ -19,25 +20,12 @@ const EVERYTHING = require.resolve("@modelcontextprotocol/server-everything/dist
 const FILESYSTEM = require.resolve("@modelcontextprotocol/server-filesystem/dist/index.js");
 const FIXTURE = join(import.meta.dirname, "../../fixtures/mcp/server.mjs");
 
-function workspace(servers: Record<string, unknown>): Workspace {
-  const w = workspaceIn(cleanups, JSON.stringify({ model: "fake-model", mcp_servers: servers }));
-  return { ...w, env: { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-mcp", OPENAI_MODEL: "fake-model" } };
-}
-
-type Msg = { role: string; content?: unknown; tool_call_id?: string };
-const messagesOf = (r: ReceivedRequest): Msg[] => (r.body as { messages: Msg[] }).messages;
-const toolsOf = (r: ReceivedRequest): string[] => ((r.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name).sort();
-/** The session's extensions.log (a `tau run` workspace holds one session). */
-function extensionsLog(home: string): string {
-  const [session] = readdirSync(join(home, "state", "sessions"));
-  return readFileSync(join(home, "state", "sessions", session!, "extensions.log"), "utf8");
-}
+const workspace = (servers: Record<string, unknown>): Workspace => mcpWorkspace(cleanups, fake, servers);
 /** harness.yaml with PROJECT replaced by the workspace's project folder. */
 function inProject(w: Workspace): void {
   const file = join(w.home, "config", "harness.yaml");
   writeFileSync(file, readFileSync(file, "utf8").replaceAll("PROJECT", w.project));
 }
-const toolMessage = (r: ReceivedRequest, callId: string): string => String(messagesOf(r).find((m) => m.role === "tool" && m.tool_call_id === callId)?.content);
 
 describe("MCP servers through tau run", () => {
   it("[mcp.tools.everything-and-filesystem] a scripted model is offered and calls echo of server-everything and read_text_file of server-filesystem", async () => {

@@ -3,12 +3,14 @@
 // on the SDK (SPEC-mcp, "Tools", "Lifecycle").
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server as HttpServer } from "node:http";
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { McpServer, type ServerState } from "../../../handwritten/extensions/mcp/server.js";
 import type { ListedTool } from "../../../handwritten/extensions/mcp/names.js";
@@ -35,6 +37,26 @@ async function started(def: McpServerConfig): Promise<{ server: McpServer; state
   server.start();
   await server.firstStart;
   return { server, states, tools };
+}
+
+/** A loopback HTTP server for one test, and the URL of its `/mcp`. */
+async function loopback(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const http: HttpServer = createServer(handle);
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        http.closeAllConnections();
+        http.close(resolve);
+      }),
+  );
+  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+}
+
+async function jsonBody(req: IncomingMessage): Promise<unknown> {
+  const parts: Buffer[] = [];
+  for await (const chunk of req) parts.push(chunk as Buffer);
+  return parts.length === 0 ? undefined : JSON.parse(Buffer.concat(parts).toString("utf8"));
 }
 
 function scratch(): string {
@@ -107,6 +129,48 @@ describe("the MCP client", () => {
     expect(await server.call("whoami", {}, new AbortController().signal, () => {})).toMatchObject({ content: [{ text: "an http tool" }] });
     expect(seen.length).toBeGreaterThanOrEqual(3);
     expect(new Set(seen)).toEqual(new Set(["Bearer loopback-token"]));
+  });
+
+  it("[mcp.http.sse-resume] a long call whose SSE stream the server drops mid-call resumes it with Last-Event-ID, trying again while the server turns the first attempts down, and returns the call's result", async () => {
+    const mcp = new Server({ name: "resumable", version: "1.0.0" }, { capabilities: { tools: {} } });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), eventStore: new InMemoryEventStore() });
+    let callStream: ServerResponse | undefined;
+    const resumedFrom: string[] = [];
+    const progress: string[] = [];
+    mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "long", inputSchema: { type: "object", properties: {} } }] }));
+    mcp.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+      const progressToken = req.params._meta?.progressToken;
+      if (progressToken !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: 1, total: 2, message: "halfway" } });
+      // Once the client has seen the progress, the connection carrying the call's stream breaks; the
+      // result comes once the client is back.
+      await waitFor(() => progress.length > 0, "the client to see the progress");
+      callStream?.destroy();
+      await waitFor(() => resumedFrom.length > 2, "the client to resume the stream", 15_000);
+      return { content: [{ type: "text", text: "finished after the drop" }] };
+    });
+    await mcp.connect(transport);
+    cleanups.push(() => mcp.close());
+    const url = await loopback((req, res) => {
+      void (async () => {
+        const body = req.method === "POST" ? await jsonBody(req) : undefined;
+        if ((body as { method?: string } | undefined)?.method === "tools/call") callStream = res;
+        const lastEventId = req.headers["last-event-id"];
+        if (req.method === "GET" && typeof lastEventId === "string") {
+          resumedFrom.push(lastEventId);
+          // The server is briefly away: the first two attempts to resume are turned down.
+          if (resumedFrom.length <= 2) return void res.writeHead(503).end();
+        }
+        await transport.handleRequest(req, res, body);
+      })();
+    });
+    const { server, states } = await started({ url, call_timeout_ms: 15_000 });
+    expect(states).toEqual(["ready"]);
+    const result = await server.call("long", {}, new AbortController().signal, (t) => progress.push(t));
+    expect(result).toMatchObject({ content: [{ type: "text", text: "finished after the drop" }] });
+    expect(progress).toEqual(["1/2 halfway"]);
+    expect(resumedFrom).toHaveLength(3);
+    expect(new Set(resumedFrom).size).toBe(1);
+    expect(server.state).toBe("ready");
   });
 
   it("[mcp.lifecycle.failed-then-retried] a server that cannot start is failed with its reason, retried with backoff, left failed after six failures in a row, and never leaks its env values into the error", async () => {
