@@ -1006,6 +1006,8 @@ export type ProviderRequest = {
   model: ShortText;
   system: BodyText;
   parts: number;
+  /** Most tokens the answer may have (an MCP server's sampling, SPEC-mcp "Sampling"); the model's own bound when absent. */
+  max_output_tokens?: number;
 };
 
 /** One part of a prompt's transcript and tools, in order (`index` from 0 to `parts - 1`). */

@@ -2543,6 +2543,10 @@ class ProviderRequest:
     prompt_id: str
     round: int
     system: str
+    max_output_tokens: Optional[int] = None
+    """Most tokens the answer may have (an MCP server's sampling, SPEC-mcp "Sampling"); the
+    model's own bound when absent.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'ProviderRequest':
@@ -2553,7 +2557,8 @@ class ProviderRequest:
         prompt_id = from_str(obj.get("prompt_id"))
         round = from_int(obj.get("round"))
         system = from_str(obj.get("system"))
-        return ProviderRequest(agent_id, model, parts, prompt_id, round, system)
+        max_output_tokens = from_union([from_int, from_none], obj.get("max_output_tokens"))
+        return ProviderRequest(agent_id, model, parts, prompt_id, round, system, max_output_tokens)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -2563,6 +2568,8 @@ class ProviderRequest:
         result["prompt_id"] = from_str(self.prompt_id)
         result["round"] = from_int(self.round)
         result["system"] = from_str(self.system)
+        if self.max_output_tokens is not None:
+            result["max_output_tokens"] = from_union([from_int, from_none], self.max_output_tokens)
         return result
 
 

@@ -685,12 +685,15 @@ type ProviderModelsUpdated struct {
 // nears the
 // frame cap whatever the transcript's size (SPEC-provider-execution).
 type ProviderRequest struct {
-	AgentID  string `json:"agent_id" cbor:"agent_id"`
-	Model    string `json:"model" cbor:"model"`
-	Parts    int64  `json:"parts" cbor:"parts"`
-	PromptID string `json:"prompt_id" cbor:"prompt_id"`
-	Round    int64  `json:"round" cbor:"round"`
-	System   string `json:"system" cbor:"system"`
+	AgentID string `json:"agent_id" cbor:"agent_id"`
+	// Most tokens the answer may have (an MCP server's sampling, SPEC-mcp "Sampling"); the
+	// model's own bound when absent.
+	MaxOutputTokens *int64 `json:"max_output_tokens,omitempty" cbor:"max_output_tokens,omitempty"`
+	Model           string `json:"model" cbor:"model"`
+	Parts           int64  `json:"parts" cbor:"parts"`
+	PromptID        string `json:"prompt_id" cbor:"prompt_id"`
+	Round           int64  `json:"round" cbor:"round"`
+	System          string `json:"system" cbor:"system"`
 }
 
 // One part of a prompt's transcript and tools, in order (`index` from 0 to `parts - 1`).
