@@ -30,3 +30,7 @@ export const MAX_TIMER_MS = 2_147_483_647;
 export const MCP_STDERR_TAIL_CHARS = 2_048;
 /** Characters of one error message shown to the user or the model. */
 export const MCP_MAX_ERROR_CHARS = 1_024;
+/** Messages of one sampling request tau takes (SPEC-mcp, "Sampling"). */
+export const MCP_SAMPLING_MAX_MESSAGES = 64;
+/** Characters of one sampling message's text, and of its system prompt. */
+export const MCP_SAMPLING_MAX_TEXT_CHARS = 65_536;

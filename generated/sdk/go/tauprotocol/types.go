@@ -556,6 +556,44 @@ type MCPElicitationResolved struct {
 	Reason *string `json:"reason,omitempty" cbor:"reason,omitempty"`
 }
 
+// An MCP server asks for a model's answer (`sampling/createMessage`; SPEC-mcp "Sampling"):
+// the
+// harness sends one tool-less round to `model` and answers with a directed
+// `mcp.sampling_result`.
+// Only an instance whose server's entry configures `sampling` asks; the server is its own.
+type MCPSamplingRequest struct {
+	// Most tokens of the answer: the server's ask capped by the entry's `max_tokens`.
+	MaxTokens int64                `json:"max_tokens" cbor:"max_tokens"`
+	Messages  []MCPSamplingMessage `json:"messages" cbor:"messages"`
+	// The configured model, `provider/model`.
+	Model      string `json:"model" cbor:"model"`
+	SamplingID string `json:"sampling_id" cbor:"sampling_id"`
+	// The server's system prompt, if it gave one.
+	System *string `json:"system,omitempty" cbor:"system,omitempty"`
+	// How long the request may take (the entry's `timeout_ms`).
+	TimeoutMS int64 `json:"timeout_ms" cbor:"timeout_ms"`
+}
+
+// One message of a server's sampling request: text only (tau refuses images and audio).
+type MCPSamplingMessage struct {
+	Role MCPSamplingRole `json:"role" cbor:"role"`
+	Text string          `json:"text" cbor:"text"`
+}
+
+type MCPSamplingResult struct {
+	// `ok`: the model that answered, as its provider named it.
+	Model   *string            `json:"model,omitempty" cbor:"model,omitempty"`
+	Outcome MCPSamplingOutcome `json:"outcome" cbor:"outcome"`
+	// `failed`, `unavailable`: why, in tau's words.
+	Reason     *string `json:"reason,omitempty" cbor:"reason,omitempty"`
+	SamplingID string  `json:"sampling_id" cbor:"sampling_id"`
+	// `ok`: why the answer ended (`stop`, `length`, …).
+	StopReason *string `json:"stop_reason,omitempty" cbor:"stop_reason,omitempty"`
+	// `ok`: the model's answer.
+	Text  *string `json:"text,omitempty" cbor:"text,omitempty"`
+	Usage *Usage  `json:"usage,omitempty" cbor:"usage,omitempty"`
+}
+
 // One MCP server's state, for status lines (SPEC-mcp, "State"); the latest per instance is
 // kept for late subscribers.
 type MCPServerStateReported struct {
@@ -1792,6 +1830,21 @@ const (
 	String  MCPElicitationKind = "string"
 )
 
+type MCPSamplingRole string
+
+const (
+	MCPSamplingRoleAssistant MCPSamplingRole = "assistant"
+	MCPSamplingRoleUser      MCPSamplingRole = "user"
+)
+
+type MCPSamplingOutcome string
+
+const (
+	MCPSamplingOutcomeFailed      MCPSamplingOutcome = "failed"
+	MCPSamplingOutcomeOk          MCPSamplingOutcome = "ok"
+	MCPSamplingOutcomeUnavailable MCPSamplingOutcome = "unavailable"
+)
+
 type MCPConfinement string
 
 const (
@@ -1867,10 +1920,10 @@ const (
 type MessageRole string
 
 const (
-	Assistant       MessageRole = "assistant"
-	MessageRoleTool MessageRole = "tool"
-	MessageRoleUser MessageRole = "user"
-	System          MessageRole = "system"
+	MessageRoleAssistant MessageRole = "assistant"
+	MessageRoleTool      MessageRole = "tool"
+	MessageRoleUser      MessageRole = "user"
+	System               MessageRole = "system"
 )
 
 type ErrorClass string
@@ -2025,9 +2078,9 @@ const (
 type ToolOutcome string
 
 const (
-	Ok                   ToolOutcome = "ok"
 	ToolOutcomeCancelled ToolOutcome = "cancelled"
 	ToolOutcomeError     ToolOutcome = "error"
+	ToolOutcomeOk        ToolOutcome = "ok"
 )
 
 type UIDebugEventStatsRequestMessageName string
