@@ -52,6 +52,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "mcp.elicitation_answer": { publishers: ["ui:attached"], persistence: "transient", protected: false, successors: [], record: "SPEC-mcp" },
   "mcp.elicitation_requested": { publishers: ["ext:tool"], persistence: "transient", protected: false, successors: [], record: "SPEC-mcp" },
   "mcp.elicitation_resolved": { publishers: ["ext:tool"], persistence: "transient", protected: false, successors: [], record: "SPEC-mcp" },
+  "mcp.sampling_cancel": { publishers: ["ext:tool"], persistence: "transient", protected: false, successors: ["provider.cancel_request","mcp.sampling_result"], record: "SPEC-mcp" },
   "mcp.sampling_request": { publishers: ["ext:tool"], persistence: "transient", protected: false, successors: ["mcp.sampling_result","provider.request","provider.request_part","provider.cancel_request"], record: "SPEC-mcp" },
   "mcp.sampling_result": { publishers: ["harness"], persistence: "directed", protected: false, successors: [], record: "SPEC-mcp" },
   "mcp.server_state_reported": { publishers: ["ext:tool"], persistence: "snapshot", protected: false, successors: [], record: "SPEC-mcp" },

@@ -24,6 +24,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
     "agent.internal_prompt_request": ["agent.prompt_submitted"],
     "agent.prompt_submitted": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
     "handoff.state_reported": [],
+    "mcp.sampling_cancel": ["mcp.sampling_result","provider.cancel_request"],
     "mcp.sampling_request": ["mcp.sampling_result","provider.cancel_request","provider.request","provider.request_part"],
     "provider.models_declared": ["agent.stats_updated","harness.models_available","harness.notice","provider.models_updated"],
     "provider.response_delta_reported": ["provider.response_updated"],
@@ -88,6 +89,9 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   ],
   "handoff.state_reported": [
     { consumer: "prompts", event: "handoff.state_reported", successors: [], unlisted: [] },
+  ],
+  "mcp.sampling_cancel": [
+    { consumer: "prompts", event: "mcp.sampling_cancel", successors: ["mcp.sampling_result","provider.cancel_request"], unlisted: [] },
   ],
   "mcp.sampling_request": [
     { consumer: "prompts", event: "mcp.sampling_request", successors: ["mcp.sampling_result","provider.cancel_request","provider.request","provider.request_part"], unlisted: [] },

@@ -37,6 +37,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "mcp.elicitation_answer": "transient",
   "mcp.elicitation_requested": "transient",
   "mcp.elicitation_resolved": "transient",
+  "mcp.sampling_cancel": "transient",
   "mcp.sampling_request": "transient",
   "mcp.sampling_result": "directed",
   "mcp.server_state_reported": "snapshot",

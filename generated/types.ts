@@ -698,6 +698,11 @@ export type McpProjectConfig = {
   mcp_servers?: Record<string, McpServerConfig>;
 };
 
+/** The server withdrew its sampling request (`notifications/cancelled`): the harness cancels its round. */
+export type McpSamplingCancel = {
+  sampling_id: Id;
+};
+
 /** How an MCP server's sampling requests are answered: one tool-less request to `model`, bounded. */
 export type McpSamplingConfig = {
   /** The model that answers, `provider/model`; a model no running provider serves fails the request. */

@@ -58,6 +58,7 @@ export declare const validateMcpElicitationAnswer: GeneratedValidator;
 export declare const validateMcpElicitationRequested: GeneratedValidator;
 export declare const validateMcpElicitationResolved: GeneratedValidator;
 export declare const validateMcpProjectConfig: GeneratedValidator;
+export declare const validateMcpSamplingCancel: GeneratedValidator;
 export declare const validateMcpSamplingRequest: GeneratedValidator;
 export declare const validateMcpSamplingResult: GeneratedValidator;
 export declare const validateMcpServerStateReported: GeneratedValidator;

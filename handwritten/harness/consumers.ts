@@ -91,6 +91,7 @@ export const CONSUMERS = {
     "sandbox.review_request": ["provider.request", "provider.request_part", "provider.cancel_request", "sandbox.review_result"],
     /** An MCP server's sampling (SPEC-mcp, "Sampling"): one tool-less round, its answer directed to the requester. */
     "mcp.sampling_request": ["provider.request", "provider.request_part", "provider.cancel_request", "mcp.sampling_result"],
+    "mcp.sampling_cancel": ["provider.cancel_request", "mcp.sampling_result"],
     "provider.retry_reported": ["provider.retry_scheduled"],
     "sandbox.state_reported": [],
     "handoff.state_reported": [],

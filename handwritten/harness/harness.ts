@@ -95,6 +95,7 @@ const WIRING: readonly Wire[] = [
   consume("prompts", "handoff.state_reported", (r, c) => r.prompts.onHandoffState(c)),
   consume("prompts", "sandbox.review_request", (r, c) => r.prompts.onReviewRequest(c)),
   consume("prompts", "mcp.sampling_request", (r, c) => r.prompts.onSamplingRequest(c)),
+  consume("prompts", "mcp.sampling_cancel", (r, c) => r.prompts.onSamplingCancel(c)),
   consume("prompts", "provider.tool_result", (r, c) => r.prompts.onToolOutcome(c)),
   consume("prompts", "provider.tool_error", (r, c) => r.prompts.onToolOutcome(c)),
   consume("tools", "agent.cancel_request", (r, c) => r.tools.cancelAgent(c.data.agent_id)),

@@ -80,6 +80,14 @@ export class McpSampler implements RoundOwner<ActiveSampling> {
     if (!(await sendOneOff(this.port, s, call, stillOpen)) && stillOpen()) this.end(s, { outcome: "failed", reason: "the request could not be sent to its provider" });
   }
 
+  /** `mcp.sampling_cancel`: the server withdrew its request; only the instance that asked may withdraw it. */
+  onSamplingCancel(c: Committed<"mcp.sampling_cancel">): void {
+    const s = this.samplings.get(c.data.sampling_id);
+    if (s === undefined || s.requester !== c.publisher.instance) return;
+    cancelOneOff(this.port, s);
+    this.end(s, { outcome: "failed", reason: "the server withdrew it" });
+  }
+
   finished(s: ActiveSampling, c: Committed<"provider.response_finished_reported">): void {
     const d = c.data;
     this.end(s, { outcome: "ok", text: d.text, model: d.model, stop_reason: d.finish_reason, ...(d.usage !== undefined ? { usage: d.usage } : {}) });

@@ -252,6 +252,10 @@ export class PromptEngine {
     return this.sampler.onSamplingRequest(c);
   }
 
+  onSamplingCancel(c: Committed<"mcp.sampling_cancel">): void {
+    this.sampler.onSamplingCancel(c);
+  }
+
   onToolOutcome(c: Committed<"provider.tool_result" | "provider.tool_error">): Promise<void> {
     return this.turns.onToolOutcome(c);
   }

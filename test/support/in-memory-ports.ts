@@ -207,6 +207,7 @@ export class InMemoryHarness {
     registry.consume("prompts", "handoff.state_reported", (c) => p.onHandoffState(c));
     registry.consume("prompts", "sandbox.review_request", (c) => p.onReviewRequest(c));
     registry.consume("prompts", "mcp.sampling_request", (c) => p.onSamplingRequest(c));
+    registry.consume("prompts", "mcp.sampling_cancel", (c) => p.onSamplingCancel(c));
     registry.consume("prompts", "provider.tool_result", (c) => p.onToolOutcome(c));
     registry.consume("prompts", "provider.tool_error", (c) => p.onToolOutcome(c));
     registry.consume("tools", "agent.cancel_request", (c) => t.cancelAgent(c.data.agent_id));

@@ -2077,6 +2077,25 @@ class MCPElicitationResolved:
         return result
 
 
+@dataclass
+class MCPSamplingCancel:
+    """The server withdrew its sampling request (`notifications/cancelled`): the harness cancels
+    its round.
+    """
+    sampling_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPSamplingCancel':
+        assert isinstance(obj, dict)
+        sampling_id = from_str(obj.get("sampling_id"))
+        return MCPSamplingCancel(sampling_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["sampling_id"] = from_str(self.sampling_id)
+        return result
+
+
 class MCPSamplingRole(Enum):
     ASSISTANT = "assistant"
     USER = "user"
@@ -6078,6 +6097,14 @@ def mcp_elicitation_resolved_to_dict(x: MCPElicitationResolved) -> Any:
     return to_class(MCPElicitationResolved, x)
 
 
+def mcp_sampling_cancel_from_dict(s: Any) -> MCPSamplingCancel:
+    return MCPSamplingCancel.from_dict(s)
+
+
+def mcp_sampling_cancel_to_dict(x: MCPSamplingCancel) -> Any:
+    return to_class(MCPSamplingCancel, x)
+
+
 def mcp_sampling_request_from_dict(s: Any) -> MCPSamplingRequest:
     return MCPSamplingRequest.from_dict(s)
 
@@ -6877,6 +6904,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "mcp.elicitation_answer": MCPElicitationAnswer,
     "mcp.elicitation_requested": MCPElicitationRequested,
     "mcp.elicitation_resolved": MCPElicitationResolved,
+    "mcp.sampling_cancel": MCPSamplingCancel,
     "mcp.sampling_request": MCPSamplingRequest,
     "mcp.sampling_result": MCPSamplingResult,
     "mcp.server_state_reported": MCPServerStateReported,

@@ -98,7 +98,11 @@ export class Samplings {
       return await new Promise<McpSamplingResult>((resolve) => {
         this.waiting.set(id, resolve);
         timer = setTimeout(() => resolve(fail("the harness did not answer")), request.timeout_ms + ANSWER_GRACE_MS);
-        onAbort = () => resolve(fail("the server withdrew it"));
+        onAbort = () => {
+          // Its round is cancelled at the provider: a withdrawn request spends no more.
+          void this.ext.emit("mcp.sampling_cancel", { sampling_id: id });
+          resolve(fail("the server withdrew it"));
+        };
         signal.addEventListener("abort", onAbort, { once: true });
         void this.ext.emit("mcp.sampling_request", { sampling_id: id, ...request }).then((sent) => {
           if (sent !== "queued") resolve(fail(`the request could not be sent (${sent})`));

@@ -75,9 +75,20 @@ describe("MCP sampling through tau run", () => {
 
   it("[mcp.sampling.timeout] a sampling round with no answer within the entry's timeout is cancelled and fails the request, and the session goes on", async () => {
     const w = workspace({ model: "provider/fake-model", timeout_ms: 500 });
-    const { result } = await sampleThrough(w, [{ chunks: [], end: "hang" }]);
+    // How many model requests had come when tau closed the sampling's request (cancelled at the provider).
+    let closedAt: number | undefined;
+    const { result } = await sampleThrough(w, [{ chunks: [], end: "hang", onClientClose: () => (closedAt = fake.chatRequests.length) }]);
     expect(result).toContain("sample: refused (MCP error -32603: tau could not sample with provider/fake-model: no answer within 500 ms)");
     expect(fake.chatRequests).toHaveLength(3);
+    expect(closedAt).toBe(2);
+  }, 120_000);
+
+  it("[mcp.sampling.withdrawn] a sampling request the server withdraws is cancelled at the provider at once, long before the entry's timeout", async () => {
+    const w = workspace({ model: "provider/fake-model", timeout_ms: 600_000 });
+    let closedAt: number | undefined;
+    const { result } = await sampleThrough(w, [{ chunks: [], end: "hang", onClientClose: () => (closedAt = fake.chatRequests.length) }], { withdrawAfterMs: 300 });
+    expect(result).toContain("sample: refused (MCP error -32001: Request timed out)");
+    expect(closedAt).toBe(2);
   }, 120_000);
 
   it("[mcp.sampling.text-only] an image in a sampling request is refused with a clear error, and no model is asked", async () => {

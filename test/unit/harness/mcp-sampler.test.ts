@@ -64,4 +64,18 @@ describe("MCP sampling in the harness", () => {
     await h.settle();
     expect(h.directed.filter((d) => d.to === "llm" && d.event.name === "provider.cancel_request").map((d) => d.event.data)).toEqual([{ prompt_id: "s-2", round: 0 }]);
   });
+
+  it("[mcp.sampling.withdraw-own-only] a withdrawal cancels the round at the provider only when the instance that asked sends it", async () => {
+    const h = await harness();
+    ask(h, "s-1");
+    await h.settle();
+    h.fromPeer("mcp.sampling_cancel", { sampling_id: "s-1" }, OTHER);
+    await h.settle();
+    const cancels = () => h.directed.filter((d) => d.to === "llm" && d.event.name === "provider.cancel_request");
+    expect(cancels()).toHaveLength(0);
+    h.fromPeer("mcp.sampling_cancel", { sampling_id: "s-1" }, MCP);
+    await h.settle();
+    expect(cancels().map((d) => d.event.data)).toEqual([{ prompt_id: "s-1", round: 0 }]);
+    expect(results(h)).toEqual([{ to: "mcp-notes", sampling_id: "s-1", outcome: "failed", reason: "the server withdrew it" }]);
+  });
 });

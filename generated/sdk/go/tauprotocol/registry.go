@@ -147,6 +147,8 @@ func NewEventPayload(name string) any {
 		return &MCPElicitationRequested{}
 	case "mcp.elicitation_resolved":
 		return &MCPElicitationResolved{}
+	case "mcp.sampling_cancel":
+		return &MCPSamplingCancel{}
 	case "mcp.sampling_request":
 		return &MCPSamplingRequest{}
 	case "mcp.sampling_result":

@@ -556,6 +556,12 @@ type MCPElicitationResolved struct {
 	Reason *string `json:"reason,omitempty" cbor:"reason,omitempty"`
 }
 
+// The server withdrew its sampling request (`notifications/cancelled`): the harness cancels
+// its round.
+type MCPSamplingCancel struct {
+	SamplingID string `json:"sampling_id" cbor:"sampling_id"`
+}
+
 // An MCP server asks for a model's answer (`sampling/createMessage`; SPEC-mcp "Sampling"):
 // the
 // harness sends one tool-less round to `model` and answers with a directed
