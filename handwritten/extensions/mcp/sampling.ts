@@ -39,11 +39,12 @@ export function samplingMessages(params: Params): McpSamplingMessage[] | Samplin
   const out: McpSamplingMessage[] = [];
   for (const [i, m] of params.messages.entries()) {
     const blocks = Array.isArray(m.content) ? m.content : [m.content];
-    let chars = 0;
+    // The texts joined by newlines: one between two blocks.
+    let chars = blocks.length - 1;
     for (const b of blocks) {
       if (b.type === "tool_use" || b.type === "tool_result") return refused("tau offers no tool use in sampling");
       if (b.type !== "text") return refused(`message ${i + 1} holds ${b.type} content; tau's sampling takes text only`);
-      chars += b.text.length + 1;
+      chars += b.text.length;
     }
     if (chars > MCP_SAMPLING_MAX_TEXT_CHARS) return refused(`message ${i + 1} is longer than ${MCP_SAMPLING_MAX_TEXT_CHARS} characters`);
     out.push({ role: m.role, text: blocks.map((b) => (b.type === "text" ? b.text : "")).join("\n") });

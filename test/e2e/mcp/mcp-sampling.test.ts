@@ -104,5 +104,18 @@ describe("MCP sampling through tau run", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('harness.yaml: mcp_servers.asker: sampling.model must name its provider, PROVIDER/MODEL (got "fake-model")');
     expect(fake.chatRequests).toHaveLength(0);
+    // max_tokens is bounded by the schema: one above the bound is refused naming the key.
+    const over = workspace({ model: "provider/fake-model", max_tokens: 32_769 });
+    const o = await runTau(["run", "-p", "hello"], { env: over.env, cwd: over.project });
+    expect(o.code).toBe(2);
+    expect(o.stderr).toContain("mcp_servers.asker.sampling.max_tokens: must be <= 32768");
   }, 60_000);
+
+  it("[mcp.sampling.max-tokens-bound] an entry's max_tokens at its bound is taken and bounds the request", async () => {
+    const w = workspace({ model: "provider/fake-model", max_tokens: 32_768 });
+    const { result } = await sampleThrough(w, [textResponse("Teal")]);
+    expect(result).toContain('"text":"Teal"');
+    // The server asked for 5000, under the bound: its own ask stands.
+    expect(body(fake.chatRequests[1]!).max_completion_tokens).toBe(5000);
+  }, 120_000);
 });

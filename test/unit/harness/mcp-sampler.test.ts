@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { extensionPublisher, InMemoryHarness } from "../../support/in-memory-ports.js";
 import type { EventPayloads } from "../../../generated/index.js";
+import { SAMPLING_MAX_CHARS } from "../../../handwritten/harness/mcp-sampler.js";
 
 const LLM = extensionPublisher("llm", 1, "provider");
 const MCP = extensionPublisher("mcp-notes", 4, "tool");
@@ -46,6 +47,22 @@ describe("MCP sampling in the harness", () => {
     h.fromPeer("provider.response_finished_reported", { prompt_id: "s-3", round: 0, model: "m1", text: "hello", tool_calls: [], finish_reason: "stop", usage: { input_tokens: 3, output_tokens: 1 } }, LLM);
     await h.settle();
     expect(results(h).slice(2)).toEqual([{ to: "mcp-notes", sampling_id: "s-3", outcome: "ok", text: "hello", model: "m1", stop_reason: "stop", usage: { input_tokens: 3, output_tokens: 1 } }]);
+  });
+
+  it("[mcp.sampling.total-bound] a request's texts together (system prompt included) are taken up to SAMPLING_MAX_CHARS and refused above it, before anything is sent", async () => {
+    const h = await harness();
+    // The system prompt "be brief" is 8 characters; the rest in 64 KiB messages.
+    const sized = (id: string, total: number): void => {
+      const texts: string[] = [];
+      for (let left = total - 8; left > 0; left -= 65_536) texts.push("x".repeat(Math.min(65_536, left)));
+      h.fromPeer("mcp.sampling_request", { sampling_id: id, model: "llm/m1", system: "be brief", messages: texts.map((text) => ({ role: "user" as const, text })), max_tokens: 10, timeout_ms: 60_000 }, MCP);
+    };
+    sized("s-at", SAMPLING_MAX_CHARS);
+    sized("s-below", SAMPLING_MAX_CHARS - 1);
+    sized("s-above", SAMPLING_MAX_CHARS + 1);
+    await h.settle();
+    expect(h.providerCalls.map((c) => c.call.prompt_id).sort()).toEqual(["s-at", "s-below"]);
+    expect(results(h)).toEqual([{ to: "mcp-notes", sampling_id: "s-above", outcome: "failed", reason: `the request's text is larger than ${SAMPLING_MAX_CHARS} characters` }]);
   });
 
   it("[mcp.sampling.connections-gone] a provider that exits fails its samplings; an instance that leaves has its samplings cancelled at the provider", async () => {

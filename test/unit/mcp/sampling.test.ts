@@ -20,8 +20,13 @@ describe("a sampling request's messages", () => {
     expect(why(samplingMessages(params([{ role: "user", content: text("a") }], { tools })))).toBe("tau refused the sampling request: tau offers no tool use in sampling");
     expect(why(samplingMessages(params([{ role: "assistant", content: { type: "tool_use", id: "x", name: "t", input: {} } }])))).toBe("tau refused the sampling request: tau offers no tool use in sampling");
     const many = Array.from({ length: MCP_SAMPLING_MAX_MESSAGES + 1 }, () => ({ role: "user" as const, content: text("a") }));
+    expect(samplingMessages(params(many.slice(1)))).toHaveLength(MCP_SAMPLING_MAX_MESSAGES);
     expect(why(samplingMessages(params(many)))).toBe(`tau refused the sampling request: it has ${MCP_SAMPLING_MAX_MESSAGES + 1} messages; tau takes 1 to ${MCP_SAMPLING_MAX_MESSAGES}`);
-    expect(why(samplingMessages(params([{ role: "user", content: text("x".repeat(MCP_SAMPLING_MAX_TEXT_CHARS)) }])))).toBe(`tau refused the sampling request: message 1 is longer than ${MCP_SAMPLING_MAX_TEXT_CHARS} characters`);
-    expect(samplingMessages(params([{ role: "user", content: text("x".repeat(MCP_SAMPLING_MAX_TEXT_CHARS - 1)) }]))).toHaveLength(1);
+    // At the bound, one below and one above it (two blocks count the newline that joins them).
+    const long = (n: number) => samplingMessages(params([{ role: "user", content: text("x".repeat(n)) }]));
+    expect(long(MCP_SAMPLING_MAX_TEXT_CHARS)).toHaveLength(1);
+    expect(long(MCP_SAMPLING_MAX_TEXT_CHARS - 1)).toHaveLength(1);
+    expect(why(long(MCP_SAMPLING_MAX_TEXT_CHARS + 1))).toBe(`tau refused the sampling request: message 1 is longer than ${MCP_SAMPLING_MAX_TEXT_CHARS} characters`);
+    expect(why(samplingMessages(params([{ role: "user", content: [text("x".repeat(MCP_SAMPLING_MAX_TEXT_CHARS - 1)), text("y")] }])))).toContain("message 1 is longer");
   });
 });
