@@ -1,5 +1,5 @@
 // The agent loop (SPEC-agent-lifecycle, SPEC-provider-execution), put together from its owners: the
-// turn loop, compaction, the permission reviewer and titles each start provider rounds, and the
+// turn loop, compaction, the permission reviewer, MCP sampling and titles each start provider rounds, and the
 // round router hands every provider report to the one that started its round. The model registry,
 // usage accounting, round-start alerts and the conversation fold serve them; per-agent state is
 // agent-loop-state.ts. This is the loop's surface to the harness: its port in, its consumers out.
