@@ -40,6 +40,9 @@ export const EVENT_NAMES = [
   "mcp.elicitation_answer",
   "mcp.elicitation_requested",
   "mcp.elicitation_resolved",
+  "mcp.sampling_cancel",
+  "mcp.sampling_request",
+  "mcp.sampling_result",
   "mcp.server_state_reported",
   "provider.cancel_request",
   "provider.models_declared",
@@ -149,6 +152,9 @@ export interface EventPayloads {
   "mcp.elicitation_answer": T.McpElicitationAnswer;
   "mcp.elicitation_requested": T.McpElicitationRequested;
   "mcp.elicitation_resolved": T.McpElicitationResolved;
+  "mcp.sampling_cancel": T.McpSamplingCancel;
+  "mcp.sampling_request": T.McpSamplingRequest;
+  "mcp.sampling_result": T.McpSamplingResult;
   "mcp.server_state_reported": T.McpServerStateReported;
   "provider.cancel_request": T.ProviderCancelRequest;
   "provider.models_declared": T.ProviderModelsDeclared;
@@ -263,6 +269,9 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "mcp.elicitation_answer": { name: "mcp.elicitation_answer", family: "mcp", model: "McpElicitationAnswer", description: "A UI's answer to an elicitation: `accept` with a value per field given, `decline`, or `cancel`.", validate: V.validateMcpElicitationAnswer },
   "mcp.elicitation_requested": { name: "mcp.elicitation_requested", family: "mcp", model: "McpElicitationRequested", description: "An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp \"Elicitation\"):\nshown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is the\npublishing instance's.", validate: V.validateMcpElicitationRequested },
   "mcp.elicitation_resolved": { name: "mcp.elicitation_resolved", family: "mcp", model: "McpElicitationResolved", description: "The elicitation is over (answered here or elsewhere, timed out, or withdrawn by its server): UIs close it.", validate: V.validateMcpElicitationResolved },
+  "mcp.sampling_cancel": { name: "mcp.sampling_cancel", family: "mcp", model: "McpSamplingCancel", description: "The server withdrew its sampling request (`notifications/cancelled`): the harness cancels its round.", validate: V.validateMcpSamplingCancel },
+  "mcp.sampling_request": { name: "mcp.sampling_request", family: "mcp", model: "McpSamplingRequest", description: "An MCP server asks for a model's answer (`sampling/createMessage`; SPEC-mcp \"Sampling\"): the\nharness sends one tool-less round to `model` and answers with a directed `mcp.sampling_result`.\nOnly an instance whose server's entry configures `sampling` asks; the server is its own.", validate: V.validateMcpSamplingRequest },
+  "mcp.sampling_result": { name: "mcp.sampling_result", family: "mcp", model: "McpSamplingResult", description: "", validate: V.validateMcpSamplingResult },
   "mcp.server_state_reported": { name: "mcp.server_state_reported", family: "mcp", model: "McpServerStateReported", description: "One MCP server's state, for status lines (SPEC-mcp, \"State\"); the latest per instance is kept for late subscribers.", validate: V.validateMcpServerStateReported },
   "provider.cancel_request": { name: "provider.cancel_request", family: "provider", model: "ProviderCancelRequest", description: "", validate: V.validateProviderCancelRequest },
   "provider.models_declared": { name: "provider.models_declared", family: "provider", model: "ProviderModelsDeclared", description: "", validate: V.validateProviderModelsDeclared },

@@ -723,6 +723,63 @@ export type McpProjectConfig = {
   mcp_servers?: Record<string, McpServerConfig>;
 };
 
+/** The server withdrew its sampling request (`notifications/cancelled`): the harness cancels its round. */
+export type McpSamplingCancel = {
+  sampling_id: Id;
+};
+
+/** How an MCP server's sampling requests are answered: one tool-less request to `model`, bounded. */
+export type McpSamplingConfig = {
+  /** The model that answers, `provider/model`; a model no running provider serves fails the request. */
+  model: ShortText;
+  /** Most tokens one answer may have; a server asking for more gets this many. Default 1024. */
+  max_tokens?: number;
+  /** Milliseconds one sampling request may take before it is cancelled. Default 60000. */
+  timeout_ms?: number;
+};
+
+/** One message of a server's sampling request: text only (tau refuses images and audio). */
+export type McpSamplingMessage = {
+  role: McpSamplingRole;
+  text: string;
+};
+
+export type McpSamplingOutcome = "ok" | "failed" | "unavailable";
+
+/**
+ * An MCP server asks for a model's answer (`sampling/createMessage`; SPEC-mcp "Sampling"): the
+ * harness sends one tool-less round to `model` and answers with a directed `mcp.sampling_result`.
+ * Only an instance whose server's entry configures `sampling` asks; the server is its own.
+ */
+export type McpSamplingRequest = {
+  sampling_id: Id;
+  /** The configured model, `provider/model`. */
+  model: ShortText;
+  /** The server's system prompt, if it gave one. */
+  system?: string;
+  messages: Array<McpSamplingMessage>;
+  /** Most tokens of the answer: the server's ask capped by the entry's `max_tokens`. */
+  max_tokens: number;
+  /** How long the request may take (the entry's `timeout_ms`). */
+  timeout_ms: number;
+};
+
+export type McpSamplingResult = {
+  sampling_id: Id;
+  outcome: McpSamplingOutcome;
+  /** `ok`: the model's answer. */
+  text?: BodyText;
+  /** `ok`: the model that answered, as its provider named it. */
+  model?: ShortText;
+  /** `ok`: why the answer ended (`stop`, `length`, …). */
+  stop_reason?: ShortText;
+  usage?: Usage;
+  /** `failed`, `unavailable`: why, in tau's words. */
+  reason?: ShortText;
+};
+
+export type McpSamplingRole = "user" | "assistant";
+
 /**
  * One MCP server (SPEC-mcp): either a local process on stdio (`command`, `args`, `env`, `cwd`) or a
  * Streamable HTTP endpoint (`url`, `headers`). Its tools are offered as `mcp__SERVER__TOOL`.
@@ -759,6 +816,11 @@ export type McpServerConfig = {
   sandbox?: boolean;
   /** stdio: hosts the sandboxed server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`). */
   allowed_hosts?: Array<ShortText>;
+  /**
+   * Answer the server's `sampling/createMessage` with this model (SPEC-mcp, "Sampling"); absent, the
+   * client does not offer sampling and such a request is refused.
+   */
+  sampling?: McpSamplingConfig;
 };
 
 export type McpServerState = "starting" | "ready" | "restarting" | "failed";
@@ -1031,6 +1093,8 @@ export type ProviderRequest = {
   model: ShortText;
   system: BodyText;
   parts: number;
+  /** Most tokens the answer may have (an MCP server's sampling, SPEC-mcp "Sampling"); the model's own bound when absent. */
+  max_output_tokens?: number;
 };
 
 /** One part of a prompt's transcript and tools, in order (`index` from 0 to `parts - 1`). */

@@ -10,7 +10,7 @@ exports.validateMcpSettings = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpSettings.json","type":"object","properties":{"server":{"type":"string","maxLength":32,"pattern":"^[a-z][a-z0-9]*(_[a-z0-9]+)*$","description":"The server's name, as configured under `mcp_servers`."},"definition":{"$ref":"McpServerConfig.json","description":"The server's entry."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The run's sandbox set-up (`--no-sandbox`, `--sandbox-config`), which a stdio server's sandbox follows."}},"required":["server","definition"],"unevaluatedProperties":{"not":{}},"description":"`tau ext mcp` (SPEC-mcp): one instance per configured MCP server, written by the harness.","x-tau-settings":"mcp"};
 const func0 = codePointLength;
 const pattern0 = new RegExp("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", "u");
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpServerConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"`false` keeps the entry but does not start the server."},"command":{"$ref":"ShortText.json","examples":["npx"],"description":"stdio: the executable the server runs as."},"args":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["-y","some-mcp-server"]],"maxItems":256,"description":"stdio: its arguments."},"env":{"$ref":"#/$defs/RecordBodyText","examples":[{"API_TOKEN":"…"}],"description":"stdio: variables added to the server's minimal environment (values are never logged)."},"cwd":{"$ref":"PathText.json","examples":["/srv/tools"],"description":"stdio: the folder it starts in; the project root when absent."},"url":{"$ref":"ShortText.json","examples":["https://mcp.example.com/mcp"],"pattern":"^https?://[^\\s]+$","description":"Streamable HTTP: the endpoint."},"headers":{"$ref":"#/$defs/RecordBodyText","examples":[{"Authorization":"Bearer …"}],"description":"Streamable HTTP: headers sent with every request to `url` only (values are never logged)."},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":30000,"examples":[60000],"description":"Milliseconds the whole start (spawn or connect, initialize, the first tool listing) may take. Default 30000."},"call_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":600000,"examples":[120000],"description":"Milliseconds one tool call may take before it is cancelled. Default 600000."},"wait_at_start":{"type":"boolean","default":false,"description":"Hold the session's first prompt until this server is ready or has failed (its start-up timeout\nat most); by default a server starts in the background and its tools join when it is ready."},"sandbox":{"type":"boolean","default":true,"description":"stdio: start the server inside the sandbox (sandbox.yaml's policy: the project writable, tau's\nconfiguration and secrets unreadable, the network limited to the allowlist and `allowed_hosts`).\n`false` runs it with your full rights."},"allowed_hosts":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["api.example.com"]],"maxItems":256,"description":"stdio: hosts the sandboxed server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`)."}},"unevaluatedProperties":{"not":{}},"description":"One MCP server (SPEC-mcp): either a local process on stdio (`command`, `args`, `env`, `cwd`) or a\nStreamable HTTP endpoint (`url`, `headers`). Its tools are offered as `mcp__SERVER__TOOL`.","$defs":{"RecordBodyText":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}}}};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpServerConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"`false` keeps the entry but does not start the server."},"command":{"$ref":"ShortText.json","examples":["npx"],"description":"stdio: the executable the server runs as."},"args":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["-y","some-mcp-server"]],"maxItems":256,"description":"stdio: its arguments."},"env":{"$ref":"#/$defs/RecordBodyText","examples":[{"API_TOKEN":"…"}],"description":"stdio: variables added to the server's minimal environment (values are never logged)."},"cwd":{"$ref":"PathText.json","examples":["/srv/tools"],"description":"stdio: the folder it starts in; the project root when absent."},"url":{"$ref":"ShortText.json","examples":["https://mcp.example.com/mcp"],"pattern":"^https?://[^\\s]+$","description":"Streamable HTTP: the endpoint."},"headers":{"$ref":"#/$defs/RecordBodyText","examples":[{"Authorization":"Bearer …"}],"description":"Streamable HTTP: headers sent with every request to `url` only (values are never logged)."},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":30000,"examples":[60000],"description":"Milliseconds the whole start (spawn or connect, initialize, the first tool listing) may take. Default 30000."},"call_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":600000,"examples":[120000],"description":"Milliseconds one tool call may take before it is cancelled. Default 600000."},"wait_at_start":{"type":"boolean","default":false,"description":"Hold the session's first prompt until this server is ready or has failed (its start-up timeout\nat most); by default a server starts in the background and its tools join when it is ready."},"sandbox":{"type":"boolean","default":true,"description":"stdio: start the server inside the sandbox (sandbox.yaml's policy: the project writable, tau's\nconfiguration and secrets unreadable, the network limited to the allowlist and `allowed_hosts`).\n`false` runs it with your full rights."},"allowed_hosts":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["api.example.com"]],"maxItems":256,"description":"stdio: hosts the sandboxed server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`)."},"sampling":{"$ref":"McpSamplingConfig.json","description":"Answer the server's `sampling/createMessage` with this model (SPEC-mcp, \"Sampling\"); absent, the\nclient does not offer sampling and such a request is refused."}},"unevaluatedProperties":{"not":{}},"description":"One MCP server (SPEC-mcp): either a local process on stdio (`command`, `args`, `env`, `cwd`) or a\nStreamable HTTP endpoint (`url`, `headers`). Its tools are offered as `mcp__SERVER__TOOL`.","$defs":{"RecordBodyText":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
 const schema4 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}};
@@ -59,6 +59,129 @@ validate2.errors = vErrors;
 return errors === 0;
 }
 validate2.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpSamplingConfig.json","type":"object","properties":{"model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"The model that answers, `provider/model`; a model no running provider serves fails the request."},"max_tokens":{"type":"integer","minimum":1,"maximum":32768,"default":1024,"examples":[1024],"description":"Most tokens one answer may have; a server asking for more gets this many. Default 1024."},"timeout_ms":{"type":"integer","minimum":100,"maximum":600000,"default":60000,"examples":[60000],"description":"Milliseconds one sampling request may take before it is cancelled. Default 60000."}},"required":["model"],"unevaluatedProperties":{"not":{}},"description":"How an MCP server's sampling requests are answered: one tool-less request to `model`, bounded."};
+
+function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="McpSamplingConfig.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate5.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.model === undefined) && (missing0 = "model")){
+validate5.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.model !== undefined){
+let data0 = data.model;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func0(data0) > 1024){
+validate5.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate5.errors = [{instancePath:instancePath+"/model",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.max_tokens !== undefined){
+let data1 = data.max_tokens;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate5.errors = [{instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 32768 || isNaN(data1)){
+validate5.errors = [{instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32768},message:"must be <= 32768"}];
+return false;
+}
+else {
+if(data1 < 1 || isNaN(data1)){
+validate5.errors = [{instancePath:instancePath+"/max_tokens",schemaPath:"#/properties/max_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.timeout_ms !== undefined){
+let data2 = data.timeout_ms;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate5.errors = [{instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 600000 || isNaN(data2)){
+validate5.errors = [{instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"}];
+return false;
+}
+else {
+if(data2 < 100 || isNaN(data2)){
+validate5.errors = [{instancePath:instancePath+"/timeout_ms",schemaPath:"#/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if(((key0 !== "model") && (key0 !== "max_tokens")) && (key0 !== "timeout_ms")){
+const _errs9 = errors;
+validate5.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid2 = _errs9 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate5.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate5.errors = vErrors;
+return errors === 0;
+}
+validate5.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
 
@@ -355,14 +478,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.sampling !== undefined){
+const _errs32 = errors;
+if(!(validate5(data.sampling, {instancePath:instancePath+"/sampling",parentData:data,parentDataProperty:"sampling",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs32 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((((((((((((key0 !== "enable") && (key0 !== "command")) && (key0 !== "args")) && (key0 !== "env")) && (key0 !== "cwd")) && (key0 !== "url")) && (key0 !== "headers")) && (key0 !== "startup_timeout_ms")) && (key0 !== "call_timeout_ms")) && (key0 !== "wait_at_start")) && (key0 !== "sandbox")) && (key0 !== "allowed_hosts")){
-const _errs33 = errors;
+if(((((((((((((key0 !== "enable") && (key0 !== "command")) && (key0 !== "args")) && (key0 !== "env")) && (key0 !== "cwd")) && (key0 !== "url")) && (key0 !== "headers")) && (key0 !== "startup_timeout_ms")) && (key0 !== "call_timeout_ms")) && (key0 !== "wait_at_start")) && (key0 !== "sandbox")) && (key0 !== "allowed_hosts")) && (key0 !== "sampling")){
+const _errs34 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid8 = _errs33 === errors;
+var valid8 = _errs34 === errors;
 if(!valid8){
 break;
+}
 }
 }
 }
@@ -389,14 +525,14 @@ return errors === 0;
 }
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","examples":["./ci-sandbox.yaml"],"description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","default":"on-request","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."},"set_up":{"anyOf":[{"type":"string","const":"at_start"},{"type":"string","const":"on_first_use"}],"default":"at_start","description":"When the runtime is set up: at the extension's start, beside the first model request (the\ndefault), or at the first command (`tau dev print-*` previews, which must create nothing)."}},"unevaluatedProperties":{"not":{}}};
-const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
+const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","examples":["./ci-sandbox.yaml"],"description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","default":"on-request","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."},"set_up":{"anyOf":[{"type":"string","const":"at_start"},{"type":"string","const":"on_first_use"}],"default":"at_start","description":"When the runtime is set up: at the extension's start, beside the first model request (the\ndefault), or at the first command (`tau dev print-*` previews, which must create nothing)."}},"unevaluatedProperties":{"not":{}}};
+const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
 
-function validate6(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="SandboxLaunch.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate6.evaluated;
+const evaluated0 = validate8.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -408,7 +544,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.enabled !== undefined){
 const _errs1 = errors;
 if(typeof data.enabled !== "boolean"){
-validate6.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate8.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -424,12 +560,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func0(data1) > 4096){
-validate6.errors = [{instancePath:instancePath+"/config_file",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+validate8.errors = [{instancePath:instancePath+"/config_file",schemaPath:"PathText.json/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
 return false;
 }
 }
 else {
-validate6.errors = [{instancePath:instancePath+"/config_file",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate8.errors = [{instancePath:instancePath+"/config_file",schemaPath:"PathText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -443,11 +579,11 @@ if(data.approval !== undefined){
 let data2 = data.approval;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate6.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate8.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((data2 === "never") || (data2 === "on-request"))){
-validate6.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/enum",keyword:"enum",params:{allowedValues: schema11.enum},message:"must be equal to one of the allowed values"}];
+validate8.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/enum",keyword:"enum",params:{allowedValues: schema13.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -516,7 +652,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate6.errors = vErrors;
+validate8.errors = vErrors;
 return false;
 }
 else {
@@ -539,7 +675,7 @@ if(valid0){
 for(const key0 in data){
 if((((key0 !== "enabled") && (key0 !== "config_file")) && (key0 !== "approval")) && (key0 !== "set_up")){
 const _errs16 = errors;
-validate6.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+validate8.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
 var valid4 = _errs16 === errors;
 if(!valid4){
@@ -553,14 +689,14 @@ break;
 }
 }
 else {
-validate6.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate8.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate6.errors = vErrors;
+validate8.errors = vErrors;
 return errors === 0;
 }
-validate6.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate8.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -623,8 +759,8 @@ var valid0 = true;
 if(valid0){
 if(data.sandbox !== undefined){
 const _errs4 = errors;
-if(!(validate6(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate6.errors : vErrors.concat(validate6.errors);
+if(!(validate8(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate8.errors : vErrors.concat(validate8.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;

@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateProviderRequest = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"system":{"$ref":"BodyText.json"},"parts":{"type":"integer","minimum":1,"maximum":1048576}},"required":["agent_id","prompt_id","round","model","system","parts"],"unevaluatedProperties":{"not":{}},"description":"The head of the transient full prompt, directed to the owning provider instance only; its\ntranscript and tools follow in `parts` directed `provider.request_part`s, so no frame nears the\nframe cap whatever the transcript's size (SPEC-provider-execution).","x-tau-event":"provider.request"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ProviderRequest.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"prompt_id":{"$ref":"Id.json"},"round":{"type":"integer","minimum":0,"maximum":4294967295},"model":{"$ref":"ShortText.json"},"system":{"$ref":"BodyText.json"},"parts":{"type":"integer","minimum":1,"maximum":1048576},"max_output_tokens":{"type":"integer","minimum":1,"maximum":4294967295,"description":"Most tokens the answer may have (an MCP server's sampling, SPEC-mcp \"Sampling\"); the model's own bound when absent."}},"required":["agent_id","prompt_id","round","model","system","parts"],"unevaluatedProperties":{"not":{}},"description":"The head of the transient full prompt, directed to the owning provider instance only; its\ntranscript and tools follow in `parts` directed `provider.request_part`s, so no frame nears the\nframe cap whatever the transcript's size (SPEC-provider-execution).","x-tau-event":"provider.request"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
@@ -175,14 +175,42 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.max_output_tokens !== undefined){
+let data6 = data.max_output_tokens;
+const _errs17 = errors;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+validate0.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs17){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 4294967295 || isNaN(data6)){
+validate0.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4294967295},message:"must be <= 4294967295"}];
+return false;
+}
+else {
+if(data6 < 1 || isNaN(data6)){
+validate0.errors = [{instancePath:instancePath+"/max_output_tokens",schemaPath:"#/properties/max_output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "system")) && (key0 !== "parts")){
-const _errs18 = errors;
+if(((((((key0 !== "agent_id") && (key0 !== "prompt_id")) && (key0 !== "round")) && (key0 !== "model")) && (key0 !== "system")) && (key0 !== "parts")) && (key0 !== "max_output_tokens")){
+const _errs20 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs18 === errors;
+var valid5 = _errs20 === errors;
 if(!valid5){
 break;
+}
 }
 }
 }

@@ -29,4 +29,4 @@ export {
   type SandboxConfigSources,
   type SandboxLayer,
 } from "./sandbox.js";
-export { MCP_MAX_SERVERS, MCP_PROJECT_FILE, addMcpServer, loadMcpServers, mcpDropInFile, readClientMcpServers, mcpExtension, mcpSignInSecret, normalizedMcpUrl, remoteMcpServer, removeMcpSignIn, mcpInstanceName, mcpServerNameProblem, removeMcpServer, type McpServers } from "./mcp.js";
+export { MCP_MAX_SERVERS, MCP_PROJECT_FILE, addMcpServer, loadMcpServers, mcpDropInFile, readClientMcpServers, mcpExtension, mcpSignInSecret, normalizedMcpUrl, remoteMcpServer, removeMcpSignIn, mcpInstanceName, mcpSamplingOf, mcpServerNameProblem, removeMcpServer, type McpServers } from "./mcp.js";

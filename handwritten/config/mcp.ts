@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { validateMcpProjectConfig, type SandboxLaunch, type ExtensionConfig, type HarnessConfig, type McpProjectConfig, type McpServerConfig } from "../../generated/index.js";
+import { validateMcpProjectConfig, validateMcpSettings, type SandboxLaunch, type ExtensionConfig, type HarnessConfig, type McpProjectConfig, type McpSamplingConfig, type McpServerConfig, type McpSettings } from "../../generated/index.js";
 import { dropInPath, removeDropIn, writeDropIn } from "./drop-ins.js";
 import { ConfigError, loadConfigFile, loadHarnessConfig } from "./load.js";
 import { TRUSTED_PROJECTS_FILE, projectTrusted } from "./sandbox.js";
@@ -40,6 +40,8 @@ function entryProblem(where: string, name: string, def: McpServerConfig): string
   if (http && (def.args !== undefined || def.env !== undefined || def.cwd !== undefined)) return `${where}.${name}: args, env and cwd are for a server started with command`;
   if (stdio && def.headers !== undefined) return `${where}.${name}: headers are for a server reached by url`;
   if (http && (def.sandbox !== undefined || def.allowed_hosts !== undefined)) return `${where}.${name}: sandbox and allowed_hosts are for a server started with command`;
+  const model = def.sampling?.model;
+  if (model !== undefined && !/^[^/\s]+\/\S+$/.test(model)) return `${where}.${name}: sampling.model must name its provider, PROVIDER/MODEL (got ${JSON.stringify(model)})`;
   return undefined;
 }
 
@@ -128,6 +130,13 @@ export function mcpExtension(name: string, def: McpServerConfig, sandbox?: Sandb
     startup_timeout_seconds: Math.min(3600, hold),
     config: { server: name, definition: def, ...(sandbox !== undefined ? { sandbox } : {}) },
   };
+}
+
+/** The `sampling` of the MCP server an extension instance runs (`tau ext mcp` with its settings), if it has one. */
+export function mcpSamplingOf(config: ExtensionConfig | undefined): McpSamplingConfig | undefined {
+  const settings = config?.config;
+  if (config?.command.join(" ") !== "tau ext mcp" || !validateMcpSettings(settings)) return undefined;
+  return (settings as McpSettings).definition.sampling;
 }
 
 /** The drop-in `tau mcp add NAME` writes: `<config>/harness.d/mcp-NAME.yaml`. */

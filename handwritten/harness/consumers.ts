@@ -89,6 +89,9 @@ export const CONSUMERS = {
     "provider.response_delta_reported": ["provider.response_updated"],
     /** An automatic permission review (SPEC-sandbox-reviewer): one tool-less round, its answer directed to the requester. */
     "sandbox.review_request": ["provider.request", "provider.request_part", "provider.cancel_request", "sandbox.review_result"],
+    /** An MCP server's sampling (SPEC-mcp, "Sampling"): one tool-less round, its answer directed to the requester. */
+    "mcp.sampling_request": ["provider.request", "provider.request_part", "provider.cancel_request", "mcp.sampling_result"],
+    "mcp.sampling_cancel": ["provider.cancel_request", "mcp.sampling_result"],
     "provider.retry_reported": ["provider.retry_scheduled"],
     "sandbox.state_reported": [],
     "handoff.state_reported": [],
@@ -113,6 +116,7 @@ export const CONSUMERS = {
     ],
     "provider.response_finished_reported": [
       "sandbox.review_result",
+      "mcp.sampling_result",
       "session.title_set",
       "provider.response_finished",
       "agent.stats_updated",
@@ -136,6 +140,7 @@ export const CONSUMERS = {
     ],
     "provider.response_failed_reported": [
       "sandbox.review_result",
+      "mcp.sampling_result",
       "agent.prompt_started",
       "agent.prompt_failed",
       "provider.request",

@@ -15,7 +15,7 @@ import { AgentContext, type ContextHolder } from "./agent-context.js";
 import { ResumeError, recordEvent, reopenAgent, sessionMembers } from "./session-restore.js";
 import { agentIdOf, eventProblem, splitProviderCall, type ProviderCall } from "../protocol/index.js";
 import type { EventName, EventPayloads } from "../../generated/index.js";
-import { providerEndpoint } from "../config/index.js";
+import { mcpSamplingOf, providerEndpoint } from "../config/index.js";
 import { mintId } from "./ids.js";
 import { PeerInbox, PeerOutbox } from "./peer-messaging.js";
 import type { Peer } from "./peers.js";
@@ -94,6 +94,8 @@ const WIRING: readonly Wire[] = [
   consume("prompts", "sandbox.state_reported", (r, c) => r.prompts.onSandboxState(c)),
   consume("prompts", "handoff.state_reported", (r, c) => r.prompts.onHandoffState(c)),
   consume("prompts", "sandbox.review_request", (r, c) => r.prompts.onReviewRequest(c)),
+  consume("prompts", "mcp.sampling_request", (r, c) => r.prompts.onSamplingRequest(c)),
+  consume("prompts", "mcp.sampling_cancel", (r, c) => r.prompts.onSamplingCancel(c)),
   consume("prompts", "provider.tool_result", (r, c) => r.prompts.onToolOutcome(c)),
   consume("prompts", "provider.tool_error", (r, c) => r.prompts.onToolOutcome(c)),
   consume("tools", "agent.cancel_request", (r, c) => r.tools.cancelAgent(c.data.agent_id)),
@@ -466,6 +468,7 @@ export class Harness {
       agentRecordCount: (agentId) => this.agents.get(agentId)?.log.nextSeq ?? 0,
       agentIdle: (agentId) => this.agents.get(agentId)?.log.rest(),
       agentAtWork: (agentId) => this.agents.get(agentId)?.log.wake(),
+      samplingOf: (instance) => mcpSamplingOf(this.extensions.configOf?.(instance)),
       parentOf: (agentId) => {
         const fold = this.agents.get(agentId)?.fold;
         if (fold?.parent_id !== undefined && this.agents.has(fold.parent_id) && !this.unloaded.has(fold.parent_id)) return fold.parent_id;

@@ -10,6 +10,7 @@ import { REVIEW_TIMEOUT_MS, adapterOf, buildReviewInput, childRecords, decideRev
 import type { AgentLoop, AgentLoops, UserIntent } from "./agent-loop-state.js";
 import type { Round, RoundOwner, RoundRouter } from "./round-router.js";
 import type { ModelRegistry } from "./model-registry.js";
+import { oneOffTimeout, sendOneOff, servingProvider } from "./one-off-round.js";
 import type { UsageMeter } from "./usage.js";
 import { JOURNAL_READ_STEP_BYTES, type Conversations, type JournalReader } from "./conversation.js";
 
@@ -69,24 +70,12 @@ export class PermissionReviewer implements RoundOwner<ActiveReview> {
     const answer = (a: ReviewAnswer): void => void this.port.directToInstance(requester, "sandbox.review_result", { review_id: d.review_id, ...a });
     const input = await this.gather(d);
     if ("answer" in input) return answer(input.answer);
-    // The classifier must name its provider (or be a model one declares): an id no provider declares
-    // is never handed to another provider, which would switch the reviewer silently.
-    const slash = d.classifier.indexOf("/");
-    if (!this.deps.models.declares(d.classifier) && (slash <= 0 || this.port.generationOf(d.classifier.slice(0, slash)) === undefined)) {
-      return answer({ outcome: "unavailable", reason: `no running provider serves ${d.classifier}` });
-    }
-    const target = this.deps.models.route(d.classifier, true);
-    const generation = typeof target === "object" && "instance" in target ? this.port.generationOf(target.instance) : undefined;
-    if (typeof target !== "object" || !("instance" in target) || generation === undefined) return answer({ outcome: "unavailable", reason: `no running provider serves ${d.classifier}` });
+    const target = servingProvider(d.classifier, this.deps.models, this.port);
+    if (target === undefined) return answer({ outcome: "unavailable", reason: `no running provider serves ${d.classifier}` });
     const delegatedAt = input.parent !== undefined ? this.port.agentRecordCount(input.parent) : undefined;
     const adapter = adapterOf(d.classifier);
     const request = reviewRequest(input.text, adapter);
-    const timer = setTimeout(() => {
-      const rv = this.reviews.get(d.review_id);
-      if (rv === undefined) return;
-      this.port.directToInstance(rv.instance, "provider.cancel_request", { prompt_id: rv.promptId, round: 0 });
-      this.end(rv, { outcome: "failed", reason: "timeout" });
-    }, d.timeout_ms ?? REVIEW_TIMEOUT_MS);
+    const timer = oneOffTimeout(this.port, d.timeout_ms ?? REVIEW_TIMEOUT_MS, () => this.reviews.get(d.review_id), (rv) => this.end(rv, { outcome: "failed", reason: "timeout" }));
     const rv: ActiveReview = {
       promptId: d.review_id,
       round: 0,
@@ -94,7 +83,7 @@ export class PermissionReviewer implements RoundOwner<ActiveReview> {
       requester,
       model: target.model,
       instance: target.instance,
-      generation,
+      generation: target.generation,
       adapter,
       timer,
       ...(input.parent !== undefined && delegatedAt !== undefined ? { delegated: { parent: input.parent, at: delegatedAt } } : {}),
@@ -103,11 +92,8 @@ export class PermissionReviewer implements RoundOwner<ActiveReview> {
     if (!this.deps.router.start(rv, this)) return clearTimeout(timer);
     this.reviews.set(rv.promptId, rv);
     const call: ProviderCall = { agent_id: input.owner, prompt_id: rv.promptId, round: 0, model: target.model, system: request.system, messages: request.messages, tools: [] };
-    const problem = await this.port.sendProviderCall(target.instance, generation, call);
-    if (problem !== undefined && this.reviews.get(rv.promptId) === rv) {
-      this.port.directToInstance(rv.instance, "provider.cancel_request", { prompt_id: rv.promptId, round: 0 });
-      this.end(rv, { outcome: "failed", reason: "the review request could not be sent" });
-    }
+    const stillOpen = () => this.reviews.get(rv.promptId) === rv;
+    if (!(await sendOneOff(this.port, rv, call, stillOpen)) && stillOpen()) this.end(rv, { outcome: "failed", reason: "the review request could not be sent" });
   }
 
   /**

@@ -1,10 +1,10 @@
 // The agent loop (SPEC-agent-lifecycle, SPEC-provider-execution), put together from its owners: the
-// turn loop, compaction, the permission reviewer and titles each start provider rounds, and the
+// turn loop, compaction, the permission reviewer, MCP sampling and titles each start provider rounds, and the
 // round router hands every provider report to the one that started its round. The model registry,
 // usage accounting, round-start alerts and the conversation fold serve them; per-agent state is
 // agent-loop-state.ts. This is the loop's surface to the harness: its port in, its consumers out.
 import type { Committed, Event } from "../bus/index.js";
-import type { EventName, EventPayloads, ModelMetadata, ProviderEndpoint } from "../../generated/index.js";
+import type { EventName, EventPayloads, McpSamplingConfig, ModelMetadata, ProviderEndpoint } from "../../generated/index.js";
 import { agentIdOf } from "../protocol/index.js";
 import type { ProviderCall } from "../protocol/provider-request.js";
 import type { AgentUsageTotals } from "./agent-fold.js";
@@ -18,6 +18,7 @@ import { TurnLoop } from "./turn-loop.js";
 import { PromptIntake } from "./prompt-intake.js";
 import { Compactor, type CompactionSettings } from "./compactor.js";
 import { PermissionReviewer } from "./permission-reviewer.js";
+import { McpSampler } from "./mcp-sampler.js";
 import { Titles } from "./titles.js";
 import type { PromptSnapshot } from "./prompt-snapshot.js";
 
@@ -67,6 +68,8 @@ export interface PromptPort {
    * delegated to it); `null` for such an agent without that connection; undefined for a top-level agent.
    */
   parentOf?(agentId: string): string | null | undefined;
+  /** The `sampling` of the MCP server entry an extension instance runs, if it has one (SPEC-mcp, "Sampling"). */
+  samplingOf?(instance: string): McpSamplingConfig | undefined;
 }
 
 /** What a resumed agent's journal folds to, as far as the agent loop goes. */
@@ -95,6 +98,7 @@ export class PromptEngine {
   private readonly turns: TurnLoop;
   private readonly compactor: Compactor;
   private readonly reviewer: PermissionReviewer;
+  private readonly sampler: McpSampler;
   private readonly titles: Titles;
 
   constructor(private readonly port: PromptPort) {
@@ -110,6 +114,7 @@ export class PromptEngine {
     this.compactor = new Compactor(port, { loops, router, models, usage, alerts, dispatch: (agentId) => this.turns.dispatchSoon(agentId) });
     this.turns = new TurnLoop(port, { loops, router, models, usage, alerts, conversations, compaction: this.compactor, titles: this.titles, background });
     this.reviewer = new PermissionReviewer(port, { loops, router, models, usage, conversations });
+    this.sampler = new McpSampler(port, { router, models });
   }
 
   /** Folds a durable agent record committed in this process at `seq` (its transcript only when loaded). */
@@ -157,6 +162,7 @@ export class PromptEngine {
   async onProviderGone(instance: string, generation: number): Promise<void> {
     this.models.providerGone(instance, generation);
     this.reviewer.providerGone(instance, generation);
+    this.sampler.connectionGone(instance, generation);
     for (const [agentId, l] of this.loops.entries()) {
       const k = this.compactor.carriedBy(l, instance, generation);
       if (k) await this.compactor.fail(agentId, l, k, `the ${instance} provider exited before the summary arrived`);
@@ -240,6 +246,14 @@ export class PromptEngine {
 
   onReviewRequest(c: Committed<"sandbox.review_request">): Promise<void> {
     return this.reviewer.onReviewRequest(c);
+  }
+
+  onSamplingRequest(c: Committed<"mcp.sampling_request">): Promise<void> {
+    return this.sampler.onSamplingRequest(c);
+  }
+
+  onSamplingCancel(c: Committed<"mcp.sampling_cancel">): void {
+    this.sampler.onSamplingCancel(c);
   }
 
   onToolOutcome(c: Committed<"provider.tool_result" | "provider.tool_error">): Promise<void> {

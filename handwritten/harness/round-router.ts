@@ -1,5 +1,5 @@
 // The round router (SPEC-provider-execution): every provider round the harness starts is opened here
-// by the owner that asked for it (the turn loop, the permission reviewer, compaction, titles), and each
+// by the owner that asked for it (the turn loop, the permission reviewer, MCP sampling, compaction, titles), and each
 // provider report of it goes to exactly that owner, found by the round's prompt id. A report whose
 // round number or connection does not match the open round exactly is an observation only.
 import type { Committed } from "../bus/index.js";

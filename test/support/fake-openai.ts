@@ -44,6 +44,8 @@ export interface ScriptedResponse {
    * further bytes until the client gives up or the server closes.
    */
   end?: "close" | "destroy" | "hang";
+  /** Called when the client closes the connection before the response ended (a request it cancelled). */
+  onClientClose?: () => void;
 }
 
 export interface ReceivedRequest {
@@ -220,6 +222,7 @@ async function serve(res: ServerResponse, s: ScriptedResponse): Promise<void> {
   let gone = false;
   res.on("close", () => {
     gone = true;
+    if (!res.writableEnded) s.onClientClose?.();
   });
   // timing-under-test: a scripted delay is the slow server a test asked for
   await wait(s.headersDelayMs ?? 0);

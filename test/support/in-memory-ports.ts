@@ -3,7 +3,7 @@
 // rules can be tested one commit at a time, beside the process-level tests. Every publication is
 // checked against its generated schema, as the bus would, and committed events reach the engines
 // through the consumers declared in consumers.ts, registered as the harness registers them.
-import { PERSISTENCE, type EventName, type EventPayloads, type ModelMetadata } from "../../generated/index.js";
+import { PERSISTENCE, type EventName, type EventPayloads, type McpSamplingConfig, type ModelMetadata } from "../../generated/index.js";
 import type { Committed, Event, PublisherEnvelope } from "../../handwritten/bus/index.js";
 import { agentIdOf, checkedEvent } from "../../handwritten/protocol/index.js";
 import { emptyAgentFold, foldAgentRecord } from "../../handwritten/harness/agent-fold.js";
@@ -50,6 +50,8 @@ export class InMemoryHarness {
   readonly live = new Map<string, number>();
   /** A child agent's parent (`null`: started by an agent whose parent is not in the session). */
   readonly parents = new Map<string, string | null>();
+  /** An MCP instance's `sampling` entry (SPEC-mcp, "Sampling"). */
+  readonly samplings = new Map<string, McpSamplingConfig>();
   readonly callAllowance = new Map<string, Set<string>>();
   readonly restarting = new Set<string>();
   /** Events whose publication fails (the commit refused, as an append failure would). */
@@ -100,6 +102,7 @@ export class InMemoryHarness {
       },
       agentRecordCount: (agentId) => this.journals.get(agentId)?.length ?? 0,
       parentOf: (agentId) => this.parents.get(agentId),
+      samplingOf: (instance) => this.samplings.get(instance),
     };
     this.prompts = new PromptEngine(promptPort);
     const toolPort: ToolRouterPort = {
@@ -203,6 +206,8 @@ export class InMemoryHarness {
     registry.consume("prompts", "sandbox.state_reported", (c) => p.onSandboxState(c));
     registry.consume("prompts", "handoff.state_reported", (c) => p.onHandoffState(c));
     registry.consume("prompts", "sandbox.review_request", (c) => p.onReviewRequest(c));
+    registry.consume("prompts", "mcp.sampling_request", (c) => p.onSamplingRequest(c));
+    registry.consume("prompts", "mcp.sampling_cancel", (c) => p.onSamplingCancel(c));
     registry.consume("prompts", "provider.tool_result", (c) => p.onToolOutcome(c));
     registry.consume("prompts", "provider.tool_error", (c) => p.onToolOutcome(c));
     registry.consume("tools", "agent.cancel_request", (c) => t.cancelAgent(c.data.agent_id));

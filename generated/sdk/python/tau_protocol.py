@@ -2157,6 +2157,149 @@ class MCPElicitationResolved:
         return result
 
 
+@dataclass
+class MCPSamplingCancel:
+    """The server withdrew its sampling request (`notifications/cancelled`): the harness cancels
+    its round.
+    """
+    sampling_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPSamplingCancel':
+        assert isinstance(obj, dict)
+        sampling_id = from_str(obj.get("sampling_id"))
+        return MCPSamplingCancel(sampling_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["sampling_id"] = from_str(self.sampling_id)
+        return result
+
+
+class MCPSamplingRole(Enum):
+    ASSISTANT = "assistant"
+    USER = "user"
+
+
+@dataclass
+class MCPSamplingMessage:
+    """One message of a server's sampling request: text only (tau refuses images and audio)."""
+
+    role: MCPSamplingRole
+    text: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPSamplingMessage':
+        assert isinstance(obj, dict)
+        role = MCPSamplingRole(obj.get("role"))
+        text = from_str(obj.get("text"))
+        return MCPSamplingMessage(role, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["role"] = to_enum(MCPSamplingRole, self.role)
+        result["text"] = from_str(self.text)
+        return result
+
+
+@dataclass
+class MCPSamplingRequest:
+    """An MCP server asks for a model's answer (`sampling/createMessage`; SPEC-mcp "Sampling"):
+    the
+    harness sends one tool-less round to `model` and answers with a directed
+    `mcp.sampling_result`.
+    Only an instance whose server's entry configures `sampling` asks; the server is its own.
+    """
+    max_tokens: int
+    """Most tokens of the answer: the server's ask capped by the entry's `max_tokens`."""
+
+    messages: List[MCPSamplingMessage]
+    model: str
+    """The configured model, `provider/model`."""
+
+    sampling_id: str
+    timeout_ms: int
+    """How long the request may take (the entry's `timeout_ms`)."""
+
+    system: Optional[str] = None
+    """The server's system prompt, if it gave one."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPSamplingRequest':
+        assert isinstance(obj, dict)
+        max_tokens = from_int(obj.get("max_tokens"))
+        messages = from_list(MCPSamplingMessage.from_dict, obj.get("messages"))
+        model = from_str(obj.get("model"))
+        sampling_id = from_str(obj.get("sampling_id"))
+        timeout_ms = from_int(obj.get("timeout_ms"))
+        system = from_union([from_str, from_none], obj.get("system"))
+        return MCPSamplingRequest(max_tokens, messages, model, sampling_id, timeout_ms, system)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["max_tokens"] = from_int(self.max_tokens)
+        result["messages"] = from_list(lambda x: to_class(MCPSamplingMessage, x), self.messages)
+        result["model"] = from_str(self.model)
+        result["sampling_id"] = from_str(self.sampling_id)
+        result["timeout_ms"] = from_int(self.timeout_ms)
+        if self.system is not None:
+            result["system"] = from_union([from_str, from_none], self.system)
+        return result
+
+
+class MCPSamplingOutcome(Enum):
+    FAILED = "failed"
+    OK = "ok"
+    UNAVAILABLE = "unavailable"
+
+
+@dataclass
+class MCPSamplingResult:
+    outcome: MCPSamplingOutcome
+    sampling_id: str
+    model: Optional[str] = None
+    """`ok`: the model that answered, as its provider named it."""
+
+    reason: Optional[str] = None
+    """`failed`, `unavailable`: why, in tau's words."""
+
+    stop_reason: Optional[str] = None
+    """`ok`: why the answer ended (`stop`, `length`, …)."""
+
+    text: Optional[str] = None
+    """`ok`: the model's answer."""
+
+    usage: Optional[Usage] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'MCPSamplingResult':
+        assert isinstance(obj, dict)
+        outcome = MCPSamplingOutcome(obj.get("outcome"))
+        sampling_id = from_str(obj.get("sampling_id"))
+        model = from_union([from_str, from_none], obj.get("model"))
+        reason = from_union([from_str, from_none], obj.get("reason"))
+        stop_reason = from_union([from_str, from_none], obj.get("stop_reason"))
+        text = from_union([from_str, from_none], obj.get("text"))
+        usage = from_union([Usage.from_dict, from_none], obj.get("usage"))
+        return MCPSamplingResult(outcome, sampling_id, model, reason, stop_reason, text, usage)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["outcome"] = to_enum(MCPSamplingOutcome, self.outcome)
+        result["sampling_id"] = from_str(self.sampling_id)
+        if self.model is not None:
+            result["model"] = from_union([from_str, from_none], self.model)
+        if self.reason is not None:
+            result["reason"] = from_union([from_str, from_none], self.reason)
+        if self.stop_reason is not None:
+            result["stop_reason"] = from_union([from_str, from_none], self.stop_reason)
+        if self.text is not None:
+            result["text"] = from_union([from_str, from_none], self.text)
+        if self.usage is not None:
+            result["usage"] = from_union([lambda x: to_class(Usage, x), from_none], self.usage)
+        return result
+
+
 class MCPConfinement(Enum):
     REMOTE = "remote"
     SANDBOXED = "sandboxed"
@@ -2623,6 +2766,10 @@ class ProviderRequest:
     prompt_id: str
     round: int
     system: str
+    max_output_tokens: Optional[int] = None
+    """Most tokens the answer may have (an MCP server's sampling, SPEC-mcp "Sampling"); the
+    model's own bound when absent.
+    """
 
     @staticmethod
     def from_dict(obj: Any) -> 'ProviderRequest':
@@ -2633,7 +2780,8 @@ class ProviderRequest:
         prompt_id = from_str(obj.get("prompt_id"))
         round = from_int(obj.get("round"))
         system = from_str(obj.get("system"))
-        return ProviderRequest(agent_id, model, parts, prompt_id, round, system)
+        max_output_tokens = from_union([from_int, from_none], obj.get("max_output_tokens"))
+        return ProviderRequest(agent_id, model, parts, prompt_id, round, system, max_output_tokens)
 
     def to_dict(self) -> dict:
         result: dict = {}
@@ -2643,6 +2791,8 @@ class ProviderRequest:
         result["prompt_id"] = from_str(self.prompt_id)
         result["round"] = from_int(self.round)
         result["system"] = from_str(self.system)
+        if self.max_output_tokens is not None:
+            result["max_output_tokens"] = from_union([from_int, from_none], self.max_output_tokens)
         return result
 
 
@@ -6051,6 +6201,30 @@ def mcp_elicitation_resolved_to_dict(x: MCPElicitationResolved) -> Any:
     return to_class(MCPElicitationResolved, x)
 
 
+def mcp_sampling_cancel_from_dict(s: Any) -> MCPSamplingCancel:
+    return MCPSamplingCancel.from_dict(s)
+
+
+def mcp_sampling_cancel_to_dict(x: MCPSamplingCancel) -> Any:
+    return to_class(MCPSamplingCancel, x)
+
+
+def mcp_sampling_request_from_dict(s: Any) -> MCPSamplingRequest:
+    return MCPSamplingRequest.from_dict(s)
+
+
+def mcp_sampling_request_to_dict(x: MCPSamplingRequest) -> Any:
+    return to_class(MCPSamplingRequest, x)
+
+
+def mcp_sampling_result_from_dict(s: Any) -> MCPSamplingResult:
+    return MCPSamplingResult.from_dict(s)
+
+
+def mcp_sampling_result_to_dict(x: MCPSamplingResult) -> Any:
+    return to_class(MCPSamplingResult, x)
+
+
 def mcp_server_state_reported_from_dict(s: Any) -> MCPServerStateReported:
     return MCPServerStateReported.from_dict(s)
 
@@ -6837,6 +7011,9 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "mcp.elicitation_answer": MCPElicitationAnswer,
     "mcp.elicitation_requested": MCPElicitationRequested,
     "mcp.elicitation_resolved": MCPElicitationResolved,
+    "mcp.sampling_cancel": MCPSamplingCancel,
+    "mcp.sampling_request": MCPSamplingRequest,
+    "mcp.sampling_result": MCPSamplingResult,
     "mcp.server_state_reported": MCPServerStateReported,
     "provider.cancel_request": ProviderCancelRequest,
     "provider.models_declared": ProviderModelsDeclared,

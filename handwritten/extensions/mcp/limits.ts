@@ -38,3 +38,7 @@ export const MCP_MAX_ERROR_CHARS = 1_024;
 export const MCP_SSE_RECONNECTION = { initialReconnectionDelay: 250, reconnectionDelayGrowFactor: 2, maxReconnectionDelay: 10_000, maxRetries: 5 } as const;
 /** Longest `tau mcp login` waits for the browser's redirect. */
 export const MCP_LOGIN_MAX_MS = 10 * 60_000;
+/** Messages of one sampling request tau takes (SPEC-mcp, "Sampling"). */
+export const MCP_SAMPLING_MAX_MESSAGES = 64;
+/** Characters of one sampling message's text, and of its system prompt. */
+export const MCP_SAMPLING_MAX_TEXT_CHARS = 65_536;

@@ -10,6 +10,7 @@ import { MCP_MAX_TOOLS } from "./limits.js";
 import { planTools, type ListedTool, type OfferedTool } from "./names.js";
 import { renderResult } from "./results.js";
 import { Elicitations } from "./elicitation.js";
+import { Samplings } from "./sampling.js";
 import { ServerReport } from "./report.js";
 import { McpServer, type ServerState } from "./server.js";
 
@@ -76,6 +77,7 @@ export async function main(args: readonly string[] = []): Promise<void> {
         })
       : undefined;
   const elicitations = new Elicitations(ext, (level, text) => report.say(level, text));
+  const samplings = definition.sampling !== undefined ? new Samplings(ext, definition.sampling, (level, text) => report.say(level, text)) : undefined;
   const server = new McpServer(
     name,
     definition,
@@ -87,6 +89,8 @@ export async function main(args: readonly string[] = []): Promise<void> {
       runs: (how, why) => report.runs(how, why),
       // A run with no UI to ask (`--approval never`, as `tau run`) offers no elicitation: a server that asks anyway is refused.
       ...(settings.sandbox?.approval !== "never" ? { elicit: (params, signal) => elicitations.ask(params, signal) } : {}),
+      // Sampling only when the entry configures it (SPEC-mcp, "Sampling").
+      ...(samplings !== undefined ? { sample: (params, signal) => samplings.sample(params, signal) } : {}),
     },
     sandbox,
   );

@@ -1,12 +1,13 @@
 // One MCP server, kept running (SPEC-mcp, "Lifecycle"): each start (spawn or connect, initialize,
 // the first tool listing) is bounded by the server's start-up timeout; a failed start and a crash
 // are retried with a doubling backoff; the state and the last error are reported on every change.
-// Sampling is refused (the client does not declare it, and the SDK answers "method not found");
+// Sampling is offered when the entry configures it (events.sample), else refused ("method not found");
 // elicitation is offered when someone can answer (events.elicit), in form mode. A stdio server starts inside the sandbox when
 // given one (SPEC-mcp, "The sandbox"): a sandbox that cannot start fails the server for good.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type ElicitRequestFormParams, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, type CreateMessageRequest, type CreateMessageResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../../../generated/index.js";
 import {
@@ -44,6 +45,11 @@ export interface ServerEvents {
    * server withdraws it. Absent (no UI can answer): the client does not offer elicitation.
    */
   elicit?(params: ElicitRequestFormParams, signal: AbortSignal): Promise<ElicitResult>;
+  /**
+   * Answers the server's `sampling/createMessage` (its entry configures `sampling`); `signal` aborts
+   * when the server withdraws it. Absent: the client does not offer sampling.
+   */
+  sample?(params: CreateMessageRequest["params"], signal: AbortSignal): Promise<CreateMessageResult>;
 }
 
 /** A start that trying again cannot mend (the sandbox cannot start): the server is failed at once. */
@@ -198,6 +204,11 @@ export class McpServer {
     const client = new Client({ name: "tau", version: "1" }, { capabilities: elicit !== undefined ? { elicitation: { form: {} } } : {} });
     // Form mode only: the SDK refuses a URL-mode request, which tau does not offer.
     if (elicit !== undefined) client.setRequestHandler(ElicitRequestSchema, (req, extra) => elicit(req.params as ElicitRequestFormParams, extra.signal));
+    const sample = this.events.sample?.bind(this.events);
+    if (sample !== undefined) {
+      client.registerCapabilities({ sampling: {} });
+      client.setRequestHandler(CreateMessageRequestSchema, (req, extra) => sample(req.params, extra.signal));
+    }
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     const deadline = new Promise<never>((_, reject) => {

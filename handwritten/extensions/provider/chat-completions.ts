@@ -62,6 +62,8 @@ export interface ChatCompletionBody {
   tools?: { type: "function"; function: { name: string; description: string; parameters: Record<string, unknown> } }[];
   stream: true;
   stream_options: { include_usage: true };
+  /** The harness's bound on the answer (an MCP server's sampling); absent for a turn. */
+  max_completion_tokens?: number;
 }
 
 /** How kept reasoning goes back: as the profile says, or `auto`, decided per message (mapMessage). */
@@ -127,6 +129,7 @@ export function buildChatCompletionBody(request: ProviderCall, replay: Reasoning
     stream: true,
     stream_options: { include_usage: true },
   };
+  if (request.max_output_tokens !== undefined) body.max_completion_tokens = request.max_output_tokens;
   if (request.tools.length > 0) {
     body.tools = request.tools.map((t) => ({
       type: "function",

@@ -25,7 +25,8 @@ export function chatgptWsUrl(baseUrl: string): URL {
 /** The chatgpt_ws wire family: a `response.create` frame out, Responses events in. */
 export const CHATGPT_WS: WireFamily = {
   url: chatgptWsUrl,
-  payload: (request) => JSON.stringify({ type: "response.create", ...buildResponsesBody(request) }),
+  // The ChatGPT backend refuses `max_output_tokens`: an answer's bound is not sent there.
+  payload: (request) => JSON.stringify({ type: "response.create", ...buildResponsesBody({ ...request, max_output_tokens: undefined }) }),
   stream: RESPONSES.stream,
 };
 

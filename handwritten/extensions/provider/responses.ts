@@ -45,6 +45,8 @@ export interface ResponsesBody {
   store: false;
   /** The reasoning of reasoning models comes back encrypted, to be sent back in the next request. */
   include: ["reasoning.encrypted_content"];
+  /** The harness's bound on the answer (an MCP server's sampling); absent for a turn. */
+  max_output_tokens?: number;
 }
 
 function inputItems(m: ProviderMessage, index: number): ResponsesInputItem[] {
@@ -83,6 +85,7 @@ export function buildResponsesBody(request: ProviderCall): ResponsesBody {
     include: ["reasoning.encrypted_content"],
   };
   if (request.system !== "") body.instructions = request.system;
+  if (request.max_output_tokens !== undefined) body.max_output_tokens = request.max_output_tokens;
   if (request.tools.length > 0) body.tools = request.tools.map((t) => ({ type: "function", name: t.name, description: t.description, parameters: t.parameters, strict: false }));
   return body;
 }

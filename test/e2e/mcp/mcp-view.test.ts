@@ -21,7 +21,7 @@ describe(":mcp", () => {
       stuck: { command: process.execPath, args: [FIXTURE, "hang"], startup_timeout_ms: 300 },
     };
     const w = tuiWorkspace(workspaceIn(cleanups, JSON.stringify({ model: "fake-model", mcp_servers: servers })), fake);
-    const t = startTau(cleanups, w, [], { cols: 200, rows: 40 });
+    const t = startTau(cleanups, w, [], { cols: 240, rows: 40 });
     await t.waitFor(has(" · ready"), "ready", 60_000);
     // Both servers settle (the good one ready, the stuck one failed): each says so in the session's extensions.log.
     const log = () => {
@@ -42,7 +42,7 @@ describe(":mcp", () => {
     expect(good, view.join("\n")).toBe(1);
     // What it said since it was ready: the tool it could not offer, by name.
     expect(view.slice(good + 1, stuck)).toContainEqual("    said: tool hugeSchema: its input schema is larger than 65536 bytes; it is not offered");
-    expect(view[stuck - 1]).toMatch(/^ {4}tools \(9\): mcp__good__ask, mcp__good__big, mcp__good__crash, mcp__good__echo, mcp__good__form, mcp__good__grow, mcp__good__probe, mcp__good__read, mcp__good__sleep$/);
+    expect(view[stuck - 1]).toMatch(/^ {4}tools \(10\): mcp__good__ask, mcp__good__big, mcp__good__crash, mcp__good__echo, mcp__good__form, mcp__good__grow, mcp__good__probe, mcp__good__read, mcp__good__sample, mcp__good__sleep$/);
     expect(view[stuck]).toMatch(/^ {2}stuck: failed \(did not become ready within its start-up timeout \(300 ms\)/);
     expect(view[stuck + 1]).toBe("    tools (0): none yet");
     expect(await quitTau(t)).toBe(0);

@@ -225,8 +225,8 @@ describe("MCP server crashes, through a daemon", () => {
     await waitFor(() => late.inbox.some((x) => x.message === "deliver" && x.payload.event.name === "session.replay_complete"), "the late replay", 30_000);
     const states = late.inbox.flatMap((x) => (x.message === "deliver" && x.payload.event.name === "mcp.server_state_reported" ? [{ instance: x.payload.publisher.instance, ...x.payload.event.data }] : []));
     expect(states.sort((a, b) => String(a.instance).localeCompare(String(b.instance)))).toEqual([
-      { instance: "mcp-boxed", state: "ready", tools: 9, confinement: "sandboxed" },
-      { instance: "mcp-free", state: "ready", tools: 9, confinement: "unsandboxed" },
+      { instance: "mcp-boxed", state: "ready", tools: 10, confinement: "sandboxed" },
+      { instance: "mcp-free", state: "ready", tools: 10, confinement: "unsandboxed" },
     ]);
   }, 120_000);
 

@@ -11,6 +11,7 @@ import {
   EgressProxyError,
   backoffDelay,
   buildChatCompletionBody,
+  buildResponsesBody,
   bypassesProxy,
   chatCompletionsUrl,
   classifyHttp,
@@ -23,6 +24,7 @@ import {
   sanitizeDiagnostic,
   selectProxy,
 } from "../../../handwritten/extensions/provider/index.js";
+import { CHATGPT_WS } from "../../../handwritten/extensions/provider/chatgpt-ws.js";
 
 describe("classifyHttp", () => {
   it("[provider.errors.classified-by-code] codes and types decide before the status; prose is never read", () => {
@@ -143,6 +145,15 @@ describe("request mapping", () => {
     });
     expect(JSON.stringify(body)).toContain(JSON.stringify(raw));
     expect(body).not.toHaveProperty("tools");
+  });
+
+  it("[provider.request.output-bound] a request's max_output_tokens is max_completion_tokens of chat completions and max_output_tokens of Responses, never sent to the ChatGPT backend, and absent when the request has none", () => {
+    const call = { agent_id: "a", prompt_id: "p", round: 0, model: "m", system: "", messages: [{ role: "user" as const, text: "hi" }], tools: [] };
+    expect(buildChatCompletionBody({ ...call, max_output_tokens: 200 }).max_completion_tokens).toBe(200);
+    expect(buildChatCompletionBody(call)).not.toHaveProperty("max_completion_tokens");
+    expect(buildResponsesBody({ ...call, max_output_tokens: 200 }).max_output_tokens).toBe(200);
+    expect(buildResponsesBody(call)).not.toHaveProperty("max_output_tokens");
+    expect(JSON.parse(CHATGPT_WS.payload({ ...call, max_output_tokens: 200 }, {} as never))).not.toHaveProperty("max_output_tokens");
   });
 
   it("builds the endpoint from the base URL, keeping its query", () => {

@@ -167,6 +167,25 @@ func (v MCPElicitationRequested) MarshalCBOR() ([]byte, error) {
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 
+func (v MCPSamplingRequest) withEmptyLists() MCPSamplingRequest {
+	if v.Messages == nil {
+		v.Messages = []MCPSamplingMessage{}
+	}
+	return v
+}
+
+// MarshalJSON writes MCPSamplingRequest with its required lists and maps never null.
+func (v MCPSamplingRequest) MarshalJSON() ([]byte, error) {
+	type plain MCPSamplingRequest
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes MCPSamplingRequest with its required lists and maps never null.
+func (v MCPSamplingRequest) MarshalCBOR() ([]byte, error) {
+	type plain MCPSamplingRequest
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
 func (v PeerAgentsResultMessagePayload) withEmptyLists() PeerAgentsResultMessagePayload {
 	if v.Agents == nil {
 		v.Agents = []PeerAgentRow{}

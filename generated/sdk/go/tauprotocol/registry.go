@@ -153,6 +153,12 @@ func NewEventPayload(name string) any {
 		return &MCPElicitationRequested{}
 	case "mcp.elicitation_resolved":
 		return &MCPElicitationResolved{}
+	case "mcp.sampling_cancel":
+		return &MCPSamplingCancel{}
+	case "mcp.sampling_request":
+		return &MCPSamplingRequest{}
+	case "mcp.sampling_result":
+		return &MCPSamplingResult{}
 	case "mcp.server_state_reported":
 		return &MCPServerStateReported{}
 	case "provider.cancel_request":

@@ -581,6 +581,50 @@ type MCPElicitationResolved struct {
 	Reason *string `json:"reason,omitempty" cbor:"reason,omitempty"`
 }
 
+// The server withdrew its sampling request (`notifications/cancelled`): the harness cancels
+// its round.
+type MCPSamplingCancel struct {
+	SamplingID string `json:"sampling_id" cbor:"sampling_id"`
+}
+
+// An MCP server asks for a model's answer (`sampling/createMessage`; SPEC-mcp "Sampling"):
+// the
+// harness sends one tool-less round to `model` and answers with a directed
+// `mcp.sampling_result`.
+// Only an instance whose server's entry configures `sampling` asks; the server is its own.
+type MCPSamplingRequest struct {
+	// Most tokens of the answer: the server's ask capped by the entry's `max_tokens`.
+	MaxTokens int64                `json:"max_tokens" cbor:"max_tokens"`
+	Messages  []MCPSamplingMessage `json:"messages" cbor:"messages"`
+	// The configured model, `provider/model`.
+	Model      string `json:"model" cbor:"model"`
+	SamplingID string `json:"sampling_id" cbor:"sampling_id"`
+	// The server's system prompt, if it gave one.
+	System *string `json:"system,omitempty" cbor:"system,omitempty"`
+	// How long the request may take (the entry's `timeout_ms`).
+	TimeoutMS int64 `json:"timeout_ms" cbor:"timeout_ms"`
+}
+
+// One message of a server's sampling request: text only (tau refuses images and audio).
+type MCPSamplingMessage struct {
+	Role MCPSamplingRole `json:"role" cbor:"role"`
+	Text string          `json:"text" cbor:"text"`
+}
+
+type MCPSamplingResult struct {
+	// `ok`: the model that answered, as its provider named it.
+	Model   *string            `json:"model,omitempty" cbor:"model,omitempty"`
+	Outcome MCPSamplingOutcome `json:"outcome" cbor:"outcome"`
+	// `failed`, `unavailable`: why, in tau's words.
+	Reason     *string `json:"reason,omitempty" cbor:"reason,omitempty"`
+	SamplingID string  `json:"sampling_id" cbor:"sampling_id"`
+	// `ok`: why the answer ended (`stop`, `length`, …).
+	StopReason *string `json:"stop_reason,omitempty" cbor:"stop_reason,omitempty"`
+	// `ok`: the model's answer.
+	Text  *string `json:"text,omitempty" cbor:"text,omitempty"`
+	Usage *Usage  `json:"usage,omitempty" cbor:"usage,omitempty"`
+}
+
 // One MCP server's state, for status lines (SPEC-mcp, "State"); the latest per instance is
 // kept for late subscribers.
 type MCPServerStateReported struct {
@@ -710,12 +754,15 @@ type ProviderModelsUpdated struct {
 // nears the
 // frame cap whatever the transcript's size (SPEC-provider-execution).
 type ProviderRequest struct {
-	AgentID  string `json:"agent_id" cbor:"agent_id"`
-	Model    string `json:"model" cbor:"model"`
-	Parts    int64  `json:"parts" cbor:"parts"`
-	PromptID string `json:"prompt_id" cbor:"prompt_id"`
-	Round    int64  `json:"round" cbor:"round"`
-	System   string `json:"system" cbor:"system"`
+	AgentID string `json:"agent_id" cbor:"agent_id"`
+	// Most tokens the answer may have (an MCP server's sampling, SPEC-mcp "Sampling"); the
+	// model's own bound when absent.
+	MaxOutputTokens *int64 `json:"max_output_tokens,omitempty" cbor:"max_output_tokens,omitempty"`
+	Model           string `json:"model" cbor:"model"`
+	Parts           int64  `json:"parts" cbor:"parts"`
+	PromptID        string `json:"prompt_id" cbor:"prompt_id"`
+	Round           int64  `json:"round" cbor:"round"`
+	System          string `json:"system" cbor:"system"`
 }
 
 // One part of a prompt's transcript and tools, in order (`index` from 0 to `parts - 1`).
@@ -1814,6 +1861,21 @@ const (
 	String  MCPElicitationKind = "string"
 )
 
+type MCPSamplingRole string
+
+const (
+	MCPSamplingRoleAssistant MCPSamplingRole = "assistant"
+	MCPSamplingRoleUser      MCPSamplingRole = "user"
+)
+
+type MCPSamplingOutcome string
+
+const (
+	MCPSamplingOutcomeFailed      MCPSamplingOutcome = "failed"
+	MCPSamplingOutcomeOk          MCPSamplingOutcome = "ok"
+	MCPSamplingOutcomeUnavailable MCPSamplingOutcome = "unavailable"
+)
+
 type MCPConfinement string
 
 const (
@@ -1889,10 +1951,10 @@ const (
 type MessageRole string
 
 const (
-	Assistant       MessageRole = "assistant"
-	MessageRoleTool MessageRole = "tool"
-	MessageRoleUser MessageRole = "user"
-	System          MessageRole = "system"
+	MessageRoleAssistant MessageRole = "assistant"
+	MessageRoleTool      MessageRole = "tool"
+	MessageRoleUser      MessageRole = "user"
+	System               MessageRole = "system"
 )
 
 type ErrorClass string
@@ -2047,9 +2109,9 @@ const (
 type ToolOutcome string
 
 const (
-	Ok                   ToolOutcome = "ok"
 	ToolOutcomeCancelled ToolOutcome = "cancelled"
 	ToolOutcomeError     ToolOutcome = "error"
+	ToolOutcomeOk        ToolOutcome = "ok"
 )
 
 type UIDebugEventStatsRequestMessageName string
