@@ -704,6 +704,8 @@ export type McpElicitationOption = {
  */
 export type McpElicitationRequested = {
   elicitation_id: Id;
+  /** `approval`: tau's own question before a call of the server's tool (the entry's `ask`), answered accept (allow) or decline (deny). */
+  purpose?: "input" | "approval";
   /** The server's message (its words, shown as such). */
   message: ShortText;
   fields: Array<McpElicitationField>;
@@ -814,6 +816,11 @@ export type McpServerConfig = {
    * `false` runs it with your full rights.
    */
   sandbox?: boolean;
+  /**
+   * Whether a call is asked of the user first: `never`, `writes` (each call of a tool that does not
+   * say it only reads), `always`. Default: `never` for a sandboxed stdio server, else `writes`.
+   */
+  ask?: "never" | "writes" | "always";
   /** stdio: hosts the sandboxed server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`). */
   allowed_hosts?: Array<ShortText>;
   /**

@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateMcpElicitationRequested = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationRequested.json","type":"object","properties":{"elicitation_id":{"$ref":"Id.json"},"message":{"$ref":"ShortText.json","description":"The server's message (its words, shown as such)."},"fields":{"type":"array","items":{"$ref":"McpElicitationField.json"},"maxItems":32}},"required":["elicitation_id","message","fields"],"unevaluatedProperties":{"not":{}},"description":"An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp \"Elicitation\"):\nshown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is the\npublishing instance's.","x-tau-event":"mcp.elicitation_requested"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationRequested.json","type":"object","properties":{"elicitation_id":{"$ref":"Id.json"},"purpose":{"anyOf":[{"type":"string","const":"input"},{"type":"string","const":"approval"}],"description":"`approval`: tau's own question before a call of the server's tool (the entry's `ask`), answered accept (allow) or decline (deny)."},"message":{"$ref":"ShortText.json","description":"The server's message (its words, shown as such)."},"fields":{"type":"array","items":{"$ref":"McpElicitationField.json"},"maxItems":32}},"required":["elicitation_id","message","fields"],"unevaluatedProperties":{"not":{}},"description":"An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp \"Elicitation\"):\nshown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is the\npublishing instance's.","x-tau-event":"mcp.elicitation_requested"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
@@ -456,13 +456,93 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.message !== undefined){
-let data1 = data.message;
+if(data.purpose !== undefined){
+let data1 = data.purpose;
 const _errs4 = errors;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func0(data1) > 1024){
+let valid2 = false;
+const _errs6 = errors;
+if(typeof data1 !== "string"){
+const err0 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if("input" !== data1){
+const err1 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/anyOf/0/const",keyword:"const",params:{allowedValue: "input"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+valid2 = valid2 || _valid0;
+const _errs8 = errors;
+if(typeof data1 !== "string"){
+const err2 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if("approval" !== data1){
+const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/anyOf/1/const",keyword:"const",params:{allowedValue: "approval"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs8 === errors;
+valid2 = valid2 || _valid0;
+if(!valid2){
+const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate0.errors = vErrors;
+return false;
+}
+else {
+errors = _errs5;
+if(vErrors !== null){
+if(_errs5){
+vErrors.length = _errs5;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.message !== undefined){
+let data2 = data.message;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data2 === "string"){
+if(func0(data2) > 1024){
 validate0.errors = [{instancePath:instancePath+"/message",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -472,32 +552,32 @@ validate0.errors = [{instancePath:instancePath+"/message",schemaPath:"ShortText.
 return false;
 }
 }
-var valid0 = _errs4 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.fields !== undefined){
-let data2 = data.fields;
-const _errs7 = errors;
-if(errors === _errs7){
-if(Array.isArray(data2)){
-if(data2.length > 32){
+let data3 = data.fields;
+const _errs13 = errors;
+if(errors === _errs13){
+if(Array.isArray(data3)){
+if(data3.length > 32){
 validate0.errors = [{instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/maxItems",keyword:"maxItems",params:{limit: 32},message:"must NOT have more than 32 items"}];
 return false;
 }
 else {
-var valid3 = true;
-const len0 = data2.length;
+var valid4 = true;
+const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-const _errs9 = errors;
-if(!(validate1(data2[i0], {instancePath:instancePath+"/fields/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+const _errs15 = errors;
+if(!(validate1(data3[i0], {instancePath:instancePath+"/fields/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs9 === errors;
-if(!valid3){
+var valid4 = _errs15 === errors;
+if(!valid4){
 break;
 }
 }
@@ -508,20 +588,21 @@ validate0.errors = [{instancePath:instancePath+"/fields",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if(((key0 !== "elicitation_id") && (key0 !== "message")) && (key0 !== "fields")){
-const _errs11 = errors;
+if((((key0 !== "elicitation_id") && (key0 !== "purpose")) && (key0 !== "message")) && (key0 !== "fields")){
+const _errs17 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
+var valid5 = _errs17 === errors;
+if(!valid5){
 break;
+}
 }
 }
 }

@@ -2099,6 +2099,14 @@ class MCPElicitationField:
         return result
 
 
+class MCPElicitationRequestedPurpose(Enum):
+    """`approval`: tau's own question before a call of the server's tool (the entry's `ask`),
+    answered accept (allow) or decline (deny).
+    """
+    APPROVAL = "approval"
+    INPUT = "input"
+
+
 @dataclass
 class MCPElicitationRequested:
     """An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp
@@ -2112,19 +2120,27 @@ class MCPElicitationRequested:
     message: str
     """The server's message (its words, shown as such)."""
 
+    purpose: Optional[MCPElicitationRequestedPurpose] = None
+    """`approval`: tau's own question before a call of the server's tool (the entry's `ask`),
+    answered accept (allow) or decline (deny).
+    """
+
     @staticmethod
     def from_dict(obj: Any) -> 'MCPElicitationRequested':
         assert isinstance(obj, dict)
         elicitation_id = from_str(obj.get("elicitation_id"))
         fields = from_list(MCPElicitationField.from_dict, obj.get("fields"))
         message = from_str(obj.get("message"))
-        return MCPElicitationRequested(elicitation_id, fields, message)
+        purpose = from_union([MCPElicitationRequestedPurpose, from_none], obj.get("purpose"))
+        return MCPElicitationRequested(elicitation_id, fields, message, purpose)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["elicitation_id"] = from_str(self.elicitation_id)
         result["fields"] = from_list(lambda x: to_class(MCPElicitationField, x), self.fields)
         result["message"] = from_str(self.message)
+        if self.purpose is not None:
+            result["purpose"] = from_union([lambda x: to_enum(MCPElicitationRequestedPurpose, x), from_none], self.purpose)
         return result
 
 

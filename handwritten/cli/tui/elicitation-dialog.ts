@@ -1,6 +1,7 @@
 // An MCP server's request for input in the interactive UI (SPEC-mcp, "Elicitation"): the server's
 // message and form as a dialog above the editor — [a] answer, [d] decline, [c] cancel — then each
 // field in turn, typed into the editor and taken with Enter (never kept in the prompt history).
+// tau's own question before a server's tool runs (the entry's `ask`) is shown the same way: [a] allow, [d] deny.
 // The first UI to answer answers; `mcp.elicitation_resolved` closes the dialog everywhere.
 import type { McpElicitationField, McpElicitationRequested } from "../../../generated/index.js";
 import type { StyledLine, Theme } from "../ui/index.js";
@@ -83,8 +84,10 @@ export class ElicitationDialog implements Dialog {
     if (i < 0) return false;
     const [a] = this.asked.splice(i, 1);
     if (i === 0) this.answering = undefined;
-    const what = ev.data.action === "accept" ? "answered" : ev.data.action === "decline" ? "declined" : "cancelled";
-    this.ui.note(ev.data.action === "cancel" ? "warning" : "info", `mcp server ${a?.server ?? "?"}: its request for input was ${what}${ev.data.reason !== undefined ? ` (${ev.data.reason})` : ""}`);
+    const approval = a?.request.purpose === "approval";
+    const what = ev.data.action === "accept" ? (approval ? "allowed" : "answered") : ev.data.action === "decline" ? (approval ? "denied" : "declined") : "cancelled";
+    const subject = approval ? "the call" : "its request for input";
+    this.ui.note(ev.data.action === "cancel" ? "warning" : "info", `mcp server ${a?.server ?? "?"}: ${subject} was ${what}${ev.data.reason !== undefined ? ` (${ev.data.reason})` : ""}`);
     return true;
   }
 
@@ -139,6 +142,7 @@ export class ElicitationDialog implements Dialog {
     if (a === undefined) return [];
     const r = a.request;
     const more = this.asked.length > 1 ? ` (1 of ${this.asked.length})` : "";
+    if (r.purpose === "approval") return dialogRows([`mcp server ${a.server}${more}: ${r.message}`, "  [a] allow this call   [d] deny"], width, theme);
     const lines = [`mcp server ${a.server} asks${more}: ${r.message}`];
     if (this.answering === undefined) {
       for (const [i, f] of r.fields.entries()) lines.push(`  ${i + 1}. ${f.title ?? f.name}${f.required ? " (required)" : ""}${f.description !== undefined ? ` — ${f.description}` : ""}`);

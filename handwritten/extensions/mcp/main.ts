@@ -7,7 +7,7 @@ import { resolveRoots } from "../../config/index.js";
 import { Extension, ToolFailure } from "../../sdk/index.js";
 import { ServerSandbox } from "../shell/sandbox/index.js";
 import { MCP_MAX_TOOLS } from "./limits.js";
-import { planTools, type ListedTool, type OfferedTool } from "./names.js";
+import { askOf, callNeedsAsking, mcpToolPrefix, planTools, type ListedTool, type OfferedTool } from "./names.js";
 import { renderResult } from "./results.js";
 import { Elicitations } from "./elicitation.js";
 import { Samplings } from "./sampling.js";
@@ -26,6 +26,18 @@ export async function main(args: readonly string[] = []): Promise<void> {
   const { server: name, definition } = settings;
   const labels = { group: "mcp", tags: ["mcp", `mcp_${name}`] };
   const report = new ServerReport(ext, name);
+  const headless = settings.sandbox?.approval === "never";
+  const ask = askOf(definition, settings.sandbox?.enabled === false);
+  /** A call the entry's `ask` holds goes ahead only once the user allowed it; a run with nobody to ask refuses it. */
+  const askFirst = async (tool: string, input: Record<string, unknown>, signal: AbortSignal): Promise<void> => {
+    const why = `the server's entry asks before ${ask === "always" ? "every call" : "each call of a tool that does not say it only reads"} (ask: ${ask})`;
+    if (headless) throw new ToolFailure(`${mcpToolPrefix(name)}${tool} was not called: ${why}, and this run has nobody to ask; set ask: never in its entry to call it without asking`);
+    const args = JSON.stringify(input);
+    const shown = args.length > 400 ? `${args.slice(0, 399)}…` : args;
+    if (!(await elicitations.allow(`the model calls ${mcpToolPrefix(name)}${tool} with ${shown}: allow this call?`, signal))) {
+      throw new ToolFailure(`${mcpToolPrefix(name)}${tool} was not called: the user did not allow it (${why})`);
+    }
+  };
   /** What is registered now: tau name → the server's own tool name. */
   const registered = new Map<string, string>();
 
@@ -50,6 +62,7 @@ export async function main(args: readonly string[] = []): Promise<void> {
         const mcpName = registered.get(tool.name);
         if (mcpName === undefined) throw new ToolFailure(`MCP server ${name} no longer offers ${tool.name}`);
         const input = typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+        if (callNeedsAsking(ask, tool)) await askFirst(tool.name, input, ctx.signal);
         let result;
         try {
           result = await server.call(mcpName, input, ctx.signal, (t) => ctx.progress(t));

@@ -33,6 +33,8 @@ export interface OfferedTool {
   readonly mcpName: string;
   readonly description: string;
   readonly parameters: Record<string, unknown>;
+  /** The server says the tool changes nothing (`readOnlyHint`): it may relax asking, never widen access. */
+  readonly readOnly: boolean;
 }
 
 export interface ToolPlan {
@@ -64,7 +66,7 @@ export function planTools(server: string, listed: readonly ListedTool[], maxTool
       continue;
     }
     taken.set(name, tool.name);
-    offered.push({ name, mcpName: tool.name, description: describe(tool), parameters: tool.inputSchema as Record<string, unknown> });
+    offered.push({ name, mcpName: tool.name, description: describe(tool), parameters: tool.inputSchema as Record<string, unknown>, readOnly: tool.annotations?.readOnlyHint === true });
   }
   return { offered, refused };
 }
@@ -95,4 +97,19 @@ function describe(tool: ListedTool): string {
   const text = [title, tool.description].filter((t): t is string => typeof t === "string" && t !== "").join(": ");
   const framed = `(MCP tool ${JSON.stringify(tool.name)}; its description comes from the server) ${text}`;
   return framed.length > MCP_MAX_DESCRIPTION_CHARS ? `${framed.slice(0, MCP_MAX_DESCRIPTION_CHARS - 1)}…` : framed;
+}
+
+/** Whether a call of `tool` is asked of the user first, by the entry's `ask` (its default: see `askOf`). */
+export function callNeedsAsking(ask: "never" | "writes" | "always", tool: Pick<OfferedTool, "readOnly">): boolean {
+  return ask === "always" || (ask === "writes" && !tool.readOnly);
+}
+
+/**
+ * The entry's `ask`, or its default (SPEC-mcp, "Asking before a call"): a sandboxed stdio server's
+ * effects are the sandbox's to confine, so it is not asked about; one that runs elsewhere or with
+ * the user's rights is asked about each call of a tool that does not say it only reads.
+ */
+export function askOf(def: { ask?: "never" | "writes" | "always"; url?: string; sandbox?: boolean }, sandboxOff: boolean): "never" | "writes" | "always" {
+  if (def.ask !== undefined) return def.ask;
+  return def.url === undefined && def.sandbox !== false && !sandboxOff ? "never" : "writes";
 }

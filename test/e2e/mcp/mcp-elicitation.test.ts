@@ -69,4 +69,45 @@ describe("MCP elicitation", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(toolMessage(fake.chatRequests[1]!, "call_form")).toContain("form: refused (MCP error -32601: Method not found)");
   }, 120_000);
+
+  it("[mcp.ask.tui-allow-deny] a server whose entry says ask: always has each call asked of the terminal UI first: allowed, it runs; denied, it is not called and the model is told", async () => {
+    const asking = { asker: { ...servers.asker, ask: "always" } };
+    const w = tuiWorkspace(workspaceIn(cleanups, JSON.stringify({ model: "fake-model", mcp_servers: asking })), fake);
+    const t = startTau(cleanups, w, [], { cols: 160, rows: 40 });
+    await t.waitFor(has(" · ready"), "ready", 60_000);
+    await t.waitFor(has(" · mcp 1/1"), "the server ready", 60_000);
+    fake.enqueue(toolCallResponse([{ id: "call_ok", name: "mcp__asker__echo", arguments: JSON.stringify({ text: "allowed" }) }]), textResponse("first done"));
+    t.type("echo it\r");
+    await t.waitFor(has('the model calls mcp__asker__echo with {"text":"allowed"}: allow this call?'), "the question", 30_000);
+    expect(t.screen().join("\n")).toContain("[a] allow this call   [d] deny");
+    t.type("a");
+    await t.waitFor(has("first done"), "the first answer", 30_000);
+    expect(toolMessage(fake.chatRequests[1]!, "call_ok")).toContain("echo: allowed");
+    fake.enqueue(toolCallResponse([{ id: "call_no", name: "mcp__asker__echo", arguments: JSON.stringify({ text: "denied" }) }]), textResponse("second done"));
+    t.type("again\r");
+    await t.waitFor(has('with {"text":"denied"}: allow this call?'), "the second question", 30_000);
+    t.type("d");
+    await t.waitFor(has("second done"), "the second answer", 30_000);
+    expect(toolMessage(fake.chatRequests[3]!, "call_no")).toContain("mcp__asker__echo was not called: the user did not allow it (the server's entry asks before every call (ask: always))");
+    expect(t.screen().join("\n")).toContain("mcp server asker: the call was denied");
+    expect(await quitTau(t)).toBe(0);
+  }, 120_000);
+
+  it("[mcp.ask.headless-refused] under tau run, a call the entry's ask holds is refused (nobody to ask) while a tool that says it only reads runs; a sandboxed stdio server is not asked about by default", async () => {
+    const w = mcpWorkspace(cleanups, fake, { held: { ...servers.asker, ask: "writes" }, boxed: servers.asker });
+    fake.enqueue(
+      toolCallResponse([
+        { id: "call_write", name: "mcp__held__echo", arguments: JSON.stringify({ text: "x" }) },
+        { id: "call_read", name: "mcp__held__read", arguments: "{}" },
+        { id: "call_boxed", name: "mcp__boxed__echo", arguments: JSON.stringify({ text: "y" }) },
+      ]),
+      textResponse("done"),
+    );
+    const r = await runTau(["run", "-p", "call them"], { env: w.env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    const second = fake.chatRequests[1]!;
+    expect(toolMessage(second, "call_write")).toContain("mcp__held__echo was not called: the server's entry asks before each call of a tool that does not say it only reads (ask: writes), and this run has nobody to ask");
+    expect(toolMessage(second, "call_read")).toContain("the fixture's own read");
+    expect(toolMessage(second, "call_boxed")).toContain("echo: y");
+  }, 120_000);
 });

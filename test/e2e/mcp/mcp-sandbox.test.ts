@@ -35,7 +35,8 @@ describe("stdio MCP servers in the sandbox, through tau run", () => {
   it("[mcp.sandbox.default-on] a server runs inside the sandbox unless its entry says sandbox: false: the sandboxed one cannot write outside the project, the opted-out one can and is reported unsandboxed", async () => {
     const w = workspace({
       boxed: { command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true },
-      free: { command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true, sandbox: false },
+      // Unsandboxed, its calls would be asked about (ask: writes by default), and tau run has nobody to ask.
+      free: { command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true, sandbox: false, ask: "never" },
     });
     const boxedFile = join(w.home, "boxed-escape.txt");
     const freeFile = join(w.home, "free-escape.txt");
@@ -62,7 +63,7 @@ describe("stdio MCP servers in the sandbox, through tau run", () => {
   }, 120_000);
 
   it("[mcp.sandbox.no-sandbox-flag] tau run --no-sandbox runs a stdio server unsandboxed and says so", async () => {
-    const w = workspace({ boxed: { command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true } });
+    const w = workspace({ boxed: { command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true, ask: "never" } });
     const outside = join(w.home, "escape.txt");
     fake.enqueue(toolCallResponse([{ id: "call_out", name: "mcp__boxed__probe", arguments: JSON.stringify({ write: outside }) }]), textResponse("probed"));
     const r = await runTau(["run", "--no-sandbox", "-p", "probe"], { env: w.env, cwd: w.project });

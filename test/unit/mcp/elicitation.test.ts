@@ -3,6 +3,7 @@
 // checked against the form before it goes back to the server.
 import { describe, expect, it } from "vitest";
 import { checkAnswer, formFields } from "../../../handwritten/extensions/mcp/elicitation.js";
+import { askOf, callNeedsAsking } from "../../../handwritten/extensions/mcp/names.js";
 import { readValue } from "../../../handwritten/cli/tui/elicitation-dialog.js";
 import type { McpElicitationField } from "../../../generated/index.js";
 
@@ -60,5 +61,19 @@ describe("an elicitation form", () => {
     expect(readValue(f.tags!, "1, c")).toEqual({ value: ["a", "c"] });
     expect(readValue(f.age!, "")).toEqual({ skip: true });
     expect(readValue(f.name!, "  ")).toEqual({ problem: "name is required" });
+  });
+});
+
+describe("asking before a call", () => {
+  it("[mcp.ask.defaults] a sandboxed stdio server is not asked about; a remote one, an unsandboxed one and any under --no-sandbox ask before tools that do not say they only read; the entry's ask wins", () => {
+    expect(askOf({}, false)).toBe("never");
+    expect(askOf({ url: "https://x.example/mcp" }, false)).toBe("writes");
+    expect(askOf({ sandbox: false }, false)).toBe("writes");
+    expect(askOf({}, true)).toBe("writes");
+    expect(askOf({ url: "https://x.example/mcp", ask: "never" }, false)).toBe("never");
+    expect(callNeedsAsking("writes", { readOnly: true })).toBe(false);
+    expect(callNeedsAsking("writes", { readOnly: false })).toBe(true);
+    expect(callNeedsAsking("always", { readOnly: true })).toBe(true);
+    expect(callNeedsAsking("never", { readOnly: false })).toBe(false);
   });
 });

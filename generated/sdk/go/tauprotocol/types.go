@@ -540,6 +540,9 @@ type MCPElicitationRequested struct {
 	Fields        []MCPElicitationField `json:"fields" cbor:"fields"`
 	// The server's message (its words, shown as such).
 	Message string `json:"message" cbor:"message"`
+	// `approval`: tau's own question before a call of the server's tool (the entry's `ask`),
+	// answered accept (allow) or decline (deny).
+	Purpose *MCPElicitationRequestedPurpose `json:"purpose,omitempty" cbor:"purpose,omitempty"`
 }
 
 // One field of an elicitation form, as the server's schema describes it (its words,
@@ -1859,6 +1862,15 @@ const (
 	Integer MCPElicitationKind = "integer"
 	Number  MCPElicitationKind = "number"
 	String  MCPElicitationKind = "string"
+)
+
+// `approval`: tau's own question before a call of the server's tool (the entry's `ask`),
+// answered accept (allow) or decline (deny).
+type MCPElicitationRequestedPurpose string
+
+const (
+	Approval MCPElicitationRequestedPurpose = "approval"
+	Input    MCPElicitationRequestedPurpose = "input"
 )
 
 type MCPSamplingRole string
