@@ -44,6 +44,7 @@ export const GUIDE_PAGES = {
   approvals: "approvals.html",
   troubleshooting: "troubleshooting.html",
   editors: "editors.html",
+  mcp: "mcp.html",
 } as const;
 
 /** A configuration file of the reference: its schema's `x-tau-config` name, where it lives, what it is for. */
@@ -425,6 +426,42 @@ export function editorsPage(ctx: GuideContext): string {
     para(ctx, page, "The answer and the model's reasoning stream as they come; each tool call shows its kind, what it runs or touches, the file it names, and its result; an edit shows its diff. Cancelling in the editor cancels the prompt. Loading an earlier conversation replays it first. When the sandbox would ask (a host, a path outside the project), the editor asks you, with tau's own choices: once, for the rest of the session, or no."),
     '<h2 id="rules">The rules</h2>',
     recordSection(ctx, page, "SPEC-acp", "Rules"),
+  ].join("\n");
+}
+
+export function mcpPage(ctx: GuideContext): string {
+  const page = GUIDE_PAGES.mcp;
+  const yaml = (lines: readonly string[]) => `<pre><code>${lines.map((l) => esc(l)).join("\n")}</code></pre>`;
+  return [
+    "<h1>MCP servers</h1>",
+    '<p class="lead">Model Context Protocol servers give the model more tools: a local server on stdio, or a remote one over Streamable HTTP. tau offers each server\'s tools as <code>mcp__SERVER__TOOL</code> — the names Claude Code users know — under the same role policy as its own tools. A local server runs inside the sandbox; a slow one never holds up the session.</p>',
+    '<h2 id="add">Adding a server</h2>',
+    commandBrief(ctx, page, "mcp:add"),
+    para(ctx, page, "Or write the entry yourself, under `mcp_servers` in `harness.yaml` (a trusted project may bring its own in `.tau/mcp.yaml`):"),
+    yaml([
+      "mcp_servers:",
+      "  files:",
+      '    command: npx',
+      '    args: ["-y", "@modelcontextprotocol/server-filesystem", "/path/to/project"]',
+      "  docs:",
+      "    url: https://mcp.example.com/mcp",
+      "    ask: writes            # ask before each call of a tool that does not say it only reads",
+      "  search:",
+      "    command: my-search-server",
+      '    allowed_hosts: ["api.search.example"]   # the sandbox lets it reach this host too',
+    ]),
+    '<h2 id="migrate">Coming from Claude Code, Cursor, Codex or opencode</h2>',
+    para(ctx, page, "`tau mcp import` reads their configuration — `.mcp.json` and `~/.claude.json` (Claude Code, Cursor), `~/.codex/config.toml` (Codex), `opencode.json` (opencode) — and writes tau's entries, naming anything it could not take:"),
+    commandBrief(ctx, page, "mcp:import"),
+    recordSection(ctx, page, "SPEC-mcp", "Migrating an `.mcp.json`"),
+    '<h2 id="sign-in">Remote servers that ask you to sign in</h2>',
+    commandBrief(ctx, page, "mcp:login"),
+    para(ctx, page, "The sign-in is kept for that exact server address only, refreshed when it expires, and never sent anywhere else. A session never opens a browser: a server that needs a sign-in says to run `tau mcp login NAME`."),
+    '<h2 id="state">Watching them</h2>',
+    para(ctx, page, "The status line counts the servers that are ready (`mcp 2/3 (1 failed)`); `:mcp` shows each one's state, its last error, what it said and its tools. A crashed server is started again; one that keeps failing stays listed, failed, with its error."),
+    '<h2 id="sandbox">The sandbox, and asking before a call</h2>',
+    recordSection(ctx, page, "SPEC-mcp", "The sandbox"),
+    recordSection(ctx, page, "SPEC-mcp", "Asking before a call"),
   ].join("\n");
 }
 

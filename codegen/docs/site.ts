@@ -18,7 +18,7 @@ import { RUN_STREAM_PAGE, RUN_STREAM_SCHEMA_FILE, renderRunStream, runStreamSche
 import { scanTestLocations, SCANNED_DIRS } from "./tests.js";
 import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
-import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, providersPage, sessionsPage, startPage, troubleshootingPage, type GuideContext, type GuideInput } from "./guide.js";
+import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, mcpPage, providersPage, sessionsPage, startPage, troubleshootingPage, type GuideContext, type GuideInput } from "./guide.js";
 
 export interface SiteInput {
   root: string;
@@ -133,6 +133,7 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.approvals, "Approvals", "The sandbox's requests: each key, what it allows and for how long."],
     [GUIDE_PAGES.troubleshooting, "Troubleshooting", "What usually goes wrong in the first hour, what tau says, and the fix."],
     [GUIDE_PAGES.editors, "Editors", "Use tau from Zed, JetBrains IDEs, Neovim or Emacs over the Agent Client Protocol."],
+    [GUIDE_PAGES.mcp, "MCP servers", "Give the model the tools of MCP servers, moved over from Claude Code, Cursor, Codex or opencode."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
     ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];
@@ -525,6 +526,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: GUIDE_PAGES.approvals, label: "Approvals" },
       { page: GUIDE_PAGES.troubleshooting, label: "Troubleshooting" },
       { page: GUIDE_PAGES.editors, label: "Editors" },
+      { page: GUIDE_PAGES.mcp, label: "MCP servers" },
       { page: "matrix.html", label: "Authority" },
       { page: "events.html", label: "Events" },
       { page: "messages.html", label: "Messages" },
@@ -590,6 +592,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
     [GUIDE_PAGES.approvals, "Approvals", approvalsPage(guide, input.guide)],
     [GUIDE_PAGES.troubleshooting, "Troubleshooting", troubleshootingPage(guide)],
     [GUIDE_PAGES.editors, "Editors", editorsPage(guide)],
+    [GUIDE_PAGES.mcp, "MCP servers", mcpPage(guide)],
   ];
   for (const [path, title, body] of guidePages) files.set(path, layout({ path, title, body, nav: ctx.nav, wide: path === GUIDE_PAGES.configuration }));
 

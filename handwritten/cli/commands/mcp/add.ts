@@ -20,7 +20,7 @@ function pairs(list: readonly string[], sep: "=" | ":", what: string): Record<st
 export default class McpAdd extends Command {
   static override summary = "Add an MCP server: its tools join every session as mcp__NAME__TOOL.";
   static override description =
-    "A local server runs as the command after `--` (on stdio, with your authority, like any configured extension); a remote " +
+    "A local server runs as the command after `--` (on stdio, inside the sandbox unless its entry says `sandbox: false`); a remote " +
     "one is reached at --url (Streamable HTTP). The entry is written to harness.d/mcp-NAME.yaml (mode 0600) and the " +
     "configuration is loaded again before the command ends; env and header values are never printed or logged.";
   static override examples = [
