@@ -655,6 +655,9 @@ export type KeyBindings = {
   pick_agent?: ShortText;
 };
 
+/** When a call of an MCP server's tool is asked of the user first (SPEC-mcp, "Asking before a call"). */
+export type McpAsk = "never" | "writes" | "always";
+
 export type McpConfinement = "sandboxed" | "unsandboxed" | "remote";
 
 export type McpElicitationAction = "accept" | "decline" | "cancel";
@@ -697,6 +700,8 @@ export type McpElicitationOption = {
   label?: ShortText;
 };
 
+export type McpElicitationPurpose = "input" | "approval";
+
 /**
  * An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp "Elicitation"):
  * shown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is the
@@ -705,7 +710,9 @@ export type McpElicitationOption = {
 export type McpElicitationRequested = {
   elicitation_id: Id;
   /** `approval`: tau's own question before a call of the server's tool (the entry's `ask`), answered accept (allow) or decline (deny). */
-  purpose?: "input" | "approval";
+  purpose?: McpElicitationPurpose;
+  /** `approval`: the tool call asked about. */
+  call_id?: Id;
   /** The server's message (its words, shown as such). */
   message: ShortText;
   fields: Array<McpElicitationField>;
@@ -820,7 +827,7 @@ export type McpServerConfig = {
    * Whether a call is asked of the user first: `never`, `writes` (each call of a tool that does not
    * say it only reads), `always`. Default: `never` for a sandboxed stdio server, else `writes`.
    */
-  ask?: "never" | "writes" | "always";
+  ask?: McpAsk;
   /** stdio: hosts the sandboxed server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`). */
   allowed_hosts?: Array<ShortText>;
   /**

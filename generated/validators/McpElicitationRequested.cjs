@@ -7,14 +7,15 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateMcpElicitationRequested = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationRequested.json","type":"object","properties":{"elicitation_id":{"$ref":"Id.json"},"purpose":{"anyOf":[{"type":"string","const":"input"},{"type":"string","const":"approval"}],"description":"`approval`: tau's own question before a call of the server's tool (the entry's `ask`), answered accept (allow) or decline (deny)."},"message":{"$ref":"ShortText.json","description":"The server's message (its words, shown as such)."},"fields":{"type":"array","items":{"$ref":"McpElicitationField.json"},"maxItems":32}},"required":["elicitation_id","message","fields"],"unevaluatedProperties":{"not":{}},"description":"An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp \"Elicitation\"):\nshown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is the\npublishing instance's.","x-tau-event":"mcp.elicitation_requested"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationRequested.json","type":"object","properties":{"elicitation_id":{"$ref":"Id.json"},"purpose":{"$ref":"McpElicitationPurpose.json","description":"`approval`: tau's own question before a call of the server's tool (the entry's `ask`), answered accept (allow) or decline (deny)."},"call_id":{"$ref":"Id.json","description":"`approval`: the tool call asked about."},"message":{"$ref":"ShortText.json","description":"The server's message (its words, shown as such)."},"fields":{"type":"array","items":{"$ref":"McpElicitationField.json"},"maxItems":32}},"required":["elicitation_id","message","fields"],"unevaluatedProperties":{"not":{}},"description":"An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp \"Elicitation\"):\nshown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is the\npublishing instance's.","x-tau-event":"mcp.elicitation_requested"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
-const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationPurpose.json","type":"string","enum":["input","approval"]};
+const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
-const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationField.json","type":"object","properties":{"name":{"$ref":"ShortText.json","description":"The property's name: the key of its value in the answer."},"kind":{"$ref":"McpElicitationKind.json"},"required":{"type":"boolean"},"title":{"$ref":"ShortText.json"},"description":{"$ref":"ShortText.json"},"format":{"$ref":"ShortText.json","description":"`string`: `email`, `uri`, `date` or `date-time`."},"options":{"type":"array","items":{"$ref":"McpElicitationOption.json"},"maxItems":64,"description":"`choice`, `choices`: what may be picked."},"minimum":{"type":"number","description":"`number`, `integer`: bounds."},"maximum":{"type":"number"},"min_length":{"type":"integer","minimum":0,"maximum":4294967295,"description":"`string`: length bounds; `choices`: how many may be picked."},"max_length":{"type":"integer","minimum":0,"maximum":4294967295},"default":{"$ref":"ShortText.json","description":"The server's default, as text."}},"required":["name","kind","required"],"unevaluatedProperties":{"not":{}},"description":"One field of an elicitation form, as the server's schema describes it (its words, untrusted)."};
-const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationKind.json","type":"string","enum":["string","number","integer","boolean","choice","choices"]};
-const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationOption.json","type":"object","properties":{"value":{"$ref":"ShortText.json"},"label":{"$ref":"ShortText.json","description":"The server's label for it, when it gave one."}},"required":["value"],"unevaluatedProperties":{"not":{}}};
+const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationField.json","type":"object","properties":{"name":{"$ref":"ShortText.json","description":"The property's name: the key of its value in the answer."},"kind":{"$ref":"McpElicitationKind.json"},"required":{"type":"boolean"},"title":{"$ref":"ShortText.json"},"description":{"$ref":"ShortText.json"},"format":{"$ref":"ShortText.json","description":"`string`: `email`, `uri`, `date` or `date-time`."},"options":{"type":"array","items":{"$ref":"McpElicitationOption.json"},"maxItems":64,"description":"`choice`, `choices`: what may be picked."},"minimum":{"type":"number","description":"`number`, `integer`: bounds."},"maximum":{"type":"number"},"min_length":{"type":"integer","minimum":0,"maximum":4294967295,"description":"`string`: length bounds; `choices`: how many may be picked."},"max_length":{"type":"integer","minimum":0,"maximum":4294967295},"default":{"$ref":"ShortText.json","description":"The server's default, as text."}},"required":["name","kind","required"],"unevaluatedProperties":{"not":{}},"description":"One field of an elicitation form, as the server's schema describes it (its words, untrusted)."};
+const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationKind.json","type":"string","enum":["string","number","integer","boolean","choice","choices"]};
+const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpElicitationOption.json","type":"object","properties":{"value":{"$ref":"ShortText.json"},"label":{"$ref":"ShortText.json","description":"The server's label for it, when it gave one."}},"required":["value"],"unevaluatedProperties":{"not":{}}};
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="McpElicitationOption.json" */;
@@ -154,7 +155,7 @@ validate1.errors = [{instancePath:instancePath+"/kind",schemaPath:"McpElicitatio
 return false;
 }
 if(!((((((data1 === "string") || (data1 === "number")) || (data1 === "integer")) || (data1 === "boolean")) || (data1 === "choice")) || (data1 === "choices"))){
-validate1.errors = [{instancePath:instancePath+"/kind",schemaPath:"McpElicitationKind.json/enum",keyword:"enum",params:{allowedValues: schema5.enum},message:"must be equal to one of the allowed values"}];
+validate1.errors = [{instancePath:instancePath+"/kind",schemaPath:"McpElicitationKind.json/enum",keyword:"enum",params:{allowedValues: schema7.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -459,76 +460,13 @@ if(valid0){
 if(data.purpose !== undefined){
 let data1 = data.purpose;
 const _errs4 = errors;
-const _errs5 = errors;
-let valid2 = false;
-const _errs6 = errors;
 if(typeof data1 !== "string"){
-const err0 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if("input" !== data1){
-const err1 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/anyOf/0/const",keyword:"const",params:{allowedValue: "input"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-var _valid0 = _errs6 === errors;
-valid2 = valid2 || _valid0;
-const _errs8 = errors;
-if(typeof data1 !== "string"){
-const err2 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if("approval" !== data1){
-const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/anyOf/1/const",keyword:"const",params:{allowedValue: "approval"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-var _valid0 = _errs8 === errors;
-valid2 = valid2 || _valid0;
-if(!valid2){
-const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-validate0.errors = vErrors;
+validate0.errors = [{instancePath:instancePath+"/purpose",schemaPath:"McpElicitationPurpose.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-else {
-errors = _errs5;
-if(vErrors !== null){
-if(_errs5){
-vErrors.length = _errs5;
-}
-else {
-vErrors = null;
-}
-}
+if(!((data1 === "input") || (data1 === "approval"))){
+validate0.errors = [{instancePath:instancePath+"/purpose",schemaPath:"McpElicitationPurpose.json/enum",keyword:"enum",params:{allowedValues: schema2.enum},message:"must be equal to one of the allowed values"}];
+return false;
 }
 var valid0 = _errs4 === errors;
 }
@@ -536,13 +474,35 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.call_id !== undefined){
+let data2 = data.call_id;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern0.test(data2)){
+validate0.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/call_id",schemaPath:"Id.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.message !== undefined){
-let data2 = data.message;
+let data3 = data.message;
 const _errs10 = errors;
 const _errs11 = errors;
 if(errors === _errs11){
-if(typeof data2 === "string"){
-if(func0(data2) > 1024){
+if(typeof data3 === "string"){
+if(func0(data3) > 1024){
 validate0.errors = [{instancePath:instancePath+"/message",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
@@ -559,25 +519,25 @@ var valid0 = true;
 }
 if(valid0){
 if(data.fields !== undefined){
-let data3 = data.fields;
+let data4 = data.fields;
 const _errs13 = errors;
 if(errors === _errs13){
-if(Array.isArray(data3)){
-if(data3.length > 32){
+if(Array.isArray(data4)){
+if(data4.length > 32){
 validate0.errors = [{instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/maxItems",keyword:"maxItems",params:{limit: 32},message:"must NOT have more than 32 items"}];
 return false;
 }
 else {
-var valid4 = true;
-const len0 = data3.length;
+var valid5 = true;
+const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 const _errs15 = errors;
-if(!(validate1(data3[i0], {instancePath:instancePath+"/fields/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+if(!(validate1(data4[i0], {instancePath:instancePath+"/fields/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
-var valid4 = _errs15 === errors;
-if(!valid4){
+var valid5 = _errs15 === errors;
+if(!valid5){
 break;
 }
 }
@@ -595,13 +555,14 @@ var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((((key0 !== "elicitation_id") && (key0 !== "purpose")) && (key0 !== "message")) && (key0 !== "fields")){
+if(((((key0 !== "elicitation_id") && (key0 !== "purpose")) && (key0 !== "call_id")) && (key0 !== "message")) && (key0 !== "fields")){
 const _errs17 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid5 = _errs17 === errors;
-if(!valid5){
+var valid6 = _errs17 === errors;
+if(!valid6){
 break;
+}
 }
 }
 }

@@ -10,9 +10,10 @@ exports.validateMcpSettings = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpSettings.json","type":"object","properties":{"server":{"type":"string","maxLength":32,"pattern":"^[a-z][a-z0-9]*(_[a-z0-9]+)*$","description":"The server's name, as configured under `mcp_servers`."},"definition":{"$ref":"McpServerConfig.json","description":"The server's entry."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The run's sandbox set-up (`--no-sandbox`, `--sandbox-config`), which a stdio server's sandbox follows."}},"required":["server","definition"],"unevaluatedProperties":{"not":{}},"description":"`tau ext mcp` (SPEC-mcp): one instance per configured MCP server, written by the harness.","x-tau-settings":"mcp"};
 const func0 = codePointLength;
 const pattern0 = new RegExp("^[a-z][a-z0-9]*(_[a-z0-9]+)*$", "u");
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpServerConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"`false` keeps the entry but does not start the server."},"command":{"$ref":"ShortText.json","examples":["npx"],"description":"stdio: the executable the server runs as."},"args":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["-y","some-mcp-server"]],"maxItems":256,"description":"stdio: its arguments."},"env":{"$ref":"#/$defs/RecordBodyText","examples":[{"API_TOKEN":"…"}],"description":"stdio: variables added to the server's minimal environment (values are never logged)."},"cwd":{"$ref":"PathText.json","examples":["/srv/tools"],"description":"stdio: the folder it starts in; the project root when absent."},"url":{"$ref":"ShortText.json","examples":["https://mcp.example.com/mcp"],"pattern":"^https?://[^\\s]+$","description":"Streamable HTTP: the endpoint."},"headers":{"$ref":"#/$defs/RecordBodyText","examples":[{"Authorization":"Bearer …"}],"description":"Streamable HTTP: headers sent with every request to `url` only (values are never logged)."},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":30000,"examples":[60000],"description":"Milliseconds the whole start (spawn or connect, initialize, the first tool listing) may take. Default 30000."},"call_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":600000,"examples":[120000],"description":"Milliseconds one tool call may take before it is cancelled. Default 600000."},"wait_at_start":{"type":"boolean","default":false,"description":"Hold the session's first prompt until this server is ready or has failed (its start-up timeout\nat most); by default a server starts in the background and its tools join when it is ready."},"sandbox":{"type":"boolean","default":true,"description":"stdio: start the server inside the sandbox (sandbox.yaml's policy: the project writable, tau's\nconfiguration and secrets unreadable, the network limited to the allowlist and `allowed_hosts`).\n`false` runs it with your full rights."},"ask":{"anyOf":[{"type":"string","const":"never"},{"type":"string","const":"writes"},{"type":"string","const":"always"}],"examples":["writes"],"description":"Whether a call is asked of the user first: `never`, `writes` (each call of a tool that does not\nsay it only reads), `always`. Default: `never` for a sandboxed stdio server, else `writes`."},"allowed_hosts":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["api.example.com"]],"maxItems":256,"description":"stdio: hosts the sandboxed server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`)."},"sampling":{"$ref":"McpSamplingConfig.json","description":"Answer the server's `sampling/createMessage` with this model (SPEC-mcp, \"Sampling\"); absent, the\nclient does not offer sampling and such a request is refused."}},"unevaluatedProperties":{"not":{}},"description":"One MCP server (SPEC-mcp): either a local process on stdio (`command`, `args`, `env`, `cwd`) or a\nStreamable HTTP endpoint (`url`, `headers`). Its tools are offered as `mcp__SERVER__TOOL`.","$defs":{"RecordBodyText":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}}}};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpServerConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"`false` keeps the entry but does not start the server."},"command":{"$ref":"ShortText.json","examples":["npx"],"description":"stdio: the executable the server runs as."},"args":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["-y","some-mcp-server"]],"maxItems":256,"description":"stdio: its arguments."},"env":{"$ref":"#/$defs/RecordBodyText","examples":[{"API_TOKEN":"…"}],"description":"stdio: variables added to the server's minimal environment (values are never logged)."},"cwd":{"$ref":"PathText.json","examples":["/srv/tools"],"description":"stdio: the folder it starts in; the project root when absent."},"url":{"$ref":"ShortText.json","examples":["https://mcp.example.com/mcp"],"pattern":"^https?://[^\\s]+$","description":"Streamable HTTP: the endpoint."},"headers":{"$ref":"#/$defs/RecordBodyText","examples":[{"Authorization":"Bearer …"}],"description":"Streamable HTTP: headers sent with every request to `url` only (values are never logged)."},"startup_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":30000,"examples":[60000],"description":"Milliseconds the whole start (spawn or connect, initialize, the first tool listing) may take. Default 30000."},"call_timeout_ms":{"type":"integer","minimum":1,"maximum":4294967295,"default":600000,"examples":[120000],"description":"Milliseconds one tool call may take before it is cancelled. Default 600000."},"wait_at_start":{"type":"boolean","default":false,"description":"Hold the session's first prompt until this server is ready or has failed (its start-up timeout\nat most); by default a server starts in the background and its tools join when it is ready."},"sandbox":{"type":"boolean","default":true,"description":"stdio: start the server inside the sandbox (sandbox.yaml's policy: the project writable, tau's\nconfiguration and secrets unreadable, the network limited to the allowlist and `allowed_hosts`).\n`false` runs it with your full rights."},"ask":{"$ref":"McpAsk.json","examples":["writes"],"description":"Whether a call is asked of the user first: `never`, `writes` (each call of a tool that does not\nsay it only reads), `always`. Default: `never` for a sandboxed stdio server, else `writes`."},"allowed_hosts":{"type":"array","items":{"$ref":"ShortText.json"},"examples":[["api.example.com"]],"maxItems":256,"description":"stdio: hosts the sandboxed server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`)."},"sampling":{"$ref":"McpSamplingConfig.json","description":"Answer the server's `sampling/createMessage` with this model (SPEC-mcp, \"Sampling\"); absent, the\nclient does not offer sampling and such a request is refused."}},"unevaluatedProperties":{"not":{}},"description":"One MCP server (SPEC-mcp): either a local process on stdio (`command`, `args`, `env`, `cwd`) or a\nStreamable HTTP endpoint (`url`, `headers`). Its tools are offered as `mcp__SERVER__TOOL`.","$defs":{"RecordBodyText":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}}}};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpAsk.json","type":"string","enum":["never","writes","always"],"description":"When a call of an MCP server's tool is asked of the user first (SPEC-mcp, \"Asking before a call\")."};
 const schema4 = {"type":"object","properties":{},"unevaluatedProperties":{"$ref":"BodyText.json"}};
 const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"BodyText.json","type":"string","maxLength":8388608,"description":"Bounded body text (prompts, answers, tool output); the frame cap bounds it further."};
 
@@ -60,7 +61,7 @@ return errors === 0;
 }
 validate2.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpSamplingConfig.json","type":"object","properties":{"model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"The model that answers, `provider/model`; a model no running provider serves fails the request."},"max_tokens":{"type":"integer","minimum":1,"maximum":32768,"default":1024,"examples":[1024],"description":"Most tokens one answer may have; a server asking for more gets this many. Default 1024."},"timeout_ms":{"type":"integer","minimum":100,"maximum":600000,"default":60000,"examples":[60000],"description":"Milliseconds one sampling request may take before it is cancelled. Default 60000."}},"required":["model"],"unevaluatedProperties":{"not":{}},"description":"How an MCP server's sampling requests are answered: one tool-less request to `model`, bounded."};
+const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"McpSamplingConfig.json","type":"object","properties":{"model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"The model that answers, `provider/model`; a model no running provider serves fails the request."},"max_tokens":{"type":"integer","minimum":1,"maximum":32768,"default":1024,"examples":[1024],"description":"Most tokens one answer may have; a server asking for more gets this many. Default 1024."},"timeout_ms":{"type":"integer","minimum":100,"maximum":600000,"default":60000,"examples":[60000],"description":"Milliseconds one sampling request may take before it is cancelled. Default 60000."}},"required":["model"],"unevaluatedProperties":{"not":{}},"description":"How an MCP server's sampling requests are answered: one tool-less request to `model`, bounded."};
 
 function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="McpSamplingConfig.json" */;
@@ -435,99 +436,13 @@ if(valid0){
 if(data.ask !== undefined){
 let data12 = data.ask;
 const _errs27 = errors;
-const _errs28 = errors;
-let valid6 = false;
-const _errs29 = errors;
 if(typeof data12 !== "string"){
-const err0 = {instancePath:instancePath+"/ask",schemaPath:"#/properties/ask/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if("never" !== data12){
-const err1 = {instancePath:instancePath+"/ask",schemaPath:"#/properties/ask/anyOf/0/const",keyword:"const",params:{allowedValue: "never"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-var _valid0 = _errs29 === errors;
-valid6 = valid6 || _valid0;
-const _errs31 = errors;
-if(typeof data12 !== "string"){
-const err2 = {instancePath:instancePath+"/ask",schemaPath:"#/properties/ask/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if("writes" !== data12){
-const err3 = {instancePath:instancePath+"/ask",schemaPath:"#/properties/ask/anyOf/1/const",keyword:"const",params:{allowedValue: "writes"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-var _valid0 = _errs31 === errors;
-valid6 = valid6 || _valid0;
-const _errs33 = errors;
-if(typeof data12 !== "string"){
-const err4 = {instancePath:instancePath+"/ask",schemaPath:"#/properties/ask/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if("always" !== data12){
-const err5 = {instancePath:instancePath+"/ask",schemaPath:"#/properties/ask/anyOf/2/const",keyword:"const",params:{allowedValue: "always"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-var _valid0 = _errs33 === errors;
-valid6 = valid6 || _valid0;
-if(!valid6){
-const err6 = {instancePath:instancePath+"/ask",schemaPath:"#/properties/ask/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-validate1.errors = vErrors;
+validate1.errors = [{instancePath:instancePath+"/ask",schemaPath:"McpAsk.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-else {
-errors = _errs28;
-if(vErrors !== null){
-if(_errs28){
-vErrors.length = _errs28;
-}
-else {
-vErrors = null;
-}
-}
+if(!(((data12 === "never") || (data12 === "writes")) || (data12 === "always"))){
+validate1.errors = [{instancePath:instancePath+"/ask",schemaPath:"McpAsk.json/enum",keyword:"enum",params:{allowedValues: schema8.enum},message:"must be equal to one of the allowed values"}];
+return false;
 }
 var valid0 = _errs27 === errors;
 }
@@ -537,8 +452,8 @@ var valid0 = true;
 if(valid0){
 if(data.allowed_hosts !== undefined){
 let data13 = data.allowed_hosts;
-const _errs35 = errors;
-if(errors === _errs35){
+const _errs30 = errors;
+if(errors === _errs30){
 if(Array.isArray(data13)){
 if(data13.length > 256){
 validate1.errors = [{instancePath:instancePath+"/allowed_hosts",schemaPath:"#/properties/allowed_hosts/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"}];
@@ -549,9 +464,9 @@ var valid7 = true;
 const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 let data14 = data13[i1];
-const _errs37 = errors;
-const _errs38 = errors;
-if(errors === _errs38){
+const _errs32 = errors;
+const _errs33 = errors;
+if(errors === _errs33){
 if(typeof data14 === "string"){
 if(func0(data14) > 1024){
 validate1.errors = [{instancePath:instancePath+"/allowed_hosts/" + i1,schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
@@ -563,7 +478,7 @@ validate1.errors = [{instancePath:instancePath+"/allowed_hosts/" + i1,schemaPath
 return false;
 }
 }
-var valid7 = _errs37 === errors;
+var valid7 = _errs32 === errors;
 if(!valid7){
 break;
 }
@@ -575,19 +490,19 @@ validate1.errors = [{instancePath:instancePath+"/allowed_hosts",schemaPath:"#/pr
 return false;
 }
 }
-var valid0 = _errs35 === errors;
+var valid0 = _errs30 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sampling !== undefined){
-const _errs40 = errors;
+const _errs35 = errors;
 if(!(validate5(data.sampling, {instancePath:instancePath+"/sampling",parentData:data,parentDataProperty:"sampling",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate5.errors : vErrors.concat(validate5.errors);
 errors = vErrors.length;
 }
-var valid0 = _errs40 === errors;
+var valid0 = _errs35 === errors;
 }
 else {
 var valid0 = true;
@@ -595,10 +510,10 @@ var valid0 = true;
 if(valid0){
 for(const key0 in data){
 if((((((((((((((key0 !== "enable") && (key0 !== "command")) && (key0 !== "args")) && (key0 !== "env")) && (key0 !== "cwd")) && (key0 !== "url")) && (key0 !== "headers")) && (key0 !== "startup_timeout_ms")) && (key0 !== "call_timeout_ms")) && (key0 !== "wait_at_start")) && (key0 !== "sandbox")) && (key0 !== "ask")) && (key0 !== "allowed_hosts")) && (key0 !== "sampling")){
-const _errs42 = errors;
+const _errs37 = errors;
 validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid9 = _errs42 === errors;
+var valid9 = _errs37 === errors;
 if(!valid9){
 break;
 }
@@ -629,8 +544,8 @@ return errors === 0;
 }
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema11 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","examples":["./ci-sandbox.yaml"],"description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","default":"on-request","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."},"set_up":{"anyOf":[{"type":"string","const":"at_start"},{"type":"string","const":"on_first_use"}],"default":"at_start","description":"When the runtime is set up: at the extension's start, beside the first model request (the\ndefault), or at the first command (`tau dev print-*` previews, which must create nothing)."}},"unevaluatedProperties":{"not":{}}};
-const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxLaunch.json","type":"object","properties":{"enabled":{"type":"boolean","default":true,"description":"`false` (`--no-sandbox`): model commands run unsandboxed."},"config_file":{"$ref":"PathText.json","examples":["./ci-sandbox.yaml"],"description":"`--sandbox-config FILE`: replaces the global and the project sandbox.yaml."},"approval":{"$ref":"SandboxApproval.json","default":"on-request","description":"`--approval never`: no prompt; a denial is refused at once with the suggested command."},"set_up":{"anyOf":[{"type":"string","const":"at_start"},{"type":"string","const":"on_first_use"}],"default":"at_start","description":"When the runtime is set up: at the extension's start, beside the first model request (the\ndefault), or at the first command (`tau dev print-*` previews, which must create nothing)."}},"unevaluatedProperties":{"not":{}}};
+const schema14 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxApproval.json","type":"string","enum":["never","on-request"],"description":"How a run's `tau` command line set up the sandbox (`--no-sandbox`, `--sandbox-config`, `--approval`)."};
 
 function validate8(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="SandboxLaunch.json" */;
@@ -687,7 +602,7 @@ validate8.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxAp
 return false;
 }
 if(!((data2 === "never") || (data2 === "on-request"))){
-validate8.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/enum",keyword:"enum",params:{allowedValues: schema13.enum},message:"must be equal to one of the allowed values"}];
+validate8.errors = [{instancePath:instancePath+"/approval",schemaPath:"SandboxApproval.json/enum",keyword:"enum",params:{allowedValues: schema14.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs6 === errors;

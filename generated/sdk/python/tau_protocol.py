@@ -2099,10 +2099,7 @@ class MCPElicitationField:
         return result
 
 
-class MCPElicitationRequestedPurpose(Enum):
-    """`approval`: tau's own question before a call of the server's tool (the entry's `ask`),
-    answered accept (allow) or decline (deny).
-    """
+class MCPElicitationPurpose(Enum):
     APPROVAL = "approval"
     INPUT = "input"
 
@@ -2120,10 +2117,10 @@ class MCPElicitationRequested:
     message: str
     """The server's message (its words, shown as such)."""
 
-    purpose: Optional[MCPElicitationRequestedPurpose] = None
-    """`approval`: tau's own question before a call of the server's tool (the entry's `ask`),
-    answered accept (allow) or decline (deny).
-    """
+    call_id: Optional[str] = None
+    """`approval`: the tool call asked about."""
+
+    purpose: Optional[MCPElicitationPurpose] = None
 
     @staticmethod
     def from_dict(obj: Any) -> 'MCPElicitationRequested':
@@ -2131,16 +2128,19 @@ class MCPElicitationRequested:
         elicitation_id = from_str(obj.get("elicitation_id"))
         fields = from_list(MCPElicitationField.from_dict, obj.get("fields"))
         message = from_str(obj.get("message"))
-        purpose = from_union([MCPElicitationRequestedPurpose, from_none], obj.get("purpose"))
-        return MCPElicitationRequested(elicitation_id, fields, message, purpose)
+        call_id = from_union([from_str, from_none], obj.get("call_id"))
+        purpose = from_union([MCPElicitationPurpose, from_none], obj.get("purpose"))
+        return MCPElicitationRequested(elicitation_id, fields, message, call_id, purpose)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["elicitation_id"] = from_str(self.elicitation_id)
         result["fields"] = from_list(lambda x: to_class(MCPElicitationField, x), self.fields)
         result["message"] = from_str(self.message)
+        if self.call_id is not None:
+            result["call_id"] = from_union([from_str, from_none], self.call_id)
         if self.purpose is not None:
-            result["purpose"] = from_union([lambda x: to_enum(MCPElicitationRequestedPurpose, x), from_none], self.purpose)
+            result["purpose"] = from_union([lambda x: to_enum(MCPElicitationPurpose, x), from_none], self.purpose)
         return result
 
 

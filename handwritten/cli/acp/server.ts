@@ -35,6 +35,7 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
       sessions.set(s.id, s);
       if (editorReads) s.offerEditorFiles(async (path, line, limit) => await connection.client.request("fs/read_text_file", { sessionId: s.id, path, line, limit }));
       s.askPermission = (request, signal) => askPermission(connection.client, s.id, request, signal);
+      s.askCallPermission = (callId, title, signal) => askCall(connection.client, s.id, callId, title, signal);
       s.onConfigChanged = (configOptions) => void connection.client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "config_option_update", configOptions } }).catch(() => {});
       s.onModeChanged = (currentModeId) => void connection.client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "current_mode_update", currentModeId } }).catch(() => {});
       return s;
@@ -139,6 +140,16 @@ async function askPermission(client: AgentContext, sessionId: string, request: S
   if (answer.outcome.outcome !== "selected") return undefined;
   const chosen = answer.outcome.optionId;
   return request.choices.find((c) => c === chosen);
+}
+
+/** An MCP tool call held by its server's `ask` as `session/request_permission`: allow once, or refuse. */
+async function askCall(client: AgentContext, sessionId: string, toolCallId: string, title: string, signal: AbortSignal): Promise<boolean | undefined> {
+  const options: PermissionOption[] = [
+    { optionId: "allow", name: "allow this call", kind: "allow_once" },
+    { optionId: "deny", name: "deny", kind: "reject_once" },
+  ];
+  const answer = await client.request("session/request_permission", { sessionId, toolCall: { toolCallId, title }, options }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+  return answer.outcome.outcome === "selected" ? answer.outcome.optionId === "allow" : undefined;
 }
 
 /**

@@ -4,7 +4,7 @@
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { McpServer, SessionConfigOption, SessionModeState, SessionUpdate } from "@agentclientprotocol/sdk";
-import type { AvailableModel, EditorReadRequest, McpServerConfig, SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
+import type { AvailableModel, EditorReadRequest, McpElicitationRequested, McpServerConfig, SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
 import { importedName } from "../../config/mcp-import.js";
 import { randomHex } from "../../startup/random.js";
 import type { Roots } from "../../config/index.js";
@@ -59,6 +59,8 @@ export class AcpSession {
   private mode: SandboxMode | undefined;
   /** Asks the client about a sandbox request raised while none of this connection's prompts runs. */
   askPermission: AskPermission | undefined;
+  /** Asks the client whether an MCP tool call may run; undefined: no answer. */
+  askCallPermission: ((callId: string, title: string, signal: AbortSignal) => Promise<boolean | undefined>) | undefined;
   /** Told when the sandbox's mode became known after the session was opened. */
   onModeChanged: ((mode: string) => void) | undefined;
   /** Told when the session's configuration options change (the models arrived, the model changed). */
@@ -270,6 +272,9 @@ export class AcpSession {
     }
     const e = d.event;
     if (e.name === "editor.read_request") return this.answerRead(e.data);
+    // tau's question before an MCP server's tool runs (its entry's `ask`) is a permission like the sandbox's.
+    if (e.name === "mcp.elicitation_requested" && e.data.purpose === "approval") return this.askCall(e.data, d.publisher.instance ?? "");
+    if (e.name === "mcp.elicitation_resolved") return this.asking.get(e.data.elicitation_id)?.abort();
     if (e.name === "sandbox.approval_resolved") return this.asking.get(e.data.approval_id)?.abort();
     // Asked whenever the session's agent is named, as every attached UI is: a turn another UI (or
     // another agent) started needs an answer too.
@@ -283,6 +288,20 @@ export class AcpSession {
     for (const u of turn.acp.updates(d)) turn.send(u);
     const end = turn.acp.end(d);
     if (end !== undefined) turn.done(end);
+  }
+
+  /** An MCP call's question to the client (SPEC-acp, "Approvals"): allow once, or refuse. */
+  private askCall(request: McpElicitationRequested, instance: string): void {
+    const ask = this.askCallPermission;
+    if (ask === undefined) return;
+    const withdrawn = new AbortController();
+    this.asking.set(request.elicitation_id, withdrawn);
+    void ask(request.call_id ?? request.elicitation_id, `${instance.replace(/^mcp-/, "mcp server ")}: ${request.message}`, withdrawn.signal)
+      .catch(() => undefined)
+      .then((allowed) => {
+        this.asking.delete(request.elicitation_id);
+        if (allowed !== undefined && !withdrawn.signal.aborted) this.client.emit("mcp.elicitation_answer", { elicitation_id: request.elicitation_id, action: allowed ? "accept" : "decline" });
+      });
   }
 
   /** One sandbox request to the client; its choice answers it, unless it was resolved meanwhile. */

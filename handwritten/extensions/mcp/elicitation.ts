@@ -117,12 +117,12 @@ export class Elicitations {
    * Whether the user allows a call (SPEC-mcp, "Asking before a call"): a question of tau's own,
    * shown as the server's requests are; true only for an answer that allows it.
    */
-  async allow(message: string, signal: AbortSignal): Promise<boolean> {
-    return (await this.ask({ message, requestedSchema: { type: "object", properties: {} } }, signal, "approval")).action === "accept";
+  async allow(message: string, callId: string, signal: AbortSignal): Promise<boolean> {
+    return (await this.ask({ message, requestedSchema: { type: "object", properties: {} } }, signal, { purpose: "approval", call_id: callId })).action === "accept";
   }
 
   /** Asks the user; `signal` aborts when the server withdraws the request. */
-  async ask(params: ElicitRequestFormParams, signal: AbortSignal, purpose: "input" | "approval" = "input"): Promise<ElicitResult> {
+  async ask(params: ElicitRequestFormParams, signal: AbortSignal, approval?: { purpose: "approval"; call_id: string }): Promise<ElicitResult> {
     const fields = formFields(params.requestedSchema);
     if (typeof fields === "string") {
       this.say("warning", `declined a request for input: ${fields}, which tau cannot show`);
@@ -136,7 +136,7 @@ export class Elicitations {
       timer = setTimeout(() => resolve({ action: "cancel", reason: `nobody answered within ${Math.round(this.maxWaitMs / 1000)} s` }), this.maxWaitMs);
       onAbort = () => resolve({ action: "cancel", reason: "the server withdrew it" });
       signal.addEventListener("abort", onAbort, { once: true });
-      void this.ext.emit("mcp.elicitation_requested", { elicitation_id: id, message: cut(params.message), fields, ...(purpose === "approval" ? { purpose } : {}) });
+      void this.ext.emit("mcp.elicitation_requested", { elicitation_id: id, message: cut(params.message), fields, ...(approval ?? {}) });
     });
     this.waiting.delete(id);
     clearTimeout(timer);

@@ -29,12 +29,12 @@ export async function main(args: readonly string[] = []): Promise<void> {
   const headless = settings.sandbox?.approval === "never";
   const ask = askOf(definition, settings.sandbox?.enabled === false);
   /** A call the entry's `ask` holds goes ahead only once the user allowed it; a run with nobody to ask refuses it. */
-  const askFirst = async (tool: string, input: Record<string, unknown>, signal: AbortSignal): Promise<void> => {
+  const askFirst = async (tool: string, input: Record<string, unknown>, callId: string, signal: AbortSignal): Promise<void> => {
     const why = `the server's entry asks before ${ask === "always" ? "every call" : "each call of a tool that does not say it only reads"} (ask: ${ask})`;
     if (headless) throw new ToolFailure(`${mcpToolPrefix(name)}${tool} was not called: ${why}, and this run has nobody to ask; set ask: never in its entry to call it without asking`);
     const args = JSON.stringify(input);
     const shown = args.length > 400 ? `${args.slice(0, 399)}…` : args;
-    if (!(await elicitations.allow(`the model calls ${mcpToolPrefix(name)}${tool} with ${shown}: allow this call?`, signal))) {
+    if (!(await elicitations.allow(`the model calls ${mcpToolPrefix(name)}${tool} with ${shown}: allow this call?`, callId, signal))) {
       throw new ToolFailure(`${mcpToolPrefix(name)}${tool} was not called: the user did not allow it (${why})`);
     }
   };
@@ -62,7 +62,7 @@ export async function main(args: readonly string[] = []): Promise<void> {
         const mcpName = registered.get(tool.name);
         if (mcpName === undefined) throw new ToolFailure(`MCP server ${name} no longer offers ${tool.name}`);
         const input = typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
-        if (callNeedsAsking(ask, tool)) await askFirst(tool.name, input, ctx.signal);
+        if (callNeedsAsking(ask, tool)) await askFirst(tool.name, input, ctx.callId, ctx.signal);
         let result;
         try {
           result = await server.call(mcpName, input, ctx.signal, (t) => ctx.progress(t));

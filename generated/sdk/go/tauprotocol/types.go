@@ -536,13 +536,13 @@ type MCPElicitationAnswer struct {
 // the
 // publishing instance's.
 type MCPElicitationRequested struct {
+	// `approval`: the tool call asked about.
+	CallID        *string               `json:"call_id,omitempty" cbor:"call_id,omitempty"`
 	ElicitationID string                `json:"elicitation_id" cbor:"elicitation_id"`
 	Fields        []MCPElicitationField `json:"fields" cbor:"fields"`
 	// The server's message (its words, shown as such).
-	Message string `json:"message" cbor:"message"`
-	// `approval`: tau's own question before a call of the server's tool (the entry's `ask`),
-	// answered accept (allow) or decline (deny).
-	Purpose *MCPElicitationRequestedPurpose `json:"purpose,omitempty" cbor:"purpose,omitempty"`
+	Message string                 `json:"message" cbor:"message"`
+	Purpose *MCPElicitationPurpose `json:"purpose,omitempty" cbor:"purpose,omitempty"`
 }
 
 // One field of an elicitation form, as the server's schema describes it (its words,
@@ -1864,13 +1864,11 @@ const (
 	String  MCPElicitationKind = "string"
 )
 
-// `approval`: tau's own question before a call of the server's tool (the entry's `ask`),
-// answered accept (allow) or decline (deny).
-type MCPElicitationRequestedPurpose string
+type MCPElicitationPurpose string
 
 const (
-	Approval MCPElicitationRequestedPurpose = "approval"
-	Input    MCPElicitationRequestedPurpose = "input"
+	Approval MCPElicitationPurpose = "approval"
+	Input    MCPElicitationPurpose = "input"
 )
 
 type MCPSamplingRole string
