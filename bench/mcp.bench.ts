@@ -20,7 +20,8 @@ export async function run(): Promise<void> {
   mkdirSync(join(home, "config"), { recursive: true });
   mkdirSync(project);
   writeFileSync(join(project, "small.txt"), "a small file\n");
-  const fixture = (sandbox: boolean) => ({ command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true, sandbox });
+  // ask: never — an unsandboxed server's calls are otherwise asked about (SPEC-mcp, "Asking before a call").
+  const fixture = (sandbox: boolean) => ({ command: process.execPath, args: [FIXTURE, "tools"], wait_at_start: true, sandbox, ask: "never" });
   writeFileSync(
     join(home, "config", "harness.yaml"),
     JSON.stringify({
