@@ -1,6 +1,6 @@
 // The sandbox's network isolation and the headless policy through a real daemon, real bubblewrap
 // and a loopback HTTP server (SPEC-sandbox, GATE-sandbox).
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
@@ -92,6 +92,17 @@ describe("the sandbox's network", () => {
     s.answer(again.approval_id, "allow");
     expect((await s.result(later)).output).toBe("hello from the host\n[exit code 0]");
     expect(host.hits).toBe(3);
+  });
+
+  it("[sandbox.net.shared-namespace] the session's commands share one network namespace, made once, which is not the host's", async () => {
+    const s = await SandboxSession.active(fake, cleanups);
+    const inside = /^net:\[\d+\]\n\[exit code 0\]$/;
+    const first = await s.shell("readlink /proc/self/ns/net");
+    const second = await s.shell("readlink /proc/self/ns/net");
+    expect(first.output).toMatch(inside);
+    // A command the shared namespace did not take would get a namespace of its own, as the runtime wraps it.
+    expect(second.output).toBe(first.output);
+    expect(first.output.startsWith(`${readlinkSync("/proc/self/ns/net")}\n`)).toBe(false);
   });
 
   it("[sandbox.net.no-daemon-socket] a sandboxed command cannot open the daemon's socket", async () => {

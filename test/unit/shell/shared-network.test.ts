@@ -2,7 +2,8 @@
 // network namespace"): the runtime's quoting read back exactly, and a wrap changed only when it has
 // exactly the shape expected — anything else runs as the runtime built it.
 import { describe, expect, it } from "vitest";
-import { joinQuoted, sharedNetworkWrap, splitQuoted } from "../../../handwritten/extensions/shell/sandbox/shared-network.js";
+import { PassThrough } from "node:stream";
+import { joinQuoted, relaysListening, sharedNetworkWrap, splitQuoted } from "../../../handwritten/extensions/shell/sandbox/shared-network.js";
 
 const BRIDGE = "/tmp/claude-http-0123456789abcdef.sock";
 const relay = (port: number) =>
@@ -42,5 +43,29 @@ describe("the shared network namespace's wrap", () => {
     expect(sharedNetworkWrap(wrap(head, script.replace(helperLine, `eval ${joinQuoted(["echo hi"])}`)), BRIDGE)).toBeUndefined();
     expect(sharedNetworkWrap(wrap(head, script.replace(relay(1080), "")), BRIDGE)).toBeUndefined();
     expect(sharedNetworkWrap(`/bin/sh -c 'exec 3<"$1"' srt-args /proc/self/fd/3 bwrap --args 3 -- bash -c x`, BRIDGE)).toBeUndefined();
+  });
+
+  it("[sandbox.net.shared-namespace] takes the relays as listening once socat said so for both ports, in lines split anywhere", async () => {
+    const out = new PassThrough();
+    let ready: boolean | undefined;
+    const waiting = relaysListening(out).then((r) => (ready = r));
+    out.write("2026/12/04 16:58:19 socat[7] N listening on AF=10 [0000:0000:0000:0000:0000:0000:0000:0000]:31");
+    out.write("28\n2026/12/04 16:58:19 socat[8] E socket(10, 1, 6): Address family not supported by protocol\n");
+    await new Promise((r) => setImmediate(r));
+    expect(ready).toBeUndefined(); // one port of two
+    out.write("2026/12/04 16:58:19 socat[9] N listening on AF=2 0.0.0.0:1080\n");
+    expect(await waiting).toBe(true);
+    // What socat says afterwards is drained, never parsed or kept.
+    expect(out.listenerCount("data")).toBe(0);
+    expect(out.readableFlowing).toBe(true);
+  });
+
+  it("[sandbox.net.shared-namespace] the relays are not listening when the output ends first, or a port is only named in passing", async () => {
+    const out = new PassThrough();
+    const waiting = relaysListening(out);
+    out.write("socat[7] N listening on AF=10 [::]:3128\nsocat[7] N opening connection to AF=1 \"/x:1080\"\n");
+    out.end();
+    out.resume();
+    expect(await waiting).toBe(false);
   });
 });

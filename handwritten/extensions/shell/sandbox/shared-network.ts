@@ -8,8 +8,9 @@
 // without a namespace or relays of its own; everything else of the runtime's wrap — the mounts,
 // the seccomp helper, the environment with the proxy's address — stays as it built it. The
 // seccomp helper then runs the command itself (`bash -c COMMAND`).
-import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, openSync, rmSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
+import type { Readable } from "node:stream";
 import { builtin } from "../../../startup/builtin.js";
 import { processStart, reapIfOrphaned, unrefPipe } from "../tools/index.js";
 import { mark } from "../../../startup/timeline.js";
@@ -21,6 +22,17 @@ const RELAY_PORTS = [3128, 1080] as const;
 const READY_TIMEOUT_MS = 5_000;
 
 type Child = import("node:child_process").ChildProcess;
+
+/** `p`, or false once `ms` have passed. */
+function withTimeout(p: Promise<boolean>, ms: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void p.then((v) => {
+      clearTimeout(timer);
+      resolve(v);
+    });
+  });
+}
 
 /** A word of the runtime's quoting (`quote` in its shell-quote.js): a bare word, or single quotes with `'"'"'` for a quote. */
 export function splitQuoted(text: string): string[] | undefined {
@@ -90,23 +102,35 @@ export function sharedNetworkWrap(wrapped: string, bridge: string): string[] | u
 /** The variable the runtime's seccomp helper reads (whether nested user namespaces are allowed). */
 const HELPER_VARIABLE = "SRT_ALLOW_NESTED_USERNS";
 
-/** Whether `pid`'s network namespace has a TCP socket listening on `port` (IPv4 or IPv6). */
-function listening(pid: number, port: number): boolean {
-  const hex = port.toString(16).toUpperCase().padStart(4, "0");
-  for (const table of ["tcp6", "tcp"]) {
-    let text = "";
-    try {
-      text = readFileSync(`/proc/${pid}/net/${table}`, "utf8");
-    } catch {
-      continue; // not there: the other table
-    }
-    // "sl local_address rem_address st …": a local address ending in the port, state 0A (LISTEN).
-    for (const line of text.split("\n").slice(1)) {
-      const [, local, , state] = line.trim().split(/\s+/);
-      if (local?.endsWith(`:${hex}`) && state === "0A") return true;
-    }
-  }
-  return false;
+/** The most a line of the relays' notices is kept while it is incomplete (a notice is about 100 bytes). */
+const MAX_NOTICE_LINE = 4_096;
+
+/**
+ * Resolves true once socat has said, on `out` (its `-d -d` notices), that it listens on every relay
+ * port; false when `out` ends first. Reading the namespace's /proc/PID/net/tcp6 instead costs the
+ * kernel a walk of the whole TCP hash per look (about 2 ms here, four looks per poll). Everything
+ * socat says later (a few lines per connection a command makes) is read and dropped.
+ */
+export function relaysListening(out: Readable): Promise<boolean> {
+  const waiting = new Set<number>(RELAY_PORTS);
+  let partial = "";
+  return new Promise<boolean>((resolve) => {
+    const onData = (d: Buffer): void => {
+      const lines = (partial + d.toString("latin1")).split("\n");
+      partial = (lines.pop() ?? "").slice(-MAX_NOTICE_LINE);
+      for (const line of lines) {
+        const m = / N listening on AF=\d+ .*:(\d+)$/.exec(line);
+        if (m !== null) waiting.delete(Number(m[1]));
+      }
+      if (waiting.size > 0) return;
+      out.off("data", onData);
+      out.resume(); // drained from here on, never parsed
+      resolve(true);
+    };
+    out.on("data", onData);
+    out.on("error", () => {});
+    out.once("close", () => resolve(false));
+  });
 }
 
 export class SharedNetwork {
@@ -141,13 +165,17 @@ export class SharedNetwork {
     const cp = builtin<typeof import("node:child_process")>("child_process");
     if (Buffer.byteLength(bridge) > 100 || !(await this.serve(bridge))) return false;
     const relay = (port: number): string =>
-      `{ ${joinQuoted([socat])} TCP6-LISTEN:${port},ipv6only=0,fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} || exec ${joinQuoted([socat])} TCP4-LISTEN:${port},fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])}; } >/dev/null 2>&1 &`;
+      `{ ${joinQuoted([socat])} -d -d TCP6-LISTEN:${port},ipv6only=0,fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} 2>&1 >/dev/null || exec ${joinQuoted([socat])} -d -d TCP4-LISTEN:${port},fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} 2>&1 >/dev/null; } &`;
+    // Each relay's notices (stderr) go to the script's output, a pipe to this process: the first,
+    // "listening on", says it is ready (relaysListening).
+    // sh, not bash: its input is a socket (a Node pipe), and bash, taking that for a remote shell's,
+    // reads ~/.bashrc where SHLVL is unset (this environment): 100 ms here, and the user's code.
     // The script ends the relays and itself when its input ends: the pipe from this process, whose
     // only writing end this process holds, so it happens however this process ends. The namespace's
     // init (bubblewrap's inner process) exits only once every process in it has, and its
     // --die-with-parent was seen not to fire once the outer bubblewrap was killed with this process.
     const script = [...RELAY_PORTS.map(relay), "read -r _; kill 0"].join("\n");
-    const bwrap = ["bwrap", "--new-session", "--die-with-parent", "--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--info-fd", "3", "--", "bash", "-c", script];
+    const bwrap = ["bwrap", "--new-session", "--die-with-parent", "--unshare-user", "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--info-fd", "3", "--", "sh", "-c", script];
     // bubblewrap's --die-with-parent ends what runs inside it, not bubblewrap itself: with the
     // kernel's parent-death signal set before it starts (setpriv, then exec), the holder ends with
     // this process even when the reaper is killed with it (a `kill -9` of every tau process).
@@ -155,7 +183,7 @@ export class SharedNetwork {
     const holder = cp.spawn(file as string, args, {
       // A group of its own, listed with the reaper: it goes with this process whatever ends it.
       detached: true,
-      stdio: ["pipe", "ignore", "ignore", "pipe"],
+      stdio: ["pipe", "pipe", "ignore", "pipe"],
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     });
     this.holder = holder;
@@ -166,8 +194,11 @@ export class SharedNetwork {
     // Never written: held open, without keeping this process alive, until this process ends.
     holder.stdin?.on("error", () => {});
     unrefPipe(holder.stdin);
-    const info = holder.stdio[3] as import("node:stream").Readable | null;
+    const info = holder.stdio[3] as Readable | null;
     unrefPipe(info);
+    const notices = holder.stdout as Readable;
+    unrefPipe(notices);
+    const relays = withTimeout(relaysListening(notices), READY_TIMEOUT_MS);
     const childPid = await new Promise<number | undefined>((resolve) => {
       let text = "";
       const timer = setTimeout(() => resolve(undefined), READY_TIMEOUT_MS);
@@ -196,15 +227,12 @@ export class SharedNetwork {
     // machine refuses that (nsenter missing, a security module), commands get a namespace each, as
     // the runtime wraps them.
     mark("sandbox namespace held");
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    while (!RELAY_PORTS.every((p) => listening(childPid, p))) {
-      if (Date.now() > deadline || this.holder !== holder) return false;
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    const entered = this.enterable(user, net);
+    if (!(await relays) || this.holder !== holder) return false;
     this.nsPid = childPid;
     this.nsStart = start;
     mark("sandbox namespace relays listening");
-    const ok = await this.enterable(user, net);
+    const ok = await entered;
     mark("sandbox namespace entered");
     return ok && this.holder === holder;
   }
