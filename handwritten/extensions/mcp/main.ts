@@ -25,7 +25,7 @@ export async function main(args: readonly string[] = []): Promise<void> {
   const { server: name, definition } = settings;
   const report = new ServerReport(ext, name);
   const elicitations = new Elicitations(ext, (level, text) => report.say(level, text));
-  const tools = new OfferedTools(ext, { name, ask: askOf(definition, settings.sandbox?.enabled === false), headless: settings.sandbox?.approval === "never", report, elicitations });
+  const tools = new OfferedTools(ext, { name, ask: () => askOf(definition, report.runsAs), headless: settings.sandbox?.approval === "never", report, elicitations });
   const projectRoot = process.cwd();
   // A stdio server runs inside the sandbox unless its entry says otherwise (SPEC-mcp, "The sandbox").
   const sandbox =

@@ -1,6 +1,7 @@
 // What an MCP server's tools become in tau (SPEC-mcp, "Tools"): a tau tool name under the instance's
 // `mcp__SERVER__` prefix, and an argument schema tau can offer. A tool that cannot be offered is
 // reported by name with the reason, never dropped silently.
+import type { McpConfinement } from "../../../generated/index.js";
 import { MCP_MAX_DESCRIPTION_CHARS, MCP_MAX_SCHEMA_BYTES, MCP_MAX_TOOL_NAME_CHARS } from "./limits.js";
 
 /** The tool prefix of server `server`'s instance: `mcp__SERVER__`. */
@@ -105,11 +106,13 @@ export function callNeedsAsking(ask: "never" | "writes" | "always", tool: Pick<O
 }
 
 /**
- * The entry's `ask`, or its default (SPEC-mcp, "Asking before a call"): a sandboxed stdio server's
- * effects are the sandbox's to confine, so it is not asked about; one that runs elsewhere or with
- * the user's rights is asked about each call of a tool that does not say it only reads.
+ * The entry's `ask`, or its default (SPEC-mcp, "Asking before a call"): a server that runs inside
+ * the sandbox has its effects confined by it, so it is not asked about; one that runs elsewhere or
+ * with the user's rights — for whatever reason: its entry, `--no-sandbox`, `enabled: false` in
+ * sandbox.yaml — or whose confinement is not known yet, is asked about each call of a tool that
+ * does not say it only reads. `confinement` is how the server runs as its start found it.
  */
-export function askOf(def: { ask?: "never" | "writes" | "always"; url?: string; sandbox?: boolean }, sandboxOff: boolean): "never" | "writes" | "always" {
+export function askOf(def: { ask?: "never" | "writes" | "always" }, confinement: McpConfinement | undefined): "never" | "writes" | "always" {
   if (def.ask !== undefined) return def.ask;
-  return def.url === undefined && def.sandbox !== false && !sandboxOff ? "never" : "writes";
+  return confinement === "sandboxed" ? "never" : "writes";
 }

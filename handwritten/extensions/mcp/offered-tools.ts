@@ -11,7 +11,8 @@ import type { McpServer } from "./server.js";
 
 export interface OfferedToolsOptions {
   readonly name: string;
-  readonly ask: "never" | "writes" | "always";
+  /** The entry's `ask` as it stands for the next call (its default follows how the server runs: askOf). */
+  readonly ask: () => "never" | "writes" | "always";
   /** Nobody can be asked (`--approval never`): a held call is refused. */
   readonly headless: boolean;
   readonly report: ServerReport;
@@ -56,7 +57,8 @@ export class OfferedTools {
         const server = this.server;
         if (mcpName === undefined || server === undefined) throw new ToolFailure(`MCP server ${name} no longer offers ${tool.name}`);
         const input = typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
-        if (callNeedsAsking(this.o.ask, tool)) await this.askFirst(tool.name, input, ctx.callId, ctx.signal);
+        const ask = this.o.ask();
+        if (callNeedsAsking(ask, tool)) await this.askFirst(tool.name, input, ctx.callId, ctx.signal, ask);
         let result;
         try {
           result = await server.call(mcpName, input, ctx.signal, (t) => ctx.progress(t));
@@ -71,8 +73,8 @@ export class OfferedTools {
   }
 
   /** A call the entry's `ask` holds goes ahead only once the user allowed it; a run with nobody to ask refuses it. */
-  private async askFirst(tool: string, input: Record<string, unknown>, callId: string, signal: AbortSignal): Promise<void> {
-    const { ask, name } = this.o;
+  private async askFirst(tool: string, input: Record<string, unknown>, callId: string, signal: AbortSignal, ask: "writes" | "always" | "never"): Promise<void> {
+    const { name } = this.o;
     const why = `the server's entry asks before ${ask === "always" ? "every call" : "each call of a tool that does not say it only reads"} (ask: ${ask})`;
     if (this.o.headless) throw new ToolFailure(`${mcpToolPrefix(name)}${tool} was not called: ${why}, and this run has nobody to ask; set ask: never in its entry to call it without asking`);
     const args = JSON.stringify(input);

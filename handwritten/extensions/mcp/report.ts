@@ -39,6 +39,11 @@ export class ServerReport {
     this.publish();
   }
 
+  /** How it runs, once its start found out (undefined before). */
+  get runsAs(): McpConfinement | undefined {
+    return this.confinement;
+  }
+
   /** How it runs is known: unsandboxed is also said, with why. */
   runs(how: McpConfinement, why?: string): void {
     this.confinement = how;

@@ -1,7 +1,7 @@
 // An MCP server's request for input (SPEC-mcp, "Elicitation"), end to end: the real terminal UI in a
 // pseudo-terminal, its daemon, `tau ext mcp` and the SDK-built fixture server asking for a form while
 // the scripted model's tool call waits; and `tau run`, which has nobody to ask.
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
@@ -109,5 +109,14 @@ describe("MCP elicitation", () => {
     expect(toolMessage(second, "call_write")).toContain("mcp__held__echo was not called: the server's entry asks before each call of a tool that does not say it only reads (ask: writes), and this run has nobody to ask");
     expect(toolMessage(second, "call_read")).toContain("the fixture's own read");
     expect(toolMessage(second, "call_boxed")).toContain("echo: y");
+  }, 120_000);
+
+  it("[mcp.ask.defaults] a stdio server that runs unsandboxed because sandbox.yaml says enabled: false is asked about as any unsandboxed one", async () => {
+    const w = mcpWorkspace(cleanups, fake, { boxed: servers.asker });
+    writeFileSync(join(w.home, "config", "sandbox.yaml"), "enabled: false\n");
+    fake.enqueue(toolCallResponse([{ id: "call_off", name: "mcp__boxed__echo", arguments: JSON.stringify({ text: "z" }) }]), textResponse("done"));
+    const r = await runTau(["run", "-p", "call it"], { env: w.env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    expect(toolMessage(fake.chatRequests[1]!, "call_off")).toContain("mcp__boxed__echo was not called: the server's entry asks before each call of a tool that does not say it only reads (ask: writes), and this run has nobody to ask");
   }, 120_000);
 });

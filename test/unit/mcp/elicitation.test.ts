@@ -65,12 +65,13 @@ describe("an elicitation form", () => {
 });
 
 describe("asking before a call", () => {
-  it("[mcp.ask.defaults] a sandboxed stdio server is not asked about; a remote one, an unsandboxed one and any under --no-sandbox ask before tools that do not say they only read; the entry's ask wins", () => {
-    expect(askOf({}, false)).toBe("never");
-    expect(askOf({ url: "https://x.example/mcp" }, false)).toBe("writes");
-    expect(askOf({ sandbox: false }, false)).toBe("writes");
-    expect(askOf({}, true)).toBe("writes");
-    expect(askOf({ url: "https://x.example/mcp", ask: "never" }, false)).toBe("never");
+  it("[mcp.ask.defaults] a server that runs sandboxed is not asked about; a remote one, an unsandboxed one (for any reason) and one not started yet ask before tools that do not say they only read; the entry's ask wins", () => {
+    expect(askOf({}, "sandboxed")).toBe("never");
+    expect(askOf({}, "remote")).toBe("writes");
+    expect(askOf({}, "unsandboxed")).toBe("writes");
+    expect(askOf({}, undefined)).toBe("writes");
+    expect(askOf({ ask: "never" }, "remote")).toBe("never");
+    expect(askOf({ ask: "always" }, "sandboxed")).toBe("always");
     expect(callNeedsAsking("writes", { readOnly: true })).toBe(false);
     expect(callNeedsAsking("writes", { readOnly: false })).toBe(true);
     expect(callNeedsAsking("always", { readOnly: true })).toBe(true);
