@@ -7,6 +7,7 @@ import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { validateMcpProjectConfig, validateMcpSettings, type SandboxLaunch, type ExtensionConfig, type HarnessConfig, type McpProjectConfig, type McpSamplingConfig, type McpServerConfig, type McpSettings } from "../../generated/index.js";
 import { dropInPath, removeDropIn, writeDropIn } from "./drop-ins.js";
+import { hostEntryProblem } from "./hosts.js";
 import { ConfigError, loadConfigFile, loadHarnessConfig } from "./load.js";
 import { TRUSTED_PROJECTS_FILE, projectTrusted } from "./sandbox.js";
 import { removeSecret } from "./secrets.js";
@@ -40,6 +41,10 @@ function entryProblem(where: string, name: string, def: McpServerConfig): string
   if (http && (def.args !== undefined || def.env !== undefined || def.cwd !== undefined)) return `${where}.${name}: args, env and cwd are for a server started with command`;
   if (stdio && def.headers !== undefined) return `${where}.${name}: headers are for a server reached by url`;
   if (http && (def.sandbox !== undefined || def.allowed_hosts !== undefined)) return `${where}.${name}: sandbox and allowed_hosts are for a server started with command`;
+  for (const host of def.allowed_hosts ?? []) {
+    const problem = hostEntryProblem(host);
+    if (problem !== undefined) return `${where}.${name}.allowed_hosts: ${problem}`;
+  }
   const model = def.sampling?.model;
   if (model !== undefined && !/^[^/\s]+\/\S+$/.test(model)) return `${where}.${name}: sampling.model must name its provider, PROVIDER/MODEL (got ${JSON.stringify(model)})`;
   return undefined;

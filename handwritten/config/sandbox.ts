@@ -6,6 +6,7 @@ import { appendFileSync, mkdirSync, readFileSync, realpathSync, renameSync, writ
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { validateSandboxConfig, type SandboxConfig } from "../../generated/index.js";
+import { hostEntryProblem } from "./hosts.js";
 import { ConfigError, loadConfigFile, mergeLayer, type ValueProblem } from "./load.js";
 
 export type SandboxLayer = "default" | "global" | "project" | "override" | "session";
@@ -81,6 +82,18 @@ function controlCharacter(value: unknown, path: string[] = []): ValueProblem | u
   return undefined;
 }
 
+/** The first network entry that is not a host entry (config/hosts.ts), by key path. */
+function hostsProblem(config: SandboxConfig): ValueProblem | undefined {
+  for (const [key, list] of [["allowed_domains", "allow"], ["denied_domains", "deny"]] as const) {
+    const entries = config.network?.[key] ?? [];
+    for (let i = 0; i < entries.length; i++) {
+      const problem = hostEntryProblem(entries[i] as string, list);
+      if (problem !== undefined) return { path: ["network", key, String(i)], message: problem };
+    }
+  }
+  return undefined;
+}
+
 /** `~`, `~/x`, `$VAR`, `${VAR}` expanded; relative paths resolved from `base`. Throws on an unset variable. */
 export function expandPath(text: string, base: string, env: NodeJS.ProcessEnv): string {
   let out = text === "~" ? homedir() : text.startsWith("~/") ? join(homedir(), text.slice(2)) : text;
@@ -116,7 +129,7 @@ function expandFile(config: SandboxConfig, base: string, env: NodeJS.ProcessEnv)
 async function loadLayer(file: string, base: string, env: NodeJS.ProcessEnv): Promise<SandboxConfig | undefined> {
   let expanded: SandboxConfig | undefined;
   const value = await loadConfigFile<SandboxConfig>(file, validateSandboxConfig, (v) => {
-    const control = controlCharacter(v);
+    const control = controlCharacter(v) ?? hostsProblem(v);
     if (control) return control;
     const e = expandFile(v, base, env);
     expanded = e.config;

@@ -21,7 +21,7 @@ describe("tau mcp", () => {
     const dropIn = (name: string) => join(w.home, "config", "harness.d", `mcp-${name}.yaml`);
 
     const none = await tau(["mcp", "list"]);
-    expect(none.stdout.trim()).toBe("kept  stdio  kept-server");
+    expect(none.stdout.trim()).toBe("kept  stdio  kept-server  [sandboxed]");
 
     const files = await tau(["mcp", "add", "files", "-e", "FS_TOKEN=s3cret-value", "--", "npx", "-y", "some-fs-server", "/srv"]);
     expect(files.code, files.stderr).toBe(0);
@@ -29,16 +29,24 @@ describe("tau mcp", () => {
     expect(statSync(dropIn("files")).mode & 0o777).toBe(0o600);
     const remote = await tau(["mcp", "add", "docs", "--url", "https://mcp.example.com/mcp", "--header", "Authorization: Bearer tok-123"]);
     expect(remote.code, remote.stderr).toBe(0);
+    const host = await tau(["mcp", "add", "web", "--allow-host", "api.example.com", "--allow-host", "*.cdn.example", "--ask", "always", "--", "web-server"]);
+    expect(host.code, host.stderr).toBe(0);
+    const loose = await tau(["mcp", "add", "loose", "--no-sandbox", "--", "loose-server"]);
+    expect(loose.code, loose.stderr).toBe(0);
+    expect(readFileSync(dropIn("loose"), "utf8")).toContain("sandbox: false");
 
     const listed = await tau(["mcp", "list"]);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout.trim().split("\n")).toEqual([
-      "docs  http  https://mcp.example.com/mcp  (header Authorization)",
-      "files  stdio  npx -y some-fs-server /srv  (env FS_TOKEN)",
-      "kept  stdio  kept-server",
+      "docs  http  https://mcp.example.com/mcp  [remote]  (header Authorization)",
+      "files  stdio  npx -y some-fs-server /srv  [sandboxed]  (env FS_TOKEN)",
+      "kept  stdio  kept-server  [sandboxed]",
+      "loose  stdio  loose-server  [unsandboxed]",
+      "web  stdio  web-server  [sandboxed, ask always, host api.example.com, host *.cdn.example]",
     ]);
-    const json = JSON.parse((await tau(["mcp", "list", "--json"])).stdout) as Array<{ name: string; env: string[] }>;
-    expect(json.map((r) => r.name)).toEqual(["docs", "files", "kept"]);
+    const json = JSON.parse((await tau(["mcp", "list", "--json"])).stdout) as Array<{ name: string; env: string[]; sandbox: string; ask?: string; allowed_hosts: string[] }>;
+    expect(json.map((r) => r.name)).toEqual(["docs", "files", "kept", "loose", "web"]);
+    expect(json.find((r) => r.name === "web")).toMatchObject({ sandbox: "sandboxed", ask: "always", allowed_hosts: ["api.example.com", "*.cdn.example"] });
     for (const out of [listed.stdout, listed.stderr, JSON.stringify(json)]) {
       expect(out).not.toContain("s3cret-value");
       expect(out).not.toContain("tok-123");
@@ -62,6 +70,10 @@ describe("tau mcp", () => {
       [["mcp", "add", "both", "--url", "https://a.example/mcp", "--", "x"], "give either --url or a command"],
       [["mcp", "add", "badenv", "-e", "NOEQUALS", "--", "x"], "--env"],
       [["mcp", "add", "badurl", "--url", "ftp://a.example/mcp"], "url"],
+      [["mcp", "add", "remotebox", "--url", "https://a.example/mcp", "--no-sandbox"], "--no-sandbox and --allow-host are for a local server"],
+      [["mcp", "add", "boxhost", "--no-sandbox", "--allow-host", "a.example", "--", "x"], "with --no-sandbox the server is not sandboxed"],
+      [["mcp", "add", "badask", "--ask", "sometimes", "--", "x"], "sometimes"],
+      [["mcp", "add", "badhost", "--allow-host", "not a host", "--", "x"], "allowed_hosts"],
     ];
     for (const [args, message] of cases) {
       const r = await tau(args);
@@ -77,7 +89,11 @@ describe("tau mcp", () => {
     expect(gone.code).toBe(exitCodeOf("TAU-E0303"));
     expect(said(gone.stderr)).toContain("no MCP server files was added with `tau mcp add`");
     writeFileSync(join(w.home, "config", "harness.yaml"), "mcp_servers: {}\n");
-    expect((await tau(["mcp", "list"])).stdout.trim().split("\n")).toEqual(["docs  http  https://mcp.example.com/mcp  (header Authorization)"]);
+    expect((await tau(["mcp", "list"])).stdout.trim().split("\n")).toEqual([
+      "docs  http  https://mcp.example.com/mcp  [remote]  (header Authorization)",
+      "loose  stdio  loose-server  [unsandboxed]",
+      "web  stdio  web-server  [sandboxed, ask always, host api.example.com, host *.cdn.example]",
+    ]);
   });
 
   it("[mcp.cli.import] imports Claude Code, Codex and opencode servers as drop-ins, names rewritten, what tau cannot say noted, nothing twice", async () => {
@@ -130,10 +146,10 @@ describe("tau mcp", () => {
     // A disabled server is imported disabled: listed nowhere a session would start it.
     const listed = (await tau(["mcp", "list"])).stdout.trim().split("\n");
     expect(listed).toEqual([
-      "docs  http  https://docs.example.com/mcp",
-      "git_tools  stdio  uvx mcp-server-git  (env GIT_DIR)",
-      "my_files  stdio  npx -y fs-server /srv  (env FS_TOKEN)",
-      "remote  http  https://mcp.example.com/sse  (header Authorization)",
+      "docs  http  https://docs.example.com/mcp  [remote]",
+      "git_tools  stdio  uvx mcp-server-git  [sandboxed]  (env GIT_DIR)",
+      "my_files  stdio  npx -y fs-server /srv  [sandboxed]  (env FS_TOKEN)",
+      "remote  http  https://mcp.example.com/sse  [remote]  (header Authorization)",
     ]);
     // Again: every name is taken now, and nothing changes.
     const again = await tau(["mcp", "import"]);

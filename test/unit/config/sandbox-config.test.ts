@@ -63,6 +63,11 @@ describe("sandbox.yaml", () => {
     expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} }))).toBe(`${file}:2: filesystem.allow_write.1: $WORK is not set`);
     writeFileSync(file, 'network:\n  allowed_domains:\n    - ok.example\n    - "bad\\u0007.example"\n');
     expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} }))).toBe(`${file}:4: network.allowed_domains.1: contains a control character`);
+    // A host entry the proxy could never match, or one too broad to mean what it says, is refused.
+    writeFileSync(file, 'network:\n  allowed_domains: [ok.example, "*.dev.example:8080", "[::1]:443", "10.0.0.1", localhost, "*.com"]\n');
+    expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} }))).toMatch(new RegExp(`^${file}:2: network\\.allowed_domains\\.5: "\\*\\.com" is not a host entry: give a host \\(example\\.com\\), a wildcard under a domain`));
+    writeFileSync(file, 'network:\n  allowed_domains: [ok.example, "*.dev.example:8080", "[::1]:443", "10.0.0.1", localhost]\n  denied_domains: ["*", "bad host.example"]\n');
+    expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} }))).toMatch(new RegExp(`^${file}:3: network\\.denied_domains\\.1: "bad host\\.example" is not a host entry`));
     writeFileSync(file, "enabled: yes please\n");
     expect(await error(loadSandboxConfig({ configRoot: l.config, projectRoot: l.project, env: {} }))).toMatch(new RegExp(`^${file}:1: enabled: `));
     writeFileSync(file, "filesystem:\n  allow_writes: [/x]\n");

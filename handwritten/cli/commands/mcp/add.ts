@@ -1,7 +1,7 @@
 // `tau mcp add NAME [flags] -- COMMAND [ARG…]` or `tau mcp add NAME --url URL [--header …]`.
 import { Args, Command, Flags } from "@oclif/core";
 import { ConfigError, addMcpServer, resolveRoots } from "../../../config/index.js";
-import type { McpServerConfig } from "../../../../generated/index.js";
+import type { McpAsk, McpServerConfig } from "../../../../generated/index.js";
 import { TauError, errorOptions } from "../../errors.js";
 
 /** `KEY=VALUE` (env) or `Name: value` (headers) pairs into a record; a malformed one is refused. */
@@ -36,6 +36,9 @@ export default class McpAdd extends Command {
     cwd: Flags.string({ description: "The folder a local server starts in (the project root when absent)." }),
     "startup-timeout-ms": Flags.integer({ description: "Milliseconds its whole start may take (default 30000).", min: 1 }),
     "wait-at-start": Flags.boolean({ description: "Hold the session's first prompt until this server is ready or failed." }),
+    "no-sandbox": Flags.boolean({ description: "Run a local server with your full rights instead of inside the sandbox (`sandbox: false`); its calls are then asked about by default." }),
+    "allow-host": Flags.string({ description: "A host a sandboxed local server may connect to beyond sandbox.yaml's allowlist (`api.example.com`, `*.example.com`); repeat for more.", multiple: true }),
+    ask: Flags.string({ description: "Ask before its tools' calls: never, writes (each call of a tool that does not say it only reads) or always. Default: never for a server that runs sandboxed, else writes.", options: ["never", "writes", "always"] }),
     force: Flags.boolean({ description: "Replace a server added earlier with `tau mcp add` under the same name." }),
   };
 
@@ -45,6 +48,8 @@ export default class McpAdd extends Command {
     try {
       if (flags.url !== undefined && command.length > 0) throw new ConfigError("give either --url or a command after `--`, not both");
       if (flags.url === undefined && command.length === 0) throw new ConfigError("give the server's command after `--` (tau mcp add NAME -- COMMAND ARG…), or --url for a remote server");
+      if (flags.url !== undefined && (flags["no-sandbox"] || flags["allow-host"] !== undefined)) throw new ConfigError("--no-sandbox and --allow-host are for a local server (a command after `--`); a --url server runs elsewhere");
+      if (flags["no-sandbox"] && flags["allow-host"] !== undefined) throw new ConfigError("--allow-host widens a sandboxed server's network; with --no-sandbox the server is not sandboxed");
       const env = pairs(flags.env ?? [], "=", "--env");
       const headers = pairs(flags.header ?? [], ":", "--header");
       const def: McpServerConfig = {
@@ -54,6 +59,9 @@ export default class McpAdd extends Command {
         ...(flags.cwd !== undefined ? { cwd: flags.cwd } : {}),
         ...(flags["startup-timeout-ms"] !== undefined ? { startup_timeout_ms: flags["startup-timeout-ms"] } : {}),
         ...(flags["wait-at-start"] ? { wait_at_start: true } : {}),
+        ...(flags["no-sandbox"] ? { sandbox: false } : {}),
+        ...(flags["allow-host"] !== undefined ? { allowed_hosts: flags["allow-host"] } : {}),
+        ...(flags.ask !== undefined ? { ask: flags.ask as McpAsk } : {}),
       };
       const path = await addMcpServer(resolveRoots().config, process.cwd(), args.name, def, flags.force);
       this.log(`wrote ${path}`);

@@ -20,12 +20,18 @@ export default class McpList extends Command {
         target: d.url ?? [d.command ?? "", ...(d.args ?? [])].join(" "),
         env: Object.keys(d.env ?? {}),
         headers: Object.keys(d.headers ?? {}),
+        // How it runs and when its calls are asked about, as its entry says (the defaults: SPEC-mcp).
+        sandbox: d.url !== undefined ? "remote" : d.sandbox === false ? "unsandboxed" : "sandboxed",
+        ...(d.ask !== undefined ? { ask: d.ask } : {}),
+        allowed_hosts: d.allowed_hosts ?? [],
+        ...(d.sampling !== undefined ? { sampling: d.sampling.model } : {}),
       }));
       if (flags.json) return this.log(JSON.stringify(rows));
       if (rows.length === 0) return this.log("No MCP servers. Add one with `tau mcp add NAME -- COMMAND ARG…` or `tau mcp add NAME --url URL`.");
       for (const r of rows) {
         const keys = [...r.env.map((k) => `env ${k}`), ...r.headers.map((k) => `header ${k}`)];
-        this.log(escapeForLine(`${r.name}  ${r.transport}  ${r.target}${keys.length > 0 ? `  (${keys.join(", ")})` : ""}`));
+        const how = [r.sandbox, ...(r.ask !== undefined ? [`ask ${r.ask}`] : []), ...r.allowed_hosts.map((h) => `host ${h}`), ...(r.sampling !== undefined ? [`sampling ${r.sampling}`] : [])];
+        this.log(escapeForLine(`${r.name}  ${r.transport}  ${r.target}  [${how.join(", ")}]${keys.length > 0 ? `  (${keys.join(", ")})` : ""}`));
       }
     } catch (err) {
       if (err instanceof ConfigError) this.error(err.message, errorOptions(new TauError("TAU-E0201", err.message)));
