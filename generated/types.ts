@@ -1662,6 +1662,8 @@ export type SandboxStateReported = {
   reason?: ShortText;
   /** What the user can do about it (an install command, the file and line to fix). */
   fix?: ShortText;
+  /** The mode in force, once the policy is loaded (and after `:sandbox mode` changed it). */
+  mode?: SandboxMode;
 };
 
 /** A subscription or interception selector: an exact event name, `family.*`, or `*`. */

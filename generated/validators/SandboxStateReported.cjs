@@ -7,9 +7,10 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateSandboxStateReported = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxStateReported.json","type":"object","properties":{"state":{"$ref":"SandboxState.json"},"reason":{"$ref":"ShortText.json","description":"Why the sandbox is in this state (a missing dependency, a configuration error, `--no-sandbox`)."},"fix":{"$ref":"ShortText.json","description":"What the user can do about it (an install command, the file and line to fix)."}},"required":["state"],"unevaluatedProperties":{"not":{}},"x-tau-event":"sandbox.state_reported"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxStateReported.json","type":"object","properties":{"state":{"$ref":"SandboxState.json"},"reason":{"$ref":"ShortText.json","description":"Why the sandbox is in this state (a missing dependency, a configuration error, `--no-sandbox`)."},"fix":{"$ref":"ShortText.json","description":"What the user can do about it (an install command, the file and line to fix)."},"mode":{"$ref":"SandboxMode.json","description":"The mode in force, once the policy is loaded (and after `:sandbox mode` changed it)."}},"required":["state"],"unevaluatedProperties":{"not":{}},"x-tau-event":"sandbox.state_reported"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxState.json","type":"string","enum":["pending","active","bypassed","suspended","blocked"]};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
+const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"SandboxMode.json","type":"string","enum":["interactive","non-interactive"],"description":"Whether the sandbox may ask the user (`interactive`) or refuses at once with the fix (`non-interactive`)."};
 const func0 = codePointLength;
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -92,14 +93,32 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.mode !== undefined){
+let data3 = data.mode;
+const _errs10 = errors;
+if(typeof data3 !== "string"){
+validate0.errors = [{instancePath:instancePath+"/mode",schemaPath:"SandboxMode.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data3 === "interactive") || (data3 === "non-interactive"))){
+validate0.errors = [{instancePath:instancePath+"/mode",schemaPath:"SandboxMode.json/enum",keyword:"enum",params:{allowedValues: schema4.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key0 in data){
-if(((key0 !== "state") && (key0 !== "reason")) && (key0 !== "fix")){
-const _errs11 = errors;
+if((((key0 !== "state") && (key0 !== "reason")) && (key0 !== "fix")) && (key0 !== "mode")){
+const _errs14 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid4 = _errs11 === errors;
-if(!valid4){
+var valid5 = _errs14 === errors;
+if(!valid5){
 break;
+}
 }
 }
 }

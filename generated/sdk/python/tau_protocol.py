@@ -3883,6 +3883,14 @@ class SandboxReviewResult:
         return result
 
 
+class SandboxMode(Enum):
+    """Whether the sandbox may ask the user (`interactive`) or refuses at once with the fix
+    (`non-interactive`).
+    """
+    INTERACTIVE = "interactive"
+    NON_INTERACTIVE = "non-interactive"
+
+
 class SandboxState(Enum):
     ACTIVE = "active"
     BLOCKED = "blocked"
@@ -3897,6 +3905,7 @@ class SandboxStateReported:
     fix: Optional[str] = None
     """What the user can do about it (an install command, the file and line to fix)."""
 
+    mode: Optional[SandboxMode] = None
     reason: Optional[str] = None
     """Why the sandbox is in this state (a missing dependency, a configuration error,
     `--no-sandbox`).
@@ -3907,14 +3916,17 @@ class SandboxStateReported:
         assert isinstance(obj, dict)
         state = SandboxState(obj.get("state"))
         fix = from_union([from_str, from_none], obj.get("fix"))
+        mode = from_union([SandboxMode, from_none], obj.get("mode"))
         reason = from_union([from_str, from_none], obj.get("reason"))
-        return SandboxStateReported(state, fix, reason)
+        return SandboxStateReported(state, fix, mode, reason)
 
     def to_dict(self) -> dict:
         result: dict = {}
         result["state"] = to_enum(SandboxState, self.state)
         if self.fix is not None:
             result["fix"] = from_union([from_str, from_none], self.fix)
+        if self.mode is not None:
+            result["mode"] = from_union([lambda x: to_enum(SandboxMode, x), from_none], self.mode)
         if self.reason is not None:
             result["reason"] = from_union([from_str, from_none], self.reason)
         return result

@@ -4,7 +4,7 @@
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { McpServer, SessionConfigOption, SessionModeState, SessionUpdate } from "@agentclientprotocol/sdk";
-import type { AvailableModel, EditorReadRequest, McpElicitationRequested, McpServerConfig, SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
+import type { AvailableModel, EditorReadRequest, SandboxMode, McpElicitationRequested, McpServerConfig, SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
 import { importedName } from "../../config/mcp-import.js";
 import { randomHex } from "../../startup/random.js";
 import type { Roots } from "../../config/index.js";
@@ -22,9 +22,6 @@ const LOAD_RUNNING_WAIT_MS = 3_000;
 
 /** How long `session/new` and `session/load` wait for the sandbox's mode before answering without it. */
 const MODE_WAIT_MS = 1_500;
-/** How long one ask for the mode waits, and how many asks are made. */
-const MODE_ASK_TIMEOUT_MS = 1_000;
-const MODE_ASKS = 30;
 
 /** How long a session waits for a provider to declare a model before its first prompt is refused. */
 const MODELS_WAIT_MS = 60_000;
@@ -57,6 +54,11 @@ export class AcpSession {
   private agentModel: string | undefined;
   /** The sandbox's mode (SPEC-acp, "Modes"), once the shell extension said it; undefined: no modes offered. */
   private mode: SandboxMode | undefined;
+  private modeSaid!: () => void;
+  /** Resolves once the shell extension's state report said the mode. */
+  private readonly modeKnown = new Promise<void>((resolve) => (this.modeSaid = resolve));
+  /** Whether `session/new` or `session/load` answered: a mode said later is told as updates. */
+  private answered = false;
   /** Asks the client about a sandbox request raised while none of this connection's prompts runs. */
   askPermission: AskPermission | undefined;
   /** Asks the client whether an MCP tool call may run; undefined: no answer. */
@@ -87,6 +89,7 @@ export class AcpSession {
     client.onDeliver((d) => {
       if (d.event.name === "harness.models_available" && d.event.data.models.length > 0) ready();
       this.noteModels(d);
+      this.noteMode(d);
       this.deliver(d);
     });
     client.subscribe(["*"], ["*"], LOAD_REPLAY_RECORDS);
@@ -136,24 +139,26 @@ export class AcpSession {
     const client = await SessionClient.attach(daemon.socket, daemon.session_id);
     agentId ??= (await client.request("ui.create_agent", {})).agent_id;
     const s = new AcpSession(daemon.session_id, cwd, client, agentId);
-    // The answer holds the modes when the shell extension says its mode soon; else they follow in updates.
-    const learned = s.learnMode();
-    await Promise.race([learned, new Promise((resolve) => setTimeout(resolve, MODE_WAIT_MS).unref())]);
+    // The answer holds the modes when the shell extension says its mode soon (with its policy,
+    // before its runtime is up); else they follow in updates.
+    await Promise.race([s.modeKnown, new Promise((resolve) => setTimeout(resolve, MODE_WAIT_MS).unref())]);
+    s.answered = true;
     return s;
   }
 
   /**
-   * Asks the shell extension for the sandbox's mode once the history is in, again while it does not
-   * answer (it may not be listening yet); once known, a late answer is told as updates.
+   * The sandbox's mode, as the shell extension's state reports say it (a snapshot: the replay
+   * brings the current one). After the answer, a change — another UI's `:sandbox mode` — is told as
+   * updates.
    */
-  private async learnMode(): Promise<void> {
-    await this.history;
-    const started = Date.now();
-    for (let attempt = 0; attempt < MODE_ASKS && this.mode === undefined; attempt++) this.mode = await sandboxMode(this.client);
-    if (this.mode !== undefined && Date.now() - started >= MODE_WAIT_MS) {
-      this.onConfigChanged?.(this.configOptions());
-      this.onModeChanged?.(this.mode);
-    }
+  private noteMode(d: Delivery): void {
+    if (d.event.name !== "sandbox.state_reported" || d.event.data.mode === undefined) return;
+    const changed = this.mode !== d.event.data.mode;
+    this.mode = d.event.data.mode;
+    this.modeSaid();
+    if (!changed || !this.answered) return;
+    this.onConfigChanged?.(this.configOptions());
+    this.onModeChanged?.(this.mode);
   }
 
   /** The session's modes (SPEC-acp, "Modes"): the sandbox's, when it said which is in force. */
@@ -317,23 +322,11 @@ export class AcpSession {
   }
 }
 
-type SandboxMode = "interactive" | "non-interactive";
-
 /** tau's modes for an editor: whether the sandbox asks about what its policy does not allow (SPEC-acp, "Modes"). */
 const MODES: ReadonlyArray<{ id: SandboxMode; name: string; description: string }> = [
   { id: "interactive", name: "Ask", description: "the sandbox asks you about a connection or a write its policy does not allow" },
   { id: "non-interactive", name: "Never ask", description: "the sandbox refuses what its policy does not allow at once, and tells the model why" },
 ];
-
-/** The sandbox's mode in force, as the shell extension says it (`:sandbox mode`); undefined when it cannot say. */
-async function sandboxMode(client: SessionClient): Promise<SandboxMode | undefined> {
-  try {
-    const answer = await client.request("sandbox.command_request", { args: ["mode"] }, { timeoutMs: MODE_ASK_TIMEOUT_MS });
-    return /^sandbox mode: (interactive|non-interactive)$/.exec(answer.text)?.[1] as SandboxMode | undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The client's MCP servers as tau's entries (SPEC-acp, "MCP servers"): stdio and Streamable HTTP,

@@ -297,6 +297,24 @@ describe("tau acp", () => {
     expect(readFileSync(join(outside, "other.txt"), "utf8")).toBe("other\n");
   }, 90_000);
 
+  it("[acp.session.modes] a mode another UI sets for the session (:sandbox mode) reaches the editor as updates", async () => {
+    const w = workspace();
+    const updates: SessionNotification[] = [];
+    const child = startAcp(w);
+    const created = await asEditor(child, updates, async (ctx) => {
+      const made = await ctx.request("session/new", { cwd: w.project, mcpServers: [] });
+      const listed = JSON.parse((await runTau(["session", "list", "--json"], { env: w.env })).stdout) as Array<{ session_id: string; socket: string }>;
+      const row = listed.find((r) => r.session_id === made.sessionId) as { socket: string };
+      const ui = await TestClient.ui(row.socket, made.sessionId);
+      cleanups.push(() => ui.close());
+      ui.emit("sandbox.command_request", { request_id: "mode-1", args: ["mode", "non-interactive"] });
+      await waitFor(() => updates.some((u) => u.update.sessionUpdate === "current_mode_update" && u.update.currentModeId === "non-interactive"), "the mode's update", 30_000);
+      return made;
+    });
+    expect(created.modes?.currentModeId).toBe("interactive");
+    expect(updates.some((u) => u.update.sessionUpdate === "config_option_update" && (u.update.configOptions ?? []).some((o) => o.id === "mode" && o.currentValue === "non-interactive"))).toBe(true);
+  }, 90_000);
+
   it("[acp.protocol.errors] malformed JSON, an unknown method, an unknown session and a folder that is not one are answered with JSON-RPC errors; the agent goes on", async () => {
     const w = workspace();
     const child = startAcp(w);

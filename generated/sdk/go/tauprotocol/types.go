@@ -1088,7 +1088,8 @@ type SandboxReviewResult struct {
 
 type SandboxStateReported struct {
 	// What the user can do about it (an install command, the file and line to fix).
-	Fix *string `json:"fix,omitempty" cbor:"fix,omitempty"`
+	Fix  *string      `json:"fix,omitempty" cbor:"fix,omitempty"`
+	Mode *SandboxMode `json:"mode,omitempty" cbor:"mode,omitempty"`
 	// Why the sandbox is in this state (a missing dependency, a configuration error,
 	// `--no-sandbox`).
 	Reason *string   `json:"reason,omitempty" cbor:"reason,omitempty"`
@@ -2068,6 +2069,15 @@ const (
 	SandboxReviewOutcomeInvalid     SandboxReviewOutcome = "invalid"
 	SandboxReviewOutcomeUnavailable SandboxReviewOutcome = "unavailable"
 	Skipped                         SandboxReviewOutcome = "skipped"
+)
+
+// Whether the sandbox may ask the user (`interactive`) or refuses at once with the fix
+// (`non-interactive`).
+type SandboxMode string
+
+const (
+	Interactive    SandboxMode = "interactive"
+	NonInteractive SandboxMode = "non-interactive"
 )
 
 type StateEnum string

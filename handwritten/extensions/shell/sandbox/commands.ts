@@ -52,6 +52,7 @@ export class SandboxCommands {
         if (m !== "interactive" && m !== "non-interactive") return { ok: false, text: USAGE };
         this.life.modeOverride = m;
         this.approvals.revokeAll();
+        this.life.report();
         return { ok: true, text: `sandbox mode: ${m} (for this session)` };
       }
       case "network":

@@ -108,6 +108,8 @@ export class SandboxLifecycle {
       this.enter("bypassed", `enabled: false in ${this.originFile("enabled")}: model commands run with your full rights`);
       return false;
     }
+    // Still pending, now with the mode: a UI that offers it (tau acp's modes) need not wait for the runtime.
+    this.report();
     return true;
   }
 
@@ -239,11 +241,14 @@ export class SandboxLifecycle {
     this.enter("blocked", reason, fix);
   }
 
-  private report(): void {
+  /** Publishes the state (a snapshot), with the mode once it is known: the policy loaded, or the session chose it. */
+  report(): void {
+    const modeKnown = this.loaded !== undefined || this.modeOverride !== undefined || this.o.launch?.approval === "never";
     this.o.host.emit("sandbox.state_reported", {
       state: this.state,
       ...(this.reason !== undefined ? { reason: firstLine(this.reason, 1024) } : {}),
       ...(this.fix !== undefined ? { fix: firstLine(this.fix, 1024) } : {}),
+      ...(modeKnown ? { mode: this.mode } : {}),
     });
   }
 
