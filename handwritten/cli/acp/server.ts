@@ -3,7 +3,7 @@
 // prompts stream back as `session/update`s. Built on the official `@agentclientprotocol/sdk`, which
 // parses and checks every message: a malformed or unknown one is answered with a JSON-RPC error.
 import { Readable, Writable } from "node:stream";
-import { PROTOCOL_VERSION, RequestError, agent, ndJsonStream, type AgentContext, type ContentBlock, type PermissionOption, type SessionUpdate } from "@agentclientprotocol/sdk";
+import { PROTOCOL_VERSION, RequestError, agent, ndJsonStream, type AgentContext, type ContentBlock, type PermissionOption, type SessionUpdate, type StopReason } from "@agentclientprotocol/sdk";
 import type { SandboxApprovalRequested, SandboxDecision } from "../../../generated/index.js";
 import { choiceLabel } from "../tui/sandbox-dialog.js";
 import type { Roots } from "../../config/index.js";
@@ -63,50 +63,14 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
       for (const update of await s.history) await client.notify("session/update", { sessionId: s.id, update });
       return { configOptions: s.configOptions(), ...withModes(s) };
     })
-    .onRequest("session/set_config_option", async ({ params, client }) => {
-      const s = session(params.sessionId);
-      if ((params.configId !== "model" && params.configId !== "mode") || typeof params.value !== "string") {
-        throw RequestError.invalidParams(undefined, `tau's configuration options are "model" (a choice of PROVIDER/MODEL) and "mode"`);
-      }
-      try {
-        if (params.configId === "model") return { configOptions: s.setModel(params.value) };
-        await s.setMode(params.value);
-        await client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "current_mode_update", currentModeId: params.value } });
-        return { configOptions: s.configOptions() };
-      } catch (err) {
-        throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : err;
-      }
-    })
+    .onRequest("session/set_config_option", ({ params, client }) => setConfigOption(session(params.sessionId), params.configId, params.value, client))
     .onRequest("session/set_mode", async ({ params, client }) => {
       const s = session(params.sessionId);
-      try {
-        await s.setMode(params.modeId);
-      } catch (err) {
-        throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : err;
-      }
+      await refusalsAsParams(() => s.setMode(params.modeId));
       await client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "config_option_update", configOptions: s.configOptions() } });
       return {};
     })
-    .onRequest("session/prompt", async ({ params, client }) => {
-      const s = session(params.sessionId);
-      const text = promptText(params.prompt);
-      if (text.trim() === "") throw RequestError.invalidParams(undefined, "the prompt holds no text");
-      if (text.length > ACP_PROMPT_MAX_CHARS) throw RequestError.invalidParams(undefined, `the prompt is over ${ACP_PROMPT_MAX_CHARS} characters`);
-      // Updates go out in order, each before the answer to the prompt.
-      let sent = Promise.resolve();
-      const send = (update: SessionUpdate) => {
-        sent = sent.then(() => client.notify("session/update", { sessionId: s.id, update })).catch(() => {});
-      };
-      let end;
-      try {
-        end = await s.prompt(text, send, (request, signal) => askPermission(client, s.id, request, signal));
-      } catch (err) {
-        throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : err;
-      }
-      await sent;
-      if ("failed" in end) throw RequestError.internalError(undefined, end.failed);
-      return { stopReason: end.stopReason };
-    })
+    .onRequest("session/prompt", ({ params, client }) => runPrompt(session(params.sessionId), params.prompt, client))
     .onNotification("session/cancel", ({ params }) => sessions.get(params.sessionId)?.cancel());
   const connection = app.connect(ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>));
   try {
@@ -114,6 +78,41 @@ export async function serveAcp(input: Readable, output: Writable, o: AcpOptions)
   } finally {
     for (const s of sessions.values()) s.close();
   }
+}
+
+/** `fn`, with a refusal of the client's request answered as invalid params (its message the user's). */
+async function refusalsAsParams<T>(fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw err instanceof AcpRefusal ? RequestError.invalidParams(undefined, err.message) : err;
+  }
+}
+
+/** `session/set_config_option`: the model, or the mode (which also sends the mode's update). */
+async function setConfigOption(s: AcpSession, configId: string, value: unknown, client: AgentContext): Promise<{ configOptions: ReturnType<AcpSession["configOptions"]> }> {
+  if ((configId !== "model" && configId !== "mode") || typeof value !== "string") {
+    throw RequestError.invalidParams(undefined, `tau's configuration options are "model" (a choice of PROVIDER/MODEL) and "mode"`);
+  }
+  if (configId === "model") return { configOptions: await refusalsAsParams(() => s.setModel(value)) };
+  await refusalsAsParams(() => s.setMode(value));
+  await client.notify("session/update", { sessionId: s.id, update: { sessionUpdate: "current_mode_update", currentModeId: value } });
+  return { configOptions: s.configOptions() };
+}
+
+/** `session/prompt`: runs it to its end, its updates sent in order, each before the answer. */
+async function runPrompt(s: AcpSession, blocks: readonly ContentBlock[], client: AgentContext): Promise<{ stopReason: StopReason }> {
+  const text = promptText(blocks);
+  if (text.trim() === "") throw RequestError.invalidParams(undefined, "the prompt holds no text");
+  if (text.length > ACP_PROMPT_MAX_CHARS) throw RequestError.invalidParams(undefined, `the prompt is over ${ACP_PROMPT_MAX_CHARS} characters`);
+  let sent = Promise.resolve();
+  const send = (update: SessionUpdate) => {
+    sent = sent.then(() => client.notify("session/update", { sessionId: s.id, update })).catch(() => {});
+  };
+  const end = await refusalsAsParams(() => s.prompt(text, send, (request, signal) => askPermission(client, s.id, request, signal)));
+  await sent;
+  if ("failed" in end) throw RequestError.internalError(undefined, end.failed);
+  return { stopReason: end.stopReason };
 }
 
 /** A session's modes for a `session/new` or `session/load` answer, when it has them. */
