@@ -1,4 +1,5 @@
 // The library every tau extension is written with (SPEC-extension-supervision).
 export { Extension, ToolFailure } from "./extension.js";
+export { AwaitedAnswers, type AwaitOptions } from "./answers.js";
 export { RequestError, RequestRefusal } from "../protocol/index.js";
 export type { Configuration, DeliveredEvent, ExtensionIo, InterceptedEvent, InterceptVerdict, ToolContext, ToolDefinition, ToolResult } from "./extension.js";

@@ -299,25 +299,34 @@ export class AcpSession {
   private askCall(request: McpElicitationRequested, instance: string): void {
     const ask = this.askCallPermission;
     if (ask === undefined) return;
-    const withdrawn = new AbortController();
-    this.asking.set(request.elicitation_id, withdrawn);
-    void ask(request.call_id ?? request.elicitation_id, `${instance.replace(/^mcp-/, "mcp server ")}: ${request.message}`, withdrawn.signal)
-      .catch(() => undefined)
-      .then((allowed) => {
-        this.asking.delete(request.elicitation_id);
-        if (allowed !== undefined && !withdrawn.signal.aborted) this.client.emit("mcp.elicitation_answer", { elicitation_id: request.elicitation_id, action: allowed ? "accept" : "decline" });
-      });
+    this.relay(
+      request.elicitation_id,
+      (signal) => ask(request.call_id ?? request.elicitation_id, `${instance.replace(/^mcp-/, "mcp server ")}: ${request.message}`, signal),
+      (allowed) => this.client.emit("mcp.elicitation_answer", { elicitation_id: request.elicitation_id, action: allowed ? "accept" : "decline" }),
+    );
   }
 
   /** One sandbox request to the client; its choice answers it, unless it was resolved meanwhile. */
   private askClient(ask: AskPermission, request: SandboxApprovalRequested): void {
+    this.relay(
+      request.approval_id,
+      (signal) => ask(request, signal),
+      (decision) => this.client.emit("sandbox.approval_answer", { approval_id: request.approval_id, decision }),
+    );
+  }
+
+  /**
+   * A question of the session (`id`) asked of the client: withdrawn (its signal aborted) when it
+   * is resolved elsewhere first; the client's answer, if any, is passed on unless it was withdrawn.
+   */
+  private relay<A>(id: string, ask: (signal: AbortSignal) => Promise<A | undefined>, answer: (a: A) => void): void {
     const withdrawn = new AbortController();
-    this.asking.set(request.approval_id, withdrawn);
-    void ask(request, withdrawn.signal)
+    this.asking.set(id, withdrawn);
+    void ask(withdrawn.signal)
       .catch(() => undefined)
-      .then((decision) => {
-        this.asking.delete(request.approval_id);
-        if (decision !== undefined && !withdrawn.signal.aborted) this.client.emit("sandbox.approval_answer", { approval_id: request.approval_id, decision });
+      .then((a) => {
+        this.asking.delete(id);
+        if (a !== undefined && !withdrawn.signal.aborted) answer(a);
       });
   }
 }

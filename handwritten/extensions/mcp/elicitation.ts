@@ -5,8 +5,7 @@
 // and a request the server withdraws are cancelled. `mcp.elicitation_resolved` closes the dialogs.
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import type { McpElicitationAction, McpElicitationField, McpElicitationOption } from "../../../generated/index.js";
-import type { Extension } from "../../sdk/index.js";
-import { randomHex } from "../../startup/random.js";
+import { AwaitedAnswers, type Extension } from "../../sdk/index.js";
 
 /** An elicitation nobody answers in this long is cancelled: a tool call never waits for good. */
 export const ELICITATION_MAX_WAIT_MS = 10 * 60_000;
@@ -99,7 +98,7 @@ function valueProblem(f: McpElicitationField, v: unknown): string | undefined {
 
 /** The elicitations of one server waiting for a UI's answer. */
 export class Elicitations {
-  private readonly waiting = new Map<string, (answer: { action: McpElicitationAction; values?: Record<string, unknown> }) => void>();
+  private readonly answers = new AwaitedAnswers<{ action: McpElicitationAction; values?: Record<string, unknown>; reason?: string }>();
 
   constructor(
     private readonly ext: Extension,
@@ -109,7 +108,7 @@ export class Elicitations {
     ext.subscribe([], ["mcp.elicitation_answer"]);
     ext.on("mcp.elicitation_answer", (e) => {
       if (e.replay) return;
-      this.waiting.get(e.data.elicitation_id)?.({ action: e.data.action, ...(e.data.values !== undefined ? { values: e.data.values } : {}) });
+      this.answers.answer(e.data.elicitation_id, { action: e.data.action, ...(e.data.values !== undefined ? { values: e.data.values } : {}) });
     });
   }
 
@@ -128,19 +127,12 @@ export class Elicitations {
       this.say("warning", `declined a request for input: ${fields}, which tau cannot show`);
       return { action: "decline" };
     }
-    const id = randomHex(12);
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const answer = await new Promise<{ action: McpElicitationAction; values?: Record<string, unknown>; reason?: string }>((resolve) => {
-      this.waiting.set(id, resolve);
-      timer = setTimeout(() => resolve({ action: "cancel", reason: `nobody answered within ${Math.round(this.maxWaitMs / 1000)} s` }), this.maxWaitMs);
-      onAbort = () => resolve({ action: "cancel", reason: "the server withdrew it" });
-      signal.addEventListener("abort", onAbort, { once: true });
-      void this.ext.emit("mcp.elicitation_requested", { elicitation_id: id, message: cut(params.message), fields, ...(approval ?? {}) });
+    const { id, answer } = await this.answers.ask((id) => void this.ext.emit("mcp.elicitation_requested", { elicitation_id: id, message: cut(params.message), fields, ...(approval ?? {}) }), {
+      timeoutMs: this.maxWaitMs,
+      onTimeout: { action: "cancel", reason: `nobody answered within ${Math.round(this.maxWaitMs / 1000)} s` },
+      signal,
+      onAbort: { action: "cancel", reason: "the server withdrew it" },
     });
-    this.waiting.delete(id);
-    clearTimeout(timer);
-    if (onAbort !== undefined) signal.removeEventListener("abort", onAbort);
     let result: ElicitResult = { action: answer.action };
     let reason = answer.reason;
     if (answer.action === "accept") {

@@ -2,8 +2,7 @@
 // attached editor offers its files (`editor.files_offered`), a read asks it (`editor.read_request`)
 // and takes its answer (`editor.read_result`) within EDITOR_READ_TIMEOUT_MS; otherwise, and on any
 // failure, the file is read from disk as always. What may be read is decided before, by the policy.
-import type { Extension } from "../../sdk/index.js";
-import { randomHex } from "../../startup/random.js";
+import { AwaitedAnswers, type Extension } from "../../sdk/index.js";
 import type { EditorFiles } from "./tools/index.js";
 
 /** How long a read waits for the editor before it reads the disk instead. */
@@ -11,7 +10,7 @@ export const EDITOR_READ_TIMEOUT_MS = 5_000;
 
 export class EditorBridge implements EditorFiles {
   private offered = false;
-  private readonly waiting = new Map<string, (answer: string | undefined) => void>();
+  private readonly reads = new AwaitedAnswers<string | undefined>();
 
   constructor(private readonly ext: Extension) {
     ext.subscribe(["editor.files_offered"], ["editor.files_offered", "editor.read_result"]);
@@ -20,7 +19,7 @@ export class EditorBridge implements EditorFiles {
     });
     ext.on("editor.read_result", (e) => {
       if (e.replay) return;
-      this.waiting.get(e.data.request_id)?.(e.data.error === undefined ? e.data.content : undefined);
+      this.reads.answer(e.data.request_id, e.data.error === undefined ? e.data.content : undefined);
     });
   }
 
@@ -30,21 +29,7 @@ export class EditorBridge implements EditorFiles {
 
   async read(path: string, line: number, limit: number, signal: AbortSignal): Promise<string | undefined> {
     if (!this.offered) return undefined;
-    const id = randomHex(12);
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    try {
-      return await new Promise<string | undefined>((resolve) => {
-        this.waiting.set(id, resolve);
-        timer = setTimeout(() => resolve(undefined), EDITOR_READ_TIMEOUT_MS);
-        onAbort = () => resolve(undefined);
-        signal.addEventListener("abort", onAbort, { once: true });
-        void this.ext.emit("editor.read_request", { request_id: id, path, line, limit });
-      });
-    } finally {
-      this.waiting.delete(id);
-      clearTimeout(timer);
-      if (onAbort !== undefined) signal.removeEventListener("abort", onAbort);
-    }
+    const asked = await this.reads.ask((id) => void this.ext.emit("editor.read_request", { request_id: id, path, line, limit }), { timeoutMs: EDITOR_READ_TIMEOUT_MS, onTimeout: undefined, signal, onAbort: undefined });
+    return asked.answer;
   }
 }
