@@ -31,7 +31,8 @@ export function scriptedTurn(req: ProviderCall): ScriptedTurn {
     "[offline demo — no model is configured, so this answer is scripted]",
     `You asked: ${JSON.stringify(asked.length > 200 ? `${asked.slice(0, 200)}…` : asked)}`,
   ];
-  if (listing.length > 0) lines.push(`Your workspace has ${listing.length === 8 ? "at least " : ""}${listing.length} entries, starting with: ${listing.join(", ")}.`);
+  if (listing.length === 1) lines.push(`Your workspace has 1 entry: ${listing[0]}.`);
+  else if (listing.length > 1) lines.push(`Your workspace has ${listing.length === 8 ? `at least 8 entries, starting with` : `${listing.length} entries`}: ${listing.join(", ")}.`);
   lines.push("To use a real model, set OPENAI_API_KEY (OpenAI's endpoint; add OPENAI_BASE_URL for any other OpenAI-compatible one, OPENAI_MODEL for its model) or add one with tau provider add, and run tau again.");
   const text = lines.join("\n");
   const words = text.split(/(?<= )/);

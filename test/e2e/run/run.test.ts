@@ -49,7 +49,7 @@ describe("tau run", () => {
     expect(r.stderr).not.toContain("failed");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("[offline demo");
-    expect(r.stdout).toContain("notes.txt");
+    expect(r.stdout).toContain("Your workspace has 1 entry: notes.txt.");
     const journal = agentJournal(home);
     expect(names(journal)).toEqual([
       "agent.started",
