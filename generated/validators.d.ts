@@ -125,6 +125,7 @@ export declare const validateShellCommandProgressReported: GeneratedValidator;
 export declare const validateShellCommandRequest: GeneratedValidator;
 export declare const validateShellCommandStarted: GeneratedValidator;
 export declare const validateShellSettings: GeneratedValidator;
+export declare const validateSlackSettings: GeneratedValidator;
 export declare const validateSubscribeMessage: GeneratedValidator;
 export declare const validateTestDummySettings: GeneratedValidator;
 export declare const validateToolCancelRequest: GeneratedValidator;
