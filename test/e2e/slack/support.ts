@@ -38,16 +38,33 @@ export function receivedByModel(fake: FakeOpenAI): Received[] {
 }
 
 /**
- * The model: a prompt carrying a Slack message is answered by `plan(message)`'s tool calls (none:
- * a plain answer); a tool result by a plain answer.
+ * A directive in a message's text: `CALL <tool> <json>` (one or more lines) asks the scripted model
+ * for those tool calls; `$reply_to` and `$message_ref` in the JSON become the received message's.
  */
-export function scriptModel(fake: FakeOpenAI, plan: (m: Received) => Array<{ name: string; arguments: Record<string, unknown> }> = () => []): void {
+export function directiveCalls(text: string, m?: Received): Array<{ name: string; arguments: Record<string, unknown> }> {
+  const out: Array<{ name: string; arguments: Record<string, unknown> }> = [];
+  for (const line of text.split("\n")) {
+    const d = /^CALL (\S+) (\{.*\})$/.exec(line.trim());
+    if (!d) continue;
+    const json = d[2]!.replace(/\$reply_to/g, m?.attrs.reply_to ?? "").replace(/\$message_ref/g, m?.attrs.message_ref ?? "");
+    out.push({ name: d[1]!, arguments: JSON.parse(json) as Record<string, unknown> });
+  }
+  return out;
+}
+
+/**
+ * The model: a prompt carrying a Slack message is answered by `plan(message)`'s tool calls (by
+ * default its text's CALL directives; none: a plain answer); a UI prompt by its CALL directives; a
+ * tool result by a plain answer.
+ */
+export function scriptModel(fake: FakeOpenAI, plan: (m: Received) => Array<{ name: string; arguments: Record<string, unknown> }> = (m) => directiveCalls(m.body, m)): void {
   let n = 0;
   fake.respondWith((r): ScriptedResponse => {
     const last = messages(r).at(-1);
     if (last?.role === "tool") return textResponse("done");
+    const text = textOf(last);
     const mine = receivedByModel({ chatRequests: [r] } as never).at(-1);
-    const calls = mine && textOf(last).includes("<tau_slack_message") ? plan(mine) : [];
+    const calls = mine && text.includes("<tau_slack_message") ? plan(mine) : directiveCalls(text);
     if (calls.length === 0) return textResponse("noted");
     return toolCallResponse(calls.map((c) => ({ id: `call_${++n}`, name: c.name, arguments: JSON.stringify(c.arguments) })));
   });
@@ -94,6 +111,20 @@ export async function expectDropped(s: SlackSession, event: Record<string, unkno
   const id = o.event_id ?? `Ev${Math.random().toString(36).slice(2, 12).toUpperCase()}`;
   s.slack.sendEvent(event, { ...o, event_id: id });
   await waitFor(() => extensionsLog(s.w, s.d).includes(`dropped ${id}: ${why}`), `the bridge to drop ${id} (${why})`, 20_000);
+}
+
+/** Sends a human's message on the default route's thread (Alice unless `user`) and waits for the model to have it. */
+export async function ask(s: SlackSession, fake: FakeOpenAI, text: string, o: { user?: string; channel?: string; thread_ts?: string; channel_type?: string } = {}): Promise<Received> {
+  const before = receivedByModel(fake).length;
+  s.slack.sendEvent(s.slack.message({ user: o.user ?? ALICE, channel: o.channel ?? CHANNEL, ...(o.thread_ts !== "" ? { thread_ts: o.thread_ts ?? THREAD } : {}), text, ...(o.channel_type !== undefined ? { channel_type: o.channel_type } : {}) }));
+  await waitFor(() => receivedByModel(fake).length > before, "the message to reach the model", 30_000);
+  return receivedByModel(fake).at(-1)!;
+}
+
+/** Waits for the `n`th result of `tool` and returns it. */
+export async function nthResult(c: TestClient, tool: string, n: number): Promise<{ outcome: string; output: string }> {
+  await waitFor(() => toolResults(c, tool).length >= n, `result ${n} of ${tool}`, 30_000);
+  return toolResults(c, tool)[n - 1]!;
 }
 
 /** The tool results the UI saw for `tool`, in order. */
