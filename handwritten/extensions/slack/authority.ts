@@ -13,7 +13,8 @@ export const MAX_MESSAGE_REFS = 1024;
 /** Where a reply goes: an exact conversation and thread, for one agent. */
 export interface ReplyTarget {
   readonly channel: string;
-  readonly threadTs: string;
+  /** The thread answered in; absent for a top-level direct message (answered at top level). */
+  readonly threadTs: string | undefined;
   /** The verified human the selector answers (the only one its optional mention may name). */
   readonly user: string;
   readonly agentId: string;

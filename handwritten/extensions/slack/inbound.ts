@@ -95,7 +95,9 @@ export class Inbound {
   private async submit(event: MessageEvent, source: Source, agentId: string, name: string): Promise<Outcome> {
     const via = source.kind === "route" ? source.route.alias : "dm";
     if (source.kind === "dm") this.d.authority.linkDm(event.user, event.channel);
-    const selector = this.d.authority.issueReply({ channel: event.channel, threadTs: event.threadTs ?? event.ts, user: event.user, agentId, via });
+    // A channel message is answered in its thread (started under it when it has none); a direct message where it was written.
+    const threadTs = source.kind === "dm" ? event.threadTs : (event.threadTs ?? event.ts);
+    const selector = this.d.authority.issueReply({ channel: event.channel, threadTs, user: event.user, agentId, via });
     const ref = this.d.authority.retain({ channel: event.channel, ts: event.ts, agentId, via, user: event.user });
     const admission = source.kind === "route" ? source.route.mode : "direct_message";
     const text = frame({ via, selector, ref, user: event.user, name, admission, text: event.text, tool: this.d.replyTool });
