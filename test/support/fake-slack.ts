@@ -50,6 +50,8 @@ export class FakeSlack {
   readonly posted: PostedMessage[] = [];
   /** Reactions present, `channel ts name`. */
   readonly reactions = new Set<string>();
+  /** Close codes of ended Socket Mode connections (1006: dropped without a close frame). */
+  readonly closeCodes: number[] = [];
   /** Envelope ids the client acknowledged, in order. */
   readonly acks: string[] = [];
   readonly users = new Map<string, FakeSlackUser>();
@@ -190,7 +192,10 @@ export class FakeSlack {
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.sockets.add(ws);
-      ws.on("close", () => this.sockets.delete(ws));
+      ws.on("close", (code) => {
+        this.sockets.delete(ws);
+        this.closeCodes.push(code);
+      });
       ws.on("message", (data, isBinary) => {
         if (isBinary) return;
         try {
