@@ -51,16 +51,24 @@ class Receiver {
   }
 }
 
+/** A notice to the user that also goes to the session's extensions.log. */
+function fail(ext: Extension, text: string): void {
+  logLine(text);
+  ext.notice("error", `slack: ${text}`);
+}
+
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
   const settings = ext.settings("slack");
   if (settings === undefined) return;
   const policy = policyOf(settings);
-  if (typeof policy === "string") return ext.configError(policy);
+  if (typeof policy === "string") return (logLine(policy), ext.configError(policy));
   const botToken = ext.configuration.secrets[policy.botTokenSecret];
   const appToken = ext.configuration.secrets[policy.appTokenSecret];
   if (botToken === undefined || appToken === undefined) {
-    return ext.configError(`the Slack tokens are missing: list the secrets ${policy.botTokenSecret} and ${policy.appTokenSecret} in the extension's secrets (tau secret files, or TAU_SECRET_*)`);
+    const text = `the Slack tokens are missing: list the secrets ${policy.botTokenSecret} and ${policy.appTokenSecret} under the extension's secrets`;
+    logLine(text);
+    return ext.configError(text);
   }
   const authority = new Authority(policy.maxDmLinks);
   const receiver = new Receiver(ext, policy, authority);
@@ -91,18 +99,18 @@ export async function main(): Promise<void> {
     const who = await web.auth.test();
     if (typeof who.team_id !== "string" || typeof who.user_id !== "string") throw new Error("auth.test named no team or bot user");
     if (policy.teamId !== undefined && who.team_id !== policy.teamId) {
-      ext.notice("error", `slack: the bot token belongs to workspace ${who.team_id}, not the configured ${policy.teamId}; the bridge stays off`);
+      fail(ext, `the bot token belongs to workspace ${who.team_id}, not the configured ${policy.teamId}; the bridge stays off`);
       return;
     }
     installation = { teamId: who.team_id, botUserId: who.user_id };
   } catch (err) {
-    ext.notice("error", `slack: auth.test failed (${slackError(err)}); the bridge stays off`);
+    fail(ext, `auth.test failed (${slackError(err)}); the bridge stays off`);
     return;
   }
   try {
     await socket.start();
     logLine("connected (Socket Mode)");
   } catch (err) {
-    ext.notice("error", `slack: could not open the Socket Mode connection (${slackError(err)})`);
+    fail(ext, `could not open the Socket Mode connection (${slackError(err)})`);
   }
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
 import { waitFor } from "../../support/wait.js";
-import { ALICE, CHANNEL, THREAD, extensionsLog, receivedByModel, scriptModel, slackSession, toolResults } from "./support.js";
+import { ALICE, CHANNEL, THREAD, extensionsLog, receivedByModel, route, scriptModel, slackSession, toolResults } from "./support.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -36,5 +36,23 @@ describe("a Slack conversation", () => {
     expect(log).toContain("[slack] slack: connected (Socket Mode)");
     expect(log).not.toContain(s.slack.botToken);
     expect(log).not.toContain(s.slack.appToken);
+  }, 120_000);
+});
+
+describe("the Slack bridge's installation", () => {
+  it("[slack.installation.fail-closed] a bot token of another workspace than the configured team_id keeps the bridge off: no Socket Mode connection is opened", async () => {
+    scriptModel(fake);
+    const s = await slackSession(cleanups, fake, { routes: [route()], team_id: "T0OTHER" }, { connect: false });
+    await waitFor(() => extensionsLog(s.w, s.d).includes("the bot token belongs to workspace T0TEAM, not the configured T0OTHER; the bridge stays off"), "the refusal", 30_000);
+    expect(s.slack.callsOf("apps.connections.open")).toEqual([]);
+    expect(s.slack.connections).toBe(0);
+  }, 120_000);
+
+  it("[slack.tokens.configure-only] the tokens come only from the extension's configure secrets: settings naming secrets it was not given are a configuration error that names the secrets, never a value", async () => {
+    scriptModel(fake);
+    const s = await slackSession(cleanups, fake, { routes: [route()], bot_token_secret: "work-slack-bot" }, { connect: false, tools: [] });
+    await waitFor(() => extensionsLog(s.w, s.d).includes("the Slack tokens are missing: list the secrets work-slack-bot and slack-app-token under the extension's secrets"), "the configuration error", 30_000);
+    expect(s.slack.calls).toEqual([]);
+    expect(extensionsLog(s.w, s.d)).not.toContain(s.slack.appToken);
   }, 120_000);
 });

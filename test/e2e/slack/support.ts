@@ -81,7 +81,12 @@ export interface SlackSession {
 export const route = (o: Record<string, unknown> = {}): Record<string, unknown> => ({ alias: "ops", channel: CHANNEL, kind: "channel", thread_ts: THREAD, users: [ALICE], ...o });
 
 /** A stand-in with Alice (a human), a daemon whose Slack extension has `config`, a UI and the receiving agent. */
-export async function slackSession(cleanups: Cleanups, fake: FakeOpenAI, config: Record<string, unknown> = { routes: [route()] }, o: { tools?: string[]; setUp?: (s: FakeSlack) => void } = {}): Promise<SlackSession> {
+export async function slackSession(
+  cleanups: Cleanups,
+  fake: FakeOpenAI,
+  config: Record<string, unknown> = { routes: [route()] },
+  o: { tools?: string[]; setUp?: (s: FakeSlack) => void; connect?: boolean } = {},
+): Promise<SlackSession> {
   const slack = await FakeSlack.start();
   cleanups.push(() => slack.close());
   slack.addUser({ id: ALICE, name: "alice" });
@@ -92,6 +97,7 @@ export async function slackSession(cleanups: Cleanups, fake: FakeOpenAI, config:
   const d = await daemonIn(cleanups, env, ["--project-root", w.project]);
   const c = await attachUi(cleanups, d, { tools: o.tools ?? ["slack_reply"] });
   const agentId = await c.createAgent();
+  if (o.connect === false) return { w, d, c, agentId, slack };
   await waitFor(() => extensionsLog(w, d).includes(`serving agent ${agentId}`), "the bridge to bind its receiving agent", 30_000);
   await slack.connected();
   return { w, d, c, agentId, slack };
