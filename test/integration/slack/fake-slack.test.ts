@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 describe("the loopback Slack stand-in", () => {
-  it("answers the Web API methods the bridge uses, refusing a wrong token", async () => {
+  it("[slack.stand-in.web-api] answers the Web API methods the bridge uses, refusing a wrong token", async () => {
     slack = await FakeSlack.start();
     slack.addUser({ id: "U1HUMAN" });
     const web = new WebClient(slack.botToken, { slackApiUrl: slack.apiUrl, logger: quiet, retryConfig: { retries: 0 } });
@@ -34,7 +34,7 @@ describe("the loopback Slack stand-in", () => {
     expect(slack.calls[0]).toMatchObject({ method: "auth.test", token: slack.botToken });
   });
 
-  it("opens a Socket Mode connection, says hello and takes the client's acknowledgements of events_api envelopes", async () => {
+  it("[slack.stand-in.socket-mode] opens a Socket Mode connection, says hello and takes the client's acknowledgements of events_api envelopes", async () => {
     slack = await FakeSlack.start();
     client = new SocketModeClient({ appToken: slack.appToken, logger: quiet, clientOptions: { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } } });
     const seen: Array<{ body: Record<string, unknown>; event: Record<string, unknown> }> = [];
