@@ -64,6 +64,22 @@ export type AgentCreator = {
   call_id: Id;
 };
 
+/**
+ * A message an external-message bridge admitted for its receiving agent (SPEC-slack, "Reports"): a
+ * transient report through ordinary interception. `publisher` is the bridge's own claim of its
+ * configured instance name, kept exactly as sent: the harness, not the schema, judges it, and
+ * derives `agent.prompt_submitted` only when it is a valid instance name equal to the publisher's
+ * authenticated configured instance.
+ */
+export type AgentExternalMessageReported = {
+  agent_id: Id;
+  /** The claimed configured instance name, raw (any text up to 256 characters). */
+  publisher: string;
+  adapter: ExternalAdapter;
+  /** The framed message, as the agent is to receive it; nested references in it stay opaque. */
+  text: BodyText;
+};
+
 export type AgentInternalPromptRequest = {
   agent_id: Id;
   mode: PromptMode;
@@ -467,6 +483,9 @@ export type ExtensionStarting = {
   kind: ExtensionKind;
   attempt: number;
 };
+
+/** The external service an external-message bridge speaks for (SPEC-slack). */
+export type ExternalAdapter = "slack";
 
 /** Why a response ended (SPEC-provider-chat-completions, "Finish reasons"). */
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter";
@@ -1930,7 +1949,7 @@ export type TestDummySettings = {
 };
 
 /** A tool of `tau ext test-dummy`. */
-export type TestDummyTool = "echo" | "sleep" | "progress" | "crash" | "env" | "fail";
+export type TestDummyTool = "echo" | "sleep" | "progress" | "crash" | "env" | "fail" | "report";
 
 export type ToolCall = {
   call_id: Id;

@@ -13,6 +13,7 @@ export declare const validateAgentCompactionCommitted: GeneratedValidator;
 export declare const validateAgentCompactionFailed: GeneratedValidator;
 export declare const validateAgentCompactionStarted: GeneratedValidator;
 export declare const validateAgentCompactionSummarized: GeneratedValidator;
+export declare const validateAgentExternalMessageReported: GeneratedValidator;
 export declare const validateAgentInternalPromptRequest: GeneratedValidator;
 export declare const validateAgentMetadataRequest: GeneratedValidator;
 export declare const validateAgentMetadataSet: GeneratedValidator;

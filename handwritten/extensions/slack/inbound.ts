@@ -2,8 +2,9 @@
 // acknowledged at once, then handled in arrival order: its native occurrence id is recorded first
 // (a repeat is dropped), then the wrapper is bound to the installation, the message decided against
 // the configured policy, the sender verified a live human (users.info), and only then is reply
-// authority issued and the message submitted to the receiving agent as an internal prompt. A
-// failure after the record consumes the occurrence: it is not retried.
+// authority issued and the message reported for the receiving agent (agent.external_message_reported,
+// from which the harness derives its prompt). A failure after the record consumes the occurrence:
+// it is not retried.
 import type { Extension } from "../../sdk/index.js";
 import type { WebClient } from "@slack/web-api";
 import type { Authority } from "./authority.js";
@@ -101,7 +102,8 @@ export class Inbound {
     const ref = this.d.authority.retain({ channel: event.channel, ts: event.ts, agentId, via, user: event.user });
     const admission = source.kind === "route" ? source.route.mode : "direct_message";
     const text = frame({ via, selector, ref, user: event.user, name, admission, text: event.text, tool: this.d.replyTool });
-    const sent = await this.d.ext.emit("agent.internal_prompt_request", { agent_id: agentId, mode: "queue", text });
+    // The claim is this instance's configured name; the harness derives the prompt only when it matches the captured identity.
+    const sent = await this.d.ext.emit("agent.external_message_reported", { agent_id: agentId, publisher: this.d.ext.instance, adapter: "slack", text });
     if (sent !== "queued") return { admitted: false, why: `the report could not be written (${sent})` };
     return { admitted: true, selector };
   }

@@ -85,14 +85,14 @@ export async function slackSession(
   cleanups: Cleanups,
   fake: FakeOpenAI,
   config: Record<string, unknown> = { routes: [route()] },
-  o: { tools?: string[]; setUp?: (s: FakeSlack) => void; connect?: boolean } = {},
+  o: { tools?: string[]; setUp?: (s: FakeSlack) => void; connect?: boolean; extensions?: unknown[] } = {},
 ): Promise<SlackSession> {
   const slack = await FakeSlack.start();
   cleanups.push(() => slack.close());
   slack.addUser({ id: ALICE, name: "alice" });
   o.setUp?.(slack);
   const ext = { name: "slack", kind: "tool", command: ["tau", "ext", "slack"], config: { api_url: slack.apiUrl, ...config }, secrets: ["slack-bot-token", "slack-app-token"], startup_timeout_seconds: 30 };
-  const w = workspaceIn(cleanups, agentHarnessYaml(fake, { shell: false, extensions: [ext] }));
+  const w = workspaceIn(cleanups, agentHarnessYaml(fake, { shell: false, extensions: [ext, ...(o.extensions ?? [])] }));
   const env = { ...w.env, TAU_SECRET_SLACK_BOT_TOKEN: slack.botToken, TAU_SECRET_SLACK_APP_TOKEN: slack.appToken };
   const d = await daemonIn(cleanups, env, ["--project-root", w.project]);
   const c = await attachUi(cleanups, d, { tools: o.tools ?? ["slack_reply"] });
