@@ -10,7 +10,7 @@ import type { WebClient } from "@slack/web-api";
 import type { Authority } from "./authority.js";
 import type { Occurrences } from "./occurrences.js";
 import { admit, wrapperProblem, type Installation, type MessageEvent, type Policy, type Source } from "./policy.js";
-import { logLine, slackError } from "./slack-api.js";
+import { logLine, slackError } from "./log.js";
 
 /** Longest inbound text taken (Slack's own limit for a message). */
 export const MAX_INBOUND_CHARS = 40_000;

@@ -8,7 +8,8 @@ import { Authority } from "./authority.js";
 import { Inbound } from "./inbound.js";
 import { Occurrences } from "./occurrences.js";
 import { policyOf, type Installation, type Policy } from "./policy.js";
-import { logLine, slackClients, slackError, type SlackClients } from "./slack-api.js";
+import { logLine, slackError } from "./log.js";
+import type { SlackClients } from "./slack-api.js";
 import { registerSlackTools } from "./tools.js";
 
 /**
@@ -77,6 +78,7 @@ export async function main(): Promise<void> {
   registerSlackTools({ ext, policy, authority, web: () => (installation !== undefined ? clients?.web : undefined), agent: () => receiver.agentId });
   ext.ready();
 
+  const { slackClients } = await import("./slack-api.js"); // after ready: the SDK takes about half a second to load
   clients = slackClients({ apiUrl: policy.apiUrl, botToken, appToken });
   const { web, socket } = clients;
   const inbound = new Inbound({

@@ -1,17 +1,11 @@
 // The official Slack SDK, wired for tau (SPEC-slack, DECISION-slack-sdk): @slack/web-api for the
 // Web API methods and @slack/socket-mode for the inbound connection, both at the configured base
-// URL. Their logs go to stderr (the session's extensions.log) at warn and error only, with anything
-// shaped like a Slack token cut out: tokens reach this process only in `configure` and never leave
-// it except in the Authorization header.
+// URL. Their logs go to stderr (the session's extensions.log) at warn and error only, through
+// logLine, which cuts out anything shaped like a Slack token. Loaded after `ready` (it takes about
+// half a second), so the extension's start-up budget is not spent on it.
 import { SocketModeClient } from "@slack/socket-mode";
 import { LogLevel, WebClient, type Logger } from "@slack/web-api";
-
-const TOKEN = /\b(xox[a-z]|xapp)-[A-Za-z0-9-]+/g;
-
-/** One stderr line, bounded, with tokens cut out. */
-export function logLine(text: string): void {
-  process.stderr.write(`slack: ${text.replace(TOKEN, "[token]").replace(/[\r\n]+/g, " ").slice(0, 500)}\n`);
-}
+import { logLine } from "./log.js";
 
 function quietLogger(): Logger {
   let level = LogLevel.WARN;
@@ -25,13 +19,6 @@ function quietLogger(): Logger {
     getLevel: () => level,
     setName: () => {},
   };
-}
-
-/** A Web API call's failure, with Slack's error code when it answered one. */
-export function slackError(err: unknown): string {
-  const data = (err as { data?: { error?: unknown } }).data;
-  if (typeof data?.error === "string") return data.error.slice(0, 80);
-  return ((err as Error).message ?? String(err)).replace(TOKEN, "[token]").slice(0, 200);
 }
 
 export interface SlackClients {

@@ -8,7 +8,7 @@ import { ToolFailure, type Extension, type ToolContext } from "../../sdk/index.j
 import type { Authority } from "./authority.js";
 import { sendBody, sendProblem, MAX_SEND_CHARS } from "./outbound.js";
 import type { Policy } from "./policy.js";
-import { slackError } from "./slack-api.js";
+import { slackError } from "./log.js";
 
 export interface ToolDeps {
   readonly ext: Extension;
