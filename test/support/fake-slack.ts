@@ -57,6 +57,8 @@ export class FakeSlack {
   readonly users = new Map<string, FakeSlackUser>();
   /** What `auth.test` reports of the bot token's installation. */
   identity = { team_id: "T0TEAM", team: "Team", user_id: "U0BOT", user: "taubot", bot_id: "B0BOT", app_id: "A0APP" };
+  /** Held methods: their calls wait until the hold is released. */
+  private readonly holds = new Map<string, Promise<void>>();
   /** Scripted failures: method → errors answered to its next calls, in order. */
   private readonly failures = new Map<string, string[]>();
   private readonly sockets = new Set<WebSocket>();
@@ -105,6 +107,16 @@ export class FakeSlack {
   /** The next calls of `method` answer `{ok: false, error}`, one per error. */
   failNext(method: string, ...errors: string[]): void {
     this.failures.set(method, [...(this.failures.get(method) ?? []), ...errors]);
+  }
+
+  /** Holds every call of `method` (answered only once the returned function is called). */
+  hold(method: string): () => void {
+    let release!: () => void;
+    this.holds.set(method, new Promise<void>((resolve) => (release = resolve)));
+    return () => {
+      this.holds.delete(method);
+      release();
+    };
   }
 
   callsOf(method: string): SlackCall[] {
@@ -218,6 +230,7 @@ export class FakeSlack {
     const token = auth?.startsWith("Bearer ") ? auth.slice(7) : undefined;
     const args = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString("utf8")));
     this.calls.push({ method, token, args });
+    await this.holds.get(method);
     const answer = (body: Record<string, unknown>): void => {
       res.writeHead(200, { "content-type": "application/json; charset=utf-8" });
       res.end(JSON.stringify(body));

@@ -14,6 +14,8 @@ import { logLine, slackError } from "./log.js";
 
 /** Longest inbound text taken (Slack's own limit for a message). */
 export const MAX_INBOUND_CHARS = 40_000;
+/** Envelopes waiting behind the one being handled, at most; past it they are dropped (their occurrence recorded first). */
+export const MAX_PENDING_ENVELOPES = 256;
 const OCCURRENCE_ID = /^Ev[A-Za-z0-9]{4,40}$/;
 const CLOSE = "</tau_slack_message>";
 
@@ -35,6 +37,7 @@ export type Outcome = { readonly admitted: true; readonly selector: string } | {
 
 export class Inbound {
   private chain: Promise<unknown> = Promise.resolve();
+  private pending = 0;
   /** Envelopes handled, by outcome, for the log. */
   readonly counts = { admitted: 0, dropped: 0, repeats: 0 };
 
@@ -42,8 +45,19 @@ export class Inbound {
 
   /** Takes one Socket Mode envelope (already acknowledged); handled after those before it. */
   take(type: string, body: unknown): Promise<Outcome> {
-    const next = this.chain.then(() => this.handle(type, body)).catch((err: unknown): Outcome => ({ admitted: false, why: `failed: ${slackError(err)}` }));
-    this.chain = next;
+    let next: Promise<Outcome>;
+    if (this.pending > MAX_PENDING_ENVELOPES) {
+      // Capacity comes after the record: a dropped occurrence is consumed, not retried.
+      const id = occurrenceOf(body);
+      next = Promise.resolve({ admitted: false, why: id !== undefined && !this.d.occurrences.record(id) ? "a repeated occurrence" : "the bridge is over capacity" });
+    } else {
+      this.pending++;
+      next = this.chain
+        .then(() => this.handle(type, body))
+        .catch((err: unknown): Outcome => ({ admitted: false, why: `failed: ${slackError(err)}` }))
+        .finally(() => this.pending--);
+      this.chain = next;
+    }
     return next.then((o) => {
       if (o.admitted) this.counts.admitted++;
       else this.counts.dropped++;

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
 import { waitFor } from "../../support/wait.js";
-import { ALICE, CHANNEL, THREAD, ask, expectDropped, receivedByModel, scriptModel, slackSession } from "./support.js";
+import { ALICE, CHANNEL, THREAD, ask, expectDropped, extensionsLog, receivedByModel, scriptModel, slackSession } from "./support.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -48,4 +48,21 @@ describe("Slack reports", () => {
     await waitFor(() => s.slack.connections === 0, "the Socket Mode connection to close", 30_000);
     expect(s.slack.closeCodes).toEqual([1000]);
   }, 120_000);
+});
+
+describe("Slack reports under load", () => {
+  it("[slack.report.capacity] envelopes past the bridge's bound while it waits are dropped after their occurrence is recorded, so Slack's retry of one is not delivered", async () => {
+    scriptModel(fake);
+    const s = await slackSession(cleanups, fake);
+    const release = s.slack.hold("users.info");
+    const m = (n: number) => s.slack.message({ user: ALICE, channel: CHANNEL, thread_ts: THREAD, text: `m${n}` });
+    // One in hand and MAX_PENDING_ENVELOPES (256) waiting; the next is over capacity.
+    for (let n = 0; n <= 256; n++) s.slack.sendEvent(m(n), { event_id: `EvLOAD${n}` });
+    await expectDropped(s, m(257), "the bridge is over capacity", { event_id: "EvLOAD257" });
+    release();
+    // Handled in order: by the time Slack's retry is dropped as a repeat, every waiting one was admitted.
+    await expectDropped(s, m(257), "a repeated occurrence", { event_id: "EvLOAD257" });
+    expect(extensionsLog(s.w, s.d).match(/dropped EvLOAD\d+/g)).toEqual(["dropped EvLOAD257", "dropped EvLOAD257"]);
+    await waitFor(() => s.c.deliveriesOf("agent.external_message_reported").length === 257, "the 257 reports", 60_000);
+  }, 180_000);
 });
