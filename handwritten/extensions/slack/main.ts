@@ -95,6 +95,7 @@ export async function main(): Promise<void> {
     void ack().catch(() => {});
     void inbound.take(type, body);
   });
+  socket.on("error", (err: unknown) => logLine(`Socket Mode: ${slackError(err)}`));
   ext.onHarnessGone(() => socket.disconnect().catch(() => {}));
   // The installation first: until auth.test names it, every envelope fails closed.
   try {
