@@ -7,7 +7,9 @@ import { Extension, type DeliveredEvent } from "../../sdk/index.js";
 import { Authority } from "./authority.js";
 import { Inbound } from "./inbound.js";
 import { Occurrences } from "./occurrences.js";
-import { policyOf, type Installation, type Policy } from "./policy.js";
+import { NATIVE_USER_ID, policyOf, type Installation, type Policy } from "./policy.js";
+
+const TEAM_ID = /^[TE][A-Z0-9]{2,20}$/;
 import { logLine, slackError } from "./log.js";
 import type { SlackClients } from "./slack-api.js";
 import { registerSlackTools } from "./tools.js";
@@ -100,7 +102,9 @@ export async function main(): Promise<void> {
   // The installation first: until auth.test names it, every envelope fails closed.
   try {
     const who = await web.auth.test();
-    if (typeof who.team_id !== "string" || typeof who.user_id !== "string") throw new Error("auth.test named no team or bot user");
+    if (typeof who.team_id !== "string" || !TEAM_ID.test(who.team_id) || typeof who.user_id !== "string" || !NATIVE_USER_ID.test(who.user_id)) {
+      throw new Error("auth.test named no valid team or bot user");
+    }
     if (policy.teamId !== undefined && who.team_id !== policy.teamId) {
       fail(ext, `the bot token belongs to workspace ${who.team_id}, not the configured ${policy.teamId}; the bridge stays off`);
       return;
