@@ -25,6 +25,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "agent.compaction_failed": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-compaction" },
   "agent.compaction_started": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-compaction" },
   "agent.compaction_summarized": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-compaction" },
+  "agent.external_message_reported": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: ["agent.prompt_submitted"], record: "SPEC-slack" },
   "agent.internal_prompt_request": { publishers: ["ext:any"], persistence: "transient", protected: false, successors: ["agent.prompt_submitted"], record: "SPEC-agent-lifecycle" },
   "agent.metadata_request": { publishers: ["ext:any","ui:attached"], persistence: "transient", protected: false, successors: ["agent.metadata_set"], record: "SPEC-agent-metadata" },
   "agent.metadata_set": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-agent-metadata" },

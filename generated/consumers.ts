@@ -21,6 +21,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
   },
   "prompts": {
     "agent.cancel_request": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_cancelled","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
+    "agent.external_message_reported": ["agent.prompt_submitted"],
     "agent.internal_prompt_request": ["agent.prompt_submitted"],
     "agent.prompt_submitted": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
     "handoff.state_reported": [],
@@ -70,6 +71,9 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
     { consumer: "agents", event: "agent.cancel_request", successors: ["agent.cancel_request"], unlisted: [] },
     { consumer: "prompts", event: "agent.cancel_request", successors: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_cancelled","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"], unlisted: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"] },
     { consumer: "tools", event: "agent.cancel_request", successors: ["tool.cancel_request"], unlisted: [] },
+  ],
+  "agent.external_message_reported": [
+    { consumer: "prompts", event: "agent.external_message_reported", successors: ["agent.prompt_submitted"], unlisted: [] },
   ],
   "agent.internal_prompt_request": [
     { consumer: "prompts", event: "agent.internal_prompt_request", successors: ["agent.prompt_submitted"], unlisted: [] },

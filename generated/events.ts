@@ -10,6 +10,7 @@ export const EVENT_NAMES = [
   "agent.compaction_failed",
   "agent.compaction_started",
   "agent.compaction_summarized",
+  "agent.external_message_reported",
   "agent.internal_prompt_request",
   "agent.metadata_request",
   "agent.metadata_set",
@@ -122,6 +123,7 @@ export interface EventPayloads {
   "agent.compaction_failed": T.AgentCompactionFailed;
   "agent.compaction_started": T.AgentCompactionStarted;
   "agent.compaction_summarized": T.AgentCompactionSummarized;
+  "agent.external_message_reported": T.AgentExternalMessageReported;
   "agent.internal_prompt_request": T.AgentInternalPromptRequest;
   "agent.metadata_request": T.AgentMetadataRequest;
   "agent.metadata_set": T.AgentMetadataSet;
@@ -239,6 +241,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "agent.compaction_failed": { name: "agent.compaction_failed", family: "agent", model: "AgentCompactionFailed", description: "The compaction ended without replacing anything; the transcript is as it was. `watermark` is the\ncut a successor owes: until one commits, the agent compacts before its next provider round.", validate: V.validateAgentCompactionFailed },
   "agent.compaction_started": { name: "agent.compaction_started", family: "agent", model: "AgentCompactionStarted", description: "The owner of a compaction, committed before its summary request leaves the harness. Records\n`[0, cut_seq)` of the journal are what the summary replaces; the suffix from `cut_seq` stays.", validate: V.validateAgentCompactionStarted },
   "agent.compaction_summarized": { name: "agent.compaction_summarized", family: "agent", model: "AgentCompactionSummarized", description: "The summary the model produced: durable before it replaces anything.", validate: V.validateAgentCompactionSummarized },
+  "agent.external_message_reported": { name: "agent.external_message_reported", family: "agent", model: "AgentExternalMessageReported", description: "A message an external-message bridge admitted for its receiving agent (SPEC-slack, \"Reports\"): a\ntransient report through ordinary interception. `publisher` is the bridge's own claim of its\nconfigured instance name, kept exactly as sent: the harness, not the schema, judges it, and\nderives `agent.prompt_submitted` only when it is a valid instance name equal to the publisher's\nauthenticated configured instance.", validate: V.validateAgentExternalMessageReported },
   "agent.internal_prompt_request": { name: "agent.internal_prompt_request", family: "agent", model: "AgentInternalPromptRequest", description: "", validate: V.validateAgentInternalPromptRequest },
   "agent.metadata_request": { name: "agent.metadata_request", family: "agent", model: "AgentMetadataRequest", description: "A request to set (or, with null, clear) one metadata key; `display_name` is presentation only.", validate: V.validateAgentMetadataRequest },
   "agent.metadata_set": { name: "agent.metadata_set", family: "agent", model: "AgentMetadataSet", description: "", validate: V.validateAgentMetadataSet },

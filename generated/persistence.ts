@@ -10,6 +10,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "agent.compaction_failed": "agent",
   "agent.compaction_started": "agent",
   "agent.compaction_summarized": "agent",
+  "agent.external_message_reported": "transient",
   "agent.internal_prompt_request": "transient",
   "agent.metadata_request": "transient",
   "agent.metadata_set": "agent",

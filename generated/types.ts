@@ -64,6 +64,22 @@ export type AgentCreator = {
   call_id: Id;
 };
 
+/**
+ * A message an external-message bridge admitted for its receiving agent (SPEC-slack, "Reports"): a
+ * transient report through ordinary interception. `publisher` is the bridge's own claim of its
+ * configured instance name, kept exactly as sent: the harness, not the schema, judges it, and
+ * derives `agent.prompt_submitted` only when it is a valid instance name equal to the publisher's
+ * authenticated configured instance.
+ */
+export type AgentExternalMessageReported = {
+  agent_id: Id;
+  /** The claimed configured instance name, raw (any text up to 256 characters). */
+  publisher: string;
+  adapter: ExternalAdapter;
+  /** The framed message, as the agent is to receive it; nested references in it stay opaque. */
+  text: BodyText;
+};
+
 export type AgentInternalPromptRequest = {
   agent_id: Id;
   mode: PromptMode;
@@ -467,6 +483,9 @@ export type ExtensionStarting = {
   kind: ExtensionKind;
   attempt: number;
 };
+
+/** The external service an external-message bridge speaks for (SPEC-slack). */
+export type ExternalAdapter = "slack";
 
 /** Why a response ended (SPEC-provider-chat-completions, "Finish reasons"). */
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter";
@@ -1837,6 +1856,66 @@ export type ShortText = string;
 
 export type ShutdownReason = "last_ui_left" | "requested" | "signal" | "startup_failed";
 
+/** The kind of a Slack conversation, as Slack's `channel_type` names it. */
+export type SlackConversationKind = "channel" | "group" | "im" | "mpim";
+
+/** Direct messages from people not on a static route: reply-only links, bounded. */
+export type SlackDirectMessages = {
+  /** Who may open one: native `U…`/`W…` ids. */
+  users: Array<SlackUserId>;
+  /** Live links kept at most; the oldest goes first. */
+  max_links?: number;
+};
+
+/** One static Slack route: a model-facing alias for one exact conversation (and thread). */
+export type SlackRoute = {
+  /** The model-facing alias; the only name the model ever sees of the route. */
+  alias: string;
+  /** The conversation's native id. */
+  channel: string;
+  /** Its kind; an event of another `channel_type` is not admitted. */
+  kind: SlackConversationKind;
+  /** Admit only replies in this thread (its root's `ts`); when absent, only top-level messages. */
+  thread_ts?: string;
+  /** Admitted messages reach the agent (each with its own reply selector); true when absent. */
+  receive?: boolean;
+  /** The separate alias-only grant: the agent may post to this route without a message to answer. */
+  proactive?: boolean;
+  /** How senders are admitted; `strict` when absent. */
+  security_mode?: SlackSecurityMode;
+  /** The people admitted under `strict`: native `U…`/`W…` ids. */
+  users?: Array<SlackUserId>;
+};
+
+/** How a static Slack route admits senders (SPEC-slack, "Admission"). */
+export type SlackSecurityMode = "strict" | "lax";
+
+/** `tau ext slack` (SPEC-slack): one Slack app installation bridged to one receiving agent. */
+export type SlackSettings = {
+  /** The `configure` secret holding the bot token (`xoxb-…`). */
+  bot_token_secret?: string;
+  /** The `configure` secret holding the app-level token (`xapp-…`, `connections:write`). */
+  app_token_secret?: string;
+  /** The Web API base URL; `https://slack.com/api/` when absent. */
+  api_url?: ShortText;
+  /** The workspace the bot token must belong to (`auth.test`); the start fails on another. */
+  team_id?: string;
+  /** The receiving agent is the session's first top-level agent of this role (any role when absent). */
+  agent_role?: ShortText;
+  /** The static routes. */
+  routes?: Array<SlackRoute>;
+  /** Dynamic direct messages; none when absent. */
+  direct_messages?: SlackDirectMessages;
+  /** Offer the reaction tool (`reactions:write`); false when absent. */
+  reactions?: boolean;
+  /** Offer the discovery tool (static aliases and policy); true when absent. */
+  discovery?: boolean;
+  /** Native occurrence ids remembered to drop repeats. */
+  occurrence_cache?: number;
+};
+
+export type SlackUserId = string;
+
 export type SubscribeMessage = {
   message: "subscribe";
   payload: {
@@ -1872,7 +1951,7 @@ export type TestDummySettings = {
 };
 
 /** A tool of `tau ext test-dummy`. */
-export type TestDummyTool = "echo" | "sleep" | "progress" | "crash" | "env" | "fail";
+export type TestDummyTool = "echo" | "sleep" | "progress" | "crash" | "env" | "fail" | "report";
 
 export type ToolCall = {
   call_id: Id;

@@ -45,6 +45,7 @@ export const GUIDE_PAGES = {
   troubleshooting: "troubleshooting.html",
   editors: "editors.html",
   mcp: "mcp.html",
+  slack: "slack.html",
 } as const;
 
 /** A configuration file of the reference: its schema's `x-tau-config` name, where it lives, what it is for. */
@@ -75,7 +76,7 @@ function keyId(file: string, path: string): string {
   return fragment("key", `${file}-${path}`);
 }
 
-function para(ctx: GuideContext, page: string, text: string): string {
+export function para(ctx: GuideContext, page: string, text: string): string {
   return `<p>${renderInline(ctx.md, text, ctx.env(page))}</p>`;
 }
 
@@ -105,7 +106,7 @@ function commandBrief(ctx: GuideContext, page: string, id: string): string {
 }
 
 /** A record's section, rendered (its links resolved to record pages), under a note naming the record. */
-function recordSection(ctx: GuideContext, page: string, id: string, section: string): string {
+export function recordSection(ctx: GuideContext, page: string, id: string, section: string): string {
   const r = ctx.records.get(id);
   const text = r?.sections.get(section);
   if (text === undefined) throw new Error(`the docs quote ${id}, "${section}", which does not exist`);

@@ -8,7 +8,7 @@ function codePointLength(s) {
 }
 exports.validateTestDummySettings = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummySettings.json","type":"object","properties":{"tools":{"type":"array","items":{"$ref":"TestDummyTool.json"},"maxItems":16,"description":"The tools it declares; `echo` when absent."},"group":{"$ref":"ToolLabel.json","description":"The group every tool it declares is in, for role policy."},"tags":{"type":"array","items":{"$ref":"ToolLabel.json"},"maxItems":16,"description":"Tags every tool it declares carries, for role policy."},"config_error":{"$ref":"ShortText.json","description":"Answer `configure` with this `config_error` instead of becoming ready."},"never_ready":{"type":"boolean","description":"Never become ready."},"driver":{"type":"boolean","description":"Turn custom `extension.event {category: \"test\", name: \"call\"}` events into `tool.request`s."},"ready_gate":{"$ref":"PathText.json","description":"A file whose presence at start holds back ready until it is removed."}},"unevaluatedProperties":{"not":{}},"description":"`tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured.","x-tau-settings":"test-dummy"};
-const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummyTool.json","type":"string","enum":["echo","sleep","progress","crash","env","fail"],"description":"A tool of `tau ext test-dummy`."};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummyTool.json","type":"string","enum":["echo","sleep","progress","crash","env","fail","report"],"description":"A tool of `tau ext test-dummy`."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolLabel.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$","description":"A tool's group or one of its tags, matched by a role's `group:NAME` / `tag:NAME` (SPEC-tool-routing, \"Tool policy by role\")."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
@@ -47,7 +47,7 @@ if(typeof data1 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/tools/" + i0,schemaPath:"TestDummyTool.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((((data1 === "echo") || (data1 === "sleep")) || (data1 === "progress")) || (data1 === "crash")) || (data1 === "env")) || (data1 === "fail"))){
+if(!(((((((data1 === "echo") || (data1 === "sleep")) || (data1 === "progress")) || (data1 === "crash")) || (data1 === "env")) || (data1 === "fail")) || (data1 === "report"))){
 validate0.errors = [{instancePath:instancePath+"/tools/" + i0,schemaPath:"TestDummyTool.json/enum",keyword:"enum",params:{allowedValues: schema1.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }

@@ -65,6 +65,7 @@ export const CONSUMERS = {
   prompts: {
     "ui.prompt_submit": ["agent.prompt_submitted"],
     "agent.internal_prompt_request": ["agent.prompt_submitted"],
+    "agent.external_message_reported": ["agent.prompt_submitted"],
     "ui.model_select": ["agent.model_set"],
     "ui.compact_request": [
       "agent.compaction_started",

@@ -83,6 +83,7 @@ const WIRING: readonly Wire[] = [
   consume("shell", "shell.command_finished_reported", (r, c) => r.shell.onFinishedReported(c)),
   consume("prompts", "ui.prompt_submit", (r, c) => r.prompts.onUiPromptSubmit(c)),
   consume("prompts", "agent.internal_prompt_request", (r, c) => r.prompts.onInternalPromptRequest(c)),
+  consume("prompts", "agent.external_message_reported", (r, c) => r.prompts.onExternalMessageReported(c)),
   consume("prompts", "agent.prompt_submitted", (r, c) => r.prompts.onPromptSubmitted(c)),
   consume("prompts", "ui.model_select", (r, c) => r.prompts.onModelSelect(c)),
   consume("prompts", "ui.compact_request", (r, c) => r.prompts.onCompactRequest(c)),

@@ -5,6 +5,9 @@ import type { Committed } from "../bus/index.js";
 import type { EventName, EventPayloads } from "../../generated/index.js";
 import { mintId } from "./ids.js";
 
+/** A configured instance name (InstanceName in spec/common.tsp). */
+const INSTANCE_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
+
 export interface PromptIntakePort {
   publish<N extends EventName>(name: N, data: EventPayloads[N]): Promise<boolean>;
   /** A UI's human prompt was admitted for the agent (its navigation becomes `active`). */
@@ -43,6 +46,19 @@ export class PromptIntake {
       submitter: p.instance,
       ...(only !== undefined ? { only_tools: only } : {}),
     });
+  }
+
+  /**
+   * An external-message bridge's report (SPEC-slack, "Reports"): the raw claim stays on the
+   * committed report; the fact is derived only when the claim is a valid instance name equal to the
+   * captured configured identity, and then stamped from that identity, never from the claim.
+   */
+  onExternalMessageReported(c: Committed<"agent.external_message_reported">): void {
+    const p = c.publisher;
+    const claim = c.data.publisher;
+    if (p.instance === undefined || !INSTANCE_NAME.test(claim) || claim !== p.instance) return;
+    if (!this.port.hasAgent(c.data.agent_id) || this.port.generationOf(p.instance) !== p.generation) return;
+    void this.port.publish("agent.prompt_submitted", { agent_id: c.data.agent_id, prompt_id: mintId("p"), source: "extension", mode: "queue", text: c.data.text, submitter: p.instance });
   }
 
   onModelSelect(c: Committed<"ui.model_select">): void {

@@ -220,6 +220,10 @@ export class PromptEngine {
     this.intake.onInternalPromptRequest(c);
   }
 
+  onExternalMessageReported(c: Committed<"agent.external_message_reported">): void {
+    this.intake.onExternalMessageReported(c);
+  }
+
   onPromptSubmitted(c: Committed<"agent.prompt_submitted">): void {
     this.turns.onPromptSubmitted(c);
   }

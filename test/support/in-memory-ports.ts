@@ -195,6 +195,7 @@ export class InMemoryHarness {
     }
     registry.consume("prompts", "ui.prompt_submit", (c) => p.onUiPromptSubmit(c));
     registry.consume("prompts", "agent.internal_prompt_request", (c) => p.onInternalPromptRequest(c));
+    registry.consume("prompts", "agent.external_message_reported", (c) => p.onExternalMessageReported(c));
     registry.consume("prompts", "agent.prompt_submitted", (c) => p.onPromptSubmitted(c));
     registry.consume("prompts", "ui.model_select", (c) => p.onModelSelect(c));
     registry.consume("prompts", "ui.compact_request", (c) => p.onCompactRequest(c));

@@ -311,6 +311,50 @@ class AgentCompactionSummarized:
         return result
 
 
+class ExternalAdapter(Enum):
+    """The external service an external-message bridge speaks for (SPEC-slack)."""
+
+    SLACK = "slack"
+
+
+@dataclass
+class AgentExternalMessageReported:
+    """A message an external-message bridge admitted for its receiving agent (SPEC-slack,
+    "Reports"): a
+    transient report through ordinary interception. `publisher` is the bridge's own claim of
+    its
+    configured instance name, kept exactly as sent: the harness, not the schema, judges it,
+    and
+    derives `agent.prompt_submitted` only when it is a valid instance name equal to the
+    publisher's
+    authenticated configured instance.
+    """
+    adapter: ExternalAdapter
+    agent_id: str
+    publisher: str
+    """The claimed configured instance name, raw (any text up to 256 characters)."""
+
+    text: str
+    """The framed message, as the agent is to receive it; nested references in it stay opaque."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentExternalMessageReported':
+        assert isinstance(obj, dict)
+        adapter = ExternalAdapter(obj.get("adapter"))
+        agent_id = from_str(obj.get("agent_id"))
+        publisher = from_str(obj.get("publisher"))
+        text = from_str(obj.get("text"))
+        return AgentExternalMessageReported(adapter, agent_id, publisher, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["adapter"] = to_enum(ExternalAdapter, self.adapter)
+        result["agent_id"] = from_str(self.agent_id)
+        result["publisher"] = from_str(self.publisher)
+        result["text"] = from_str(self.text)
+        return result
+
+
 class PromptMode(Enum):
     QUEUE = "queue"
     STEER = "steer"
@@ -5893,6 +5937,14 @@ def agent_compaction_summarized_to_dict(x: AgentCompactionSummarized) -> Any:
     return to_class(AgentCompactionSummarized, x)
 
 
+def agent_external_message_reported_from_dict(s: Any) -> AgentExternalMessageReported:
+    return AgentExternalMessageReported.from_dict(s)
+
+
+def agent_external_message_reported_to_dict(x: AgentExternalMessageReported) -> Any:
+    return to_class(AgentExternalMessageReported, x)
+
+
 def agent_internal_prompt_request_from_dict(s: Any) -> AgentInternalPromptRequest:
     return AgentInternalPromptRequest.from_dict(s)
 
@@ -7009,6 +7061,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "agent.compaction_failed": AgentCompactionFailed,
     "agent.compaction_started": AgentCompactionStarted,
     "agent.compaction_summarized": AgentCompactionSummarized,
+    "agent.external_message_reported": AgentExternalMessageReported,
     "agent.internal_prompt_request": AgentInternalPromptRequest,
     "agent.metadata_request": AgentMetadataRequest,
     "agent.metadata_set": AgentMetadataSet,

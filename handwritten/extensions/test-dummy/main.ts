@@ -8,6 +8,9 @@ import { existsSync } from "node:fs";
 import { Extension, ToolFailure, type ToolDefinition } from "../../sdk/index.js";
 import type { TestDummyTool } from "../../../generated/index.js";
 
+/** This process's connection, for the tools that publish. */
+let connected: Extension | undefined;
+
 const TOOLS: Record<TestDummyTool, ToolDefinition> = {
   echo: {
     name: "echo",
@@ -52,6 +55,21 @@ const TOOLS: Record<TestDummyTool, ToolDefinition> = {
     parameters: { type: "object", properties: {}, additionalProperties: false },
     run: async () => ({ output: JSON.stringify(Object.keys(process.env).filter((k) => k.startsWith("TAU_SECRET_"))) }),
   },
+  report: {
+    name: "report",
+    description: "Publishes agent.external_message_reported for agent_id with the publisher claim and text it is given.",
+    parameters: {
+      type: "object",
+      properties: { agent_id: { type: "string" }, publisher: { type: "string" }, text: { type: "string" } },
+      required: ["agent_id", "publisher", "text"],
+      additionalProperties: false,
+    },
+    run: async (args) => {
+      const a = args as { agent_id: string; publisher: string; text: string };
+      await connected?.emit("agent.external_message_reported", { agent_id: a.agent_id, publisher: a.publisher, adapter: "slack", text: a.text });
+      return { output: "reported" };
+    },
+  },
   fail: {
     name: "fail",
     description: "Always fails.",
@@ -64,6 +82,7 @@ const TOOLS: Record<TestDummyTool, ToolDefinition> = {
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
+  connected = ext;
   const cfg = ext.settings("test-dummy");
   if (cfg === undefined) return;
   const labels = { ...(cfg.group !== undefined ? { group: cfg.group } : {}), ...(cfg.tags !== undefined ? { tags: cfg.tags } : {}) };

@@ -93,6 +93,8 @@ func NewEventPayload(name string) any {
 		return &AgentCompactionStarted{}
 	case "agent.compaction_summarized":
 		return &AgentCompactionSummarized{}
+	case "agent.external_message_reported":
+		return &AgentExternalMessageReported{}
 	case "agent.internal_prompt_request":
 		return &AgentInternalPromptRequest{}
 	case "agent.metadata_request":

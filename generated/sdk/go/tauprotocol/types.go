@@ -78,6 +78,24 @@ type Usage struct {
 	ReasoningTokens  *int64 `json:"reasoning_tokens,omitempty" cbor:"reasoning_tokens,omitempty"`
 }
 
+// A message an external-message bridge admitted for its receiving agent (SPEC-slack,
+// "Reports"): a
+// transient report through ordinary interception. `publisher` is the bridge's own claim of
+// its
+// configured instance name, kept exactly as sent: the harness, not the schema, judges it,
+// and
+// derives `agent.prompt_submitted` only when it is a valid instance name equal to the
+// publisher's
+// authenticated configured instance.
+type AgentExternalMessageReported struct {
+	Adapter ExternalAdapter `json:"adapter" cbor:"adapter"`
+	AgentID string          `json:"agent_id" cbor:"agent_id"`
+	// The claimed configured instance name, raw (any text up to 256 characters).
+	Publisher string `json:"publisher" cbor:"publisher"`
+	// The framed message, as the agent is to receive it; nested references in it stay opaque.
+	Text string `json:"text" cbor:"text"`
+}
+
 type AgentInternalPromptRequest struct {
 	AgentID string     `json:"agent_id" cbor:"agent_id"`
 	Mode    PromptMode `json:"mode" cbor:"mode"`
@@ -1641,6 +1659,13 @@ const (
 	CompactionTriggerTool  CompactionTrigger = "tool"
 	CompactionTriggerUser  CompactionTrigger = "user"
 	Successor              CompactionTrigger = "successor"
+)
+
+// The external service an external-message bridge speaks for (SPEC-slack).
+type ExternalAdapter string
+
+const (
+	Slack ExternalAdapter = "slack"
 )
 
 type PromptMode string
