@@ -11,6 +11,7 @@ export interface ExtensionSettings {
   "provider": T.ProviderSettings;
   "shell": T.ShellSettings;
   "test-dummy": T.TestDummySettings;
+  "web": T.WebSettings;
 }
 
 /** The validator of each first-party extension's settings. */
@@ -20,4 +21,5 @@ export const EXTENSION_SETTINGS: { readonly [N in keyof ExtensionSettings]: Gene
   "provider": V.validateProviderSettings,
   "shell": V.validateShellSettings,
   "test-dummy": V.validateTestDummySettings,
+  "web": V.validateWebSettings,
 };

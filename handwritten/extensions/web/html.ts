@@ -1,0 +1,66 @@
+// A fetched page as text for the model (SPEC-web, "web_fetch"; DECISION-web-html): HTML through
+// linkedom (a DOM), @mozilla/readability (the article, without menus and scripts) and turndown
+// (markdown); those load on the first HTML page only. Other text is passed on as it came; anything
+// else is named, never shown.
+import { WEB_MAX_BODY_BYTES } from "./limits.js";
+
+type Converters = {
+  parseHTML: (html: string) => { document: unknown };
+  Readability: new (doc: unknown, options?: object) => { parse(): { title?: string | null; content?: string | null } | null };
+  turndown: (html: unknown) => string;
+};
+let converters: Promise<Converters> | undefined;
+
+function load(): Promise<Converters> {
+  converters ??= (async () => {
+    const [{ parseHTML }, { Readability }, { default: TurndownService }] = await Promise.all([import("linkedom"), import("@mozilla/readability"), import("turndown")]);
+    const service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+    service.remove(["script", "style", "noscript", "iframe", "object", "embed"] as never);
+    return { parseHTML: parseHTML as Converters["parseHTML"], Readability: Readability as unknown as Converters["Readability"], turndown: (html) => service.turndown(html as string) };
+  })();
+  return converters;
+}
+
+/** The charset of a Content-Type, when node can decode it; utf-8 otherwise. */
+function decoderFor(contentType: string): TextDecoder {
+  const charset = /charset\s*=\s*"?([\w.:-]+)/i.exec(contentType)?.[1];
+  try {
+    return new TextDecoder(charset ?? "utf-8");
+  } catch {
+    return new TextDecoder("utf-8");
+  }
+}
+
+export const isHtml = (contentType: string): boolean => /^\s*(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
+const isText = (contentType: string): boolean => contentType.trim() === "" || /^\s*(text\/|application\/(json|xml|[\w.+-]+\+(json|xml))|application\/(javascript|x-ndjson|yaml))/i.test(contentType);
+
+/** A page's text and title: HTML as markdown, other text as is, anything else a line naming it. */
+export async function pageText(bytes: Buffer, contentType: string, base: URL): Promise<{ title?: string; text: string }> {
+  if (!isText(contentType)) return { text: `[${contentType.split(";")[0]?.trim().slice(0, 80)} content, ${bytes.length}${bytes.length >= WEB_MAX_BODY_BYTES ? "+" : ""} bytes, not shown]` };
+  const text = decoderFor(contentType).decode(bytes);
+  if (!isHtml(contentType) && !/^\s*<(!doctype html|html)\b/i.test(text.slice(0, 512))) return { text };
+  const { parseHTML, Readability, turndown } = await load();
+  const { document } = parseHTML(text);
+  const doc = document as { title?: string; baseURI?: string; body?: { innerHTML?: string } };
+  let article: { title?: string | null; content?: string | null } | null = null;
+  try {
+    article = new Readability(document, { charThreshold: 200 }).parse();
+  } catch {
+    article = null; // a page Readability cannot read: its whole body below
+  }
+  const html = article?.content ?? doc.body?.innerHTML ?? "";
+  const markdown = absoluteLinks(turndown(html), base).trim();
+  const title = (article?.title ?? doc.title ?? "").trim();
+  return { ...(title !== "" ? { title } : {}), text: markdown };
+}
+
+/** Markdown links and images made absolute against the page's URL (readability keeps them as written). */
+function absoluteLinks(markdown: string, base: URL): string {
+  return markdown.replace(/\]\(([^)\s]+)(\s+"[^"]*")?\)/g, (whole, href: string, title: string | undefined) => {
+    try {
+      return `](${new URL(href, base).href}${title ?? ""})`;
+    } catch {
+      return whole;
+    }
+  });
+}
