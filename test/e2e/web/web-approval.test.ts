@@ -1,0 +1,57 @@
+// A host `web_fetch` may not reach by the sandbox's network policy is asked about as a sandboxed
+// command's connection is (SPEC-web, "Hosts"; SPEC-sandbox, "Approvals"): a real daemon, an attached
+// UI answering `sandbox.approval_requested`, the scripted model and a loopback page server.
+import { describe, expect, it } from "vitest";
+import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
+import type { FakeOpenAI } from "../../support/fake-openai.js";
+import { LoopbackServer } from "../../support/web.js";
+import { SandboxSession } from "../sandbox/support.js";
+
+let fake!: FakeOpenAI;
+useFakeOpenAI((s) => (fake = s), { perTest: true });
+const cleanups = useCleanups();
+
+async function site(): Promise<LoopbackServer> {
+  const s = await LoopbackServer.start((path) => (path === "/page" ? (_req, res) => void res.writeHead(200, { "content-type": "text/plain" }).end("the page's text") : undefined));
+  cleanups.push(() => s.close());
+  return s;
+}
+
+describe("web_fetch asks about a host as the sandbox does", () => {
+  it("[web.hosts.approval] a host no rule allows is asked about, naming the call; allow fetches it, and the next fetch asks again", async () => {
+    const page = await site();
+    const s = await SandboxSession.start(fake, cleanups, { harnessYaml: JSON.stringify({ model: "fake-model", web: {} }) });
+    const url = `${page.url}/page`;
+    const callId = await s.callTool("web_fetch", { url });
+    const ask = await s.approval((d) => d.call_id === callId);
+    expect(ask).toMatchObject({ kind: "network", target: `127.0.0.1:${new URL(page.url).port}`, choices: ["allow", "deny"], agent_id: s.agentId, command: `web_fetch ${url}` });
+    expect(page.requests).toHaveLength(0);
+    s.answer(ask.approval_id, "allow");
+    expect(await s.next("sandbox.approval_resolved", (d) => d.approval_id === ask.approval_id)).toMatchObject({ outcome: "allowed" });
+    const r = await s.result(callId);
+    expect(r.outcome).toBe("ok");
+    expect(r.output).toContain("the page's text");
+    // `allow` released that fetch only.
+    const again = await s.callTool("web_fetch", { url });
+    const second = await s.approval((d) => d.call_id === again);
+    s.answer(second.approval_id, "allow");
+    expect((await s.result(again)).output).toContain("the page's text");
+    expect(page.requests).toHaveLength(2);
+  }, 120_000);
+
+  it("[web.hosts.deny] deny refuses the fetch and the host for the rest of the session, without asking again", async () => {
+    const page = await site();
+    const s = await SandboxSession.start(fake, cleanups, { harnessYaml: JSON.stringify({ model: "fake-model", web: {} }) });
+    const url = `${page.url}/page`;
+    const callId = await s.callTool("web_fetch", { url });
+    const ask = await s.approval((d) => d.call_id === callId);
+    s.answer(ask.approval_id, "deny");
+    expect(await s.next("sandbox.approval_resolved", (d) => d.approval_id === ask.approval_id)).toMatchObject({ outcome: "denied" });
+    const r = await s.result(callId);
+    expect(r.outcome).toBe("error");
+    expect(r.output).toContain("was not fetched: the user refused this host (for the rest of the session)");
+    const later = await s.tool("web_fetch", { url });
+    expect(later.output).toContain("was not fetched: the user refused this host for the rest of the session");
+    expect(page.requests).toHaveLength(0);
+  }, 120_000);
+});
