@@ -4,7 +4,8 @@
 // the answers a test scripts. Every request is logged before it is answered. Wire shapes from the
 // services' public API references.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { createServer as createTlsServer } from "node:https";
+import { connect, type AddressInfo, type Socket } from "node:net";
 
 export interface LoggedRequest {
   readonly method: string;
@@ -15,7 +16,10 @@ export interface LoggedRequest {
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: unknown) => void | Promise<void>;
 
-/** A loopback HTTP server answering by path; unknown paths 404. */
+/** A certificate and key for a loopback HTTPS server (test/support/tls.ts). */
+export type ServerTls = { readonly key: Buffer; readonly cert: Buffer };
+
+/** A loopback HTTP (HTTPS with `tls`) server answering by path; unknown paths 404. */
 export class LoopbackServer {
   readonly requests: LoggedRequest[] = [];
   private readonly sockets = new Set<Socket>();
@@ -30,9 +34,13 @@ export class LoopbackServer {
     });
   }
 
-  static async start(routes: (path: string) => Handler | undefined): Promise<LoopbackServer> {
+  get port(): number {
+    return Number(new URL(this.url).port);
+  }
+
+  static async start(routes: (path: string) => Handler | undefined, tls?: ServerTls): Promise<LoopbackServer> {
     let me: LoopbackServer | undefined;
-    const server = createServer((req, res) => {
+    const handle = (req: IncomingMessage, res: ServerResponse): void => {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
@@ -52,9 +60,10 @@ export class LoopbackServer {
         }
         void Promise.resolve(handler(req, res, body)).catch(() => res.destroy());
       });
-    });
+    };
+    const server = tls !== undefined ? (createTlsServer(tls, handle) as unknown as Server) : createServer(handle);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    me = new LoopbackServer(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    me = new LoopbackServer(server, `${tls !== undefined ? "https" : "http"}://127.0.0.1:${(server.address() as AddressInfo).port}`);
     return me;
   }
 
@@ -88,7 +97,7 @@ export interface StandInScript {
 const blankScript = (): StandInScript => ({ hits: [], pages: {} });
 
 /** Exa's API as its reference describes it, answering `script`. */
-export async function startExaStandIn(key: string, script: StandInScript = blankScript()): Promise<{ server: LoopbackServer; script: StandInScript }> {
+export async function startExaStandIn(key: string, script: StandInScript = blankScript(), tls?: ServerTls): Promise<{ server: LoopbackServer; script: StandInScript }> {
   const authorized = (req: IncomingMessage, res: ServerResponse): boolean => {
     if (script.failWith !== undefined) return void json(res, script.failWith.status, { requestId: "req-1", error: script.failWith.error }), false;
     if (req.headers["x-api-key"] !== key) return void json(res, 401, { requestId: "req-1", error: "Invalid API key" }), false;
@@ -116,7 +125,7 @@ export async function startExaStandIn(key: string, script: StandInScript = blank
         });
       };
     return undefined;
-  });
+  }, tls);
   return { server, script };
 }
 
@@ -151,4 +160,37 @@ export async function startParallelStandIn(key: string, script: StandInScript = 
     return undefined;
   });
   return { server, script };
+}
+
+/**
+ * A proxy on 127.0.0.1 that answers every CONNECT by tunnelling to `to(target)` (a loopback port),
+ * whatever host it names, and records what each CONNECT named; anything but CONNECT is refused (502).
+ */
+export async function startTunnelProxy(to: (target: string) => number): Promise<{ url: string; connects: string[]; close(): Promise<void> }> {
+  const connects: string[] = [];
+  const sockets = new Set<Socket>();
+  const proxy = createServer((_req, res) => res.writeHead(502).end());
+  proxy.on("connect", (req: IncomingMessage, client: Socket) => {
+    const target = req.url ?? "";
+    connects.push(target);
+    const upstream = connect(to(target), "127.0.0.1", () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+      s.on("error", () => {});
+    }
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    connects,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    },
+  };
 }

@@ -8,7 +8,8 @@ import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../s
 import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { extensionsLog, toolMessage, toolsOf } from "../../support/mcp.js";
 import { runTau } from "../../support/run-tau.js";
-import { LoopbackServer, startExaStandIn, startParallelStandIn } from "../../support/web.js";
+import { selfSignedCertificate } from "../../support/tls.js";
+import { LoopbackServer, startExaStandIn, startParallelStandIn, startTunnelProxy } from "../../support/web.js";
 import { WEB_MAX_RESULT_BYTES } from "../../../handwritten/extensions/web/limits.js";
 
 let fake!: FakeOpenAI;
@@ -25,11 +26,11 @@ function webWorkspace(web: Record<string, unknown>, o: { allowed?: string[]; ext
   return { ...w, env: { ...w.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-web", OPENAI_MODEL: "fake-model", ...(o.env ?? {}) } };
 }
 
-async function pages(routes: Record<string, (res: import("node:http").ServerResponse) => void>): Promise<LoopbackServer> {
+async function pages(routes: Record<string, (res: import("node:http").ServerResponse) => void>, tls?: { key: Buffer; cert: Buffer }): Promise<LoopbackServer> {
   const s = await LoopbackServer.start((path) => {
     const r = routes[path];
     return r === undefined ? undefined : (_req, res) => r(res);
-  });
+  }, tls);
   cleanups.push(() => s.close());
   return s;
 }
@@ -196,5 +197,47 @@ describe("web_search and web_fetch through tau run", () => {
     expect(toolsOf(fake.chatRequests[0]!).filter((t) => t.startsWith("web_"))).toEqual([]);
     expect(toolMessage(fake.chatRequests[1]!, "call_fetch")).toBe("tool web_fetch is not available to agents of role default (deny_tools: group:web); the call was not run");
     expect(site.requests).toHaveLength(0);
+  }, 120_000);
+});
+
+describe("web egress through a proxy, TLS verified", () => {
+  /** Exa at its default https://api.exa.ai and an https page, both loopback stand-ins with one self-signed certificate, reached through a tunnelling proxy. */
+  async function behindProxy(): Promise<{ w: Workspace; connects: string[]; certFile: string }> {
+    const tls = selfSignedCertificate(["api.exa.ai", "docs.example.org"]);
+    cleanups.push(() => tls.dispose());
+    const exa = await startExaStandIn(EXA_KEY, { hits: [{ title: "Guide", url: "https://docs.example.org/guide", text: "search text" }], pages: {} }, tls);
+    cleanups.push(() => exa.server.close());
+    const site = await pages({ "/guide": (res) => res.writeHead(200, { "content-type": "text/plain" }).end("the guide over TLS") }, tls);
+    const proxy = await startTunnelProxy((target) => (target.startsWith("api.exa.ai:") ? exa.server.port : site.port));
+    cleanups.push(() => proxy.close());
+    const w = webWorkspace({ search: "exa" }, { allowed: ["docs.example.org"], env: { TAU_SECRET_WEB_EXA: EXA_KEY, HTTPS_PROXY: proxy.url } });
+    return { w, connects: proxy.connects, certFile: tls.certFile };
+  }
+
+  it("[web.egress.proxy-and-tls] with HTTPS_PROXY set, Exa's default endpoint and an https page are reached only through the proxy's tunnel, their certificate checked", async () => {
+    const { w, connects, certFile } = await behindProxy();
+    fake.enqueue(
+      toolCallResponse([
+        { id: "call_search", name: "web_search", arguments: JSON.stringify({ query: "guide" }) },
+        { id: "call_fetch", name: "web_fetch", arguments: JSON.stringify({ url: "https://docs.example.org/guide" }) },
+      ]),
+      textResponse("done"),
+    );
+    const r = await runTau(["run", "-p", "look"], { env: { ...w.env, NODE_EXTRA_CA_CERTS: certFile }, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    expect(toolMessage(fake.chatRequests[1]!, "call_search")).toContain("search text");
+    expect(toolMessage(fake.chatRequests[1]!, "call_fetch")).toContain("the guide over TLS");
+    expect([...new Set(connects)].sort()).toEqual(["api.exa.ai:443", "docs.example.org:443"]);
+  }, 120_000);
+
+  it("[web.egress.tls-verified] a certificate no trusted authority signed fails the call, and nothing is read from it", async () => {
+    const { w, connects } = await behindProxy();
+    fake.enqueue(toolCallResponse([{ id: "call_fetch", name: "web_fetch", arguments: JSON.stringify({ url: "https://docs.example.org/guide" }) }]), textResponse("failed"));
+    const r = await runTau(["run", "-p", "look"], { env: w.env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    const out = toolMessage(fake.chatRequests[1]!, "call_fetch");
+    expect(out).toMatch(/^docs\.example\.org could not be fetched: .*(certificate|CERT)/);
+    expect(out).not.toContain("the guide over TLS");
+    expect(connects).toEqual(["docs.example.org:443"]);
   }, 120_000);
 });
