@@ -6,7 +6,7 @@
 // (`--approval never`, `mode: non-interactive`) such a host is refused at once with the fix. With
 // the sandbox off (`--no-sandbox`, `enabled: false`) a model's commands reach any host, so a fetch may too.
 import { isIP } from "node:net";
-import type { SandboxApprovalOutcome, SandboxDecision, SandboxLaunch } from "../../../generated/index.js";
+import type { SandboxApprovalOutcome, SandboxApprovalRequested, SandboxDecision, SandboxLaunch } from "../../../generated/index.js";
 import { loadSandboxConfig, resolveRoots } from "../../config/index.js";
 import { ToolFailure, type Extension } from "../../sdk/index.js";
 import { randomHex } from "../../startup/random.js";
@@ -61,11 +61,17 @@ export class HostPolicy {
   /** Hosts the user refused this session (a `deny` answer). */
   private readonly refused = new Set<string>();
   private readonly waiting = new Map<string, (decision: SandboxDecision) => void>();
+  /** The prompts still open, as published: a UI that attaches asks for them (`:sandbox pending`). */
+  private readonly open = new Map<string, SandboxApprovalRequested>();
 
   constructor(private readonly o: HostPolicyOptions) {
-    o.ext.subscribe([], ["sandbox.approval_answer"]);
+    o.ext.subscribe([], ["sandbox.approval_answer", "sandbox.command_request"]);
     o.ext.on("sandbox.approval_answer", (e) => {
       if (!e.replay) this.waiting.get(e.data.approval_id)?.(e.data.decision);
+    });
+    // The shell extension answers `:sandbox pending`; this one only publishes its own prompts again.
+    o.ext.on("sandbox.command_request", (e) => {
+      if (!e.replay && e.data.args.length === 1 && e.data.args[0] === "pending") for (const p of this.open.values()) void o.ext.emit("sandbox.approval_requested", p);
     });
   }
 
@@ -110,8 +116,10 @@ export class HostPolicy {
     const id = `web-${randomHex(8)}`;
     const { ext } = this.o;
     return new Promise<SandboxApprovalOutcome>((resolve) => {
+      if (call.signal.aborted) return resolve("revoked"); // nothing was asked
       const settle = (outcome: SandboxApprovalOutcome): void => {
         if (!this.waiting.delete(id)) return;
+        this.open.delete(id);
         clearTimeout(timer);
         call.signal.removeEventListener("abort", onAbort);
         void ext.emit("sandbox.approval_resolved", { approval_id: id, outcome });
@@ -119,10 +127,10 @@ export class HostPolicy {
       };
       const onAbort = (): void => settle("revoked");
       const timer = setTimeout(onAbort, SANDBOX_APPROVAL_MAX_WAIT_MS);
-      this.waiting.set(id, (decision) => settle(decision === "deny" ? "denied" : decision === "allow" ? "allowed" : "revoked"));
-      if (call.signal.aborted) return onAbort();
+      // A choice this prompt did not offer is ignored, as the sandbox's own prompts do.
+      this.waiting.set(id, (decision) => (decision === "deny" ? settle("denied") : decision === "allow" ? settle("allowed") : undefined));
       call.signal.addEventListener("abort", onAbort, { once: true });
-      void ext.emit("sandbox.approval_requested", {
+      const payload: SandboxApprovalRequested = {
         approval_id: id,
         kind: "network",
         target,
@@ -130,7 +138,9 @@ export class HostPolicy {
         agent_id: call.agentId,
         call_id: call.callId,
         command: call.command.slice(0, 200),
-      });
+      };
+      this.open.set(id, payload);
+      void ext.emit("sandbox.approval_requested", payload);
     });
   }
 }

@@ -97,10 +97,11 @@ export function fetchTool(o: FetchToolOptions): ToolDefinition {
     ...LABELS,
     run: async (args, ctx) => {
       const url = urlArgument(argsObject(args).url);
-      const signal = bounded(ctx);
       const call = { agentId: ctx.agentId, callId: ctx.callId, command: `web_fetch ${url.href}`, signal: ctx.signal };
       // The page's host needs the sandbox's approval whoever fetches it: its URL leaves this machine either way.
       await o.hosts.check(url, call);
+      // The call's time starts once its host is allowed: waiting for the user's answer does not use it up.
+      const signal = bounded(ctx);
       if (o.adapter !== undefined) {
         const page = await o.adapter.fetch(url, signal);
         return { output: frame(o.adapter.name, "fetch", pageBody(page.url, page.title, page.text)), display: { summary: `web fetch ${url.host}` } };
