@@ -10,7 +10,8 @@ import type { SandboxApprovalOutcome, SandboxApprovalRequested, SandboxDecision,
 import { loadSandboxConfig, resolveRoots } from "../../config/index.js";
 import { ToolFailure, type Extension } from "../../sdk/index.js";
 import { randomHex } from "../../startup/random.js";
-import { DEFAULT_ALLOWED_DOMAINS, SANDBOX_APPROVAL_MAX_WAIT_MS } from "../shell/sandbox/index.js";
+import { SANDBOX_APPROVAL_MAX_WAIT_MS } from "../shell/sandbox/approvals.js";
+import { DEFAULT_ALLOWED_DOMAINS } from "../shell/sandbox/policy.js";
 
 /** A host and port the policy is asked about (hostname lowercased, an IPv6 literal without brackets). */
 export interface Target {

@@ -2,6 +2,8 @@
 // linkedom (a DOM), @mozilla/readability (the article, without menus and scripts) and turndown
 // (markdown); those load on the first HTML page only. Other text is passed on as it came; anything
 // else is named, never shown.
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { WEB_MAX_BODY_BYTES } from "./limits.js";
 
 type Converters = {
@@ -11,9 +13,31 @@ type Converters = {
 };
 let converters: Promise<Converters> | undefined;
 
+const BUNDLED = /\/dist\/fast\/[^/]+\.cjs$/.test(import.meta.url);
+type Libs = typeof import("./html-libs.js");
+
+/**
+ * The libraries: bundled, dist/fast/web-html.cjs beside this bundle (with a code cache, as the
+ * sandbox runtime is loaded); from source, the packages themselves.
+ */
+function libs(): Libs {
+  const load = createRequire(import.meta.url);
+  if (BUNDLED) {
+    const { loadBundle } = load("../../bin/bundle-loader.cjs") as { loadBundle: (file: string) => { exports: Libs; settled: () => void } };
+    const b = loadBundle(fileURLToPath(new URL("./web-html.cjs", import.meta.url)));
+    b.settled();
+    return b.exports;
+  }
+  return {
+    parseHTML: (load("linkedom") as Libs).parseHTML,
+    Readability: (load("@mozilla/readability") as Libs).Readability,
+    TurndownService: load("turndown") as Libs["TurndownService"],
+  };
+}
+
 function load(): Promise<Converters> {
   converters ??= (async () => {
-    const [{ parseHTML }, { Readability }, { default: TurndownService }] = await Promise.all([import("linkedom"), import("@mozilla/readability"), import("turndown")]);
+    const { parseHTML, Readability, TurndownService } = libs();
     const service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
     service.remove(["script", "style", "noscript", "iframe", "object", "embed"] as never);
     return { parseHTML: parseHTML as Converters["parseHTML"], Readability: Readability as unknown as Converters["Readability"], turndown: (html) => service.turndown(html as string) };
