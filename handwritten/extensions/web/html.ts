@@ -4,7 +4,7 @@
 // else is named, never shown.
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { WEB_MAX_BODY_BYTES } from "./limits.js";
+import { WEB_MAX_BODY_BYTES, WEB_MAX_HTML_CHARS } from "./limits.js";
 
 type Converters = {
   parseHTML: (html: string) => { document: unknown };
@@ -58,13 +58,53 @@ function decoderFor(contentType: string): TextDecoder {
 export const isHtml = (contentType: string): boolean => /^\s*(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
 const isText = (contentType: string): boolean => contentType.trim() === "" || /^\s*(text\/|application\/(json|xml|[\w.+-]+\+(json|xml))|application\/(javascript|x-ndjson|yaml))/i.test(contentType);
 
+/** Elements whose content is never page text, and comments: taken out before the HTML is parsed. */
+const DROPPED = ["script", "style", "svg", "noscript", "template"] as const;
+
+/**
+ * `html` without DROPPED elements and comments, in one pass (indexOf only, so a page of unclosed
+ * tags costs no more than any other): an element left open runs to the end and goes with it.
+ */
+export function withoutScripts(html: string): string {
+  const lower = html.toLowerCase();
+  const out: string[] = [];
+  let at = 0;
+  while (at < html.length) {
+    const lt = lower.indexOf("<", at);
+    if (lt === -1) break;
+    let end: number | undefined;
+    if (lower.startsWith("<!--", lt)) {
+      const close = lower.indexOf("-->", lt + 4);
+      end = close === -1 ? html.length : close + 3;
+    } else {
+      const name = DROPPED.find((n) => lower.startsWith(n, lt + 1) && !/[a-z0-9-]/.test(lower[lt + 1 + n.length] ?? ""));
+      if (name !== undefined) {
+        const close = lower.indexOf(`</${name}`, lt + 1);
+        const gt = close === -1 ? -1 : lower.indexOf(">", close);
+        end = gt === -1 ? html.length : gt + 1;
+      }
+    }
+    if (end === undefined) {
+      out.push(html.slice(at, lt + 1));
+      at = lt + 1;
+      continue;
+    }
+    out.push(html.slice(at, lt));
+    at = end;
+  }
+  out.push(html.slice(at));
+  return out.join("");
+}
+
 /** A page's text and title: HTML as markdown, other text as is, anything else a line naming it. */
-export async function pageText(bytes: Buffer, contentType: string, base: URL): Promise<{ title?: string; text: string }> {
+export async function pageText(bytes: Buffer, contentType: string, base: URL): Promise<{ title?: string; text: string; htmlCut?: boolean }> {
   if (!isText(contentType)) return { text: `[${contentType.split(";")[0]?.trim().slice(0, 80)} content, ${bytes.length}${bytes.length >= WEB_MAX_BODY_BYTES ? "+" : ""} bytes, not shown]` };
   const text = decoderFor(contentType).decode(bytes);
   if (!isHtml(contentType) && !/^\s*<(!doctype html|html)\b/i.test(text.slice(0, 512))) return { text };
   const { parseHTML, Readability, turndown } = await load();
-  const { document } = parseHTML(text);
+  const markup = withoutScripts(text);
+  const htmlCut = markup.length > WEB_MAX_HTML_CHARS;
+  const { document } = parseHTML(htmlCut ? markup.slice(0, WEB_MAX_HTML_CHARS) : markup);
   const doc = document as { title?: string; baseURI?: string; body?: { innerHTML?: string } };
   let article: { title?: string | null; content?: string | null } | null = null;
   try {
@@ -75,7 +115,7 @@ export async function pageText(bytes: Buffer, contentType: string, base: URL): P
   const html = article?.content ?? doc.body?.innerHTML ?? "";
   const markdown = absoluteLinks(turndown(html), base).trim();
   const title = (article?.title ?? doc.title ?? "").trim();
-  return { ...(title !== "" ? { title } : {}), text: markdown };
+  return { ...(title !== "" ? { title } : {}), text: markdown, ...(htmlCut ? { htmlCut } : {}) };
 }
 
 /** Markdown links and images made absolute against the page's URL (readability keeps them as written). */

@@ -4,6 +4,11 @@
 export const WEB_MAX_RESULT_BYTES = 64 * 1024;
 /** Bytes of one response body read (a page, or an adapter's JSON); reading stops there. */
 export const WEB_MAX_BODY_BYTES = 2 * 1024 * 1024;
+/**
+ * Characters of HTML (scripts, styles, SVG and comments taken out first) turned into markdown: the
+ * conversion costs about 4.5 s per MiB here, and the result shows at most 64 KiB anyway.
+ */
+export const WEB_MAX_HTML_CHARS = 512 * 1024;
 /** Redirects one `web_fetch` follows, each hop checked against the host policy first. */
 export const WEB_MAX_REDIRECTS = 5;
 /** Longest wait for response headers, and longest silence while a body streams. */

@@ -7,7 +7,7 @@ import { frame } from "./frame.js";
 import type { HostPolicy } from "./hosts.js";
 import { pageText } from "./html.js";
 import type { WebHttp } from "./http.js";
-import { WEB_CALL_TIMEOUT_MS, WEB_DEFAULT_RESULTS, WEB_MAX_QUERY_CHARS, WEB_MAX_RESULTS, WEB_MAX_URL_CHARS } from "./limits.js";
+import { WEB_CALL_TIMEOUT_MS, WEB_DEFAULT_RESULTS, WEB_MAX_HTML_CHARS, WEB_MAX_QUERY_CHARS, WEB_MAX_RESULTS, WEB_MAX_URL_CHARS } from "./limits.js";
 
 const LABELS = { group: "web", tags: ["network", "web"] } as const;
 
@@ -109,7 +109,12 @@ export function fetchTool(o: FetchToolOptions): ToolDefinition {
       const got = await o.http.get(url, (hop) => (hop === url ? Promise.resolve() : o.hosts.check(hop, call)), signal);
       if (got.status < 200 || got.status >= 300) throw new ToolFailure(`${got.url.host} answered HTTP ${got.status}`);
       const page = await pageText(got.body.bytes, got.contentType, got.url);
-      const note = got.body.cut ? `[the page is longer than tau reads: what follows is from its first ${got.body.bytes.length} bytes]` : undefined;
+      const note =
+        page.htmlCut === true
+          ? `[the page's HTML is longer than tau converts: what follows is from its first ${WEB_MAX_HTML_CHARS} characters without scripts and styles]`
+          : got.body.cut
+            ? `[the page is longer than tau reads: what follows is from its first ${got.body.bytes.length} bytes]`
+            : undefined;
       return { output: frame("direct", "fetch", pageBody(got.url.href, page.title, page.text, note)), display: { summary: `web fetch ${got.url.host}` } };
     },
   };

@@ -5,6 +5,7 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CLOSING_SENTINEL, defuse, frame } from "../../../handwritten/extensions/web/frame.js";
 import { matchesPattern, targetOf } from "../../../handwritten/extensions/web/hosts.js";
+import { pageText, withoutScripts } from "../../../handwritten/extensions/web/html.js";
 import { readBounded } from "../../../handwritten/extensions/web/http.js";
 import { urlArgument } from "../../../handwritten/extensions/web/tools.js";
 
@@ -97,5 +98,28 @@ describe("the bounded body", () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     }
+  });
+});
+
+describe("HTML to text", () => {
+  it("[web.fetch.html-bounded] scripts, styles, SVG and comments go before parsing, in one pass; at most 512 Ki characters are converted, and the page says so", async () => {
+    expect(withoutScripts(`a<SCRIPT type="x">evil()</script >b<style>p{}</style>c<!-- note -->d<svg><path/></svg>e<script-x>kept</script-x>`)).toBe("abcde<script-x>kept</script-x>");
+    expect(withoutScripts("text <script>never closed <p>gone")).toBe("text ");
+    expect(withoutScripts("a < b <!-- open")).toBe("a < b ");
+    const unclosed = "<script".repeat(100_000);
+    expect(withoutScripts(`x${unclosed}`)).toBe("x");
+    const base = new URL("https://example.org/docs/page");
+    const page = await pageText(Buffer.from(`<html><head><title>T</title><script>${"s".repeat(600_000)}</script></head><body><article><h1>Head</h1><p>See <a href="../other">the other page</a>. ${"Words in a paragraph. ".repeat(20)}</p></article></body></html>`), "text/html", base);
+    expect(page.title).toBe("T");
+    expect(page.htmlCut).toBeUndefined();
+    expect(page.text).toContain("[the other page](https://example.org/other)");
+    expect(page.text).not.toContain("sss");
+    const big = await pageText(Buffer.from(`<html><body><article>${"<p>paragraph text here</p>".repeat(30_000)}</article></body></html>`), "text/html; charset=utf-8", base);
+    expect(big.htmlCut).toBe(true);
+  }, 60_000);
+
+  it("[web.fetch.non-text-named] content that is not text is named by type and size, never shown", async () => {
+    expect((await pageText(Buffer.from([0x89, 0x50, 0x4e, 0x47]), "image/png", new URL("https://example.org/"))).text).toBe("[image/png content, 4 bytes, not shown]");
+    expect((await pageText(Buffer.from("plain words"), "text/plain", new URL("https://example.org/"))).text).toBe("plain words");
   });
 });
