@@ -62,17 +62,35 @@ export class HostPolicy {
   /** Hosts the user refused this session (a `deny` answer). */
   private readonly refused = new Set<string>();
   private readonly waiting = new Map<string, (decision: SandboxDecision) => void>();
+  /** The session's `:sandbox network allow|deny add HOST` grants and refusals, as the shell extension applied them. */
+  private readonly grants = { allow: new Set<string>(), deny: new Set<string>() };
+  /** `:sandbox network …` commands waiting for the shell extension's answer, by request id. */
+  private readonly networkCommands = new Map<string, readonly string[]>();
   /** The prompts still open, as published: a UI that attaches asks for them (`:sandbox pending`). */
   private readonly open = new Map<string, SandboxApprovalRequested>();
 
   constructor(private readonly o: HostPolicyOptions) {
-    o.ext.subscribe([], ["sandbox.approval_answer", "sandbox.command_request"]);
+    o.ext.subscribe([], ["sandbox.approval_answer", "sandbox.command_request", "sandbox.command_result"]);
     o.ext.on("sandbox.approval_answer", (e) => {
       if (!e.replay) this.waiting.get(e.data.approval_id)?.(e.data.decision);
     });
-    // The shell extension answers `:sandbox pending`; this one only publishes its own prompts again.
+    // The shell extension answers `:sandbox …`; this one publishes its own prompts again on
+    // `pending`, and takes over a network grant once the shell extension says it applied it.
     o.ext.on("sandbox.command_request", (e) => {
-      if (!e.replay && e.data.args.length === 1 && e.data.args[0] === "pending") for (const p of this.open.values()) void o.ext.emit("sandbox.approval_requested", p);
+      if (e.replay) return;
+      const args = e.data.args;
+      if (args.length === 1 && args[0] === "pending") for (const p of this.open.values()) void o.ext.emit("sandbox.approval_requested", p);
+      if (args.length === 4 && args[0] === "network" && this.networkCommands.size < 64) this.networkCommands.set(e.data.request_id, args.slice(1));
+    });
+    o.ext.on("sandbox.command_result", (e) => {
+      const command = this.networkCommands.get(e.data.request_id);
+      if (e.replay || command === undefined) return;
+      this.networkCommands.delete(e.data.request_id);
+      const [list, op, host] = command as [string, string, string];
+      const set = list === "allow" ? this.grants.allow : list === "deny" ? this.grants.deny : undefined;
+      if (e.data.ok !== true || set === undefined) return;
+      if (op === "add") set.add(host);
+      else if (op === "remove") set.delete(host);
     });
   }
 
@@ -83,10 +101,11 @@ export class HostPolicy {
     const t = targetOf(url);
     const shown = targetText(t);
     if (rules.kind === "broken") throw new ToolFailure(`${shown} was not fetched: the sandbox's network policy could not be read (${rules.why})`);
-    const fix = `add ${t.host} to network.allowed_domains in sandbox.yaml to allow it`;
+    const fix = `add ${t.host} to network.allowed_domains in sandbox.yaml to allow it (or, in a session with a UI, :sandbox network allow add ${t.host})`;
     if (rules.denied.some((p) => matchesPattern(t, p))) throw new ToolFailure(`${shown} was not fetched: network.denied_domains in sandbox.yaml refuses it`);
+    if ([...this.grants.deny].some((p) => matchesPattern(t, p))) throw new ToolFailure(`${shown} was not fetched: :sandbox network deny refuses it this session`);
     if (this.refused.has(t.host)) throw new ToolFailure(`${shown} was not fetched: the user refused this host for the rest of the session`);
-    if (rules.allowed.some((p) => matchesPattern(t, p))) return;
+    if (rules.allowed.some((p) => matchesPattern(t, p)) || [...this.grants.allow].some((p) => matchesPattern(t, p))) return;
     if (!rules.ask) throw new ToolFailure(`${shown} was not fetched: no rule of the sandbox's network policy allows it and this run has nobody to ask; ${fix}`);
     const outcome = await this.ask(shown, call);
     if (outcome === "allowed") return;

@@ -79,4 +79,18 @@ describe("web_fetch asks about a host as the sandbox does", () => {
     expect(again.approval_id).not.toBe(ask.approval_id);
     expect(page.requests).toHaveLength(0);
   }, 120_000);
+
+  it("[web.hosts.session-grant] the session's :sandbox network grants apply to web_fetch: allow add fetches without asking, deny add refuses", async () => {
+    const page = await site();
+    const s = await SandboxSession.active(fake, cleanups, { harnessYaml: JSON.stringify({ model: "fake-model", web: {} }) });
+    const url = `${page.url}/page`;
+    expect(await s.command("network", "allow", "add", "127.0.0.1")).toMatchObject({ ok: true });
+    const allowed = await s.tool("web_fetch", { url });
+    expect(allowed.output).toContain("the page's text");
+    expect(await s.command("network", "allow", "remove", "127.0.0.1")).toMatchObject({ ok: true });
+    expect(await s.command("network", "deny", "add", "127.0.0.1")).toMatchObject({ ok: true });
+    const refused = await s.tool("web_fetch", { url });
+    expect(refused.output).toContain(`127.0.0.1:${page.port} was not fetched: :sandbox network deny refuses it this session`);
+    expect(page.requests).toHaveLength(1);
+  }, 120_000);
 });
