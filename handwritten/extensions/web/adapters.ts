@@ -115,7 +115,7 @@ export class ExaAdapter extends KeyedAdapter {
   readonly name = "exa";
 
   async search(query: string, count: number, signal: AbortSignal): Promise<SearchHit[]> {
-    const j = await this.call("/search", { query, type: "auto", numResults: count, contents: { text: { maxCharacters: WEB_MAX_TEXT_CHARS / count } } }, signal);
+    const j = await this.call("/search", { query, type: "auto", numResults: count, contents: { text: { maxCharacters: Math.floor(WEB_MAX_TEXT_CHARS / count) } } }, signal);
     return listOf(j.results).map((r) => ({ title: str(r.title), url: str(r.url), published: str(r.publishedDate), text: str(r.text) ?? str(r.summary) }));
   }
 
@@ -141,7 +141,7 @@ export class ParallelAdapter extends KeyedAdapter {
   }
 
   async search(query: string, count: number, signal: AbortSignal): Promise<SearchHit[]> {
-    const j = await this.call("/v1beta/search", { objective: query, search_queries: [query], max_results: count, excerpts: { max_chars_per_result: WEB_MAX_TEXT_CHARS / count } }, signal);
+    const j = await this.call("/v1beta/search", { objective: query, search_queries: [query], max_results: count, excerpts: { max_chars_per_result: Math.floor(WEB_MAX_TEXT_CHARS / count) } }, signal);
     return listOf(j.results).map((r) => ({
       title: str(r.title),
       url: str(r.url),
