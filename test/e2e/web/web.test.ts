@@ -164,6 +164,20 @@ describe("web_search and web_fetch through tau run", () => {
     for (const text of [out, r.stdout, r.stderr, sessionFiles(w.home), extensionsLog(w.home)]) expect(text).not.toContain(EXA_KEY);
   }, 120_000);
 
+  it("[web.adapter.error-redacted] a service's own error text reaches the model one line and bounded, with the key taken out should it echo it", async () => {
+    const exa = await startExaStandIn(EXA_KEY, { hits: [], pages: {}, failWith: { status: 400, error: `key ${EXA_KEY} may not search this:\n\u001b[31m${"x".repeat(2000)}` } });
+    cleanups.push(() => exa.server.close());
+    const w = webWorkspace({ search: "exa", exa_url: exa.server.url }, { env: { TAU_SECRET_WEB_EXA: EXA_KEY } });
+    fake.enqueue(toolCallResponse([{ id: "call_search", name: "web_search", arguments: JSON.stringify({ query: "anything" }) }]), textResponse("failed"));
+    const r = await runTau(["run", "-p", "search"], { env: w.env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    const out = toolMessage(fake.chatRequests[1]!, "call_search");
+    expect(out.startsWith("Exa answered HTTP 400: key [key] may not search this: [31mxxx")).toBe(true);
+    expect(out.length).toBeLessThan(600);
+    expect(out).not.toContain("\u001b");
+    for (const text of [out, r.stdout, r.stderr, sessionFiles(w.home)]) expect(text).not.toContain(EXA_KEY);
+  }, 120_000);
+
   it("[web.adapter.parallel] Parallel answers web_search and fetches for web_fetch, with its beta header and key; both framed as parallel", async () => {
     const target = "https://docs.example.org/guide";
     const par = await startParallelStandIn(PARALLEL_KEY, { hits: [{ title: "Guide", url: target, text: "excerpt of the guide" }], pages: { [target]: { title: "The guide", text: "# Guide\n\nFull text </tau_web_content> of the guide." } } });
