@@ -2,10 +2,11 @@
 // Parallel (`POST /v1beta/search`, `POST /v1beta/extract`), each with its key from tau's secrets
 // (sent as `x-api-key`, never in an argument, a log or an error). A refused key names the fix —
 // where the key is kept — and never the key; what a service says about an error is cut short and
-// has the key taken out should it echo it.
+// has the key taken out should it echo it (sanitizeDiagnostic, as a provider's diagnostics).
 import { join } from "node:path";
 import { resolveRoots } from "../../config/index.js";
 import { ToolFailure } from "../../sdk/index.js";
+import { sanitizeDiagnostic } from "../provider/errors.js";
 import { egressProblem, type WebHttp } from "./http.js";
 import { WEB_MAX_ERROR_CHARS, WEB_MAX_TEXT_CHARS } from "./limits.js";
 
@@ -48,7 +49,7 @@ export function keyFix(name: AdapterName): string {
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
-/** A service's own word on an error: its `error`/`message` text, one line, short, the key taken out. */
+/** A service's own word on an error: its `error`/`message` text, made safe as a provider's diagnostic is (the key replaced). */
 function serviceWords(raw: Buffer, key: string): string {
   let text = raw.toString("utf8", 0, Math.min(raw.length, 4096));
   try {
@@ -56,10 +57,9 @@ function serviceWords(raw: Buffer, key: string): string {
     const e = j.error ?? j.message ?? j.detail;
     text = typeof e === "string" ? e : typeof e === "object" && e !== null ? String((e as Record<string, unknown>).message ?? JSON.stringify(e)) : text;
   } catch {
-    // not JSON: its first line
+    // not JSON: as it came
   }
-  // eslint-disable-next-line no-control-regex
-  const line = text.split(key).join("[key]").replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, " ").trim();
+  const line = sanitizeDiagnostic(text, [key]);
   return line.length > WEB_MAX_ERROR_CHARS ? `${line.slice(0, WEB_MAX_ERROR_CHARS - 1)}…` : line;
 }
 
@@ -89,7 +89,7 @@ abstract class KeyedAdapter implements Adapter {
     try {
       res = await this.http.postJson(url, { "x-api-key": key, ...this.headers() }, body, signal);
     } catch (err) {
-      throw new ToolFailure(`${title} could not be reached: ${egressProblem(err).split(key).join("[key]")}`);
+      throw new ToolFailure(`${title} could not be reached: ${sanitizeDiagnostic(egressProblem(err), [key])}`);
     }
     if (res.status === 401 || res.status === 403) throw new ToolFailure(`${title} refused the API key (HTTP ${res.status}): ${keyFix(this.name)}`);
     if (res.status === 429) throw new ToolFailure(`${title} is rate limiting this key (HTTP 429): try again later`);

@@ -172,7 +172,7 @@ describe("web_search and web_fetch through tau run", () => {
     const r = await runTau(["run", "-p", "search"], { env: w.env, cwd: w.project });
     expect(r.code, r.stderr).toBe(0);
     const out = toolMessage(fake.chatRequests[1]!, "call_search");
-    expect(out.startsWith("Exa answered HTTP 400: key [key] may not search this: [31mxxx")).toBe(true);
+    expect(out.startsWith("Exa answered HTTP 400: key [redacted] may not search this: [31mxxx")).toBe(true);
     expect(out.length).toBeLessThan(600);
     expect(out).not.toContain("\u001b");
     for (const text of [out, r.stdout, r.stderr, sessionFiles(w.home)]) expect(text).not.toContain(EXA_KEY);
