@@ -1467,9 +1467,9 @@ export type SandboxApprovalRequested = {
   choices: Array<SandboxDecision>;
   /** The agent whose command asked (the first of several, see `other_calls`). */
   agent_id: Id;
-  /** The `shell` call that asked. */
+  /** The call that asked: a `shell` call, a file tool's, or a `web_fetch` (SPEC-web, "Hosts"). */
   call_id: Id;
-  /** The command's first line, for the user to judge by. */
+  /** The command's first line (`web_fetch URL` for a fetch), for the user to judge by. */
   command: ShortText;
   /**
    * A connection made while other sandboxed commands ran too: the runtime does not tell which of
