@@ -6,12 +6,9 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { WEB_MAX_BODY_BYTES, WEB_MAX_HTML_CHARS } from "./limits.js";
 
-type Converters = {
-  parseHTML: (html: string) => { document: unknown };
-  Readability: new (doc: unknown, options?: object) => { parse(): { title?: string | null; content?: string | null } | null };
-  turndown: (html: unknown) => string;
-};
-let converters: Promise<Converters> | undefined;
+/** An HTML page's readable part: its title and its article (or whole body) as markdown. */
+type Readable = (html: string) => { title: string; markdown: string };
+let converter: Readable | undefined;
 
 const BUNDLED = /\/dist\/fast\/[^/]+\.cjs$/.test(import.meta.url);
 type Libs = typeof import("./html-libs.js");
@@ -35,14 +32,25 @@ function libs(): Libs {
   };
 }
 
-function load(): Promise<Converters> {
-  converters ??= (async () => {
-    const { parseHTML, Readability, TurndownService } = libs();
-    const service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-    service.remove(["script", "style", "noscript", "iframe", "object", "embed"] as never);
-    return { parseHTML: parseHTML as Converters["parseHTML"], Readability: Readability as unknown as Converters["Readability"], turndown: (html) => service.turndown(html as string) };
-  })();
-  return converters;
+/** The converter, made on first use (the libraries load then). */
+function readable(): Readable {
+  if (converter !== undefined) return converter;
+  const { parseHTML, Readability, TurndownService } = libs();
+  const service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+  service.remove(["script", "style", "noscript", "iframe", "object", "embed"]);
+  converter = (html) => {
+    const { document } = parseHTML(html);
+    let article: { title?: string | null; content?: string | null } | null = null;
+    try {
+      // linkedom's document is the standard DOM Readability reads; their types are two libraries' own.
+      article = new Readability(document as never, { charThreshold: 200 }).parse();
+    } catch {
+      article = null; // a page Readability cannot read: its whole body below
+    }
+    const content = article?.content ?? document.body?.innerHTML ?? "";
+    return { title: (article?.title ?? document.title ?? "").trim(), markdown: service.turndown(content) };
+  };
+  return converter;
 }
 
 /** The charset of a Content-Type, when node can decode it; utf-8 otherwise. */
@@ -101,20 +109,11 @@ export async function pageText(bytes: Buffer, contentType: string, base: URL): P
   if (!isText(contentType)) return { text: `[${contentType.split(";")[0]?.trim().slice(0, 80)} content, ${bytes.length}${bytes.length >= WEB_MAX_BODY_BYTES ? "+" : ""} bytes, not shown]` };
   const text = decoderFor(contentType).decode(bytes);
   if (!isHtml(contentType) && !/^\s*<(!doctype html|html)\b/i.test(text.slice(0, 512))) return { text };
-  const { parseHTML, Readability, turndown } = await load();
   const markup = withoutScripts(text);
   const htmlCut = markup.length > WEB_MAX_HTML_CHARS;
-  const { document } = parseHTML(htmlCut ? markup.slice(0, WEB_MAX_HTML_CHARS) : markup);
-  const doc = document as { title?: string; baseURI?: string; body?: { innerHTML?: string } };
-  let article: { title?: string | null; content?: string | null } | null = null;
-  try {
-    article = new Readability(document, { charThreshold: 200 }).parse();
-  } catch {
-    article = null; // a page Readability cannot read: its whole body below
-  }
-  const html = article?.content ?? doc.body?.innerHTML ?? "";
-  const markdown = absoluteLinks(turndown(html), base).trim();
-  const title = (article?.title ?? doc.title ?? "").trim();
+  const page = readable()(htmlCut ? markup.slice(0, WEB_MAX_HTML_CHARS) : markup);
+  const markdown = absoluteLinks(page.markdown, base).trim();
+  const title = page.title;
   return { ...(title !== "" ? { title } : {}), text: markdown, ...(htmlCut ? { htmlCut } : {}) };
 }
 
