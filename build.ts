@@ -269,6 +269,8 @@ export async function buildAll(): Promise<void> {
         ...extensionEntries(),
         // Loaded by the shell extension when it sets its sandbox up (sandbox/lifecycle.ts).
         "fast/sandbox-runtime": "node_modules/@anthropic-ai/sandbox-runtime/dist/index.js",
+        // Loaded by the web extension on the first HTML page it fetches (web/html.ts).
+        "fast/web-html": "handwritten/extensions/web/html-libs.ts",
       },
       outExtension: { ".js": ".cjs" },
       format: "cjs",

@@ -12,6 +12,7 @@ export interface ExtensionSettings {
   "shell": T.ShellSettings;
   "slack": T.SlackSettings;
   "test-dummy": T.TestDummySettings;
+  "web": T.WebSettings;
 }
 
 /** The validator of each first-party extension's settings. */
@@ -22,4 +23,5 @@ export const EXTENSION_SETTINGS: { readonly [N in keyof ExtensionSettings]: Gene
   "shell": V.validateShellSettings,
   "slack": V.validateSlackSettings,
   "test-dummy": V.validateTestDummySettings,
+  "web": V.validateWebSettings,
 };

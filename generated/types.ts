@@ -558,6 +558,8 @@ export type HarnessConfig = {
   title_model?: ShortText;
   /** MCP servers whose tools agents may use, by server name (SPEC-mcp). */
   mcp_servers?: Record<string, McpServerConfig>;
+  /** The first-party web extension: `web_fetch`, and `web_search` with a search adapter (SPEC-web). */
+  web?: WebConfig;
 };
 
 export type HarnessModelsAvailable = {
@@ -1484,9 +1486,9 @@ export type SandboxApprovalRequested = {
   choices: Array<SandboxDecision>;
   /** The agent whose command asked (the first of several, see `other_calls`). */
   agent_id: Id;
-  /** The `shell` call that asked. */
+  /** The call that asked: a `shell` call, a file tool's, or a `web_fetch` (SPEC-web, "Hosts"). */
   call_id: Id;
-  /** The command's first line, for the user to judge by. */
+  /** The command's first line (`web_fetch URL` for a fetch), for the user to judge by. */
   command: ShortText;
   /**
    * A connection made while other sandboxed commands ran too: the runtime does not tell which of
@@ -2303,6 +2305,35 @@ export type Usage = {
   cache_read_tokens?: Count;
   cache_write_tokens?: Count;
   reasoning_tokens?: Count;
+};
+
+/**
+ * `web:` in harness.yaml (SPEC-web). Keys are the secrets `web-exa` and `web-parallel`
+ * (`<config>/secrets/NAME`, mode 0600, or `TAU_SECRET_WEB_EXA` / `TAU_SECRET_WEB_PARALLEL`).
+ */
+export type WebConfig = {
+  /** The search adapter; without one `web_search` is not offered. */
+  search?: WebSearchAdapter;
+  /** Who fetches pages for `web_fetch`; `direct` (no key) when absent. */
+  fetch?: WebFetchAdapter;
+  /** Exa's API; `https://api.exa.ai` when absent. */
+  exa_url?: ShortText;
+  /** Parallel's API; `https://api.parallel.ai` when absent. */
+  parallel_url?: ShortText;
+};
+
+/** Who fetches a page for `web_fetch` (SPEC-web): tau itself, or Exa's contents or Parallel's extract. */
+export type WebFetchAdapter = "direct" | "exa" | "parallel";
+
+/** Who answers `web_search` (SPEC-web): Exa's search or Parallel's. */
+export type WebSearchAdapter = "exa" | "parallel";
+
+/** `tau ext web` (SPEC-web): written by the harness from harness.yaml's `web`. */
+export type WebSettings = {
+  /** The `web` entry of harness.yaml. */
+  web: WebConfig;
+  /** The run's sandbox set-up (`--no-sandbox`, `--sandbox-config`, `--approval`), whose network policy a fetched host follows. */
+  sandbox?: SandboxLaunch;
 };
 
 /** An event name: `<family>.<call>`, lowercase words joined by `_`. */

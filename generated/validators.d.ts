@@ -164,6 +164,7 @@ export declare const validateUiSessionEndRequestMessage: GeneratedValidator;
 export declare const validateUiSkillLoad: GeneratedValidator;
 export declare const validateUiSkillLoadResult: GeneratedValidator;
 export declare const validateUiTreeRequestMessage: GeneratedValidator;
+export declare const validateWebSettings: GeneratedValidator;
 
 /** Loads every validator's file now, a few per turn of the event loop; resolves with how many could not be loaded. */
 export declare function preloadValidators(perStep?: number): Promise<number>;

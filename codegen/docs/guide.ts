@@ -46,6 +46,7 @@ export const GUIDE_PAGES = {
   editors: "editors.html",
   mcp: "mcp.html",
   slack: "slack.html",
+  web: "web.html",
 } as const;
 
 /** A configuration file of the reference: its schema's `x-tau-config` name, where it lives, what it is for. */
@@ -463,6 +464,28 @@ export function mcpPage(ctx: GuideContext): string {
     '<h2 id="sandbox">The sandbox, and asking before a call</h2>',
     recordSection(ctx, page, "SPEC-mcp", "The sandbox"),
     recordSection(ctx, page, "SPEC-mcp", "Asking before a call"),
+  ].join("\n");
+}
+
+export function webPage(ctx: GuideContext): string {
+  const page = GUIDE_PAGES.web;
+  const yaml = (lines: readonly string[]) => `<pre><code>${lines.map((l) => esc(l)).join("\n")}</code></pre>`;
+  return [
+    "<h1>Web search and fetch</h1>",
+    '<p class="lead">Give the model <code>web_search</code> (through Exa or Parallel) and <code>web_fetch</code> (a page as markdown, fetched by tau itself or through either service). Every result reaches the model framed as untrusted web content, bounded, and a page can only be fetched from a host the sandbox would let a command reach.</p>',
+    '<h2 id="enable">Turning it on</h2>',
+    para(ctx, page, "Add `web:` to `harness.yaml`. Without `search`, only `web_fetch` is offered, and it needs no key:"),
+    yaml(["web:", "  search: exa          # or parallel; leave it out for fetch only", "  fetch: direct        # the default; or exa, parallel"]),
+    para(ctx, page, "Keep each service's key in a file only you can read (or in `TAU_SECRET_WEB_EXA` / `TAU_SECRET_WEB_PARALLEL` where you start tau). The key never appears in a command line, a log or a tool result:"),
+    terminal(["$ install -m 700 -d ~/.config/tau/secrets", "$ (umask 077; cat > ~/.config/tau/secrets/web-exa)   # paste the key, then Ctrl-D"]),
+    recordSection(ctx, page, "SPEC-web", "Configuration"),
+    '<h2 id="tools">The tools</h2>',
+    recordSection(ctx, page, "SPEC-web", "Tools"),
+    '<h2 id="hosts">Which pages it may fetch</h2>',
+    para(ctx, page, "A page's host is judged as a sandboxed command's connection is: allowed by `sandbox.yaml`'s `network.allowed_domains`, refused by `network.denied_domains`, and asked about otherwise (the approvals page shows the keys). `tau run` has nobody to ask and refuses such a host, naming the fix."),
+    recordSection(ctx, page, "SPEC-web", "Hosts"),
+    '<h2 id="frame">What the model sees</h2>',
+    recordSection(ctx, page, "SPEC-web", "The frame"),
   ].join("\n");
 }
 

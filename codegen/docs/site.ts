@@ -18,7 +18,7 @@ import { RUN_STREAM_PAGE, RUN_STREAM_SCHEMA_FILE, renderRunStream, runStreamSche
 import { scanTestLocations, SCANNED_DIRS } from "./tests.js";
 import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
-import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, mcpPage, providersPage, sessionsPage, startPage, troubleshootingPage, type GuideContext, type GuideInput } from "./guide.js";
+import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, mcpPage, providersPage, sessionsPage, startPage, troubleshootingPage, webPage, type GuideContext, type GuideInput } from "./guide.js";
 import { slackPage } from "./slack-page.js";
 
 export interface SiteInput {
@@ -136,6 +136,7 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.editors, "Editors", "Use tau from Zed, JetBrains IDEs, Neovim or Emacs over the Agent Client Protocol."],
     [GUIDE_PAGES.mcp, "MCP servers", "Give the model the tools of MCP servers, moved over from Claude Code, Cursor, Codex or opencode."],
     [GUIDE_PAGES.slack, "Slack", "Set up a Slack app so people can talk to a tau agent from Slack."],
+    [GUIDE_PAGES.web, "Web search and fetch", "Let the model search the web (Exa, Parallel) and read pages, framed as untrusted and within the sandbox's network policy."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
     ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];
@@ -530,6 +531,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: GUIDE_PAGES.editors, label: "Editors" },
       { page: GUIDE_PAGES.mcp, label: "MCP servers" },
       { page: GUIDE_PAGES.slack, label: "Slack" },
+      { page: GUIDE_PAGES.web, label: "Web" },
       { page: "matrix.html", label: "Authority" },
       { page: "events.html", label: "Events" },
       { page: "messages.html", label: "Messages" },
@@ -597,6 +599,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
     [GUIDE_PAGES.editors, "Editors", editorsPage(guide)],
     [GUIDE_PAGES.mcp, "MCP servers", mcpPage(guide)],
     [GUIDE_PAGES.slack, "Setting up a Slack app for tau", slackPage(guide)],
+    [GUIDE_PAGES.web, "Web search and fetch", webPage(guide)],
   ];
   for (const [path, title, body] of guidePages) files.set(path, layout({ path, title, body, nav: ctx.nav, wide: path === GUIDE_PAGES.configuration }));
 

@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateHarnessConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-tool-routing)."},"agent_limits":{"$ref":"AgentLimits.json","description":"Bounds on agents that start agents (SPEC-agent-team, \"Bounds\")."},"title_model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"A model (`provider/model`) that writes each new session's title after its first answer, in a\ntool-less request of its own; absent (the default), the title is the first prompt's first line."},"mcp_servers":{"$ref":"#/$defs/RecordMcpServerConfig","description":"MCP servers whose tools agents may use, by server name (SPEC-mcp)."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}},"RecordMcpServerConfig":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"McpServerConfig.json"}}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-tool-routing)."},"agent_limits":{"$ref":"AgentLimits.json","description":"Bounds on agents that start agents (SPEC-agent-team, \"Bounds\")."},"title_model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"A model (`provider/model`) that writes each new session's title after its first answer, in a\ntool-less request of its own; absent (the default), the title is the first prompt's first line."},"mcp_servers":{"$ref":"#/$defs/RecordMcpServerConfig","description":"MCP servers whose tools agents may use, by server name (SPEC-mcp)."},"web":{"$ref":"WebConfig.json","description":"The first-party web extension: `web_fetch`, and `web_search` with a search adapter (SPEC-web)."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}},"RecordMcpServerConfig":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"McpServerConfig.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema24 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"Write the debug log (SPEC-debug-log)."},"retention_days":{"type":"integer","minimum":0,"maximum":3650,"default":14,"description":"Days a debug log is kept before it is deleted."}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
@@ -2005,6 +2005,127 @@ return errors === 0;
 }
 validate19.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"WebConfig.json","type":"object","properties":{"search":{"$ref":"WebSearchAdapter.json","examples":["exa"],"description":"The search adapter; without one `web_search` is not offered."},"fetch":{"$ref":"WebFetchAdapter.json","default":"direct","description":"Who fetches pages for `web_fetch`; `direct` (no key) when absent."},"exa_url":{"$ref":"ShortText.json","examples":["https://api.exa.ai"],"description":"Exa's API; `https://api.exa.ai` when absent."},"parallel_url":{"$ref":"ShortText.json","examples":["https://api.parallel.ai"],"description":"Parallel's API; `https://api.parallel.ai` when absent."}},"unevaluatedProperties":{"not":{}},"description":"`web:` in harness.yaml (SPEC-web). Keys are the secrets `web-exa` and `web-parallel`\n(`<config>/secrets/NAME`, mode 0600, or `TAU_SECRET_WEB_EXA` / `TAU_SECRET_WEB_PARALLEL`)."};
+const schema52 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"WebSearchAdapter.json","type":"string","enum":["exa","parallel"],"description":"Who answers `web_search` (SPEC-web): Exa's search or Parallel's."};
+const schema53 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"WebFetchAdapter.json","type":"string","enum":["direct","exa","parallel"],"description":"Who fetches a page for `web_fetch` (SPEC-web): tau itself, or Exa's contents or Parallel's extract."};
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="WebConfig.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate28.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.search !== undefined){
+let data0 = data.search;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate28.errors = [{instancePath:instancePath+"/search",schemaPath:"WebSearchAdapter.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data0 === "exa") || (data0 === "parallel"))){
+validate28.errors = [{instancePath:instancePath+"/search",schemaPath:"WebSearchAdapter.json/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.fetch !== undefined){
+let data1 = data.fetch;
+const _errs4 = errors;
+if(typeof data1 !== "string"){
+validate28.errors = [{instancePath:instancePath+"/fetch",schemaPath:"WebFetchAdapter.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((data1 === "direct") || (data1 === "exa")) || (data1 === "parallel"))){
+validate28.errors = [{instancePath:instancePath+"/fetch",schemaPath:"WebFetchAdapter.json/enum",keyword:"enum",params:{allowedValues: schema53.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.exa_url !== undefined){
+let data2 = data.exa_url;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func0(data2) > 1024){
+validate28.errors = [{instancePath:instancePath+"/exa_url",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/exa_url",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.parallel_url !== undefined){
+let data3 = data.parallel_url;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func0(data3) > 1024){
+validate28.errors = [{instancePath:instancePath+"/parallel_url",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/parallel_url",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "search") && (key0 !== "fetch")) && (key0 !== "exa_url")) && (key0 !== "parallel_url")){
+const _errs14 = errors;
+validate28.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs14 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate28.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate28.errors = vErrors;
+return errors === 0;
+}
+validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="HarnessConfig.json" */;
@@ -2536,14 +2657,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.web !== undefined){
+const _errs57 = errors;
+if(!(validate28(data.web, {instancePath:instancePath+"/web",parentData:data,parentDataProperty:"web",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs57 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key3 in data){
-if(((((((((((((key3 !== "extensions") && (key3 !== "providers")) && (key3 !== "model")) && (key3 !== "model_info")) && (key3 !== "debug_log")) && (key3 !== "system_prompt_template")) && (key3 !== "sandbox")) && (key3 !== "compaction")) && (key3 !== "context_alerts")) && (key3 !== "roles")) && (key3 !== "agent_limits")) && (key3 !== "title_model")) && (key3 !== "mcp_servers")){
-const _errs58 = errors;
+if((((((((((((((key3 !== "extensions") && (key3 !== "providers")) && (key3 !== "model")) && (key3 !== "model_info")) && (key3 !== "debug_log")) && (key3 !== "system_prompt_template")) && (key3 !== "sandbox")) && (key3 !== "compaction")) && (key3 !== "context_alerts")) && (key3 !== "roles")) && (key3 !== "agent_limits")) && (key3 !== "title_model")) && (key3 !== "mcp_servers")) && (key3 !== "web")){
+const _errs59 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid15 = _errs58 === errors;
+var valid15 = _errs59 === errors;
 if(!valid15){
 break;
+}
 }
 }
 }

@@ -37,6 +37,13 @@ export const HARNESS_SAMPLE = `# tau harness configuration (see SPEC-configurati
 #     # prefix: ["bwrap", "--ro-bind", "/", "/", "--"]   # run it inside a wrapper
 #     # call_tools: ["read"]   # tools this extension may call itself (none by default; "*" for any)
 
+# Web search and fetch for the model (SPEC-web): web_fetch needs no key; web_search needs Exa's
+# or Parallel's, in secrets/web-exa or secrets/web-parallel (mode 0600). Pages are fetched only
+# from hosts sandbox.yaml's network policy allows, or that you allow when asked.
+# web:
+#   search: exa        # or parallel
+#   fetch: direct      # the default; or exa, parallel
+
 debug_log:
   enable: true
   retention_days: 14

@@ -8,6 +8,7 @@ const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
   handoff: () => import("./handoff/main.js"),
   mcp: () => import("./mcp/main.js"),
   slack: () => import("./slack/main.js"),
+  web: () => import("./web/main.js"),
 };
 
 export async function main(argv: readonly string[]): Promise<void> {

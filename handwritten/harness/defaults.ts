@@ -2,7 +2,7 @@
 // shell extensions. The provider talks to OPENAI_BASE_URL when it is set, to OpenAI's own endpoint
 // when only an OpenAI key is (as other coding agents do), and is otherwise the clearly labelled
 // offline demo (`scripted`), so `tau run` works on a fresh machine.
-import type { ExtensionConfig, HarnessConfig } from "../../generated/index.js";
+import type { ExtensionConfig, HarnessConfig, SandboxLaunch, WebConfig } from "../../generated/index.js";
 import { ConfigError, mcpExtension, profileExtension, profilesOf, type McpServers } from "../config/index.js";
 
 export const OPENAI_KEY_SECRET = "openai-api-key";
@@ -53,7 +53,27 @@ export function sessionExtensions(config: HarnessConfig, env: NodeJS.ProcessEnv,
   for (const e of servers) {
     if (names.has(e.name)) throw new ConfigError(`mcp_servers: server ${e.name.slice(4)} runs as extension ${e.name}, a name already configured`);
   }
-  return [...base.map((e) => withSandboxLaunch(e, config)), ...profiles.map(([name, p]) => profileExtension(name, p)), ...servers];
+  const web = config.web !== undefined ? [webExtension(config.web, config.sandbox)] : [];
+  for (const e of web) if (names.has(e.name)) throw new ConfigError(`web: the web extension runs as extension ${e.name}, a name already configured`);
+  return [...base.map((e) => withSandboxLaunch(e, config)), ...profiles.map(([name, p]) => profileExtension(name, p)), ...servers, ...web];
+}
+
+/**
+ * The first-party web extension (SPEC-web) for harness.yaml's `web`: instance `web`, not required,
+ * the keys of the adapters it uses as its secrets (`web-exa`, `web-parallel`), and the run's
+ * sandbox set-up, whose network policy a fetched host follows.
+ */
+export function webExtension(web: WebConfig, sandbox?: SandboxLaunch): ExtensionConfig {
+  const used = new Set([web.search, web.fetch].filter((a): a is "exa" | "parallel" => a === "exa" || a === "parallel"));
+  return {
+    name: "web",
+    kind: "tool",
+    require: false,
+    command: ["tau", "ext", "web"],
+    startup_timeout_seconds: 30,
+    config: { web, ...(sandbox !== undefined ? { sandbox } : {}) },
+    ...(used.size > 0 ? { secrets: [...used].sort().map((a) => `web-${a}`) } : {}),
+  };
 }
 
 /**

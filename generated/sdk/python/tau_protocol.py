@@ -3578,11 +3578,11 @@ class SandboxApprovalRequested:
 
     approval_id: str
     call_id: str
-    """The `shell` call that asked."""
+    """The call that asked: a `shell` call, a file tool's, or a `web_fetch` (SPEC-web, "Hosts")."""
 
     choices: List[SandboxDecision]
     command: str
-    """The command's first line, for the user to judge by."""
+    """The command's first line (`web_fetch URL` for a fetch), for the user to judge by."""
 
     kind: SandboxPermissionKind
     target: str

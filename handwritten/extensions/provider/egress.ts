@@ -99,11 +99,17 @@ export function httpUrlOf(url: URL): URL {
   return out;
 }
 
-/** A 3xx response: redirects are not followed. */
+/**
+ * A 3xx response: redirects are not followed by the policy. `location` (its Location header, as
+ * sent) lets a caller that may follow one (web_fetch) check the next hop against its own rules first.
+ */
 export class EgressRedirectError extends Error {
   override readonly name = "EgressRedirectError";
   readonly code = "TAU_EGRESS_REDIRECT";
-  constructor(readonly statusCode: number) {
+  constructor(
+    readonly statusCode: number,
+    readonly location?: string,
+  ) {
     super(`redirect not followed (HTTP ${statusCode})`);
   }
 }
@@ -233,7 +239,8 @@ class Egress implements EgressPolicy {
         const status = res.statusCode ?? 0;
         if (status >= 300 && status < 400) {
           res.destroy();
-          reject(new EgressRedirectError(status));
+          const location = res.headers.location;
+          reject(new EgressRedirectError(status, typeof location === "string" ? location : undefined));
           return;
         }
         if (r.idleTimeoutMs !== undefined) {

@@ -993,11 +993,11 @@ type SandboxApprovalRequested struct {
 	// The agent whose command asked (the first of several, see `other_calls`).
 	AgentID    string `json:"agent_id" cbor:"agent_id"`
 	ApprovalID string `json:"approval_id" cbor:"approval_id"`
-	// The `shell` call that asked.
+	// The call that asked: a `shell` call, a file tool's, or a `web_fetch` (SPEC-web, "Hosts").
 	CallID          string                  `json:"call_id" cbor:"call_id"`
 	Choices         []SandboxDecision       `json:"choices" cbor:"choices"`
 	ClassifierSetup *SandboxClassifierSetup `json:"classifier_setup,omitempty" cbor:"classifier_setup,omitempty"`
-	// The command's first line, for the user to judge by.
+	// The command's first line (`web_fetch URL` for a fetch), for the user to judge by.
 	Command string                `json:"command" cbor:"command"`
 	Kind    SandboxPermissionKind `json:"kind" cbor:"kind"`
 	// A connection made while other sandboxed commands ran too: the runtime does not tell which
