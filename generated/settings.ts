@@ -10,6 +10,7 @@ export interface ExtensionSettings {
   "mcp": T.McpSettings;
   "provider": T.ProviderSettings;
   "shell": T.ShellSettings;
+  "swarm": T.SwarmSettings;
   "test-dummy": T.TestDummySettings;
 }
 
@@ -19,5 +20,6 @@ export const EXTENSION_SETTINGS: { readonly [N in keyof ExtensionSettings]: Gene
   "mcp": V.validateMcpSettings,
   "provider": V.validateProviderSettings,
   "shell": V.validateShellSettings,
+  "swarm": V.validateSwarmSettings,
   "test-dummy": V.validateTestDummySettings,
 };

@@ -7,6 +7,7 @@ const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
   provider: () => import("./provider/main.js"),
   handoff: () => import("./handoff/main.js"),
   mcp: () => import("./mcp/main.js"),
+  swarm: () => import("./swarm/main.js"),
 };
 
 export async function main(argv: readonly string[]): Promise<void> {
