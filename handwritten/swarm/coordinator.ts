@@ -17,6 +17,8 @@ export interface AdmittedWorker {
 
 /** How long an admitted endpoint has to open its stream and say hello. */
 const HELLO_TIMEOUT_MS = 10_000;
+/** How long a refused connection is kept open for its refusal to arrive. */
+const REFUSAL_LINGER_MS = 2_000;
 /** Commands remembered per worker for status; the oldest finished ones go first. */
 const MAX_REMEMBERED_COMMANDS = 1024;
 
@@ -166,12 +168,19 @@ export class SwarmCoordinator {
     if (u.kind === "accepted" || u.kind === "rejected" || u.kind === "result" || u.kind === "failed") c.status = u.kind;
   }
 
-  private turnAway(conn: IrohConnection, send: IrohSendStream, peer: string, reason: "credential" | "unknown_worker" | "version"): Promise<void> {
+  private async turnAway(conn: IrohConnection, send: IrohSendStream, peer: string, reason: "credential" | "unknown_worker" | "version"): Promise<void> {
     this.out({ kind: "refused_peer", endpoint_id: peer, reason });
-    return writeFrame(send, { type: "refused", reason })
-      .then(() => send.finish())
-      .catch(() => undefined)
-      .then(() => conn.close(2n, Array.from(Buffer.from(reason))));
+    try {
+      await writeFrame(send, { type: "refused", reason });
+      await send.finish();
+    } catch {
+      // the worker is gone already
+    }
+    // Closing at once could drop the refusal unsent: the worker closes once it has read it.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([conn.closed().catch(() => ""), new Promise((resolve) => (timer = setTimeout(resolve, REFUSAL_LINGER_MS)))]);
+    clearTimeout(timer);
+    conn.close(2n, Array.from(Buffer.from(reason)));
   }
 
   private remember(w: WorkerState, id: string, c: { incarnation: string; status: CommandStatus }): void {

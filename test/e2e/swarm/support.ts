@@ -41,8 +41,8 @@ export async function coordinatorHome(cleanups: Cleanups, workers: string[]): Pr
 }
 
 /** `tau swarm serve` on 127.0.0.1, admitting `workers` (name → endpoint id); killed by `cleanups`. */
-export async function serve(cleanups: Cleanups, c: { home: string; env: NodeJS.ProcessEnv; endpointId: string }, workers: Record<string, string>): Promise<Coordinator> {
-  const args = ["swarm", "serve", "--bind", "127.0.0.1:0", ...Object.entries(workers).flatMap(([n, id]) => ["--worker", `${n}=${id}`])];
+export async function serve(cleanups: Cleanups, c: { home: string; env: NodeJS.ProcessEnv; endpointId: string }, workers: Record<string, string>, bindPort = 0): Promise<Coordinator> {
+  const args = ["swarm", "serve", "--bind", `127.0.0.1:${bindPort}`, ...Object.entries(workers).flatMap(([n, id]) => ["--worker", `${n}=${id}`])];
   const child = spawn(process.execPath, [TAU_BIN, ...args], { env: { ...process.env, ...c.env }, stdio: ["pipe", "pipe", "pipe"] });
   cleanups.push(() => child.kill("SIGKILL"));
   let out = "";

@@ -1,5 +1,7 @@
 // A swarm on loopback (SPEC-swarm, GATE-swarm): `tau swarm serve` and worker daemons running
 // `tau ext swarm`, real Iroh endpoints on 127.0.0.1 with relays disabled, the loopback model.
+import { copyFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useCleanups, useFakeOpenAI, killTree } from "../../support/e2e.js";
 import { textResponse, toolCallResponse, type FakeOpenAI, type ReceivedRequest } from "../../support/fake-openai.js";
@@ -70,4 +72,95 @@ describe("a swarm over Iroh", () => {
     expectCredentialNowhere(worker.credential, [worker.w.home, home.home], [co.stdout(), co.stderr(), status, JSON.stringify(c.inbox)]);
     expect(extensionsLog(worker.w.home)).toContain("admitted by coordinator");
   });
+
+  it("[swarm.identity.pinned] a worker whose pinned coordinator id is not the key of the peer at its addresses never sends hello or its credential: an impostor coordinator holding the same credential admits nothing", async () => {
+    fake.respondWith(() => textResponse("unused"));
+    const home = await coordinatorHome(cleanups, ["w1"]);
+    const worker = await workerHome(cleanups, fake, home, "w1");
+    // The impostor: another key, the same credential and worker admitted — it would admit a hello.
+    const impostorHome = await coordinatorHome(cleanups, []);
+    copyFileSync(join(home.home, "config", "secrets", "swarm-worker-w1"), join(impostorHome.home, "config", "secrets", "swarm-worker-w1"));
+    const impostor = await serve(cleanups, impostorHome, { w1: worker.endpointId });
+    worker.configure(impostor.port, { pin: home.endpointId });
+    const { d } = await startWorker(cleanups, worker);
+    await waitFor(() => (extensionsLog(worker.w.home).match(/the link to coordinator \S+ ended/g) ?? []).length >= 2, "two failed link attempts", 30_000);
+    expect(impostor.lines.filter((l) => l.kind === "admitted" || l.kind === "refused_peer")).toEqual([]);
+    killTree(d.pid);
+    expectCredentialNowhere(worker.credential, [worker.w.home, impostorHome.home], [impostor.stdout(), impostor.stderr()]);
+  });
+
+  it("[swarm.identity.credential] a worker with the wrong credential is refused by the coordinator and says so in an error notice; nothing is admitted", async () => {
+    fake.respondWith(() => textResponse("unused"));
+    const home = await coordinatorHome(cleanups, ["w1"]);
+    const worker = await workerHome(cleanups, fake, home, "w1");
+    writeFileSync(join(worker.w.home, "config", "secrets", "swarm-credential"), "not-the-credential", { mode: 0o600 });
+    const co = await serve(cleanups, home, { w1: worker.endpointId });
+    worker.configure(co.port);
+    const { c } = await startWorker(cleanups, worker);
+    await co.line((l) => l.kind === "refused_peer" && l.reason === "credential", "the refusal");
+    const notice = await c.delivered("extension.notice", (x) => String(x.text).includes("refused worker w1 (credential)"));
+    expect(notice.level).toBe("error");
+    expect(co.lines.some((l) => l.kind === "admitted")).toBe(false);
+    expect(co.lines.filter((l) => l.kind === "refused_peer")).toHaveLength(1);
+  });
+
+  it("[swarm.bounds.oversize] [swarm.bounds.table-full] a prompt over max_text_bytes is refused before any agent sees it; max_commands fills and then refuses every new command without evicting", async () => {
+    fake.respondWith((r) => textResponse(`ok: ${lastUserText(r)}`));
+    const home = await coordinatorHome(cleanups, ["w1"]);
+    const worker = await workerHome(cleanups, fake, home, "w1");
+    const co = await serve(cleanups, home, { w1: worker.endpointId });
+    worker.configure(co.port, { config: { max_text_bytes: 64, max_commands: 2 } });
+    await startWorker(cleanups, worker);
+    await co.line((l) => l.kind === "admitted", "admission");
+    const rejected = (reason: string, n: number) => co.lines.filter((l) => l.update?.kind === "rejected" && l.update.reason === reason).length >= n;
+
+    co.send(`prompt w1 ${"x".repeat(65)}`);
+    await waitFor(() => rejected("oversize", 1), "the oversize refusal", 30_000);
+    const over = co.lines.find((l) => l.update?.reason === "oversize");
+    expect(over?.update?.command_id).toBe(co.lines.find((l) => l.kind === "dispatched")?.command_id);
+    for (const t of ["first", "second"]) {
+      co.send(`prompt w1 ${t}`);
+      await co.line((l) => l.update?.kind === "result" && l.update.text === `ok: ${t}`, `the ${t} result`);
+    }
+    co.send("prompt w1 third");
+    co.send("prompt w1 fourth");
+    await waitFor(() => rejected("table_full", 2), "two table_full refusals", 30_000);
+    // Nothing refused reached the model: two prompts, two requests.
+    expect(fake.requests.filter((r) => (r.body as { messages?: unknown } | undefined)?.messages !== undefined).map(lastUserText)).toEqual(["first", "second"]);
+  });
+
+  it("[swarm.incarnation.fenced] a restarted worker declares a new incarnation, and the coordinator fences the old one's open command; an ordinary reconnect keeps the incarnation", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    cleanups.push(() => release());
+    fake.respondWith((r) => (lastUserText(r) === "HOLD" ? { ...textResponse("late"), gate: held } : textResponse(`ok: ${lastUserText(r)}`)));
+    const home = await coordinatorHome(cleanups, ["w1"]);
+    const worker = await workerHome(cleanups, fake, home, "w1");
+    const co = await serve(cleanups, home, { w1: worker.endpointId });
+    worker.configure(co.port);
+    const first = await startWorker(cleanups, worker);
+    const a = await co.line((l) => l.kind === "admitted", "the first admission");
+    co.send("prompt w1 HOLD");
+    const held1 = await co.line((l) => l.update?.kind === "accepted", "the held command accepted");
+    await waitFor(() => fake.requests.length === 1, "the held prompt at the model");
+
+    // A crash: the coordinator hears nothing until the new process connects.
+    killTree(first.d.pid);
+    await startWorker(cleanups, worker);
+    const b = await co.line((l) => l.kind === "admitted" && l.incarnation !== a.incarnation, "the replacement's admission");
+    expect(b.incarnation).toMatch(/^[0-9a-f]{32}$/);
+    const fenced = await co.line((l) => l.kind === "fenced", "the fenced command");
+    expect(fenced).toMatchObject({ worker: "w1", command_id: held1.update?.command_id, incarnation: a.incarnation });
+    // The replacement takes new commands under its own incarnation.
+    co.send("prompt w1 after restart");
+    await co.line((l) => l.update?.kind === "result" && l.update.text === "ok: after restart", "a result from the replacement");
+    const status = JSON.parse(await tau(home.env, "swarm", "status", "--json")) as { workers: Array<{ incarnation: string; commands: Record<string, number> }> };
+    expect(status.workers[0]).toMatchObject({ incarnation: b.incarnation, commands: { fenced: 1, result: 1 } });
+
+    // An ordinary reconnect (the coordinator stopped and started again on its address) keeps the process's incarnation.
+    co.child.kill("SIGTERM");
+    const again = await serve(cleanups, home, { w1: worker.endpointId }, co.port);
+    const c = await again.line((l) => l.kind === "admitted", "the reconnection");
+    expect(c.incarnation).toBe(b.incarnation);
+  }, 120_000);
 });
