@@ -44,9 +44,11 @@ export async function writeFrame(send: IrohSendStream, frame: SwarmFrame): Promi
 /** Checks one decoded frame; a SwarmInvalidFrame says which field is wrong. */
 export function checkFrame(value: unknown): SwarmFrame {
   if (validateSwarmFrame(value)) return value as SwarmFrame;
-  const e = validateSwarmFrame.errors?.[0];
+  // Each branch of the union reports its first error: a field's error is the one of the branch whose `type` matched.
+  const e = validateSwarmFrame.errors?.find((x) => x.instancePath !== "" && x.instancePath !== "/type");
   const where = (e?.instancePath ?? "").split("/").filter(Boolean).join(".");
-  throw new SwarmInvalidFrame(`the frame does not hold to Tau Swarm 0.2.0${where === "" ? "" : ` at ${where}`}: ${e?.message ?? "invalid"}`, value);
+  const type = typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string" ? String((value as { type: string }).type).slice(0, 32) : "?";
+  throw new SwarmInvalidFrame(`a ${JSON.stringify(type)} frame does not hold to Tau Swarm 0.2.0${e === undefined ? "" : ` at ${where}: ${e.message ?? "invalid"}`}`, value);
 }
 
 /** Reads frames off one stream, in order; undefined at the stream's clean end. */
