@@ -37,6 +37,11 @@ interface WorkerState {
 }
 
 type Crypto = typeof import("node:crypto");
+/** An error's first line: the binding's messages can carry a native backtrace. */
+export function firstLine(err: unknown): string {
+  return String(err instanceof Error ? err.message : err).split("\n")[0]!.slice(0, 512);
+}
+
 const digest = (s: string): Buffer => builtin<Crypto>("crypto").createHash("sha256").update(s, "utf8").digest();
 
 export class SwarmCoordinator {
@@ -63,7 +68,7 @@ export class SwarmCoordinator {
     for (;;) {
       const incoming = await this.endpoint.acceptNext();
       if (incoming === null) return;
-      void this.admit(incoming).catch((err: unknown) => this.out({ kind: "error", message: `a connection failed: ${String((err as Error).message).slice(0, 512)}` }));
+      void this.admit(incoming).catch((err: unknown) => this.out({ kind: "error", message: `a connection failed: ${firstLine(err)}` }));
     }
   }
 
@@ -104,10 +109,11 @@ export class SwarmCoordinator {
       const reader = new FrameReader(bi.recv);
       const hello = await Promise.race([reader.next(), timeout]);
       clearTimeout(timer);
-      if (hello?.type !== "hello" || hello.version !== SWARM_VERSION) return this.turnAway(conn, bi.send, peer, "version");
-      if (hello.worker !== w.spec.name) return this.turnAway(conn, bi.send, peer, "unknown_worker");
+      if (hello?.type !== "hello" || hello.version !== SWARM_VERSION) return await this.turnAway(conn, bi.send, peer, "version");
+      if (hello.worker !== w.spec.name) return await this.turnAway(conn, bi.send, peer, "unknown_worker");
       const a = digest(hello.credential);
-      if (!builtin<Crypto>("crypto").timingSafeEqual(a, digest(w.spec.credential))) return this.turnAway(conn, bi.send, peer, "credential");
+      // Awaited here, or the finally below would close the connection before the refusal is read.
+      if (!builtin<Crypto>("crypto").timingSafeEqual(a, digest(w.spec.credential))) return await this.turnAway(conn, bi.send, peer, "credential");
       this.takeOver(w, hello.incarnation, conn, bi.send);
       this.write(w, bi.send, { type: "welcome" });
       this.out({ kind: "admitted", worker: w.spec.name, endpoint_id: peer, incarnation: hello.incarnation });

@@ -2,4 +2,4 @@
 // the lazily loaded Iroh binding.
 export { FrameReader, SWARM_ALPN, SWARM_MAX_FRAME_BYTES, SWARM_VERSION, SwarmFrameError, SwarmInvalidFrame, checkFrame, encodeFrame, writeFrame } from "./frames.js";
 export { ENDPOINT_KEY, bindEndpoint, endpointIdHex, endpointIdOfKey, generateKey, hexBytes, keyProblem, loadIroh, type BindOptions, type Iroh, type IrohConnection, type IrohEndpoint, type IrohRecvStream, type IrohSendStream } from "./iroh.js";
-export { SwarmCoordinator, type AdmittedWorker } from "./coordinator.js";
+export { SwarmCoordinator, firstLine, type AdmittedWorker } from "./coordinator.js";

@@ -3,7 +3,7 @@
 // then send `hello` with the credential. A connection that ends is dialled again after
 // `reconnect_ms`; the worker's incarnation and memory stay as they are.
 import type { SwarmFrame, SwarmUpdate } from "../../../generated/index.js";
-import { FrameReader, SWARM_ALPN, SWARM_MAX_FRAME_BYTES, SWARM_VERSION, SwarmInvalidFrame, endpointIdHex, hexBytes, loadIroh, writeFrame, type IrohConnection, type IrohEndpoint, type IrohSendStream } from "../../swarm/index.js";
+import { FrameReader, firstLine, SWARM_ALPN, SWARM_MAX_FRAME_BYTES, SWARM_VERSION, SwarmInvalidFrame, endpointIdHex, hexBytes, loadIroh, writeFrame, type IrohConnection, type IrohEndpoint, type IrohSendStream } from "../../swarm/index.js";
 import type { SwarmWorker } from "./worker.js";
 
 export interface LinkOptions {
@@ -57,7 +57,7 @@ export class SwarmLink {
         if (!again) return;
       } catch (err) {
         if (this.stopped) return;
-        this.events.diagnostic(`the link to coordinator ${this.o.coordinator.slice(0, 10)}… ended: ${(err as Error).message}`);
+        this.events.diagnostic(`the link to coordinator ${this.o.coordinator.slice(0, 10)}… ended: ${firstLine(err)}`);
       } finally {
         this.send = undefined;
         this.conn?.close(0n, []);

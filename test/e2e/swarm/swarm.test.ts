@@ -19,6 +19,8 @@ const lastUserText = (r: ReceivedRequest): string => {
   const last = [...ms].reverse().find((m) => m.role === "user");
   return typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
 };
+/** The model requests (a listing of models is not one). */
+const chats = (): ReceivedRequest[] => fake.requests.filter((r) => (r.body as { messages?: unknown } | undefined)?.messages !== undefined);
 const lastRole = (r: ReceivedRequest): string => ((r.body as { messages: Msg[] }).messages.at(-1)?.role ?? "");
 
 /** The credential is in no file of either home (secrets aside), no output and no diagnostic. */
@@ -28,22 +30,32 @@ function expectCredentialNowhere(credential: string, homes: string[], outputs: s
   for (const o of outputs) expect(o.includes(credential)).toBe(false);
 }
 
-describe("a swarm over Iroh", () => {
-  it("[swarm.prompt.round-trip] [swarm.blocker.round-trip] [swarm.credential.never-logged] a remote prompt runs on the worker's agent through the internal-prompt path and its answer returns; a blocker question goes up and its answer comes back as a prompt; tau swarm status shows the worker; the credential is in no log", async () => {
-    fake.respondWith((r) => {
-      const text = lastUserText(r);
-      if (lastRole(r) === "tool") return textResponse("asked; waiting");
-      if (text.includes("NEED-HELP")) return toolCallResponse([{ id: "call_ask", name: "swarm_ask", arguments: JSON.stringify({ question: "which branch?" }) }]);
-      return textResponse(`worker answer to: ${text}`);
-    });
-    const home = await coordinatorHome(cleanups, ["w1"]);
-    const worker = await workerHome(cleanups, fake, home, "w1");
-    const co = await serve(cleanups, home, { w1: worker.endpointId });
-    worker.configure(co.port);
-    const { c, agentId } = await startWorker(cleanups, worker);
-    const admitted = await co.line((l) => l.kind === "admitted" && l.worker === "w1", "admission");
-    expect(admitted.incarnation).toMatch(/^[0-9a-f]{32}$/);
+/** A coordinator admitting worker w1, and w1's daemon linked to it with its agent. */
+async function oneWorker(config: Record<string, unknown> = {}) {
+  const home = await coordinatorHome(cleanups, ["w1"]);
+  const worker = await workerHome(cleanups, fake, home, "w1");
+  const co = await serve(cleanups, home, { w1: worker.endpointId });
+  worker.configure(co.port, { config });
+  const session = await startWorker(cleanups, worker);
+  const admitted = await co.line((l) => l.kind === "admitted" && l.worker === "w1", "admission");
+  return { home, worker, co, admitted, ...session };
+}
 
+/** The model: a tool call of swarm_ask for NEED-HELP, a plain answer naming the prompt otherwise. */
+function answering(): void {
+  fake.respondWith((r) => {
+    const text = lastUserText(r);
+    if (lastRole(r) === "tool") return textResponse("asked; waiting");
+    if (text.includes("NEED-HELP")) return toolCallResponse([{ id: "call_ask", name: "swarm_ask", arguments: JSON.stringify({ question: "which branch?" }) }]);
+    return textResponse(`worker answer to: ${text}`);
+  });
+}
+
+describe("a swarm over Iroh", () => {
+  it("[swarm.prompt.round-trip] a remote prompt runs on the worker's agent through the internal-prompt path and its answer returns as a result; tau swarm status shows the worker", async () => {
+    answering();
+    const { home, co, c, agentId, admitted } = await oneWorker();
+    expect(admitted.incarnation).toMatch(/^[0-9a-f]{32}$/);
     co.send("prompt w1 What is two and two?");
     const dispatched = await co.line((l) => l.kind === "dispatched", "dispatch");
     const result = await co.line((l) => l.update?.kind === "result" && l.update.command_id === dispatched.command_id, "result");
@@ -52,8 +64,14 @@ describe("a swarm over Iroh", () => {
     // The prompt entered the agent as an extension's internal prompt, submitted by the swarm instance.
     const submitted = await c.delivered("agent.prompt_submitted", (d) => d.text === "What is two and two?");
     expect(submitted).toMatchObject({ agent_id: agentId, source: "extension", submitter: "swarm", mode: "queue" });
+    const status = await tau(home.env, "swarm", "status");
+    expect(status).toContain(`coordinator ${home.endpointId} running`);
+    expect(status).toMatch(new RegExp(`w1  connected  incarnation ${admitted.incarnation}  1 result`));
+  });
 
-    // A blocker question up, its answer down as a new prompt naming it.
+  it("[swarm.blocker.round-trip] the agent's swarm_ask question comes up as a blocker update, its answer goes down as a prompt naming it, and a second answer to it is refused", async () => {
+    answering();
+    const { co } = await oneWorker();
     co.send("prompt w1 NEED-HELP with the release");
     const blocker = await co.line((l) => l.update?.kind === "blocker", "blocker question");
     expect(blocker.update?.text).toBe("which branch?");
@@ -61,16 +79,18 @@ describe("a swarm over Iroh", () => {
     co.send(`answer w1 ${blocker.update?.blocker_id} use main`);
     const answered = await co.line((l) => l.update?.kind === "result" && (l.update.text ?? "").includes("use main"), "the answer's turn");
     expect(answered.update?.text).toContain(`answered your question ${blocker.update?.blocker_id}`);
-    // An answer to a question that is no longer open is refused.
     co.send(`answer w1 ${blocker.update?.blocker_id} again`);
     await co.line((l) => l.update?.kind === "rejected" && l.update.reason === "unknown_blocker", "a second answer refused");
+  });
 
-    const status = await tau(home.env, "swarm", "status");
-    expect(status).toContain(`coordinator ${home.endpointId} running`);
-    expect(status).toMatch(new RegExp(`w1  connected  incarnation ${admitted.incarnation}`));
-
-    expectCredentialNowhere(worker.credential, [worker.w.home, home.home], [co.stdout(), co.stderr(), status, JSON.stringify(c.inbox)]);
+  it("[swarm.credential.never-logged] after a round trip, the worker credential is in no file of either home (secrets aside), no coordinator output, no delivered event and no extensions.log line", async () => {
+    answering();
+    const { home, worker, co, c } = await oneWorker();
+    co.send("prompt w1 hello");
+    await co.line((l) => l.update?.kind === "result", "the result");
+    const status = await tau(home.env, "swarm", "status", "--json");
     expect(extensionsLog(worker.w.home)).toContain("admitted by coordinator");
+    expectCredentialNowhere(worker.credential, [worker.w.home, home.home], [co.stdout(), co.stderr(), status, JSON.stringify(c.inbox)]);
   });
 
   it("[swarm.identity.pinned] a worker whose pinned coordinator id is not the key of the peer at its addresses never sends hello or its credential: an impostor coordinator holding the same credential admits nothing", async () => {
@@ -104,29 +124,28 @@ describe("a swarm over Iroh", () => {
     expect(co.lines.filter((l) => l.kind === "refused_peer")).toHaveLength(1);
   });
 
-  it("[swarm.bounds.oversize] [swarm.bounds.table-full] a prompt over max_text_bytes is refused before any agent sees it; max_commands fills and then refuses every new command without evicting", async () => {
-    fake.respondWith((r) => textResponse(`ok: ${lastUserText(r)}`));
-    const home = await coordinatorHome(cleanups, ["w1"]);
-    const worker = await workerHome(cleanups, fake, home, "w1");
-    const co = await serve(cleanups, home, { w1: worker.endpointId });
-    worker.configure(co.port, { config: { max_text_bytes: 64, max_commands: 2 } });
-    await startWorker(cleanups, worker);
-    await co.line((l) => l.kind === "admitted", "admission");
-    const rejected = (reason: string, n: number) => co.lines.filter((l) => l.update?.kind === "rejected" && l.update.reason === reason).length >= n;
-
+  it("[swarm.bounds.oversize] a prompt over the worker's max_text_bytes is refused naming its command, and no model sees it", async () => {
+    answering();
+    const { co } = await oneWorker({ max_text_bytes: 64 });
     co.send(`prompt w1 ${"x".repeat(65)}`);
-    await waitFor(() => rejected("oversize", 1), "the oversize refusal", 30_000);
-    const over = co.lines.find((l) => l.update?.reason === "oversize");
-    expect(over?.update?.command_id).toBe(co.lines.find((l) => l.kind === "dispatched")?.command_id);
+    const over = await co.line((l) => l.update?.kind === "rejected", "the refusal");
+    expect(over.update).toMatchObject({ reason: "oversize", command_id: co.lines.find((l) => l.kind === "dispatched")?.command_id });
+    co.send(`prompt w1 ${"y".repeat(64)}`);
+    await co.line((l) => l.update?.kind === "result", "the bounded prompt's result");
+    expect(chats().map(lastUserText)).toEqual(["y".repeat(64)]);
+  });
+
+  it("[swarm.bounds.table-full] with max_commands 2, the third and fourth commands are refused (table_full) without evicting, and reach no model", async () => {
+    answering();
+    const { co } = await oneWorker({ max_commands: 2 });
     for (const t of ["first", "second"]) {
       co.send(`prompt w1 ${t}`);
-      await co.line((l) => l.update?.kind === "result" && l.update.text === `ok: ${t}`, `the ${t} result`);
+      await co.line((l) => l.update?.kind === "result" && l.update.text === `worker answer to: ${t}`, `the ${t} result`);
     }
     co.send("prompt w1 third");
     co.send("prompt w1 fourth");
-    await waitFor(() => rejected("table_full", 2), "two table_full refusals", 30_000);
-    // Nothing refused reached the model: two prompts, two requests.
-    expect(fake.requests.filter((r) => (r.body as { messages?: unknown } | undefined)?.messages !== undefined).map(lastUserText)).toEqual(["first", "second"]);
+    await waitFor(() => co.lines.filter((l) => l.update?.kind === "rejected" && l.update.reason === "table_full").length === 2, "two table_full refusals", 30_000);
+    expect(chats().map(lastUserText)).toEqual(["first", "second"]);
   });
 
   it("[swarm.incarnation.fenced] a restarted worker declares a new incarnation, and the coordinator fences the old one's open command; an ordinary reconnect keeps the incarnation", async () => {
