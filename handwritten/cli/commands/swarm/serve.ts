@@ -4,7 +4,7 @@ import { createInterface } from "node:readline";
 import { Command, Flags } from "@oclif/core";
 import type { SwarmServeLine } from "../../../../generated/index.js";
 import { SwarmCoordinator, bindEndpoint, keyProblem, type AdmittedWorker } from "../../../swarm/index.js";
-import { TauError, errorOptions } from "../../errors.js";
+import { EXIT_OK, TauError, errorOptions } from "../../errors.js";
 import { needSecret, statusFile, workerCredentialSecret } from "./shared.js";
 
 const WORKER = /^([a-z][a-z0-9_-]{0,31})=([0-9a-f]{64})$/;
@@ -49,7 +49,7 @@ export default class SwarmServe extends Command {
       const coordinator = new SwarmCoordinator(endpoint, workers, print, statusFile());
       print({ kind: "ready", endpoint_id: endpoint.id().toString(), addresses: endpoint.boundSockets() });
       this.readCommands(coordinator, print, () => void endpoint.close());
-      for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void endpoint.close().finally(() => process.exit(0)));
+      for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void endpoint.close().finally(() => process.exit(EXIT_OK)));
       await coordinator.serve();
     } catch (err) {
       if (err instanceof TauError) this.error(err.message, errorOptions(err));
