@@ -81,6 +81,7 @@ export class SwarmCoordinator {
     const incarnation = w.incarnation;
     const frame = blockerId === undefined ? { type: "prompt" as const, command_id: commandId, incarnation, text } : { type: "answer" as const, command_id: commandId, incarnation, blocker_id: blockerId, text };
     this.remember(w, commandId, { incarnation, status: "dispatched" });
+    if (blockerId !== undefined) w.openBlockers.delete(blockerId);
     this.write(w, w.send, frame);
     this.out({ kind: "dispatched", worker, command_id: commandId });
     this.writeStatus();

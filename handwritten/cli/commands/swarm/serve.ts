@@ -27,7 +27,7 @@ export default class SwarmServe extends Command {
   static override summary = "Coordinate swarm workers: admit the pinned ones, send them prompts and answers, report their results and questions.";
   static override description =
     "Standard input takes `prompt NAME TEXT` and `answer NAME BLOCKER_ID TEXT`, one a line; standard output has one JSON object a line " +
-    "(ready, admitted, refused_peer, dispatched, update, fenced, disconnected, error). Only the workers given with --worker are admitted, each with " +
+    "(ready, admitted, refused_peer, dispatched, update, fenced, disconnected, error); it ends when standard input ends. Only the workers given with --worker are admitted, each with " +
     "the credential in its secret swarm-worker-NAME. `tau swarm status` shows the workers while it runs.";
   static override examples = ["<%= config.bin %> swarm serve --bind 0.0.0.0:7420 --worker w1=ENDPOINT_ID --worker w2=ENDPOINT_ID"];
   static override flags = {
