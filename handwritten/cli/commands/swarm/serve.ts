@@ -16,7 +16,7 @@ function admitted(list: readonly string[]): AdmittedWorker[] {
   for (const item of list) {
     const m = WORKER.exec(item);
     if (m === null) throw new TauError("TAU-E0201", `--worker ${JSON.stringify(item.slice(0, 80))}: give it as NAME=ENDPOINT_ID (64 hex digits; tau swarm key prints a worker's)`);
-    const [, name, endpointId] = m as unknown as [string, string, string];
+    const [, name = "", endpointId = ""] = m;
     if (out.some((w) => w.name === name || w.endpointId === endpointId)) throw new TauError("TAU-E0201", `--worker ${name}: a worker name or endpoint id is given twice`);
     out.push({ name, endpointId, credential: needSecret(workerCredentialSecret(name), `tau swarm credential ${name}`) });
   }
