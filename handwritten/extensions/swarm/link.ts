@@ -19,7 +19,7 @@ export interface LinkOptions {
 
 export interface LinkEvents {
   diagnostic(text: string): void;
-  /** The coordinator turned the worker away for good (wrong credential, unknown worker, version). */
+  /** The coordinator turned the worker away for good (wrong credential, unknown worker, version, or superseded by another process of it). */
   refused(reason: string): void;
 }
 
@@ -81,7 +81,7 @@ export class SwarmLink {
     if (this.send !== undefined) this.write(this.send, update);
   }
 
-  /** One connection: dial, verify, hello, then serve its frames. False when the coordinator refused us for good. */
+  /** One connection: dial, verify, hello, then serve its frames. False when the coordinator refused us. */
   private async session(): Promise<boolean> {
     const iroh = await loadIroh();
     const pinned = iroh.EndpointId.fromBytes(hexBytes(this.o.coordinator));
@@ -97,7 +97,7 @@ export class SwarmLink {
     const first = await within(reader.next(), this.o.connectTimeoutMs, "the coordinator's welcome", () => {});
     if (first?.type === "refused") {
       this.events.refused(first.reason);
-      return first.reason === "superseded";
+      return false;
     }
     if (first?.type !== "welcome") throw new Error(`the coordinator answered hello with ${first === undefined ? "nothing" : first.type}`);
     this.admissions++;
@@ -122,8 +122,9 @@ export class SwarmLink {
       if (frame.type === "prompt" || frame.type === "answer") this.state.take(frame);
       else if (frame.type === "ack") this.state.ack(frame.seq);
       else if (frame.type === "refused") {
+        // Superseded: another process of this worker holds the link now; dialling again would fence it in turn.
         this.events.refused(frame.reason);
-        if (frame.reason !== "superseded") this.stopped = true;
+        this.stopped = true;
         return;
       }
     }

@@ -72,7 +72,8 @@ export async function main(): Promise<void> {
       diagnostic,
       refused: (reason) => {
         diagnostic(`the coordinator refused this worker (${reason})`);
-        if (reason !== "superseded") ext.notice("error", `swarm: coordinator ${cfg.coordinator.slice(0, 10)}… refused worker ${cfg.worker} (${reason}); no remote prompt will arrive until tau restarts`);
+        const why = reason === "superseded" ? "superseded: another process of this worker connected" : reason;
+        ext.notice("error", `swarm: coordinator ${cfg.coordinator.slice(0, 10)}… refused worker ${cfg.worker} (${why}); no remote prompt will arrive until tau restarts`);
       },
     },
   );
