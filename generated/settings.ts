@@ -11,6 +11,7 @@ export interface ExtensionSettings {
   "provider": T.ProviderSettings;
   "shell": T.ShellSettings;
   "slack": T.SlackSettings;
+  "swarm": T.SwarmSettings;
   "test-dummy": T.TestDummySettings;
   "web": T.WebSettings;
 }
@@ -22,6 +23,7 @@ export const EXTENSION_SETTINGS: { readonly [N in keyof ExtensionSettings]: Gene
   "provider": V.validateProviderSettings,
   "shell": V.validateShellSettings,
   "slack": V.validateSlackSettings,
+  "swarm": V.validateSwarmSettings,
   "test-dummy": V.validateTestDummySettings,
   "web": V.validateWebSettings,
 };

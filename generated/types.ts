@@ -1934,6 +1934,144 @@ export type SubscribeMessage = {
   };
 };
 
+/** Coordinator → worker: every update up to and including `seq` arrived; the worker forgets them. */
+export type SwarmAck = {
+  type: "ack";
+  seq: number;
+};
+
+/** Coordinator → worker: the answer to a blocker question. */
+export type SwarmAnswer = {
+  type: "answer";
+  command_id: SwarmCommandId;
+  incarnation: SwarmIncarnation;
+  blocker_id: SwarmBlockerId;
+  text: SwarmText;
+};
+
+/** A blocker question's id, minted by the worker. */
+export type SwarmBlockerId = string;
+
+/** A command's id, minted by the coordinator. */
+export type SwarmCommandId = string;
+
+/** The worker credential, sent once per connection in `hello`, never logged. */
+export type SwarmCredential = string;
+
+/** An Iroh endpoint id: the 32-byte ed25519 public key, lowercase hex. */
+export type SwarmEndpointId = string;
+
+/** One frame of Tau Swarm 0.2.0. */
+export type SwarmFrame = SwarmHello | SwarmWelcome | SwarmRefused | SwarmPrompt | SwarmAnswer | SwarmAck | SwarmUpdate;
+
+/** Worker → coordinator, first: who the worker is, after it verified the coordinator's endpoint id. */
+export type SwarmHello = {
+  type: "hello";
+  /** Always `0.2.0`. */
+  version: "0.2.0";
+  worker: SwarmWorkerName;
+  incarnation: SwarmIncarnation;
+  credential: SwarmCredential;
+};
+
+/** A worker process's incarnation: 16 random bytes, lowercase hex, minted once per process. */
+export type SwarmIncarnation = string;
+
+/** Coordinator → worker: run this prompt on the worker's agent. */
+export type SwarmPrompt = {
+  type: "prompt";
+  command_id: SwarmCommandId;
+  /** The process incarnation the coordinator means; another one refuses the command. */
+  incarnation: SwarmIncarnation;
+  text: SwarmText;
+};
+
+/** Why a coordinator turned a connection away. */
+export type SwarmRefusal = "credential" | "unknown_worker" | "version" | "superseded";
+
+/** Coordinator → worker: turned away; the connection closes. */
+export type SwarmRefused = {
+  type: "refused";
+  reason: SwarmRefusal;
+};
+
+/** Why a worker refused a command. */
+export type SwarmRejection = "table_full" | "oversize" | "invalid" | "stale_incarnation" | "no_agent" | "unknown_blocker";
+
+/** What a `tau swarm serve` output line reports. */
+export type SwarmServeKind = "ready" | "admitted" | "refused_peer" | "dispatched" | "update" | "fenced" | "disconnected" | "error";
+
+/** One line of `tau swarm serve`'s standard output. */
+export type SwarmServeLine = {
+  kind: SwarmServeKind;
+  worker?: SwarmWorkerName;
+  endpoint_id?: SwarmEndpointId;
+  addresses?: Array<ShortText>;
+  incarnation?: SwarmIncarnation;
+  command_id?: SwarmCommandId;
+  update?: SwarmUpdate;
+  reason?: ShortText;
+  message?: ShortText;
+};
+
+/**
+ * `tau ext swarm` (SPEC-swarm): a worker of a swarm. It connects to the one coordinator whose
+ * Iroh endpoint id it pins, and only after verifying that id sends the worker credential.
+ */
+export type SwarmSettings = {
+  /** The worker's name, as the coordinator admits it (`--worker NAME=ENDPOINT_ID`). */
+  worker: string;
+  /** The coordinator's endpoint id (64 hex digits, `tau swarm key` prints it): the only peer this worker talks to. */
+  coordinator: string;
+  /** Where the coordinator may be reached (`host:port`): hints only, never a substitute for its endpoint id. */
+  addresses: Array<ShortText>;
+  /** A relay server URL to reach the coordinator through, also a hint only; none (relays disabled) when absent. */
+  relay_url?: ShortText;
+  /** The `configure` secret holding the worker credential. */
+  credential_secret: InstanceName;
+  /** The `configure` secret holding this worker's endpoint key (`tau swarm key NAME` writes it). */
+  key_secret: InstanceName;
+  /** Commands remembered (for deduplication) until the process restarts: a full table refuses new ones. */
+  max_commands?: number;
+  /** Blocker questions remembered. */
+  max_blockers?: number;
+  /** Updates kept until the coordinator acknowledges them. */
+  max_unacked?: number;
+  /** The largest prompt, answer or question, in UTF-8 bytes. */
+  max_text_bytes?: number;
+  /** The pause before connecting again after a connection ends or fails (milliseconds). */
+  reconnect_ms?: number;
+  /** How long one connection attempt may take (milliseconds). */
+  connect_timeout_ms?: number;
+};
+
+/** A prompt, answer, result or question: at most 1 MiB of characters (a worker's `max_text_bytes` bounds it further). */
+export type SwarmText = string;
+
+/** Worker → coordinator: one update, numbered; kept by the worker until acknowledged. */
+export type SwarmUpdate = {
+  type: "update";
+  /** 1, 2, … within the incarnation. */
+  seq: number;
+  kind: SwarmUpdateKind;
+  /** The command it is about; absent for a refused frame whose command id could not be read. */
+  command_id?: SwarmCommandId;
+  reason?: SwarmRejection;
+  blocker_id?: SwarmBlockerId;
+  text?: SwarmText;
+};
+
+/** What an update reports. */
+export type SwarmUpdateKind = "accepted" | "rejected" | "result" | "failed" | "blocker";
+
+/** Coordinator → worker: admitted. */
+export type SwarmWelcome = {
+  type: "welcome";
+};
+
+/** A worker's name, as the coordinator admits it. */
+export type SwarmWorkerName = string;
+
 /** `tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured. */
 export type TestDummySettings = {
   /** The tools it declares; `echo` when absent. */

@@ -47,6 +47,7 @@ export const GUIDE_PAGES = {
   mcp: "mcp.html",
   slack: "slack.html",
   web: "web.html",
+  swarm: "swarm.html",
 } as const;
 
 /** A configuration file of the reference: its schema's `x-tau-config` name, where it lives, what it is for. */
@@ -486,6 +487,49 @@ export function webPage(ctx: GuideContext): string {
     recordSection(ctx, page, "SPEC-web", "Hosts"),
     '<h2 id="frame">What the model sees</h2>',
     recordSection(ctx, page, "SPEC-web", "The frame"),
+  ].join("\n");
+}
+
+export function swarmPage(ctx: GuideContext): string {
+  const page = GUIDE_PAGES.swarm;
+  const yaml = (lines: readonly string[]) => `<pre><code>${lines.map((l) => esc(l)).join("\n")}</code></pre>`;
+  return [
+    "<h1>Running a swarm of three workers</h1>",
+    '<p class="lead">When one machine is not enough, run a tau worker on each of several machines and coordinate them from one place. Each worker is an ordinary tau session with the <code>swarm</code> extension; it links over Iroh (QUIC, peer to peer) to the one coordinator whose key it pins, and takes the coordinator\'s prompts into its agent as that extension\'s prompts. <code>tau swarm serve</code> is the coordinator.</p>',
+    '<h2 id="coordinator-key">1. The coordinator\'s key and the workers\' credentials</h2>',
+    para(ctx, page, "On the coordinator's machine, make its key (kept in `secrets/swarm-coordinator`, never printed) and note the endpoint id it prints; then one credential per worker:"),
+    terminal(["$ tau swarm key swarm-coordinator", "3f1c…e9a0            # the coordinator's endpoint id: the workers pin it", "$ tau swarm credential w1", "$ tau swarm credential w2", "$ tau swarm credential w3"]),
+    commandBrief(ctx, page, "swarm:credential"),
+    '<h2 id="workers">2. Each worker: its key, its credential, its entry</h2>',
+    para(ctx, page, "On each worker machine, make the worker's own key and note its endpoint id (the coordinator admits only the ids it is given), and copy that worker's credential file from the coordinator's `secrets/` into the worker's `secrets/` as `swarm-credential` (mode 0600):"),
+    terminal(["$ tau swarm key swarm-key", "8b27…41d2            # this worker's endpoint id", "$ scp coordinator:.config/tau/secrets/swarm-worker-w1 ~/.config/tau/secrets/swarm-credential"]),
+    para(ctx, page, "Then add the extension to the worker's `harness.yaml` (its name, the coordinator's endpoint id, and where to look for it):"),
+    yaml([
+      "extensions:",
+      "  - name: swarm",
+      "    command: [tau, ext, swarm]",
+      "    secrets: [swarm-credential, swarm-key]",
+      "    config:",
+      "      worker: w1",
+      "      coordinator: 3f1c…e9a0          # 64 hex digits: the only peer this worker talks to",
+      '      addresses: ["192.0.2.10:7420"]   # hints only; the id is what is checked',
+      "      credential_secret: swarm-credential",
+      "      key_secret: swarm-key",
+      "      max_commands: 4096              # remembered until restart; a full table refuses",
+    ]),
+    '<h2 id="serve">3. Start the coordinator, then the workers</h2>',
+    terminal(["$ tau swarm serve --bind 0.0.0.0:7420 \\", "    --worker w1=8b27…41d2 --worker w2=c90e…7f13 --worker w3=51aa…0bc4"]),
+    commandBrief(ctx, page, "swarm:serve"),
+    para(ctx, page, "On each worker, start tau in its project (`tau`): the session's first agent takes the coordinator's prompts. The coordinator prints `admitted` for each worker, with the incarnation of its process."),
+    '<h2 id="prompts">4. Prompts, results and questions</h2>',
+    para(ctx, page, "Type on the coordinator's standard input, one command a line; every happening comes back as one JSON line:"),
+    terminal(["prompt w1 Run the test suite and fix what fails", 'prompt w2 Update the changelog for 2.4', '{"kind":"update","worker":"w1","update":{"seq":2,"kind":"result","command_id":"c1-…","text":"All 212 tests pass…"}}', '{"kind":"update","worker":"w2","update":{"seq":2,"kind":"blocker","blocker_id":"b6c0…","text":"Which release date?"}}', "answer w2 b6c0… May 12"]),
+    para(ctx, page, "A worker's agent asks the coordinator with its `swarm_ask` tool when it cannot go on; the answer arrives as a new prompt. `tau swarm status` shows each worker, connected or not, its incarnation, its commands and open questions."),
+    commandBrief(ctx, page, "swarm:status"),
+    '<h2 id="trust">What the coordinator can and cannot do</h2>',
+    recordSection(ctx, page, "SPEC-swarm", "Trust"),
+    '<h2 id="restarts">Restarts</h2>',
+    recordSection(ctx, page, "SPEC-swarm", "Coordinator"),
   ].join("\n");
 }
 

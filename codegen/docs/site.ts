@@ -18,7 +18,7 @@ import { RUN_STREAM_PAGE, RUN_STREAM_SCHEMA_FILE, renderRunStream, runStreamSche
 import { scanTestLocations, SCANNED_DIRS } from "./tests.js";
 import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
-import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, mcpPage, providersPage, sessionsPage, startPage, troubleshootingPage, webPage, type GuideContext, type GuideInput } from "./guide.js";
+import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, mcpPage, providersPage, sessionsPage, startPage, swarmPage, troubleshootingPage, webPage, type GuideContext, type GuideInput } from "./guide.js";
 import { slackPage } from "./slack-page.js";
 
 export interface SiteInput {
@@ -137,6 +137,7 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.mcp, "MCP servers", "Give the model the tools of MCP servers, moved over from Claude Code, Cursor, Codex or opencode."],
     [GUIDE_PAGES.slack, "Slack", "Set up a Slack app so people can talk to a tau agent from Slack."],
     [GUIDE_PAGES.web, "Web search and fetch", "Let the model search the web (Exa, Parallel) and read pages, framed as untrusted and within the sandbox's network policy."],
+    [GUIDE_PAGES.swarm, "Swarm", "Run tau workers on several machines and coordinate them over Iroh: a swarm of three workers."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
     ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];
@@ -532,6 +533,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: GUIDE_PAGES.mcp, label: "MCP servers" },
       { page: GUIDE_PAGES.slack, label: "Slack" },
       { page: GUIDE_PAGES.web, label: "Web" },
+      { page: GUIDE_PAGES.swarm, label: "Swarm" },
       { page: "matrix.html", label: "Authority" },
       { page: "events.html", label: "Events" },
       { page: "messages.html", label: "Messages" },
@@ -600,6 +602,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
     [GUIDE_PAGES.mcp, "MCP servers", mcpPage(guide)],
     [GUIDE_PAGES.slack, "Setting up a Slack app for tau", slackPage(guide)],
     [GUIDE_PAGES.web, "Web search and fetch", webPage(guide)],
+    [GUIDE_PAGES.swarm, "Running a swarm of three workers", swarmPage(guide)],
   ];
   for (const [path, title, body] of guidePages) files.set(path, layout({ path, title, body, nav: ctx.nav, wide: path === GUIDE_PAGES.configuration }));
 

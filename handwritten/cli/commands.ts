@@ -22,6 +22,10 @@ import SessionFork from "./commands/session/fork.js";
 import SessionRm from "./commands/session/rm.js";
 import SessionStats from "./commands/session/stats.js";
 import SpecEvents from "./commands/spec/events.js";
+import SwarmCredential from "./commands/swarm/credential.js";
+import SwarmKey from "./commands/swarm/key.js";
+import SwarmServe from "./commands/swarm/serve.js";
+import SwarmStatus from "./commands/swarm/status.js";
 
 export const COMMANDS = {
   "dev:print-prompt": PrintPrompt,
@@ -49,4 +53,8 @@ export const COMMANDS = {
   "session:rm": SessionRm,
   "session:stats": SessionStats,
   "spec:events": SpecEvents,
+  "swarm:credential": SwarmCredential,
+  "swarm:key": SwarmKey,
+  "swarm:serve": SwarmServe,
+  "swarm:status": SwarmStatus,
 };

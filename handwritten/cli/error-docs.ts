@@ -82,12 +82,12 @@ export const ERROR_DOCS = {
   },
   "TAU-E0118": { commands: "tau session rm, tau run --resume/--continue, tau agent list", meaning: "A session named is not saved, or its prefix matches several (or, for --continue and agent list without --session, this folder has none); nothing was removed or sent." },
   "TAU-E0201": {
-    commands: "tau run, tau, tau attach, tau resume, tau provider",
+    commands: "tau run, tau, tau attach, tau resume, tau provider, tau swarm",
     meaning:
-      "The configuration is wrong (harness.yaml, a drop-in, a `--harness-config` override, a provider profile being added): the message names the file, line and key, or the flag.",
+      "The configuration is wrong (harness.yaml, a drop-in, a `--harness-config` override, a provider profile being added, a swarm key, credential or `--worker`): the message names the file, line and key, or the flag.",
   },
   "TAU-E0202": {
-    commands: "tau provider add",
+    commands: "tau provider add, tau swarm",
     meaning: "A secret file is unsafe or unreadable (its mode, its owner, its size): the message says how to fix it.",
   },
   "TAU-E0301": {
@@ -99,8 +99,8 @@ export const ERROR_DOCS = {
     meaning: "No provider declared a model in time (60 s), so the prompt was never sent (a refused run).",
   },
   "TAU-E0303": {
-    commands: "tau provider remove",
-    meaning: "No profile of that name was added with `tau provider add` (profiles written in harness.yaml are edited there).",
+    commands: "tau provider remove, tau swarm status",
+    meaning: "No profile of that name was added with `tau provider add` (profiles written in harness.yaml are edited there); for `tau swarm status`, no coordinator has run here.",
   },
   "TAU-E0304": {
     commands: "tau run",

@@ -2,7 +2,7 @@
 export { resolveRoots, type Roots } from "./paths.js";
 export { SECRET_ENV_PREFIX, withoutSecrets } from "./env.js";
 export { ConfigError, MAX_CONFIG_BYTES, MAX_DROP_INS, loadCliConfig, loadHarnessConfig } from "./load.js";
-export { MAX_SECRET_BYTES, SecretError, preloadSecrets, readSecret, removeSecret, secretPath, secretValueProblem, secretsDir, writeSecret } from "./secrets.js";
+export { MAX_SECRET_BYTES, SECRET_NAME, SecretError, preloadSecrets, readSecret, removeSecret, secretPath, secretValueProblem, secretsDir, writeSecret } from "./secrets.js";
 export {
   MAX_PROFILES,
   checkProfileSecrets,

@@ -9,6 +9,7 @@ const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
   mcp: () => import("./mcp/main.js"),
   slack: () => import("./slack/main.js"),
   web: () => import("./web/main.js"),
+  swarm: () => import("./swarm/main.js"),
 };
 
 export async function main(argv: readonly string[]): Promise<void> {

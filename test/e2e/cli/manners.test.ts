@@ -71,7 +71,7 @@ describe("help, however it is asked for", () => {
       if (m) topics.set((last = m[1] as string), m[2] as string);
       else topics.set(last, `${topics.get(last)} ${line.trim()}`);
     }
-    expect([...topics.keys()].sort()).toEqual(["agent", "dev", "mcp", "provider", "session", "spec"]);
+    expect([...topics.keys()].sort()).toEqual(["agent", "dev", "mcp", "provider", "session", "spec", "swarm"]);
     // Each its own: not one of its commands' summaries standing in for the topic.
     expect(new Set(topics.values()).size).toBe(topics.size);
     for (const [topic, text] of topics) {

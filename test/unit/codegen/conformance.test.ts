@@ -92,7 +92,7 @@ describe("static conformance of handwritten/", () => {
     expect(coded("import-crosses", "TAU-C030", "TAU-C031", "TAU-C032")).toEqual([
       `${FIXTURES}/import-crosses/handwritten/bus/bus.ts:1: TAU-C031 imports ../../outside.js, which is outside handwritten/ and generated/`,
       `${FIXTURES}/import-crosses/handwritten/bus/bus.ts:8: TAU-C030 bus imports cli (../cli/main.js); the dependency rule (records/ARCH-tau.md) lets bus import only protocol, startup, generated`,
-      `${FIXTURES}/import-crosses/handwritten/cli/main.ts:2: TAU-C030 cli imports harness (../harness/harness.js); the dependency rule (records/ARCH-tau.md) lets cli import only protocol, sdk, transport, config, trace, sessions, startup, generated`,
+      `${FIXTURES}/import-crosses/handwritten/cli/main.ts:2: TAU-C030 cli imports harness (../harness/harness.js); the dependency rule (records/ARCH-tau.md) lets cli import only protocol, sdk, transport, config, trace, sessions, swarm, startup, generated`,
       `${FIXTURES}/import-crosses/handwritten/plugins/index.ts:2: TAU-C032 handwritten/plugins has no row in the dependency rule (records/ARCH-tau.md)`,
       `${FIXTURES}/import-crosses/handwritten/store/journal.ts:2: TAU-C030 store imports bus (../bus/bus.js); the dependency rule (records/ARCH-tau.md) lets store import only protocol, startup, generated`,
     ]);
