@@ -165,6 +165,12 @@ export class Handoff {
       }
       const text = e.data.text;
       if (typeof text !== "string") return { action: "pass" };
+      // The dossier, deferred prompts included, was assembled when the cutover began: a prompt typed
+      // from then on stays with this session's agent rather than be held where nothing delivers it.
+      if (a.phase === "cutover") {
+        this.warn("the handoff is cutting over and its dossier is written; this prompt goes to this session's agent");
+        return { action: "pass" };
+      }
       if (a.deferred.length >= DEFERRED_MAX) {
         this.warn(`this handoff already holds ${DEFERRED_MAX} deferred prompts; this one was not taken`);
         return { action: "drop" };
