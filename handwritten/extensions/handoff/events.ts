@@ -14,7 +14,7 @@ function promptSubmitted(ext: Extension, h: Handoff, e: DeliveredEvent<"agent.pr
   const kind = (h.expected.splice(i, 1)[0] as { kind: PromptKind }).kind;
   const a = h.active;
   if (!a || a.agentId !== e.data.agent_id) return;
-  if (kind === "call" || kind === "reminder") a.callPromptId = e.data.prompt_id;
+  if (kind !== "writer") a.callPromptId = e.data.prompt_id;
   else a.writerPromptId = e.data.prompt_id;
 }
 
@@ -24,6 +24,7 @@ function turnEnded(h: Handoff, e: DeliveredEvent<"agent.outer_turn_finished"> | 
   if (e.replay || !a) return;
   const { settings } = h.c;
   const promptId = e.data.prompt_id;
+  if (e.name === "agent.outer_turn_finished" && e.data.agent_id === a.agentId && e.data.outcome === "completed") h.emergencyAfterTurn(a);
   if (promptId === a.callPromptId && a.phase === "requested") {
     a.callPromptId = undefined;
     // No answer in this turn: one reminder after reminder_ms, never a second.

@@ -44,7 +44,7 @@ type Phase = Exclude<RecoveryPhase, "releasing">;
  * test can SIGKILL the daemon at exactly that point. Unset (always, outside those tests): no effect.
  */
 const HOLD_AT = process.env.TAU_HANDOFF_HOLD_AT;
-export type PromptKind = "call" | "reminder" | "writer";
+export type PromptKind = "call" | "reminder" | "emergency" | "writer";
 
 export interface Active {
   readonly agentId: string;
@@ -59,6 +59,8 @@ export interface Active {
   callPromptId?: string;
   writerPromptId?: string;
   reminded: boolean;
+  /** The emergency steering was sent (at most once per handoff). */
+  emergency: boolean;
   reminder?: NodeJS.Timeout;
   retry?: NodeJS.Timeout;
 }
@@ -134,7 +136,8 @@ export class Handoff {
 
   private prompt(agentId: string, kind: PromptKind, text: string, onlyTools?: string[]): void {
     this.expected.push({ kind, agentId });
-    void this.c.ext.emit("agent.internal_prompt_request", { agent_id: agentId, mode: "queue", text, ...(onlyTools ? { only_tools: onlyTools } : {}) });
+    const mode = kind === "emergency" ? "steer" : "queue";
+    void this.c.ext.emit("agent.internal_prompt_request", { agent_id: agentId, mode, text, ...(onlyTools ? { only_tools: onlyTools } : {}) });
   }
 
   private usageText(agentId: string): string {
@@ -196,7 +199,7 @@ export class Handoff {
     if (!existsSync(join(roots.state, "sessions", sessionId, "events.cbor"))) throw new ToolFailure("an ephemeral session cannot be handed off");
     if (this.releases.busy) throw new ToolFailure("the last handoff's deferred prompts are still being handed to the agent; start again once it has taken them");
     if (readRecovery(recoveryPath) !== undefined) throw new ToolFailure("a handoff of this session left a recovery file; :handoff recover shows it, then resume or abandon it");
-    const a: Active = { agentId, manual, phase: "requested", key: randomHex(16), deferred: [], submitted: false, writerAttempts: 0, reminded: false };
+    const a: Active = { agentId, manual, phase: "requested", key: randomHex(16), deferred: [], submitted: false, writerAttempts: 0, reminded: false, emergency: false };
     this.active = a;
     this.ensureIntercepting();
     this.save(a);
@@ -205,10 +208,32 @@ export class Handoff {
     return `handoff requested for agent ${agentId}: the agent is asked to get ready once it is idle`;
   }
 
-  sendCall(a: Active, kind: "call" | "reminder"): void {
+  sendCall(a: Active, kind: "call" | "reminder" | "emergency", percent = 0): void {
     const call = resolveTemplate("call.md", { project: this.c.project, config: this.c.roots.config }, (t) => this.warn(t));
     const text = fillTemplate(call.text, { key: a.key, go_tool: this.tool("handoff_go"), go_deferred_tool: a.manual ? this.tool("handoff_go_deferred") : this.tool("handoff_go") });
-    this.prompt(a.agentId, kind, kind === "reminder" ? `Reminder: a handoff is waiting for your answer.\n\n${text}` : text);
+    const head =
+      kind === "reminder"
+        ? "Reminder: a handoff is waiting for your answer."
+        : kind === "emergency"
+          ? `EMERGENCY: the context window is ${percent}% full and a handoff is waiting. Stop your current work and any further context gathering now, do not wait for other work, and answer the handoff at once with \`${this.tool("handoff_go")}\`.`
+          : undefined;
+    this.prompt(a.agentId, kind, head !== undefined ? `${head}\n\n${text}` : text);
+  }
+
+  /**
+   * Emergency steering (SPEC-handoff "Emergency steering"): a turn of the agent completed with its
+   * context at `critical_percent` or more while the handoff waits for its answer: one steering
+   * prompt, never a second, and no reminder after it.
+   */
+  emergencyAfterTurn(a: Active): void {
+    const u = this.usage.get(a.agentId);
+    if (a.emergency || a.phase !== "requested" || !u?.window) return;
+    const percent = Math.floor((u.tokens / u.window) * 100);
+    if (percent < this.c.settings.criticalPercent) return;
+    a.emergency = true;
+    a.reminded = true;
+    if (a.reminder) clearTimeout(a.reminder);
+    this.sendCall(a, "emergency", percent);
   }
 
   go(a: Active): void {
