@@ -6,6 +6,7 @@ import type { Handoff, PromptKind } from "./handoff.js";
 
 /** A prompt of ours committed: counted for releases, and matched to what it was asked for. */
 function promptSubmitted(ext: Extension, h: Handoff, e: DeliveredEvent<"agent.prompt_submitted">): void {
+  if (!e.replay && h.active?.agentId === e.data.agent_id) h.active.promptsSince.add(e.data.prompt_id);
   if (e.data.source !== "extension" || e.data.submitter !== ext.instance) return;
   h.releases.submitted(e.data.agent_id, e.data.prompt_id);
   if (e.replay) return;
@@ -24,7 +25,7 @@ function turnEnded(h: Handoff, e: DeliveredEvent<"agent.outer_turn_finished"> | 
   if (e.replay || !a) return;
   const { settings } = h.c;
   const promptId = e.data.prompt_id;
-  if (e.name === "agent.outer_turn_finished" && e.data.agent_id === a.agentId && e.data.outcome === "completed") h.emergencyAfterTurn(a);
+  if (e.name === "agent.outer_turn_finished" && e.data.agent_id === a.agentId && e.data.outcome === "completed" && promptId !== undefined) h.emergencyAfterTurn(a, promptId);
   if (promptId === a.callPromptId && a.phase === "requested") {
     a.callPromptId = undefined;
     // No answer in this turn: one reminder after reminder_ms, never a second.

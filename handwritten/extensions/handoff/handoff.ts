@@ -18,6 +18,8 @@ export const DOSSIER_MAX_CHARS = 1024 * 1024;
 export const DEFERRED_MAX = 256;
 
 export interface Settings {
+  /** `request`: prompts are deferred from the start; `writing`: from GO. Fixed for a handoff once started. */
+  deferFrom: "request" | "writing";
   autoPercent: number;
   criticalPercent: number;
   reminderMs: number;
@@ -28,6 +30,7 @@ export interface Settings {
 /** The settings spec/ declares (HandoffSettings, checked before this), each with its default. */
 export function settingsOf(s: HandoffSettings): Settings {
   return {
+    deferFrom: s.defer_prompts_from === "request" ? "request" : "writing",
     autoPercent: s.auto_percent ?? 0,
     criticalPercent: s.critical_percent ?? 90,
     reminderMs: s.reminder_ms ?? 120_000,
@@ -49,6 +52,8 @@ export type PromptKind = "call" | "reminder" | "emergency" | "writer";
 export interface Active {
   readonly agentId: string;
   readonly manual: boolean;
+  /** The deferral's start, fixed when the handoff started (Settings.deferFrom). */
+  readonly deferFrom: "request" | "writing";
   phase: Phase;
   readonly key: string;
   deferred: string[];
@@ -61,6 +66,8 @@ export interface Active {
   reminded: boolean;
   /** The emergency steering was sent (at most once per handoff). */
   emergency: boolean;
+  /** The agent's prompts submitted since the handoff started: only their turns count for the emergency. */
+  readonly promptsSince: Set<string>;
   reminder?: NodeJS.Timeout;
   retry?: NodeJS.Timeout;
 }
@@ -73,6 +80,12 @@ export interface HandoffContext {
   readonly project: string;
   readonly sessionId: string;
   readonly recoveryPath: string;
+}
+
+/** Whether the handoff holds the user's prompts now: from GO (or from its start with `request`) to the end of its cutover. */
+export function deferring(a: Active): boolean {
+  if (a.phase === "deferring" || a.phase === "writing" || a.phase === "cutover") return true;
+  return a.deferFrom === "request" && (a.phase === "requested" || a.phase === "confirming");
 }
 
 export class Handoff {
@@ -161,7 +174,7 @@ export class Handoff {
     this.c.ext.intercept(["ui.prompt_submit", "ui.compact_request"], -100, (e) => {
       const a = this.active;
       const agentId = typeof e.data.agent_id === "string" ? e.data.agent_id : undefined;
-      if (!a || agentId !== a.agentId || !(a.phase === "deferring" || a.phase === "writing" || a.phase === "cutover")) return { action: "pass" };
+      if (!a || agentId !== a.agentId || !deferring(a)) return { action: "pass" };
       if (e.name === "ui.compact_request") {
         this.warn("compaction is refused while a handoff is under way; :handoff cancel ends it");
         return { action: "drop" };
@@ -199,7 +212,7 @@ export class Handoff {
     if (!existsSync(join(roots.state, "sessions", sessionId, "events.cbor"))) throw new ToolFailure("an ephemeral session cannot be handed off");
     if (this.releases.busy) throw new ToolFailure("the last handoff's deferred prompts are still being handed to the agent; start again once it has taken them");
     if (readRecovery(recoveryPath) !== undefined) throw new ToolFailure("a handoff of this session left a recovery file; :handoff recover shows it, then resume or abandon it");
-    const a: Active = { agentId, manual, phase: "requested", key: randomHex(16), deferred: [], submitted: false, writerAttempts: 0, reminded: false, emergency: false };
+    const a: Active = { agentId, manual, deferFrom: this.c.settings.deferFrom, phase: "requested", key: randomHex(16), deferred: [], submitted: false, writerAttempts: 0, reminded: false, emergency: false, promptsSince: new Set() };
     this.active = a;
     this.ensureIntercepting();
     this.save(a);
@@ -225,9 +238,9 @@ export class Handoff {
    * context at `critical_percent` or more while the handoff waits for its answer: one steering
    * prompt, never a second, and no reminder after it.
    */
-  emergencyAfterTurn(a: Active): void {
+  emergencyAfterTurn(a: Active, promptId: string): void {
     const u = this.usage.get(a.agentId);
-    if (a.emergency || a.phase !== "requested" || !u?.window) return;
+    if (a.emergency || a.phase !== "requested" || !a.promptsSince.has(promptId) || !u?.window) return;
     const percent = Math.floor((u.tokens / u.window) * 100);
     if (percent < this.c.settings.criticalPercent) return;
     a.emergency = true;

@@ -5,6 +5,14 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 
+/**
+ * A session's recovery file: global handoff state, under the config root's `handoff/`
+ * (DECISION-handoff-files), beside the global templates.
+ */
+export function recoveryFile(configRoot: string, sessionId: string): string {
+  return join(configRoot, "handoff", "recovery", `recovery-${sessionId}.md`);
+}
+
 /** A recovery file larger than this is refused rather than read. */
 export const RECOVERY_MAX_BYTES = 64 * 1024 * 1024;
 

@@ -53,7 +53,7 @@ describe("the handoff in the terminal UI", () => {
     t.type("c");
     await t.waitFor((_s, all) => all.filter((l) => l.includes("handoff cancelled")).length === 2, "the cancel by key");
     await t.waitFor((s) => !has(CHOICE)(s), "the choice closed after cancel");
-    expect(existsSync(join(w.home, "state", "ext", "handoff", `recovery-${source}.md`))).toBe(false);
+    expect(existsSync(join(w.home, "config", "handoff", "recovery", `recovery-${source}.md`))).toBe(false);
 
     // Ready: the window opens; :new is refused; a typed prompt is held for the new session.
     t.type(":handoff\r");
@@ -64,7 +64,7 @@ describe("the handoff in the terminal UI", () => {
     t.type(":new\r");
     await t.waitFor(has(":new is refused while a handoff is under way"), "the refused :new");
     t.type("typed in the window, for the new session\r");
-    const recovery = join(w.home, "state", "ext", "handoff", `recovery-${source}.md`);
+    const recovery = join(w.home, "config", "handoff", "recovery", `recovery-${source}.md`);
     await t.waitFor(() => existsSync(recovery) && readFileSync(recovery, "utf8").includes("typed in the window, for the new session"), "the prompt held");
     expect(fake.chatRequests.some((r) => messages(r).at(-1)?.content === "typed in the window, for the new session")).toBe(false);
     openWriter();

@@ -36,7 +36,7 @@ describe("session handoff through real daemons", () => {
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: second });
     await delivered(c, "handoff.state_reported", (x) => x.deferred === 2);
     // Written to the recovery file before it was taken.
-    const recovery = join(w.home, "state", "ext", "handoff", `recovery-${d.session_id}.md`);
+    const recovery = join(w.home, "config", "handoff", "recovery", `recovery-${d.session_id}.md`);
     const held = readFileSync(recovery, "utf8");
     expect(held).toContain(`--- Deferred Prompt 1 of 2 ---\n${first}\n--- Deferred Prompt 2 of 2 ---\n${second}\n`);
     release();

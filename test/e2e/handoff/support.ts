@@ -43,7 +43,7 @@ export function crashSource(pid: number, spare?: number): void {
 }
 
 /** The session's handoff recovery file, and the replacement session it names once minted. */
-export const recoveryPath = (w: Workspace, session: string): string => join(w.home, "state", "ext", "handoff", `recovery-${session}.md`);
+export const recoveryPath = (w: Workspace, session: string): string => join(w.home, "config", "handoff", "recovery", `recovery-${session}.md`);
 export const newSessionOf = (w: Workspace, session: string): string | undefined => /new session: (s-\S+)/.exec(readFileSync(recoveryPath(w, session), "utf8"))?.[1];
 
 export const daemon = (env: NodeJS.ProcessEnv, args: string[], cleanups: Array<() => void>): Promise<StartedDaemon> => daemonIn(cleanups, env, args);
