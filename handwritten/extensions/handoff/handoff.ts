@@ -2,14 +2,14 @@
 // prompts deferred while it writes the dossier, the cutover to the replacement session, or its end
 // without one. The recovery file holds each step, so a crash loses no deferred prompt.
 import { existsSync, mkdirSync, openSync, closeSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { RequestError, ToolFailure, type Extension } from "../../sdk/index.js";
 import type { HandoffSettings } from "../../../generated/index.js";
 import type { Roots } from "../../config/index.js";
 import { ID_RANDOM_BYTES, formatId } from "../../startup/launch-facts.js";
 import { randomHex } from "../../startup/random.js";
 import { fillTemplate, resolveTemplate, type TemplateName } from "./templates.js";
-import { assembleDossier, formatRecovery, readRecovery, removeRecoveryWarn, writeAtomic, type RecoveryPhase, type RecoveryState } from "./recovery.js";
+import { firstTurn, formatRecovery, readRecovery, removeRecoveryWarn, writeAtomic, type RecoveryPhase, type RecoveryState } from "./recovery.js";
 import { DeferredRelease } from "./release.js";
 
 /** Submitted dossier content is at most this many characters. */
@@ -20,6 +20,8 @@ export const DEFERRED_MAX = 256;
 export interface Settings {
   /** `request`: prompts are deferred from the start; `writing`: from GO. Fixed for a handoff once started. */
   deferFrom: "request" | "writing";
+  /** The new session is told to delete the dossier file once read (default true). */
+  deleteAfterReading: boolean;
   autoPercent: number;
   criticalPercent: number;
   reminderMs: number;
@@ -31,6 +33,7 @@ export interface Settings {
 export function settingsOf(s: HandoffSettings): Settings {
   return {
     deferFrom: s.defer_prompts_from === "request" ? "request" : "writing",
+    deleteAfterReading: s.delete_handoff_after_reading ?? true,
     autoPercent: s.auto_percent ?? 0,
     criticalPercent: s.critical_percent ?? 90,
     reminderMs: s.reminder_ms ?? 120_000,
@@ -281,10 +284,19 @@ export class Handoff {
     if (why !== "") this.c.ext.notice("info", `handoff ended: ${why}`.slice(0, 1024));
   }
 
+  /** The project's dossier file of this session: `.tau/handoff_<session-id>.md` (DECISION-handoff-files). */
+  dossierPath(): string {
+    return join(this.c.project, ".tau", `handoff_${this.c.sessionId}.md`);
+  }
+
+  /** The replacement's first turn for `target`: the dossier file's path, its instructions, the deferred prompts. */
+  firstTurnFor(target: string, deferred: readonly string[]): string {
+    return firstTurn({ source: this.c.sessionId, target, path: this.dossierPath(), deleteAfterReading: this.c.settings.deleteAfterReading, deferred });
+  }
+
   private writeDossierFile(dossier: string): string {
-    const dir = join(this.c.project, ".tau");
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const path = join(dir, `handoff_${this.c.sessionId}.md`);
+    const path = this.dossierPath();
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     // Exclusive: an existing dossier of this session is never overwritten.
     const fd = openSync(path, "wx", 0o600);
     try {
@@ -299,16 +311,16 @@ export class Handoff {
     a.submitted = true;
     const target = a.newSession as string;
     this.setPhase(a, "cutover");
-    const dossier = assembleDossier({ source: this.c.sessionId, target, content, deferred: a.deferred });
+    const turn = this.firstTurnFor(target, a.deferred);
     let file: string;
     try {
-      file = this.writeDossierFile(dossier);
+      file = this.writeDossierFile(content.endsWith("\n") ? content : `${content}\n`);
     } catch (err) {
       this.end(a, `the dossier file could not be written (${(err as Error).message})`);
       throw new ToolFailure(`the handoff failed: the dossier file could not be written (${(err as Error).message})`);
     }
     await this.hold("dossier");
-    const result = await this.requestCutover(a.agentId, target, dossier);
+    const result = await this.requestCutover(a.agentId, target, turn);
     if (!result.ok) {
       this.end(a, `the replacement session was not created (${result.error ?? "refused"})`);
       throw new ToolFailure(`the handoff failed: ${result.error ?? "refused"}`);

@@ -164,7 +164,7 @@ describe("a handoff after a SIGKILL of its source daemon", () => {
     await typeTwo(c, agentId);
     afterGo.open();
     const dossierFile = join(w.project, ".tau", `handoff_${d.session_id}.md`);
-    await waitFor(() => existsSync(dossierFile) && readFileSync(dossierFile, "utf8").includes(SECOND), "the dossier file", 30_000);
+    await waitFor(() => existsSync(dossierFile) && readFileSync(dossierFile, "utf8").includes("DOSSIER-BODY"), "the dossier file", 30_000);
     const successor = newSessionOf(w, d.session_id)!;
     expect(readFileSync(recoveryPath(w, d.session_id), "utf8")).toContain("phase: cutover");
     crashSource(d.pid);
