@@ -18,7 +18,7 @@ import { RUN_STREAM_PAGE, RUN_STREAM_SCHEMA_FILE, renderRunStream, runStreamSche
 import { scanTestLocations, SCANNED_DIRS } from "./tests.js";
 import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
-import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, mcpPage, providersPage, sessionsPage, startPage, troubleshootingPage, type GuideContext, type GuideInput } from "./guide.js";
+import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, handoffPage, mcpPage, providersPage, sessionsPage, startPage, troubleshootingPage, type GuideContext, type GuideInput } from "./guide.js";
 
 export interface SiteInput {
   root: string;
@@ -134,6 +134,7 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.troubleshooting, "Troubleshooting", "What usually goes wrong in the first hour, what tau says, and the fix."],
     [GUIDE_PAGES.editors, "Editors", "Use tau from Zed, JetBrains IDEs, Neovim or Emacs over the Agent Client Protocol."],
     [GUIDE_PAGES.mcp, "MCP servers", "Give the model the tools of MCP servers, moved over from Claude Code, Cursor, Codex or opencode."],
+    [GUIDE_PAGES.handoff, "Handoff", "Continue a full session in a fresh one that starts from a dossier, keeping what you typed meanwhile."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
     ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];
@@ -527,6 +528,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: GUIDE_PAGES.troubleshooting, label: "Troubleshooting" },
       { page: GUIDE_PAGES.editors, label: "Editors" },
       { page: GUIDE_PAGES.mcp, label: "MCP servers" },
+      { page: GUIDE_PAGES.handoff, label: "Handoff" },
       { page: "matrix.html", label: "Authority" },
       { page: "events.html", label: "Events" },
       { page: "messages.html", label: "Messages" },
@@ -593,6 +595,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
     [GUIDE_PAGES.troubleshooting, "Troubleshooting", troubleshootingPage(guide)],
     [GUIDE_PAGES.editors, "Editors", editorsPage(guide)],
     [GUIDE_PAGES.mcp, "MCP servers", mcpPage(guide)],
+    [GUIDE_PAGES.handoff, "Handoff", handoffPage(guide)],
   ];
   for (const [path, title, body] of guidePages) files.set(path, layout({ path, title, body, nav: ctx.nav, wide: path === GUIDE_PAGES.configuration }));
 
