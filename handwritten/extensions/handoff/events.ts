@@ -76,7 +76,10 @@ export function followHandoffEvents(ext: Extension, h: Handoff): void {
     if (e.replay || !a || e.data.prompt_id !== a.writerPromptId || a.phase !== "deferring") return;
     h.setPhase(a, "writing");
   });
-  ext.on("agent.outer_turn_finished", (e) => turnEnded(h, e));
+  ext.on("agent.outer_turn_finished", (e) => {
+    if (!e.replay) h.releases.finished(e.data.agent_id, e.data.outcome);
+    turnEnded(h, e);
+  });
   ext.on("agent.prompt_failed", (e) => turnEnded(h, e));
   ext.on("agent.stats_updated", (e) => statsUpdated(ext, h, e));
   ext.on("agent.compaction_committed", (e) => {
