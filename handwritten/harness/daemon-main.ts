@@ -16,7 +16,7 @@ import type { DaemonArgs, DaemonSetup } from "./daemon-start.js";
 import type { EarlyExtension, Supervisor } from "../host/index.js";
 import { DAEMON_INSTANCE_ENV, LAUNCH_TIMEOUT_MS, instanceFromEnv, launchDaemon, listSessions, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, sameUserBoundaryProblem, selfCommand } from "../transport/index.js";
 import { Harness, type HarnessOptions } from "./harness.js";
-import { HANDOFF_SEED_CLAIMED, type HandoffSeed } from "./handoff-request.js";
+import { HANDOFF_SEED_CLAIMED, HANDOFF_SEED_FILE, type HandoffSeed } from "./handoff-request.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
 import { compactionSettings } from "./compactor.js";
@@ -120,7 +120,10 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     // Every schema validator is loaded once the session runs, a few at a time, so validating never
     // needs a descriptor later: a daemon out of descriptors refuses work instead of every event.
     void preloadValidators().then(() => mark("daemon validators loaded"));
-    const claimed = args.handoffSeed !== undefined ? claimSeed(args.handoffSeed) : undefined;
+    // A resumed session takes a handoff seed left in its folder too (a replacement killed while it
+    // took its seed, resumed by the user rather than by its source): none is left half taken.
+    const seed = args.handoffSeed ?? (args.resume !== undefined ? join(roots.state, SESSIONS_DIR, args.resume, HANDOFF_SEED_FILE) : undefined);
+    const claimed = seed !== undefined ? claimSeed(seed) : undefined;
     if (claimed !== undefined) {
       await harness.seedFromHandoff(readSeed(claimed));
       rmSync(claimed, { force: true });

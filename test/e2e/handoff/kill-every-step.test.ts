@@ -205,6 +205,21 @@ describe("a handoff killed at every step loses and doubles no acknowledged promp
   it("[handoff.kill.replacement-lineage] the replacement killed just after its lineage record, a prompt typed in the cutover: the source starts it again and the handoff completes", () => replacementKilled("lineage"), 180_000);
   it("[handoff.kill.both-replacement] source and replacement killed at once before the lineage record, a prompt typed in the cutover: recover resume completes the handoff", () => replacementKilled("replacement", true), 180_000);
   it("[handoff.kill.both-lineage] source and replacement killed at once just after the lineage record, a prompt typed in the cutover: recover resume completes the handoff", () => replacementKilled("lineage", true), 180_000);
+  it("[handoff.kill.both-lineage-replacement-resumed] source and replacement killed just after the lineage record, the replacement resumed by the user first: it takes its claimed seed, and recover resume in the source only records the handoff", async () => {
+    const afterGo = gate();
+    const r = await begin({ hold: "lineage", once: true, afterGo: afterGo.promise });
+    await typeDeferred(r);
+    afterGo.open();
+    const rep = await replacementHeld(r, "lineage");
+    killTree(r.d.pid);
+    killTree(rep.pid);
+    const resumed = await daemon(r.w.env, ["--project-root", r.w.project, "--resume", rep.id], cleanups);
+    await waitFor(() => !existsSync(join(seedDir(r, rep.id), "handoff-seed.claimed.json")), "the claimed seed taken by the resumed replacement", 30_000);
+    await restartAndRecover(r);
+    expect((await runningSession(r.w.home, rep.id))?.pid).toBe(resumed.pid);
+    await r.ledger.expectExactlyOnce(r.w, r.agentId);
+    expectOneReplacement(r);
+  }, 180_000);
 });
 
 /** The source killed in the cutover before the replacement runs: at the dossier written, or the seed written. */
