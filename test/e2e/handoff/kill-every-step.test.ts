@@ -231,7 +231,8 @@ async function sourceInCutover(step: "dossier" | "seed"): Promise<void> {
   let id: string | undefined;
   await waitFor(() => existsSync(recoveryPath(r.w, r.d.session_id)) && (id = newSessionOf(r.w, r.d.session_id)) !== undefined, "the new session's id", 30_000);
   if (step === "seed") await waitFor(() => existsSync(join(seedDir(r, id!), "handoff-seed.json")), "the seed", 30_000);
-  else await waitFor(() => existsSync(join(r.w.project, ".tau", `handoff_${r.d.session_id}.md`)), "the dossier file", 30_000);
+  // Held once the dossier file is written whole (its mere existence could be seen mid-write).
+  else await delivered(r.c, "extension.notice", (x) => String(x.text).includes("handoff held at dossier"), 30_000);
   crashSource(r.d.pid);
   await restartAndRecover(r);
   const row = await runningSession(r.w.home, id!);
