@@ -503,10 +503,17 @@ export type HandoffCommandResult = {
   text: BodyText;
 };
 
+/** Where a handoff's deferral of the user's prompts begins (SPEC-handoff, "Deferral window"). */
+export type HandoffDeferFrom = "request" | "writing";
+
 export type HandoffPhase = "idle" | "requested" | "confirming" | "deferring" | "writing" | "cutover";
 
 /** `tau ext handoff` (SPEC-handoff, "Enabling"). */
 export type HandoffSettings = {
+  /** Where the deferral of the user's prompts begins: `request` (the start) or `writing` (the agent ready to write). */
+  defer_prompts_from?: HandoffDeferFrom;
+  /** Whether the new session is told to delete the dossier file once it has read it completely. */
+  delete_handoff_after_reading?: boolean;
   /** Start a handoff on its own once an agent's context use reaches this percent of its window; 0 never does. */
   auto_percent?: number;
   /** A second automatic start is tried only at or past this percent. */

@@ -239,7 +239,7 @@ export class SoakSession {
   }
 
   recoveryFile(): string {
-    return join(this.home, "state", "ext", "handoff", `recovery-${this.sessionId}.md`);
+    return join(this.home, "config", "handoff", "recovery", `recovery-${this.sessionId}.md`);
   }
 
   /** Sessions in the state root other than this one (a handoff's replacement). */

@@ -34,7 +34,7 @@ function openWork(s: SoakSession): string[] {
     }
     for (const c of open) out.push(`agent ${a}: compaction ${c} open`);
   }
-  if (s.o.handoff && existsSync(s.recoveryFile())) out.push("a handoff recovery file");
+  if (s.o.handoff && existsSync(s.recoveryFile())) out.push(RECOVERY_FILE);
   // The handoff's latest state from its live process (one that exited took its handoff with it).
   const log = s.deliveries();
   for (let i = log.length - 1; i >= 0; i--) {
@@ -54,15 +54,21 @@ export async function recoverHandoff(s: SoakSession): Promise<void> {
   await s.delivered((d) => d.name === "handoff.command_result" && d.data.request_id === id, "the handoff's recovery", 30_000);
 }
 
-/** Waits until the session has no work left; a handoff that hangs is cancelled once, as a user would. */
+const RECOVERY_FILE = "a handoff recovery file";
+
+/**
+ * Waits until the session has no work left; a handoff that hangs is cancelled once, and a recovery
+ * file left (a release whose receiving turn did not complete keeps it) is resumed, as a user would.
+ */
 export async function settle(s: SoakSession, when: string): Promise<Violation[]> {
   const quiet = () => openWork(s).length === 0;
   try {
     await waitFor(quiet, "the session to settle", { timeoutMs: SETTLE_MS, pollMs: 100 });
     return [];
   } catch {
-    if (openWork(s).some((w) => w.startsWith("handoff"))) {
-      s.handoffCommand(s.leadId, "cancel");
+    const work = openWork(s);
+    if (work.some((w) => w.startsWith("handoff") || w === RECOVERY_FILE)) {
+      if (work.some((w) => w.startsWith("handoff"))) s.handoffCommand(s.leadId, "cancel");
       await recoverHandoff(s).catch(() => undefined);
       if (await waitFor(quiet, "the session to settle after a cancel", { timeoutMs: SETTLE_MS, pollMs: 100 }).then(() => true, () => false)) return [];
     }

@@ -48,6 +48,7 @@ export const GUIDE_PAGES = {
   slack: "slack.html",
   web: "web.html",
   swarm: "swarm.html",
+  handoff: "handoff.html",
 } as const;
 
 /** A configuration file of the reference: its schema's `x-tau-config` name, where it lives, what it is for. */
@@ -530,6 +531,39 @@ export function swarmPage(ctx: GuideContext): string {
     recordSection(ctx, page, "SPEC-swarm", "Trust"),
     '<h2 id="restarts">Restarts</h2>',
     recordSection(ctx, page, "SPEC-swarm", "Coordinator"),
+  ].join("\n");
+}
+
+export function handoffPage(ctx: GuideContext): string {
+  const page = GUIDE_PAGES.handoff;
+  const yaml = (lines: readonly string[]) => `<pre><code>${lines.map((l) => esc(l)).join("\n")}</code></pre>`;
+  return [
+    "<h1>Handing a session off</h1>",
+    '<p class="lead">When a session\'s context window fills up, a handoff continues the work in a fresh session instead of compacting this one: the model writes a dossier of where things stand, and a new session, linked to this one, starts by reading it. Prompts you type meanwhile are held and follow the dossier, unchanged and in order.</p>',
+    '<h2 id="enable">Turning it on</h2>',
+    para(ctx, page, "The handoff is an extension, off until you list it under `extensions:` in `harness.yaml`; a new session picks it up. Without it, `:handoff` says how to turn it on."),
+    yaml([
+      "extensions:",
+      "  - name: handoff",
+      "    kind: tool",
+      "    command: [tau, ext, handoff]",
+      "    config:",
+      "      defer_prompts_from: writing         # or request: hold your prompts from the start",
+      "      delete_handoff_after_reading: true  # the new session deletes the dossier once read",
+      "      auto_percent: 0                     # e.g. 75: start a handoff by itself at 75 % of the context",
+    ]),
+    '<h2 id="start">Starting one</h2>',
+    para(ctx, page, "Type `:handoff` (or ask the model in your own words: it may start one only when you asked). The model is asked to get to a safe point and say it is ready; then it writes the dossier, and tau creates the new session. The interactive UI follows the work into it by itself; `tau session list --all` shows which session continues which. `:handoff status` shows where a handoff stands and how full the context is; `:handoff cancel` stops one before the new session is created."),
+    '<h2 id="your-prompts">What happens to what you type</h2>',
+    para(ctx, page, "From the moment the model is ready to write (with `defer_prompts_from: request`, from the start), what you type is held instead of sent, and the new session receives it after the dossier, exactly as you typed it, in order. `:new` and compaction wait meanwhile. A handoff that is cancelled or fails sends the held prompts to this session's agent instead, in order. Once the new session is being created, a prompt you type goes to this session's agent, with a note saying so."),
+    '<h2 id="dossier">The dossier file</h2>',
+    para(ctx, page, "The dossier is written to `.tau/handoff_<session id>.md` in your project (readable by you alone). The new session's first message gives its full path and asks the model to read it completely and then delete exactly that file; with `delete_handoff_after_reading: false` it is kept. An existing file of that name is never overwritten: the handoff stops and names it. tau does not add it to your ignore files; keep `.tau/handoff_*.md` out of version control yourself. The dossier is a record, not a permission: the new session has exactly the tools and sandbox of your configuration, none of the grants you gave this one."),
+    '<h2 id="context">When the context is nearly full</h2>',
+    para(ctx, page, "If the model keeps working while a handoff waits for it, and a turn ends with the context at 90 % or more (`critical_percent`), it is told once, urgently, to stop and answer the handoff. With `auto_percent` set, a handoff starts by itself at that level, and a second try only at `critical_percent`."),
+    '<h2 id="recover">After a crash</h2>',
+    para(ctx, page, "While a handoff runs, what it holds is kept in a recovery file under the configuration folder's `handoff/recovery/`, so nothing you typed is lost if tau, the new session or the machine stops. Resume the session (`tau resume`) and type `:handoff recover` to see what was left, then `:handoff recover resume` to finish it: the new session is created (or completed, if it was under way) with your held prompts, or they are sent to this session's agent — each exactly once. `:handoff recover abandon` deletes the file instead. Nothing is replayed without you asking."),
+    '<h2 id="templates">Changing what the model is asked</h2>',
+    recordSection(ctx, page, "SPEC-handoff", "Templates"),
   ].join("\n");
 }
 

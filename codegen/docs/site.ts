@@ -18,7 +18,7 @@ import { RUN_STREAM_PAGE, RUN_STREAM_SCHEMA_FILE, renderRunStream, runStreamSche
 import { scanTestLocations, SCANNED_DIRS } from "./tests.js";
 import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
-import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, mcpPage, providersPage, sessionsPage, startPage, swarmPage, troubleshootingPage, webPage, type GuideContext, type GuideInput } from "./guide.js";
+import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, handoffPage, mcpPage, providersPage, sessionsPage, startPage, swarmPage, troubleshootingPage, webPage, type GuideContext, type GuideInput } from "./guide.js";
 import { slackPage } from "./slack-page.js";
 
 export interface SiteInput {
@@ -138,6 +138,7 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.slack, "Slack", "Set up a Slack app so people can talk to a tau agent from Slack."],
     [GUIDE_PAGES.web, "Web search and fetch", "Let the model search the web (Exa, Parallel) and read pages, framed as untrusted and within the sandbox's network policy."],
     [GUIDE_PAGES.swarm, "Swarm", "Run tau workers on several machines and coordinate them over Iroh: a swarm of three workers."],
+    [GUIDE_PAGES.handoff, "Handoff", "Continue a full session in a fresh one that starts from a dossier, keeping what you typed meanwhile."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
     ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];
@@ -534,6 +535,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: GUIDE_PAGES.slack, label: "Slack" },
       { page: GUIDE_PAGES.web, label: "Web" },
       { page: GUIDE_PAGES.swarm, label: "Swarm" },
+      { page: GUIDE_PAGES.handoff, label: "Handoff" },
       { page: "matrix.html", label: "Authority" },
       { page: "events.html", label: "Events" },
       { page: "messages.html", label: "Messages" },
@@ -603,6 +605,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
     [GUIDE_PAGES.slack, "Setting up a Slack app for tau", slackPage(guide)],
     [GUIDE_PAGES.web, "Web search and fetch", webPage(guide)],
     [GUIDE_PAGES.swarm, "Running a swarm of three workers", swarmPage(guide)],
+    [GUIDE_PAGES.handoff, "Handoff", handoffPage(guide)],
   ];
   for (const [path, title, body] of guidePages) files.set(path, layout({ path, title, body, nav: ctx.nav, wide: path === GUIDE_PAGES.configuration }));
 

@@ -2,8 +2,8 @@
 // the harness for one session in the foreground, or with --detach re-launches the daemon in its own
 // process group with output to the session's log file, or prints a `tau dev print-*` preview.
 import { mark } from "../startup/timeline.js";
-import { readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { DAEMON_LOG, SESSIONS_DIR } from "../startup/launch-facts.js";
 import { DAEMON_FLAGS } from "../startup/daemon-flags.js";
 import { EXIT_CODES } from "../startup/exit-codes.js";
@@ -14,9 +14,9 @@ import { cleanupDebugLogs } from "../store/index.js";
 import { superviseExtensions } from "./extensions.js";
 import type { DaemonArgs, DaemonSetup } from "./daemon-start.js";
 import type { EarlyExtension, Supervisor } from "../host/index.js";
-import { DAEMON_INSTANCE_ENV, LAUNCH_TIMEOUT_MS, instanceFromEnv, launchDaemon, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, sameUserBoundaryProblem, selfCommand } from "../transport/index.js";
+import { DAEMON_INSTANCE_ENV, LAUNCH_TIMEOUT_MS, instanceFromEnv, launchDaemon, listSessions, mintInstance, publishDaemonEndpoint, removeOwnPairOnExit, sameUserBoundaryProblem, selfCommand } from "../transport/index.js";
 import { Harness, type HarnessOptions } from "./harness.js";
-import type { HandoffSeed } from "./handoff-request.js";
+import { HANDOFF_SEED_CLAIMED, HANDOFF_SEED_FILE, type HandoffSeed } from "./handoff-request.js";
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
 import { compactionSettings } from "./compactor.js";
@@ -57,13 +57,8 @@ export async function launchDetached(args: DaemonArgs, argv: readonly string[]):
 export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Map<string, EarlyExtension>): Promise<void> {
   const { roots, config, extensions, fileSecrets } = setup;
   mark("daemon harness loaded");
-  let handoffSeed: HandoffSeed | undefined;
   if (!args.ephemeral) cleanupDebugLogs(roots.state, config.debug_log?.retention_days !== undefined ? { windowMs: config.debug_log.retention_days * 86_400_000 } : {});
-  // A seed that cannot be read fails the start as a journal that cannot be opened does (below).
-  const seedRead = Promise.resolve().then(() => {
-    if (args.handoffSeed) handoffSeed = readSeed(args.handoffSeed);
-  });
-  const harness = await seedRead.then(() => Harness.open(harnessOptions(args, setup))).catch((err: unknown) => {
+  const harness = await Promise.resolve().then(() => Harness.open(harnessOptions(args, setup))).catch((err: unknown) => {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
     process.exit(EXIT_CODES.failed);
   });
@@ -125,9 +120,13 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
     // Every schema validator is loaded once the session runs, a few at a time, so validating never
     // needs a descriptor later: a daemon out of descriptors refuses work instead of every event.
     void preloadValidators().then(() => mark("daemon validators loaded"));
-    if (handoffSeed && args.handoffSeed) {
-      await harness.seedFromHandoff(handoffSeed);
-      rmSync(args.handoffSeed, { force: true });
+    // A resumed session takes a handoff seed left in its folder too (a replacement killed while it
+    // took its seed, resumed by the user rather than by its source): none is left half taken.
+    const seed = args.handoffSeed ?? (args.resume !== undefined ? join(roots.state, SESSIONS_DIR, args.resume, HANDOFF_SEED_FILE) : undefined);
+    const claimed = seed !== undefined ? claimSeed(seed) : undefined;
+    if (claimed !== undefined) {
+      await harness.seedFromHandoff(readSeed(claimed));
+      rmSync(claimed, { force: true });
     }
   } catch (err) {
     process.stderr.write(`tau daemon: ${(err as Error).message}\n`);
@@ -155,14 +154,14 @@ function harnessOptions(args: DaemonArgs, setup: DaemonSetup): HarnessOptions {
     ...(config.agent_limits ? { agentLimits: config.agent_limits } : {}),
     runtimeDir: roots.runtime,
     // A handoff's replacement runs with this daemon's configuration: its project and overrides.
-    launchReplacement: async ({ sessionId, seedPath }) => {
-      await launchDaemon({
+    launchReplacement: async ({ sessionId, seedPath, resume }) => {
+      const d = await launchDaemon({
         tauCommand: selfCommand(),
         runtimeDir: roots.runtime,
         stateDir: roots.state,
         sessionId,
         args: flagArgs(DAEMON_FLAGS, {
-          "session-id": sessionId,
+          ...(resume ? { resume: sessionId } : { "session-id": sessionId }),
           "project-root": args.projectRoot,
           "exit-when-uis-leave": args.exitWhenUisLeave,
           "harness-config": args.overrides,
@@ -170,8 +169,25 @@ function harnessOptions(args: DaemonArgs, setup: DaemonSetup): HarnessOptions {
         }),
         ephemeral: false,
       });
+      return { pid: d.pid };
     },
+    replacementPid: async (sessionId) => (await listSessions(roots.runtime)).rows.find((r) => r.session_id === sessionId)?.pid,
   };
+}
+
+/**
+ * A handoff's replacement takes its seed (SPEC-handoff): claimed by an atomic rename, so a source
+ * that gave up on it (renaming it away) and this daemon never both act on it. A seed this daemon
+ * claimed before it was killed is taken again. Undefined: no seed to take.
+ */
+function claimSeed(path: string): string | undefined {
+  const claimed = join(dirname(path), HANDOFF_SEED_CLAIMED);
+  try {
+    renameSync(path, claimed);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  return existsSync(claimed) ? claimed : undefined;
 }
 
 /** A handoff seed (SPEC-handoff), checked field by field; at most 16 MiB. */
@@ -187,10 +203,14 @@ function readSeed(path: string): HandoffSeed {
   };
   const role = str("role", true);
   const model = str("model", true);
+  const agentId = str("agent_id", true);
+  const promptId = str("prompt_id", true);
   return {
     parent_session_id: str("parent_session_id") as string,
     parent_agent_id: str("parent_agent_id") as string,
     dossier: str("dossier") as string,
+    ...(agentId !== undefined ? { agent_id: agentId } : {}),
+    ...(promptId !== undefined ? { prompt_id: promptId } : {}),
     ...(role !== undefined ? { role } : {}),
     ...(model !== undefined ? { model } : {}),
   };

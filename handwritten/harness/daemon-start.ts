@@ -52,7 +52,7 @@ export function parseDaemonArgs(argv: readonly string[], cwd: string): DaemonArg
     ...(v["handoff-seed"] !== undefined ? { handoffSeed: resolve(cwd, v["handoff-seed"]) } : {}),
     ...(v["mcp-servers-file"] !== undefined ? { mcpServersFile: resolve(cwd, v["mcp-servers-file"]) } : {}),
   };
-  if (args.handoffSeed && (args.resume || args.ephemeral)) throw new Error(`--handoff-seed starts a new persisted session\n${USAGE}`);
+  if (args.handoffSeed && args.ephemeral) throw new Error(`--handoff-seed starts a persisted session\n${USAGE}`);
   if (args.resume && (args.sessionId || args.ephemeral)) throw new Error(`--resume cannot be combined with --session-id or --ephemeral\n${USAGE}`);
   return args;
 }

@@ -39,7 +39,9 @@ export interface HarnessOptions {
    * Starts the replacement daemon of a handoff (SPEC-handoff) with this daemon's own configuration,
    * for session `sessionId` seeded from `seedPath`; resolves once it is up. Absent: no handoff.
    */
-  readonly launchReplacement?: (o: { sessionId: string; seedPath: string }) => Promise<void>;
+  readonly launchReplacement?: (o: { sessionId: string; seedPath: string; resume: boolean }) => Promise<{ pid: number }>;
+  /** The pid of a daemon running session `sessionId`, if one is (a handoff's replacement already started). */
+  readonly replacementPid?: (sessionId: string) => Promise<number | undefined>;
   /** The runtime folder where other sessions' daemons are found (peer messaging, SPEC-peer-messaging). */
   readonly runtimeDir?: string;
   /** The peer-message admission budget and its monotonic clock in ms (tests; DEFAULT_PEER_BUDGET and performance.now otherwise). */

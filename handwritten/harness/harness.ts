@@ -179,7 +179,7 @@ export class Harness {
     this.session = new SessionRequests({ sessionId, projectRoot, store, agents, context, publish, sendDirected, isPeer, titledFrom });
     const agent = (agentId: string) => this.agents.get(agentId);
     const createAgent = (o: NewAgent) => this.createAgent(o);
-    this.handoff = new HandoffRequests({ sessionId, stateDir: options.stateDir, ephemeral: store.memoryOnly, launch: options.launchReplacement, agent, createAgent, isLive, publish, sendDirected });
+    this.handoff = new HandoffRequests({ sessionId, stateDir: options.stateDir, ephemeral: store.memoryOnly, launch: options.launchReplacement, ...(options.replacementPid ? { runningPid: options.replacementPid } : {}), agent, createAgent, isLive, publish, sendDirected });
     this.tools = new ToolRouter({
       publish: (name, data) => void this.publishHarness(name, data),
       direct: (generation, name, data) => this.sendDirected(generation, name, data),

@@ -9,6 +9,11 @@ import { dialogRows, type Dialog, type Exit, type UiContext } from "./context.js
 
 const VERBS: Record<string, string> = { r: "ready", w: "wait", c: "cancel" };
 
+/** How long `:handoff` waits for the extension's answer before it says how to enable it. */
+const HANDOFF_SILENCE_MS = 3000;
+export const NOT_ENABLED =
+  "no answer from the handoff extension: if it is not enabled, add `- {name: handoff, kind: tool, command: [tau, ext, handoff]}` under `extensions:` in harness.yaml and start a new session (docs: Handoff)";
+
 export class HandoffDialog implements Dialog {
   /** A handoff is under way (`handoff.state_reported`): `:new` is refused meanwhile. */
   busy = false;
@@ -39,10 +44,16 @@ export class HandoffDialog implements Dialog {
   command(args: readonly string[]): void {
     const client = this.ui.client();
     if (!client) return;
-    // The handoff extension answers with `handoff.command_result` (SPEC-handoff).
+    // The handoff extension answers with `handoff.command_result` (SPEC-handoff). Nothing answers
+    // when it is not enabled, so a request left unanswered for a while says how to enable it.
+    const silence = setTimeout(() => this.ui.note("warning", NOT_ENABLED), HANDOFF_SILENCE_MS);
     client.request("handoff.command_request", { agent_id: this.ui.focus(), args: args.length > 0 ? [...args] : ["start"] }).then(
-      (answer) => this.ui.note("info", answer.text),
+      (answer) => {
+        clearTimeout(silence);
+        this.ui.note("info", answer.text);
+      },
       (err: unknown) => {
+        clearTimeout(silence);
         if (err instanceof RequestError && err.failure === "refused") this.ui.note("error", err.message);
       },
     );

@@ -1,10 +1,10 @@
 // `:handoff ARGS` from a UI (SPEC-handoff): start, status, the user's answer to a ready agent,
 // cancel, and recovery of what a crashed handoff left.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Extension } from "../../sdk/index.js";
-import { contentProblem, readRecovery, removeRecovery } from "./recovery.js";
-import { DOSSIER_MAX_CHARS, type Handoff } from "./handoff.js";
+import { readRecovery, removeRecovery } from "./recovery.js";
+import type { Handoff } from "./handoff.js";
 
 /** Serves `handoff.command_request`: the answer's text, or the error's message as the refusal. */
 export function serveHandoffCommand(ext: Extension, h: Handoff): void {
@@ -38,17 +38,14 @@ function command(h: Handoff, agentId: string, args: readonly string[]): string |
   }
 }
 
-/** The dossier a crashed cutover left in the project, when its first line names this handoff's new session. */
-function leftDossier(h: Handoff, newSession: string): string | undefined {
-  const { project, sessionId } = h.c;
-  const path = join(project, ".tau", `handoff_${sessionId}.md`);
-  let text: string;
+/** Whether a regular, non-empty file is at `path` (its metadata only: the dossier is never read). */
+function nonEmptyFile(path: string): boolean {
   try {
-    text = readFileSync(path, "utf8");
+    const st = statSync(path);
+    return st.isFile() && st.size > 0;
   } catch {
-    return undefined;
+    return false;
   }
-  return text.split("\n", 1)[0] === `# Handoff from session ${sessionId} to session ${newSession}` && contentProblem(text, DOSSIER_MAX_CHARS * 2) === undefined ? text : undefined;
 }
 
 /**
@@ -76,18 +73,14 @@ async function recover(h: Handoff, agentId: string, sub: string | undefined): Pr
     return `${what}: nothing to send; deleted`;
   }
   const target = r.agent || agentId;
-  if (r.phase === "cutover" && r.newSession !== undefined) {
-    const dossier = leftDossier(h, r.newSession);
-    if (dossier !== undefined) {
-      const result = await h.requestCutover(target, r.newSession, dossier);
-      if (!result.ok) throw new Error(`${what}: the cutover could not be completed (${result.error ?? "refused"}); the file is kept`);
-      removeRecovery(recoveryPath);
-      return `${what}: cutover completed; the work continues in session ${r.newSession} (tau attach ${r.newSession}); deleted`;
-    }
-    if (existsSync(join(roots.state, "sessions", r.newSession, "events.cbor"))) {
-      removeRecovery(recoveryPath);
-      return `${what}: session ${r.newSession} exists; nothing to send; deleted`;
-    }
+  // A cutover under way when the crash came: its dossier was written, or its replacement's folder
+  // made. The harness picks up where it stopped (SPEC-handoff "Recovery"); the first turn is built
+  // again from this file, so a dossier the replacement already read and deleted changes nothing.
+  if (r.phase === "cutover" && r.newSession !== undefined && (nonEmptyFile(h.dossierPath()) || existsSync(join(roots.state, "sessions", r.newSession)))) {
+    const result = await h.requestCutover(target, r.newSession, h.firstTurnFor(r.newSession, r.deferred));
+    if (!result.ok) throw new Error(`${what}: the cutover could not be completed (${result.error ?? "refused"}); the file is kept`);
+    removeRecovery(recoveryPath);
+    return `${what}: cutover completed; the work continues in session ${r.newSession} (tau attach ${r.newSession}); deleted`;
   }
   const sent = await h.releases.release(target, r.deferred, r.phase === "releasing" ? r.releaseBase : undefined);
   return `${what}: ${sent} prompt(s) sent to agent ${target}, in order (${r.deferred.length - sent} already sent before); deleted`;

@@ -6,6 +6,7 @@ import type { Handoff, PromptKind } from "./handoff.js";
 
 /** A prompt of ours committed: counted for releases, and matched to what it was asked for. */
 function promptSubmitted(ext: Extension, h: Handoff, e: DeliveredEvent<"agent.prompt_submitted">): void {
+  if (!e.replay && h.active?.agentId === e.data.agent_id) h.active.promptsSince.add(e.data.prompt_id);
   if (e.data.source !== "extension" || e.data.submitter !== ext.instance) return;
   h.releases.submitted(e.data.agent_id, e.data.prompt_id);
   if (e.replay) return;
@@ -14,7 +15,7 @@ function promptSubmitted(ext: Extension, h: Handoff, e: DeliveredEvent<"agent.pr
   const kind = (h.expected.splice(i, 1)[0] as { kind: PromptKind }).kind;
   const a = h.active;
   if (!a || a.agentId !== e.data.agent_id) return;
-  if (kind === "call" || kind === "reminder") a.callPromptId = e.data.prompt_id;
+  if (kind !== "writer") a.callPromptId = e.data.prompt_id;
   else a.writerPromptId = e.data.prompt_id;
 }
 
@@ -24,6 +25,7 @@ function turnEnded(h: Handoff, e: DeliveredEvent<"agent.outer_turn_finished"> | 
   if (e.replay || !a) return;
   const { settings } = h.c;
   const promptId = e.data.prompt_id;
+  if (e.name === "agent.outer_turn_finished" && e.data.agent_id === a.agentId && e.data.outcome === "completed" && promptId !== undefined) h.emergencyAfterTurn(a, promptId);
   if (promptId === a.callPromptId && a.phase === "requested") {
     a.callPromptId = undefined;
     // No answer in this turn: one reminder after reminder_ms, never a second.
@@ -74,7 +76,10 @@ export function followHandoffEvents(ext: Extension, h: Handoff): void {
     if (e.replay || !a || e.data.prompt_id !== a.writerPromptId || a.phase !== "deferring") return;
     h.setPhase(a, "writing");
   });
-  ext.on("agent.outer_turn_finished", (e) => turnEnded(h, e));
+  ext.on("agent.outer_turn_finished", (e) => {
+    if (!e.replay) h.releases.finished(e.data.agent_id, e.data.outcome);
+    turnEnded(h, e);
+  });
   ext.on("agent.prompt_failed", (e) => turnEnded(h, e));
   ext.on("agent.stats_updated", (e) => statsUpdated(ext, h, e));
   ext.on("agent.compaction_committed", (e) => {

@@ -2,14 +2,14 @@
 // prompts deferred while it writes the dossier, the cutover to the replacement session, or its end
 // without one. The recovery file holds each step, so a crash loses no deferred prompt.
 import { existsSync, mkdirSync, openSync, closeSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { RequestError, ToolFailure, type Extension } from "../../sdk/index.js";
 import type { HandoffSettings } from "../../../generated/index.js";
 import type { Roots } from "../../config/index.js";
 import { ID_RANDOM_BYTES, formatId } from "../../startup/launch-facts.js";
 import { randomHex } from "../../startup/random.js";
 import { fillTemplate, resolveTemplate, type TemplateName } from "./templates.js";
-import { assembleDossier, formatRecovery, readRecovery, removeRecoveryWarn, writeAtomic, type RecoveryPhase, type RecoveryState } from "./recovery.js";
+import { firstTurn, formatRecovery, readRecovery, removeRecoveryWarn, writeAtomic, type RecoveryPhase, type RecoveryState } from "./recovery.js";
 import { DeferredRelease } from "./release.js";
 
 /** Submitted dossier content is at most this many characters. */
@@ -18,6 +18,10 @@ export const DOSSIER_MAX_CHARS = 1024 * 1024;
 export const DEFERRED_MAX = 256;
 
 export interface Settings {
+  /** `request`: prompts are deferred from the start; `writing`: from GO. Fixed for a handoff once started. */
+  deferFrom: "request" | "writing";
+  /** The new session is told to delete the dossier file once read (default true). */
+  deleteAfterReading: boolean;
   autoPercent: number;
   criticalPercent: number;
   reminderMs: number;
@@ -28,6 +32,8 @@ export interface Settings {
 /** The settings spec/ declares (HandoffSettings, checked before this), each with its default. */
 export function settingsOf(s: HandoffSettings): Settings {
   return {
+    deferFrom: s.defer_prompts_from === "request" ? "request" : "writing",
+    deleteAfterReading: s.delete_handoff_after_reading ?? true,
     autoPercent: s.auto_percent ?? 0,
     criticalPercent: s.critical_percent ?? 90,
     reminderMs: s.reminder_ms ?? 120_000,
@@ -44,11 +50,13 @@ type Phase = Exclude<RecoveryPhase, "releasing">;
  * test can SIGKILL the daemon at exactly that point. Unset (always, outside those tests): no effect.
  */
 const HOLD_AT = process.env.TAU_HANDOFF_HOLD_AT;
-export type PromptKind = "call" | "reminder" | "writer";
+export type PromptKind = "call" | "reminder" | "emergency" | "writer";
 
 export interface Active {
   readonly agentId: string;
   readonly manual: boolean;
+  /** The deferral's start, fixed when the handoff started (Settings.deferFrom). */
+  readonly deferFrom: "request" | "writing";
   phase: Phase;
   readonly key: string;
   deferred: string[];
@@ -59,6 +67,10 @@ export interface Active {
   callPromptId?: string;
   writerPromptId?: string;
   reminded: boolean;
+  /** The emergency steering was sent (at most once per handoff). */
+  emergency: boolean;
+  /** The agent's prompts submitted since the handoff started: only their turns count for the emergency. */
+  readonly promptsSince: Set<string>;
   reminder?: NodeJS.Timeout;
   retry?: NodeJS.Timeout;
 }
@@ -71,6 +83,12 @@ export interface HandoffContext {
   readonly project: string;
   readonly sessionId: string;
   readonly recoveryPath: string;
+}
+
+/** Whether the handoff holds the user's prompts now: from GO (or from its start with `request`) to the end of its cutover. */
+export function deferring(a: Active): boolean {
+  if (a.phase === "deferring" || a.phase === "writing" || a.phase === "cutover") return true;
+  return a.deferFrom === "request" && (a.phase === "requested" || a.phase === "confirming");
 }
 
 export class Handoff {
@@ -134,7 +152,8 @@ export class Handoff {
 
   private prompt(agentId: string, kind: PromptKind, text: string, onlyTools?: string[]): void {
     this.expected.push({ kind, agentId });
-    void this.c.ext.emit("agent.internal_prompt_request", { agent_id: agentId, mode: "queue", text, ...(onlyTools ? { only_tools: onlyTools } : {}) });
+    const mode = kind === "emergency" ? "steer" : "queue";
+    void this.c.ext.emit("agent.internal_prompt_request", { agent_id: agentId, mode, text, ...(onlyTools ? { only_tools: onlyTools } : {}) });
   }
 
   private usageText(agentId: string): string {
@@ -158,13 +177,19 @@ export class Handoff {
     this.c.ext.intercept(["ui.prompt_submit", "ui.compact_request"], -100, (e) => {
       const a = this.active;
       const agentId = typeof e.data.agent_id === "string" ? e.data.agent_id : undefined;
-      if (!a || agentId !== a.agentId || !(a.phase === "deferring" || a.phase === "writing" || a.phase === "cutover")) return { action: "pass" };
+      if (!a || agentId !== a.agentId || !deferring(a)) return { action: "pass" };
       if (e.name === "ui.compact_request") {
         this.warn("compaction is refused while a handoff is under way; :handoff cancel ends it");
         return { action: "drop" };
       }
       const text = e.data.text;
       if (typeof text !== "string") return { action: "pass" };
+      // The dossier, deferred prompts included, was assembled when the cutover began: a prompt typed
+      // from then on stays with this session's agent rather than be held where nothing delivers it.
+      if (a.phase === "cutover") {
+        this.warn("the handoff is cutting over and its dossier is written; this prompt goes to this session's agent");
+        return { action: "pass" };
+      }
       if (a.deferred.length >= DEFERRED_MAX) {
         this.warn(`this handoff already holds ${DEFERRED_MAX} deferred prompts; this one was not taken`);
         return { action: "drop" };
@@ -190,7 +215,7 @@ export class Handoff {
     if (!existsSync(join(roots.state, "sessions", sessionId, "events.cbor"))) throw new ToolFailure("an ephemeral session cannot be handed off");
     if (this.releases.busy) throw new ToolFailure("the last handoff's deferred prompts are still being handed to the agent; start again once it has taken them");
     if (readRecovery(recoveryPath) !== undefined) throw new ToolFailure("a handoff of this session left a recovery file; :handoff recover shows it, then resume or abandon it");
-    const a: Active = { agentId, manual, phase: "requested", key: randomHex(16), deferred: [], submitted: false, writerAttempts: 0, reminded: false };
+    const a: Active = { agentId, manual, deferFrom: this.c.settings.deferFrom, phase: "requested", key: randomHex(16), deferred: [], submitted: false, writerAttempts: 0, reminded: false, emergency: false, promptsSince: new Set() };
     this.active = a;
     this.ensureIntercepting();
     this.save(a);
@@ -199,10 +224,32 @@ export class Handoff {
     return `handoff requested for agent ${agentId}: the agent is asked to get ready once it is idle`;
   }
 
-  sendCall(a: Active, kind: "call" | "reminder"): void {
+  sendCall(a: Active, kind: "call" | "reminder" | "emergency", percent = 0): void {
     const call = resolveTemplate("call.md", { project: this.c.project, config: this.c.roots.config }, (t) => this.warn(t));
     const text = fillTemplate(call.text, { key: a.key, go_tool: this.tool("handoff_go"), go_deferred_tool: a.manual ? this.tool("handoff_go_deferred") : this.tool("handoff_go") });
-    this.prompt(a.agentId, kind, kind === "reminder" ? `Reminder: a handoff is waiting for your answer.\n\n${text}` : text);
+    const head =
+      kind === "reminder"
+        ? "Reminder: a handoff is waiting for your answer."
+        : kind === "emergency"
+          ? `EMERGENCY: the context window is ${percent}% full and a handoff is waiting. Stop your current work and any further context gathering now, do not wait for other work, and answer the handoff at once with \`${this.tool("handoff_go")}\`.`
+          : undefined;
+    this.prompt(a.agentId, kind, head !== undefined ? `${head}\n\n${text}` : text);
+  }
+
+  /**
+   * Emergency steering (SPEC-handoff "Emergency steering"): a turn of the agent completed with its
+   * context at `critical_percent` or more while the handoff waits for its answer: one steering
+   * prompt, never a second, and no reminder after it.
+   */
+  emergencyAfterTurn(a: Active, promptId: string): void {
+    const u = this.usage.get(a.agentId);
+    if (a.emergency || a.phase !== "requested" || !a.promptsSince.has(promptId) || !u?.window) return;
+    const percent = Math.floor((u.tokens / u.window) * 100);
+    if (percent < this.c.settings.criticalPercent) return;
+    a.emergency = true;
+    a.reminded = true;
+    if (a.reminder) clearTimeout(a.reminder);
+    this.sendCall(a, "emergency", percent);
   }
 
   go(a: Active): void {
@@ -237,10 +284,19 @@ export class Handoff {
     if (why !== "") this.c.ext.notice("info", `handoff ended: ${why}`.slice(0, 1024));
   }
 
+  /** The project's dossier file of this session: `.tau/handoff_<session-id>.md` (DECISION-handoff-files). */
+  dossierPath(): string {
+    return join(this.c.project, ".tau", `handoff_${this.c.sessionId}.md`);
+  }
+
+  /** The replacement's first turn for `target`: the dossier file's path, its instructions, the deferred prompts. */
+  firstTurnFor(target: string, deferred: readonly string[]): string {
+    return firstTurn({ source: this.c.sessionId, target, path: this.dossierPath(), deleteAfterReading: this.c.settings.deleteAfterReading, deferred });
+  }
+
   private writeDossierFile(dossier: string): string {
-    const dir = join(this.c.project, ".tau");
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const path = join(dir, `handoff_${this.c.sessionId}.md`);
+    const path = this.dossierPath();
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     // Exclusive: an existing dossier of this session is never overwritten.
     const fd = openSync(path, "wx", 0o600);
     try {
@@ -255,16 +311,16 @@ export class Handoff {
     a.submitted = true;
     const target = a.newSession as string;
     this.setPhase(a, "cutover");
-    const dossier = assembleDossier({ source: this.c.sessionId, target, content, deferred: a.deferred });
+    const turn = this.firstTurnFor(target, a.deferred);
     let file: string;
     try {
-      file = this.writeDossierFile(dossier);
+      file = this.writeDossierFile(content.endsWith("\n") ? content : `${content}\n`);
     } catch (err) {
       this.end(a, `the dossier file could not be written (${(err as Error).message})`);
       throw new ToolFailure(`the handoff failed: the dossier file could not be written (${(err as Error).message})`);
     }
     await this.hold("dossier");
-    const result = await this.requestCutover(a.agentId, target, dossier);
+    const result = await this.requestCutover(a.agentId, target, turn);
     if (!result.ok) {
       this.end(a, `the replacement session was not created (${result.error ?? "refused"})`);
       throw new ToolFailure(`the handoff failed: ${result.error ?? "refused"}`);

@@ -4,26 +4,27 @@
 // holds the user's prompts of the deferral window by intercepting them before they commit. Its
 // parts: the handoff's course (handoff.ts), the deferred prompts' release (release.ts), its tools
 // (tools.ts), the events it follows (events.ts) and the `:handoff` command (command.ts).
-import { join } from "node:path";
 import { Extension } from "../../sdk/index.js";
 import { resolveRoots } from "../../config/index.js";
 import { serveHandoffCommand } from "./command.js";
 import { followHandoffEvents } from "./events.js";
 import { Handoff, settingsOf } from "./handoff.js";
 import { registerHandoffTools } from "./tools.js";
+import { recoveryFile } from "./recovery.js";
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
   const declared = ext.settings("handoff");
   if (declared === undefined) return;
   const sessionId = ext.configuration.session_id;
+  const roots = resolveRoots();
   const h = new Handoff({
     ext,
     settings: settingsOf(declared),
-    roots: resolveRoots(),
+    roots,
     project: process.cwd(),
     sessionId,
-    recoveryPath: join(ext.configuration.state_dir, `recovery-${sessionId}.md`),
+    recoveryPath: recoveryFile(roots.config, sessionId),
   });
   registerHandoffTools(ext, h);
   followHandoffEvents(ext, h);

@@ -24,6 +24,8 @@ export class DeferredRelease {
   private readonly ourPrompts = new Map<string, string[]>();
   private readonly startedPrompts = new Set<string>();
   private readonly promptWaiters = new Set<() => void>();
+  /** Per agent, the outcome of the first outer turn that ended since a prompt of ours last started. */
+  private readonly turnEnds = new Map<string, string>();
   private releasing = 0;
 
   constructor(private readonly c: ReleaseContext) {}
@@ -44,8 +46,30 @@ export class DeferredRelease {
   started(agentId: string, promptId: string): void {
     if (this.ourPrompts.get(agentId)?.includes(promptId)) {
       this.startedPrompts.add(promptId);
+      this.turnEnds.delete(agentId);
       for (const w of [...this.promptWaiters]) w();
     }
+  }
+
+  /** An outer turn of the agent ended (`agent.outer_turn_finished`, live): the first since our last start is the one that received it. */
+  finished(agentId: string, outcome: string): void {
+    if (this.turnEnds.has(agentId)) return;
+    this.turnEnds.set(agentId, outcome);
+    for (const w of [...this.promptWaiters]) w();
+  }
+
+  /** The outcome of the turn that received the agent's last prompt of ours. */
+  private receivingTurnEnd(agentId: string): Promise<string> {
+    return new Promise((resolve) => {
+      const check = () => {
+        const outcome = this.turnEnds.get(agentId);
+        if (outcome === undefined) return;
+        this.promptWaiters.delete(check);
+        resolve(outcome);
+      };
+      this.promptWaiters.add(check);
+      check();
+    });
   }
 
   /** How many of the agent's prompts of ours after the first `base` have started a turn. */
@@ -69,7 +93,9 @@ export class DeferredRelease {
    * Sends deferred prompts to the agent, in order, exactly once, even across crashes: the recovery
    * file first records the release and how many prompts of ours the agent's journal held before it
    * (`releaseBase`); a resumed release counts those since that started a turn (they run in order,
-   * so they are the first ones) and sends only the rest. The file is deleted once every one started.
+   * so they are the first ones) and sends only the rest. The file is deleted once every one started
+   * and the turn that received the last one completed; a turn that ended otherwise keeps it (a
+   * resumed release with nothing left to send deletes it).
    */
   async release(agentId: string, deferred: readonly string[], base?: number): Promise<number> {
     const { ext, sessionId, recoveryPath } = this.c;
@@ -84,7 +110,10 @@ export class DeferredRelease {
         if (i === 0) await this.c.hold("release");
       }
       await this.waitForStarted(agentId, releaseBase, deferred.length);
-      removeRecoveryWarn(recoveryPath, this.c.warn);
+      // The file goes once the turn that received the prompts completed; any other end keeps it.
+      const outcome = deferred.length > sent ? await this.receivingTurnEnd(agentId) : "completed";
+      if (outcome === "completed") removeRecoveryWarn(recoveryPath, this.c.warn);
+      else this.c.warn(`the turn that received the handoff's deferred prompts ended ${outcome}; the recovery file ${recoveryPath} is kept (:handoff recover shows it; resume sends nothing again and deletes it, abandon deletes it)`);
       return deferred.length - sent;
     } finally {
       this.releasing--;

@@ -9,9 +9,9 @@ import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { TestClient, waitFor } from "../../support/daemon.js";
-import { processTree, useCleanups, useFakeOpenAI, type Workspace } from "../../support/e2e.js";
+import { useCleanups, useFakeOpenAI, type Workspace } from "../../support/e2e.js";
 import { toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
-import { attach, command, createAgent, daemon, delivered, handoffWorkspace, kill, messages, runningSession, scriptHandoff } from "./support.js";
+import { attach, command, crashSource, createAgent, daemon, delivered, handoffWorkspace, kill, messages, newSessionOf, recoveryPath, runningSession, scriptHandoff } from "./support.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -27,22 +27,6 @@ function gate(): { promise: Promise<void>; open: () => void } {
   cleanups.push(() => open());
   return { promise, open };
 }
-
-/** SIGKILL the source daemon and its extensions, sparing a replacement it started (a crash of the source alone). */
-function crashSource(pid: number, spare?: number): void {
-  const spared = new Set(spare !== undefined ? processTree(spare) : []);
-  for (const p of processTree(pid)) {
-    if (spared.has(p)) continue;
-    try {
-      process.kill(p, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
-
-const recoveryPath = (w: Workspace, session: string) => join(w.home, "state", "ext", "handoff", `recovery-${session}.md`);
-const newSessionOf = (w: Workspace, session: string) => /new session: (s-\S+)/.exec(readFileSync(recoveryPath(w, session), "utf8"))?.[1];
 
 /** Every prompt the session's journals hold for `agentId`, as a fresh UI replays them. */
 async function journalPrompts(socket: string, sessionId: string, agentId: string): Promise<string[]> {
@@ -180,7 +164,7 @@ describe("a handoff after a SIGKILL of its source daemon", () => {
     await typeTwo(c, agentId);
     afterGo.open();
     const dossierFile = join(w.project, ".tau", `handoff_${d.session_id}.md`);
-    await waitFor(() => existsSync(dossierFile) && readFileSync(dossierFile, "utf8").includes(SECOND), "the dossier file", 30_000);
+    await waitFor(() => existsSync(dossierFile) && readFileSync(dossierFile, "utf8").includes("DOSSIER-BODY"), "the dossier file", 30_000);
     const successor = newSessionOf(w, d.session_id)!;
     expect(readFileSync(recoveryPath(w, d.session_id), "utf8")).toContain("phase: cutover");
     crashSource(d.pid);

@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
-import { spawnTau, type PtyTau } from "../../support/pty.js";
+import { waitFor } from "../../support/daemon.js";
+import { spawnTau } from "../../support/pty.js";
 import { toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { handoffWorkspace, messages, runningSession, kill, scriptHandoff } from "./support.js";
 
@@ -17,7 +18,6 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-const count = (t: PtyTau, text: string) => t.all().filter((l) => l.includes(text)).length;
 const CHOICE = "[r] ready: go ahead";
 
 describe("the handoff in the terminal UI", () => {
@@ -53,7 +53,7 @@ describe("the handoff in the terminal UI", () => {
     t.type("c");
     await t.waitFor((_s, all) => all.filter((l) => l.includes("handoff cancelled")).length === 2, "the cancel by key");
     await t.waitFor((s) => !has(CHOICE)(s), "the choice closed after cancel");
-    expect(existsSync(join(w.home, "state", "ext", "handoff", `recovery-${source}.md`))).toBe(false);
+    expect(existsSync(join(w.home, "config", "handoff", "recovery", `recovery-${source}.md`))).toBe(false);
 
     // Ready: the window opens; :new is refused; a typed prompt is held for the new session.
     t.type(":handoff\r");
@@ -64,7 +64,7 @@ describe("the handoff in the terminal UI", () => {
     t.type(":new\r");
     await t.waitFor(has(":new is refused while a handoff is under way"), "the refused :new");
     t.type("typed in the window, for the new session\r");
-    const recovery = join(w.home, "state", "ext", "handoff", `recovery-${source}.md`);
+    const recovery = join(w.home, "config", "handoff", "recovery", `recovery-${source}.md`);
     await t.waitFor(() => existsSync(recovery) && readFileSync(recovery, "utf8").includes("typed in the window, for the new session"), "the prompt held");
     expect(fake.chatRequests.some((r) => messages(r).at(-1)?.content === "typed in the window, for the new session")).toBe(false);
     openWriter();
@@ -75,8 +75,10 @@ describe("the handoff in the terminal UI", () => {
     const row = await runningSession(w.home, successor);
     if (row) cleanups.push(() => kill(row.pid));
     await t.waitFor((_s, all) => all.some((l) => l.includes(`# Handoff from session ${source} to session ${successor}`)), "the dossier in the replacement's transcript", 60_000);
-    await t.waitFor((_s, all) => all.some((l) => l.includes("typed in the window, for the new session")), "the held prompt in the dossier", 60_000);
-    expect(count(t, "--- Deferred Prompt 1 of 1 ---")).toBe(1);
+    // The transcript shows the first turn's head; the model was sent all of it, the held prompt last.
+    await waitFor(() => fake.chatRequests.some((r) => JSON.stringify(messages(r)).includes(`to session ${successor}`)), "the replacement's first request", 60_000);
+    const first = String(messages(fake.chatRequests.find((r) => JSON.stringify(messages(r)).includes(`to session ${successor}`))!).find((m) => m.role === "user")!.content);
+    expect(first.split("--- Deferred Prompt 1 of 1 ---\ntyped in the window, for the new session\n")).toHaveLength(2);
     expect(readdirSync(join(w.home, "state", "sessions")).sort()).toEqual([source, successor].sort());
     // The replacement's UI is not in a handoff: :quit leaves.
     t.type(":quit\r");

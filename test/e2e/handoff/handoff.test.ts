@@ -2,7 +2,7 @@
 // → GO → two prompts typed in the deferral window → the writer turn, offered only the submit tool →
 // the replacement session, linked, whose first user turn is the dossier and both prompts in order.
 import { describe, expect, it } from "vitest";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "../../support/daemon.js";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
@@ -15,7 +15,7 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 describe("session handoff through real daemons", () => {
-  it("[handoff.e2e.two-deferred-prompts] start → GO → two deferred prompts → dossier → a linked replacement whose first turn is the dossier and both prompts in order", async () => {
+  it("[handoff.e2e.two-deferred-prompts] start → GO → two deferred prompts → dossier → a linked replacement whose first turn is the dossier file's path with its instructions and both prompts in order", async () => {
     const w = handoffWorkspace(fake, cleanups);
     let release!: () => void;
     scriptHandoff(fake, { afterGo: new Promise<void>((r) => (release = r)) });
@@ -36,7 +36,7 @@ describe("session handoff through real daemons", () => {
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: second });
     await delivered(c, "handoff.state_reported", (x) => x.deferred === 2);
     // Written to the recovery file before it was taken.
-    const recovery = join(w.home, "state", "ext", "handoff", `recovery-${d.session_id}.md`);
+    const recovery = join(w.home, "config", "handoff", "recovery", `recovery-${d.session_id}.md`);
     const held = readFileSync(recovery, "utf8");
     expect(held).toContain(`--- Deferred Prompt 1 of 2 ---\n${first}\n--- Deferred Prompt 2 of 2 ---\n${second}\n`);
     release();
@@ -62,14 +62,20 @@ describe("session handoff through real daemons", () => {
     expect(user).toHaveLength(1);
     const dossier = String(user[0]!.content);
     expect(dossier.split("\n").find((l) => l.includes("# Handoff"))).toBe(`# Handoff from session ${d.session_id} to session ${successor}`);
-    expect(dossier).toContain("DOSSIER-BODY");
+    // The dossier file's absolute path and how to take it in and clean it up, never its text.
+    const file = join(w.project, ".tau", `handoff_${d.session_id}.md`);
+    const at = dossier.indexOf(`\n${file}\n`);
+    expect(at).toBeGreaterThan(0);
+    expect(dossier).toContain("delete exactly that file and nothing else");
+    expect(dossier).not.toContain("DOSSIER-BODY");
     const i1 = dossier.indexOf(`--- Deferred Prompt 1 of 2 ---\n${first}\n`);
     const i2 = dossier.indexOf(`--- Deferred Prompt 2 of 2 ---\n${second}\n`);
-    expect(i1).toBeGreaterThan(dossier.indexOf("DOSSIER-BODY"));
+    expect(i1).toBeGreaterThan(at);
     expect(i2).toBeGreaterThan(i1);
-    // The recovery file is gone; the project's dossier file is there.
+    // The recovery file is gone; the project's dossier file holds the model's dossier, 0600.
     await waitFor(() => !existsSync(recovery), "the recovery file's removal", 10_000);
-    expect(readFileSync(join(w.project, ".tau", `handoff_${d.session_id}.md`), "utf8")).toContain(`to session ${successor}`);
+    expect(readFileSync(file, "utf8")).toBe("DOSSIER-BODY: the goal, the state, the next steps.\n");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
 
     // Lineage in `tau session list --all` and its JSON.
     await waitFor(async () => {

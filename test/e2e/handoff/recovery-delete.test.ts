@@ -37,7 +37,7 @@ describe("the handoff's recovery file", () => {
     expect((await command(c, agentId, "h1", "start")).ok).toBe(true);
     // Phase cutover: the file's last write is done; the replacement is being started.
     await delivered(c, "handoff.state_reported", (x) => x.phase === "cutover");
-    const recovery = join(w.home, "state", "ext", "handoff", `recovery-${d.session_id}.md`);
+    const recovery = join(w.home, "config", "handoff", "recovery", `recovery-${d.session_id}.md`);
     expect(readFileSync(recovery, "utf8")).toContain("phase: cutover");
     rmSync(recovery);
     mkdirSync(recovery);

@@ -2,7 +2,8 @@
 // loopback model (SPEC-handoff): shared set-up and the scripted model that answers the templates.
 import { join } from "node:path";
 import type { StartedDaemon, TestClient } from "../../support/daemon.js";
-import { attachUi, daemonIn, killTree, workspaceIn, type Workspace } from "../../support/e2e.js";
+import { readFileSync } from "node:fs";
+import { attachUi, daemonIn, killTree, processTree, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { textResponse, toolCallResponse, type FakeOpenAI, type ReceivedRequest, type ScriptedResponse } from "../../support/fake-openai.js";
 import { listSessions } from "../../../handwritten/transport/index.js";
 
@@ -27,6 +28,23 @@ export function handoffWorkspace(fake: FakeOpenAI, cleanups: Array<() => void>, 
 
 /** SIGKILL a daemon and its extensions (the daemon first: a crash, not an orderly exit). */
 export const kill = killTree;
+
+/** SIGKILL the source daemon and its extensions, sparing a replacement it started (a crash of the source alone). */
+export function crashSource(pid: number, spare?: number): void {
+  const spared = new Set(spare !== undefined ? processTree(spare) : []);
+  for (const p of processTree(pid)) {
+    if (spared.has(p)) continue;
+    try {
+      process.kill(p, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** The session's handoff recovery file, and the replacement session it names once minted. */
+export const recoveryPath = (w: Workspace, session: string): string => join(w.home, "config", "handoff", "recovery", `recovery-${session}.md`);
+export const newSessionOf = (w: Workspace, session: string): string | undefined => /new session: (s-\S+)/.exec(readFileSync(recoveryPath(w, session), "utf8"))?.[1];
 
 export const daemon = (env: NodeJS.ProcessEnv, args: string[], cleanups: Array<() => void>): Promise<StartedDaemon> => daemonIn(cleanups, env, args);
 

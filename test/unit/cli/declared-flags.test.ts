@@ -45,7 +45,9 @@ describe("tau daemon's flags", () => {
       printText: "hello",
       mcpServersFile: "/run/tau/acp-mcp.json",
     });
-    expect(() => parseDaemonArgs(flagArgs(DAEMON_FLAGS, { resume: "s-old", "handoff-seed": "seed.json" }), "/cwd")).toThrow("--handoff-seed starts a new persisted session");
+    // A handoff's replacement killed while it took its seed is resumed with the seed (SPEC-handoff); an ephemeral one has nothing to seed.
+    expect(parseDaemonArgs(flagArgs(DAEMON_FLAGS, { resume: "s-old", "handoff-seed": "seed.json" }), "/cwd")).toMatchObject({ resume: "s-old", handoffSeed: "/cwd/seed.json" });
+    expect(() => parseDaemonArgs(flagArgs(DAEMON_FLAGS, { ephemeral: true, "handoff-seed": "seed.json" }), "/cwd")).toThrow("--handoff-seed starts a persisted session");
     expect(() => parseDaemonArgs(flagArgs(DAEMON_FLAGS, { resume: "s-old", ephemeral: true }), "/cwd")).toThrow("--resume cannot be combined with --session-id or --ephemeral");
     expect(parseDaemonArgs(flagArgs(DAEMON_FLAGS, { ephemeral: true }), "/cwd")).toMatchObject({ ephemeral: true });
     expect(parseDaemonArgs(flagArgs(DAEMON_FLAGS, { "handoff-seed": "seed.json" }), "/cwd")).toMatchObject({ handoffSeed: "/cwd/seed.json" });

@@ -5,7 +5,7 @@ import { useTempDirs } from "../../support/temp-dirs.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUILTIN_TEMPLATES, resolveTemplate } from "../../../handwritten/extensions/handoff/templates.js";
-import { assembleDossier, contentProblem, formatRecovery, parseRecovery, readRecovery, writeAtomic } from "../../../handwritten/extensions/handoff/recovery.js";
+import { contentProblem, firstTurn, formatRecovery, parseRecovery, readRecovery, writeAtomic } from "../../../handwritten/extensions/handoff/recovery.js";
 import { dossierProblem } from "../../../handwritten/harness/handoff-request.js";
 
 const tmp = useTempDirs("tau-handoff-");
@@ -43,7 +43,10 @@ describe("handoff recovery file and dossier", () => {
     expect(contentProblem("a\u0000b", 10)).toContain("NUL");
     expect(contentProblem("x".repeat(11), 10)).toContain("at most 10");
     expect(contentProblem("fine", 10)).toBeUndefined();
-    const dossier = assembleDossier({ source: "s-a", target: "s-b", content: "BODY", deferred: [] });
+    const dossier = firstTurn({ source: "s-a", target: "s-b", path: "/p/.tau/handoff_s-a.md", deleteAfterReading: true, deferred: [] });
+    expect(dossier).toContain("\n/p/.tau/handoff_s-a.md\n");
+    expect(dossier).toContain("delete exactly that file");
+    expect(firstTurn({ source: "s-a", target: "s-b", path: "/p/x.md", deleteAfterReading: false, deferred: ["one"] })).toMatch(/Leave the file in place[\s\S]*--- Deferred Prompt 1 of 1 ---\none\n$/);
     expect(dossierProblem(dossier, "s-b")).toBeUndefined();
     expect(dossierProblem(dossier, "s-c")).toContain("first line");
     expect(dossierProblem("", "s-b")).toContain("empty");
@@ -68,8 +71,8 @@ describe("handoff recovery file and dossier", () => {
     expect(parseRecovery(formatRecovery(releasing))).toEqual(releasing);
     expect(formatRecovery(releasing)).toContain("release base: 7\n");
     expect(() => parseRecovery(formatRecovery(releasing).replace('"release_base":7', '"release_base":-1'))).toThrow(/release base/);
-    const dossier = assembleDossier({ source: "s-1", target: "s-2", content: "BODY", deferred: prompts.slice(0, 2) });
-    expect(dossier.split("\n")[0]).toBe("# Handoff from session s-1 to session s-2");
-    expect(dossier.indexOf("--- Deferred Prompt 1 of 2 ---\none\nwith two lines\n")).toBeGreaterThan(dossier.indexOf("BODY"));
+    const turn = firstTurn({ source: "s-1", target: "s-2", path: "/p/.tau/handoff_s-1.md", deleteAfterReading: true, deferred: prompts.slice(0, 2) });
+    expect(turn.split("\n")[0]).toBe("# Handoff from session s-1 to session s-2");
+    expect(turn.indexOf("--- Deferred Prompt 1 of 2 ---\none\nwith two lines\n")).toBeGreaterThan(turn.indexOf("/p/.tau/handoff_s-1.md"));
   });
 });
