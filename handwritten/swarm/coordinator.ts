@@ -22,6 +22,17 @@ const REFUSAL_LINGER_MS = 2_000;
 /** Commands remembered per worker for status; the oldest finished ones go first. */
 const MAX_REMEMBERED_COMMANDS = 1024;
 
+/**
+ * Closes a connection whose last frame was a refusal once the peer closed it (having read the
+ * refusal) or after REFUSAL_LINGER_MS: closing at once could drop the refusal unsent.
+ */
+async function lingerThenClose(conn: IrohConnection, code: bigint, reason: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([conn.closed().catch(() => ""), new Promise((resolve) => (timer = setTimeout(resolve, REFUSAL_LINGER_MS)))]);
+  clearTimeout(timer);
+  conn.close(code, Array.from(Buffer.from(reason)));
+}
+
 type CommandStatus = "dispatched" | "accepted" | "rejected" | "result" | "failed" | "fenced";
 
 interface WorkerState {
@@ -146,7 +157,14 @@ export class SwarmCoordinator {
     const old = w.conn;
     if (old !== undefined && w.send !== undefined) {
       const oldSend = w.send;
-      w.writes = w.writes.then(() => writeFrame(oldSend, { type: "refused", reason: "superseded" })).catch(() => undefined).then(() => old.close(0n, []));
+      // The refusal is written in turn with the worker's other frames; the old connection then
+      // lingers (off that queue) until the old process has read it, as a turned-away one does.
+      const refused = w.writes.then(async () => {
+        await writeFrame(oldSend, { type: "refused", reason: "superseded" });
+        await oldSend.finish();
+      });
+      w.writes = refused.catch(() => undefined);
+      void refused.catch(() => undefined).then(() => lingerThenClose(old, 0n, "superseded"));
     }
     w.incarnation = incarnation;
     w.conn = conn;
@@ -183,11 +201,7 @@ export class SwarmCoordinator {
     } catch {
       // the worker is gone already
     }
-    // Closing at once could drop the refusal unsent: the worker closes once it has read it.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([conn.closed().catch(() => ""), new Promise((resolve) => (timer = setTimeout(resolve, REFUSAL_LINGER_MS)))]);
-    clearTimeout(timer);
-    conn.close(2n, Array.from(Buffer.from(reason)));
+    await lingerThenClose(conn, 2n, reason);
   }
 
   private remember(w: WorkerState, id: string, c: { incarnation: string; status: CommandStatus }): void {

@@ -22,7 +22,7 @@ describe("the sandbox's policy and its runtime", () => {
     writeFileSync(join(home, "config", "sandbox.yaml"), "filesystem:\n  deny_read: [~/private]\n");
     const states: string[] = [];
     const sandbox = new Sandbox({
-      host: { emit: (name, data) => name === "sandbox.state_reported" && states.push((data as SandboxStateReported).state) },
+      host: { emit: (name, data) => name === "sandbox.state_reported" && states.push(`${(data as SandboxStateReported).state} ${(data as SandboxStateReported).mode ?? "-"}`) },
       projectRoot: project,
       roots: { config: join(home, "config"), state: join(home, "state"), runtime: join(home, "run") },
     });
@@ -38,6 +38,7 @@ describe("the sandbox's policy and its runtime", () => {
     expect(sandbox.policy().denyRead.some((p) => p.endsWith("/private"))).toBe(true);
     expect(sandbox.state).toBe("pending");
     await started;
-    expect(states).toEqual(["pending", "active"]);
+    // Pending is said again once the policy is read, now with the mode in force (tau acp's modes need no runtime).
+    expect(states).toEqual(["pending -", "pending interactive", "active interactive"]);
   });
 });
