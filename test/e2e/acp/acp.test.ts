@@ -284,7 +284,8 @@ describe("tau acp", () => {
         cleanups.push(() => ui.close());
         const agent = (await ui.roster()).rows[0] as { agent_id: string };
         ui.emit("ui.prompt_submit", { agent_id: agent.agent_id, mode: "queue", text: "write elsewhere" });
-        await waitFor(() => existsSync(join(outside, "other.txt")), "the approved write", 30_000);
+        // The whole line: `echo other > FILE` makes the file before it writes to it.
+        await waitFor(() => existsSync(join(outside, "other.txt")) && readFileSync(join(outside, "other.txt"), "utf8") === "other\n", "the approved write", 30_000);
       },
       {
         permission: (params) => {
