@@ -5,6 +5,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Committed, PublishOutcome } from "../bus/index.js";
+import { processAlive } from "../sessions/index.js";
 import { journalPath, replayJournal, validateJournalRecord, type JournalRecord } from "../store/index.js";
 import { REQUESTS, type EventName, type EventPayloads, type SessionHandoffRequest } from "../../generated/index.js";
 import { answerEvent, refusal } from "../protocol/index.js";
@@ -196,7 +197,7 @@ export class HandoffRequests {
     const deadline = Date.now() + REPLACEMENT_SEEDED_MS;
     for (;;) {
       if (!existsSync(seedPath) && !existsSync(claimed)) return undefined;
-      if (pid === undefined || !alive(pid)) {
+      if (pid === undefined || !processAlive(pid)) {
         if (launches >= REPLACEMENT_LAUNCHES) return abandonSeed(dir, `the replacement session ${sessionId} stopped ${launches} time(s) before it took its dossier (its log: ${log})`);
         launches++;
         try {
@@ -223,15 +224,6 @@ function abandonSeed(dir: string, why: string): string {
     // claimed meanwhile (or gone): the replacement has it
   }
   return why;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** The session a seed file names as its parent, if the file is there and says so. */

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { Command, Flags } from "@oclif/core";
 import { TauError, errorOptions } from "../../errors.js";
 import { escapeForLine } from "../session/escape.js";
+import { processAlive } from "../../../sessions/index.js";
 import { statusFile } from "./shared.js";
 
 /** The status file is tau's own, but it is read as any file: bounded. */
@@ -14,15 +15,6 @@ interface Status {
   addresses: string[];
   updated_at: string;
   workers: Array<{ name: string; endpoint_id: string; connected: boolean; incarnation?: string; commands: Record<string, number>; open_blockers: string[] }>;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 export default class SwarmStatus extends Command {
@@ -41,7 +33,7 @@ export default class SwarmStatus extends Command {
       const missing = new TauError("TAU-E0303", `no swarm coordinator has run here (${file}); start one with tau swarm serve`);
       return this.error(missing.message, errorOptions(missing));
     }
-    const running = alive(status.pid);
+    const running = processAlive(status.pid);
     if (flags.json) return this.log(JSON.stringify({ ...status, running }));
     this.log(`coordinator ${status.endpoint_id} ${running ? `running (pid ${status.pid})` : "not running"}, listening on ${status.addresses.join(", ")}; as of ${status.updated_at}`);
     for (const w of status.workers) {
