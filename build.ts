@@ -17,7 +17,7 @@ import { build, type Metafile, type Plugin } from "esbuild";
 import { appendFileSync, chmodSync, readFileSync, readdirSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { keyLine } from "./bin/bundle-loader.cjs";
 import { withLauncherHead } from "./handwritten/cli/launcher-script.js";
-import { BRIDGE_ID_HOOK } from "./handwritten/extensions/shell/sandbox/bridge-id.js";
+import { BRIDGE_ID_HOOK, BWRAP_VERSION_HOOK, FORGE_LOADED_HOOK } from "./handwritten/extensions/shell/sandbox/bridge-id.js";
 import { fileURLToPath } from "node:url";
 import { dirname, join, relative, sep } from "node:path";
 
@@ -70,8 +70,8 @@ const pkceWithoutDynamicImport: Plugin = {
  * dist/fast/sandbox-runtime.cjs, so the shell extension loads it with a code cache instead of
  * resolving and compiling its module graph at every start. It finds its helper programs (the seccomp
  * filter, its vendor folder) from `import.meta.url`: each file's own URL is kept, resolved at run time
- * from wherever node_modules holds the package. node-forge (its TLS interception, which tau does not
- * turn on) is required on first use rather than initialized at load. Its `whichSync` runs `which` as
+ * from wherever node_modules holds the package. node-forge is required on first use (forgeOnFirstUse),
+ * and bubblewrap's version is kept between starts (bwrapVersionKept). Its `whichSync` runs `which` as
  * a process (at set-up for each program, and for every command's shell): it looks on PATH itself,
  * as `which` does, without a process. Its wait for its bridges looks every 5 ms (pollBridgesFinely).
  */
@@ -119,6 +119,42 @@ function nameBridgesAhead(text: string, file: string): string {
   return text.replace(id, `    const socketId = ((made) => globalThis[Symbol.for(${JSON.stringify(BRIDGE_ID_HOOK)})]?.(made) ?? made)(randomBytes(8).toString('hex'));`);
 }
 
+/**
+ * node-forge (the runtime's TLS interception, which tau does not turn on) is required on first use,
+ * not initialized at load: the import, the namespaces its files take from it at load
+ * (`const { pki } = forge;`), the tables of constants taken from them and the one function taken
+ * from one become forwarding proxies. The first use sets FORGE_LOADED_HOOK, so a test can tell that loading did not.
+ */
+function forgeOnFirstUse(text: string, file: string): string {
+  const load = `(() => (globalThis[Symbol.for(${JSON.stringify(FORGE_LOADED_HOOK)})] = true, require("node-forge")))()`;
+  const lazy = (of: string): string => `new Proxy({}, { get: (_t, k) => ${of}[k], set: (_t, k, v) => ((${of}[k] = v), true), has: (_t, k) => k in ${of} })`;
+  let next = text.replace("import forge from 'node-forge';", `const forge = ${lazy(load)};`);
+  if (next === text) throw new Error(`${file}: expected \`import forge from 'node-forge';\``);
+  next = next.replace(/^const \{ ([\w, ]+) \} = forge;$/m, (_all, names: string) =>
+    `const ${names.split(",").map((n) => `${n.trim()} = ${lazy(`forge.${n.trim()}`)}`).join(", ")};`,
+  );
+  next = next.replace("const getTBSCertificate = pki.getTBSCertificate;", "const getTBSCertificate = (...a) => pki.getTBSCertificate(...a);");
+  // Tables of constants (`const C = asn1.Class;`): read through on use as well.
+  next = next.replace(/^const (\w+) = (asn1\.\w+);$/gm, (_all, name: string, of: string) => `const ${name} = ${lazy(of)};`);
+  if (/^const .* = (forge|pki|asn1|md|random|util)\.[\w.]+;$/m.test(next)) throw new Error(`${file}: a node-forge member taken at load`);
+  return next;
+}
+
+/**
+ * The runtime asks `bwrap --version` (a process, waited for) at every start, for a warning about a
+ * bubblewrap older than 0.5.0 and nothing else: it asks tau first (BWRAP_VERSION_HOOK), which
+ * keeps the answer beside the program's identity (bwrap-version.ts), and tells tau what it found.
+ */
+function bwrapVersionKept(text: string, file: string): string {
+  const hook = `globalThis[Symbol.for(${JSON.stringify(BWRAP_VERSION_HOOK)})]`;
+  const head = "function probeBwrapVersion(bwrap) {\n    const cached = bwrapVersions.get(bwrap);\n    if (cached !== undefined)\n        return cached;\n";
+  const kept = "    bwrapVersions.set(bwrap, version);\n";
+  if (text.split(head).length !== 2 || text.split(kept).length !== 2) throw new Error(`${file}: expected probeBwrapVersion's cache look-up and store once`);
+  return text
+    .replace(head, `${head}    const known = ${hook}?.get(bwrap);\n    if (typeof known === "string") {\n        bwrapVersions.set(bwrap, known);\n        return known;\n    }\n`)
+    .replace(kept, `${kept}    if (version !== null) ${hook}?.set(bwrap, version);\n`);
+}
+
 const sandboxRuntimeOwnFiles: Plugin = {
   name: "sandbox-runtime-own-files",
   setup(b) {
@@ -128,11 +164,8 @@ const sandboxRuntimeOwnFiles: Plugin = {
       if (rel === "utils/which.js") return { contents: WHICH_WITHOUT_A_PROCESS, loader: "js" };
       let text = readFileSync(args.path, "utf8").replace(/import\.meta\.url/g, own);
       if (rel === "sandbox/linux-sandbox-utils.js") text = nameBridgesAhead(pollBridgesFinely(text, args.path), args.path);
-      if (/from 'node-forge'/.test(text)) {
-        const next = text.replace("import forge from 'node-forge';", 'const forge = new Proxy({}, { get: (_t, k) => require("node-forge")[k] });');
-        if (next === text) throw new Error(`${args.path}: expected \`import forge from 'node-forge';\``);
-        text = next;
-      }
+      if (/from 'node-forge'/.test(text)) text = forgeOnFirstUse(text, args.path);
+      if (rel === "sandbox/linux-sandbox-utils.js") text = bwrapVersionKept(text, args.path);
       return { contents: text, loader: "js" };
     });
   },

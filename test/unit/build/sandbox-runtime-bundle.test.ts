@@ -1,28 +1,30 @@
 // The sandbox runtime bundled on its own (dist/fast/sandbox-runtime.cjs, build.ts) behaves as the
 // package does from node_modules: it finds its own helper programs (the seccomp filter beside its
-// files), its dependency check gives the same answer, and its `which` runs no process.
+// files), its dependency check gives the same answer, and its `which` runs no process; node-forge
+// is initialized on first use only; bubblewrap's version is asked of tau before `bwrap --version`.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BRIDGE_ID_HOOK } from "../../../handwritten/extensions/shell/sandbox/bridge-id.js";
+import { BRIDGE_ID_HOOK, BWRAP_VERSION_HOOK, FORGE_LOADED_HOOK } from "../../../handwritten/extensions/shell/sandbox/bridge-id.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
 const BUNDLE = join(REPO_ROOT, "dist", "fast", "sandbox-runtime.cjs");
 
 /** `checkDependencies()` of the runtime loaded as `how`, and the child processes it started, in a node of its own. */
-function dependencyCheck(how: "bundle" | "package"): { errors: string[]; warnings: string[]; spawned: string[] } {
+function dependencyCheck(how: "bundle" | "package", prelude = ""): { errors: string[]; warnings: string[]; spawned: string[]; told?: string[] } {
   const load =
     how === "bundle"
       ? `require(${JSON.stringify(join(REPO_ROOT, "bin", "bundle-loader.cjs"))}).loadBundle(${JSON.stringify(BUNDLE)}).exports`
       : `require(${JSON.stringify(join(REPO_ROOT, "node_modules", "@anthropic-ai", "sandbox-runtime"))})`;
   const code = `const cp = require("node:child_process");
 const spawned = [];
+${prelude}
 const spawnSync = cp.spawnSync;
 cp.spawnSync = (file, args, o) => (spawned.push(file), spawnSync(file, args, o));
 const { SandboxManager } = ${load};
 const r = SandboxManager.checkDependencies();
-process.stdout.write(JSON.stringify({ ...r, spawned }));`;
+process.stdout.write(JSON.stringify({ ...r, spawned, ...(globalThis.told ? { told: globalThis.told } : {}) }));`;
   return JSON.parse(execFileSync(process.execPath, ["-e", code], { cwd: REPO_ROOT, env: { ...process.env, TAU_CODE_CACHE: "0" }, encoding: "utf8" })) as ReturnType<typeof dependencyCheck>;
 }
 
@@ -39,5 +41,34 @@ describe("the sandbox runtime's own bundle", () => {
     expect(bundled.warnings.join(" ")).not.toContain("seccomp not available");
     expect(packaged.spawned).toContain("which");
     expect(bundled.spawned).not.toContain("which");
+  });
+
+  it("[build.sandbox-runtime.forge-on-first-use] loads and checks its dependencies without initializing node-forge, which still works once used", () => {
+    const load = (what: string): string => `require(${JSON.stringify(join(REPO_ROOT, "bin", "bundle-loader.cjs"))}).loadBundle(${JSON.stringify(BUNDLE)}).exports`.replace("exports", what);
+    const code = `const r = ${load("exports")};
+const loaded = () => globalThis[Symbol.for(${JSON.stringify(FORGE_LOADED_HOOK)})] === true;
+r.SandboxManager.checkDependencies();
+const before = loaded();
+const ca = r.generateCa({ cn: "tau test CA" });
+const pkg = require(${JSON.stringify(join(REPO_ROOT, "node_modules", "@anthropic-ai", "sandbox-runtime"))});
+process.stdout.write(JSON.stringify({ before, after: loaded(), pem: ca.certPem.startsWith("-----BEGIN CERTIFICATE-----"), valid: pkg.validateCaPair(ca.certPem, ca.keyPem), thumb: r.certThumbprint(ca.certPem) === pkg.certThumbprint(ca.certPem) }));`;
+    const out = JSON.parse(execFileSync(process.execPath, ["-e", code], { cwd: REPO_ROOT, env: { ...process.env, TAU_CODE_CACHE: "0" }, encoding: "utf8" })) as Record<string, unknown>;
+    expect(out).toMatchObject({ before: false, after: true, pem: true, thumb: true });
+    // The package's own check of the pair: undefined or a result without an error.
+    expect(JSON.stringify(out.valid ?? {})).not.toMatch(/error/i);
+  });
+
+  it("[build.sandbox-runtime.bwrap-version-kept] asks tau for bubblewrap's version before running `bwrap --version`, and tells it what it found", () => {
+    const hook = (answer: string | undefined): string =>
+      `globalThis.told = []; globalThis[Symbol.for(${JSON.stringify(BWRAP_VERSION_HOOK)})] = { get: () => ${answer === undefined ? "undefined" : JSON.stringify(answer)}, set: (b, v) => globalThis.told.push(v) };`;
+    const kept = dependencyCheck("bundle", hook("0.4.0"));
+    expect(kept.spawned.filter((f) => f.endsWith("bwrap"))).toEqual([]);
+    expect(kept.warnings.join(" ")).toContain("bubblewrap 0.4.0");
+    expect(kept.told).toEqual([]);
+    const asked = dependencyCheck("bundle", hook(undefined));
+    expect(asked.spawned.some((f) => f.endsWith("bwrap"))).toBe(true);
+    expect(asked.told).toHaveLength(1);
+    expect(asked.told?.[0]).toMatch(/^\d+(\.\d+)+$/);
+    expect(asked.warnings.join(" ")).not.toContain("older than");
   });
 });

@@ -15,6 +15,7 @@ import { mark } from "../../../startup/timeline.js";
 import { RuntimeLeftovers, sweepDeadOwners } from "./runtime-leftovers.js";
 import { effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
 import { recoverAfterCrash } from "./running-record.js";
+import { keepBwrapVersion } from "./bwrap-version.js";
 import { SharedNetwork } from "./shared-network.js";
 import { socatDyingWithParent } from "./parent-death.js";
 import { firstLine, type SandboxOptions } from "./types.js";
@@ -121,6 +122,7 @@ export class SandboxLifecycle {
     }
     // Made beside the runtime's loading: its processes start while this one loads the library.
     const network = this.platform === "linux" && this.forShell ? this.network.start(this.proxySocket()) : Promise.resolve(false);
+    if (this.platform === "linux") keepBwrapVersion(this.o.roots.state);
     const loaded = loadRuntime();
     const { SandboxManager } = loaded.runtime;
     mark("sandbox runtime loaded");
