@@ -155,6 +155,18 @@ function bwrapVersionKept(text: string, file: string): string {
     .replace(kept, `${kept}    if (version !== null) ${hook}?.set(bwrap, version);\n`);
 }
 
+/**
+ * At every wrap the runtime runs ripgrep to list protected names below its working directory; tau
+ * gives it a private empty folder as that (lifecycle.ts, runtimeCwd), where ripgrep could list
+ * nothing. A folder with no entries at all is answered without the process; any other is searched.
+ */
+function emptyFolderNotSearched(text: string, file: string): string {
+  const call = "        matches = await ripGrep([";
+  if (text.split(call).length !== 2) throw new Error(`${file}: expected linuxGetMandatoryDenyPaths' ripGrep call once`);
+  const empty = '(() => { try { return fs.readdirSync(cwd).length === 0; } catch { return false; } })()';
+  return text.replace(call, `        matches = ${empty} ? [] : await ripGrep([`);
+}
+
 const sandboxRuntimeOwnFiles: Plugin = {
   name: "sandbox-runtime-own-files",
   setup(b) {
@@ -163,7 +175,7 @@ const sandboxRuntimeOwnFiles: Plugin = {
       const own = `require("node:url").pathToFileURL(require("node:path").join(require("node:path").dirname(require("node:module").createRequire(__filename).resolve("@anthropic-ai/sandbox-runtime")), ${JSON.stringify(rel)})).href`;
       if (rel === "utils/which.js") return { contents: WHICH_WITHOUT_A_PROCESS, loader: "js" };
       let text = readFileSync(args.path, "utf8").replace(/import\.meta\.url/g, own);
-      if (rel === "sandbox/linux-sandbox-utils.js") text = nameBridgesAhead(pollBridgesFinely(text, args.path), args.path);
+      if (rel === "sandbox/linux-sandbox-utils.js") text = emptyFolderNotSearched(nameBridgesAhead(pollBridgesFinely(text, args.path), args.path), args.path);
       if (/from 'node-forge'/.test(text)) text = forgeOnFirstUse(text, args.path);
       if (rel === "sandbox/linux-sandbox-utils.js") text = bwrapVersionKept(text, args.path);
       return { contents: text, loader: "js" };

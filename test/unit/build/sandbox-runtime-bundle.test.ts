@@ -1,9 +1,11 @@
 // The sandbox runtime bundled on its own (dist/fast/sandbox-runtime.cjs, build.ts) behaves as the
 // package does from node_modules: it finds its own helper programs (the seccomp filter beside its
 // files), its dependency check gives the same answer, and its `which` runs no process; node-forge
-// is initialized on first use only; bubblewrap's version is asked of tau before `bwrap --version`.
+// is initialized on first use only; bubblewrap's version is asked of tau before `bwrap --version`;
+// an empty working directory is not searched with ripgrep, any other still is.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BRIDGE_ID_HOOK, BWRAP_VERSION_HOOK, FORGE_LOADED_HOOK } from "../../../handwritten/extensions/shell/sandbox/bridge-id.js";
@@ -70,5 +72,40 @@ process.stdout.write(JSON.stringify({ before, after: loaded(), pem: ca.certPem.s
     expect(asked.told).toHaveLength(1);
     expect(asked.told?.[0]).toMatch(/^\d+(\.\d+)+$/);
     expect(asked.warnings.join(" ")).not.toContain("older than");
+  });
+
+  it.runIf(process.platform === "linux")("[build.sandbox-runtime.empty-folder-not-searched] wraps from an empty working directory without ripgrep, and still finds a protected name below any other", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tau-rt-cwd-"));
+    try {
+      const empty = join(dir, "empty");
+      const full = join(dir, "full");
+      mkdirSync(empty);
+      mkdirSync(join(full, "sub"), { recursive: true });
+      writeFileSync(join(full, "sub", ".bashrc"), "");
+      const code = `const cp = require("node:child_process");
+const spawned = [];
+const spawn = cp.spawn;
+cp.spawn = (file, args, o) => (spawned.push(file), spawn(file, args, o));
+const { SandboxManager } = require(${JSON.stringify(join(REPO_ROOT, "bin", "bundle-loader.cjs"))}).loadBundle(${JSON.stringify(BUNDLE)}).exports;
+(async () => {
+  // Writable, so the protected names below are bound read-only.
+  await SandboxManager.initialize({ network: { allowedDomains: [], deniedDomains: [] }, filesystem: { denyRead: [], allowWrite: [${JSON.stringify(dir)}], denyWrite: [] } });
+  const out = {};
+  for (const where of [${JSON.stringify(empty)}, ${JSON.stringify(full)}]) {
+    process.chdir(where);
+    const before = spawned.length;
+    const wrapped = await SandboxManager.wrapWithSandbox("true");
+    out[where] = { rg: spawned.slice(before).some((f) => /(^|\\/)rg$/.test(f)), bashrc: wrapped.includes(${JSON.stringify(join(full, "sub", ".bashrc"))}) };
+    SandboxManager.cleanupAfterCommand();
+  }
+  await SandboxManager.reset();
+  process.stdout.write(JSON.stringify(out));
+})();`;
+      const out = JSON.parse(execFileSync(process.execPath, ["-e", code], { cwd: REPO_ROOT, env: { ...process.env, TAU_CODE_CACHE: "0" }, encoding: "utf8" })) as Record<string, { rg: boolean; bashrc: boolean }>;
+      expect(out[empty]).toEqual({ rg: false, bashrc: false });
+      expect(out[full]).toEqual({ rg: true, bashrc: true });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
