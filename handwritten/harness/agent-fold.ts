@@ -108,6 +108,55 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       f.work = { phase: e.data.phase, title: e.data.title, epoch: e.data.epoch };
       break;
     case "agent.compaction_started":
+    case "agent.compaction_summarized":
+    case "agent.compaction_committed":
+    case "agent.compaction_failed":
+      foldCompaction(f, e, seq);
+      break;
+    case "agent.model_set":
+      f.model = e.data.model;
+      break;
+    case "agent.metadata_set":
+      if (e.data.value === null) delete f.metadata[e.data.key];
+      else f.metadata[e.data.key] = e.data.value;
+      break;
+    case "agent.prompt_submitted":
+      f.waiting[e.data.prompt_id] = e.data.mode === "steer";
+      (f.submitted_seq ??= {})[e.data.prompt_id] = seq;
+      break;
+    case "agent.prompt_started":
+      promptStarted(f, e.data.prompt_id, e.data.round, seq);
+      break;
+    case "agent.outer_turn_finished":
+      delete f.open[e.data.prompt_id];
+      delete f.waiting[e.data.prompt_id];
+      delete f.submitted_seq?.[e.data.prompt_id];
+      f.last_outcome = e.data.outcome;
+      break;
+    case "provider.response_finished":
+      if (e.data.usage) addUsage(f.usage, e.data.model, e.data.usage.input_tokens, e.data.usage.output_tokens, e.data.usage.cache_read_tokens ?? 0);
+      break;
+  }
+}
+
+/** A round start takes its own prompt and every steered one waiting into the transcript. */
+function promptStarted(f: AgentFold, pid: string, round: number, seq: number): void {
+  for (const [id, steer] of Object.entries(f.waiting)) {
+    if (!steer && id !== pid) continue;
+    delete f.waiting[id];
+    const submitted = f.submitted_seq?.[id];
+    delete f.submitted_seq?.[id];
+    if (submitted !== undefined && submitted < seq) takenIn(f, submitted, seq);
+  }
+  f.open[pid] = round + 1;
+}
+
+type CompactionEvent = Extract<Event, { name: "agent.compaction_started" | "agent.compaction_summarized" | "agent.compaction_committed" | "agent.compaction_failed" }>;
+
+/** A compaction's records: started, summarized, then committed or failed. */
+function foldCompaction(f: AgentFold, e: CompactionEvent, seq: number): void {
+  switch (e.name) {
+    case "agent.compaction_started":
       f.compacting = { id: e.data.compaction_id, cut_seq: e.data.cut_seq, model: e.data.model };
       break;
     case "agent.compaction_summarized":
@@ -135,39 +184,6 @@ export function foldAgentRecord(f: AgentFold, e: Event, recordedAt: number): voi
       delete f.compacting;
       // A successor that fails too leaves the first watermark owed: it is never replaced.
       f.owed ??= { id: e.data.compaction_id, watermark: e.data.watermark };
-      break;
-    case "agent.model_set":
-      f.model = e.data.model;
-      break;
-    case "agent.metadata_set":
-      if (e.data.value === null) delete f.metadata[e.data.key];
-      else f.metadata[e.data.key] = e.data.value;
-      break;
-    case "agent.prompt_submitted":
-      f.waiting[e.data.prompt_id] = e.data.mode === "steer";
-      (f.submitted_seq ??= {})[e.data.prompt_id] = seq;
-      break;
-    case "agent.prompt_started": {
-      const pid = e.data.prompt_id;
-      // A round start takes its own prompt and every steered one waiting into the transcript.
-      for (const [id, steer] of Object.entries(f.waiting)) {
-        if (!steer && id !== pid) continue;
-        delete f.waiting[id];
-        const submitted = f.submitted_seq?.[id];
-        delete f.submitted_seq?.[id];
-        if (submitted !== undefined && submitted < seq) takenIn(f, submitted, seq);
-      }
-      f.open[pid] = e.data.round + 1;
-      break;
-    }
-    case "agent.outer_turn_finished":
-      delete f.open[e.data.prompt_id];
-      delete f.waiting[e.data.prompt_id];
-      delete f.submitted_seq?.[e.data.prompt_id];
-      f.last_outcome = e.data.outcome;
-      break;
-    case "provider.response_finished":
-      if (e.data.usage) addUsage(f.usage, e.data.model, e.data.usage.input_tokens, e.data.usage.output_tokens, e.data.usage.cache_read_tokens ?? 0);
       break;
   }
 }

@@ -384,15 +384,9 @@ class BlockWriter {
           this.listDepth--;
           this.frames.pop();
           break;
-        case "list_item_open": {
-          const list = this.frame;
-          if (list.blocks > 0 && !list.tight) this.emit([]);
-          list.blocks++;
-          const marker = list.ordered ? `${list.next ?? 1}${tok.markup || "."} ` : `${BULLETS[(list.depth ?? 0) % BULLETS.length]} `;
-          if (list.ordered) list.next = (list.next ?? 1) + 1;
-          this.push([{ text: sanitize(marker), style: t.accent }], [{ text: " ".repeat(width(marker)) as SafeText, style: t.text }], { tight: list.tight });
+        case "list_item_open":
+          this.listItem(tok);
           break;
-        }
         case "list_item_close":
           this.pop();
           break;
@@ -404,16 +398,9 @@ class BlockWriter {
           this.frames.pop();
           break;
         case "fence":
-        case "code_block": {
-          this.separate();
-          const lines = this.highlight ? highlightLines(tok.content, tok.type === "fence" ? tok.info : "", this.theme) : highlightLines(tok.content, "", this.theme);
-          const indent: Span[] = this.width >= 24 ? [{ text: "  " as SafeText, style: t.text }] : [];
-          for (const line of lines) {
-            const avail = Math.max(1, this.avail - indent.length * 2);
-            for (const row of line.length === 0 ? [[]] : hardWrap(line, avail)) this.emit([...indent, ...row]);
-          }
+        case "code_block":
+          this.codeBlock(tok);
           break;
-        }
         case "hr":
           this.separate();
           this.emit([{ text: "─".repeat(Math.min(this.avail, 40)) as SafeText, style: t.mdRule }]);
@@ -429,6 +416,28 @@ class BlockWriter {
         default:
           break;
       }
+    }
+  }
+
+  /** A list item: its marker (a number or a bullet by depth), then its blocks indented under it. */
+  private listItem(tok: Token): void {
+    const t = this.theme.styles;
+    const list = this.frame;
+    if (list.blocks > 0 && !list.tight) this.emit([]);
+    list.blocks++;
+    const marker = list.ordered ? `${list.next ?? 1}${tok.markup || "."} ` : `${BULLETS[(list.depth ?? 0) % BULLETS.length]} `;
+    if (list.ordered) list.next = (list.next ?? 1) + 1;
+    this.push([{ text: sanitize(marker), style: t.accent }], [{ text: " ".repeat(width(marker)) as SafeText, style: t.text }], { tight: list.tight });
+  }
+
+  /** A fenced or indented code block: highlighted by its language, indented where there is room, hard-wrapped. */
+  private codeBlock(tok: Token): void {
+    this.separate();
+    const lines = this.highlight ? highlightLines(tok.content, tok.type === "fence" ? tok.info : "", this.theme) : highlightLines(tok.content, "", this.theme);
+    const indent: Span[] = this.width >= 24 ? [{ text: "  " as SafeText, style: this.theme.styles.text }] : [];
+    for (const line of lines) {
+      const avail = Math.max(1, this.avail - indent.length * 2);
+      for (const row of line.length === 0 ? [[]] : hardWrap(line, avail)) this.emit([...indent, ...row]);
     }
   }
 
