@@ -16,6 +16,7 @@ import { RuntimeLeftovers, sweepDeadOwners } from "./runtime-leftovers.js";
 import { effectivePolicy, emptyGrants, originOf, runtimeConfig, type EffectivePolicy, type SessionGrants } from "./policy.js";
 import { recoverAfterCrash } from "./running-record.js";
 import { keepBwrapVersion } from "./bwrap-version.js";
+import { enterProbeFile } from "./enter-probe.js";
 import { SharedNetwork } from "./shared-network.js";
 import { socatDyingWithParent } from "./parent-death.js";
 import { firstLine, type SandboxOptions } from "./types.js";
@@ -121,6 +122,7 @@ export class SandboxLifecycle {
       return this.block(`the sandbox runs on Linux and macOS only, not on ${this.platform}`, `start tau with --no-sandbox to run model commands with your full rights`);
     }
     // Made beside the runtime's loading: its processes start while this one loads the library.
+    if (this.platform === "linux" && this.forShell) this.network.keepProbeIn(enterProbeFile(this.o.roots.state));
     const network = this.platform === "linux" && this.forShell ? this.network.start(this.proxySocket()) : Promise.resolve(false);
     if (this.platform === "linux") keepBwrapVersion(this.o.roots.state);
     const loaded = loadRuntime();

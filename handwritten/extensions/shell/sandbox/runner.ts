@@ -109,7 +109,9 @@ export class SandboxedRunner {
       const line = this.commandLine(plan, command);
       // A wrap that does not carry the command takes it from the environment (WRAPPED_COMMAND takes it out again).
       const env = line.carriesCommand ? process.env : { ...process.env, [SANDBOX_COMMAND_ENV]: command };
-      return await runShell({ command, wrapped: `${CLOSE_INHERITED_FDS}\n${line.text}`, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+      const outcome = await runShell({ command, wrapped: `${CLOSE_INHERITED_FDS}\n${line.text}`, env, cwd: call.cwd, timeoutMs, signal: call.signal, ...(call.onProgress ? { onProgress: call.onProgress } : {}) });
+      if (line.shared && outcome.exitCode !== 0) this.life.network.suspect(outcome.output);
+      return outcome;
     } finally {
       mark("sandbox command ended");
       this.running.delete(call.callId);
@@ -126,14 +128,14 @@ export class SandboxedRunner {
    * arguments, quoted; one that would make the line too long keeps the environment's way); else
    * the runtime's wrap as built, which takes the command from the environment.
    */
-  private commandLine(plan: WrapPlan, command: string): { text: string; carriesCommand: boolean } {
+  private commandLine(plan: WrapPlan, command: string): { text: string; carriesCommand: boolean; shared: boolean } {
     const network = this.life.network;
     const fds = plan.shared !== undefined ? network.descriptors() : undefined;
-    if (fds === undefined || plan.shared === undefined) return { text: plan.wrapped, carriesCommand: false };
+    if (fds === undefined || plan.shared === undefined) return { text: plan.wrapped, carriesCommand: false, shared: false };
     // `bash -c COMMAND bash`: $0 is "bash", as for a command run without the sandbox.
     const direct = enterSharedNetwork([...plan.shared.slice(0, -1), command, "bash"], fds);
-    if (Buffer.byteLength(direct) <= COMMAND_LINE_MAX_BYTES) return { text: direct, carriesCommand: true };
-    return { text: enterSharedNetwork(plan.shared, fds), carriesCommand: false };
+    if (Buffer.byteLength(direct) <= COMMAND_LINE_MAX_BYTES) return { text: direct, carriesCommand: true, shared: true };
+    return { text: enterSharedNetwork(plan.shared, fds), carriesCommand: false, shared: true };
   }
 
   private updateRecord(): void {

@@ -15,6 +15,7 @@ import { builtin } from "../../../startup/builtin.js";
 import { processStart, reapIfOrphaned, unrefPipe } from "../tools/index.js";
 import { mark } from "../../../startup/timeline.js";
 import { diesWithThisProcess } from "./parent-death.js";
+import { enterProbeKey, forgetEnterable, keepEnterable, keptEnterable, looksLikeEnteringFailed } from "./enter-probe.js";
 
 /** The relays' ports inside the namespace: those the runtime's wrap points HTTP_PROXY and ALL_PROXY at. */
 const RELAY_PORTS = [3128, 1080] as const;
@@ -145,6 +146,13 @@ export class SharedNetwork {
   private socketPath: string | undefined;
   private readonly waiting: Socket[] = [];
   private proxyPort: number | undefined;
+  /** Where a "yes" to the entering question is kept between starts (enter-probe.ts), and for what. */
+  private probe: { file: string; key: string | undefined; kept: boolean } | undefined;
+
+  /** Keeps the answer to whether commands can enter the namespace in `file` (the state root's). */
+  keepProbeIn(file: string): void {
+    this.probe = { file, key: undefined, kept: false };
+  }
 
   /**
    * Starts the holder (once), its relays to a Unix socket at `socketPath` that this process serves
@@ -227,7 +235,7 @@ export class SharedNetwork {
     // machine refuses that (nsenter missing, a security module), commands get a namespace each, as
     // the runtime wraps them.
     mark("sandbox namespace held");
-    const entered = this.enterable(user, net);
+    const entered = this.enteredOrKept(user, net);
     if (!(await relays) || this.holder !== holder) return false;
     this.nsPid = childPid;
     this.nsStart = start;
@@ -235,6 +243,38 @@ export class SharedNetwork {
     const ok = await entered;
     mark("sandbox namespace entered");
     return ok && this.holder === holder;
+  }
+
+  /** Whether commands can enter the namespace: the kept answer for this machine's facts, else asked (and a "yes" kept). */
+  private enteredOrKept(user: number, net: number): Promise<boolean> {
+    const probe = this.probe;
+    if (probe === undefined) return this.enterable(user, net);
+    probe.key = enterProbeKey();
+    probe.kept = probe.key !== undefined && keptEnterable(probe.file, probe.key);
+    if (probe.kept) return Promise.resolve(true);
+    return this.enterable(user, net).then((ok) => {
+      if (ok && probe.key !== undefined) keepEnterable(probe.file, probe.key);
+      return ok;
+    });
+  }
+
+  /**
+   * A command run inside the namespace failed with `output`: when it began the way a failure to
+   * enter does and entering was taken from the kept answer, that answer is forgotten and the
+   * question asked now; a "no" ends the namespace (later commands get one each).
+   */
+  suspect(output: string): void {
+    const probe = this.probe;
+    const fds = this.fds;
+    if (probe === undefined || !probe.kept || fds === undefined || !looksLikeEnteringFailed(output)) return;
+    probe.kept = false;
+    forgetEnterable(probe.file);
+    const holder = this.holder;
+    void this.enterable(...fds).then((ok) => {
+      if (this.holder !== holder) return;
+      if (ok && probe.key !== undefined) keepEnterable(probe.file, probe.key);
+      else if (!ok) this.stop();
+    });
   }
 
   /** Whether a bubblewrap starts inside the namespaces open at `user` and `net` (this process's descriptors). */
