@@ -188,17 +188,21 @@ const sandboxRuntimeOwnFiles: Plugin = {
  * (generated/validators/ when run from source). Every bundled output that contains it sits one
  * folder below dist/ (dist/fast/, dist/cli/, dist/ext/, dist/chunks/: checked after the build, see
  * checkValidatorsDepth), and `import.meta.url` is that output's own URL, so there the folder is
- * dist/validators/, one level up. The line is written by codegen/validators.ts.
+ * dist/validators/, one level up, and the validator files load through bin/bundle-loader.cjs with
+ * a code cache (two folders up). The lines are written by codegen/validators.ts.
  */
 const SOURCE_VALIDATORS_DIR = 'const DIR = "./validators/";';
 const DIST_VALIDATORS_DIR = 'const DIR = "../validators/";';
+/** From dist/<folder>/, the loader with a code cache (bin/bundle-loader.cjs): each validator file then compiles from a cache. */
+const SOURCE_VALIDATORS_LOADER = "const LOADER = undefined;";
+const DIST_VALIDATORS_LOADER = 'const LOADER = "../../bin/bundle-loader.cjs";';
 const validatorsFromDist: Plugin = {
   name: "validators-from-dist",
   setup(b) {
     b.onLoad({ filter: /generated[\\/]validators\.js$/ }, (args) => {
       const text = readFileSync(args.path, "utf8");
-      if (text.split(SOURCE_VALIDATORS_DIR).length !== 2) throw new Error(`${args.path}: expected the line ${SOURCE_VALIDATORS_DIR} once`);
-      return { contents: text.replace(SOURCE_VALIDATORS_DIR, DIST_VALIDATORS_DIR), loader: "js" };
+      for (const line of [SOURCE_VALIDATORS_DIR, SOURCE_VALIDATORS_LOADER]) if (text.split(line).length !== 2) throw new Error(`${args.path}: expected the line ${line} once`);
+      return { contents: text.replace(SOURCE_VALIDATORS_DIR, DIST_VALIDATORS_DIR).replace(SOURCE_VALIDATORS_LOADER, DIST_VALIDATORS_LOADER), loader: "js" };
     });
   },
 };
@@ -348,6 +352,8 @@ export async function buildAll(): Promise<void> {
   // Each fast bundle ends with its code-cache key, so no process hashes it at start-up. A dynamic
   // import() left in one (esbuild keeps those of external modules) fails in a bundle compiled with a
   // code cache (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING): refuse it here, never intermittently at run time.
+  // The validator files too: each is loaded with the same code cache (validators.js, LOADER).
+  for (const file of readdirSync(join(staging, "validators"))) if (file.endsWith(".cjs")) appendFileSync(join(staging, "validators", file), keyLine(readFileSync(join(staging, "validators", file))));
   for (const file of readdirSync(join(staging, "fast"))) {
     if (!file.endsWith(".cjs")) continue;
     const bytes = readFileSync(join(staging, "fast", file));

@@ -1,4 +1,4 @@
-// Loads one self-contained CommonJS bundle from dist/fast/ with a V8 code cache, so a spawned tau
+// Loads one self-contained CommonJS bundle from dist/fast/ (or a validator file of dist/validators/) with a V8 code cache, so a spawned tau
 // process skips most of its parse and compile work (Node 20 has no module compile cache of its own).
 //
 // The cache lives in dist/.v8-cache/ (rebuilt with dist/, never committed). A cache file is named by
@@ -73,8 +73,16 @@ function loadBundle(file) {
       }
     }
   };
-  if (pending) process.once("exit", settled);
+  if (pending) atExit(settled);
   return { exports: mod.exports, cache, settled };
+}
+
+/** Caches still to write when the process exits: one exit listener for them all (a daemon loads a hundred validator files). */
+const owedAtExit = [];
+
+function atExit(settle) {
+  if (owedAtExit.length === 0) process.once("exit", () => owedAtExit.splice(0).forEach((s) => s()));
+  owedAtExit.push(settle);
 }
 
 const KEY_LINE = /\n\/\/tau-code-key:([0-9a-f]{16})\n?$/;

@@ -17,6 +17,8 @@ const VENDOR_KEYWORDS = ["x-tau-event", "x-tau-message", "x-tau-direction", "x-t
 
 /** The folder of the per-schema files, relative to validators.js; build.ts rewrites this exact line for dist/. */
 const VALIDATORS_DIR_LINE = 'const DIR = "./validators/";';
+/** The loader with a code cache, relative to validators.js: none from source; build.ts rewrites this exact line for dist/. */
+const VALIDATORS_LOADER_LINE = "const LOADER = undefined;";
 
 // ajv counts code points for minLength/maxLength with a charCodeAt loop over the whole string
 // (ucs2length), which costs microseconds per kilobyte of every bounded body text on the wire. A
@@ -98,6 +100,7 @@ export function emitValidators(schemas: Map<string, JsonSchema>, header: string)
     'import { fileURLToPath } from "node:url";',
     "",
     VALIDATORS_DIR_LINE,
+    VALIDATORS_LOADER_LINE,
     "let requireFile;",
     "",
     "/**",
@@ -112,7 +115,9 @@ export function emitValidators(schemas: Map<string, JsonSchema>, header: string)
     "    if (loaded !== undefined) return undefined;",
     "    try {",
     "      requireFile ??= createRequire(import.meta.url);",
-    "      loaded = requireFile(fileURLToPath(new URL(`${DIR}${name}.cjs`, import.meta.url)))[`validate${name}`];",
+    "      const file = fileURLToPath(new URL(`${DIR}${name}.cjs`, import.meta.url));",
+    "      // Built, through bin/bundle-loader.cjs: compiled from a V8 code cache made once.",
+    "      loaded = (LOADER === undefined ? requireFile(file) : requireFile(fileURLToPath(new URL(LOADER, import.meta.url))).loadBundle(file).exports)[`validate${name}`];",
     "      return undefined;",
     "    } catch (error) {",
     "      return (error && typeof error.code === \"string\" && error.code) || \"an error\";",

@@ -20,6 +20,9 @@ import { HANDOFF_SEED_CLAIMED, HANDOFF_SEED_FILE, type HandoffSeed } from "./han
 import { DaemonFront } from "./daemon.js";
 import { mintId } from "./ids.js";
 import { compactionSettings } from "./compactor.js";
+
+/** How long after its session runs the daemon loads every schema validator (see below). */
+const VALIDATORS_PRELOAD_DELAY_MS = 1_500;
 import { preloadValidators, type ExtensionConfig, type SandboxLaunch } from "../../generated/index.js";
 
 function version(): string {
@@ -117,9 +120,12 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
   try {
     await started;
     mark("daemon extensions started");
-    // Every schema validator is loaded once the session runs, a few at a time, so validating never
-    // needs a descriptor later: a daemon out of descriptors refuses work instead of every event.
-    void preloadValidators().then(() => mark("daemon validators loaded"));
+    // Every schema validator is loaded once the session has run a moment, a few at a time, so
+    // validating never needs a descriptor later: a daemon out of descriptors refuses work instead of
+    // every event. Not at once: loading them all costs tens of milliseconds of CPU, which the
+    // session's first turn (its extensions setting up beside it) needs more; a job of a moment
+    // validates the few it uses.
+    setTimeout(() => void preloadValidators().then(() => mark("daemon validators loaded")), VALIDATORS_PRELOAD_DELAY_MS).unref();
     // A resumed session takes a handoff seed left in its folder too (a replacement killed while it
     // took its seed, resumed by the user rather than by its source): none is left half taken.
     const seed = args.handoffSeed ?? (args.resume !== undefined ? join(roots.state, SESSIONS_DIR, args.resume, HANDOFF_SEED_FILE) : undefined);

@@ -1,5 +1,5 @@
 // The built validators: dist/validators/<Name>.cjs, one per generated schema validator, loaded by
-// the bundles on first use (none of them inlines one).
+// the bundles on first use (none of them inlines one), each compiled with a V8 code cache.
 import { spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,12 +28,15 @@ describe("built validators", () => {
   });
 
   it("an extension process loads the validator of configure, the one message it reads, and of its settings, and no other", async () => {
-    // Preloaded into the extension: at exit, records which validator files it required.
+    // Preloaded into the extension: records every file it reads (validator files are read and
+    // compiled with a code cache, bin/bundle-loader.cjs), and writes them down at exit.
     const report = join(dir, "loaded.json");
     const preload = join(dir, "preload.cjs");
     writeFileSync(
       preload,
-      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify(Object.keys(require.cache))));\n`,
+      `const fs = require("node:fs"); const read = fs.readFileSync; const seen = [];
+fs.readFileSync = function (p, ...rest) { if (typeof p === "string") seen.push(p); return read.call(this, p, ...rest); };
+process.on("exit", () => fs.writeFileSync(${JSON.stringify(report)}, JSON.stringify([...new Set(seen)])));\n`,
     );
     const child = spawn(process.execPath, ["--require", preload, TAU_BIN, "ext", "test-dummy"], { stdio: ["pipe", "pipe", "pipe"] });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -61,7 +64,10 @@ describe("built validators", () => {
     } finally {
       clearTimeout(killer);
     }
-    const loaded = (JSON.parse(readFileSync(report, "utf8")) as string[]).filter((f) => /[\\/]validators[\\/]/.test(f));
+    const loaded = (JSON.parse(readFileSync(report, "utf8")) as string[]).filter((f) => /[\\/]validators[\\/][^/\\]+\.cjs$/.test(f));
     expect(loaded).toEqual([join(DIST_VALIDATORS, "ConfigureMessage.cjs"), join(DIST_VALIDATORS, "TestDummySettings.cjs")]);
+    // Each compiled with a code cache, made (at the latest) as the process exited.
+    const caches = readdirSync(join(REPO_ROOT, "dist", ".v8-cache"));
+    for (const name of ["ConfigureMessage", "TestDummySettings"]) expect(caches.some((f) => f.startsWith(`${name}-`) && f.endsWith(`-${process.version}-${process.arch}.bin`)), name).toBe(true);
   });
 });
