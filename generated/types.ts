@@ -257,6 +257,9 @@ export type CliConfig = {
   keys?: KeyBindings;
 };
 
+/** A colon command name an extension offers (`:NAME ARGS`, SPEC-extension-commands). */
+export type CommandName = string;
+
 /** Compaction settings (SPEC-compaction). */
 export type CompactionConfig = {
   /**
@@ -403,6 +406,50 @@ export type EventEnvelope = {
   name: WireEventName;
   /** The payload, validated against the schema registered for `name`. */
   data: Record<string, unknown>;
+};
+
+/**
+ * Declares a colon command this extension instance owns (SPEC-extension-commands): the interface
+ * routes `:NAME ARGS` to this instance only. `sensitive`: the arguments are secrets (an OAuth
+ * code): redacted from the command echo and prompt history, never published or journaled.
+ */
+export type ExtensionCommandDeclareMessage = {
+  message: "extension_command_declare";
+  payload: {
+    name: CommandName;
+    usage: ShortText;
+    summary: ShortText;
+    sensitive?: boolean;
+  };
+};
+
+/** A colon command for this extension, directed to its owning instance only (never published). */
+export type ExtensionCommandInvokeMessage = {
+  message: "extension_command_invoke";
+  payload: {
+    invoke_id: Id;
+    name: CommandName;
+    args: Array<ShortText>;
+  };
+};
+
+/** The owning extension's answer to `extension_command_invoke`: what the interface shows. */
+export type ExtensionCommandResultMessage = {
+  message: "extension_command_result";
+  payload: {
+    invoke_id: Id;
+    level: NoticeLevel;
+    text: ShortText;
+  };
+};
+
+/** One colon command an extension of this session offers, as an attached interface learns it. */
+export type ExtensionCommandSpec = {
+  name: CommandName;
+  usage: ShortText;
+  summary: ShortText;
+  sensitive: boolean;
+  instance: InstanceName;
 };
 
 export type ExtensionConfig = {
@@ -2281,6 +2328,31 @@ export type UiDebugEventStatsRequestMessage = {
 export type UiDetachRequestMessage = {
   message: "ui_detach_request";
   payload: Record<string, never>;
+};
+
+/**
+ * Runs an extension's colon command (`:NAME ARGS`): the harness hands the arguments, raw, to the
+ * one live instance that declared NAME, and answers with that instance's notice. Nothing of it is
+ * published, journaled or written to the debug log (SPEC-extension-commands).
+ */
+export type UiExtensionCommandRequestMessage = {
+  message: "ui_extension_command_request";
+  payload: {
+    request_id: Id;
+    name: CommandName;
+    args: Array<ShortText>;
+  };
+};
+
+/**
+ * The colon commands the session's live extensions offer, sent to an attached interface when it is
+ * accepted and again whenever they change (SPEC-extension-commands).
+ */
+export type UiExtensionCommandsMessage = {
+  message: "ui_extension_commands";
+  payload: {
+    commands: Array<ExtensionCommandSpec>;
+  };
 };
 
 export type UiFocus = {

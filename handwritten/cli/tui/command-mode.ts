@@ -5,7 +5,7 @@
 // unchanged (DECISION-slash-commands). Everything else is prompt text. Unknown or malformed colon
 // commands fail here, locally, with a message a user can act on.
 
-import { COLON_COMMANDS, type CommandSpec } from "./colon-commands.js";
+import { commandSpecs, type CommandSpec } from "./colon-commands.js";
 
 // The command table is declared in colon-commands.ts; these names are what the documentation site
 // and the tests read.
@@ -48,7 +48,7 @@ function commandOf(spec: CommandSpec, argText: string, slash: boolean): ParsedIn
   return slash ? { kind: "command", spec, args, slash: true } : { kind: "command", spec, args };
 }
 
-export function parseInput(raw: string, specs: readonly CommandSpec[] = COLON_COMMANDS): ParsedInput {
+export function parseInput(raw: string, specs: readonly CommandSpec[] = commandSpecs()): ParsedInput {
   const lead = raw.length - raw.trimStart().length;
   const body = raw.slice(lead);
   if (body === "") return { kind: "empty" };
@@ -92,7 +92,7 @@ export function historyText(raw: string, parsed: ParsedInput): string {
 export function draftText(raw: string): string {
   const body = raw.trimStart();
   if (body.startsWith(":") && !body.startsWith("::")) return (/^:\S*/u.exec(body) as RegExpExecArray)[0];
-  const slash = body.startsWith("/") ? slashCommand(body, COLON_COMMANDS) : undefined;
+  const slash = body.startsWith("/") ? slashCommand(body, commandSpecs()) : undefined;
   if (slash !== undefined) return `/${slash.name}`;
   return raw;
 }
@@ -112,7 +112,7 @@ export interface Completion {
  * `:model ` (a model id, or `provider/id` for one several providers declare or once a `/` is typed).
  * Undefined when the line is not one of those.
  */
-export function completeLine(line: string, models: readonly { provider: string; id: string }[], specs: readonly CommandSpec[] = COLON_COMMANDS): Completion | undefined {
+export function completeLine(line: string, models: readonly { provider: string; id: string }[], specs: readonly CommandSpec[] = commandSpecs()): Completion | undefined {
   const command = /^(\s*):(\S*)$/u.exec(line);
   if (command) {
     const names = specs.map((s) => s.name).filter((n) => n.startsWith(command[2] as string));
