@@ -537,6 +537,31 @@ export type ExternalAdapter = "slack";
 /** Why a response ended (SPEC-provider-chat-completions, "Finish reasons"). */
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter";
 
+/**
+ * `gmail:` in harness.yaml (SPEC-gmail). The OAuth client is an installed ("Desktop") app of the
+ * user's own Google Cloud project; its client secret, when it has one, is the secret
+ * `gmail-client-secret`, and the refresh token `:gmail login` obtains is the secret `gmail-token`
+ * (both `<config>/secrets/NAME`, mode 0600).
+ */
+export type GmailConfig = {
+  /** The OAuth client id (`….apps.googleusercontent.com`). */
+  client_id: ShortText;
+  /** Google's authorization endpoint; `https://accounts.google.com/o/oauth2/v2/auth` when absent. */
+  auth_url?: ShortText;
+  /** Google's token endpoint; `https://oauth2.googleapis.com/token` when absent. */
+  token_url?: ShortText;
+  /** The Gmail API; `https://gmail.googleapis.com/` when absent. */
+  api_url?: ShortText;
+};
+
+/** `tau ext gmail` (SPEC-gmail): written by the harness from harness.yaml's `gmail`. */
+export type GmailSettings = {
+  /** The `gmail` entry of harness.yaml. */
+  gmail: GmailConfig;
+  /** The run's sandbox set-up: `approval: never` (as `tau run`) means nobody can approve a send. */
+  sandbox?: SandboxLaunch;
+};
+
 /** `:handoff ARGS…` typed in a UI for its focused agent; answered by `handoff.command_result`. */
 export type HandoffCommandRequest = {
   request_id: Id;
@@ -614,6 +639,8 @@ export type HarnessConfig = {
   mcp_servers?: Record<string, McpServerConfig>;
   /** The first-party web extension: `web_fetch`, and `web_search` with a search adapter (SPEC-web). */
   web?: WebConfig;
+  /** The first-party Gmail extension: search, read, draft, and send after an approval each time (SPEC-gmail). */
+  gmail?: GmailConfig;
 };
 
 export type HarnessModelsAvailable = {

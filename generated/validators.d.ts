@@ -49,6 +49,7 @@ export declare const validateExtensionNoticeRequestMessage: GeneratedValidator;
 export declare const validateExtensionReady: GeneratedValidator;
 export declare const validateExtensionRestarting: GeneratedValidator;
 export declare const validateExtensionStarting: GeneratedValidator;
+export declare const validateGmailSettings: GeneratedValidator;
 export declare const validateHandoffCommandRequest: GeneratedValidator;
 export declare const validateHandoffCommandResult: GeneratedValidator;
 export declare const validateHandoffSettings: GeneratedValidator;
