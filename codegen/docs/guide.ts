@@ -47,6 +47,7 @@ export const GUIDE_PAGES = {
   mcp: "mcp.html",
   slack: "slack.html",
   web: "web.html",
+  gmail: "gmail.html",
   swarm: "swarm.html",
   handoff: "handoff.html",
 } as const;

@@ -2,7 +2,7 @@
 // users.drafts.create and users.drafts.send, each with the held access token; a 401 drops that
 // token and the request is made once more with a fresh one.
 import { ToolFailure } from "../../sdk/index.js";
-import type { GmailHttp, JsonAnswer } from "./http.js";
+import { scrub, type GmailHttp, type JsonAnswer } from "./http.js";
 import type { GmailAuth } from "./oauth.js";
 
 export interface MessageRef {
@@ -90,15 +90,15 @@ export class GmailApi {
         continue;
       }
       if (r.status >= 200 && r.status < 300 && r.json !== undefined) return r.json;
-      throw new ToolFailure(apiProblem(r));
+      throw new ToolFailure(apiProblem(r, token));
     }
   }
 }
 
 /** What a refusal says, in words for the model (never a token). */
-function apiProblem(r: JsonAnswer): string {
+function apiProblem(r: JsonAnswer, token: string): string {
   const e = (r.json as { error?: { message?: unknown; status?: unknown } } | undefined)?.error;
-  const said = typeof e?.message === "string" ? e.message.slice(0, 300) : r.excerpt;
+  const said = typeof e?.message === "string" ? scrub(e.message.slice(0, 300).replace(/\s+/g, " "), [token]) : r.excerpt;
   if (r.status === 401) return `Gmail refused the sign-in (HTTP 401: ${said}); the user may need to type :gmail login again`;
   if (r.status === 403) return `Gmail refused this (HTTP 403: ${said}); the sign-in may lack the scope, or the API is not enabled for the OAuth client's project`;
   if (r.status === 404) return `Gmail has no such message or draft (HTTP 404)`;

@@ -2,7 +2,7 @@
 // breaks, so an argument cannot add a header), and a fetched message's readable text — its
 // text/plain part, else its text/html part turned into markdown the web extension's way.
 import { ToolFailure } from "../../sdk/index.js";
-import { pageText } from "../web/html.js";
+import { pageText, withoutScripts } from "../web/html.js";
 import type { Message, MessagePart } from "./api.js";
 import { GMAIL_MAX_HEADER_CHARS } from "./limits.js";
 
@@ -68,8 +68,11 @@ export async function messageText(m: Message, max: number): Promise<string> {
   if (plain?.body?.data !== undefined) return Buffer.from(plain.body.data, "base64url").toString("utf8").slice(0, max);
   const html = findPart(m.payload, "text/html");
   if (html?.body?.data !== undefined) {
-    const page = await pageText(Buffer.from(html.body.data, "base64url"), "text/html; charset=utf-8", new URL("https://mail.google.com/"));
-    return page.text.slice(0, max);
+    const markup = Buffer.from(html.body.data, "base64url").toString("utf8");
+    const page = await pageText(Buffer.from(markup, "utf8"), "text/html; charset=utf-8", new URL("https://mail.google.com/"));
+    // Readability finds no article in a short mail: its text without tags is what there is.
+    const text = page.text !== "" ? page.text : withoutScripts(markup).replace(/<[^>]*>/g, " ").replace(/[ \t]+/g, " ").trim();
+    return text.slice(0, max);
   }
   return (m.snippet ?? "").slice(0, max);
 }

@@ -189,4 +189,17 @@ describe("tau ext gmail", () => {
     expect(g.grants("refresh_token").length).toBeGreaterThanOrEqual(2);
     expect(r.stdout + r.stderr).not.toContain(refresh);
   }, 120_000);
+
+  it("[gmail.authority.role-deny] a role denying group:gmail is offered no gmail tool, and a call naming one never reaches Gmail", async () => {
+    const g = await google();
+    const w = gmailWorkspace(g, { roles: { default: { deny_tools: ["group:gmail"] } } });
+    signedIn(w, g.issueRefreshToken());
+    fake.enqueue(toolCallResponse([{ id: "call_send", name: "gmail_send", arguments: JSON.stringify({ draft_id: "r-1" }) }]), textResponse("denied"));
+    const r = await runTau(["run", "-p", "send it"], { env: w.env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    const offered = ((fake.chatRequests[0]!.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
+    expect(offered.filter((n) => n.startsWith("gmail_"))).toEqual([]);
+    expect(toolMessage(fake.chatRequests[1]!, "call_send")).toBe("tool gmail_send is not available to agents of role default (deny_tools: group:gmail); the call was not run");
+    expect(g.requests).toEqual([]);
+  }, 120_000);
 });
