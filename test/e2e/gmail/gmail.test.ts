@@ -2,17 +2,17 @@
 // their daemon and the Gmail extension, against a scripted model (FakeOpenAI) and the loopback
 // stand-in for Google's OAuth and Gmail endpoints (FakeGoogle).
 import { describe, expect, it } from "vitest";
-import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { has, quitTau, ready, seen, startTau, tuiWorkspace } from "../../support/pty.js";
-import { TestClient } from "../../support/daemon.js";
+import { subscriberOf } from "../../support/daemon.js";
+import { filesHolding } from "../../support/files.js";
 import { waitFor } from "../../support/wait.js";
 import { FakeOpenAI, textResponse, toolCallResponse } from "../../support/fake-openai.js";
 import { FakeGoogle } from "../../support/fake-google.js";
 import { toolMessage } from "../../support/mcp.js";
 import { runTau } from "../../support/run-tau.js";
-import { listSessions } from "../../../handwritten/transport/index.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -36,18 +36,6 @@ function signedIn(w: Workspace, token: string): void {
   chmodSync(join(dir, "gmail-token"), 0o600);
 }
 
-/** Every regular file under `dir`, read whole. */
-function everyFile(dir: string): Array<{ path: string; text: string }> {
-  const out: Array<{ path: string; text: string }> = [];
-  for (const entry of readdirSync(dir)) {
-    const path = join(dir, entry);
-    const st = statSync(path, { throwIfNoEntry: false });
-    if (st?.isDirectory()) out.push(...everyFile(path));
-    else if (st?.isFile()) out.push({ path, text: readFileSync(path, "utf8") });
-  }
-  return out;
-}
-
 const AUTH_URL = /http:\/\/127\.0\.0\.1:\d+\/o\/oauth2\/v2\/auth\?\S+/;
 
 describe("tau ext gmail", () => {
@@ -56,12 +44,7 @@ describe("tau ext gmail", () => {
     const w = gmailWorkspace(g);
     const t = startTau(cleanups, w, [], { cols: 700, rows: 40 });
     await t.waitFor(ready, "ready", 60_000);
-    let socket = "";
-    await waitFor(async () => ((socket = (await listSessions(join(w.home, "runtime"))).rows[0]?.socket ?? "") !== ""), "the session's socket", { timeoutMs: 15_000, pollMs: 100 });
-    const watcher = await TestClient.ui(socket);
-    cleanups.push(() => watcher.close());
-    watcher.send({ message: "subscribe", payload: { historical: ["*"], live: ["*"] } });
-    await watcher.sync();
+    const watcher = await subscriberOf(w.home, cleanups);
     await waitFor(() => watcher.inbox.some((m) => m.message === "ui_extension_commands" && m.payload.commands.some((c) => c.name === "gmail")), "the gmail command offered", 60_000);
 
     t.type(":gmail login\r");
@@ -87,11 +70,10 @@ describe("tau ext gmail", () => {
     }
     watcher.close();
     expect(await quitTau(t)).toBe(0);
-    const files = everyFile(w.home);
-    expect(files.some((f) => f.path.endsWith("events.jsonl")), "the debug log was written").toBe(true);
-    expect(files.some((f) => f.text.includes(":gmail ‹redacted›")), "the history holds the redacted line").toBe(true);
-    expect(files.filter((f) => f.text.includes(code)).map((f) => f.path)).toEqual([]);
-    expect(files.filter((f) => f.text.includes(stored)).map((f) => f.path)).toEqual([join(w.home, "config", "secrets", "gmail-token")]);
+    expect(filesHolding(w.home, '"name":"session.started"').some((p) => p.endsWith("events.jsonl")), "the debug log was written").toBe(true);
+    expect(filesHolding(w.home, ":gmail ‹redacted›"), "the prompt history holds the redacted line").not.toEqual([]);
+    expect(filesHolding(w.home, code)).toEqual([]);
+    expect(filesHolding(w.home, stored)).toEqual([join(w.home, "config", "secrets", "gmail-token")]);
     expect(fake.requests.map((r) => r.rawBody).join("")).not.toContain(code);
   }, 120_000);
 

@@ -4,30 +4,15 @@
 // tau home (prompt history, events.jsonl, journals, logs), not a UI subscribed to every event.
 import { describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { agentHarnessYaml, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { quitTau, ready, seen, startTau, tuiWorkspace } from "../../support/pty.js";
-import { TestClient } from "../../support/daemon.js";
-import { waitFor } from "../../support/wait.js";
+import { subscriberOf } from "../../support/daemon.js";
+import { filesHolding } from "../../support/files.js";
 import { FakeOpenAI, textResponse } from "../../support/fake-openai.js";
-import { listSessions } from "../../../handwritten/transport/index.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
-
-/** Every regular file under `dir`, read whole. */
-function everyFile(dir: string): Array<{ path: string; text: string }> {
-  const out: Array<{ path: string; text: string }> = [];
-  for (const entry of readdirSync(dir)) {
-    const path = join(dir, entry);
-    const st = statSync(path, { throwIfNoEntry: false });
-    if (st?.isDirectory()) out.push(...everyFile(path));
-    else if (st?.isFile()) out.push({ path, text: readFileSync(path, "utf8") });
-  }
-  return out;
-}
 
 const DUMMY = { name: "dummy", kind: "tool", command: ["tau", "ext", "test-dummy"], config: {}, startup_timeout_seconds: 30 };
 
@@ -40,12 +25,7 @@ describe("colon commands owned by an extension", () => {
     const t = startTau(cleanups, w);
     await t.waitFor(ready, "ready");
     // A debug subscriber: a second UI of the session subscribed to every event.
-    let socket = "";
-    await waitFor(async () => ((socket = (await listSessions(join(w.home, "runtime"))).rows[0]?.socket ?? "") !== ""), "the session's socket", { timeoutMs: 15_000, pollMs: 100 });
-    const watcher = await TestClient.ui(socket);
-    cleanups.push(() => watcher.close());
-    watcher.send({ message: "subscribe", payload: { historical: ["*"], live: ["*"] } });
-    await watcher.sync();
+    const watcher = await subscriberOf(w.home, cleanups);
     t.type(`:dummy-secret ${code}\r`);
     await t.waitFor(seen(`sha256 ${digest}`), "the extension's answer: the whole code reached it");
     t.type("hello\r");
@@ -57,10 +37,9 @@ describe("colon commands owned by an extension", () => {
     expect(JSON.stringify(watcher.inbox)).not.toContain(code);
     watcher.close();
     expect(await quitTau(t)).toBe(0);
-    const files = everyFile(w.home);
-    expect(files.some((f) => f.path.endsWith("events.jsonl")), "the debug log was written").toBe(true);
-    expect(files.some((f) => f.text.includes(":dummy-secret ‹redacted›")), "the prompt history holds the redacted line").toBe(true);
-    expect(files.filter((f) => f.text.includes(code)).map((f) => f.path)).toEqual([]);
+    expect(filesHolding(w.home, '"name":"session.started"').some((p) => p.endsWith("events.jsonl")), "the debug log was written").toBe(true);
+    expect(filesHolding(w.home, ":dummy-secret ‹redacted›"), "the prompt history holds the redacted line").not.toEqual([]);
+    expect(filesHolding(w.home, code)).toEqual([]);
     expect(fake.requests.map((r) => r.rawBody).join("")).not.toContain(code);
   });
 });
