@@ -19,7 +19,15 @@ export function filesHolding(dir: string, needle: string): string[] {
   const out: string[] = [];
   for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
     const p = join(e.parentPath, e.name);
-    if (e.isFile() && readFileSync(p, "utf8").includes(needle)) out.push(p);
+    if (!e.isFile()) continue;
+    let text: string;
+    try {
+      text = readFileSync(p, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // a lock's temporary file, gone meanwhile
+      throw err;
+    }
+    if (text.includes(needle)) out.push(p);
   }
   return out;
 }

@@ -2,8 +2,7 @@
 // (DECISION-egress-policy: proxy, TLS always verified, bounded connect, headers and silences), no
 // redirect followed, every body read only up to GMAIL_MAX_BODY_BYTES. Errors never carry a token.
 import { ToolFailure } from "../../sdk/index.js";
-import { createEgressPolicy, type EgressPolicy } from "../provider/egress.js";
-import { egressProblem, readBounded } from "../web/http.js";
+import { LazyEgress, egressProblem, readBounded } from "../web/http.js";
 import { GMAIL_HEADERS_TIMEOUT_MS, GMAIL_IDLE_TIMEOUT_MS, GMAIL_MAX_BODY_BYTES, GMAIL_MAX_ERROR_CHARS } from "./limits.js";
 
 export interface JsonAnswer {
@@ -15,21 +14,13 @@ export interface JsonAnswer {
 }
 
 export class GmailHttp {
-  private egress: EgressPolicy | undefined;
-
-  private policy(): EgressPolicy {
-    try {
-      return (this.egress ??= createEgressPolicy());
-    } catch (err) {
-      throw new ToolFailure(`the proxy settings cannot be used: ${(err as Error).message}`);
-    }
-  }
+  private readonly egress = new LazyEgress();
 
   /** One request; the answer's JSON. `secrets` are replaced in the excerpt should a service echo one. */
   async request(url: URL, init: { method: string; headers?: Record<string, string>; body?: string; signal: AbortSignal; secrets?: readonly string[] }): Promise<JsonAnswer> {
     let res;
     try {
-      res = await this.policy().request(url, {
+      res = await this.egress.policy().request(url, {
         method: init.method,
         headers: { accept: "application/json", "user-agent": "tau-gmail/1", ...init.headers },
         ...(init.body !== undefined ? { body: init.body } : {}),
@@ -54,7 +45,7 @@ export class GmailHttp {
   }
 
   async close(): Promise<void> {
-    await this.egress?.close();
+    await this.egress.close();
   }
 }
 
