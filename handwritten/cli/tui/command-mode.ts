@@ -16,7 +16,8 @@ export type ParsedInput =
   | { readonly kind: "prompt"; readonly text: string; readonly literal: boolean }
   | { readonly kind: "shell"; readonly command: string; readonly includeInContext: boolean }
   | { readonly kind: "command"; readonly spec: CommandSpec; readonly args: readonly string[]; readonly slash?: true }
-  | { readonly kind: "error"; readonly message: string };
+  /** `sensitive`: the sensitive command the line names, typed wrong (its words may hold the secret). */
+  | { readonly kind: "error"; readonly message: string; readonly sensitive?: string };
 
 /** Splits the argument text: words, the last taking the rest of the line when the spec says so. */
 function splitArgs(text: string, spec: CommandSpec): string[] {
@@ -43,8 +44,9 @@ function slashCommand(body: string, specs: readonly CommandSpec[]): CommandSpec 
 /** A known command's arguments, checked against its usage. */
 function commandOf(spec: CommandSpec, argText: string, slash: boolean): ParsedInput {
   const args = splitArgs(argText, spec);
-  if (args.length < spec.min || args.length > spec.max) return { kind: "error", message: `usage: ${spec.usage}` };
-  if (spec.subcommands && args.length > 0 && !spec.subcommands.includes(args[0] as string) && spec.freeFirst !== true) return { kind: "error", message: `usage: ${spec.usage}` };
+  const usage: ParsedInput = { kind: "error", message: `usage: ${spec.usage}`, ...(spec.sensitive === true ? { sensitive: spec.name } : {}) };
+  if (args.length < spec.min || args.length > spec.max) return usage;
+  if (spec.subcommands && args.length > 0 && !spec.subcommands.includes(args[0] as string) && spec.freeFirst !== true) return usage;
   return slash ? { kind: "command", spec, args, slash: true } : { kind: "command", spec, args };
 }
 
@@ -85,6 +87,8 @@ export const REDACTED = "‹redacted›";
  */
 export function historyText(raw: string, parsed: ParsedInput): string {
   if (parsed.kind === "command" && parsed.spec.sensitive === true && parsed.args.length > 0) return `:${parsed.spec.name} ${REDACTED}`;
+  // A sensitive command typed wrong (too many words, say) may still hold the secret.
+  if (parsed.kind === "error" && parsed.sensitive !== undefined) return `:${parsed.sensitive} ${REDACTED}`;
   return raw;
 }
 

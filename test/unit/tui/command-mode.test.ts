@@ -48,6 +48,10 @@ describe("command mode", () => {
     expect(parsed.kind).toBe("command");
     expect(historyText(":login sk-secret-123", parsed)).toBe(`:login ${REDACTED}`);
     expect(draftText(":login sk-secret-123")).toBe(":login");
+    // Typed wrong, it may still hold the secret: its usage is shown, its words are not kept.
+    const wrong = parseInput(":login sk-secret-123 and more", specs);
+    expect(wrong).toMatchObject({ kind: "error", message: "usage: :login CODE" });
+    expect(historyText(":login sk-secret-123 and more", wrong)).toBe(`:login ${REDACTED}`);
     expect(draftText("::not a command")).toBe("::not a command");
     expect(draftText("/model secret-model-name")).toBe("/model");
     expect(draftText("//model is text")).toBe("//model is text");
