@@ -20,7 +20,7 @@ export function gmailPage(ctx: GuideContext): string {
     pre(["gmail:", "  client_id: 1234-abc.apps.googleusercontent.com"]),
     '<h2 id="signin">3. Sign in from the terminal</h2>',
     p("In the interactive UI type `:gmail login` and open the address it prints. After you allow tau, Google sends the browser back to a listener tau opened on this machine, and the sign-in finishes by itself (`:gmail status` says so)."),
-    p("When tau runs on another machine (over ssh), the browser's last page will not load: copy that page's address from the address bar and type `:gmail code` followed by it. The address holds a one-time code: tau keeps it off the screen and out of your prompt history and logs, and hands it only to the Gmail extension."),
+    p("When tau runs on another machine (over ssh), the browser's last page will not load: copy that page's address from the address bar and type `:gmail code` followed by it. The address holds a one-time code: tau keeps it off the screen and out of your prompt history and logs, and hands it only to the Gmail extension. Type it with `:` (not `/`): a `/gmail` line typed before the Gmail extension has started is sent to the model as text, as any unknown `/` line is."),
     pre([":gmail login", ":gmail code http://127.0.0.1:41234/?state=…&code=4/0A…&scope=…", ":gmail status", ":gmail logout"]),
     recordSection(ctx, page, "SPEC-gmail", "Sign-in"),
     '<h2 id="tools">The tools, and sending</h2>',

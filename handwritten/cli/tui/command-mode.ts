@@ -16,7 +16,7 @@ export type ParsedInput =
   | { readonly kind: "prompt"; readonly text: string; readonly literal: boolean }
   | { readonly kind: "shell"; readonly command: string; readonly includeInContext: boolean }
   | { readonly kind: "command"; readonly spec: CommandSpec; readonly args: readonly string[]; readonly slash?: true }
-  /** `sensitive`: the sensitive command the line names, typed wrong (its words may hold the secret). */
+  /** `sensitive`: the command the line names, sensitive or unknown, typed wrong (its words may hold a secret). */
   | { readonly kind: "error"; readonly message: string; readonly sensitive?: string };
 
 /** Splits the argument text: words, the last taking the rest of the line when the spec says so. */
@@ -60,7 +60,9 @@ export function parseInput(raw: string, specs: readonly CommandSpec[] = commandS
     const name = m[1] as string;
     if (name === "") return { kind: "error", message: "an empty command: type a name after ':' (:help lists them), or '::' to send a literal ':'" };
     const spec = specs.find((s) => s.name === name);
-    if (!spec) return { kind: "error", message: `unknown command :${name} — :help lists the commands; '::${name}' sends it as text` };
+    // An unknown command may be an extension's sensitive one not offered yet (its extension still
+    // starting): its words are not kept either.
+    if (!spec) return { kind: "error", message: `unknown command :${name} — :help lists the commands; '::${name}' sends it as text`, ...(/\S/u.test(m[2] as string) ? { sensitive: name } : {}) };
     return commandOf(spec, m[2] as string, false);
   }
   // `//text` is the literal `/text`; `/name` of a known command runs it; any other `/text` is a prompt.

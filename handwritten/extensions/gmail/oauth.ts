@@ -101,7 +101,7 @@ export class GmailAuth {
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
     return {
       level: "info",
-      text: `gmail: open this address in a browser and allow tau:\n${url.href}\nIf the browser is on another machine, its last page will not load: copy that page's address (or its code=… value) and type :gmail code followed by it.`,
+      text: `gmail: open this address in a browser and allow tau:\n${url.href}\nIf the browser is on another machine, its last page will not load: copy that page's address (or its code=… value) and type :gmail code followed by it (with ':', never '/').`,
     };
   }
 
