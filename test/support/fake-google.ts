@@ -55,6 +55,8 @@ export class FakeGoogle {
   private readonly accessTokens = new Map<string, number>();
   private readonly sockets = new Set<Socket>();
   private nextId = 1;
+  /** Gmail API calls answered 401 (a bad or expired access token). */
+  unauthorized = 0;
   /** API calls left before every access token expires (undefined: never). */
   private expiresIn: number | undefined;
 
@@ -148,6 +150,7 @@ export class FakeGoogle {
     if (!url.pathname.startsWith("/gmail/v1/users/me/")) return send(404, { error: { code: 404, message: "Not Found", status: "NOT_FOUND" } });
     const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ""))?.[1];
     if (bearer === undefined || !this.accessTokens.has(bearer) || (this.accessTokens.get(bearer) as number) < Date.now()) {
+      this.unauthorized++;
       return send(401, { error: { code: 401, message: "Request had invalid authentication credentials.", status: "UNAUTHENTICATED" } });
     }
     if (this.expiresIn !== undefined && --this.expiresIn <= 0) {

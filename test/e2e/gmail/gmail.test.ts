@@ -42,6 +42,7 @@ describe("tau ext gmail", () => {
   it("[gmail.signin.code-nowhere] :gmail login then :gmail code ADDRESS signs in; the code and the refresh token are on no screen, in no history, events.jsonl, journal or subscriber's frames; the token file is 0600", async () => {
     const g = await google();
     const w = gmailWorkspace(g);
+    w.env.TAU_UI_TRACE = "1"; // the UI's diagnostics file is one more place the code must not be
     const t = startTau(cleanups, w, [], { cols: 700, rows: 40 });
     await t.waitFor(ready, "ready", 60_000);
     const watcher = await subscriberOf(w.home, cleanups);
@@ -168,7 +169,8 @@ describe("tau ext gmail", () => {
     expect(toolMessage(fake.chatRequests[4]!, "call_send")).toContain("draft r-3 was not sent: each send needs the user's approval, and this run has nobody to ask");
     expect(g.sent).toHaveLength(0);
     // One refresh at the start (only the refresh token was stored), one after the access token expired.
-    expect(g.grants("refresh_token").length).toBeGreaterThanOrEqual(2);
+    expect(g.unauthorized).toBe(1);
+    expect(g.grants("refresh_token")).toHaveLength(2);
     expect(r.stdout + r.stderr).not.toContain(refresh);
   }, 120_000);
 

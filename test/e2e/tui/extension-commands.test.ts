@@ -22,6 +22,7 @@ describe("colon commands owned by an extension", () => {
     const code = "4/0AeanS0b-SECRET-CODE-7f3c9e";
     const digest = createHash("sha256").update(code).digest("hex").slice(0, 16);
     fake.enqueue(textResponse("an ordinary answer"));
+    w.env.TAU_UI_TRACE = "1"; // the UI's diagnostics file is one more place the code must not be
     const t = startTau(cleanups, w);
     await t.waitFor(ready, "ready");
     // A debug subscriber: a second UI of the session subscribed to every event.
@@ -39,6 +40,7 @@ describe("colon commands owned by an extension", () => {
     expect(await quitTau(t)).toBe(0);
     expect(filesHolding(w.home, '"name":"session.started"').some((p) => p.endsWith("events.jsonl")), "the debug log was written").toBe(true);
     expect(filesHolding(w.home, ":dummy-secret ‹redacted›"), "the prompt history holds the redacted line").not.toEqual([]);
+    expect(filesHolding(w.home, '"component":"renderer"'), "the UI's diagnostics were written").not.toEqual([]);
     expect(filesHolding(w.home, code)).toEqual([]);
     expect(fake.requests.map((r) => r.rawBody).join("")).not.toContain(code);
   });
