@@ -15,6 +15,9 @@ export const MESSAGE_NAMES = [
   "disconnect",
   "emit",
   "error",
+  "extension_command_declare",
+  "extension_command_invoke",
+  "extension_command_result",
   "extension_notice_request",
   "hello",
   "intercept",
@@ -31,6 +34,8 @@ export const MESSAGE_NAMES = [
   "subscribe",
   "ui_debug_event_stats_request",
   "ui_detach_request",
+  "ui_extension_command_request",
+  "ui_extension_commands",
   "ui_history_request",
   "ui_history_result",
   "ui_mcp_request",
@@ -56,6 +61,9 @@ export type WireMessage =
   | T.DisconnectMessage
   | T.EmitMessage
   | T.ErrorMessage
+  | T.ExtensionCommandDeclareMessage
+  | T.ExtensionCommandInvokeMessage
+  | T.ExtensionCommandResultMessage
   | T.ExtensionNoticeRequestMessage
   | T.HelloMessage
   | T.InterceptMessage
@@ -72,6 +80,8 @@ export type WireMessage =
   | T.SubscribeMessage
   | T.UiDebugEventStatsRequestMessage
   | T.UiDetachRequestMessage
+  | T.UiExtensionCommandRequestMessage
+  | T.UiExtensionCommandsMessage
   | T.UiHistoryRequestMessage
   | T.UiHistoryResultMessage
   | T.UiMcpRequestMessage
@@ -92,6 +102,9 @@ export interface MessagePayloads {
   "disconnect": T.DisconnectMessage["payload"];
   "emit": T.EmitMessage["payload"];
   "error": T.ErrorMessage["payload"];
+  "extension_command_declare": T.ExtensionCommandDeclareMessage["payload"];
+  "extension_command_invoke": T.ExtensionCommandInvokeMessage["payload"];
+  "extension_command_result": T.ExtensionCommandResultMessage["payload"];
   "extension_notice_request": T.ExtensionNoticeRequestMessage["payload"];
   "hello": T.HelloMessage["payload"];
   "intercept": T.InterceptMessage["payload"];
@@ -108,6 +121,8 @@ export interface MessagePayloads {
   "subscribe": T.SubscribeMessage["payload"];
   "ui_debug_event_stats_request": T.UiDebugEventStatsRequestMessage["payload"];
   "ui_detach_request": T.UiDetachRequestMessage["payload"];
+  "ui_extension_command_request": T.UiExtensionCommandRequestMessage["payload"];
+  "ui_extension_commands": T.UiExtensionCommandsMessage["payload"];
   "ui_history_request": T.UiHistoryRequestMessage["payload"];
   "ui_history_result": T.UiHistoryResultMessage["payload"];
   "ui_mcp_request": T.UiMcpRequestMessage["payload"];
@@ -136,6 +151,9 @@ export const MESSAGES: { readonly [N in MessageName]: MessageInfo } = {
   "disconnect": { name: "disconnect", direction: "both", model: "DisconnectMessage", description: "", validate: V.validateDisconnectMessage },
   "emit": { name: "emit", direction: "to_harness", model: "EmitMessage", description: "", validate: V.validateEmitMessage },
   "error": { name: "error", direction: "from_harness", model: "ErrorMessage", description: "A content-free refusal: the code is the whole explanation.", validate: V.validateErrorMessage },
+  "extension_command_declare": { name: "extension_command_declare", direction: "to_harness", model: "ExtensionCommandDeclareMessage", description: "Declares a colon command this extension instance owns (SPEC-extension-commands): the interface\nroutes `:NAME ARGS` to this instance only. `sensitive`: the arguments are secrets (an OAuth\ncode): redacted from the command echo and prompt history, never published or journaled.", validate: V.validateExtensionCommandDeclareMessage },
+  "extension_command_invoke": { name: "extension_command_invoke", direction: "from_harness", model: "ExtensionCommandInvokeMessage", description: "A colon command for this extension, directed to its owning instance only (never published).", validate: V.validateExtensionCommandInvokeMessage },
+  "extension_command_result": { name: "extension_command_result", direction: "to_harness", model: "ExtensionCommandResultMessage", description: "The owning extension's answer to `extension_command_invoke`: what the interface shows.", validate: V.validateExtensionCommandResultMessage },
   "extension_notice_request": { name: "extension_notice_request", direction: "to_harness", model: "ExtensionNoticeRequestMessage", description: "", validate: V.validateExtensionNoticeRequestMessage },
   "hello": { name: "hello", direction: "to_harness", model: "HelloMessage", description: "", validate: V.validateHelloMessage },
   "intercept": { name: "intercept", direction: "to_harness", model: "InterceptMessage", description: "", validate: V.validateInterceptMessage },
@@ -152,6 +170,8 @@ export const MESSAGES: { readonly [N in MessageName]: MessageInfo } = {
   "subscribe": { name: "subscribe", direction: "to_harness", model: "SubscribeMessage", description: "", validate: V.validateSubscribeMessage },
   "ui_debug_event_stats_request": { name: "ui_debug_event_stats_request", direction: "to_harness", model: "UiDebugEventStatsRequestMessage", description: "", validate: V.validateUiDebugEventStatsRequestMessage },
   "ui_detach_request": { name: "ui_detach_request", direction: "to_harness", model: "UiDetachRequestMessage", description: "", validate: V.validateUiDetachRequestMessage },
+  "ui_extension_command_request": { name: "ui_extension_command_request", direction: "to_harness", model: "UiExtensionCommandRequestMessage", description: "Runs an extension's colon command (`:NAME ARGS`): the harness hands the arguments, raw, to the\none live instance that declared NAME, and answers with that instance's notice. Nothing of it is\npublished, journaled or written to the debug log (SPEC-extension-commands).", validate: V.validateUiExtensionCommandRequestMessage },
+  "ui_extension_commands": { name: "ui_extension_commands", direction: "from_harness", model: "UiExtensionCommandsMessage", description: "The colon commands the session's live extensions offer, sent to an attached interface when it is\naccepted and again whenever they change (SPEC-extension-commands).", validate: V.validateUiExtensionCommandsMessage },
   "ui_history_request": { name: "ui_history_request", direction: "to_harness", model: "UiHistoryRequestMessage", description: "A page of one agent's history, older than what a bounded attach replayed (only attached UIs).", validate: V.validateUiHistoryRequestMessage },
   "ui_history_result": { name: "ui_history_result", direction: "from_harness", model: "UiHistoryResultMessage", description: "", validate: V.validateUiHistoryResultMessage },
   "ui_mcp_request": { name: "ui_mcp_request", direction: "to_harness", model: "UiMcpRequestMessage", description: "The session's MCP servers as one notice (`:mcp`, SPEC-mcp \"State\"): each server's state, its\ntools, restarts and last error; only attached UIs.", validate: V.validateUiMcpRequestMessage },

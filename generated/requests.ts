@@ -34,6 +34,10 @@ export interface EventRequestInfo {
 
 /** Every declared request, by the name of its message or event. */
 export const REQUESTS = {
+  /** Declares a colon command this extension instance owns (SPEC-extension-commands): the interface routes `:NAME ARGS` to this instance only. `sensitive`: the arguments are secrets (an OAuth code): redacted from the command echo and prompt history, never published or journaled. */
+  "extension_command_declare": { via: "message", name: "extension_command_declare", result: undefined, callers: ["extension"], errors: [] },
+  /** The owning extension's answer to `extension_command_invoke`: what the interface shows. */
+  "extension_command_result": { via: "message", name: "extension_command_result", result: undefined, callers: ["extension"], errors: [] },
   "extension_notice_request": { via: "message", name: "extension_notice_request", result: undefined, callers: ["extension"], errors: [] },
   /** `:handoff ARGS…` typed in a UI for its focused agent; answered by `handoff.command_result`. */
   "handoff.command_request": { via: "event", name: "handoff.command_request", result: "handoff.command_result", refusal: "text", refusalMax: 8388608, success: [], answer: "deliver" },
@@ -51,6 +55,8 @@ export const REQUESTS = {
   "ui.skill_load": { via: "event", name: "ui.skill_load", result: "ui.skill_load_result", refusal: "error", refusalMax: 1024, success: ["prompt_id"], answer: "direct" },
   "ui_debug_event_stats_request": { via: "message", name: "ui_debug_event_stats_request", result: "notice", callers: ["ui"], errors: [] },
   "ui_detach_request": { via: "message", name: "ui_detach_request", result: undefined, callers: ["ui"], errors: [] },
+  /** Runs an extension's colon command (`:NAME ARGS`): the harness hands the arguments, raw, to the one live instance that declared NAME, and answers with that instance's notice. Nothing of it is published, journaled or written to the debug log (SPEC-extension-commands). */
+  "ui_extension_command_request": { via: "message", name: "ui_extension_command_request", result: "notice", callers: ["ui"], errors: [] },
   /** A page of one agent's history, older than what a bounded attach replayed (only attached UIs). */
   "ui_history_request": { via: "message", name: "ui_history_request", result: "ui_history_result", callers: ["ui"], errors: ["invalid"] },
   /** The session's MCP servers as one notice (`:mcp`, SPEC-mcp "State"): each server's state, its tools, restarts and last error; only attached UIs. */
@@ -70,6 +76,8 @@ export type RequestType<N extends RequestName = RequestName> = (typeof REQUESTS)
 
 /** A request as its handler is given it: the whole payload, `request_id` included. */
 export interface RequestPayloads {
+  "extension_command_declare": T.ExtensionCommandDeclareMessage["payload"];
+  "extension_command_result": T.ExtensionCommandResultMessage["payload"];
   "extension_notice_request": T.ExtensionNoticeRequestMessage["payload"];
   "handoff.command_request": T.HandoffCommandRequest;
   "peer_agents_request": T.PeerAgentsRequestMessage["payload"];
@@ -81,6 +89,7 @@ export interface RequestPayloads {
   "ui.skill_load": T.UiSkillLoad;
   "ui_debug_event_stats_request": T.UiDebugEventStatsRequestMessage["payload"];
   "ui_detach_request": T.UiDetachRequestMessage["payload"];
+  "ui_extension_command_request": T.UiExtensionCommandRequestMessage["payload"];
   "ui_history_request": T.UiHistoryRequestMessage["payload"];
   "ui_mcp_request": T.UiMcpRequestMessage["payload"];
   "ui_navigation_request": T.UiNavigationRequestMessage["payload"];
@@ -91,6 +100,8 @@ export interface RequestPayloads {
 
 /** What a requester gives `request(...)`: the request without its `request_id`, which is minted. */
 export interface RequestParams {
+  "extension_command_declare": T.ExtensionCommandDeclareMessage["payload"];
+  "extension_command_result": T.ExtensionCommandResultMessage["payload"];
   "extension_notice_request": T.ExtensionNoticeRequestMessage["payload"];
   "handoff.command_request": Omit<T.HandoffCommandRequest, "request_id">;
   "peer_agents_request": Omit<T.PeerAgentsRequestMessage["payload"], "request_id">;
@@ -102,6 +113,7 @@ export interface RequestParams {
   "ui.skill_load": Omit<T.UiSkillLoad, "request_id">;
   "ui_debug_event_stats_request": Omit<T.UiDebugEventStatsRequestMessage["payload"], "request_id">;
   "ui_detach_request": T.UiDetachRequestMessage["payload"];
+  "ui_extension_command_request": Omit<T.UiExtensionCommandRequestMessage["payload"], "request_id">;
   "ui_history_request": Omit<T.UiHistoryRequestMessage["payload"], "request_id">;
   "ui_mcp_request": Omit<T.UiMcpRequestMessage["payload"], "request_id">;
   "ui_navigation_request": Omit<T.UiNavigationRequestMessage["payload"], "request_id">;
@@ -115,6 +127,8 @@ export interface RequestParams {
  * `request_id` (nor, for an event, `ok` and an optional reason), with the fields a success carries.
  */
 export interface RequestResults {
+  "extension_command_declare": void;
+  "extension_command_result": void;
   "extension_notice_request": void;
   "handoff.command_request": Omit<T.HandoffCommandResult, "request_id" | "ok">;
   "peer_agents_request": Omit<T.PeerAgentsResultMessage["payload"], "request_id">;
@@ -126,6 +140,7 @@ export interface RequestResults {
   "ui.skill_load": Omit<T.UiSkillLoadResult, "request_id" | "ok" | "error"> & Required<Pick<T.UiSkillLoadResult, "prompt_id">>;
   "ui_debug_event_stats_request": Omit<T.NoticeMessage["payload"], "request_id">;
   "ui_detach_request": void;
+  "ui_extension_command_request": Omit<T.NoticeMessage["payload"], "request_id">;
   "ui_history_request": Omit<T.UiHistoryResultMessage["payload"], "request_id">;
   "ui_mcp_request": Omit<T.NoticeMessage["payload"], "request_id">;
   "ui_navigation_request": Omit<T.UiNavigationResultMessage["payload"], "request_id">;
@@ -136,6 +151,8 @@ export interface RequestResults {
 
 /** How a request is refused: the `error` codes its handler may answer with, or an event's reason text. */
 export interface RequestRefusals {
+  "extension_command_declare": never;
+  "extension_command_result": never;
   "extension_notice_request": never;
   "handoff.command_request": string;
   "peer_agents_request": never;
@@ -147,6 +164,7 @@ export interface RequestRefusals {
   "ui.skill_load": string;
   "ui_debug_event_stats_request": never;
   "ui_detach_request": never;
+  "ui_extension_command_request": never;
   "ui_history_request": "invalid";
   "ui_mcp_request": never;
   "ui_navigation_request": "invalid";

@@ -6,6 +6,7 @@ import type { GeneratedValidator } from "./validators.js";
 
 /** The settings (`config` in harness.yaml) of each first-party extension, by its name. */
 export interface ExtensionSettings {
+  "gmail": T.GmailSettings;
   "handoff": T.HandoffSettings;
   "mcp": T.McpSettings;
   "provider": T.ProviderSettings;
@@ -18,6 +19,7 @@ export interface ExtensionSettings {
 
 /** The validator of each first-party extension's settings. */
 export const EXTENSION_SETTINGS: { readonly [N in keyof ExtensionSettings]: GeneratedValidator } = {
+  "gmail": V.validateGmailSettings,
   "handoff": V.validateHandoffSettings,
   "mcp": V.validateMcpSettings,
   "provider": V.validateProviderSettings,

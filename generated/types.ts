@@ -257,6 +257,9 @@ export type CliConfig = {
   keys?: KeyBindings;
 };
 
+/** A colon command name an extension offers (`:NAME ARGS`, SPEC-extension-commands). */
+export type CommandName = string;
+
 /** Compaction settings (SPEC-compaction). */
 export type CompactionConfig = {
   /**
@@ -405,6 +408,50 @@ export type EventEnvelope = {
   data: Record<string, unknown>;
 };
 
+/**
+ * Declares a colon command this extension instance owns (SPEC-extension-commands): the interface
+ * routes `:NAME ARGS` to this instance only. `sensitive`: the arguments are secrets (an OAuth
+ * code): redacted from the command echo and prompt history, never published or journaled.
+ */
+export type ExtensionCommandDeclareMessage = {
+  message: "extension_command_declare";
+  payload: {
+    name: CommandName;
+    usage: ShortText;
+    summary: ShortText;
+    sensitive?: boolean;
+  };
+};
+
+/** A colon command for this extension, directed to its owning instance only (never published). */
+export type ExtensionCommandInvokeMessage = {
+  message: "extension_command_invoke";
+  payload: {
+    invoke_id: Id;
+    name: CommandName;
+    args: Array<ShortText>;
+  };
+};
+
+/** The owning extension's answer to `extension_command_invoke`: what the interface shows. */
+export type ExtensionCommandResultMessage = {
+  message: "extension_command_result";
+  payload: {
+    invoke_id: Id;
+    level: NoticeLevel;
+    text: ShortText;
+  };
+};
+
+/** One colon command an extension of this session offers, as an attached interface learns it. */
+export type ExtensionCommandSpec = {
+  name: CommandName;
+  usage: ShortText;
+  summary: ShortText;
+  sensitive: boolean;
+  instance: InstanceName;
+};
+
 export type ExtensionConfig = {
   /** The instance's name: its events, tools and secrets are known by it. */
   name: InstanceName;
@@ -490,6 +537,31 @@ export type ExternalAdapter = "slack";
 /** Why a response ended (SPEC-provider-chat-completions, "Finish reasons"). */
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter";
 
+/**
+ * `gmail:` in harness.yaml (SPEC-gmail). The OAuth client is an installed ("Desktop") app of the
+ * user's own Google Cloud project; its client secret, when it has one, is the secret
+ * `gmail-client-secret`, and the refresh token `:gmail login` obtains is the secret `gmail-token`
+ * (both `<config>/secrets/NAME`, mode 0600).
+ */
+export type GmailConfig = {
+  /** The OAuth client id (`….apps.googleusercontent.com`). */
+  client_id: ShortText;
+  /** Google's authorization endpoint; `https://accounts.google.com/o/oauth2/v2/auth` when absent. */
+  auth_url?: ShortText;
+  /** Google's token endpoint; `https://oauth2.googleapis.com/token` when absent. */
+  token_url?: ShortText;
+  /** The Gmail API; `https://gmail.googleapis.com/` when absent. */
+  api_url?: ShortText;
+};
+
+/** `tau ext gmail` (SPEC-gmail): written by the harness from harness.yaml's `gmail`. */
+export type GmailSettings = {
+  /** The `gmail` entry of harness.yaml. */
+  gmail: GmailConfig;
+  /** The run's sandbox set-up: `approval: never` (as `tau run`) means nobody can approve a send. */
+  sandbox?: SandboxLaunch;
+};
+
 /** `:handoff ARGS…` typed in a UI for its focused agent; answered by `handoff.command_result`. */
 export type HandoffCommandRequest = {
   request_id: Id;
@@ -567,6 +639,8 @@ export type HarnessConfig = {
   mcp_servers?: Record<string, McpServerConfig>;
   /** The first-party web extension: `web_fetch`, and `web_search` with a search adapter (SPEC-web). */
   web?: WebConfig;
+  /** The first-party Gmail extension: search, read, draft, and send after an approval each time (SPEC-gmail). */
+  gmail?: GmailConfig;
 };
 
 export type HarnessModelsAvailable = {
@@ -2281,6 +2355,31 @@ export type UiDebugEventStatsRequestMessage = {
 export type UiDetachRequestMessage = {
   message: "ui_detach_request";
   payload: Record<string, never>;
+};
+
+/**
+ * Runs an extension's colon command (`:NAME ARGS`): the harness hands the arguments, raw, to the
+ * one live instance that declared NAME, and answers with that instance's notice. Nothing of it is
+ * published, journaled or written to the debug log (SPEC-extension-commands).
+ */
+export type UiExtensionCommandRequestMessage = {
+  message: "ui_extension_command_request";
+  payload: {
+    request_id: Id;
+    name: CommandName;
+    args: Array<ShortText>;
+  };
+};
+
+/**
+ * The colon commands the session's live extensions offer, sent to an attached interface when it is
+ * accepted and again whenever they change (SPEC-extension-commands).
+ */
+export type UiExtensionCommandsMessage = {
+  message: "ui_extension_commands";
+  payload: {
+    commands: Array<ExtensionCommandSpec>;
+  };
 };
 
 export type UiFocus = {

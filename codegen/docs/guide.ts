@@ -47,6 +47,7 @@ export const GUIDE_PAGES = {
   mcp: "mcp.html",
   slack: "slack.html",
   web: "web.html",
+  gmail: "gmail.html",
   swarm: "swarm.html",
   handoff: "handoff.html",
 } as const;
@@ -282,6 +283,9 @@ export function commandsPage(ctx: GuideContext, input: GuideInput): string {
     parts.push(`<tr id="${esc(fragment("colon", c.name))}" data-command="${esc(c.name)}"><td>${forms}</td><td>${inline(c.summary)}</td></tr>`);
   }
   parts.push("</tbody></table>");
+  parts.push(
+    `<p>Extensions add commands of their own, such as <code>:gmail</code> (${link(page, GUIDE_PAGES.gmail, "Gmail")}): <code>:help</code> and Tab know them once the extension has started. What you type after such a command goes to that extension only; a command that takes a secret (a sign-in code) keeps it off the screen and out of your prompt history.</p>`,
+  );
   parts.push('<h2 id="keys">Keys</h2>');
   parts.push(
     `<p>The UI's actions and their keys. Each can be bound to another key in ${link(page, GUIDE_PAGES.configuration, "cli.yaml", keyId("cli.yaml", "keys"))} (<code>escape</code>, <code>ctrl-LETTER</code>, <code>alt-LETTER</code>, or <code>none</code>); <code>:help</code> shows them as bound.</p>`,

@@ -20,6 +20,7 @@ import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
 import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, handoffPage, mcpPage, providersPage, sessionsPage, startPage, swarmPage, troubleshootingPage, webPage, type GuideContext, type GuideInput } from "./guide.js";
 import { slackPage } from "./slack-page.js";
+import { gmailPage } from "./gmail-page.js";
 
 export interface SiteInput {
   root: string;
@@ -137,6 +138,7 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.mcp, "MCP servers", "Give the model the tools of MCP servers, moved over from Claude Code, Cursor, Codex or opencode."],
     [GUIDE_PAGES.slack, "Slack", "Set up a Slack app so people can talk to a tau agent from Slack."],
     [GUIDE_PAGES.web, "Web search and fetch", "Let the model search the web (Exa, Parallel) and read pages, framed as untrusted and within the sandbox's network policy."],
+    [GUIDE_PAGES.gmail, "Gmail", "Let the model search, read and draft your mail, and send a draft only when you allow it; sign in from the terminal."],
     [GUIDE_PAGES.swarm, "Swarm", "Run tau workers on several machines and coordinate them over Iroh: a swarm of three workers."],
     [GUIDE_PAGES.handoff, "Handoff", "Continue a full session in a fresh one that starts from a dossier, keeping what you typed meanwhile."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
@@ -534,6 +536,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: GUIDE_PAGES.mcp, label: "MCP servers" },
       { page: GUIDE_PAGES.slack, label: "Slack" },
       { page: GUIDE_PAGES.web, label: "Web" },
+      { page: GUIDE_PAGES.gmail, label: "Gmail" },
       { page: GUIDE_PAGES.swarm, label: "Swarm" },
       { page: GUIDE_PAGES.handoff, label: "Handoff" },
       { page: "matrix.html", label: "Authority" },
@@ -604,6 +607,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
     [GUIDE_PAGES.mcp, "MCP servers", mcpPage(guide)],
     [GUIDE_PAGES.slack, "Setting up a Slack app for tau", slackPage(guide)],
     [GUIDE_PAGES.web, "Web search and fetch", webPage(guide)],
+    [GUIDE_PAGES.gmail, "Gmail", gmailPage(guide)],
     [GUIDE_PAGES.swarm, "Running a swarm of three workers", swarmPage(guide)],
     [GUIDE_PAGES.handoff, "Handoff", handoffPage(guide)],
   ];

@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateHarnessConfig = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-tool-routing)."},"agent_limits":{"$ref":"AgentLimits.json","description":"Bounds on agents that start agents (SPEC-agent-team, \"Bounds\")."},"title_model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"A model (`provider/model`) that writes each new session's title after its first answer, in a\ntool-less request of its own; absent (the default), the title is the first prompt's first line."},"mcp_servers":{"$ref":"#/$defs/RecordMcpServerConfig","description":"MCP servers whose tools agents may use, by server name (SPEC-mcp)."},"web":{"$ref":"WebConfig.json","description":"The first-party web extension: `web_fetch`, and `web_search` with a search adapter (SPEC-web)."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}},"RecordMcpServerConfig":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"McpServerConfig.json"}}}};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HarnessConfig.json","type":"object","properties":{"extensions":{"type":"array","items":{"$ref":"ExtensionConfig.json"},"maxItems":256},"providers":{"$ref":"#/$defs/RecordProviderProfile","description":"Named provider profiles, by profile name (SPEC-configuration)."},"model":{"$ref":"ShortText.json","examples":["example/model-large"],"description":"The model used by new agents, `provider/model`."},"model_info":{"$ref":"#/$defs/RecordModelMetadata","description":"Metadata per model, keyed by model id (any provider's) or `provider/model` (that provider's\nonly, which wins over the id alone)."},"debug_log":{"$ref":"DebugLogConfig.json"},"system_prompt_template":{"$ref":"PathText.json","examples":["~/.config/tau/system-prompt.md"],"description":"A file whose text replaces the built-in system prompt template."},"sandbox":{"$ref":"SandboxLaunch.json","description":"The sandbox of the `shell` tool as this run's command line set it up; handed to the shell extension."},"compaction":{"$ref":"CompactionConfig.json"},"context_alerts":{"type":"array","items":{"$ref":"ContextAlert.json"},"maxItems":16,"description":"Named context-size alerts (SPEC-compaction, \"Context-size alerts\")."},"roles":{"$ref":"#/$defs/RecordRolePolicy","description":"Tool policy by agent role; `default` applies to agents without a role (SPEC-tool-routing)."},"agent_limits":{"$ref":"AgentLimits.json","description":"Bounds on agents that start agents (SPEC-agent-team, \"Bounds\")."},"title_model":{"$ref":"ShortText.json","examples":["example/model-small"],"description":"A model (`provider/model`) that writes each new session's title after its first answer, in a\ntool-less request of its own; absent (the default), the title is the first prompt's first line."},"mcp_servers":{"$ref":"#/$defs/RecordMcpServerConfig","description":"MCP servers whose tools agents may use, by server name (SPEC-mcp)."},"web":{"$ref":"WebConfig.json","description":"The first-party web extension: `web_fetch`, and `web_search` with a search adapter (SPEC-web)."},"gmail":{"$ref":"GmailConfig.json","description":"The first-party Gmail extension: search, read, draft, and send after an approval each time (SPEC-gmail)."}},"unevaluatedProperties":{"not":{}},"x-tau-config":"harness.yaml","$defs":{"RecordProviderProfile":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ProviderProfile.json"}},"RecordModelMetadata":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"ModelMetadata.json"}},"RecordRolePolicy":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"RolePolicy.json"}},"RecordMcpServerConfig":{"type":"object","properties":{},"unevaluatedProperties":{"$ref":"McpServerConfig.json"}}}};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema24 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"DebugLogConfig.json","type":"object","properties":{"enable":{"type":"boolean","default":true,"description":"Write the debug log (SPEC-debug-log)."},"retention_days":{"type":"integer","minimum":0,"maximum":3650,"default":14,"description":"Days a debug log is kept before it is deleted."}},"unevaluatedProperties":{"not":{}}};
 const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
@@ -2126,6 +2126,142 @@ return errors === 0;
 }
 validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"GmailConfig.json","type":"object","properties":{"client_id":{"$ref":"ShortText.json","examples":["1234-abc.apps.googleusercontent.com"],"description":"The OAuth client id (`….apps.googleusercontent.com`)."},"auth_url":{"$ref":"ShortText.json","examples":["https://accounts.google.com/o/oauth2/v2/auth"],"description":"Google's authorization endpoint; `https://accounts.google.com/o/oauth2/v2/auth` when absent."},"token_url":{"$ref":"ShortText.json","examples":["https://oauth2.googleapis.com/token"],"description":"Google's token endpoint; `https://oauth2.googleapis.com/token` when absent."},"api_url":{"$ref":"ShortText.json","examples":["https://gmail.googleapis.com/"],"description":"The Gmail API; `https://gmail.googleapis.com/` when absent."}},"required":["client_id"],"unevaluatedProperties":{"not":{}},"description":"`gmail:` in harness.yaml (SPEC-gmail). The OAuth client is an installed (\"Desktop\") app of the\nuser's own Google Cloud project; its client secret, when it has one, is the secret\n`gmail-client-secret`, and the refresh token `:gmail login` obtains is the secret `gmail-token`\n(both `<config>/secrets/NAME`, mode 0600)."};
+
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="GmailConfig.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate30.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.client_id === undefined) && (missing0 = "client_id")){
+validate30.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.client_id !== undefined){
+let data0 = data.client_id;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(func0(data0) > 1024){
+validate30.errors = [{instancePath:instancePath+"/client_id",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate30.errors = [{instancePath:instancePath+"/client_id",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.auth_url !== undefined){
+let data1 = data.auth_url;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func0(data1) > 1024){
+validate30.errors = [{instancePath:instancePath+"/auth_url",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate30.errors = [{instancePath:instancePath+"/auth_url",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.token_url !== undefined){
+let data2 = data.token_url;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func0(data2) > 1024){
+validate30.errors = [{instancePath:instancePath+"/token_url",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate30.errors = [{instancePath:instancePath+"/token_url",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.api_url !== undefined){
+let data3 = data.api_url;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data3 === "string"){
+if(func0(data3) > 1024){
+validate30.errors = [{instancePath:instancePath+"/api_url",schemaPath:"ShortText.json/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate30.errors = [{instancePath:instancePath+"/api_url",schemaPath:"ShortText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((key0 !== "client_id") && (key0 !== "auth_url")) && (key0 !== "token_url")) && (key0 !== "api_url")){
+const _errs14 = errors;
+validate30.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid5 = _errs14 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="HarnessConfig.json" */;
@@ -2669,14 +2805,27 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.gmail !== undefined){
+const _errs58 = errors;
+if(!(validate30(data.gmail, {instancePath:instancePath+"/gmail",parentData:data,parentDataProperty:"gmail",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs58 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 for(const key3 in data){
-if((((((((((((((key3 !== "extensions") && (key3 !== "providers")) && (key3 !== "model")) && (key3 !== "model_info")) && (key3 !== "debug_log")) && (key3 !== "system_prompt_template")) && (key3 !== "sandbox")) && (key3 !== "compaction")) && (key3 !== "context_alerts")) && (key3 !== "roles")) && (key3 !== "agent_limits")) && (key3 !== "title_model")) && (key3 !== "mcp_servers")) && (key3 !== "web")){
-const _errs59 = errors;
+if(((((((((((((((key3 !== "extensions") && (key3 !== "providers")) && (key3 !== "model")) && (key3 !== "model_info")) && (key3 !== "debug_log")) && (key3 !== "system_prompt_template")) && (key3 !== "sandbox")) && (key3 !== "compaction")) && (key3 !== "context_alerts")) && (key3 !== "roles")) && (key3 !== "agent_limits")) && (key3 !== "title_model")) && (key3 !== "mcp_servers")) && (key3 !== "web")) && (key3 !== "gmail")){
+const _errs60 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid15 = _errs59 === errors;
+var valid15 = _errs60 === errors;
 if(!valid15){
 break;
+}
 }
 }
 }

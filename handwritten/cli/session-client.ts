@@ -1,6 +1,7 @@
 // A UI client of one session daemon: attach, subscribe, emit, and the requests spec/ declares
 // (`request(REQUESTS.x, …)`, protocol/requests.ts). Shared by the headless `tau run` and the
 // interactive UI.
+import { setExtensionCommands } from "./tui/colon-commands.js";
 import { connectUnix, type Connection } from "../transport/index.js";
 import { REVISION, carriedDelivery, notify, request, requestKind, type AnsweredRequestName, type EventDelivery, type NotificationName, type RequestOptions } from "../protocol/index.js";
 import { REQUESTS, type EventName, type EventPayloads, type RequestParams, type RequestResults, type Selector, type WireMessage } from "../../generated/index.js";
@@ -20,6 +21,7 @@ export class SessionClient {
         for (const l of this.listeners) l(d);
       }
       if (m.message === "error" || m.message === "notice") for (const l of this.replies) l(m);
+      if (m.message === "ui_extension_commands") setExtensionCommands(m.payload.commands);
       for (const w of [...this.waiters]) if (w(m)) this.waiters.delete(w);
     });
   }

@@ -9,6 +9,7 @@ const EXTENSIONS: Record<string, () => Promise<{ main(): Promise<void> }>> = {
   mcp: () => import("./mcp/main.js"),
   slack: () => import("./slack/main.js"),
   web: () => import("./web/main.js"),
+  gmail: () => import("./gmail/main.js"),
   swarm: () => import("./swarm/main.js"),
 };
 

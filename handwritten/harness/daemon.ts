@@ -201,6 +201,8 @@ export class DaemonFront {
       message: "ui_session_accepted",
       payload: { session_id: this.harness.sessionId, revision: { ...REVISION }, project_root: this.harness.projectRoot },
     });
+    // The colon commands extensions offer now; later changes follow as they happen (SPEC-extension-commands).
+    conn.send({ message: "ui_extension_commands", payload: { commands: this.harness.extensionCommands.list() } });
     return { kind: "ui", generation, publisher, detached: false, subscriptions: [] };
   }
 

@@ -2,7 +2,7 @@
 // shell extensions. The provider talks to OPENAI_BASE_URL when it is set, to OpenAI's own endpoint
 // when only an OpenAI key is (as other coding agents do), and is otherwise the clearly labelled
 // offline demo (`scripted`), so `tau run` works on a fresh machine.
-import type { ExtensionConfig, HarnessConfig, SandboxLaunch, WebConfig } from "../../generated/index.js";
+import type { ExtensionConfig, GmailConfig, HarnessConfig, SandboxLaunch, WebConfig } from "../../generated/index.js";
 import { ConfigError, mcpExtension, profileExtension, profilesOf, type McpServers } from "../config/index.js";
 
 export const OPENAI_KEY_SECRET = "openai-api-key";
@@ -54,8 +54,18 @@ export function sessionExtensions(config: HarnessConfig, env: NodeJS.ProcessEnv,
     if (names.has(e.name)) throw new ConfigError(`mcp_servers: server ${e.name.slice(4)} runs as extension ${e.name}, a name already configured`);
   }
   const web = config.web !== undefined ? [webExtension(config.web, config.sandbox)] : [];
-  for (const e of web) if (names.has(e.name)) throw new ConfigError(`web: the web extension runs as extension ${e.name}, a name already configured`);
-  return [...base.map((e) => withSandboxLaunch(e, config)), ...profiles.map(([name, p]) => profileExtension(name, p)), ...servers, ...web];
+  const gmail = config.gmail !== undefined ? [gmailExtension(config.gmail, config.sandbox)] : [];
+  for (const e of [...web, ...gmail]) if (names.has(e.name)) throw new ConfigError(`${e.name}: the ${e.name} extension runs as extension ${e.name}, a name already configured`);
+  return [...base.map((e) => withSandboxLaunch(e, config)), ...profiles.map(([name, p]) => profileExtension(name, p)), ...servers, ...web, ...gmail];
+}
+
+/**
+ * The first-party Gmail extension (SPEC-gmail) for harness.yaml's `gmail`: instance `gmail`, not
+ * required, no `configure` secrets (it reads and writes its own `gmail-token` under the config
+ * root's secrets: a session starts before the first sign-in), and the run's sandbox set-up.
+ */
+export function gmailExtension(gmail: GmailConfig, sandbox?: SandboxLaunch): ExtensionConfig {
+  return { name: "gmail", kind: "tool", require: false, command: ["tau", "ext", "gmail"], startup_timeout_seconds: 30, config: { gmail, ...(sandbox !== undefined ? { sandbox } : {}) } };
 }
 
 /**

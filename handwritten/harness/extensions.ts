@@ -43,6 +43,7 @@ export function superviseExtensions(harness: Harness, opts: ExtensionRuntimeOpti
     sessionId: harness.sessionId,
     projectRoot: harness.projectRoot,
     reservedToolNames: RESERVED_TOOL_NAMES,
+    commands: harness.extensionCommands,
     stateDirFor: (instance) => {
       // An ephemeral session owns no storage: the folder is named but never created for it.
       if (!opts.stateDir) return join(tmpdir(), `tau-ext-${process.pid}`, instance);

@@ -19,6 +19,7 @@ import { mcpSamplingOf, providerEndpoint } from "../config/index.js";
 import { mintId } from "./ids.js";
 import { PeerInbox, PeerOutbox } from "./peer-messaging.js";
 import type { Peer } from "./peers.js";
+import { ExtensionCommands } from "./extension-commands.js";
 import type { AgentFold } from "./agent-fold.js";
 import { AgentTeam } from "./agent-team.js";
 import { Navigation } from "./navigation.js";
@@ -125,6 +126,14 @@ export class Harness {
     counters: () => [],
   };
   readonly prompts: PromptEngine;
+  /** Colon commands the live extensions own (SPEC-extension-commands): never published. */
+  readonly extensionCommands = new ExtensionCommands({
+    send: (generation, message) => this.peers.get(generation)?.send(message) ?? false,
+    changed: (commands) => {
+      for (const peer of this.peers.values()) if (peer.publisher.class === "ui_attached") peer.send({ message: "ui_extension_commands", payload: { commands: [...commands] } });
+    },
+    warn: (text, instance) => void this.publishHarness("harness.notice", { level: "warning", text: text.slice(0, 1024), mandatory: false, instance }),
+  });
   private readonly shellCommands: ShellCommandRouter;
   private readonly writeback: WritebackWorker | undefined;
   private readonly context: AgentContext;
@@ -364,6 +373,7 @@ export class Harness {
   /** An extension connection ended: its open calls end with one error each and its tools go. */
   extensionGone(instance: string, generation: number): void {
     this.removePeer(generation);
+    this.extensionCommands.gone(instance, generation);
     this.tools.onOwnerGone(instance, generation);
     this.shellCommands.onOwnerGone(instance, generation);
     void this.prompts.onProviderGone(instance, generation);

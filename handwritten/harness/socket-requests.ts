@@ -56,6 +56,8 @@ export function socketRequests(harness: Harness, policy: SocketRequestsPolicy): 
         // A page of up to about 4 MiB waits for room rather than being refused.
         { wait: true },
       )
+      // An extension's colon command, raw to its owning instance only; nothing is published (SPEC-extension-commands).
+      .serve(REQUESTS.ui_extension_command_request, ({ name, args }) => harness.extensionCommands.invoke(name, args))
       .serve(REQUESTS.ui_debug_event_stats_request, () => ({ level: "info" as const, text: extensionStats(harness) }))
       // Peer messaging (SPEC-peer-messaging): a bounded number waiting per connection.
       .serve(REQUESTS.peer_message_request, async (message, peer) => {

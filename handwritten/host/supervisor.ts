@@ -3,7 +3,7 @@
 // extension is ready or terminal, activate the survivors together, and respawn with a bounded
 // budget. Every process gets a new connection generation.
 import type { ChildProcess } from "node:child_process";
-import { REQUESTS, type ExtensionConfig, type ExtensionKind, type ExtensionNotice, type ExtensionNoticeRequestMessage, type WireMessage } from "../../generated/index.js";
+import { REQUESTS, type ExtensionConfig, type ExtensionKind, type ExtensionNotice, type ExtensionNoticeRequestMessage, type ExtensionCommandDeclareMessage, type ExtensionCommandResultMessage, type WireMessage } from "../../generated/index.js";
 import { REVISION, RequestServer, compareRevision, type Event, type WireError } from "../protocol/index.js";
 import { Connection, codeForWireError, refuseContentFree, type CloseReason } from "../transport/index.js";
 import { judge, type Bus, type PublisherEnvelope, type UnjudgedEvent } from "../bus/index.js";
@@ -28,6 +28,11 @@ export interface SupervisorHost {
   stderr(instance: string, chunk: Buffer): void;
   /** Tool names claimed by staged declarations are checked against these (the harness's own). */
   readonly reservedToolNames: ReadonlySet<string>;
+  /** The colon commands extensions own (SPEC-extension-commands). */
+  readonly commands?: {
+    declare(instance: string, generation: number, request: ExtensionCommandDeclareMessage["payload"]): void;
+    answered(generation: number, request: ExtensionCommandResultMessage["payload"]): void;
+  };
 }
 
 export interface SupervisorOptions {
@@ -113,10 +118,11 @@ export class Supervisor {
   private nextGeneration = 1_000_000; // distinct from socket peers' generations
   private stopping = false;
   /** The answers to the requests spec/ declares for extensions (an extension is never told it may not). */
-  private readonly requests = new RequestServer<{ readonly i: Instance; readonly conn: Connection }>({ refuseUnauthorized: false }).serve(
-    REQUESTS.extension_notice_request,
-    (request, { i, conn }) => this.noticeRequested(i, conn, request),
-  );
+  private readonly requests = new RequestServer<{ readonly i: Instance; readonly conn: Connection }>({ refuseUnauthorized: false })
+    .serve(REQUESTS.extension_notice_request, (request, { i, conn }) => this.noticeRequested(i, conn, request))
+    // Colon commands it owns, and its answers to them (SPEC-extension-commands).
+    .serve(REQUESTS.extension_command_declare, (request, { i }) => this.host.commands?.declare(i.name, i.generation, request))
+    .serve(REQUESTS.extension_command_result, (request, { i }) => this.host.commands?.answered(i.generation, request));
 
   constructor(
     private readonly host: SupervisorHost,

@@ -68,6 +68,27 @@ export interface ToolDefinition {
   run(args: unknown, ctx: ToolContext): Promise<ToolResult>;
 }
 
+/**
+ * A colon command this extension owns (SPEC-extension-commands): `:NAME ARGS` typed in an attached
+ * interface reaches `run` here, and only here, raw; its answer is what the interface shows.
+ * `sensitive`: the arguments are secrets, kept out of the echo and prompt history.
+ */
+export interface CommandDefinition {
+  readonly name: string;
+  readonly usage: string;
+  readonly summary: string;
+  readonly sensitive?: boolean;
+  run(args: readonly string[]): Promise<CommandAnswer> | CommandAnswer;
+}
+
+export interface CommandAnswer {
+  readonly level: "info" | "warning" | "error";
+  readonly text: string;
+}
+
+/** Longest answer text a command may show (the wire's ShortText). */
+const COMMAND_ANSWER_MAX_CHARS = 1024;
+
 /** An interceptor's answer (SPEC-event-publication, "Interception"): protected events always pass. */
 export type InterceptVerdict = { readonly action: "pass" } | { readonly action: "drop" } | { readonly action: "replace"; readonly data: Record<string, unknown> };
 
@@ -153,6 +174,7 @@ export class Extension {
   /** Calls under way, by call id. A call and its cancel both come directed, the call first. */
   private readonly running = new Map<string, AbortController>();
   private readonly handlers = new Map<string, Array<(e: DeliveredEvent) => void>>();
+  private readonly commands = new Map<string, CommandDefinition>();
   private readonly directHandlers = new Map<string, (data: Record<string, unknown>) => void>();
   private interceptor: ((e: InterceptedEvent) => InterceptVerdict) | undefined;
   private requests: { assembler: ProviderCallAssembler; handler: (call: ProviderCall) => void } | undefined;
@@ -230,6 +252,12 @@ export class Extension {
     this.tools.set(tool.name, tool);
     const labels = { ...(tool.group !== undefined ? { group: tool.group } : {}), ...(tool.tags !== undefined ? { tags: [...tool.tags] } : {}) };
     this.emit("tool.registration_declared", { name: tool.name, description: tool.description, parameters: tool.parameters, ...labels });
+  }
+
+  /** Declares a colon command this instance owns (before or after ready) and answers its runs. */
+  registerCommand(command: CommandDefinition): void {
+    this.commands.set(command.name, command);
+    void notify(this.channel, REQUESTS.extension_command_declare, { name: command.name, usage: command.usage, summary: command.summary, ...(command.sensitive === true ? { sensitive: true } : {}) });
   }
 
   /** Withdraws a tool: agents' next prompts no longer offer it, and a prompt that did fails its calls. */
@@ -354,9 +382,24 @@ export class Extension {
       const payload =
         verdict.action === "replace" ? { id, action: "replace" as const, replacement: { name: event.name, data: verdict.data } } : { id, action: verdict.action };
       void this.post({ message: "intercept_reply", payload });
+    } else if (m.message === "extension_command_invoke") {
+      void this.runCommand(m.payload.invoke_id, m.payload.name, m.payload.args);
     } else if (m.message === "disconnect") {
       this.conn.close("harness disconnected");
     }
+  }
+
+  /** Runs a command the harness routed here and sends its answer (an error's message when it throws). */
+  private async runCommand(invokeId: string, name: string, args: readonly string[]): Promise<void> {
+    const command = this.commands.get(name);
+    let answer: CommandAnswer;
+    try {
+      answer = command === undefined ? { level: "error", text: `this extension has no command :${name}` } : await command.run(args);
+    } catch (err) {
+      answer = { level: "error", text: err instanceof Error ? err.message : String(err) };
+    }
+    const text = answer.text.length > COMMAND_ANSWER_MAX_CHARS ? `${answer.text.slice(0, COMMAND_ANSWER_MAX_CHARS - 1)}…` : answer.text;
+    void notify(this.channel, REQUESTS.extension_command_result, { invoke_id: invokeId, level: answer.level, text });
   }
 
   /** Feeds the request assembler; true when the directed event was a head or part of a round. */

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connectUnix, type Connection } from "../../handwritten/transport/index.js";
+import { connectUnix, listSessions, type Connection } from "../../handwritten/transport/index.js";
 import { REVISION } from "../../handwritten/protocol/index.js";
 import type { WireMessage } from "../../generated/index.js";
 import { TAU_BIN } from "./paths.js";
@@ -171,6 +171,20 @@ export class TestClient {
 }
 
 export { spawn, TAU_BIN };
+
+/**
+ * A second UI of the one session running in tau home `home` (its interface started it), subscribed
+ * to every event, replay included: a debug subscriber. Closed by `cleanups`.
+ */
+export async function subscriberOf(home: string, cleanups: Array<() => unknown>): Promise<TestClient> {
+  let socket = "";
+  await waitFor(async () => ((socket = (await listSessions(join(home, "runtime"))).rows[0]?.socket ?? "") !== ""), "the session's socket", { timeoutMs: 15_000, pollMs: 100 });
+  const watcher = await TestClient.ui(socket);
+  cleanups.push(() => watcher.close());
+  watcher.send({ message: "subscribe", payload: { historical: ["*"], live: ["*"] } });
+  await watcher.sync();
+  return watcher;
+}
 
 /** A UI watching everything of the daemon's session, including current state (tool registrations, mandatory notices). */
 export async function watchSession(d: StartedDaemon): Promise<TestClient> {

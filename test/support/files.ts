@@ -14,6 +14,24 @@ export function snapshotTree(dir: string): Map<string, { bytes: string; mtimeNs:
   return out;
 }
 
+/** The files under `dir` whose text holds `needle` (a secret that must be nowhere). */
+export function filesHolding(dir: string, needle: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    const p = join(e.parentPath, e.name);
+    if (!e.isFile()) continue;
+    let text: string;
+    try {
+      text = readFileSync(p, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // a lock's temporary file, gone meanwhile
+      throw err;
+    }
+    if (text.includes(needle)) out.push(p);
+  }
+  return out;
+}
+
 /**
  * Breaks the CBOR of frame `index` of the journal at `path` (its first payload byte becomes a stray
  * "break"): the frames before it stay fine.

@@ -1421,6 +1421,164 @@ class ErrorMessage:
         return result
 
 
+class ExtensionCommandDeclareMessageName(Enum):
+    EXTENSION_COMMAND_DECLARE = "extension_command_declare"
+
+
+@dataclass
+class ExtensionCommandDeclareMessagePayload:
+    name: str
+    summary: str
+    usage: str
+    sensitive: Optional[bool] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionCommandDeclareMessagePayload':
+        assert isinstance(obj, dict)
+        name = from_str(obj.get("name"))
+        summary = from_str(obj.get("summary"))
+        usage = from_str(obj.get("usage"))
+        sensitive = from_union([from_bool, from_none], obj.get("sensitive"))
+        return ExtensionCommandDeclareMessagePayload(name, summary, usage, sensitive)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["name"] = from_str(self.name)
+        result["summary"] = from_str(self.summary)
+        result["usage"] = from_str(self.usage)
+        if self.sensitive is not None:
+            result["sensitive"] = from_union([from_bool, from_none], self.sensitive)
+        return result
+
+
+@dataclass
+class ExtensionCommandDeclareMessage:
+    """Declares a colon command this extension instance owns (SPEC-extension-commands): the
+    interface
+    routes `:NAME ARGS` to this instance only. `sensitive`: the arguments are secrets (an
+    OAuth
+    code): redacted from the command echo and prompt history, never published or journaled.
+    """
+    message: ExtensionCommandDeclareMessageName
+    payload: ExtensionCommandDeclareMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionCommandDeclareMessage':
+        assert isinstance(obj, dict)
+        message = ExtensionCommandDeclareMessageName(obj.get("message"))
+        payload = ExtensionCommandDeclareMessagePayload.from_dict(obj.get("payload"))
+        return ExtensionCommandDeclareMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(ExtensionCommandDeclareMessageName, self.message)
+        result["payload"] = to_class(ExtensionCommandDeclareMessagePayload, self.payload)
+        return result
+
+
+class ExtensionCommandInvokeMessageName(Enum):
+    EXTENSION_COMMAND_INVOKE = "extension_command_invoke"
+
+
+@dataclass
+class ExtensionCommandInvokeMessagePayload:
+    args: List[str]
+    invoke_id: str
+    name: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionCommandInvokeMessagePayload':
+        assert isinstance(obj, dict)
+        args = from_list(from_str, obj.get("args"))
+        invoke_id = from_str(obj.get("invoke_id"))
+        name = from_str(obj.get("name"))
+        return ExtensionCommandInvokeMessagePayload(args, invoke_id, name)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["args"] = from_list(from_str, self.args)
+        result["invoke_id"] = from_str(self.invoke_id)
+        result["name"] = from_str(self.name)
+        return result
+
+
+@dataclass
+class ExtensionCommandInvokeMessage:
+    """A colon command for this extension, directed to its owning instance only (never
+    published).
+    """
+    message: ExtensionCommandInvokeMessageName
+    payload: ExtensionCommandInvokeMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionCommandInvokeMessage':
+        assert isinstance(obj, dict)
+        message = ExtensionCommandInvokeMessageName(obj.get("message"))
+        payload = ExtensionCommandInvokeMessagePayload.from_dict(obj.get("payload"))
+        return ExtensionCommandInvokeMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(ExtensionCommandInvokeMessageName, self.message)
+        result["payload"] = to_class(ExtensionCommandInvokeMessagePayload, self.payload)
+        return result
+
+
+class ExtensionCommandResultMessageName(Enum):
+    EXTENSION_COMMAND_RESULT = "extension_command_result"
+
+
+class NoticeLevel(Enum):
+    CRITICAL = "critical"
+    DEBUG = "debug"
+    ERROR = "error"
+    INFO = "info"
+    WARNING = "warning"
+
+
+@dataclass
+class ExtensionCommandResultMessagePayload:
+    invoke_id: str
+    level: NoticeLevel
+    text: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionCommandResultMessagePayload':
+        assert isinstance(obj, dict)
+        invoke_id = from_str(obj.get("invoke_id"))
+        level = NoticeLevel(obj.get("level"))
+        text = from_str(obj.get("text"))
+        return ExtensionCommandResultMessagePayload(invoke_id, level, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["invoke_id"] = from_str(self.invoke_id)
+        result["level"] = to_enum(NoticeLevel, self.level)
+        result["text"] = from_str(self.text)
+        return result
+
+
+@dataclass
+class ExtensionCommandResultMessage:
+    """The owning extension's answer to `extension_command_invoke`: what the interface shows."""
+
+    message: ExtensionCommandResultMessageName
+    payload: ExtensionCommandResultMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionCommandResultMessage':
+        assert isinstance(obj, dict)
+        message = ExtensionCommandResultMessageName(obj.get("message"))
+        payload = ExtensionCommandResultMessagePayload.from_dict(obj.get("payload"))
+        return ExtensionCommandResultMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(ExtensionCommandResultMessageName, self.message)
+        result["payload"] = to_class(ExtensionCommandResultMessagePayload, self.payload)
+        return result
+
+
 @dataclass
 class ExtensionEvent:
     """A custom event: `category` is extension-owned and cannot spell a first-party name."""
@@ -1469,14 +1627,6 @@ class ExtensionExited:
         if self.signal is not None:
             result["signal"] = from_union([from_str, from_none], self.signal)
         return result
-
-
-class NoticeLevel(Enum):
-    CRITICAL = "critical"
-    DEBUG = "debug"
-    ERROR = "error"
-    INFO = "info"
-    WARNING = "warning"
 
 
 @dataclass
@@ -5148,6 +5298,130 @@ class UIDetachRequestMessage:
         return result
 
 
+class UIExtensionCommandRequestMessageName(Enum):
+    UI_EXTENSION_COMMAND_REQUEST = "ui_extension_command_request"
+
+
+@dataclass
+class UIExtensionCommandRequestMessagePayload:
+    args: List[str]
+    name: str
+    request_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UIExtensionCommandRequestMessagePayload':
+        assert isinstance(obj, dict)
+        args = from_list(from_str, obj.get("args"))
+        name = from_str(obj.get("name"))
+        request_id = from_str(obj.get("request_id"))
+        return UIExtensionCommandRequestMessagePayload(args, name, request_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["args"] = from_list(from_str, self.args)
+        result["name"] = from_str(self.name)
+        result["request_id"] = from_str(self.request_id)
+        return result
+
+
+@dataclass
+class UIExtensionCommandRequestMessage:
+    """Runs an extension's colon command (`:NAME ARGS`): the harness hands the arguments, raw,
+    to the
+    one live instance that declared NAME, and answers with that instance's notice. Nothing of
+    it is
+    published, journaled or written to the debug log (SPEC-extension-commands).
+    """
+    message: UIExtensionCommandRequestMessageName
+    payload: UIExtensionCommandRequestMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UIExtensionCommandRequestMessage':
+        assert isinstance(obj, dict)
+        message = UIExtensionCommandRequestMessageName(obj.get("message"))
+        payload = UIExtensionCommandRequestMessagePayload.from_dict(obj.get("payload"))
+        return UIExtensionCommandRequestMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(UIExtensionCommandRequestMessageName, self.message)
+        result["payload"] = to_class(UIExtensionCommandRequestMessagePayload, self.payload)
+        return result
+
+
+class UIExtensionCommandsMessageName(Enum):
+    UI_EXTENSION_COMMANDS = "ui_extension_commands"
+
+
+@dataclass
+class ExtensionCommandSpec:
+    """One colon command an extension of this session offers, as an attached interface learns it."""
+
+    instance: str
+    name: str
+    sensitive: bool
+    summary: str
+    usage: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionCommandSpec':
+        assert isinstance(obj, dict)
+        instance = from_str(obj.get("instance"))
+        name = from_str(obj.get("name"))
+        sensitive = from_bool(obj.get("sensitive"))
+        summary = from_str(obj.get("summary"))
+        usage = from_str(obj.get("usage"))
+        return ExtensionCommandSpec(instance, name, sensitive, summary, usage)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["instance"] = from_str(self.instance)
+        result["name"] = from_str(self.name)
+        result["sensitive"] = from_bool(self.sensitive)
+        result["summary"] = from_str(self.summary)
+        result["usage"] = from_str(self.usage)
+        return result
+
+
+@dataclass
+class UIExtensionCommandsMessagePayload:
+    commands: List[ExtensionCommandSpec]
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UIExtensionCommandsMessagePayload':
+        assert isinstance(obj, dict)
+        commands = from_list(ExtensionCommandSpec.from_dict, obj.get("commands"))
+        return UIExtensionCommandsMessagePayload(commands)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["commands"] = from_list(lambda x: to_class(ExtensionCommandSpec, x), self.commands)
+        return result
+
+
+@dataclass
+class UIExtensionCommandsMessage:
+    """The colon commands the session's live extensions offer, sent to an attached interface
+    when it is
+    accepted and again whenever they change (SPEC-extension-commands).
+    """
+    message: UIExtensionCommandsMessageName
+    payload: UIExtensionCommandsMessagePayload
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'UIExtensionCommandsMessage':
+        assert isinstance(obj, dict)
+        message = UIExtensionCommandsMessageName(obj.get("message"))
+        payload = UIExtensionCommandsMessagePayload.from_dict(obj.get("payload"))
+        return UIExtensionCommandsMessage(message, payload)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["message"] = to_enum(UIExtensionCommandsMessageName, self.message)
+        result["payload"] = to_class(UIExtensionCommandsMessagePayload, self.payload)
+        return result
+
+
 @dataclass
 class UIFocus:
     focused: bool
@@ -6129,6 +6403,30 @@ def error_message_to_dict(x: ErrorMessage) -> Any:
     return to_class(ErrorMessage, x)
 
 
+def extension_command_declare_message_from_dict(s: Any) -> ExtensionCommandDeclareMessage:
+    return ExtensionCommandDeclareMessage.from_dict(s)
+
+
+def extension_command_declare_message_to_dict(x: ExtensionCommandDeclareMessage) -> Any:
+    return to_class(ExtensionCommandDeclareMessage, x)
+
+
+def extension_command_invoke_message_from_dict(s: Any) -> ExtensionCommandInvokeMessage:
+    return ExtensionCommandInvokeMessage.from_dict(s)
+
+
+def extension_command_invoke_message_to_dict(x: ExtensionCommandInvokeMessage) -> Any:
+    return to_class(ExtensionCommandInvokeMessage, x)
+
+
+def extension_command_result_message_from_dict(s: Any) -> ExtensionCommandResultMessage:
+    return ExtensionCommandResultMessage.from_dict(s)
+
+
+def extension_command_result_message_to_dict(x: ExtensionCommandResultMessage) -> Any:
+    return to_class(ExtensionCommandResultMessage, x)
+
+
 def extension_event_from_dict(s: Any) -> ExtensionEvent:
     return ExtensionEvent.from_dict(s)
 
@@ -6889,6 +7187,22 @@ def ui_detach_request_message_to_dict(x: UIDetachRequestMessage) -> Any:
     return to_class(UIDetachRequestMessage, x)
 
 
+def ui_extension_command_request_message_from_dict(s: Any) -> UIExtensionCommandRequestMessage:
+    return UIExtensionCommandRequestMessage.from_dict(s)
+
+
+def ui_extension_command_request_message_to_dict(x: UIExtensionCommandRequestMessage) -> Any:
+    return to_class(UIExtensionCommandRequestMessage, x)
+
+
+def ui_extension_commands_message_from_dict(s: Any) -> UIExtensionCommandsMessage:
+    return UIExtensionCommandsMessage.from_dict(s)
+
+
+def ui_extension_commands_message_to_dict(x: UIExtensionCommandsMessage) -> Any:
+    return to_class(UIExtensionCommandsMessage, x)
+
+
 def ui_focus_from_dict(s: Any) -> UIFocus:
     return UIFocus.from_dict(s)
 
@@ -7027,6 +7341,9 @@ MESSAGE_TYPES: Dict[str, Any] = {
     "disconnect": DisconnectMessage,
     "emit": EmitMessage,
     "error": ErrorMessage,
+    "extension_command_declare": ExtensionCommandDeclareMessage,
+    "extension_command_invoke": ExtensionCommandInvokeMessage,
+    "extension_command_result": ExtensionCommandResultMessage,
     "extension_notice_request": ExtensionNoticeRequestMessage,
     "hello": HelloMessage,
     "intercept": InterceptMessage,
@@ -7043,6 +7360,8 @@ MESSAGE_TYPES: Dict[str, Any] = {
     "subscribe": SubscribeMessage,
     "ui_debug_event_stats_request": UIDebugEventStatsRequestMessage,
     "ui_detach_request": UIDetachRequestMessage,
+    "ui_extension_command_request": UIExtensionCommandRequestMessage,
+    "ui_extension_commands": UIExtensionCommandsMessage,
     "ui_history_request": UIHistoryRequestMessage,
     "ui_history_result": UIHistoryResultMessage,
     "ui_mcp_request": UIMCPRequestMessage,

@@ -7,7 +7,7 @@
 // session client (the same wire events a scripted socket client can send: headless parity).
 import type { SessionClient, Delivery } from "../session-client.js";
 import type { Key } from "./keys.js";
-import { COLON_COMMANDS, helpText, runCommand, type CommandHost, type Settings } from "./colon-commands.js";
+import { commandSpecs, helpText, runCommand, type CommandHost, type Settings } from "./colon-commands.js";
 import { Transcript, type AgentView, type Item } from "./transcript.js";
 import { Scrollback, type DrawSettings } from "./scrollback.js";
 import { DEFAULT_BINDINGS, keyLabel, keyName, resolveBindings, type Bindings, type KeyAction } from "./bindings.js";
@@ -127,7 +127,7 @@ export class TuiApp {
     this.commands = {
       ui: this.ui,
       settings: this.settings,
-      help: (name) => helpText(name, COLON_COMMANDS, this.bindings),
+      help: (name) => helpText(name, commandSpecs(), this.bindings),
       themes: this.themes,
       sessions: this.sessions,
       agents: this.agents,

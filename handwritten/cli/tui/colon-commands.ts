@@ -31,6 +31,8 @@ export interface CommandSpec {
   readonly freeFirst?: boolean;
   /** Arguments are secrets: redacted from echo, history and drafts. */
   readonly sensitive?: boolean;
+  /** Owned by this extension instance: run there, with the arguments raw (SPEC-extension-commands). */
+  readonly extension?: string;
 }
 
 export interface Settings {
@@ -210,17 +212,46 @@ export const COLON_COMMANDS: readonly ColonCommand[] = [
   },
 ];
 
+/** Most arguments an extension's command takes (the wire's bound). */
+const EXTENSION_COMMAND_MAX_ARGS = 16;
+
+let extensionCommands: readonly CommandSpec[] = [];
+
+/**
+ * The colon commands the session's extensions offer, as the daemon last said
+ * (`ui_extension_commands`); a name the table above has stays the table's.
+ */
+export function setExtensionCommands(specs: ReadonlyArray<{ name: string; usage: string; summary: string; sensitive: boolean; instance: string }>): void {
+  extensionCommands = specs
+    .filter((s) => !COLON_COMMANDS.some((c) => c.name === s.name))
+    .map((s) => ({ name: s.name, usage: s.usage, summary: s.summary, min: 0, max: EXTENSION_COMMAND_MAX_ARGS, sensitive: s.sensitive, extension: s.instance }));
+}
+
+/** Every command this interface knows now: its own, then the extensions'. */
+export function commandSpecs(): readonly CommandSpec[] {
+  return extensionCommands.length === 0 ? COLON_COMMANDS : [...COLON_COMMANDS, ...extensionCommands];
+}
+
 /** Runs the handler of the command `name` (parsed and checked against its spec already). */
 export async function runCommand(host: CommandHost, name: string, args: Args): Promise<void> {
   const command = COLON_COMMANDS.find((c) => c.name === name);
-  if (command === undefined) return;
+  if (command === undefined) return runExtensionCommand(host, name, args);
   if (command.attached !== true) return command.run(host, args);
   const client = host.ui.client();
   if (!client) return host.ui.note("error", "not attached to a session yet");
   return command.run(host, args, client);
 }
 
-export function helpText(name?: string, specs: readonly CommandSpec[] = COLON_COMMANDS, bindings: Bindings = DEFAULT_BINDINGS): string {
+/** An extension's command: its arguments go, raw, to the daemon, which hands them to the owner only. */
+async function runExtensionCommand(host: CommandHost, name: string, args: Args): Promise<void> {
+  if (!extensionCommands.some((c) => c.name === name)) return;
+  const client = host.ui.client();
+  if (!client) return host.ui.note("error", "not attached to a session yet");
+  const n = await client.request("ui_extension_command_request", { name, args: [...args] });
+  host.ui.note(n.level === "critical" ? "error" : n.level, n.text);
+}
+
+export function helpText(name?: string, specs: readonly CommandSpec[] = commandSpecs(), bindings: Bindings = DEFAULT_BINDINGS): string {
   if (name !== undefined) {
     const spec = specs.find((s) => s.name === name.replace(/^:/, ""));
     if (!spec) return `unknown command :${name} — :help lists the commands`;

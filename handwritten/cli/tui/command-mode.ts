@@ -5,7 +5,7 @@
 // unchanged (DECISION-slash-commands). Everything else is prompt text. Unknown or malformed colon
 // commands fail here, locally, with a message a user can act on.
 
-import { COLON_COMMANDS, type CommandSpec } from "./colon-commands.js";
+import { commandSpecs, type CommandSpec } from "./colon-commands.js";
 
 // The command table is declared in colon-commands.ts; these names are what the documentation site
 // and the tests read.
@@ -16,7 +16,8 @@ export type ParsedInput =
   | { readonly kind: "prompt"; readonly text: string; readonly literal: boolean }
   | { readonly kind: "shell"; readonly command: string; readonly includeInContext: boolean }
   | { readonly kind: "command"; readonly spec: CommandSpec; readonly args: readonly string[]; readonly slash?: true }
-  | { readonly kind: "error"; readonly message: string };
+  /** `sensitive`: the command the line names, sensitive or unknown, typed wrong (its words may hold a secret). */
+  | { readonly kind: "error"; readonly message: string; readonly sensitive?: string };
 
 /** Splits the argument text: words, the last taking the rest of the line when the spec says so. */
 function splitArgs(text: string, spec: CommandSpec): string[] {
@@ -43,12 +44,13 @@ function slashCommand(body: string, specs: readonly CommandSpec[]): CommandSpec 
 /** A known command's arguments, checked against its usage. */
 function commandOf(spec: CommandSpec, argText: string, slash: boolean): ParsedInput {
   const args = splitArgs(argText, spec);
-  if (args.length < spec.min || args.length > spec.max) return { kind: "error", message: `usage: ${spec.usage}` };
-  if (spec.subcommands && args.length > 0 && !spec.subcommands.includes(args[0] as string) && spec.freeFirst !== true) return { kind: "error", message: `usage: ${spec.usage}` };
+  const usage: ParsedInput = { kind: "error", message: `usage: ${spec.usage}`, ...(spec.sensitive === true ? { sensitive: spec.name } : {}) };
+  if (args.length < spec.min || args.length > spec.max) return usage;
+  if (spec.subcommands && args.length > 0 && !spec.subcommands.includes(args[0] as string) && spec.freeFirst !== true) return usage;
   return slash ? { kind: "command", spec, args, slash: true } : { kind: "command", spec, args };
 }
 
-export function parseInput(raw: string, specs: readonly CommandSpec[] = COLON_COMMANDS): ParsedInput {
+export function parseInput(raw: string, specs: readonly CommandSpec[] = commandSpecs()): ParsedInput {
   const lead = raw.length - raw.trimStart().length;
   const body = raw.slice(lead);
   if (body === "") return { kind: "empty" };
@@ -58,7 +60,9 @@ export function parseInput(raw: string, specs: readonly CommandSpec[] = COLON_CO
     const name = m[1] as string;
     if (name === "") return { kind: "error", message: "an empty command: type a name after ':' (:help lists them), or '::' to send a literal ':'" };
     const spec = specs.find((s) => s.name === name);
-    if (!spec) return { kind: "error", message: `unknown command :${name} — :help lists the commands; '::${name}' sends it as text` };
+    // An unknown command may be an extension's sensitive one not offered yet (its extension still
+    // starting): its words are not kept either.
+    if (!spec) return { kind: "error", message: `unknown command :${name} — :help lists the commands; '::${name}' sends it as text`, ...(/\S/u.test(m[2] as string) ? { sensitive: name } : {}) };
     return commandOf(spec, m[2] as string, false);
   }
   // `//text` is the literal `/text`; `/name` of a known command runs it; any other `/text` is a prompt.
@@ -85,6 +89,8 @@ export const REDACTED = "‹redacted›";
  */
 export function historyText(raw: string, parsed: ParsedInput): string {
   if (parsed.kind === "command" && parsed.spec.sensitive === true && parsed.args.length > 0) return `:${parsed.spec.name} ${REDACTED}`;
+  // A sensitive command typed wrong (too many words, say) may still hold the secret.
+  if (parsed.kind === "error" && parsed.sensitive !== undefined) return `:${parsed.sensitive} ${REDACTED}`;
   return raw;
 }
 
@@ -92,7 +98,7 @@ export function historyText(raw: string, parsed: ParsedInput): string {
 export function draftText(raw: string): string {
   const body = raw.trimStart();
   if (body.startsWith(":") && !body.startsWith("::")) return (/^:\S*/u.exec(body) as RegExpExecArray)[0];
-  const slash = body.startsWith("/") ? slashCommand(body, COLON_COMMANDS) : undefined;
+  const slash = body.startsWith("/") ? slashCommand(body, commandSpecs()) : undefined;
   if (slash !== undefined) return `/${slash.name}`;
   return raw;
 }
@@ -112,7 +118,7 @@ export interface Completion {
  * `:model ` (a model id, or `provider/id` for one several providers declare or once a `/` is typed).
  * Undefined when the line is not one of those.
  */
-export function completeLine(line: string, models: readonly { provider: string; id: string }[], specs: readonly CommandSpec[] = COLON_COMMANDS): Completion | undefined {
+export function completeLine(line: string, models: readonly { provider: string; id: string }[], specs: readonly CommandSpec[] = commandSpecs()): Completion | undefined {
   const command = /^(\s*):(\S*)$/u.exec(line);
   if (command) {
     const names = specs.map((s) => s.name).filter((n) => n.startsWith(command[2] as string));

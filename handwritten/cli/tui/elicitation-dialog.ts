@@ -11,7 +11,7 @@ import { dialogRows, type Dialog, type UiContext } from "./context.js";
 
 interface Asked {
   readonly request: McpElicitationRequested;
-  /** The server, from the publishing instance (`mcp-SERVER`). */
+  /** Who asks: `mcp server SERVER` for instance `mcp-SERVER`, else `extension INSTANCE`. */
   readonly server: string;
 }
 
@@ -76,7 +76,9 @@ export class ElicitationDialog implements Dialog {
     const ev = d.event;
     if (ev.name === "mcp.elicitation_requested") {
       if (d.replay || this.asked.some((a) => a.request.elicitation_id === ev.data.elicitation_id)) return false;
-      this.asked.push({ request: ev.data, server: (d.publisher.instance ?? "").replace(/^mcp-/, "") });
+      // An MCP server's instance is `mcp-SERVER`; another extension asking (gmail's sends) is named as one.
+      const instance = d.publisher.instance ?? "";
+      this.asked.push({ request: ev.data, server: instance.startsWith("mcp-") ? `mcp server ${instance.slice(4)}` : `extension ${instance}` });
       return true;
     }
     if (ev.name !== "mcp.elicitation_resolved") return false;
@@ -87,7 +89,7 @@ export class ElicitationDialog implements Dialog {
     const approval = a?.request.purpose === "approval";
     const what = ev.data.action === "accept" ? (approval ? "allowed" : "answered") : ev.data.action === "decline" ? (approval ? "denied" : "declined") : "cancelled";
     const subject = approval ? "the call" : "its request for input";
-    this.ui.note(ev.data.action === "cancel" ? "warning" : "info", `mcp server ${a?.server ?? "?"}: ${subject} was ${what}${ev.data.reason !== undefined ? ` (${ev.data.reason})` : ""}`);
+    this.ui.note(ev.data.action === "cancel" ? "warning" : "info", `${a?.server ?? "?"}: ${subject} was ${what}${ev.data.reason !== undefined ? ` (${ev.data.reason})` : ""}`);
     return true;
   }
 
@@ -120,7 +122,7 @@ export class ElicitationDialog implements Dialog {
     const f = a.request.fields[at.field] as McpElicitationField;
     const read = readValue(f, text);
     if ("problem" in read) {
-      this.ui.note("warning", `mcp server ${a.server}: ${read.problem}`);
+      this.ui.note("warning", `${a.server}: ${read.problem}`);
       return true;
     }
     if ("value" in read) at.values[f.name] = read.value;
@@ -142,8 +144,8 @@ export class ElicitationDialog implements Dialog {
     if (a === undefined) return [];
     const r = a.request;
     const more = this.asked.length > 1 ? ` (1 of ${this.asked.length})` : "";
-    if (r.purpose === "approval") return dialogRows([`mcp server ${a.server}${more}: ${r.message}`, "  [a] allow this call   [d] deny"], width, theme);
-    const lines = [`mcp server ${a.server} asks${more}: ${r.message}`];
+    if (r.purpose === "approval") return dialogRows([`${a.server}${more}: ${r.message}`, "  [a] allow this call   [d] deny"], width, theme);
+    const lines = [`${a.server} asks${more}: ${r.message}`];
     if (this.answering === undefined) {
       for (const [i, f] of r.fields.entries()) lines.push(`  ${i + 1}. ${f.title ?? f.name}${f.required ? " (required)" : ""}${f.description !== undefined ? ` — ${f.description}` : ""}`);
       lines.push("  [a] answer   [d] decline   [c] cancel");

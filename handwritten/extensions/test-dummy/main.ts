@@ -4,6 +4,7 @@
 // `extension.event {category: "test", name: "call", payload: {agent_id, call_id, tool, arguments}}`
 // from a UI into `tool.request`s, so tests can route calls without a model; `name: "register"` or
 // `"unregister"` with `payload: {tool}` declares or withdraws one of its test tools while it runs.
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { Extension, ToolFailure, type ToolDefinition } from "../../sdk/index.js";
 import type { TestDummyTool } from "../../../generated/index.js";
@@ -90,6 +91,15 @@ export async function main(): Promise<void> {
   process.stderr.write(`test-dummy ${ext.instance}: configured with secrets ${JSON.stringify(Object.keys(ext.configuration.secrets))}\n`);
   if (cfg.config_error) return ext.configError(cfg.config_error);
   for (const name of cfg.tools ?? ["echo"]) ext.registerTool({ ...TOOLS[name], ...labels });
+  // A sensitive colon command (SPEC-extension-commands): it answers with a digest of what reached
+  // it raw, so a test can tell the code arrived whole without it being shown anywhere.
+  ext.registerCommand({
+    name: "dummy-secret",
+    usage: ":dummy-secret CODE",
+    summary: "hands CODE to the test-dummy extension only (a test of sensitive commands)",
+    sensitive: true,
+    run: (args) => ({ level: "info", text: `test-dummy received ${args.length} argument(s), sha256 ${createHash("sha256").update(args.join(" ")).digest("hex").slice(0, 16)}` }),
+  });
   if (cfg.never_ready) return;
   // A start gate: a file at `ready_gate` when it starts keeps it from becoming ready until the file is gone.
   const gate = cfg.ready_gate;

@@ -56,16 +56,28 @@ export function egressProblem(err: unknown): string {
   return (e.message ?? String(err)).slice(0, 200);
 }
 
-export class WebHttp {
+/** The one egress policy, made on first use (a proxy variable that cannot be read fails the call with its reason). */
+export class LazyEgress {
   private egress: EgressPolicy | undefined;
 
-  /** The policy, made on first use (a proxy variable that cannot be read fails the call with its reason). */
-  private policy(): EgressPolicy {
+  policy(): EgressPolicy {
     try {
       return (this.egress ??= createEgressPolicy());
     } catch (err) {
       throw new ToolFailure(`the proxy settings cannot be used: ${(err as Error).message}`);
     }
+  }
+
+  async close(): Promise<void> {
+    await this.egress?.close();
+  }
+}
+
+export class WebHttp {
+  private readonly egress = new LazyEgress();
+
+  private policy(): EgressPolicy {
+    return this.egress.policy();
   }
 
   /**
@@ -116,6 +128,6 @@ export class WebHttp {
   }
 
   async close(): Promise<void> {
-    await this.egress?.close();
+    await this.egress.close();
   }
 }

@@ -48,6 +48,13 @@ describe("command mode", () => {
     expect(parsed.kind).toBe("command");
     expect(historyText(":login sk-secret-123", parsed)).toBe(`:login ${REDACTED}`);
     expect(draftText(":login sk-secret-123")).toBe(":login");
+    // Typed wrong, it may still hold the secret: its usage is shown, its words are not kept.
+    const wrong = parseInput(":login sk-secret-123 and more", specs);
+    expect(wrong).toMatchObject({ kind: "error", message: "usage: :login CODE" });
+    expect(historyText(":login sk-secret-123 and more", wrong)).toBe(`:login ${REDACTED}`);
+    // An unknown command may be an extension's not offered yet: its words are not kept either.
+    expect(historyText(":gmail code 4/0Ab-secret", parseInput(":gmail code 4/0Ab-secret", COMMAND_SPECS))).toBe(`:gmail ${REDACTED}`);
+    expect(historyText(":frobnicate", parseInput(":frobnicate"))).toBe(":frobnicate");
     expect(draftText("::not a command")).toBe("::not a command");
     expect(draftText("/model secret-model-name")).toBe("/model");
     expect(draftText("//model is text")).toBe("//model is text");

@@ -53,6 +53,25 @@ func (v EventEnvelope) MarshalCBOR() ([]byte, error) {
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 
+func (v ExtensionCommandInvokeMessagePayload) withEmptyLists() ExtensionCommandInvokeMessagePayload {
+	if v.Args == nil {
+		v.Args = []string{}
+	}
+	return v
+}
+
+// MarshalJSON writes ExtensionCommandInvokeMessagePayload with its required lists and maps never null.
+func (v ExtensionCommandInvokeMessagePayload) MarshalJSON() ([]byte, error) {
+	type plain ExtensionCommandInvokeMessagePayload
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes ExtensionCommandInvokeMessagePayload with its required lists and maps never null.
+func (v ExtensionCommandInvokeMessagePayload) MarshalCBOR() ([]byte, error) {
+	type plain ExtensionCommandInvokeMessagePayload
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
 func (v ExtensionEvent) withEmptyLists() ExtensionEvent {
 	if v.Payload == nil {
 		v.Payload = map[string]interface{}{}
@@ -436,6 +455,44 @@ func (v ToolSpec) MarshalJSON() ([]byte, error) {
 // MarshalCBOR writes ToolSpec with its required lists and maps never null.
 func (v ToolSpec) MarshalCBOR() ([]byte, error) {
 	type plain ToolSpec
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
+func (v UIExtensionCommandRequestMessagePayload) withEmptyLists() UIExtensionCommandRequestMessagePayload {
+	if v.Args == nil {
+		v.Args = []string{}
+	}
+	return v
+}
+
+// MarshalJSON writes UIExtensionCommandRequestMessagePayload with its required lists and maps never null.
+func (v UIExtensionCommandRequestMessagePayload) MarshalJSON() ([]byte, error) {
+	type plain UIExtensionCommandRequestMessagePayload
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes UIExtensionCommandRequestMessagePayload with its required lists and maps never null.
+func (v UIExtensionCommandRequestMessagePayload) MarshalCBOR() ([]byte, error) {
+	type plain UIExtensionCommandRequestMessagePayload
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
+func (v UIExtensionCommandsMessagePayload) withEmptyLists() UIExtensionCommandsMessagePayload {
+	if v.Commands == nil {
+		v.Commands = []ExtensionCommandSpec{}
+	}
+	return v
+}
+
+// MarshalJSON writes UIExtensionCommandsMessagePayload with its required lists and maps never null.
+func (v UIExtensionCommandsMessagePayload) MarshalJSON() ([]byte, error) {
+	type plain UIExtensionCommandsMessagePayload
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes UIExtensionCommandsMessagePayload with its required lists and maps never null.
+func (v UIExtensionCommandsMessagePayload) MarshalCBOR() ([]byte, error) {
+	type plain UIExtensionCommandsMessagePayload
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 

@@ -23,6 +23,12 @@ func NewMessage(name string) any {
 		return &EmitMessage{}
 	case "error":
 		return &ErrorMessage{}
+	case "extension_command_declare":
+		return &ExtensionCommandDeclareMessage{}
+	case "extension_command_invoke":
+		return &ExtensionCommandInvokeMessage{}
+	case "extension_command_result":
+		return &ExtensionCommandResultMessage{}
 	case "extension_notice_request":
 		return &ExtensionNoticeRequestMessage{}
 	case "hello":
@@ -55,6 +61,10 @@ func NewMessage(name string) any {
 		return &UIDebugEventStatsRequestMessage{}
 	case "ui_detach_request":
 		return &UIDetachRequestMessage{}
+	case "ui_extension_command_request":
+		return &UIExtensionCommandRequestMessage{}
+	case "ui_extension_commands":
+		return &UIExtensionCommandsMessage{}
 	case "ui_history_request":
 		return &UIHistoryRequestMessage{}
 	case "ui_history_result":

@@ -383,6 +383,48 @@ type ErrorMessagePayload struct {
 	RequestID *string   `json:"request_id,omitempty" cbor:"request_id,omitempty"`
 }
 
+// Declares a colon command this extension instance owns (SPEC-extension-commands): the
+// interface
+// routes `:NAME ARGS` to this instance only. `sensitive`: the arguments are secrets (an
+// OAuth
+// code): redacted from the command echo and prompt history, never published or journaled.
+type ExtensionCommandDeclareMessage struct {
+	Message ExtensionCommandDeclareMessageName    `json:"message" cbor:"message"`
+	Payload ExtensionCommandDeclareMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type ExtensionCommandDeclareMessagePayload struct {
+	Name      string `json:"name" cbor:"name"`
+	Sensitive *bool  `json:"sensitive,omitempty" cbor:"sensitive,omitempty"`
+	Summary   string `json:"summary" cbor:"summary"`
+	Usage     string `json:"usage" cbor:"usage"`
+}
+
+// A colon command for this extension, directed to its owning instance only (never
+// published).
+type ExtensionCommandInvokeMessage struct {
+	Message ExtensionCommandInvokeMessageName    `json:"message" cbor:"message"`
+	Payload ExtensionCommandInvokeMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type ExtensionCommandInvokeMessagePayload struct {
+	Args     []string `json:"args" cbor:"args"`
+	InvokeID string   `json:"invoke_id" cbor:"invoke_id"`
+	Name     string   `json:"name" cbor:"name"`
+}
+
+// The owning extension's answer to `extension_command_invoke`: what the interface shows.
+type ExtensionCommandResultMessage struct {
+	Message ExtensionCommandResultMessageName    `json:"message" cbor:"message"`
+	Payload ExtensionCommandResultMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type ExtensionCommandResultMessagePayload struct {
+	InvokeID string      `json:"invoke_id" cbor:"invoke_id"`
+	Level    NoticeLevel `json:"level" cbor:"level"`
+	Text     string      `json:"text" cbor:"text"`
+}
+
 // A custom event: `category` is extension-owned and cannot spell a first-party name.
 type ExtensionEvent struct {
 	Category string                 `json:"category" cbor:"category"`
@@ -1448,6 +1490,43 @@ type UIDetachRequestMessage struct {
 type UIDetachRequestMessagePayload struct {
 }
 
+// Runs an extension's colon command (`:NAME ARGS`): the harness hands the arguments, raw,
+// to the
+// one live instance that declared NAME, and answers with that instance's notice. Nothing of
+// it is
+// published, journaled or written to the debug log (SPEC-extension-commands).
+type UIExtensionCommandRequestMessage struct {
+	Message UIExtensionCommandRequestMessageName    `json:"message" cbor:"message"`
+	Payload UIExtensionCommandRequestMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type UIExtensionCommandRequestMessagePayload struct {
+	Args      []string `json:"args" cbor:"args"`
+	Name      string   `json:"name" cbor:"name"`
+	RequestID string   `json:"request_id" cbor:"request_id"`
+}
+
+// The colon commands the session's live extensions offer, sent to an attached interface
+// when it is
+// accepted and again whenever they change (SPEC-extension-commands).
+type UIExtensionCommandsMessage struct {
+	Message UIExtensionCommandsMessageName    `json:"message" cbor:"message"`
+	Payload UIExtensionCommandsMessagePayload `json:"payload" cbor:"payload"`
+}
+
+type UIExtensionCommandsMessagePayload struct {
+	Commands []ExtensionCommandSpec `json:"commands" cbor:"commands"`
+}
+
+// One colon command an extension of this session offers, as an attached interface learns it.
+type ExtensionCommandSpec struct {
+	Instance  string `json:"instance" cbor:"instance"`
+	Name      string `json:"name" cbor:"name"`
+	Sensitive bool   `json:"sensitive" cbor:"sensitive"`
+	Summary   string `json:"summary" cbor:"summary"`
+	Usage     string `json:"usage" cbor:"usage"`
+}
+
 type UIFocus struct {
 	AgentID *string `json:"agent_id,omitempty" cbor:"agent_id,omitempty"`
 	Focused bool    `json:"focused" cbor:"focused"`
@@ -1801,6 +1880,24 @@ const (
 	SessionMismatch  ErrorCode = "session_mismatch"
 	Unauthorized     ErrorCode = "unauthorized"
 	UnknownMessage   ErrorCode = "unknown_message"
+)
+
+type ExtensionCommandDeclareMessageName string
+
+const (
+	ExtensionCommandDeclare ExtensionCommandDeclareMessageName = "extension_command_declare"
+)
+
+type ExtensionCommandInvokeMessageName string
+
+const (
+	ExtensionCommandInvoke ExtensionCommandInvokeMessageName = "extension_command_invoke"
+)
+
+type ExtensionCommandResultMessageName string
+
+const (
+	ExtensionCommandResult ExtensionCommandResultMessageName = "extension_command_result"
 )
 
 type NoticeLevel string
@@ -2169,6 +2266,18 @@ type UIDetachRequestMessageName string
 
 const (
 	UIDetachRequest UIDetachRequestMessageName = "ui_detach_request"
+)
+
+type UIExtensionCommandRequestMessageName string
+
+const (
+	UIExtensionCommandRequest UIExtensionCommandRequestMessageName = "ui_extension_command_request"
+)
+
+type UIExtensionCommandsMessageName string
+
+const (
+	UIExtensionCommands UIExtensionCommandsMessageName = "ui_extension_commands"
 )
 
 type UIHistoryRequestMessageName string
