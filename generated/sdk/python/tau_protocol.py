@@ -1651,9 +1651,7 @@ class HandoffCommandResult:
 
 
 class HandoffPhase(Enum):
-    CONFIRMING = "confirming"
     CUTOVER = "cutover"
-    DEFERRING = "deferring"
     IDLE = "idle"
     REQUESTED = "requested"
     WRITING = "writing"

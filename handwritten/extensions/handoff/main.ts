@@ -1,6 +1,6 @@
 // `tau ext handoff`: session handoff (SPEC-handoff), built only on the extension SDK. It asks the
-// harness for everything it cannot do itself — prompts into the agent (`agent.internal_prompt_request`,
-// `only_tools` for the writer's turn) and the replacement session (`session.handoff_request`) — and
+// harness for everything it cannot do itself — prompts into the agent (`agent.internal_prompt_request`)
+// and the replacement session (`session.handoff_request`) — and
 // holds the user's prompts of the deferral window by intercepting them before they commit. Its
 // parts: the handoff's course (handoff.ts), the deferred prompts' release (release.ts), its tools
 // (tools.ts), the events it follows (events.ts) and the `:handoff` command (command.ts).
