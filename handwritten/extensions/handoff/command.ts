@@ -52,7 +52,7 @@ async function recover(h: Handoff, agentId: string, sub: string | undefined): Pr
   if (h.active) throw new Error(`a handoff is under way (${h.active.phase}); :handoff cancel ends it`);
   const r = readRecovery(recoveryPath);
   if (!r) return "no handoff recovery file for this session";
-  const crossed = r.newSession !== undefined && h.handedOff.has(r.newSession);
+  const crossed = r.newSession !== undefined && (r.phase === "handed_off" || h.handedOff.has(r.newSession));
   const what = `recovery file ${recoveryPath}: phase ${r.phase}, ${r.deferred.length} deferred prompt(s)${crossed ? `, already handed off to ${r.newSession}` : ""}`;
   if (sub === undefined) return `${what}; :handoff recover resume or :handoff recover abandon`;
   if (sub === "abandon") {

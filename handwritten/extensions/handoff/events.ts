@@ -1,8 +1,10 @@
 // The events a handoff follows (SPEC-handoff): its own prompts committed and started, the ends of
 // the agent's turns (the cutover once idle after Finish; one reminder; emergency steering), context
-// usage that starts a handoff automatically, and the successors this session's journal records.
+// usage that starts a handoff automatically, the successors this session's journal records, and in
+// a replacement session the end of its first turn (receiving.ts).
 import type { DeliveredEvent, Extension } from "../../sdk/index.js";
 import type { Handoff } from "./handoff.js";
+import type { Receiving } from "./receiving.js";
 
 /** A prompt of ours committed: counted for releases, and matched to what it was asked for. */
 function promptSubmitted(ext: Extension, h: Handoff, e: DeliveredEvent<"agent.prompt_submitted">): void {
@@ -55,18 +57,23 @@ function statsUpdated(ext: Extension, h: Handoff, e: DeliveredEvent<"agent.stats
   }
 }
 
-export function followHandoffEvents(ext: Extension, h: Handoff): void {
+export function followHandoffEvents(ext: Extension, h: Handoff, receiving: Receiving): void {
   ext.subscribe(
-    ["session.handed_off", "agent.prompt_submitted", "agent.prompt_started"],
-    ["session.handed_off", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished", "agent.prompt_failed", "agent.stats_updated", "agent.compaction_committed"],
+    ["session.handed_off", "session.lineage_set", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished"],
+    ["session.handed_off", "session.lineage_set", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished", "agent.prompt_failed", "agent.stats_updated", "agent.compaction_committed"],
   );
   ext.on("session.handed_off", (e) => void h.handedOff.add(e.data.successor_session_id));
-  ext.on("agent.prompt_submitted", (e) => promptSubmitted(ext, h, e));
+  ext.on("session.lineage_set", (e) => receiving.lineage(e.data.parent_session_id));
+  ext.on("agent.prompt_submitted", (e) => {
+    receiving.submitted(e);
+    promptSubmitted(ext, h, e);
+  });
   ext.on("agent.prompt_started", (e) => {
     h.releases.started(e.data.agent_id, e.data.prompt_id);
     if (!e.replay) h.busyAgents.add(e.data.agent_id);
   });
   ext.on("agent.outer_turn_finished", (e) => {
+    receiving.finished(e);
     if (e.replay) return;
     h.releases.finished(e.data.agent_id, e.data.outcome);
     h.turnEnded(e.data.agent_id);

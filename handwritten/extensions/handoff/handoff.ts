@@ -10,7 +10,7 @@ import type { Roots } from "../../config/index.js";
 import { ID_RANDOM_BYTES, formatId } from "../../startup/launch-facts.js";
 import { randomHex } from "../../startup/random.js";
 import { fillTemplate, resolveTemplate } from "./templates.js";
-import { firstTurn, formatRecovery, readRecovery, removeRecoveryWarn, writeAtomic, type RecoveryPhase, type RecoveryState } from "./recovery.js";
+import { firstTurn, formatRecovery, readRecovery, writeAtomic, type RecoveryPhase, type RecoveryState } from "./recovery.js";
 import { DeferredRelease } from "./release.js";
 
 /** At most this many prompts are deferred in one window; later ones are refused with a notice. */
@@ -37,7 +37,7 @@ export function settingsOf(s: HandoffSettings): Settings {
   };
 }
 
-type Phase = Exclude<RecoveryPhase, "releasing">;
+type Phase = Exclude<RecoveryPhase, "releasing" | "handed_off">;
 
 /**
  * Fault injection for the crash tests (GATE-handoff, handoff.crash.*): with TAU_HANDOFF_HOLD_AT set
@@ -368,7 +368,13 @@ export class Handoff {
     if (!result.ok) return this.end(a, `the replacement session was not created (${result.error ?? "refused"})`);
     this.active = undefined;
     await this.hold("cutover");
-    removeRecoveryWarn(this.c.recoveryPath, (t) => this.warn(t));
+    // The recovery file stays until the replacement's first turn completed: marked recorded here,
+    // the replacement's handoff extension deletes it then (receiving.ts); :handoff recover can too.
+    try {
+      writeAtomic(this.c.recoveryPath, formatRecovery({ session: this.c.sessionId, agent: a.agentId, phase: "handed_off", deferred: a.deferred, newSession: target }));
+    } catch (err) {
+      this.warn(`the handoff's recovery file ${this.c.recoveryPath} could not be marked recorded: ${(err as Error).message}`);
+    }
     this.reportIdle(a.agentId);
     this.c.ext.notice("info", `handoff complete: the work continues in session ${target} (dossier: ${this.dossierPath()})`);
   }

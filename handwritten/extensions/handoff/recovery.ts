@@ -16,9 +16,13 @@ export function recoveryFile(configRoot: string, sessionId: string): string {
 /** A recovery file larger than this is refused rather than read. */
 export const RECOVERY_MAX_BYTES = 64 * 1024 * 1024;
 
-/** `releasing`: the handoff ended without a cutover and its deferred prompts are being sent to the agent. */
-export type RecoveryPhase = "requested" | "writing" | "cutover" | "releasing";
-const PHASES: readonly RecoveryPhase[] = ["requested", "writing", "cutover", "releasing"];
+/**
+ * `handed_off`: the source recorded the handoff; the file waits for the replacement's first turn to
+ * complete (the replacement deletes it then). `releasing`: the handoff ended without a cutover and
+ * its deferred prompts are being sent to the agent.
+ */
+export type RecoveryPhase = "requested" | "writing" | "cutover" | "handed_off" | "releasing";
+const PHASES: readonly RecoveryPhase[] = ["requested", "writing", "cutover", "handed_off", "releasing"];
 
 export interface RecoveryState {
   readonly session: string;

@@ -10,7 +10,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { TestClient, waitFor } from "../../support/daemon.js";
 import { useCleanups, useFakeOpenAI, type Workspace } from "../../support/e2e.js";
-import { toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
+import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { attach, command, crashSource, createAgent, daemon, delivered, handoffWorkspace, kill, messages, newSessionOf, recoveryPath, runningSession, scriptHandoff } from "./support.js";
 
 let fake!: FakeOpenAI;
@@ -201,10 +201,12 @@ describe("a handoff after a SIGKILL of its source daemon", () => {
     await expectHandedOffOnce(w, r.d, agentId, successor);
   }, 180_000);
 
-  it("[handoff.crash.cutover] killed after the cutover, before the recovery file's removal: recover resume sends nothing and deletes it", async () => {
+  it("[handoff.crash.cutover] killed after the cutover, the replacement's first turn not yet completed: recover resume sends nothing and deletes the recovery file", async () => {
     const w = handoffWorkspace(fake, cleanups);
     const afterTemplate = gate();
-    scriptHandoff(fake, { afterTemplate: afterTemplate.promise });
+    // The replacement's first turn is held: it deletes the recovery file only once that turn completed.
+    const received = gate();
+    scriptHandoff(fake, { afterTemplate: afterTemplate.promise, firstTurn: () => ({ ...textResponse("continuing"), gate: received.promise }) });
     const { d, c, agentId } = await begin(w, { ...w.env, TAU_HANDOFF_HOLD_AT: "cutover" });
     await typeTwo(c, agentId);
     afterTemplate.open();
@@ -217,6 +219,7 @@ describe("a handoff after a SIGKILL of its source daemon", () => {
     const r = await restart(w, d.session_id);
     expect((await command(r.c, agentId, "show", "recover")).text).toContain(`already handed off to ${successor}`);
     expect((await command(r.c, agentId, "res", "recover", "resume")).text).toContain("nothing to send");
+    received.open();
     await expectHandedOffOnce(w, r.d, agentId, successor);
   }, 180_000);
 

@@ -79,6 +79,8 @@ export interface ScriptHooks {
   templateResult?: (r: ReceivedRequest, reserved: { path: string; id: string } | undefined) => ScriptedResponse | undefined;
   /** The dossier the model writes. */
   dossier?: string;
+  /** Answers the replacement's first turn with this instead of a plain answer. */
+  firstTurn?: (r: ReceivedRequest) => ScriptedResponse | undefined;
   /** Answers the write's result with this instead of the Finish call. */
   finish?: (r: ReceivedRequest, id: string) => ScriptedResponse | undefined;
 }
@@ -124,7 +126,7 @@ export function scriptHandoff(fake: FakeOpenAI, hooks: ScriptHooks = {}): void {
       if (name === "session_handoff_finish") return textResponse("handoff finished");
       return textResponse("tool seen");
     }
-    if (lastText.includes("# Handoff from session")) return textResponse("continuing in the new session");
+    if (lastText.includes("# Handoff from session")) return hooks.firstTurn?.(r) ?? textResponse("continuing in the new session");
     if (lastText.includes("session_handoff_get_template")) {
       const callAnswer = hooks.callAnswer?.(r);
       if (callAnswer) return callAnswer;
