@@ -272,7 +272,11 @@ async function replacementKilled(step: "replacement" | "lineage", both = false):
   if (both) killTree(r.d.pid);
   killTree(rep.pid);
   if (both) await restartAndRecover(r);
-  else await delivered(r.c, "session.handed_off", undefined, 60_000);
+  else await delivered(r.c, "session.handed_off", undefined, 60_000).catch((err: unknown) => {
+    // What the replacement's daemons wrote, to tell a slow start from a stuck one.
+    const log = (dir: string) => (existsSync(join(dir, "daemon.log")) ? readFileSync(join(dir, "daemon.log"), "utf8").slice(-4000) : "(no log)");
+    throw new Error(`${(err as Error).message}\nreplacement ${rep.id} files: ${readdirSync(seedDir(r, rep.id)).join(", ")}\nits log:\n${log(seedDir(r, rep.id))}\nsource log:\n${log(seedDir(r, r.d.session_id))}`);
+  });
   const row = await runningSession(r.w.home, rep.id);
   cleanups.push(() => row && killTree(row.pid));
   await r.ledger.expectExactlyOnce(r.w, r.agentId);
