@@ -145,9 +145,11 @@ export function handoffDossierFile(projectRoot: string, path: string): boolean {
 
 /** Why `path` is protected, in a few words, or undefined. */
 export function protectedReason(rules: FileRules, path: string, content = ""): string | undefined {
-  // A dossier file is exempt from the `.tau/` rule only: any other protected region covering it still holds.
+  // A dossier file is exempt from the `.tau/` rule only (it covers `.tau/`, not the project): any
+  // wider protected region covering it (tau's own roots around a project) still holds.
   const dossier = handoffDossierFile(rules.projectRoot, path);
-  if (rules.protected.some((r) => r.covers(path) && !(dossier && r.covers(join(rules.projectRoot, ".tau"))))) return "tau's configuration and state, the project's .tau/, git hooks and config, and files that run code on the host are protected";
+  const tauRule = (r: Rule) => r.covers(join(rules.projectRoot, ".tau")) && !r.covers(rules.projectRoot);
+  if (rules.protected.some((r) => r.covers(path) && !(dossier && tauRule(r)))) return "tau's configuration and state, the project's .tau/, git hooks and config, and files that run code on the host are protected";
   const parts = path.split("/");
   // Names compare without case: on a case-insensitive disk `.BASHRC` is `.bashrc`, elsewhere it is harmless.
   const names = parts.map((p) => p.toLowerCase());
