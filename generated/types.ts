@@ -578,11 +578,11 @@ export type HandoffCommandResult = {
 /** Where a handoff's deferral of the user's prompts begins (SPEC-handoff, "Deferral window"). */
 export type HandoffDeferFrom = "request" | "writing";
 
-export type HandoffPhase = "idle" | "requested" | "confirming" | "deferring" | "writing" | "cutover";
+export type HandoffPhase = "idle" | "requested" | "writing" | "cutover";
 
 /** `tau ext handoff` (SPEC-handoff, "Enabling"). */
 export type HandoffSettings = {
-  /** Where the deferral of the user's prompts begins: `request` (the start) or `writing` (the agent ready to write). */
+  /** Where the deferral of the user's prompts begins: `request` (the start) or `writing` (the template retrieved). */
   defer_prompts_from?: HandoffDeferFrom;
   /** Whether the new session is told to delete the dossier file once it has read it completely. */
   delete_handoff_after_reading?: boolean;
@@ -590,12 +590,8 @@ export type HandoffSettings = {
   auto_percent?: number;
   /** A second automatic start is tried only at or past this percent. */
   critical_percent?: number;
-  /** One reminder when the readiness turn got no answer within this long (milliseconds). */
+  /** One reminder when the request's turn ended without a Finish, this long after it (milliseconds). */
   reminder_ms?: number;
-  /** How many times the writer turn is tried. */
-  writer_attempts?: number;
-  /** The pause before the writer turn is tried again (milliseconds). */
-  writer_retry_ms?: number;
 };
 
 /** The handoff of one agent, for UIs: phase, deferred prompt count and context usage. */

@@ -76,7 +76,7 @@ async function trigger(s: SoakSession, model: SoakModel, plan: RoundPlan, deferr
       break;
     case "handoff":
       s.handoffCommand(s.leadId, "start");
-      began = () => since((d) => d.name === "handoff.state_reported" && d.data.phase === (t.at === "requested" ? "requested" : "deferring"));
+      began = () => since((d) => d.name === "handoff.state_reported" && d.data.phase === (t.at === "requested" ? "requested" : "writing"));
       break;
   }
   try {
@@ -101,7 +101,7 @@ async function typeDeferred(s: SoakSession, marks: readonly string[], toWriting:
       return; // the window closed: what was typed meanwhile is an ordinary prompt (or refused)
     }
   }
-  if (toWriting) await waitFor(() => deliveredSince(s, from, (d) => d.name === "handoff.state_reported" && d.data.phase === "writing"), "the handoff's writer", TRIGGER_MS);
+  if (toWriting) await waitFor(() => deliveredSince(s, from, (d) => d.name === "tool.started" && d.data.tool === "write"), "the dossier's write", TRIGGER_MS);
 }
 
 /** Runs the round's workload and kills its target in the drawn phase. */

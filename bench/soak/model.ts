@@ -127,29 +127,40 @@ export class SoakModel {
     return { ...textResponse(parts, { usage: { prompt_tokens: 2_000, completion_tokens: 40 } }), headersDelayMs: this.pacing.summaryMs };
   }
 
-  /** The handoff's templates (SPEC-handoff): GO with the key, the submit call with the id, and their tool results. */
+  /**
+   * The handoff's request (SPEC-handoff): the template's retrieval, then the dossier written into the
+   * reserved file with the shell extension's `write` tool (after `goAnswerMs`: the window is open),
+   * then Finish by id (after `writerMs`), and the tools' results.
+   */
   private handoffAnswer(messages: readonly Msg[], n: number): ScriptedResponse | undefined {
     const last = messages.at(-1);
     const lastText = text(last);
     if (last?.role === "tool") {
       const prev = [...messages].reverse().find((m) => m.role === "assistant" && m.tool_calls?.some((t) => t.id === last.tool_call_id));
       const name = prev?.tool_calls?.find((t) => t.id === last.tool_call_id)?.function.name ?? "";
-      if (name.endsWith("handoff_go")) return textResponse(["ready ", "to ", "write ", `(n${n})`], { delayMs: Math.round(this.pacing.goAnswerMs / 4), usage: USUAL });
-      if (name.endsWith("handoff_submit")) return textResponse(`dossier submitted (n${n})`, { usage: USUAL });
+      const reserved = [...messages].reverse().map((m) => reservedIn(text(m))).find((x) => x !== undefined);
+      if (name.endsWith("session_handoff_get_template")) {
+        if (!reserved) return textResponse(`no template (n${n})`, { usage: USUAL });
+        const marks = messages.flatMap((m) => (m.role === "user" ? [...marksIn(text(m)), ...seenIn(text(m))] : []));
+        const content = `DOSSIER (n${n}) ${seenList(marks)}\n`;
+        return { ...toolCallResponse([{ id: `call_write_n${n}`, name: "write", arguments: JSON.stringify({ path: reserved.path, content }) }], { usage: USUAL }), headersDelayMs: this.pacing.goAnswerMs };
+      }
+      if (name === "write" && reserved) return { ...toolCallResponse([{ id: `call_finish_n${n}`, name: "session_handoff_finish", arguments: JSON.stringify({ id: reserved.id }) }], { usage: USUAL }), headersDelayMs: this.pacing.writerMs };
+      if (name.endsWith("session_handoff_finish")) return textResponse(`handoff finished (n${n})`, { usage: USUAL });
       return undefined;
     }
     if (last?.role !== "user") return undefined;
-    const key = /correlation key ([0-9a-f]{32})/.exec(lastText)?.[1];
-    if (key) return toolCallResponse([{ id: `call_go_n${n}`, name: "handoff_go", arguments: JSON.stringify({ key }) }], { usage: USUAL });
-    const id = /with id ([0-9a-f]{16})/.exec(lastText)?.[1];
-    if (id) {
-      const marks = messages.flatMap((m) => (m.role === "user" ? [...marksIn(text(m)), ...seenIn(text(m))] : []));
-      const content = `DOSSIER (n${n}) ${seenList(marks)}`;
-      return { ...toolCallResponse([{ id: `call_submit_n${n}`, name: "handoff_submit", arguments: JSON.stringify({ id, content }) }], { usage: USUAL }), headersDelayMs: this.pacing.writerMs };
-    }
     if (lastText.includes("# Handoff from session")) return textResponse(`continuing (n${n})`, { usage: USUAL });
+    if (lastText.includes("session_handoff_get_template")) return toolCallResponse([{ id: `call_get_n${n}`, name: "session_handoff_get_template", arguments: "{}" }], { usage: USUAL });
     return undefined;
   }
+}
+
+/** The reserved dossier file and Finish id a template's retrieval answered, if `s` is one. */
+function reservedIn(s: string): { path: string; id: string } | undefined {
+  const path = /Reserved dossier file [^:]*: (\S+)/.exec(s)?.[1];
+  const id = /Finish id: ([0-9a-f]{32})/.exec(s)?.[1];
+  return path !== undefined && id !== undefined ? { path, id } : undefined;
 }
 
 /**

@@ -9,6 +9,7 @@ export type Phase = (typeof PHASES)[number];
 export const TARGETS = ["daemon", "provider", "shell", "handoff"] as const;
 export type Target = (typeof TARGETS)[number];
 export type CompactionVia = "ui" | "tool" | "auto";
+/** Where a handoff is killed: its request sent; the template retrieved (prompts deferred); the dossier being written, before Finish. */
 export type HandoffAt = "requested" | "deferring" | "writing";
 
 export type Trigger =

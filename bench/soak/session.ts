@@ -37,7 +37,7 @@ export function harnessYaml(o: SessionOptions): string {
     { name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: o.baseUrl, models: [{ id: "fake-model", context_window: 10_000 }] }, startup_timeout_seconds: 30 },
     { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
   ];
-  if (o.handoff) extensions.push({ name: "handoff", kind: "tool", require: true, command: ["tau", "ext", "handoff"], config: { writer_retry_ms: 0, writer_attempts: 1 }, startup_timeout_seconds: 30 });
+  if (o.handoff) extensions.push({ name: "handoff", kind: "tool", require: true, command: ["tau", "ext", "handoff"], config: {}, startup_timeout_seconds: 30 });
   return JSON.stringify({ model: "fake-model", extensions, compaction: { auto_threshold: 0.8, keep_recent_tokens: 300 } }, null, 2);
 }
 
@@ -117,7 +117,7 @@ export class SoakSession {
     };
     const models = () => has((d) => d.name === "harness.models_available" && (d.data.models as unknown[]).length > 0);
     const tool = (t: string) => () => has((d) => d.name === "tool.register" && d.data.name === t);
-    const needs = only === "provider" ? [models] : only === "shell" ? [tool("shell")] : only === "handoff" ? [tool("handoff_go")] : [models, tool("shell"), ...(this.o.handoff ? [tool("handoff_go")] : [])];
+    const needs = only === "provider" ? [models] : only === "shell" ? [tool("shell")] : only === "handoff" ? [tool("session_handoff_finish")] : [models, tool("shell"), ...(this.o.handoff ? [tool("session_handoff_finish")] : [])];
     await waitFor(() => needs.every((f) => f()), `the ${only ?? "session's"} extension${only ? "" : "s"} ready`, ms);
   }
 

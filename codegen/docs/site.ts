@@ -140,7 +140,7 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.web, "Web search and fetch", "Let the model search the web (Exa, Parallel) and read pages, framed as untrusted and within the sandbox's network policy."],
     [GUIDE_PAGES.gmail, "Gmail", "Let the model search, read and draft your mail, and send a draft only when you allow it; sign in from the terminal."],
     [GUIDE_PAGES.swarm, "Swarm", "Run tau workers on several machines and coordinate them over Iroh: a swarm of three workers."],
-    [GUIDE_PAGES.handoff, "Handoff", "Continue a full session in a fresh one that starts from a dossier, keeping what you typed meanwhile."],
+    [GUIDE_PAGES.handoff, "Handoff", "Continue a full session in a fresh one that starts from a dossier the model wrote, keeping what you typed meanwhile."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
     ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];

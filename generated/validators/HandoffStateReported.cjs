@@ -9,7 +9,7 @@ function codePointLength(s) {
 exports.validateHandoffStateReported = validate0;
 const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HandoffStateReported.json","type":"object","properties":{"agent_id":{"$ref":"Id.json"},"phase":{"$ref":"HandoffPhase.json"},"deferred":{"type":"integer","minimum":0,"maximum":4294967295},"text":{"$ref":"ShortText.json","description":"One line for a status bar or `:handoff status`."}},"required":["agent_id","phase","deferred","text"],"unevaluatedProperties":{"not":{}},"description":"The handoff of one agent, for UIs: phase, deferred prompt count and context usage.","x-tau-event":"handoff.state_reported"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"Id.json","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$","description":"Stable identifier minted by tau (sessions, agents, prompts, calls, requests)."};
-const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HandoffPhase.json","type":"string","enum":["idle","requested","confirming","deferring","writing","cutover"]};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"HandoffPhase.json","type":"string","enum":["idle","requested","writing","cutover"]};
 const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", "u");
 const func0 = codePointLength;
@@ -62,7 +62,7 @@ if(typeof data1 !== "string"){
 validate0.errors = [{instancePath:instancePath+"/phase",schemaPath:"HandoffPhase.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((((data1 === "idle") || (data1 === "requested")) || (data1 === "confirming")) || (data1 === "deferring")) || (data1 === "writing")) || (data1 === "cutover"))){
+if(!((((data1 === "idle") || (data1 === "requested")) || (data1 === "writing")) || (data1 === "cutover"))){
 validate0.errors = [{instancePath:instancePath+"/phase",schemaPath:"HandoffPhase.json/enum",keyword:"enum",params:{allowedValues: schema2.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }

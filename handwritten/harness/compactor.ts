@@ -118,14 +118,14 @@ export class Compactor implements RoundOwner<ActiveCompaction>, TurnCompaction {
 
   /**
    * A handoff's phase for an agent (SPEC-handoff, "Deferral window"): from a live extension,
-   * `deferring`, `writing` or `cutover` holds the agent's compaction; any other phase from the same
+   * `writing` or `cutover` holds the agent's compaction; any other phase from the same
    * instance ends the hold, as does the end of the reporting connection.
    */
   onHandoffState(c: Committed<"handoff.state_reported">): void {
     const { instance, generation } = c.publisher;
     if (c.publisher.class !== "extension" || instance === undefined || generation === undefined || !this.port.isLiveExtension(instance, generation)) return;
     const agentId = c.data.agent_id;
-    if (c.data.phase === "deferring" || c.data.phase === "writing" || c.data.phase === "cutover") {
+    if (c.data.phase === "writing" || c.data.phase === "cutover") {
       if (this.port.hasAgent(agentId)) this.handoffWindows.set(agentId, { instance, generation });
     } else if (this.handoffWindows.get(agentId)?.instance === instance) {
       this.handoffWindows.delete(agentId);

@@ -1801,9 +1801,7 @@ class HandoffCommandResult:
 
 
 class HandoffPhase(Enum):
-    CONFIRMING = "confirming"
     CUTOVER = "cutover"
-    DEFERRING = "deferring"
     IDLE = "idle"
     REQUESTED = "requested"
     WRITING = "writing"

@@ -1,6 +1,6 @@
 // The interactive terminal UI for one attached session. The app composes components (context.ts)
 // that each own their state, rows and keys: the terminal, the prompt editor, the sandbox's approval
-// dialog, the handoff's choice, the agent switcher, `:history` pages, the `:sessions` list, tool
+// dialog, the handoff's state, the agent switcher, `:history` pages, the `:sessions` list, tool
 // output, the themes and the colon-command table. It routes keys to the open dialog, else to the
 // bound actions and the editor; delivered events through a bounded render queue to the transcript
 // and the components that care; and frames to the inline view. Commands act only through the
@@ -16,7 +16,7 @@ import { InlineView } from "./view.js";
 import { AgentSwitcher } from "./agent-switcher.js";
 import { ModelSelector } from "./model-selector.js";
 import { SandboxDialog } from "./sandbox-dialog.js";
-import { HandoffDialog } from "./handoff-dialog.js";
+import { HandoffState } from "./handoff-dialog.js";
 import { McpStatus } from "./mcp-status.js";
 import { ElicitationDialog } from "./elicitation-dialog.js";
 import { HistoryPages, REPLAY_RECENT_RECORDS } from "./history-pages.js";
@@ -88,11 +88,11 @@ export class TuiApp {
     requestId: (kind) => `r-${kind}-${process.pid}-${this.nextRequest++}`,
   };
   private readonly sandbox = new SandboxDialog(this.ui);
-  private readonly handoff = new HandoffDialog(this.ui, (how) => this.leave(how));
+  private readonly handoff = new HandoffState(this.ui, (how) => this.leave(how));
   private readonly mcp = new McpStatus();
   private readonly elicitation = new ElicitationDialog(this.ui);
   /** Dialogs in the order they claim the space above the editor and its keys: the first open one has them. */
-  private readonly dialogs: readonly Dialog[] = [this.sandbox, this.handoff, this.elicitation];
+  private readonly dialogs: readonly Dialog[] = [this.sandbox, this.elicitation];
   private readonly agents = new AgentSwitcher(this.ui, {
     focusOn: (id) => (this.focus = id),
     nextAgentKey: () => keyLabel(this.bindings.byAction.next_agent),

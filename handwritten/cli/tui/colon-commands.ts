@@ -9,7 +9,7 @@ import type { SessionClient } from "../session-client.js";
 import { DEFAULT_BINDINGS, KEY_ACTIONS, keyLabel, type Bindings } from "./bindings.js";
 import type { Exit, UiContext } from "./context.js";
 import type { AgentSwitcher } from "./agent-switcher.js";
-import type { HandoffDialog } from "./handoff-dialog.js";
+import type { HandoffState } from "./handoff-dialog.js";
 import type { HistoryPages } from "./history-pages.js";
 import type { ModelSelector } from "./model-selector.js";
 import type { SandboxDialog } from "./sandbox-dialog.js";
@@ -53,7 +53,7 @@ export interface CommandHost {
   readonly models: ModelSelector;
   readonly history: HistoryPages;
   readonly sandbox: SandboxDialog;
-  readonly handoff: HandoffDialog;
+  readonly handoff: HandoffState;
   leave(how: Exit): void;
   /** Forks the focused agent into a new session and leaves for it (or says why it cannot). */
   fork(): void;
@@ -179,11 +179,11 @@ export const COLON_COMMANDS: readonly ColonCommand[] = [
   },
   {
     name: "handoff",
-    usage: ":handoff [start | status | ready | wait | cancel | recover [resume|abandon]]",
+    usage: ":handoff [start | status | cancel | recover [resume|abandon]]",
     summary: "continue this agent's work in a fresh, linked session from a model-written dossier",
     min: 0,
     max: 2,
-    subcommands: ["start", "status", "ready", "wait", "cancel", "recover"],
+    subcommands: ["start", "status", "cancel", "recover"],
     attached: true,
     run: (host, args) => host.handoff.command(args),
   },

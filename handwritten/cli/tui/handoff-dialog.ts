@@ -1,25 +1,18 @@
-// The handoff in the interactive UI (SPEC-handoff): `:handoff` requests and their answers, the
-// Ready / Wait / Cancel choice shown for the focused agent ("Readiness"), and the move to the session
-// the work continues in.
+// The handoff in the interactive UI (SPEC-handoff): `:handoff` requests and their answers, whether a
+// handoff holds the user's prompts (`:new` and `:fork` wait), and the move to the session the work
+// continues in. The handoff asks the user nothing: the model writes the dossier and finishes.
 import type { Delivery } from "../session-client.js";
 import { RequestError } from "../../protocol/index.js";
-import type { StyledLine, Theme } from "../ui/index.js";
-import type { Editor } from "./editor.js";
-import { dialogRows, type Dialog, type Exit, type UiContext } from "./context.js";
-
-const VERBS: Record<string, string> = { r: "ready", w: "wait", c: "cancel" };
+import type { UiContext, Exit } from "./context.js";
 
 /** How long `:handoff` waits for the extension's answer before it says how to enable it. */
 const HANDOFF_SILENCE_MS = 3000;
 export const NOT_ENABLED =
   "no answer from the handoff extension: if it is not enabled, add `- {name: handoff, kind: tool, command: [tau, ext, handoff]}` under `extensions:` in harness.yaml and start a new session (docs: Handoff)";
 
-export class HandoffDialog implements Dialog {
-  /** A handoff is under way (`handoff.state_reported`): `:new` is refused meanwhile. */
+export class HandoffState {
+  /** A handoff holds prompts or is cutting over (`handoff.state_reported`): `:new` is refused meanwhile. */
   busy = false;
-  /** The agent whose handoff waits for the Ready / Wait / Cancel choice, unless this UI chose Wait. */
-  private confirm: string | undefined;
-  private waited = false;
   /** The session a handoff continued this one in: the UI attaches to it when it leaves with `switch`. */
   handedOffTo: string | undefined;
 
@@ -31,13 +24,6 @@ export class HandoffDialog implements Dialog {
   /** A new session is attached: what a handoff of the last one reported does not hold for it. */
   attach(): void {
     this.busy = false;
-    this.confirm = undefined;
-    this.waited = false;
-  }
-
-  /** Shown for the focused agent while its handoff waits for the choice and this UI did not choose Wait. */
-  get open(): boolean {
-    return !this.waited && this.confirm !== undefined && this.confirm === this.ui.focus();
   }
 
   /** `:handoff ARGS` for the focused agent. */
@@ -59,14 +45,11 @@ export class HandoffDialog implements Dialog {
     );
   }
 
-  /** A handoff event or `session.handed_off`; true when the dialog changed. */
+  /** A handoff event or `session.handed_off`; true when what the UI shows changed. */
   deliver(d: Delivery): boolean {
     const ev = d.event;
     if (ev.name === "handoff.state_reported") {
-      this.busy = ev.data.phase === "deferring" || ev.data.phase === "writing" || ev.data.phase === "cutover";
-      const confirm = ev.data.phase === "confirming" ? ev.data.agent_id : undefined;
-      if (confirm !== this.confirm) this.waited = false;
-      this.confirm = confirm;
+      this.busy = ev.data.phase === "writing" || ev.data.phase === "cutover";
       return true;
     }
     if (ev.name === "session.handed_off" && !d.replay) {
@@ -76,22 +59,5 @@ export class HandoffDialog implements Dialog {
       setImmediate(() => this.leave("switch"));
     }
     return false;
-  }
-
-  /** The choice's keys, while it is shown over an empty editor. */
-  key(text: string, editor: Editor): boolean {
-    if (editor.text !== "") return false;
-    const verb = VERBS[text.toLowerCase()];
-    if (verb === undefined) return false;
-    if (verb === "wait") this.waited = true;
-    this.command([verb]);
-    this.ui.schedule();
-    return true;
-  }
-
-  rows(width: number, theme: Theme): StyledLine[] {
-    if (!this.open) return [];
-    const lines = ["handoff: the agent is ready to write its handoff dossier", "  [r] ready: go ahead   [w] wait: keep working   [c] cancel the handoff"];
-    return dialogRows(lines, width, theme);
   }
 }

@@ -1,6 +1,6 @@
-// `:handoff ARGS` from a UI (SPEC-handoff): start, status, the user's answer to a ready agent,
-// cancel, and recovery of what a crashed handoff left.
-import { existsSync, statSync } from "node:fs";
+// `:handoff ARGS` from a UI (SPEC-handoff): start, status, cancel, and recovery of what a crashed
+// handoff left.
+import { existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Extension } from "../../sdk/index.js";
 import { readRecovery, removeRecovery } from "./recovery.js";
@@ -19,13 +19,6 @@ function command(h: Handoff, agentId: string, args: readonly string[]): string |
       return h.start(agentId, true);
     case "status":
       return h.statusLine(a?.agentId ?? agentId);
-    case "ready":
-      if (!a || a.phase !== "confirming") throw new Error("no handoff is waiting for your confirmation");
-      h.go(a);
-      return "handoff: going ahead; prompts you type now are deferred into the new session";
-    case "wait":
-      if (!a || a.phase !== "confirming") throw new Error("no handoff is waiting for your confirmation");
-      return "handoff: still waiting; :handoff ready when you are, :handoff cancel to stop";
     case "cancel":
       if (!a) throw new Error("no handoff is under way");
       if (a.phase === "cutover") throw new Error("the replacement session is being created; it is too late to cancel");
@@ -34,7 +27,7 @@ function command(h: Handoff, agentId: string, args: readonly string[]): string |
     case "recover":
       return recover(h, agentId, sub);
     default:
-      throw new Error("usage: :handoff [start|status|ready|wait|cancel|recover [resume|abandon]]");
+      throw new Error("usage: :handoff [start|status|cancel|recover [resume|abandon]]");
   }
 }
 
@@ -59,7 +52,7 @@ async function recover(h: Handoff, agentId: string, sub: string | undefined): Pr
   if (h.active) throw new Error(`a handoff is under way (${h.active.phase}); :handoff cancel ends it`);
   const r = readRecovery(recoveryPath);
   if (!r) return "no handoff recovery file for this session";
-  const crossed = r.newSession !== undefined && h.handedOff.has(r.newSession);
+  const crossed = r.newSession !== undefined && (r.phase === "handed_off" || h.handedOff.has(r.newSession));
   const what = `recovery file ${recoveryPath}: phase ${r.phase}, ${r.deferred.length} deferred prompt(s)${crossed ? `, already handed off to ${r.newSession}` : ""}`;
   if (sub === undefined) return `${what}; :handoff recover resume or :handoff recover abandon`;
   if (sub === "abandon") {
@@ -82,6 +75,10 @@ async function recover(h: Handoff, agentId: string, sub: string | undefined): Pr
     removeRecovery(recoveryPath);
     return `${what}: cutover completed; the work continues in session ${r.newSession} (tau attach ${r.newSession}); deleted`;
   }
+  // A handoff that reserved its dossier file (writing, or a cutover that never began) and ends here
+  // without one: that exact file goes, as a cancel removes it.
+  const reserved = r.phase === "writing" || r.phase === "cutover" ? h.dossierPath() : undefined;
+  if (reserved !== undefined) rmSync(reserved, { force: true });
   const sent = await h.releases.release(target, r.deferred, r.phase === "releasing" ? r.releaseBase : undefined);
-  return `${what}: ${sent} prompt(s) sent to agent ${target}, in order (${r.deferred.length - sent} already sent before); deleted`;
+  return `${what}: ${sent} prompt(s) sent to agent ${target}, in order (${r.deferred.length - sent} already sent before)${reserved !== undefined ? `; the reserved dossier file ${reserved} removed` : ""}; deleted`;
 }

@@ -1,8 +1,10 @@
 // The events a handoff follows (SPEC-handoff): its own prompts committed and started, the ends of
-// the call's and the writer's turns (one reminder; writer retries), context usage that starts a
-// handoff automatically, and the successors this session's journal records.
+// the agent's turns (the cutover once idle after Finish; one reminder; emergency steering), context
+// usage that starts a handoff automatically, the successors this session's journal records, and in
+// a replacement session the end of its first turn (receiving.ts).
 import type { DeliveredEvent, Extension } from "../../sdk/index.js";
-import type { Handoff, PromptKind } from "./handoff.js";
+import type { Handoff } from "./handoff.js";
+import type { Receiving } from "./receiving.js";
 
 /** A prompt of ours committed: counted for releases, and matched to what it was asked for. */
 function promptSubmitted(ext: Extension, h: Handoff, e: DeliveredEvent<"agent.prompt_submitted">): void {
@@ -12,36 +14,28 @@ function promptSubmitted(ext: Extension, h: Handoff, e: DeliveredEvent<"agent.pr
   if (e.replay) return;
   const i = h.expected.findIndex((x) => x.agentId === e.data.agent_id);
   if (i < 0) return;
-  const kind = (h.expected.splice(i, 1)[0] as { kind: PromptKind }).kind;
+  h.expected.splice(i, 1);
   const a = h.active;
-  if (!a || a.agentId !== e.data.agent_id) return;
-  if (kind !== "writer") a.callPromptId = e.data.prompt_id;
-  else a.writerPromptId = e.data.prompt_id;
+  if (a && a.agentId === e.data.agent_id) a.callPromptId = e.data.prompt_id;
 }
 
-/** The call's turn ended unanswered (one reminder), or the writer's without a dossier (a retry, or the end). */
+/** A turn of the agent ended: a finished handoff cuts over; a request's turn ended unfinished gets one reminder. */
 function turnEnded(h: Handoff, e: DeliveredEvent<"agent.outer_turn_finished"> | DeliveredEvent<"agent.prompt_failed">): void {
   const a = h.active;
-  if (e.replay || !a) return;
-  const { settings } = h.c;
+  if (e.replay || !a || e.data.agent_id !== a.agentId) return;
   const promptId = e.data.prompt_id;
-  if (e.name === "agent.outer_turn_finished" && e.data.agent_id === a.agentId && e.data.outcome === "completed" && promptId !== undefined) h.emergencyAfterTurn(a, promptId);
-  if (promptId === a.callPromptId && a.phase === "requested") {
-    a.callPromptId = undefined;
-    // No answer in this turn: one reminder after reminder_ms, never a second.
-    if (a.reminded) return;
-    a.reminded = true;
-    a.reminder = setTimeout(() => {
-      if (h.active === a && a.phase === "requested") h.sendCall(a, "reminder");
-    }, settings.reminderMs);
-  } else if (promptId === a.writerPromptId && !a.submitted) {
-    a.writerPromptId = undefined;
-    if (a.writerAttempts >= settings.writerAttempts) return h.end(a, `no dossier after ${a.writerAttempts} writer turn(s)`);
-    if (a.phase === "writing") a.phase = "deferring";
-    a.retry = setTimeout(() => {
-      if (h.active === a && !a.submitted) h.sendWriter(a);
-    }, settings.writerRetryMs);
+  if (e.name === "agent.outer_turn_finished") {
+    if (a.finished) return h.idle(a);
+    if (e.data.outcome === "completed" && promptId !== undefined) h.emergencyAfterTurn(a, promptId);
   }
+  if (promptId !== a.callPromptId || a.finished) return;
+  a.callPromptId = undefined;
+  // No Finish in this turn: one reminder after reminder_ms, never a second.
+  if (a.reminded) return;
+  a.reminded = true;
+  a.reminder = setTimeout(() => {
+    if (h.active === a && !a.finished && a.phase !== "cutover") h.sendCall(a, "reminder");
+  }, h.c.settings.reminderMs);
 }
 
 /** Context usage noted; past `auto_percent` (then `critical_percent`) a handoff starts by itself. */
@@ -63,21 +57,26 @@ function statsUpdated(ext: Extension, h: Handoff, e: DeliveredEvent<"agent.stats
   }
 }
 
-export function followHandoffEvents(ext: Extension, h: Handoff): void {
+export function followHandoffEvents(ext: Extension, h: Handoff, receiving: Receiving): void {
   ext.subscribe(
-    ["session.handed_off", "agent.prompt_submitted", "agent.prompt_started"],
-    ["session.handed_off", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished", "agent.prompt_failed", "agent.stats_updated", "agent.compaction_committed"],
+    ["session.handed_off", "session.lineage_set", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished"],
+    ["session.handed_off", "session.lineage_set", "agent.prompt_submitted", "agent.prompt_started", "agent.outer_turn_finished", "agent.prompt_failed", "agent.stats_updated", "agent.compaction_committed"],
   );
   ext.on("session.handed_off", (e) => void h.handedOff.add(e.data.successor_session_id));
-  ext.on("agent.prompt_submitted", (e) => promptSubmitted(ext, h, e));
+  ext.on("session.lineage_set", (e) => receiving.lineage(e.data.parent_session_id));
+  ext.on("agent.prompt_submitted", (e) => {
+    receiving.submitted(e);
+    promptSubmitted(ext, h, e);
+  });
   ext.on("agent.prompt_started", (e) => {
     h.releases.started(e.data.agent_id, e.data.prompt_id);
-    const a = h.active;
-    if (e.replay || !a || e.data.prompt_id !== a.writerPromptId || a.phase !== "deferring") return;
-    h.setPhase(a, "writing");
+    if (!e.replay) h.busyAgents.add(e.data.agent_id);
   });
   ext.on("agent.outer_turn_finished", (e) => {
-    if (!e.replay) h.releases.finished(e.data.agent_id, e.data.outcome);
+    receiving.finished(e);
+    if (e.replay) return;
+    h.releases.finished(e.data.agent_id, e.data.outcome);
+    h.turnEnded(e.data.agent_id);
     turnEnded(h, e);
   });
   ext.on("agent.prompt_failed", (e) => turnEnded(h, e));

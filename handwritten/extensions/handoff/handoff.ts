@@ -1,32 +1,29 @@
-// One session's handoff (SPEC-handoff) as it runs: requested of the agent, its answer, the user's
-// prompts deferred while it writes the dossier, the cutover to the replacement session, or its end
-// without one. The recovery file holds each step, so a crash loses no deferred prompt.
-import { existsSync, mkdirSync, openSync, closeSync, writeSync } from "node:fs";
+// One session's handoff (SPEC-handoff) as it runs: requested of the agent, the template retrieved
+// (the dossier file reserved, a Finish id minted), the user's prompts deferred while the model writes
+// the dossier with its usual tools, Finish, the cutover to the replacement session once the agent is
+// idle, or its end without one. The recovery file holds each step, so a crash loses no deferred prompt.
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { RequestError, ToolFailure, type Extension } from "../../sdk/index.js";
 import type { HandoffSettings } from "../../../generated/index.js";
 import type { Roots } from "../../config/index.js";
 import { ID_RANDOM_BYTES, formatId } from "../../startup/launch-facts.js";
 import { randomHex } from "../../startup/random.js";
-import { fillTemplate, resolveTemplate, type TemplateName } from "./templates.js";
-import { firstTurn, formatRecovery, readRecovery, removeRecoveryWarn, writeAtomic, type RecoveryPhase, type RecoveryState } from "./recovery.js";
+import { fillTemplate, resolveTemplate } from "./templates.js";
+import { firstTurn, formatRecovery, readRecovery, writeAtomic, type RecoveryPhase, type RecoveryState } from "./recovery.js";
 import { DeferredRelease } from "./release.js";
 
-/** Submitted dossier content is at most this many characters. */
-export const DOSSIER_MAX_CHARS = 1024 * 1024;
 /** At most this many prompts are deferred in one window; later ones are refused with a notice. */
 export const DEFERRED_MAX = 256;
 
 export interface Settings {
-  /** `request`: prompts are deferred from the start; `writing`: from GO. Fixed for a handoff once started. */
+  /** `request`: prompts are deferred from the start; `writing`: from the template's retrieval. Fixed for a handoff once started. */
   deferFrom: "request" | "writing";
   /** The new session is told to delete the dossier file once read (default true). */
   deleteAfterReading: boolean;
   autoPercent: number;
   criticalPercent: number;
   reminderMs: number;
-  writerAttempts: number;
-  writerRetryMs: number;
 }
 
 /** The settings spec/ declares (HandoffSettings, checked before this), each with its default. */
@@ -37,12 +34,10 @@ export function settingsOf(s: HandoffSettings): Settings {
     autoPercent: s.auto_percent ?? 0,
     criticalPercent: s.critical_percent ?? 90,
     reminderMs: s.reminder_ms ?? 120_000,
-    writerAttempts: s.writer_attempts ?? 3,
-    writerRetryMs: s.writer_retry_ms ?? 1000,
   };
 }
 
-type Phase = Exclude<RecoveryPhase, "releasing">;
+type Phase = Exclude<RecoveryPhase, "releasing" | "handed_off">;
 
 /**
  * Fault injection for the crash tests (GATE-handoff, handoff.crash.*): with TAU_HANDOFF_HOLD_AT set
@@ -50,7 +45,7 @@ type Phase = Exclude<RecoveryPhase, "releasing">;
  * test can SIGKILL the daemon at exactly that point. Unset (always, outside those tests): no effect.
  */
 const HOLD_AT = process.env.TAU_HANDOFF_HOLD_AT;
-export type PromptKind = "call" | "reminder" | "emergency" | "writer";
+export type PromptKind = "call" | "reminder" | "emergency";
 
 export interface Active {
   readonly agentId: string;
@@ -58,21 +53,24 @@ export interface Active {
   /** The deferral's start, fixed when the handoff started (Settings.deferFrom). */
   readonly deferFrom: "request" | "writing";
   phase: Phase;
-  readonly key: string;
   deferred: string[];
+  /** Minted with the template's first successful retrieval, shared by repeated retrievals. */
   newSession?: string;
-  submissionId?: string;
-  submitted: boolean;
-  writerAttempts: number;
+  /** The current Finish id (minted with the retrieval); cleared when the handoff ends. */
+  finishId?: string;
+  /** What a retrieval answers: the same for every retrieval of this handoff. */
+  retrieval?: string;
+  /** The dossier file this handoff reserved (created exclusively), to remove if it ends without a cutover. */
+  reserved?: string;
+  /** Finish accepted: the cutover begins once the agent's turn that called it ended. */
+  finished: boolean;
   callPromptId?: string;
-  writerPromptId?: string;
   reminded: boolean;
   /** The emergency steering was sent (at most once per handoff). */
   emergency: boolean;
   /** The agent's prompts submitted since the handoff started: only their turns count for the emergency. */
   readonly promptsSince: Set<string>;
   reminder?: NodeJS.Timeout;
-  retry?: NodeJS.Timeout;
 }
 
 /** What a handoff runs in: the extension, its settings and where this session's files are. */
@@ -85,10 +83,9 @@ export interface HandoffContext {
   readonly recoveryPath: string;
 }
 
-/** Whether the handoff holds the user's prompts now: from GO (or from its start with `request`) to the end of its cutover. */
+/** Whether the handoff holds the user's prompts now: from the template's retrieval (or from its start with `request`) to the end of its cutover. */
 export function deferring(a: Active): boolean {
-  if (a.phase === "deferring" || a.phase === "writing" || a.phase === "cutover") return true;
-  return a.deferFrom === "request" && (a.phase === "requested" || a.phase === "confirming");
+  return a.phase !== "requested" || a.deferFrom === "request";
 }
 
 export class Handoff {
@@ -102,6 +99,10 @@ export class Handoff {
   /** Context usage per agent (`agent.stats_updated`), and automatic attempts since the last compaction. */
   readonly usage = new Map<string, { tokens: number; window?: number }>();
   readonly autoAttempts = new Map<string, number>();
+  /** Agents whose turn is under way (`agent.prompt_started` to `agent.outer_turn_finished`). */
+  readonly busyAgents = new Set<string>();
+  /** What waits for an agent's turn to end (a cancelled handoff's reserved file, once its writes settled). */
+  private readonly afterTurn: Array<{ agentId: string; run: () => void }> = [];
   readonly releases: DeferredRelease;
 
   constructor(readonly c: HandoffContext) {
@@ -150,10 +151,10 @@ export class Handoff {
     this.report();
   }
 
-  private prompt(agentId: string, kind: PromptKind, text: string, onlyTools?: string[]): void {
+  private prompt(agentId: string, kind: PromptKind, text: string): void {
     this.expected.push({ kind, agentId });
     const mode = kind === "emergency" ? "steer" : "queue";
-    void this.c.ext.emit("agent.internal_prompt_request", { agent_id: agentId, mode, text, ...(onlyTools ? { only_tools: onlyTools } : {}) });
+    void this.c.ext.emit("agent.internal_prompt_request", { agent_id: agentId, mode, text });
   }
 
   private usageText(agentId: string): string {
@@ -215,35 +216,37 @@ export class Handoff {
     if (!existsSync(join(roots.state, "sessions", sessionId, "events.cbor"))) throw new ToolFailure("an ephemeral session cannot be handed off");
     if (this.releases.busy) throw new ToolFailure("the last handoff's deferred prompts are still being handed to the agent; start again once it has taken them");
     if (readRecovery(recoveryPath) !== undefined) throw new ToolFailure("a handoff of this session left a recovery file; :handoff recover shows it, then resume or abandon it");
-    const a: Active = { agentId, manual, deferFrom: this.c.settings.deferFrom, phase: "requested", key: randomHex(16), deferred: [], submitted: false, writerAttempts: 0, reminded: false, emergency: false, promptsSince: new Set() };
+    const a: Active = { agentId, manual, deferFrom: this.c.settings.deferFrom, phase: "requested", deferred: [], finished: false, reminded: false, emergency: false, promptsSince: new Set() };
     this.active = a;
     this.ensureIntercepting();
     this.save(a);
     this.report();
     this.sendCall(a, "call");
-    return `handoff requested for agent ${agentId}: the agent is asked to get ready once it is idle`;
+    return `handoff requested for agent ${agentId}: the agent is asked to write its dossier and finish once it is at a safe point`;
   }
 
-  sendCall(a: Active, kind: "call" | "reminder" | "emergency", percent = 0): void {
+  sendCall(a: Active, kind: PromptKind, percent = 0): void {
     const call = resolveTemplate("call.md", { project: this.c.project, config: this.c.roots.config }, (t) => this.warn(t));
-    const text = fillTemplate(call.text, { key: a.key, go_tool: this.tool("handoff_go"), go_deferred_tool: a.manual ? this.tool("handoff_go_deferred") : this.tool("handoff_go") });
+    const getTool = this.tool("session_handoff_get_template");
+    const finishTool = this.tool("session_handoff_finish");
+    const text = fillTemplate(call.text, { get_template_tool: getTool, finish_tool: finishTool });
     const head =
       kind === "reminder"
-        ? "Reminder: a handoff is waiting for your answer."
+        ? `Reminder: a handoff of this session is waiting for you to write its dossier and call \`${finishTool}\`.`
         : kind === "emergency"
-          ? `EMERGENCY: the context window is ${percent}% full and a handoff is waiting. Stop your current work and any further context gathering now, do not wait for other work, and answer the handoff at once with \`${this.tool("handoff_go")}\`.`
+          ? `EMERGENCY: the context window is ${percent}% full and a handoff is waiting. Stop your current work and any further context gathering now, and do not wait for other work. ${a.retrieval === undefined ? `Call \`${getTool}\` with \`{}\` at once, then write` : `Finish writing`} the dossier into its reserved file and call \`${finishTool}\` with its Finish id.`
           : undefined;
     this.prompt(a.agentId, kind, head !== undefined ? `${head}\n\n${text}` : text);
   }
 
   /**
    * Emergency steering (SPEC-handoff "Emergency steering"): a turn of the agent completed with its
-   * context at `critical_percent` or more while the handoff waits for its answer: one steering
-   * prompt, never a second, and no reminder after it.
+   * context at `critical_percent` or more while the handoff is requested and not finished: one
+   * steering prompt, never a second, and no reminder after it.
    */
   emergencyAfterTurn(a: Active, promptId: string): void {
     const u = this.usage.get(a.agentId);
-    if (a.emergency || a.phase !== "requested" || !a.promptsSince.has(promptId) || !u?.window) return;
+    if (a.emergency || a.finished || a.phase === "cutover" || !a.promptsSince.has(promptId) || !u?.window) return;
     const percent = Math.floor((u.tokens / u.window) * 100);
     if (percent < this.c.settings.criticalPercent) return;
     a.emergency = true;
@@ -252,36 +255,98 @@ export class Handoff {
     this.sendCall(a, "emergency", percent);
   }
 
-  go(a: Active): void {
-    if (a.reminder) clearTimeout(a.reminder);
+  /**
+   * `session_handoff_get_template`: the template, the reserved dossier file, the transcript and the
+   * Finish id. The first success reserves the file exclusively (an existing one is refused, never
+   * overwritten) and starts the Writing deferral; a repeated call answers the same.
+   */
+  retrieve(a: Active): string {
+    if (a.retrieval !== undefined) return a.retrieval;
+    const { roots, project, sessionId } = this.c;
+    const path = this.dossierPath();
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    try {
+      closeSync(openSync(path, "wx", 0o600));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EEXIST") throw new ToolFailure(`the dossier file ${path} exists already and is never overwritten; nothing was reserved. Ask the user to move or delete it, then call again.`);
+      throw new ToolFailure(`the dossier file ${path} could not be reserved (${(err as Error).message})`);
+    }
+    a.reserved = path;
     a.newSession = formatId("s", Date.now(), randomHex(ID_RANDOM_BYTES));
-    this.setPhase(a, "deferring");
-    this.sendWriter(a);
+    a.finishId = randomHex(16);
+    const t = resolveTemplate("dossier.md", { project, config: roots.config }, (w) => this.warn(w));
+    const finishTool = this.tool("session_handoff_finish");
+    a.retrieval = [
+      fillTemplate(t.text, { source_session: sessionId, finish_tool: finishTool }),
+      "",
+      `Reserved dossier file (empty now; write the whole dossier into exactly this file with your usual file tools): ${path}`,
+      `Transcript of this session's agent (its journal, for exact facts): ${join(roots.state, "agents", a.agentId, "events.cbor")}`,
+      `Finish id: ${a.finishId}`,
+      `When the file is complete, call \`${finishTool}\` with {"id": "${a.finishId}"} and end your turn.`,
+    ].join("\n");
+    if (a.reminder) clearTimeout(a.reminder);
+    this.setPhase(a, "writing");
+    return a.retrieval;
   }
 
-  sendWriter(a: Active): void {
-    const { roots, sessionId } = this.c;
-    a.writerAttempts++;
-    a.submissionId = randomHex(8);
-    const template: TemplateName = "dossier.md";
-    const t = resolveTemplate(template, { project: this.c.project, config: roots.config }, (w) => this.warn(w));
-    const text = fillTemplate(t.text, {
-      submission_id: a.submissionId,
-      submit_tool: this.tool("handoff_submit"),
-      journal_path: join(roots.state, "agents", a.agentId, "events.cbor"),
-      source_session: sessionId,
-    });
-    this.prompt(a.agentId, "writer", text, [this.tool("handoff_submit")]);
+  /**
+   * `session_handoff_finish({id})`: the current id, once, with the dossier file a non-empty regular
+   * file (its metadata only: it is never read). The cutover begins once the agent's turn ended.
+   */
+  finish(a: Active, id: unknown): string {
+    if (a.finishId === undefined) throw new ToolFailure(`no template was retrieved for this handoff: call ${this.tool("session_handoff_get_template")} first`);
+    if (id !== a.finishId) throw new ToolFailure("that is not this handoff's Finish id (stale or unknown); nothing changed");
+    if (a.finished) throw new ToolFailure("this handoff's Finish was already accepted; nothing changed");
+    const path = a.reserved as string;
+    let problem: string | undefined;
+    try {
+      const st = statSync(path);
+      problem = !st.isFile() ? "is not a regular file" : st.size === 0 ? "is empty" : undefined;
+    } catch {
+      problem = "does not exist";
+    }
+    if (problem !== undefined) throw new ToolFailure(`the dossier file ${path} ${problem}: write the dossier into it, then call again with the same id`);
+    a.finished = true;
+    return `Finish accepted. End your turn now: the work continues in session ${a.newSession} once you are idle.`;
   }
 
-  /** Ends the handoff without a cutover: the deferred prompts go to the agent, in order, once. */
+  /** The agent's turn ended: a finished handoff cuts over now (its deferred prompts go with it). */
+  idle(a: Active): void {
+    if (!a.finished || a.phase !== "writing") return;
+    void this.cutover(a).catch((err: unknown) => this.warn(`the handoff's cutover: ${(err as Error).message}`));
+  }
+
+  /** Ends the handoff without a cutover: the deferred prompts go to the agent, in order, once; its reserved file goes. */
   end(a: Active, why: string): void {
     if (a.reminder) clearTimeout(a.reminder);
-    if (a.retry) clearTimeout(a.retry);
     this.active = undefined;
+    a.finishId = undefined;
+    if (a.reserved !== undefined) this.removeReservation(a.agentId, a.reserved);
     void this.releases.release(a.agentId, a.deferred).catch((err: unknown) => this.warn(`the handoff's deferred prompts: ${(err as Error).message}`));
     this.reportIdle(a.agentId);
     if (why !== "") this.c.ext.notice("info", `handoff ended: ${why}`.slice(0, 1024));
+  }
+
+  /** Removes exactly the reserved file, once the agent's turn under way (whose writes it may hold) ended. */
+  private removeReservation(agentId: string, path: string): void {
+    const remove = () => {
+      try {
+        rmSync(path, { force: true });
+      } catch (err) {
+        this.warn(`the handoff's dossier file ${path} could not be deleted: ${(err as Error).message}`);
+      }
+    };
+    if (this.busyAgents.has(agentId)) this.afterTurn.push({ agentId, run: remove });
+    else remove();
+  }
+
+  /** The agent's turn ended: what waited for its writes to settle runs now. */
+  turnEnded(agentId: string): void {
+    this.busyAgents.delete(agentId);
+    const due = this.afterTurn.filter((x) => x.agentId === agentId);
+    this.afterTurn.splice(0, this.afterTurn.length, ...this.afterTurn.filter((x) => x.agentId !== agentId));
+    for (const x of due) x.run();
   }
 
   /** The project's dossier file of this session: `.tau/handoff_<session-id>.md` (DECISION-handoff-files). */
@@ -294,42 +359,24 @@ export class Handoff {
     return firstTurn({ source: this.c.sessionId, target, path: this.dossierPath(), deleteAfterReading: this.c.settings.deleteAfterReading, deferred });
   }
 
-  private writeDossierFile(dossier: string): string {
-    const path = this.dossierPath();
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    // Exclusive: an existing dossier of this session is never overwritten.
-    const fd = openSync(path, "wx", 0o600);
-    try {
-      writeSync(fd, dossier);
-    } finally {
-      closeSync(fd);
-    }
-    return path;
-  }
-
-  async submit(a: Active, content: string): Promise<string> {
-    a.submitted = true;
+  private async cutover(a: Active): Promise<void> {
     const target = a.newSession as string;
     this.setPhase(a, "cutover");
     const turn = this.firstTurnFor(target, a.deferred);
-    let file: string;
-    try {
-      file = this.writeDossierFile(content.endsWith("\n") ? content : `${content}\n`);
-    } catch (err) {
-      this.end(a, `the dossier file could not be written (${(err as Error).message})`);
-      throw new ToolFailure(`the handoff failed: the dossier file could not be written (${(err as Error).message})`);
-    }
     await this.hold("dossier");
     const result = await this.requestCutover(a.agentId, target, turn);
-    if (!result.ok) {
-      this.end(a, `the replacement session was not created (${result.error ?? "refused"})`);
-      throw new ToolFailure(`the handoff failed: ${result.error ?? "refused"}`);
-    }
+    if (!result.ok) return this.end(a, `the replacement session was not created (${result.error ?? "refused"})`);
     this.active = undefined;
     await this.hold("cutover");
-    removeRecoveryWarn(this.c.recoveryPath, (t) => this.warn(t));
+    // The recovery file stays until the replacement's first turn completed: marked recorded here,
+    // the replacement's handoff extension deletes it then (receiving.ts); :handoff recover can too.
+    try {
+      writeAtomic(this.c.recoveryPath, formatRecovery({ session: this.c.sessionId, agent: a.agentId, phase: "handed_off", deferred: a.deferred, newSession: target }));
+    } catch (err) {
+      this.warn(`the handoff's recovery file ${this.c.recoveryPath} could not be marked recorded: ${(err as Error).message}`);
+    }
     this.reportIdle(a.agentId);
-    return `handoff complete: the work continues in session ${target} (dossier: ${file}). End your turn now.`;
+    this.c.ext.notice("info", `handoff complete: the work continues in session ${target} (dossier: ${this.dossierPath()})`);
   }
 
   /**

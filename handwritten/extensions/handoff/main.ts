@@ -1,14 +1,16 @@
 // `tau ext handoff`: session handoff (SPEC-handoff), built only on the extension SDK. It asks the
-// harness for everything it cannot do itself — prompts into the agent (`agent.internal_prompt_request`,
-// `only_tools` for the writer's turn) and the replacement session (`session.handoff_request`) — and
+// harness for everything it cannot do itself — prompts into the agent (`agent.internal_prompt_request`)
+// and the replacement session (`session.handoff_request`) — and
 // holds the user's prompts of the deferral window by intercepting them before they commit. Its
 // parts: the handoff's course (handoff.ts), the deferred prompts' release (release.ts), its tools
-// (tools.ts), the events it follows (events.ts) and the `:handoff` command (command.ts).
+// (tools.ts), the events it follows (events.ts), the `:handoff` command (command.ts), and in a
+// replacement session the end of its first turn (receiving.ts).
 import { Extension } from "../../sdk/index.js";
 import { resolveRoots } from "../../config/index.js";
 import { serveHandoffCommand } from "./command.js";
 import { followHandoffEvents } from "./events.js";
 import { Handoff, settingsOf } from "./handoff.js";
+import { Receiving } from "./receiving.js";
 import { registerHandoffTools } from "./tools.js";
 import { recoveryFile } from "./recovery.js";
 
@@ -27,7 +29,7 @@ export async function main(): Promise<void> {
     recoveryPath: recoveryFile(roots.config, sessionId),
   });
   registerHandoffTools(ext, h);
-  followHandoffEvents(ext, h);
+  followHandoffEvents(ext, h, new Receiving({ ext, sessionId, configRoot: roots.config, warn: (t) => h.warn(t) }));
   serveHandoffCommand(ext, h);
   ext.ready();
 }

@@ -16,15 +16,19 @@ export function recoveryFile(configRoot: string, sessionId: string): string {
 /** A recovery file larger than this is refused rather than read. */
 export const RECOVERY_MAX_BYTES = 64 * 1024 * 1024;
 
-/** `releasing`: the handoff ended without a cutover and its deferred prompts are being sent to the agent. */
-export type RecoveryPhase = "requested" | "confirming" | "deferring" | "writing" | "cutover" | "releasing";
-const PHASES: readonly RecoveryPhase[] = ["requested", "confirming", "deferring", "writing", "cutover", "releasing"];
+/**
+ * `handed_off`: the source recorded the handoff; the file waits for the replacement's first turn to
+ * complete (the replacement deletes it then). `releasing`: the handoff ended without a cutover and
+ * its deferred prompts are being sent to the agent.
+ */
+export type RecoveryPhase = "requested" | "writing" | "cutover" | "handed_off" | "releasing";
+const PHASES: readonly RecoveryPhase[] = ["requested", "writing", "cutover", "handed_off", "releasing"];
 
 export interface RecoveryState {
   readonly session: string;
   readonly agent: string;
   readonly phase: RecoveryPhase;
-  /** The replacement session's id, once minted (writing, cutover). */
+  /** The replacement session's id, minted with the template's retrieval (writing, cutover). */
   readonly newSession?: string;
   /** The prompts deferred so far, verbatim, in arrival order. */
   readonly deferred: readonly string[];
@@ -180,12 +184,4 @@ export function firstTurn(o: { source: string; target: string; path: string; del
   ].join("\n");
   if (o.deferred.length === 0) return text;
   return `${text}\nThe user typed these prompts while the handoff was being prepared; handle them in this order, after reading the dossier.\n\n${deferredBlock(o.deferred)}`;
-}
-
-/** Why submitted dossier content is refused: empty, a NUL, or larger than `max` characters. */
-export function contentProblem(content: unknown, max: number): string | undefined {
-  if (typeof content !== "string" || content.trim() === "") return "content must be non-empty text";
-  if (content.includes("\u0000")) return "content must not contain NUL characters";
-  if (content.length > max) return `content must be at most ${max} characters`;
-  return undefined;
 }

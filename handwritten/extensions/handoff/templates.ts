@@ -1,4 +1,4 @@
-// Handoff templates (SPEC-handoff, "Templates"): resolved at each use, first found wins — the
+// Handoff templates (SPEC-handoff, "Templates"): the request (call.md) and the dossier's (dossier.md), resolved at each use, first found wins — the
 // project's `.tau/handoff/<name>`, the global `<config root>/handoff/<name>`, the built-in text.
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -10,25 +10,22 @@ export type TemplateName = "call.md" | "dossier.md";
 
 export const BUILTIN_TEMPLATES: Readonly<Record<TemplateName, string>> = {
   "call.md": [
-    "The user asked to hand this session off to a fresh session (correlation key {{key}}).",
+    "The user asked to hand this session off to a fresh session that will continue the work.",
     "",
-    "Stop starting new work. When you are at a safe point, call `{{go_tool}}` with the key {{key}}.",
-    "If the user must first decide whether you should go on now, call `{{go_deferred_tool}}` with the same key instead.",
-    "Do not write the handoff yet: you will be asked for it next.",
+    "Stop starting new work. At a safe point:",
+    "1. Call `{{get_template_tool}}` with `{}`. It answers the dossier template, the exact file reserved for the dossier, where this session's transcript is, and a Finish id. Do not write a dossier, or invent a path for it, before that call.",
+    "2. Write the dossier into exactly that file with your usual file tools, following the template.",
+    "3. Call `{{finish_tool}}` with the Finish id, and nothing else, then end your turn.",
   ].join("\n"),
   "dossier.md": [
-    "Write the continuation dossier for the fresh session that will continue this work. It becomes that",
-    "session's first user message, and the new model sees nothing else of this session.",
+    "Write the continuation dossier for the fresh session that will continue this work. Its first user",
+    "message will give it the dossier file's path; the new model sees nothing else of this session.",
     "",
     "Include: the goal and the user's instructions and preferences; what is done, with file paths;",
     "what is in progress and the exact next steps; decisions made and why; open questions; anything that",
-    "only this conversation knows. Mark anything that still needs the user's approval as such: the",
-    "dossier grants no permission of its own.",
-    "",
-    "The source session's journal (for exact facts, if you can read it): {{journal_path}}",
-    "",
-    "Submit the whole dossier as Markdown with one call of `{{submit_tool}}` with id {{submission_id}}.",
-    "Do not call any other tool.",
+    "only this conversation knows. Refresh facts, results, permissions and the next action before you",
+    "finish. Mark anything that still needs the user's approval as such: the dossier grants no permission",
+    "of its own.",
   ].join("\n"),
 };
 

@@ -25,7 +25,7 @@ async function attachWithAgents(d: { socket: string; session_id: string }): Prom
   cleanups.push(() => c.close());
   c.send({ message: "subscribe", payload: { historical: ["harness.models_available", "tool.register", "agent.started", "agent.outer_turn_finished"], live: ["*"] } });
   await c.next((m) => m.message === "deliver" && m.payload.event.name === "harness.models_available" && (m.payload.event.data.models as unknown[]).length > 0, 30_000, "models");
-  await c.next((m) => m.message === "deliver" && m.payload.event.name === "tool.register" && m.payload.event.data.name === "handoff_go", 30_000, "handoff_go");
+  await c.next((m) => m.message === "deliver" && m.payload.event.name === "tool.register" && m.payload.event.data.name === "session_handoff_finish", 30_000, "session_handoff_finish");
   return c;
 }
 

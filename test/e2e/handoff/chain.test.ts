@@ -18,7 +18,7 @@ const cleanups = useCleanups();
 /** Hands `agentId` off with one prompt typed into the window; answers the replacement's session id. */
 async function handOff(c: TestClient, agentId: string, typed: string): Promise<string> {
   expect((await command(c, agentId, `start-${agentId}`, "start")).ok).toBe(true);
-  await delivered(c, "handoff.state_reported", (x) => x.agent_id === agentId && x.phase === "deferring");
+  await delivered(c, "handoff.state_reported", (x) => x.agent_id === agentId && x.phase === "writing");
   c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: typed });
   await delivered(c, "handoff.state_reported", (x) => x.agent_id === agentId && x.deferred === 1);
   gates.shift()?.();
@@ -30,11 +30,11 @@ const gates: Array<() => void> = [];
 describe("a chain of handoffs", () => {
   it("[handoff.chain.two] a replacement hands off again: three sessions linked in a chain, each first turn from its own source with its own deferred prompt", async () => {
     const w = handoffWorkspace(fake, cleanups);
-    // Each GO's answer is held until the test typed its deferred prompt.
+    // Each retrieval's answer is held until the test typed its deferred prompt.
     let calls = 0;
     const held = [0, 1].map(() => new Promise<void>((r) => gates.push(r)));
     cleanups.push(() => gates.splice(0).forEach((g) => g()));
-    scriptHandoff(fake, { goResult: () => ({ ...textResponse("ready to write"), gate: held[Math.min(calls++, 1)] }) });
+    scriptHandoff(fake, { afterTemplate: () => held[Math.min(calls++, 1)]! });
     const d1 = await daemon(w.env, ["--project-root", w.project], cleanups);
     const c1 = await attach(d1, cleanups);
     const a1 = await createAgent(c1);

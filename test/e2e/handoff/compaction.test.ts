@@ -34,23 +34,18 @@ async function newAgent(c: TestClient, id: string): Promise<string> {
 }
 
 describe("compaction during a handoff window", () => {
-  it("[handoff.window.compaction-held] from GO until the window closes the agent is not compacted: not automatically past the threshold, not by its compact call, not by another agent's agent_compact; the automatic compaction runs at the first round after the window", async () => {
+  it("[handoff.window.compaction-held] from the template's retrieval until the window closes the agent is not compacted: not automatically past the threshold, not by its compact call, not by another agent's agent_compact; the automatic compaction runs at the first round after the window", async () => {
     const w = handoffWorkspace(
       fake,
       cleanups,
-      // One writer turn that submits nothing, then a long pause before the second: the window stays open with the agent idle.
-      { writer_attempts: 2, writer_retry_ms: 600_000 },
+      {},
       { roles: { default: { allow_tools: ["agent_compact"] } }, compaction: { keep_recent_tokens: 0 } },
     );
     let a = "";
     scriptHandoff(fake, {
-      callAnswer: (r) => {
-        const key = /correlation key ([0-9a-f]{32})/.exec(lastText(r))?.[1] ?? "";
-        return toolCallResponse([{ id: "call_go", name: "handoff_go", arguments: JSON.stringify({ key }) }], FULL);
-      },
-      // After GO the model asks to compact itself.
-      goResult: () => toolCallResponse([{ id: "call_compact", name: "compact", arguments: "{}" }], FULL),
-      writer: () => textResponse("no dossier yet", FULL),
+      callAnswer: () => toolCallResponse([{ id: "call_get", name: "session_handoff_get_template", arguments: "{}" }], FULL),
+      // With the template retrieved the model asks to compact itself, then ends its turn without a dossier.
+      templateResult: () => toolCallResponse([{ id: "call_compact", name: "compact", arguments: "{}" }], FULL),
       other: (_r, text) => {
         if (text.includes("COMPACT-THE-OTHER")) return toolCallResponse([{ id: "call_agent_compact", name: "agent_compact", arguments: JSON.stringify({ agent_id: a }) }]);
         if (text.includes("Summarize the conversation above")) return textResponse("SUMMARY of the work");
@@ -66,18 +61,14 @@ describe("compaction during a handoff window", () => {
     const compactions = () => c.inbox.filter((m) => m.message === "deliver" && m.payload.event.name === "agent.compaction_started").length;
 
     expect((await command(c, a, "h1", "start")).ok).toBe(true);
-    await delivered(c, "handoff.state_reported", (x) => x.phase === "deferring");
-    // GO's response was past the threshold, and the model then called compact: the GO turn ends
-    // with nothing compacted, the call refused.
+    await delivered(c, "handoff.state_reported", (x) => x.phase === "writing");
+    // The retrieval's response was past the threshold, and the model then called compact: the
+    // turn ends with nothing compacted, the call refused, and the window stays open with the agent idle.
     await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === a);
     expect(compactions()).toBe(0);
     const refused = await outcome(c, "call_compact");
     expect(refused).toEqual({ name: "provider.tool_error", text: expect.stringContaining("a handoff of this agent is under way") });
-    // The writer turn (one of two) ends without a dossier: the window stays open with the agent
-    // idle, its second writer turn 10 minutes away.
-    await delivered(c, "agent.outer_turn_finished", (x) => x.agent_id === a);
-    expect(fake.chatRequests.some((r) => /with id [0-9a-f]{16}/.test(lastText(r)))).toBe(true);
-    expect((await command(c, a, "st1", "status")).text).toMatch(/^handoff deferring/);
+    expect((await command(c, a, "st1", "status")).text).toMatch(/^handoff writing/);
     // Another agent's agent_compact of it is refused too.
     c.emit("ui.prompt_submit", { agent_id: b, mode: "queue", text: "COMPACT-THE-OTHER" });
     const other = await outcome(c, "call_agent_compact");

@@ -1,6 +1,6 @@
 // A handoff survives a crash (SPEC-handoff "Recovery", GATE-handoff): the source daemon is SIGKILLed
-// at each step — readiness sent, GO with deferred prompts captured, during the writer, after the
-// dossier before the cutover, with the replacement started but not yet recorded, after the cutover
+// at each step — the request sent, the template retrieved with deferred prompts captured, the dossier
+// written before Finish, in the cutover before the replacement is asked for, with the replacement started but not yet recorded, after the cutover
 // before the recovery file's removal, and in the middle of a release — then resumed, and
 // `:handoff recover resume` finishes the job: every deferred prompt reaches exactly one place
 // (the source agent or the replacement's dossier), once, in order. Real daemons, real SIGKILL,
@@ -10,7 +10,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { TestClient, waitFor } from "../../support/daemon.js";
 import { useCleanups, useFakeOpenAI, type Workspace } from "../../support/e2e.js";
-import { toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
+import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { attach, command, crashSource, createAgent, daemon, delivered, handoffWorkspace, kill, messages, newSessionOf, recoveryPath, runningSession, scriptHandoff } from "./support.js";
 
 let fake!: FakeOpenAI;
@@ -50,7 +50,7 @@ async function begin(w: Workspace, env: NodeJS.ProcessEnv) {
 }
 
 async function typeTwo(c: TestClient, agentId: string): Promise<void> {
-  await delivered(c, "handoff.state_reported", (x) => x.phase === "deferring");
+  await delivered(c, "handoff.state_reported", (x) => x.phase === "writing");
   c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: FIRST });
   await delivered(c, "handoff.state_reported", (x) => x.deferred === 1);
   c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: SECOND });
@@ -102,13 +102,13 @@ async function expectHandedOffOnce(w: Workspace, source: { socket: string; sessi
 }
 
 describe("a handoff after a SIGKILL of its source daemon", () => {
-  it("[handoff.crash.readiness] killed after the readiness template was sent: recover resume sends nothing, deletes the file, and a new handoff can start", async () => {
+  it("[handoff.crash.readiness] killed after the request was sent: recover resume sends nothing, deletes the file, and a new handoff can start", async () => {
     const w = handoffWorkspace(fake, cleanups);
     const held = gate();
     scriptHandoff(fake, { call: held.promise });
     const { d, c, agentId } = await begin(w, w.env);
     await delivered(c, "handoff.state_reported", (x) => x.phase === "requested");
-    await waitFor(() => fake.chatRequests.some((r) => JSON.stringify(messages(r).at(-1)).includes("correlation key")), "the readiness template at the model", 30_000);
+    await waitFor(() => fake.chatRequests.some((r) => JSON.stringify(messages(r).at(-1)).includes("session_handoff_get_template")), "the request at the model", 30_000);
     expect(readFileSync(recoveryPath(w, d.session_id), "utf8")).toContain("phase: requested");
     crashSource(d.pid);
     const r = await restart(w, d.session_id);
@@ -122,32 +122,35 @@ describe("a handoff after a SIGKILL of its source daemon", () => {
     expect((await command(r.c, agentId, "s3", "start")).ok).toBe(true);
   }, 180_000);
 
-  it("[handoff.crash.deferring] killed after GO with two deferred prompts captured: recover resume sends both to the agent, once, in order", async () => {
+  it("[handoff.crash.deferring] killed with the template retrieved and two deferred prompts captured: recover resume sends both to the agent, once, in order, and removes the reserved dossier file", async () => {
     const w = handoffWorkspace(fake, cleanups);
-    const afterGo = gate();
-    scriptHandoff(fake, { afterGo: afterGo.promise });
+    const afterTemplate = gate();
+    scriptHandoff(fake, { afterTemplate: afterTemplate.promise });
     const { d, c, agentId } = await begin(w, w.env);
     await typeTwo(c, agentId);
     crashSource(d.pid);
+    const reserved = join(w.project, ".tau", `handoff_${d.session_id}.md`);
+    expect(existsSync(reserved)).toBe(true);
     const r = await restart(w, d.session_id);
-    expect((await command(r.c, agentId, "show", "recover")).text).toContain("phase deferring, 2 deferred prompt(s)");
+    expect((await command(r.c, agentId, "show", "recover")).text).toContain("phase writing, 2 deferred prompt(s)");
     expect((await command(r.c, agentId, "res", "recover", "resume")).text).toContain("2 prompt(s) sent");
+    expect(existsSync(reserved)).toBe(false);
     await expectReleasedOnce(w, r.d, r.c, agentId);
   }, 180_000);
 
-  it("[handoff.crash.writer] killed during the writer turn: recover resume sends both deferred prompts to the agent, once, in order; no replacement", async () => {
+  it("[handoff.crash.writer] killed with the dossier written and Finish not yet called: recover resume sends both deferred prompts to the agent, once, in order; no replacement", async () => {
     const w = handoffWorkspace(fake, cleanups);
-    const afterGo = gate();
-    const writer = gate();
+    const afterTemplate = gate();
+    const finish = gate();
     scriptHandoff(fake, {
-      afterGo: afterGo.promise,
-      writer: (_r, id) => ({ ...toolCallResponse([{ id: `call_submit_${id}`, name: "handoff_submit", arguments: JSON.stringify({ id, content: "never arrives" }) }]), gate: writer.promise }),
+      afterTemplate: afterTemplate.promise,
+      finish: (_r, id) => ({ ...toolCallResponse([{ id: `call_finish_${id}`, name: "session_handoff_finish", arguments: JSON.stringify({ id }) }]), gate: finish.promise }),
     });
     const { d, c, agentId } = await begin(w, w.env);
     await typeTwo(c, agentId);
-    afterGo.open();
-    await delivered(c, "handoff.state_reported", (x) => x.phase === "writing");
-    await waitFor(() => fake.chatRequests.some((r) => /with id [0-9a-f]{16}/.test(JSON.stringify(messages(r).at(-1)))), "the writer template at the model", 30_000);
+    afterTemplate.open();
+    const dossierFile = join(w.project, ".tau", `handoff_${d.session_id}.md`);
+    await waitFor(() => existsSync(dossierFile) && readFileSync(dossierFile, "utf8").includes("DOSSIER-BODY"), "the dossier written", 30_000);
     crashSource(d.pid);
     const r = await restart(w, d.session_id);
     expect((await command(r.c, agentId, "show", "recover")).text).toContain("phase writing, 2 deferred prompt(s)");
@@ -156,15 +159,14 @@ describe("a handoff after a SIGKILL of its source daemon", () => {
     expect(readdirSync(join(w.home, "state", "sessions"))).toEqual([d.session_id]);
   }, 180_000);
 
-  it("[handoff.crash.dossier] killed after the dossier was written, before the cutover: recover resume completes the cutover with both prompts in the dossier", async () => {
+  it("[handoff.crash.dossier] killed after Finish, in the cutover before the replacement was asked for: recover resume completes the cutover with both prompts in its first turn", async () => {
     const w = handoffWorkspace(fake, cleanups);
-    const afterGo = gate();
-    scriptHandoff(fake, { afterGo: afterGo.promise });
+    const afterTemplate = gate();
+    scriptHandoff(fake, { afterTemplate: afterTemplate.promise });
     const { d, c, agentId } = await begin(w, { ...w.env, TAU_HANDOFF_HOLD_AT: "dossier" });
     await typeTwo(c, agentId);
-    afterGo.open();
-    const dossierFile = join(w.project, ".tau", `handoff_${d.session_id}.md`);
-    await waitFor(() => existsSync(dossierFile) && readFileSync(dossierFile, "utf8").includes("DOSSIER-BODY"), "the dossier file", 30_000);
+    afterTemplate.open();
+    await delivered(c, "extension.notice", (x) => String(x.text).includes("handoff held at dossier"), 30_000);
     const successor = newSessionOf(w, d.session_id)!;
     expect(readFileSync(recoveryPath(w, d.session_id), "utf8")).toContain("phase: cutover");
     crashSource(d.pid);
@@ -179,11 +181,11 @@ describe("a handoff after a SIGKILL of its source daemon", () => {
 
   it("[handoff.crash.launched] killed with the replacement started but the handoff not yet recorded: recover resume finds it by its lineage and creates nothing again", async () => {
     const w = handoffWorkspace(fake, cleanups);
-    const afterGo = gate();
-    scriptHandoff(fake, { afterGo: afterGo.promise });
+    const afterTemplate = gate();
+    scriptHandoff(fake, { afterTemplate: afterTemplate.promise });
     const { d, c, agentId } = await begin(w, { ...w.env, TAU_HANDOFF_HOLD_AT: "launched" });
     await typeTwo(c, agentId);
-    afterGo.open();
+    afterTemplate.open();
     await waitFor(() => existsSync(recoveryPath(w, d.session_id)) && newSessionOf(w, d.session_id) !== undefined, "the new session's id", 30_000);
     const successor = newSessionOf(w, d.session_id)!;
     let row: Awaited<ReturnType<typeof runningSession>>;
@@ -199,13 +201,15 @@ describe("a handoff after a SIGKILL of its source daemon", () => {
     await expectHandedOffOnce(w, r.d, agentId, successor);
   }, 180_000);
 
-  it("[handoff.crash.cutover] killed after the cutover, before the recovery file's removal: recover resume sends nothing and deletes it", async () => {
+  it("[handoff.crash.cutover] killed after the cutover, the replacement's first turn not yet completed: recover resume sends nothing and deletes the recovery file", async () => {
     const w = handoffWorkspace(fake, cleanups);
-    const afterGo = gate();
-    scriptHandoff(fake, { afterGo: afterGo.promise });
+    const afterTemplate = gate();
+    // The replacement's first turn is held: it deletes the recovery file only once that turn completed.
+    const received = gate();
+    scriptHandoff(fake, { afterTemplate: afterTemplate.promise, firstTurn: () => ({ ...textResponse("continuing"), gate: received.promise }) });
     const { d, c, agentId } = await begin(w, { ...w.env, TAU_HANDOFF_HOLD_AT: "cutover" });
     await typeTwo(c, agentId);
-    afterGo.open();
+    afterTemplate.open();
     const successor = String((await delivered(c, "session.handed_off")).successor_session_id);
     let row: Awaited<ReturnType<typeof runningSession>>;
     await waitFor(async () => (row = await runningSession(w.home, successor)) !== undefined, "the replacement daemon", 30_000);
@@ -215,22 +219,22 @@ describe("a handoff after a SIGKILL of its source daemon", () => {
     const r = await restart(w, d.session_id);
     expect((await command(r.c, agentId, "show", "recover")).text).toContain(`already handed off to ${successor}`);
     expect((await command(r.c, agentId, "res", "recover", "resume")).text).toContain("nothing to send");
+    received.open();
     await expectHandedOffOnce(w, r.d, agentId, successor);
   }, 180_000);
 
   it("[handoff.crash.release] killed while a cancelled handoff's prompts were being sent (the first one's turn under way): recover resume sends only the second", async () => {
     const w = handoffWorkspace(fake, cleanups);
-    const afterGo = gate();
+    const afterTemplate = gate();
     const writer = gate();
     scriptHandoff(fake, {
-      afterGo: afterGo.promise,
-      writer: (_r, id) => ({ ...toolCallResponse([{ id: `call_submit_${id}`, name: "handoff_submit", arguments: JSON.stringify({ id, content: "too late" }) }]), gate: writer.promise }),
+      afterTemplate: afterTemplate.promise,
+      finish: (_r, id) => ({ ...toolCallResponse([{ id: `call_finish_${id}`, name: "session_handoff_finish", arguments: JSON.stringify({ id }) }]), gate: writer.promise }),
     });
     const { d, c, agentId } = await begin(w, { ...w.env, TAU_HANDOFF_HOLD_AT: "release" });
     await typeTwo(c, agentId);
-    afterGo.open();
-    await delivered(c, "handoff.state_reported", (x) => x.phase === "writing");
-    // Cancelled during the writer: its late submission is refused, then the first prompt's turn starts.
+    afterTemplate.open();
+    // Cancelled while the model writes: its late Finish is refused, then the first prompt's turn starts.
     expect((await command(c, agentId, "cancel", "cancel")).ok).toBe(true);
     await waitFor(() => readFileSync(recoveryPath(w, d.session_id), "utf8").includes("phase: releasing"), "the release recorded", 30_000);
     writer.open();

@@ -1,16 +1,15 @@
-// The handoff in the real terminal UI (SPEC-handoff "Readiness", "Deferral window", "Cancel"): the
-// real `tau` in a pseudo-terminal read by xterm-headless, its own daemon with the real handoff
-// extension and the loopback model. The model answers a manual start with GO-with-deferral, which
-// opens the Ready / Wait / Cancel choice; Wait keeps the request open, Cancel (the key, or
-// `:handoff cancel`) ends it; Ready opens the deferral window, where `:new` is refused and a
-// typed prompt is held; at the cutover the UI attaches to the replacement session.
+// The handoff in the real terminal UI (SPEC-handoff "Deferral window", "Cancel"): the real `tau` in
+// a pseudo-terminal read by xterm-headless, its own daemon with the real handoff extension and the
+// loopback model. The UI asks the user nothing: `:handoff` sends the request, the model retrieves the
+// template; `:handoff cancel` ends a handoff; while the model writes, `:new` is refused and a typed
+// prompt is held; at the cutover the UI attaches to the replacement session.
 import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { waitFor } from "../../support/daemon.js";
 import { spawnTau } from "../../support/pty.js";
-import { toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
+import { textResponse, toolCallResponse, type FakeOpenAI } from "../../support/fake-openai.js";
 import { handoffWorkspace, messages, runningSession, kill, scriptHandoff } from "./support.js";
 
 let fake!: FakeOpenAI;
@@ -18,56 +17,46 @@ useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
 
 const has = (text: string) => (screen: string[]) => screen.some((l) => l.includes(text));
-const CHOICE = "[r] ready: go ahead";
 
 describe("the handoff in the terminal UI", () => {
-  it("[handoff.pty.dialog-and-cancel] GO-with-deferral opens Ready / Wait / Cancel: Wait keeps it open, c and :handoff cancel end it, Ready opens the window (:new refused, a typed prompt held), and the UI attaches to the replacement at the cutover", async () => {
+  it("[handoff.pty.dialog-and-cancel] no dialog: :handoff requests, :handoff cancel ends it; while the model writes, :new is refused and a typed prompt is held, and the UI attaches to the replacement at the cutover", async () => {
     const w0 = handoffWorkspace(fake, cleanups);
     const w = { ...w0, env: { ...process.env, ...w0.env, TERM: "xterm-256color" } };
-    let openWriter!: () => void;
-    const writerGate = new Promise<void>((r) => (openWriter = r));
-    cleanups.push(() => openWriter());
+    let openFinish!: () => void;
+    const finishGate = new Promise<void>((r) => (openFinish = r));
+    cleanups.push(() => openFinish());
+    let calls = 0;
     scriptHandoff(fake, {
-      deferredGo: true,
-      writer: (_r, id) => ({ ...toolCallResponse([{ id: `call_submit_${id}`, name: "handoff_submit", arguments: JSON.stringify({ id, content: "DOSSIER-BODY from the terminal" }) }]), gate: writerGate }),
+      // The first request is answered with words only (then cancelled); the second is followed.
+      callAnswer: () => (calls++ === 0 ? textResponse("not yet") : undefined),
+      finish: (_r, id) => ({ ...toolCallResponse([{ id: `call_finish_${id}`, name: "session_handoff_finish", arguments: JSON.stringify({ id }) }]), gate: finishGate }),
     });
     const t = spawnTau([], { env: w.env, cwd: w.project, cols: 160, rows: 40 });
     cleanups.push(() => t.kill());
     await t.waitFor(has(" · ready"), "ready", 60_000);
     const source = (t.all().find((l) => l.startsWith("session s-")) as string).slice("session ".length);
+    const recovery = join(w.home, "config", "handoff", "recovery", `recovery-${source}.md`);
 
-    // Wait: the choice closes, the request stays open; :handoff cancel ends it.
     t.type(":handoff\r");
-    await t.waitFor(has(CHOICE), "the Ready / Wait / Cancel choice", 60_000);
-    t.type("w");
-    await t.waitFor(has("handoff: still waiting"), "the Wait answer");
-    await t.waitFor((s) => !has(CHOICE)(s), "the choice closed");
+    await t.waitFor(has("handoff requested for agent"), "the request", 60_000);
+    await t.waitFor(() => fake.chatRequests.length > 0, "the request at the model", 60_000);
     t.type(":handoff status\r");
-    await t.waitFor(has("handoff confirming"), "the status: still confirming");
+    await t.waitFor(has("handoff requested, 0 deferred"), "the status: requested");
     t.type(":handoff cancel\r");
     await t.waitFor(has("handoff cancelled"), "the cancel by command");
+    await waitFor(() => !existsSync(recovery), "no recovery file after the cancel", 10_000);
 
-    // Cancel by its key.
+    // Again: the model retrieves the template and writes; :new is refused; a typed prompt is held.
     t.type(":handoff\r");
-    await t.waitFor(has(CHOICE), "the choice again", 60_000);
-    t.type("c");
-    await t.waitFor((_s, all) => all.filter((l) => l.includes("handoff cancelled")).length === 2, "the cancel by key");
-    await t.waitFor((s) => !has(CHOICE)(s), "the choice closed after cancel");
-    expect(existsSync(join(w.home, "config", "handoff", "recovery", `recovery-${source}.md`))).toBe(false);
-
-    // Ready: the window opens; :new is refused; a typed prompt is held for the new session.
-    t.type(":handoff\r");
-    await t.waitFor(has(CHOICE), "the choice a third time", 60_000);
-    t.type("r");
-    await t.waitFor(has("handoff: going ahead"), "the Ready answer");
-    await t.waitFor(() => fake.chatRequests.some((r) => /with id [0-9a-f]{16}/.test(JSON.stringify(messages(r).at(-1)))), "the writer turn", 60_000);
+    await t.waitFor(() => existsSync(recovery) && readFileSync(recovery, "utf8").includes("phase: writing"), "the template retrieved", 60_000);
+    const dossier = join(w.project, ".tau", `handoff_${source}.md`);
+    await t.waitFor(() => existsSync(dossier) && readFileSync(dossier, "utf8").includes("DOSSIER-BODY"), "the dossier written", 60_000);
     t.type(":new\r");
     await t.waitFor(has(":new is refused while a handoff is under way"), "the refused :new");
     t.type("typed in the window, for the new session\r");
-    const recovery = join(w.home, "config", "handoff", "recovery", `recovery-${source}.md`);
-    await t.waitFor(() => existsSync(recovery) && readFileSync(recovery, "utf8").includes("typed in the window, for the new session"), "the prompt held");
+    await t.waitFor(() => readFileSync(recovery, "utf8").includes("typed in the window, for the new session"), "the prompt held");
     expect(fake.chatRequests.some((r) => messages(r).at(-1)?.content === "typed in the window, for the new session")).toBe(false);
-    openWriter();
+    openFinish();
 
     // The cutover: the UI attaches to the replacement, whose first turn is the dossier and the held prompt.
     await t.waitFor((_s, all) => all.some((l) => l.startsWith("session s-") && !l.includes(source)), "the UI on the replacement session", 60_000);

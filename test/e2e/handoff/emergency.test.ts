@@ -1,12 +1,13 @@
-// Emergency steering (SPEC-handoff "Emergency steering"): while a handoff waits for the agent's
-// answer, a turn that completes with the context at critical_percent (90 by default) or more gets
-// one steering prompt — stop, answer the handoff now — never a second, and a turn below it none.
+// Emergency steering (SPEC-handoff "Emergency steering"): while a handoff is requested and not
+// finished, a turn that completes with the context at critical_percent (90 by default) or more gets
+// one steering prompt — stop, fetch the template if missing, finalize the dossier, Finish — never a
+// second, and a turn below it none; a model that follows it completes the handoff.
 // Real daemon, the real handoff extension, the loopback model reporting its token usage.
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../../support/daemon.js";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { textResponse, type FakeOpenAI } from "../../support/fake-openai.js";
-import { attach, command, createAgent, daemon, delivered, handoffWorkspace, messages, scriptHandoff } from "./support.js";
+import { attach, command, createAgent, daemon, delivered, handoffWorkspace, kill, messages, runningSession, scriptHandoff } from "./support.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -45,5 +46,27 @@ describe("emergency steering of a waiting handoff", () => {
     expect(emergencies()).toBe(1);
     expect((await command(c, agentId, "s", "status")).text).toMatch(/^handoff requested/);
     expect((await command(c, agentId, "x", "cancel")).ok).toBe(true);
+  }, 120_000);
+
+  it("[handoff.emergency.writing] with the template already retrieved, the steering says to finalize the dossier and Finish (no second retrieval asked for); the model that follows it hands off", async () => {
+    const w = handoffWorkspace(fake, cleanups, { reminder_ms: 86_400_000 }, { compaction: { auto_threshold: 0.99 } });
+    let retrievals = 0;
+    scriptHandoff(fake, {
+      // The first retrieval's answer ends the turn at 92 % without writing; after the steering the model writes and finishes.
+      templateResult: () => (retrievals++ === 0 ? textResponse("I will write it later", { usage: { prompt_tokens: 92_000, completion_tokens: 0 } }) : undefined),
+    });
+    const d = await daemon(w.env, ["--project-root", w.project], cleanups);
+    const c = await attach(d, cleanups);
+    const agentId = await createAgent(c);
+    expect((await command(c, agentId, "h1", "start")).ok).toBe(true);
+    const handedOff = await delivered(c, "session.handed_off", undefined, 60_000);
+    const emergencies = fake.chatRequests.filter((r) => lastText(r).includes("EMERGENCY"));
+    expect(emergencies).toHaveLength(1);
+    const text = lastText(emergencies[0]!);
+    expect(text).toMatch(/context window is 92% full/);
+    expect(text).toContain("Finish writing the dossier into its reserved file and call `session_handoff_finish`");
+    expect(text).not.toContain("at once, then write");
+    const row = await runningSession(w.home, String(handedOff.successor_session_id));
+    cleanups.push(() => row && kill(row.pid));
   }, 120_000);
 });

@@ -7,7 +7,7 @@
 // agent (or its history, closed by the crash), or the replacement's first turn. Real daemons, real
 // SIGKILL, the loopback model; steps the model cannot hold open are held by TAU_HANDOFF_HOLD_AT.
 import { describe, expect, it } from "vitest";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { TestClient, waitFor } from "../../support/daemon.js";
 import { agentJournal, killTree, useCleanups, useFakeOpenAI, type Workspace } from "../../support/e2e.js";
@@ -93,10 +93,11 @@ interface Run {
 /** The source session with a handoff started; `hold`: the step TAU_HANDOFF_HOLD_AT stops at (once only when `once`). */
 async function begin(o: { hold?: string; once?: boolean; call?: Promise<unknown>; afterGo?: Promise<unknown>; writer?: Promise<unknown> }): Promise<Run> {
   const w = handoffWorkspace(fake, cleanups);
+  // afterGo: the answer to the template's retrieval (the window open); writer: the Finish call.
   scriptHandoff(fake, {
     ...(o.call ? { call: o.call } : {}),
-    ...(o.afterGo ? { afterGo: o.afterGo } : {}),
-    ...(o.writer ? { writer: (_r, id) => ({ ...toolCallResponse([{ id: `call_submit_${id}`, name: "handoff_submit", arguments: JSON.stringify({ id, content: "held writer" }) }]), gate: o.writer! }) } : {}),
+    ...(o.afterGo ? { afterTemplate: o.afterGo } : {}),
+    ...(o.writer ? { finish: (_r, id) => ({ ...toolCallResponse([{ id: `call_finish_${id}`, name: "session_handoff_finish", arguments: JSON.stringify({ id }) }]), gate: o.writer! }) } : {}),
   });
   const env = { ...w.env, ...(o.hold ? { TAU_HANDOFF_HOLD_AT: o.hold } : {}), ...(o.once ? { TAU_HANDOFF_HOLD_ONCE: join(w.home, "hold-once") } : {}) };
   const d = await daemon(env, ["--project-root", w.project], cleanups);
@@ -108,7 +109,7 @@ async function begin(o: { hold?: string; once?: boolean; call?: Promise<unknown>
 
 /** Two prompts typed into the deferral window. */
 async function typeDeferred(r: Run): Promise<void> {
-  await delivered(r.c, "handoff.state_reported", (x) => x.phase === "deferring");
+  await delivered(r.c, "handoff.state_reported", (x) => x.phase === "writing");
   await r.ledger.type(r.c, r.agentId, "deferred one");
   await r.ledger.type(r.c, r.agentId, "deferred two");
 }
@@ -150,7 +151,7 @@ function expectOneReplacement(r: Run): void {
 }
 
 describe("a handoff killed at every step loses and doubles no acknowledged prompt", () => {
-  it("[handoff.kill.source-requested] the source killed with the readiness request at the model, one prompt typed meanwhile", async () => {
+  it("[handoff.kill.source-requested] the source killed with the handoff's request at the model, one prompt typed meanwhile", async () => {
     const call = gate();
     const r = await begin({ call: call.promise });
     await delivered(r.c, "handoff.state_reported", (x) => x.phase === "requested");
@@ -160,7 +161,7 @@ describe("a handoff killed at every step loses and doubles no acknowledged promp
     await r.ledger.expectExactlyOnce(r.w, r.agentId);
   }, 180_000);
 
-  it("[handoff.kill.source-deferring] the source killed with two prompts deferred", async () => {
+  it("[handoff.kill.source-deferring] the source killed with the template retrieved and two prompts deferred", async () => {
     const afterGo = gate();
     const r = await begin({ afterGo: afterGo.promise });
     await typeDeferred(r);
@@ -169,19 +170,20 @@ describe("a handoff killed at every step loses and doubles no acknowledged promp
     await r.ledger.expectExactlyOnce(r.w, r.agentId);
   }, 180_000);
 
-  it("[handoff.kill.source-writing] the source killed during the writer's turn", async () => {
+  it("[handoff.kill.source-writing] the source killed with the dossier written, Finish not yet called", async () => {
     const afterGo = gate();
     const writer = gate();
     const r = await begin({ afterGo: afterGo.promise, writer: writer.promise });
     await typeDeferred(r);
     afterGo.open();
-    await delivered(r.c, "handoff.state_reported", (x) => x.phase === "writing");
+    const file = join(r.w.project, ".tau", `handoff_${r.d.session_id}.md`);
+    await waitFor(() => existsSync(file) && readFileSync(file, "utf8").includes("DOSSIER-BODY"), "the dossier written", 30_000);
     crashSource(r.d.pid);
     await restartAndRecover(r);
     await r.ledger.expectExactlyOnce(r.w, r.agentId);
   }, 180_000);
 
-  it("[handoff.kill.source-dossier] the source killed in the cutover with the dossier written, nothing requested", () => sourceInCutover("dossier"), 180_000);
+  it("[handoff.kill.source-dossier] the source killed in the cutover after Finish, the replacement not yet asked for", () => sourceInCutover("dossier"), 180_000);
   it("[handoff.kill.source-seed] the source killed in the cutover with the replacement's seed written, nothing started", () => sourceInCutover("seed"), 180_000);
   it("[handoff.kill.source-launched] the source killed with the replacement seeded, the handoff not recorded", () => sourceAfterSeeding("launched"), 180_000);
   it("[handoff.kill.source-cutover] the source killed with the handoff recorded, the recovery file not yet removed", () => sourceAfterSeeding("cutover"), 180_000);
@@ -270,7 +272,11 @@ async function replacementKilled(step: "replacement" | "lineage", both = false):
   if (both) killTree(r.d.pid);
   killTree(rep.pid);
   if (both) await restartAndRecover(r);
-  else await delivered(r.c, "session.handed_off", undefined, 60_000);
+  else await delivered(r.c, "session.handed_off", undefined, 60_000).catch((err: unknown) => {
+    // What the replacement's daemons wrote, to tell a slow start from a stuck one.
+    const log = (dir: string) => (existsSync(join(dir, "daemon.log")) ? readFileSync(join(dir, "daemon.log"), "utf8").slice(-4000) : "(no log)");
+    throw new Error(`${(err as Error).message}\nreplacement ${rep.id} files: ${readdirSync(seedDir(r, rep.id)).join(", ")}\nits log:\n${log(seedDir(r, rep.id))}\nsource log:\n${log(seedDir(r, r.d.session_id))}`);
+  });
   const row = await runningSession(r.w.home, rep.id);
   cleanups.push(() => row && killTree(row.pid));
   await r.ledger.expectExactlyOnce(r.w, r.agentId);

@@ -4,6 +4,7 @@
 // that completes deletes it. Real daemon, the handoff extension, the loopback model.
 import { describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { waitFor } from "../../support/daemon.js";
 import { useCleanups, useFakeOpenAI } from "../../support/e2e.js";
 import { errorResponse, type FakeOpenAI } from "../../support/fake-openai.js";
@@ -17,9 +18,12 @@ describe("the release's receiving turn", () => {
   it("[handoff.release.failed-turn-keeps-file] a cancelled handoff's prompt whose receiving turn fails keeps the recovery file; resume sends nothing again and deletes it; a completed receiving turn deletes it", async () => {
     const w = handoffWorkspace(fake, cleanups);
     let open!: () => void;
-    const afterGo = new Promise<void>((r) => (open = r));
-    cleanups.push(() => open());
-    scriptHandoff(fake, { afterGo, other: (_r, text) => (text.includes("release me: fail") ? errorResponse(400, { message: "refused by the test" }) : undefined) });
+    const first = new Promise<void>((r) => (open = r));
+    let openSecond!: () => void;
+    const second = new Promise<void>((r) => (openSecond = r));
+    cleanups.push(() => open(), () => openSecond());
+    let retrievals = 0;
+    scriptHandoff(fake, { afterTemplate: () => (retrievals++ === 0 ? first : second), other: (_r, text) => (text.includes("release me: fail") ? errorResponse(400, { message: "refused by the test" }) : undefined) });
     const d = await daemon(w.env, ["--project-root", w.project], cleanups);
     const c = await attach(d, cleanups);
     const agentId = await createAgent(c);
@@ -27,7 +31,7 @@ describe("the release's receiving turn", () => {
     const sentOf = (text: string) => fake.chatRequests.filter((r) => messages(r).some((m) => m.role === "user" && m.content === text)).length;
 
     expect((await command(c, agentId, "h1", "start")).ok).toBe(true);
-    await delivered(c, "handoff.state_reported", (x) => x.phase === "deferring");
+    await delivered(c, "handoff.state_reported", (x) => x.phase === "writing");
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "release me: fail" });
     await delivered(c, "handoff.state_reported", (x) => x.deferred === 1);
     expect((await command(c, agentId, "x1", "cancel")).ok).toBe(true);
@@ -45,10 +49,14 @@ describe("the release's receiving turn", () => {
 
     // A second handoff, cancelled, whose prompt's turn completes: the file is deleted.
     expect((await command(c, agentId, "h2", "start")).ok).toBe(true);
-    await delivered(c, "handoff.state_reported", (x) => x.phase === "deferring" && x.deferred === 0);
+    await delivered(c, "handoff.state_reported", (x) => x.phase === "writing" && x.deferred === 0);
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "release me: fine" });
     await delivered(c, "handoff.state_reported", (x) => x.deferred === 1);
     expect((await command(c, agentId, "x2", "cancel")).ok).toBe(true);
+    // The model's turn goes on (an extension cancels no turn): it writes the reserved file, its
+    // Finish is refused, and only once that turn ended is the reservation removed.
+    openSecond();
     await waitFor(() => sentOf("release me: fine") === 1 && !existsSync(file), "the completed turn and the file's removal", 60_000);
+    expect(existsSync(join(w.project, ".tau", `handoff_${d.session_id}.md`))).toBe(false);
   }, 120_000);
 });

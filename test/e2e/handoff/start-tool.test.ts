@@ -15,7 +15,7 @@ const lastText = (r: { body: unknown }) => JSON.stringify(messages(r as never).a
 const toolOf = (r: { body: unknown }, name: string) => ((r.body as { tools?: Array<{ function: { name: string; description: string } }> }).tools ?? []).find((t) => t.function.name === name)?.function;
 
 describe("the model's handoff_start tool", () => {
-  it("[handoff.tool.model-start] handoff_start is offered only for an explicit user request, refuses a call without the user's words, starts one handoff (a second call is refused) whose readiness offers the deferral choice, and the handoff completes", async () => {
+  it("[handoff.tool.model-start] handoff_start is offered only for an explicit user request, refuses a call without the user's words, starts one handoff (a second call is refused) whose request follows once the agent is idle, and the handoff completes", async () => {
     const w = handoffWorkspace(fake, cleanups);
     scriptHandoff(fake, {
       other: (_r, text) => {
@@ -47,22 +47,23 @@ describe("the model's handoff_start tool", () => {
     c.emit("ui.prompt_submit", { agent_id: agentId, mode: "queue", text: "please hand this off to a fresh session" });
     const first = await delivered(c, "tool.result", (x) => x.call_id === "call_start_1");
     expect(first.outcome).toBe("ok");
-    expect(String(first.output)).toMatch(/^handoff requested for agent .*\. Finish your turn now\.$/);
+    expect(String(first.output)).toMatch(/^handoff requested for agent .*\. Finish your turn now; the handoff's request follows\.$/);
     const second = await delivered(c, "tool.result", (x) => x.call_id === "call_start_2");
     expect(second.outcome).toBe("error");
     expect(String(second.output)).toContain("a handoff is already under way");
-    // Once the agent is idle, the readiness template of a manual start: GO, or GO with the user's choice.
+    // Once the agent is idle, the handoff's request: retrieve the template, write, Finish.
     const turnOver = await delivered(c, "agent.outer_turn_finished");
-    await waitFor(() => fake.chatRequests.some((r) => lastText(r).includes("correlation key")), "the readiness template", 30_000);
-    const callRequest = fake.chatRequests.find((r) => lastText(r).includes("correlation key"));
-    expect(lastText(callRequest!)).toContain("handoff_go_deferred");
+    const isCall = (r: Parameters<typeof lastText>[0]) => lastText(r).includes("The user asked to hand this session off");
+    await waitFor(() => fake.chatRequests.some(isCall), "the request", 30_000);
+    const callRequest = fake.chatRequests.find(isCall);
+    expect(lastText(callRequest!)).toContain("session_handoff_finish");
     expect(fake.chatRequests.indexOf(callRequest!)).toBeGreaterThan(fake.chatRequests.findIndex((r) => lastText(r).includes("hand this off")));
     expect(turnOver.outcome).toBe("completed");
-    // The model answers GO; the handoff runs to its replacement session.
+    // The model follows it; the handoff runs to its replacement session.
     const successor = String((await delivered(c, "session.handed_off")).successor_session_id);
     let row: Awaited<ReturnType<typeof runningSession>>;
     await waitFor(async () => (row = await runningSession(w.home, successor)) !== undefined, "the replacement daemon", 30_000);
     cleanups.push(() => kill(row!.pid));
-    expect(fake.chatRequests.filter((r) => lastText(r).includes("correlation key"))).toHaveLength(1);
+    expect(fake.chatRequests.filter(isCall)).toHaveLength(1);
   }, 120_000);
 });

@@ -1,5 +1,5 @@
 // Session handoff through real daemons, the real provider, shell and handoff extensions, and the
-// loopback model (SPEC-handoff): shared set-up and the scripted model that answers the templates.
+// loopback model (SPEC-handoff): shared set-up and the scripted model that follows the handoff's request.
 import { join } from "node:path";
 import type { StartedDaemon, TestClient } from "../../support/daemon.js";
 import { readFileSync } from "node:fs";
@@ -20,7 +20,7 @@ export function handoffWorkspace(fake: FakeOpenAI, cleanups: Array<() => void>, 
     extensions: [
       { name: "provider", kind: "provider", command: ["tau", "ext", "provider"], config: { profile: "chat_completions", base_url: fake.baseUrl, models: [{ id: "fake-model", context_window: 100_000 }] }, startup_timeout_seconds: 30 },
       { name: "shell", kind: "tool", require: true, command: ["tau", "ext", "shell"], startup_timeout_seconds: 30 },
-      { name: "handoff", kind: "tool", require: true, command: ["tau", "ext", "handoff"], config: { writer_retry_ms: 0, ...handoffConfig }, startup_timeout_seconds: 30 },
+      { name: "handoff", kind: "tool", require: true, command: ["tau", "ext", "handoff"], config: { ...handoffConfig }, startup_timeout_seconds: 30 },
     ],
   });
   return workspaceIn(cleanups, yaml);
@@ -49,7 +49,7 @@ export const newSessionOf = (w: Workspace, session: string): string | undefined 
 export const daemon = (env: NodeJS.ProcessEnv, args: string[], cleanups: Array<() => void>): Promise<StartedDaemon> => daemonIn(cleanups, env, args);
 
 /** Attaches a UI, live on everything, once the models and the handoff tools are there. */
-export const attach = (d: { socket: string; session_id: string }, cleanups: Array<() => void>, needTool = "handoff_go"): Promise<TestClient> => attachUi(cleanups, d, { tools: [needTool] });
+export const attach = (d: { socket: string; session_id: string }, cleanups: Array<() => void>, needTool = "session_handoff_finish"): Promise<TestClient> => attachUi(cleanups, d, { tools: [needTool] });
 
 export const createAgent = (c: TestClient): Promise<string> => c.createAgent();
 
@@ -67,48 +67,71 @@ export async function runningSession(home: string, sessionId: string): Promise<{
 }
 
 export interface ScriptHooks {
-  /** Answers the readiness template with GO-with-deferral (the user chooses Ready / Wait / Cancel). */
-  deferredGo?: boolean;
-  /** Answers the readiness template (and its reminder) with this instead of GO. */
+  /** Answers the handoff's request (and its reminder) with this instead of the template's retrieval. */
   callAnswer?: (r: ReceivedRequest) => ScriptedResponse | undefined;
   /** Answers any other prompt with this instead of a plain answer. */
   other?: (r: ReceivedRequest, lastText: string) => ScriptedResponse | undefined;
-  /** Held: the answer to the readiness template (the GO call). */
+  /** Held: the retrieval call answering the request. */
   call?: Promise<unknown>;
-  /** Held until the test has typed its deferred prompts: the answer to GO's tool result. */
-  afterGo?: Promise<unknown>;
-  /** Answers GO's tool result with this instead of a plain answer. */
-  goResult?: (r: ReceivedRequest) => ScriptedResponse | undefined;
-  /** The dossier content the model submits. */
+  /** Held until the test has typed its deferred prompts: the answer to the retrieval's result (the write call). */
+  afterTemplate?: Promise<unknown> | (() => Promise<unknown>);
+  /** Answers the retrieval's result with this instead of the write call. */
+  templateResult?: (r: ReceivedRequest, reserved: { path: string; id: string } | undefined) => ScriptedResponse | undefined;
+  /** The dossier the model writes. */
   dossier?: string;
-  /** Answers the writer template with this instead of the submit call. */
-  writer?: (r: ReceivedRequest, submissionId: string) => ScriptedResponse | undefined;
+  /** Answers the replacement's first turn with this instead of a plain answer. */
+  firstTurn?: (r: ReceivedRequest) => ScriptedResponse | undefined;
+  /** Answers the write's result with this instead of the Finish call. */
+  finish?: (r: ReceivedRequest, id: string) => ScriptedResponse | undefined;
 }
 
-/** A model that answers the handoff templates: GO with the key, the submit call with the id. */
+/** What the template's retrieval answered: the reserved file and the Finish id (undefined: refused). */
+export function reservedIn(toolText: string): { path: string; id: string } | undefined {
+  const path = /Reserved dossier file [^:]*: (\S+)/.exec(toolText)?.[1];
+  const id = /Finish id: ([0-9a-f]{32})/.exec(toolText)?.[1];
+  return path !== undefined && id !== undefined ? { path, id } : undefined;
+}
+
+/** The tool call `name` of the assistant message that `tool` answers. */
+function calledTool(ms: Msg[], tool: Msg): { name?: string; arguments?: string } {
+  const prev = [...ms].reverse().find((m) => m.role === "assistant" && m.tool_calls?.some((t) => t.id === tool.tool_call_id));
+  const fn = prev?.tool_calls?.find((t) => t.id === tool.tool_call_id)?.function;
+  return fn ?? {};
+}
+
+/**
+ * A model that follows the handoff's request as seed 003 has it: retrieve the template, write the
+ * dossier into the reserved file with the shell extension's `write` tool, then Finish by id.
+ */
 export function scriptHandoff(fake: FakeOpenAI, hooks: ScriptHooks = {}): void {
   fake.respondWith((r) => {
     const ms = messages(r);
     const last = ms.at(-1);
     const lastText = text(last);
+    const n = r.rawBody.length;
     if (last?.role === "tool") {
-      const prev = [...ms].reverse().find((m) => m.role === "assistant" && m.tool_calls?.some((t) => t.id === last.tool_call_id));
-      const name = prev?.tool_calls?.find((t) => t.id === last.tool_call_id)?.function.name;
-      if (name === "handoff_go") return { ...(hooks.goResult?.(r) ?? textResponse("ready to write")), ...(hooks.afterGo ? { gate: hooks.afterGo } : {}) };
-      if (name === "handoff_submit") return textResponse("dossier submitted");
+      const name = calledTool(ms, last).name;
+      if (name === "session_handoff_get_template") {
+        const reserved = reservedIn(lastText);
+        const custom = hooks.templateResult?.(r, reserved);
+        const answer = custom ?? (reserved ? toolCallResponse([{ id: `call_write_${n}`, name: "write", arguments: JSON.stringify({ path: reserved.path, content: hooks.dossier ?? "DOSSIER-BODY: the goal, the state, the next steps.\n" }) }]) : textResponse("no template"));
+        const gate = typeof hooks.afterTemplate === "function" ? hooks.afterTemplate() : hooks.afterTemplate;
+        return { ...answer, ...(gate ? { gate } : {}) };
+      }
+      if (name === "write") {
+        const id = [...ms].reverse().map((m) => reservedIn(text(m))).find((x) => x !== undefined)?.id;
+        if (id === undefined) return textResponse("written");
+        return hooks.finish?.(r, id) ?? toolCallResponse([{ id: `call_finish_${n}`, name: "session_handoff_finish", arguments: JSON.stringify({ id }) }]);
+      }
+      if (name === "session_handoff_finish") return textResponse("handoff finished");
       return textResponse("tool seen");
     }
-    const key = /correlation key ([0-9a-f]{32})/.exec(lastText)?.[1];
-    const callAnswer = key ? hooks.callAnswer?.(r) : undefined;
-    if (callAnswer) return callAnswer;
-    if (key) return { ...toolCallResponse([{ id: `call_go_${r.rawBody.length}`, name: hooks.deferredGo ? "handoff_go_deferred" : "handoff_go", arguments: JSON.stringify({ key }) }]), ...(hooks.call ? { gate: hooks.call } : {}) };
-    const id = /with id ([0-9a-f]{16})/.exec(lastText)?.[1];
-    if (id) {
-      const custom = hooks.writer?.(r, id);
-      if (custom) return custom;
-      return toolCallResponse([{ id: `call_submit_${id}`, name: "handoff_submit", arguments: JSON.stringify({ id, content: hooks.dossier ?? "DOSSIER-BODY: the goal, the state, the next steps." }) }]);
+    if (lastText.includes("# Handoff from session")) return hooks.firstTurn?.(r) ?? textResponse("continuing in the new session");
+    if (lastText.includes("session_handoff_get_template")) {
+      const callAnswer = hooks.callAnswer?.(r);
+      if (callAnswer) return callAnswer;
+      return { ...toolCallResponse([{ id: `call_get_${n}`, name: "session_handoff_get_template", arguments: "{}" }]), ...(hooks.call ? { gate: hooks.call } : {}) };
     }
-    if (lastText.includes("# Handoff from session")) return textResponse("continuing in the new session");
     return hooks.other?.(r, lastText) ?? textResponse("plain answer");
   });
 }

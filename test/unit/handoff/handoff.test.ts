@@ -1,12 +1,14 @@
 // The handoff extension's deterministic parts (SPEC-handoff): template precedence, the recovery
-// file's round trip, dossier assembly and the submission checks. Real files in a temporary folder.
+// file's round trip, the first turn's assembly and the sandbox's one exception for the dossier file.
+// Real files in a temporary folder.
 import { describe, expect, it } from "vitest";
 import { useTempDirs } from "../../support/temp-dirs.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUILTIN_TEMPLATES, resolveTemplate } from "../../../handwritten/extensions/handoff/templates.js";
-import { contentProblem, firstTurn, formatRecovery, parseRecovery, readRecovery, writeAtomic } from "../../../handwritten/extensions/handoff/recovery.js";
+import { firstTurn, formatRecovery, parseRecovery, readRecovery, writeAtomic } from "../../../handwritten/extensions/handoff/recovery.js";
 import { dossierProblem } from "../../../handwritten/harness/handoff-request.js";
+import { handoffDossierFile } from "../../../handwritten/extensions/shell/sandbox/file-policy.js";
 
 const tmp = useTempDirs("tau-handoff-");
 
@@ -36,13 +38,12 @@ describe("handoff templates", () => {
 });
 
 describe("handoff recovery file and dossier", () => {
-  it("[handoff.submit.validation] content must be non-empty, NUL-free and bounded; the harness also requires the first line to name the new session", () => {
-    expect(contentProblem("", 10)).toContain("non-empty");
-    expect(contentProblem("   \n", 10)).toContain("non-empty");
-    expect(contentProblem(42, 10)).toContain("non-empty");
-    expect(contentProblem("a\u0000b", 10)).toContain("NUL");
-    expect(contentProblem("x".repeat(11), 10)).toContain("at most 10");
-    expect(contentProblem("fine", 10)).toBeUndefined();
+  it("[handoff.first-turn.assembly] the first turn names the dossier file's absolute path with its ingestion and cleanup instructions, never its text; the harness requires its first line to name the new session; the file tools may write exactly a dossier file of the project's .tau/", () => {
+    expect(handoffDossierFile("/p", "/p/.tau/handoff_s-abc_1.md")).toBe(true);
+    expect(handoffDossierFile("/p", "/p/.tau/sandbox.yaml")).toBe(false);
+    expect(handoffDossierFile("/p", "/p/.tau/handoff/handoff_s-a.md")).toBe(false);
+    expect(handoffDossierFile("/p", "/p/.tau/handoff_s-a.md.sh")).toBe(false);
+    expect(handoffDossierFile("/p", "/q/.tau/handoff_s-a.md")).toBe(false);
     const dossier = firstTurn({ source: "s-a", target: "s-b", path: "/p/.tau/handoff_s-a.md", deleteAfterReading: true, deferred: [] });
     expect(dossier).toContain("\n/p/.tau/handoff_s-a.md\n");
     expect(dossier).toContain("delete exactly that file");
@@ -55,7 +56,7 @@ describe("handoff recovery file and dossier", () => {
 
   it("[handoff.recovery.round-trip] deferred prompts read back verbatim and in order, markers inside a prompt included; the file is replaced atomically", () => {
     const prompts = ["one\nwith two lines", "--- Deferred Prompt 1 of 1 ---\nlooks like a marker", "", "  indented  "];
-    const state = { session: "s-1", agent: "a-1", phase: "deferring" as const, newSession: "s-2", deferred: prompts };
+    const state = { session: "s-1", agent: "a-1", phase: "writing" as const, newSession: "s-2", deferred: prompts };
     const text = formatRecovery(state);
     expect(text).toContain("--- Deferred Prompt 2 of 4 ---\n--- Deferred Prompt 1 of 1 ---\nlooks like a marker\n");
     expect(parseRecovery(text)).toEqual(state);

@@ -58,6 +58,22 @@ describe("file-tool reads", () => {
 });
 
 describe("file-tool writes", () => {
+  it("[handoff.sandbox.dossier-exception] of the project's protected .tau/ the file tools may write exactly a handoff dossier file directly in it; nothing else there, and not when another protected region covers it", () => {
+    const s = setup();
+    const rules = s.rules();
+    const tau = join(s.project, ".tau");
+    expect(verdict(rules, join(tau, "handoff_s-mx9-5a2d5df306d7.md"))).toBe("ok");
+    expect(verdict(setup({}, "protected").rules(), join(setup().project, ".tau", "handoff_s-a.md"))).toBe("ok");
+    for (const other of ["sandbox.yaml", "handoff_s-a.md.sh", "handoff_x.md", join("handoff", "handoff_s-a.md"), join("handoff", "call.md")]) {
+      expect(verdict(rules, join(tau, other))).toMatch(/^refused: .* is protected/);
+    }
+    // A project inside tau's configuration root: that root's protection still holds for the dossier.
+    const inside = join(s.roots.config, "project");
+    mkdirSync(inside, { recursive: true });
+    const nested = fileRules(effectivePolicy({}, inside, s.roots, emptyGrants()), inside, "full");
+    expect(verdict(nested, join(inside, ".tau", "handoff_s-a.md"))).toMatch(/^refused: .* is protected/);
+  });
+
   it("what runs code on the host is protected by name anywhere and by place in the home folder", () => {
     const s = setup();
     const rules = s.rules();

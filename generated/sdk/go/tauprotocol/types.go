@@ -1919,9 +1919,7 @@ const (
 type HandoffPhase string
 
 const (
-	Confirming            HandoffPhase = "confirming"
 	Cutover               HandoffPhase = "cutover"
-	Deferring             HandoffPhase = "deferring"
 	HandoffPhaseIdle      HandoffPhase = "idle"
 	HandoffPhaseRequested HandoffPhase = "requested"
 	Writing               HandoffPhase = "writing"

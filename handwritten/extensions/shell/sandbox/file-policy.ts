@@ -134,9 +134,22 @@ function credentialFile(projectRoot: string, path: string): boolean {
   return relative(projectRoot, path).split(sep).length <= DENY_WRITE_SCAN_DEPTH && matchesDenyWrite(basename(path));
 }
 
+/**
+ * A handoff's dossier file, `<project>/.tau/handoff_<session-id>.md` (SPEC-handoff): the one file of
+ * the project's protected `.tau/` the file tools may write, as the model writes its dossier there
+ * with its usual tools. Plain Markdown a later model reads; nothing runs it.
+ */
+export function handoffDossierFile(projectRoot: string, path: string): boolean {
+  return dirname(path) === join(projectRoot, ".tau") && /^handoff_s-[A-Za-z0-9_-]{1,100}\.md$/.test(basename(path));
+}
+
 /** Why `path` is protected, in a few words, or undefined. */
 export function protectedReason(rules: FileRules, path: string, content = ""): string | undefined {
-  if (rules.protected.some((r) => r.covers(path))) return "tau's configuration and state, the project's .tau/, git hooks and config, and files that run code on the host are protected";
+  // A dossier file is exempt from the `.tau/` rule only (it covers `.tau/`, not the project): any
+  // wider protected region covering it (tau's own roots around a project) still holds.
+  const dossier = handoffDossierFile(rules.projectRoot, path);
+  const tauRule = (r: Rule) => r.covers(join(rules.projectRoot, ".tau")) && !r.covers(rules.projectRoot);
+  if (rules.protected.some((r) => r.covers(path) && !(dossier && tauRule(r)))) return "tau's configuration and state, the project's .tau/, git hooks and config, and files that run code on the host are protected";
   const parts = path.split("/");
   // Names compare without case: on a case-insensitive disk `.BASHRC` is `.bashrc`, elsewhere it is harmless.
   const names = parts.map((p) => p.toLowerCase());
