@@ -45,6 +45,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "extension.event": { publishers: ["ext:any","ui:attached"], persistence: "transient", protected: false, successors: [], record: "SPEC-extension-supervision" },
   "extension.exited": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-extension-supervision" },
   "extension.notice": { publishers: ["harness"], persistence: "transient", protected: false, successors: [], record: "SPEC-extension-supervision" },
+  "extension.prompt_fragment_declared": { publishers: ["ext:any"], persistence: "transient", protected: false, successors: ["harness.notice"], record: "SPEC-extension-declarations" },
   "extension.ready": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-extension-supervision" },
   "extension.restarting": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-extension-supervision" },
   "extension.starting": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-extension-supervision" },

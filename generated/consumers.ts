@@ -19,6 +19,9 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
     "agent.prompt_failed": ["provider.tool_result"],
     "tool.request": ["agent.cancel_request","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_error","provider.tool_result","session.agent_loaded","session.watch_set"],
   },
+  "fragments": {
+    "extension.prompt_fragment_declared": ["harness.notice"],
+  },
   "prompts": {
     "agent.cancel_request": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_cancelled","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
     "agent.external_message_reported": ["agent.prompt_submitted"],
@@ -90,6 +93,9 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   "agent.prompt_submitted": [
     { consumer: "prompts", event: "agent.prompt_submitted", successors: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"], unlisted: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"] },
     { consumer: "session", event: "agent.prompt_submitted", successors: ["session.title_set"], unlisted: [] },
+  ],
+  "extension.prompt_fragment_declared": [
+    { consumer: "fragments", event: "extension.prompt_fragment_declared", successors: ["harness.notice"], unlisted: [] },
   ],
   "handoff.state_reported": [
     { consumer: "prompts", event: "handoff.state_reported", successors: [], unlisted: [] },

@@ -30,6 +30,7 @@ export const EVENT_NAMES = [
   "extension.event",
   "extension.exited",
   "extension.notice",
+  "extension.prompt_fragment_declared",
   "extension.ready",
   "extension.restarting",
   "extension.starting",
@@ -143,6 +144,7 @@ export interface EventPayloads {
   "extension.event": T.ExtensionEvent;
   "extension.exited": T.ExtensionExited;
   "extension.notice": T.ExtensionNotice;
+  "extension.prompt_fragment_declared": T.ExtensionPromptFragmentDeclared;
   "extension.ready": T.ExtensionReady;
   "extension.restarting": T.ExtensionRestarting;
   "extension.starting": T.ExtensionStarting;
@@ -261,6 +263,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "extension.event": { name: "extension.event", family: "extension", model: "ExtensionEvent", description: "A custom event: `category` is extension-owned and cannot spell a first-party name.", validate: V.validateExtensionEvent },
   "extension.exited": { name: "extension.exited", family: "extension", model: "ExtensionExited", description: "", validate: V.validateExtensionExited },
   "extension.notice": { name: "extension.notice", family: "extension", model: "ExtensionNotice", description: "", validate: V.validateExtensionNotice },
+  "extension.prompt_fragment_declared": { name: "extension.prompt_fragment_declared", family: "extension", model: "ExtensionPromptFragmentDeclared", description: "A prompt fragment an extension declares (SPEC-extension-declarations, \"Prompt fragments\"): text\nrendered into the system prompt of every agent initialized after the harness took it in; `null`\nwithdraws the instance's fragment of that key. Transient: never journaled.", validate: V.validateExtensionPromptFragmentDeclared },
   "extension.ready": { name: "extension.ready", family: "extension", model: "ExtensionReady", description: "", validate: V.validateExtensionReady },
   "extension.restarting": { name: "extension.restarting", family: "extension", model: "ExtensionRestarting", description: "", validate: V.validateExtensionRestarting },
   "extension.starting": { name: "extension.starting", family: "extension", model: "ExtensionStarting", description: "", validate: V.validateExtensionStarting },

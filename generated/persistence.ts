@@ -30,6 +30,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "extension.event": "transient",
   "extension.exited": "transient",
   "extension.notice": "transient",
+  "extension.prompt_fragment_declared": "transient",
   "extension.ready": "transient",
   "extension.restarting": "transient",
   "extension.starting": "transient",

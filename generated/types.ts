@@ -468,6 +468,16 @@ export type ExtensionNoticeRequestMessage = {
   };
 };
 
+/**
+ * A prompt fragment an extension declares (SPEC-extension-declarations, "Prompt fragments"): text
+ * rendered into the system prompt of every agent initialized after the harness took it in; `null`
+ * withdraws the instance's fragment of that key. Transient: never journaled.
+ */
+export type ExtensionPromptFragmentDeclared = {
+  key: PromptFragmentKey;
+  text: PromptFragmentText | null;
+};
+
 export type ExtensionReady = {
   instances: Array<InstanceName>;
 };
@@ -1019,6 +1029,12 @@ export type PeerSender = {
   agent_id: Id;
   message_id: Id;
 };
+
+/** A prompt fragment's key: unique per declaring instance. */
+export type PromptFragmentKey = string;
+
+/** A prompt fragment's text: at most 16,384 characters (the harness bounds an instance's total). */
+export type PromptFragmentText = string;
 
 /** One entry of the global prompt history shared by all UIs of the user. */
 export type PromptHistoryRecord = {
@@ -2079,6 +2095,12 @@ export type SwarmWelcome = {
 /** A worker's name, as the coordinator admits it. */
 export type SwarmWorkerName = string;
 
+/** A prompt fragment test-dummy declares before it is ready. */
+export type TestDummyFragment = {
+  key: PromptFragmentKey;
+  text: PromptFragmentText;
+};
+
 /** `tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured. */
 export type TestDummySettings = {
   /** The tools it declares; `echo` when absent. */
@@ -2095,6 +2117,12 @@ export type TestDummySettings = {
   driver?: boolean;
   /** A file whose presence at start holds back ready until it is removed. */
   ready_gate?: PathText;
+  /** Prompt fragments it declares before it is ready (SPEC-extension-declarations). */
+  fragments?: Array<TestDummyFragment>;
+  /** Intercepts prompt-fragment declarations of these keys and drops them. */
+  drop_fragment_keys?: Array<PromptFragmentKey>;
+  /** Intercepts prompt-fragment declarations of these keys and never answers (the harness passes them after its deadline). */
+  hold_fragment_keys?: Array<PromptFragmentKey>;
 };
 
 /** A tool of `tau ext test-dummy`. */

@@ -43,6 +43,7 @@ export declare const validateExtensionEvent: GeneratedValidator;
 export declare const validateExtensionExited: GeneratedValidator;
 export declare const validateExtensionNotice: GeneratedValidator;
 export declare const validateExtensionNoticeRequestMessage: GeneratedValidator;
+export declare const validateExtensionPromptFragmentDeclared: GeneratedValidator;
 export declare const validateExtensionReady: GeneratedValidator;
 export declare const validateExtensionRestarting: GeneratedValidator;
 export declare const validateExtensionStarting: GeneratedValidator;

@@ -2,7 +2,7 @@
 // system prompt rendered from the template with the agent's AGENTS.md files, skill listing and
 // working directory, frozen once per agent and process; skills looked up and loaded by name from
 // that frozen snapshot; and the previews `tau dev print-*` shows.
-import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile } from "./context.js";
+import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile, type FragmentInput } from "./context.js";
 import { discoverSkills, loadSkillBody, renderSkillListing, skillPromptText, type SkillScan } from "./skills.js";
 
 /** The part of an agent's state its context is frozen into. */
@@ -11,6 +11,8 @@ export interface ContextHolder {
   agentsMd?: readonly AgentContextFile[];
   /** Skill metadata, discovered once with the AGENTS.md snapshot (SPEC-skills). */
   skills?: SkillScan;
+  /** Extensions' prompt fragments, taken once with them (SPEC-extension-declarations). */
+  fragments?: readonly FragmentInput[];
 }
 
 export interface AgentContextOptions {
@@ -20,6 +22,8 @@ export interface AgentContextOptions {
   readonly systemTemplate?: string;
   /** A skill discovery skipped: reported live, never failing the session. */
   readonly skillSkipped: (problem: string) => void;
+  /** The extensions' prompt fragments now (prompt-fragments.ts). */
+  readonly fragments?: () => readonly FragmentInput[];
 }
 
 export interface ToolListing {
@@ -31,9 +35,10 @@ export interface ToolListing {
 export class AgentContext {
   constructor(private readonly options: AgentContextOptions) {}
 
-  /** Freezes an agent's context once per process: AGENTS.md files and skill metadata, read together. */
+  /** Freezes an agent's context once per process: AGENTS.md files, skill metadata and fragments, taken together. */
   initialize(agent: ContextHolder): void {
     const { configRoot, projectRoot } = this.options;
+    agent.fragments ??= this.options.fragments?.() ?? [];
     if (agent.agentsMd === undefined) agent.agentsMd = configRoot ? collectAgentsMd(configRoot, projectRoot) : [];
     if (agent.skills === undefined) {
       agent.skills = discoverSkills(configRoot, projectRoot);
@@ -48,6 +53,7 @@ export class AgentContext {
       cwd: this.options.projectRoot,
       agentsMd: agent?.agentsMd ?? [],
       skills: renderSkillListing(agent?.skills?.skills ?? []),
+      fragments: agent?.fragments ?? [],
     });
   }
 
@@ -82,6 +88,7 @@ export class AgentContext {
       cwd: this.options.projectRoot,
       agentsMd: this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.options.projectRoot) : [],
       skills: renderSkillListing(scan.skills),
+      fragments: this.options.fragments?.() ?? [],
     });
     if (kind === "system-prompt") return system;
     if (kind === "tools") return JSON.stringify(tools, null, 2);

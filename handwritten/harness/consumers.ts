@@ -19,6 +19,10 @@ export const CONSUMERS = {
     "tool.unregister": [],
     "session.handoff_request": ["session.handed_off", "session.handoff_result"],
   },
+  /** PromptFragments (prompt-fragments.ts, SPEC-extension-declarations): a refused declaration is a live notice. */
+  fragments: {
+    "extension.prompt_fragment_declared": ["harness.notice"],
+  },
   /** ToolRouter (tools.ts). */
   tools: {
     "tool.registration_declared": ["tool.register"],

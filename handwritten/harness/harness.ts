@@ -26,6 +26,7 @@ import { SessionJournals, snapshotKey } from "./session-journals.js";
 import { CUT_CALL_ERROR } from "./restore-calls.js";
 import { SessionRequests, type NewAgent } from "./session-requests.js";
 import { HandoffRequests, type HandoffSeed } from "./handoff-request.js";
+import { PromptFragments } from "./prompt-fragments.js";
 import type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
 
 export type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
@@ -48,6 +49,7 @@ interface Rooms {
   readonly shell: ShellCommandRouter;
   readonly prompts: PromptEngine;
   readonly team: AgentTeam;
+  readonly fragments: PromptFragments;
 }
 
 /** One row of the wiring: a declared consumer (consumers.ts), the event it handles, and its handler. */
@@ -70,6 +72,7 @@ const WIRING: readonly Wire[] = [
   consume("session", "agent.metadata_request", (r, c) => r.session.onMetadataRequest(c)),
   consume("session", "agent.prompt_submitted", (r, c) => r.session.onPromptSubmitted(c)),
   consume("session", "session.handoff_request", (r, c) => r.handoff.onHandoffRequest(c)),
+  consume("fragments", "extension.prompt_fragment_declared", (r, c) => r.fragments.onDeclared(c)),
   consume("tools", "tool.registration_declared", (r, c) => r.tools.onRegistrationDeclared(c)),
   consume("tools", "tool.unregistration_declared", (r, c) => r.tools.onUnregistrationDeclared(c)),
   consume("session", "tool.unregister", (r, c) => r.bus.forgetSnapshot(`tool:${c.data.name}`)),
@@ -128,6 +131,8 @@ export class Harness {
   private readonly shellCommands: ShellCommandRouter;
   private readonly writeback: WritebackWorker | undefined;
   private readonly context: AgentContext;
+  /** Extensions' prompt fragments (SPEC-extension-declarations): what agents initializing now take. */
+  private readonly fragments: PromptFragments;
   /** Agents joining the session, metadata, skill loads and the first-prompt title. */
   private readonly session: SessionRequests;
   /** Handoffs of this session, and the seeding of a replacement (SPEC-handoff). */
@@ -163,7 +168,11 @@ export class Harness {
     const warn = (m: string) => options.warn?.(m);
     const agentRecordAppended = (c: Committed, seq: number) => this.prompts.fold(c, seq);
     this.journals = new SessionJournals({ sessionId, projectRoot, store, agents: this.agents, agentRecordAppended, warn });
+    const isLive = (instance: string, generation: number) => this.extensions.isLive(instance, generation);
+    const notice = (text: string) => void this.publishHarness("harness.notice", { level: "warning", text: text.slice(0, 1024), mandatory: false });
+    this.fragments = new PromptFragments({ isLive, warn: notice });
     this.context = new AgentContext({
+      fragments: () => this.fragments.current(),
       projectRoot,
       ...(options.configRoot !== undefined ? { configRoot: options.configRoot } : {}),
       ...(options.systemTemplate !== undefined ? { systemTemplate: options.systemTemplate } : {}),
@@ -171,7 +180,6 @@ export class Harness {
     });
     const publish = <N extends EventName>(name: N, data: EventPayloads[N]) => this.publishHarness(name, data);
     const sendDirected = <N extends EventName>(generation: number | undefined, name: N, data: EventPayloads[N]) => this.sendDirected(generation, name, data);
-    const isLive = (instance: string, generation: number) => this.extensions.isLive(instance, generation);
     const hasAgent = (agentId: string) => this.agents.has(agentId);
     const { agents, context } = this;
     const isPeer = (generation: number) => this.peers.has(generation);
@@ -199,7 +207,7 @@ export class Harness {
     });
     this.peerInbox = new PeerInbox({ sessionId, addressable: (agentId) => this.agents.get(agentId)?.fold.ephemeral === false, publish: (name, data) => this.committed(name, data), agents: () => this.peerRoster() }, options.peerBudget, options.peerClock);
     this.peerOutbox = new PeerOutbox({ runtimeDir: options.runtimeDir, sessionId });
-    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team });
+    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team, fragments: this.fragments });
   }
 
   /** Registers the declared consumers (WIRING), every one of them, then the debug log's mirror of every commit. */
@@ -365,6 +373,7 @@ export class Harness {
   extensionGone(instance: string, generation: number): void {
     this.removePeer(generation);
     this.tools.onOwnerGone(instance, generation);
+    this.fragments.onOwnerGone(instance, generation);
     this.shellCommands.onOwnerGone(instance, generation);
     void this.prompts.onProviderGone(instance, generation);
   }

@@ -154,7 +154,7 @@ export class Extension {
   private readonly running = new Map<string, AbortController>();
   private readonly handlers = new Map<string, Array<(e: DeliveredEvent) => void>>();
   private readonly directHandlers = new Map<string, (data: Record<string, unknown>) => void>();
-  private interceptor: ((e: InterceptedEvent) => InterceptVerdict) | undefined;
+  private interceptor: ((e: InterceptedEvent) => InterceptVerdict | Promise<InterceptVerdict>) | undefined;
   private requests: { assembler: ProviderCallAssembler; handler: (call: ProviderCall) => void } | undefined;
 
   private constructor(
@@ -239,11 +239,27 @@ export class Extension {
   }
 
   /**
-   * Intercepts events matching `selectors` before they commit: `handler` answers at once (the
-   * harness passes an event whose answer takes longer than 5 s). One interceptor per extension;
-   * a handler that throws passes the event.
+   * Declares prompt fragment `key` (before or after ready): `text` is rendered into the system
+   * prompt of every agent initialized after the harness took it in (SPEC-extension-declarations);
+   * agents already initialized keep what they had. Declaring the key again replaces it. At most 16
+   * fragments and 32 KiB of text per instance; the fragments leave when this process does.
    */
-  intercept(selectors: string[], priority: number, handler: (e: InterceptedEvent) => InterceptVerdict): void {
+  declarePromptFragment(key: string, text: string): Promise<SendAsyncResult> {
+    return this.emit("extension.prompt_fragment_declared", { key, text });
+  }
+
+  /** Withdraws prompt fragment `key`: agents initialized from now on no longer get it. */
+  withdrawPromptFragment(key: string): Promise<SendAsyncResult> {
+    return this.emit("extension.prompt_fragment_declared", { key, text: null });
+  }
+
+  /**
+   * Intercepts events matching `selectors` before they commit: `handler` answers at once or with a
+   * promise (the harness passes an event whose answer takes longer than 5 s, and asks this
+   * extension nothing more until that late answer came). One interceptor per extension; a handler
+   * that throws or rejects passes the event.
+   */
+  intercept(selectors: string[], priority: number, handler: (e: InterceptedEvent) => InterceptVerdict | Promise<InterceptVerdict>): void {
     this.interceptor = handler;
     void this.post({ message: "intercept", payload: { selectors, priority } });
   }
@@ -344,19 +360,26 @@ export class Extension {
       else if (e.name === "tool.cancel_request") this.running.get(e.data.call_id)?.abort(); // a call not running has ended
       else this.directHandlers.get(e.name)?.(e.data);
     } else if (m.message === "intercept_request") {
-      const { id, event, publisher } = m.payload;
-      let verdict: InterceptVerdict = { action: "pass" };
-      try {
-        if (this.interceptor) verdict = this.interceptor({ name: event.name as EventName, data: event.data, publisher: publisher as InterceptedEvent["publisher"] });
-      } catch {
-        verdict = { action: "pass" };
-      }
-      const payload =
-        verdict.action === "replace" ? { id, action: "replace" as const, replacement: { name: event.name, data: verdict.data } } : { id, action: verdict.action };
-      void this.post({ message: "intercept_reply", payload });
+      this.answerIntercept(m.payload);
     } else if (m.message === "disconnect") {
       this.conn.close("harness disconnected");
     }
+  }
+
+  private answerIntercept({ id, event, publisher }: Extract<WireMessage, { message: "intercept_request" }>["payload"]): void {
+    const reply = (verdict: InterceptVerdict): void => {
+      const payload =
+        verdict.action === "replace" ? { id, action: "replace" as const, replacement: { name: event.name, data: verdict.data } } : { id, action: verdict.action };
+      void this.post({ message: "intercept_reply", payload });
+    };
+    let verdict: InterceptVerdict | Promise<InterceptVerdict> = { action: "pass" };
+    try {
+      if (this.interceptor) verdict = this.interceptor({ name: event.name as EventName, data: event.data, publisher: publisher as InterceptedEvent["publisher"] });
+    } catch {
+      verdict = { action: "pass" };
+    }
+    if (verdict instanceof Promise) verdict.then(reply, () => reply({ action: "pass" }));
+    else reply(verdict);
   }
 
   /** Feeds the request assembler; true when the directed event was a head or part of a round. */

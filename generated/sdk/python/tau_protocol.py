@@ -1544,6 +1544,31 @@ class ExtensionNoticeRequestMessage:
 
 
 @dataclass
+class ExtensionPromptFragmentDeclared:
+    """A prompt fragment an extension declares (SPEC-extension-declarations, "Prompt
+    fragments"): text
+    rendered into the system prompt of every agent initialized after the harness took it in;
+    `null`
+    withdraws the instance's fragment of that key. Transient: never journaled.
+    """
+    key: str
+    text: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionPromptFragmentDeclared':
+        assert isinstance(obj, dict)
+        key = from_str(obj.get("key"))
+        text = from_union([from_none, from_str], obj.get("text"))
+        return ExtensionPromptFragmentDeclared(key, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["key"] = from_str(self.key)
+        result["text"] = from_union([from_none, from_str], self.text)
+        return result
+
+
+@dataclass
 class ExtensionReady:
     instances: List[str]
 
@@ -6161,6 +6186,14 @@ def extension_notice_request_message_to_dict(x: ExtensionNoticeRequestMessage) -
     return to_class(ExtensionNoticeRequestMessage, x)
 
 
+def extension_prompt_fragment_declared_from_dict(s: Any) -> ExtensionPromptFragmentDeclared:
+    return ExtensionPromptFragmentDeclared.from_dict(s)
+
+
+def extension_prompt_fragment_declared_to_dict(x: ExtensionPromptFragmentDeclared) -> Any:
+    return to_class(ExtensionPromptFragmentDeclared, x)
+
+
 def extension_ready_from_dict(s: Any) -> ExtensionReady:
     return ExtensionReady.from_dict(s)
 
@@ -7081,6 +7114,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "extension.event": ExtensionEvent,
     "extension.exited": ExtensionExited,
     "extension.notice": ExtensionNotice,
+    "extension.prompt_fragment_declared": ExtensionPromptFragmentDeclared,
     "extension.ready": ExtensionReady,
     "extension.restarting": ExtensionRestarting,
     "extension.starting": ExtensionStarting,

@@ -3,7 +3,9 @@
 // declared with every tool). A driver turns custom events
 // `extension.event {category: "test", name: "call", payload: {agent_id, call_id, tool, arguments}}`
 // from a UI into `tool.request`s, so tests can route calls without a model; `name: "register"` or
-// `"unregister"` with `payload: {tool}` declares or withdraws one of its test tools while it runs.
+// `"unregister"` with `payload: {tool}` declares or withdraws one of its test tools while it runs;
+// `"fragments"` with `payload: {fragments: [{key, text}], exit?}` declares prompt fragments (a null
+// text withdraws one), then, with `exit`, ends the process once they are sent.
 import { existsSync } from "node:fs";
 import { Extension, ToolFailure, type ToolDefinition } from "../../sdk/index.js";
 import type { TestDummyTool } from "../../../generated/index.js";
@@ -90,6 +92,8 @@ export async function main(): Promise<void> {
   process.stderr.write(`test-dummy ${ext.instance}: configured with secrets ${JSON.stringify(Object.keys(ext.configuration.secrets))}\n`);
   if (cfg.config_error) return ext.configError(cfg.config_error);
   for (const name of cfg.tools ?? ["echo"]) ext.registerTool({ ...TOOLS[name], ...labels });
+  for (const f of cfg.fragments ?? []) void ext.declarePromptFragment(f.key, f.text);
+  interceptFragments(ext, cfg.drop_fragment_keys ?? [], cfg.hold_fragment_keys ?? []);
   if (cfg.never_ready) return;
   // A start gate: a file at `ready_gate` when it starts keeps it from becoming ready until the file is gone.
   const gate = cfg.ready_gate;
@@ -110,10 +114,32 @@ export async function main(): Promise<void> {
       const { agent_id, call_id, tool, arguments: args } = e.data.payload;
       if (e.data.name === "register" && typeof tool === "string" && Object.hasOwn(TOOLS, tool)) return ext.registerTool({ ...TOOLS[tool as TestDummyTool], ...labels });
       if (e.data.name === "unregister" && typeof tool === "string") return ext.unregisterTool(tool);
+      if (e.data.name === "fragments") return void declareFragments(ext, e.data.payload);
       if (e.data.name !== "call") return;
       if (typeof agent_id !== "string" || typeof call_id !== "string" || typeof tool !== "string") return;
       ext.emit("tool.request", { agent_id, call_id, tool, arguments_json: JSON.stringify(args ?? {}) });
     });
   }
   ext.ready();
+}
+
+/** Drops declarations of the `drop` keys; never answers about those of the `hold` keys. */
+function interceptFragments(ext: Extension, drop: readonly string[], hold: readonly string[]): void {
+  if (drop.length === 0 && hold.length === 0) return;
+  ext.intercept(["extension.prompt_fragment_declared"], 0, (e) => {
+    const key = e.data.key;
+    if (typeof key === "string" && hold.includes(key)) return new Promise<never>(() => {});
+    return typeof key === "string" && drop.includes(key) ? { action: "drop" } : { action: "pass" };
+  });
+}
+
+/** The driver's `fragments` event: each `{key, text}` declared (null text: withdrawn), in order; then, with `exit`, gone. */
+async function declareFragments(ext: Extension, payload: Record<string, unknown>): Promise<void> {
+  const list = Array.isArray(payload.fragments) ? (payload.fragments as Array<{ key?: unknown; text?: unknown }>) : [];
+  for (const f of list) {
+    if (typeof f.key !== "string") continue;
+    if (typeof f.text === "string") await ext.declarePromptFragment(f.key, f.text);
+    else if (f.text === null) await ext.withdrawPromptFragment(f.key);
+  }
+  if (payload.exit === true) process.exit(3);
 }

@@ -133,6 +133,8 @@ func NewEventPayload(name string) any {
 		return &ExtensionExited{}
 	case "extension.notice":
 		return &ExtensionNotice{}
+	case "extension.prompt_fragment_declared":
+		return &ExtensionPromptFragmentDeclared{}
 	case "extension.ready":
 		return &ExtensionReady{}
 	case "extension.restarting":

@@ -413,6 +413,16 @@ type ExtensionNoticeRequestMessagePayload struct {
 	Text  string      `json:"text" cbor:"text"`
 }
 
+// A prompt fragment an extension declares (SPEC-extension-declarations, "Prompt
+// fragments"): text
+// rendered into the system prompt of every agent initialized after the harness took it in;
+// `null`
+// withdraws the instance's fragment of that key. Transient: never journaled.
+type ExtensionPromptFragmentDeclared struct {
+	Key  string  `json:"key" cbor:"key"`
+	Text *string `json:"text" cbor:"text"`
+}
+
 type ExtensionReady struct {
 	Instances []string `json:"instances" cbor:"instances"`
 }
