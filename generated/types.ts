@@ -53,6 +53,34 @@ export type AgentCompactionSummarized = {
   cost?: ResponseCost;
 };
 
+/** Keyed context for one agent's pending initialization; `null` withdraws the key. */
+export type AgentContextDeclared = {
+  session_id: Id;
+  agent_id: Id;
+  initialization_id: InitializationId;
+  key: AgentContextKey;
+  text: AgentContextText | null;
+};
+
+/** One entry of an agent's keyed context, as its initialization froze it. */
+export type AgentContextEntry = {
+  instance: InstanceName;
+  key: AgentContextKey;
+  text: AgentContextText;
+};
+
+/** A per-agent context key: unique per declaring instance and agent. */
+export type AgentContextKey = string;
+
+/** An instance's key of an agent's frozen context. */
+export type AgentContextKeyRef = {
+  instance: InstanceName;
+  key: ShortText;
+};
+
+/** A per-agent context entry's text: at most 16,384 characters (the harness bounds an instance's total per agent). */
+export type AgentContextText = string;
+
 /**
  * The creation record of an agent another agent started (`agent_start`, SPEC-agent-team): its
  * parent and the tool call that started it. Only a valid one at sequence 0 is a parent edge.
@@ -78,6 +106,22 @@ export type AgentExternalMessageReported = {
   adapter: ExternalAdapter;
   /** The framed message, as the agent is to receive it; nested references in it stay opaque. */
   text: BodyText;
+};
+
+/** What an agent's initialization froze: replaces the one before (side state, not transcript). */
+export type AgentInitializationContextSet = {
+  agent_id: Id;
+  initialization_id: InitializationId;
+  context: Array<AgentContextEntry>;
+};
+
+/** An agent began initializing: the connections that hold it wait for its `initialization_id`. */
+export type AgentInitializationStarted = {
+  agent_id: Id;
+  session_id: Id;
+  initialization_id: InitializationId;
+  /** The instances whose readiness it waits for (captured as it began). */
+  waiting_for: Array<InstanceName>;
 };
 
 export type AgentInternalPromptRequest = {
@@ -184,6 +228,21 @@ export type AgentPromptSubmitted = {
   alert?: ShortText;
   /** The only tools this prompt's turn offers and runs (an extension's `only_tools`, SPEC-handoff). */
   only_tools?: Array<ShortText>;
+};
+
+/** This connection is ready for one agent's pending initialization. */
+export type AgentReadinessDeclared = {
+  session_id: Id;
+  agent_id: Id;
+  initialization_id: InitializationId;
+};
+
+/**
+ * This connection holds the initialization of every agent that starts initializing from now on
+ * until it declares readiness for it or disconnects (`wait: false` stops holding later ones).
+ */
+export type AgentReadinessWaitDeclared = {
+  wait: boolean;
 };
 
 /** Ends the replay of one agent's journal to a subscriber. */
@@ -545,6 +604,16 @@ export type HandoffStateReported = {
   text: ShortText;
 };
 
+/**
+ * The current projection of an agent's finished initialization (SPEC-extension-declarations):
+ * re-synthesised for late subscribers, one per agent.
+ */
+export type HarnessAgentContextInitialized = {
+  agent_id: Id;
+  initialization_id: ShortText;
+  context: Array<AgentContextKeyRef>;
+};
+
 export type HarnessConfig = {
   extensions?: Array<ExtensionConfig>;
   /** Named provider profiles, by profile name (SPEC-configuration). */
@@ -621,6 +690,9 @@ export type HistoryRecord = {
 
 /** Stable identifier minted by tau (sessions, agents, prompts, calls, requests). */
 export type Id = string;
+
+/** A process-unique agent initialization id, minted by the harness (SPEC-extension-declarations). */
+export type InitializationId = string;
 
 /** A configured extension instance name. */
 export type InstanceName = string;
@@ -2119,10 +2191,17 @@ export type TestDummySettings = {
   ready_gate?: PathText;
   /** Prompt fragments it declares before it is ready (SPEC-extension-declarations). */
   fragments?: Array<TestDummyFragment>;
-  /** Intercepts prompt-fragment declarations of these keys and drops them. */
-  drop_fragment_keys?: Array<PromptFragmentKey>;
-  /** Intercepts prompt-fragment declarations of these keys and never answers (the harness passes them after its deadline). */
-  hold_fragment_keys?: Array<PromptFragmentKey>;
+  /** Intercepts prompt-fragment and agent-context declarations of these keys and drops them. */
+  drop_keys?: Array<PromptFragmentKey>;
+  /** Intercepts prompt-fragment and agent-context declarations of these keys and never answers (the harness passes them after its deadline). */
+  hold_keys?: Array<PromptFragmentKey>;
+  /**
+   * Holds every agent's initialization; the driver's `agent_context` and `agent_ready` events
+   * declare context and readiness (SPEC-extension-declarations).
+   */
+  hold_agents?: boolean;
+  /** Context it declares for every agent it sees initializing. */
+  agent_context?: Array<TestDummyFragment>;
 };
 
 /** A tool of `tau ext test-dummy`. */

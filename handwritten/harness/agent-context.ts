@@ -13,6 +13,8 @@ export interface ContextHolder {
   skills?: SkillScan;
   /** Extensions' prompt fragments, taken once with them (SPEC-extension-declarations). */
   fragments?: readonly FragmentInput[];
+  /** The agent's keyed context from extensions, frozen when its initialization finished (agent-initialization.ts). */
+  agentContext?: readonly FragmentInput[];
 }
 
 export interface AgentContextOptions {
@@ -54,6 +56,7 @@ export class AgentContext {
       agentsMd: agent?.agentsMd ?? [],
       skills: renderSkillListing(agent?.skills?.skills ?? []),
       fragments: agent?.fragments ?? [],
+      agentContext: agent?.agentContext ?? [],
     });
   }
 

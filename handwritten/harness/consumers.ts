@@ -12,7 +12,7 @@ import type { Consumer } from "../bus/index.js";
 export const CONSUMERS = {
   /** The session: agents, metadata, skills, titles (session-requests.ts), handoffs (handoff-request.ts), snapshots (harness.ts). */
   session: {
-    "ui.create_agent": ["agent.started", "session.agent_loaded", "agent.metadata_set", "ui.create_agent_result", "harness.notice"],
+    "ui.create_agent": ["agent.started", "session.agent_loaded", "agent.metadata_set", "agent.initialization_started", "ui.create_agent_result", "harness.notice"],
     "ui.skill_load": ["agent.prompt_submitted", "ui.skill_load_result", "harness.notice"],
     "agent.metadata_request": ["agent.metadata_set"],
     "agent.prompt_submitted": ["session.title_set"],
@@ -22,6 +22,12 @@ export const CONSUMERS = {
   /** PromptFragments (prompt-fragments.ts, SPEC-extension-declarations): a refused declaration is a live notice. */
   fragments: {
     "extension.prompt_fragment_declared": ["harness.notice"],
+  },
+  /** AgentInitializations (agent-initialization.ts, SPEC-extension-declarations): keyed context and readiness. */
+  initializations: {
+    "agent.readiness_wait_declared": [],
+    "agent.context_declared": ["harness.notice"],
+    "agent.readiness_declared": ["agent.initialization_context_set", "harness.agent_context_initialized"],
   },
   /** ToolRouter (tools.ts). */
   tools: {
@@ -44,6 +50,7 @@ export const CONSUMERS = {
       "agent.started",
       "session.agent_loaded",
       "agent.metadata_set",
+      "agent.initialization_started",
       "agent.prompt_submitted",
       "agent.work_status_set",
       "agent.cancel_request",
@@ -101,6 +108,7 @@ export const CONSUMERS = {
     "sandbox.state_reported": [],
     "handoff.state_reported": [],
     "agent.prompt_submitted": [
+      "agent.initialization_started",
       "agent.prompt_started",
       "agent.prompt_failed",
       "provider.request",

@@ -14,6 +14,7 @@ export const DEFAULT_SYSTEM_TEMPLATE = [
   "{{agents_md}}",
   "{{skills}}",
   "{{fragments}}",
+  "{{agent_context}}",
 ].join("\n");
 
 export interface AgentContextFile {
@@ -52,12 +53,13 @@ export interface FragmentInput {
 }
 
 /** Renders the template with explicit inputs only; unknown placeholders are left as they are. */
-export function renderSystemPrompt(template: string, inputs: { cwd: string; agentsMd: readonly AgentContextFile[]; skills?: string; fragments?: readonly FragmentInput[] }): string {
+export function renderSystemPrompt(template: string, inputs: { cwd: string; agentsMd: readonly AgentContextFile[]; skills?: string; fragments?: readonly FragmentInput[]; agentContext?: readonly FragmentInput[] }): string {
   const agents = inputs.agentsMd.map((f) => `<agents_md path="${f.path}">\n${f.text}\n</agents_md>`).join("\n");
   const fragments = (inputs.fragments ?? []).map((f) => `<extension_fragment instance="${f.instance}" key="${f.key}">\n${f.text}\n</extension_fragment>`).join("\n");
+  const agentContext = (inputs.agentContext ?? []).map((f) => `<agent_context instance="${f.instance}" key="${f.key}">\n${f.text}\n</agent_context>`).join("\n");
   // One pass, so text inside an input is never taken for a placeholder.
-  const values: Record<string, string> = { cwd: inputs.cwd, agents_md: agents, skills: inputs.skills ?? "", fragments };
-  return template.replace(/\{\{(cwd|agents_md|skills|fragments)\}\}/g, (_, key: string) => values[key] ?? "").trimEnd();
+  const values: Record<string, string> = { cwd: inputs.cwd, agents_md: agents, skills: inputs.skills ?? "", fragments, agent_context: agentContext };
+  return template.replace(/\{\{(cwd|agents_md|skills|fragments|agent_context)\}\}/g, (_, key: string) => values[key] ?? "").trimEnd();
 }
 
 /** The provider form of a human prompt: fieldless `<user>` envelope, exact `</user>` collisions replaced. */

@@ -27,6 +27,7 @@ import { CUT_CALL_ERROR } from "./restore-calls.js";
 import { SessionRequests, type NewAgent } from "./session-requests.js";
 import { HandoffRequests, type HandoffSeed } from "./handoff-request.js";
 import { PromptFragments } from "./prompt-fragments.js";
+import { AgentInitializations } from "./agent-initialization.js";
 import type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
 
 export type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
@@ -50,6 +51,7 @@ interface Rooms {
   readonly prompts: PromptEngine;
   readonly team: AgentTeam;
   readonly fragments: PromptFragments;
+  readonly initializations: AgentInitializations;
 }
 
 /** One row of the wiring: a declared consumer (consumers.ts), the event it handles, and its handler. */
@@ -73,6 +75,9 @@ const WIRING: readonly Wire[] = [
   consume("session", "agent.prompt_submitted", (r, c) => r.session.onPromptSubmitted(c)),
   consume("session", "session.handoff_request", (r, c) => r.handoff.onHandoffRequest(c)),
   consume("fragments", "extension.prompt_fragment_declared", (r, c) => r.fragments.onDeclared(c)),
+  consume("initializations", "agent.readiness_wait_declared", (r, c) => r.initializations.onWaitDeclared(c)),
+  consume("initializations", "agent.context_declared", (r, c) => r.initializations.onContextDeclared(c)),
+  consume("initializations", "agent.readiness_declared", (r, c) => r.initializations.onReadinessDeclared(c)),
   consume("tools", "tool.registration_declared", (r, c) => r.tools.onRegistrationDeclared(c)),
   consume("tools", "tool.unregistration_declared", (r, c) => r.tools.onUnregistrationDeclared(c)),
   consume("session", "tool.unregister", (r, c) => r.bus.forgetSnapshot(`tool:${c.data.name}`)),
@@ -133,6 +138,8 @@ export class Harness {
   private readonly context: AgentContext;
   /** Extensions' prompt fragments (SPEC-extension-declarations): what agents initializing now take. */
   private readonly fragments: PromptFragments;
+  /** Agents' initializations: keyed context and readiness from extensions (SPEC-extension-declarations). */
+  private readonly initializations: AgentInitializations;
   /** Agents joining the session, metadata, skill loads and the first-prompt title. */
   private readonly session: SessionRequests;
   /** Handoffs of this session, and the seeding of a replacement (SPEC-handoff). */
@@ -171,6 +178,11 @@ export class Harness {
     const isLive = (instance: string, generation: number) => this.extensions.isLive(instance, generation);
     const notice = (text: string) => void this.publishHarness("harness.notice", { level: "warning", text: text.slice(0, 1024), mandatory: false });
     this.fragments = new PromptFragments({ isLive, warn: notice });
+    const freeze = (agentId: string, context: AgentState["agentContext"]): void => {
+      const agent = this.agents.get(agentId);
+      if (agent !== undefined) agent.agentContext = context;
+    };
+    this.initializations = new AgentInitializations({ sessionId, isLive, hasAgent: (id) => this.agents.has(id), publish: (n, d) => this.publishHarness(n, d), freeze, warn: notice });
     this.context = new AgentContext({
       fragments: () => this.fragments.current(),
       projectRoot,
@@ -184,7 +196,8 @@ export class Harness {
     const { agents, context } = this;
     const isPeer = (generation: number) => this.peers.has(generation);
     const titledFrom = (agentId: string, promptId: string, text: string) => this.prompts.titleFromAnswerOf(agentId, promptId, text);
-    this.session = new SessionRequests({ sessionId, projectRoot, store, agents, context, publish, sendDirected, isPeer, titledFrom });
+    const beginInitialization = (agentId: string) => void this.initializations.begin(agentId);
+    this.session = new SessionRequests({ sessionId, projectRoot, store, agents, context, publish, sendDirected, isPeer, titledFrom, beginInitialization });
     const agent = (agentId: string) => this.agents.get(agentId);
     const createAgent = (o: NewAgent) => this.createAgent(o);
     this.handoff = new HandoffRequests({ sessionId, stateDir: options.stateDir, ephemeral: store.memoryOnly, launch: options.launchReplacement, ...(options.replacementPid ? { runningPid: options.replacementPid } : {}), agent, createAgent, isLive, publish, sendDirected });
@@ -207,7 +220,7 @@ export class Harness {
     });
     this.peerInbox = new PeerInbox({ sessionId, addressable: (agentId) => this.agents.get(agentId)?.fold.ephemeral === false, publish: (name, data) => this.committed(name, data), agents: () => this.peerRoster() }, options.peerBudget, options.peerClock);
     this.peerOutbox = new PeerOutbox({ runtimeDir: options.runtimeDir, sessionId });
-    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team, fragments: this.fragments });
+    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team, fragments: this.fragments, initializations: this.initializations });
   }
 
   /** Registers the declared consumers (WIRING), every one of them, then the debug log's mirror of every commit. */
@@ -374,6 +387,7 @@ export class Harness {
     this.removePeer(generation);
     this.tools.onOwnerGone(instance, generation);
     this.fragments.onOwnerGone(instance, generation);
+    this.initializations.onOwnerGone(instance, generation);
     this.shellCommands.onOwnerGone(instance, generation);
     void this.prompts.onProviderGone(instance, generation);
   }
@@ -478,6 +492,7 @@ export class Harness {
       agentRecordCount: (agentId) => this.agents.get(agentId)?.log.nextSeq ?? 0,
       agentIdle: (agentId) => this.agents.get(agentId)?.log.rest(),
       agentAtWork: (agentId) => this.agents.get(agentId)?.log.wake(),
+      initializing: (agentId) => (this.agents.has(agentId) ? this.initializations.initializing(agentId) : undefined),
       samplingOf: (instance) => mcpSamplingOf(this.extensions.configOf?.(instance)),
       parentOf: (agentId) => {
         const fold = this.agents.get(agentId)?.fold;

@@ -91,6 +91,19 @@ export class ToolFailure extends Error {
   override name = "ToolFailure";
 }
 
+/** One agent's initialization, as `onAgentInitializing` hands it over. */
+export interface AgentInitialization {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly initializationId: string;
+  /** Whether this extension holds it (it declared `hold` before the agent began initializing). */
+  readonly holding: boolean;
+  /** Declares (or, with null, withdraws) keyed context for this agent while its initialization is pending. */
+  context(key: string, text: string | null): Promise<SendAsyncResult>;
+  /** This extension is ready for this agent: releases it once no other holder is left. */
+  ready(): Promise<SendAsyncResult>;
+}
+
 export interface ExtensionIo {
   readonly input: Readable;
   readonly output: Writable;
@@ -251,6 +264,37 @@ export class Extension {
   /** Withdraws prompt fragment `key`: agents initialized from now on no longer get it. */
   withdrawPromptFragment(key: string): Promise<SendAsyncResult> {
     return this.emit("extension.prompt_fragment_declared", { key, text: null });
+  }
+
+  /**
+   * Called as each agent begins initializing (SPEC-extension-declarations, "Per-agent keyed context
+   * and readiness"). With `hold: true` this extension holds every agent that begins initializing
+   * from now on: the agent's prompts wait, with no deadline, until `init.ready()` (or until this
+   * process exits) — call it once whatever happens. While the initialization is pending,
+   * `init.context(key, text)` adds keyed context to that agent's system prompt (16 keys and 32 KiB
+   * per agent; `null` withdraws a key); the agent keeps it for as long as it lives in this process.
+   */
+  onAgentInitializing(handler: (init: AgentInitialization) => void, options: { hold?: boolean } = {}): void {
+    this.subscribe([], ["agent.initialization_started"]);
+    if (options.hold === true) void this.emit("agent.readiness_wait_declared", { wait: true });
+    this.on("agent.initialization_started", (e) => {
+      if (e.replay) return;
+      const { agent_id: agentId, session_id: sessionId, initialization_id: initializationId } = e.data;
+      const ids = { session_id: sessionId, agent_id: agentId, initialization_id: initializationId };
+      handler({
+        agentId,
+        sessionId,
+        initializationId,
+        holding: e.data.waiting_for.includes(this.instance),
+        context: (key, text) => this.emit("agent.context_declared", { ...ids, key, text }),
+        ready: () => this.emit("agent.readiness_declared", ids),
+      });
+    });
+  }
+
+  /** Stops holding agents that begin initializing from now on (those held already still wait for `ready`). */
+  stopHoldingAgents(): Promise<SendAsyncResult> {
+    return this.emit("agent.readiness_wait_declared", { wait: false });
   }
 
   /**

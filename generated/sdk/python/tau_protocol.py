@@ -311,6 +311,36 @@ class AgentCompactionSummarized:
         return result
 
 
+@dataclass
+class AgentContextDeclared:
+    """Keyed context for one agent's pending initialization; `null` withdraws the key."""
+
+    agent_id: str
+    initialization_id: str
+    key: str
+    session_id: str
+    text: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentContextDeclared':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        key = from_str(obj.get("key"))
+        session_id = from_str(obj.get("session_id"))
+        text = from_union([from_none, from_str], obj.get("text"))
+        return AgentContextDeclared(agent_id, initialization_id, key, session_id, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["key"] = from_str(self.key)
+        result["session_id"] = from_str(self.session_id)
+        result["text"] = from_union([from_none, from_str], self.text)
+        return result
+
+
 class ExternalAdapter(Enum):
     """The external service an external-message bridge speaks for (SPEC-slack)."""
 
@@ -352,6 +382,84 @@ class AgentExternalMessageReported:
         result["agent_id"] = from_str(self.agent_id)
         result["publisher"] = from_str(self.publisher)
         result["text"] = from_str(self.text)
+        return result
+
+
+@dataclass
+class AgentContextEntry:
+    """One entry of an agent's keyed context, as its initialization froze it."""
+
+    instance: str
+    key: str
+    text: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentContextEntry':
+        assert isinstance(obj, dict)
+        instance = from_str(obj.get("instance"))
+        key = from_str(obj.get("key"))
+        text = from_str(obj.get("text"))
+        return AgentContextEntry(instance, key, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["instance"] = from_str(self.instance)
+        result["key"] = from_str(self.key)
+        result["text"] = from_str(self.text)
+        return result
+
+
+@dataclass
+class AgentInitializationContextSet:
+    """What an agent's initialization froze: replaces the one before (side state, not
+    transcript).
+    """
+    agent_id: str
+    context: List[AgentContextEntry]
+    initialization_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentInitializationContextSet':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        context = from_list(AgentContextEntry.from_dict, obj.get("context"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        return AgentInitializationContextSet(agent_id, context, initialization_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["context"] = from_list(lambda x: to_class(AgentContextEntry, x), self.context)
+        result["initialization_id"] = from_str(self.initialization_id)
+        return result
+
+
+@dataclass
+class AgentInitializationStarted:
+    """An agent began initializing: the connections that hold it wait for its
+    `initialization_id`.
+    """
+    agent_id: str
+    initialization_id: str
+    session_id: str
+    waiting_for: List[str]
+    """The instances whose readiness it waits for (captured as it began)."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentInitializationStarted':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        session_id = from_str(obj.get("session_id"))
+        waiting_for = from_list(from_str, obj.get("waiting_for"))
+        return AgentInitializationStarted(agent_id, initialization_id, session_id, waiting_for)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["session_id"] = from_str(self.session_id)
+        result["waiting_for"] = from_list(from_str, self.waiting_for)
         return result
 
 
@@ -791,6 +899,51 @@ class AgentPromptSubmitted:
             result["sender"] = from_union([from_str, from_none], self.sender)
         if self.submitter is not None:
             result["submitter"] = from_union([from_str, from_none], self.submitter)
+        return result
+
+
+@dataclass
+class AgentReadinessDeclared:
+    """This connection is ready for one agent's pending initialization."""
+
+    agent_id: str
+    initialization_id: str
+    session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentReadinessDeclared':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        session_id = from_str(obj.get("session_id"))
+        return AgentReadinessDeclared(agent_id, initialization_id, session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["session_id"] = from_str(self.session_id)
+        return result
+
+
+@dataclass
+class AgentReadinessWaitDeclared:
+    """This connection holds the initialization of every agent that starts initializing from now
+    on
+    until it declares readiness for it or disconnects (`wait: false` stops holding later
+    ones).
+    """
+    wait: bool
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentReadinessWaitDeclared':
+        assert isinstance(obj, dict)
+        wait = from_bool(obj.get("wait"))
+        return AgentReadinessWaitDeclared(wait)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["wait"] = from_bool(self.wait)
         return result
 
 
@@ -1709,6 +1862,53 @@ class HandoffStateReported:
         result["deferred"] = from_int(self.deferred)
         result["phase"] = to_enum(HandoffPhase, self.phase)
         result["text"] = from_str(self.text)
+        return result
+
+
+@dataclass
+class AgentContextKeyRef:
+    """An instance's key of an agent's frozen context."""
+
+    instance: str
+    key: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentContextKeyRef':
+        assert isinstance(obj, dict)
+        instance = from_str(obj.get("instance"))
+        key = from_str(obj.get("key"))
+        return AgentContextKeyRef(instance, key)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["instance"] = from_str(self.instance)
+        result["key"] = from_str(self.key)
+        return result
+
+
+@dataclass
+class HarnessAgentContextInitialized:
+    """The current projection of an agent's finished initialization
+    (SPEC-extension-declarations):
+    re-synthesised for late subscribers, one per agent.
+    """
+    agent_id: str
+    context: List[AgentContextKeyRef]
+    initialization_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'HarnessAgentContextInitialized':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        context = from_list(AgentContextKeyRef.from_dict, obj.get("context"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        return HarnessAgentContextInitialized(agent_id, context, initialization_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["context"] = from_list(lambda x: to_class(AgentContextKeyRef, x), self.context)
+        result["initialization_id"] = from_str(self.initialization_id)
         return result
 
 
@@ -5962,12 +6162,36 @@ def agent_compaction_summarized_to_dict(x: AgentCompactionSummarized) -> Any:
     return to_class(AgentCompactionSummarized, x)
 
 
+def agent_context_declared_from_dict(s: Any) -> AgentContextDeclared:
+    return AgentContextDeclared.from_dict(s)
+
+
+def agent_context_declared_to_dict(x: AgentContextDeclared) -> Any:
+    return to_class(AgentContextDeclared, x)
+
+
 def agent_external_message_reported_from_dict(s: Any) -> AgentExternalMessageReported:
     return AgentExternalMessageReported.from_dict(s)
 
 
 def agent_external_message_reported_to_dict(x: AgentExternalMessageReported) -> Any:
     return to_class(AgentExternalMessageReported, x)
+
+
+def agent_initialization_context_set_from_dict(s: Any) -> AgentInitializationContextSet:
+    return AgentInitializationContextSet.from_dict(s)
+
+
+def agent_initialization_context_set_to_dict(x: AgentInitializationContextSet) -> Any:
+    return to_class(AgentInitializationContextSet, x)
+
+
+def agent_initialization_started_from_dict(s: Any) -> AgentInitializationStarted:
+    return AgentInitializationStarted.from_dict(s)
+
+
+def agent_initialization_started_to_dict(x: AgentInitializationStarted) -> Any:
+    return to_class(AgentInitializationStarted, x)
 
 
 def agent_internal_prompt_request_from_dict(s: Any) -> AgentInternalPromptRequest:
@@ -6040,6 +6264,22 @@ def agent_prompt_submitted_from_dict(s: Any) -> AgentPromptSubmitted:
 
 def agent_prompt_submitted_to_dict(x: AgentPromptSubmitted) -> Any:
     return to_class(AgentPromptSubmitted, x)
+
+
+def agent_readiness_declared_from_dict(s: Any) -> AgentReadinessDeclared:
+    return AgentReadinessDeclared.from_dict(s)
+
+
+def agent_readiness_declared_to_dict(x: AgentReadinessDeclared) -> Any:
+    return to_class(AgentReadinessDeclared, x)
+
+
+def agent_readiness_wait_declared_from_dict(s: Any) -> AgentReadinessWaitDeclared:
+    return AgentReadinessWaitDeclared.from_dict(s)
+
+
+def agent_readiness_wait_declared_to_dict(x: AgentReadinessWaitDeclared) -> Any:
+    return to_class(AgentReadinessWaitDeclared, x)
 
 
 def agent_replay_complete_from_dict(s: Any) -> AgentReplayComplete:
@@ -6240,6 +6480,14 @@ def handoff_state_reported_from_dict(s: Any) -> HandoffStateReported:
 
 def handoff_state_reported_to_dict(x: HandoffStateReported) -> Any:
     return to_class(HandoffStateReported, x)
+
+
+def harness_agent_context_initialized_from_dict(s: Any) -> HarnessAgentContextInitialized:
+    return HarnessAgentContextInitialized.from_dict(s)
+
+
+def harness_agent_context_initialized_to_dict(x: HarnessAgentContextInitialized) -> Any:
+    return to_class(HarnessAgentContextInitialized, x)
 
 
 def harness_models_available_from_dict(s: Any) -> HarnessModelsAvailable:
@@ -7094,7 +7342,10 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "agent.compaction_failed": AgentCompactionFailed,
     "agent.compaction_started": AgentCompactionStarted,
     "agent.compaction_summarized": AgentCompactionSummarized,
+    "agent.context_declared": AgentContextDeclared,
     "agent.external_message_reported": AgentExternalMessageReported,
+    "agent.initialization_context_set": AgentInitializationContextSet,
+    "agent.initialization_started": AgentInitializationStarted,
     "agent.internal_prompt_request": AgentInternalPromptRequest,
     "agent.metadata_request": AgentMetadataRequest,
     "agent.metadata_set": AgentMetadataSet,
@@ -7104,6 +7355,8 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "agent.prompt_failed": AgentPromptFailed,
     "agent.prompt_started": AgentPromptStarted,
     "agent.prompt_submitted": AgentPromptSubmitted,
+    "agent.readiness_declared": AgentReadinessDeclared,
+    "agent.readiness_wait_declared": AgentReadinessWaitDeclared,
     "agent.replay_complete": AgentReplayComplete,
     "agent.started": AgentStarted,
     "agent.stats_updated": AgentStatsUpdated,
@@ -7121,6 +7374,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "handoff.command_request": HandoffCommandRequest,
     "handoff.command_result": HandoffCommandResult,
     "handoff.state_reported": HandoffStateReported,
+    "harness.agent_context_initialized": HarnessAgentContextInitialized,
     "harness.models_available": HarnessModelsAvailable,
     "harness.notice": HarnessNotice,
     "mcp.elicitation_answer": MCPElicitationAnswer,

@@ -7,7 +7,7 @@
 // `"fragments"` with `payload: {fragments: [{key, text}], exit?}` declares prompt fragments (a null
 // text withdraws one), then, with `exit`, ends the process once they are sent.
 import { existsSync } from "node:fs";
-import { Extension, ToolFailure, type ToolDefinition } from "../../sdk/index.js";
+import { Extension, ToolFailure, type AgentInitialization, type ToolDefinition } from "../../sdk/index.js";
 import type { TestDummyTool } from "../../../generated/index.js";
 
 /** This process's connection, for the tools that publish. */
@@ -93,7 +93,8 @@ export async function main(): Promise<void> {
   if (cfg.config_error) return ext.configError(cfg.config_error);
   for (const name of cfg.tools ?? ["echo"]) ext.registerTool({ ...TOOLS[name], ...labels });
   for (const f of cfg.fragments ?? []) void ext.declarePromptFragment(f.key, f.text);
-  interceptFragments(ext, cfg.drop_fragment_keys ?? [], cfg.hold_fragment_keys ?? []);
+  interceptKeys(ext, cfg.drop_keys ?? [], cfg.hold_keys ?? []);
+  const initializations = initializationsOf(ext, cfg.hold_agents === true, cfg.agent_context ?? []);
   if (cfg.never_ready) return;
   // A start gate: a file at `ready_gate` when it starts keeps it from becoming ready until the file is gone.
   const gate = cfg.ready_gate;
@@ -115,6 +116,8 @@ export async function main(): Promise<void> {
       if (e.data.name === "register" && typeof tool === "string" && Object.hasOwn(TOOLS, tool)) return ext.registerTool({ ...TOOLS[tool as TestDummyTool], ...labels });
       if (e.data.name === "unregister" && typeof tool === "string") return ext.unregisterTool(tool);
       if (e.data.name === "fragments") return void declareFragments(ext, e.data.payload);
+      if (e.data.name === "exit") return process.exit(3);
+      if (e.data.name === "agent_context" || e.data.name === "agent_ready") return void initializations.drive(e.data.name, e.data.payload);
       if (e.data.name !== "call") return;
       if (typeof agent_id !== "string" || typeof call_id !== "string" || typeof tool !== "string") return;
       ext.emit("tool.request", { agent_id, call_id, tool, arguments_json: JSON.stringify(args ?? {}) });
@@ -123,10 +126,10 @@ export async function main(): Promise<void> {
   ext.ready();
 }
 
-/** Drops declarations of the `drop` keys; never answers about those of the `hold` keys. */
-function interceptFragments(ext: Extension, drop: readonly string[], hold: readonly string[]): void {
+/** Drops fragment and context declarations of the `drop` keys; never answers about those of the `hold` keys. */
+function interceptKeys(ext: Extension, drop: readonly string[], hold: readonly string[]): void {
   if (drop.length === 0 && hold.length === 0) return;
-  ext.intercept(["extension.prompt_fragment_declared"], 0, (e) => {
+  ext.intercept(["extension.prompt_fragment_declared", "agent.context_declared"], 0, (e) => {
     const key = e.data.key;
     if (typeof key === "string" && hold.includes(key)) return new Promise<never>(() => {});
     return typeof key === "string" && drop.includes(key) ? { action: "drop" } : { action: "pass" };
@@ -142,4 +145,34 @@ async function declareFragments(ext: Extension, payload: Record<string, unknown>
     else if (f.text === null) await ext.withdrawPromptFragment(f.key);
   }
   if (payload.exit === true) process.exit(3);
+}
+
+/**
+ * Agents' initializations as test-dummy sees them: the configured context declared for each, and,
+ * when it holds them, readiness only when the driver says so. The driver's `agent_context {agent_id,
+ * key, text}` and `agent_ready {agent_id}` act on the agent's last initialization, or on the
+ * `initialization_id` / `session_id` they name (a stale one, say).
+ */
+function initializationsOf(ext: Extension, hold: boolean, context: ReadonlyArray<{ key: string; text: string }>) {
+  const last = new Map<string, AgentInitialization>();
+  ext.onAgentInitializing(
+    (init) => {
+      last.set(init.agentId, init);
+      for (const c of context) void init.context(c.key, c.text);
+    },
+    { hold },
+  );
+  return {
+    drive(name: "agent_context" | "agent_ready", p: Record<string, unknown>): void {
+      const init = typeof p.agent_id === "string" ? last.get(p.agent_id) : undefined;
+      const agent_id = typeof p.agent_id === "string" ? p.agent_id : "";
+      const ids = {
+        agent_id,
+        session_id: typeof p.session_id === "string" ? p.session_id : (init?.sessionId ?? ext.configuration.session_id),
+        initialization_id: typeof p.initialization_id === "string" ? p.initialization_id : (init?.initializationId ?? "init-none"),
+      };
+      if (name === "agent_ready") void ext.emit("agent.readiness_declared", ids);
+      else void ext.emit("agent.context_declared", { ...ids, key: String(p.key), text: typeof p.text === "string" ? p.text : null });
+    },
+  };
 }

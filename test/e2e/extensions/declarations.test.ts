@@ -4,35 +4,12 @@
 import { describe, expect, it } from "vitest";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { agentHarnessYaml, attachUi, daemonIn, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
-import { FakeOpenAI, textResponse, type ReceivedRequest } from "../../support/fake-openai.js";
 import { waitFor, type TestClient } from "../../support/daemon.js";
+import { declarationSuite, dummy, rendered as tagged } from "./support.js";
 
-let fake!: FakeOpenAI;
-useFakeOpenAI((s) => (fake = s), { perTest: true });
-const cleanups = useCleanups();
-
-/** A test-dummy instance (`driver`: it takes the test's custom events). */
-const dummy = (name: string, config: Record<string, unknown>) => ({ name, kind: "tool", command: ["tau", "ext", "test-dummy"], config, startup_timeout_seconds: 30 });
-
-async function session(extensions: unknown[]): Promise<{ c: TestClient; home: string }> {
-  const w = workspaceIn(cleanups, agentHarnessYaml(fake, { shell: false, extensions }));
-  const d = await daemonIn(cleanups, w.env, ["--project-root", w.project]);
-  const c = await attachUi(cleanups, d, { tools: ["echo"] });
-  fake.respondWith(() => textResponse("ok"));
-  return { c, home: w.home };
-}
-
-type Msg = { role: string; content?: unknown };
-const messagesOf = (r: ReceivedRequest): Msg[] => (r.body as { messages: Msg[] }).messages;
-
-/** The system prompt of the model request that carried `marker` (a prompt's unique text). */
-async function systemOf(c: TestClient, agent_id: string, marker: string): Promise<string> {
-  c.emit("ui.prompt_submit", { agent_id, mode: "queue", text: marker });
-  await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === agent_id);
-  const request = fake.chatRequests.find((r) => messagesOf(r).some((m) => m.role === "user" && String(m.content).includes(marker)));
-  return String(messagesOf(request!).find((m) => m.role === "system")?.content ?? "");
-}
+const suite = declarationSuite();
+const { session } = suite;
+const systemOf = (c: TestClient, agent: string, marker: string) => suite.systemOf(c, agent, marker);
 
 /** The driver declares `fragments` (a null text withdraws); resolves once the last one was delivered. */
 async function declare(c: TestClient, fragments: Array<{ key: string; text: string | null }>, extra: Record<string, unknown> = {}): Promise<void> {
@@ -42,7 +19,7 @@ async function declare(c: TestClient, fragments: Array<{ key: string; text: stri
   await waitFor(() => c.deliveriesOf("extension.prompt_fragment_declared", (x) => x.key === last.key).length > before, `fragment ${last.key} to commit`, 30_000);
 }
 
-const rendered = (instance: string, key: string, text: string) => `<extension_fragment instance="${instance}" key="${key}">\n${text}\n</extension_fragment>`;
+const rendered = (instance: string, key: string, text: string) => tagged("extension_fragment", instance, key, text);
 
 describe("prompt fragments from extensions", () => {
   it("[declarations.fragments.rendered-frozen] fragments declared before ready and after render into agents initialized after; an agent keeps what it took", async () => {
@@ -72,7 +49,7 @@ describe("prompt fragments from extensions", () => {
   });
 
   it("[declarations.fragments.interceptor-drop] a declaration an interceptor drops never commits and changes no prompt", async () => {
-    const { c } = await session([dummy("notes", { driver: true }), dummy("guard", { tools: [], drop_fragment_keys: ["secret"] })]);
+    const { c } = await session([dummy("notes", { driver: true }), dummy("guard", { tools: [], drop_keys: ["secret"] })]);
     await declare(c, [
       { key: "secret", text: "Dropped on the way." },
       { key: "open", text: "Passed through." },
@@ -86,7 +63,7 @@ describe("prompt fragments from extensions", () => {
 
   it("[declarations.fragments.stale-generation] a declaration that commits after its connection ended is an observation only", async () => {
     // The guard holds the declaration past the interception deadline while its declarer exits.
-    const { c } = await session([dummy("notes", { driver: true }), dummy("guard", { tools: [], hold_fragment_keys: ["late"] })]);
+    const { c } = await session([dummy("notes", { driver: true }), dummy("guard", { tools: [], hold_keys: ["late"] })]);
     await declare(c, [{ key: "late", text: "From a process that is gone." }], { exit: true });
     await waitFor(() => c.deliveriesOf("extension.exited", (x) => x.instance === "notes").length === 1, "the declarer's exit", 30_000);
     // The respawned declarer is live again (its echo registered twice): its generation is a new one.

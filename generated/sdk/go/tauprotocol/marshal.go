@@ -12,6 +12,44 @@ import (
 // harness refuses for a required field: their marshalers write an unset one as empty instead.
 // The CBOR marshalers use the library's default encoding options.
 
+func (v AgentInitializationContextSet) withEmptyLists() AgentInitializationContextSet {
+	if v.Context == nil {
+		v.Context = []AgentContextEntry{}
+	}
+	return v
+}
+
+// MarshalJSON writes AgentInitializationContextSet with its required lists and maps never null.
+func (v AgentInitializationContextSet) MarshalJSON() ([]byte, error) {
+	type plain AgentInitializationContextSet
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes AgentInitializationContextSet with its required lists and maps never null.
+func (v AgentInitializationContextSet) MarshalCBOR() ([]byte, error) {
+	type plain AgentInitializationContextSet
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
+func (v AgentInitializationStarted) withEmptyLists() AgentInitializationStarted {
+	if v.WaitingFor == nil {
+		v.WaitingFor = []string{}
+	}
+	return v
+}
+
+// MarshalJSON writes AgentInitializationStarted with its required lists and maps never null.
+func (v AgentInitializationStarted) MarshalJSON() ([]byte, error) {
+	type plain AgentInitializationStarted
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes AgentInitializationStarted with its required lists and maps never null.
+func (v AgentInitializationStarted) MarshalCBOR() ([]byte, error) {
+	type plain AgentInitializationStarted
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
 func (v ConfigureMessagePayload) withEmptyLists() ConfigureMessagePayload {
 	if v.Config == nil {
 		v.Config = map[string]interface{}{}
@@ -107,6 +145,25 @@ func (v HandoffCommandRequest) MarshalJSON() ([]byte, error) {
 // MarshalCBOR writes HandoffCommandRequest with its required lists and maps never null.
 func (v HandoffCommandRequest) MarshalCBOR() ([]byte, error) {
 	type plain HandoffCommandRequest
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
+func (v HarnessAgentContextInitialized) withEmptyLists() HarnessAgentContextInitialized {
+	if v.Context == nil {
+		v.Context = []AgentContextKeyRef{}
+	}
+	return v
+}
+
+// MarshalJSON writes HarnessAgentContextInitialized with its required lists and maps never null.
+func (v HarnessAgentContextInitialized) MarshalJSON() ([]byte, error) {
+	type plain HarnessAgentContextInitialized
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes HarnessAgentContextInitialized with its required lists and maps never null.
+func (v HarnessAgentContextInitialized) MarshalCBOR() ([]byte, error) {
+	type plain HarnessAgentContextInitialized
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 

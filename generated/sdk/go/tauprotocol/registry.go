@@ -93,8 +93,14 @@ func NewEventPayload(name string) any {
 		return &AgentCompactionStarted{}
 	case "agent.compaction_summarized":
 		return &AgentCompactionSummarized{}
+	case "agent.context_declared":
+		return &AgentContextDeclared{}
 	case "agent.external_message_reported":
 		return &AgentExternalMessageReported{}
+	case "agent.initialization_context_set":
+		return &AgentInitializationContextSet{}
+	case "agent.initialization_started":
+		return &AgentInitializationStarted{}
 	case "agent.internal_prompt_request":
 		return &AgentInternalPromptRequest{}
 	case "agent.metadata_request":
@@ -113,6 +119,10 @@ func NewEventPayload(name string) any {
 		return &AgentPromptStarted{}
 	case "agent.prompt_submitted":
 		return &AgentPromptSubmitted{}
+	case "agent.readiness_declared":
+		return &AgentReadinessDeclared{}
+	case "agent.readiness_wait_declared":
+		return &AgentReadinessWaitDeclared{}
 	case "agent.replay_complete":
 		return &AgentReplayComplete{}
 	case "agent.started":
@@ -147,6 +157,8 @@ func NewEventPayload(name string) any {
 		return &HandoffCommandResult{}
 	case "handoff.state_reported":
 		return &HandoffStateReported{}
+	case "harness.agent_context_initialized":
+		return &HarnessAgentContextInitialized{}
 	case "harness.models_available":
 		return &HarnessModelsAvailable{}
 	case "harness.notice":

@@ -78,6 +78,15 @@ type Usage struct {
 	ReasoningTokens  *int64 `json:"reasoning_tokens,omitempty" cbor:"reasoning_tokens,omitempty"`
 }
 
+// Keyed context for one agent's pending initialization; `null` withdraws the key.
+type AgentContextDeclared struct {
+	AgentID          string  `json:"agent_id" cbor:"agent_id"`
+	InitializationID string  `json:"initialization_id" cbor:"initialization_id"`
+	Key              string  `json:"key" cbor:"key"`
+	SessionID        string  `json:"session_id" cbor:"session_id"`
+	Text             *string `json:"text" cbor:"text"`
+}
+
 // A message an external-message bridge admitted for its receiving agent (SPEC-slack,
 // "Reports"): a
 // transient report through ordinary interception. `publisher` is the bridge's own claim of
@@ -94,6 +103,31 @@ type AgentExternalMessageReported struct {
 	Publisher string `json:"publisher" cbor:"publisher"`
 	// The framed message, as the agent is to receive it; nested references in it stay opaque.
 	Text string `json:"text" cbor:"text"`
+}
+
+// What an agent's initialization froze: replaces the one before (side state, not
+// transcript).
+type AgentInitializationContextSet struct {
+	AgentID          string              `json:"agent_id" cbor:"agent_id"`
+	Context          []AgentContextEntry `json:"context" cbor:"context"`
+	InitializationID string              `json:"initialization_id" cbor:"initialization_id"`
+}
+
+// One entry of an agent's keyed context, as its initialization froze it.
+type AgentContextEntry struct {
+	Instance string `json:"instance" cbor:"instance"`
+	Key      string `json:"key" cbor:"key"`
+	Text     string `json:"text" cbor:"text"`
+}
+
+// An agent began initializing: the connections that hold it wait for its
+// `initialization_id`.
+type AgentInitializationStarted struct {
+	AgentID          string `json:"agent_id" cbor:"agent_id"`
+	InitializationID string `json:"initialization_id" cbor:"initialization_id"`
+	SessionID        string `json:"session_id" cbor:"session_id"`
+	// The instances whose readiness it waits for (captured as it began).
+	WaitingFor []string `json:"waiting_for" cbor:"waiting_for"`
 }
 
 type AgentInternalPromptRequest struct {
@@ -216,6 +250,21 @@ type PeerSender struct {
 	AgentID   string `json:"agent_id" cbor:"agent_id"`
 	MessageID string `json:"message_id" cbor:"message_id"`
 	SessionID string `json:"session_id" cbor:"session_id"`
+}
+
+// This connection is ready for one agent's pending initialization.
+type AgentReadinessDeclared struct {
+	AgentID          string `json:"agent_id" cbor:"agent_id"`
+	InitializationID string `json:"initialization_id" cbor:"initialization_id"`
+	SessionID        string `json:"session_id" cbor:"session_id"`
+}
+
+// This connection holds the initialization of every agent that starts initializing from now
+// on
+// until it declares readiness for it or disconnects (`wait: false` stops holding later
+// ones).
+type AgentReadinessWaitDeclared struct {
+	Wait bool `json:"wait" cbor:"wait"`
 }
 
 // Ends the replay of one agent's journal to a subscriber.
@@ -460,6 +509,21 @@ type HandoffStateReported struct {
 	Phase    HandoffPhase `json:"phase" cbor:"phase"`
 	// One line for a status bar or `:handoff status`.
 	Text string `json:"text" cbor:"text"`
+}
+
+// The current projection of an agent's finished initialization
+// (SPEC-extension-declarations):
+// re-synthesised for late subscribers, one per agent.
+type HarnessAgentContextInitialized struct {
+	AgentID          string               `json:"agent_id" cbor:"agent_id"`
+	Context          []AgentContextKeyRef `json:"context" cbor:"context"`
+	InitializationID string               `json:"initialization_id" cbor:"initialization_id"`
+}
+
+// An instance's key of an agent's frozen context.
+type AgentContextKeyRef struct {
+	Instance string `json:"instance" cbor:"instance"`
+	Key      string `json:"key" cbor:"key"`
 }
 
 type HarnessModelsAvailable struct {
