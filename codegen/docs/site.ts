@@ -20,6 +20,7 @@ import { checkLinks } from "./links.js";
 import { STYLE } from "./style.js";
 import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, handoffPage, mcpPage, providersPage, sessionsPage, startPage, swarmPage, troubleshootingPage, webPage, type GuideContext, type GuideInput } from "./guide.js";
 import { slackPage } from "./slack-page.js";
+import { extensionsPage } from "./extensions-page.js";
 
 export interface SiteInput {
   root: string;
@@ -139,6 +140,7 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.web, "Web search and fetch", "Let the model search the web (Exa, Parallel) and read pages, framed as untrusted and within the sandbox's network policy."],
     [GUIDE_PAGES.swarm, "Swarm", "Run tau workers on several machines and coordinate them over Iroh: a swarm of three workers."],
     [GUIDE_PAGES.handoff, "Handoff", "Continue a full session in a fresh one that starts from a dossier, keeping what you typed meanwhile."],
+    [GUIDE_PAGES.extensions, "Writing an extension", "Give the model tools, and tell new agents what they should know: prompt fragments, per-agent context and readiness."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
     ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];
@@ -536,6 +538,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: GUIDE_PAGES.web, label: "Web" },
       { page: GUIDE_PAGES.swarm, label: "Swarm" },
       { page: GUIDE_PAGES.handoff, label: "Handoff" },
+      { page: GUIDE_PAGES.extensions, label: "Extensions" },
       { page: "matrix.html", label: "Authority" },
       { page: "events.html", label: "Events" },
       { page: "messages.html", label: "Messages" },
@@ -606,6 +609,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
     [GUIDE_PAGES.web, "Web search and fetch", webPage(guide)],
     [GUIDE_PAGES.swarm, "Running a swarm of three workers", swarmPage(guide)],
     [GUIDE_PAGES.handoff, "Handoff", handoffPage(guide)],
+    [GUIDE_PAGES.extensions, "Writing an extension", extensionsPage(guide)],
   ];
   for (const [path, title, body] of guidePages) files.set(path, layout({ path, title, body, nav: ctx.nav, wide: path === GUIDE_PAGES.configuration }));
 
