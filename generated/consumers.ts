@@ -19,6 +19,9 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
     "agent.prompt_failed": ["provider.tool_result"],
     "tool.request": ["agent.cancel_request","agent.initialization_started","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_error","provider.tool_result","session.agent_loaded","session.watch_set"],
   },
+  "discovery": {
+    "extension.discovery_snapshot_declared": ["harness.notice","harness.session_skills_available"],
+  },
   "fragments": {
     "extension.prompt_fragment_declared": ["harness.notice"],
   },
@@ -107,6 +110,9 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   ],
   "agent.readiness_wait_declared": [
     { consumer: "initializations", event: "agent.readiness_wait_declared", successors: [], unlisted: [] },
+  ],
+  "extension.discovery_snapshot_declared": [
+    { consumer: "discovery", event: "extension.discovery_snapshot_declared", successors: ["harness.notice","harness.session_skills_available"], unlisted: [] },
   ],
   "extension.prompt_fragment_declared": [
     { consumer: "fragments", event: "extension.prompt_fragment_declared", successors: ["harness.notice"], unlisted: [] },

@@ -32,6 +32,7 @@ export const EVENT_NAMES = [
   "editor.files_offered",
   "editor.read_request",
   "editor.read_result",
+  "extension.discovery_snapshot_declared",
   "extension.event",
   "extension.exited",
   "extension.notice",
@@ -45,6 +46,7 @@ export const EVENT_NAMES = [
   "harness.agent_context_initialized",
   "harness.models_available",
   "harness.notice",
+  "harness.session_skills_available",
   "mcp.elicitation_answer",
   "mcp.elicitation_requested",
   "mcp.elicitation_resolved",
@@ -152,6 +154,7 @@ export interface EventPayloads {
   "editor.files_offered": T.EditorFilesOffered;
   "editor.read_request": T.EditorReadRequest;
   "editor.read_result": T.EditorReadResult;
+  "extension.discovery_snapshot_declared": T.ExtensionDiscoverySnapshotDeclared;
   "extension.event": T.ExtensionEvent;
   "extension.exited": T.ExtensionExited;
   "extension.notice": T.ExtensionNotice;
@@ -165,6 +168,7 @@ export interface EventPayloads {
   "harness.agent_context_initialized": T.HarnessAgentContextInitialized;
   "harness.models_available": T.HarnessModelsAvailable;
   "harness.notice": T.HarnessNotice;
+  "harness.session_skills_available": T.HarnessSessionSkillsAvailable;
   "mcp.elicitation_answer": T.McpElicitationAnswer;
   "mcp.elicitation_requested": T.McpElicitationRequested;
   "mcp.elicitation_resolved": T.McpElicitationResolved;
@@ -277,6 +281,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "editor.files_offered": { name: "editor.files_offered", family: "editor", model: "EditorFilesOffered", description: "What the attached editor offers; the latest is kept for late subscribers.", validate: V.validateEditorFilesOffered },
   "editor.read_request": { name: "editor.read_request", family: "editor", model: "EditorReadRequest", description: "The `read` tool asks the editor for its text of a file the policy lets it read.", validate: V.validateEditorReadRequest },
   "editor.read_result": { name: "editor.read_result", family: "editor", model: "EditorReadResult", description: "The editor's answer: its text of those lines, or why it has none.", validate: V.validateEditorReadResult },
+  "extension.discovery_snapshot_declared": { name: "extension.discovery_snapshot_declared", family: "extension", model: "ExtensionDiscoverySnapshotDeclared", description: "A complete discovery snapshot from an extension (SPEC-extension-declarations, \"Discovery\nsnapshots\"): it replaces, whole, everything this instance contributed before. Transient.", validate: V.validateExtensionDiscoverySnapshotDeclared },
   "extension.event": { name: "extension.event", family: "extension", model: "ExtensionEvent", description: "A custom event: `category` is extension-owned and cannot spell a first-party name.", validate: V.validateExtensionEvent },
   "extension.exited": { name: "extension.exited", family: "extension", model: "ExtensionExited", description: "", validate: V.validateExtensionExited },
   "extension.notice": { name: "extension.notice", family: "extension", model: "ExtensionNotice", description: "", validate: V.validateExtensionNotice },
@@ -290,6 +295,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "harness.agent_context_initialized": { name: "harness.agent_context_initialized", family: "harness", model: "HarnessAgentContextInitialized", description: "The current projection of an agent's finished initialization (SPEC-extension-declarations):\nre-synthesised for late subscribers, one per agent.", validate: V.validateHarnessAgentContextInitialized },
   "harness.models_available": { name: "harness.models_available", family: "harness", model: "HarnessModelsAvailable", description: "", validate: V.validateHarnessModelsAvailable },
   "harness.notice": { name: "harness.notice", family: "harness", model: "HarnessNotice", description: "", validate: V.validateHarnessNotice },
+  "harness.session_skills_available": { name: "harness.session_skills_available", family: "harness", model: "HarnessSessionSkillsAvailable", description: "The skills an agent initializing now would get (SPEC-extension-declarations, \"Discovery\nsnapshots\"): current state, re-synthesised for late subscribers.", validate: V.validateHarnessSessionSkillsAvailable },
   "mcp.elicitation_answer": { name: "mcp.elicitation_answer", family: "mcp", model: "McpElicitationAnswer", description: "A UI's answer to an elicitation: `accept` with a value per field given, `decline`, or `cancel`.", validate: V.validateMcpElicitationAnswer },
   "mcp.elicitation_requested": { name: "mcp.elicitation_requested", family: "mcp", model: "McpElicitationRequested", description: "An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp \"Elicitation\"):\nshown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is the\npublishing instance's.", validate: V.validateMcpElicitationRequested },
   "mcp.elicitation_resolved": { name: "mcp.elicitation_resolved", family: "mcp", model: "McpElicitationResolved", description: "The elicitation is over (answered here or elsewhere, timed out, or withdrawn by its server): UIs close it.", validate: V.validateMcpElicitationResolved },

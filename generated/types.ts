@@ -403,6 +403,22 @@ export type DisconnectMessage = {
   };
 };
 
+/**
+ * One item of a discovery snapshot. The schema only bounds it; the harness validates each item
+ * (SPEC-extension-declarations, "Discovery snapshots") and diagnoses and omits an invalid one.
+ */
+export type DiscoveryItem = {
+  kind: DiscoveryItemKind;
+  path: string;
+  /** An AGENTS.md's content (at most 64 KiB of it is accepted). */
+  text?: string;
+  name?: string;
+  description?: string;
+};
+
+/** What a discovery item is. */
+export type DiscoveryItemKind = "agents_md" | "skill";
+
 export type EditorConfig = {
   /** Most screen rows the prompt editor takes; a longer draft scrolls within them. */
   max_lines?: number;
@@ -494,6 +510,14 @@ export type ExtensionConfig = {
   call_tools?: Array<ShortText>;
   /** Seconds the extension has to become ready after it starts. */
   startup_timeout_seconds?: number;
+};
+
+/**
+ * A complete discovery snapshot from an extension (SPEC-extension-declarations, "Discovery
+ * snapshots"): it replaces, whole, everything this instance contributed before. Transient.
+ */
+export type ExtensionDiscoverySnapshotDeclared = {
+  items: Array<DiscoveryItem>;
 };
 
 /** A custom event: `category` is extension-owned and cannot spell a first-party name. */
@@ -667,6 +691,16 @@ export type HarnessNotice = {
   mandatory: boolean;
   /** The extension instance a notice is about, if any. */
   instance?: InstanceName;
+};
+
+/**
+ * The skills an agent initializing now would get (SPEC-extension-declarations, "Discovery
+ * snapshots"): current state, re-synthesised for late subscribers.
+ */
+export type HarnessSessionSkillsAvailable = {
+  skills: Array<SessionSkill>;
+  /** The AGENTS.md files (their paths) an agent initializing now would get. */
+  agents_md: Array<ShortText>;
 };
 
 export type HelloMessage = {
@@ -1869,6 +1903,15 @@ export type SessionReplayComplete = {
 export type SessionShutdown = {
   session_id: Id;
   reason: ShutdownReason;
+};
+
+/** A skill the session's agents initializing now would list. */
+export type SessionSkill = {
+  name: ShortText;
+  description: ShortText;
+  path: string;
+  /** `user`, `project`, or the extension instance that contributed it. */
+  source: ShortText;
 };
 
 export type SessionStarted = {

@@ -1,6 +1,6 @@
 // The docs page "Writing an extension": the SDK's shape (connect, tools, ready), then what an
 // extension may tell the agents of its session — prompt fragments, per-agent context and
-// readiness — with the rules quoted from SPEC-extension-declarations.
+// readiness, discovery snapshots — with the rules quoted from SPEC-extension-declarations.
 import { esc } from "./html.js";
 import { GUIDE_PAGES, para, recordSection, type GuideContext } from "./guide.js";
 
@@ -35,10 +35,19 @@ export function extensionsPage(ctx: GuideContext): string {
       "}, { hold: true });",
     ]),
     p("Context is taken only while that initialization is pending, from your live process, for exactly the initialization id you were given: readiness for one agent never releases another. `ext.stopHoldingAgents()` stops holding agents that begin initializing later. At most 16 keys and 32 KiB per extension and agent. What an agent's initialization froze is recorded in its journal (`agent.initialization_context_set`), and a UI attaching later sees it as `harness.agent_context_initialized`; a resumed agent initializes again, with a fresh id."),
+    '<h2 id="discovery">AGENTS.md files and skills</h2>',
+    p("`ext.declareDiscoverySnapshot({agentsMd, skills})` contributes AGENTS.md files (a path that says where each stands for, and its content) and skills (a name, a one-line description and the path of its SKILL.md, read when the skill is loaded) to every agent that initializes from then on, after the local ones. Each call replaces, whole, everything your extension contributed before; an empty snapshot withdraws it all, and so does your process's exit. At most 256 items and 1 MiB of text; an AGENTS.md holds at most 64 KiB. An invalid item (a relative path, a bad skill name, a duplicate) is reported in one warning and left out; the rest is taken. UIs see the result as `harness.session_skills_available`."),
+    pre([
+      "ext.declareDiscoverySnapshot({",
+      '  agentsMd: [{ path: "/srv/kb/team/AGENTS.md", text: teamRules }],',
+      '  skills: [{ name: "deploy", description: "Deploy the service", path: "/srv/kb/skills/deploy/SKILL.md" }],',
+      "});",
+    ]),
     '<h2 id="placement">Where they appear</h2>',
     p("The default system prompt template ends with `{{fragments}}` and `{{agent_context}}`. A custom template (`system_prompt_template` in `harness.yaml`) places them where it puts those placeholders; one without them shows neither. `tau dev print-system-prompt` shows what a new agent would be told."),
     '<h2 id="rules">The rules tau follows</h2>',
     recordSection(ctx, page, "SPEC-extension-declarations", "Prompt fragments"),
     recordSection(ctx, page, "SPEC-extension-declarations", "Per-agent keyed context and readiness"),
+    recordSection(ctx, page, "SPEC-extension-declarations", "Discovery snapshots"),
   ].join("\n");
 }

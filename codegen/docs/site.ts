@@ -140,7 +140,7 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.web, "Web search and fetch", "Let the model search the web (Exa, Parallel) and read pages, framed as untrusted and within the sandbox's network policy."],
     [GUIDE_PAGES.swarm, "Swarm", "Run tau workers on several machines and coordinate them over Iroh: a swarm of three workers."],
     [GUIDE_PAGES.handoff, "Handoff", "Continue a full session in a fresh one that starts from a dossier, keeping what you typed meanwhile."],
-    [GUIDE_PAGES.extensions, "Writing an extension", "Give the model tools, and tell new agents what they should know: prompt fragments, per-agent context and readiness."],
+    [GUIDE_PAGES.extensions, "Writing an extension", "Give the model tools, and tell new agents what they should know: prompt fragments, per-agent context and readiness, AGENTS.md files and skills."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
     ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];

@@ -4,6 +4,8 @@
 // that frozen snapshot; and the previews `tau dev print-*` shows.
 import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile, type FragmentInput } from "./context.js";
 import { discoverSkills, loadSkillBody, renderSkillListing, skillPromptText, type SkillScan } from "./skills.js";
+import type { DiscoverySources } from "./discovery-sources.js";
+import type { HarnessSessionSkillsAvailable } from "../../generated/index.js";
 
 /** The part of an agent's state its context is frozen into. */
 export interface ContextHolder {
@@ -26,6 +28,8 @@ export interface AgentContextOptions {
   readonly skillSkipped: (problem: string) => void;
   /** The extensions' prompt fragments now (prompt-fragments.ts). */
   readonly fragments?: () => readonly FragmentInput[];
+  /** Extensions' discovery snapshots (discovery-sources.ts), taken with the local files. */
+  readonly discovery?: Pick<DiscoverySources, "agentsMd" | "skills">;
 }
 
 export interface ToolListing {
@@ -41,11 +45,34 @@ export class AgentContext {
   initialize(agent: ContextHolder): void {
     const { configRoot, projectRoot } = this.options;
     agent.fragments ??= this.options.fragments?.() ?? [];
-    if (agent.agentsMd === undefined) agent.agentsMd = configRoot ? collectAgentsMd(configRoot, projectRoot) : [];
+    agent.agentsMd ??= this.agentsMd();
     if (agent.skills === undefined) {
-      agent.skills = discoverSkills(configRoot, projectRoot);
+      agent.skills = this.skills();
       for (const p of agent.skills.problems) this.options.skillSkipped(p);
     }
+  }
+
+  /** The AGENTS.md files an agent initializing now gets: the local ones, then the extensions'. */
+  private agentsMd(): AgentContextFile[] {
+    const { configRoot, projectRoot, discovery } = this.options;
+    const local = configRoot ? collectAgentsMd(configRoot, projectRoot) : [];
+    return discovery ? discovery.agentsMd(local) : local;
+  }
+
+  /** The skills an agent initializing now gets: the local scan, then the extensions'. */
+  private skills(): SkillScan & { readonly owners?: ReadonlyMap<string, string> } {
+    const { configRoot, projectRoot, discovery } = this.options;
+    const local = discoverSkills(configRoot, projectRoot);
+    return discovery ? discovery.skills(local) : local;
+  }
+
+  /** What an agent initializing now would get (`harness.session_skills_available`). */
+  sessionSkills(): HarnessSessionSkillsAvailable {
+    const scan = this.skills();
+    return {
+      skills: scan.skills.map((s) => ({ name: s.name, description: s.description, path: s.path, source: scan.owners?.get(s.name) ?? s.source })),
+      agents_md: this.agentsMd().map((f) => f.path.slice(0, 1024)),
+    };
   }
 
   /** The system prompt: the template with this agent's frozen AGENTS.md, skills and working directory. */
@@ -85,11 +112,11 @@ export class AgentContext {
    * Reads render inputs only; creates, changes and stores nothing.
    */
   preview(kind: "system-prompt" | "tools" | "prompt", text: string, tools: readonly ToolListing[], warn: (m: string) => void): string {
-    const scan = discoverSkills(this.options.configRoot, this.options.projectRoot);
+    const scan = this.skills();
     for (const p of scan.problems) warn(`skill skipped: ${p}`);
     const system = renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, {
       cwd: this.options.projectRoot,
-      agentsMd: this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.options.projectRoot) : [],
+      agentsMd: this.agentsMd(),
       skills: renderSkillListing(scan.skills),
       fragments: this.options.fragments?.() ?? [],
     });

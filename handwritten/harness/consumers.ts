@@ -23,6 +23,10 @@ export const CONSUMERS = {
   fragments: {
     "extension.prompt_fragment_declared": ["harness.notice"],
   },
+  /** DiscoverySources (discovery-sources.ts, SPEC-extension-declarations): each swap republishes the session's skills. */
+  discovery: {
+    "extension.discovery_snapshot_declared": ["harness.session_skills_available", "harness.notice"],
+  },
   /** AgentInitializations (agent-initialization.ts, SPEC-extension-declarations): keyed context and readiness. */
   initializations: {
     "agent.readiness_wait_declared": [],

@@ -28,6 +28,7 @@ import { SessionRequests, type NewAgent } from "./session-requests.js";
 import { HandoffRequests, type HandoffSeed } from "./handoff-request.js";
 import { PromptFragments } from "./prompt-fragments.js";
 import { AgentInitializations } from "./agent-initialization.js";
+import { DiscoverySources } from "./discovery-sources.js";
 import type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
 
 export type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
@@ -52,6 +53,7 @@ interface Rooms {
   readonly team: AgentTeam;
   readonly fragments: PromptFragments;
   readonly initializations: AgentInitializations;
+  readonly discovery: DiscoverySources;
 }
 
 /** One row of the wiring: a declared consumer (consumers.ts), the event it handles, and its handler. */
@@ -75,6 +77,7 @@ const WIRING: readonly Wire[] = [
   consume("session", "agent.prompt_submitted", (r, c) => r.session.onPromptSubmitted(c)),
   consume("session", "session.handoff_request", (r, c) => r.handoff.onHandoffRequest(c)),
   consume("fragments", "extension.prompt_fragment_declared", (r, c) => r.fragments.onDeclared(c)),
+  consume("discovery", "extension.discovery_snapshot_declared", (r, c) => r.discovery.onDeclared(c)),
   consume("initializations", "agent.readiness_wait_declared", (r, c) => r.initializations.onWaitDeclared(c)),
   consume("initializations", "agent.context_declared", (r, c) => r.initializations.onContextDeclared(c)),
   consume("initializations", "agent.readiness_declared", (r, c) => r.initializations.onReadinessDeclared(c)),
@@ -140,6 +143,8 @@ export class Harness {
   private readonly fragments: PromptFragments;
   /** Agents' initializations: keyed context and readiness from extensions (SPEC-extension-declarations). */
   private readonly initializations: AgentInitializations;
+  /** Extensions' AGENTS.md files and skills (SPEC-extension-declarations, "Discovery snapshots"). */
+  private readonly discovery: DiscoverySources;
   /** Agents joining the session, metadata, skill loads and the first-prompt title. */
   private readonly session: SessionRequests;
   /** Handoffs of this session, and the seeding of a replacement (SPEC-handoff). */
@@ -183,8 +188,11 @@ export class Harness {
       if (agent !== undefined) agent.agentContext = context;
     };
     this.initializations = new AgentInitializations({ sessionId, isLive, hasAgent: (id) => this.agents.has(id), publish: (n, d) => this.publishHarness(n, d), freeze, warn: notice });
+    const sessionSkills = () => void this.publishHarness("harness.session_skills_available", this.context.sessionSkills());
+    this.discovery = new DiscoverySources({ isLive, warn: notice, changed: sessionSkills });
     this.context = new AgentContext({
       fragments: () => this.fragments.current(),
+      discovery: this.discovery,
       projectRoot,
       ...(options.configRoot !== undefined ? { configRoot: options.configRoot } : {}),
       ...(options.systemTemplate !== undefined ? { systemTemplate: options.systemTemplate } : {}),
@@ -220,7 +228,7 @@ export class Harness {
     });
     this.peerInbox = new PeerInbox({ sessionId, addressable: (agentId) => this.agents.get(agentId)?.fold.ephemeral === false, publish: (name, data) => this.committed(name, data), agents: () => this.peerRoster() }, options.peerBudget, options.peerClock);
     this.peerOutbox = new PeerOutbox({ runtimeDir: options.runtimeDir, sessionId });
-    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team, fragments: this.fragments, initializations: this.initializations });
+    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team, fragments: this.fragments, initializations: this.initializations, discovery: this.discovery });
   }
 
   /** Registers the declared consumers (WIRING), every one of them, then the debug log's mirror of every commit. */
@@ -388,6 +396,7 @@ export class Harness {
     this.tools.onOwnerGone(instance, generation);
     this.fragments.onOwnerGone(instance, generation);
     this.initializations.onOwnerGone(instance, generation);
+    this.discovery.onOwnerGone(instance, generation);
     this.shellCommands.onOwnerGone(instance, generation);
     void this.prompts.onProviderGone(instance, generation);
   }

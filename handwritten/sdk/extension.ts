@@ -91,6 +91,12 @@ export class ToolFailure extends Error {
   override name = "ToolFailure";
 }
 
+/** What `declareDiscoverySnapshot` contributes: AGENTS.md files (with their content) and skills (with their SKILL.md path). */
+export interface DiscoverySnapshot {
+  readonly agentsMd?: ReadonlyArray<{ readonly path: string; readonly text: string }>;
+  readonly skills?: ReadonlyArray<{ readonly name: string; readonly description: string; readonly path: string }>;
+}
+
 /** One agent's initialization, as `onAgentInitializing` hands it over. */
 export interface AgentInitialization {
   readonly agentId: string;
@@ -259,6 +265,20 @@ export class Extension {
    */
   declarePromptFragment(key: string, text: string): Promise<SendAsyncResult> {
     return this.emit("extension.prompt_fragment_declared", { key, text });
+  }
+
+  /**
+   * Replaces, whole, the AGENTS.md files and skills this extension contributes to the discovery of
+   * agents that initialize from now on (SPEC-extension-declarations, "Discovery snapshots"): an
+   * AGENTS.md carries its content; a skill names its SKILL.md file, read when the skill is loaded.
+   * At most 256 items and 1 MiB of text; an invalid item is reported and left out, the rest taken.
+   */
+  declareDiscoverySnapshot(snapshot: DiscoverySnapshot): Promise<SendAsyncResult> {
+    const items = [
+      ...(snapshot.agentsMd ?? []).map((f) => ({ kind: "agents_md" as const, path: f.path, text: f.text })),
+      ...(snapshot.skills ?? []).map((s) => ({ kind: "skill" as const, path: s.path, name: s.name, description: s.description })),
+    ];
+    return this.emit("extension.discovery_snapshot_declared", { items });
   }
 
   /** Withdraws prompt fragment `key`: agents initialized from now on no longer get it. */

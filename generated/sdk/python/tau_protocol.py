@@ -1574,6 +1574,69 @@ class ErrorMessage:
         return result
 
 
+class DiscoveryItemKind(Enum):
+    """What a discovery item is."""
+
+    AGENTS_MD = "agents_md"
+    SKILL = "skill"
+
+
+@dataclass
+class DiscoveryItem:
+    """One item of a discovery snapshot. The schema only bounds it; the harness validates each
+    item
+    (SPEC-extension-declarations, "Discovery snapshots") and diagnoses and omits an invalid
+    one.
+    """
+    kind: DiscoveryItemKind
+    path: str
+    description: Optional[str] = None
+    name: Optional[str] = None
+    text: Optional[str] = None
+    """An AGENTS.md's content (at most 64 KiB of it is accepted)."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'DiscoveryItem':
+        assert isinstance(obj, dict)
+        kind = DiscoveryItemKind(obj.get("kind"))
+        path = from_str(obj.get("path"))
+        description = from_union([from_str, from_none], obj.get("description"))
+        name = from_union([from_str, from_none], obj.get("name"))
+        text = from_union([from_str, from_none], obj.get("text"))
+        return DiscoveryItem(kind, path, description, name, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["kind"] = to_enum(DiscoveryItemKind, self.kind)
+        result["path"] = from_str(self.path)
+        if self.description is not None:
+            result["description"] = from_union([from_str, from_none], self.description)
+        if self.name is not None:
+            result["name"] = from_union([from_str, from_none], self.name)
+        if self.text is not None:
+            result["text"] = from_union([from_str, from_none], self.text)
+        return result
+
+
+@dataclass
+class ExtensionDiscoverySnapshotDeclared:
+    """A complete discovery snapshot from an extension (SPEC-extension-declarations, "Discovery
+    snapshots"): it replaces, whole, everything this instance contributed before. Transient.
+    """
+    items: List[DiscoveryItem]
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionDiscoverySnapshotDeclared':
+        assert isinstance(obj, dict)
+        items = from_list(DiscoveryItem.from_dict, obj.get("items"))
+        return ExtensionDiscoverySnapshotDeclared(items)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["items"] = from_list(lambda x: to_class(DiscoveryItem, x), self.items)
+        return result
+
+
 @dataclass
 class ExtensionEvent:
     """A custom event: `category` is extension-owned and cannot spell a first-party name."""
@@ -2028,6 +2091,58 @@ class HarnessNotice:
         result["text"] = from_str(self.text)
         if self.instance is not None:
             result["instance"] = from_union([from_str, from_none], self.instance)
+        return result
+
+
+@dataclass
+class SessionSkill:
+    """A skill the session's agents initializing now would list."""
+
+    description: str
+    name: str
+    path: str
+    source: str
+    """`user`, `project`, or the extension instance that contributed it."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionSkill':
+        assert isinstance(obj, dict)
+        description = from_str(obj.get("description"))
+        name = from_str(obj.get("name"))
+        path = from_str(obj.get("path"))
+        source = from_str(obj.get("source"))
+        return SessionSkill(description, name, path, source)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["description"] = from_str(self.description)
+        result["name"] = from_str(self.name)
+        result["path"] = from_str(self.path)
+        result["source"] = from_str(self.source)
+        return result
+
+
+@dataclass
+class HarnessSessionSkillsAvailable:
+    """The skills an agent initializing now would get (SPEC-extension-declarations, "Discovery
+    snapshots"): current state, re-synthesised for late subscribers.
+    """
+    agents_md: List[str]
+    """The AGENTS.md files (their paths) an agent initializing now would get."""
+
+    skills: List[SessionSkill]
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'HarnessSessionSkillsAvailable':
+        assert isinstance(obj, dict)
+        agents_md = from_list(from_str, obj.get("agents_md"))
+        skills = from_list(SessionSkill.from_dict, obj.get("skills"))
+        return HarnessSessionSkillsAvailable(agents_md, skills)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agents_md"] = from_list(from_str, self.agents_md)
+        result["skills"] = from_list(lambda x: to_class(SessionSkill, x), self.skills)
         return result
 
 
@@ -6394,6 +6509,14 @@ def error_message_to_dict(x: ErrorMessage) -> Any:
     return to_class(ErrorMessage, x)
 
 
+def extension_discovery_snapshot_declared_from_dict(s: Any) -> ExtensionDiscoverySnapshotDeclared:
+    return ExtensionDiscoverySnapshotDeclared.from_dict(s)
+
+
+def extension_discovery_snapshot_declared_to_dict(x: ExtensionDiscoverySnapshotDeclared) -> Any:
+    return to_class(ExtensionDiscoverySnapshotDeclared, x)
+
+
 def extension_event_from_dict(s: Any) -> ExtensionEvent:
     return ExtensionEvent.from_dict(s)
 
@@ -6504,6 +6627,14 @@ def harness_notice_from_dict(s: Any) -> HarnessNotice:
 
 def harness_notice_to_dict(x: HarnessNotice) -> Any:
     return to_class(HarnessNotice, x)
+
+
+def harness_session_skills_available_from_dict(s: Any) -> HarnessSessionSkillsAvailable:
+    return HarnessSessionSkillsAvailable.from_dict(s)
+
+
+def harness_session_skills_available_to_dict(x: HarnessSessionSkillsAvailable) -> Any:
+    return to_class(HarnessSessionSkillsAvailable, x)
 
 
 def hello_message_from_dict(s: Any) -> HelloMessage:
@@ -7364,6 +7495,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "editor.files_offered": EditorFilesOffered,
     "editor.read_request": EditorReadRequest,
     "editor.read_result": EditorReadResult,
+    "extension.discovery_snapshot_declared": ExtensionDiscoverySnapshotDeclared,
     "extension.event": ExtensionEvent,
     "extension.exited": ExtensionExited,
     "extension.notice": ExtensionNotice,
@@ -7377,6 +7509,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "harness.agent_context_initialized": HarnessAgentContextInitialized,
     "harness.models_available": HarnessModelsAvailable,
     "harness.notice": HarnessNotice,
+    "harness.session_skills_available": HarnessSessionSkillsAvailable,
     "mcp.elicitation_answer": MCPElicitationAnswer,
     "mcp.elicitation_requested": MCPElicitationRequested,
     "mcp.elicitation_resolved": MCPElicitationResolved,

@@ -8,7 +8,7 @@
 // text withdraws one), then, with `exit`, ends the process once they are sent.
 import { existsSync } from "node:fs";
 import { Extension, ToolFailure, type AgentInitialization, type ToolDefinition } from "../../sdk/index.js";
-import type { TestDummyTool } from "../../../generated/index.js";
+import type { EventPayloads, TestDummyTool } from "../../../generated/index.js";
 
 /** This process's connection, for the tools that publish. */
 let connected: Extension | undefined;
@@ -117,6 +117,7 @@ export async function main(): Promise<void> {
       if (e.data.name === "unregister" && typeof tool === "string") return ext.unregisterTool(tool);
       if (e.data.name === "fragments") return void declareFragments(ext, e.data.payload);
       if (e.data.name === "exit") return process.exit(3);
+      if (e.data.name === "discovery") return void declareDiscovery(ext, e.data.payload);
       if (e.data.name === "agent_context" || e.data.name === "agent_ready") return void initializations.drive(e.data.name, e.data.payload);
       if (e.data.name !== "call") return;
       if (typeof agent_id !== "string" || typeof call_id !== "string" || typeof tool !== "string") return;
@@ -126,14 +127,24 @@ export async function main(): Promise<void> {
   ext.ready();
 }
 
-/** Drops fragment and context declarations of the `drop` keys; never answers about those of the `hold` keys. */
+/**
+ * Drops fragment and context declarations of the `drop` keys; never answers about those of the
+ * `hold` keys. A discovery snapshot counts as key `discovery`.
+ */
 function interceptKeys(ext: Extension, drop: readonly string[], hold: readonly string[]): void {
   if (drop.length === 0 && hold.length === 0) return;
-  ext.intercept(["extension.prompt_fragment_declared", "agent.context_declared"], 0, (e) => {
-    const key = e.data.key;
+  ext.intercept(["extension.prompt_fragment_declared", "agent.context_declared", "extension.discovery_snapshot_declared"], 0, (e) => {
+    const key = e.name === "extension.discovery_snapshot_declared" ? "discovery" : e.data.key;
     if (typeof key === "string" && hold.includes(key)) return new Promise<never>(() => {});
     return typeof key === "string" && drop.includes(key) ? { action: "drop" } : { action: "pass" };
   });
+}
+
+/** The driver's `discovery` event: its `items` declared as one snapshot, as they are (invalid ones too); then, with `exit`, gone. */
+async function declareDiscovery(ext: Extension, payload: Record<string, unknown>): Promise<void> {
+  const items = Array.isArray(payload.items) ? payload.items : [];
+  await ext.emit("extension.discovery_snapshot_declared", { items: items as EventPayloads["extension.discovery_snapshot_declared"]["items"] });
+  if (payload.exit === true) process.exit(3);
 }
 
 /** The driver's `fragments` event: each `{key, text}` declared (null text: withdrawn), in order; then, with `exit`, gone. */

@@ -91,6 +91,25 @@ func (v EventEnvelope) MarshalCBOR() ([]byte, error) {
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 
+func (v ExtensionDiscoverySnapshotDeclared) withEmptyLists() ExtensionDiscoverySnapshotDeclared {
+	if v.Items == nil {
+		v.Items = []DiscoveryItem{}
+	}
+	return v
+}
+
+// MarshalJSON writes ExtensionDiscoverySnapshotDeclared with its required lists and maps never null.
+func (v ExtensionDiscoverySnapshotDeclared) MarshalJSON() ([]byte, error) {
+	type plain ExtensionDiscoverySnapshotDeclared
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes ExtensionDiscoverySnapshotDeclared with its required lists and maps never null.
+func (v ExtensionDiscoverySnapshotDeclared) MarshalCBOR() ([]byte, error) {
+	type plain ExtensionDiscoverySnapshotDeclared
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
 func (v ExtensionEvent) withEmptyLists() ExtensionEvent {
 	if v.Payload == nil {
 		v.Payload = map[string]interface{}{}
@@ -183,6 +202,28 @@ func (v HarnessModelsAvailable) MarshalJSON() ([]byte, error) {
 // MarshalCBOR writes HarnessModelsAvailable with its required lists and maps never null.
 func (v HarnessModelsAvailable) MarshalCBOR() ([]byte, error) {
 	type plain HarnessModelsAvailable
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
+func (v HarnessSessionSkillsAvailable) withEmptyLists() HarnessSessionSkillsAvailable {
+	if v.AgentsMd == nil {
+		v.AgentsMd = []string{}
+	}
+	if v.Skills == nil {
+		v.Skills = []SessionSkill{}
+	}
+	return v
+}
+
+// MarshalJSON writes HarnessSessionSkillsAvailable with its required lists and maps never null.
+func (v HarnessSessionSkillsAvailable) MarshalJSON() ([]byte, error) {
+	type plain HarnessSessionSkillsAvailable
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes HarnessSessionSkillsAvailable with its required lists and maps never null.
+func (v HarnessSessionSkillsAvailable) MarshalCBOR() ([]byte, error) {
+	type plain HarnessSessionSkillsAvailable
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 

@@ -137,6 +137,8 @@ func NewEventPayload(name string) any {
 		return &EditorReadRequest{}
 	case "editor.read_result":
 		return &EditorReadResult{}
+	case "extension.discovery_snapshot_declared":
+		return &ExtensionDiscoverySnapshotDeclared{}
 	case "extension.event":
 		return &ExtensionEvent{}
 	case "extension.exited":
@@ -163,6 +165,8 @@ func NewEventPayload(name string) any {
 		return &HarnessModelsAvailable{}
 	case "harness.notice":
 		return &HarnessNotice{}
+	case "harness.session_skills_available":
+		return &HarnessSessionSkillsAvailable{}
 	case "mcp.elicitation_answer":
 		return &MCPElicitationAnswer{}
 	case "mcp.elicitation_requested":

@@ -432,6 +432,25 @@ type ErrorMessagePayload struct {
 	RequestID *string   `json:"request_id,omitempty" cbor:"request_id,omitempty"`
 }
 
+// A complete discovery snapshot from an extension (SPEC-extension-declarations, "Discovery
+// snapshots"): it replaces, whole, everything this instance contributed before. Transient.
+type ExtensionDiscoverySnapshotDeclared struct {
+	Items []DiscoveryItem `json:"items" cbor:"items"`
+}
+
+// One item of a discovery snapshot. The schema only bounds it; the harness validates each
+// item
+// (SPEC-extension-declarations, "Discovery snapshots") and diagnoses and omits an invalid
+// one.
+type DiscoveryItem struct {
+	Description *string           `json:"description,omitempty" cbor:"description,omitempty"`
+	Kind        DiscoveryItemKind `json:"kind" cbor:"kind"`
+	Name        *string           `json:"name,omitempty" cbor:"name,omitempty"`
+	Path        string            `json:"path" cbor:"path"`
+	// An AGENTS.md's content (at most 64 KiB of it is accepted).
+	Text *string `json:"text,omitempty" cbor:"text,omitempty"`
+}
+
 // A custom event: `category` is extension-owned and cannot spell a first-party name.
 type ExtensionEvent struct {
 	Category string                 `json:"category" cbor:"category"`
@@ -564,6 +583,23 @@ type HarnessNotice struct {
 	// Mandatory notices are kept and re-synthesised for late subscribers.
 	Mandatory bool   `json:"mandatory" cbor:"mandatory"`
 	Text      string `json:"text" cbor:"text"`
+}
+
+// The skills an agent initializing now would get (SPEC-extension-declarations, "Discovery
+// snapshots"): current state, re-synthesised for late subscribers.
+type HarnessSessionSkillsAvailable struct {
+	// The AGENTS.md files (their paths) an agent initializing now would get.
+	AgentsMd []string       `json:"agents_md" cbor:"agents_md"`
+	Skills   []SessionSkill `json:"skills" cbor:"skills"`
+}
+
+// A skill the session's agents initializing now would list.
+type SessionSkill struct {
+	Description string `json:"description" cbor:"description"`
+	Name        string `json:"name" cbor:"name"`
+	Path        string `json:"path" cbor:"path"`
+	// `user`, `project`, or the extension instance that contributed it.
+	Source string `json:"source" cbor:"source"`
 }
 
 type HelloMessage struct {
@@ -1875,6 +1911,14 @@ const (
 	SessionMismatch  ErrorCode = "session_mismatch"
 	Unauthorized     ErrorCode = "unauthorized"
 	UnknownMessage   ErrorCode = "unknown_message"
+)
+
+// What a discovery item is.
+type DiscoveryItemKind string
+
+const (
+	AgentsMd DiscoveryItemKind = "agents_md"
+	Skill    DiscoveryItemKind = "skill"
 )
 
 type NoticeLevel string
