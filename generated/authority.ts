@@ -41,6 +41,8 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "agent.readiness_declared": { publishers: ["ext:any"], persistence: "transient", protected: false, successors: ["agent.initialization_context_set","harness.agent_context_initialized"], record: "SPEC-extension-declarations" },
   "agent.readiness_wait_declared": { publishers: ["ext:any"], persistence: "transient", protected: false, successors: [], record: "SPEC-extension-declarations" },
   "agent.replay_complete": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-agent-lifecycle" },
+  "agent.start_request": { publishers: ["ext:any"], persistence: "transient", protected: false, successors: ["agent.start_result","agent.started","session.agent_loaded","agent.metadata_set","agent.initialization_started"], record: "SPEC-extension-declarations" },
+  "agent.start_result": { publishers: ["harness"], persistence: "directed", protected: true, successors: [], record: "SPEC-extension-declarations" },
   "agent.started": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-agent-lifecycle" },
   "agent.stats_updated": { publishers: ["harness"], persistence: "snapshot", protected: false, successors: [], record: "SPEC-agent-lifecycle" },
   "agent.work_status_set": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-agent-team" },

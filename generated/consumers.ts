@@ -54,6 +54,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
   "session": {
     "agent.metadata_request": ["agent.metadata_set"],
     "agent.prompt_submitted": ["session.title_set"],
+    "agent.start_request": ["agent.initialization_started","agent.metadata_set","agent.start_result","agent.started","session.agent_loaded"],
     "session.handoff_request": ["session.handed_off","session.handoff_result"],
     "tool.unregister": [],
     "ui.create_agent": ["agent.initialization_started","agent.metadata_set","agent.started","harness.notice","session.agent_loaded","ui.create_agent_result"],
@@ -110,6 +111,9 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   ],
   "agent.readiness_wait_declared": [
     { consumer: "initializations", event: "agent.readiness_wait_declared", successors: [], unlisted: [] },
+  ],
+  "agent.start_request": [
+    { consumer: "session", event: "agent.start_request", successors: ["agent.initialization_started","agent.metadata_set","agent.start_result","agent.started","session.agent_loaded"], unlisted: [] },
   ],
   "extension.discovery_snapshot_declared": [
     { consumer: "discovery", event: "extension.discovery_snapshot_declared", successors: ["harness.notice","harness.session_skills_available"], unlisted: [] },

@@ -26,6 +26,8 @@ export const EVENT_NAMES = [
   "agent.readiness_declared",
   "agent.readiness_wait_declared",
   "agent.replay_complete",
+  "agent.start_request",
+  "agent.start_result",
   "agent.started",
   "agent.stats_updated",
   "agent.work_status_set",
@@ -148,6 +150,8 @@ export interface EventPayloads {
   "agent.readiness_declared": T.AgentReadinessDeclared;
   "agent.readiness_wait_declared": T.AgentReadinessWaitDeclared;
   "agent.replay_complete": T.AgentReplayComplete;
+  "agent.start_request": T.AgentStartRequest;
+  "agent.start_result": T.AgentStartResult;
   "agent.started": T.AgentStarted;
   "agent.stats_updated": T.AgentStatsUpdated;
   "agent.work_status_set": T.AgentWorkStatusSet;
@@ -275,6 +279,8 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "agent.readiness_declared": { name: "agent.readiness_declared", family: "agent", model: "AgentReadinessDeclared", description: "This connection is ready for one agent's pending initialization.", validate: V.validateAgentReadinessDeclared },
   "agent.readiness_wait_declared": { name: "agent.readiness_wait_declared", family: "agent", model: "AgentReadinessWaitDeclared", description: "This connection holds the initialization of every agent that starts initializing from now on\nuntil it declares readiness for it or disconnects (`wait: false` stops holding later ones).", validate: V.validateAgentReadinessWaitDeclared },
   "agent.replay_complete": { name: "agent.replay_complete", family: "agent", model: "AgentReplayComplete", description: "Ends the replay of one agent's journal to a subscriber.", validate: V.validateAgentReplayComplete },
+  "agent.start_request": { name: "agent.start_request", family: "agent", model: "AgentStartRequest", description: "A configured extension asks the harness to start an agent in session `session_id`\n(SPEC-extension-declarations, \"Start-agent requests\"). Answered by the directed\n`agent.start_result`; the same `request_id` again from the same instance answers with the agent\nit started, never a second one.", validate: V.validateAgentStartRequest },
+  "agent.start_result": { name: "agent.start_result", family: "agent", model: "AgentStartResult", description: "Directed to the requesting extension's connection only.", validate: V.validateAgentStartResult },
   "agent.started": { name: "agent.started", family: "agent", model: "AgentStarted", description: "", validate: V.validateAgentStarted },
   "agent.stats_updated": { name: "agent.stats_updated", family: "agent", model: "AgentStatsUpdated", description: "", validate: V.validateAgentStatsUpdated },
   "agent.work_status_set": { name: "agent.work_status_set", family: "agent", model: "AgentWorkStatusSet", description: "The calling agent's own work status, from its `work_status` call: model-authored, untrusted.", validate: V.validateAgentWorkStatusSet },

@@ -26,6 +26,8 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "agent.readiness_declared": "transient",
   "agent.readiness_wait_declared": "transient",
   "agent.replay_complete": "transient",
+  "agent.start_request": "transient",
+  "agent.start_result": "directed",
   "agent.started": "agent",
   "agent.stats_updated": "snapshot",
   "agent.work_status_set": "agent",

@@ -34,6 +34,8 @@ export interface EventRequestInfo {
 
 /** Every declared request, by the name of its message or event. */
 export const REQUESTS = {
+  /** A configured extension asks the harness to start an agent in session `session_id` (SPEC-extension-declarations, "Start-agent requests"). Answered by the directed `agent.start_result`; the same `request_id` again from the same instance answers with the agent it started, never a second one. */
+  "agent.start_request": { via: "event", name: "agent.start_request", result: "agent.start_result", refusal: "error", refusalMax: 1024, success: ["agent_id"], answer: "direct" },
   "extension_notice_request": { via: "message", name: "extension_notice_request", result: undefined, callers: ["extension"], errors: [] },
   /** `:handoff ARGS…` typed in a UI for its focused agent; answered by `handoff.command_result`. */
   "handoff.command_request": { via: "event", name: "handoff.command_request", result: "handoff.command_result", refusal: "text", refusalMax: 8388608, success: [], answer: "deliver" },
@@ -70,6 +72,7 @@ export type RequestType<N extends RequestName = RequestName> = (typeof REQUESTS)
 
 /** A request as its handler is given it: the whole payload, `request_id` included. */
 export interface RequestPayloads {
+  "agent.start_request": T.AgentStartRequest;
   "extension_notice_request": T.ExtensionNoticeRequestMessage["payload"];
   "handoff.command_request": T.HandoffCommandRequest;
   "peer_agents_request": T.PeerAgentsRequestMessage["payload"];
@@ -91,6 +94,7 @@ export interface RequestPayloads {
 
 /** What a requester gives `request(...)`: the request without its `request_id`, which is minted. */
 export interface RequestParams {
+  "agent.start_request": Omit<T.AgentStartRequest, "request_id">;
   "extension_notice_request": T.ExtensionNoticeRequestMessage["payload"];
   "handoff.command_request": Omit<T.HandoffCommandRequest, "request_id">;
   "peer_agents_request": Omit<T.PeerAgentsRequestMessage["payload"], "request_id">;
@@ -115,6 +119,7 @@ export interface RequestParams {
  * `request_id` (nor, for an event, `ok` and an optional reason), with the fields a success carries.
  */
 export interface RequestResults {
+  "agent.start_request": Omit<T.AgentStartResult, "request_id" | "ok" | "error"> & Required<Pick<T.AgentStartResult, "agent_id">>;
   "extension_notice_request": void;
   "handoff.command_request": Omit<T.HandoffCommandResult, "request_id" | "ok">;
   "peer_agents_request": Omit<T.PeerAgentsResultMessage["payload"], "request_id">;
@@ -136,6 +141,7 @@ export interface RequestResults {
 
 /** How a request is refused: the `error` codes its handler may answer with, or an event's reason text. */
 export interface RequestRefusals {
+  "agent.start_request": string;
   "extension_notice_request": never;
   "handoff.command_request": string;
   "peer_agents_request": never;

@@ -254,6 +254,31 @@ export type AgentReplayComplete = {
 /** What an agent is doing now. */
 export type AgentRunState = "running" | "queued" | "waiting" | "idle" | "interrupted" | "cancelled" | "failed" | "unloaded";
 
+/**
+ * A configured extension asks the harness to start an agent in session `session_id`
+ * (SPEC-extension-declarations, "Start-agent requests"). Answered by the directed
+ * `agent.start_result`; the same `request_id` again from the same instance answers with the agent
+ * it started, never a second one.
+ */
+export type AgentStartRequest = {
+  request_id: Id;
+  session_id: Id;
+  /** A loaded agent of the session the new one is a child of. */
+  parent_id?: Id;
+  /** A role of `roles` in harness.yaml. */
+  role?: ShortText;
+  display_name?: ShortText;
+};
+
+/** Directed to the requesting extension's connection only. */
+export type AgentStartResult = {
+  request_id: Id;
+  ok: boolean;
+  agent_id?: Id;
+  /** Bounded, sanitized reason on refusal. */
+  error?: ShortText;
+};
+
 export type AgentStarted = {
   agent_id: Id;
   session_id: Id;

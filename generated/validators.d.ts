@@ -29,6 +29,8 @@ export declare const validateAgentPromptSubmitted: GeneratedValidator;
 export declare const validateAgentReadinessDeclared: GeneratedValidator;
 export declare const validateAgentReadinessWaitDeclared: GeneratedValidator;
 export declare const validateAgentReplayComplete: GeneratedValidator;
+export declare const validateAgentStartRequest: GeneratedValidator;
+export declare const validateAgentStartResult: GeneratedValidator;
 export declare const validateAgentStarted: GeneratedValidator;
 export declare const validateAgentStatsUpdated: GeneratedValidator;
 export declare const validateAgentWorkStatusSet: GeneratedValidator;

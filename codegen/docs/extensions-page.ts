@@ -1,6 +1,6 @@
 // The docs page "Writing an extension": the SDK's shape (connect, tools, ready), then what an
 // extension may tell the agents of its session — prompt fragments, per-agent context and
-// readiness, discovery snapshots — with the rules quoted from SPEC-extension-declarations.
+// readiness, discovery snapshots, starting agents — with the rules quoted from SPEC-extension-declarations.
 import { esc } from "./html.js";
 import { GUIDE_PAGES, para, recordSection, type GuideContext } from "./guide.js";
 
@@ -43,11 +43,14 @@ export function extensionsPage(ctx: GuideContext): string {
       '  skills: [{ name: "deploy", description: "Deploy the service", path: "/srv/kb/skills/deploy/SKILL.md" }],',
       "});",
     ]),
+    '<h2 id="start-agent">Starting an agent</h2>',
+    p("`await ext.startAgent({ role, parentId, displayName })` starts an agent in the session and resolves with its id: `role` must be one of `roles` in `harness.yaml`, `parentId` a loaded agent (the new one inherits its model). A refusal rejects with the reason. Asking again with the same request id (after a restart of your process, say) answers the agent it started instead of starting another. Give it work with `agent.internal_prompt_request`."),
     '<h2 id="placement">Where they appear</h2>',
     p("The default system prompt template ends with `{{fragments}}` and `{{agent_context}}`. A custom template (`system_prompt_template` in `harness.yaml`) places them where it puts those placeholders; one without them shows neither. `tau dev print-system-prompt` shows what a new agent would be told."),
     '<h2 id="rules">The rules tau follows</h2>',
     recordSection(ctx, page, "SPEC-extension-declarations", "Prompt fragments"),
     recordSection(ctx, page, "SPEC-extension-declarations", "Per-agent keyed context and readiness"),
     recordSection(ctx, page, "SPEC-extension-declarations", "Discovery snapshots"),
+    recordSection(ctx, page, "SPEC-extension-declarations", "Start-agent requests"),
   ].join("\n");
 }

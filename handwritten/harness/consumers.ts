@@ -18,6 +18,8 @@ export const CONSUMERS = {
     "agent.prompt_submitted": ["session.title_set"],
     "tool.unregister": [],
     "session.handoff_request": ["session.handed_off", "session.handoff_result"],
+    /** Start-agent requests from extensions (agent-start-requests.ts). */
+    "agent.start_request": ["agent.started", "session.agent_loaded", "agent.metadata_set", "agent.initialization_started", "agent.start_result"],
   },
   /** PromptFragments (prompt-fragments.ts, SPEC-extension-declarations): a refused declaration is a live notice. */
   fragments: {

@@ -29,6 +29,7 @@ import { HandoffRequests, type HandoffSeed } from "./handoff-request.js";
 import { PromptFragments } from "./prompt-fragments.js";
 import { AgentInitializations } from "./agent-initialization.js";
 import { DiscoverySources } from "./discovery-sources.js";
+import { AgentStartRequests } from "./agent-start-requests.js";
 import type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
 
 export type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
@@ -54,6 +55,7 @@ interface Rooms {
   readonly fragments: PromptFragments;
   readonly initializations: AgentInitializations;
   readonly discovery: DiscoverySources;
+  readonly starts: AgentStartRequests;
 }
 
 /** One row of the wiring: a declared consumer (consumers.ts), the event it handles, and its handler. */
@@ -75,6 +77,7 @@ const WIRING: readonly Wire[] = [
   consume("session", "ui.skill_load", (r, c) => r.session.onSkillLoad(c)),
   consume("session", "agent.metadata_request", (r, c) => r.session.onMetadataRequest(c)),
   consume("session", "agent.prompt_submitted", (r, c) => r.session.onPromptSubmitted(c)),
+  consume("session", "agent.start_request", (r, c) => r.starts.onStartRequest(c)),
   consume("session", "session.handoff_request", (r, c) => r.handoff.onHandoffRequest(c)),
   consume("fragments", "extension.prompt_fragment_declared", (r, c) => r.fragments.onDeclared(c)),
   consume("discovery", "extension.discovery_snapshot_declared", (r, c) => r.discovery.onDeclared(c)),
@@ -228,7 +231,7 @@ export class Harness {
     });
     this.peerInbox = new PeerInbox({ sessionId, addressable: (agentId) => this.agents.get(agentId)?.fold.ephemeral === false, publish: (name, data) => this.committed(name, data), agents: () => this.peerRoster() }, options.peerBudget, options.peerClock);
     this.peerOutbox = new PeerOutbox({ runtimeDir: options.runtimeDir, sessionId });
-    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team, fragments: this.fragments, initializations: this.initializations, discovery: this.discovery });
+    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team, fragments: this.fragments, initializations: this.initializations, discovery: this.discovery, starts: this.agentStarts() });
   }
 
   /** Registers the declared consumers (WIRING), every one of them, then the debug log's mirror of every commit. */
@@ -509,6 +512,14 @@ export class Harness {
         return fold?.creator === "agent" ? null : undefined;
       },
     };
+  }
+
+  /** Start-agent requests from extensions (agent-start-requests.ts). */
+  private agentStarts(): AgentStartRequests {
+    const { sessionId, agents, options } = this;
+    const isLive = (instance: string, generation: number) => this.extensions.isLive(instance, generation);
+    const sendDirected = <N extends EventName>(generation: number | undefined, name: N, data: EventPayloads[N]) => this.sendDirected(generation, name, data);
+    return new AgentStartRequests({ sessionId, agents, isLive, roles: () => options.roles, createAgent: (o) => this.createAgent(o), sendDirected });
   }
 
   /** What the agent team needs of the harness (agent-team.ts). */

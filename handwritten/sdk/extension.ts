@@ -312,6 +312,21 @@ export class Extension {
     });
   }
 
+  /**
+   * Starts an agent in this session (SPEC-extension-declarations, "Start-agent requests"): of a
+   * role of harness.yaml, a child of a loaded agent, with a display name. Resolves with its id, or
+   * rejects with the harness's reason (a RequestError).
+   */
+  async startAgent(o: { role?: string; parentId?: string; displayName?: string } = {}): Promise<string> {
+    const result = await this.request("agent.start_request", {
+      session_id: this.configuration.session_id,
+      ...(o.role !== undefined ? { role: o.role } : {}),
+      ...(o.parentId !== undefined ? { parent_id: o.parentId } : {}),
+      ...(o.displayName !== undefined ? { display_name: o.displayName } : {}),
+    });
+    return result.agent_id;
+  }
+
   /** Stops holding agents that begin initializing from now on (those held already still wait for `ready`). */
   stopHoldingAgents(): Promise<SendAsyncResult> {
     return this.emit("agent.readiness_wait_declared", { wait: false });

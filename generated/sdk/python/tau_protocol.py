@@ -970,6 +970,76 @@ class AgentReplayComplete:
 
 
 @dataclass
+class AgentStartRequest:
+    """A configured extension asks the harness to start an agent in session `session_id`
+    (SPEC-extension-declarations, "Start-agent requests"). Answered by the directed
+    `agent.start_result`; the same `request_id` again from the same instance answers with the
+    agent
+    it started, never a second one.
+    """
+    request_id: str
+    session_id: str
+    display_name: Optional[str] = None
+    parent_id: Optional[str] = None
+    """A loaded agent of the session the new one is a child of."""
+
+    role: Optional[str] = None
+    """A role of `roles` in harness.yaml."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentStartRequest':
+        assert isinstance(obj, dict)
+        request_id = from_str(obj.get("request_id"))
+        session_id = from_str(obj.get("session_id"))
+        display_name = from_union([from_str, from_none], obj.get("display_name"))
+        parent_id = from_union([from_str, from_none], obj.get("parent_id"))
+        role = from_union([from_str, from_none], obj.get("role"))
+        return AgentStartRequest(request_id, session_id, display_name, parent_id, role)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["request_id"] = from_str(self.request_id)
+        result["session_id"] = from_str(self.session_id)
+        if self.display_name is not None:
+            result["display_name"] = from_union([from_str, from_none], self.display_name)
+        if self.parent_id is not None:
+            result["parent_id"] = from_union([from_str, from_none], self.parent_id)
+        if self.role is not None:
+            result["role"] = from_union([from_str, from_none], self.role)
+        return result
+
+
+@dataclass
+class AgentStartResult:
+    """Directed to the requesting extension's connection only."""
+
+    ok: bool
+    request_id: str
+    agent_id: Optional[str] = None
+    error: Optional[str] = None
+    """Bounded, sanitized reason on refusal."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentStartResult':
+        assert isinstance(obj, dict)
+        ok = from_bool(obj.get("ok"))
+        request_id = from_str(obj.get("request_id"))
+        agent_id = from_union([from_str, from_none], obj.get("agent_id"))
+        error = from_union([from_str, from_none], obj.get("error"))
+        return AgentStartResult(ok, request_id, agent_id, error)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["ok"] = from_bool(self.ok)
+        result["request_id"] = from_str(self.request_id)
+        if self.agent_id is not None:
+            result["agent_id"] = from_union([from_str, from_none], self.agent_id)
+        if self.error is not None:
+            result["error"] = from_union([from_str, from_none], self.error)
+        return result
+
+
+@dataclass
 class AgentCreator:
     """The creation record of an agent another agent started (`agent_start`, SPEC-agent-team):
     its
@@ -6405,6 +6475,22 @@ def agent_replay_complete_to_dict(x: AgentReplayComplete) -> Any:
     return to_class(AgentReplayComplete, x)
 
 
+def agent_start_request_from_dict(s: Any) -> AgentStartRequest:
+    return AgentStartRequest.from_dict(s)
+
+
+def agent_start_request_to_dict(x: AgentStartRequest) -> Any:
+    return to_class(AgentStartRequest, x)
+
+
+def agent_start_result_from_dict(s: Any) -> AgentStartResult:
+    return AgentStartResult.from_dict(s)
+
+
+def agent_start_result_to_dict(x: AgentStartResult) -> Any:
+    return to_class(AgentStartResult, x)
+
+
 def agent_started_from_dict(s: Any) -> AgentStarted:
     return AgentStarted.from_dict(s)
 
@@ -7489,6 +7575,8 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "agent.readiness_declared": AgentReadinessDeclared,
     "agent.readiness_wait_declared": AgentReadinessWaitDeclared,
     "agent.replay_complete": AgentReplayComplete,
+    "agent.start_request": AgentStartRequest,
+    "agent.start_result": AgentStartResult,
     "agent.started": AgentStarted,
     "agent.stats_updated": AgentStatsUpdated,
     "agent.work_status_set": AgentWorkStatusSet,

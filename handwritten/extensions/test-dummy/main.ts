@@ -47,7 +47,7 @@ const TOOLS: Record<TestDummyTool, ToolDefinition> = {
     description: "Exits the extension process in the middle of the call.",
     parameters: { type: "object", properties: {}, additionalProperties: false },
     run: () => {
-      setTimeout(() => process.exit(3), 10);
+      crash();
       return new Promise(() => {});
     },
   },
@@ -81,6 +81,11 @@ const TOOLS: Record<TestDummyTool, ToolDefinition> = {
     },
   },
 };
+
+/** Exits 3 in a moment (what was sent is on its way), as a crashing extension would. */
+function crash(): void {
+  setTimeout(() => process.exit(3), 10);
+}
 
 export async function main(): Promise<void> {
   const ext = await Extension.connect();
@@ -116,8 +121,9 @@ export async function main(): Promise<void> {
       if (e.data.name === "register" && typeof tool === "string" && Object.hasOwn(TOOLS, tool)) return ext.registerTool({ ...TOOLS[tool as TestDummyTool], ...labels });
       if (e.data.name === "unregister" && typeof tool === "string") return ext.unregisterTool(tool);
       if (e.data.name === "fragments") return void declareFragments(ext, e.data.payload);
-      if (e.data.name === "exit") return process.exit(3);
+      if (e.data.name === "exit") return crash();
       if (e.data.name === "discovery") return void declareDiscovery(ext, e.data.payload);
+      if (e.data.name === "start_agent") return void startAgent(ext, e.data.payload);
       if (e.data.name === "agent_context" || e.data.name === "agent_ready") return void initializations.drive(e.data.name, e.data.payload);
       if (e.data.name !== "call") return;
       if (typeof agent_id !== "string" || typeof call_id !== "string" || typeof tool !== "string") return;
@@ -129,22 +135,44 @@ export async function main(): Promise<void> {
 
 /**
  * Drops fragment and context declarations of the `drop` keys; never answers about those of the
- * `hold` keys. A discovery snapshot counts as key `discovery`.
+ * `hold` keys. A discovery snapshot counts as key `discovery`, a start-agent request as `start`.
  */
 function interceptKeys(ext: Extension, drop: readonly string[], hold: readonly string[]): void {
   if (drop.length === 0 && hold.length === 0) return;
-  ext.intercept(["extension.prompt_fragment_declared", "agent.context_declared", "extension.discovery_snapshot_declared"], 0, (e) => {
-    const key = e.name === "extension.discovery_snapshot_declared" ? "discovery" : e.data.key;
+  ext.intercept(["extension.prompt_fragment_declared", "agent.context_declared", "extension.discovery_snapshot_declared", "agent.start_request"], 0, (e) => {
+    const key = e.name === "extension.discovery_snapshot_declared" ? "discovery" : e.name === "agent.start_request" ? "start" : e.data.key;
     if (typeof key === "string" && hold.includes(key)) return new Promise<never>(() => {});
     return typeof key === "string" && drop.includes(key) ? { action: "drop" } : { action: "pass" };
   });
+}
+
+/**
+ * The driver's `start_agent {role?, parent_id?, display_name?}`: through the SDK's startAgent; with a
+ * `request_id` (and optionally a `session_id`), as that raw request, then `exit` if asked. Every
+ * answer is told back as a custom event `start_result` whose payload is the answer.
+ */
+async function startAgent(ext: Extension, p: Record<string, unknown>): Promise<void> {
+  const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const fields = { role: text(p.role), parent_id: text(p.parent_id), display_name: text(p.display_name) };
+  const given = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  const tell = (payload: Record<string, unknown>) => void ext.emit("extension.event", { category: "test", name: "start_result", payload: { tag: text(p.tag) ?? "", ...payload } });
+  if (typeof p.request_id !== "string") {
+    const o = { role: fields.role, parentId: fields.parent_id, displayName: fields.display_name };
+    return ext.startAgent(Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))).then(
+      (agent_id) => tell({ ok: true, agent_id }),
+      (err: unknown) => tell({ ok: false, error: err instanceof Error ? err.message : String(err) }),
+    );
+  }
+  ext.onDirect("agent.start_result", (r) => tell({ ...r }));
+  await ext.emit("agent.start_request", { request_id: p.request_id, session_id: text(p.session_id) ?? ext.configuration.session_id, ...given });
+  if (p.exit === true) crash();
 }
 
 /** The driver's `discovery` event: its `items` declared as one snapshot, as they are (invalid ones too); then, with `exit`, gone. */
 async function declareDiscovery(ext: Extension, payload: Record<string, unknown>): Promise<void> {
   const items = Array.isArray(payload.items) ? payload.items : [];
   await ext.emit("extension.discovery_snapshot_declared", { items: items as EventPayloads["extension.discovery_snapshot_declared"]["items"] });
-  if (payload.exit === true) process.exit(3);
+  if (payload.exit === true) crash();
 }
 
 /** The driver's `fragments` event: each `{key, text}` declared (null text: withdrawn), in order; then, with `exit`, gone. */
@@ -155,7 +183,7 @@ async function declareFragments(ext: Extension, payload: Record<string, unknown>
     if (typeof f.text === "string") await ext.declarePromptFragment(f.key, f.text);
     else if (f.text === null) await ext.withdrawPromptFragment(f.key);
   }
-  if (payload.exit === true) process.exit(3);
+  if (payload.exit === true) crash();
 }
 
 /**

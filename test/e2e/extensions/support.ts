@@ -14,8 +14,8 @@ export function declarationSuite() {
     fake: () => fake,
     cleanups,
     /** A daemon whose extensions are the provider and `extensions`, a UI attached, every model answer "ok". */
-    async session(extensions: unknown[]): Promise<{ c: TestClient; home: string; d: StartedDaemon }> {
-      const w = workspaceIn(cleanups, agentHarnessYaml(fake, { shell: false, extensions }));
+    async session(extensions: unknown[], settings: Record<string, unknown> = {}): Promise<{ c: TestClient; home: string; d: StartedDaemon }> {
+      const w = workspaceIn(cleanups, agentHarnessYaml(fake, { shell: false, extensions, settings }));
       const d = await daemonIn(cleanups, w.env, ["--project-root", w.project]);
       const c = await attachUi(cleanups, d, { tools: ["echo"] });
       fake.respondWith(() => textResponse("ok"));

@@ -125,6 +125,10 @@ func NewEventPayload(name string) any {
 		return &AgentReadinessWaitDeclared{}
 	case "agent.replay_complete":
 		return &AgentReplayComplete{}
+	case "agent.start_request":
+		return &AgentStartRequest{}
+	case "agent.start_result":
+		return &AgentStartResult{}
 	case "agent.started":
 		return &AgentStarted{}
 	case "agent.stats_updated":

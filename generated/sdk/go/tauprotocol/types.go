@@ -273,6 +273,30 @@ type AgentReplayComplete struct {
 	LastSeq *int64 `json:"last_seq,omitempty" cbor:"last_seq,omitempty"`
 }
 
+// A configured extension asks the harness to start an agent in session `session_id`
+// (SPEC-extension-declarations, "Start-agent requests"). Answered by the directed
+// `agent.start_result`; the same `request_id` again from the same instance answers with the
+// agent
+// it started, never a second one.
+type AgentStartRequest struct {
+	DisplayName *string `json:"display_name,omitempty" cbor:"display_name,omitempty"`
+	// A loaded agent of the session the new one is a child of.
+	ParentID  *string `json:"parent_id,omitempty" cbor:"parent_id,omitempty"`
+	RequestID string  `json:"request_id" cbor:"request_id"`
+	// A role of `roles` in harness.yaml.
+	Role      *string `json:"role,omitempty" cbor:"role,omitempty"`
+	SessionID string  `json:"session_id" cbor:"session_id"`
+}
+
+// Directed to the requesting extension's connection only.
+type AgentStartResult struct {
+	AgentID *string `json:"agent_id,omitempty" cbor:"agent_id,omitempty"`
+	// Bounded, sanitized reason on refusal.
+	Error     *string `json:"error,omitempty" cbor:"error,omitempty"`
+	Ok        bool    `json:"ok" cbor:"ok"`
+	RequestID string  `json:"request_id" cbor:"request_id"`
+}
+
 type AgentStarted struct {
 	AgentID   string        `json:"agent_id" cbor:"agent_id"`
 	CreatedBy *AgentCreator `json:"created_by,omitempty" cbor:"created_by,omitempty"`
