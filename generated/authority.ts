@@ -26,6 +26,7 @@ export const AUTHORITY: { readonly [N in EventName]: AuthorityRow } = {
   "agent.compaction_started": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-compaction" },
   "agent.compaction_summarized": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-compaction" },
   "agent.context_declared": { publishers: ["ext:any"], persistence: "transient", protected: false, successors: ["harness.notice"], record: "SPEC-extension-declarations" },
+  "agent.discovery_snapshot_declared": { publishers: ["ext:any"], persistence: "transient", protected: false, successors: ["harness.notice"], record: "SPEC-extension-declarations" },
   "agent.external_message_reported": { publishers: ["ext:tool","ext:core"], persistence: "transient", protected: false, successors: ["agent.prompt_submitted"], record: "SPEC-slack" },
   "agent.initialization_context_set": { publishers: ["harness"], persistence: "agent", protected: true, successors: [], record: "SPEC-extension-declarations" },
   "agent.initialization_started": { publishers: ["harness"], persistence: "transient", protected: true, successors: [], record: "SPEC-extension-declarations" },

@@ -27,6 +27,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
   },
   "initializations": {
     "agent.context_declared": ["harness.notice"],
+    "agent.discovery_snapshot_declared": ["harness.notice"],
     "agent.readiness_declared": ["agent.initialization_context_set","harness.agent_context_initialized"],
     "agent.readiness_wait_declared": [],
   },
@@ -86,6 +87,9 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   ],
   "agent.context_declared": [
     { consumer: "initializations", event: "agent.context_declared", successors: ["harness.notice"], unlisted: [] },
+  ],
+  "agent.discovery_snapshot_declared": [
+    { consumer: "initializations", event: "agent.discovery_snapshot_declared", successors: ["harness.notice"], unlisted: [] },
   ],
   "agent.external_message_reported": [
     { consumer: "prompts", event: "agent.external_message_reported", successors: ["agent.prompt_submitted"], unlisted: [] },

@@ -11,6 +11,7 @@ export const EVENT_NAMES = [
   "agent.compaction_started",
   "agent.compaction_summarized",
   "agent.context_declared",
+  "agent.discovery_snapshot_declared",
   "agent.external_message_reported",
   "agent.initialization_context_set",
   "agent.initialization_started",
@@ -135,6 +136,7 @@ export interface EventPayloads {
   "agent.compaction_started": T.AgentCompactionStarted;
   "agent.compaction_summarized": T.AgentCompactionSummarized;
   "agent.context_declared": T.AgentContextDeclared;
+  "agent.discovery_snapshot_declared": T.AgentDiscoverySnapshotDeclared;
   "agent.external_message_reported": T.AgentExternalMessageReported;
   "agent.initialization_context_set": T.AgentInitializationContextSet;
   "agent.initialization_started": T.AgentInitializationStarted;
@@ -264,6 +266,7 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "agent.compaction_started": { name: "agent.compaction_started", family: "agent", model: "AgentCompactionStarted", description: "The owner of a compaction, committed before its summary request leaves the harness. Records\n`[0, cut_seq)` of the journal are what the summary replaces; the suffix from `cut_seq` stays.", validate: V.validateAgentCompactionStarted },
   "agent.compaction_summarized": { name: "agent.compaction_summarized", family: "agent", model: "AgentCompactionSummarized", description: "The summary the model produced: durable before it replaces anything.", validate: V.validateAgentCompactionSummarized },
   "agent.context_declared": { name: "agent.context_declared", family: "agent", model: "AgentContextDeclared", description: "Keyed context for one agent's pending initialization; `null` withdraws the key.", validate: V.validateAgentContextDeclared },
+  "agent.discovery_snapshot_declared": { name: "agent.discovery_snapshot_declared", family: "agent", model: "AgentDiscoverySnapshotDeclared", description: "AGENTS.md files and skills for one agent's pending initialization (SPEC-extension-declarations,\n\"Discovery snapshots\"): complete for this instance and agent, validated like a session snapshot.", validate: V.validateAgentDiscoverySnapshotDeclared },
   "agent.external_message_reported": { name: "agent.external_message_reported", family: "agent", model: "AgentExternalMessageReported", description: "A message an external-message bridge admitted for its receiving agent (SPEC-slack, \"Reports\"): a\ntransient report through ordinary interception. `publisher` is the bridge's own claim of its\nconfigured instance name, kept exactly as sent: the harness, not the schema, judges it, and\nderives `agent.prompt_submitted` only when it is a valid instance name equal to the publisher's\nauthenticated configured instance.", validate: V.validateAgentExternalMessageReported },
   "agent.initialization_context_set": { name: "agent.initialization_context_set", family: "agent", model: "AgentInitializationContextSet", description: "What an agent's initialization froze: replaces the one before (side state, not transcript).", validate: V.validateAgentInitializationContextSet },
   "agent.initialization_started": { name: "agent.initialization_started", family: "agent", model: "AgentInitializationStarted", description: "An agent began initializing: the connections that hold it wait for its `initialization_id`.", validate: V.validateAgentInitializationStarted },

@@ -11,6 +11,7 @@ export const PERSISTENCE: { readonly [N in EventName]: Persistence } = {
   "agent.compaction_started": "agent",
   "agent.compaction_summarized": "agent",
   "agent.context_declared": "transient",
+  "agent.discovery_snapshot_declared": "transient",
   "agent.external_message_reported": "transient",
   "agent.initialization_context_set": "agent",
   "agent.initialization_started": "transient",

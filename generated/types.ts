@@ -93,6 +93,17 @@ export type AgentCreator = {
 };
 
 /**
+ * AGENTS.md files and skills for one agent's pending initialization (SPEC-extension-declarations,
+ * "Discovery snapshots"): complete for this instance and agent, validated like a session snapshot.
+ */
+export type AgentDiscoverySnapshotDeclared = {
+  session_id: Id;
+  agent_id: Id;
+  initialization_id: InitializationId;
+  items: Array<DiscoveryItem>;
+};
+
+/**
  * A message an external-message bridge admitted for its receiving agent (SPEC-slack, "Reports"): a
  * transient report through ordinary interception. `publisher` is the bridge's own claim of its
  * configured instance name, kept exactly as sent: the harness, not the schema, judges it, and

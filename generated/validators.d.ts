@@ -14,6 +14,7 @@ export declare const validateAgentCompactionFailed: GeneratedValidator;
 export declare const validateAgentCompactionStarted: GeneratedValidator;
 export declare const validateAgentCompactionSummarized: GeneratedValidator;
 export declare const validateAgentContextDeclared: GeneratedValidator;
+export declare const validateAgentDiscoverySnapshotDeclared: GeneratedValidator;
 export declare const validateAgentExternalMessageReported: GeneratedValidator;
 export declare const validateAgentInitializationContextSet: GeneratedValidator;
 export declare const validateAgentInitializationStarted: GeneratedValidator;

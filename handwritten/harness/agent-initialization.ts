@@ -5,7 +5,9 @@
 // already committed when it reaches here; the exact live generation, the session, the agent and
 // the pending initialization id are checked again before anything changes.
 import type { Committed } from "../bus/index.js";
-import type { AgentContextEntry, EventName, EventPayloads } from "../../generated/index.js";
+import type { AgentContextEntry, DiscoveryItem, EventName, EventPayloads } from "../../generated/index.js";
+import { mergeSkills, type Source } from "./discovery-sources.js";
+import type { AgentContext, ContextHolder } from "./agent-context.js";
 import { randomHex } from "../startup/random.js";
 
 /** Context keys one instance may declare for one agent, and their total text bytes. */
@@ -17,8 +19,10 @@ export interface AgentInitializationPort {
   isLive(instance: string, generation: number): boolean;
   hasAgent(agentId: string): boolean;
   publish<N extends EventName>(name: N, data: EventPayloads[N]): Promise<unknown>;
-  /** The finished initialization's context, frozen into the agent. */
-  freeze(agentId: string, context: readonly AgentContextEntry[]): void;
+  /** The finished initialization's context and discovery items (by instance), frozen into the agent. */
+  freeze(agentId: string, context: readonly AgentContextEntry[], discovery: ReadonlyArray<readonly [string, Omit<Source, "generation">]>): void;
+  /** A discovery snapshot's valid items, or undefined when it is refused whole (discovery-sources.ts). */
+  validated(instance: string, items: readonly DiscoveryItem[]): Omit<Source, "generation"> | undefined;
   warn(message: string): void;
 }
 
@@ -28,12 +32,14 @@ interface Pending {
   readonly waiting: Map<string, number>;
   /** instance → {generation, key → text}. */
   readonly context: Map<string, { generation: number; keys: Map<string, string> }>;
+  /** instance → its discovery snapshot for this initialization. */
+  readonly discovery: Map<string, Source>;
   readonly captured: boolean;
   readonly done: Promise<void>;
   readonly resolve: () => void;
 }
 
-type Declared = Committed<"agent.context_declared" | "agent.readiness_declared">;
+type Declared = Committed<"agent.context_declared" | "agent.readiness_declared" | "agent.discovery_snapshot_declared">;
 
 export class AgentInitializations {
   /** Live waiters: instance → the generation that declared it waits. */
@@ -64,7 +70,7 @@ export class AgentInitializations {
     const waiting = new Map([...this.waiters].filter(([instance, generation]) => this.port.isLive(instance, generation)));
     let resolve!: () => void;
     const done = new Promise<void>((r) => (resolve = r));
-    const pending: Pending = { id: `init-${Date.now().toString(36)}-${(++this.minted).toString(36)}-${randomHex(6)}`, waiting, context: new Map(), captured: waiting.size > 0, done, resolve };
+    const pending: Pending = { id: `init-${Date.now().toString(36)}-${(++this.minted).toString(36)}-${randomHex(6)}`, waiting, context: new Map(), discovery: new Map(), captured: waiting.size > 0, done, resolve };
     this.pending.set(agentId, pending);
     void this.port.publish("agent.initialization_started", { agent_id: agentId, session_id: this.port.sessionId, initialization_id: pending.id, waiting_for: [...waiting.keys()].sort() });
     if (waiting.size === 0) void this.finish(agentId, pending);
@@ -94,6 +100,14 @@ export class AgentInitializations {
     held.keys = next;
   }
 
+  /** An instance's complete discovery snapshot for a pending initialization: it replaces its earlier one. */
+  onDiscoveryDeclared(c: Committed<"agent.discovery_snapshot_declared">): void {
+    const at = this.revalidated(c);
+    if (at === undefined) return;
+    const taken = this.port.validated(at.instance, c.data.items);
+    if (taken !== undefined) at.pending.discovery.set(at.instance, { generation: at.generation, ...taken });
+  }
+
   onReadinessDeclared(c: Committed<"agent.readiness_declared">): void {
     const at = this.revalidated(c);
     if (at === undefined) return;
@@ -108,6 +122,7 @@ export class AgentInitializations {
     if (this.waiters.get(instance) === generation) this.waiters.delete(instance);
     for (const [agentId, pending] of this.pending) {
       if (pending.context.get(instance)?.generation === generation) pending.context.delete(instance);
+      if (pending.discovery.get(instance)?.generation === generation) pending.discovery.delete(instance);
       if (pending.waiting.get(instance) !== generation) continue;
       pending.waiting.delete(instance);
       if (pending.waiting.size === 0) void this.finish(agentId, pending);
@@ -133,7 +148,8 @@ export class AgentInitializations {
       if (!this.port.isLive(instance, held.generation)) continue;
       for (const [key, text] of [...held.keys].sort(([a], [b]) => (a < b ? -1 : 1))) context.push({ instance, key, text });
     }
-    this.port.freeze(agentId, context);
+    const discovery = [...pending.discovery].filter(([instance, d]) => this.port.isLive(instance, d.generation)).sort(([a], [b]) => (a < b ? -1 : 1));
+    this.port.freeze(agentId, context, discovery);
     if (pending.captured || context.length > 0) {
       await this.port.publish("agent.initialization_context_set", { agent_id: agentId, initialization_id: pending.id, context });
       await this.port.publish("harness.agent_context_initialized", {
@@ -144,4 +160,23 @@ export class AgentInitializations {
     }
     pending.resolve();
   }
+}
+
+/**
+ * Freezes a finished initialization into its agent: the keyed context, and the per-agent discovery
+ * items added to what the agent took when it was created (AGENTS.md after the others; a skill name
+ * already taken is diagnosed and left out).
+ */
+export function freezeInitialization(
+  context: AgentContext,
+  agent: ContextHolder,
+  entries: readonly AgentContextEntry[],
+  discovery: ReadonlyArray<readonly [string, Omit<Source, "generation">]>,
+): void {
+  context.initialize(agent);
+  agent.agentContext = entries;
+  if (discovery.length === 0) return;
+  agent.agentsMd = [...(agent.agentsMd ?? []), ...discovery.flatMap(([, d]) => d.agentsMd)];
+  const merged = mergeSkills({ skills: agent.skills?.skills ?? [], problems: [] }, discovery.map(([instance, d]) => [instance, d.skills]));
+  agent.skills = { skills: merged.skills, problems: [...(agent.skills?.problems ?? []), ...merged.problems] };
 }

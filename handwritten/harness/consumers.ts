@@ -33,6 +33,7 @@ export const CONSUMERS = {
   initializations: {
     "agent.readiness_wait_declared": [],
     "agent.context_declared": ["harness.notice"],
+    "agent.discovery_snapshot_declared": ["harness.notice"],
     "agent.readiness_declared": ["agent.initialization_context_set", "harness.agent_context_initialized"],
   },
   /** ToolRouter (tools.ts). */

@@ -19,7 +19,7 @@ export interface DiscoverySourcesPort {
   changed(): void;
 }
 
-interface Source {
+export interface Source {
   readonly generation: number;
   readonly agentsMd: readonly AgentContextFile[];
   readonly skills: readonly Skill[];
@@ -33,8 +33,18 @@ export class DiscoverySources {
   onDeclared(c: Committed<"extension.discovery_snapshot_declared">): void {
     const p = c.publisher;
     if (p.class !== "extension" || p.instance === undefined || p.generation === undefined || !this.port.isLive(p.instance, p.generation)) return;
-    const refuse = (why: string) => this.port.warn(`discovery snapshot from extension ${p.instance} refused: ${why}; its previous one stays`);
-    const items = c.data.items;
+    const taken = this.validated(p.instance, c.data.items);
+    if (taken === undefined) return;
+    this.byInstance.set(p.instance, { generation: p.generation, ...taken });
+    this.port.changed();
+  }
+
+  /**
+   * A snapshot's valid items, bounded as a whole (past a bound: undefined, with a warning) and
+   * validated one by one (each invalid item diagnosed and left out).
+   */
+  validated(instance: string, items: readonly DiscoveryItem[]): Omit<Source, "generation"> | undefined {
+    const refuse = (why: string) => void this.port.warn(`discovery snapshot from extension ${instance} refused: ${why}; its previous one stays`);
     if (items.length > MAX_DISCOVERY_ITEMS) return refuse(`${items.length} items, more than ${MAX_DISCOVERY_ITEMS}`);
     const bytes = items.reduce((n, i) => n + Buffer.byteLength(i.text ?? "") + Buffer.byteLength(i.description ?? ""), 0);
     if (bytes > MAX_DISCOVERY_BYTES) return refuse(`${bytes} bytes of text, more than ${MAX_DISCOVERY_BYTES}`);
@@ -49,10 +59,9 @@ export class DiscoverySources {
     });
     if (problems.length > 0) {
       const listed = problems.slice(0, MAX_SKILL_PROBLEMS).join("; ");
-      this.port.warn(`discovery snapshot from extension ${p.instance}: ${problems.length} invalid item(s) omitted: ${listed}`);
+      this.port.warn(`discovery snapshot from extension ${instance}: ${problems.length} invalid item(s) omitted: ${listed}`);
     }
-    this.byInstance.set(p.instance, { generation: p.generation, agentsMd, skills });
-    this.port.changed();
+    return { agentsMd, skills };
   }
 
   /** A connection ended: its source is withdrawn. */
@@ -72,24 +81,29 @@ export class DiscoverySources {
     return [...local, ...this.live().flatMap(([, s]) => s.agentsMd)];
   }
 
-  /** The local scan with each live instance's skills added; a name taken first keeps it, the later one is diagnosed. */
+  /** The local scan with each live instance's skills added (see mergeSkills). */
   skills(local: SkillScan): SkillScan & { readonly owners: ReadonlyMap<string, string> } {
-    const byName = new Map(local.skills.map((s) => [s.name, s]));
-    const owners = new Map<string, string>();
-    const problems = [...local.problems];
-    for (const [instance, source] of this.live()) {
-      for (const skill of source.skills) {
-        const taken = byName.get(skill.name);
-        if (taken !== undefined) {
-          if (problems.length < MAX_SKILL_PROBLEMS) problems.push(`extension ${instance}: skill "${skill.name}" (${skill.path}) is also ${taken.path}; the first is kept`);
-          continue;
-        }
-        byName.set(skill.name, skill);
-        owners.set(skill.name, instance);
-      }
-    }
-    return { skills: [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : 1)), problems, owners };
+    return mergeSkills(local, this.live().map(([instance, s]) => [instance, s.skills]));
   }
+}
+
+/** Skills with each instance's added, in order: a name taken first keeps it, the later one is diagnosed. */
+export function mergeSkills(local: SkillScan, sources: ReadonlyArray<readonly [string, readonly Skill[]]>): SkillScan & { readonly owners: ReadonlyMap<string, string> } {
+  const byName = new Map(local.skills.map((s) => [s.name, s]));
+  const owners = new Map<string, string>();
+  const problems = [...local.problems];
+  for (const [instance, skills] of sources) {
+    for (const skill of skills) {
+      const taken = byName.get(skill.name);
+      if (taken !== undefined) {
+        if (problems.length < MAX_SKILL_PROBLEMS) problems.push(`extension ${instance}: skill "${skill.name}" (${skill.path}) is also ${taken.path}; the first is kept`);
+        continue;
+      }
+      byName.set(skill.name, skill);
+      owners.set(skill.name, instance);
+    }
+  }
+  return { skills: [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : 1)), problems, owners };
 }
 
 /** Why an item cannot be taken, or undefined. Duplicate skill names are judged against the items before it. */

@@ -27,7 +27,7 @@ import { CUT_CALL_ERROR } from "./restore-calls.js";
 import { SessionRequests, type NewAgent } from "./session-requests.js";
 import { HandoffRequests, type HandoffSeed } from "./handoff-request.js";
 import { PromptFragments } from "./prompt-fragments.js";
-import { AgentInitializations } from "./agent-initialization.js";
+import { AgentInitializations, freezeInitialization, type AgentInitializationPort } from "./agent-initialization.js";
 import { DiscoverySources } from "./discovery-sources.js";
 import { AgentStartRequests } from "./agent-start-requests.js";
 import type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
@@ -83,6 +83,7 @@ const WIRING: readonly Wire[] = [
   consume("discovery", "extension.discovery_snapshot_declared", (r, c) => r.discovery.onDeclared(c)),
   consume("initializations", "agent.readiness_wait_declared", (r, c) => r.initializations.onWaitDeclared(c)),
   consume("initializations", "agent.context_declared", (r, c) => r.initializations.onContextDeclared(c)),
+  consume("initializations", "agent.discovery_snapshot_declared", (r, c) => r.initializations.onDiscoveryDeclared(c)),
   consume("initializations", "agent.readiness_declared", (r, c) => r.initializations.onReadinessDeclared(c)),
   consume("tools", "tool.registration_declared", (r, c) => r.tools.onRegistrationDeclared(c)),
   consume("tools", "tool.unregistration_declared", (r, c) => r.tools.onUnregistrationDeclared(c)),
@@ -186,11 +187,12 @@ export class Harness {
     const isLive = (instance: string, generation: number) => this.extensions.isLive(instance, generation);
     const notice = (text: string) => void this.publishHarness("harness.notice", { level: "warning", text: text.slice(0, 1024), mandatory: false });
     this.fragments = new PromptFragments({ isLive, warn: notice });
-    const freeze = (agentId: string, context: AgentState["agentContext"]): void => {
+    const freeze: AgentInitializationPort["freeze"] = (agentId, context, discovery) => {
       const agent = this.agents.get(agentId);
-      if (agent !== undefined) agent.agentContext = context;
+      if (agent !== undefined) freezeInitialization(this.context, agent, context, discovery);
     };
-    this.initializations = new AgentInitializations({ sessionId, isLive, hasAgent: (id) => this.agents.has(id), publish: (n, d) => this.publishHarness(n, d), freeze, warn: notice });
+    const validated: AgentInitializationPort["validated"] = (instance, items) => this.discovery.validated(instance, items);
+    this.initializations = new AgentInitializations({ sessionId, isLive, hasAgent: (id) => this.agents.has(id), publish: (n, d) => this.publishHarness(n, d), freeze, validated, warn: notice });
     const sessionSkills = () => void this.publishHarness("harness.session_skills_available", this.context.sessionSkills());
     this.discovery = new DiscoverySources({ isLive, warn: notice, changed: sessionSkills });
     this.context = new AgentContext({

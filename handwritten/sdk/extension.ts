@@ -97,6 +97,14 @@ export interface DiscoverySnapshot {
   readonly skills?: ReadonlyArray<{ readonly name: string; readonly description: string; readonly path: string }>;
 }
 
+/** A discovery snapshot as the wire carries it: one item per AGENTS.md file and skill. */
+function discoveryItems(snapshot: DiscoverySnapshot): EventPayloads["extension.discovery_snapshot_declared"]["items"] {
+  return [
+    ...(snapshot.agentsMd ?? []).map((f) => ({ kind: "agents_md" as const, path: f.path, text: f.text })),
+    ...(snapshot.skills ?? []).map((s) => ({ kind: "skill" as const, path: s.path, name: s.name, description: s.description })),
+  ];
+}
+
 /** One agent's initialization, as `onAgentInitializing` hands it over. */
 export interface AgentInitialization {
   readonly agentId: string;
@@ -106,6 +114,8 @@ export interface AgentInitialization {
   readonly holding: boolean;
   /** Declares (or, with null, withdraws) keyed context for this agent while its initialization is pending. */
   context(key: string, text: string | null): Promise<SendAsyncResult>;
+  /** AGENTS.md files and skills for this agent alone (complete: replaces this extension's earlier ones for it). */
+  discovery(snapshot: DiscoverySnapshot): Promise<SendAsyncResult>;
   /** This extension is ready for this agent: releases it once no other holder is left. */
   ready(): Promise<SendAsyncResult>;
 }
@@ -274,11 +284,7 @@ export class Extension {
    * At most 256 items and 1 MiB of text; an invalid item is reported and left out, the rest taken.
    */
   declareDiscoverySnapshot(snapshot: DiscoverySnapshot): Promise<SendAsyncResult> {
-    const items = [
-      ...(snapshot.agentsMd ?? []).map((f) => ({ kind: "agents_md" as const, path: f.path, text: f.text })),
-      ...(snapshot.skills ?? []).map((s) => ({ kind: "skill" as const, path: s.path, name: s.name, description: s.description })),
-    ];
-    return this.emit("extension.discovery_snapshot_declared", { items });
+    return this.emit("extension.discovery_snapshot_declared", { items: discoveryItems(snapshot) });
   }
 
   /** Withdraws prompt fragment `key`: agents initialized from now on no longer get it. */
@@ -307,6 +313,7 @@ export class Extension {
         initializationId,
         holding: e.data.waiting_for.includes(this.instance),
         context: (key, text) => this.emit("agent.context_declared", { ...ids, key, text }),
+        discovery: (snapshot) => this.emit("agent.discovery_snapshot_declared", { ...ids, items: discoveryItems(snapshot) }),
         ready: () => this.emit("agent.readiness_declared", ids),
       });
     });

@@ -341,6 +341,80 @@ class AgentContextDeclared:
         return result
 
 
+class DiscoveryItemKind(Enum):
+    """What a discovery item is."""
+
+    AGENTS_MD = "agents_md"
+    SKILL = "skill"
+
+
+@dataclass
+class DiscoveryItem:
+    """One item of a discovery snapshot. The schema only bounds it; the harness validates each
+    item
+    (SPEC-extension-declarations, "Discovery snapshots") and diagnoses and omits an invalid
+    one.
+    """
+    kind: DiscoveryItemKind
+    path: str
+    description: Optional[str] = None
+    name: Optional[str] = None
+    text: Optional[str] = None
+    """An AGENTS.md's content (at most 64 KiB of it is accepted)."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'DiscoveryItem':
+        assert isinstance(obj, dict)
+        kind = DiscoveryItemKind(obj.get("kind"))
+        path = from_str(obj.get("path"))
+        description = from_union([from_str, from_none], obj.get("description"))
+        name = from_union([from_str, from_none], obj.get("name"))
+        text = from_union([from_str, from_none], obj.get("text"))
+        return DiscoveryItem(kind, path, description, name, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["kind"] = to_enum(DiscoveryItemKind, self.kind)
+        result["path"] = from_str(self.path)
+        if self.description is not None:
+            result["description"] = from_union([from_str, from_none], self.description)
+        if self.name is not None:
+            result["name"] = from_union([from_str, from_none], self.name)
+        if self.text is not None:
+            result["text"] = from_union([from_str, from_none], self.text)
+        return result
+
+
+@dataclass
+class AgentDiscoverySnapshotDeclared:
+    """AGENTS.md files and skills for one agent's pending initialization
+    (SPEC-extension-declarations,
+    "Discovery snapshots"): complete for this instance and agent, validated like a session
+    snapshot.
+    """
+    agent_id: str
+    initialization_id: str
+    items: List[DiscoveryItem]
+    session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentDiscoverySnapshotDeclared':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        items = from_list(DiscoveryItem.from_dict, obj.get("items"))
+        session_id = from_str(obj.get("session_id"))
+        return AgentDiscoverySnapshotDeclared(agent_id, initialization_id, items, session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["items"] = from_list(lambda x: to_class(DiscoveryItem, x), self.items)
+        result["session_id"] = from_str(self.session_id)
+        return result
+
+
 class ExternalAdapter(Enum):
     """The external service an external-message bridge speaks for (SPEC-slack)."""
 
@@ -1641,50 +1715,6 @@ class ErrorMessage:
         result: dict = {}
         result["message"] = to_enum(ErrorMessageName, self.message)
         result["payload"] = to_class(ErrorMessagePayload, self.payload)
-        return result
-
-
-class DiscoveryItemKind(Enum):
-    """What a discovery item is."""
-
-    AGENTS_MD = "agents_md"
-    SKILL = "skill"
-
-
-@dataclass
-class DiscoveryItem:
-    """One item of a discovery snapshot. The schema only bounds it; the harness validates each
-    item
-    (SPEC-extension-declarations, "Discovery snapshots") and diagnoses and omits an invalid
-    one.
-    """
-    kind: DiscoveryItemKind
-    path: str
-    description: Optional[str] = None
-    name: Optional[str] = None
-    text: Optional[str] = None
-    """An AGENTS.md's content (at most 64 KiB of it is accepted)."""
-
-    @staticmethod
-    def from_dict(obj: Any) -> 'DiscoveryItem':
-        assert isinstance(obj, dict)
-        kind = DiscoveryItemKind(obj.get("kind"))
-        path = from_str(obj.get("path"))
-        description = from_union([from_str, from_none], obj.get("description"))
-        name = from_union([from_str, from_none], obj.get("name"))
-        text = from_union([from_str, from_none], obj.get("text"))
-        return DiscoveryItem(kind, path, description, name, text)
-
-    def to_dict(self) -> dict:
-        result: dict = {}
-        result["kind"] = to_enum(DiscoveryItemKind, self.kind)
-        result["path"] = from_str(self.path)
-        if self.description is not None:
-            result["description"] = from_union([from_str, from_none], self.description)
-        if self.name is not None:
-            result["name"] = from_union([from_str, from_none], self.name)
-        if self.text is not None:
-            result["text"] = from_union([from_str, from_none], self.text)
         return result
 
 
@@ -6355,6 +6385,14 @@ def agent_context_declared_to_dict(x: AgentContextDeclared) -> Any:
     return to_class(AgentContextDeclared, x)
 
 
+def agent_discovery_snapshot_declared_from_dict(s: Any) -> AgentDiscoverySnapshotDeclared:
+    return AgentDiscoverySnapshotDeclared.from_dict(s)
+
+
+def agent_discovery_snapshot_declared_to_dict(x: AgentDiscoverySnapshotDeclared) -> Any:
+    return to_class(AgentDiscoverySnapshotDeclared, x)
+
+
 def agent_external_message_reported_from_dict(s: Any) -> AgentExternalMessageReported:
     return AgentExternalMessageReported.from_dict(s)
 
@@ -7560,6 +7598,7 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "agent.compaction_started": AgentCompactionStarted,
     "agent.compaction_summarized": AgentCompactionSummarized,
     "agent.context_declared": AgentContextDeclared,
+    "agent.discovery_snapshot_declared": AgentDiscoverySnapshotDeclared,
     "agent.external_message_reported": AgentExternalMessageReported,
     "agent.initialization_context_set": AgentInitializationContextSet,
     "agent.initialization_started": AgentInitializationStarted,

@@ -124,7 +124,7 @@ export async function main(): Promise<void> {
       if (e.data.name === "exit") return crash();
       if (e.data.name === "discovery") return void declareDiscovery(ext, e.data.payload);
       if (e.data.name === "start_agent") return void startAgent(ext, e.data.payload);
-      if (e.data.name === "agent_context" || e.data.name === "agent_ready") return void initializations.drive(e.data.name, e.data.payload);
+      if (e.data.name === "agent_context" || e.data.name === "agent_ready" || e.data.name === "agent_discovery") return void initializations.drive(e.data.name, e.data.payload);
       if (e.data.name !== "call") return;
       if (typeof agent_id !== "string" || typeof call_id !== "string" || typeof tool !== "string") return;
       ext.emit("tool.request", { agent_id, call_id, tool, arguments_json: JSON.stringify(args ?? {}) });
@@ -189,7 +189,7 @@ async function declareFragments(ext: Extension, payload: Record<string, unknown>
 /**
  * Agents' initializations as test-dummy sees them: the configured context declared for each, and,
  * when it holds them, readiness only when the driver says so. The driver's `agent_context {agent_id,
- * key, text}` and `agent_ready {agent_id}` act on the agent's last initialization, or on the
+ * key, text}`, `agent_discovery {agent_id, items}` and `agent_ready {agent_id}` act on the agent's last initialization, or on the
  * `initialization_id` / `session_id` they name (a stale one, say).
  */
 function initializationsOf(ext: Extension, hold: boolean, context: ReadonlyArray<{ key: string; text: string }>) {
@@ -202,7 +202,7 @@ function initializationsOf(ext: Extension, hold: boolean, context: ReadonlyArray
     { hold },
   );
   return {
-    drive(name: "agent_context" | "agent_ready", p: Record<string, unknown>): void {
+    drive(name: "agent_context" | "agent_ready" | "agent_discovery", p: Record<string, unknown>): void {
       const init = typeof p.agent_id === "string" ? last.get(p.agent_id) : undefined;
       const agent_id = typeof p.agent_id === "string" ? p.agent_id : "";
       const ids = {
@@ -211,6 +211,7 @@ function initializationsOf(ext: Extension, hold: boolean, context: ReadonlyArray
         initialization_id: typeof p.initialization_id === "string" ? p.initialization_id : (init?.initializationId ?? "init-none"),
       };
       if (name === "agent_ready") void ext.emit("agent.readiness_declared", ids);
+      else if (name === "agent_discovery") void ext.emit("agent.discovery_snapshot_declared", { ...ids, items: (Array.isArray(p.items) ? p.items : []) as EventPayloads["agent.discovery_snapshot_declared"]["items"] });
       else void ext.emit("agent.context_declared", { ...ids, key: String(p.key), text: typeof p.text === "string" ? p.text : null });
     },
   };

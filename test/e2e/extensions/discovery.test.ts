@@ -121,4 +121,26 @@ describe("discovery snapshots from extensions", () => {
     await late.sync();
     expect(late.deliveriesOf("harness.session_skills_available")).toEqual([]); // one current value, not a history
   });
+
+  it("[declarations.discovery.agent-scope] a snapshot for one agent's pending initialization reaches that agent only; a stale initialization id changes nothing", async () => {
+    const { c, home } = await session([dummy("kb", { driver: true, hold_agents: true })]);
+    const path = skillFile(home, "own-skill", "Only for this agent");
+    const mine = await c.createAgent("r-mine");
+    const init = await c.delivered("agent.initialization_started", (x) => x.agent_id === mine);
+    const other = await c.createAgent("r-other");
+    const drive = (name: string, payload: Record<string, unknown>) => c.emit("extension.event", { category: "test", name, payload });
+    drive("agent_discovery", { agent_id: mine, items: [agentsMd("/kb/forged/AGENTS.md", "Forged.")], initialization_id: "init-forged" });
+    drive("agent_discovery", { agent_id: mine, items: [agentsMd("/kb/mine/AGENTS.md", "Only mine."), skill("own-skill", "Only for this agent", path)] });
+    await waitFor(() => c.deliveriesOf("agent.discovery_snapshot_declared", (x) => x.initialization_id === init.initialization_id).length === 1, "the snapshot to commit", 30_000);
+    drive("agent_ready", { agent_id: mine });
+    drive("agent_ready", { agent_id: other });
+    const system = await suite.systemOf(c, mine, "scoped-mine");
+    expect(system).toContain('<agents_md path="/kb/mine/AGENTS.md">\nOnly mine.\n</agents_md>');
+    expect(system).toContain(`- own-skill: Only for this agent (${path})`);
+    expect(system).not.toContain("Forged.");
+    const otherSystem = await suite.systemOf(c, other, "scoped-other");
+    expect(otherSystem).not.toContain("Only mine.");
+    expect(otherSystem).not.toContain("own-skill");
+    expect(c.deliveriesOf("harness.session_skills_available")).toEqual([]); // the session's skills did not change
+  });
 });

@@ -12,6 +12,25 @@ import (
 // harness refuses for a required field: their marshalers write an unset one as empty instead.
 // The CBOR marshalers use the library's default encoding options.
 
+func (v AgentDiscoverySnapshotDeclared) withEmptyLists() AgentDiscoverySnapshotDeclared {
+	if v.Items == nil {
+		v.Items = []DiscoveryItem{}
+	}
+	return v
+}
+
+// MarshalJSON writes AgentDiscoverySnapshotDeclared with its required lists and maps never null.
+func (v AgentDiscoverySnapshotDeclared) MarshalJSON() ([]byte, error) {
+	type plain AgentDiscoverySnapshotDeclared
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes AgentDiscoverySnapshotDeclared with its required lists and maps never null.
+func (v AgentDiscoverySnapshotDeclared) MarshalCBOR() ([]byte, error) {
+	type plain AgentDiscoverySnapshotDeclared
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
 func (v AgentInitializationContextSet) withEmptyLists() AgentInitializationContextSet {
 	if v.Context == nil {
 		v.Context = []AgentContextEntry{}

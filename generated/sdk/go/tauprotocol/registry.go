@@ -95,6 +95,8 @@ func NewEventPayload(name string) any {
 		return &AgentCompactionSummarized{}
 	case "agent.context_declared":
 		return &AgentContextDeclared{}
+	case "agent.discovery_snapshot_declared":
+		return &AgentDiscoverySnapshotDeclared{}
 	case "agent.external_message_reported":
 		return &AgentExternalMessageReported{}
 	case "agent.initialization_context_set":

@@ -87,6 +87,30 @@ type AgentContextDeclared struct {
 	Text             *string `json:"text" cbor:"text"`
 }
 
+// AGENTS.md files and skills for one agent's pending initialization
+// (SPEC-extension-declarations,
+// "Discovery snapshots"): complete for this instance and agent, validated like a session
+// snapshot.
+type AgentDiscoverySnapshotDeclared struct {
+	AgentID          string          `json:"agent_id" cbor:"agent_id"`
+	InitializationID string          `json:"initialization_id" cbor:"initialization_id"`
+	Items            []DiscoveryItem `json:"items" cbor:"items"`
+	SessionID        string          `json:"session_id" cbor:"session_id"`
+}
+
+// One item of a discovery snapshot. The schema only bounds it; the harness validates each
+// item
+// (SPEC-extension-declarations, "Discovery snapshots") and diagnoses and omits an invalid
+// one.
+type DiscoveryItem struct {
+	Description *string           `json:"description,omitempty" cbor:"description,omitempty"`
+	Kind        DiscoveryItemKind `json:"kind" cbor:"kind"`
+	Name        *string           `json:"name,omitempty" cbor:"name,omitempty"`
+	Path        string            `json:"path" cbor:"path"`
+	// An AGENTS.md's content (at most 64 KiB of it is accepted).
+	Text *string `json:"text,omitempty" cbor:"text,omitempty"`
+}
+
 // A message an external-message bridge admitted for its receiving agent (SPEC-slack,
 // "Reports"): a
 // transient report through ordinary interception. `publisher` is the bridge's own claim of
@@ -460,19 +484,6 @@ type ErrorMessagePayload struct {
 // snapshots"): it replaces, whole, everything this instance contributed before. Transient.
 type ExtensionDiscoverySnapshotDeclared struct {
 	Items []DiscoveryItem `json:"items" cbor:"items"`
-}
-
-// One item of a discovery snapshot. The schema only bounds it; the harness validates each
-// item
-// (SPEC-extension-declarations, "Discovery snapshots") and diagnoses and omits an invalid
-// one.
-type DiscoveryItem struct {
-	Description *string           `json:"description,omitempty" cbor:"description,omitempty"`
-	Kind        DiscoveryItemKind `json:"kind" cbor:"kind"`
-	Name        *string           `json:"name,omitempty" cbor:"name,omitempty"`
-	Path        string            `json:"path" cbor:"path"`
-	// An AGENTS.md's content (at most 64 KiB of it is accepted).
-	Text *string `json:"text,omitempty" cbor:"text,omitempty"`
 }
 
 // A custom event: `category` is extension-owned and cannot spell a first-party name.
@@ -1795,6 +1806,14 @@ const (
 	Successor              CompactionTrigger = "successor"
 )
 
+// What a discovery item is.
+type DiscoveryItemKind string
+
+const (
+	AgentsMd DiscoveryItemKind = "agents_md"
+	Skill    DiscoveryItemKind = "skill"
+)
+
 // The external service an external-message bridge speaks for (SPEC-slack).
 type ExternalAdapter string
 
@@ -1935,14 +1954,6 @@ const (
 	SessionMismatch  ErrorCode = "session_mismatch"
 	Unauthorized     ErrorCode = "unauthorized"
 	UnknownMessage   ErrorCode = "unknown_message"
-)
-
-// What a discovery item is.
-type DiscoveryItemKind string
-
-const (
-	AgentsMd DiscoveryItemKind = "agents_md"
-	Skill    DiscoveryItemKind = "skill"
 )
 
 type NoticeLevel string
