@@ -10,7 +10,11 @@ export const EVENT_NAMES = [
   "agent.compaction_failed",
   "agent.compaction_started",
   "agent.compaction_summarized",
+  "agent.context_declared",
+  "agent.discovery_snapshot_declared",
   "agent.external_message_reported",
+  "agent.initialization_context_set",
+  "agent.initialization_started",
   "agent.internal_prompt_request",
   "agent.metadata_request",
   "agent.metadata_set",
@@ -20,24 +24,32 @@ export const EVENT_NAMES = [
   "agent.prompt_failed",
   "agent.prompt_started",
   "agent.prompt_submitted",
+  "agent.readiness_declared",
+  "agent.readiness_wait_declared",
   "agent.replay_complete",
+  "agent.start_request",
+  "agent.start_result",
   "agent.started",
   "agent.stats_updated",
   "agent.work_status_set",
   "editor.files_offered",
   "editor.read_request",
   "editor.read_result",
+  "extension.discovery_snapshot_declared",
   "extension.event",
   "extension.exited",
   "extension.notice",
+  "extension.prompt_fragment_declared",
   "extension.ready",
   "extension.restarting",
   "extension.starting",
   "handoff.command_request",
   "handoff.command_result",
   "handoff.state_reported",
+  "harness.agent_context_initialized",
   "harness.models_available",
   "harness.notice",
+  "harness.session_skills_available",
   "mcp.elicitation_answer",
   "mcp.elicitation_requested",
   "mcp.elicitation_resolved",
@@ -123,7 +135,11 @@ export interface EventPayloads {
   "agent.compaction_failed": T.AgentCompactionFailed;
   "agent.compaction_started": T.AgentCompactionStarted;
   "agent.compaction_summarized": T.AgentCompactionSummarized;
+  "agent.context_declared": T.AgentContextDeclared;
+  "agent.discovery_snapshot_declared": T.AgentDiscoverySnapshotDeclared;
   "agent.external_message_reported": T.AgentExternalMessageReported;
+  "agent.initialization_context_set": T.AgentInitializationContextSet;
+  "agent.initialization_started": T.AgentInitializationStarted;
   "agent.internal_prompt_request": T.AgentInternalPromptRequest;
   "agent.metadata_request": T.AgentMetadataRequest;
   "agent.metadata_set": T.AgentMetadataSet;
@@ -133,24 +149,32 @@ export interface EventPayloads {
   "agent.prompt_failed": T.AgentPromptFailed;
   "agent.prompt_started": T.AgentPromptStarted;
   "agent.prompt_submitted": T.AgentPromptSubmitted;
+  "agent.readiness_declared": T.AgentReadinessDeclared;
+  "agent.readiness_wait_declared": T.AgentReadinessWaitDeclared;
   "agent.replay_complete": T.AgentReplayComplete;
+  "agent.start_request": T.AgentStartRequest;
+  "agent.start_result": T.AgentStartResult;
   "agent.started": T.AgentStarted;
   "agent.stats_updated": T.AgentStatsUpdated;
   "agent.work_status_set": T.AgentWorkStatusSet;
   "editor.files_offered": T.EditorFilesOffered;
   "editor.read_request": T.EditorReadRequest;
   "editor.read_result": T.EditorReadResult;
+  "extension.discovery_snapshot_declared": T.ExtensionDiscoverySnapshotDeclared;
   "extension.event": T.ExtensionEvent;
   "extension.exited": T.ExtensionExited;
   "extension.notice": T.ExtensionNotice;
+  "extension.prompt_fragment_declared": T.ExtensionPromptFragmentDeclared;
   "extension.ready": T.ExtensionReady;
   "extension.restarting": T.ExtensionRestarting;
   "extension.starting": T.ExtensionStarting;
   "handoff.command_request": T.HandoffCommandRequest;
   "handoff.command_result": T.HandoffCommandResult;
   "handoff.state_reported": T.HandoffStateReported;
+  "harness.agent_context_initialized": T.HarnessAgentContextInitialized;
   "harness.models_available": T.HarnessModelsAvailable;
   "harness.notice": T.HarnessNotice;
+  "harness.session_skills_available": T.HarnessSessionSkillsAvailable;
   "mcp.elicitation_answer": T.McpElicitationAnswer;
   "mcp.elicitation_requested": T.McpElicitationRequested;
   "mcp.elicitation_resolved": T.McpElicitationResolved;
@@ -241,7 +265,11 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "agent.compaction_failed": { name: "agent.compaction_failed", family: "agent", model: "AgentCompactionFailed", description: "The compaction ended without replacing anything; the transcript is as it was. `watermark` is the\ncut a successor owes: until one commits, the agent compacts before its next provider round.", validate: V.validateAgentCompactionFailed },
   "agent.compaction_started": { name: "agent.compaction_started", family: "agent", model: "AgentCompactionStarted", description: "The owner of a compaction, committed before its summary request leaves the harness. Records\n`[0, cut_seq)` of the journal are what the summary replaces; the suffix from `cut_seq` stays.", validate: V.validateAgentCompactionStarted },
   "agent.compaction_summarized": { name: "agent.compaction_summarized", family: "agent", model: "AgentCompactionSummarized", description: "The summary the model produced: durable before it replaces anything.", validate: V.validateAgentCompactionSummarized },
+  "agent.context_declared": { name: "agent.context_declared", family: "agent", model: "AgentContextDeclared", description: "Keyed context for one agent's pending initialization; `null` withdraws the key.", validate: V.validateAgentContextDeclared },
+  "agent.discovery_snapshot_declared": { name: "agent.discovery_snapshot_declared", family: "agent", model: "AgentDiscoverySnapshotDeclared", description: "AGENTS.md files and skills for one agent's pending initialization (SPEC-extension-declarations,\n\"Discovery snapshots\"): complete for this instance and agent, validated like a session snapshot.", validate: V.validateAgentDiscoverySnapshotDeclared },
   "agent.external_message_reported": { name: "agent.external_message_reported", family: "agent", model: "AgentExternalMessageReported", description: "A message an external-message bridge admitted for its receiving agent (SPEC-slack, \"Reports\"): a\ntransient report through ordinary interception. `publisher` is the bridge's own claim of its\nconfigured instance name, kept exactly as sent: the harness, not the schema, judges it, and\nderives `agent.prompt_submitted` only when it is a valid instance name equal to the publisher's\nauthenticated configured instance.", validate: V.validateAgentExternalMessageReported },
+  "agent.initialization_context_set": { name: "agent.initialization_context_set", family: "agent", model: "AgentInitializationContextSet", description: "What an agent's initialization froze: replaces the one before (side state, not transcript).", validate: V.validateAgentInitializationContextSet },
+  "agent.initialization_started": { name: "agent.initialization_started", family: "agent", model: "AgentInitializationStarted", description: "An agent began initializing: the connections that hold it wait for its `initialization_id`.", validate: V.validateAgentInitializationStarted },
   "agent.internal_prompt_request": { name: "agent.internal_prompt_request", family: "agent", model: "AgentInternalPromptRequest", description: "", validate: V.validateAgentInternalPromptRequest },
   "agent.metadata_request": { name: "agent.metadata_request", family: "agent", model: "AgentMetadataRequest", description: "A request to set (or, with null, clear) one metadata key; `display_name` is presentation only.", validate: V.validateAgentMetadataRequest },
   "agent.metadata_set": { name: "agent.metadata_set", family: "agent", model: "AgentMetadataSet", description: "", validate: V.validateAgentMetadataSet },
@@ -251,24 +279,32 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "agent.prompt_failed": { name: "agent.prompt_failed", family: "agent", model: "AgentPromptFailed", description: "A prompt that failed before it reached a provider: bounded, sanitized diagnostics only.", validate: V.validateAgentPromptFailed },
   "agent.prompt_started": { name: "agent.prompt_started", family: "agent", model: "AgentPromptStarted", description: "Content-free: committed before the full prompt goes to the provider.", validate: V.validateAgentPromptStarted },
   "agent.prompt_submitted": { name: "agent.prompt_submitted", family: "agent", model: "AgentPromptSubmitted", description: "", validate: V.validateAgentPromptSubmitted },
+  "agent.readiness_declared": { name: "agent.readiness_declared", family: "agent", model: "AgentReadinessDeclared", description: "This connection is ready for one agent's pending initialization.", validate: V.validateAgentReadinessDeclared },
+  "agent.readiness_wait_declared": { name: "agent.readiness_wait_declared", family: "agent", model: "AgentReadinessWaitDeclared", description: "This connection holds the initialization of every agent that starts initializing from now on\nuntil it declares readiness for it or disconnects (`wait: false` stops holding later ones).", validate: V.validateAgentReadinessWaitDeclared },
   "agent.replay_complete": { name: "agent.replay_complete", family: "agent", model: "AgentReplayComplete", description: "Ends the replay of one agent's journal to a subscriber.", validate: V.validateAgentReplayComplete },
+  "agent.start_request": { name: "agent.start_request", family: "agent", model: "AgentStartRequest", description: "A configured extension asks the harness to start an agent in session `session_id`\n(SPEC-extension-declarations, \"Start-agent requests\"). Answered by the directed\n`agent.start_result`; the same `request_id` again from the same instance answers with the agent\nit started, never a second one.", validate: V.validateAgentStartRequest },
+  "agent.start_result": { name: "agent.start_result", family: "agent", model: "AgentStartResult", description: "Directed to the requesting extension's connection only.", validate: V.validateAgentStartResult },
   "agent.started": { name: "agent.started", family: "agent", model: "AgentStarted", description: "", validate: V.validateAgentStarted },
   "agent.stats_updated": { name: "agent.stats_updated", family: "agent", model: "AgentStatsUpdated", description: "", validate: V.validateAgentStatsUpdated },
   "agent.work_status_set": { name: "agent.work_status_set", family: "agent", model: "AgentWorkStatusSet", description: "The calling agent's own work status, from its `work_status` call: model-authored, untrusted.", validate: V.validateAgentWorkStatusSet },
   "editor.files_offered": { name: "editor.files_offered", family: "editor", model: "EditorFilesOffered", description: "What the attached editor offers; the latest is kept for late subscribers.", validate: V.validateEditorFilesOffered },
   "editor.read_request": { name: "editor.read_request", family: "editor", model: "EditorReadRequest", description: "The `read` tool asks the editor for its text of a file the policy lets it read.", validate: V.validateEditorReadRequest },
   "editor.read_result": { name: "editor.read_result", family: "editor", model: "EditorReadResult", description: "The editor's answer: its text of those lines, or why it has none.", validate: V.validateEditorReadResult },
+  "extension.discovery_snapshot_declared": { name: "extension.discovery_snapshot_declared", family: "extension", model: "ExtensionDiscoverySnapshotDeclared", description: "A complete discovery snapshot from an extension (SPEC-extension-declarations, \"Discovery\nsnapshots\"): it replaces, whole, everything this instance contributed before. Transient.", validate: V.validateExtensionDiscoverySnapshotDeclared },
   "extension.event": { name: "extension.event", family: "extension", model: "ExtensionEvent", description: "A custom event: `category` is extension-owned and cannot spell a first-party name.", validate: V.validateExtensionEvent },
   "extension.exited": { name: "extension.exited", family: "extension", model: "ExtensionExited", description: "", validate: V.validateExtensionExited },
   "extension.notice": { name: "extension.notice", family: "extension", model: "ExtensionNotice", description: "", validate: V.validateExtensionNotice },
+  "extension.prompt_fragment_declared": { name: "extension.prompt_fragment_declared", family: "extension", model: "ExtensionPromptFragmentDeclared", description: "A prompt fragment an extension declares (SPEC-extension-declarations, \"Prompt fragments\"): text\nrendered into the system prompt of every agent initialized after the harness took it in; `null`\nwithdraws the instance's fragment of that key. Transient: never journaled.", validate: V.validateExtensionPromptFragmentDeclared },
   "extension.ready": { name: "extension.ready", family: "extension", model: "ExtensionReady", description: "", validate: V.validateExtensionReady },
   "extension.restarting": { name: "extension.restarting", family: "extension", model: "ExtensionRestarting", description: "", validate: V.validateExtensionRestarting },
   "extension.starting": { name: "extension.starting", family: "extension", model: "ExtensionStarting", description: "", validate: V.validateExtensionStarting },
   "handoff.command_request": { name: "handoff.command_request", family: "handoff", model: "HandoffCommandRequest", description: "`:handoff ARGS…` typed in a UI for its focused agent; answered by `handoff.command_result`.", validate: V.validateHandoffCommandRequest },
   "handoff.command_result": { name: "handoff.command_result", family: "handoff", model: "HandoffCommandResult", description: "", validate: V.validateHandoffCommandResult },
   "handoff.state_reported": { name: "handoff.state_reported", family: "handoff", model: "HandoffStateReported", description: "The handoff of one agent, for UIs: phase, deferred prompt count and context usage.", validate: V.validateHandoffStateReported },
+  "harness.agent_context_initialized": { name: "harness.agent_context_initialized", family: "harness", model: "HarnessAgentContextInitialized", description: "The current projection of an agent's finished initialization (SPEC-extension-declarations):\nre-synthesised for late subscribers, one per agent.", validate: V.validateHarnessAgentContextInitialized },
   "harness.models_available": { name: "harness.models_available", family: "harness", model: "HarnessModelsAvailable", description: "", validate: V.validateHarnessModelsAvailable },
   "harness.notice": { name: "harness.notice", family: "harness", model: "HarnessNotice", description: "", validate: V.validateHarnessNotice },
+  "harness.session_skills_available": { name: "harness.session_skills_available", family: "harness", model: "HarnessSessionSkillsAvailable", description: "The skills an agent initializing now would get (SPEC-extension-declarations, \"Discovery\nsnapshots\"): current state, re-synthesised for late subscribers.", validate: V.validateHarnessSessionSkillsAvailable },
   "mcp.elicitation_answer": { name: "mcp.elicitation_answer", family: "mcp", model: "McpElicitationAnswer", description: "A UI's answer to an elicitation: `accept` with a value per field given, `decline`, or `cancel`.", validate: V.validateMcpElicitationAnswer },
   "mcp.elicitation_requested": { name: "mcp.elicitation_requested", family: "mcp", model: "McpElicitationRequested", description: "An MCP server asks the user for input (`elicitation/create`, form mode; SPEC-mcp \"Elicitation\"):\nshown by attached interactive UIs, answered by `mcp.elicitation_answer`. The server is the\npublishing instance's.", validate: V.validateMcpElicitationRequested },
   "mcp.elicitation_resolved": { name: "mcp.elicitation_resolved", family: "mcp", model: "McpElicitationResolved", description: "The elicitation is over (answered here or elsewhere, timed out, or withdrawn by its server): UIs close it.", validate: V.validateMcpElicitationResolved },

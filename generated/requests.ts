@@ -34,6 +34,8 @@ export interface EventRequestInfo {
 
 /** Every declared request, by the name of its message or event. */
 export const REQUESTS = {
+  /** A configured extension asks the harness to start an agent in session `session_id` (SPEC-extension-declarations, "Start-agent requests"). Answered by the directed `agent.start_result`; the same `request_id` again from the same instance answers with the agent it started, never a second one. */
+  "agent.start_request": { via: "event", name: "agent.start_request", result: "agent.start_result", refusal: "error", refusalMax: 1024, success: ["agent_id"], answer: "direct" },
   /** Declares a colon command this extension instance owns (SPEC-extension-commands): the interface routes `:NAME ARGS` to this instance only. `sensitive`: the arguments are secrets (an OAuth code): redacted from the command echo and prompt history, never published or journaled. */
   "extension_command_declare": { via: "message", name: "extension_command_declare", result: undefined, callers: ["extension"], errors: [] },
   /** The owning extension's answer to `extension_command_invoke`: what the interface shows. */
@@ -76,6 +78,7 @@ export type RequestType<N extends RequestName = RequestName> = (typeof REQUESTS)
 
 /** A request as its handler is given it: the whole payload, `request_id` included. */
 export interface RequestPayloads {
+  "agent.start_request": T.AgentStartRequest;
   "extension_command_declare": T.ExtensionCommandDeclareMessage["payload"];
   "extension_command_result": T.ExtensionCommandResultMessage["payload"];
   "extension_notice_request": T.ExtensionNoticeRequestMessage["payload"];
@@ -100,6 +103,7 @@ export interface RequestPayloads {
 
 /** What a requester gives `request(...)`: the request without its `request_id`, which is minted. */
 export interface RequestParams {
+  "agent.start_request": Omit<T.AgentStartRequest, "request_id">;
   "extension_command_declare": T.ExtensionCommandDeclareMessage["payload"];
   "extension_command_result": T.ExtensionCommandResultMessage["payload"];
   "extension_notice_request": T.ExtensionNoticeRequestMessage["payload"];
@@ -127,6 +131,7 @@ export interface RequestParams {
  * `request_id` (nor, for an event, `ok` and an optional reason), with the fields a success carries.
  */
 export interface RequestResults {
+  "agent.start_request": Omit<T.AgentStartResult, "request_id" | "ok" | "error"> & Required<Pick<T.AgentStartResult, "agent_id">>;
   "extension_command_declare": void;
   "extension_command_result": void;
   "extension_notice_request": void;
@@ -151,6 +156,7 @@ export interface RequestResults {
 
 /** How a request is refused: the `error` codes its handler may answer with, or an event's reason text. */
 export interface RequestRefusals {
+  "agent.start_request": string;
   "extension_command_declare": never;
   "extension_command_result": never;
   "extension_notice_request": never;

@@ -53,6 +53,34 @@ export type AgentCompactionSummarized = {
   cost?: ResponseCost;
 };
 
+/** Keyed context for one agent's pending initialization; `null` withdraws the key. */
+export type AgentContextDeclared = {
+  session_id: Id;
+  agent_id: Id;
+  initialization_id: InitializationId;
+  key: AgentContextKey;
+  text: AgentContextText | null;
+};
+
+/** One entry of an agent's keyed context, as its initialization froze it. */
+export type AgentContextEntry = {
+  instance: InstanceName;
+  key: AgentContextKey;
+  text: AgentContextText;
+};
+
+/** A per-agent context key: unique per declaring instance and agent. */
+export type AgentContextKey = string;
+
+/** An instance's key of an agent's frozen context. */
+export type AgentContextKeyRef = {
+  instance: InstanceName;
+  key: ShortText;
+};
+
+/** A per-agent context entry's text: at most 16,384 characters (the harness bounds an instance's total per agent). */
+export type AgentContextText = string;
+
 /**
  * The creation record of an agent another agent started (`agent_start`, SPEC-agent-team): its
  * parent and the tool call that started it. Only a valid one at sequence 0 is a parent edge.
@@ -62,6 +90,17 @@ export type AgentCreator = {
   agent_id: Id;
   /** The parent's `agent_start` call. */
   call_id: Id;
+};
+
+/**
+ * AGENTS.md files and skills for one agent's pending initialization (SPEC-extension-declarations,
+ * "Discovery snapshots"): complete for this instance and agent, validated like a session snapshot.
+ */
+export type AgentDiscoverySnapshotDeclared = {
+  session_id: Id;
+  agent_id: Id;
+  initialization_id: InitializationId;
+  items: Array<DiscoveryItem>;
 };
 
 /**
@@ -78,6 +117,22 @@ export type AgentExternalMessageReported = {
   adapter: ExternalAdapter;
   /** The framed message, as the agent is to receive it; nested references in it stay opaque. */
   text: BodyText;
+};
+
+/** What an agent's initialization froze: replaces the one before (side state, not transcript). */
+export type AgentInitializationContextSet = {
+  agent_id: Id;
+  initialization_id: InitializationId;
+  context: Array<AgentContextEntry>;
+};
+
+/** An agent began initializing: the connections that hold it wait for its `initialization_id`. */
+export type AgentInitializationStarted = {
+  agent_id: Id;
+  session_id: Id;
+  initialization_id: InitializationId;
+  /** The instances whose readiness it waits for (captured as it began). */
+  waiting_for: Array<InstanceName>;
 };
 
 export type AgentInternalPromptRequest = {
@@ -186,6 +241,21 @@ export type AgentPromptSubmitted = {
   only_tools?: Array<ShortText>;
 };
 
+/** This connection is ready for one agent's pending initialization. */
+export type AgentReadinessDeclared = {
+  session_id: Id;
+  agent_id: Id;
+  initialization_id: InitializationId;
+};
+
+/**
+ * This connection holds the initialization of every agent that starts initializing from now on
+ * until it declares readiness for it or disconnects (`wait: false` stops holding later ones).
+ */
+export type AgentReadinessWaitDeclared = {
+  wait: boolean;
+};
+
 /** Ends the replay of one agent's journal to a subscriber. */
 export type AgentReplayComplete = {
   agent_id: Id;
@@ -194,6 +264,31 @@ export type AgentReplayComplete = {
 
 /** What an agent is doing now. */
 export type AgentRunState = "running" | "queued" | "waiting" | "idle" | "interrupted" | "cancelled" | "failed" | "unloaded";
+
+/**
+ * A configured extension asks the harness to start an agent in session `session_id`
+ * (SPEC-extension-declarations, "Start-agent requests"). Answered by the directed
+ * `agent.start_result`; the same `request_id` again from the same instance answers with the agent
+ * it started, never a second one.
+ */
+export type AgentStartRequest = {
+  request_id: Id;
+  session_id: Id;
+  /** A loaded agent of the session the new one is a child of. */
+  parent_id?: Id;
+  /** A role of `roles` in harness.yaml. */
+  role?: ShortText;
+  display_name?: ShortText;
+};
+
+/** Directed to the requesting extension's connection only. */
+export type AgentStartResult = {
+  request_id: Id;
+  ok: boolean;
+  agent_id?: Id;
+  /** Bounded, sanitized reason on refusal. */
+  error?: ShortText;
+};
 
 export type AgentStarted = {
   agent_id: Id;
@@ -347,6 +442,22 @@ export type DisconnectMessage = {
   };
 };
 
+/**
+ * One item of a discovery snapshot. The schema only bounds it; the harness validates each item
+ * (SPEC-extension-declarations, "Discovery snapshots") and diagnoses and omits an invalid one.
+ */
+export type DiscoveryItem = {
+  kind: DiscoveryItemKind;
+  path: string;
+  /** An AGENTS.md's content (at most 64 KiB of it is accepted). */
+  text?: string;
+  name?: string;
+  description?: string;
+};
+
+/** What a discovery item is. */
+export type DiscoveryItemKind = "agents_md" | "skill";
+
 export type EditorConfig = {
   /** Most screen rows the prompt editor takes; a longer draft scrolls within them. */
   max_lines?: number;
@@ -484,6 +595,14 @@ export type ExtensionConfig = {
   startup_timeout_seconds?: number;
 };
 
+/**
+ * A complete discovery snapshot from an extension (SPEC-extension-declarations, "Discovery
+ * snapshots"): it replaces, whole, everything this instance contributed before. Transient.
+ */
+export type ExtensionDiscoverySnapshotDeclared = {
+  items: Array<DiscoveryItem>;
+};
+
 /** A custom event: `category` is extension-owned and cannot spell a first-party name. */
 export type ExtensionEvent = {
   category: string;
@@ -513,6 +632,16 @@ export type ExtensionNoticeRequestMessage = {
     level: NoticeLevel;
     text: ShortText;
   };
+};
+
+/**
+ * A prompt fragment an extension declares (SPEC-extension-declarations, "Prompt fragments"): text
+ * rendered into the system prompt of every agent initialized after the harness took it in; `null`
+ * withdraws the instance's fragment of that key. Transient: never journaled.
+ */
+export type ExtensionPromptFragmentDeclared = {
+  key: PromptFragmentKey;
+  text: PromptFragmentText | null;
 };
 
 export type ExtensionReady = {
@@ -603,6 +732,16 @@ export type HandoffStateReported = {
   text: ShortText;
 };
 
+/**
+ * The current projection of an agent's finished initialization (SPEC-extension-declarations):
+ * re-synthesised for late subscribers, one per agent.
+ */
+export type HarnessAgentContextInitialized = {
+  agent_id: Id;
+  initialization_id: ShortText;
+  context: Array<AgentContextKeyRef>;
+};
+
 export type HarnessConfig = {
   extensions?: Array<ExtensionConfig>;
   /** Named provider profiles, by profile name (SPEC-configuration). */
@@ -660,6 +799,16 @@ export type HarnessNotice = {
   instance?: InstanceName;
 };
 
+/**
+ * The skills an agent initializing now would get (SPEC-extension-declarations, "Discovery
+ * snapshots"): current state, re-synthesised for late subscribers.
+ */
+export type HarnessSessionSkillsAvailable = {
+  skills: Array<SessionSkill>;
+  /** The AGENTS.md files (their paths) an agent initializing now would get. */
+  agents_md: Array<ShortText>;
+};
+
 export type HelloMessage = {
   message: "hello";
   payload: {
@@ -681,6 +830,9 @@ export type HistoryRecord = {
 
 /** Stable identifier minted by tau (sessions, agents, prompts, calls, requests). */
 export type Id = string;
+
+/** A process-unique agent initialization id, minted by the harness (SPEC-extension-declarations). */
+export type InitializationId = string;
 
 /** A configured extension instance name. */
 export type InstanceName = string;
@@ -1089,6 +1241,12 @@ export type PeerSender = {
   agent_id: Id;
   message_id: Id;
 };
+
+/** A prompt fragment's key: unique per declaring instance. */
+export type PromptFragmentKey = string;
+
+/** A prompt fragment's text: at most 16,384 characters (the harness bounds an instance's total). */
+export type PromptFragmentText = string;
 
 /** One entry of the global prompt history shared by all UIs of the user. */
 export type PromptHistoryRecord = {
@@ -1853,6 +2011,15 @@ export type SessionShutdown = {
   reason: ShutdownReason;
 };
 
+/** A skill the session's agents initializing now would list. */
+export type SessionSkill = {
+  name: ShortText;
+  description: ShortText;
+  path: string;
+  /** `user`, `project`, or the extension instance that contributed it. */
+  source: ShortText;
+};
+
 export type SessionStarted = {
   session_id: Id;
   project_root: PathText;
@@ -2149,6 +2316,12 @@ export type SwarmWelcome = {
 /** A worker's name, as the coordinator admits it. */
 export type SwarmWorkerName = string;
 
+/** A prompt fragment test-dummy declares before it is ready. */
+export type TestDummyFragment = {
+  key: PromptFragmentKey;
+  text: PromptFragmentText;
+};
+
 /** `tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured. */
 export type TestDummySettings = {
   /** The tools it declares; `echo` when absent. */
@@ -2165,6 +2338,19 @@ export type TestDummySettings = {
   driver?: boolean;
   /** A file whose presence at start holds back ready until it is removed. */
   ready_gate?: PathText;
+  /** Prompt fragments it declares before it is ready (SPEC-extension-declarations). */
+  fragments?: Array<TestDummyFragment>;
+  /** Intercepts prompt-fragment and agent-context declarations of these keys and drops them. */
+  drop_keys?: Array<PromptFragmentKey>;
+  /** Intercepts prompt-fragment and agent-context declarations of these keys and never answers (the harness passes them after its deadline). */
+  hold_keys?: Array<PromptFragmentKey>;
+  /**
+   * Holds every agent's initialization; the driver's `agent_context` and `agent_ready` events
+   * declare context and readiness (SPEC-extension-declarations).
+   */
+  hold_agents?: boolean;
+  /** Context it declares for every agent it sees initializing. */
+  agent_context?: Array<TestDummyFragment>;
 };
 
 /** A tool of `tau ext test-dummy`. */

@@ -50,6 +50,7 @@ export const GUIDE_PAGES = {
   gmail: "gmail.html",
   swarm: "swarm.html",
   handoff: "handoff.html",
+  extensions: "extensions.html",
 } as const;
 
 /** A configuration file of the reference: its schema's `x-tau-config` name, where it lives, what it is for. */

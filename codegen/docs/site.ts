@@ -21,6 +21,7 @@ import { STYLE } from "./style.js";
 import { GUIDE_PAGES, GUIDE_STYLE, approvalsPage, commandsPage, configurationPage, editorsPage, handoffPage, mcpPage, providersPage, sessionsPage, startPage, swarmPage, troubleshootingPage, webPage, type GuideContext, type GuideInput } from "./guide.js";
 import { slackPage } from "./slack-page.js";
 import { gmailPage } from "./gmail-page.js";
+import { extensionsPage } from "./extensions-page.js";
 
 export interface SiteInput {
   root: string;
@@ -141,6 +142,7 @@ function indexPage(ctx: Ctx): string {
     [GUIDE_PAGES.gmail, "Gmail", "Let the model search, read and draft your mail, and send a draft only when you allow it; sign in from the terminal."],
     [GUIDE_PAGES.swarm, "Swarm", "Run tau workers on several machines and coordinate them over Iroh: a swarm of three workers."],
     [GUIDE_PAGES.handoff, "Handoff", "Continue a full session in a fresh one that starts from a dossier the model wrote, keeping what you typed meanwhile."],
+    [GUIDE_PAGES.extensions, "Writing an extension", "Give the model tools, and tell new agents what they should know: prompt fragments, per-agent context and readiness, AGENTS.md files and skills."],
     ["cli.html", "CLI reference", "Every tau command, its flags and examples."],
     ["errors.html", "Errors", "Every error code the CLI reports, its exit status and what it means."],
   ];
@@ -539,6 +541,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
       { page: GUIDE_PAGES.gmail, label: "Gmail" },
       { page: GUIDE_PAGES.swarm, label: "Swarm" },
       { page: GUIDE_PAGES.handoff, label: "Handoff" },
+      { page: GUIDE_PAGES.extensions, label: "Extensions" },
       { page: "matrix.html", label: "Authority" },
       { page: "events.html", label: "Events" },
       { page: "messages.html", label: "Messages" },
@@ -610,6 +613,7 @@ export async function buildSite(input: SiteInput): Promise<Map<string, string>> 
     [GUIDE_PAGES.gmail, "Gmail", gmailPage(guide)],
     [GUIDE_PAGES.swarm, "Running a swarm of three workers", swarmPage(guide)],
     [GUIDE_PAGES.handoff, "Handoff", handoffPage(guide)],
+    [GUIDE_PAGES.extensions, "Writing an extension", extensionsPage(guide)],
   ];
   for (const [path, title, body] of guidePages) files.set(path, layout({ path, title, body, nav: ctx.nav, wide: path === GUIDE_PAGES.configuration }));
 

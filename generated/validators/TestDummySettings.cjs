@@ -7,13 +7,106 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateTestDummySettings = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummySettings.json","type":"object","properties":{"tools":{"type":"array","items":{"$ref":"TestDummyTool.json"},"maxItems":16,"description":"The tools it declares; `echo` when absent."},"group":{"$ref":"ToolLabel.json","description":"The group every tool it declares is in, for role policy."},"tags":{"type":"array","items":{"$ref":"ToolLabel.json"},"maxItems":16,"description":"Tags every tool it declares carries, for role policy."},"config_error":{"$ref":"ShortText.json","description":"Answer `configure` with this `config_error` instead of becoming ready."},"never_ready":{"type":"boolean","description":"Never become ready."},"driver":{"type":"boolean","description":"Turn custom `extension.event {category: \"test\", name: \"call\"}` events into `tool.request`s."},"ready_gate":{"$ref":"PathText.json","description":"A file whose presence at start holds back ready until it is removed."}},"unevaluatedProperties":{"not":{}},"description":"`tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured.","x-tau-settings":"test-dummy"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummySettings.json","type":"object","properties":{"tools":{"type":"array","items":{"$ref":"TestDummyTool.json"},"maxItems":16,"description":"The tools it declares; `echo` when absent."},"group":{"$ref":"ToolLabel.json","description":"The group every tool it declares is in, for role policy."},"tags":{"type":"array","items":{"$ref":"ToolLabel.json"},"maxItems":16,"description":"Tags every tool it declares carries, for role policy."},"config_error":{"$ref":"ShortText.json","description":"Answer `configure` with this `config_error` instead of becoming ready."},"never_ready":{"type":"boolean","description":"Never become ready."},"driver":{"type":"boolean","description":"Turn custom `extension.event {category: \"test\", name: \"call\"}` events into `tool.request`s."},"ready_gate":{"$ref":"PathText.json","description":"A file whose presence at start holds back ready until it is removed."},"fragments":{"type":"array","items":{"$ref":"TestDummyFragment.json"},"maxItems":64,"description":"Prompt fragments it declares before it is ready (SPEC-extension-declarations)."},"drop_keys":{"type":"array","items":{"$ref":"PromptFragmentKey.json"},"maxItems":16,"description":"Intercepts prompt-fragment and agent-context declarations of these keys and drops them."},"hold_keys":{"type":"array","items":{"$ref":"PromptFragmentKey.json"},"maxItems":16,"description":"Intercepts prompt-fragment and agent-context declarations of these keys and never answers (the harness passes them after its deadline)."},"hold_agents":{"type":"boolean","description":"Holds every agent's initialization; the driver's `agent_context` and `agent_ready` events\ndeclare context and readiness (SPEC-extension-declarations)."},"agent_context":{"type":"array","items":{"$ref":"TestDummyFragment.json"},"maxItems":64,"description":"Context it declares for every agent it sees initializing."}},"unevaluatedProperties":{"not":{}},"description":"`tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured.","x-tau-settings":"test-dummy"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummyTool.json","type":"string","enum":["echo","sleep","progress","crash","env","fail","report"],"description":"A tool of `tau ext test-dummy`."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolLabel.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$","description":"A tool's group or one of its tags, matched by a role's `group:NAME` / `tag:NAME` (SPEC-tool-routing, \"Tool policy by role\")."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
 const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PathText.json","type":"string","maxLength":4096,"description":"A filesystem path as text."};
+const schema7 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptFragmentKey.json","type":"string","pattern":"^[a-z][a-z0-9_.-]{0,63}$","description":"A prompt fragment's key: unique per declaring instance."};
 const pattern0 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern2 = new RegExp("^[a-z][a-z0-9_.-]{0,63}$", "u");
 const func0 = codePointLength;
+const schema6 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummyFragment.json","type":"object","properties":{"key":{"$ref":"PromptFragmentKey.json"},"text":{"$ref":"PromptFragmentText.json"}},"required":["key","text"],"unevaluatedProperties":{"not":{}},"description":"A prompt fragment test-dummy declares before it is ready."};
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"PromptFragmentText.json","type":"string","maxLength":16384,"description":"A prompt fragment's text: at most 16,384 characters (the harness bounds an instance's total)."};
+
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="TestDummyFragment.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate1.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.key === undefined) && (missing0 = "key")) || ((data.text === undefined) && (missing0 = "text"))){
+validate1.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.key !== undefined){
+let data0 = data.key;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern2.test(data0)){
+validate1.errors = [{instancePath:instancePath+"/key",schemaPath:"PromptFragmentKey.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_.-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/key",schemaPath:"PromptFragmentKey.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.text !== undefined){
+let data1 = data.text;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func0(data1) > 16384){
+validate1.errors = [{instancePath:instancePath+"/text",schemaPath:"PromptFragmentText.json/maxLength",keyword:"maxLength",params:{limit: 16384},message:"must NOT have more than 16384 characters"}];
+return false;
+}
+}
+else {
+validate1.errors = [{instancePath:instancePath+"/text",schemaPath:"PromptFragmentText.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((key0 !== "key") && (key0 !== "text")){
+const _errs8 = errors;
+validate1.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid3 = _errs8 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate1.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate1.errors = vErrors;
+return errors === 0;
+}
+validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="TestDummySettings.json" */;
@@ -205,14 +298,195 @@ else {
 var valid0 = true;
 }
 if(valid0){
-for(const key0 in data){
-if(((((((key0 !== "tools") && (key0 !== "group")) && (key0 !== "tags")) && (key0 !== "config_error")) && (key0 !== "never_ready")) && (key0 !== "driver")) && (key0 !== "ready_gate")){
-const _errs25 = errors;
-validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+if(data.fragments !== undefined){
+let data9 = data.fragments;
+const _errs24 = errors;
+if(errors === _errs24){
+if(Array.isArray(data9)){
+if(data9.length > 64){
+validate0.errors = [{instancePath:instancePath+"/fragments",schemaPath:"#/properties/fragments/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
 return false;
-var valid8 = _errs25 === errors;
+}
+else {
+var valid8 = true;
+const len2 = data9.length;
+for(let i2=0; i2<len2; i2++){
+const _errs26 = errors;
+if(!(validate1(data9[i2], {instancePath:instancePath+"/fragments/" + i2,parentData:data9,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+errors = vErrors.length;
+}
+var valid8 = _errs26 === errors;
 if(!valid8){
 break;
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/fragments",schemaPath:"#/properties/fragments/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.drop_keys !== undefined){
+let data11 = data.drop_keys;
+const _errs27 = errors;
+if(errors === _errs27){
+if(Array.isArray(data11)){
+if(data11.length > 16){
+validate0.errors = [{instancePath:instancePath+"/drop_keys",schemaPath:"#/properties/drop_keys/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
+return false;
+}
+else {
+var valid9 = true;
+const len3 = data11.length;
+for(let i3=0; i3<len3; i3++){
+let data12 = data11[i3];
+const _errs29 = errors;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data12 === "string"){
+if(!pattern2.test(data12)){
+validate0.errors = [{instancePath:instancePath+"/drop_keys/" + i3,schemaPath:"PromptFragmentKey.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_.-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/drop_keys/" + i3,schemaPath:"PromptFragmentKey.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid9 = _errs29 === errors;
+if(!valid9){
+break;
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/drop_keys",schemaPath:"#/properties/drop_keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.hold_keys !== undefined){
+let data13 = data.hold_keys;
+const _errs32 = errors;
+if(errors === _errs32){
+if(Array.isArray(data13)){
+if(data13.length > 16){
+validate0.errors = [{instancePath:instancePath+"/hold_keys",schemaPath:"#/properties/hold_keys/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
+return false;
+}
+else {
+var valid11 = true;
+const len4 = data13.length;
+for(let i4=0; i4<len4; i4++){
+let data14 = data13[i4];
+const _errs34 = errors;
+const _errs35 = errors;
+if(errors === _errs35){
+if(typeof data14 === "string"){
+if(!pattern2.test(data14)){
+validate0.errors = [{instancePath:instancePath+"/hold_keys/" + i4,schemaPath:"PromptFragmentKey.json/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_.-]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_.-]{0,63}$"+"\""}];
+return false;
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/hold_keys/" + i4,schemaPath:"PromptFragmentKey.json/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid11 = _errs34 === errors;
+if(!valid11){
+break;
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/hold_keys",schemaPath:"#/properties/hold_keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs32 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.hold_agents !== undefined){
+const _errs37 = errors;
+if(typeof data.hold_agents !== "boolean"){
+validate0.errors = [{instancePath:instancePath+"/hold_agents",schemaPath:"#/properties/hold_agents/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs37 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agent_context !== undefined){
+let data16 = data.agent_context;
+const _errs39 = errors;
+if(errors === _errs39){
+if(Array.isArray(data16)){
+if(data16.length > 64){
+validate0.errors = [{instancePath:instancePath+"/agent_context",schemaPath:"#/properties/agent_context/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
+return false;
+}
+else {
+var valid13 = true;
+const len5 = data16.length;
+for(let i5=0; i5<len5; i5++){
+const _errs41 = errors;
+if(!(validate1(data16[i5], {instancePath:instancePath+"/agent_context/" + i5,parentData:data16,parentDataProperty:i5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
+errors = vErrors.length;
+}
+var valid13 = _errs41 === errors;
+if(!valid13){
+break;
+}
+}
+}
+}
+else {
+validate0.errors = [{instancePath:instancePath+"/agent_context",schemaPath:"#/properties/agent_context/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs39 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+for(const key0 in data){
+if((((((((((((key0 !== "tools") && (key0 !== "group")) && (key0 !== "tags")) && (key0 !== "config_error")) && (key0 !== "never_ready")) && (key0 !== "driver")) && (key0 !== "ready_gate")) && (key0 !== "fragments")) && (key0 !== "drop_keys")) && (key0 !== "hold_keys")) && (key0 !== "hold_agents")) && (key0 !== "agent_context")){
+const _errs43 = errors;
+validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
+return false;
+var valid14 = _errs43 === errors;
+if(!valid14){
+break;
+}
+}
+}
+}
+}
 }
 }
 }

@@ -2,8 +2,10 @@
 // system prompt rendered from the template with the agent's AGENTS.md files, skill listing and
 // working directory, frozen once per agent and process; skills looked up and loaded by name from
 // that frozen snapshot; and the previews `tau dev print-*` shows.
-import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile } from "./context.js";
+import { DEFAULT_SYSTEM_TEMPLATE, collectAgentsMd, renderSystemPrompt, userEnvelope, type AgentContextFile, type FragmentInput } from "./context.js";
 import { discoverSkills, loadSkillBody, renderSkillListing, skillPromptText, type SkillScan } from "./skills.js";
+import type { DiscoverySources } from "./discovery-sources.js";
+import type { HarnessSessionSkillsAvailable } from "../../generated/index.js";
 
 /** The part of an agent's state its context is frozen into. */
 export interface ContextHolder {
@@ -11,6 +13,10 @@ export interface ContextHolder {
   agentsMd?: readonly AgentContextFile[];
   /** Skill metadata, discovered once with the AGENTS.md snapshot (SPEC-skills). */
   skills?: SkillScan;
+  /** Extensions' prompt fragments, taken once with them (SPEC-extension-declarations). */
+  fragments?: readonly FragmentInput[];
+  /** The agent's keyed context from extensions, frozen when its initialization finished (agent-initialization.ts). */
+  agentContext?: readonly FragmentInput[];
 }
 
 export interface AgentContextOptions {
@@ -20,6 +26,10 @@ export interface AgentContextOptions {
   readonly systemTemplate?: string;
   /** A skill discovery skipped: reported live, never failing the session. */
   readonly skillSkipped: (problem: string) => void;
+  /** The extensions' prompt fragments now (prompt-fragments.ts). */
+  readonly fragments?: () => readonly FragmentInput[];
+  /** Extensions' discovery snapshots (discovery-sources.ts), taken with the local files. */
+  readonly discovery?: Pick<DiscoverySources, "agentsMd" | "skills">;
 }
 
 export interface ToolListing {
@@ -31,14 +41,38 @@ export interface ToolListing {
 export class AgentContext {
   constructor(private readonly options: AgentContextOptions) {}
 
-  /** Freezes an agent's context once per process: AGENTS.md files and skill metadata, read together. */
+  /** Freezes an agent's context once per process: AGENTS.md files, skill metadata and fragments, taken together. */
   initialize(agent: ContextHolder): void {
     const { configRoot, projectRoot } = this.options;
-    if (agent.agentsMd === undefined) agent.agentsMd = configRoot ? collectAgentsMd(configRoot, projectRoot) : [];
+    agent.fragments ??= this.options.fragments?.() ?? [];
+    agent.agentsMd ??= this.agentsMd();
     if (agent.skills === undefined) {
-      agent.skills = discoverSkills(configRoot, projectRoot);
+      agent.skills = this.skills();
       for (const p of agent.skills.problems) this.options.skillSkipped(p);
     }
+  }
+
+  /** The AGENTS.md files an agent initializing now gets: the local ones, then the extensions'. */
+  private agentsMd(): AgentContextFile[] {
+    const { configRoot, projectRoot, discovery } = this.options;
+    const local = configRoot ? collectAgentsMd(configRoot, projectRoot) : [];
+    return discovery ? discovery.agentsMd(local) : local;
+  }
+
+  /** The skills an agent initializing now gets: the local scan, then the extensions'. */
+  private skills(): SkillScan & { readonly owners?: ReadonlyMap<string, string> } {
+    const { configRoot, projectRoot, discovery } = this.options;
+    const local = discoverSkills(configRoot, projectRoot);
+    return discovery ? discovery.skills(local) : local;
+  }
+
+  /** What an agent initializing now would get (`harness.session_skills_available`). */
+  sessionSkills(): HarnessSessionSkillsAvailable {
+    const scan = this.skills();
+    return {
+      skills: scan.skills.map((s) => ({ name: s.name, description: s.description, path: s.path, source: scan.owners?.get(s.name) ?? s.source })),
+      agents_md: this.agentsMd().map((f) => f.path.slice(0, 1024)),
+    };
   }
 
   /** The system prompt: the template with this agent's frozen AGENTS.md, skills and working directory. */
@@ -48,6 +82,8 @@ export class AgentContext {
       cwd: this.options.projectRoot,
       agentsMd: agent?.agentsMd ?? [],
       skills: renderSkillListing(agent?.skills?.skills ?? []),
+      fragments: agent?.fragments ?? [],
+      agentContext: agent?.agentContext ?? [],
     });
   }
 
@@ -76,12 +112,13 @@ export class AgentContext {
    * Reads render inputs only; creates, changes and stores nothing.
    */
   preview(kind: "system-prompt" | "tools" | "prompt", text: string, tools: readonly ToolListing[], warn: (m: string) => void): string {
-    const scan = discoverSkills(this.options.configRoot, this.options.projectRoot);
+    const scan = this.skills();
     for (const p of scan.problems) warn(`skill skipped: ${p}`);
     const system = renderSystemPrompt(this.options.systemTemplate ?? DEFAULT_SYSTEM_TEMPLATE, {
       cwd: this.options.projectRoot,
-      agentsMd: this.options.configRoot ? collectAgentsMd(this.options.configRoot, this.options.projectRoot) : [],
+      agentsMd: this.agentsMd(),
       skills: renderSkillListing(scan.skills),
+      fragments: this.options.fragments?.() ?? [],
     });
     if (kind === "system-prompt") return system;
     if (kind === "tools") return JSON.stringify(tools, null, 2);

@@ -60,7 +60,7 @@ export interface Turn extends Round {
 
 /** The prompt slice (turn-loop.ts): prompts waiting, steering, and the turn under way. */
 export interface PromptState {
-  /** A dispatch is waiting for model listings under way; it goes on by itself. */
+  /** A dispatch is waiting for model listings under way, or for the agent's initialization; it goes on by itself. */
   awaitingModels: boolean;
   readonly queue: Queued[];
   readonly steering: string[];

@@ -12,12 +12,29 @@ import type { Consumer } from "../bus/index.js";
 export const CONSUMERS = {
   /** The session: agents, metadata, skills, titles (session-requests.ts), handoffs (handoff-request.ts), snapshots (harness.ts). */
   session: {
-    "ui.create_agent": ["agent.started", "session.agent_loaded", "agent.metadata_set", "ui.create_agent_result", "harness.notice"],
+    "ui.create_agent": ["agent.started", "session.agent_loaded", "agent.metadata_set", "agent.initialization_started", "ui.create_agent_result", "harness.notice"],
     "ui.skill_load": ["agent.prompt_submitted", "ui.skill_load_result", "harness.notice"],
     "agent.metadata_request": ["agent.metadata_set"],
     "agent.prompt_submitted": ["session.title_set"],
     "tool.unregister": [],
     "session.handoff_request": ["session.handed_off", "session.handoff_result"],
+    /** Start-agent requests from extensions (agent-start-requests.ts). */
+    "agent.start_request": ["agent.started", "session.agent_loaded", "agent.metadata_set", "agent.initialization_started", "agent.start_result"],
+  },
+  /** PromptFragments (prompt-fragments.ts, SPEC-extension-declarations): a refused declaration is a live notice. */
+  fragments: {
+    "extension.prompt_fragment_declared": ["harness.notice"],
+  },
+  /** DiscoverySources (discovery-sources.ts, SPEC-extension-declarations): each swap republishes the session's skills. */
+  discovery: {
+    "extension.discovery_snapshot_declared": ["harness.session_skills_available", "harness.notice"],
+  },
+  /** AgentInitializations (agent-initialization.ts, SPEC-extension-declarations): keyed context and readiness. */
+  initializations: {
+    "agent.readiness_wait_declared": [],
+    "agent.context_declared": ["harness.notice"],
+    "agent.discovery_snapshot_declared": ["harness.notice"],
+    "agent.readiness_declared": ["agent.initialization_context_set", "harness.agent_context_initialized"],
   },
   /** ToolRouter (tools.ts). */
   tools: {
@@ -40,6 +57,7 @@ export const CONSUMERS = {
       "agent.started",
       "session.agent_loaded",
       "agent.metadata_set",
+      "agent.initialization_started",
       "agent.prompt_submitted",
       "agent.work_status_set",
       "agent.cancel_request",
@@ -97,6 +115,7 @@ export const CONSUMERS = {
     "sandbox.state_reported": [],
     "handoff.state_reported": [],
     "agent.prompt_submitted": [
+      "agent.initialization_started",
       "agent.prompt_started",
       "agent.prompt_failed",
       "provider.request",

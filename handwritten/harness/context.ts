@@ -13,6 +13,8 @@ export const DEFAULT_SYSTEM_TEMPLATE = [
   "When you are done, answer with a short summary of what you did and what is left.",
   "{{agents_md}}",
   "{{skills}}",
+  "{{fragments}}",
+  "{{agent_context}}",
 ].join("\n");
 
 export interface AgentContextFile {
@@ -43,12 +45,21 @@ export function collectAgentsMd(configRoot: string, cwd: string): AgentContextFi
   return out;
 }
 
+/** An extension's prompt fragment (SPEC-extension-declarations), as an agent froze it. */
+export interface FragmentInput {
+  readonly instance: string;
+  readonly key: string;
+  readonly text: string;
+}
+
 /** Renders the template with explicit inputs only; unknown placeholders are left as they are. */
-export function renderSystemPrompt(template: string, inputs: { cwd: string; agentsMd: readonly AgentContextFile[]; skills?: string }): string {
+export function renderSystemPrompt(template: string, inputs: { cwd: string; agentsMd: readonly AgentContextFile[]; skills?: string; fragments?: readonly FragmentInput[]; agentContext?: readonly FragmentInput[] }): string {
   const agents = inputs.agentsMd.map((f) => `<agents_md path="${f.path}">\n${f.text}\n</agents_md>`).join("\n");
+  const fragments = (inputs.fragments ?? []).map((f) => `<extension_fragment instance="${f.instance}" key="${f.key}">\n${f.text}\n</extension_fragment>`).join("\n");
+  const agentContext = (inputs.agentContext ?? []).map((f) => `<agent_context instance="${f.instance}" key="${f.key}">\n${f.text}\n</agent_context>`).join("\n");
   // One pass, so text inside an input is never taken for a placeholder.
-  const values: Record<string, string> = { cwd: inputs.cwd, agents_md: agents, skills: inputs.skills ?? "" };
-  return template.replace(/\{\{(cwd|agents_md|skills)\}\}/g, (_, key: string) => values[key] ?? "").trimEnd();
+  const values: Record<string, string> = { cwd: inputs.cwd, agents_md: agents, skills: inputs.skills ?? "", fragments, agent_context: agentContext };
+  return template.replace(/\{\{(cwd|agents_md|skills|fragments|agent_context)\}\}/g, (_, key: string) => values[key] ?? "").trimEnd();
 }
 
 /** The provider form of a human prompt: fieldless `<user>` envelope, exact `</user>` collisions replaced. */

@@ -27,6 +27,10 @@ import { SessionJournals, snapshotKey } from "./session-journals.js";
 import { CUT_CALL_ERROR } from "./restore-calls.js";
 import { SessionRequests, type NewAgent } from "./session-requests.js";
 import { HandoffRequests, type HandoffSeed } from "./handoff-request.js";
+import { PromptFragments } from "./prompt-fragments.js";
+import { AgentInitializations, freezeInitialization, type AgentInitializationPort } from "./agent-initialization.js";
+import { DiscoverySources } from "./discovery-sources.js";
+import { AgentStartRequests } from "./agent-start-requests.js";
 import type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
 
 export type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
@@ -49,6 +53,10 @@ interface Rooms {
   readonly shell: ShellCommandRouter;
   readonly prompts: PromptEngine;
   readonly team: AgentTeam;
+  readonly fragments: PromptFragments;
+  readonly initializations: AgentInitializations;
+  readonly discovery: DiscoverySources;
+  readonly starts: AgentStartRequests;
 }
 
 /** One row of the wiring: a declared consumer (consumers.ts), the event it handles, and its handler. */
@@ -70,7 +78,14 @@ const WIRING: readonly Wire[] = [
   consume("session", "ui.skill_load", (r, c) => r.session.onSkillLoad(c)),
   consume("session", "agent.metadata_request", (r, c) => r.session.onMetadataRequest(c)),
   consume("session", "agent.prompt_submitted", (r, c) => r.session.onPromptSubmitted(c)),
+  consume("session", "agent.start_request", (r, c) => r.starts.onStartRequest(c)),
   consume("session", "session.handoff_request", (r, c) => r.handoff.onHandoffRequest(c)),
+  consume("fragments", "extension.prompt_fragment_declared", (r, c) => r.fragments.onDeclared(c)),
+  consume("discovery", "extension.discovery_snapshot_declared", (r, c) => r.discovery.onDeclared(c)),
+  consume("initializations", "agent.readiness_wait_declared", (r, c) => r.initializations.onWaitDeclared(c)),
+  consume("initializations", "agent.context_declared", (r, c) => r.initializations.onContextDeclared(c)),
+  consume("initializations", "agent.discovery_snapshot_declared", (r, c) => r.initializations.onDiscoveryDeclared(c)),
+  consume("initializations", "agent.readiness_declared", (r, c) => r.initializations.onReadinessDeclared(c)),
   consume("tools", "tool.registration_declared", (r, c) => r.tools.onRegistrationDeclared(c)),
   consume("tools", "tool.unregistration_declared", (r, c) => r.tools.onUnregistrationDeclared(c)),
   consume("session", "tool.unregister", (r, c) => r.bus.forgetSnapshot(`tool:${c.data.name}`)),
@@ -137,6 +152,12 @@ export class Harness {
   private readonly shellCommands: ShellCommandRouter;
   private readonly writeback: WritebackWorker | undefined;
   private readonly context: AgentContext;
+  /** Extensions' prompt fragments (SPEC-extension-declarations): what agents initializing now take. */
+  private readonly fragments: PromptFragments;
+  /** Agents' initializations: keyed context and readiness from extensions (SPEC-extension-declarations). */
+  private readonly initializations: AgentInitializations;
+  /** Extensions' AGENTS.md files and skills (SPEC-extension-declarations, "Discovery snapshots"). */
+  private readonly discovery: DiscoverySources;
   /** Agents joining the session, metadata, skill loads and the first-prompt title. */
   private readonly session: SessionRequests;
   /** Handoffs of this session, and the seeding of a replacement (SPEC-handoff). */
@@ -172,7 +193,20 @@ export class Harness {
     const warn = (m: string) => options.warn?.(m);
     const agentRecordAppended = (c: Committed, seq: number) => this.prompts.fold(c, seq);
     this.journals = new SessionJournals({ sessionId, projectRoot, store, agents: this.agents, agentRecordAppended, warn });
+    const isLive = (instance: string, generation: number) => this.extensions.isLive(instance, generation);
+    const notice = (text: string) => void this.publishHarness("harness.notice", { level: "warning", text: text.slice(0, 1024), mandatory: false });
+    this.fragments = new PromptFragments({ isLive, warn: notice });
+    const freeze: AgentInitializationPort["freeze"] = (agentId, context, discovery) => {
+      const agent = this.agents.get(agentId);
+      if (agent !== undefined) freezeInitialization(this.context, agent, context, discovery);
+    };
+    const validated: AgentInitializationPort["validated"] = (instance, items) => this.discovery.validated(instance, items);
+    this.initializations = new AgentInitializations({ sessionId, isLive, hasAgent: (id) => this.agents.has(id), publish: (n, d) => this.publishHarness(n, d), freeze, validated, warn: notice });
+    const sessionSkills = () => void this.publishHarness("harness.session_skills_available", this.context.sessionSkills());
+    this.discovery = new DiscoverySources({ isLive, warn: notice, changed: sessionSkills });
     this.context = new AgentContext({
+      fragments: () => this.fragments.current(),
+      discovery: this.discovery,
       projectRoot,
       ...(options.configRoot !== undefined ? { configRoot: options.configRoot } : {}),
       ...(options.systemTemplate !== undefined ? { systemTemplate: options.systemTemplate } : {}),
@@ -180,12 +214,12 @@ export class Harness {
     });
     const publish = <N extends EventName>(name: N, data: EventPayloads[N]) => this.publishHarness(name, data);
     const sendDirected = <N extends EventName>(generation: number | undefined, name: N, data: EventPayloads[N]) => this.sendDirected(generation, name, data);
-    const isLive = (instance: string, generation: number) => this.extensions.isLive(instance, generation);
     const hasAgent = (agentId: string) => this.agents.has(agentId);
     const { agents, context } = this;
     const isPeer = (generation: number) => this.peers.has(generation);
     const titledFrom = (agentId: string, promptId: string, text: string) => this.prompts.titleFromAnswerOf(agentId, promptId, text);
-    this.session = new SessionRequests({ sessionId, projectRoot, store, agents, context, publish, sendDirected, isPeer, titledFrom });
+    const beginInitialization = (agentId: string) => void this.initializations.begin(agentId);
+    this.session = new SessionRequests({ sessionId, projectRoot, store, agents, context, publish, sendDirected, isPeer, titledFrom, beginInitialization });
     const agent = (agentId: string) => this.agents.get(agentId);
     const createAgent = (o: NewAgent) => this.createAgent(o);
     this.handoff = new HandoffRequests({ sessionId, stateDir: options.stateDir, ephemeral: store.memoryOnly, launch: options.launchReplacement, ...(options.replacementPid ? { runningPid: options.replacementPid } : {}), agent, createAgent, isLive, publish, sendDirected });
@@ -208,7 +242,7 @@ export class Harness {
     });
     this.peerInbox = new PeerInbox({ sessionId, addressable: (agentId) => this.agents.get(agentId)?.fold.ephemeral === false, publish: (name, data) => this.committed(name, data), agents: () => this.peerRoster() }, options.peerBudget, options.peerClock);
     this.peerOutbox = new PeerOutbox({ runtimeDir: options.runtimeDir, sessionId });
-    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team });
+    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team, fragments: this.fragments, initializations: this.initializations, discovery: this.discovery, starts: this.agentStarts() });
   }
 
   /** Registers the declared consumers (WIRING), every one of them, then the debug log's mirror of every commit. */
@@ -375,6 +409,9 @@ export class Harness {
     this.removePeer(generation);
     this.extensionCommands.gone(instance, generation);
     this.tools.onOwnerGone(instance, generation);
+    this.fragments.onOwnerGone(instance, generation);
+    this.initializations.onOwnerGone(instance, generation);
+    this.discovery.onOwnerGone(instance, generation);
     this.shellCommands.onOwnerGone(instance, generation);
     void this.prompts.onProviderGone(instance, generation);
   }
@@ -479,6 +516,7 @@ export class Harness {
       agentRecordCount: (agentId) => this.agents.get(agentId)?.log.nextSeq ?? 0,
       agentIdle: (agentId) => this.agents.get(agentId)?.log.rest(),
       agentAtWork: (agentId) => this.agents.get(agentId)?.log.wake(),
+      initializing: (agentId) => (this.agents.has(agentId) ? this.initializations.initializing(agentId) : undefined),
       samplingOf: (instance) => mcpSamplingOf(this.extensions.configOf?.(instance)),
       parentOf: (agentId) => {
         const fold = this.agents.get(agentId)?.fold;
@@ -486,6 +524,14 @@ export class Harness {
         return fold?.creator === "agent" ? null : undefined;
       },
     };
+  }
+
+  /** Start-agent requests from extensions (agent-start-requests.ts). */
+  private agentStarts(): AgentStartRequests {
+    const { sessionId, agents, options } = this;
+    const isLive = (instance: string, generation: number) => this.extensions.isLive(instance, generation);
+    const sendDirected = <N extends EventName>(generation: number | undefined, name: N, data: EventPayloads[N]) => this.sendDirected(generation, name, data);
+    return new AgentStartRequests({ sessionId, agents, isLive, roles: () => options.roles, createAgent: (o) => this.createAgent(o), sendDirected });
   }
 
   /** What the agent team needs of the harness (agent-team.ts). */

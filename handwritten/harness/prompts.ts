@@ -63,6 +63,8 @@ export interface PromptPort {
   agentIdle?(agentId: string): void;
   /** The agent takes up work (a turn, a compaction, its transcript's load): its journal stays open between uses. */
   agentAtWork?(agentId: string): void;
+  /** The agent's initialization in this process while it is unfinished (SPEC-extension-declarations): its prompts wait for it. */
+  initializing?(agentId: string): Promise<void> | undefined;
   /**
    * The parent of an agent another agent started, while it is a member of the session (a review is
    * delegated to it); `null` for such an agent without that connection; undefined for a top-level agent.

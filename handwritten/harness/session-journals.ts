@@ -197,6 +197,7 @@ export function snapshotKey(e: Event & { readonly publisher?: { readonly instanc
     case "harness.notice":
       return e.data.mandatory === true ? `${e.name}:${mandatoryNotices++}` : null;
     case "agent.stats_updated":
+    case "harness.agent_context_initialized":
       return `${e.name}:${e.data.agent_id}`;
     case "tool.register":
       return `tool:${e.data.name}`;

@@ -24,6 +24,8 @@ export interface SessionRequestsPort {
   isPeer(generation: number): boolean;
   /** The session's first human prompt was titled from (its answer may write a better title). */
   titledFrom(agentId: string, promptId: string, text: string): void;
+  /** The agent exists: its initialization begins (agent-initialization.ts). */
+  beginInitialization?(agentId: string): void;
 }
 
 /** An agent to create: who creates it, where it sits, and what it starts with. */
@@ -136,6 +138,7 @@ export class SessionRequests {
       if (o.displayName !== undefined) {
         await this.port.publish("agent.metadata_set", { agent_id: agentId, key: "display_name", value: o.displayName, by: o.by ?? { class: "harness" } });
       }
+      this.port.beginInitialization?.(agentId);
       // Idle until its first prompt: its journal holds no descriptor meanwhile (SPEC-journal-storage).
       log.rest();
       return undefined;

@@ -20,7 +20,7 @@ export const MAX_SKILLS_PER_ROOT = 128;
 /** Most diagnostics kept per scan. */
 export const MAX_SKILL_PROBLEMS = 32;
 
-export type SkillSource = "user" | "project";
+export type SkillSource = "user" | "project" | "extension";
 
 export interface Skill {
   readonly name: string;

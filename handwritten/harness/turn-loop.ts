@@ -32,6 +32,8 @@ export interface TurnLoopPort {
   agentIdle?(agentId: string): void;
   /** The agent takes up work (a turn, a compaction, its transcript's load). */
   agentAtWork?(agentId: string): void;
+  /** The agent's unfinished initialization, which its prompts wait for (SPEC-extension-declarations). */
+  initializing?(agentId: string): Promise<void> | undefined;
 }
 
 /** What the turn loop asks of compaction (compactor.ts). */
@@ -152,6 +154,14 @@ export class TurnLoop implements RoundOwner<Turn> {
       return this.dispatch(agentId);
     }
     if (s.queue.length === 0) return this.port.agentIdle?.(agentId);
+    // Prompts wait for the agent's initialization: extensions holding it have no deadline.
+    const initializing = this.port.initializing?.(agentId);
+    if (initializing !== undefined) {
+      s.awaitingModels = true;
+      await initializing;
+      s.awaitingModels = false;
+      return this.dispatch(agentId, waited);
+    }
     // Prompts that arrive while the extensions start wait for them: their providers decide the model.
     const starting = this.models.starting;
     if (starting !== undefined) {

@@ -112,6 +112,35 @@ export class ToolFailure extends Error {
   override name = "ToolFailure";
 }
 
+/** What `declareDiscoverySnapshot` contributes: AGENTS.md files (with their content) and skills (with their SKILL.md path). */
+export interface DiscoverySnapshot {
+  readonly agentsMd?: ReadonlyArray<{ readonly path: string; readonly text: string }>;
+  readonly skills?: ReadonlyArray<{ readonly name: string; readonly description: string; readonly path: string }>;
+}
+
+/** A discovery snapshot as the wire carries it: one item per AGENTS.md file and skill. */
+function discoveryItems(snapshot: DiscoverySnapshot): EventPayloads["extension.discovery_snapshot_declared"]["items"] {
+  return [
+    ...(snapshot.agentsMd ?? []).map((f) => ({ kind: "agents_md" as const, path: f.path, text: f.text })),
+    ...(snapshot.skills ?? []).map((s) => ({ kind: "skill" as const, path: s.path, name: s.name, description: s.description })),
+  ];
+}
+
+/** One agent's initialization, as `onAgentInitializing` hands it over. */
+export interface AgentInitialization {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly initializationId: string;
+  /** Whether this extension holds it (it declared `hold` before the agent began initializing). */
+  readonly holding: boolean;
+  /** Declares (or, with null, withdraws) keyed context for this agent while its initialization is pending. */
+  context(key: string, text: string | null): Promise<SendAsyncResult>;
+  /** AGENTS.md files and skills for this agent alone (complete: replaces this extension's earlier ones for it). */
+  discovery(snapshot: DiscoverySnapshot): Promise<SendAsyncResult>;
+  /** This extension is ready for this agent: releases it once no other holder is left. */
+  ready(): Promise<SendAsyncResult>;
+}
+
 export interface ExtensionIo {
   readonly input: Readable;
   readonly output: Writable;
@@ -176,7 +205,7 @@ export class Extension {
   private readonly handlers = new Map<string, Array<(e: DeliveredEvent) => void>>();
   private readonly commands = new Map<string, CommandDefinition>();
   private readonly directHandlers = new Map<string, (data: Record<string, unknown>) => void>();
-  private interceptor: ((e: InterceptedEvent) => InterceptVerdict) | undefined;
+  private interceptor: ((e: InterceptedEvent) => InterceptVerdict | Promise<InterceptVerdict>) | undefined;
   private requests: { assembler: ProviderCallAssembler; handler: (call: ProviderCall) => void } | undefined;
 
   private constructor(
@@ -267,11 +296,84 @@ export class Extension {
   }
 
   /**
-   * Intercepts events matching `selectors` before they commit: `handler` answers at once (the
-   * harness passes an event whose answer takes longer than 5 s). One interceptor per extension;
-   * a handler that throws passes the event.
+   * Declares prompt fragment `key` (before or after ready): `text` is rendered into the system
+   * prompt of every agent initialized after the harness took it in (SPEC-extension-declarations);
+   * agents already initialized keep what they had. Declaring the key again replaces it. At most 16
+   * fragments and 32 KiB of text per instance; the fragments leave when this process does.
    */
-  intercept(selectors: string[], priority: number, handler: (e: InterceptedEvent) => InterceptVerdict): void {
+  declarePromptFragment(key: string, text: string): Promise<SendAsyncResult> {
+    return this.emit("extension.prompt_fragment_declared", { key, text });
+  }
+
+  /**
+   * Replaces, whole, the AGENTS.md files and skills this extension contributes to the discovery of
+   * agents that initialize from now on (SPEC-extension-declarations, "Discovery snapshots"): an
+   * AGENTS.md carries its content; a skill names its SKILL.md file, read when the skill is loaded.
+   * At most 256 items and 1 MiB of text; an invalid item is reported and left out, the rest taken.
+   */
+  declareDiscoverySnapshot(snapshot: DiscoverySnapshot): Promise<SendAsyncResult> {
+    return this.emit("extension.discovery_snapshot_declared", { items: discoveryItems(snapshot) });
+  }
+
+  /** Withdraws prompt fragment `key`: agents initialized from now on no longer get it. */
+  withdrawPromptFragment(key: string): Promise<SendAsyncResult> {
+    return this.emit("extension.prompt_fragment_declared", { key, text: null });
+  }
+
+  /**
+   * Called as each agent begins initializing (SPEC-extension-declarations, "Per-agent keyed context
+   * and readiness"). With `hold: true` this extension holds every agent that begins initializing
+   * from now on: the agent's prompts wait, with no deadline, until `init.ready()` (or until this
+   * process exits) — call it once whatever happens. While the initialization is pending,
+   * `init.context(key, text)` adds keyed context to that agent's system prompt (16 keys and 32 KiB
+   * per agent; `null` withdraws a key); the agent keeps it for as long as it lives in this process.
+   */
+  onAgentInitializing(handler: (init: AgentInitialization) => void, options: { hold?: boolean } = {}): void {
+    this.subscribe([], ["agent.initialization_started"]);
+    if (options.hold === true) void this.emit("agent.readiness_wait_declared", { wait: true });
+    this.on("agent.initialization_started", (e) => {
+      if (e.replay) return;
+      const { agent_id: agentId, session_id: sessionId, initialization_id: initializationId } = e.data;
+      const ids = { session_id: sessionId, agent_id: agentId, initialization_id: initializationId };
+      handler({
+        agentId,
+        sessionId,
+        initializationId,
+        holding: e.data.waiting_for.includes(this.instance),
+        context: (key, text) => this.emit("agent.context_declared", { ...ids, key, text }),
+        discovery: (snapshot) => this.emit("agent.discovery_snapshot_declared", { ...ids, items: discoveryItems(snapshot) }),
+        ready: () => this.emit("agent.readiness_declared", ids),
+      });
+    });
+  }
+
+  /**
+   * Starts an agent in this session (SPEC-extension-declarations, "Start-agent requests"): of a
+   * role of harness.yaml, a child of a loaded agent, with a display name. Resolves with its id, or
+   * rejects with the harness's reason (a RequestError).
+   */
+  async startAgent(o: { role?: string; parentId?: string; displayName?: string } = {}): Promise<string> {
+    const result = await this.request("agent.start_request", {
+      session_id: this.configuration.session_id,
+      ...(o.role !== undefined ? { role: o.role } : {}),
+      ...(o.parentId !== undefined ? { parent_id: o.parentId } : {}),
+      ...(o.displayName !== undefined ? { display_name: o.displayName } : {}),
+    });
+    return result.agent_id;
+  }
+
+  /** Stops holding agents that begin initializing from now on (those held already still wait for `ready`). */
+  stopHoldingAgents(): Promise<SendAsyncResult> {
+    return this.emit("agent.readiness_wait_declared", { wait: false });
+  }
+
+  /**
+   * Intercepts events matching `selectors` before they commit: `handler` answers at once or with a
+   * promise (the harness passes an event whose answer takes longer than 5 s, and asks this
+   * extension nothing more until that late answer came). One interceptor per extension; a handler
+   * that throws or rejects passes the event.
+   */
+  intercept(selectors: string[], priority: number, handler: (e: InterceptedEvent) => InterceptVerdict | Promise<InterceptVerdict>): void {
     this.interceptor = handler;
     void this.post({ message: "intercept", payload: { selectors, priority } });
   }
@@ -372,16 +474,7 @@ export class Extension {
       else if (e.name === "tool.cancel_request") this.running.get(e.data.call_id)?.abort(); // a call not running has ended
       else this.directHandlers.get(e.name)?.(e.data);
     } else if (m.message === "intercept_request") {
-      const { id, event, publisher } = m.payload;
-      let verdict: InterceptVerdict = { action: "pass" };
-      try {
-        if (this.interceptor) verdict = this.interceptor({ name: event.name as EventName, data: event.data, publisher: publisher as InterceptedEvent["publisher"] });
-      } catch {
-        verdict = { action: "pass" };
-      }
-      const payload =
-        verdict.action === "replace" ? { id, action: "replace" as const, replacement: { name: event.name, data: verdict.data } } : { id, action: verdict.action };
-      void this.post({ message: "intercept_reply", payload });
+      this.answerIntercept(m.payload);
     } else if (m.message === "extension_command_invoke") {
       void this.runCommand(m.payload.invoke_id, m.payload.name, m.payload.args);
     } else if (m.message === "disconnect") {
@@ -400,6 +493,23 @@ export class Extension {
     }
     const text = answer.text.length > COMMAND_ANSWER_MAX_CHARS ? `${answer.text.slice(0, COMMAND_ANSWER_MAX_CHARS - 1)}…` : answer.text;
     void notify(this.channel, REQUESTS.extension_command_result, { invoke_id: invokeId, level: answer.level, text });
+  }
+
+  /** Answers an interceptor's request: pass, drop or replace, at once or when its promise settles. */
+  private answerIntercept({ id, event, publisher }: Extract<WireMessage, { message: "intercept_request" }>["payload"]): void {
+    const reply = (verdict: InterceptVerdict): void => {
+      const payload =
+        verdict.action === "replace" ? { id, action: "replace" as const, replacement: { name: event.name, data: verdict.data } } : { id, action: verdict.action };
+      void this.post({ message: "intercept_reply", payload });
+    };
+    let verdict: InterceptVerdict | Promise<InterceptVerdict> = { action: "pass" };
+    try {
+      if (this.interceptor) verdict = this.interceptor({ name: event.name as EventName, data: event.data, publisher: publisher as InterceptedEvent["publisher"] });
+    } catch {
+      verdict = { action: "pass" };
+    }
+    if (verdict instanceof Promise) verdict.then(reply, () => reply({ action: "pass" }));
+    else reply(verdict);
   }
 
   /** Feeds the request assembler; true when the directed event was a head or part of a round. */

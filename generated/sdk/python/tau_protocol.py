@@ -311,6 +311,110 @@ class AgentCompactionSummarized:
         return result
 
 
+@dataclass
+class AgentContextDeclared:
+    """Keyed context for one agent's pending initialization; `null` withdraws the key."""
+
+    agent_id: str
+    initialization_id: str
+    key: str
+    session_id: str
+    text: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentContextDeclared':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        key = from_str(obj.get("key"))
+        session_id = from_str(obj.get("session_id"))
+        text = from_union([from_none, from_str], obj.get("text"))
+        return AgentContextDeclared(agent_id, initialization_id, key, session_id, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["key"] = from_str(self.key)
+        result["session_id"] = from_str(self.session_id)
+        result["text"] = from_union([from_none, from_str], self.text)
+        return result
+
+
+class DiscoveryItemKind(Enum):
+    """What a discovery item is."""
+
+    AGENTS_MD = "agents_md"
+    SKILL = "skill"
+
+
+@dataclass
+class DiscoveryItem:
+    """One item of a discovery snapshot. The schema only bounds it; the harness validates each
+    item
+    (SPEC-extension-declarations, "Discovery snapshots") and diagnoses and omits an invalid
+    one.
+    """
+    kind: DiscoveryItemKind
+    path: str
+    description: Optional[str] = None
+    name: Optional[str] = None
+    text: Optional[str] = None
+    """An AGENTS.md's content (at most 64 KiB of it is accepted)."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'DiscoveryItem':
+        assert isinstance(obj, dict)
+        kind = DiscoveryItemKind(obj.get("kind"))
+        path = from_str(obj.get("path"))
+        description = from_union([from_str, from_none], obj.get("description"))
+        name = from_union([from_str, from_none], obj.get("name"))
+        text = from_union([from_str, from_none], obj.get("text"))
+        return DiscoveryItem(kind, path, description, name, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["kind"] = to_enum(DiscoveryItemKind, self.kind)
+        result["path"] = from_str(self.path)
+        if self.description is not None:
+            result["description"] = from_union([from_str, from_none], self.description)
+        if self.name is not None:
+            result["name"] = from_union([from_str, from_none], self.name)
+        if self.text is not None:
+            result["text"] = from_union([from_str, from_none], self.text)
+        return result
+
+
+@dataclass
+class AgentDiscoverySnapshotDeclared:
+    """AGENTS.md files and skills for one agent's pending initialization
+    (SPEC-extension-declarations,
+    "Discovery snapshots"): complete for this instance and agent, validated like a session
+    snapshot.
+    """
+    agent_id: str
+    initialization_id: str
+    items: List[DiscoveryItem]
+    session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentDiscoverySnapshotDeclared':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        items = from_list(DiscoveryItem.from_dict, obj.get("items"))
+        session_id = from_str(obj.get("session_id"))
+        return AgentDiscoverySnapshotDeclared(agent_id, initialization_id, items, session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["items"] = from_list(lambda x: to_class(DiscoveryItem, x), self.items)
+        result["session_id"] = from_str(self.session_id)
+        return result
+
+
 class ExternalAdapter(Enum):
     """The external service an external-message bridge speaks for (SPEC-slack)."""
 
@@ -352,6 +456,84 @@ class AgentExternalMessageReported:
         result["agent_id"] = from_str(self.agent_id)
         result["publisher"] = from_str(self.publisher)
         result["text"] = from_str(self.text)
+        return result
+
+
+@dataclass
+class AgentContextEntry:
+    """One entry of an agent's keyed context, as its initialization froze it."""
+
+    instance: str
+    key: str
+    text: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentContextEntry':
+        assert isinstance(obj, dict)
+        instance = from_str(obj.get("instance"))
+        key = from_str(obj.get("key"))
+        text = from_str(obj.get("text"))
+        return AgentContextEntry(instance, key, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["instance"] = from_str(self.instance)
+        result["key"] = from_str(self.key)
+        result["text"] = from_str(self.text)
+        return result
+
+
+@dataclass
+class AgentInitializationContextSet:
+    """What an agent's initialization froze: replaces the one before (side state, not
+    transcript).
+    """
+    agent_id: str
+    context: List[AgentContextEntry]
+    initialization_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentInitializationContextSet':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        context = from_list(AgentContextEntry.from_dict, obj.get("context"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        return AgentInitializationContextSet(agent_id, context, initialization_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["context"] = from_list(lambda x: to_class(AgentContextEntry, x), self.context)
+        result["initialization_id"] = from_str(self.initialization_id)
+        return result
+
+
+@dataclass
+class AgentInitializationStarted:
+    """An agent began initializing: the connections that hold it wait for its
+    `initialization_id`.
+    """
+    agent_id: str
+    initialization_id: str
+    session_id: str
+    waiting_for: List[str]
+    """The instances whose readiness it waits for (captured as it began)."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentInitializationStarted':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        session_id = from_str(obj.get("session_id"))
+        waiting_for = from_list(from_str, obj.get("waiting_for"))
+        return AgentInitializationStarted(agent_id, initialization_id, session_id, waiting_for)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["session_id"] = from_str(self.session_id)
+        result["waiting_for"] = from_list(from_str, self.waiting_for)
         return result
 
 
@@ -795,6 +977,51 @@ class AgentPromptSubmitted:
 
 
 @dataclass
+class AgentReadinessDeclared:
+    """This connection is ready for one agent's pending initialization."""
+
+    agent_id: str
+    initialization_id: str
+    session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentReadinessDeclared':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        session_id = from_str(obj.get("session_id"))
+        return AgentReadinessDeclared(agent_id, initialization_id, session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["session_id"] = from_str(self.session_id)
+        return result
+
+
+@dataclass
+class AgentReadinessWaitDeclared:
+    """This connection holds the initialization of every agent that starts initializing from now
+    on
+    until it declares readiness for it or disconnects (`wait: false` stops holding later
+    ones).
+    """
+    wait: bool
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentReadinessWaitDeclared':
+        assert isinstance(obj, dict)
+        wait = from_bool(obj.get("wait"))
+        return AgentReadinessWaitDeclared(wait)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["wait"] = from_bool(self.wait)
+        return result
+
+
+@dataclass
 class AgentReplayComplete:
     """Ends the replay of one agent's journal to a subscriber."""
 
@@ -813,6 +1040,76 @@ class AgentReplayComplete:
         result["agent_id"] = from_str(self.agent_id)
         if self.last_seq is not None:
             result["last_seq"] = from_union([from_int, from_none], self.last_seq)
+        return result
+
+
+@dataclass
+class AgentStartRequest:
+    """A configured extension asks the harness to start an agent in session `session_id`
+    (SPEC-extension-declarations, "Start-agent requests"). Answered by the directed
+    `agent.start_result`; the same `request_id` again from the same instance answers with the
+    agent
+    it started, never a second one.
+    """
+    request_id: str
+    session_id: str
+    display_name: Optional[str] = None
+    parent_id: Optional[str] = None
+    """A loaded agent of the session the new one is a child of."""
+
+    role: Optional[str] = None
+    """A role of `roles` in harness.yaml."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentStartRequest':
+        assert isinstance(obj, dict)
+        request_id = from_str(obj.get("request_id"))
+        session_id = from_str(obj.get("session_id"))
+        display_name = from_union([from_str, from_none], obj.get("display_name"))
+        parent_id = from_union([from_str, from_none], obj.get("parent_id"))
+        role = from_union([from_str, from_none], obj.get("role"))
+        return AgentStartRequest(request_id, session_id, display_name, parent_id, role)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["request_id"] = from_str(self.request_id)
+        result["session_id"] = from_str(self.session_id)
+        if self.display_name is not None:
+            result["display_name"] = from_union([from_str, from_none], self.display_name)
+        if self.parent_id is not None:
+            result["parent_id"] = from_union([from_str, from_none], self.parent_id)
+        if self.role is not None:
+            result["role"] = from_union([from_str, from_none], self.role)
+        return result
+
+
+@dataclass
+class AgentStartResult:
+    """Directed to the requesting extension's connection only."""
+
+    ok: bool
+    request_id: str
+    agent_id: Optional[str] = None
+    error: Optional[str] = None
+    """Bounded, sanitized reason on refusal."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentStartResult':
+        assert isinstance(obj, dict)
+        ok = from_bool(obj.get("ok"))
+        request_id = from_str(obj.get("request_id"))
+        agent_id = from_union([from_str, from_none], obj.get("agent_id"))
+        error = from_union([from_str, from_none], obj.get("error"))
+        return AgentStartResult(ok, request_id, agent_id, error)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["ok"] = from_bool(self.ok)
+        result["request_id"] = from_str(self.request_id)
+        if self.agent_id is not None:
+            result["agent_id"] = from_union([from_str, from_none], self.agent_id)
+        if self.error is not None:
+            result["error"] = from_union([from_str, from_none], self.error)
         return result
 
 
@@ -1580,6 +1877,25 @@ class ExtensionCommandResultMessage:
 
 
 @dataclass
+class ExtensionDiscoverySnapshotDeclared:
+    """A complete discovery snapshot from an extension (SPEC-extension-declarations, "Discovery
+    snapshots"): it replaces, whole, everything this instance contributed before. Transient.
+    """
+    items: List[DiscoveryItem]
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionDiscoverySnapshotDeclared':
+        assert isinstance(obj, dict)
+        items = from_list(DiscoveryItem.from_dict, obj.get("items"))
+        return ExtensionDiscoverySnapshotDeclared(items)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["items"] = from_list(lambda x: to_class(DiscoveryItem, x), self.items)
+        return result
+
+
+@dataclass
 class ExtensionEvent:
     """A custom event: `category` is extension-owned and cannot spell a first-party name."""
 
@@ -1690,6 +2006,31 @@ class ExtensionNoticeRequestMessage:
         result: dict = {}
         result["message"] = to_enum(ExtensionNoticeRequestMessageName, self.message)
         result["payload"] = to_class(ExtensionNoticeRequestMessagePayload, self.payload)
+        return result
+
+
+@dataclass
+class ExtensionPromptFragmentDeclared:
+    """A prompt fragment an extension declares (SPEC-extension-declarations, "Prompt
+    fragments"): text
+    rendered into the system prompt of every agent initialized after the harness took it in;
+    `null`
+    withdraws the instance's fragment of that key. Transient: never journaled.
+    """
+    key: str
+    text: Optional[str] = None
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'ExtensionPromptFragmentDeclared':
+        assert isinstance(obj, dict)
+        key = from_str(obj.get("key"))
+        text = from_union([from_none, from_str], obj.get("text"))
+        return ExtensionPromptFragmentDeclared(key, text)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["key"] = from_str(self.key)
+        result["text"] = from_union([from_none, from_str], self.text)
         return result
 
 
@@ -1836,6 +2177,53 @@ class HandoffStateReported:
 
 
 @dataclass
+class AgentContextKeyRef:
+    """An instance's key of an agent's frozen context."""
+
+    instance: str
+    key: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'AgentContextKeyRef':
+        assert isinstance(obj, dict)
+        instance = from_str(obj.get("instance"))
+        key = from_str(obj.get("key"))
+        return AgentContextKeyRef(instance, key)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["instance"] = from_str(self.instance)
+        result["key"] = from_str(self.key)
+        return result
+
+
+@dataclass
+class HarnessAgentContextInitialized:
+    """The current projection of an agent's finished initialization
+    (SPEC-extension-declarations):
+    re-synthesised for late subscribers, one per agent.
+    """
+    agent_id: str
+    context: List[AgentContextKeyRef]
+    initialization_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'HarnessAgentContextInitialized':
+        assert isinstance(obj, dict)
+        agent_id = from_str(obj.get("agent_id"))
+        context = from_list(AgentContextKeyRef.from_dict, obj.get("context"))
+        initialization_id = from_str(obj.get("initialization_id"))
+        return HarnessAgentContextInitialized(agent_id, context, initialization_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agent_id"] = from_str(self.agent_id)
+        result["context"] = from_list(lambda x: to_class(AgentContextKeyRef, x), self.context)
+        result["initialization_id"] = from_str(self.initialization_id)
+        return result
+
+
+@dataclass
 class AvailableModel:
     """A model and what is known of it, merged (SPEC-provider-chat-completions, "Model
     metadata").
@@ -1951,6 +2339,58 @@ class HarnessNotice:
         result["text"] = from_str(self.text)
         if self.instance is not None:
             result["instance"] = from_union([from_str, from_none], self.instance)
+        return result
+
+
+@dataclass
+class SessionSkill:
+    """A skill the session's agents initializing now would list."""
+
+    description: str
+    name: str
+    path: str
+    source: str
+    """`user`, `project`, or the extension instance that contributed it."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionSkill':
+        assert isinstance(obj, dict)
+        description = from_str(obj.get("description"))
+        name = from_str(obj.get("name"))
+        path = from_str(obj.get("path"))
+        source = from_str(obj.get("source"))
+        return SessionSkill(description, name, path, source)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["description"] = from_str(self.description)
+        result["name"] = from_str(self.name)
+        result["path"] = from_str(self.path)
+        result["source"] = from_str(self.source)
+        return result
+
+
+@dataclass
+class HarnessSessionSkillsAvailable:
+    """The skills an agent initializing now would get (SPEC-extension-declarations, "Discovery
+    snapshots"): current state, re-synthesised for late subscribers.
+    """
+    agents_md: List[str]
+    """The AGENTS.md files (their paths) an agent initializing now would get."""
+
+    skills: List[SessionSkill]
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'HarnessSessionSkillsAvailable':
+        assert isinstance(obj, dict)
+        agents_md = from_list(from_str, obj.get("agents_md"))
+        skills = from_list(SessionSkill.from_dict, obj.get("skills"))
+        return HarnessSessionSkillsAvailable(agents_md, skills)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["agents_md"] = from_list(from_str, self.agents_md)
+        result["skills"] = from_list(lambda x: to_class(SessionSkill, x), self.skills)
         return result
 
 
@@ -6209,12 +6649,44 @@ def agent_compaction_summarized_to_dict(x: AgentCompactionSummarized) -> Any:
     return to_class(AgentCompactionSummarized, x)
 
 
+def agent_context_declared_from_dict(s: Any) -> AgentContextDeclared:
+    return AgentContextDeclared.from_dict(s)
+
+
+def agent_context_declared_to_dict(x: AgentContextDeclared) -> Any:
+    return to_class(AgentContextDeclared, x)
+
+
+def agent_discovery_snapshot_declared_from_dict(s: Any) -> AgentDiscoverySnapshotDeclared:
+    return AgentDiscoverySnapshotDeclared.from_dict(s)
+
+
+def agent_discovery_snapshot_declared_to_dict(x: AgentDiscoverySnapshotDeclared) -> Any:
+    return to_class(AgentDiscoverySnapshotDeclared, x)
+
+
 def agent_external_message_reported_from_dict(s: Any) -> AgentExternalMessageReported:
     return AgentExternalMessageReported.from_dict(s)
 
 
 def agent_external_message_reported_to_dict(x: AgentExternalMessageReported) -> Any:
     return to_class(AgentExternalMessageReported, x)
+
+
+def agent_initialization_context_set_from_dict(s: Any) -> AgentInitializationContextSet:
+    return AgentInitializationContextSet.from_dict(s)
+
+
+def agent_initialization_context_set_to_dict(x: AgentInitializationContextSet) -> Any:
+    return to_class(AgentInitializationContextSet, x)
+
+
+def agent_initialization_started_from_dict(s: Any) -> AgentInitializationStarted:
+    return AgentInitializationStarted.from_dict(s)
+
+
+def agent_initialization_started_to_dict(x: AgentInitializationStarted) -> Any:
+    return to_class(AgentInitializationStarted, x)
 
 
 def agent_internal_prompt_request_from_dict(s: Any) -> AgentInternalPromptRequest:
@@ -6289,12 +6761,44 @@ def agent_prompt_submitted_to_dict(x: AgentPromptSubmitted) -> Any:
     return to_class(AgentPromptSubmitted, x)
 
 
+def agent_readiness_declared_from_dict(s: Any) -> AgentReadinessDeclared:
+    return AgentReadinessDeclared.from_dict(s)
+
+
+def agent_readiness_declared_to_dict(x: AgentReadinessDeclared) -> Any:
+    return to_class(AgentReadinessDeclared, x)
+
+
+def agent_readiness_wait_declared_from_dict(s: Any) -> AgentReadinessWaitDeclared:
+    return AgentReadinessWaitDeclared.from_dict(s)
+
+
+def agent_readiness_wait_declared_to_dict(x: AgentReadinessWaitDeclared) -> Any:
+    return to_class(AgentReadinessWaitDeclared, x)
+
+
 def agent_replay_complete_from_dict(s: Any) -> AgentReplayComplete:
     return AgentReplayComplete.from_dict(s)
 
 
 def agent_replay_complete_to_dict(x: AgentReplayComplete) -> Any:
     return to_class(AgentReplayComplete, x)
+
+
+def agent_start_request_from_dict(s: Any) -> AgentStartRequest:
+    return AgentStartRequest.from_dict(s)
+
+
+def agent_start_request_to_dict(x: AgentStartRequest) -> Any:
+    return to_class(AgentStartRequest, x)
+
+
+def agent_start_result_from_dict(s: Any) -> AgentStartResult:
+    return AgentStartResult.from_dict(s)
+
+
+def agent_start_result_to_dict(x: AgentStartResult) -> Any:
+    return to_class(AgentStartResult, x)
 
 
 def agent_started_from_dict(s: Any) -> AgentStarted:
@@ -6425,6 +6929,14 @@ def extension_command_result_message_to_dict(x: ExtensionCommandResultMessage) -
     return to_class(ExtensionCommandResultMessage, x)
 
 
+def extension_discovery_snapshot_declared_from_dict(s: Any) -> ExtensionDiscoverySnapshotDeclared:
+    return ExtensionDiscoverySnapshotDeclared.from_dict(s)
+
+
+def extension_discovery_snapshot_declared_to_dict(x: ExtensionDiscoverySnapshotDeclared) -> Any:
+    return to_class(ExtensionDiscoverySnapshotDeclared, x)
+
+
 def extension_event_from_dict(s: Any) -> ExtensionEvent:
     return ExtensionEvent.from_dict(s)
 
@@ -6455,6 +6967,14 @@ def extension_notice_request_message_from_dict(s: Any) -> ExtensionNoticeRequest
 
 def extension_notice_request_message_to_dict(x: ExtensionNoticeRequestMessage) -> Any:
     return to_class(ExtensionNoticeRequestMessage, x)
+
+
+def extension_prompt_fragment_declared_from_dict(s: Any) -> ExtensionPromptFragmentDeclared:
+    return ExtensionPromptFragmentDeclared.from_dict(s)
+
+
+def extension_prompt_fragment_declared_to_dict(x: ExtensionPromptFragmentDeclared) -> Any:
+    return to_class(ExtensionPromptFragmentDeclared, x)
 
 
 def extension_ready_from_dict(s: Any) -> ExtensionReady:
@@ -6505,6 +7025,14 @@ def handoff_state_reported_to_dict(x: HandoffStateReported) -> Any:
     return to_class(HandoffStateReported, x)
 
 
+def harness_agent_context_initialized_from_dict(s: Any) -> HarnessAgentContextInitialized:
+    return HarnessAgentContextInitialized.from_dict(s)
+
+
+def harness_agent_context_initialized_to_dict(x: HarnessAgentContextInitialized) -> Any:
+    return to_class(HarnessAgentContextInitialized, x)
+
+
 def harness_models_available_from_dict(s: Any) -> HarnessModelsAvailable:
     return HarnessModelsAvailable.from_dict(s)
 
@@ -6519,6 +7047,14 @@ def harness_notice_from_dict(s: Any) -> HarnessNotice:
 
 def harness_notice_to_dict(x: HarnessNotice) -> Any:
     return to_class(HarnessNotice, x)
+
+
+def harness_session_skills_available_from_dict(s: Any) -> HarnessSessionSkillsAvailable:
+    return HarnessSessionSkillsAvailable.from_dict(s)
+
+
+def harness_session_skills_available_to_dict(x: HarnessSessionSkillsAvailable) -> Any:
+    return to_class(HarnessSessionSkillsAvailable, x)
 
 
 def hello_message_from_dict(s: Any) -> HelloMessage:
@@ -7378,7 +7914,11 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "agent.compaction_failed": AgentCompactionFailed,
     "agent.compaction_started": AgentCompactionStarted,
     "agent.compaction_summarized": AgentCompactionSummarized,
+    "agent.context_declared": AgentContextDeclared,
+    "agent.discovery_snapshot_declared": AgentDiscoverySnapshotDeclared,
     "agent.external_message_reported": AgentExternalMessageReported,
+    "agent.initialization_context_set": AgentInitializationContextSet,
+    "agent.initialization_started": AgentInitializationStarted,
     "agent.internal_prompt_request": AgentInternalPromptRequest,
     "agent.metadata_request": AgentMetadataRequest,
     "agent.metadata_set": AgentMetadataSet,
@@ -7388,24 +7928,32 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "agent.prompt_failed": AgentPromptFailed,
     "agent.prompt_started": AgentPromptStarted,
     "agent.prompt_submitted": AgentPromptSubmitted,
+    "agent.readiness_declared": AgentReadinessDeclared,
+    "agent.readiness_wait_declared": AgentReadinessWaitDeclared,
     "agent.replay_complete": AgentReplayComplete,
+    "agent.start_request": AgentStartRequest,
+    "agent.start_result": AgentStartResult,
     "agent.started": AgentStarted,
     "agent.stats_updated": AgentStatsUpdated,
     "agent.work_status_set": AgentWorkStatusSet,
     "editor.files_offered": EditorFilesOffered,
     "editor.read_request": EditorReadRequest,
     "editor.read_result": EditorReadResult,
+    "extension.discovery_snapshot_declared": ExtensionDiscoverySnapshotDeclared,
     "extension.event": ExtensionEvent,
     "extension.exited": ExtensionExited,
     "extension.notice": ExtensionNotice,
+    "extension.prompt_fragment_declared": ExtensionPromptFragmentDeclared,
     "extension.ready": ExtensionReady,
     "extension.restarting": ExtensionRestarting,
     "extension.starting": ExtensionStarting,
     "handoff.command_request": HandoffCommandRequest,
     "handoff.command_result": HandoffCommandResult,
     "handoff.state_reported": HandoffStateReported,
+    "harness.agent_context_initialized": HarnessAgentContextInitialized,
     "harness.models_available": HarnessModelsAvailable,
     "harness.notice": HarnessNotice,
+    "harness.session_skills_available": HarnessSessionSkillsAvailable,
     "mcp.elicitation_answer": MCPElicitationAnswer,
     "mcp.elicitation_requested": MCPElicitationRequested,
     "mcp.elicitation_resolved": MCPElicitationResolved,

@@ -12,6 +12,63 @@ import (
 // harness refuses for a required field: their marshalers write an unset one as empty instead.
 // The CBOR marshalers use the library's default encoding options.
 
+func (v AgentDiscoverySnapshotDeclared) withEmptyLists() AgentDiscoverySnapshotDeclared {
+	if v.Items == nil {
+		v.Items = []DiscoveryItem{}
+	}
+	return v
+}
+
+// MarshalJSON writes AgentDiscoverySnapshotDeclared with its required lists and maps never null.
+func (v AgentDiscoverySnapshotDeclared) MarshalJSON() ([]byte, error) {
+	type plain AgentDiscoverySnapshotDeclared
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes AgentDiscoverySnapshotDeclared with its required lists and maps never null.
+func (v AgentDiscoverySnapshotDeclared) MarshalCBOR() ([]byte, error) {
+	type plain AgentDiscoverySnapshotDeclared
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
+func (v AgentInitializationContextSet) withEmptyLists() AgentInitializationContextSet {
+	if v.Context == nil {
+		v.Context = []AgentContextEntry{}
+	}
+	return v
+}
+
+// MarshalJSON writes AgentInitializationContextSet with its required lists and maps never null.
+func (v AgentInitializationContextSet) MarshalJSON() ([]byte, error) {
+	type plain AgentInitializationContextSet
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes AgentInitializationContextSet with its required lists and maps never null.
+func (v AgentInitializationContextSet) MarshalCBOR() ([]byte, error) {
+	type plain AgentInitializationContextSet
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
+func (v AgentInitializationStarted) withEmptyLists() AgentInitializationStarted {
+	if v.WaitingFor == nil {
+		v.WaitingFor = []string{}
+	}
+	return v
+}
+
+// MarshalJSON writes AgentInitializationStarted with its required lists and maps never null.
+func (v AgentInitializationStarted) MarshalJSON() ([]byte, error) {
+	type plain AgentInitializationStarted
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes AgentInitializationStarted with its required lists and maps never null.
+func (v AgentInitializationStarted) MarshalCBOR() ([]byte, error) {
+	type plain AgentInitializationStarted
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
 func (v ConfigureMessagePayload) withEmptyLists() ConfigureMessagePayload {
 	if v.Config == nil {
 		v.Config = map[string]interface{}{}
@@ -72,6 +129,25 @@ func (v ExtensionCommandInvokeMessagePayload) MarshalCBOR() ([]byte, error) {
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 
+func (v ExtensionDiscoverySnapshotDeclared) withEmptyLists() ExtensionDiscoverySnapshotDeclared {
+	if v.Items == nil {
+		v.Items = []DiscoveryItem{}
+	}
+	return v
+}
+
+// MarshalJSON writes ExtensionDiscoverySnapshotDeclared with its required lists and maps never null.
+func (v ExtensionDiscoverySnapshotDeclared) MarshalJSON() ([]byte, error) {
+	type plain ExtensionDiscoverySnapshotDeclared
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes ExtensionDiscoverySnapshotDeclared with its required lists and maps never null.
+func (v ExtensionDiscoverySnapshotDeclared) MarshalCBOR() ([]byte, error) {
+	type plain ExtensionDiscoverySnapshotDeclared
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
 func (v ExtensionEvent) withEmptyLists() ExtensionEvent {
 	if v.Payload == nil {
 		v.Payload = map[string]interface{}{}
@@ -129,6 +205,25 @@ func (v HandoffCommandRequest) MarshalCBOR() ([]byte, error) {
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 
+func (v HarnessAgentContextInitialized) withEmptyLists() HarnessAgentContextInitialized {
+	if v.Context == nil {
+		v.Context = []AgentContextKeyRef{}
+	}
+	return v
+}
+
+// MarshalJSON writes HarnessAgentContextInitialized with its required lists and maps never null.
+func (v HarnessAgentContextInitialized) MarshalJSON() ([]byte, error) {
+	type plain HarnessAgentContextInitialized
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes HarnessAgentContextInitialized with its required lists and maps never null.
+func (v HarnessAgentContextInitialized) MarshalCBOR() ([]byte, error) {
+	type plain HarnessAgentContextInitialized
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
 func (v HarnessModelsAvailable) withEmptyLists() HarnessModelsAvailable {
 	if v.Models == nil {
 		v.Models = []AvailableModel{}
@@ -145,6 +240,28 @@ func (v HarnessModelsAvailable) MarshalJSON() ([]byte, error) {
 // MarshalCBOR writes HarnessModelsAvailable with its required lists and maps never null.
 func (v HarnessModelsAvailable) MarshalCBOR() ([]byte, error) {
 	type plain HarnessModelsAvailable
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
+func (v HarnessSessionSkillsAvailable) withEmptyLists() HarnessSessionSkillsAvailable {
+	if v.AgentsMd == nil {
+		v.AgentsMd = []string{}
+	}
+	if v.Skills == nil {
+		v.Skills = []SessionSkill{}
+	}
+	return v
+}
+
+// MarshalJSON writes HarnessSessionSkillsAvailable with its required lists and maps never null.
+func (v HarnessSessionSkillsAvailable) MarshalJSON() ([]byte, error) {
+	type plain HarnessSessionSkillsAvailable
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes HarnessSessionSkillsAvailable with its required lists and maps never null.
+func (v HarnessSessionSkillsAvailable) MarshalCBOR() ([]byte, error) {
+	type plain HarnessSessionSkillsAvailable
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 

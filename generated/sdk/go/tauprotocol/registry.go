@@ -103,8 +103,16 @@ func NewEventPayload(name string) any {
 		return &AgentCompactionStarted{}
 	case "agent.compaction_summarized":
 		return &AgentCompactionSummarized{}
+	case "agent.context_declared":
+		return &AgentContextDeclared{}
+	case "agent.discovery_snapshot_declared":
+		return &AgentDiscoverySnapshotDeclared{}
 	case "agent.external_message_reported":
 		return &AgentExternalMessageReported{}
+	case "agent.initialization_context_set":
+		return &AgentInitializationContextSet{}
+	case "agent.initialization_started":
+		return &AgentInitializationStarted{}
 	case "agent.internal_prompt_request":
 		return &AgentInternalPromptRequest{}
 	case "agent.metadata_request":
@@ -123,8 +131,16 @@ func NewEventPayload(name string) any {
 		return &AgentPromptStarted{}
 	case "agent.prompt_submitted":
 		return &AgentPromptSubmitted{}
+	case "agent.readiness_declared":
+		return &AgentReadinessDeclared{}
+	case "agent.readiness_wait_declared":
+		return &AgentReadinessWaitDeclared{}
 	case "agent.replay_complete":
 		return &AgentReplayComplete{}
+	case "agent.start_request":
+		return &AgentStartRequest{}
+	case "agent.start_result":
+		return &AgentStartResult{}
 	case "agent.started":
 		return &AgentStarted{}
 	case "agent.stats_updated":
@@ -137,12 +153,16 @@ func NewEventPayload(name string) any {
 		return &EditorReadRequest{}
 	case "editor.read_result":
 		return &EditorReadResult{}
+	case "extension.discovery_snapshot_declared":
+		return &ExtensionDiscoverySnapshotDeclared{}
 	case "extension.event":
 		return &ExtensionEvent{}
 	case "extension.exited":
 		return &ExtensionExited{}
 	case "extension.notice":
 		return &ExtensionNotice{}
+	case "extension.prompt_fragment_declared":
+		return &ExtensionPromptFragmentDeclared{}
 	case "extension.ready":
 		return &ExtensionReady{}
 	case "extension.restarting":
@@ -155,10 +175,14 @@ func NewEventPayload(name string) any {
 		return &HandoffCommandResult{}
 	case "handoff.state_reported":
 		return &HandoffStateReported{}
+	case "harness.agent_context_initialized":
+		return &HarnessAgentContextInitialized{}
 	case "harness.models_available":
 		return &HarnessModelsAvailable{}
 	case "harness.notice":
 		return &HarnessNotice{}
+	case "harness.session_skills_available":
+		return &HarnessSessionSkillsAvailable{}
 	case "mcp.elicitation_answer":
 		return &MCPElicitationAnswer{}
 	case "mcp.elicitation_requested":

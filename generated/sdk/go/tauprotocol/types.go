@@ -78,6 +78,39 @@ type Usage struct {
 	ReasoningTokens  *int64 `json:"reasoning_tokens,omitempty" cbor:"reasoning_tokens,omitempty"`
 }
 
+// Keyed context for one agent's pending initialization; `null` withdraws the key.
+type AgentContextDeclared struct {
+	AgentID          string  `json:"agent_id" cbor:"agent_id"`
+	InitializationID string  `json:"initialization_id" cbor:"initialization_id"`
+	Key              string  `json:"key" cbor:"key"`
+	SessionID        string  `json:"session_id" cbor:"session_id"`
+	Text             *string `json:"text" cbor:"text"`
+}
+
+// AGENTS.md files and skills for one agent's pending initialization
+// (SPEC-extension-declarations,
+// "Discovery snapshots"): complete for this instance and agent, validated like a session
+// snapshot.
+type AgentDiscoverySnapshotDeclared struct {
+	AgentID          string          `json:"agent_id" cbor:"agent_id"`
+	InitializationID string          `json:"initialization_id" cbor:"initialization_id"`
+	Items            []DiscoveryItem `json:"items" cbor:"items"`
+	SessionID        string          `json:"session_id" cbor:"session_id"`
+}
+
+// One item of a discovery snapshot. The schema only bounds it; the harness validates each
+// item
+// (SPEC-extension-declarations, "Discovery snapshots") and diagnoses and omits an invalid
+// one.
+type DiscoveryItem struct {
+	Description *string           `json:"description,omitempty" cbor:"description,omitempty"`
+	Kind        DiscoveryItemKind `json:"kind" cbor:"kind"`
+	Name        *string           `json:"name,omitempty" cbor:"name,omitempty"`
+	Path        string            `json:"path" cbor:"path"`
+	// An AGENTS.md's content (at most 64 KiB of it is accepted).
+	Text *string `json:"text,omitempty" cbor:"text,omitempty"`
+}
+
 // A message an external-message bridge admitted for its receiving agent (SPEC-slack,
 // "Reports"): a
 // transient report through ordinary interception. `publisher` is the bridge's own claim of
@@ -94,6 +127,31 @@ type AgentExternalMessageReported struct {
 	Publisher string `json:"publisher" cbor:"publisher"`
 	// The framed message, as the agent is to receive it; nested references in it stay opaque.
 	Text string `json:"text" cbor:"text"`
+}
+
+// What an agent's initialization froze: replaces the one before (side state, not
+// transcript).
+type AgentInitializationContextSet struct {
+	AgentID          string              `json:"agent_id" cbor:"agent_id"`
+	Context          []AgentContextEntry `json:"context" cbor:"context"`
+	InitializationID string              `json:"initialization_id" cbor:"initialization_id"`
+}
+
+// One entry of an agent's keyed context, as its initialization froze it.
+type AgentContextEntry struct {
+	Instance string `json:"instance" cbor:"instance"`
+	Key      string `json:"key" cbor:"key"`
+	Text     string `json:"text" cbor:"text"`
+}
+
+// An agent began initializing: the connections that hold it wait for its
+// `initialization_id`.
+type AgentInitializationStarted struct {
+	AgentID          string `json:"agent_id" cbor:"agent_id"`
+	InitializationID string `json:"initialization_id" cbor:"initialization_id"`
+	SessionID        string `json:"session_id" cbor:"session_id"`
+	// The instances whose readiness it waits for (captured as it began).
+	WaitingFor []string `json:"waiting_for" cbor:"waiting_for"`
 }
 
 type AgentInternalPromptRequest struct {
@@ -218,10 +276,49 @@ type PeerSender struct {
 	SessionID string `json:"session_id" cbor:"session_id"`
 }
 
+// This connection is ready for one agent's pending initialization.
+type AgentReadinessDeclared struct {
+	AgentID          string `json:"agent_id" cbor:"agent_id"`
+	InitializationID string `json:"initialization_id" cbor:"initialization_id"`
+	SessionID        string `json:"session_id" cbor:"session_id"`
+}
+
+// This connection holds the initialization of every agent that starts initializing from now
+// on
+// until it declares readiness for it or disconnects (`wait: false` stops holding later
+// ones).
+type AgentReadinessWaitDeclared struct {
+	Wait bool `json:"wait" cbor:"wait"`
+}
+
 // Ends the replay of one agent's journal to a subscriber.
 type AgentReplayComplete struct {
 	AgentID string `json:"agent_id" cbor:"agent_id"`
 	LastSeq *int64 `json:"last_seq,omitempty" cbor:"last_seq,omitempty"`
+}
+
+// A configured extension asks the harness to start an agent in session `session_id`
+// (SPEC-extension-declarations, "Start-agent requests"). Answered by the directed
+// `agent.start_result`; the same `request_id` again from the same instance answers with the
+// agent
+// it started, never a second one.
+type AgentStartRequest struct {
+	DisplayName *string `json:"display_name,omitempty" cbor:"display_name,omitempty"`
+	// A loaded agent of the session the new one is a child of.
+	ParentID  *string `json:"parent_id,omitempty" cbor:"parent_id,omitempty"`
+	RequestID string  `json:"request_id" cbor:"request_id"`
+	// A role of `roles` in harness.yaml.
+	Role      *string `json:"role,omitempty" cbor:"role,omitempty"`
+	SessionID string  `json:"session_id" cbor:"session_id"`
+}
+
+// Directed to the requesting extension's connection only.
+type AgentStartResult struct {
+	AgentID *string `json:"agent_id,omitempty" cbor:"agent_id,omitempty"`
+	// Bounded, sanitized reason on refusal.
+	Error     *string `json:"error,omitempty" cbor:"error,omitempty"`
+	Ok        bool    `json:"ok" cbor:"ok"`
+	RequestID string  `json:"request_id" cbor:"request_id"`
 }
 
 type AgentStarted struct {
@@ -425,6 +522,12 @@ type ExtensionCommandResultMessagePayload struct {
 	Text     string      `json:"text" cbor:"text"`
 }
 
+// A complete discovery snapshot from an extension (SPEC-extension-declarations, "Discovery
+// snapshots"): it replaces, whole, everything this instance contributed before. Transient.
+type ExtensionDiscoverySnapshotDeclared struct {
+	Items []DiscoveryItem `json:"items" cbor:"items"`
+}
+
 // A custom event: `category` is extension-owned and cannot spell a first-party name.
 type ExtensionEvent struct {
 	Category string                 `json:"category" cbor:"category"`
@@ -453,6 +556,16 @@ type ExtensionNoticeRequestMessage struct {
 type ExtensionNoticeRequestMessagePayload struct {
 	Level NoticeLevel `json:"level" cbor:"level"`
 	Text  string      `json:"text" cbor:"text"`
+}
+
+// A prompt fragment an extension declares (SPEC-extension-declarations, "Prompt
+// fragments"): text
+// rendered into the system prompt of every agent initialized after the harness took it in;
+// `null`
+// withdraws the instance's fragment of that key. Transient: never journaled.
+type ExtensionPromptFragmentDeclared struct {
+	Key  string  `json:"key" cbor:"key"`
+	Text *string `json:"text" cbor:"text"`
 }
 
 type ExtensionReady struct {
@@ -494,6 +607,21 @@ type HandoffStateReported struct {
 	Text string `json:"text" cbor:"text"`
 }
 
+// The current projection of an agent's finished initialization
+// (SPEC-extension-declarations):
+// re-synthesised for late subscribers, one per agent.
+type HarnessAgentContextInitialized struct {
+	AgentID          string               `json:"agent_id" cbor:"agent_id"`
+	Context          []AgentContextKeyRef `json:"context" cbor:"context"`
+	InitializationID string               `json:"initialization_id" cbor:"initialization_id"`
+}
+
+// An instance's key of an agent's frozen context.
+type AgentContextKeyRef struct {
+	Instance string `json:"instance" cbor:"instance"`
+	Key      string `json:"key" cbor:"key"`
+}
+
 type HarnessModelsAvailable struct {
 	// The model a prompt of an agent without a model of its own goes to, as far as it is known
 	// now.
@@ -532,6 +660,23 @@ type HarnessNotice struct {
 	// Mandatory notices are kept and re-synthesised for late subscribers.
 	Mandatory bool   `json:"mandatory" cbor:"mandatory"`
 	Text      string `json:"text" cbor:"text"`
+}
+
+// The skills an agent initializing now would get (SPEC-extension-declarations, "Discovery
+// snapshots"): current state, re-synthesised for late subscribers.
+type HarnessSessionSkillsAvailable struct {
+	// The AGENTS.md files (their paths) an agent initializing now would get.
+	AgentsMd []string       `json:"agents_md" cbor:"agents_md"`
+	Skills   []SessionSkill `json:"skills" cbor:"skills"`
+}
+
+// A skill the session's agents initializing now would list.
+type SessionSkill struct {
+	Description string `json:"description" cbor:"description"`
+	Name        string `json:"name" cbor:"name"`
+	Path        string `json:"path" cbor:"path"`
+	// `user`, `project`, or the extension instance that contributed it.
+	Source string `json:"source" cbor:"source"`
 }
 
 type HelloMessage struct {
@@ -1738,6 +1883,14 @@ const (
 	CompactionTriggerTool  CompactionTrigger = "tool"
 	CompactionTriggerUser  CompactionTrigger = "user"
 	Successor              CompactionTrigger = "successor"
+)
+
+// What a discovery item is.
+type DiscoveryItemKind string
+
+const (
+	AgentsMd DiscoveryItemKind = "agents_md"
+	Skill    DiscoveryItemKind = "skill"
 )
 
 // The external service an external-message bridge speaks for (SPEC-slack).
