@@ -15,7 +15,7 @@ export function extensionsPage(ctx: GuideContext): string {
     '<h2 id="shape">The shape of one</h2>',
     p("`Extension.connect()` says hello and waits for the configuration; everything it declares before `ready()` takes effect together when tau activates the session's extensions; `ready()` says it is set up. `examples/word-count/main.ts` is a whole one:"),
     pre([
-      'import { Extension } from "tau/sdk";',
+      'import { Extension } from "../../handwritten/sdk/index.js"; // as examples/word-count/main.ts does',
       "",
       "const ext = await Extension.connect();",
       "ext.registerTool({ name: \"word_count\", description: \"Counts words.\", parameters: { type: \"object\" }, run: async (args) => ({ output: \"3 words\" }) });",

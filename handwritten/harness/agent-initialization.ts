@@ -149,16 +149,18 @@ export class AgentInitializations {
       for (const [key, text] of [...held.keys].sort(([a], [b]) => (a < b ? -1 : 1))) context.push({ instance, key, text });
     }
     const discovery = [...pending.discovery].filter(([instance, d]) => this.port.isLive(instance, d.generation)).sort(([a], [b]) => (a < b ? -1 : 1));
-    this.port.freeze(agentId, context, discovery);
-    if (pending.captured || context.length > 0) {
+    try {
+      this.port.freeze(agentId, context, discovery);
+      if (!pending.captured && context.length === 0) return;
       await this.port.publish("agent.initialization_context_set", { agent_id: agentId, initialization_id: pending.id, context });
       await this.port.publish("harness.agent_context_initialized", {
         agent_id: agentId,
         initialization_id: pending.id,
         context: context.map(({ instance, key }) => ({ instance, key })),
       });
+    } finally {
+      pending.resolve(); // whatever happened, the agent's prompts never wait on a finished initialization
     }
-    pending.resolve();
   }
 }
 
