@@ -22,7 +22,7 @@ describe("the daemon's socket requests", () => {
       .map((r) => r.name)
       .sort();
     expect(served).toEqual(declared);
-    // Every other wire request is an extension's, answered by the supervisor.
-    expect(Object.values(REQUESTS).filter((r) => r.via === "message" && !declared.includes(r.name)).map((r) => r.name)).toEqual(["extension_notice_request"]);
+    // Every other wire request is an extension's, answered by the supervisor: its notices and its colon commands.
+    expect(Object.values(REQUESTS).filter((r) => r.via === "message" && !declared.includes(r.name)).map((r) => r.name).sort()).toEqual(["extension_command_declare", "extension_command_result", "extension_notice_request"]);
   });
 });
