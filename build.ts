@@ -17,7 +17,7 @@ import { build, type Metafile, type Plugin } from "esbuild";
 import { appendFileSync, chmodSync, readFileSync, readdirSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { keyLine } from "./bin/bundle-loader.cjs";
 import { withLauncherHead } from "./handwritten/cli/launcher-script.js";
-import { BRIDGE_ID_HOOK, BWRAP_VERSION_HOOK, FORGE_LOADED_HOOK } from "./handwritten/extensions/shell/sandbox/bridge-id.js";
+import { BRIDGE_ID_HOOK, BWRAP_VERSION_HOOK, FORGE_LOADED_HOOK } from "./handwritten/extensions/shell/sandbox/runtime-hooks.js";
 import { fileURLToPath } from "node:url";
 import { dirname, join, relative, sep } from "node:path";
 

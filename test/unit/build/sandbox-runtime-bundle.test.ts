@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BRIDGE_ID_HOOK, BWRAP_VERSION_HOOK, FORGE_LOADED_HOOK } from "../../../handwritten/extensions/shell/sandbox/bridge-id.js";
+import { BRIDGE_ID_HOOK, BWRAP_VERSION_HOOK, FORGE_LOADED_HOOK } from "../../../handwritten/extensions/shell/sandbox/runtime-hooks.js";
 import { REPO_ROOT } from "../../support/paths.js";
 
 const BUNDLE = join(REPO_ROOT, "dist", "fast", "sandbox-runtime.cjs");

@@ -4,7 +4,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BWRAP_VERSION_HOOK } from "../../../handwritten/extensions/shell/sandbox/bridge-id.js";
+import { BWRAP_VERSION_HOOK } from "../../../handwritten/extensions/shell/sandbox/runtime-hooks.js";
 import { bwrapVersionFile, keepBwrapVersion } from "../../../handwritten/extensions/shell/sandbox/bwrap-version.js";
 
 interface Hook {

@@ -7,14 +7,14 @@
 // (it is asked again, and the session's commands get a namespace each meanwhile). Should the answer
 // go stale within a boot (a security policy loaded since), the first command that fails the way
 // entering fails has the kept answer forgotten and the question asked again (SharedNetwork.suspect).
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, readlinkSync, rmSync } from "node:fs";
 import { release } from "node:os";
-import { dirname, join } from "node:path";
+import { keptProbeFile, programIdentity, readKept, writeKept } from "./kept-probes.js";
 import { onPath } from "./parent-death.js";
 
 /** The file that keeps a "yes", in the state root. */
 export function enterProbeFile(stateRoot: string): string {
-  return join(stateRoot, "sandbox-probes", "shared-namespace.json");
+  return keptProbeFile(stateRoot, "shared-namespace.json");
 }
 
 function text(path: string): string {
@@ -35,13 +35,7 @@ function link(path: string): string {
 
 function program(name: string): string {
   const file = onPath(name);
-  if (file === undefined) return `${name} -`;
-  try {
-    const s = statSync(file, { bigint: true });
-    return `${file} ${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
-  } catch {
-    return `${file} -`;
-  }
+  return file === undefined ? `${name} -` : `${file} ${programIdentity(file) ?? "-"}`;
 }
 
 /** What the answer rests on, as one line; undefined where the boot cannot be told (then nothing is kept). */
@@ -68,30 +62,15 @@ export function enterProbeKey(): string | undefined {
   ].join("|");
 }
 
-/** Bounded: the file is tau's own, but read as any file on disk. */
-const MAX_FILE_BYTES = 8192;
-
 /** Whether a "yes" is kept for `key`. */
 export function keptEnterable(file: string, key: string): boolean {
-  try {
-    if (lstatSync(file).size > MAX_FILE_BYTES) return false;
-    const v = JSON.parse(readFileSync(file, "utf8")) as { key?: unknown; enterable?: unknown };
-    return v.key === key && v.enterable === true;
-  } catch {
-    return false;
-  }
+  const kept = readKept(file);
+  return kept?.key === key && kept.enterable === true;
 }
 
-/** Keeps a "yes" for `key` (written whole, then renamed into place). */
+/** Keeps a "yes" for `key`. */
 export function keepEnterable(file: string, key: string): void {
-  try {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ key, enterable: true }), { mode: 0o600 });
-    renameSync(tmp, file);
-  } catch {
-    // Not kept: the next start asks again.
-  }
+  writeKept(file, { key, enterable: true });
 }
 
 /** Forgets a kept answer: the next start asks again. */

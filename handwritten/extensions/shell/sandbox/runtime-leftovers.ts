@@ -6,7 +6,7 @@ import { lstatSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { reapIfOrphaned } from "../tools/index.js";
-import { BRIDGE_ID_HOOK } from "./bridge-id.js";
+import { BRIDGE_ID_HOOK } from "./runtime-hooks.js";
 
 /** How often the runtime's children are looked for while it sets itself up. */
 const SCAN_INTERVAL_MS = 20;

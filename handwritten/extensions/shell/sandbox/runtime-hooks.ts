@@ -1,6 +1,7 @@
-// The name under which the shell extension offers the sandbox runtime its bridges' socket id
-// (build.ts patches the runtime's bundle to ask for it): a global symbol, so nothing of it is
-// inherited by a command's environment.
+// Where tau and the sandbox runtime's bundle meet (build.ts patches the bundle to use them): names
+// of global symbols, so nothing of them is inherited by a command's environment.
+
+/** Where the shell extension offers the runtime its bridges' socket id (runtime-leftovers.ts). */
 export const BRIDGE_ID_HOOK = "tau.sandbox.bridgeSocketId";
 /** Where the runtime asks tau for bubblewrap's version before it runs `bwrap --version` (bwrap-version.ts). */
 export const BWRAP_VERSION_HOOK = "tau.sandbox.bwrapVersion";
