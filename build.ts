@@ -17,7 +17,7 @@ import { build, type Metafile, type Plugin } from "esbuild";
 import { appendFileSync, chmodSync, readFileSync, readdirSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { keyLine } from "./bin/bundle-loader.cjs";
 import { withLauncherHead } from "./handwritten/cli/launcher-script.js";
-import { BRIDGE_ID_HOOK, BWRAP_VERSION_HOOK, FORGE_LOADED_HOOK } from "./handwritten/extensions/shell/sandbox/runtime-hooks.js";
+import { BRIDGE_ID_HOOK, BWRAP_VERSION_HOOK, FORGE_LOADED_HOOK, PROXY_TOKEN_HOOK } from "./handwritten/extensions/shell/sandbox/runtime-hooks.js";
 import { fileURLToPath } from "node:url";
 import { dirname, join, relative, sep } from "node:path";
 
@@ -71,7 +71,7 @@ const pkceWithoutDynamicImport: Plugin = {
  * resolving and compiling its module graph at every start. It finds its helper programs (the seccomp
  * filter, its vendor folder) from `import.meta.url`: each file's own URL is kept, resolved at run time
  * from wherever node_modules holds the package. node-forge is required on first use (forgeOnFirstUse),
- * and bubblewrap's version is kept between starts (bwrapVersionKept). Its `whichSync` runs `which` as
+ * bubblewrap's version is kept between starts (bwrapVersionKept), and the proxy's credential is tau's (proxyTokenFromTau). Its `whichSync` runs `which` as
  * a process (at set-up for each program, and for every command's shell): it looks on PATH itself,
  * as `which` does, without a process. Its wait for its bridges looks every 5 ms (pollBridgesFinely).
  */
@@ -167,6 +167,17 @@ function emptyFolderNotSearched(text: string, file: string): string {
   return text.replace(call, `        matches = ${empty} ? [] : await ripGrep([`);
 }
 
+/**
+ * The runtime mints its proxy's credential (what every wrap's proxy variables carry) at each start:
+ * it takes tau's instead when tau offers one (PROXY_TOKEN_HOOK), so a wrap kept from an earlier
+ * start is made this start's by putting the credential in (kept-wrap.ts).
+ */
+function proxyTokenFromTau(text: string, file: string): string {
+  const mint = "                    : randomBytes(16).toString('hex');";
+  if (text.split(mint).length !== 2) throw new Error(`${file}: expected the proxy credential (randomBytes(16)) once`);
+  return text.replace(mint, `                    : (globalThis[Symbol.for(${JSON.stringify(PROXY_TOKEN_HOOK)})]?.() ?? randomBytes(16).toString('hex'));`);
+}
+
 const sandboxRuntimeOwnFiles: Plugin = {
   name: "sandbox-runtime-own-files",
   setup(b) {
@@ -178,6 +189,7 @@ const sandboxRuntimeOwnFiles: Plugin = {
       if (rel === "sandbox/linux-sandbox-utils.js") text = emptyFolderNotSearched(nameBridgesAhead(pollBridgesFinely(text, args.path), args.path), args.path);
       if (/from 'node-forge'/.test(text)) text = forgeOnFirstUse(text, args.path);
       if (rel === "sandbox/linux-sandbox-utils.js") text = bwrapVersionKept(text, args.path);
+      if (rel === "sandbox/sandbox-manager.js") text = proxyTokenFromTau(text, args.path);
       return { contents: text, loader: "js" };
     });
   },

@@ -10,7 +10,9 @@ const relay = (port: number) =>
   `{ socat TCP6-LISTEN:${port},ipv6only=0,fork,reuseaddr,backlog=4096 UNIX-CONNECT:${BRIDGE} || exec socat TCP4-LISTEN:${port},fork,reuseaddr,backlog=4096 UNIX-CONNECT:${BRIDGE}; } >/dev/null 2>&1 &`;
 const helperLine = `SRT_ALLOW_NESTED_USERNS=0 /opt/apply-seccomp /usr/bin/bash -c ${joinQuoted([`export -n X; exec bash -c "$X"`])}`;
 const script = [relay(3128), "_srt_http=$!", relay(1080), "_srt_socks=$!", "trap 'rc=$?; kill %1 %2 2>/dev/null; exit $rc' EXIT", "while false; do :; done", helperLine].join("\n");
-const head = ["bwrap", "--new-session", "--die-with-parent", "--unshare-net", "--bind", BRIDGE, BRIDGE, "--setenv", "HTTP_PROXY", "http://srt.a:b@localhost:3128", "--ro-bind", "/", "/", "--ro-bind", "/dev/null", "/p/it's here", "--unsetenv", "SRT_ALLOW_NESTED_USERNS"];
+const head = ["bwrap", "--new-session", "--die-with-parent", "--unshare-net", "--bind", BRIDGE, BRIDGE, "--setenv", "HTTP_PROXY", "http://srt.a:b@localhost:3128", "--setenv", "CLAUDE_CODE_HOST_HTTP_PROXY_PORT", "35341", "--setenv", "CLAUDE_CODE_HOST_SOCKS_PROXY_PORT", "35341", "--ro-bind", "/", "/", "--ro-bind", "/dev/null", "/p/it's here", "--unsetenv", "SRT_ALLOW_NESTED_USERNS"];
+/** What the shared namespace keeps of the head: no namespace, no bind of the bridge, no host port variables. */
+const kept = ["bwrap", "--new-session", "--die-with-parent", "--setenv", "HTTP_PROXY", "http://srt.a:b@localhost:3128", "--ro-bind", "/", "/", "--ro-bind", "/dev/null", "/p/it's here", "--unsetenv", "SRT_ALLOW_NESTED_USERNS"];
 const wrap = (h = head, s = script) => joinQuoted([...h, "--", "/usr/bin/bash", "-c", joinQuoted(["/usr/bin/bash", "-c", s])]);
 
 describe("the shared network namespace's wrap", () => {
@@ -22,9 +24,9 @@ describe("the shared network namespace's wrap", () => {
     expect(splitQuoted("'open")).toBeUndefined();
   });
 
-  it("drops the namespace and the relays, and has bubblewrap start the seccomp helper with its variable set last", () => {
+  it("drops the namespace, the relays and what names the runtime's bridge, and has bubblewrap start the seccomp helper with its variable set last", () => {
     expect(sharedNetworkWrap(wrap(), BRIDGE)).toEqual([
-      ...head.filter((w) => w !== "--unshare-net"),
+      ...kept,
       "--setenv",
       "SRT_ALLOW_NESTED_USERNS",
       "0",

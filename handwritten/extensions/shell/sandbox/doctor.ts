@@ -91,6 +91,14 @@ function diagnosticLine(d: Diagnostic, life: SandboxLifecycle): string {
   return `  ${new Date(d.at / 1000).toISOString()} ${d.kind} ${d.outcome}${d.callId ? ` call ${d.callId}` : ""}${d.agentId ? ` agent ${d.agentId}` : ""}${d.classifier ? ` by ${d.classifier}` : ""}${d.parentId ? ` for parent ${d.parentId}` : ""}${d.label ? ` (${d.label})` : ""}${d.attempted === false ? " (not attempted)" : ""}${d.restored ? " (restored)" : ""}${d.unstored ? " (not stored)" : ""} — fix: ${fixFor(d, life)}`;
 }
 
+function dependencyLine(life: SandboxLifecycle): string {
+  const deps = life.dependencyErrors;
+  if (deps.length > 0) return `missing ${deps.join(", ")}`;
+  if (life.runtime !== undefined) return "bwrap, socat, rg found";
+  if (life.onDemand) return "not checked in this start: commands run with the wrap an earlier start kept, and the runtime starts at the first connection or new wrap";
+  return "not checked (the sandbox is not in use)";
+}
+
 /** `:sandbox doctor`: the runtime, its dependencies and files, the reviews, the recent diagnostics. */
 export function doctorText({ life, reviewer, runner, connections, diagnostics }: ReportParts): string {
   const files = life.loaded?.files ?? [];
@@ -102,9 +110,9 @@ export function doctorText({ life, reviewer, runner, connections, diagnostics }:
     `state: ${life.state}${life.reason ? ` — ${life.reason}` : ""}`,
     ...(life.fix ? [`fix: ${life.fix}`] : []),
     `platform: ${life.platform}; mode: ${life.mode}`,
-    `dependencies: ${life.runtime === undefined && deps.length === 0 ? "not checked (the sandbox is not in use)" : deps.length === 0 ? "bwrap, socat, rg found" : `missing ${deps.join(", ")}`}`,
+    `dependencies: ${dependencyLine(life)}`,
     ...life.dependencyWarnings.map((w) => `warning: ${w}`),
-    `sandbox wraps: ${runner.wrapCounts.built} built, ${runner.wrapCounts.reused} reused`,
+    `sandbox wraps: ${runner.wrapCounts.built} built, ${runner.wrapCounts.reused} reused${runner.wrapCounts.kept > 0 ? " (the first kept from an earlier start)" : ""}`,
     `connections waiting for a decision: ${connections.waiting}`,
     ...life.recovered,
     ...runtimeWarnings.map((w) => `warning: a pattern the sandbox cannot apply on this platform: ${w}`),

@@ -1,5 +1,5 @@
 // Answers about the machine the sandbox keeps between starts, in the state root's
-// `sandbox-probes/` (bwrap-version.ts, enter-probe.ts): each a small JSON file, read bounded,
+// `sandbox-probes/` (bwrap-version.ts, enter-probe.ts, kept-wrap.ts): each a small JSON file, read bounded,
 // written whole and renamed into place (0600, its folder 0700). Any failure is "nothing kept":
 // the caller then asks again.
 import { lstatSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
@@ -13,10 +13,10 @@ export function keptProbeFile(stateRoot: string, name: string): string {
   return join(stateRoot, "sandbox-probes", name);
 }
 
-/** The kept value in `file`, parsed, or undefined (missing, too large, not JSON). */
-export function readKept(file: string): Record<string, unknown> | undefined {
+/** The kept value in `file`, parsed, or undefined (missing, larger than `maxBytes`, not JSON). */
+export function readKept(file: string, maxBytes = MAX_FILE_BYTES): Record<string, unknown> | undefined {
   try {
-    if (lstatSync(file).size > MAX_FILE_BYTES) return undefined;
+    if (lstatSync(file).size > maxBytes) return undefined;
     const v = JSON.parse(readFileSync(file, "utf8")) as unknown;
     return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {

@@ -33,6 +33,8 @@ export interface LifecycleHooks {
   readonly configPushed: () => void;
   /** The runtime is up: the wrap for the policy is built ahead of the first command. */
   readonly runtimeUp: () => Promise<void>;
+  /** Takes a wrap an earlier start kept for this start's policy and disk; false when there is none. */
+  readonly adoptKept?: () => boolean;
 }
 
 const INSTALL_HINT: Record<string, string> = {
@@ -63,6 +65,9 @@ export class SandboxLifecycle {
   private policyLoaded: Promise<boolean> | undefined;
   private started: Promise<void> | undefined;
   private readonly leftovers = new RuntimeLeftovers();
+  /** Set up with a kept wrap: the runtime starts on demand (runtimeForWrap). */
+  onDemand = false;
+  private bringingUp: Promise<void> | undefined;
   /** The socat the runtime starts its bridges with (parent-death.ts); undefined: socat from PATH. */
   private socatPath: string | undefined;
   /** The network namespace the session's commands share (Linux), made while the runtime loads. */
@@ -121,21 +126,45 @@ export class SandboxLifecycle {
     if (this.platform !== "linux" && this.platform !== "darwin") {
       return this.block(`the sandbox runs on Linux and macOS only, not on ${this.platform}`, `start tau with --no-sandbox to run model commands with your full rights`);
     }
+    const shared = this.platform === "linux" && this.forShell;
     // Made beside the runtime's loading: its processes start while this one loads the library.
-    if (this.platform === "linux" && this.forShell) this.network.keepProbeIn(enterProbeFile(this.o.roots.state));
-    const network = this.platform === "linux" && this.forShell ? this.network.start(this.proxySocket()) : Promise.resolve(false);
+    if (shared) this.network.keepProbeIn(enterProbeFile(this.o.roots.state));
+    const network = shared ? this.network.start(this.proxySocket()) : Promise.resolve(false);
     if (this.platform === "linux") keepBwrapVersion(this.o.roots.state);
-    const loaded = loadRuntime();
-    const { SandboxManager } = loaded.runtime;
-    mark("sandbox runtime loaded");
-    // The runtime's bridges end with this process even when the reaper is killed with it.
-    if (this.platform === "linux") this.socatPath = socatDyingWithParent(this.runtimeFolder());
     // The runtime's TMPDIR for commands: a folder of this user's, made writable below.
     process.env.CLAUDE_CODE_TMPDIR = this.commandTmpdir();
     // The runtime protects names it finds in its working directory (shell and editor settings, git
     // hooks) with mount points that bubblewrap makes there when they do not exist: it works from a
     // private empty folder instead, and tau protects the project's names without mount points (runner.ts).
     process.chdir(this.runtimeCwd());
+    // A wrap an earlier start kept for exactly this policy, disk and installation: commands run in
+    // the shared namespace with it, and the runtime starts when something needs it (kept-wrap.ts).
+    if (shared && this.hooks.adoptKept?.() === true) {
+      mark("sandbox kept wrap taken");
+      if (await network) {
+        mark("sandbox network namespace up");
+        this.onDemand = true;
+        this.network.proxyOnDemand(() => void this.runtimeForWrap().catch(() => {}));
+        this.enter(this.userSuspended ? "suspended" : "active");
+        return;
+      }
+      this.hooks.configPushed();
+    }
+    this.bringingUp = this.bringUp(network);
+    await this.bringingUp;
+  }
+
+  /**
+   * Loads the runtime and starts it (its proxy, its bridges), checking the dependencies meanwhile.
+   * At set-up it also builds the first wrap ahead, waits for the shared namespace and enters
+   * `active`; started on demand (a kept wrap served so far) the state stays, and a failure blocks it.
+   */
+  private async bringUp(network: Promise<boolean>): Promise<void> {
+    const loaded = loadRuntime();
+    const { SandboxManager } = loaded.runtime;
+    mark("sandbox runtime loaded");
+    // The runtime's bridges end with this process even when the reaper is killed with it.
+    if (this.platform === "linux") this.socatPath = socatDyingWithParent(this.runtimeFolder());
     // Its proxy and bridges start while the dependencies are checked (the checks wait on programs):
     // nothing runs a command before both are done, and a missing one blocks whatever set-up did.
     const initialized = this.leftovers.around(() => SandboxManager.initialize(this.runtimeConfig(), (request) => this.hooks.askNetwork(request.host, request.port), false));
@@ -149,6 +178,7 @@ export class SandboxLifecycle {
       await initialized.catch(() => {});
       await SandboxManager.reset().catch(() => {});
       this.leftovers.releaseAll();
+      this.network.stop();
       return this.block(`missing: ${check.errors.join(", ")}`, `${INSTALL_HINT[this.platform] ?? "install the missing programs"}, then start tau again; ${BYPASS_HINT}`);
     }
     await initialized;
@@ -156,15 +186,34 @@ export class SandboxLifecycle {
     this.runtime = SandboxManager;
     const proxyPort = SandboxManager.getProxyPort();
     if (proxyPort !== undefined && this.forShell) this.network.proxyUp(proxyPort);
-    await this.hooks.runtimeUp();
-    mark("sandbox wrap built ahead");
-    await network;
-    mark("sandbox network namespace up");
-    this.enter(this.userSuspended ? "suspended" : "active");
+    if (!this.onDemand) {
+      await this.hooks.runtimeUp();
+      mark("sandbox wrap built ahead");
+      await network;
+      mark("sandbox network namespace up");
+      this.enter(this.userSuspended ? "suspended" : "active");
+    }
     loaded.settled();
     // Sockets a killed predecessor left (every tau process killed at once): their names are not
     // this process's, so they go after set-up, off the first command's way (the temp folder can be large).
     setImmediate(() => sweepDeadOwners({ temp: tmpdir(), runtime: this.runtimeFolder() }));
+  }
+
+  /**
+   * The runtime, for a wrap to build or a connection to serve: up since set-up, or started now
+   * when set-up took a kept wrap. Throws, with the sandbox blocked, when it cannot start.
+   */
+  async runtimeForWrap(): Promise<Runtime> {
+    await this.start();
+    if (this.runtime === undefined && this.onDemand) {
+      this.bringingUp ??= this.bringUp(Promise.resolve(true)).catch((err: unknown) => {
+        this.network.stop();
+        this.block(`the sandbox runtime failed to start: ${(err as Error).message}`, `${INSTALL_HINT[this.platform] ?? ""}; ${BYPASS_HINT}`);
+      });
+      await this.bringingUp;
+    }
+    if (this.runtime === undefined) throw new Error(`the sandbox runtime is not running: ${this.reason ?? "it did not start"}`);
+    return this.runtime;
   }
 
   /** Loads sandbox.yaml's layers; false (and blocked) on an error. */
@@ -258,8 +307,8 @@ export class SandboxLifecycle {
 
   /** Hands the runtime the policy as it is now (a network grant or refusal, a reload). */
   updateNetwork(): void {
-    if (this.runtime === undefined) return;
     this.hooks.configPushed();
+    if (this.runtime === undefined) return;
     this.runtime.updateConfig(this.runtimeConfig());
   }
 
@@ -267,7 +316,7 @@ export class SandboxLifecycle {
   async reload(): Promise<boolean> {
     if (!(await this.loadConfig())) return false;
     if (this.runtime !== undefined) this.updateNetwork();
-    if (this.state === "blocked" && this.runtime !== undefined) this.enter(this.userSuspended ? "suspended" : "active");
+    if (this.state === "blocked" && (this.runtime !== undefined || (this.onDemand && this.bringingUp === undefined))) this.enter(this.userSuspended ? "suspended" : "active");
     else this.enter(this.state, this.state === "active" ? undefined : this.reason);
     return true;
   }

@@ -18,6 +18,7 @@ import { RunningRecord, recordsDir } from "./running-record.js";
 import { enterSharedNetwork, sharedNetworkWrap } from "./shared-network.js";
 import type { ShellCall } from "./types.js";
 import { SANDBOX_COMMAND_ENV, WRAPPED_COMMAND, diskKey, ensureEmptyDir, planMounts, removeMountPoints, type WrapPlan } from "./wrap-cache.js";
+import { keepWrap, keptIdentity, keptWrapFile, readKeptWrap, wrapPrograms, type KeptWrap } from "./kept-wrap.js";
 
 // node:crypto is loaded on the first wrap, not at start-up (a bundle start-up test guards it).
 const createHash = (algorithm: string): import("node:crypto").Hash => builtin<typeof import("node:crypto")>("crypto").createHash(algorithm);
@@ -42,14 +43,25 @@ const COMMAND_LINE_MAX_BYTES = 120_000;
 
 /**
  * Paths the runtime's wrap names on its own, whatever the configuration: the root and the devices it
- * mounts, its temp folders, the npm log folder it makes writable, ssh's drop-in folder it hides,
- * its bridge socket. Part of every key from the first wrap on; a path it names beyond these (and
- * the configuration's) makes the next command build once more, as it joins the key.
+ * mounts, its temp folders, the npm log folder it makes writable, ssh's drop-in folder it hides.
+ * Part of every key from the first wrap on; a path it names beyond these (and the configuration's)
+ * makes the next command build once more, as it joins the key. Its bridge's socket is not: it is
+ * the runtime's own for as long as it runs, and the shared namespace does not use it.
  */
-function runtimeOwnPaths(runtime: Runtime): string[] {
-  const bridge = runtime.getLinuxHttpSocketPath();
+function runtimeOwnPaths(): string[] {
   const tmp = process.env.CLAUDE_CODE_TMPDIR;
-  return ["/", "/dev", "/proc", "/tmp/claude", join(homedir(), ".npm", "_logs"), "/etc/ssh/ssh_config.d", ...(tmp !== undefined ? [tmp] : []), ...(bridge !== undefined ? [bridge] : [])];
+  return ["/", "/dev", "/proc", "/tmp/claude", join(homedir(), ".npm", "_logs"), "/etc/ssh/ssh_config.d", ...(tmp !== undefined ? [tmp] : [])];
+}
+
+/** Every path of a runtime configuration's filesystem rules. */
+function configPaths(config: ReturnType<typeof runtimeConfig>): string[] {
+  const fs = config.filesystem;
+  return [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite].map((e) => (typeof e === "string" ? e : e.path));
+}
+
+/** A wrap's key: the runtime configuration it was built for and the disk's state (diskKey). */
+function wrapKey(config: ReturnType<typeof runtimeConfig>, disk: string): string {
+  return createHash("sha256").update(JSON.stringify(config)).update(disk).digest("hex");
 }
 
 /** A replay's one-off grant. */
@@ -65,8 +77,8 @@ export class SandboxedRunner {
   private lastWrap: WrapPlan | undefined;
   /** Wraps the runtime built whose cleanup is still owed to it. */
   private runtimeWraps = 0;
-  /** How many wraps the runtime built and how many were reused, for `:sandbox doctor`. */
-  readonly wrapCounts = { built: 0, reused: 0 };
+  /** How many wraps the runtime built, how many were reused, and whether one was kept from an earlier start, for `:sandbox doctor`. */
+  readonly wrapCounts = { built: 0, reused: 0, kept: 0 };
   private exitHandled = false;
   /** Mount points (outside the project) of the commands run since no sandboxed command last ran, each listed with the reaper. */
   private readonly usedMountPoints = new Map<string, () => void>();
@@ -84,12 +96,11 @@ export class SandboxedRunner {
 
   /** Runs `command` sandboxed for `call`, within `timeoutMs`, with a replay's one-off grant. */
   async run(command: string, call: ShellCall, timeoutMs: number, extra: OneOffGrant): Promise<ShellOutcome> {
-    const runtime = this.life.runtime as Runtime;
     const policy = this.life.policy();
     const before = scanProject(this.o.projectRoot);
     const config = runtimeConfig(policy, this.o.projectRoot, extra, before);
     mark("sandbox command scanned");
-    const plan = await this.wrap(runtime, config, before);
+    const plan = this.reusable(config, before) ?? (await this.build(await this.life.runtimeForWrap(), config, before, extra.write !== undefined || extra.read !== undefined));
     mark("sandbox command wrapped");
     const watched = unboundProtected(before, this.o.projectRoot, watchedPaths(policy));
     this.running.set(call.callId, { agentId: call.agentId, callId: call.callId, command });
@@ -117,7 +128,7 @@ export class SandboxedRunner {
       this.running.delete(call.callId);
       this.checkCreated(before, policy, call.callId, watched);
       this.watching.delete(call.callId);
-      if (--this.sandboxedRunning === 0) this.afterAll(runtime);
+      if (--this.sandboxedRunning === 0) this.afterAll();
       else this.updateRecord();
     }
   }
@@ -131,6 +142,8 @@ export class SandboxedRunner {
   private commandLine(plan: WrapPlan, command: string): { text: string; carriesCommand: boolean; shared: boolean } {
     const network = this.life.network;
     const fds = plan.shared !== undefined ? network.descriptors() : undefined;
+    // A kept wrap names another start's bridge: never run as built (reusable() takes it only while the namespace is up).
+    if (plan.sharedOnly === true && (fds === undefined || plan.shared === undefined)) throw new Error("the session's network namespace ended before the command started; run it again");
     if (fds === undefined || plan.shared === undefined) return { text: plan.wrapped, carriesCommand: false, shared: false };
     // `bash -c COMMAND bash`: $0 is "bash", as for a command run without the sandbox.
     const direct = enterSharedNetwork([...plan.shared.slice(0, -1), command, "bash"], fds);
@@ -164,7 +177,7 @@ export class SandboxedRunner {
     if (runtime === undefined || this.life.platform !== "linux") return;
     try {
       const scan = scanProject(this.o.projectRoot);
-      await this.wrap(runtime, runtimeConfig(this.life.policy(), this.o.projectRoot, {}, scan), scan);
+      await this.build(runtime, runtimeConfig(this.life.policy(), this.o.projectRoot, {}, scan), scan);
     } catch {
       this.lastWrap = undefined;
     }
@@ -177,39 +190,84 @@ export class SandboxedRunner {
   }
 
   /**
-   * The wrap for a command: the last one again when it was built for the same runtime
-   * configuration and the same disk (SPEC-sandbox, "Reusing the wrap"), else a new one.
+   * Takes the wrap an earlier start kept (kept-wrap.ts) when it was built for exactly this start's
+   * policy, disk and installation; it then serves the shared namespace's commands without the
+   * runtime. False when there is none to take.
    */
-  private async wrap(runtime: Runtime, config: ReturnType<typeof runtimeConfig>, scan: ProjectScan): Promise<WrapPlan> {
-    const fs = config.filesystem;
-    // Beside the configuration's paths, those the runtime adds (its own, and the last wrap's): one
-    // that changes makes it rebuild. Taken before the build: when they cover every path the new
-    // wrap names, the key answers for it as built, and the next command reuses it.
-    const extra = [...new Set([...(this.lastWrap?.paths ?? []), ...runtimeOwnPaths(runtime)])];
-    const paths = [...fs.denyRead, ...fs.allowRead, ...fs.allowWrite, ...fs.denyWrite, process.cwd()].map((e) => (typeof e === "string" ? e : e.path)).concat(extra);
-    // Only bubblewrap's wrap is read here (its mount points); elsewhere each command is wrapped anew.
-    const disk = this.life.platform === "linux" ? diskKey(scan, paths) : undefined;
-    const key = disk === undefined ? undefined : createHash("sha256").update(JSON.stringify(config)).update(disk).digest("hex");
-    const last = this.lastWrap;
-    if (key !== undefined && last !== undefined && last.key === key && this.sandboxedRunning === 0 && ensureEmptyDir(last.emptyDir)) {
-      this.wrapCounts.reused++;
-      return last;
+  adoptKept(): boolean {
+    if (this.life.platform !== "linux") return false;
+    const scan = scanProject(this.o.projectRoot);
+    const config = runtimeConfig(this.life.policy(), this.o.projectRoot, {}, scan);
+    const identity = keptIdentity(config);
+    const kept = identity === undefined ? undefined : readKeptWrap(keptWrapFile(this.o.stateRoot, this.o.projectRoot), identity);
+    const mounts = kept === undefined ? undefined : planMounts(kept.wrapped);
+    const shared = kept === undefined ? undefined : sharedNetworkWrap(kept.wrapped, kept.bridge);
+    if (kept === undefined || mounts === undefined || shared === undefined || JSON.stringify(wrapPrograms(shared)) !== JSON.stringify(kept.programs)) return false;
+    this.lastWrap = { wrapped: kept.wrapped, key: kept.key, keyPaths: kept.keyPaths, mountPoints: mounts.mountPoints, emptyDir: mounts.emptyDir, paths: mounts.paths.filter((p) => p !== kept.bridge), shared, sharedOnly: true };
+    if (this.reusable(config, scan, false) === undefined) {
+      this.lastWrap = undefined;
+      return false;
     }
+    this.wrapCounts.kept++;
+    return true;
+  }
+
+  /**
+   * The last wrap again when it was built for the same runtime configuration and the same disk
+   * (SPEC-sandbox, "Reusing the wrap"), while no sandboxed command runs; a kept one only where the
+   * shared namespace is up. Undefined: a wrap is to be built.
+   */
+  private reusable(config: ReturnType<typeof runtimeConfig>, scan: ProjectScan, count = true): WrapPlan | undefined {
+    const last = this.lastWrap;
+    if (last?.keyPaths === undefined || this.sandboxedRunning > 0 || this.life.platform !== "linux") return undefined;
+    if (last.sharedOnly === true && count && this.life.network.descriptors() === undefined) return undefined;
+    const disk = diskKey(scan, last.keyPaths);
+    if (disk === undefined || wrapKey(config, disk) !== last.key || !ensureEmptyDir(last.emptyDir)) return undefined;
+    if (count) this.wrapCounts.reused++;
+    return last;
+  }
+
+  /**
+   * A new wrap from the runtime. Its key is taken before the build, over the configuration's paths,
+   * the runtime's own and every path the last wrap named: when they cover every path the new wrap
+   * names, the key answers for it as built, and later commands reuse it (and it is kept for later
+   * starts); else the next build's key covers them.
+   */
+  private async build(runtime: Runtime, config: ReturnType<typeof runtimeConfig>, scan: ProjectScan, oneOff = false): Promise<WrapPlan> {
+    const linux = this.life.platform === "linux";
+    const keyPaths = [...new Set([...configPaths(config), process.cwd(), ...(this.lastWrap?.paths ?? []), ...runtimeOwnPaths()])];
+    // Only bubblewrap's wrap is read here (its mount points); elsewhere each command is wrapped anew.
+    const disk = linux ? diskKey(scan, keyPaths) : undefined;
     this.wrapCounts.built++;
     const wrapped = await runtime.wrapWithSandbox(WRAPPED_COMMAND, "bash", config, undefined, { commandId: randomHex(16) });
     this.runtimeWraps++;
     const mounts = planMounts(wrapped);
-    const bridge = this.life.platform === "linux" ? runtime.getLinuxHttpSocketPath() : undefined;
+    const bridge = linux ? runtime.getLinuxHttpSocketPath() : undefined;
     const shared = bridge !== undefined ? sharedNetworkWrap(wrapped, bridge) : undefined;
-    const plan: WrapPlan = { wrapped, key: key ?? "", mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: [...new Set([...extra, ...(mounts?.paths ?? [])])], shared };
-    this.lastWrap = key !== undefined && mounts !== undefined ? plan : undefined;
+    const paths = (mounts?.paths ?? []).filter((p) => p !== bridge);
+    const covered = disk !== undefined && mounts !== undefined && paths.every((p) => keyPaths.includes(p));
+    const key = covered ? wrapKey(config, disk) : "";
+    const plan: WrapPlan = { wrapped, key, ...(covered ? { keyPaths } : {}), mountPoints: mounts?.mountPoints ?? [], emptyDir: mounts?.emptyDir, paths: [...new Set([...(this.lastWrap?.paths ?? []), ...runtimeOwnPaths(), ...paths])], shared };
+    this.lastWrap = plan;
+    if (covered && shared !== undefined && bridge !== undefined) this.keep({ wrapped, bridge, key, keyPaths }, shared, oneOff ? undefined : config);
     return plan;
   }
 
+  /**
+   * Keeps a wrap for later starts: only one built for the policy as a start loads it (no grant of
+   * this session's, no approval's one-off), which a later start can take.
+   */
+  private keep(wrap: KeptWrap, shared: readonly string[], config: ReturnType<typeof runtimeConfig> | undefined): void {
+    if (config === undefined || Object.values(this.life.grants).some((g: Set<string>) => g.size > 0)) return;
+    const identity = keptIdentity(config);
+    if (identity !== undefined) keepWrap(keptWrapFile(this.o.stateRoot, this.o.projectRoot), identity, wrap, shared);
+  }
+
   /** Once no sandboxed command runs: the mount points bubblewrap made for missing protected paths go, the runtime's with them. */
-  private afterAll(runtime: Runtime): void {
+  private afterAll(): void {
     removeMountPoints([...this.usedMountPoints.keys()]);
-    for (; this.runtimeWraps > 0; this.runtimeWraps--) runtime.cleanupAfterCommand();
+    const runtime = this.life.runtime;
+    if (runtime !== undefined) for (; this.runtimeWraps > 0; this.runtimeWraps--) runtime.cleanupAfterCommand();
     // The empty folder a reused wrap made again is this extension's to remove (rmdir: only while empty).
     const emptyDir = this.lastWrap?.emptyDir;
     if (emptyDir !== undefined) removeMountPoints([emptyDir]);

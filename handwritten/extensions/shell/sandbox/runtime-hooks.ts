@@ -7,3 +7,8 @@ export const BRIDGE_ID_HOOK = "tau.sandbox.bridgeSocketId";
 export const BWRAP_VERSION_HOOK = "tau.sandbox.bwrapVersion";
 /** Set by the runtime's bundle when node-forge is first required (build.ts): a test tells from it that loading did not. */
 export const FORGE_LOADED_HOOK = "tau.sandbox.forgeLoaded";
+/**
+ * Where the runtime takes its proxy's credential from tau (lifecycle.ts) instead of minting one, so
+ * a wrap kept from an earlier start (kept-wrap.ts) carries the credential of this start's proxy.
+ */
+export const PROXY_TOKEN_HOOK = "tau.sandbox.proxyToken";

@@ -46,6 +46,7 @@ export class Sandbox {
       askNetwork: (host, port) => this.connections.ask(host, port),
       configPushed: () => this.runner.dropWrap(),
       runtimeUp: () => this.runner.buildAhead(),
+      adoptKept: () => this.runner.adoptKept(),
     });
     this.runner = new SandboxedRunner(this.life, { projectRoot: o.projectRoot, stateRoot: o.roots.state }, notes);
     this.diagnostics = new Diagnostics(o.host);

@@ -97,7 +97,25 @@ export function sharedNetworkWrap(wrapped: string, bridge: string): string[] | u
   const last = splitQuoted(lines[lines.length - 1] as string);
   if (last === undefined || last.length !== 5 || !/^SRT_ALLOW_NESTED_USERNS=[01]$/.test(last[0] as string) || !(last[1] as string).startsWith("/") || last[3] !== "-c") return undefined;
   const value = (last[0] as string).slice(HELPER_VARIABLE.length + 1);
-  return [...head.filter((w) => w !== "--unshare-net"), "--setenv", HELPER_VARIABLE, value, "--", ...last.slice(1)];
+  return [...withoutBridge(head.filter((w) => w !== "--unshare-net"), bridge), "--setenv", HELPER_VARIABLE, value, "--", ...last.slice(1)];
+}
+
+/** The variables the runtime sets to its proxy's host port, "for transparency": the shared namespace's relays go elsewhere. */
+const HOST_PORT_VARIABLES = new Set(["CLAUDE_CODE_HOST_HTTP_PROXY_PORT", "CLAUDE_CODE_HOST_SOCKS_PROXY_PORT"]);
+
+/**
+ * bubblewrap's words without what serves only the runtime's own relays: the bind of its bridge's
+ * socket (the shared namespace's relays reach this process instead) and the host port variables.
+ * What is left names nothing of this start's runtime but its proxy's credential (kept-wrap.ts).
+ */
+function withoutBridge(words: readonly string[], bridge: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    if (words[i] === "--bind" && words[i + 1] === bridge && words[i + 2] === bridge) i += 2;
+    else if (words[i] === "--setenv" && HOST_PORT_VARIABLES.has(words[i + 1] ?? "") && /^\d+$/.test(words[i + 2] ?? "")) i += 2;
+    else out.push(words[i] as string);
+  }
+  return out;
 }
 
 /** The variable the runtime's seccomp helper reads (whether nested user namespaces are allowed). */
@@ -146,6 +164,8 @@ export class SharedNetwork {
   private socketPath: string | undefined;
   private readonly waiting: Socket[] = [];
   private proxyPort: number | undefined;
+  /** Called once, when a connection waits for a proxy that is not up (the runtime is then started). */
+  private onWaiting: (() => void) | undefined;
   /** Where a "yes" to the entering question is kept between starts (enter-probe.ts), and for what. */
   private probe: { file: string; key: string | undefined; kept: boolean } | undefined;
 
@@ -171,7 +191,7 @@ export class SharedNetwork {
 
   private async startOnce(bridge: string, socat: string): Promise<boolean> {
     const cp = builtin<typeof import("node:child_process")>("child_process");
-    if (Buffer.byteLength(bridge) > 100 || !(await this.serve(bridge))) return false;
+    if (Buffer.byteLength(bridge) > 100) return false;
     const relay = (port: number): string =>
       `{ ${joinQuoted([socat])} -d -d TCP6-LISTEN:${port},ipv6only=0,fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} 2>&1 >/dev/null || exec ${joinQuoted([socat])} -d -d TCP4-LISTEN:${port},fork,reuseaddr,backlog=4096 ${joinQuoted([`UNIX-CONNECT:${bridge}`])} 2>&1 >/dev/null; } &`;
     // Each relay's notices (stderr) go to the script's output, a pipe to this process: the first,
@@ -207,7 +227,7 @@ export class SharedNetwork {
     const notices = holder.stdout as Readable;
     unrefPipe(notices);
     const relays = withTimeout(relaysListening(notices), READY_TIMEOUT_MS);
-    const childPid = await new Promise<number | undefined>((resolve) => {
+    const child = new Promise<number | undefined>((resolve) => {
       let text = "";
       const timer = setTimeout(() => resolve(undefined), READY_TIMEOUT_MS);
       info?.on("data", (d: Buffer) => {
@@ -224,6 +244,9 @@ export class SharedNetwork {
         resolve(undefined);
       });
     });
+    // Served once the holder is on its way (its relays connect only when a command connects, after set-up).
+    if (!(await this.serve(bridge))) return false;
+    const childPid = await child;
     if (childPid === undefined || this.holder !== holder) return false;
     // The namespaces are the holder child's while its start time is the one read before and after opening them.
     const start = processStart(childPid);
@@ -312,6 +335,9 @@ export class SharedNetwork {
     if (this.proxyPort === undefined) {
       client.pause();
       this.waiting.push(client);
+      const wake = this.onWaiting;
+      this.onWaiting = undefined;
+      wake?.();
       client.once("close", () => this.waiting.splice(this.waiting.indexOf(client) >>> 0, 1));
       return;
     }
@@ -331,9 +357,22 @@ export class SharedNetwork {
     for (const client of this.waiting.splice(0)) this.accept(client);
   }
 
-  /** The descriptors of the holder's user and network namespaces, while the holder is up and the runtime's proxy is known. */
+  /**
+   * Set up without the runtime (a kept wrap, kept-wrap.ts): the first connection that waits for the
+   * proxy calls `start`, which brings the runtime up (then `proxyUp`) or gives up (`stop`).
+   */
+  proxyOnDemand(start: () => void): void {
+    if (this.proxyPort !== undefined) return;
+    if (this.waiting.length > 0) start();
+    else this.onWaiting = start;
+  }
+
+  /**
+   * The descriptors of the holder's user and network namespaces, while the holder is up (its
+   * relays listening; their connections wait for the runtime's proxy when it is not up yet).
+   */
   descriptors(): [number, number] | undefined {
-    if (this.fds === undefined || this.proxyPort === undefined || this.nsPid === undefined || processStart(this.nsPid) !== this.nsStart) return undefined;
+    if (this.fds === undefined || this.nsPid === undefined || processStart(this.nsPid) !== this.nsStart) return undefined;
     return this.fds;
   }
 
@@ -346,6 +385,7 @@ export class SharedNetwork {
     const holder = this.holder;
     this.holder = undefined;
     this.nsPid = undefined;
+    this.onWaiting = undefined;
     if (this.fds !== undefined) for (const fd of this.fds) closeSync(fd);
     this.fds = undefined;
     for (const client of this.waiting.splice(0)) client.destroy();

@@ -25,6 +25,10 @@ export interface WrapPlan {
   readonly wrapped: string;
   /** What the wrap was built for: the runtime configuration and the disk, hashed. */
   readonly key: string;
+  /** The paths `key` covers (diskKey's); undefined when it does not cover every path the wrap names (then it is not reused). */
+  readonly keyPaths?: readonly string[];
+  /** Kept from an earlier start (kept-wrap.ts): it serves the shared namespace only (its `wrapped` names another start's bridge). */
+  readonly sharedOnly?: boolean;
   /** Mount points bubblewrap makes on the host for protected paths missing when the wrap was built. */
   readonly mountPoints: readonly string[];
   /** The runtime's empty folder its read-only mount points bind from, when the wrap uses one. */
