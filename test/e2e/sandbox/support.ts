@@ -24,6 +24,8 @@ export interface SandboxSessionOptions {
   readonly env?: NodeJS.ProcessEnv | ((w: Workspace) => NodeJS.ProcessEnv);
   /** The global harness.yaml (default: the fake server's model). */
   readonly harnessYaml?: string;
+  /** An earlier session's workspace (its tau home and project): a new session starts in it. */
+  readonly workspace?: Workspace;
 }
 
 export interface Delivered {
@@ -43,7 +45,7 @@ export class SandboxSession {
   ) {}
 
   static async start(fake: FakeOpenAI, cleanups: Array<() => void>, o: SandboxSessionOptions = {}): Promise<SandboxSession> {
-    const base = o.harnessYaml !== undefined ? workspaceIn(cleanups, o.harnessYaml) : workspaceIn(cleanups);
+    const base = o.workspace ?? (o.harnessYaml !== undefined ? workspaceIn(cleanups, o.harnessYaml) : workspaceIn(cleanups));
     const extra = typeof o.env === "function" ? o.env(base) : (o.env ?? {});
     const w: Workspace = { ...base, env: { ...base.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-loop", OPENAI_MODEL: "fake-model", ...extra } };
     if (o.globalYaml !== undefined) writeFileSync(join(w.home, "config", "sandbox.yaml"), o.globalYaml);
@@ -69,6 +71,12 @@ export class SandboxSession {
     const s = await SandboxSession.start(fake, cleanups, o);
     expect(await s.settled()).toMatchObject({ state: "active" });
     return s;
+  }
+
+  /** Ends this session's daemon and its extensions (SIGKILL). */
+  end(): void {
+    this.client.close();
+    killTree(this.daemon.pid);
   }
 
   /** A new folder `name` in the tau home: outside the project. */
