@@ -1,8 +1,9 @@
 // The sandbox's runtime and state (SPEC-sandbox, "States" and "Configuration"): it loads
 // sandbox.yaml's layers (after checking what a command cut short by a crash left), checks the
 // dependencies, sets up @anthropic-ai/sandbox-runtime (from the extension's start, beside its first
-// model request), reports every state it enters, holds the session's grants and mode, and pushes
-// policy changes to the runtime. Nothing here asks the user or runs a command.
+// model request; on demand when a wrap kept from an earlier start serves), reports every state it
+// enters, holds the session's grants and mode, and pushes policy changes to the runtime. Nothing
+// here asks the user or runs a command.
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";

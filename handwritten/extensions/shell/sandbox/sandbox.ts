@@ -3,7 +3,7 @@
 //   lifecycle.ts     the runtime, its state and the session's policy (runtime-leftovers.ts lists
 //                    the runtime's processes and sockets with the reaper)
 //   runner.ts        one command inside the runtime (wraps, mount points, created files; the record
-//                    of running commands is running-record.ts's)
+//                    of running commands is running-record.ts's; a wrap kept between starts, kept-wrap.ts)
 //   shared-network.ts  the network namespace the session's commands share
 //   orchestrator.ts  a `shell` call: attempt → review / ask → replay
 //   connections.ts   a connection to a host no rule decides: one review / ask per host, shared
