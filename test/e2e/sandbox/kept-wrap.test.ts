@@ -2,11 +2,13 @@
 // same tau home and project runs its commands with the wrap an earlier one built, without loading
 // the runtime, only while the policy, the disk and the installation are the same; the runtime starts
 // at the first connection. Through real daemons, one after the other, and real bubblewrap.
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { FakeOpenAI } from "../../support/fake-openai.js";
 import { commandLine, processTree, useCleanups, useFakeOpenAI } from "../../support/e2e.js";
+import { waitFor } from "../../support/wait.js";
 import { SandboxSession, useLoopbackHost } from "./support.js";
 
 let fake!: FakeOpenAI;
@@ -114,6 +116,19 @@ describe("the wrap kept between starts", () => {
     expect(text).toContain("localhost:3128");
     expect(text).not.toContain(one);
     expect(text).not.toContain(two);
+  });
+
+  it("[sandbox.kept.sweeps-leftovers] a start that takes the kept wrap still removes the sockets a killed predecessor left", async () => {
+    const first = await firstStart();
+    // A socket file of the sandbox's folder whose owner is gone (a predecessor killed with every tau process).
+    const dead = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout);
+    const left = join(first.w.home, "runtime", "sandbox", `${dead}.sock`);
+    const r = spawnSync(process.execPath, ["-e", `require("node:net").createServer().listen(${JSON.stringify(left)}, () => process.kill(process.pid, "SIGKILL"))`]);
+    expect(r.signal).toBe("SIGKILL");
+    expect(existsSync(left)).toBe(true);
+    const s = await SandboxSession.active(fake, cleanups, { workspace: first.w });
+    expect((await s.command("doctor")).text).toContain("(the first kept from an earlier start)");
+    await waitFor(() => !existsSync(left), "the left socket to be swept");
   });
 
   it("[sandbox.kept.unreadable-ignored] a kept file that is not a kept wrap is ignored: the wrap is built and kept again", async () => {

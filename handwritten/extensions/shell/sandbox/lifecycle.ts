@@ -69,6 +69,7 @@ export class SandboxLifecycle {
   /** Set up with a kept wrap: the runtime starts on demand (runtimeForWrap). */
   onDemand = false;
   private bringingUp: Promise<void> | undefined;
+  private swept = false;
   /** The socat the runtime starts its bridges with (parent-death.ts); undefined: socat from PATH. */
   private socatPath: string | undefined;
   /** The network namespace the session's commands share (Linux), made while the runtime loads. */
@@ -147,6 +148,7 @@ export class SandboxLifecycle {
         this.onDemand = true;
         this.network.proxyOnDemand(() => void this.runtimeForWrap().catch(() => {}));
         this.enter(this.userSuspended ? "suspended" : "active");
+        this.sweepLater();
         return;
       }
       this.hooks.configPushed();
@@ -195,8 +197,16 @@ export class SandboxLifecycle {
       this.enter(this.userSuspended ? "suspended" : "active");
     }
     loaded.settled();
-    // Sockets a killed predecessor left (every tau process killed at once): their names are not
-    // this process's, so they go after set-up, off the first command's way (the temp folder can be large).
+    this.sweepLater();
+  }
+
+  /**
+   * Sockets a killed predecessor left (every tau process killed at once): their names are not this
+   * process's, so they go after set-up (once), off the first command's way (the temp folder can be large).
+   */
+  private sweepLater(): void {
+    if (this.swept) return;
+    this.swept = true;
     setImmediate(() => sweepDeadOwners({ temp: tmpdir(), runtime: this.runtimeFolder() }));
   }
 
