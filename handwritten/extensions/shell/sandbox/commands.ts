@@ -39,6 +39,8 @@ export class SandboxCommands {
       case "show":
         return { ok: true, text: showText(this.o, this.parts) };
       case "doctor":
+        // A start that took a kept wrap has not started the runtime: the doctor checks its dependencies now.
+        if (this.life.onDemand) await this.life.runtimeForWrap().catch(() => {});
         return { ok: true, text: doctorText(this.parts) };
       case "pending":
         return { ok: true, text: `${this.approvals.republish()} pending approval(s)` };

@@ -95,7 +95,7 @@ function dependencyLine(life: SandboxLifecycle): string {
   const deps = life.dependencyErrors;
   if (deps.length > 0) return `missing ${deps.join(", ")}`;
   if (life.runtime !== undefined) return "bwrap, socat, rg found";
-  if (life.onDemand) return "not checked in this start: commands run with the wrap an earlier start kept, and the runtime starts at the first connection or new wrap";
+  if (life.onDemand) return "not checked: the runtime did not start (commands ran with the wrap an earlier start kept)";
   return "not checked (the sandbox is not in use)";
 }
 
