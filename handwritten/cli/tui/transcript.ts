@@ -149,6 +149,12 @@ export class Transcript {
       this.notices.push({ kind: "notice", level: e.data.level, text: e.data.text, done: true });
       return true;
     }
+    // An extension's notice (SPEC-harness-notices): shown like the harness's, naming the extension.
+    if (e.name === "extension.notice") {
+      if (e.data.level === "debug") return false;
+      this.notices.push({ kind: "notice", level: e.data.level, text: `${e.data.instance}: ${e.data.text}`, done: true });
+      return true;
+    }
     if (e.name === "harness.models_available") {
       this.models = e.data.models.map((m) => ({ provider: m.provider, id: m.id }));
       this.listedProviders = [...(e.data.listed_providers ?? [])];

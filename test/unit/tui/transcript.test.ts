@@ -210,3 +210,12 @@ describe("the agent tools' answers on screen", () => {
     expect(shownOutput("read", answer)).toBe(answer);
   });
 });
+
+describe("extension notices in the transcript", () => {
+  it("shows an extension's notice as a session notice naming the extension; a debug one is not shown", () => {
+    const t = new Transcript();
+    expect(t.apply({ name: "extension.notice", data: { instance: "gmail", level: "info", text: "signed in as someone@example.com" } })).toBe(true);
+    expect(t.apply({ name: "extension.notice", data: { instance: "gmail", level: "debug", text: "token refreshed" } })).toBe(false);
+    expect(t.notices).toEqual([{ kind: "notice", level: "info", text: "gmail: signed in as someone@example.com", done: true }]);
+  });
+});
