@@ -131,6 +131,27 @@ describe("nothing of a session outlives it", () => {
       detail: () => `left: ${all.filter(running).map((p) => `${p} ${commandLine(p)}`).join("; ")} ${bridges.filter((f) => existsSync(f)).join(" ")}`,
     });
   });
+
+  it("[sandbox.leak.kept-wrap-sigkill] a start that took the kept wrap (no runtime): SIGKILL of every tau process mid-command leaves no process of the session within 5 s", async () => {
+    const first = await SandboxSession.active(fake, cleanups);
+    expect((await first.shell("echo first")).output).toBe("first\n[exit code 0]");
+    first.end();
+    const s = await SandboxSession.active(fake, cleanups, { workspace: first.w });
+    const ext = shellExtension(s.daemon.pid);
+    await s.sleeping(`tau-leak-kept-${process.pid}`);
+    const all = [...new Set([...processTree(s.daemon.pid), ...processTree(ext)])];
+    // The holder and its relays, the command's bubblewrap, no runtime bridge.
+    expect(all.some((p) => commandLine(p).startsWith("bwrap"))).toBe(true);
+    expect(all.some((p) => /socat .*TCP6-LISTEN:3128/.test(commandLine(p)))).toBe(true);
+    expect(all.some((p) => /socat .*UNIX-LISTEN:/.test(commandLine(p)))).toBe(false);
+    const tau = all.filter((p) => p === s.daemon.pid || / ext [a-z_-]+\b/.test(commandLine(p)) || commandLine(p).startsWith("tau-shell-reaper"));
+    for (const p of tau) process.kill(p, "SIGKILL");
+    await waitFor(() => all.every((p) => !running(p)), "every process of the session to be gone", {
+      timeoutMs: GONE_WITHIN_MS,
+      pollMs: 50,
+      detail: () => `left: ${all.filter(running).map((p) => `${p} ${commandLine(p)}`).join("; ")}`,
+    });
+  });
 });
 
 describe("no file appears in the project because of the sandbox", () => {
