@@ -34,7 +34,6 @@ interface Pending {
   readonly context: Map<string, { generation: number; keys: Map<string, string> }>;
   /** instance → its discovery snapshot for this initialization. */
   readonly discovery: Map<string, Source>;
-  readonly captured: boolean;
   readonly done: Promise<void>;
   readonly resolve: () => void;
 }
@@ -70,7 +69,7 @@ export class AgentInitializations {
     const waiting = new Map([...this.waiters].filter(([instance, generation]) => this.port.isLive(instance, generation)));
     let resolve!: () => void;
     const done = new Promise<void>((r) => (resolve = r));
-    const pending: Pending = { id: `init-${Date.now().toString(36)}-${(++this.minted).toString(36)}-${randomHex(6)}`, waiting, context: new Map(), discovery: new Map(), captured: waiting.size > 0, done, resolve };
+    const pending: Pending = { id: `init-${Date.now().toString(36)}-${(++this.minted).toString(36)}-${randomHex(6)}`, waiting, context: new Map(), discovery: new Map(), done, resolve };
     this.pending.set(agentId, pending);
     void this.port.publish("agent.initialization_started", { agent_id: agentId, session_id: this.port.sessionId, initialization_id: pending.id, waiting_for: [...waiting.keys()].sort() });
     if (waiting.size === 0) void this.finish(agentId, pending);
@@ -151,13 +150,16 @@ export class AgentInitializations {
     const discovery = [...pending.discovery].filter(([instance, d]) => this.port.isLive(instance, d.generation)).sort(([a], [b]) => (a < b ? -1 : 1));
     try {
       this.port.freeze(agentId, context, discovery);
-      if (!pending.captured && context.length === 0) return;
-      await this.port.publish("agent.initialization_context_set", { agent_id: agentId, initialization_id: pending.id, context });
-      await this.port.publish("harness.agent_context_initialized", {
-        agent_id: agentId,
-        initialization_id: pending.id,
-        context: context.map(({ instance, key }) => ({ instance, key })),
-      });
+      // Every finalization is recorded, an empty one too: the bus keeps publication order, so both
+      // are queued behind the agent's creation and ahead of any round the finished wait releases.
+      await Promise.all([
+        this.port.publish("agent.initialization_context_set", { agent_id: agentId, initialization_id: pending.id, context }),
+        this.port.publish("harness.agent_context_initialized", {
+          agent_id: agentId,
+          initialization_id: pending.id,
+          context: context.map(({ instance, key }) => ({ instance, key })),
+        }),
+      ]);
     } finally {
       pending.resolve(); // whatever happened, the agent's prompts never wait on a finished initialization
     }

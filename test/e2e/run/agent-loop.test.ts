@@ -66,6 +66,7 @@ describe("agent loop through a real daemon", () => {
 
     expect(brief(agentJournal(home, agentId))).toEqual([
       "agent.started",
+      "agent.initialization_context_set", // every initialization is recorded, an empty one too
       `agent.prompt_submitted ${p1} queue`,
       `agent.prompt_started ${p1} 0`,
       `agent.prompt_submitted ${p2} steer`,
@@ -116,6 +117,7 @@ describe("agent loop through a real daemon", () => {
     c.close();
     expect(brief(agentJournal(home, agentId))).toEqual([
       "agent.started",
+      "agent.initialization_context_set",
       `agent.prompt_submitted ${p1} queue`,
       `agent.prompt_started ${p1} 0`,
       `agent.prompt_submitted ${pq} queue`,
@@ -128,11 +130,12 @@ describe("agent loop through a real daemon", () => {
     const c2 = await attachUi(cleanups, resumed);
     // The resume closes both prompts before it takes new ones; a resend would be a turn the agent
     // runs first, so the next prompt's request (below) is the barrier that proves none was sent.
-    await waitFor(() => agentJournal(home, agentId).length >= 6, "the resume to close both prompts");
+    await waitFor(() => agentJournal(home, agentId).length >= 7, "the resume to close both prompts");
     expect(fake.chatRequests.length).toBe(before + 1);
     const journal = agentJournal(home, agentId);
     expect(brief(journal)).toEqual([
       "agent.started",
+      "agent.initialization_context_set",
       `agent.prompt_submitted ${p1} queue`,
       `agent.prompt_started ${p1} 0`,
       `agent.prompt_submitted ${pq} queue`,
@@ -153,6 +156,14 @@ describe("agent loop through a real daemon", () => {
       { role: "user", content: "<user>\na long job\n</user>" },
       { role: "user", content: "<user>\nnext one\n</user>" },
     ]);
+    // The resumed agent initialized again at its first prompt in this process, with a fresh id:
+    // recorded after that prompt's submission and before its first round, as side state only.
+    const resumedJournal = agentJournal(home, agentId);
+    expect(brief(resumedJournal.slice(7, 10))).toEqual([`agent.prompt_submitted ${p2} queue`, "agent.initialization_context_set", `agent.prompt_started ${p2} 0`]);
+    const ids = resumedJournal.filter((e) => e.name === "agent.initialization_context_set").map((e) => e.data.initialization_id);
+    expect(ids).toHaveLength(2);
+    expect(ids[0]).not.toBe(ids[1]);
+    expect(resumedJournal[8]?.data).toEqual({ agent_id: agentId, initialization_id: ids[1], context: [] });
     // Each is closed exactly once.
     expect(agentJournal(home, agentId).filter((e) => e.data.outcome === "dispatch_uncertain")).toHaveLength(1);
     expect(agentJournal(home, agentId).filter((e) => e.data.outcome === "interrupted")).toHaveLength(1);

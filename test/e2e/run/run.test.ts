@@ -53,6 +53,8 @@ describe("tau run", () => {
     const journal = agentJournal(home);
     expect(names(journal)).toEqual([
       "agent.started",
+      // Every initialization is recorded, an empty one too (SPEC-extension-declarations).
+      "agent.initialization_context_set",
       "agent.prompt_submitted",
       "agent.prompt_started",
       "provider.response_finished",
@@ -64,7 +66,7 @@ describe("tau run", () => {
       "agent.outer_turn_finished",
     ]);
     expect(journal.at(-1)?.data).toMatchObject({ outcome: "completed", rounds: 2 });
-    expect(String(journal[4]?.data.output)).toContain("notes.txt");
+    expect(String(journal[5]?.data.output)).toContain("notes.txt");
   });
 
   it("[run.openai.plain-text] streams a plain answer from an OpenAI-compatible server and journals it", async () => {
