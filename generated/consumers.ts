@@ -30,6 +30,8 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
     "agent.discovery_snapshot_declared": ["harness.notice"],
     "agent.readiness_declared": ["agent.initialization_context_set","harness.agent_context_initialized"],
     "agent.readiness_wait_declared": [],
+    "session.readiness_declared": ["agent.initialization_context_set","harness.agent_context_initialized","session.initialized"],
+    "session.readiness_wait_declared": [],
   },
   "prompts": {
     "agent.cancel_request": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_cancelled","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
@@ -163,6 +165,12 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   ],
   "session.handoff_request": [
     { consumer: "session", event: "session.handoff_request", successors: ["session.handed_off","session.handoff_result"], unlisted: [] },
+  ],
+  "session.readiness_declared": [
+    { consumer: "initializations", event: "session.readiness_declared", successors: ["agent.initialization_context_set","harness.agent_context_initialized","session.initialized"], unlisted: [] },
+  ],
+  "session.readiness_wait_declared": [
+    { consumer: "initializations", event: "session.readiness_wait_declared", successors: [], unlisted: [] },
   ],
   "shell.command_finished_reported": [
     { consumer: "shell", event: "shell.command_finished_reported", successors: ["shell.command_finished"], unlisted: [] },

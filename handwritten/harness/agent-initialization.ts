@@ -24,6 +24,8 @@ export interface AgentInitializationPort {
   /** A discovery snapshot's valid items, or undefined when it is refused whole (discovery-sources.ts). */
   validated(instance: string, items: readonly DiscoveryItem[]): Omit<Source, "generation"> | undefined;
   warn(message: string): void;
+  /** Until the session is ready (session-initialization.ts), resolves when it is; then undefined. */
+  sessionReady(): Promise<void> | undefined;
 }
 
 interface Pending {
@@ -34,6 +36,8 @@ interface Pending {
   readonly context: Map<string, { generation: number; keys: Map<string, string> }>;
   /** instance → its discovery snapshot for this initialization. */
   readonly discovery: Map<string, Source>;
+  /** No captured waiter is left: it finishes once the session is ready. */
+  released: boolean;
   readonly done: Promise<void>;
   readonly resolve: () => void;
 }
@@ -69,10 +73,10 @@ export class AgentInitializations {
     const waiting = new Map([...this.waiters].filter(([instance, generation]) => this.port.isLive(instance, generation)));
     let resolve!: () => void;
     const done = new Promise<void>((r) => (resolve = r));
-    const pending: Pending = { id: `init-${Date.now().toString(36)}-${(++this.minted).toString(36)}-${randomHex(6)}`, waiting, context: new Map(), discovery: new Map(), done, resolve };
+    const pending: Pending = { id: `init-${Date.now().toString(36)}-${(++this.minted).toString(36)}-${randomHex(6)}`, waiting, context: new Map(), discovery: new Map(), released: false, done, resolve };
     this.pending.set(agentId, pending);
     void this.port.publish("agent.initialization_started", { agent_id: agentId, session_id: this.port.sessionId, initialization_id: pending.id, waiting_for: [...waiting.keys()].sort() });
-    if (waiting.size === 0) void this.finish(agentId, pending);
+    if (waiting.size === 0) this.release(agentId, pending);
     return done;
   }
 
@@ -113,7 +117,7 @@ export class AgentInitializations {
     const { pending, instance, generation } = at;
     if (pending.waiting.get(instance) !== generation) return; // not a captured waiter of this initialization
     pending.waiting.delete(instance);
-    if (pending.waiting.size === 0) void this.finish(c.data.agent_id, pending);
+    if (pending.waiting.size === 0) this.release(c.data.agent_id, pending);
   }
 
   /** A connection ended: it holds nothing from now on, and its context of pending initializations goes. */
@@ -124,7 +128,7 @@ export class AgentInitializations {
       if (pending.discovery.get(instance)?.generation === generation) pending.discovery.delete(instance);
       if (pending.waiting.get(instance) !== generation) continue;
       pending.waiting.delete(instance);
-      if (pending.waiting.size === 0) void this.finish(agentId, pending);
+      if (pending.waiting.size === 0) this.release(agentId, pending);
     }
   }
 
@@ -136,6 +140,19 @@ export class AgentInitializations {
     const pending = this.pending.get(c.data.agent_id);
     if (pending === undefined || pending.id !== c.data.initialization_id) return undefined; // stale initialization id
     return { pending, instance: p.instance, generation: p.generation };
+  }
+
+  /**
+   * Every captured waiter of the agent is done: it finishes now when the session is ready (so a new
+   * agent's record is queued right behind its creation), else once the session is. Per-agent
+   * readiness never releases the session, nor the session an agent's own waiters.
+   */
+  private release(agentId: string, pending: Pending): void {
+    if (pending.released) return;
+    pending.released = true;
+    const session = this.port.sessionReady();
+    if (session === undefined) void this.finish(agentId, pending);
+    else void session.then(() => this.finish(agentId, pending));
   }
 
   private async finish(agentId: string, pending: Pending): Promise<void> {

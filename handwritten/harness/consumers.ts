@@ -35,6 +35,9 @@ export const CONSUMERS = {
     "agent.context_declared": ["harness.notice"],
     "agent.discovery_snapshot_declared": ["harness.notice"],
     "agent.readiness_declared": ["agent.initialization_context_set", "harness.agent_context_initialized"],
+    /** Session readiness (session-initialization.ts): the session's held agents finish once it is ready. */
+    "session.readiness_wait_declared": [],
+    "session.readiness_declared": ["session.initialized", "agent.initialization_context_set", "harness.agent_context_initialized"],
   },
   /** ToolRouter (tools.ts). */
   tools: {

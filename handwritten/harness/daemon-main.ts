@@ -120,6 +120,10 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
   try {
     await started;
     mark("daemon extensions started");
+    // The session begins once its first extensions started (and what they declared while starting
+    // committed): those that declared a session wait hold it (SPEC-extension-declarations).
+    await harness.bus.settled();
+    void harness.beginSessionInitialization();
     // Every schema validator is loaded once the session has run a moment, a few at a time, so
     // validating never needs a descriptor later: a daemon out of descriptors refuses work instead of
     // every event. Not at once: loading them all costs tens of milliseconds of CPU, which the
@@ -148,6 +152,7 @@ function harnessOptions(args: DaemonArgs, setup: DaemonSetup): HarnessOptions {
     projectRoot: args.projectRoot,
     ...(args.resume ? { resume: args.resume } : {}),
     ...(args.sessionId ? { sessionId: args.sessionId } : {}),
+    deferSessionInitialization: true,
     warn: (m) => process.stderr.write(`tau daemon: ${m}\n`),
     debugLog: config.debug_log?.enable !== false,
     configRoot: roots.config,
