@@ -2378,6 +2378,11 @@ export type TestDummySettings = {
    * declare context and readiness (SPEC-extension-declarations).
    */
   hold_agents?: boolean;
+  /**
+   * Holds the session's initialization; the driver's `session_ready` event declares readiness and
+   * `session_wait` declares (or stops) the wait later (SPEC-extension-declarations).
+   */
+  hold_session?: boolean;
   /** Context it declares for every agent it sees initializing. */
   agent_context?: Array<TestDummyFragment>;
 };

@@ -194,7 +194,7 @@ export function freezeInitialization(
   entries: readonly AgentContextEntry[],
   discovery: ReadonlyArray<readonly [string, Omit<Source, "generation">]>,
 ): void {
-  context.initialize(agent);
+  context.retake(agent);
   agent.agentContext = entries;
   if (discovery.length === 0) return;
   agent.agentsMd = [...(agent.agentsMd ?? []), ...discovery.flatMap(([, d]) => d.agentsMd)];

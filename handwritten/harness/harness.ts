@@ -210,7 +210,10 @@ export class Harness {
     this.sessionInit = new SessionInitialization({ sessionId, isLive, publish: (n, d) => this.publishHarness(n, d) });
     const sessionReady = () => this.sessionInit.ready;
     this.initializations = new AgentInitializations({ sessionId, isLive, hasAgent: (id) => this.agents.has(id), publish: (n, d) => this.publishHarness(n, d), freeze, validated, warn: notice, sessionReady });
-    const sessionSkills = () => void this.publishHarness("harness.session_skills_available", this.context.sessionSkills());
+    const sessionSkills = () => {
+      this.context.discoveryChanged();
+      void this.publishHarness("harness.session_skills_available", this.context.sessionSkills());
+    };
     this.discovery = new DiscoverySources({ isLive, warn: notice, changed: sessionSkills });
     this.context = new AgentContext({
       fragments: () => this.fragments.current(),

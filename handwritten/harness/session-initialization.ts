@@ -48,7 +48,9 @@ export class SessionInitialization {
   begin(): Promise<void> {
     if (this.begun) return this.done;
     this.begun = true;
-    const waiting = new Map([...this.waiters].filter(([instance, generation]) => this.port.isLive(instance, generation)));
+    // A copy: a waiter declared from now on holds nothing. Only live connections are in `waiters`
+    // (checked as each declaration commits, removed as each connection ends).
+    const waiting = new Map(this.waiters);
     const pending: Pending = { id: `init-s${Date.now().toString(36)}-${randomHex(6)}`, waiting };
     this.pending = pending;
     void this.port.publish("session.initialization_started", { session_id: this.port.sessionId, initialization_id: pending.id, waiting_for: [...waiting.keys()].sort() });
