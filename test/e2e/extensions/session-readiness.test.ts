@@ -33,6 +33,14 @@ async function sessionState(c: TestClient): Promise<{ name: string; data: Record
   return { name: c.deliveriesOf("session.initialized").length > 0 ? "session.initialized" : "session.initialization_started", data: (seen.at(-1) as { data: Record<string, unknown> }).data };
 }
 
+/** What a subscriber with no live subscription receives of the session's initialization: one current state. */
+async function onlyState(c: TestClient): Promise<{ name: string; data: Record<string, unknown> }> {
+  const state = await sessionState(c);
+  await c.sync();
+  expect(c.deliveriesOf("session.initialization_started").length + c.deliveriesOf("session.initialized").length).toBe(1);
+  return state;
+}
+
 /** The session's pending initialization (it began before or after the UI attached). */
 async function begun(c: TestClient): Promise<Record<string, unknown>> {
   const state = await sessionState(c);
@@ -177,11 +185,11 @@ describe("session readiness", () => {
     const started = await begun(c);
     const late = await TestClient.ui(d.socket, d.session_id);
     suite.cleanups.push(() => late.close());
-    expect(await sessionState(late)).toEqual({ name: "session.initialization_started", data: started });
+    expect(await onlyState(late)).toEqual({ name: "session.initialization_started", data: started });
     drive(c, "holder", "session_ready");
     await c.delivered("session.initialized");
     const later = await TestClient.ui(d.socket, d.session_id);
     suite.cleanups.push(() => later.close());
-    expect(await sessionState(later)).toEqual({ name: "session.initialized", data: { session_id: d.session_id, initialization_id: started.initialization_id } });
+    expect(await onlyState(later)).toEqual({ name: "session.initialized", data: { session_id: d.session_id, initialization_id: started.initialization_id } });
   });
 });
