@@ -120,9 +120,9 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
   try {
     await started;
     mark("daemon extensions started");
-    // The session begins once its first extensions started (and what they declared while starting
-    // committed): those that declared a session wait hold it (SPEC-extension-declarations).
-    await harness.bus.settled();
+    // The session begins once its first extensions started: what they declared while starting was
+    // queued as they activated, so it committed before `extension.ready`, which `started` awaited.
+    // Those that declared a session wait hold it (SPEC-extension-declarations).
     void harness.beginSessionInitialization();
     // Every schema validator is loaded once the session has run a moment, a few at a time, so
     // validating never needs a descriptor later: a daemon out of descriptors refuses work instead of
