@@ -3,7 +3,7 @@
 // declare their wait too late or from a connection that is gone, or have their answer dropped.
 import { describe, expect, it } from "vitest";
 import { TestClient, waitFor } from "../../support/daemon.js";
-import { agentJournal } from "../../support/e2e.js";
+import { agentJournal, attachUi, daemonIn, killTree, running } from "../../support/e2e.js";
 import { committed, declarationSuite, dummy, rendered, submit } from "./support.js";
 
 const suite = declarationSuite();
@@ -79,6 +79,30 @@ describe("session readiness", () => {
     const names = agentJournal(home, agent).map((r) => r.event.name);
     expect(names.slice(0, 4)).toEqual(["agent.started", "agent.prompt_submitted", "agent.initialization_context_set", "agent.prompt_started"]);
     expect(agentJournal(home, agent).some((r) => r.event.name.startsWith("session."))).toBe(false);
+  });
+
+  it("[declarations.session.resumed-begins-again] a resumed session begins again with a fresh id, and holds its resumed agents", async () => {
+    const { c, d, w, home } = await session([holder()]);
+    const first = await begun(c);
+    drive(c, "holder", "session_ready");
+    const agent = await c.createAgent();
+    await suite.systemOf(c, agent, "before-resume");
+    c.close();
+    killTree(d.pid);
+    await waitFor(() => !running(d.pid), "the daemon to stop", 30_000);
+    const resumed = await daemonIn(suite.cleanups, w.env, ["--resume", d.session_id, "--project-root", w.project]);
+    const c2 = await attachUi(suite.cleanups, resumed, { tools: ["echo"] });
+    const second = await begun(c2);
+    expect(second.session_id).toBe(d.session_id);
+    expect(second.waiting_for).toEqual(["holder"]);
+    expect(second.initialization_id).not.toBe(first.initialization_id);
+    await submit(c2, agent, "after-resume");
+    await marker(c2, "holder", "after-resume-marker");
+    expect(suite.systemSent("after-resume")).toBeUndefined();
+    drive(c2, "holder", "session_ready");
+    await suite.turnOf(c2, agent, "after-resume");
+    const sets = agentJournal(home, agent).filter((r) => r.event.name === "agent.initialization_context_set");
+    expect(sets).toHaveLength(2); // one finalization per process, each with its own id
   });
 
   it("[declarations.session.stale-session-id] readiness naming another session or another initialization id changes nothing", async () => {

@@ -1,7 +1,7 @@
 // What the declaration tests share (SPEC-extension-declarations): a real daemon with the provider
 // extension against a loopback OpenAI-compatible server and test-dummy instances, a UI attached to
 // it, and the system prompt the model of an agent was sent.
-import { agentHarnessYaml, attachUi, daemonIn, useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
+import { agentHarnessYaml, attachUi, daemonIn, useCleanups, useFakeOpenAI, workspaceIn, type Workspace } from "../../support/e2e.js";
 import { FakeOpenAI, textResponse, type ReceivedRequest } from "../../support/fake-openai.js";
 import { waitFor, type StartedDaemon, type TestClient } from "../../support/daemon.js";
 
@@ -14,12 +14,12 @@ export function declarationSuite() {
     fake: () => fake,
     cleanups,
     /** A daemon whose extensions are the provider and `extensions`, a UI attached, every model answer "ok". */
-    async session(extensions: unknown[], settings: Record<string, unknown> = {}): Promise<{ c: TestClient; home: string; d: StartedDaemon }> {
+    async session(extensions: unknown[], settings: Record<string, unknown> = {}): Promise<{ c: TestClient; home: string; d: StartedDaemon; w: Workspace }> {
       const w = workspaceIn(cleanups, agentHarnessYaml(fake, { shell: false, extensions, settings }));
       const d = await daemonIn(cleanups, w.env, ["--project-root", w.project]);
       const c = await attachUi(cleanups, d, { tools: ["echo"] });
       fake.respondWith(() => textResponse("ok"));
-      return { c, home: w.home, d };
+      return { c, home: w.home, d, w };
     },
     /** The system prompt of the model request that carried `marker` (a prompt's unique text), once it was sent. */
     systemSent(marker: string): string | undefined {
