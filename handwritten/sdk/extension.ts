@@ -359,8 +359,9 @@ export class Extension {
 
   /**
    * Called once, as the session begins in this process (SPEC-extension-declarations, "Session
-   * readiness"): after the daemon's first extensions started. With `hold: true` (declared now, so
-   * before the session begins) this extension holds it: no agent of the session finishes
+   * readiness"): after the daemon's first extensions started. Call it before `ready()`: an
+   * extension that starts later (or calls it later) is not told and holds nothing. With
+   * `hold: true` this extension holds it: no agent of the session finishes
    * initializing — their prompts wait, with no deadline — until `init.ready()` or until this
    * process exits. Declare what agents should take first (a discovery snapshot, fragments), then
    * call `init.ready()` once whatever happens. Holding agents (`onAgentInitializing`) is separate:
