@@ -17,7 +17,7 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
     "agent.cancel_request": ["agent.cancel_request"],
     "agent.outer_turn_finished": ["agent.prompt_submitted","provider.tool_result"],
     "agent.prompt_failed": ["provider.tool_result"],
-    "tool.request": ["agent.cancel_request","agent.initialization_started","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_error","provider.tool_result","session.agent_loaded","session.watch_set"],
+    "tool.request": ["agent.cancel_request","agent.initialization_context_set","agent.initialization_started","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","harness.agent_context_initialized","provider.tool_error","provider.tool_result","session.agent_loaded","session.watch_set"],
   },
   "discovery": {
     "extension.discovery_snapshot_declared": ["harness.notice","harness.session_skills_available"],
@@ -30,12 +30,14 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
     "agent.discovery_snapshot_declared": ["harness.notice"],
     "agent.readiness_declared": ["agent.initialization_context_set","harness.agent_context_initialized"],
     "agent.readiness_wait_declared": [],
+    "session.readiness_declared": ["agent.initialization_context_set","harness.agent_context_initialized","session.initialized"],
+    "session.readiness_wait_declared": [],
   },
   "prompts": {
     "agent.cancel_request": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_cancelled","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
     "agent.external_message_reported": ["agent.prompt_submitted"],
     "agent.internal_prompt_request": ["agent.prompt_submitted"],
-    "agent.prompt_submitted": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.initialization_started","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
+    "agent.prompt_submitted": ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.initialization_context_set","agent.initialization_started","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.agent_context_initialized","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"],
     "handoff.state_reported": [],
     "mcp.sampling_cancel": ["mcp.sampling_result","provider.cancel_request"],
     "mcp.sampling_request": ["mcp.sampling_result","provider.cancel_request","provider.request","provider.request_part"],
@@ -55,10 +57,10 @@ export const CONSUMER_TABLE: { readonly [consumer: string]: { readonly [N in Eve
   "session": {
     "agent.metadata_request": ["agent.metadata_set"],
     "agent.prompt_submitted": ["session.title_set"],
-    "agent.start_request": ["agent.initialization_started","agent.metadata_set","agent.start_result","agent.started","session.agent_loaded"],
+    "agent.start_request": ["agent.initialization_context_set","agent.initialization_started","agent.metadata_set","agent.start_result","agent.started","harness.agent_context_initialized","session.agent_loaded"],
     "session.handoff_request": ["session.handed_off","session.handoff_result"],
     "tool.unregister": [],
-    "ui.create_agent": ["agent.initialization_started","agent.metadata_set","agent.started","harness.notice","session.agent_loaded","ui.create_agent_result"],
+    "ui.create_agent": ["agent.initialization_context_set","agent.initialization_started","agent.metadata_set","agent.started","harness.agent_context_initialized","harness.notice","session.agent_loaded","ui.create_agent_result"],
     "ui.skill_load": ["agent.prompt_submitted","harness.notice","ui.skill_load_result"],
   },
   "shell": {
@@ -107,7 +109,7 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
     { consumer: "agents", event: "agent.prompt_failed", successors: ["provider.tool_result"], unlisted: [] },
   ],
   "agent.prompt_submitted": [
-    { consumer: "prompts", event: "agent.prompt_submitted", successors: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.initialization_started","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"], unlisted: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"] },
+    { consumer: "prompts", event: "agent.prompt_submitted", successors: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.initialization_context_set","agent.initialization_started","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.agent_context_initialized","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"], unlisted: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"] },
     { consumer: "session", event: "agent.prompt_submitted", successors: ["session.title_set"], unlisted: [] },
   ],
   "agent.readiness_declared": [
@@ -117,7 +119,7 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
     { consumer: "initializations", event: "agent.readiness_wait_declared", successors: [], unlisted: [] },
   ],
   "agent.start_request": [
-    { consumer: "session", event: "agent.start_request", successors: ["agent.initialization_started","agent.metadata_set","agent.start_result","agent.started","session.agent_loaded"], unlisted: [] },
+    { consumer: "session", event: "agent.start_request", successors: ["agent.initialization_context_set","agent.initialization_started","agent.metadata_set","agent.start_result","agent.started","harness.agent_context_initialized","session.agent_loaded"], unlisted: [] },
   ],
   "extension.discovery_snapshot_declared": [
     { consumer: "discovery", event: "extension.discovery_snapshot_declared", successors: ["harness.notice","harness.session_skills_available"], unlisted: [] },
@@ -164,6 +166,12 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
   "session.handoff_request": [
     { consumer: "session", event: "session.handoff_request", successors: ["session.handed_off","session.handoff_result"], unlisted: [] },
   ],
+  "session.readiness_declared": [
+    { consumer: "initializations", event: "session.readiness_declared", successors: ["agent.initialization_context_set","harness.agent_context_initialized","session.initialized"], unlisted: [] },
+  ],
+  "session.readiness_wait_declared": [
+    { consumer: "initializations", event: "session.readiness_wait_declared", successors: [], unlisted: [] },
+  ],
   "shell.command_finished_reported": [
     { consumer: "shell", event: "shell.command_finished_reported", successors: ["shell.command_finished"], unlisted: [] },
   ],
@@ -186,7 +194,7 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
     { consumer: "tools", event: "tool.registration_declared", successors: ["tool.register"], unlisted: [] },
   ],
   "tool.request": [
-    { consumer: "agents", event: "tool.request", successors: ["agent.cancel_request","agent.initialization_started","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_error","provider.tool_result","session.agent_loaded","session.watch_set"], unlisted: ["agent.cancel_request","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_result","session.agent_loaded","session.watch_set"] },
+    { consumer: "agents", event: "tool.request", successors: ["agent.cancel_request","agent.initialization_context_set","agent.initialization_started","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","harness.agent_context_initialized","provider.tool_error","provider.tool_result","session.agent_loaded","session.watch_set"], unlisted: ["agent.cancel_request","agent.metadata_set","agent.prompt_submitted","agent.started","agent.work_status_set","provider.tool_result","session.agent_loaded","session.watch_set"] },
     { consumer: "tools", event: "tool.request", successors: ["provider.tool_error","tool.call","tool.result","tool.result_display","tool.started"], unlisted: [] },
   ],
   "tool.result_reported": [
@@ -202,7 +210,7 @@ export const CONSUMERS_BY_EVENT: { readonly [N in EventName]?: readonly Consumer
     { consumer: "prompts", event: "ui.compact_request", successors: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_started","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"], unlisted: ["agent.compaction_committed","agent.compaction_failed","agent.compaction_summarized","agent.outer_turn_finished","agent.prompt_failed","agent.prompt_started","agent.prompt_submitted","agent.stats_updated","harness.notice","provider.cancel_request","provider.request","provider.request_part","provider.response_failed","provider.response_updated","provider.tool_error","provider.tool_result"] },
   ],
   "ui.create_agent": [
-    { consumer: "session", event: "ui.create_agent", successors: ["agent.initialization_started","agent.metadata_set","agent.started","harness.notice","session.agent_loaded","ui.create_agent_result"], unlisted: ["agent.metadata_set","harness.notice","session.agent_loaded"] },
+    { consumer: "session", event: "ui.create_agent", successors: ["agent.initialization_context_set","agent.initialization_started","agent.metadata_set","agent.started","harness.agent_context_initialized","harness.notice","session.agent_loaded","ui.create_agent_result"], unlisted: ["agent.metadata_set","harness.notice","session.agent_loaded"] },
   ],
   "ui.model_select": [
     { consumer: "prompts", event: "ui.model_select", successors: ["agent.model_set"], unlisted: [] },

@@ -88,7 +88,11 @@ export const EVENT_NAMES = [
   "session.handed_off",
   "session.handoff_request",
   "session.handoff_result",
+  "session.initialization_started",
+  "session.initialized",
   "session.lineage_set",
+  "session.readiness_declared",
+  "session.readiness_wait_declared",
   "session.replay_complete",
   "session.shutdown",
   "session.started",
@@ -213,7 +217,11 @@ export interface EventPayloads {
   "session.handed_off": T.SessionHandedOff;
   "session.handoff_request": T.SessionHandoffRequest;
   "session.handoff_result": T.SessionHandoffResult;
+  "session.initialization_started": T.SessionInitializationStarted;
+  "session.initialized": T.SessionInitialized;
   "session.lineage_set": T.SessionLineageSet;
+  "session.readiness_declared": T.SessionReadinessDeclared;
+  "session.readiness_wait_declared": T.SessionReadinessWaitDeclared;
   "session.replay_complete": T.SessionReplayComplete;
   "session.shutdown": T.SessionShutdown;
   "session.started": T.SessionStarted;
@@ -343,7 +351,11 @@ export const EVENTS: { readonly [N in EventName]: EventInfo } = {
   "session.handed_off": { name: "session.handed_off", family: "session", model: "SessionHandedOff", description: "This session was handed off: its work continues in `successor_session_id` (the source's fact).", validate: V.validateSessionHandedOff },
   "session.handoff_request": { name: "session.handoff_request", family: "session", model: "SessionHandoffRequest", description: "Asks the harness to create the replacement session `session_id` of this session, linked to it,\nwhose first user turn is `dossier`. Answered by the directed `session.handoff_result`.", validate: V.validateSessionHandoffRequest },
   "session.handoff_result": { name: "session.handoff_result", family: "session", model: "SessionHandoffResult", description: "Directed to the requesting extension only.", validate: V.validateSessionHandoffResult },
+  "session.initialization_started": { name: "session.initialization_started", family: "session", model: "SessionInitializationStarted", description: "The session began initializing in this process: the captured waiters answer its `initialization_id`.", validate: V.validateSessionInitializationStarted },
+  "session.initialized": { name: "session.initialized", family: "session", model: "SessionInitialized", description: "The session's initialization finished: its agents may finish initializing.", validate: V.validateSessionInitialized },
   "session.lineage_set": { name: "session.lineage_set", family: "session", model: "SessionLineageSet", description: "This session continues `parent_session_id` (the replacement's fact, among its first records).", validate: V.validateSessionLineageSet },
+  "session.readiness_declared": { name: "session.readiness_declared", family: "session", model: "SessionReadinessDeclared", description: "This connection is ready for the session's pending initialization.", validate: V.validateSessionReadinessDeclared },
+  "session.readiness_wait_declared": { name: "session.readiness_wait_declared", family: "session", model: "SessionReadinessWaitDeclared", description: "This connection holds the session's initialization (SPEC-extension-declarations, \"Session\nreadiness\") when the session next begins in a process, until it declares readiness for it or\ndisconnects; `wait: false` stops that.", validate: V.validateSessionReadinessWaitDeclared },
   "session.replay_complete": { name: "session.replay_complete", family: "session", model: "SessionReplayComplete", description: "Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one is live.", validate: V.validateSessionReplayComplete },
   "session.shutdown": { name: "session.shutdown", family: "session", model: "SessionShutdown", description: "", validate: V.validateSessionShutdown },
   "session.started": { name: "session.started", family: "session", model: "SessionStarted", description: "", validate: V.validateSessionStarted },

@@ -1992,10 +1992,39 @@ export type SessionHandoffResult = {
   error?: ShortText;
 };
 
+/** The session began initializing in this process: the captured waiters answer its `initialization_id`. */
+export type SessionInitializationStarted = {
+  session_id: Id;
+  initialization_id: InitializationId;
+  /** The instances whose readiness it waits for (captured as it began). */
+  waiting_for: Array<InstanceName>;
+};
+
+/** The session's initialization finished: its agents may finish initializing. */
+export type SessionInitialized = {
+  session_id: Id;
+  initialization_id: InitializationId;
+};
+
 /** This session continues `parent_session_id` (the replacement's fact, among its first records). */
 export type SessionLineageSet = {
   parent_session_id: Id;
   parent_agent_id: Id;
+};
+
+/** This connection is ready for the session's pending initialization. */
+export type SessionReadinessDeclared = {
+  session_id: Id;
+  initialization_id: InitializationId;
+};
+
+/**
+ * This connection holds the session's initialization (SPEC-extension-declarations, "Session
+ * readiness") when the session next begins in a process, until it declares readiness for it or
+ * disconnects; `wait: false` stops that.
+ */
+export type SessionReadinessWaitDeclared = {
+  wait: boolean;
 };
 
 /** Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one is live. */
@@ -2349,6 +2378,11 @@ export type TestDummySettings = {
    * declare context and readiness (SPEC-extension-declarations).
    */
   hold_agents?: boolean;
+  /**
+   * Holds the session's initialization; the driver's `session_ready` event declares readiness and
+   * `session_wait` declares (or stops) the wait later (SPEC-extension-declarations).
+   */
+  hold_session?: boolean;
   /** Context it declares for every agent it sees initializing. */
   agent_context?: Array<TestDummyFragment>;
 };

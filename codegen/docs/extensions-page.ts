@@ -1,6 +1,7 @@
 // The docs page "Writing an extension": the SDK's shape (connect, tools, ready), then what an
 // extension may tell the agents of its session — prompt fragments, per-agent context and
-// readiness, discovery snapshots, starting agents — with the rules quoted from SPEC-extension-declarations.
+// readiness, session readiness, discovery snapshots, starting agents — with the rules quoted from
+// SPEC-extension-declarations.
 import { esc } from "./html.js";
 import { GUIDE_PAGES, para, recordSection, type GuideContext } from "./guide.js";
 
@@ -35,6 +36,16 @@ export function extensionsPage(ctx: GuideContext): string {
       "}, { hold: true });",
     ]),
     p("Context is taken only while that initialization is pending, from your live process, for exactly the initialization id you were given: readiness for one agent never releases another. `ext.stopHoldingAgents()` stops holding agents that begin initializing later. At most 16 keys and 32 KiB per extension and agent. What an agent's initialization froze is recorded in its journal (`agent.initialization_context_set`), and a UI attaching later sees it as `harness.agent_context_initialized`; a resumed agent initializes again, with a fresh id."),
+    '<h2 id="session-ready">Holding the session until you are ready</h2>',
+    p("An extension whose declarations every agent should start with (its AGENTS.md files and skills, its fragments) can hold the session: no agent of it finishes initializing — prompts typed meanwhile are queued, not refused — until you call `init.ready()` or your process exits, with no time limit. The session begins once tau's first extensions have all started, when a daemon starts a new session, resumes one, or takes over from a handoff; only the extensions that declared `hold: true` while starting hold it, and one started later does not."),
+    pre([
+      "ext.onSessionInitializing(async (init) => {",
+      "  // init.sessionId, init.initializationId; init.holding: whether this extension holds it",
+      "  await ext.declareDiscoverySnapshot(await loadKnowledgeBase());",
+      "  await init.ready();",
+      "}, { hold: true });",
+    ]),
+    p("Readiness counts only from your live process and for exactly the initialization id you were given. It is separate from holding agents: `init.ready()` for the session never releases an agent you hold with `onAgentInitializing`, and readiness for an agent never releases the session. UIs see the state as `session.initialization_started`, then `session.initialized`; one attaching later receives the current one."),
     '<h2 id="discovery">AGENTS.md files and skills</h2>',
     p("`ext.declareDiscoverySnapshot({agentsMd, skills})` contributes AGENTS.md files (a path that says where each stands for, and its content) and skills (a name, a one-line description and the path of its SKILL.md, read when the skill is loaded) to every agent that initializes from then on, after the local ones. Each call replaces, whole, everything your extension contributed before; an empty snapshot withdraws it all, and so does your process's exit. At most 256 items and 1 MiB of text; an AGENTS.md holds at most 64 KiB. An invalid item (a relative path, a bad skill name, a duplicate) is reported in one warning and left out; the rest is taken. UIs see the result as `harness.session_skills_available`. For one agent alone, call `init.discovery({agentsMd, skills})` while you hold its initialization: those are added to what that agent took when it was created."),
     pre([
@@ -50,6 +61,7 @@ export function extensionsPage(ctx: GuideContext): string {
     '<h2 id="rules">The rules tau follows</h2>',
     recordSection(ctx, page, "SPEC-extension-declarations", "Prompt fragments"),
     recordSection(ctx, page, "SPEC-extension-declarations", "Per-agent keyed context and readiness"),
+    recordSection(ctx, page, "SPEC-extension-declarations", "Session readiness"),
     recordSection(ctx, page, "SPEC-extension-declarations", "Discovery snapshots"),
     recordSection(ctx, page, "SPEC-extension-declarations", "Start-agent requests"),
   ].join("\n");

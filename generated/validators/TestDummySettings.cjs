@@ -7,7 +7,7 @@ function codePointLength(s) {
   return SURROGATE.test(s) ? ajvUcs2length(s) : s.length;
 }
 exports.validateTestDummySettings = validate0;
-const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummySettings.json","type":"object","properties":{"tools":{"type":"array","items":{"$ref":"TestDummyTool.json"},"maxItems":16,"description":"The tools it declares; `echo` when absent."},"group":{"$ref":"ToolLabel.json","description":"The group every tool it declares is in, for role policy."},"tags":{"type":"array","items":{"$ref":"ToolLabel.json"},"maxItems":16,"description":"Tags every tool it declares carries, for role policy."},"config_error":{"$ref":"ShortText.json","description":"Answer `configure` with this `config_error` instead of becoming ready."},"never_ready":{"type":"boolean","description":"Never become ready."},"driver":{"type":"boolean","description":"Turn custom `extension.event {category: \"test\", name: \"call\"}` events into `tool.request`s."},"ready_gate":{"$ref":"PathText.json","description":"A file whose presence at start holds back ready until it is removed."},"fragments":{"type":"array","items":{"$ref":"TestDummyFragment.json"},"maxItems":64,"description":"Prompt fragments it declares before it is ready (SPEC-extension-declarations)."},"drop_keys":{"type":"array","items":{"$ref":"PromptFragmentKey.json"},"maxItems":16,"description":"Intercepts prompt-fragment and agent-context declarations of these keys and drops them."},"hold_keys":{"type":"array","items":{"$ref":"PromptFragmentKey.json"},"maxItems":16,"description":"Intercepts prompt-fragment and agent-context declarations of these keys and never answers (the harness passes them after its deadline)."},"hold_agents":{"type":"boolean","description":"Holds every agent's initialization; the driver's `agent_context` and `agent_ready` events\ndeclare context and readiness (SPEC-extension-declarations)."},"agent_context":{"type":"array","items":{"$ref":"TestDummyFragment.json"},"maxItems":64,"description":"Context it declares for every agent it sees initializing."}},"unevaluatedProperties":{"not":{}},"description":"`tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured.","x-tau-settings":"test-dummy"};
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummySettings.json","type":"object","properties":{"tools":{"type":"array","items":{"$ref":"TestDummyTool.json"},"maxItems":16,"description":"The tools it declares; `echo` when absent."},"group":{"$ref":"ToolLabel.json","description":"The group every tool it declares is in, for role policy."},"tags":{"type":"array","items":{"$ref":"ToolLabel.json"},"maxItems":16,"description":"Tags every tool it declares carries, for role policy."},"config_error":{"$ref":"ShortText.json","description":"Answer `configure` with this `config_error` instead of becoming ready."},"never_ready":{"type":"boolean","description":"Never become ready."},"driver":{"type":"boolean","description":"Turn custom `extension.event {category: \"test\", name: \"call\"}` events into `tool.request`s."},"ready_gate":{"$ref":"PathText.json","description":"A file whose presence at start holds back ready until it is removed."},"fragments":{"type":"array","items":{"$ref":"TestDummyFragment.json"},"maxItems":64,"description":"Prompt fragments it declares before it is ready (SPEC-extension-declarations)."},"drop_keys":{"type":"array","items":{"$ref":"PromptFragmentKey.json"},"maxItems":16,"description":"Intercepts prompt-fragment and agent-context declarations of these keys and drops them."},"hold_keys":{"type":"array","items":{"$ref":"PromptFragmentKey.json"},"maxItems":16,"description":"Intercepts prompt-fragment and agent-context declarations of these keys and never answers (the harness passes them after its deadline)."},"hold_agents":{"type":"boolean","description":"Holds every agent's initialization; the driver's `agent_context` and `agent_ready` events\ndeclare context and readiness (SPEC-extension-declarations)."},"hold_session":{"type":"boolean","description":"Holds the session's initialization; the driver's `session_ready` event declares readiness and\n`session_wait` declares (or stops) the wait later (SPEC-extension-declarations)."},"agent_context":{"type":"array","items":{"$ref":"TestDummyFragment.json"},"maxItems":64,"description":"Context it declares for every agent it sees initializing."}},"unevaluatedProperties":{"not":{}},"description":"`tau ext test-dummy`: a small extension for end-to-end tests, disabled unless configured.","x-tau-settings":"test-dummy"};
 const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"TestDummyTool.json","type":"string","enum":["echo","sleep","progress","crash","env","fail","report"],"description":"A tool of `tau ext test-dummy`."};
 const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ToolLabel.json","type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$","description":"A tool's group or one of its tags, matched by a role's `group:NAME` / `tag:NAME` (SPEC-tool-routing, \"Tool policy by role\")."};
 const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"ShortText.json","type":"string","maxLength":1024,"description":"Short human text (labels, names, one-line reasons)."};
@@ -438,25 +438,37 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.agent_context !== undefined){
-let data16 = data.agent_context;
+if(data.hold_session !== undefined){
 const _errs39 = errors;
-if(errors === _errs39){
-if(Array.isArray(data16)){
-if(data16.length > 64){
+if(typeof data.hold_session !== "boolean"){
+validate0.errors = [{instancePath:instancePath+"/hold_session",schemaPath:"#/properties/hold_session/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs39 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agent_context !== undefined){
+let data17 = data.agent_context;
+const _errs41 = errors;
+if(errors === _errs41){
+if(Array.isArray(data17)){
+if(data17.length > 64){
 validate0.errors = [{instancePath:instancePath+"/agent_context",schemaPath:"#/properties/agent_context/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
 return false;
 }
 else {
 var valid13 = true;
-const len5 = data16.length;
+const len5 = data17.length;
 for(let i5=0; i5<len5; i5++){
-const _errs41 = errors;
-if(!(validate1(data16[i5], {instancePath:instancePath+"/agent_context/" + i5,parentData:data16,parentDataProperty:i5,rootData,dynamicAnchors}))){
+const _errs43 = errors;
+if(!(validate1(data17[i5], {instancePath:instancePath+"/agent_context/" + i5,parentData:data17,parentDataProperty:i5,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
-var valid13 = _errs41 === errors;
+var valid13 = _errs43 === errors;
 if(!valid13){
 break;
 }
@@ -468,20 +480,21 @@ validate0.errors = [{instancePath:instancePath+"/agent_context",schemaPath:"#/pr
 return false;
 }
 }
-var valid0 = _errs39 === errors;
+var valid0 = _errs41 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 for(const key0 in data){
-if((((((((((((key0 !== "tools") && (key0 !== "group")) && (key0 !== "tags")) && (key0 !== "config_error")) && (key0 !== "never_ready")) && (key0 !== "driver")) && (key0 !== "ready_gate")) && (key0 !== "fragments")) && (key0 !== "drop_keys")) && (key0 !== "hold_keys")) && (key0 !== "hold_agents")) && (key0 !== "agent_context")){
-const _errs43 = errors;
+if(((((((((((((key0 !== "tools") && (key0 !== "group")) && (key0 !== "tags")) && (key0 !== "config_error")) && (key0 !== "never_ready")) && (key0 !== "driver")) && (key0 !== "ready_gate")) && (key0 !== "fragments")) && (key0 !== "drop_keys")) && (key0 !== "hold_keys")) && (key0 !== "hold_agents")) && (key0 !== "hold_session")) && (key0 !== "agent_context")){
+const _errs45 = errors;
 validate0.errors = [{instancePath:instancePath+"/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/unevaluatedProperties/not",keyword:"not",params:{},message:"must NOT be valid"}];
 return false;
-var valid14 = _errs43 === errors;
+var valid14 = _errs45 === errors;
 if(!valid14){
 break;
+}
 }
 }
 }

@@ -17,6 +17,8 @@ export interface ContextHolder {
   fragments?: readonly FragmentInput[];
   /** The agent's keyed context from extensions, frozen when its initialization finished (agent-initialization.ts). */
   agentContext?: readonly FragmentInput[];
+  /** The discovery sources' version its AGENTS.md and skills were taken at (see AgentContext.retake). */
+  discoveryTaken?: number;
 }
 
 export interface AgentContextOptions {
@@ -39,12 +41,36 @@ export interface ToolListing {
 }
 
 export class AgentContext {
+  /** Counts the changes of the extensions' discovery sources. */
+  private discoveryVersion = 0;
+
   constructor(private readonly options: AgentContextOptions) {}
+
+  /** An extension's discovery snapshot changed what an agent initializing now would get. */
+  discoveryChanged(): void {
+    this.discoveryVersion++;
+  }
+
+  /**
+   * Takes an agent's context again as its initialization finishes (agent-initialization.ts): what
+   * was declared while it was pending (held by the session or its own waiters) reaches it. The
+   * fragments are taken anew; AGENTS.md and skills only when a discovery snapshot changed since
+   * the agent took them (the local files are not read twice for nothing).
+   */
+  retake(agent: ContextHolder): void {
+    agent.fragments = this.options.fragments?.() ?? [];
+    if (agent.discoveryTaken !== this.discoveryVersion) {
+      delete agent.agentsMd;
+      delete agent.skills;
+    }
+    this.initialize(agent);
+  }
 
   /** Freezes an agent's context once per process: AGENTS.md files, skill metadata and fragments, taken together. */
   initialize(agent: ContextHolder): void {
     const { configRoot, projectRoot } = this.options;
     agent.fragments ??= this.options.fragments?.() ?? [];
+    if (agent.agentsMd === undefined || agent.skills === undefined) agent.discoveryTaken = this.discoveryVersion;
     agent.agentsMd ??= this.agentsMd();
     if (agent.skills === undefined) {
       agent.skills = this.skills();

@@ -24,6 +24,8 @@ export interface AgentInitializationPort {
   /** A discovery snapshot's valid items, or undefined when it is refused whole (discovery-sources.ts). */
   validated(instance: string, items: readonly DiscoveryItem[]): Omit<Source, "generation"> | undefined;
   warn(message: string): void;
+  /** Until the session is ready (session-initialization.ts), resolves when it is; then undefined. */
+  sessionReady(): Promise<void> | undefined;
 }
 
 interface Pending {
@@ -34,7 +36,8 @@ interface Pending {
   readonly context: Map<string, { generation: number; keys: Map<string, string> }>;
   /** instance → its discovery snapshot for this initialization. */
   readonly discovery: Map<string, Source>;
-  readonly captured: boolean;
+  /** No captured waiter is left: it finishes once the session is ready. */
+  released: boolean;
   readonly done: Promise<void>;
   readonly resolve: () => void;
 }
@@ -70,10 +73,10 @@ export class AgentInitializations {
     const waiting = new Map([...this.waiters].filter(([instance, generation]) => this.port.isLive(instance, generation)));
     let resolve!: () => void;
     const done = new Promise<void>((r) => (resolve = r));
-    const pending: Pending = { id: `init-${Date.now().toString(36)}-${(++this.minted).toString(36)}-${randomHex(6)}`, waiting, context: new Map(), discovery: new Map(), captured: waiting.size > 0, done, resolve };
+    const pending: Pending = { id: `init-${Date.now().toString(36)}-${(++this.minted).toString(36)}-${randomHex(6)}`, waiting, context: new Map(), discovery: new Map(), released: false, done, resolve };
     this.pending.set(agentId, pending);
     void this.port.publish("agent.initialization_started", { agent_id: agentId, session_id: this.port.sessionId, initialization_id: pending.id, waiting_for: [...waiting.keys()].sort() });
-    if (waiting.size === 0) void this.finish(agentId, pending);
+    if (waiting.size === 0) this.release(agentId, pending);
     return done;
   }
 
@@ -114,7 +117,7 @@ export class AgentInitializations {
     const { pending, instance, generation } = at;
     if (pending.waiting.get(instance) !== generation) return; // not a captured waiter of this initialization
     pending.waiting.delete(instance);
-    if (pending.waiting.size === 0) void this.finish(c.data.agent_id, pending);
+    if (pending.waiting.size === 0) this.release(c.data.agent_id, pending);
   }
 
   /** A connection ended: it holds nothing from now on, and its context of pending initializations goes. */
@@ -125,7 +128,7 @@ export class AgentInitializations {
       if (pending.discovery.get(instance)?.generation === generation) pending.discovery.delete(instance);
       if (pending.waiting.get(instance) !== generation) continue;
       pending.waiting.delete(instance);
-      if (pending.waiting.size === 0) void this.finish(agentId, pending);
+      if (pending.waiting.size === 0) this.release(agentId, pending);
     }
   }
 
@@ -137,6 +140,19 @@ export class AgentInitializations {
     const pending = this.pending.get(c.data.agent_id);
     if (pending === undefined || pending.id !== c.data.initialization_id) return undefined; // stale initialization id
     return { pending, instance: p.instance, generation: p.generation };
+  }
+
+  /**
+   * Every captured waiter of the agent is done: it finishes now when the session is ready (so a new
+   * agent's record is queued right behind its creation), else once the session is. Per-agent
+   * readiness never releases the session, nor the session an agent's own waiters.
+   */
+  private release(agentId: string, pending: Pending): void {
+    if (pending.released) return;
+    pending.released = true;
+    const session = this.port.sessionReady();
+    if (session === undefined) void this.finish(agentId, pending);
+    else void session.then(() => this.finish(agentId, pending));
   }
 
   private async finish(agentId: string, pending: Pending): Promise<void> {
@@ -151,13 +167,16 @@ export class AgentInitializations {
     const discovery = [...pending.discovery].filter(([instance, d]) => this.port.isLive(instance, d.generation)).sort(([a], [b]) => (a < b ? -1 : 1));
     try {
       this.port.freeze(agentId, context, discovery);
-      if (!pending.captured && context.length === 0) return;
-      await this.port.publish("agent.initialization_context_set", { agent_id: agentId, initialization_id: pending.id, context });
-      await this.port.publish("harness.agent_context_initialized", {
-        agent_id: agentId,
-        initialization_id: pending.id,
-        context: context.map(({ instance, key }) => ({ instance, key })),
-      });
+      // Every finalization is recorded, an empty one too: the bus keeps publication order, so both
+      // are queued behind the agent's creation and ahead of any round the finished wait releases.
+      await Promise.all([
+        this.port.publish("agent.initialization_context_set", { agent_id: agentId, initialization_id: pending.id, context }),
+        this.port.publish("harness.agent_context_initialized", {
+          agent_id: agentId,
+          initialization_id: pending.id,
+          context: context.map(({ instance, key }) => ({ instance, key })),
+        }),
+      ]);
     } finally {
       pending.resolve(); // whatever happened, the agent's prompts never wait on a finished initialization
     }
@@ -175,7 +194,7 @@ export function freezeInitialization(
   entries: readonly AgentContextEntry[],
   discovery: ReadonlyArray<readonly [string, Omit<Source, "generation">]>,
 ): void {
-  context.initialize(agent);
+  context.retake(agent);
   agent.agentContext = entries;
   if (discovery.length === 0) return;
   agent.agentsMd = [...(agent.agentsMd ?? []), ...discovery.flatMap(([, d]) => d.agentsMd)];

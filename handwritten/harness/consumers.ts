@@ -12,14 +12,14 @@ import type { Consumer } from "../bus/index.js";
 export const CONSUMERS = {
   /** The session: agents, metadata, skills, titles (session-requests.ts), handoffs (handoff-request.ts), snapshots (harness.ts). */
   session: {
-    "ui.create_agent": ["agent.started", "session.agent_loaded", "agent.metadata_set", "agent.initialization_started", "ui.create_agent_result", "harness.notice"],
+    "ui.create_agent": ["agent.started", "session.agent_loaded", "agent.metadata_set", "agent.initialization_started", "agent.initialization_context_set", "harness.agent_context_initialized", "ui.create_agent_result", "harness.notice"],
     "ui.skill_load": ["agent.prompt_submitted", "ui.skill_load_result", "harness.notice"],
     "agent.metadata_request": ["agent.metadata_set"],
     "agent.prompt_submitted": ["session.title_set"],
     "tool.unregister": [],
     "session.handoff_request": ["session.handed_off", "session.handoff_result"],
     /** Start-agent requests from extensions (agent-start-requests.ts). */
-    "agent.start_request": ["agent.started", "session.agent_loaded", "agent.metadata_set", "agent.initialization_started", "agent.start_result"],
+    "agent.start_request": ["agent.started", "session.agent_loaded", "agent.metadata_set", "agent.initialization_started", "agent.initialization_context_set", "harness.agent_context_initialized", "agent.start_result"],
   },
   /** PromptFragments (prompt-fragments.ts, SPEC-extension-declarations): a refused declaration is a live notice. */
   fragments: {
@@ -35,6 +35,9 @@ export const CONSUMERS = {
     "agent.context_declared": ["harness.notice"],
     "agent.discovery_snapshot_declared": ["harness.notice"],
     "agent.readiness_declared": ["agent.initialization_context_set", "harness.agent_context_initialized"],
+    /** Session readiness (session-initialization.ts): the session's held agents finish once it is ready. */
+    "session.readiness_wait_declared": [],
+    "session.readiness_declared": ["session.initialized", "agent.initialization_context_set", "harness.agent_context_initialized"],
   },
   /** ToolRouter (tools.ts). */
   tools: {
@@ -58,6 +61,8 @@ export const CONSUMERS = {
       "session.agent_loaded",
       "agent.metadata_set",
       "agent.initialization_started",
+      "agent.initialization_context_set",
+      "harness.agent_context_initialized",
       "agent.prompt_submitted",
       "agent.work_status_set",
       "agent.cancel_request",
@@ -116,6 +121,8 @@ export const CONSUMERS = {
     "handoff.state_reported": [],
     "agent.prompt_submitted": [
       "agent.initialization_started",
+      "agent.initialization_context_set",
+      "harness.agent_context_initialized",
       "agent.prompt_started",
       "agent.prompt_failed",
       "provider.request",

@@ -23,7 +23,15 @@ import { compactionSettings } from "./compactor.js";
 
 /** How long after its session runs the daemon loads every schema validator (see below). */
 const VALIDATORS_PRELOAD_DELAY_MS = 1_500;
-import { preloadValidators, type ExtensionConfig, type SandboxLaunch } from "../../generated/index.js";
+import {
+  preloadValidators,
+  validateAgentInitializationContextSet,
+  validateHarnessAgentContextInitialized,
+  validateSessionInitializationStarted,
+  validateSessionInitialized,
+  type ExtensionConfig,
+  type SandboxLaunch,
+} from "../../generated/index.js";
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -79,6 +87,12 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
   });
   const started = supervisor.start(extensions);
   harness.prompts.whileExtensionsStart(started);
+  // The session's and its first agents' initialization records follow the extensions' start on the
+  // way to the first model request; their validators (about 5 ms) load while the extensions start,
+  // by a first validation of nothing.
+  setImmediate(() => {
+    for (const v of [validateSessionInitializationStarted, validateSessionInitialized, validateAgentInitializationContextSet, validateHarnessAgentContextInitialized]) v(null);
+  });
   mark("daemon extensions spawned");
   started.catch(() => {}); // handled where it is awaited below
   const stop = async (reason: "last_ui_left" | "signal" | "requested" | "startup_failed", code = 0) => {
@@ -120,6 +134,10 @@ export async function runDaemon(args: DaemonArgs, setup: DaemonSetup, early?: Ma
   try {
     await started;
     mark("daemon extensions started");
+    // The session begins once its first extensions started: what they declared while starting was
+    // queued as they activated, so it committed before `extension.ready`, which `started` awaited.
+    // Those that declared a session wait hold it (SPEC-extension-declarations).
+    void harness.beginSessionInitialization();
     // Every schema validator is loaded once the session has run a moment, a few at a time, so
     // validating never needs a descriptor later: a daemon out of descriptors refuses work instead of
     // every event. Not at once: loading them all costs tens of milliseconds of CPU, which the
@@ -148,6 +166,7 @@ function harnessOptions(args: DaemonArgs, setup: DaemonSetup): HarnessOptions {
     projectRoot: args.projectRoot,
     ...(args.resume ? { resume: args.resume } : {}),
     ...(args.sessionId ? { sessionId: args.sessionId } : {}),
+    deferSessionInitialization: true,
     warn: (m) => process.stderr.write(`tau daemon: ${m}\n`),
     debugLog: config.debug_log?.enable !== false,
     configRoot: roots.config,

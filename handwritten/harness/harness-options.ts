@@ -13,6 +13,11 @@ export interface HarnessOptions {
   readonly resume?: string;
   /** The id for a new session (a launcher mints it so it can name the log file); minted when absent. */
   readonly sessionId?: string;
+  /**
+   * The session's initialization (session readiness) waits for `beginSessionInitialization`, which
+   * the daemon calls once its first extensions started; otherwise it begins as the session opens.
+   */
+  readonly deferSessionInitialization?: boolean;
   readonly warn?: (message: string) => void;
   /** Mirror committed events to the session's debug events.jsonl (never for ephemeral sessions). */
   readonly debugLog?: boolean;

@@ -29,6 +29,7 @@ import { SessionRequests, type NewAgent } from "./session-requests.js";
 import { HandoffRequests, type HandoffSeed } from "./handoff-request.js";
 import { PromptFragments } from "./prompt-fragments.js";
 import { AgentInitializations, freezeInitialization, type AgentInitializationPort } from "./agent-initialization.js";
+import { SessionInitialization } from "./session-initialization.js";
 import { DiscoverySources } from "./discovery-sources.js";
 import { AgentStartRequests } from "./agent-start-requests.js";
 import type { ExtensionLiveness, HarnessOptions } from "./harness-options.js";
@@ -55,6 +56,7 @@ interface Rooms {
   readonly team: AgentTeam;
   readonly fragments: PromptFragments;
   readonly initializations: AgentInitializations;
+  readonly sessionInit: SessionInitialization;
   readonly discovery: DiscoverySources;
   readonly starts: AgentStartRequests;
 }
@@ -86,6 +88,8 @@ const WIRING: readonly Wire[] = [
   consume("initializations", "agent.context_declared", (r, c) => r.initializations.onContextDeclared(c)),
   consume("initializations", "agent.discovery_snapshot_declared", (r, c) => r.initializations.onDiscoveryDeclared(c)),
   consume("initializations", "agent.readiness_declared", (r, c) => r.initializations.onReadinessDeclared(c)),
+  consume("initializations", "session.readiness_wait_declared", (r, c) => r.sessionInit.onWaitDeclared(c)),
+  consume("initializations", "session.readiness_declared", (r, c) => r.sessionInit.onReadinessDeclared(c)),
   consume("tools", "tool.registration_declared", (r, c) => r.tools.onRegistrationDeclared(c)),
   consume("tools", "tool.unregistration_declared", (r, c) => r.tools.onUnregistrationDeclared(c)),
   consume("session", "tool.unregister", (r, c) => r.bus.forgetSnapshot(`tool:${c.data.name}`)),
@@ -156,6 +160,8 @@ export class Harness {
   private readonly fragments: PromptFragments;
   /** Agents' initializations: keyed context and readiness from extensions (SPEC-extension-declarations). */
   private readonly initializations: AgentInitializations;
+  /** The session's initialization in this process: session readiness (SPEC-extension-declarations). */
+  private readonly sessionInit: SessionInitialization;
   /** Extensions' AGENTS.md files and skills (SPEC-extension-declarations, "Discovery snapshots"). */
   private readonly discovery: DiscoverySources;
   /** Agents joining the session, metadata, skill loads and the first-prompt title. */
@@ -201,8 +207,13 @@ export class Harness {
       if (agent !== undefined) freezeInitialization(this.context, agent, context, discovery);
     };
     const validated: AgentInitializationPort["validated"] = (instance, items) => this.discovery.validated(instance, items);
-    this.initializations = new AgentInitializations({ sessionId, isLive, hasAgent: (id) => this.agents.has(id), publish: (n, d) => this.publishHarness(n, d), freeze, validated, warn: notice });
-    const sessionSkills = () => void this.publishHarness("harness.session_skills_available", this.context.sessionSkills());
+    this.sessionInit = new SessionInitialization({ sessionId, isLive, publish: (n, d) => this.publishHarness(n, d) });
+    const sessionReady = () => this.sessionInit.ready;
+    this.initializations = new AgentInitializations({ sessionId, isLive, hasAgent: (id) => this.agents.has(id), publish: (n, d) => this.publishHarness(n, d), freeze, validated, warn: notice, sessionReady });
+    const sessionSkills = () => {
+      this.context.discoveryChanged();
+      void this.publishHarness("harness.session_skills_available", this.context.sessionSkills());
+    };
     this.discovery = new DiscoverySources({ isLive, warn: notice, changed: sessionSkills });
     this.context = new AgentContext({
       fragments: () => this.fragments.current(),
@@ -242,7 +253,7 @@ export class Harness {
     });
     this.peerInbox = new PeerInbox({ sessionId, addressable: (agentId) => this.agents.get(agentId)?.fold.ephemeral === false, publish: (name, data) => this.committed(name, data), agents: () => this.peerRoster() }, options.peerBudget, options.peerClock);
     this.peerOutbox = new PeerOutbox({ runtimeDir: options.runtimeDir, sessionId });
-    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team, fragments: this.fragments, initializations: this.initializations, discovery: this.discovery, starts: this.agentStarts() });
+    this.wire({ bus: this.bus, session: this.session, handoff: this.handoff, tools: this.tools, shell: this.shellCommands, prompts: this.prompts, team: this.team, fragments: this.fragments, initializations: this.initializations, sessionInit: this.sessionInit, discovery: this.discovery, starts: this.agentStarts() });
   }
 
   /** Registers the declared consumers (WIRING), every one of them, then the debug log's mirror of every commit. */
@@ -286,6 +297,8 @@ export class Harness {
       resumed: options.resume !== undefined,
       ephemeral: store.memoryOnly,
     });
+    // The daemon begins it once its first extensions started, so that they can hold it.
+    if (options.deferSessionInitialization !== true) void h.beginSessionInitialization();
     if (options.resume) {
       await h.settleCutCalls();
       await h.prompts.settleRestored(new Map([...h.agents].map(([id, a]) => [id, a.fold])));
@@ -302,6 +315,14 @@ export class Harness {
     for (const call of this.journals.restoreCalls.calls) this.tools.endCut(call, CUT_CALL_ERROR);
     await this.bus.settled();
     this.journals.restoreCalls.compact(this.journals.restoreLog, true);
+  }
+
+  /**
+   * The session begins in this process (SPEC-extension-declarations, "Session readiness"): it
+   * captures the live session waiters; until they are ready no agent finishes initializing.
+   */
+  beginSessionInitialization(): Promise<void> {
+    return this.sessionInit.begin();
   }
 
   /** A handoff's replacement session: seeded once its extensions started (handoff-request.ts). */
@@ -411,6 +432,7 @@ export class Harness {
     this.tools.onOwnerGone(instance, generation);
     this.fragments.onOwnerGone(instance, generation);
     this.initializations.onOwnerGone(instance, generation);
+    this.sessionInit.onOwnerGone(instance, generation);
     this.discovery.onOwnerGone(instance, generation);
     this.shellCommands.onOwnerGone(instance, generation);
     void this.prompts.onProviderGone(instance, generation);

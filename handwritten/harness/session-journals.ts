@@ -199,6 +199,9 @@ export function snapshotKey(e: Event & { readonly publisher?: { readonly instanc
     case "agent.stats_updated":
     case "harness.agent_context_initialized":
       return `${e.name}:${e.data.agent_id}`;
+    case "session.initialization_started":
+    case "session.initialized":
+      return "session.initialization"; // one projection: pending, then finished (SPEC-extension-declarations)
     case "tool.register":
       return `tool:${e.data.name}`;
     case "provider.models_updated":

@@ -141,6 +141,16 @@ export interface AgentInitialization {
   ready(): Promise<SendAsyncResult>;
 }
 
+/** The session's initialization in this process, as `onSessionInitializing` hands it over. */
+export interface SessionInitialization {
+  readonly sessionId: string;
+  readonly initializationId: string;
+  /** Whether this extension holds it (it declared `hold` before the session began). */
+  readonly holding: boolean;
+  /** This extension is ready for the session: releases it once no other holder is left. */
+  ready(): Promise<SendAsyncResult>;
+}
+
 export interface ExtensionIo {
   readonly input: Readable;
   readonly output: Writable;
@@ -344,6 +354,29 @@ export class Extension {
         discovery: (snapshot) => this.emit("agent.discovery_snapshot_declared", { ...ids, items: discoveryItems(snapshot) }),
         ready: () => this.emit("agent.readiness_declared", ids),
       });
+    });
+  }
+
+  /**
+   * Called once, as the session begins in this process (SPEC-extension-declarations, "Session
+   * readiness"): after the daemon's first extensions started. Call it before `ready()`: an
+   * extension that starts later (or calls it later) is not told and holds nothing. With
+   * `hold: true` this extension holds it: no agent of the session finishes
+   * initializing — their prompts wait, with no deadline — until `init.ready()` or until this
+   * process exits. Declare what agents should take first (a discovery snapshot, fragments), then
+   * call `init.ready()` once whatever happens. Holding agents (`onAgentInitializing`) is separate:
+   * neither readiness releases the other.
+   */
+  onSessionInitializing(handler: (init: SessionInitialization) => void, options: { hold?: boolean } = {}): void {
+    this.subscribe([], ["session.initialization_started"]);
+    if (options.hold === true) void this.emit("session.readiness_wait_declared", { wait: true });
+    let seen: string | undefined;
+    this.on("session.initialization_started", (e) => {
+      const { session_id: sessionId, initialization_id: initializationId } = e.data;
+      if (seen === initializationId) return;
+      seen = initializationId;
+      const holding = e.data.waiting_for.includes(this.instance);
+      handler({ sessionId, initializationId, holding, ready: () => this.emit("session.readiness_declared", { session_id: sessionId, initialization_id: initializationId }) });
     });
   }
 

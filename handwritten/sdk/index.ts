@@ -2,4 +2,4 @@
 export { Extension, ToolFailure } from "./extension.js";
 export { AwaitedAnswers, type AwaitOptions } from "./answers.js";
 export { RequestError, RequestRefusal } from "../protocol/index.js";
-export type { AgentInitialization, CommandAnswer, CommandDefinition, Configuration, DeliveredEvent, DiscoverySnapshot, ExtensionIo, InterceptedEvent, InterceptVerdict, ToolContext, ToolDefinition, ToolResult } from "./extension.js";
+export type { AgentInitialization, CommandAnswer, CommandDefinition, Configuration, DeliveredEvent, DiscoverySnapshot, ExtensionIo, InterceptedEvent, InterceptVerdict, SessionInitialization, ToolContext, ToolDefinition, ToolResult } from "./extension.js";

@@ -4805,6 +4805,53 @@ class SessionHandoffResult:
 
 
 @dataclass
+class SessionInitializationStarted:
+    """The session began initializing in this process: the captured waiters answer its
+    `initialization_id`.
+    """
+    initialization_id: str
+    session_id: str
+    waiting_for: List[str]
+    """The instances whose readiness it waits for (captured as it began)."""
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionInitializationStarted':
+        assert isinstance(obj, dict)
+        initialization_id = from_str(obj.get("initialization_id"))
+        session_id = from_str(obj.get("session_id"))
+        waiting_for = from_list(from_str, obj.get("waiting_for"))
+        return SessionInitializationStarted(initialization_id, session_id, waiting_for)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["session_id"] = from_str(self.session_id)
+        result["waiting_for"] = from_list(from_str, self.waiting_for)
+        return result
+
+
+@dataclass
+class SessionInitialized:
+    """The session's initialization finished: its agents may finish initializing."""
+
+    initialization_id: str
+    session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionInitialized':
+        assert isinstance(obj, dict)
+        initialization_id = from_str(obj.get("initialization_id"))
+        session_id = from_str(obj.get("session_id"))
+        return SessionInitialized(initialization_id, session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["session_id"] = from_str(self.session_id)
+        return result
+
+
+@dataclass
 class SessionLineageSet:
     """This session continues `parent_session_id` (the replacement's fact, among its first
     records).
@@ -4823,6 +4870,48 @@ class SessionLineageSet:
         result: dict = {}
         result["parent_agent_id"] = from_str(self.parent_agent_id)
         result["parent_session_id"] = from_str(self.parent_session_id)
+        return result
+
+
+@dataclass
+class SessionReadinessDeclared:
+    """This connection is ready for the session's pending initialization."""
+
+    initialization_id: str
+    session_id: str
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionReadinessDeclared':
+        assert isinstance(obj, dict)
+        initialization_id = from_str(obj.get("initialization_id"))
+        session_id = from_str(obj.get("session_id"))
+        return SessionReadinessDeclared(initialization_id, session_id)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["initialization_id"] = from_str(self.initialization_id)
+        result["session_id"] = from_str(self.session_id)
+        return result
+
+
+@dataclass
+class SessionReadinessWaitDeclared:
+    """This connection holds the session's initialization (SPEC-extension-declarations, "Session
+    readiness") when the session next begins in a process, until it declares readiness for it
+    or
+    disconnects; `wait: false` stops that.
+    """
+    wait: bool
+
+    @staticmethod
+    def from_dict(obj: Any) -> 'SessionReadinessWaitDeclared':
+        assert isinstance(obj, dict)
+        wait = from_bool(obj.get("wait"))
+        return SessionReadinessWaitDeclared(wait)
+
+    def to_dict(self) -> dict:
+        result: dict = {}
+        result["wait"] = from_bool(self.wait)
         return result
 
 
@@ -7465,12 +7554,44 @@ def session_handoff_result_to_dict(x: SessionHandoffResult) -> Any:
     return to_class(SessionHandoffResult, x)
 
 
+def session_initialization_started_from_dict(s: Any) -> SessionInitializationStarted:
+    return SessionInitializationStarted.from_dict(s)
+
+
+def session_initialization_started_to_dict(x: SessionInitializationStarted) -> Any:
+    return to_class(SessionInitializationStarted, x)
+
+
+def session_initialized_from_dict(s: Any) -> SessionInitialized:
+    return SessionInitialized.from_dict(s)
+
+
+def session_initialized_to_dict(x: SessionInitialized) -> Any:
+    return to_class(SessionInitialized, x)
+
+
 def session_lineage_set_from_dict(s: Any) -> SessionLineageSet:
     return SessionLineageSet.from_dict(s)
 
 
 def session_lineage_set_to_dict(x: SessionLineageSet) -> Any:
     return to_class(SessionLineageSet, x)
+
+
+def session_readiness_declared_from_dict(s: Any) -> SessionReadinessDeclared:
+    return SessionReadinessDeclared.from_dict(s)
+
+
+def session_readiness_declared_to_dict(x: SessionReadinessDeclared) -> Any:
+    return to_class(SessionReadinessDeclared, x)
+
+
+def session_readiness_wait_declared_from_dict(s: Any) -> SessionReadinessWaitDeclared:
+    return SessionReadinessWaitDeclared.from_dict(s)
+
+
+def session_readiness_wait_declared_to_dict(x: SessionReadinessWaitDeclared) -> Any:
+    return to_class(SessionReadinessWaitDeclared, x)
 
 
 def session_replay_complete_from_dict(s: Any) -> SessionReplayComplete:
@@ -7992,7 +8113,11 @@ EVENT_PAYLOAD_TYPES: Dict[str, Any] = {
     "session.handed_off": SessionHandedOff,
     "session.handoff_request": SessionHandoffRequest,
     "session.handoff_result": SessionHandoffResult,
+    "session.initialization_started": SessionInitializationStarted,
+    "session.initialized": SessionInitialized,
     "session.lineage_set": SessionLineageSet,
+    "session.readiness_declared": SessionReadinessDeclared,
+    "session.readiness_wait_declared": SessionReadinessWaitDeclared,
     "session.replay_complete": SessionReplayComplete,
     "session.shutdown": SessionShutdown,
     "session.started": SessionStarted,

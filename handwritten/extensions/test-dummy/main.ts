@@ -5,10 +5,11 @@
 // from a UI into `tool.request`s, so tests can route calls without a model; `name: "register"` or
 // `"unregister"` with `payload: {tool}` declares or withdraws one of its test tools while it runs;
 // `"fragments"` with `payload: {fragments: [{key, text}], exit?}` declares prompt fragments (a null
-// text withdraws one), then, with `exit`, ends the process once they are sent.
+// text withdraws one), then, with `exit`, ends the process once they are sent; `"session_ready"`
+// and `"session_wait"` drive session readiness (sessionOf below).
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { Extension, ToolFailure, type AgentInitialization, type ToolDefinition } from "../../sdk/index.js";
+import { Extension, ToolFailure, type AgentInitialization, type SessionInitialization, type ToolDefinition } from "../../sdk/index.js";
 import type { EventPayloads, TestDummyTool } from "../../../generated/index.js";
 
 /** This process's connection, for the tools that publish. */
@@ -110,6 +111,7 @@ export async function main(): Promise<void> {
   for (const f of cfg.fragments ?? []) void ext.declarePromptFragment(f.key, f.text);
   interceptKeys(ext, cfg.drop_keys ?? [], cfg.hold_keys ?? []);
   const initializations = initializationsOf(ext, cfg.hold_agents === true, cfg.agent_context ?? []);
+  const session = sessionOf(ext, cfg.hold_session === true);
   if (cfg.never_ready) return;
   // A start gate: a file at `ready_gate` when it starts keeps it from becoming ready until the file is gone.
   const gate = cfg.ready_gate;
@@ -126,6 +128,8 @@ export async function main(): Promise<void> {
     ext.subscribe([], ["extension.event"]);
     ext.on("extension.event", (e) => {
       if (e.replay || e.data.category !== "test") return;
+      // With several drivers, `payload.instance` names the one it is for.
+      if (typeof e.data.payload.instance === "string" && e.data.payload.instance !== ext.instance) return;
       // A custom event's payload is free-form: the driver takes what it needs only when it is there.
       const { agent_id, call_id, tool, arguments: args } = e.data.payload;
       if (e.data.name === "register" && typeof tool === "string" && Object.hasOwn(TOOLS, tool)) return ext.registerTool({ ...TOOLS[tool as TestDummyTool], ...labels });
@@ -135,6 +139,7 @@ export async function main(): Promise<void> {
       if (e.data.name === "discovery") return void declareDiscovery(ext, e.data.payload);
       if (e.data.name === "start_agent") return void startAgent(ext, e.data.payload);
       if (e.data.name === "agent_context" || e.data.name === "agent_ready" || e.data.name === "agent_discovery") return void initializations.drive(e.data.name, e.data.payload);
+      if (e.data.name === "session_ready" || e.data.name === "session_wait") return void session.drive(e.data.name, e.data.payload);
       if (e.data.name !== "call") return;
       if (typeof agent_id !== "string" || typeof call_id !== "string" || typeof tool !== "string") return;
       ext.emit("tool.request", { agent_id, call_id, tool, arguments_json: JSON.stringify(args ?? {}) });
@@ -145,12 +150,14 @@ export async function main(): Promise<void> {
 
 /**
  * Drops fragment and context declarations of the `drop` keys; never answers about those of the
- * `hold` keys. A discovery snapshot counts as key `discovery`, a start-agent request as `start`.
+ * `hold` keys. A discovery snapshot counts as key `discovery`, a start-agent request as `start`,
+ * a session readiness declaration as `session_ready` and a session wait as `session_wait`.
  */
 function interceptKeys(ext: Extension, drop: readonly string[], hold: readonly string[]): void {
   if (drop.length === 0 && hold.length === 0) return;
-  ext.intercept(["extension.prompt_fragment_declared", "agent.context_declared", "extension.discovery_snapshot_declared", "agent.start_request"], 0, (e) => {
-    const key = e.name === "extension.discovery_snapshot_declared" ? "discovery" : e.name === "agent.start_request" ? "start" : e.data.key;
+  const named: Record<string, string> = { "extension.discovery_snapshot_declared": "discovery", "agent.start_request": "start", "session.readiness_declared": "session_ready", "session.readiness_wait_declared": "session_wait" };
+  ext.intercept(["extension.prompt_fragment_declared", "agent.context_declared", ...Object.keys(named)], 0, (e) => {
+    const key = named[e.name] ?? e.data.key;
     if (typeof key === "string" && hold.includes(key)) return new Promise<never>(() => {});
     return typeof key === "string" && drop.includes(key) ? { action: "drop" } : { action: "pass" };
   });
@@ -223,6 +230,30 @@ function initializationsOf(ext: Extension, hold: boolean, context: ReadonlyArray
       if (name === "agent_ready") void ext.emit("agent.readiness_declared", ids);
       else if (name === "agent_discovery") void ext.emit("agent.discovery_snapshot_declared", { ...ids, items: (Array.isArray(p.items) ? p.items : []) as EventPayloads["agent.discovery_snapshot_declared"]["items"] });
       else void ext.emit("agent.context_declared", { ...ids, key: String(p.key), text: typeof p.text === "string" ? p.text : null });
+    },
+  };
+}
+
+/**
+ * The session's initialization as test-dummy sees it (held when `hold`). The driver's
+ * `session_ready {session_id?, initialization_id?}` declares readiness for the one it saw, or for
+ * the ids it names (a stale one, say); `session_wait {wait?}` declares a wait (default true) now;
+ * with `exit`, either ends the process once it is sent.
+ */
+function sessionOf(ext: Extension, hold: boolean) {
+  let seen: SessionInitialization | undefined;
+  ext.onSessionInitializing((init) => (seen = init), { hold });
+  return {
+    async drive(name: "session_ready" | "session_wait", p: Record<string, unknown>): Promise<void> {
+      if (name === "session_wait") {
+        await ext.emit("session.readiness_wait_declared", { wait: p.wait !== false });
+        if (p.exit === true) crash();
+        return;
+      }
+      const session_id = typeof p.session_id === "string" ? p.session_id : (seen?.sessionId ?? ext.configuration.session_id);
+      const initialization_id = typeof p.initialization_id === "string" ? p.initialization_id : (seen?.initializationId ?? "init-none");
+      await ext.emit("session.readiness_declared", { session_id, initialization_id });
+      if (p.exit === true) crash();
     },
   };
 }

@@ -2,9 +2,9 @@
 // test-dummy processes that hold agents, declare context, drop it, die, and answer too late or for
 // the wrong initialization: an agent's prompts wait for exactly its own holders.
 import { describe, expect, it } from "vitest";
-import { waitFor, TestClient } from "../../support/daemon.js";
+import { TestClient } from "../../support/daemon.js";
 import { agentJournal } from "../../support/e2e.js";
-import { declarationSuite, dummy, rendered } from "./support.js";
+import { committed, declarationSuite, dummy, rendered, submit } from "./support.js";
 
 const suite = declarationSuite();
 const { session } = suite;
@@ -24,22 +24,7 @@ function drive(c: TestClient, name: "agent_ready" | "agent_context", payload: Re
   c.emit("extension.event", { category: "test", name, payload });
 }
 
-/** Submits `marker` to `agent` and waits until the harness has taken it in (it may not start). */
-async function submit(c: TestClient, agent: string, marker: string): Promise<void> {
-  c.emit("ui.prompt_submit", { agent_id: agent, mode: "queue", text: marker });
-  await c.delivered("agent.prompt_submitted", (x) => x.agent_id === agent && x.text === marker);
-}
-
-/** Waits for `event` about `agent` to commit, then for the daemon to have handled everything before it. */
-async function committed(c: TestClient, event: string, pred: (d: Record<string, unknown>) => boolean): Promise<void> {
-  await waitFor(() => c.deliveriesOf(event, pred).length > 0, `${event} to commit`, 30_000);
-  await c.sync();
-}
-
-async function turnOf(c: TestClient, agent: string, marker: string): Promise<string> {
-  await c.delivered("agent.outer_turn_finished", (x) => x.agent_id === agent);
-  return suite.systemSent(marker) ?? "";
-}
+const turnOf = (c: TestClient, agent: string, marker: string) => suite.turnOf(c, agent, marker);
 
 describe("per-agent keyed context and readiness", () => {
   it("[declarations.context.held-until-ready] a holder keeps an agent's prompts waiting until it is ready; its context is frozen into the agent and journaled once", async () => {

@@ -24,6 +24,20 @@ function agentJournal(home: string, agentId: string): Entry[] {
 const brief = (j: Entry[]) =>
   j.map((e) => [e.name, e.data.prompt_id === undefined ? "" : String(e.data.prompt_id), e.data.round ?? e.data.mode ?? e.data.outcome ?? ""].join(" ").trim());
 
+/**
+ * The journal without its first `agent.initialization_context_set`, checked to sit after
+ * `agent.started` and before the first round: a new agent's initialization finishes once the
+ * session is ready (SPEC-extension-declarations), which may be after its first prompt was queued.
+ */
+function initializedBeforeFirstRound(j: Entry[]): Entry[] {
+  const at = j.findIndex((e) => e.name === "agent.initialization_context_set");
+  const firstRound = j.findIndex((e) => e.name === "agent.prompt_started");
+  expect(at).toBeGreaterThan(0);
+  if (firstRound >= 0) expect(at).toBeLessThan(firstRound);
+  expect(j.slice(0, at).every((e) => e.name === "agent.started" || e.name === "agent.prompt_submitted")).toBe(true);
+  return [...j.slice(0, at), ...j.slice(at + 1)];
+}
+
 describe("agent loop through a real daemon", () => {
   it("[run.openai.steer-next-round] delivers a steered prompt at the next round boundary, or as its own turn when none follows", async () => {
     const { env, home, project } = workspace();
@@ -64,7 +78,7 @@ describe("agent loop through a real daemon", () => {
     expect(last.at(-2)).toEqual({ role: "assistant", content: "slow answer" });
     expect(last.at(-1)).toEqual({ role: "user", content: "<user>\nand be brief\n</user>" });
 
-    expect(brief(agentJournal(home, agentId))).toEqual([
+    expect(brief(initializedBeforeFirstRound(agentJournal(home, agentId)))).toEqual([
       "agent.started",
       `agent.prompt_submitted ${p1} queue`,
       `agent.prompt_started ${p1} 0`,
@@ -114,7 +128,7 @@ describe("agent loop through a real daemon", () => {
       }
     }
     c.close();
-    expect(brief(agentJournal(home, agentId))).toEqual([
+    expect(brief(initializedBeforeFirstRound(agentJournal(home, agentId)))).toEqual([
       "agent.started",
       `agent.prompt_submitted ${p1} queue`,
       `agent.prompt_started ${p1} 0`,
@@ -128,10 +142,10 @@ describe("agent loop through a real daemon", () => {
     const c2 = await attachUi(cleanups, resumed);
     // The resume closes both prompts before it takes new ones; a resend would be a turn the agent
     // runs first, so the next prompt's request (below) is the barrier that proves none was sent.
-    await waitFor(() => agentJournal(home, agentId).length >= 6, "the resume to close both prompts");
+    await waitFor(() => agentJournal(home, agentId).length >= 7, "the resume to close both prompts");
     expect(fake.chatRequests.length).toBe(before + 1);
     const journal = agentJournal(home, agentId);
-    expect(brief(journal)).toEqual([
+    expect(brief(initializedBeforeFirstRound(journal))).toEqual([
       "agent.started",
       `agent.prompt_submitted ${p1} queue`,
       `agent.prompt_started ${p1} 0`,
@@ -153,6 +167,14 @@ describe("agent loop through a real daemon", () => {
       { role: "user", content: "<user>\na long job\n</user>" },
       { role: "user", content: "<user>\nnext one\n</user>" },
     ]);
+    // The resumed agent initialized again at its first prompt in this process, with a fresh id:
+    // recorded after that prompt's submission and before its first round, as side state only.
+    const resumedJournal = agentJournal(home, agentId);
+    expect(brief(resumedJournal.slice(7, 10))).toEqual([`agent.prompt_submitted ${p2} queue`, "agent.initialization_context_set", `agent.prompt_started ${p2} 0`]);
+    const ids = resumedJournal.filter((e) => e.name === "agent.initialization_context_set").map((e) => e.data.initialization_id);
+    expect(ids).toHaveLength(2);
+    expect(ids[0]).not.toBe(ids[1]);
+    expect(resumedJournal[8]?.data).toEqual({ agent_id: agentId, initialization_id: ids[1], context: [] });
     // Each is closed exactly once.
     expect(agentJournal(home, agentId).filter((e) => e.data.outcome === "dispatch_uncertain")).toHaveLength(1);
     expect(agentJournal(home, agentId).filter((e) => e.data.outcome === "interrupted")).toHaveLength(1);

@@ -496,6 +496,25 @@ func (v SandboxReviewRequest) MarshalCBOR() ([]byte, error) {
 	return cbor.Marshal(plain(v.withEmptyLists()))
 }
 
+func (v SessionInitializationStarted) withEmptyLists() SessionInitializationStarted {
+	if v.WaitingFor == nil {
+		v.WaitingFor = []string{}
+	}
+	return v
+}
+
+// MarshalJSON writes SessionInitializationStarted with its required lists and maps never null.
+func (v SessionInitializationStarted) MarshalJSON() ([]byte, error) {
+	type plain SessionInitializationStarted
+	return json.Marshal(plain(v.withEmptyLists()))
+}
+
+// MarshalCBOR writes SessionInitializationStarted with its required lists and maps never null.
+func (v SessionInitializationStarted) MarshalCBOR() ([]byte, error) {
+	type plain SessionInitializationStarted
+	return cbor.Marshal(plain(v.withEmptyLists()))
+}
+
 func (v SubscribeMessagePayload) withEmptyLists() SubscribeMessagePayload {
 	if v.Historical == nil {
 		v.Historical = []string{}

@@ -259,8 +259,16 @@ func NewEventPayload(name string) any {
 		return &SessionHandoffRequest{}
 	case "session.handoff_result":
 		return &SessionHandoffResult{}
+	case "session.initialization_started":
+		return &SessionInitializationStarted{}
+	case "session.initialized":
+		return &SessionInitialized{}
 	case "session.lineage_set":
 		return &SessionLineageSet{}
+	case "session.readiness_declared":
+		return &SessionReadinessDeclared{}
+	case "session.readiness_wait_declared":
+		return &SessionReadinessWaitDeclared{}
 	case "session.replay_complete":
 		return &SessionReplayComplete{}
 	case "session.shutdown":

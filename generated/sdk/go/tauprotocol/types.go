@@ -1373,11 +1373,40 @@ type SessionHandoffResult struct {
 	SessionID *string `json:"session_id,omitempty" cbor:"session_id,omitempty"`
 }
 
+// The session began initializing in this process: the captured waiters answer its
+// `initialization_id`.
+type SessionInitializationStarted struct {
+	InitializationID string `json:"initialization_id" cbor:"initialization_id"`
+	SessionID        string `json:"session_id" cbor:"session_id"`
+	// The instances whose readiness it waits for (captured as it began).
+	WaitingFor []string `json:"waiting_for" cbor:"waiting_for"`
+}
+
+// The session's initialization finished: its agents may finish initializing.
+type SessionInitialized struct {
+	InitializationID string `json:"initialization_id" cbor:"initialization_id"`
+	SessionID        string `json:"session_id" cbor:"session_id"`
+}
+
 // This session continues `parent_session_id` (the replacement's fact, among its first
 // records).
 type SessionLineageSet struct {
 	ParentAgentID   string `json:"parent_agent_id" cbor:"parent_agent_id"`
 	ParentSessionID string `json:"parent_session_id" cbor:"parent_session_id"`
+}
+
+// This connection is ready for the session's pending initialization.
+type SessionReadinessDeclared struct {
+	InitializationID string `json:"initialization_id" cbor:"initialization_id"`
+	SessionID        string `json:"session_id" cbor:"session_id"`
+}
+
+// This connection holds the session's initialization (SPEC-extension-declarations, "Session
+// readiness") when the session next begins in a process, until it declares readiness for it
+// or
+// disconnects; `wait: false` stops that.
+type SessionReadinessWaitDeclared struct {
+	Wait bool `json:"wait" cbor:"wait"`
 }
 
 // Ends a subscriber's catch-up: every earlier delivery was `replay: true`, every later one
