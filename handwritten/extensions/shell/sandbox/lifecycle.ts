@@ -326,7 +326,8 @@ export class SandboxLifecycle {
   /** Reads sandbox.yaml again (the caller revoked what was pending); false when it does not load. */
   async reload(): Promise<boolean> {
     if (!(await this.loadConfig())) return false;
-    if (this.runtime !== undefined) this.updateNetwork();
+    // The wrap goes (a kept one too), and a running runtime takes the policy.
+    this.updateNetwork();
     if (this.state === "blocked" && (this.runtime !== undefined || (this.onDemand && this.bringingUp === undefined))) this.enter(this.userSuspended ? "suspended" : "active");
     else this.enter(this.state, this.state === "active" ? undefined : this.reason);
     return true;
