@@ -13,10 +13,12 @@ export type Guarded = { kind: "group" | "process"; pid: number } | { kind: "sock
 /**
  * The reaper's script. Lines on standard input: `+ KEY WHAT` lists something, `- KEY` takes it off.
  * WHAT is `group PGID START`, `process PID START` (START: the process's start time from
- * /proc/PID/stat, `-` where unknown), `socket PATH` or `mount PATH`. At the end of input: every
- * listed group and process whose start time still matches (so a reused number is never killed) gets
- * SIGKILL; once they are gone (at most 1 s), a listed socket file is removed while it is a socket, a
- * mount point while it is an empty file or folder.
+ * /proc/PID/stat, `-` where unknown), `socket PATH` or `mount PATH`. At the end of input: a listed
+ * socket file is removed while it is a socket — first, so a reaper killed while it works (every tau
+ * process killed at once) leaves none of a bridge it had killed already; then every listed group and
+ * process whose start time still matches (so a reused number is never killed) gets SIGKILL; once
+ * they are gone (at most 1 s), the sockets are looked at again and a mount point is removed while it
+ * is an empty file or folder.
  */
 export const REAPER_SCRIPT = `set -f
 while IFS= read -r l; do
@@ -26,6 +28,10 @@ while IFS= read -r l; do
   esac
 done
 start_of() { local s; { read -r s < "/proc/$1/stat"; } 2>/dev/null || return 0; s=\${s##*) }; set -- $s; printf '%s' "\${20}"; }
+for v in $(compgen -v e_); do
+  e=\${!v}; p=\${e#* }
+  case \${e%% *} in socket) [ -S "$p" ] && rm -f -- "$p";; esac
+done
 killed=
 for v in $(compgen -v e_); do
   set -- \${!v}
