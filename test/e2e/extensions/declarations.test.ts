@@ -2,7 +2,7 @@
 // its real provider extension against a loopback OpenAI-compatible server, and test-dummy
 // processes declaring, intercepting and dying: what the model of each agent is told.
 import { describe, expect, it } from "vitest";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor, type TestClient } from "../../support/daemon.js";
 import { declarationSuite, dummy, rendered as tagged } from "./support.js";
@@ -99,10 +99,11 @@ describe("prompt fragments from extensions", () => {
     expect(await systemOf(c, agent, "journaled?")).toContain("Declared while live.");
     const journals: string[] = [];
     const walk = (dir: string): void => {
-      for (const name of readdirSync(dir)) {
-        const path = join(dir, name);
-        if (statSync(path).isDirectory()) walk(path);
-        else if (name.endsWith(".cbor")) journals.push(path);
+      // Dirent types, not stat: the live daemon's lock temp files come and go under the walk.
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (entry.name.endsWith(".cbor")) journals.push(path);
       }
     };
     walk(join(home, "state"));
