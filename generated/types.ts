@@ -2388,7 +2388,7 @@ export type TestDummySettings = {
 };
 
 /** A tool of `tau ext test-dummy`. */
-export type TestDummyTool = "echo" | "sleep" | "progress" | "crash" | "env" | "fail" | "report";
+export type TestDummyTool = "echo" | "sleep" | "progress" | "crash" | "env" | "fail" | "report" | "notice";
 
 export type ToolCall = {
   call_id: Id;

@@ -8,7 +8,7 @@ import type { StartedDaemon } from "../../transport/launch.js";
 import { TauError } from "../errors.js";
 import { startRunDaemon, type RunOptions } from "./daemon.js";
 import type { RunPrompt } from "./args.js";
-import { CUT_SHORT, sanitize } from "../ui/index.js";
+import { CUT_SHORT, extensionNoticeText, sanitize } from "../ui/index.js";
 import { SessionClient, type Delivery } from "../session-client.js";
 import { COMPLETED, endWith, type RunEnd } from "./ends.js";
 import { RunFollower, startedFromJournal, type Outcome } from "./follow.js";
@@ -109,17 +109,18 @@ function watchSession(client: SessionClient, follower: RunFollower, output: RunO
     const e = d.event;
     if (timelineOn) mark(`recv ${e.name}`);
     if (e.name === "harness.models_available" && e.data.models.length > 0) modelsReady();
-    // Warnings too (a disabled extension, a skipped skill): a script's user should see them.
-    if (e.name === "harness.notice" && (e.data.level === "error" || e.data.level === "critical")) {
-      process.stderr.write(`tau: ${sanitize(e.data.text)}\n`);
-    } else if (e.name === "harness.notice" && e.data.level === "warning") {
-      process.stderr.write(`tau: warning: ${sanitize(e.data.text)}\n`);
+    // Warnings too (a disabled extension, a skipped skill, a provider waiting for its quota, an MCP
+    // server that failed): a script's user should see them. An extension's names the extension.
+    if (e.name === "harness.notice" || e.name === "extension.notice") {
+      const text = e.name === "extension.notice" ? extensionNoticeText(e.data.instance, e.data.text) : e.data.text;
+      if (e.data.level === "error" || e.data.level === "critical") process.stderr.write(`tau: ${sanitize(text)}\n`);
+      else if (e.data.level === "warning") process.stderr.write(`tau: warning: ${sanitize(text)}\n`);
     }
     follower.deliver(d);
   });
   // The run needs the models, the notices and its agent's start (its events are held until then:
   // follow.ts); the printer says which of the agent's events it shows.
-  const live = output.live.includes("*") ? ["*"] : ["harness.models_available", "harness.notice", "agent.started", ...output.live];
+  const live = output.live.includes("*") ? ["*"] : ["harness.models_available", "harness.notice", "extension.notice", "agent.started", ...output.live];
   client.subscribe(["harness.models_available", "harness.notice"], live);
   return models;
 }

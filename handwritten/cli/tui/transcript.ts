@@ -1,7 +1,7 @@
 // The transcript: delivered session events folded into display items (prompts, streamed answers,
 // tool rows, shell commands, notices) per agent, and each item rendered to styled rows for a
 // width. Every untrusted string goes through `sanitize`/`escapeLabel` before it becomes a span.
-import { DEFAULT_THEME, MarkdownStream, cutShortNotice, endWithoutTrailingNewlines, renderToolRow, sanitize, truncateEnd, wrap, wrapHead, wrapTail } from "../ui/index.js";
+import { DEFAULT_THEME, MarkdownStream, cutShortNotice, endWithoutTrailingNewlines, extensionNoticeText, renderToolRow, sanitize, truncateEnd, wrap, wrapHead, wrapTail } from "../ui/index.js";
 import type { SafeText, StyledLine, Theme, ThemeKey, ToolStatus } from "../ui/index.js";
 import { agentIdOf, type Event } from "../../protocol/index.js";
 import { MODEL_PROBLEMS, callSummary, elapsed, shownOutput } from "./shown.js";
@@ -152,7 +152,7 @@ export class Transcript {
     // An extension's notice (SPEC-harness-notices): shown like the harness's, naming the extension.
     if (e.name === "extension.notice") {
       if (e.data.level === "debug") return false;
-      this.notices.push({ kind: "notice", level: e.data.level, text: `${e.data.instance}: ${e.data.text}`, done: true });
+      this.notices.push({ kind: "notice", level: e.data.level, text: extensionNoticeText(e.data.instance, e.data.text), done: true });
       return true;
     }
     if (e.name === "harness.models_available") {

@@ -3,7 +3,7 @@
 // writer of escape sequences), themes, tool rows, the bounded socket-to-renderer queue and progress
 // diagnostics, and markdown answers (parsed by markdown-it, code highlighted by highlight.js, both
 // loaded on first use). See SPEC-terminal-presentation.
-export { CUT_SHORT, cutShortNotice } from "./notices.js";
+export { CUT_SHORT, cutShortNotice, extensionNoticeText } from "./notices.js";
 export { sanitize, isSafeText, escapeLabel, agentLabel, TAB_WIDTH, LABEL_MAX_BYTES, LABEL_MAX_COLUMNS, AGENT_NAME_MAX_COLUMNS } from "./sanitize.js";
 export type { SafeText, SanitizeOptions, LabelBounds } from "./sanitize.js";
 export { ELLIPSIS, graphemes, clusterWidth, isUncertainWidth, columns, padEnd, truncateMiddle, truncateEnd, wrap } from "./width.js";

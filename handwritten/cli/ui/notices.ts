@@ -10,3 +10,11 @@ export const CUT_SHORT = {
 export function cutShortNotice(reason: FinishReason): string | undefined {
   return reason === "length" || reason === "content_filter" ? CUT_SHORT[reason] : undefined;
 }
+
+/**
+ * An extension's notice as a UI shows it: after the instance's name, so a user can tell who says
+ * it (SPEC-harness-notices); a text that already begins with that name is not named twice.
+ */
+export function extensionNoticeText(instance: string, text: string): string {
+  return text.startsWith(`${instance}: `) ? text : `${instance}: ${text}`;
+}

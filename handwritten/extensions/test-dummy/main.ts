@@ -74,6 +74,21 @@ const TOOLS: Record<TestDummyTool, ToolDefinition> = {
       return { output: "reported" };
     },
   },
+  notice: {
+    name: "notice",
+    description: "Says its text as an extension notice of its level, then returns.",
+    parameters: {
+      type: "object",
+      properties: { level: { type: "string", enum: ["info", "warning", "error"] }, text: { type: "string" } },
+      required: ["level", "text"],
+      additionalProperties: false,
+    },
+    run: async (args) => {
+      const a = args as { level: "info" | "warning" | "error"; text: string };
+      connected?.notice(a.level, a.text);
+      return { output: "said" };
+    },
+  },
   fail: {
     name: "fail",
     description: "Always fails.",
