@@ -243,7 +243,7 @@ describe("extensions under supervision", () => {
     const ui = await watchSession(d);
     const text = (instance: string) => ui.deliveriesOf("harness.notice", (x) => x.instance === instance)[0]?.data.text;
     await waitFor(() => ["tools", "stray", "replay"].every((i) => text(i) !== undefined), "the three configuration errors", 30_000);
-    expect(text("tools")).toBe('extension "tools": configuration error: setting tools.1: must be equal to one of the allowed values (echo, sleep, progress, crash, env, fail, report)');
+    expect(text("tools")).toBe('extension "tools": configuration error: setting tools.1: must be equal to one of the allowed values (echo, sleep, progress, crash, env, fail, report, notice)');
     expect(text("stray")).toBe('extension "stray": configuration error: setting tool: is not a setting of this extension');
     expect(text("replay")).toBe('extension "replay": configuration error: setting reasoning_replay: must be equal to one of the allowed values (auto, reasoning_content, reasoning, none)');
     // Settings that hold start the extension as before.
