@@ -17,7 +17,7 @@ export type ParsedInput =
   | { readonly kind: "shell"; readonly command: string; readonly includeInContext: boolean }
   | { readonly kind: "command"; readonly spec: CommandSpec; readonly args: readonly string[]; readonly slash?: true }
   /** `sensitive`: the command the line names, sensitive or unknown, typed wrong (its words may hold a secret). */
-  | { readonly kind: "error"; readonly message: string; readonly sensitive?: string };
+  | { readonly kind: "error"; readonly message: string; readonly sensitive?: string; readonly unknown?: true };
 
 /** Splits the argument text: words, the last taking the rest of the line when the spec says so. */
 function splitArgs(text: string, spec: CommandSpec): string[] {
@@ -62,7 +62,7 @@ export function parseInput(raw: string, specs: readonly CommandSpec[] = commandS
     const spec = specs.find((s) => s.name === name);
     // An unknown command may be an extension's sensitive one not offered yet (its extension still
     // starting): its words are not kept either.
-    if (!spec) return { kind: "error", message: `unknown command :${name} — :help lists the commands; '::${name}' sends it as text`, ...(/\S/u.test(m[2] as string) ? { sensitive: name } : {}) };
+    if (!spec) return { kind: "error", message: `unknown command :${name} — :help lists the commands; '::${name}' sends it as text`, unknown: true, ...(/\S/u.test(m[2] as string) ? { sensitive: name } : {}) };
     return commandOf(spec, m[2] as string, false);
   }
   // `//text` is the literal `/text`; `/name` of a known command runs it; any other `/text` is a prompt.
@@ -78,6 +78,16 @@ export function parseInput(raw: string, specs: readonly CommandSpec[] = commandS
     return command === "" ? { kind: "error", message: "usage: !COMMAND runs a shell command and adds its output to the agent's context" } : { kind: "shell", command, includeInContext: true };
   }
   return { kind: "prompt", text: raw, literal: false };
+}
+
+/**
+ * Whether a line names a command no one offers yet, `:NAME` or `/NAME`, which an extension still
+ * starting may offer (a sensitive one, say): the interactive UI reads such a line again once the
+ * session's extensions have started, rather than send it to the model or refuse it now.
+ */
+export function namesUnknownCommand(raw: string, parsed: ParsedInput): boolean {
+  if (parsed.kind === "error") return parsed.unknown === true;
+  return parsed.kind === "prompt" && !parsed.literal && /^\/[^\s/]/u.test(raw.trimStart());
 }
 
 export const REDACTED = "‹redacted›";

@@ -3,7 +3,7 @@
 // shell command for the focused agent, or a colon command, each held until the session can take it.
 import type { Theme } from "../ui/index.js";
 import type { Settings } from "./colon-commands.js";
-import { MAX_COMPLETIONS_SHOWN, completeLine, historyText, parseInput, type ParsedInput } from "./command-mode.js";
+import { MAX_COMPLETIONS_SHOWN, completeLine, historyText, namesUnknownCommand, parseInput, type ParsedInput } from "./command-mode.js";
 import type { UiContext } from "./context.js";
 import { Editor } from "./editor.js";
 import { editorRows, emptyPromptHint } from "./editor-rows.js";
@@ -32,8 +32,12 @@ export class PromptInput {
   /** cli.yaml `editor.history_size`: most history entries offered (all when absent). */
   private historySize: number | undefined;
   private history: HistoryPort = { entries: () => [], append: () => {} };
-  /** Prompts and shell commands typed before the session had an agent: sent once it has one. */
-  private readonly waiting: ParsedInput[] = [];
+  /**
+   * In the order typed: prompts and shell commands typed before the session had an agent (sent once
+   * it has one), and lines naming a command no one offered yet, typed before the session's
+   * extensions started (`raw`: neither sent nor kept until read again once they have).
+   */
+  private readonly waiting: Array<{ readonly parsed: ParsedInput } | { readonly raw: string }> = [];
 
   constructor(
     private readonly ui: UiContext,
@@ -69,10 +73,27 @@ export class PromptInput {
     return editorRows(this.editor, width, theme, this.maxLines, emptyPromptHint(interruptKey));
   }
 
-  /** Sends what was typed before the session was ready, once it has an agent and a model. */
+  /**
+   * Sends what was typed before the session was ready, in order: a prompt once it has an agent and a
+   * model; a line that named an unknown command once its extensions have started, read again then.
+   */
   flushWaiting(): void {
-    if (this.waiting.length === 0 || this.ui.focus() === "" || this.ui.transcript.models.length === 0) return;
-    for (const p of this.waiting.splice(0)) this.handle(p, "");
+    const ready = (): boolean => this.ui.focus() !== "" && this.ui.transcript.models.length > 0;
+    for (let w = this.waiting[0]; w !== undefined; w = this.waiting[0]) {
+      if ("raw" in w) {
+        if (!this.ui.transcript.sessionInitialized) return;
+        const parsed = parseInput(w.raw);
+        const remembered = this.remember(w.raw, parsed);
+        // Read as a prompt or shell command that must still wait for an agent: it keeps its place.
+        if ((parsed.kind === "prompt" || parsed.kind === "shell") && !ready()) return void (this.waiting[0] = { parsed });
+        this.waiting.shift();
+        this.handle(parsed, remembered);
+      } else {
+        if (!ready()) return;
+        this.waiting.shift();
+        this.handle(w.parsed, "");
+      }
+    }
   }
 
   /**
@@ -97,6 +118,15 @@ export class PromptInput {
     if (this.host.answer?.(raw) === true) return;
     const parsed = parseInput(raw);
     if (parsed.kind === "empty") return;
+    if (!this.ui.transcript.sessionInitialized && namesUnknownCommand(raw, parsed)) {
+      this.ui.note("info", "the session's extensions are still starting: this line is read once they have (it may name one of their commands)");
+      return void this.waiting.push({ raw });
+    }
+    this.handle(parsed, this.remember(raw, parsed));
+  }
+
+  /** Keeps the line in the prompt history (a sensitive command's words redacted); returns what was kept. */
+  private remember(raw: string, parsed: ParsedInput): string {
     const remembered = historyText(raw, parsed);
     try {
       this.history.append(remembered);
@@ -104,7 +134,7 @@ export class PromptInput {
       this.ui.note("warning", `prompt history: ${(err as Error).message}`);
     }
     this.editor.setHistory(this.historyEntries());
-    this.handle(parsed, remembered);
+    return remembered;
   }
 
   private handle(parsed: ParsedInput, echo: string): void {
@@ -116,7 +146,7 @@ export class PromptInput {
         this.ui.local({ kind: "notice", level: "error", text: parsed.message, done: true });
         return;
       case "prompt": {
-        if (!client || !ready) return void this.waiting.push(parsed);
+        if (!client || !ready) return void this.waiting.push({ parsed });
         const busy = this.ui.current()?.busy === true;
         client.emit("ui.prompt_submit", { agent_id: focus, mode: busy ? this.host.settings.mode : "queue", text: parsed.text, ...(parsed.literal ? { literal: true } : {}) });
         // The harness makes the agent a human prompt reached active (SPEC-agent-navigation).
@@ -124,7 +154,7 @@ export class PromptInput {
         return;
       }
       case "shell": {
-        if (!client || focus === "") return void this.waiting.push(parsed);
+        if (!client || focus === "") return void this.waiting.push({ parsed });
         client.emit("shell.command_request", {
           agent_id: focus,
           request_id: this.ui.requestId("tui"),
@@ -134,7 +164,7 @@ export class PromptInput {
         return;
       }
       case "command":
-        if (parsed.spec.name === "skill" && !ready) return void this.waiting.push(parsed);
+        if (parsed.spec.name === "skill" && !ready) return void this.waiting.push({ parsed });
         this.ui.local({ kind: "notice", level: "info", text: echo, done: true });
         this.host.command(parsed.spec.name, parsed.args);
         return;

@@ -66,6 +66,8 @@ export class Transcript {
   models: { provider: string; id: string }[] = [];
   /** Providers whose model lists are complete (`harness.models_available.listed_providers`). */
   listedProviders: string[] = [];
+  /** The session's first extensions have started (`session.initialized`): their commands are known. */
+  sessionInitialized = false;
   /** The model an agent without its own goes to (`harness.models_available.default_model`). */
   defaultModel: string | undefined;
   /** Per agent, the newest item of each key (`keyOf`): folding an event never scans the items. */
@@ -154,6 +156,10 @@ export class Transcript {
       if (e.data.level === "debug") return false;
       this.notices.push({ kind: "notice", level: e.data.level, text: extensionNoticeText(e.data.instance, e.data.text), done: true });
       return true;
+    }
+    if (e.name === "session.initialized") {
+      this.sessionInitialized = true;
+      return false;
     }
     if (e.name === "harness.models_available") {
       this.models = e.data.models.map((m) => ({ provider: m.provider, id: m.id }));
