@@ -11,7 +11,7 @@ import { commandSpecs, helpText, runCommand, type CommandHost, type Settings } f
 import { Transcript, type AgentView, type Item } from "./transcript.js";
 import { Scrollback, type DrawSettings } from "./scrollback.js";
 import { DEFAULT_BINDINGS, keyLabel, keyName, resolveBindings, type Bindings, type KeyAction } from "./bindings.js";
-import { fitStatus, statusParts } from "./status.js";
+import { fitStatus, statusParts, waitingFor } from "./status.js";
 import { InlineView } from "./view.js";
 import { AgentSwitcher } from "./agent-switcher.js";
 import { ModelSelector } from "./model-selector.js";
@@ -417,7 +417,7 @@ export class TuiApp {
               ? "waiting for a model…"
               : this.current()?.busy
                 ? "working…"
-                : "ready",
+                : (waitingFor(this.transcript, this.current()) ?? "ready"),
       mcp: this.mcp.part(),
     });
     const text = fitStatus(parts, width);

@@ -2,7 +2,7 @@
 // prompt —, what the UI is doing, the MCP servers (mcp-status.ts), the context used, and the
 // session's tokens and cost. Parts are
 // dropped least useful first until the line fits; at 40 columns the state and model still show.
-import type { AgentView } from "./transcript.js";
+import type { AgentView, Transcript } from "./transcript.js";
 import { escapeTitle } from "./agent-switcher.js";
 import { agentLabel, columns, escapeLabel, sanitize, truncateEnd, truncateMiddle, type SafeText } from "../ui/index.js";
 
@@ -19,6 +19,17 @@ export function compactCount(n: number): string {
   if (n < 1000) return String(n);
   if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
   return `${(n / 1_000_000).toFixed(n < 10_000_000 ? 1 : 0)}M`;
+}
+
+/**
+ * Why the session or the agent in view is not ready yet, when extensions hold it (SPEC-extension-
+ * declarations, readiness): `waiting for gmail, notes to be ready…`; undefined when nothing waits.
+ */
+export function waitingFor(t: Pick<Transcript, "sessionInitialized" | "sessionWaitingFor">, agent: AgentView | undefined): string | undefined {
+  const names = new Set([...(t.sessionInitialized ? [] : t.sessionWaitingFor), ...(agent?.initializing?.waitingFor ?? [])]);
+  if (names.size === 0) return undefined;
+  const shown = [...names].sort().slice(0, 3).map((n) => escapeLabel(n));
+  return `waiting for ${shown.join(", ")}${names.size > 3 ? ` and ${names.size - 3} more` : ""} to be ready…`;
 }
 
 export function statusParts(s: { agent: AgentView | undefined; agents: readonly AgentView[]; defaultModel: string | undefined; state: string; mcp?: StatusPart | undefined }): StatusPart[] {

@@ -57,6 +57,8 @@ export interface AgentView {
   work?: { phase: string; title: string };
   /** Why its model cannot be used, as its last request failed (a refused key, no answer); gone with the next answer. */
   modelProblem?: string;
+  /** Its pending initialization and the extensions it waits for (agent.initialization_started); gone once it is set. */
+  initializing?: { readonly id: string; readonly waitingFor: readonly string[] };
 }
 
 export class Transcript {
@@ -68,6 +70,8 @@ export class Transcript {
   listedProviders: string[] = [];
   /** The session's first extensions have started (`session.initialized`): their commands are known. */
   sessionInitialized = false;
+  /** The extensions the session's pending initialization waits for (`session.initialization_started`). */
+  sessionWaitingFor: readonly string[] = [];
   /** The model an agent without its own goes to (`harness.models_available.default_model`). */
   defaultModel: string | undefined;
   /** Per agent, the newest item of each key (`keyOf`): folding an event never scans the items. */
@@ -157,9 +161,14 @@ export class Transcript {
       this.notices.push({ kind: "notice", level: e.data.level, text: extensionNoticeText(e.data.instance, e.data.text), done: true });
       return true;
     }
+    if (e.name === "session.initialization_started") {
+      this.sessionWaitingFor = [...e.data.waiting_for];
+      return true;
+    }
     if (e.name === "session.initialized") {
       this.sessionInitialized = true;
-      return false;
+      this.sessionWaitingFor = [];
+      return true;
     }
     if (e.name === "harness.models_available") {
       this.models = e.data.models.map((m) => ({ provider: m.provider, id: m.id }));
@@ -187,6 +196,12 @@ export class Transcript {
         return true;
       case "agent.metadata_set":
         if (e.data.key === "display_name") a.name = e.data.value ?? undefined;
+        return true;
+      case "agent.initialization_started":
+        if (e.data.waiting_for.length > 0) a.initializing = { id: e.data.initialization_id, waitingFor: [...e.data.waiting_for] };
+        return true;
+      case "agent.initialization_context_set":
+        if (a.initializing?.id === e.data.initialization_id) delete a.initializing;
         return true;
       case "agent.work_status_set":
         // Model-authored: kept as sent, escaped wherever it is shown.
