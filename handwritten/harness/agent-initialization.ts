@@ -52,6 +52,10 @@ export class AgentInitializations {
   private readonly finished = new Set<string>();
   /** Initializations begun in this process: part of each id, so none repeats. */
   private minted = 0;
+  /** The session has begun in this process: only from then does an agent's initialization begin. */
+  private sessionBegun = false;
+  /** Agents that asked to begin before the session did, in that order. */
+  private readonly deferred = new Map<string, { readonly done: Promise<void>; readonly resolve: () => void }>();
 
   constructor(private readonly port: AgentInitializationPort) {}
 
@@ -70,6 +74,15 @@ export class AgentInitializations {
     const open = this.pending.get(agentId);
     if (open !== undefined) return open.done;
     if (this.finished.has(agentId)) return Promise.resolve();
+    if (!this.sessionBegun) {
+      let later = this.deferred.get(agentId);
+      if (later === undefined) {
+        let resolve!: () => void;
+        const done = new Promise<void>((r) => (resolve = r));
+        this.deferred.set(agentId, (later = { done, resolve }));
+      }
+      return later.done;
+    }
     const waiting = new Map([...this.waiters].filter(([instance, generation]) => this.port.isLive(instance, generation)));
     let resolve!: () => void;
     const done = new Promise<void>((r) => (resolve = r));
@@ -78,6 +91,22 @@ export class AgentInitializations {
     void this.port.publish("agent.initialization_started", { agent_id: agentId, session_id: this.port.sessionId, initialization_id: pending.id, waiting_for: [...waiting.keys()].sort() });
     if (waiting.size === 0) this.release(agentId, pending);
     return done;
+  }
+
+  /**
+   * The session begins in this process: agents created before it (a UI's first agent, a run's)
+   * begin their initialization now, in the order they asked, so the waiters the first extensions
+   * declared while starting hold them too.
+   */
+  sessionBegins(): void {
+    if (this.sessionBegun) return;
+    this.sessionBegun = true;
+    const deferred = [...this.deferred];
+    this.deferred.clear();
+    for (const [agentId, later] of deferred) {
+      if (this.port.hasAgent(agentId)) void this.begin(agentId).then(later.resolve);
+      else later.resolve();
+    }
   }
 
   /** The agent's initialization still pending, if any: its prompts wait for it. */

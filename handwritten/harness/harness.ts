@@ -322,7 +322,9 @@ export class Harness {
    * captures the live session waiters; until they are ready no agent finishes initializing.
    */
   beginSessionInitialization(): Promise<void> {
-    return this.sessionInit.begin();
+    const ready = this.sessionInit.begin();
+    this.initializations.sessionBegins();
+    return ready;
   }
 
   /** A handoff's replacement session: seeded once its extensions started (handoff-request.ts). */

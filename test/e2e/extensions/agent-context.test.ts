@@ -2,8 +2,12 @@
 // test-dummy processes that hold agents, declare context, drop it, die, and answer too late or for
 // the wrong initialization: an agent's prompts wait for exactly its own holders.
 import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { TestClient } from "../../support/daemon.js";
-import { agentJournal } from "../../support/e2e.js";
+import { agentHarnessYaml, agentJournal, daemonIn, workspaceIn } from "../../support/e2e.js";
+import { textResponse } from "../../support/fake-openai.js";
 import { committed, declarationSuite, dummy, rendered, submit } from "./support.js";
 
 const suite = declarationSuite();
@@ -44,6 +48,32 @@ describe("per-agent keyed context and readiness", () => {
     const sets = agentJournal(home, agent).filter((r) => r.event.name === "agent.initialization_context_set");
     expect(sets.map((r) => r.event.data)).toEqual([{ agent_id: agent, initialization_id: init.initialization_id, context: [{ instance: "keeper", ...TICKET }] }]);
     expect(agentJournal(home, agent).some((r) => r.event.name === "agent.context_declared" || r.event.name === "agent.readiness_declared")).toBe(false);
+  });
+
+  it("[declarations.context.first-agent-held] an agent created before the first extensions started (a UI's first agent) begins its initialization as the session begins, so their waiters hold it too", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tau-gate-"));
+    suite.cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const gate = join(dir, "keeper-gate");
+    writeFileSync(gate, "");
+    const w = workspaceIn(suite.cleanups, agentHarnessYaml(suite.fake(), { shell: false, extensions: [keeper({ ready_gate: gate })] }));
+    const d = await daemonIn(suite.cleanups, w.env, ["--project-root", w.project]);
+    // Attached without waiting for the models: the provider's may wait for the keeper too.
+    const c = await TestClient.ui(d.socket, d.session_id);
+    suite.cleanups.push(() => c.close());
+    c.send({ message: "subscribe", payload: { historical: [], live: ["*"] } });
+    suite.fake().respondWith(() => textResponse("ok"));
+    const agent = await c.createAgent("r-first");
+    await submit(c, agent, "first-1");
+    // The keeper is still starting: the session has not begun, so neither has the agent's initialization.
+    await c.sync();
+    expect(c.deliveriesOf("agent.initialization_started", (x) => x.agent_id === agent)).toEqual([]);
+    rmSync(gate);
+    const init = await c.delivered("agent.initialization_started", (x) => x.agent_id === agent);
+    expect(init.waiting_for).toEqual(["keeper"]);
+    await committed(c, "agent.context_declared", (x) => x.agent_id === agent && x.key === "ticket");
+    expect(suite.systemSent("first-1")).toBeUndefined(); // held by the keeper
+    drive(c, "agent_ready", { agent_id: agent });
+    expect(await turnOf(c, agent, "first-1")).toContain(rendered("agent_context", "keeper", "ticket", TICKET.text));
   });
 
   it("[declarations.context.stale-initialization-id] readiness and context naming another initialization id or session change nothing", async () => {
