@@ -129,6 +129,22 @@ interface OutputItem {
 /** Why a stream that stopped before its terminal event is no answer. */
 export const CUT_SHORT = "the stream ended before the response did (no response.completed, response.incomplete or response.failed)";
 
+/** The SSE event names whose data tau reads (and `message`, an unnamed event): their data must be a JSON object. */
+const READ_EVENTS: ReadonlySet<string> = new Set([
+  "message",
+  "response.output_item.added",
+  "response.output_item.done",
+  "response.output_text.delta",
+  "response.refusal.delta",
+  "response.reasoning_summary_text.delta",
+  "response.reasoning_text.delta",
+  "response.reasoning_summary_part.added",
+  "response.function_call_arguments.delta",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+]);
+
 /** Separates two messages, two reasoning items and two summary parts, streamed and kept alike. */
 const PARAGRAPH = "\n\n";
 
@@ -209,9 +225,14 @@ class ResponsesState implements RoundStream {
       data = JSON.parse(ev.data);
     } catch {
       if (ev.data === "[DONE]") return void (this.done = true);
+      if (ev.event === "error") throw streamError({ error: { message: ev.data } });
+      if (!READ_EVENTS.has(ev.event)) return; // a named event tau does not read may carry anything
       throw new ProviderFailure("protocol", "stream event data is not valid JSON");
     }
-    if (!isObject(data)) throw new ProviderFailure("protocol", "stream event data is not a JSON object");
+    if (!isObject(data)) {
+      if (!READ_EVENTS.has(ev.event)) return;
+      throw new ProviderFailure("protocol", "stream event data is not a JSON object");
+    }
     const type = typeof data.type === "string" ? data.type : ev.event;
     switch (type) {
       case "error":

@@ -130,6 +130,29 @@ describe("the Responses API family", () => {
     }
   });
 
+  it("[provider.responses.unknown-events] unknown events (whatever their data), keep-alives and output items of unknown types never fail an answer; an error event whose data is not JSON fails it with that text", async () => {
+    const s = responsesStream([{ type: "message", id: "m", text: "still here" }]);
+    const chunks = s.chunks ?? [];
+    s.chunks = [
+      chunks[0]!,
+      ": keep-alive\n\n",
+      "event: ping\ndata: ping\n\n",
+      "event: response.something_new\ndata: [1, 2]\n\n",
+      "data: \n\n",
+      responsesEvent("response.output_item.added", { output_index: 0, item: { type: "future_item", id: "fi_1", status: "in_progress" } }),
+      responsesEvent("response.future_item.delta", { output_index: 0, item_id: "fi_1", delta: "ignored" }),
+      responsesEvent("response.output_item.done", { output_index: 0, item: { type: "future_item", id: "fi_1", status: "completed", payload: { a: 1 } } }),
+      // The message moves one place on: its events renumbered.
+      ...chunks.slice(1).map((c) => String(typeof c === "string" ? c : c.data).replace(/"output_index":0/g, '"output_index":1').replace(/"output":\[/, '"output":[{"type":"future_item","id":"fi_1"},')),
+    ];
+    fake.enqueue(s);
+    const r = await run();
+    expect(finished(r)).toMatchObject({ text: "still here", finish_reason: "stop", tool_calls: [] });
+    expect(r.deltas).toEqual([{ text: "still here" }]);
+    fake.enqueue({ chunks: [responsesEvent("response.output_text.delta", { output_index: 0, delta: "so" }), "event: error\ndata: upstream overloaded\n\n"] });
+    expect(failed(await run())).toMatchObject({ error_class: "server_error", diagnostic: expect.stringContaining("upstream overloaded") });
+  });
+
   it("[provider.responses.ends] incomplete ends as length or content_filter, a refusal is the answer, a clean end without response.completed is a protocol error", async () => {
     fake.enqueue(responsesStream([{ type: "message", id: "m", text: "cut off he" }], { end: { status: "incomplete", reason: "max_output_tokens" } }));
     expect(finished(await run())).toMatchObject({ text: "cut off he", finish_reason: "length", server_finish_reason: "incomplete:max_output_tokens" });
