@@ -280,6 +280,44 @@ async function check(c: Case): Promise<void> {
   expect(journal.at(-1)).toMatchObject({ name: "agent.outer_turn_finished", data: { outcome: e.failed ? "failed" : "completed" } });
 }
 
+describe("recorded Responses API rounds through tau run", () => {
+  it("[run.responses.recorded-rounds] four recorded rounds of one conversation (a reasoning item, three calls, the answer): each request carries the encrypted reasoning and every call before it, as they came, with one output per call", async () => {
+    const yaml = `providers:\n  rec:\n    api: responses\n    base_url: ${fake.baseUrl}\n    models: [fake-model]\n    list_models: false\nmodel: rec/fake-model\n`;
+    const w = workspaceIn(cleanups, yaml);
+    fake.enqueue(...[1, 2, 3, 4].map((n) => replay(`${DIR}/openai-calculator-round-${n}.sse`)));
+    const r = await runTau(["run", "-p", "(12 + 7) * 3 * 10 with the calculator"], { env: w.env, cwd: w.project });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("The final result is **570**.\n");
+    expect(fake.pending).toBe(0);
+    expect(fake.responsesRequests).toHaveLength(4);
+    const calls = [
+      call("call_AB6AaRZ1FYZB2RwS6A5vbdqn", "calculator", '{"a":12,"b":7,"op":"add"}'),
+      call("call_Q6pW65MUgW9vF59BmItYGos3", "calculator", '{"a":19,"b":3,"op":"multiply"}'),
+      call("call_Zl5vIMnD7dVAjgU6FkhmiCZh", "calculator", '{"a":57,"b":10,"op":"multiply"}'),
+    ];
+    const finished = onlyAgentJournal(w.home).filter((x) => x.name === "provider.response_finished").map((x) => x.data);
+    expect(finished).toHaveLength(4);
+    expect(finished.map((f) => f.tool_calls)).toEqual([[calls[0]], [calls[1]], [calls[2]], []]);
+    expect(finished.map((f) => f.finish_reason)).toEqual(["tool_calls", "tool_calls", "tool_calls", "stop"]);
+    expect(finished.map((f) => f.usage)).toEqual([usage(134, 28, 0, 0), usage(221, 26, 0, 0), usage(260, 26, 0, 0), usage(299, 12, 0, 0)]);
+    expect(finished[3]).toMatchObject({ text: "The final result is **570**." });
+    const rs = "rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9";
+    const items = finished[0]!.reasoning_items as Array<{ id: string; encrypted_content: string; summary: string }>;
+    expect(items.map((x) => [x.id, x.encrypted_content.length])).toEqual([[rs, 1060]]);
+    expect(finished[0]!.reasoning).toBe(items[0]!.summary);
+    expect(String(finished[0]!.reasoning).startsWith("**Calculating step-by-step using calculator**\n\nI'll compute ")).toBe(true);
+    for (let n = 1; n < 4; n++) {
+      const input = (fake.responsesRequests[n]!.body as { input: Item[] }).input.filter((x) => x.type !== undefined);
+      // The reasoning item first, then each call followed by its output.
+      expect(input.map((x) => x.type)).toEqual(["reasoning", ...calls.slice(0, n).flatMap(() => ["function_call", "function_call_output"])]);
+      expect(input[0]).toMatchObject({ id: rs, encrypted_content: items[0]!.encrypted_content });
+      const sent = input.filter((x) => x.type === "function_call").map((x) => [x.call_id, x.arguments]);
+      expect(sent).toEqual(calls.slice(0, n).map((c) => [c.call_id, c.arguments_json]));
+      expect(input.filter((x) => x.type === "function_call_output").map((x) => x.call_id)).toEqual(calls.slice(0, n).map((c) => c.call_id));
+    }
+  });
+});
+
 describe("recorded Responses API streams through tau run", () => {
   it.each(CASES)("[run.responses.recorded-streams] $fixture", check);
 
