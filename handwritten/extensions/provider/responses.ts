@@ -354,7 +354,8 @@ class ResponsesState implements RoundStream {
         if (item.text !== "") texts.push(item.text);
       } else if (item.type === "reasoning") {
         if (item.reasoning !== "") reasonings.push(item.reasoning);
-        if (item.encrypted !== undefined) reasoningItems.push(keptReasoning(item, reasoningItems.length));
+        const kept = keptReasoning(item, reasoningItems.length);
+        if (kept) reasoningItems.push(kept);
       } else if (item.type === "function_call") {
         calls.push(toolCall(item, calls.length));
       }
@@ -382,11 +383,13 @@ class ResponsesState implements RoundStream {
   }
 }
 
-/** A reasoning item kept to be sent back: it needs a usable id. */
-function keptReasoning(item: OutputItem, kept: number): ReasoningItem {
-  if (item.id === "" || item.id.length > 1024) throw new ProviderFailure("protocol", "a reasoning item has no usable id");
-  if (kept >= MAX_REASONING_ITEMS) throw new ProviderFailure("protocol", `more than ${MAX_REASONING_ITEMS} reasoning items`);
-  return { id: item.id, encrypted_content: item.encrypted as string, ...(item.reasoning !== "" ? { summary: item.reasoning } : {}) };
+/**
+ * A reasoning item kept to be sent back, when it has encrypted content and a usable id and the
+ * bound is not reached; otherwise it is kept only as reasoning (its answer is whole all the same).
+ */
+function keptReasoning(item: OutputItem, kept: number): ReasoningItem | undefined {
+  if (item.encrypted === undefined || item.id === "" || item.id.length > 1024 || kept >= MAX_REASONING_ITEMS) return undefined;
+  return { id: item.id, encrypted_content: item.encrypted, ...(item.reasoning !== "" ? { summary: item.reasoning } : {}) };
 }
 
 /** A function call as a tool call: a tau id, a name within bounds. */

@@ -130,7 +130,7 @@ describe("the Responses API family", () => {
     }
   });
 
-  it("[provider.responses.unknown-events] unknown events (whatever their data), keep-alives and output items of unknown types never fail an answer; an error event whose data is not JSON fails it with that text", async () => {
+  it("[provider.responses.unknown-events] unknown events (whatever their data), keep-alives output items of unknown types and a reasoning item that cannot be sent back never fail an answer; an error event whose data is not JSON fails it with that text", async () => {
     const s = responsesStream([{ type: "message", id: "m", text: "still here" }]);
     const chunks = s.chunks ?? [];
     s.chunks = [
@@ -149,6 +149,11 @@ describe("the Responses API family", () => {
     const r = await run();
     expect(finished(r)).toMatchObject({ text: "still here", finish_reason: "stop", tool_calls: [] });
     expect(r.deltas).toEqual([{ text: "still here" }]);
+    // Encrypted reasoning without an id: kept as reasoning only.
+    fake.enqueue(responsesStream([{ type: "reasoning", id: "", summary: "Thought.", encrypted_content: "gAAAA-no-id" }, { type: "message", id: "m", text: "ok" }]));
+    const noId = finished(await run());
+    expect(noId).toMatchObject({ text: "ok", reasoning: "Thought." });
+    expect(noId).not.toHaveProperty("reasoning_items");
     fake.enqueue({ chunks: [responsesEvent("response.output_text.delta", { output_index: 0, delta: "so" }), "event: error\ndata: upstream overloaded\n\n"] });
     expect(failed(await run())).toMatchObject({ error_class: "server_error", diagnostic: expect.stringContaining("upstream overloaded") });
   });
