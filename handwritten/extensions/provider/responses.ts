@@ -105,8 +105,11 @@ export function mapResponsesUsage(raw: unknown): Usage | undefined {
   const output = count(u.output_tokens);
   if (input === undefined || output === undefined) return undefined;
   const usage: Usage = { input_tokens: input, output_tokens: output };
-  const cached = count((u.input_tokens_details as Record<string, unknown> | undefined)?.cached_tokens);
+  const details = u.input_tokens_details as Record<string, unknown> | undefined;
+  const cached = count(details?.cached_tokens);
   if (cached !== undefined) usage.cache_read_tokens = cached;
+  const written = count(details?.cache_write_tokens);
+  if (written !== undefined) usage.cache_write_tokens = written;
   const reasoning = count((u.output_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens);
   if (reasoning !== undefined) usage.reasoning_tokens = reasoning;
   return usage;

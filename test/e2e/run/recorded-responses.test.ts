@@ -70,7 +70,7 @@ const CASES: Case[] = [
     expect: {
       code: 0,
       stdout: "Paris.",
-      finished: { finish_reason: "stop", usage: usage(13, 59, 0, 0) },
+      finished: { finish_reason: "stop", usage: { ...usage(13, 59, 0, 0), cache_write_tokens: 0 } },
       reasoningItems: [{ id: "rs_06fe400e17c64daf006a5fa35397e8819c87342597af84fde1", length: 1272, startsWith: "gAAAAA" }],
     },
   },
@@ -80,7 +80,7 @@ const CASES: Case[] = [
       code: 0,
       stdout: "There are **3** letter **“r”**s in **“strawberry.”**\n\nBreakdown: **s t r a w b e r r y**  \nYou can see **r** at positions **3, 8, and 9**.",
       reasoning: "**Counting character occurrences**",
-      finished: { finish_reason: "stop", usage: usage(19, 105, 0, 44) },
+      finished: { finish_reason: "stop", usage: { ...usage(19, 105, 0, 44), cache_write_tokens: 0 } },
     },
   },
   {
@@ -194,7 +194,7 @@ const CASES: Case[] = [
       code: 0,
       stdout: "done",
       reasoningItems: [{ id: "rs_4a4c74f82a535c8f8bda7d43b75d75f7", length: 796, startsWith: "" }],
-      finished: { finish_reason: "tool_calls", tool_calls: [call("call_1", "second_tool", "{}")], usage: usage(115, 30, 0, 14) },
+      finished: { finish_reason: "tool_calls", tool_calls: [call("call_1", "second_tool", "{}")], usage: { ...usage(115, 30, 0, 14), cache_write_tokens: 0 } },
     },
   },
 ];
