@@ -143,6 +143,7 @@ const READ_EVENTS: ReadonlySet<string> = new Set([
   "response.reasoning_text.delta",
   "response.reasoning_summary_part.added",
   "response.function_call_arguments.delta",
+  "response.function_call_arguments.done",
   "response.completed",
   "response.incomplete",
   "response.failed",
@@ -262,12 +263,15 @@ class ResponsesState implements RoundStream {
         if (typeof data.summary_index === "number" && data.summary_index > 0 && item.reasoning !== "") this.#show(item, "reasoning", PARAGRAPH);
         return;
       }
-      case "response.function_call_arguments.delta": {
-        const d = str(data.delta);
-        this.#grow(d.length);
+      case "response.function_call_arguments.delta":
+      case "response.function_call_arguments.done": {
         const item = this.#locate(data, "function_call");
         item.call ??= { call_id: "", name: "", args: "" };
-        item.call.args += d;
+        // The whole arguments replace the deltas (a server may send only them); the finished item may still say otherwise.
+        const whole = type.endsWith(".done") && typeof data.arguments === "string" ? data.arguments : undefined;
+        const d = whole ?? str(data.delta);
+        this.#grow(d.length);
+        item.call.args = whole ?? item.call.args + d;
         return;
       }
       case "response.completed":

@@ -158,6 +158,18 @@ describe("the Responses API family", () => {
     expect(failed(await run())).toMatchObject({ error_class: "server_error", diagnostic: expect.stringContaining("upstream overloaded") });
   });
 
+  it("[provider.responses.arguments-done] a call whose arguments come only in response.function_call_arguments.done, its finished item without them, keeps them", async () => {
+    fake.enqueue({
+      chunks: [
+        responsesEvent("response.output_item.added", { output_index: 0, item: { type: "function_call", id: "fc_1", call_id: "call_1", name: "read", arguments: "", status: "in_progress" } }),
+        responsesEvent("response.function_call_arguments.done", { output_index: 0, item_id: "fc_1", arguments: '{"path":"a.txt"}' }),
+        responsesEvent("response.output_item.done", { output_index: 0, item: { type: "function_call", id: "fc_1", call_id: "call_1", name: "read", status: "completed" } }),
+        responsesEvent("response.completed", { response: { id: "r", status: "completed" } }),
+      ],
+    });
+    expect(finished(await run())).toMatchObject({ finish_reason: "tool_calls", tool_calls: [{ call_id: "call_1", tool: "read", arguments_json: '{"path":"a.txt"}' }] });
+  });
+
   it("[provider.responses.ends] incomplete ends as length or content_filter, a refusal is the answer, a clean end without response.completed is a protocol error", async () => {
     fake.enqueue(responsesStream([{ type: "message", id: "m", text: "cut off he" }], { end: { status: "incomplete", reason: "max_output_tokens" } }));
     expect(finished(await run())).toMatchObject({ text: "cut off he", finish_reason: "length", server_finish_reason: "incomplete:max_output_tokens" });
