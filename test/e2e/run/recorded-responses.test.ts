@@ -12,6 +12,7 @@ import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
 import { FakeOpenAI, type ScriptedResponse } from "../../support/fake-openai.js";
 import { responsesStream } from "../../support/fake-responses.js";
 import { fixtureEvents, onlyAgentJournal, replay } from "../../support/recorded-streams.js";
+import { exitCodeOf } from "../../../handwritten/cli/errors.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
@@ -216,6 +217,24 @@ const CUT: Case[] = [
   },
 ];
 
+const INCOMPLETE_LENGTH = "tau: the answer is incomplete: it reached the model's output limit (finish_reason length) [TAU-E0304]";
+const RIVERS = "Rivers are vital components of Earth's hydrological system, serving as lifelines for";
+const REFUSAL = "I'm sorry, I can't assist with that request.";
+
+/** Written to the documented shape (test/fixtures/provider/synthetic/README.md): no recording was found. */
+const SYNTHETIC: Case[] = [
+  {
+    fixture: "synthetic/openai-responses-incomplete.sse",
+    expect: {
+      code: exitCodeOf("TAU-E0304"),
+      stdout: RIVERS,
+      stderr: [INCOMPLETE_LENGTH],
+      finished: { finish_reason: "length", server_finish_reason: "incomplete:max_output_tokens", usage: { ...usage(16, 16, 0, 0), cache_write_tokens: 0 } },
+    },
+  },
+  { fixture: "synthetic/openai-responses-refusal.sse", expect: { code: 0, stdout: REFUSAL, finished: { finish_reason: "stop", usage: usage(79, 11, 0, 0) } } },
+];
+
 function checkText(actual: unknown, expected: Text): void {
   const s = String(actual);
   if (typeof expected === "string") return void expect(s).toBe(expected);
@@ -231,7 +250,7 @@ async function check(c: Case): Promise<void> {
   const yaml = `providers:\n  rec:\n    api: responses\n    base_url: ${fake.baseUrl}\n    models: [fake-model]\n    list_models: false\nmodel: rec/fake-model\n`;
   const w = workspaceIn(cleanups, yaml);
   writeFileSync(join(w.project, "notes.txt"), "remember the milk\n");
-  const file = `${DIR}/${c.fixture}`;
+  const file = c.fixture.includes("/") ? c.fixture : `${DIR}/${c.fixture}`;
   const first = c.events ? { ...replay(file), chunks: c.events(fixtureEvents(file)) } : replay(file);
   const before = fake.responsesRequests.length;
   fake.enqueue(first, ...(c.then ? [c.then] : []));
@@ -320,6 +339,8 @@ describe("recorded Responses API rounds through tau run", () => {
 
 describe("recorded Responses API streams through tau run", () => {
   it.each(CASES)("[run.responses.recorded-streams] $fixture", check);
+
+  it.each(SYNTHETIC)("[run.responses.incomplete-and-refusal] $fixture: an answer cut short by max_output_tokens is printed with the cut-short notice and status; a streamed refusal is the answer", check);
 
   it("[run.responses.cut-short-fails] a stream that ends before response.completed fails the prompt as a protocol error, whatever was shown", async () => {
     for (const c of CUT) await check(c);
