@@ -269,9 +269,9 @@ class ResponsesState implements RoundStream {
         item.call ??= { call_id: "", name: "", args: "" };
         // The whole arguments replace the deltas (a server may send only them); the finished item may still say otherwise.
         const whole = type.endsWith(".done") && typeof data.arguments === "string" ? data.arguments : undefined;
-        const d = whole ?? str(data.delta);
-        this.#grow(d.length);
-        item.call.args = whole ?? item.call.args + d;
+        const next = whole ?? item.call.args + str(data.delta);
+        this.#grow(Math.max(0, next.length - item.call.args.length));
+        item.call.args = next;
         return;
       }
       case "response.completed":
