@@ -105,8 +105,11 @@ export function mapResponsesUsage(raw: unknown): Usage | undefined {
   const output = count(u.output_tokens);
   if (input === undefined || output === undefined) return undefined;
   const usage: Usage = { input_tokens: input, output_tokens: output };
-  const cached = count((u.input_tokens_details as Record<string, unknown> | undefined)?.cached_tokens);
+  const details = u.input_tokens_details as Record<string, unknown> | undefined;
+  const cached = count(details?.cached_tokens);
   if (cached !== undefined) usage.cache_read_tokens = cached;
+  const written = count(details?.cache_write_tokens);
+  if (written !== undefined) usage.cache_write_tokens = written;
   const reasoning = count((u.output_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens);
   if (reasoning !== undefined) usage.reasoning_tokens = reasoning;
   return usage;
@@ -126,12 +129,37 @@ interface OutputItem {
   done: boolean;
 }
 
+/** Why a stream that stopped before its terminal event is no answer. */
+export const CUT_SHORT = "the stream ended before the response did (no response.completed, response.incomplete or response.failed)";
+
+/** The SSE event names whose data tau reads (and `message`, an unnamed event): their data must be a JSON object. */
+const READ_EVENTS: ReadonlySet<string> = new Set([
+  "message",
+  "response.output_item.added",
+  "response.output_item.done",
+  "response.output_text.delta",
+  "response.refusal.delta",
+  "response.reasoning_summary_text.delta",
+  "response.reasoning_text.delta",
+  "response.reasoning_summary_part.added",
+  "response.function_call_arguments.delta",
+  "response.function_call_arguments.done",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+]);
+
+/** Separates two messages, two reasoning items and two summary parts, streamed and kept alike. */
+const PARAGRAPH = "\n\n";
+
 class ResponsesState implements RoundStream {
   private readonly items: OutputItem[] = [];
   private size = 0;
   private usage: Usage | undefined;
   private status: "completed" | "incomplete" | undefined;
   private incompleteReason = "";
+  /** Text (reasoning) already shown: the next message (reasoning item) starts a paragraph. */
+  private shown = { text: false, reasoning: false };
   done = false;
 
   constructor(
@@ -158,6 +186,17 @@ class ResponsesState implements RoundStream {
     }
   }
 
+  /** Adds to a message's text (a reasoning item's reasoning) and shows it, a paragraph after any earlier one. */
+  #show(item: OutputItem, field: "text" | "reasoning", piece: string): void {
+    if (piece === "") return;
+    const lead = item[field] === "" && this.shown[field] ? PARAGRAPH : "";
+    this.#grow(lead.length + piece.length);
+    item[field] += piece;
+    this.shown[field] = true;
+    if (field === "text") this.#emit(lead + piece, undefined);
+    else this.#emit(undefined, lead + piece);
+  }
+
   /** The item at `output_index`, created on first mention (a server may skip `output_item.added`). */
   #item(index: unknown, type = "", id = ""): OutputItem {
     if (typeof index !== "number" || !Number.isInteger(index) || index < 0) throw new ProviderFailure("protocol", "an output_index is not a non-negative integer");
@@ -172,16 +211,32 @@ class ResponsesState implements RoundStream {
     return item;
   }
 
+  /** The item an event is about: by its `output_index`, else (a server that names only the item) by `item_id`, else the last one open. */
+  #locate(data: Record<string, unknown>, type: string): OutputItem {
+    if (data.output_index !== undefined && data.output_index !== null) return this.#item(data.output_index, type);
+    const id = str(data.item_id);
+    const byId = id === "" ? -1 : this.items.findIndex((i) => i?.id === id);
+    if (byId >= 0) return this.items[byId] as OutputItem;
+    const last = this.items.at(-1);
+    if (last && !last.done && (last.type === type || last.type === "")) return this.#item(this.items.length - 1, type);
+    return this.#item(this.items.length, type, id);
+  }
+
   event(ev: SseEvent): void {
-    if (this.done) return;
+    if (this.done || ev.data.trim() === "") return; // an empty event is a keep-alive
     let data: unknown;
     try {
       data = JSON.parse(ev.data);
     } catch {
       if (ev.data === "[DONE]") return void (this.done = true);
+      if (ev.event === "error") throw streamError({ error: { message: ev.data } });
+      if (!READ_EVENTS.has(ev.event)) return; // a named event tau does not read may carry anything
       throw new ProviderFailure("protocol", "stream event data is not valid JSON");
     }
-    if (!isObject(data)) throw new ProviderFailure("protocol", "stream event data is not a JSON object");
+    if (!isObject(data)) {
+      if (!READ_EVENTS.has(ev.event)) return;
+      throw new ProviderFailure("protocol", "stream event data is not a JSON object");
+    }
     const type = typeof data.type === "string" ? data.type : ev.event;
     switch (type) {
       case "error":
@@ -197,43 +252,56 @@ class ResponsesState implements RoundStream {
         return;
       }
       case "response.output_text.delta":
-      case "response.refusal.delta": {
-        const d = str(data.delta);
-        this.#grow(d.length);
-        this.#item(data.output_index, "message").text += d;
-        this.#emit(d, undefined);
-        return;
-      }
+      case "response.refusal.delta":
+        return this.#show(this.#locate(data, "message"), "text", str(data.delta));
       case "response.reasoning_summary_text.delta":
-      case "response.reasoning_text.delta": {
-        const d = str(data.delta);
-        this.#grow(d.length);
-        this.#item(data.output_index, "reasoning").reasoning += d;
-        this.#emit(undefined, d);
+      case "response.reasoning_text.delta":
+        return this.#show(this.#locate(data, "reasoning"), "reasoning", str(data.delta));
+      case "response.reasoning_summary_part.added": {
+        // Summary parts are paragraphs, as the finished item joins them.
+        const item = this.#locate(data, "reasoning");
+        if (typeof data.summary_index === "number" && data.summary_index > 0 && item.reasoning !== "") this.#show(item, "reasoning", PARAGRAPH);
         return;
       }
-      case "response.function_call_arguments.delta": {
-        const d = str(data.delta);
-        this.#grow(d.length);
-        const item = this.#item(data.output_index, "function_call");
+      case "response.function_call_arguments.delta":
+      case "response.function_call_arguments.done": {
+        const item = this.#locate(data, "function_call");
         item.call ??= { call_id: "", name: "", args: "" };
-        item.call.args += d;
+        // The whole arguments replace the deltas (a server may send only them); the finished item may still say otherwise.
+        const whole = type.endsWith(".done") && typeof data.arguments === "string" ? data.arguments : undefined;
+        const next = whole ?? item.call.args + str(data.delta);
+        this.#grow(Math.max(0, next.length - item.call.args.length));
+        item.call.args = next;
         return;
       }
       case "response.completed":
-      case "response.incomplete": {
-        const r = isObject(data.response) ? data.response : {};
-        this.usage = mapResponsesUsage(r.usage) ?? this.usage;
-        this.status = type === "response.completed" ? "completed" : "incomplete";
-        if (type === "response.incomplete") this.incompleteReason = str(isObject(r.incomplete_details) ? r.incomplete_details.reason : "");
-        // The final output, when the server sends it, is the authority for items it names.
-        if (Array.isArray(r.output)) r.output.forEach((it, i) => isObject(it) && this.#itemDone(this.#item(i, str(it.type), str(it.id)), it));
-        this.done = true;
-        return;
-      }
+      case "response.incomplete":
+        return this.#end(type, isObject(data.response) ? data.response : {});
       default:
-        return; // created, in_progress, content_part.*, *.done duplicates of what the deltas built
+        return; // created, in_progress, content_part.*, *.done duplicates, built-in tools' progress, anything new
     }
+  }
+
+  /** The terminal event: status, usage, and the final output for any item not finished yet. */
+  #end(type: "response.completed" | "response.incomplete", r: Record<string, unknown>): void {
+    this.usage = mapResponsesUsage(r.usage) ?? this.usage;
+    this.status = type === "response.completed" ? "completed" : "incomplete";
+    if (type === "response.incomplete") this.incompleteReason = str(isObject(r.incomplete_details) ? r.incomplete_details.reason : "");
+    if (Array.isArray(r.output)) r.output.forEach((it, i) => isObject(it) && this.#finalItem(it, i));
+    this.done = true;
+  }
+
+  /** An item of the final output: the streamed item with its id, else the one at its position when that is still open and of its type. */
+  #finalItem(it: Record<string, unknown>, position: number): void {
+    const id = str(it.id);
+    const type = str(it.type);
+    const byId = id === "" ? -1 : this.items.findIndex((x) => x?.id === id);
+    if (byId >= 0) return this.#itemDone(this.items[byId] as OutputItem, it);
+    const at = this.items[position];
+    // Finished items stay as they were finished: a server may number its final output differently.
+    if (at?.done) return;
+    if (at === undefined || at.type === "" || at.type === type) return this.#itemDone(this.#item(position, type, id), it);
+    this.#itemDone(this.#item(this.items.length, type, id), it);
   }
 
   /** An item's finished form: whole text, whole arguments, the encrypted reasoning. */
@@ -244,23 +312,12 @@ class ResponsesState implements RoundStream {
       case "message": {
         const parts = Array.isArray(it.content) ? it.content : [];
         const text = parts.map((p) => (isObject(p) ? (p.type === "refusal" ? str(p.refusal) : str(p.text)) : "")).join("");
-        // The finished item is the authority; a server that sent no deltas has its text shown now.
-        if (text !== "" && text !== item.text) {
-          this.#grow(Math.max(0, text.length - item.text.length));
-          if (item.text === "") this.#emit(text, undefined);
-          item.text = text;
-        }
-        return;
+        return this.#settle(item, "text", text);
       }
       case "reasoning": {
-        const summary = (Array.isArray(it.summary) ? it.summary : []).map((p) => (isObject(p) ? str(p.text) : "")).join("\n\n");
+        const summary = (Array.isArray(it.summary) ? it.summary : []).map((p) => (isObject(p) ? str(p.text) : "")).join(PARAGRAPH);
         const content = (Array.isArray(it.content) ? it.content : []).map((p) => (isObject(p) ? str(p.text) : "")).join("");
-        const text = summary !== "" ? summary : content;
-        if (text.length > item.reasoning.length) {
-          this.#grow(text.length - item.reasoning.length);
-          if (item.reasoning === "") this.#emit(undefined, text);
-          item.reasoning = text;
-        }
+        this.#settle(item, "reasoning", summary !== "" ? summary : content);
         if (typeof it.encrypted_content === "string" && it.encrypted_content !== "") {
           this.#grow(it.encrypted_content.length);
           item.encrypted = it.encrypted_content;
@@ -276,49 +333,52 @@ class ResponsesState implements RoundStream {
     }
   }
 
-  report(req: ProviderCall): ProviderResponseFinishedReported {
-    const end = this.done ? "" : " (the stream ended without response.completed)";
-    if (this.status === undefined) {
-      // Like chat completions: a clean end without the closing event is accepted when what came is whole.
-      if (this.items.length === 0 || this.items.some((i) => i.type === "function_call" && !argumentsComplete(i.call?.args ?? "x"))) {
-        throw new ProviderFailure("protocol", `the response did not complete${end}`);
-      }
+  /**
+   * The finished text is the authority: what the deltas did not show yet is shown now (all of it
+   * when no delta came); a finished text that differs from what was shown replaces it in the report.
+   */
+  #settle(item: OutputItem, field: "text" | "reasoning", finished: string): void {
+    const had = item[field];
+    if (finished === "" || finished === had) return;
+    if (!finished.startsWith(had)) {
+      this.#grow(finished.length);
+      item[field] = finished;
+      return;
     }
-    let text = "";
-    let reasoning = "";
+    this.#show(item, field, finished.slice(had.length));
+  }
+
+  report(req: ProviderCall): ProviderResponseFinishedReported {
+    // No terminal event: whatever came may be half an answer.
+    if (this.status === undefined) throw new ProviderFailure("protocol", CUT_SHORT);
+    const texts: string[] = [];
+    const reasonings: string[] = [];
     const calls: ToolCall[] = [];
     const reasoningItems: ReasoningItem[] = [];
     for (const item of this.items) {
       if (!item) continue;
-      if (item.type === "message") text += item.text;
-      else if (item.type === "reasoning") {
-        if (item.reasoning !== "") reasoning += (reasoning === "" ? "" : "\n\n") + item.reasoning;
-        if (item.encrypted !== undefined) {
-          if (item.id === "" || item.id.length > 1024) throw new ProviderFailure("protocol", "a reasoning item has no usable id");
-          if (reasoningItems.length >= MAX_REASONING_ITEMS) throw new ProviderFailure("protocol", `more than ${MAX_REASONING_ITEMS} reasoning items`);
-          reasoningItems.push({ id: item.id, encrypted_content: item.encrypted, ...(item.reasoning !== "" ? { summary: item.reasoning } : {}) });
-        }
+      if (item.type === "message") {
+        if (item.text !== "") texts.push(item.text);
+      } else if (item.type === "reasoning") {
+        if (item.reasoning !== "") reasonings.push(item.reasoning);
+        const kept = keptReasoning(item, reasoningItems.length);
+        if (kept) reasoningItems.push(kept);
       } else if (item.type === "function_call") {
-        const c = item.call;
-        const index = calls.length;
-        if (!c || c.call_id === "") throw new ProviderFailure("protocol", `function call ${index} has no call_id`);
-        if (!ID_PATTERN.test(c.call_id)) throw new ProviderFailure("protocol", `function call ${index} has an unusable call_id`);
-        if (c.name === "") throw new ProviderFailure("protocol", `function call ${index} has no name`);
-        if (c.name.length > MAX_TOOL_NAME_CHARS) throw new ProviderFailure("protocol", `function call ${index} has an overlong name`);
-        if (calls.length >= MAX_TOOL_CALLS) throw new ProviderFailure("protocol", `more than ${MAX_TOOL_CALLS} tool calls`);
-        calls.push({ call_id: c.call_id, tool: c.name, arguments_json: c.args });
+        calls.push(toolCall(item, calls.length));
       }
     }
+    const text = texts.join(PARAGRAPH);
+    const reasoning = reasonings.join(PARAGRAPH);
     const complete = calls.length > 0 && calls.every((c) => argumentsComplete(c.arguments_json));
     let finish: FinishReason;
-    let server = this.status ?? "";
+    let server: string = this.status;
     if (this.status === "incomplete") {
       server = `incomplete:${this.incompleteReason}`;
       finish = this.incompleteReason === "content_filter" ? "content_filter" : "length";
       // Whole calls run whatever ended the response, as in chat completions.
       if (complete) finish = "tool_calls";
     } else {
-      if (calls.length > 0 && !complete) throw new ProviderFailure("protocol", `a function call's arguments are not whole JSON${end}`);
+      if (calls.length > 0 && !complete) throw new ProviderFailure("protocol", "a function call's arguments are not whole JSON");
       finish = calls.length > 0 ? "tool_calls" : "stop";
     }
     const report: ProviderResponseFinishedReported = { prompt_id: req.prompt_id, round: req.round, model: req.model, text, tool_calls: calls, finish_reason: finish };
@@ -328,6 +388,26 @@ class ResponsesState implements RoundStream {
     if (this.usage !== undefined) report.usage = this.usage;
     return report;
   }
+}
+
+/**
+ * A reasoning item kept to be sent back, when it has encrypted content and a usable id and the
+ * bound is not reached; otherwise it is kept only as reasoning (its answer is whole all the same).
+ */
+function keptReasoning(item: OutputItem, kept: number): ReasoningItem | undefined {
+  if (item.encrypted === undefined || item.id === "" || item.id.length > 1024 || kept >= MAX_REASONING_ITEMS) return undefined;
+  return { id: item.id, encrypted_content: item.encrypted, ...(item.reasoning !== "" ? { summary: item.reasoning } : {}) };
+}
+
+/** A function call as a tool call: a tau id, a name within bounds. */
+function toolCall(item: OutputItem, index: number): ToolCall {
+  const c = item.call;
+  if (!c || c.call_id === "") throw new ProviderFailure("protocol", `function call ${index} has no call_id`);
+  if (!ID_PATTERN.test(c.call_id)) throw new ProviderFailure("protocol", `function call ${index} has an unusable call_id`);
+  if (c.name === "") throw new ProviderFailure("protocol", `function call ${index} has no name`);
+  if (c.name.length > MAX_TOOL_NAME_CHARS) throw new ProviderFailure("protocol", `function call ${index} has an overlong name`);
+  if (index >= MAX_TOOL_CALLS) throw new ProviderFailure("protocol", `more than ${MAX_TOOL_CALLS} tool calls`);
+  return { call_id: c.call_id, tool: c.name, arguments_json: c.args };
 }
 
 /** The `/responses` wire family. */

@@ -4,36 +4,17 @@
 // what the journal keeps (text, reasoning, tool calls, usage, finish reasons), the notices on stderr
 // and the exit status.
 import { describe, expect, it } from "vitest";
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runTau } from "../../support/run-tau.js";
 import { useCleanups, useFakeOpenAI, workspaceIn } from "../../support/e2e.js";
-import { REPO_ROOT } from "../../support/paths.js";
 import { FakeOpenAI, textResponse, type ScriptedResponse } from "../../support/fake-openai.js";
-import { replayJournal, validateJournalRecord, type JournalRecord } from "../../../handwritten/store/index.js";
+import { onlyAgentJournal as agentJournal, replay } from "../../support/recorded-streams.js";
 import { exitCodeOf } from "../../../handwritten/cli/errors.js";
 
 let fake!: FakeOpenAI;
 useFakeOpenAI((s) => (fake = s), { perTest: true });
 const cleanups = useCleanups();
-
-const FIXTURES = join(REPO_ROOT, "test/fixtures/provider");
-
-/** A fixture's body as the server sent it, one write per event (so it arrives as a stream). */
-function replay(file: string): ScriptedResponse {
-  const body = readFileSync(join(FIXTURES, file), "utf8");
-  const events = body.split(/(?<=\n\n)/);
-  return { headers: { "content-type": "text/event-stream; charset=utf-8" }, chunks: events };
-}
-
-type Journal = Array<{ name: string; data: Record<string, unknown> }>;
-
-function agentJournal(home: string): Journal {
-  const agents = join(home, "state", "agents");
-  const [id] = readdirSync(agents);
-  const r = replayJournal<JournalRecord>(join(agents, id as string, "events.cbor"), { validate: validateJournalRecord });
-  return r.records.map((x) => ({ name: x.event.name, data: x.event.data as Record<string, unknown> }));
-}
 
 interface Expected {
   code: number;

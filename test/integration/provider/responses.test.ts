@@ -8,6 +8,7 @@ import type { ProviderCall } from "../../../handwritten/protocol/index.js";
 import { MAX_RESPONSE_CHARS, streamResponses, type EgressPolicy, type RetryNotice, type RoundResult } from "../../../handwritten/extensions/provider/index.js";
 import { FakeOpenAI, errorResponse } from "../../support/fake-openai.js";
 import { responsesEvent, responsesStream } from "../../support/fake-responses.js";
+import { replay } from "../../support/recorded-streams.js";
 
 const API_KEY = "sk-test-SECRET-responses-0123456789";
 let fake!: FakeOpenAI;
@@ -119,18 +120,68 @@ describe("the Responses API family", () => {
     expect(r.deltas).toEqual([{ text: "whole at once" }]);
   });
 
-  it("[provider.responses.ends] incomplete ends as length or content_filter, a refusal is the answer, a clean end without response.completed is accepted only when whole", async () => {
+  it("[provider.responses.streamed-as-kept] recorded streams: what the deltas showed is what the report keeps — summary parts and reasoning items a paragraph apart, two messages a paragraph apart, the rest of a finished text the deltas did not carry", async () => {
+    for (const file of ["openai-reasoning-summary-parts.sse", "openai-phase-two-messages.sse", "openai-web-search.sse", "xai-reasoning-encrypted-text.sse", "lmstudio-reasoning-tool-call.sse"]) {
+      fake.enqueue(replay(`recorded-responses/${file}`));
+      const r = await run();
+      const report = finished(r);
+      expect(r.deltas.map((d) => d.text ?? "").join(""), file).toBe(report.text);
+      expect(r.deltas.map((d) => d.reasoning ?? "").join(""), file).toBe(report.reasoning ?? "");
+    }
+  });
+
+  it("[provider.responses.unknown-events] unknown events (whatever their data), keep-alives output items of unknown types and a reasoning item that cannot be sent back never fail an answer; an error event whose data is not JSON fails it with that text", async () => {
+    const s = responsesStream([{ type: "message", id: "m", text: "still here" }]);
+    const chunks = s.chunks ?? [];
+    s.chunks = [
+      chunks[0]!,
+      ": keep-alive\n\n",
+      "event: ping\ndata: ping\n\n",
+      "event: response.something_new\ndata: [1, 2]\n\n",
+      "data: \n\n",
+      responsesEvent("response.output_item.added", { output_index: 0, item: { type: "future_item", id: "fi_1", status: "in_progress" } }),
+      responsesEvent("response.future_item.delta", { output_index: 0, item_id: "fi_1", delta: "ignored" }),
+      responsesEvent("response.output_item.done", { output_index: 0, item: { type: "future_item", id: "fi_1", status: "completed", payload: { a: 1 } } }),
+      // The message moves one place on: its events renumbered.
+      ...chunks.slice(1).map((c) => String(typeof c === "string" ? c : c.data).replace(/"output_index":0/g, '"output_index":1').replace(/"output":\[/, '"output":[{"type":"future_item","id":"fi_1"},')),
+    ];
+    fake.enqueue(s);
+    const r = await run();
+    expect(finished(r)).toMatchObject({ text: "still here", finish_reason: "stop", tool_calls: [] });
+    expect(r.deltas).toEqual([{ text: "still here" }]);
+    // Encrypted reasoning without an id: kept as reasoning only.
+    fake.enqueue(responsesStream([{ type: "reasoning", id: "", summary: "Thought.", encrypted_content: "gAAAA-no-id" }, { type: "message", id: "m", text: "ok" }]));
+    const noId = finished(await run());
+    expect(noId).toMatchObject({ text: "ok", reasoning: "Thought." });
+    expect(noId).not.toHaveProperty("reasoning_items");
+    fake.enqueue({ chunks: [responsesEvent("response.output_text.delta", { output_index: 0, delta: "so" }), "event: error\ndata: upstream overloaded\n\n"] });
+    expect(failed(await run())).toMatchObject({ error_class: "server_error", diagnostic: expect.stringContaining("upstream overloaded") });
+  });
+
+  it("[provider.responses.arguments-done] a call whose arguments come only in response.function_call_arguments.done, its finished item without them, keeps them", async () => {
+    fake.enqueue({
+      chunks: [
+        responsesEvent("response.output_item.added", { output_index: 0, item: { type: "function_call", id: "fc_1", call_id: "call_1", name: "read", arguments: "", status: "in_progress" } }),
+        responsesEvent("response.function_call_arguments.done", { output_index: 0, item_id: "fc_1", arguments: '{"path":"a.txt"}' }),
+        responsesEvent("response.output_item.done", { output_index: 0, item: { type: "function_call", id: "fc_1", call_id: "call_1", name: "read", status: "completed" } }),
+        responsesEvent("response.completed", { response: { id: "r", status: "completed" } }),
+      ],
+    });
+    expect(finished(await run())).toMatchObject({ finish_reason: "tool_calls", tool_calls: [{ call_id: "call_1", tool: "read", arguments_json: '{"path":"a.txt"}' }] });
+  });
+
+  it("[provider.responses.ends] incomplete ends as length or content_filter, a refusal is the answer, a clean end without response.completed is a protocol error", async () => {
     fake.enqueue(responsesStream([{ type: "message", id: "m", text: "cut off he" }], { end: { status: "incomplete", reason: "max_output_tokens" } }));
     expect(finished(await run())).toMatchObject({ text: "cut off he", finish_reason: "length", server_finish_reason: "incomplete:max_output_tokens" });
     fake.enqueue(responsesStream([{ type: "message", id: "m", text: "" }], { end: { status: "incomplete", reason: "content_filter" } }));
     expect(finished(await run())).toMatchObject({ finish_reason: "content_filter", server_finish_reason: "incomplete:content_filter" });
     fake.enqueue(responsesStream([{ type: "message", id: "m", text: "I can't help with that.", refusal: true }]));
     expect(finished(await run())).toMatchObject({ text: "I can't help with that.", finish_reason: "stop" });
-    // No response.completed: whole text is accepted, a cut-off call is not.
+    // No response.completed: whatever came may be half an answer, so neither whole text nor a cut-off call is one.
     const whole = responsesStream([{ type: "message", id: "m", text: "all here" }]);
     whole.chunks = (whole.chunks ?? []).slice(0, -1);
     fake.enqueue(whole);
-    expect(finished(await run())).toMatchObject({ text: "all here", finish_reason: "stop", server_finish_reason: "" });
+    expect(failed(await run())).toMatchObject({ error_class: "protocol", diagnostic: expect.stringContaining("no response.completed") });
     const cut = responsesStream([{ type: "function_call", id: "f", call_id: "call_x", name: "read", arguments: '{"path":"a.t' }]);
     cut.chunks = (cut.chunks ?? []).filter((c) => !/output_item\.done|arguments\.done|response\.completed/.test(String(typeof c === "string" ? c : c.data)));
     fake.enqueue(cut);

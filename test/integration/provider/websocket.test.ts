@@ -16,6 +16,7 @@ import { ChatgptWsClient } from "../../../handwritten/extensions/provider/chatgp
 import { TokenSource, readTokens, writeTokens, type OAuthTokens } from "../../../handwritten/extensions/provider/oauth.js";
 import type { RoundResult } from "../../../handwritten/extensions/provider/round.js";
 import { FakeCodex, framesOf } from "../../support/fake-codex-ws.js";
+import { replay } from "../../support/recorded-streams.js";
 import { selfSignedCertificate } from "../../support/tls.js";
 import { responsesStream } from "../../support/fake-responses.js";
 
@@ -90,6 +91,32 @@ describe("the chatgpt_ws family", () => {
     expect(h["chatgpt-account-id"]).toBe("acct-fake-1");
     expect(notices).toEqual([expect.stringMatching(/^info: connected to ws:\/\/127\.0\.0\.1:\d+\/backend-api\/codex\/responses$/)]);
     expectNoToken(tokens, r);
+  });
+
+  it("[provider.ws.recorded-streams] streams recorded from Responses API servers, one event a frame, are read as over HTTP; a connection closed before response.completed is no answer", async () => {
+    signIn();
+    const c = client();
+    const frames = (file: string) => framesOf(replay(`recorded-responses/${file}`)).filter((f) => f !== "[DONE]");
+    fake.enqueue({ frames: frames("github-copilot-id-rotation.sse") }, { frames: frames("lmstudio-reasoning-tool-call.sse") }, { frames: frames("openai-error-insufficient-quota.sse") });
+    const copilot = await run(c);
+    expect(copilot.status === "finished" && copilot.report).toMatchObject({
+      text: expect.stringMatching(/^There are \*\*3\*\* letter .*positions \*\*3, 8, and 9\*\*\.$/s),
+      reasoning: "**Counting character occurrences**",
+      finish_reason: "stop",
+      usage: { input_tokens: 19, output_tokens: 105, cache_read_tokens: 0, reasoning_tokens: 44 },
+    });
+    const lmstudio = await run(c);
+    expect(lmstudio.status === "finished" && lmstudio.report).toMatchObject({
+      text: "I'll get the current weather information for San Francisco for you.",
+      tool_calls: [{ call_id: "call_2025306790300011", tool: "weather", arguments_json: '{"location":"San Francisco"}' }],
+      finish_reason: "tool_calls",
+    });
+    const quota = await run(c);
+    expect(quota.status === "failed" && quota.report).toMatchObject({ error_class: "rate_limited", diagnostic: expect.stringContaining("code=insufficient_quota") });
+    fake.enqueue({ frames: frames("deepseek-reasoning-text.sse").filter((f) => !f.includes('"type":"response.completed"')), closeWith: 1000 });
+    const cut = await run(c);
+    c.close();
+    expect(cut.status === "failed" && cut.report).toMatchObject({ error_class: "network", diagnostic: expect.stringContaining("closed before the response completed") });
   });
 
   it("[provider.ws.reuse] the connection is kept for the next request; one the server let go is reopened at no cost", async () => {
