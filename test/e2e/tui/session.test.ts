@@ -236,6 +236,8 @@ describe("tau interactive UI in a pseudo-terminal", () => {
     // A user shell command with hostile output too (!! stays in the UI).
     t.type(`!!sh hostile.sh; echo USER-SHELL-DONE\r`);
     await t.waitFor(has("USER-SHELL-DONE"), "the user shell command");
+    // Its last line shows before it has ended; the status line says ready once it has.
+    await t.waitFor(ready, "the user shell command to end");
     expect(t.fired.slice(titleBefore)).toEqual([]);
     expect(JSON.stringify(t.term.modes)).toBe(modesBefore);
     expect(t.term.buffer.active.type).toBe("normal");
