@@ -304,6 +304,28 @@ const CASES: Case[] = [
     expect: { code: 0, stdout: "!\n", finished: { text: "!", finish_reason: "stop", usage: { input_tokens: 147, output_tokens: 2188, cache_read_tokens: 89 } } },
   },
   {
+    fixture: "recorded/openrouter-deepseek-annotations-two-stops.sse",
+    expect: {
+      code: 0,
+      stdout: "The URL for Pydantic AI's GitHub repository is:  \n\nhttps://github.com/pydantic/pydantic-ai\n",
+      finished: { text: "The URL for Pydantic AI's GitHub repository is:  \n\nhttps://github.com/pydantic/pydantic-ai", finish_reason: "stop", usage: { input_tokens: 2317, output_tokens: 53, cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 } },
+    },
+  },
+  {
+    fixture: "recorded/openai-gpt4o-mini-tool-call.sse",
+    then: textResponse("done"),
+    expect: {
+      code: 0,
+      stdout: "done\n",
+      finished: {
+        text: "",
+        finish_reason: "tool_calls",
+        tool_calls: [{ call_id: "call_ZR5UUuTt3pf61kjwAJIYdVMj", tool: "get_capital", arguments_json: '{"country":"UK"}' }],
+        usage: { input_tokens: 53, output_tokens: 15, cache_read_tokens: 0, reasoning_tokens: 0 },
+      },
+    },
+  },
+  {
     fixture: "synthetic/gemini-tool-call-finish-stop.sse",
     id: "run.openai.tool-calls-finish-stop",
     then: textResponse("listed"),
