@@ -326,6 +326,23 @@ const CASES: Case[] = [
     },
   },
   {
+    fixture: "recorded/openai-gpt4o-parallel-tool-calls.sse",
+    then: textResponse("done"),
+    expect: {
+      code: 0,
+      stdout: "done\n",
+      finished: {
+        text: "",
+        finish_reason: "tool_calls",
+        tool_calls: [
+          { call_id: "call_q2UyBRP7eXNTzAoR8lEhjc9Z", tool: "get_country", arguments_json: "{}" },
+          { call_id: "call_b51ijcpFkDiTQG1bQzsrmtW5", tool: "get_product_name", arguments_json: "{}" },
+        ],
+        usage: { input_tokens: 364, output_tokens: 40, cache_read_tokens: 0, reasoning_tokens: 0 },
+      },
+    },
+  },
+  {
     fixture: "synthetic/gemini-tool-call-finish-stop.sse",
     id: "run.openai.tool-calls-finish-stop",
     then: textResponse("listed"),
