@@ -161,6 +161,8 @@ class StreamState implements RoundStream {
   /** The delta field the server streamed reasoning in (`reasoning_content` wins when both come). */
   reasoningField: ReasoningField | undefined;
   usage: Usage | undefined;
+  /** Whether `usage` came from a usage object (else from llama.cpp's `timings`, or none yet). */
+  usageReported = false;
   done = false;
   private readonly think = new ThinkTags();
 
@@ -223,7 +225,13 @@ class StreamState implements RoundStream {
     // `{"error": …}` (OpenAI, Groq, OpenRouter) or a top-level `{"object": "error", …}` (vLLM).
     if ((obj.error !== undefined && obj.error !== null) || obj.object === "error") throw streamError(obj);
     const usage = mapUsage(obj.usage) ?? mapUsage(groqUsage(obj));
-    if (usage !== undefined) this.usage = usage;
+    if (usage !== undefined) {
+      this.usage = usage;
+      this.usageReported = true;
+    } else if (!this.usageReported) {
+      // llama.cpp's server counts tokens only in `timings` unless asked for usage; a usage object wins.
+      this.usage = timingsUsage(obj.timings) ?? this.usage;
+    }
     const choices = obj.choices;
     if (choices === undefined || choices === null) return;
     if (!Array.isArray(choices)) throw new ProviderFailure("protocol", "choices is not an array");
@@ -304,13 +312,14 @@ class StreamState implements RoundStream {
     if (typeof d.refusal === "string") this.#text(d.refusal);
     if (typeof d.reasoning_content === "string") this.reasoningField = "reasoning_content";
     else if (typeof d.reasoning === "string" && this.reasoningField === undefined) this.reasoningField = "reasoning";
-    this.#reasoning(
+    const reasoning =
       typeof d.reasoning_content === "string" && d.reasoning_content !== ""
         ? d.reasoning_content
         : typeof d.reasoning === "string"
           ? d.reasoning
-          : "",
-    );
+          : "";
+    // `reasoning_details` repeats `reasoning` where both come (OpenRouter); alone (Snowflake Cortex) it is the reasoning.
+    this.#reasoning(reasoning !== "" ? reasoning : detailsText(d.reasoning_details));
     if (d.tool_calls !== undefined && d.tool_calls !== null) {
       if (!Array.isArray(d.tool_calls)) throw new ProviderFailure("protocol", "delta.tool_calls is not an array");
       for (const tc of d.tool_calls) this.#toolCall(tc);
@@ -436,10 +445,34 @@ function partText(v: unknown): string {
   return out;
 }
 
+/** The readable text of `reasoning_details` entries (`reasoning.text`, `reasoning.summary`); encrypted ones carry none. */
+function detailsText(v: unknown): string {
+  if (!Array.isArray(v)) return "";
+  let out = "";
+  for (const x of v) {
+    if (typeof x !== "object" || x === null) continue;
+    const e = x as Record<string, unknown>;
+    if (e.type === "reasoning.text" && typeof e.text === "string") out += e.text;
+    else if (e.type === "reasoning.summary" && typeof e.summary === "string") out += e.summary;
+  }
+  return out;
+}
+
 /** Groq's usage inside `x_groq` (its only place in older streams). */
 function groqUsage(obj: Record<string, unknown>): unknown {
   const x = obj.x_groq;
   return typeof x === "object" && x !== null ? (x as Record<string, unknown>).usage : undefined;
+}
+
+/** llama.cpp's `timings`: `prompt_n` tokens evaluated after `cache_n` taken from its cache, `predicted_n` generated. */
+function timingsUsage(raw: unknown): Usage | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const t = raw as Record<string, unknown>;
+  const evaluated = count(t.prompt_n);
+  const output = count(t.predicted_n);
+  if (evaluated === undefined || output === undefined) return undefined;
+  const cached = count(t.cache_n) ?? 0;
+  return { input_tokens: evaluated + cached, output_tokens: output, cache_read_tokens: cached };
 }
 
 /** Maps an OpenAI `usage` object to tau's Usage; undefined when the token counts are unusable. */

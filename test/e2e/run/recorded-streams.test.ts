@@ -216,6 +216,133 @@ const CASES: Case[] = [
     expect: { code: 0, stdout: "done\n", finished: { finish_reason: "tool_calls", tool_calls: weather("gSIMJiOkT", '{"location": "San Francisco"}'), usage: { input_tokens: 124, output_tokens: 22 } } },
   },
   {
+    fixture: "recorded/together-deepseek-r1-think-tags.sse",
+    id: "provider.stream.think-tags",
+    expect: {
+      code: 0,
+      stdout: { length: 2559, startsWith: "Crossing the street safely requires attention and ", endsWith: "it could save your life! 🌟\n" },
+      finished: { finish_reason: "stop", usage: { input_tokens: 10, output_tokens: 955 } },
+      reasoning: { length: 1430, startsWith: '\nOkay, the user asked "How do I cross the street?"' },
+    },
+  },
+  {
+    fixture: "recorded/snowflake-claude-no-finish.sse",
+    id: "run.openai.clean-end-without-finish",
+    expect: { code: 0, stdout: "4\n", finished: { text: "4", finish_reason: "stop", server_finish_reason: "", usage: { input_tokens: 22, output_tokens: 5, cache_read_tokens: 0, reasoning_tokens: 0 } } },
+  },
+  {
+    fixture: "recorded/snowflake-claude-reasoning-details.sse",
+    id: "run.openai.reasoning-details",
+    expect: {
+      code: 0,
+      stdout: "15 × 27 = **405**\n\nHere's the breakdown:\n- 15 × 20 = 300\n- 15 × 7 = 105\n- 300 + 105 = **405**\n",
+      finished: { finish_reason: "stop", server_finish_reason: "", usage: { input_tokens: 45, output_tokens: 73, cache_read_tokens: 0, reasoning_tokens: 0 } },
+      reasoning: { length: 13, startsWith: "15 * 27 = 405" },
+    },
+  },
+  {
+    fixture: "recorded/novita-llama-text.sse",
+    expect: { code: 0, stdout: "Paris\n", finished: { text: "Paris", finish_reason: "stop", usage: { input_tokens: 40, output_tokens: 2 } } },
+  },
+  {
+    fixture: "recorded/azure-deepseek-v4-sglang-text.sse",
+    expect: {
+      code: 0,
+      stdout: { length: 2666, startsWith: "Exciting news, Knicks fans—there's a brand-new hol", endsWith: "See you next April\u202f4—from the logo! 🎯🧡💙\n" },
+      finished: { finish_reason: "stop", usage: { input_tokens: 19, output_tokens: 1720 } },
+      reasoning: { length: 3832, startsWith: "We need to invent a new holiday around the latest " },
+    },
+  },
+  {
+    fixture: "recorded/cerebras-glm-tool-call.sse",
+    then: textResponse("done"),
+    expect: {
+      code: 0,
+      stdout: "done\n",
+      finished: {
+        text: "",
+        finish_reason: "tool_calls",
+        tool_calls: [{ call_id: "bbd2b9d98", tool: "nonUsefulTool", arguments_json: "{}" }],
+        usage: { input_tokens: 322, output_tokens: 104, cache_read_tokens: 256, reasoning_tokens: 97 },
+      },
+      reasoning: { length: 423, startsWith: 'The user is asking about a "magic number".' },
+    },
+  },
+  {
+    fixture: "recorded/mistral-glm-incremental-tool-call.sse",
+    then: textResponse("done"),
+    expect: {
+      code: 0,
+      stdout: "done\n",
+      finished: {
+        text: "",
+        finish_reason: "tool_calls",
+        tool_calls: [{ call_id: "chatcmpl-tool-9f149c74c42f265b", tool: "webSearchTool", arguments_json: '{"query": "current Berlin weather"}' }],
+        usage: { input_tokens: 171, output_tokens: 14, cache_read_tokens: 128 },
+      },
+    },
+  },
+  {
+    fixture: "recorded/ollama-qwen-parallel-tool-calls.sse",
+    then: textResponse("done"),
+    expect: {
+      code: 0,
+      stdout: "done\n",
+      finished: {
+        text: "",
+        finish_reason: "tool_calls",
+        tool_calls: [
+          { call_id: "call_wteop8bt", tool: "run_command", arguments_json: '{"command":"ls"}' },
+          { call_id: "call_rk2xye1l", tool: "run_command", arguments_json: '{"command":"ls -l"}' },
+        ],
+      },
+    },
+  },
+  {
+    fixture: "recorded/llamacpp-gpt-oss-timings-tail.sse",
+    id: "run.openai.llamacpp-timings-usage",
+    expect: { code: 0, stdout: "!\n", finished: { text: "!", finish_reason: "stop", usage: { input_tokens: 147, output_tokens: 2188, cache_read_tokens: 89 } } },
+  },
+  {
+    fixture: "recorded/openrouter-deepseek-annotations-two-stops.sse",
+    expect: {
+      code: 0,
+      stdout: "The URL for Pydantic AI's GitHub repository is:  \n\nhttps://github.com/pydantic/pydantic-ai\n",
+      finished: { text: "The URL for Pydantic AI's GitHub repository is:  \n\nhttps://github.com/pydantic/pydantic-ai", finish_reason: "stop", usage: { input_tokens: 2317, output_tokens: 53, cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0 } },
+    },
+  },
+  {
+    fixture: "recorded/openai-gpt4o-mini-tool-call.sse",
+    then: textResponse("done"),
+    expect: {
+      code: 0,
+      stdout: "done\n",
+      finished: {
+        text: "",
+        finish_reason: "tool_calls",
+        tool_calls: [{ call_id: "call_ZR5UUuTt3pf61kjwAJIYdVMj", tool: "get_capital", arguments_json: '{"country":"UK"}' }],
+        usage: { input_tokens: 53, output_tokens: 15, cache_read_tokens: 0, reasoning_tokens: 0 },
+      },
+    },
+  },
+  {
+    fixture: "recorded/openai-gpt4o-parallel-tool-calls.sse",
+    then: textResponse("done"),
+    expect: {
+      code: 0,
+      stdout: "done\n",
+      finished: {
+        text: "",
+        finish_reason: "tool_calls",
+        tool_calls: [
+          { call_id: "call_q2UyBRP7eXNTzAoR8lEhjc9Z", tool: "get_country", arguments_json: "{}" },
+          { call_id: "call_b51ijcpFkDiTQG1bQzsrmtW5", tool: "get_product_name", arguments_json: "{}" },
+        ],
+        usage: { input_tokens: 364, output_tokens: 40, cache_read_tokens: 0, reasoning_tokens: 0 },
+      },
+    },
+  },
+  {
     fixture: "synthetic/gemini-tool-call-finish-stop.sse",
     id: "run.openai.tool-calls-finish-stop",
     then: textResponse("listed"),
@@ -303,6 +430,10 @@ describe("recorded streams through tau run", () => {
   it("[run.openai.error-after-text-newline] an error after streamed text is reported on a line of its own", () => checkAll("run.openai.error-after-text-newline"));
 
   it("[provider.stream.think-tags] reasoning inline as <think>…</think> (Ollama serving an R1 distill) is kept as reasoning, the answer alone printed", () => checkAll("provider.stream.think-tags"));
+
+  it("[run.openai.reasoning-details] reasoning sent only as reasoning_details text entries (Snowflake Cortex) is kept as reasoning", () => checkAll("run.openai.reasoning-details"));
+
+  it("[run.openai.llamacpp-timings-usage] llama.cpp's token counts in timings, with no usage object, are the answer's usage", () => checkAll("run.openai.llamacpp-timings-usage"));
 
   it("[run.openai.tool-calls-finish-stop] tool calls that end with finish_reason stop (Gemini) run", () => checkAll("run.openai.tool-calls-finish-stop"));
 });

@@ -462,6 +462,29 @@ describe("fidelity", () => {
     expect(finished(await run()).usage).toEqual({ input_tokens: 7, output_tokens: 2 });
   });
 
+  it("llama.cpp's timings give the usage only while no usage object came, wherever that object is in the stream", async () => {
+    const timings = { cache_n: 40, prompt_n: 3, prompt_ms: 25.7, predicted_n: 5, predicted_ms: 51.7 };
+    const usage = { prompt_tokens: 43, completion_tokens: 5, total_tokens: 48 };
+    const end = completionChunk({}, { finishReason: "stop" });
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "Hi" })), sseEvent({ ...end, timings }), SSE_DONE] });
+    expect(finished(await run()).usage).toEqual({ input_tokens: 43, output_tokens: 5, cache_read_tokens: 40 });
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "Hi" })), sseEvent({ ...end, usage }), sseEvent({ ...completionChunk({}), choices: [], timings }), SSE_DONE] });
+    expect(finished(await run()).usage).toEqual({ input_tokens: 43, output_tokens: 5 });
+    fake.enqueue({ chunks: [sseEvent(completionChunk({ content: "Hi" })), sseEvent({ ...end, timings }), sseEvent({ ...completionChunk({}), choices: [], usage }), SSE_DONE] });
+    expect(finished(await run()).usage).toEqual({ input_tokens: 43, output_tokens: 5 });
+  });
+
+  it("reasoning_details text counts once: alone it is the reasoning, beside a reasoning field it repeats it; encrypted entries add nothing", async () => {
+    const details = (text: string) => [{ type: "reasoning.text", text, format: "anthropic-claude-v1", index: 0 }, { type: "reasoning.encrypted", data: "c2VjcmV0" }];
+    const chunk = (delta: Record<string, unknown>) => completionChunk(delta);
+    fake.enqueue({ chunks: [sseEvent(chunk({ content: "", reasoning_details: details("a*b") })), sseEvent(chunk({ reasoning_details: [{ type: "reasoning.summary", summary: " then c" }] })), sseEvent(completionChunk({ content: "c" }, { finishReason: "stop" })), SSE_DONE] });
+    const alone = finished(await run());
+    expect(alone.reasoning).toBe("a*b then c");
+    expect(alone).not.toHaveProperty("reasoning_field");
+    fake.enqueue({ chunks: [sseEvent(chunk({ reasoning: "a*b", reasoning_details: details("a*b") })), sseEvent(completionChunk({ content: "c" }, { finishReason: "stop" })), SSE_DONE] });
+    expect(finished(await run()).reasoning).toBe("a*b");
+  });
+
   it("[provider.request.reasoning-replay] kept reasoning goes back as the profile asks: on auto, reasoning_content on each assistant message whose server streamed it (whatever the host or model), reasoning when asked and there is any, or nothing", async () => {
     const messages: ProviderCall["messages"] = [
       { role: "user", text: "list" },
