@@ -483,18 +483,16 @@ export function mapUsage(raw: unknown): Usage | undefined {
   const output = count(u.completion_tokens);
   if (input === undefined || output === undefined) return undefined;
   const usage: Usage = { input_tokens: input, output_tokens: output };
-  const pd = u.prompt_tokens_details;
-  if (typeof pd === "object" && pd !== null) {
-    const cached = count((pd as Record<string, unknown>).cached_tokens);
-    if (cached !== undefined) usage.cache_read_tokens = cached;
-    const written = count((pd as Record<string, unknown>).cache_write_tokens);
-    if (written !== undefined) usage.cache_write_tokens = written;
-  }
-  const cd = u.completion_tokens_details;
-  if (typeof cd === "object" && cd !== null) {
-    const reasoning = count((cd as Record<string, unknown>).reasoning_tokens);
-    if (reasoning !== undefined) usage.reasoning_tokens = reasoning;
-  }
+  const pd = (typeof u.prompt_tokens_details === "object" && u.prompt_tokens_details !== null ? u.prompt_tokens_details : {}) as Record<string, unknown>;
+  const cd = (typeof u.completion_tokens_details === "object" && u.completion_tokens_details !== null ? u.completion_tokens_details : {}) as Record<string, unknown>;
+  // The details objects first; else where other servers put the same counts: Together's top-level
+  // `cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`, SGLang's top-level `reasoning_tokens`.
+  const cached = count(pd.cached_tokens) ?? count(u.cached_tokens) ?? count(u.prompt_cache_hit_tokens);
+  if (cached !== undefined) usage.cache_read_tokens = cached;
+  const written = count(pd.cache_write_tokens);
+  if (written !== undefined) usage.cache_write_tokens = written;
+  const reasoning = count(cd.reasoning_tokens) ?? count(u.reasoning_tokens);
+  if (reasoning !== undefined) usage.reasoning_tokens = reasoning;
   return usage;
 }
 

@@ -221,7 +221,7 @@ const CASES: Case[] = [
     expect: {
       code: 0,
       stdout: { length: 2559, startsWith: "Crossing the street safely requires attention and ", endsWith: "it could save your life! 🌟\n" },
-      finished: { finish_reason: "stop", usage: { input_tokens: 10, output_tokens: 955 } },
+      finished: { finish_reason: "stop", usage: { input_tokens: 10, output_tokens: 955, cache_read_tokens: 0 } },
       reasoning: { length: 1430, startsWith: '\nOkay, the user asked "How do I cross the street?"' },
     },
   },
@@ -249,7 +249,7 @@ const CASES: Case[] = [
     expect: {
       code: 0,
       stdout: { length: 2666, startsWith: "Exciting news, Knicks fans—there's a brand-new hol", endsWith: "See you next April\u202f4—from the logo! 🎯🧡💙\n" },
-      finished: { finish_reason: "stop", usage: { input_tokens: 19, output_tokens: 1720 } },
+      finished: { finish_reason: "stop", usage: { input_tokens: 19, output_tokens: 1720, reasoning_tokens: 0 } },
       reasoning: { length: 3832, startsWith: "We need to invent a new holiday around the latest " },
     },
   },

@@ -173,6 +173,11 @@ describe("request mapping", () => {
         completion_tokens_details: { reasoning_tokens: 1 },
       }),
     ).toEqual({ input_tokens: 10, output_tokens: 2, cache_read_tokens: 4, reasoning_tokens: 1 });
+    // Where other servers put the same counts, when the details objects do not hold them.
+    expect(mapUsage({ prompt_tokens: 10, completion_tokens: 2, cached_tokens: 3 })).toEqual({ input_tokens: 10, output_tokens: 2, cache_read_tokens: 3 }); // Together
+    expect(mapUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_cache_hit_tokens: 6, prompt_cache_miss_tokens: 4 })).toEqual({ input_tokens: 10, output_tokens: 2, cache_read_tokens: 6 }); // DeepSeek
+    expect(mapUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: null, reasoning_tokens: 1 })).toEqual({ input_tokens: 10, output_tokens: 2, reasoning_tokens: 1 }); // SGLang
+    expect(mapUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 4 }, prompt_cache_hit_tokens: 6 })).toEqual({ input_tokens: 10, output_tokens: 2, cache_read_tokens: 4 });
     expect(mapUsage({ prompt_tokens: -1, completion_tokens: 2 })).toBeUndefined();
     expect(mapUsage({ prompt_tokens: 1.5, completion_tokens: 2 })).toBeUndefined();
     expect(mapUsage(null)).toBeUndefined();
